@@ -1,0 +1,100 @@
+# heapprof - one Makefile, objects under build/.
+#
+#   make            build bin (build/heapprof) and the recorder (build/libheapprof.so)
+#   make check      run every test (alias: make test); SAN=address,undefined for sanitizers
+#   make bench      benchmarks: bare vs heapprof vs heaptrack, one table
+#   make demo       profile examples/example.c and inspect the capture
+#   make install    PREFIX=/usr/local (bin/, lib/heapprof/, include/)
+#   make format     clang-format every source file
+#   make deps       install build and test dependencies (as root), or say which
+#
+# Knobs: DEBUG=1 (no optimisation), SAN=address,undefined, PREFIX.
+
+PREFIX ?= /usr/local
+BUILD ?= build
+CC ?= cc
+DEBUG ?=
+SAN ?=
+
+PKGS := libunwind libzstd zlib libdw libelf
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+OPT := $(if $(DEBUG),-O0,-O2)
+WERROR := $(if $(CI),-Werror,)
+SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-sanitize-recover=all,)
+CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) $(OPT) -g $(PKG_CFLAGS) \
+	-MMD -MP $(EXTRA_CFLAGS)
+
+# The recorder runs inside other programs: position-independent, hidden by
+# default, frame pointers of its own (the fp unwinder walks through them),
+# initial-exec TLS (no allocation on a thread's first touch), and no
+# builtin knowledge of malloc in the interposer. Never sanitized: it is the
+# allocator the sanitizers would sit on.
+RECORDER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -O2 -g $(PKG_CFLAGS) \
+	-fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec \
+	-fno-builtin -fexceptions -MMD -MP $(EXTRA_CFLAGS)
+RECORDER_LIBS := -lunwind -lzstd -lz -lm -ldl -lpthread
+
+COMMON_SRC := $(wildcard src/common/*.c)
+FORMAT_SRC := $(wildcard src/format/*.c)
+RECORDER_SRC := $(wildcard src/recorder/*.c)
+ANALYZER_SRC := $(wildcard src/analyzer/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+
+RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) $(FORMAT_SRC) $(COMMON_SRC))
+CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC))
+CLI_OBJ := $(call obj,host,$(CLI_SRC))
+
+LIB := $(BUILD)/libheapprof.so
+BIN := $(BUILD)/heapprof
+CORE := $(BUILD)/libhpcore.a
+
+.PHONY: all check test bench demo install format clean deps
+all: $(LIB) $(BIN)
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RECORDER_CFLAGS) -c $< -o $@
+
+$(BUILD)/host/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+
+$(LIB): $(RECORDER_OBJ) src/recorder/libheapprof.map
+	$(CC) -shared -o $@ $(RECORDER_OBJ) -Wl,--version-script=src/recorder/libheapprof.map \
+		-Wl,-z,now -Wl,-z,nodelete $(RECORDER_LIBS)
+
+$(CORE): $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(CORE)
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -lzstd -lz -lm
+
+check test: all
+	@bash tests/run.sh $(BUILD)
+
+bench: all
+	@bash bench/macro/run.sh $(BUILD)
+
+demo: all
+	@bash examples/demo.sh $(BUILD)
+
+deps:
+	@bash scripts/deps.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/heapprof $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/heapprof
+	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/heapprof/libheapprof.so
+	install -m 644 include/heapprof.h $(DESTDIR)$(PREFIX)/include/heapprof.h
+
+format:
+	clang-format -i $$(find src include tests bench examples -name '*.[ch]' -o -name '*.cpp')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

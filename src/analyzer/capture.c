@@ -1,0 +1,433 @@
+/*
+ * capture.c - loading a capture file (see capture.h).
+ */
+#include "capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../format/decode.h"
+
+static void note_damage(struct hp_capture *cap, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[320];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (cap->ndamage < HP_CAP_MAX_DAMAGE)
+		cap->damage[cap->ndamage] = strdup(buf);
+	cap->ndamage++;
+}
+
+static char *dup_blob(const uint8_t *p, size_t n)
+{
+	char *s = malloc(n + 1);
+	if (s) {
+		memcpy(s, p, n);
+		s[n] = '\0';
+	}
+	return s;
+}
+
+static char *cursor_str(struct hp_cursor *c)
+{
+	size_t n;
+	const uint8_t *p = hp_cursor_blob(c, &n);
+	return dup_blob(p, n);
+}
+
+/* Grows an array to hold at least n elements; returns 0 or -ENOMEM. */
+static int reserve(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t c = *cap ? *cap : 16;
+	void *p;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	p = realloc(*arr, c * elem);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+struct caps {
+	size_t modules, stacks, snapshots, samples;
+};
+
+static int parse_meta(struct hp_capture *cap, struct hp_cursor *c)
+{
+	cap->pid = hp_cursor_u(c);
+	cap->ppid = hp_cursor_u(c);
+	cap->start_realtime_ns = hp_cursor_u(c);
+	cap->start_monotonic_ns = hp_cursor_u(c);
+	cap->page_size = hp_cursor_u(c);
+	free(cap->program);
+	cap->program = cursor_str(c);
+	cap->argc = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	cap->argv = calloc(cap->argc + 1, sizeof *cap->argv);
+	if (!cap->argv)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap->argc; i++)
+		cap->argv[i] = cursor_str(c);
+	cap->recorder_version = cursor_str(c);
+	cap->sample_rate_bytes = hp_cursor_u(c);
+	cap->unwind = hp_cursor_u(c);
+	cap->max_depth = hp_cursor_u(c);
+	cap->flags = hp_cursor_u(c);
+	cap->dump_signal = hp_cursor_u(c);
+	cap->interval_ms = hp_cursor_u(c);
+	cap->dump_every_bytes = hp_cursor_u(c);
+	cap->high_water_bytes = hp_cursor_u(c);
+	if (c->err)
+		return -EINVAL;
+	cap->has_meta = 1;
+	return 0;
+}
+
+static int parse_modules(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
+{
+	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+
+	for (uint64_t i = 0; i < n && !c->err; i++) {
+		uint64_t kind = hp_cursor_u(c), time = hp_cursor_u(c), id = hp_cursor_u(c);
+		struct hp_cap_module *m = NULL;
+
+		if (kind == HP_MOD_UNLOAD) {
+			for (size_t k = cap->nmodules; k-- > 0;) {
+				if (cap->modules[k].id == id && !cap->modules[k].unloaded) {
+					cap->modules[k].unloaded = 1;
+					cap->modules[k].unload_ns = time;
+					break;
+				}
+			}
+			continue;
+		}
+		if (kind != HP_MOD_LOAD)
+			return -EINVAL;
+		if (reserve((void **)&cap->modules, &caps->modules, cap->nmodules + 1, sizeof *m))
+			return -ENOMEM;
+		m = &cap->modules[cap->nmodules++];
+		m->id = (uint32_t)id;
+		m->load_ns = time;
+		m->path = cursor_str(c);
+		size_t len;
+		const uint8_t *bid = hp_cursor_blob(c, &len);
+		m->build_id_len = len < sizeof m->build_id ? len : sizeof m->build_id;
+		memcpy(m->build_id, bid, m->build_id_len);
+		m->bias = hp_cursor_u(c);
+		uint64_t nseg = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+		for (uint64_t s = 0; s < nseg && !c->err; s++) {
+			struct hp_cap_segment seg = {hp_cursor_u(c), hp_cursor_u(c), hp_cursor_u(c),
+						     hp_cursor_u(c)};
+			if (m->nseg < HP_CAP_MAX_SEGMENTS)
+				m->seg[m->nseg++] = seg;
+		}
+	}
+	return c->err ? -EINVAL : 0;
+}
+
+static int parse_stacks(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
+{
+	uint64_t first = hp_cursor_u(c);
+	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+
+	if (c->err)
+		return -EINVAL;
+	if (first != (cap->nstacks ? cap->nstacks : 1)) /* stacks come in order, once each */
+		return -EINVAL;
+	if (reserve((void **)&cap->stacks, &caps->stacks, first + n, sizeof *cap->stacks))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct hp_cap_stack *s = &cap->stacks[first + i];
+		uint64_t depth = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+		if (c->err || !depth)
+			return -EINVAL;
+		s->frames = malloc(depth * sizeof *s->frames);
+		if (!s->frames)
+			return -ENOMEM;
+		s->depth = (uint32_t)depth;
+		s->frames[0] = hp_cursor_u(c);
+		for (uint64_t k = 1; k < depth; k++)
+			s->frames[k] = s->frames[k - 1] + (uint64_t)hp_cursor_s(c);
+		if (c->err)
+			return -EINVAL;
+		cap->nstacks = first + i + 1;
+	}
+	return 0;
+}
+
+static int parse_snapshot(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
+{
+	struct hp_cap_snapshot s = {0};
+	uint64_t kinds;
+
+	s.seq = hp_cursor_u(c);
+	s.time_ns = hp_cursor_u(c);
+	s.reason = hp_cursor_u(c);
+	s.signo = hp_cursor_u(c);
+	s.alloc_count = hp_cursor_u(c);
+	s.alloc_bytes = hp_cursor_u(c);
+	s.free_count = hp_cursor_u(c);
+	s.free_bytes = hp_cursor_u(c);
+	s.peak_bytes = hp_cursor_u(c);
+	s.peak_count = hp_cursor_u(c);
+	s.peak_time_ns = hp_cursor_u(c);
+	s.stack_count = hp_cursor_u(c);
+	kinds = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	for (uint64_t i = 0; i < kinds && !c->err; i++) {
+		uint64_t why = hp_cursor_u(c), n = hp_cursor_u(c), b = hp_cursor_u(c);
+		if (why < HP_LOST_KINDS) {
+			s.lost_count[why] += n;
+			s.lost_bytes[why] += b;
+		}
+	}
+	s.nbuckets = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 12);
+	if (c->err)
+		return -EINVAL;
+	s.buckets = calloc(s.nbuckets ? s.nbuckets : 1, sizeof *s.buckets);
+	if (!s.buckets)
+		return -ENOMEM;
+	for (size_t i = 0; i < s.nbuckets; i++) {
+		struct hp_cap_bucket *b = &s.buckets[i];
+		b->stack_id = (uint32_t)hp_cursor_u(c);
+		b->type_tag = (uint32_t)hp_cursor_u(c);
+		b->context_tag = (uint32_t)hp_cursor_u(c);
+		b->size = hp_cursor_u(c);
+		b->alloc_count = hp_cursor_u(c);
+		b->alloc_bytes = hp_cursor_u(c);
+		b->free_count = hp_cursor_u(c);
+		b->free_bytes = hp_cursor_u(c);
+		b->peak_count = hp_cursor_u(c);
+		b->peak_bytes = hp_cursor_u(c);
+		b->temp_count = hp_cursor_u(c);
+		b->temp_bytes = hp_cursor_u(c);
+		if (b->stack_id >= cap->nstacks && b->stack_id != 0)
+			c->err = 1;
+	}
+	if (c->err || reserve((void **)&cap->snapshots, &caps->snapshots, cap->nsnapshots + 1,
+			      sizeof s)) {
+		free(s.buckets);
+		return c->err ? -EINVAL : -ENOMEM;
+	}
+	cap->snapshots[cap->nsnapshots++] = s;
+	return 0;
+}
+
+static int parse_timeseries(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
+{
+	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 3);
+	uint64_t t = cap->nsamples ? cap->samples[cap->nsamples - 1].time_ns : 0;
+
+	if (c->err || reserve((void **)&cap->samples, &caps->samples, cap->nsamples + n,
+			      sizeof *cap->samples))
+		return c->err ? -EINVAL : -ENOMEM;
+	for (uint64_t i = 0; i < n && !c->err; i++) {
+		t += (uint64_t)hp_cursor_s(c);
+		cap->samples[cap->nsamples].time_ns = t;
+		cap->samples[cap->nsamples].heap_bytes = hp_cursor_u(c);
+		cap->samples[cap->nsamples].rss_bytes = hp_cursor_u(c);
+		if (!c->err)
+			cap->nsamples++;
+	}
+	return c->err ? -EINVAL : 0;
+}
+
+static const char *type_name(unsigned type)
+{
+	switch (type) {
+	case HP_REC_META: return "META";
+	case HP_REC_MODULES: return "MODULES";
+	case HP_REC_STACKS: return "STACKS";
+	case HP_REC_SNAPSHOT: return "SNAPSHOT";
+	case HP_REC_TIMESERIES: return "TIMESERIES";
+	case HP_REC_SYMBOLS: return "SYMBOLS";
+	default: return "unknown";
+	}
+}
+
+static int read_all(const char *path, uint8_t **data, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t len = 0, cap;
+	uint8_t *buf;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int err = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+		close(fd);
+		return err ? err : -EINVAL;
+	}
+	cap = (size_t)st.st_size + 1;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = -errno;
+			free(buf);
+			close(fd);
+			return err;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len == cap) { /* the file grew while we read */
+			uint8_t *p = realloc(buf, cap * 2);
+			if (!p) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = p;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	*data = buf;
+	*size = len;
+	return 0;
+}
+
+int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen)
+{
+	struct hp_reader r;
+	struct hp_record rec;
+	struct caps caps = {0};
+	uint8_t *data = NULL;
+	size_t size = 0;
+	int ret, st;
+
+	memset(cap, 0, sizeof *cap);
+	ret = read_all(path, &data, &size);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	cap->file_bytes = size;
+	if (hp_reader_open(&r, data, size) < 0) {
+		snprintf(err, errlen, "%s: %s", path, r.msg);
+		free(data);
+		return -EINVAL;
+	}
+	while ((st = hp_reader_next(&r, &rec)) != HP_READ_END) {
+		struct hp_cursor c = {rec.payload, rec.payload + rec.len, 0};
+		int perr = 0;
+
+		if (st == HP_READ_DAMAGED) {
+			note_damage(cap, "%s", r.msg);
+			continue;
+		}
+		cap->nrecords++;
+		switch (rec.type) {
+		case HP_REC_META: perr = parse_meta(cap, &c); break;
+		case HP_REC_MODULES: perr = parse_modules(cap, &caps, &c); break;
+		case HP_REC_STACKS: perr = parse_stacks(cap, &caps, &c); break;
+		case HP_REC_SNAPSHOT: perr = parse_snapshot(cap, &caps, &c); break;
+		case HP_REC_TIMESERIES: perr = parse_timeseries(cap, &caps, &c); break;
+		default: break; /* a later minor version's record: skip it */
+		}
+		if (perr == -ENOMEM) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			ret = -ENOMEM;
+			break;
+		}
+		if (perr)
+			note_damage(cap, "offset %zu: %s record is malformed, skipped", rec.offset,
+				    type_name(rec.type));
+	}
+	hp_reader_close(&r);
+	free(data);
+	if (!ret && !cap->has_meta)
+		note_damage(cap, "no META record: program and options are unknown");
+	if (ret)
+		hp_capture_free(cap);
+	return ret;
+}
+
+void hp_capture_free(struct hp_capture *cap)
+{
+	free(cap->program);
+	for (size_t i = 0; cap->argv && i < cap->argc; i++)
+		free(cap->argv[i]);
+	free(cap->argv);
+	free(cap->recorder_version);
+	for (size_t i = 0; i < cap->nmodules; i++)
+		free(cap->modules[i].path);
+	free(cap->modules);
+	for (size_t i = 0; i < cap->nstacks; i++)
+		free(cap->stacks[i].frames);
+	free(cap->stacks);
+	for (size_t i = 0; i < cap->nsnapshots; i++)
+		free(cap->snapshots[i].buckets);
+	free(cap->snapshots);
+	free(cap->samples);
+	for (size_t i = 0; i < cap->ndamage && i < HP_CAP_MAX_DAMAGE; i++)
+		free(cap->damage[i]);
+	memset(cap, 0, sizeof *cap);
+}
+
+const struct hp_cap_snapshot *hp_capture_last(const struct hp_capture *cap)
+{
+	return cap->nsnapshots ? &cap->snapshots[cap->nsnapshots - 1] : NULL;
+}
+
+const struct hp_cap_module *hp_capture_module_of(const struct hp_capture *cap, uint64_t addr)
+{
+	for (size_t i = cap->nmodules; i-- > 0;) {
+		const struct hp_cap_module *m = &cap->modules[i];
+		for (uint32_t s = 0; s < m->nseg; s++) {
+			uint64_t lo = m->bias + m->seg[s].vaddr;
+			if (addr >= lo && addr < lo + m->seg[s].memsz)
+				return m;
+		}
+	}
+	return NULL;
+}
+
+const char *hp_capture_reason_name(uint64_t reason)
+{
+	switch (reason) {
+	case HP_SNAP_EXIT: return "exit";
+	case HP_SNAP_SIGNAL: return "signal";
+	case HP_SNAP_FATAL: return "fatal signal";
+	case HP_SNAP_INTERVAL: return "interval";
+	case HP_SNAP_BYTES: return "bytes allocated";
+	case HP_SNAP_HIGH_WATER: return "high-water mark";
+	case HP_SNAP_API: return "heapprof_dump()";
+	case HP_SNAP_EXEC: return "exec";
+	default: return "unknown";
+	}
+}
+
+const char *hp_capture_lost_name(unsigned reason)
+{
+	switch (reason) {
+	case HP_LOST_REENTRANT: return "allocated or freed inside the recorder (signal handler)";
+	case HP_LOST_NO_MEMORY: return "recorder out of memory";
+	case HP_LOST_STACK_TABLE_FULL: return "stack table full";
+	case HP_LOST_UNWIND_FAILED: return "unwinding failed (recorded without a stack)";
+	case HP_LOST_UNKNOWN_FREE: return "free of a block not recorded (allocated before start)";
+	case HP_LOST_WRITE_FAILED: return "records that could not be written";
+	default: return "unknown";
+	}
+}

@@ -1,0 +1,107 @@
+/*
+ * capture.h - a capture file loaded into memory: the analyzer's view of
+ * what the recorder wrote.
+ *
+ * hp_capture_load reads every record it can; damage (a corrupt record, a
+ * truncated end) is kept as messages in damage[], and whatever is intact is
+ * still loaded, so callers can show what is readable and say what is not.
+ * Only a file that is not a capture at all (or unreadable) fails.
+ *
+ * Ordinary analyzer C: allocates with malloc, owns everything it returns,
+ * not thread-safe.
+ */
+#ifndef HP_ANALYZER_CAPTURE_H
+#define HP_ANALYZER_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../format/format.h"
+
+#define HP_CAP_MAX_SEGMENTS 16
+#define HP_CAP_MAX_DAMAGE 16
+
+struct hp_cap_segment {
+	uint64_t vaddr, memsz, offset, flags;
+};
+
+struct hp_cap_module {
+	uint32_t id;
+	char *path;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	uint64_t bias;
+	uint32_t nseg;
+	struct hp_cap_segment seg[HP_CAP_MAX_SEGMENTS];
+	uint64_t load_ns, unload_ns;
+	int unloaded;
+};
+
+struct hp_cap_stack {
+	uint32_t depth;
+	uint64_t *frames; /* innermost first; return addresses */
+};
+
+struct hp_cap_bucket {
+	uint32_t stack_id, type_tag, context_tag;
+	uint64_t size;
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+	uint64_t peak_count, peak_bytes, temp_count, temp_bytes;
+};
+
+struct hp_cap_snapshot {
+	uint64_t seq, time_ns, reason, signo;
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+	uint64_t peak_bytes, peak_count, peak_time_ns, stack_count;
+	uint64_t lost_count[HP_LOST_KINDS], lost_bytes[HP_LOST_KINDS];
+	size_t nbuckets;
+	struct hp_cap_bucket *buckets;
+};
+
+struct hp_cap_sample {
+	uint64_t time_ns, heap_bytes, rss_bytes;
+};
+
+struct hp_capture {
+	int has_meta;
+	uint64_t pid, ppid, start_realtime_ns, start_monotonic_ns, page_size;
+	char *program;
+	size_t argc;
+	char **argv;
+	char *recorder_version;
+	uint64_t sample_rate_bytes, unwind, max_depth, flags, dump_signal, interval_ms;
+	uint64_t dump_every_bytes, high_water_bytes;
+
+	size_t nmodules;
+	struct hp_cap_module *modules;
+	size_t nstacks; /* ids 0..nstacks-1; 0 is "no stack" */
+	struct hp_cap_stack *stacks;
+	size_t nsnapshots;
+	struct hp_cap_snapshot *snapshots;
+	size_t nsamples;
+	struct hp_cap_sample *samples;
+
+	size_t file_bytes;
+	size_t nrecords;
+	size_t ndamage; /* may exceed HP_CAP_MAX_DAMAGE; only the first are kept */
+	char *damage[HP_CAP_MAX_DAMAGE];
+};
+
+/* Loads path. Returns 0 (check ndamage), or -errno with err set to one line
+ * ("<path>: what is wrong") when the file cannot be read as a capture. */
+int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen);
+
+void hp_capture_free(struct hp_capture *cap);
+
+/* The last snapshot, or NULL when the file has none. */
+const struct hp_cap_snapshot *hp_capture_last(const struct hp_capture *cap);
+
+/* The module whose segments contain addr (any module loaded at any time,
+ * latest first), or NULL. */
+const struct hp_cap_module *hp_capture_module_of(const struct hp_capture *cap, uint64_t addr);
+
+/* A name for a snapshot reason, lost reason. */
+const char *hp_capture_reason_name(uint64_t reason);
+const char *hp_capture_lost_name(unsigned reason);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * inspect.c - `heapprof inspect`: what a capture file holds, and whether it
+ * is damaged. The format's own tool, not the report: figures are the raw
+ * ones the recorder wrote, frames are addresses with their module and
+ * offset.
+ *
+ * Exit status: 0 for an intact capture, 1 when it is damaged (everything
+ * readable is still shown) or unreadable, 2 for wrong usage.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../analyzer/capture.h"
+#include "cli.h"
+
+static const char usage[] =
+	"usage: heapprof inspect [--stacks] FILE\n"
+	"\n"
+	"Prints a capture's header, options, modules, snapshots, totals and what\n"
+	"the recorder lost, and checks every record for damage.\n"
+	"  --stacks   also list every bucket of the last snapshot with its frames\n";
+
+static void print_frame(const struct hp_capture *cap, uint32_t i, uint64_t addr)
+{
+	const struct hp_cap_module *m = hp_capture_module_of(cap, addr);
+
+	if (m)
+		printf("      #%-2u 0x%" PRIx64 " %s+0x%" PRIx64 "\n", i, addr, m->path, addr - m->bias);
+	else
+		printf("      #%-2u 0x%" PRIx64 " ?\n", i, addr);
+}
+
+static void print_buckets(const struct hp_capture *cap, const struct hp_cap_snapshot *s)
+{
+	printf("buckets of snapshot %" PRIu64 " (alloc/free/peak/temp as objects bytes):\n", s->seq);
+	for (size_t i = 0; i < s->nbuckets; i++) {
+		const struct hp_cap_bucket *b = &s->buckets[i];
+		printf("  bucket stack=%u size=%" PRIu64 " alloc=%" PRIu64 " %" PRIu64
+		       " free=%" PRIu64 " %" PRIu64 " peak=%" PRIu64 " %" PRIu64 " temp=%" PRIu64
+		       " %" PRIu64 "\n",
+		       b->stack_id, b->size, b->alloc_count, b->alloc_bytes, b->free_count,
+		       b->free_bytes, b->peak_count, b->peak_bytes, b->temp_count, b->temp_bytes);
+		if (b->stack_id && b->stack_id < cap->nstacks) {
+			const struct hp_cap_stack *st = &cap->stacks[b->stack_id];
+			for (uint32_t f = 0; f < st->depth; f++)
+				print_frame(cap, f, st->frames[f]);
+		}
+	}
+}
+
+int hp_cmd_inspect(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"stacks", no_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct hp_capture cap;
+	char err[512], b1[32], b2[32];
+	int stacks = 0, c;
+	const struct hp_cap_snapshot *s;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': stacks = 1; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		hp_cli_error("inspect: give exactly one capture file");
+		return 2;
+	}
+	if (hp_capture_load(argv[optind], &cap, err, sizeof err) < 0) {
+		hp_cli_error("%s", err);
+		return 1;
+	}
+
+	printf("capture   %s (%zu bytes, %zu records)\n", argv[optind], cap.file_bytes,
+	       cap.nrecords);
+	if (cap.has_meta) {
+		printf("program   %s", cap.program);
+		for (size_t i = 1; i < cap.argc; i++)
+			printf(" %s", cap.argv[i]);
+		printf("\npid       %" PRIu64 " (parent %" PRIu64 ")%s\n", cap.pid, cap.ppid,
+		       cap.flags & HP_META_FORKED_CHILD ? ", forked from a recorded process" : "");
+		printf("recorder  heapprof %s\n", cap.recorder_version);
+		printf("options   sample-rate %" PRIu64 "%s, unwind %s, max-depth %" PRIu64
+		       ", follow-fork %s, dump-signal %" PRIu64 ", interval %" PRIu64 " ms\n",
+		       cap.sample_rate_bytes, cap.sample_rate_bytes == 1 ? " (every allocation)" : "",
+		       cap.unwind == HP_UNWIND_FP ? "fp" : "dwarf", cap.max_depth,
+		       cap.flags & HP_META_FOLLOW_FORK ? "yes" : "no", cap.dump_signal,
+		       cap.interval_ms);
+	}
+	printf("modules   %zu\n", cap.nmodules);
+	for (size_t i = 0; i < cap.nmodules; i++) {
+		const struct hp_cap_module *m = &cap.modules[i];
+		printf("  %-50s bias 0x%" PRIx64 " build-id ", m->path, m->bias);
+		for (size_t k = 0; k < m->build_id_len; k++)
+			printf("%02x", m->build_id[k]);
+		if (!m->build_id_len)
+			printf("-");
+		if (m->unloaded)
+			printf(" (unloaded at %.3f s)", (double)m->unload_ns / 1e9);
+		printf("\n");
+	}
+	printf("stacks    %zu\n", cap.nstacks ? cap.nstacks - 1 : 0);
+	printf("samples   %zu (heap and RSS over time)\n", cap.nsamples);
+	printf("snapshots %zu\n", cap.nsnapshots);
+	for (size_t i = 0; i < cap.nsnapshots; i++) {
+		s = &cap.snapshots[i];
+		printf("  #%-3" PRIu64 " at %8.3f s  %-16s allocs %" PRIu64 "  frees %" PRIu64
+		       "  in use %s  peak %s  buckets %zu\n",
+		       s->seq, (double)s->time_ns / 1e9, hp_capture_reason_name(s->reason),
+		       s->alloc_count, s->free_count,
+		       hp_cli_bytes(b1, sizeof b1, s->alloc_bytes - s->free_bytes),
+		       hp_cli_bytes(b2, sizeof b2, s->peak_bytes), s->nbuckets);
+	}
+	s = hp_capture_last(&cap);
+	if (s) {
+		printf("totals    (last snapshot%s)\n",
+		       cap.sample_rate_bytes > 1 ? ", sampled: raw, not unbiased" : "");
+		printf("  allocated  %" PRIu64 " objects, %" PRIu64 " bytes\n", s->alloc_count,
+		       s->alloc_bytes);
+		printf("  freed      %" PRIu64 " objects, %" PRIu64 " bytes\n", s->free_count,
+		       s->free_bytes);
+		printf("  in use     %" PRIu64 " objects, %" PRIu64 " bytes\n",
+		       s->alloc_count - s->free_count, s->alloc_bytes - s->free_bytes);
+		printf("  peak       %" PRIu64 " objects, %" PRIu64 " bytes at %.3f s\n",
+		       s->peak_count, s->peak_bytes, (double)s->peak_time_ns / 1e9);
+		if (s->reason == HP_SNAP_FATAL)
+			printf("  ended by   signal %" PRIu64 "\n", s->signo);
+		for (int k = 1; k < HP_LOST_KINDS; k++)
+			if (s->lost_count[k])
+				printf("  lost       %" PRIu64 " (%" PRIu64 " bytes): %s\n",
+				       s->lost_count[k], s->lost_bytes[k], hp_capture_lost_name(k));
+	} else {
+		printf("totals    none: no snapshot was written\n");
+	}
+	if (stacks && s)
+		print_buckets(&cap, s);
+
+	if (cap.ndamage) {
+		printf("damage    %zu problem%s\n", cap.ndamage, cap.ndamage == 1 ? "" : "s");
+		for (size_t i = 0; i < cap.ndamage && i < HP_CAP_MAX_DAMAGE; i++)
+			printf("  %s\n", cap.damage[i]);
+		hp_cli_error("%s: damaged: %s", argv[optind], cap.damage[0]);
+	} else {
+		printf("damage    none: every record is intact\n");
+	}
+	int ret = cap.ndamage ? 1 : 0;
+	hp_capture_free(&cap);
+	return ret;
+}

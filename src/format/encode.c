@@ -1,0 +1,122 @@
+/*
+ * encode.c - building capture records (see format.h for the layout).
+ */
+#include "encode.h"
+
+#include <errno.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "../common/varint.h"
+#include "format.h"
+
+uint8_t *hp_buf_reserve(struct hp_buf *b, size_t n)
+{
+	if (b->err)
+		return NULL;
+	if (b->cap - b->len < n) {
+		int err = b->grow ? b->grow(b, b->len + n) : -ENOMEM;
+		if (err) {
+			b->err = err;
+			return NULL;
+		}
+	}
+	return b->data + b->len;
+}
+
+void hp_buf_put_bytes(struct hp_buf *b, const void *p, size_t n)
+{
+	uint8_t *q = hp_buf_reserve(b, n);
+	if (q) {
+		if (n)
+			memcpy(q, p, n);
+		b->len += n;
+	}
+}
+
+void hp_buf_put_u(struct hp_buf *b, uint64_t v)
+{
+	uint8_t *q = hp_buf_reserve(b, HP_VARINT_MAX_BYTES);
+	if (q)
+		b->len += hp_varint_put(q, v);
+}
+
+void hp_buf_put_s(struct hp_buf *b, int64_t v)
+{
+	hp_buf_put_u(b, hp_zigzag_encode(v));
+}
+
+void hp_buf_put_blob(struct hp_buf *b, const void *p, size_t n)
+{
+	hp_buf_put_u(b, n);
+	hp_buf_put_bytes(b, p, n);
+}
+
+void hp_buf_put_str(struct hp_buf *b, const char *s)
+{
+	hp_buf_put_blob(b, s, s ? strlen(s) : 0);
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t crc(const uint8_t *p, size_t n)
+{
+	return (uint32_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
+}
+
+void hp_format_put_file_header(struct hp_buf *out)
+{
+	uint8_t h[HP_FORMAT_FILE_HEADER_BYTES] = {0};
+
+	memcpy(h, HP_FORMAT_MAGIC, 8);
+	put_le(h + 8, HP_FORMAT_MAJOR, 2);
+	put_le(h + 10, HP_FORMAT_MINOR, 2);
+	put_le(h + 12, HP_FORMAT_FILE_HEADER_BYTES, 4);
+	put_le(h + 28, crc(h, 28), 4);
+	hp_buf_put_bytes(out, h, sizeof h);
+}
+
+/* Payloads this small are stored as they are: a zstd frame would not save. */
+#define MIN_COMPRESS_BYTES 128
+
+int hp_format_put_record(struct hp_buf *out, unsigned type, const uint8_t *payload,
+			 size_t raw_len, struct ZSTD_CCtx_s *cctx)
+{
+	size_t bound = ZSTD_compressBound(raw_len);
+	size_t stored = raw_len;
+	unsigned flags = 0;
+	uint8_t *frame;
+
+	if (raw_len > HP_FORMAT_MAX_PAYLOAD_BYTES) {
+		out->err = out->err ? out->err : -EFBIG;
+		return out->err;
+	}
+	frame = hp_buf_reserve(out, HP_FORMAT_FRAME_BYTES + (bound > raw_len ? bound : raw_len));
+	if (!frame)
+		return out->err;
+	if (cctx && raw_len >= MIN_COMPRESS_BYTES) {
+		size_t n = ZSTD_compressCCtx(cctx, frame + HP_FORMAT_FRAME_BYTES, bound, payload,
+					     raw_len, 1);
+		if (!ZSTD_isError(n) && n < raw_len) {
+			stored = n;
+			flags |= HP_FORMAT_FLAG_ZSTD;
+		}
+	}
+	if (!(flags & HP_FORMAT_FLAG_ZSTD) && raw_len)
+		memcpy(frame + HP_FORMAT_FRAME_BYTES, payload, raw_len);
+
+	memcpy(frame, HP_FORMAT_RECORD_TAG, 4);
+	put_le(frame + 4, type, 2);
+	put_le(frame + 6, flags, 2);
+	put_le(frame + 8, stored, 4);
+	put_le(frame + 12, raw_len, 4);
+	put_le(frame + 16, crc(frame + HP_FORMAT_FRAME_BYTES, stored), 4);
+	put_le(frame + 20, crc(frame, 20), 4);
+	out->len += HP_FORMAT_FRAME_BYTES + stored;
+	return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * encode.h - building capture records.
+ *
+ * A struct hp_buf is a byte buffer whose memory comes from the caller's grow
+ * function: the recorder grows it with mmap (it must never call the target's
+ * malloc), the analyzer with realloc. Errors are sticky: the first failure is
+ * kept in err and every later put is a no-op, so a writer checks once, at the
+ * end.
+ *
+ * Nothing here allocates by itself, takes a lock or touches stdio; all of it
+ * is async-signal-safe when the grow function and the zstd context are.
+ */
+#ifndef HP_FORMAT_ENCODE_H
+#define HP_FORMAT_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ZSTD_CCtx_s;
+
+struct hp_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	int err; /* 0 or the first -errno */
+	/* Makes cap >= need (keeping data[0..len)); returns 0 or -errno. */
+	int (*grow)(struct hp_buf *b, size_t need);
+};
+
+/* Makes room for n more bytes; returns a pointer to them, or NULL (and sets
+ * err) when the buffer cannot grow. */
+uint8_t *hp_buf_reserve(struct hp_buf *b, size_t n);
+void hp_buf_put_bytes(struct hp_buf *b, const void *p, size_t n);
+void hp_buf_put_u(struct hp_buf *b, uint64_t v);
+void hp_buf_put_s(struct hp_buf *b, int64_t v);
+/* A u length then the bytes; s may be NULL (written as empty). */
+void hp_buf_put_str(struct hp_buf *b, const char *s);
+void hp_buf_put_blob(struct hp_buf *b, const void *p, size_t n);
+
+/* Appends the 32-byte file header to out. */
+void hp_format_put_file_header(struct hp_buf *out);
+
+/*
+ * Appends one framed record of the given type to out, its payload being
+ * payload[0..raw_len). When cctx is not NULL and compression saves space,
+ * the payload is stored as one zstd frame. Returns 0, or -errno (also left
+ * in out->err) when out cannot grow or compression fails.
+ */
+int hp_format_put_record(struct hp_buf *out, unsigned type, const uint8_t *payload,
+			 size_t raw_len, struct ZSTD_CCtx_s *cctx);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * format.h - the byte layout of a heapprof capture file (.hpf).
+ *
+ * A capture is a fixed file header followed by a stream of records. Every
+ * record is framed, length-prefixed and checksummed on its own, so a file cut
+ * short (SIGKILL, full disk) keeps every record written before the cut, and a
+ * damaged record is found, named and skipped without losing the others. The
+ * file is append-only: the recorder appends snapshots while the program runs,
+ * and the analyzer may later append a SYMBOLS record.
+ *
+ * docs/format.md has the same tables with prose; keep both in step.
+ *
+ * File header (32 bytes, little-endian, never compressed)
+ *
+ *   offset size  field
+ *   0      8     magic "HEAPPROF"
+ *   8      2     major version (HP_FORMAT_MAJOR); a reader refuses another
+ *   10     2     minor version; additions a reader of a lower minor skips
+ *   12     4     header size in bytes (32)
+ *   16     12    reserved, zero
+ *   28     4     CRC-32 (zlib) of bytes 0..27
+ *
+ * Record frame (24 bytes, then the payload)
+ *
+ *   offset size  field
+ *   0      4     tag "HPRC" (lets a reader find the next record after damage)
+ *   4      2     record type (HP_REC_*)
+ *   6      2     flags: bit 0 = payload is one zstd frame
+ *   8      4     stored payload size in bytes (as in the file)
+ *   12     4     raw payload size in bytes (after decompression)
+ *   16     4     CRC-32 of the stored payload
+ *   20     4     CRC-32 of bytes 0..19 of this frame
+ *
+ * Payloads are sequences of fields; "u" is an unsigned LEB128 varint, "s" a
+ * signed zigzag varint, "str" a u length then that many bytes (no NUL),
+ * "bytes" the same for binary data. Times are nanoseconds since the capture's
+ * start (CLOCK_MONOTONIC) unless stated. Readers ignore bytes left over at the
+ * end of a payload, which is how minor versions add fields.
+ *
+ * HP_REC_META (once, first record)
+ *   u pid, u ppid, u start_realtime_ns (since the epoch), u start_monotonic_ns,
+ *   u page_size, str program (absolute path of the executable), u argc,
+ *   argc x str argv, str recorder_version,
+ *   u sample_rate_bytes (1 = every allocation), u unwind (HP_UNWIND_*),
+ *   u max_depth, u flags (HP_META_*), u dump_signal, u interval_ms,
+ *   u dump_every_bytes, u dump_high_water_bytes
+ *
+ * HP_REC_MODULES (whenever the module map changed since the last one)
+ *   u count, then count events:
+ *   u kind (HP_MOD_LOAD or HP_MOD_UNLOAD), u time, u module_id,
+ *   for HP_MOD_LOAD only: str path, bytes build_id, u load_bias,
+ *     u segment_count, segment_count x (u vaddr, u memsz, u file_offset, u flags)
+ *   A frame address A belongs to module M when some segment S of M has
+ *   load_bias + S.vaddr <= A < load_bias + S.vaddr + S.memsz.
+ *
+ * HP_REC_STACKS (before the first snapshot that uses them)
+ *   u first_id, u count, then count stacks, ids first_id, first_id+1, ...:
+ *   u depth, u frame[0] (the caller of the allocation function),
+ *   depth-1 x s (frame[i] - frame[i-1])
+ *   Frames are return addresses, innermost first. Stack id 0 is reserved for
+ *   "no stack" (unwinding failed or the stack table was full).
+ *
+ * HP_REC_SNAPSHOT (at exit, on a signal, on triggers)
+ *   u seq, u time, u reason (HP_SNAP_*), u signal (0 if none),
+ *   u alloc_count, u alloc_bytes, u free_count, u free_bytes,
+ *   u peak_bytes, u peak_count, u peak_time, u stack_count,
+ *   u lost_kinds, lost_kinds x (u reason HP_LOST_*, u count, u bytes),
+ *   u bucket_count, bucket_count x
+ *     (u stack_id, u type_tag, u context_tag, u size,
+ *      u alloc_count, u alloc_bytes, u free_count, u free_bytes,
+ *      u peak_count, u peak_bytes, u temp_count, u temp_bytes)
+ *   All figures are raw: in a sampled capture they count sampled allocations
+ *   only (see docs/internals/sampling.md for unbiasing). size is the exact
+ *   allocation size in a sampled capture (buckets are split by size so that
+ *   unbiasing is exact) and 0 in a full one. In use = alloc - free. peak_* of
+ *   a bucket is its in-use value at the moment of the global peak.
+ *
+ * HP_REC_TIMESERIES (about every second, and before each snapshot)
+ *   u count, then count x (s time delta from the previous sample, the first
+ *   from 0; u heap_bytes; u rss_bytes)
+ *
+ * HP_REC_SYMBOLS (reserved: appended by the analyzer)
+ */
+#ifndef HP_FORMAT_FORMAT_H
+#define HP_FORMAT_FORMAT_H
+
+#define HP_FORMAT_MAGIC "HEAPPROF"
+#define HP_FORMAT_MAJOR 1
+#define HP_FORMAT_MINOR 0
+#define HP_FORMAT_FILE_HEADER_BYTES 32
+#define HP_FORMAT_RECORD_TAG "HPRC"
+#define HP_FORMAT_FRAME_BYTES 24
+/* A record payload is at most this large, raw or stored: a reader refuses
+ * larger sizes as damage instead of trying to allocate them. */
+#define HP_FORMAT_MAX_PAYLOAD_BYTES (1u << 30)
+#define HP_FORMAT_FLAG_ZSTD 1u
+
+enum hp_record_type {
+	HP_REC_META = 1,
+	HP_REC_MODULES = 2,
+	HP_REC_STACKS = 3,
+	HP_REC_SNAPSHOT = 4,
+	HP_REC_TIMESERIES = 5,
+	HP_REC_SYMBOLS = 6,
+};
+
+enum hp_unwind_mode {
+	HP_UNWIND_DWARF = 0,
+	HP_UNWIND_FP = 1,
+};
+
+enum hp_meta_flags {
+	HP_META_FOLLOW_FORK = 1,
+	HP_META_FORKED_CHILD = 2, /* this process was forked from a recorded one */
+};
+
+enum hp_module_event {
+	HP_MOD_LOAD = 1,
+	HP_MOD_UNLOAD = 2,
+};
+
+enum hp_snapshot_reason {
+	HP_SNAP_EXIT = 1,        /* normal exit */
+	HP_SNAP_SIGNAL = 2,      /* the dump signal (SIGUSR2 by default) */
+	HP_SNAP_FATAL = 3,       /* a fatal signal; the process dies next */
+	HP_SNAP_INTERVAL = 4,    /* every interval_ms */
+	HP_SNAP_BYTES = 5,       /* every dump_every_bytes allocated */
+	HP_SNAP_HIGH_WATER = 6,  /* the peak rose by dump_high_water_bytes */
+	HP_SNAP_API = 7,         /* heapprof_dump() */
+	HP_SNAP_EXEC = 8,        /* the process is about to exec */
+};
+
+enum hp_lost_reason {
+	HP_LOST_REENTRANT = 1,   /* allocated inside the recorder (a signal handler) */
+	HP_LOST_NO_MEMORY = 2,   /* the recorder could not map memory for a table */
+	HP_LOST_STACK_TABLE_FULL = 3,
+	HP_LOST_UNWIND_FAILED = 4, /* recorded, but with stack id 0 */
+	HP_LOST_UNKNOWN_FREE = 5,  /* free of a block never recorded (before init, foreign) */
+	HP_LOST_WRITE_FAILED = 6,  /* a record could not be written */
+	HP_LOST_KINDS = 7
+};
+
+#endif

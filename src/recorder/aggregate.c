@@ -1,0 +1,185 @@
+/*
+ * aggregate.c - bucket counters, the global peak and lost counts (see
+ * aggregate.h for the model and the at-peak bookkeeping).
+ */
+#include "aggregate.h"
+
+#include <string.h>
+
+#include "intern.h"
+#include "os.h"
+#include "spin.h"
+
+/* Buckets are at most this many; later keys count as lost. */
+#define MAX_BUCKETS (1u << 21)
+
+struct bucket {
+	struct hp_spin lock;
+	uint32_t pad;
+	uint64_t epoch; /* peak epoch at the last change; under lock */
+	/* Counters: written under lock with relaxed atomic stores so that the
+	 * writer may read them without the lock. */
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+	uint64_t temp_count, temp_bytes, peak_count, peak_bytes;
+};
+
+/* The key table and the counters, indexed by the same id. Mapped at init,
+ * then only read as pointers. */
+static struct hp_intern keys;
+static struct bucket *buckets;
+
+/* Bytes in use over all buckets, and the peak: atomics, any thread. The
+ * epoch moves after every new peak; peak_time_ns goes with it. */
+static uint64_t in_use_bytes;
+static uint64_t peak_bytes;
+static uint64_t peak_epoch = 1;
+static uint64_t peak_time_ns;
+
+/* Lost allocations per reason: atomics, any thread or signal handler. */
+static uint64_t lost_count[HP_LOST_KINDS];
+static uint64_t lost_bytes[HP_LOST_KINDS];
+
+int hp_agg_init(void)
+{
+	int err = hp_intern_init(&keys, MAX_BUCKETS, 4 * (uint64_t)MAX_BUCKETS);
+	if (err)
+		return err;
+	buckets = hp_os_map((size_t)MAX_BUCKETS * sizeof *buckets);
+	return buckets ? 0 : -12; /* -ENOMEM */
+}
+
+uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_tag, uint64_t size)
+{
+	uint64_t key[3] = {stack_id, (uint64_t)type_tag << 32 | context_tag, size};
+	return hp_intern_put(&keys, key, 3);
+}
+
+#define SET(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
+#define GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+/* Before a change: on the first change since the peak moved, the current
+ * in-use value is the bucket's value at that peak. Under the bucket lock. */
+static void catch_up(struct bucket *b)
+{
+	uint64_t epoch = __atomic_load_n(&peak_epoch, __ATOMIC_ACQUIRE);
+	if (b->epoch != epoch) {
+		SET(b->peak_count, b->alloc_count - b->free_count);
+		SET(b->peak_bytes, b->alloc_bytes - b->free_bytes);
+		SET(b->epoch, epoch);
+	}
+}
+
+void hp_agg_alloc(uint32_t id, uint64_t size)
+{
+	struct bucket *b = &buckets[id];
+	uint64_t now, peak;
+
+	if (!id)
+		return;
+	hp_spin_lock(&b->lock);
+	catch_up(b);
+	SET(b->alloc_count, b->alloc_count + 1);
+	SET(b->alloc_bytes, b->alloc_bytes + size);
+	hp_spin_unlock(&b->lock);
+
+	now = __atomic_add_fetch(&in_use_bytes, size, __ATOMIC_ACQ_REL);
+	peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+	while (now > peak) {
+		if (__atomic_compare_exchange_n(&peak_bytes, &peak, now, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&peak_time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
+			__atomic_add_fetch(&peak_epoch, 1, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+}
+
+void hp_agg_free(uint32_t id, uint64_t size, int temporary)
+{
+	struct bucket *b = &buckets[id];
+
+	if (!id)
+		return;
+	hp_spin_lock(&b->lock);
+	catch_up(b);
+	SET(b->free_count, b->free_count + 1);
+	SET(b->free_bytes, b->free_bytes + size);
+	if (temporary) {
+		SET(b->temp_count, b->temp_count + 1);
+		SET(b->temp_bytes, b->temp_bytes + size);
+	}
+	hp_spin_unlock(&b->lock);
+	__atomic_sub_fetch(&in_use_bytes, size, __ATOMIC_ACQ_REL);
+}
+
+void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
+{
+	if ((unsigned)why >= HP_LOST_KINDS)
+		return;
+	__atomic_add_fetch(&lost_count[why], count, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&lost_bytes[why], bytes, __ATOMIC_RELAXED);
+}
+
+uint32_t hp_agg_count(void)
+{
+	return hp_intern_count(&keys);
+}
+
+void hp_agg_read(uint32_t id, struct hp_bucket_view *out)
+{
+	const struct bucket *b = &buckets[id];
+	uint32_t len;
+	const uint64_t *key = hp_intern_key(&keys, id, &len);
+	uint64_t epoch = __atomic_load_n(&peak_epoch, __ATOMIC_ACQUIRE);
+
+	out->stack_id = (uint32_t)key[0];
+	out->type_tag = (uint32_t)(key[1] >> 32);
+	out->context_tag = (uint32_t)key[1];
+	out->size = key[2];
+	out->alloc_count = GET(b->alloc_count);
+	out->alloc_bytes = GET(b->alloc_bytes);
+	out->free_count = GET(b->free_count);
+	out->free_bytes = GET(b->free_bytes);
+	out->temp_count = GET(b->temp_count);
+	out->temp_bytes = GET(b->temp_bytes);
+	if (GET(b->epoch) == epoch) {
+		out->peak_count = GET(b->peak_count);
+		out->peak_bytes = GET(b->peak_bytes);
+	} else {
+		out->peak_count = out->alloc_count - out->free_count;
+		out->peak_bytes = out->alloc_bytes - out->free_bytes;
+	}
+}
+
+void hp_agg_totals(struct hp_totals *out)
+{
+	memset(out, 0, sizeof *out);
+	out->in_use_bytes = __atomic_load_n(&in_use_bytes, __ATOMIC_RELAXED);
+	out->peak_bytes = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+	out->peak_time_ns = __atomic_load_n(&peak_time_ns, __ATOMIC_RELAXED);
+	for (int i = 0; i < HP_LOST_KINDS; i++) {
+		out->lost_count[i] = __atomic_load_n(&lost_count[i], __ATOMIC_RELAXED);
+		out->lost_bytes[i] = __atomic_load_n(&lost_bytes[i], __ATOMIC_RELAXED);
+	}
+}
+
+uint64_t hp_agg_bytes(void)
+{
+	return hp_intern_bytes(&keys) + (uint64_t)hp_agg_count() * sizeof *buckets;
+}
+
+void hp_agg_lock_all(void)
+{
+	uint32_t n = hp_agg_count();
+	hp_spin_lock(&keys.lock);
+	for (uint32_t i = 1; i < n; i++)
+		hp_spin_lock(&buckets[i].lock);
+}
+
+void hp_agg_unlock_all(void)
+{
+	uint32_t n = hp_agg_count();
+	for (uint32_t i = 1; i < n; i++)
+		hp_spin_unlock(&buckets[i].lock);
+	hp_spin_unlock(&keys.lock);
+}

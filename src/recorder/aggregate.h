@@ -1,0 +1,78 @@
+/*
+ * aggregate.h - per-bucket counters, the global peak and what was lost.
+ *
+ * A bucket is keyed by (stack id, type tag, context tag, size) and counts
+ * objects and bytes allocated, freed, freed as temporaries, and in use at
+ * the global peak. size is the allocation's exact size in sampled mode
+ * (so the analyzer can unbias each size exactly) and 0 in full mode; the
+ * tags are 0 until the public API sets them.
+ *
+ * At-peak values need no event stream (docs/internals/at-peak.md): the
+ * global peak carries an epoch that moves with every new maximum of the
+ * bytes in use; a bucket remembers the epoch of its last change, and on its
+ * first change in a newer epoch copies its current in-use value, which is
+ * its value at that peak, into peak_*. A reader takes peak_* when the
+ * bucket's epoch is current and the live value otherwise.
+ *
+ * Locking: each bucket has its own spinlock for its counters; the global
+ * in-use bytes and the peak are lock-free atomics. Nothing here calls the
+ * target's malloc. hp_agg_lost is async-signal-safe; the rest is not.
+ */
+#ifndef HP_RECORDER_AGGREGATE_H
+#define HP_RECORDER_AGGREGATE_H
+
+#include <stdint.h>
+
+#include "../format/format.h"
+
+/* What one bucket holds, as a consistent-enough copy for the writer. */
+struct hp_bucket_view {
+	uint32_t stack_id, type_tag, context_tag;
+	uint64_t size;
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+	uint64_t peak_count, peak_bytes, temp_count, temp_bytes;
+};
+
+struct hp_totals {
+	uint64_t in_use_bytes;
+	uint64_t peak_bytes;
+	uint64_t peak_time_ns; /* monotonic */
+	uint64_t lost_count[HP_LOST_KINDS];
+	uint64_t lost_bytes[HP_LOST_KINDS];
+};
+
+/* Maps the bucket table. Returns 0 or -ENOMEM. Call once, at init. */
+int hp_agg_init(void);
+
+/* The bucket id for a key, created when new; 0 when the table is full.
+ * Lock-free when the bucket exists. */
+uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_tag, uint64_t size);
+
+/* Counts an allocation of size bytes in bucket id (id 0 is ignored). */
+void hp_agg_alloc(uint32_t id, uint64_t size);
+
+/* Counts a free of size bytes from bucket id; temporary when the block was
+ * the last one its thread allocated. */
+void hp_agg_free(uint32_t id, uint64_t size, int temporary);
+
+/* Counts count allocations totalling bytes that could not be recorded.
+ * Lock-free, async-signal-safe. */
+void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes);
+
+/* Number of buckets plus one (ids 1..n-1 exist). */
+uint32_t hp_agg_count(void);
+
+/* Copies bucket id. Lock-free (reads may straddle a concurrent update by one
+ * allocation), async-signal-safe. */
+void hp_agg_read(uint32_t id, struct hp_bucket_view *out);
+
+void hp_agg_totals(struct hp_totals *out);
+
+/* Bytes of recorder memory the buckets may have touched. */
+uint64_t hp_agg_bytes(void);
+
+/* For fork: take and release every bucket lock. */
+void hp_agg_lock_all(void);
+void hp_agg_unlock_all(void);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * config.h - the recorder's options, read once from HEAPPROF_* variables.
+ *
+ * `heapprof run` turns its command-line options into these variables, so a
+ * user who sets LD_PRELOAD by hand has every option too; docs/options.md
+ * lists them. Parsed at init with getenv and without allocation; a bad
+ * value is reported in one line and replaced by the default.
+ */
+#ifndef HP_RECORDER_CONFIG_H
+#define HP_RECORDER_CONFIG_H
+
+#include <stdint.h>
+
+#define HP_CONFIG_PATH_MAX 4096
+#define HP_CONFIG_MAX_DEPTH_LIMIT 256
+
+struct hp_config {
+	uint64_t sample_rate_bytes;  /* HEAPPROF_SAMPLE_RATE, 1 = every allocation */
+	unsigned unwind;             /* HEAPPROF_UNWIND: dwarf (default) or fp */
+	unsigned max_depth;          /* HEAPPROF_MAX_DEPTH, default 64 */
+	int follow_fork;             /* HEAPPROF_FOLLOW_FORK=1 */
+	int dump_signal;             /* HEAPPROF_DUMP_SIGNAL, default SIGUSR2, 0 = none */
+	unsigned interval_ms;        /* HEAPPROF_INTERVAL_MS, 0 = none */
+	uint64_t dump_every_bytes;   /* HEAPPROF_DUMP_EVERY_BYTES, 0 = none */
+	uint64_t high_water_bytes;   /* HEAPPROF_DUMP_HIGH_WATER_BYTES, 0 = none */
+	unsigned timeseries_ms;      /* HEAPPROF_TIMESERIES_MS, default 10, 0 = none */
+	uint64_t seed;               /* HEAPPROF_SEED, 0 = from the clock */
+	int quiet;                   /* HEAPPROF_QUIET=1 */
+	int root_pid;                /* HEAPPROF_ROOT_PID: set by heapprof run */
+	char output[HP_CONFIG_PATH_MAX]; /* HEAPPROF_OUTPUT, "" = default name */
+};
+
+/* Fills c from the environment. Logs each bad value. */
+void hp_config_load(struct hp_config *c);
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * interpose.c - the C allocation family, and dlclose.
+ *
+ * Each function forwards to the next definition in the lookup order
+ * (dlsym(RTLD_NEXT)), so the program's allocator, be it glibc's or a
+ * jemalloc/tcmalloc/mimalloc loaded as a shared library, does the work and
+ * keeps its semantics: results, errno, EINVAL, ENOMEM, calloc's overflow
+ * check. A failed allocation is not recorded. realloc is recorded as the
+ * free of the old block and the allocation of the new one, attributed to
+ * the realloc's stack.
+ *
+ * Bootstrap: dlsym itself may allocate (its error buffer) before the real
+ * functions are known. A thread-local flag marks the lookup, and calls made
+ * during it are served from a static buffer; frees of that buffer are no-ops.
+ * Other threads arriving meanwhile wait for the lookup to finish.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpose_inline.h"
+#include "modules.h"
+
+/* Everything this file defines with external linkage is exported (the
+ * version script then keeps just the interposed names). */
+#pragma GCC visibility push(default)
+
+/* The real functions: written once by the thread that resolves them, before
+ * resolved is published; read-only afterwards. */
+static struct {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	int (*dlclose)(void *);
+} real;
+
+/* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
+static int resolved;
+/* Set on the thread that is inside dlsym. */
+static __thread int resolving __attribute__((tls_model("initial-exec")));
+
+/* The bootstrap buffer: a bump allocator, never freed. */
+static _Alignas(64) uint8_t boot_buf[64 * 1024];
+static size_t boot_used; /* atomic */
+
+void *hp_bootstrap_alloc(size_t size, size_t align)
+{
+	size_t cur = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), at, next;
+
+	if (align < 16)
+		align = 16;
+	do {
+		at = (cur + align - 1) & ~(align - 1);
+		next = at + size;
+		if (next > sizeof boot_buf || next < at)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&boot_used, &cur, next, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return boot_buf + at; /* zeroed: static storage, never reused */
+}
+
+int hp_bootstrap_owns(const void *p)
+{
+	return (const uint8_t *)p >= boot_buf && (const uint8_t *)p < boot_buf + sizeof boot_buf;
+}
+
+#define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+
+int hp_interpose_init(void)
+{
+	int expected = 0;
+
+	if (hp_likely(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 3))
+		return 0;
+	if (resolving)
+		return -1;
+	if (__atomic_compare_exchange_n(&resolved, &expected, 1, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		resolving = 1;
+		RESOLVE(malloc);
+		RESOLVE(free);
+		RESOLVE(calloc);
+		RESOLVE(realloc);
+		RESOLVE(reallocarray);
+		RESOLVE(posix_memalign);
+		RESOLVE(aligned_alloc);
+		RESOLVE(memalign);
+		RESOLVE(valloc);
+		RESOLVE(pvalloc);
+		RESOLVE(dlclose);
+		resolving = 0;
+		__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
+		/* Start recording. Allocations the start-up makes itself are
+		 * passed through, unrecorded. */
+		hp_self.forwarding++;
+		hp_recorder_start();
+		hp_self.forwarding--;
+		__atomic_store_n(&resolved, 3, __ATOMIC_RELEASE);
+		return 0;
+	}
+	/* Another thread is resolving: wait for the real functions. */
+	while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) < 2)
+		sched_yield();
+	return 0;
+}
+
+/* Starts the recorder when the library is loaded, even if the program
+ * never allocates before main. */
+__attribute__((constructor)) static void start_on_load(void)
+{
+	hp_interpose_init();
+}
+
+#define READY() (hp_likely(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) >= 2) || \
+		 hp_interpose_init() == 0)
+
+void *malloc(size_t size)
+{
+	void *p;
+
+	if (!READY())
+		return hp_bootstrap_alloc(size, 16);
+	p = real.malloc(size);
+	if (hp_likely(p != NULL))
+		hp_note_alloc(p, size);
+	return p;
+}
+
+void free(void *p)
+{
+	if (!p || hp_unlikely(hp_bootstrap_owns(p)))
+		return;
+	hp_note_free(p);
+	real.free(p);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (!READY()) {
+		if (size && n > SIZE_MAX / size)
+			return NULL;
+		return hp_bootstrap_alloc(n * size, 16);
+	}
+	p = real.calloc(n, size);
+	if (hp_likely(p != NULL))
+		hp_note_alloc(p, n * size);
+	return p;
+}
+
+/* realloc of a block from the bootstrap buffer: copy what it can. */
+static void *realloc_bootstrap(void *old, size_t size)
+{
+	size_t room = (size_t)(boot_buf + sizeof boot_buf - (uint8_t *)old);
+	void *p = malloc(size);
+	if (p)
+		memcpy(p, old, size < room ? size : room);
+	return p;
+}
+
+void *realloc(void *old, size_t size)
+{
+	struct hp_thread *t;
+	struct hp_live_block blk;
+	int had = 0;
+	void *p;
+
+	if (!READY())
+		return old ? NULL : hp_bootstrap_alloc(size, 16);
+	if (!old)
+		return malloc(size);
+	if (hp_bootstrap_owns(old))
+		return realloc_bootstrap(old, size);
+	t = &hp_self;
+	/* Take the old block out of the register before the real realloc, which
+	 * may free it: another thread could get its address at once. */
+	if (hp_live_maybe((uintptr_t)old) && !t->forwarding) {
+		int saved = errno;
+		had = hp_record_take(t, old, &blk);
+		errno = saved;
+	}
+	p = real.realloc(old, size);
+	if (!p && size) { /* failed: the old block is still there */
+		if (had) {
+			int saved = errno;
+			hp_record_untake(t, old, &blk);
+			errno = saved;
+		}
+		return NULL;
+	}
+	if (had) {
+		int saved = errno;
+		hp_record_release(t, old, &blk);
+		errno = saved;
+	}
+	if (p)
+		hp_note_alloc(p, size);
+	return p;
+}
+
+void *reallocarray(void *old, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(old, n * size);
+}
+
+int posix_memalign(void **out, size_t align, size_t size)
+{
+	int err;
+
+	if (!READY()) {
+		if (!align || (align & (align - 1)) || align % sizeof(void *))
+			return EINVAL;
+		*out = hp_bootstrap_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	err = real.posix_memalign(out, align, size);
+	if (!err)
+		hp_note_alloc(*out, size);
+	return err;
+}
+
+#define ALIGNED(name, params, call, size)                          \
+	void *name params                                          \
+	{                                                          \
+		void *p;                                           \
+		if (!READY())                                      \
+			return hp_bootstrap_alloc(size, 4096);     \
+		p = real.call;                                     \
+		if (hp_likely(p != NULL))                          \
+			hp_note_alloc(p, size);                    \
+		return p;                                          \
+	}
+
+ALIGNED(aligned_alloc, (size_t align, size_t size), aligned_alloc(align, size), size)
+ALIGNED(memalign, (size_t align, size_t size), memalign(align, size), size)
+ALIGNED(valloc, (size_t size), valloc(size), size)
+ALIGNED(pvalloc, (size_t size), pvalloc(size), size)
+
+/* A library about to be unloaded: note it in the module map while it is
+ * still there, and its unloading after, so that stacks through it stay
+ * resolvable. */
+int dlclose(void *handle)
+{
+	int r;
+
+	if (!READY() || !real.dlclose)
+		return -1;
+	hp_self.forwarding++;
+	hp_modules_refresh();
+	hp_self.forwarding--;
+	r = real.dlclose(handle);
+	hp_self.forwarding++;
+	hp_modules_refresh();
+	hp_self.forwarding--;
+	return r;
+}

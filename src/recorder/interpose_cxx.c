@@ -1,0 +1,158 @@
+/*
+ * interpose_cxx.c - every C++ operator new and delete: plain, array,
+ * nothrow, sized, aligned, and their combinations (the Itanium C++ ABI
+ * names, which are valid C identifiers).
+ *
+ * Each forwards to the next definition (libstdc++'s, or that of an
+ * allocator library that replaces them), so new_handler loops, bad_alloc
+ * and nothrow semantics stay the real ones. While it forwards, the thread's
+ * forwarding flag keeps the real operator's own malloc and free from being
+ * recorded a second time; the flag is dropped by a cleanup handler, so an
+ * exception thrown by the real operator new leaves it right (this file is
+ * built with -fexceptions).
+ *
+ * If no C++ runtime is loaded (nobody else defines the operators, yet
+ * someone calls them), new falls back to malloc and delete to free.
+ */
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "interpose_inline.h"
+
+/* Everything this file defines with external linkage is exported (the
+ * version script then keeps just the interposed names). */
+#pragma GCC visibility push(default)
+
+static void stop_forwarding(int *unused)
+{
+	(void)unused;
+	hp_self.forwarding--;
+}
+
+#define FORWARDING __attribute__((cleanup(stop_forwarding))) int forwarding_ = (hp_self.forwarding++, 0); \
+	(void)forwarding_
+
+/* The real operator, looked up on first use: written racily, but every
+ * thread writes the same value. */
+#define REAL(sym, type) \
+	static type real_; \
+	if (hp_unlikely(!real_)) \
+		real_ = (type)dlsym(RTLD_NEXT, #sym)
+
+typedef void *(*new_fn)(size_t);
+typedef void *(*new_nothrow_fn)(size_t, const void *);
+typedef void *(*new_aligned_fn)(size_t, size_t);
+typedef void *(*new_aligned_nothrow_fn)(size_t, size_t, const void *);
+typedef void (*delete_fn)(void *);
+typedef void (*delete_sized_fn)(void *, size_t);
+typedef void (*delete_aligned_fn)(void *, size_t);
+typedef void (*delete_sized_aligned_fn)(void *, size_t, size_t);
+typedef void (*delete_nothrow_fn)(void *, const void *);
+typedef void (*delete_aligned_nothrow_fn)(void *, size_t, const void *);
+
+static void *forward_new(new_fn f, size_t n)
+{
+	void *p;
+	{
+		FORWARDING;
+		p = f ? f(n) : malloc(n);
+	}
+	if (p)
+		hp_note_alloc(p, n);
+	return p;
+}
+
+static void *forward_new_aligned(new_aligned_fn f, size_t n, size_t align)
+{
+	void *p;
+	{
+		FORWARDING;
+		p = f ? f(n, align) : aligned_alloc(align, (n + align - 1) / align * align);
+	}
+	if (p)
+		hp_note_alloc(p, n);
+	return p;
+}
+
+#define NEW(sym)                                  \
+	void *sym(size_t n)                       \
+	{                                         \
+		REAL(sym, new_fn);                \
+		return forward_new(real_, n);     \
+	}
+
+#define NEW_NOTHROW(sym)                                   \
+	void *sym(size_t n, const void *tag)               \
+	{                                                  \
+		void *p;                                   \
+		REAL(sym, new_nothrow_fn);                 \
+		{                                          \
+			FORWARDING;                        \
+			p = real_ ? real_(n, tag) : malloc(n); \
+		}                                          \
+		if (p)                                     \
+			hp_note_alloc(p, n);               \
+		return p;                                  \
+	}
+
+#define NEW_ALIGNED(sym)                                      \
+	void *sym(size_t n, size_t align)                     \
+	{                                                     \
+		REAL(sym, new_aligned_fn);                    \
+		return forward_new_aligned(real_, n, align);  \
+	}
+
+#define NEW_ALIGNED_NOTHROW(sym)                                             \
+	void *sym(size_t n, size_t align, const void *tag)                   \
+	{                                                                    \
+		void *p;                                                     \
+		REAL(sym, new_aligned_nothrow_fn);                           \
+		{                                                            \
+			FORWARDING;                                          \
+			p = real_ ? real_(n, align, tag)                     \
+				  : aligned_alloc(align, (n + align - 1) / align * align); \
+		}                                                            \
+		if (p)                                                       \
+			hp_note_alloc(p, n);                                 \
+		return p;                                                    \
+	}
+
+/* delete: take the block out of the register first, then forward. */
+#define DELETE(sym, type, params, args)             \
+	void sym params                             \
+	{                                           \
+		REAL(sym, type);                    \
+		if (!p)                             \
+			return;                     \
+		hp_note_free(p);                    \
+		FORWARDING;                         \
+		if (real_)                          \
+			real_ args;                 \
+		else                                \
+			free(p);                    \
+	}
+
+NEW(_Znwm)                                  /* new(size_t) */
+NEW(_Znam)                                  /* new[](size_t) */
+NEW_NOTHROW(_ZnwmRKSt9nothrow_t)            /* new(size_t, nothrow_t) */
+NEW_NOTHROW(_ZnamRKSt9nothrow_t)            /* new[](size_t, nothrow_t) */
+NEW_ALIGNED(_ZnwmSt11align_val_t)           /* new(size_t, align_val_t) */
+NEW_ALIGNED(_ZnamSt11align_val_t)           /* new[](size_t, align_val_t) */
+NEW_ALIGNED_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t)
+NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
+
+DELETE(_ZdlPv, delete_fn, (void *p), (p))                                   /* delete(p) */
+DELETE(_ZdaPv, delete_fn, (void *p), (p))                                   /* delete[](p) */
+DELETE(_ZdlPvm, delete_sized_fn, (void *p, size_t n), (p, n))               /* sized */
+DELETE(_ZdaPvm, delete_sized_fn, (void *p, size_t n), (p, n))
+DELETE(_ZdlPvRKSt9nothrow_t, delete_nothrow_fn, (void *p, const void *t), (p, t))
+DELETE(_ZdaPvRKSt9nothrow_t, delete_nothrow_fn, (void *p, const void *t), (p, t))
+DELETE(_ZdlPvSt11align_val_t, delete_aligned_fn, (void *p, size_t a), (p, a))
+DELETE(_ZdaPvSt11align_val_t, delete_aligned_fn, (void *p, size_t a), (p, a))
+DELETE(_ZdlPvmSt11align_val_t, delete_sized_aligned_fn, (void *p, size_t n, size_t a), (p, n, a))
+DELETE(_ZdaPvmSt11align_val_t, delete_sized_aligned_fn, (void *p, size_t n, size_t a), (p, n, a))
+DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, delete_aligned_nothrow_fn,
+       (void *p, size_t a, const void *t), (p, a, t))
+DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, delete_aligned_nothrow_fn,
+       (void *p, size_t a, const void *t), (p, a, t))

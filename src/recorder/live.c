@@ -1,0 +1,196 @@
+/*
+ * live.c - the live register (see live.h for the model).
+ */
+#include "live.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "os.h"
+#include "spin.h"
+
+#define SHARD_BITS 8
+#define SHARDS (1u << SHARD_BITS)
+#define INITIAL_SLOTS 256u
+#define EMPTY 0u
+#define TOMBSTONE 1u /* no block lives at address 1 */
+
+struct entry {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t bucket;
+	uint32_t pad;
+};
+
+struct shard {
+	struct hp_spin lock;
+	uint32_t mask;  /* slots - 1 */
+	uint32_t used;  /* live entries plus tombstones */
+	uint32_t live;
+	struct entry *slots;
+} __attribute__((aligned(64))); /* one cache line each: no false sharing */
+
+/* Mapped at init; each shard's fields are guarded by its lock. */
+static struct shard *shards;
+/* Mapped at init in sampled mode, NULL in full mode; cells are atomics. */
+uint8_t *hp_live_filter;
+
+int hp_live_init(int use_filter)
+{
+	shards = hp_os_map(SHARDS * sizeof *shards);
+	if (!shards)
+		return -ENOMEM;
+	for (unsigned i = 0; i < SHARDS; i++) {
+		shards[i].slots = hp_os_map(INITIAL_SLOTS * sizeof(struct entry));
+		if (!shards[i].slots)
+			return -ENOMEM;
+		shards[i].mask = INITIAL_SLOTS - 1;
+	}
+	if (use_filter) {
+		hp_live_filter = hp_os_map(1u << HP_LIVE_FILTER_BITS);
+		if (!hp_live_filter)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void filter_add(uint64_t h, int delta)
+{
+	uint8_t *cell;
+	uint8_t v;
+
+	if (!hp_live_filter)
+		return;
+	cell = &hp_live_filter[(h >> 8) & ((1u << HP_LIVE_FILTER_BITS) - 1)];
+	v = __atomic_load_n(cell, __ATOMIC_RELAXED);
+	do {
+		if (v == 255) /* saturated: stays set */
+			return;
+	} while (!__atomic_compare_exchange_n(cell, &v, (uint8_t)(v + delta), 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+}
+
+/* Returns the slot holding addr, or NULL with *free_slot the first reusable
+ * slot on its probe path. Under the shard lock. */
+static struct entry *find(struct shard *s, uint64_t h, uint64_t addr, struct entry **free_slot)
+{
+	struct entry *reuse = NULL;
+
+	for (uint32_t i = (uint32_t)h & s->mask;; i = (i + 1) & s->mask) {
+		struct entry *e = &s->slots[i];
+		if (e->addr == addr)
+			return e;
+		if (e->addr == TOMBSTONE && !reuse)
+			reuse = e;
+		if (e->addr == EMPTY) {
+			*free_slot = reuse ? reuse : e;
+			return NULL;
+		}
+	}
+}
+
+/* Rehashes the shard into a table big enough for its live entries. Under
+ * the shard lock. Returns 0 or -ENOMEM (the old table stays). */
+static int grow(struct shard *s)
+{
+	uint32_t slots = s->mask + 1;
+	struct entry *old = s->slots, *fresh;
+
+	/* Double when the live entries fill it; rehash in place when it is
+	 * mostly tombstones. */
+	if (s->live * 2 >= slots)
+		slots *= 2;
+	fresh = hp_os_map((size_t)slots * sizeof *fresh);
+	if (!fresh)
+		return -ENOMEM;
+	for (uint32_t i = 0; i <= s->mask; i++) {
+		if (old[i].addr <= TOMBSTONE)
+			continue;
+		uint32_t j = (uint32_t)hp_hash_u64(old[i].addr) & (slots - 1);
+		while (fresh[j].addr != EMPTY)
+			j = (j + 1) & (slots - 1);
+		fresh[j] = old[i];
+	}
+	hp_os_unmap(old, (size_t)(s->mask + 1) * sizeof *old);
+	s->slots = fresh;
+	s->mask = slots - 1;
+	s->used = s->live;
+	return 0;
+}
+
+int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)
+{
+	uint64_t h = hp_hash_u64(addr);
+	struct shard *s = &shards[h >> (64 - SHARD_BITS)];
+	struct entry *e, *slot = NULL;
+	int ret = 0;
+
+	hp_spin_lock(&s->lock);
+	if ((s->used + 1) * 4 > (s->mask + 1) * 3 && grow(s) < 0 && s->used + 1 > s->mask) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	e = find(s, h, addr, &slot);
+	if (e) {
+		stale->size = e->size;
+		stale->bucket = e->bucket;
+		e->size = size;
+		e->bucket = bucket;
+		ret = 1;
+		goto out;
+	}
+	if (slot->addr == EMPTY)
+		s->used++;
+	*slot = (struct entry){addr, size, bucket, 0};
+	s->live++;
+	filter_add(h, 1);
+out:
+	hp_spin_unlock(&s->lock);
+	return ret;
+}
+
+int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
+{
+	uint64_t h = hp_hash_u64(addr);
+	struct shard *s = &shards[h >> (64 - SHARD_BITS)];
+	struct entry *e, *slot;
+
+	if (may_block)
+		hp_spin_lock(&s->lock);
+	else if (!hp_spin_trylock(&s->lock))
+		return -EAGAIN;
+	e = find(s, h, addr, &slot);
+	if (e) {
+		out->size = e->size;
+		out->bucket = e->bucket;
+		e->addr = TOMBSTONE;
+		s->live--;
+		filter_add(h, -1);
+	}
+	hp_spin_unlock(&s->lock);
+	return e != NULL;
+}
+
+void hp_live_usage(uint64_t *blocks, uint64_t *bytes)
+{
+	uint64_t n = 0, b = SHARDS * sizeof *shards;
+	for (unsigned i = 0; i < SHARDS; i++) {
+		n += __atomic_load_n(&shards[i].live, __ATOMIC_RELAXED);
+		b += (uint64_t)(__atomic_load_n(&shards[i].mask, __ATOMIC_RELAXED) + 1) *
+		     sizeof(struct entry);
+	}
+	*blocks = n;
+	*bytes = b;
+}
+
+void hp_live_lock_all(void)
+{
+	for (unsigned i = 0; i < SHARDS; i++)
+		hp_spin_lock(&shards[i].lock);
+}
+
+void hp_live_unlock_all(void)
+{
+	for (unsigned i = 0; i < SHARDS; i++)
+		hp_spin_unlock(&shards[i].lock);
+}

@@ -1,0 +1,68 @@
+/*
+ * live.h - the live register: address -> (bucket, size) of every recorded
+ * block still allocated, so that free can be attributed.
+ *
+ * Model: 256 shards chosen by the top bits of the address's hash, each an
+ * open-addressed table with linear probing and tombstones, grown (rehashed
+ * into a table twice as large, mapped with mmap) when three quarters full.
+ * An entry is 24 bytes; with the load between 3/8 and 3/4 that is about 45
+ * bytes per live block.
+ *
+ * In sampled mode most frees are of blocks never recorded; a filter of 2^20
+ * one-byte counters, indexed by other bits of the same hash, lets such a
+ * free skip the table with one load. Counters saturate at 255 and then stay,
+ * which only costs lookups.
+ *
+ * Locking: one spinlock per shard, held for one probe (or one rehash).
+ * hp_live_maybe is lock-free. Nothing here calls the target's malloc.
+ */
+#ifndef HP_RECORDER_LIVE_H
+#define HP_RECORDER_LIVE_H
+
+#include <stdint.h>
+
+struct hp_live_block {
+	uint64_t size;
+	uint32_t bucket;
+};
+
+/* Maps the shards; use_filter for sampled mode. Returns 0 or -ENOMEM. */
+int hp_live_init(int use_filter);
+
+/* Whether addr may be in the register: always 1 without the filter.
+ * Lock-free, async-signal-safe. */
+static inline int hp_live_maybe(uintptr_t addr);
+
+/* Adds addr. When addr was already present (a free the recorder could not
+ * see), the old block is returned in *stale and 1 is returned; 0 when addr
+ * was new; -ENOMEM when the shard could not grow (nothing added). */
+int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale);
+
+/* Removes addr into *out. Returns 1 when found, 0 when absent. With
+ * may_block 0 (inside a signal handler that interrupted the recorder) it
+ * returns -EAGAIN instead of waiting for a busy shard. */
+int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block);
+
+/* Live blocks and the bytes of recorder memory the shards occupy. */
+void hp_live_usage(uint64_t *blocks, uint64_t *bytes);
+
+/* For fork: take and release every shard lock. */
+void hp_live_lock_all(void);
+void hp_live_unlock_all(void);
+
+/* The filter, exposed for the inline check only. */
+extern uint8_t *hp_live_filter;
+#define HP_LIVE_FILTER_BITS 20
+
+#include "../common/hash.h"
+
+static inline int hp_live_maybe(uintptr_t addr)
+{
+	if (!hp_live_filter)
+		return 1;
+	uint64_t h = hp_hash_u64(addr);
+	return __atomic_load_n(&hp_live_filter[(h >> 8) & ((1u << HP_LIVE_FILTER_BITS) - 1)],
+			       __ATOMIC_RELAXED) != 0;
+}
+
+#endif

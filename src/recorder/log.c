@@ -1,0 +1,44 @@
+/*
+ * log.c - the recorder's rate-limited diagnostics (see log.h).
+ */
+#include "log.h"
+
+#include <stdarg.h>
+
+#include "../common/fmt.h"
+#include "os.h"
+
+/* Lines written so far; atomically incremented by any thread. */
+static unsigned lines;
+/* Set once at init by the configuration, read by all. */
+static int quiet;
+
+void hp_log_set_quiet(int q)
+{
+	quiet = q;
+}
+
+void hp_log(const char *fmt, ...)
+{
+	char buf[512];
+	size_t n;
+	va_list ap;
+	unsigned k;
+
+	if (quiet)
+		return;
+	k = __atomic_fetch_add(&lines, 1, __ATOMIC_RELAXED);
+	if (k > HP_LOG_MAX_LINES)
+		return;
+	if (k == HP_LOG_MAX_LINES) {
+		static const char last[] = "heapprof: too many messages, going quiet\n";
+		hp_os_write_all(2, last, sizeof last - 1);
+		return;
+	}
+	n = hp_fmt(buf, sizeof buf - 1, "heapprof: ");
+	va_start(ap, fmt);
+	n += hp_vfmt(buf + n, sizeof buf - 1 - n, fmt, ap);
+	va_end(ap);
+	buf[n++] = '\n';
+	hp_os_write_all(2, buf, n);
+}

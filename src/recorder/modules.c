@@ -1,0 +1,204 @@
+/*
+ * modules.c - the module map (see modules.h).
+ */
+#include "modules.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+
+#include "../format/format.h"
+#include "os.h"
+#include "spin.h"
+
+#define MAX_MODULES 4096
+#define MAX_EVENTS (2 * MAX_MODULES)
+#define MAX_SEGMENTS 8
+#define MAX_BUILD_ID 64
+#define PATH_BYTES (1u << 20) /* all paths, NUL-terminated, back to back */
+
+struct segment {
+	uint64_t vaddr, memsz, offset, flags;
+};
+
+struct module {
+	uint64_t bias;
+	const void *phdr; /* with bias, identifies a loaded object */
+	uint32_t path;    /* offset into paths */
+	uint32_t nseg;
+	uint32_t build_id_len;
+	int loaded;
+	int seen; /* during a refresh */
+	uint8_t build_id[MAX_BUILD_ID];
+	struct segment seg[MAX_SEGMENTS];
+};
+
+struct event {
+	uint32_t kind, module;
+	uint64_t time_ns;
+};
+
+/* All mapped at init. The tables are written under lock; events below
+ * nevents are immutable, and nevents is published with release. */
+static struct module *modules;
+static uint32_t nmodules;
+static struct event *events;
+static uint32_t nevents;
+static char *paths;
+static uint32_t paths_used;
+static uint64_t start_ns;
+static struct hp_spin lock;
+
+int hp_modules_init(uint64_t start)
+{
+	start_ns = start;
+	modules = hp_os_map(MAX_MODULES * sizeof *modules);
+	events = hp_os_map(MAX_EVENTS * sizeof *events);
+	paths = hp_os_map(PATH_BYTES);
+	if (!modules || !events || !paths)
+		return -ENOMEM;
+	return 0;
+}
+
+static void log_event(uint32_t kind, uint32_t module)
+{
+	if (nevents >= MAX_EVENTS)
+		return;
+	events[nevents] = (struct event){kind, module, hp_os_now_ns() - start_ns};
+	__atomic_store_n(&nevents, nevents + 1, __ATOMIC_RELEASE);
+}
+
+static uint32_t intern_path(const char *name)
+{
+	char exe[4096];
+	size_t len;
+	uint32_t at = paths_used;
+
+	if (!name || !*name) { /* the main program */
+		hp_os_exe_path(exe, sizeof exe);
+		name = exe;
+	}
+	len = strlen(name) + 1;
+	if (paths_used + len > PATH_BYTES)
+		return 0; /* offset 0 holds the first path; better than nothing */
+	memcpy(paths + at, name, len);
+	paths_used += (uint32_t)len;
+	return at;
+}
+
+static void read_build_id(struct module *m, const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const uint8_t *name = p + sizeof *n;
+			const uint8_t *desc = name + ((n->n_namesz + 3) & ~3u);
+			const uint8_t *next = desc + ((n->n_descsz + 3) & ~3u);
+			if (next > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && n->n_descsz <= MAX_BUILD_ID) {
+				memcpy(m->build_id, desc, n->n_descsz);
+				m->build_id_len = n->n_descsz;
+				return;
+			}
+			p = next;
+		}
+	}
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct module *m;
+	(void)size;
+	(void)arg;
+
+	for (uint32_t i = 0; i < nmodules; i++) {
+		m = &modules[i];
+		if (m->loaded && m->bias == info->dlpi_addr && m->phdr == info->dlpi_phdr) {
+			m->seen = 1;
+			return 0;
+		}
+	}
+	if (nmodules >= MAX_MODULES)
+		return 0;
+	m = &modules[nmodules];
+	memset(m, 0, sizeof *m);
+	m->bias = info->dlpi_addr;
+	m->phdr = info->dlpi_phdr;
+	m->path = intern_path(info->dlpi_name);
+	for (int i = 0; i < info->dlpi_phnum && m->nseg < MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD)
+			m->seg[m->nseg++] = (struct segment){ph->p_vaddr, ph->p_memsz, ph->p_offset,
+							     ph->p_flags};
+	}
+	read_build_id(m, info);
+	m->loaded = m->seen = 1;
+	log_event(HP_MOD_LOAD, nmodules);
+	nmodules++;
+	return 0;
+}
+
+void hp_modules_refresh(void)
+{
+	if (!modules)
+		return;
+	hp_spin_lock(&lock);
+	for (uint32_t i = 0; i < nmodules; i++)
+		modules[i].seen = 0;
+	dl_iterate_phdr(visit, NULL);
+	for (uint32_t i = 0; i < nmodules; i++) {
+		if (modules[i].loaded && !modules[i].seen) {
+			modules[i].loaded = 0;
+			log_event(HP_MOD_UNLOAD, i);
+		}
+	}
+	hp_spin_unlock(&lock);
+}
+
+uint32_t hp_modules_events(void)
+{
+	return __atomic_load_n(&nevents, __ATOMIC_ACQUIRE);
+}
+
+void hp_modules_encode(struct hp_buf *b, uint32_t from, uint32_t to)
+{
+	hp_buf_put_u(b, to - from);
+	for (uint32_t e = from; e < to; e++) {
+		const struct module *m = &modules[events[e].module];
+		hp_buf_put_u(b, events[e].kind);
+		hp_buf_put_u(b, events[e].time_ns);
+		hp_buf_put_u(b, events[e].module);
+		if (events[e].kind != HP_MOD_LOAD)
+			continue;
+		hp_buf_put_str(b, paths + m->path);
+		hp_buf_put_blob(b, m->build_id, m->build_id_len);
+		hp_buf_put_u(b, m->bias);
+		hp_buf_put_u(b, m->nseg);
+		for (uint32_t s = 0; s < m->nseg; s++) {
+			hp_buf_put_u(b, m->seg[s].vaddr);
+			hp_buf_put_u(b, m->seg[s].memsz);
+			hp_buf_put_u(b, m->seg[s].offset);
+			hp_buf_put_u(b, m->seg[s].flags);
+		}
+	}
+}
+
+void hp_modules_lock(void)
+{
+	hp_spin_lock(&lock);
+}
+
+void hp_modules_unlock(void)
+{
+	hp_spin_unlock(&lock);
+}

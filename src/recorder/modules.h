@@ -1,0 +1,42 @@
+/*
+ * modules.h - the module map: every object loaded in the process, with its
+ * path, build-id, load bias and segments, and when it was loaded and
+ * unloaded.
+ *
+ * Model: a table of modules (never shrinks; an unloaded module keeps its
+ * row) and an append-only event log (load, unload) that the writer turns
+ * into HP_REC_MODULES records. A refresh walks dl_iterate_phdr and compares
+ * with the table: new objects are loads, missing ones unloads. The recorder
+ * refreshes at init, before each snapshot and around dlclose, so a library
+ * dlopen'd and dlclose'd between two snapshots is still in the map.
+ *
+ * Locking: a spinlock guards the table and the log. A refresh calls
+ * dl_iterate_phdr (which takes the loader's lock) and so must not run in a
+ * signal handler; reading the log is lock-free up to the published count.
+ * Nothing here calls the target's malloc.
+ */
+#ifndef HP_RECORDER_MODULES_H
+#define HP_RECORDER_MODULES_H
+
+#include <stdint.h>
+
+#include "../format/encode.h"
+
+/* Maps the tables. Returns 0 or -ENOMEM. */
+int hp_modules_init(uint64_t start_ns);
+
+/* Compares the loaded objects with the table and logs the differences. */
+void hp_modules_refresh(void);
+
+/* The number of events logged so far. Lock-free. */
+uint32_t hp_modules_events(void);
+
+/* Encodes events [from, to) as the payload of an HP_REC_MODULES record.
+ * Lock-free, async-signal-safe (reads published events only). */
+void hp_modules_encode(struct hp_buf *b, uint32_t from, uint32_t to);
+
+/* For fork: take and release the table lock. */
+void hp_modules_lock(void);
+void hp_modules_unlock(void);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * os.c - the recorder's only contact with libc and the kernel (see os.h).
+ */
+#include "os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void *hp_os_map(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void hp_os_unmap(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hp_os_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t hp_os_realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+int hp_os_write_all(int fd, const void *p, size_t n)
+{
+	const char *q = p;
+	while (n) {
+		ssize_t w = write(fd, q, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		q += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int hp_os_create(const char *path, int exclusive)
+{
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+	int fd;
+
+	flags |= exclusive ? O_EXCL : O_TRUNC;
+	do
+		fd = open(path, flags, 0600);
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
+void hp_os_close(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0)
+		return -1;
+	while (len < cap) {
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	return (ssize_t)len;
+}
+
+uint64_t hp_os_rss_bytes(void)
+{
+	char buf[128];
+	ssize_t n = read_file("/proc/self/statm", buf, sizeof buf - 1);
+	uint64_t pages = 0;
+	const char *p = buf;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	while (*p && *p != ' ') /* skip the total size, the second field is RSS */
+		p++;
+	while (*p == ' ')
+		p++;
+	while (*p >= '0' && *p <= '9')
+		pages = pages * 10 + (uint64_t)(*p++ - '0');
+	return pages * hp_os_page_size();
+}
+
+void hp_os_exe_path(char *buf, size_t cap)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+pid_t hp_os_getpid(void)
+{
+	return getpid();
+}
+
+pid_t hp_os_getppid(void)
+{
+	return getppid();
+}
+
+size_t hp_os_page_size(void)
+{
+	static size_t page; /* written once; every writer stores the same value */
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
+size_t hp_os_cmdline(char *buf, size_t cap)
+{
+	ssize_t n = read_file("/proc/self/cmdline", buf, cap);
+	return n > 0 ? (size_t)n : 0;
+}
+
+int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	int err = pthread_getattr_np(pthread_self(), &attr);
+
+	if (err)
+		return -err;
+	err = pthread_attr_getstack(&attr, &addr, &size);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	*lo = (uintptr_t)addr;
+	*hi = (uintptr_t)addr + size;
+	return 0;
+}
+
+void hp_os_sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+const char *hp_os_getenv(const char *name)
+{
+	return getenv(name);
+}

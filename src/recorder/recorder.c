@@ -1,0 +1,264 @@
+/*
+ * recorder.c - the recorder's life: start, the slow paths of allocation and
+ * free, fork and exit.
+ *
+ * Threads: any thread may be in a slow path at any time; the tables they
+ * touch have their own locks (stacks.h, aggregate.h, live.h). hp_state and
+ * the configuration are written only at start, in the fork handlers (when
+ * one thread exists) and at exit.
+ */
+#include "recorder.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/hash.h"
+#include "../format/format.h"
+#include "aggregate.h"
+#include "config.h"
+#include "log.h"
+#include "modules.h"
+#include "os.h"
+#include "sampler.h"
+#include "stacks.h"
+#include "trigger.h"
+#include "unwind.h"
+#include "writer.h"
+
+__thread struct hp_thread hp_self __attribute__((tls_model("initial-exec"))) = {
+	.countdown_bytes = -1,
+};
+
+int hp_state;
+int hp_sampled;
+
+/* Written once in hp_recorder_start (and in a fork child before it
+ * resumes); read-only otherwise. */
+static struct hp_config config;
+static uint64_t start_ns;
+
+/* Threads that have started, to give each its own random stream. */
+static uint64_t threads_started;
+
+/* Sets up a thread on its first slow path. With HEAPPROF_SEED the streams
+ * depend only on the seed and the order threads start in, so a
+ * single-threaded run samples the same allocations every time. */
+static void thread_start(struct hp_thread *t)
+{
+	uint64_t n = __atomic_fetch_add(&threads_started, 1, __ATOMIC_RELAXED);
+	uint64_t seed = config.seed ? config.seed : hp_os_now_ns() ^ (uintptr_t)t;
+
+	t->rng = hp_hash_u64(seed + n * 0x9e3779b97f4a7c15ULL) | 1;
+	t->ready = 1;
+}
+
+void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
+{
+	uint64_t frames[HP_CONFIG_MAX_DEPTH_LIMIT];
+	struct hp_live_block stale;
+	uint32_t depth, stack, bucket;
+	int r;
+
+	if (t->busy) {
+		/* A signal handler allocating on top of the recorder, or the
+		 * recorder's own helpers: passed through, counted. */
+		if (hp_state == HP_STATE_ACTIVE)
+			hp_agg_lost(HP_LOST_REENTRANT, 1, size);
+		return;
+	}
+	if (hp_state != HP_STATE_ACTIVE) {
+		t->countdown_bytes = -1;
+		return;
+	}
+	t->busy = 1;
+	if (!t->ready) {
+		thread_start(t);
+		if (hp_sampled) {
+			/* The first countdown was a placeholder: start afresh. */
+			t->countdown_bytes = hp_sampler_draw(&t->rng, config.sample_rate_bytes) -
+					     (int64_t)size;
+			if (t->countdown_bytes >= 0)
+				goto out;
+		}
+	}
+	if (hp_sampled)
+		t->countdown_bytes = hp_sampler_draw(&t->rng, config.sample_rate_bytes);
+	else
+		t->countdown_bytes = -1;
+
+	depth = hp_unwind(t, frames, config.max_depth);
+	stack = hp_stacks_intern(frames, depth);
+	if (!stack)
+		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
+	bucket = hp_agg_bucket(stack, 0, 0, hp_sampled ? size : 0);
+	if (!bucket) {
+		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
+		goto out;
+	}
+	r = hp_live_insert((uintptr_t)p, bucket, size, &stale);
+	if (r < 0) {
+		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
+		goto out;
+	}
+	if (r == 1) /* its free went unseen: count it now */
+		hp_agg_free(stale.bucket, stale.size, 0);
+	hp_agg_alloc(bucket, size);
+	hp_trigger_allocated(size);
+	t->last_alloc = (uintptr_t)p;
+out:
+	t->busy = 0;
+}
+
+int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
+{
+	int r;
+
+	if (hp_state != HP_STATE_ACTIVE)
+		return 0;
+	/* Inside the recorder (a signal handler's free): never wait for a lock
+	 * the interrupted code may hold. */
+	r = hp_live_remove((uintptr_t)p, blk, !t->busy);
+	if (r < 0)
+		hp_agg_lost(HP_LOST_REENTRANT, 1, 0);
+	if (r == 0 && !hp_sampled)
+		hp_agg_lost(HP_LOST_UNKNOWN_FREE, 1, 0);
+	return r == 1;
+}
+
+void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk)
+{
+	int temporary = t->last_alloc == (uintptr_t)p;
+
+	if (temporary)
+		t->last_alloc = 0;
+	if (t->busy) {
+		/* A bucket lock could be held by the code we interrupted. The
+		 * block is out of the register, so its bytes stay counted in use:
+		 * say so. */
+		hp_agg_lost(HP_LOST_REENTRANT, 1, blk->size);
+		return;
+	}
+	hp_agg_free(blk->bucket, blk->size, temporary);
+}
+
+void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk)
+{
+	struct hp_live_block stale;
+	(void)t;
+	hp_live_insert((uintptr_t)p, blk->bucket, blk->size, &stale);
+}
+
+/* Without --follow-fork, programs this one execs must not be recorded:
+ * drop the recorder from LD_PRELOAD (children we fork stop by themselves). */
+static void unpreload_self(void)
+{
+	const char *pre = hp_os_getenv("LD_PRELOAD");
+	char keep[HP_CONFIG_PATH_MAX];
+	size_t n = 0;
+
+	if (!pre)
+		return;
+	for (const char *p = pre; *p;) {
+		size_t len = strcspn(p, ": ");
+		int ours = len >= 14 && memcmp(p + len - 14, "libheapprof.so", 14) == 0;
+		if (len && !ours && n + len + 1 < sizeof keep) {
+			if (n)
+				keep[n++] = ':';
+			memcpy(keep + n, p, len);
+			n += len;
+		}
+		p += len;
+		p += strspn(p, ": ");
+	}
+	keep[n] = '\0';
+	if (n)
+		setenv("LD_PRELOAD", keep, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+static void fork_prepare(void)
+{
+	hp_self.forwarding++;
+	hp_writer_lock();
+	hp_modules_lock();
+	hp_stacks_lock();
+	hp_agg_lock_all();
+	hp_live_lock_all();
+}
+
+static void fork_parent(void)
+{
+	hp_live_unlock_all();
+	hp_agg_unlock_all();
+	hp_stacks_unlock();
+	hp_modules_unlock();
+	hp_writer_unlock();
+	hp_self.forwarding--;
+}
+
+static void fork_child(void)
+{
+	fork_parent();
+	if (hp_state != HP_STATE_ACTIVE)
+		return;
+	if (!config.follow_fork) {
+		/* The child stops cleanly: it frees what it inherited straight
+		 * to the real allocator and writes nothing. */
+		hp_state = HP_STATE_OFF;
+		return;
+	}
+	/* Keep recording into a file of its own; the inherited heap stays
+	 * counted, since the child owns those blocks too. */
+	hp_self.forwarding++;
+	if (hp_writer_open(&config, start_ns, 1) < 0)
+		hp_state = HP_STATE_OFF;
+	else
+		hp_trigger_start_thread(&config);
+	hp_self.forwarding--;
+}
+
+static void stop_at_exit(void) __attribute__((destructor));
+static void stop_at_exit(void)
+{
+	if (hp_state != HP_STATE_ACTIVE)
+		return;
+	hp_self.forwarding++;
+	hp_trigger_stop_thread();
+	hp_writer_snapshot(HP_SNAP_EXIT, 0, 0);
+	hp_state = HP_STATE_OFF;
+	hp_writer_close();
+	hp_self.forwarding--;
+}
+
+void hp_recorder_start(void)
+{
+	int err;
+
+	start_ns = hp_os_now_ns();
+	hp_config_load(&config);
+	hp_sampled = config.sample_rate_bytes > 1;
+	err = hp_stacks_init();
+	if (!err)
+		err = hp_agg_init();
+	if (!err)
+		err = hp_live_init(hp_sampled);
+	if (!err)
+		err = hp_modules_init(start_ns);
+	if (err) {
+		hp_log("cannot map memory for the recorder's tables; not recording");
+		return;
+	}
+	if (hp_unwind_init(config.unwind) < 0)
+		hp_log("cannot find the recorder's own code; stacks will include its frames");
+	hp_modules_refresh();
+	if (!config.follow_fork)
+		unpreload_self();
+	if (hp_writer_open(&config, start_ns, 0) < 0)
+		return; /* the writer said why */
+	hp_trigger_init(&config);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
+	hp_trigger_start_thread(&config);
+}

@@ -1,0 +1,52 @@
+/*
+ * recorder.h - where the interposer meets the recorder.
+ *
+ * The interposer (interpose.c, interpose_cxx.c) forwards every call to the
+ * real allocator and does only the fast-path arithmetic itself; everything
+ * else happens behind these functions. All of them run on the thread that
+ * allocates, never allocate through the target's malloc, and never take a
+ * lock while t->busy is already set (they count the event as lost
+ * instead), so a signal handler that allocates on top of the recorder cannot
+ * deadlock it.
+ */
+#ifndef HP_RECORDER_RECORDER_H
+#define HP_RECORDER_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "live.h"
+#include "thread.h"
+
+enum hp_state {
+	HP_STATE_OFF = 0,    /* not started, stopped in a fork child, or after exit */
+	HP_STATE_ACTIVE = 1, /* recording */
+};
+
+/* Written at init, at fork and at exit; read by every slow path. */
+extern int hp_state;
+/* Sampled mode (rate > 1): set at init, read-only afterwards. */
+extern int hp_sampled;
+
+/* Starts the recorder: configuration, tables, capture file, threads,
+ * signals. Called once by the interposer after the real functions are
+ * known, with t->busy set. */
+void hp_recorder_start(void);
+
+/* The slow path of an allocation of size bytes at p (p != NULL), whose
+ * countdown went negative. Decides about sampling, unwinds, records. */
+void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
+	__attribute__((noinline, cold));
+
+/* Removes p from the live register before the real free; returns 1 with
+ * *blk filled when p was a recorded block. */
+int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
+	__attribute__((noinline));
+
+/* Counts the free of a block taken with hp_record_take. */
+void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk);
+
+/* Puts back a block taken with hp_record_take (a realloc that failed). */
+void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * spin.h - the recorder's only lock: a test-and-test-and-set spinlock.
+ *
+ * Recorder locks are held for a few hundred instructions at most, never
+ * across a call into the target's allocator or a system call other than
+ * mmap, and never by a signal handler except through hp_spin_trylock_for
+ * (which gives up instead of deadlocking). They are not pthread mutexes
+ * because those may not be used from a signal handler.
+ */
+#ifndef HP_RECORDER_SPIN_H
+#define HP_RECORDER_SPIN_H
+
+#include <sched.h>
+#include <stdint.h>
+
+struct hp_spin {
+	uint32_t locked; /* accessed only through __atomic builtins */
+};
+
+static inline void hp_spin_lock(struct hp_spin *l)
+{
+	unsigned spins = 0;
+	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
+			if (++spins > 256) {
+				sched_yield();
+				spins = 0;
+			} else {
+				__builtin_ia32_pause();
+			}
+		}
+	}
+}
+
+static inline int hp_spin_trylock(struct hp_spin *l)
+{
+	return !__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE);
+}
+
+/* Tries for about tries x 1 microsecond; returns 1 when locked. For signal
+ * handlers and fork: the holder may be the interrupted code itself. */
+static inline int hp_spin_trylock_for(struct hp_spin *l, unsigned tries)
+{
+	for (unsigned i = 0; i < tries; i++) {
+		if (hp_spin_trylock(l))
+			return 1;
+		for (int k = 0; k < 100; k++)
+			__builtin_ia32_pause();
+	}
+	return 0;
+}
+
+static inline void hp_spin_unlock(struct hp_spin *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
+#endif

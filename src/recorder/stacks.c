@@ -1,0 +1,49 @@
+/*
+ * stacks.c - the stack table (see stacks.h).
+ */
+#include "stacks.h"
+
+#include "intern.h"
+
+/* Limits: about a million distinct stacks, 64 Mi frames in all (512 MiB of
+ * address space, touched only as used). */
+#define MAX_STACKS (1u << 20)
+#define MAX_FRAMES (1ull << 26)
+
+/* Mapped once at init; see intern.h for its locking. */
+static struct hp_intern table;
+
+int hp_stacks_init(void)
+{
+	return hp_intern_init(&table, MAX_STACKS, MAX_FRAMES);
+}
+
+uint32_t hp_stacks_intern(const uint64_t *frames, uint32_t depth)
+{
+	return depth ? hp_intern_put(&table, frames, depth) : 0;
+}
+
+uint32_t hp_stacks_count(void)
+{
+	return hp_intern_count(&table);
+}
+
+const uint64_t *hp_stacks_get(uint32_t id, uint32_t *depth)
+{
+	return hp_intern_key(&table, id, depth);
+}
+
+uint64_t hp_stacks_bytes(void)
+{
+	return hp_intern_bytes(&table);
+}
+
+void hp_stacks_lock(void)
+{
+	hp_spin_lock(&table.lock);
+}
+
+void hp_stacks_unlock(void)
+{
+	hp_spin_unlock(&table.lock);
+}

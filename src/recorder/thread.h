@@ -1,0 +1,41 @@
+/*
+ * thread.h - the recorder's per-thread state, inlined into the fast path.
+ *
+ * Every field is thread-local and written only by its own thread (and by
+ * signal handlers running on it, which is why the fast path re-reads
+ * instead of caching). The static initial state is valid: a thread's first
+ * allocation finds countdown_bytes = -1, takes the slow path, and the slow
+ * path sets the rest up. Initial-exec TLS: no __tls_get_addr, no
+ * allocation on first touch.
+ */
+#ifndef HP_RECORDER_THREAD_H
+#define HP_RECORDER_THREAD_H
+
+#include <stdint.h>
+
+struct hp_thread {
+	/* Bytes to allocate before the next sampled one; a negative result of
+	 * the subtraction sends the allocation to the slow path. Always
+	 * negative in full mode. */
+	int64_t countdown_bytes;
+	/* Non-zero while this thread runs recorder code: nested allocations
+	 * (from libunwind, dl_iterate_phdr, a signal handler) are passed
+	 * through unrecorded. */
+	uint32_t busy;
+	uint32_t ready; /* the slow path has set up the fields below */
+	/* Non-zero while an interposed C++ operator forwards to the real one
+	 * (whose own malloc and free must not be recorded twice), and while the
+	 * recorder itself calls libc functions that allocate (pthread_create,
+	 * setenv, dlsym): such calls pass through unrecorded and uncounted. */
+	uint32_t forwarding;
+	uint32_t pad;
+	/* The last block this thread allocated: freeing it before any other
+	 * allocation makes it a temporary. */
+	uintptr_t last_alloc;
+	uint64_t rng;                   /* xorshift64* state for sampling */
+	uintptr_t stack_lo, stack_hi;   /* for the frame-pointer walk */
+};
+
+extern __thread struct hp_thread hp_self __attribute__((tls_model("initial-exec")));
+
+#endif

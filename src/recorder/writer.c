@@ -1,0 +1,402 @@
+/*
+ * writer.c - the capture file (see writer.h).
+ */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced: mmap-backed workspace */
+#include "writer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "../common/fmt.h"
+#include "../format/encode.h"
+#include "../format/format.h"
+#include "aggregate.h"
+#include "log.h"
+#include "modules.h"
+#include "os.h"
+#include "spin.h"
+#include "stacks.h"
+
+#define SAMPLES_PER_RECORD 100 /* about a second at the default 10 ms */
+#define VERSION "0.1.0"
+
+struct sample {
+	uint64_t time_ns, heap_bytes, rss_bytes;
+};
+
+/* Everything below is guarded by lock, except fd and path which are set at
+ * open and read by anyone afterwards. */
+static struct hp_spin lock;
+static int fd = -1;
+static char path[HP_CONFIG_PATH_MAX + 32];
+static uint64_t start_ns;
+static uint32_t snapshot_seq;
+static uint32_t stacks_written = 1; /* ids below this are in the file */
+static uint32_t module_events_written;
+static struct sample samples[SAMPLES_PER_RECORD];
+static unsigned nsamples;
+static uint64_t last_sample_ns; /* for time deltas across records */
+static struct hp_buf payload, out;
+static ZSTD_CCtx *cctx;
+
+/* Grows an hp_buf with mmap: map the new size, copy, unmap the old. */
+static int grow_mapped(struct hp_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 1 << 16;
+	uint8_t *p;
+
+	while (cap < need)
+		cap *= 2;
+	p = hp_os_map(cap);
+	if (!p)
+		return -ENOMEM;
+	if (b->len)
+		memcpy(p, b->data, b->len);
+	hp_os_unmap(b->data, b->cap);
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+/* zstd's workspace, from mmap; the size is kept in front of the block. */
+static void *zstd_alloc(void *opaque, size_t n)
+{
+	uint64_t *p = hp_os_map(n + 16);
+	(void)opaque;
+	if (!p)
+		return NULL;
+	p[0] = n + 16;
+	return p + 2;
+}
+
+static void zstd_free(void *opaque, void *q)
+{
+	(void)opaque;
+	if (q) {
+		uint64_t *p = (uint64_t *)q - 2;
+		hp_os_unmap(p, p[0]);
+	}
+}
+
+/* The default name: heapprof.<program>.<pid>.hpf in the working directory. */
+static void default_name(char *buf, size_t cap, int suffix)
+{
+	char exe[HP_CONFIG_PATH_MAX];
+	const char *base;
+
+	hp_os_exe_path(exe, sizeof exe);
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : (*exe ? exe : "program");
+	if (suffix)
+		hp_fmt(buf, cap, "heapprof.%s.%d.%d.hpf", base, hp_os_getpid(), suffix);
+	else
+		hp_fmt(buf, cap, "heapprof.%s.%d.hpf", base, hp_os_getpid());
+}
+
+/* A child's name from the user's: "out.hpf" becomes "out.<pid>.hpf". */
+static void child_name(char *buf, size_t cap, const char *named, int suffix)
+{
+	size_t len = strlen(named);
+	char tail[32];
+
+	if (suffix)
+		hp_fmt(tail, sizeof tail, ".%d.%d", hp_os_getpid(), suffix);
+	else
+		hp_fmt(tail, sizeof tail, ".%d", hp_os_getpid());
+	if (len > 4 && strcmp(named + len - 4, ".hpf") == 0)
+		hp_fmt(buf, cap, "%s", named);
+	else
+		hp_fmt(buf, cap, "%s.hpf", named);
+	len = strlen(buf) - 4;
+	hp_fmt(buf + len, cap - len, "%s.hpf", tail);
+}
+
+static int create_file(const struct hp_config *c, int forked_child)
+{
+	/* The first process to start with HEAPPROF_OUTPUT claims that name; it
+	 * marks the environment so that processes it forks or execs (even one
+	 * keeping its pid) take a name of their own. */
+	int root = c->output[0] && !forked_child && !hp_os_getenv("HEAPPROF_OUTPUT_CLAIMED");
+	int f = -EEXIST;
+
+	if (root) {
+		hp_fmt(path, sizeof path, "%s", c->output);
+		f = hp_os_create(path, 0);
+		setenv("HEAPPROF_OUTPUT_CLAIMED", "1", 1);
+		return f;
+	}
+	for (int suffix = 0; f == -EEXIST && suffix < 100; suffix++) {
+		if (c->output[0])
+			child_name(path, sizeof path, c->output, suffix);
+		else
+			default_name(path, sizeof path, suffix);
+		f = hp_os_create(path, 1);
+	}
+	return f;
+}
+
+static int emit(unsigned type)
+{
+	int err;
+
+	out.len = 0;
+	if (payload.err)
+		return payload.err;
+	err = hp_format_put_record(&out, type, payload.data, payload.len, cctx);
+	if (!err)
+		err = hp_os_write_all(fd, out.data, out.len);
+	payload.len = 0;
+	return err;
+}
+
+static void put_meta(const struct hp_config *c, int forked_child)
+{
+	char exe[HP_CONFIG_PATH_MAX];
+	char args[8192];
+	size_t n = hp_os_cmdline(args, sizeof args), argc = 0;
+
+	hp_os_exe_path(exe, sizeof exe);
+	hp_buf_put_u(&payload, (uint64_t)hp_os_getpid());
+	hp_buf_put_u(&payload, (uint64_t)hp_os_getppid());
+	hp_buf_put_u(&payload, hp_os_realtime_ns() - (hp_os_now_ns() - start_ns));
+	hp_buf_put_u(&payload, start_ns);
+	hp_buf_put_u(&payload, hp_os_page_size());
+	hp_buf_put_str(&payload, exe);
+	for (size_t i = 0; i < n; i++)
+		argc += args[i] == '\0';
+	hp_buf_put_u(&payload, argc);
+	for (size_t i = 0, a = 0; a < argc; a++) {
+		hp_buf_put_str(&payload, args + i);
+		i += strlen(args + i) + 1;
+	}
+	hp_buf_put_str(&payload, VERSION);
+	hp_buf_put_u(&payload, c->sample_rate_bytes);
+	hp_buf_put_u(&payload, c->unwind);
+	hp_buf_put_u(&payload, c->max_depth);
+	hp_buf_put_u(&payload, (c->follow_fork ? HP_META_FOLLOW_FORK : 0) |
+				       (forked_child ? HP_META_FORKED_CHILD : 0));
+	hp_buf_put_u(&payload, (uint64_t)c->dump_signal);
+	hp_buf_put_u(&payload, c->interval_ms);
+	hp_buf_put_u(&payload, c->dump_every_bytes);
+	hp_buf_put_u(&payload, c->high_water_bytes);
+}
+
+int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
+{
+	static const ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
+	struct hp_buf file_header = {0};
+	int err;
+
+	hp_spin_lock(&lock);
+	start_ns = start;
+	snapshot_seq = 0;
+	stacks_written = 1;
+	module_events_written = 0;
+	nsamples = 0;
+	last_sample_ns = 0;
+	payload.grow = out.grow = file_header.grow = grow_mapped;
+	if (!cctx)
+		cctx = ZSTD_createCCtx_advanced(mem);
+	fd = create_file(c, forked_child);
+	if (fd < 0) {
+		err = fd;
+		hp_log("cannot create %s: %s", path, hp_errname(-err));
+		goto out;
+	}
+	hp_format_put_file_header(&file_header);
+	err = file_header.err ? file_header.err
+			      : hp_os_write_all(fd, file_header.data, file_header.len);
+	hp_os_unmap(file_header.data, file_header.cap);
+	if (!err) {
+		put_meta(c, forked_child);
+		err = emit(HP_REC_META);
+	}
+	if (err) {
+		hp_log("cannot write %s: %s", path, hp_errname(-err));
+		hp_os_close(fd);
+		fd = -1;
+	}
+out:
+	hp_spin_unlock(&lock);
+	return err;
+}
+
+static void put_timeseries(void)
+{
+	uint64_t prev = last_sample_ns;
+
+	hp_buf_put_u(&payload, nsamples);
+	for (unsigned i = 0; i < nsamples; i++) {
+		hp_buf_put_s(&payload, (int64_t)(samples[i].time_ns - prev));
+		hp_buf_put_u(&payload, samples[i].heap_bytes);
+		hp_buf_put_u(&payload, samples[i].rss_bytes);
+		prev = samples[i].time_ns;
+	}
+	last_sample_ns = prev;
+	nsamples = 0;
+}
+
+static void put_stacks(uint32_t from, uint32_t to)
+{
+	hp_buf_put_u(&payload, from);
+	hp_buf_put_u(&payload, to - from);
+	for (uint32_t id = from; id < to; id++) {
+		uint32_t depth;
+		const uint64_t *f = hp_stacks_get(id, &depth);
+		hp_buf_put_u(&payload, depth);
+		hp_buf_put_u(&payload, f[0]);
+		for (uint32_t i = 1; i < depth; i++)
+			hp_buf_put_s(&payload, (int64_t)(f[i] - f[i - 1]));
+	}
+}
+
+static void put_snapshot(unsigned reason, int signo, uint32_t nstacks)
+{
+	struct hp_totals t;
+	struct hp_bucket_view v;
+	uint32_t nbuckets = hp_agg_count();
+	uint64_t sum[8] = {0};
+	unsigned lost_kinds = 0;
+
+	/* Totals are the sums over buckets, so they agree with them exactly. */
+	for (uint32_t id = 1; id < nbuckets; id++) {
+		hp_agg_read(id, &v);
+		sum[0] += v.alloc_count;
+		sum[1] += v.alloc_bytes;
+		sum[2] += v.free_count;
+		sum[3] += v.free_bytes;
+		sum[4] += v.peak_count;
+	}
+	hp_agg_totals(&t);
+	hp_buf_put_u(&payload, ++snapshot_seq);
+	hp_buf_put_u(&payload, hp_os_now_ns() - start_ns);
+	hp_buf_put_u(&payload, reason);
+	hp_buf_put_u(&payload, (uint64_t)signo);
+	for (int i = 0; i < 4; i++)
+		hp_buf_put_u(&payload, sum[i]);
+	hp_buf_put_u(&payload, t.peak_bytes);
+	hp_buf_put_u(&payload, sum[4]);
+	hp_buf_put_u(&payload, t.peak_time_ns > start_ns ? t.peak_time_ns - start_ns : 0);
+	hp_buf_put_u(&payload, nstacks);
+	for (int i = 1; i < HP_LOST_KINDS; i++)
+		lost_kinds += t.lost_count[i] != 0;
+	hp_buf_put_u(&payload, lost_kinds);
+	for (int i = 1; i < HP_LOST_KINDS; i++) {
+		if (!t.lost_count[i])
+			continue;
+		hp_buf_put_u(&payload, (uint64_t)i);
+		hp_buf_put_u(&payload, t.lost_count[i]);
+		hp_buf_put_u(&payload, t.lost_bytes[i]);
+	}
+	hp_buf_put_u(&payload, nbuckets - 1);
+	for (uint32_t id = 1; id < nbuckets; id++) {
+		hp_agg_read(id, &v);
+		/* A bucket whose stack is not yet counted cannot be, since
+		 * stacks are interned before their buckets; clamp anyway so a
+		 * reader never sees a dangling id. */
+		hp_buf_put_u(&payload, v.stack_id < nstacks ? v.stack_id : 0);
+		hp_buf_put_u(&payload, v.type_tag);
+		hp_buf_put_u(&payload, v.context_tag);
+		hp_buf_put_u(&payload, v.size);
+		hp_buf_put_u(&payload, v.alloc_count);
+		hp_buf_put_u(&payload, v.alloc_bytes);
+		hp_buf_put_u(&payload, v.free_count);
+		hp_buf_put_u(&payload, v.free_bytes);
+		hp_buf_put_u(&payload, v.peak_count);
+		hp_buf_put_u(&payload, v.peak_bytes);
+		hp_buf_put_u(&payload, v.temp_count);
+		hp_buf_put_u(&payload, v.temp_bytes);
+	}
+}
+
+int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
+{
+	uint32_t nevents, nstacks;
+	int err = 0;
+
+	if (flags & HP_WRITE_FATAL) {
+		if (!hp_spin_trylock_for(&lock, 200000)) /* about 0.2 s */
+			return -EDEADLK;
+	} else {
+		hp_modules_refresh();
+		hp_spin_lock(&lock);
+	}
+	if (fd < 0) {
+		err = -EBADF;
+		goto out;
+	}
+	/* Read the buckets' bound first: every bucket's stack was interned
+	 * before the bucket, so the stacks we write cover them all. */
+	nstacks = hp_stacks_count();
+	nevents = hp_modules_events();
+	if (nsamples < SAMPLES_PER_RECORD) { /* the heap at this moment, too */
+		struct hp_totals t;
+		hp_agg_totals(&t);
+		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, t.in_use_bytes,
+						      hp_os_rss_bytes()};
+	}
+	if (nevents > module_events_written) {
+		hp_modules_encode(&payload, module_events_written, nevents);
+		err = emit(HP_REC_MODULES);
+		module_events_written = nevents;
+	}
+	if (!err && nstacks > stacks_written) {
+		put_stacks(stacks_written, nstacks);
+		err = emit(HP_REC_STACKS);
+		stacks_written = nstacks;
+	}
+	if (!err && nsamples) {
+		put_timeseries();
+		err = emit(HP_REC_TIMESERIES);
+	}
+	if (!err) {
+		put_snapshot(reason, signo, nstacks);
+		err = emit(HP_REC_SNAPSHOT);
+	}
+out:
+	payload.len = 0;
+	payload.err = out.err = 0;
+	hp_spin_unlock(&lock);
+	if (err && err != -EBADF)
+		hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+	return err;
+}
+
+void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
+{
+	hp_spin_lock(&lock);
+	if (fd >= 0) {
+		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, heap_bytes, rss_bytes};
+		if (nsamples == SAMPLES_PER_RECORD) {
+			put_timeseries();
+			if (emit(HP_REC_TIMESERIES))
+				hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+		}
+	}
+	hp_spin_unlock(&lock);
+}
+
+void hp_writer_close(void)
+{
+	hp_spin_lock(&lock);
+	hp_os_close(fd);
+	fd = -1;
+	hp_spin_unlock(&lock);
+}
+
+const char *hp_writer_path(void)
+{
+	return path;
+}
+
+void hp_writer_lock(void)
+{
+	hp_spin_lock(&lock);
+}
+
+void hp_writer_unlock(void)
+{
+	hp_spin_unlock(&lock);
+}

@@ -1,0 +1,49 @@
+/*
+ * writer.h - the capture file: created at init, appended to at every
+ * snapshot, closed at exit.
+ *
+ * A snapshot appends, in order: the module events, stacks and time-series
+ * samples not yet in the file, then an HP_REC_SNAPSHOT with every bucket.
+ * Each record is written with write(2) as soon as it is built, so a process
+ * killed with SIGKILL leaves a file that is whole up to its last record.
+ *
+ * Memory comes from mmap (buffers and zstd's workspace); nothing here calls
+ * the target's malloc or stdio. Locking: one spinlock serialises writers.
+ * hp_writer_snapshot with HP_WRITE_FATAL gives up on the lock after a
+ * bounded wait (the holder may be the code the fatal signal interrupted)
+ * and does not refresh the module map; it is then async-signal-safe.
+ */
+#ifndef HP_RECORDER_WRITER_H
+#define HP_RECORDER_WRITER_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+enum {
+	HP_WRITE_FATAL = 1, /* in a fatal signal handler */
+};
+
+/* Creates the capture file for this process and writes its header and
+ * META record. forked_child: this process is a fork of a recorded one.
+ * Returns 0 or -errno (and logs why). */
+int hp_writer_open(const struct hp_config *c, uint64_t start_ns, int forked_child);
+
+/* Appends a snapshot. Returns 0 or -errno (counted as lost writes). */
+int hp_writer_snapshot(unsigned reason, int signo, unsigned flags);
+
+/* Queues one time-series sample (bytes in use and RSS), flushing a record
+ * about once a second. Called by the sampling thread only. */
+void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes);
+
+/* Closes the file. Later snapshots are dropped. */
+void hp_writer_close(void);
+
+/* The path of the capture, "" before open. */
+const char *hp_writer_path(void);
+
+/* For fork: take and release the writer's lock. */
+void hp_writer_lock(void);
+void hp_writer_unlock(void);
+
+#endif
