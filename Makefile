@@ -73,7 +73,7 @@ $(CORE): $(CORE_OBJ)
 $(BIN): $(CLI_OBJ) $(CORE)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -lzstd -lz -lm
 
-check test: all
+check test: tests
 	@bash tests/run.sh $(BUILD)
 
 bench: all
@@ -98,3 +98,32 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# --- tests ---------------------------------------------------------------
+# Test programs keep every frame: noinline in the source, no sibling calls,
+# frame pointers for --unwind=fp.
+TEST_PROG_CFLAGS := -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread
+TEST_PROGS := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.c)) \
+	$(patsubst tests/programs/%.cpp,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.cpp))
+TEST_LIBS := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%.so,$(wildcard tests/programs/lib*.c))
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c tests/integration/*.c tests/fault/*.c))
+HARNESS_OBJ := $(call obj,host,$(wildcard tests/harness/*.c))
+
+$(BUILD)/tests/programs/lib%.so: tests/programs/lib%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -shared -fPIC -o $@ $<
+
+$(BUILD)/tests/programs/%: tests/programs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -ldl -lm
+
+$(BUILD)/tests/programs/%: tests/programs/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_PROG_CFLAGS) -std=c++17 -fsized-deallocation -o $@ $< -ldl
+
+$(BUILD)/tests/%: tests/%.c $(HARNESS_OBJ) $(CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(HARNESS_OBJ) $(CORE) -lelf -ldw -lzstd -lz -lm
+
+tests: all $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS)
+.PHONY: tests

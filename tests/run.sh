@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test binary under BUILD/tests and adds up their results.
+#   HP_TEST_NAME=glob    run only the tests whose name matches
+#   HP_TEST_PREFIX=cmd   run each test binary under cmd (e.g. "gdb --args")
+set -u
+build=${1:-build}
+export HP_BUILD=$build
+passed=0 failed=0
+for t in "$build"/tests/unit/* "$build"/tests/integration/* "$build"/tests/fault/*; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	case "$t" in *.d|*.o) continue ;; esac
+	echo "== ${t#"$build"/tests/}"
+	out=$(${HP_TEST_PREFIX:-} "$t" 2>&1)
+	status=$?
+	printf '%s\n' "$out"
+	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "FAIL ${t##*/}: exited $status without a summary"
+		failed=$((failed + 1))
+		continue
+	fi
+	p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
+	passed=$((passed + p)); failed=$((failed + f))
+	if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL ${t##*/}: exited $status"
+		failed=$((failed + 1))
+	fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
