@@ -58,6 +58,7 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(RECORDER_CFLAGS) -c $< -o $@
 
+
 $(BUILD)/host/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@

@@ -22,12 +22,23 @@ static inline uint64_t hp_hash_u64(uint64_t x)
 	return x;
 }
 
+/* One multiply per word on two independent lanes (a call stack is hashed
+ * on every recorded allocation: the full finalizer per word cost more than
+ * the table lookup), then the finalizer once. */
 static inline uint64_t hp_hash_words(const uint64_t *w, size_t n, uint64_t seed)
 {
-	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL);
-	for (size_t i = 0; i < n; i++)
-		h = hp_hash_u64(h ^ w[i]) + 0x9e3779b97f4a7c15ULL;
-	return hp_hash_u64(h);
+	uint64_t a = seed ^ (n * 0x9e3779b97f4a7c15ULL), b = ~seed;
+	size_t i = 0;
+
+	for (; i + 1 < n; i += 2) {
+		a = (a ^ w[i]) * 0x9e3779b97f4a7c15ULL;
+		b = (b ^ w[i + 1]) * 0xc2b2ae3d27d4eb4fULL;
+		a ^= a >> 29;
+		b ^= b >> 31;
+	}
+	if (i < n)
+		a = (a ^ w[i]) * 0x9e3779b97f4a7c15ULL;
+	return hp_hash_u64(a ^ (b * 0x165667b19e3779f9ULL));
 }
 
 #endif

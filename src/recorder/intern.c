@@ -9,26 +9,31 @@
 #include "../common/hash.h"
 #include "os.h"
 
+#define INITIAL_SLOTS 4096u
+
+static struct hp_intern_index *new_index(uint32_t slots)
+{
+	struct hp_intern_index *x = hp_os_map(sizeof *x + (size_t)slots * sizeof *x->slots);
+	if (x) {
+		x->slots = (uint64_t *)(x + 1);
+		x->mask = slots - 1;
+	}
+	return x;
+}
+
 int hp_intern_init(struct hp_intern *t, uint32_t max_ids, uint64_t max_words)
 {
-	uint32_t slots = 1;
-
-	/* Twice as many slots as ids keeps the load under a half, so probes stay
-	 * short even when the table is nearly full. */
-	while (slots < 2 * max_ids)
-		slots <<= 1;
 	memset(t, 0, sizeof *t);
-	t->slots = hp_os_map((size_t)slots * sizeof *t->slots);
+	t->index = new_index(INITIAL_SLOTS);
 	t->entries = hp_os_map((size_t)max_ids * sizeof *t->entries);
 	t->words = hp_os_map(max_words * sizeof *t->words);
-	if (!t->slots || !t->entries || !t->words) {
-		hp_os_unmap(t->slots, (size_t)slots * sizeof *t->slots);
+	if (!t->index || !t->entries || !t->words) {
+		hp_os_unmap(t->index, sizeof *t->index + INITIAL_SLOTS * sizeof(uint64_t));
 		hp_os_unmap(t->entries, (size_t)max_ids * sizeof *t->entries);
 		hp_os_unmap(t->words, max_words * sizeof *t->words);
 		memset(t, 0, sizeof *t);
 		return -ENOMEM;
 	}
-	t->slot_mask = slots - 1;
 	t->max_ids = max_ids;
 	t->max_words = max_words;
 	t->count = 1;
@@ -41,14 +46,14 @@ static int same_key(const struct hp_intern *t, uint32_t id, const uint64_t *key,
 	return e->len == len && memcmp(t->words + e->offset, key, len * sizeof *key) == 0;
 }
 
-/* Probes for key; returns its id, or 0 with *empty the first empty slot. */
-static uint32_t probe(const struct hp_intern *t, uint64_t hash, const uint64_t *key, uint32_t len,
-		      uint32_t *empty)
+/* Probes x for key; returns its id, or 0 with *empty the first empty slot. */
+static uint32_t probe(const struct hp_intern *t, const struct hp_intern_index *x, uint64_t hash,
+		      const uint64_t *key, uint32_t len, uint32_t *empty)
 {
 	uint32_t tag = (uint32_t)(hash >> 32);
 
-	for (uint32_t i = (uint32_t)hash & t->slot_mask;; i = (i + 1) & t->slot_mask) {
-		uint64_t s = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
+	for (uint32_t i = (uint32_t)hash & x->mask;; i = (i + 1) & x->mask) {
+		uint64_t s = __atomic_load_n(&x->slots[i], __ATOMIC_ACQUIRE);
 		if (!s) {
 			*empty = i;
 			return 0;
@@ -58,26 +63,60 @@ static uint32_t probe(const struct hp_intern *t, uint64_t hash, const uint64_t *
 	}
 }
 
+/* Replaces the index by one four times larger. Under the lock. Returns 0
+ * or -ENOMEM (the old index stays, and is still usable). */
+static int grow(struct hp_intern *t)
+{
+	const struct hp_intern_index *old = t->index;
+	struct hp_intern_index *x = new_index((old->mask + 1) * 4);
+
+	if (!x)
+		return -ENOMEM;
+	for (uint32_t i = 0; i <= old->mask; i++) {
+		uint64_t s = old->slots[i];
+		if (!s)
+			continue;
+		uint32_t j = (uint32_t)(t->entries[(uint32_t)s].hash_lo) & x->mask;
+		while (x->slots[j])
+			j = (j + 1) & x->mask;
+		x->slots[j] = s;
+	}
+	__atomic_store_n(&t->index, x, __ATOMIC_RELEASE);
+	return 0;
+}
+
 uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 {
 	uint64_t hash = hp_hash_words(key, len, 0x68656170);
+	struct hp_intern_index *x;
 	uint32_t empty, id;
 
-	if (!t->slots)
+	if (!t->index)
 		return 0;
-	id = probe(t, hash, key, len, &empty);
+	x = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
+	id = probe(t, x, hash, key, len, &empty);
 	if (id)
 		return id;
 
 	hp_spin_lock(&t->lock);
-	id = probe(t, hash, key, len, &empty); /* another thread may have added it */
+	x = t->index;
+	id = probe(t, x, hash, key, len, &empty); /* another thread may have added it */
 	if (!id && t->count < t->max_ids && t->used_words + len <= t->max_words) {
-		id = t->count;
-		memcpy(t->words + t->used_words, key, len * sizeof *key);
-		t->entries[id] = (struct hp_intern_entry){t->used_words, len, (uint32_t)(hash >> 32)};
-		t->used_words += len;
-		__atomic_store_n(&t->count, id + 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&t->slots[empty], (hash >> 32) << 32 | id, __ATOMIC_RELEASE);
+		/* Keep the index under half full: probes stay short. */
+		if ((uint64_t)t->count * 2 >= x->mask && grow(t) == 0) {
+			x = t->index;
+			probe(t, x, hash, key, len, &empty);
+		}
+		if ((uint64_t)t->count < x->mask) {
+			id = t->count;
+			memcpy(t->words + t->used_words, key, len * sizeof *key);
+			t->entries[id] = (struct hp_intern_entry){t->used_words, len,
+								  (uint32_t)hash};
+			t->used_words += len;
+			__atomic_store_n(&t->count, id + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&x->slots[empty], (hash >> 32) << 32 | id,
+					 __ATOMIC_RELEASE);
+		}
 	}
 	hp_spin_unlock(&t->lock);
 	return id;
@@ -85,7 +124,7 @@ uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 
 uint32_t hp_intern_count(const struct hp_intern *t)
 {
-	return t->slots ? __atomic_load_n(&t->count, __ATOMIC_ACQUIRE) : 1;
+	return t->index ? __atomic_load_n(&t->count, __ATOMIC_ACQUIRE) : 1;
 }
 
 const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *len)
@@ -97,7 +136,9 @@ const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *
 
 uint64_t hp_intern_bytes(const struct hp_intern *t)
 {
+	const struct hp_intern_index *x = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
 	uint32_t n = hp_intern_count(t);
-	return (uint64_t)n * (2 * sizeof *t->slots + sizeof *t->entries) +
-	       t->used_words * sizeof *t->words;
+	return x ? ((uint64_t)x->mask + 1) * sizeof(uint64_t) * 4 / 3 +
+			   (uint64_t)n * sizeof *t->entries + t->used_words * sizeof *t->words
+		 : 0;
 }

@@ -7,17 +7,24 @@
  * 0 means "none" (table full, or out of memory), and callers count that as
  * lost.
  *
- * Model: a fixed open-addressed index of 64-bit slots, each holding the
- * upper 32 bits of the key's hash and its id (0 = empty), an entry array
- * (offset and length of each id's key) and a word arena holding the keys.
- * All three are mapped once, lazily backed, at their maximum size, so
- * nothing ever moves and lookups need no lock: a slot is published with a
- * release store after its entry and key words are written.
+ * Model: an open-addressed index of 64-bit slots, each holding the upper 32
+ * bits of the key's hash and its id (0 = empty), an entry array (offset and
+ * length of each id's key) and a word arena holding the keys. The entry
+ * array and the arena are mapped once at their maximum size and filled in
+ * order, so only the pages in use are ever touched. The index starts small
+ * and grows fourfold when half full: slots are hashed, so a large index
+ * mapped up front would be touched all over (a page per new key) and cost
+ * both page faults and resident memory.
+ *
+ * Growth keeps lookups lock-free: the new index is filled, then published
+ * with a release store; the old one is left mapped (a reader may still be
+ * probing it), which wastes at most a third of the index memory. A reader
+ * that misses a key, in an old index or not, takes the lock and looks
+ * again before inserting, so no key is ever added twice.
  *
  * Locking: lookups are lock-free; inserts take the table's spinlock. Nothing
- * here allocates from the target's malloc; inserts call mmap only through
- * the lazily backed pages. Lookups are async-signal-safe; inserts are not
- * (the lock).
+ * here allocates from the target's malloc (only mmap). Lookups are
+ * async-signal-safe; inserts are not (the lock).
  */
 #ifndef HP_RECORDER_INTERN_H
 #define HP_RECORDER_INTERN_H
@@ -29,12 +36,16 @@
 struct hp_intern_entry {
 	uint64_t offset; /* into words */
 	uint32_t len;
-	uint32_t hash;
+	uint32_t hash_lo; /* the low half of the key's hash, to re-index on growth */
+};
+
+struct hp_intern_index {
+	uint64_t *slots;    /* (hash >> 32) << 32 | id; 0 = empty */
+	uint32_t mask;      /* slots - 1, a power of two minus one */
 };
 
 struct hp_intern {
-	uint64_t *slots;     /* (hash >> 32) << 32 | id; 0 = empty */
-	uint32_t slot_mask;  /* slots - 1, a power of two minus one */
+	struct hp_intern_index *index; /* current; swapped with release under lock */
 	uint32_t max_ids;    /* ids < max_ids */
 	struct hp_intern_entry *entries;
 	uint64_t *words;

@@ -51,7 +51,8 @@ static int resolved;
 static __thread int resolving __attribute__((tls_model("initial-exec")));
 
 /* The bootstrap buffer: a bump allocator, never freed. */
-static _Alignas(64) uint8_t boot_buf[64 * 1024];
+_Alignas(64) uint8_t hp_bootstrap_buf[HP_BOOTSTRAP_BYTES];
+#define boot_buf hp_bootstrap_buf
 static size_t boot_used; /* atomic */
 
 void *hp_bootstrap_alloc(size_t size, size_t align)
@@ -70,9 +71,18 @@ void *hp_bootstrap_alloc(size_t size, size_t align)
 	return boot_buf + at; /* zeroed: static storage, never reused */
 }
 
-int hp_bootstrap_owns(const void *p)
+void hp_note_free_slow(void *p)
 {
-	return (const uint8_t *)p >= boot_buf && (const uint8_t *)p < boot_buf + sizeof boot_buf;
+	struct hp_thread *t = &hp_self;
+	struct hp_live_block blk;
+	int saved;
+
+	if (t->forwarding)
+		return;
+	saved = errno;
+	if (hp_record_take(t, p, &blk))
+		hp_record_release(t, p, &blk);
+	errno = saved;
 }
 
 #define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)

@@ -16,6 +16,7 @@
  */
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "interpose_inline.h"
@@ -24,13 +25,28 @@
  * version script then keeps just the interposed names). */
 #pragma GCC visibility push(default)
 
-static void stop_forwarding(int *unused)
+/* While forwarding, the sampler's countdown is parked far from zero, so the
+ * real operator's nested malloc stays on the fast path and does not consume
+ * the countdown that the operator's own allocation is about to use. */
+#define PARKED_COUNTDOWN (INT64_MAX / 2)
+
+static void stop_forwarding(int64_t *countdown)
 {
-	(void)unused;
+	hp_self.countdown_bytes = *countdown;
 	hp_self.forwarding--;
 }
 
-#define FORWARDING __attribute__((cleanup(stop_forwarding))) int forwarding_ = (hp_self.forwarding++, 0); \
+static inline int64_t start_forwarding(void)
+{
+	int64_t countdown = hp_self.countdown_bytes;
+	hp_self.forwarding++;
+	hp_self.countdown_bytes = PARKED_COUNTDOWN;
+	return countdown;
+}
+
+#define FORWARDING                                                      \
+	__attribute__((cleanup(stop_forwarding))) int64_t forwarding_ = \
+		start_forwarding();                                     \
 	(void)forwarding_
 
 /* The real operator, looked up on first use: written racily, but every

@@ -18,13 +18,14 @@
 #define hp_likely(x) __builtin_expect(!!(x), 1)
 #define hp_unlikely(x) __builtin_expect(!!(x), 0)
 
-/* Records p (non-NULL, size bytes) if the sampler says so. */
+/* Records p (non-NULL, size bytes) if the sampler says so. Calls nested in
+ * a forwarded C++ operator reach the slow path only if their countdown runs
+ * out, and the operator has parked it far from zero (see
+ * interpose_cxx.c); the slow path drops them. */
 static inline void hp_note_alloc(void *p, size_t size)
 {
 	struct hp_thread *t = &hp_self;
 
-	if (hp_unlikely(t->forwarding))
-		return;
 	t->last_alloc = (uintptr_t)p;
 	if (hp_unlikely((t->countdown_bytes -= (int64_t)size) < 0)) {
 		int saved = errno;
@@ -33,23 +34,28 @@ static inline void hp_note_alloc(void *p, size_t size)
 	}
 }
 
-/* Before the real free of p (non-NULL): takes p out of the register. */
+/* The slow path of hp_note_free. */
+void hp_note_free_slow(void *p) __attribute__((noinline));
+
+/* Before the real free of p (non-NULL): takes p out of the register. The
+ * inline part is one load in sampled mode, so free stays a leaf that
+ * tail-calls the real free. */
 static inline void hp_note_free(void *p)
 {
-	struct hp_thread *t = &hp_self;
-	struct hp_live_block blk;
-
-	if (hp_likely(!hp_live_maybe((uintptr_t)p)) || hp_unlikely(t->forwarding))
-		return;
-	int saved = errno;
-	if (hp_record_take(t, p, &blk))
-		hp_record_release(t, p, &blk);
-	errno = saved;
+	if (hp_unlikely(hp_live_maybe((uintptr_t)p)))
+		hp_note_free_slow(p);
 }
 
 /* The bootstrap allocator answers calls made before the real allocator is
  * known (dlsym's own); its blocks are never freed. */
-int hp_bootstrap_owns(const void *p);
+#define HP_BOOTSTRAP_BYTES (64 * 1024)
+extern uint8_t hp_bootstrap_buf[HP_BOOTSTRAP_BYTES] __attribute__((visibility("hidden")));
+
+static inline int hp_bootstrap_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)hp_bootstrap_buf < HP_BOOTSTRAP_BYTES;
+}
+
 void *hp_bootstrap_alloc(size_t size, size_t align);
 /* Resolves the real C functions and starts the recorder, once. Returns 0
  * when the real functions are known, -1 while they are being looked up on

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../common/hash.h"
 #include "os.h"
 #include "spin.h"
 
@@ -54,14 +55,14 @@ int hp_live_init(int use_filter)
 	return 0;
 }
 
-static void filter_add(uint64_t h, int delta)
+static void filter_add(uintptr_t addr, int delta)
 {
 	uint8_t *cell;
 	uint8_t v;
 
 	if (!hp_live_filter)
 		return;
-	cell = &hp_live_filter[(h >> 8) & ((1u << HP_LIVE_FILTER_BITS) - 1)];
+	cell = hp_live_filter_cell(addr);
 	v = __atomic_load_n(cell, __ATOMIC_RELAXED);
 	do {
 		if (v == 255) /* saturated: stays set */
@@ -143,7 +144,7 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
 		s->used++;
 	*slot = (struct entry){addr, size, bucket, 0};
 	s->live++;
-	filter_add(h, 1);
+	filter_add(addr, 1);
 out:
 	hp_spin_unlock(&s->lock);
 	return ret;
@@ -165,7 +166,7 @@ int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 		out->bucket = e->bucket;
 		e->addr = TOMBSTONE;
 		s->live--;
-		filter_add(h, -1);
+		filter_add(addr, -1);
 	}
 	hp_spin_unlock(&s->lock);
 	return e != NULL;

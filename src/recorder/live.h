@@ -8,10 +8,13 @@
  * An entry is 24 bytes; with the load between 3/8 and 3/4 that is about 45
  * bytes per live block.
  *
- * In sampled mode most frees are of blocks never recorded; a filter of 2^20
- * one-byte counters, indexed by other bits of the same hash, lets such a
- * free skip the table with one load. Counters saturate at 255 and then stay,
- * which only costs lookups.
+ * In sampled mode most frees are of blocks never recorded; a filter of 2^18
+ * one-byte counters lets such a free skip the table with one load. A cell
+ * covers a 16-byte granule of addresses (aliasing every 4 MiB), so that
+ * frees of neighbouring blocks read neighbouring cells: the filter lines a
+ * program touches stay in cache, where a hashed index would miss on nearly
+ * every free. Counters saturate at 255 and then stay, which only costs
+ * lookups.
  *
  * Locking: one spinlock per shard, held for one probe (or one rehash).
  * hp_live_maybe is lock-free. Nothing here calls the target's malloc.
@@ -52,17 +55,16 @@ void hp_live_unlock_all(void);
 
 /* The filter, exposed for the inline check only. */
 extern uint8_t *hp_live_filter;
-#define HP_LIVE_FILTER_BITS 20
+#define HP_LIVE_FILTER_BITS 18
 
-#include "../common/hash.h"
+static inline uint8_t *hp_live_filter_cell(uintptr_t addr)
+{
+	return &hp_live_filter[(addr >> 4) & ((1u << HP_LIVE_FILTER_BITS) - 1)];
+}
 
 static inline int hp_live_maybe(uintptr_t addr)
 {
-	if (!hp_live_filter)
-		return 1;
-	uint64_t h = hp_hash_u64(addr);
-	return __atomic_load_n(&hp_live_filter[(h >> 8) & ((1u << HP_LIVE_FILTER_BITS) - 1)],
-			       __ATOMIC_RELAXED) != 0;
+	return !hp_live_filter || __atomic_load_n(hp_live_filter_cell(addr), __ATOMIC_RELAXED) != 0;
 }
 
 #endif

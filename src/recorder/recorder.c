@@ -60,6 +60,11 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	uint32_t depth, stack, bucket;
 	int r;
 
+	if (t->forwarding) { /* the recorder's own, or nested in a C++ operator */
+		if (!hp_sampled)
+			t->countdown_bytes = -1;
+		return;
+	}
 	if (t->busy) {
 		/* A signal handler allocating on top of the recorder, or the
 		 * recorder's own helpers: passed through, counted. */
@@ -105,9 +110,9 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		hp_agg_free(stale.bucket, stale.size, 0);
 	hp_agg_alloc(bucket, size);
 	hp_trigger_allocated(size);
-	t->last_alloc = (uintptr_t)p;
 out:
 	t->busy = 0;
+	hp_trigger_tick(hp_sampled ? 1 : 64);
 }
 
 int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
@@ -140,6 +145,7 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
 		return;
 	}
 	hp_agg_free(blk->bucket, blk->size, temporary);
+	hp_trigger_tick(hp_sampled ? 1 : 64);
 }
 
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk)
@@ -214,8 +220,6 @@ static void fork_child(void)
 	hp_self.forwarding++;
 	if (hp_writer_open(&config, start_ns, 1) < 0)
 		hp_state = HP_STATE_OFF;
-	else
-		hp_trigger_start_thread(&config);
 	hp_self.forwarding--;
 }
 
@@ -225,7 +229,6 @@ static void stop_at_exit(void)
 	if (hp_state != HP_STATE_ACTIVE)
 		return;
 	hp_self.forwarding++;
-	hp_trigger_stop_thread();
 	hp_writer_snapshot(HP_SNAP_EXIT, 0, 0);
 	hp_state = HP_STATE_OFF;
 	hp_writer_close();
@@ -260,5 +263,4 @@ void hp_recorder_start(void)
 	hp_trigger_init(&config);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
-	hp_trigger_start_thread(&config);
 }

@@ -1,10 +1,10 @@
 /*
- * trigger.c - signals, byte triggers and the sampling thread (see
+ * trigger.c - signals, byte triggers, intervals and the time series (see
  * trigger.h).
  */
 #include "trigger.h"
 
-#include <pthread.h>
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 
@@ -24,10 +24,6 @@ static const struct hp_config *config;
  * atomic OR by any thread or signal handler, cleared by the thread. */
 static unsigned pending;
 
-/* The sampling thread: running is set by it and cleared by stop. */
-static int running;
-static int stop;
-static int thread_done;
 
 /* Byte triggers: bytes allocated, flushed from each thread in chunks so
  * that threads do not fight over one counter; next thresholds. Atomics. */
@@ -36,6 +32,12 @@ static __thread uint64_t unflushed __attribute__((tls_model("initial-exec")));
 static uint64_t allocated_bytes;
 static uint64_t next_every;
 static uint64_t next_high_water;
+
+/* Time of the next time-series sample and interval snapshot (monotonic
+ * ns); racy reads and writes by any thread: at worst two threads both take
+ * a sample. */
+static uint64_t next_sample_ns;
+static uint64_t next_interval_ns;
 
 void hp_trigger_request(unsigned reason)
 {
@@ -62,10 +64,23 @@ static void on_fatal(int sig)
 	raise(sig);
 }
 
+/* The dump signal: when it interrupts code outside the recorder, write
+ * the snapshot at once (the writer then skips the module refresh, which
+ * could meet the loader's lock); otherwise, or when another thread is
+ * writing, leave it to the next allocation. */
 static void on_dump(int sig)
 {
-	(void)sig;
-	hp_trigger_request(HP_SNAP_SIGNAL);
+	int saved = errno;
+
+	if (hp_state == HP_STATE_ACTIVE && !hp_self.busy && !hp_self.forwarding) {
+		hp_self.forwarding++;
+		if (hp_writer_snapshot(HP_SNAP_SIGNAL, sig, HP_WRITE_SIGNAL) == -EDEADLK)
+			hp_trigger_request(HP_SNAP_SIGNAL);
+		hp_self.forwarding--;
+	} else {
+		hp_trigger_request(HP_SNAP_SIGNAL);
+	}
+	errno = saved;
 }
 
 static void install(int sig, void (*handler)(int))
@@ -91,6 +106,7 @@ void hp_trigger_init(const struct hp_config *c)
 		install(c->dump_signal, on_dump);
 	next_every = c->dump_every_bytes;
 	next_high_water = c->high_water_bytes;
+	next_interval_ns = c->interval_ms ? hp_os_now_ns() + c->interval_ms * 1000000ull : 0;
 }
 
 void hp_trigger_allocated(uint64_t bytes)
@@ -120,74 +136,36 @@ void hp_trigger_allocated(uint64_t bytes)
 	}
 }
 
-static void *sampling_thread(void *arg)
+/* Slow paths since the last look at the clock, per thread. */
+static __thread unsigned ticks __attribute__((tls_model("initial-exec")));
+
+void hp_trigger_tick(int every)
 {
-	const struct hp_config *c = arg;
-	unsigned tick_ms = c->timeseries_ms ? c->timeseries_ms : 10;
-	uint64_t next_interval = c->interval_ms ? hp_os_now_ns() + c->interval_ms * 1000000ull : 0;
-	sigset_t all;
+	unsigned req;
+	uint64_t now;
 
-	/* This thread records nothing and takes no signals: they are the
-	 * program's. */
-	hp_self.forwarding = 1;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-
-	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-		unsigned req;
-		uint64_t now;
-
-		hp_os_sleep_ms(tick_ms < 10 ? tick_ms : 10);
-		if (hp_state != HP_STATE_ACTIVE || __atomic_load_n(&stop, __ATOMIC_ACQUIRE))
-			break;
-		if (c->timeseries_ms) {
-			struct hp_totals t;
-			hp_agg_totals(&t);
-			hp_writer_sample(t.in_use_bytes, hp_os_rss_bytes());
-		}
-		now = hp_os_now_ns();
-		if (next_interval && now >= next_interval) {
-			hp_trigger_request(HP_SNAP_INTERVAL);
-			next_interval = now + c->interval_ms * 1000000ull;
-		}
-		req = __atomic_exchange_n(&pending, 0, __ATOMIC_ACQ_REL);
-		for (unsigned r = 1; r < 32; r++)
-			if (req & (1u << r))
-				hp_writer_snapshot(r, r == HP_SNAP_SIGNAL ? c->dump_signal : 0, 0);
-	}
-	__atomic_store_n(&thread_done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-void hp_trigger_start_thread(const struct hp_config *c)
-{
-	pthread_t tid;
-	pthread_attr_t attr;
-	int err;
-
-	config = c;
-	stop = 0;
-	thread_done = 0;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	err = pthread_create(&tid, &attr, sampling_thread, (void *)c);
-	pthread_attr_destroy(&attr);
-	if (err)
-		hp_log("cannot start the sampling thread (error %d): no time series, and dumps "
-		       "on signals wait for exit", err);
-	else
-		running = 1;
-}
-
-void hp_trigger_stop_thread(void)
-{
-	if (!running)
+	req = __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
+	if (!req && (++ticks % (unsigned)every) != 0)
 		return;
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	/* Wait up to 50 ms for it to leave the writer; it is detached, and at
-	 * exit a thread that does not stop is simply ended with the process. */
-	for (int i = 0; i < 50 && !__atomic_load_n(&thread_done, __ATOMIC_ACQUIRE); i++)
-		hp_os_sleep_ms(1);
-	running = 0;
+	now = hp_os_now_ns();
+	if (config->timeseries_ms && now >= __atomic_load_n(&next_sample_ns, __ATOMIC_RELAXED)) {
+		struct hp_totals t;
+		__atomic_store_n(&next_sample_ns, now + config->timeseries_ms * 1000000ull,
+				 __ATOMIC_RELAXED);
+		hp_agg_totals(&t);
+		hp_writer_sample(t.in_use_bytes, hp_os_rss_bytes());
+	}
+	if (config->interval_ms && now >= __atomic_load_n(&next_interval_ns, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&next_interval_ns, now + config->interval_ms * 1000000ull,
+				 __ATOMIC_RELAXED);
+		req |= 1u << HP_SNAP_INTERVAL;
+	}
+	if (!req)
+		return;
+	req |= __atomic_exchange_n(&pending, 0, __ATOMIC_ACQ_REL);
+	hp_self.forwarding++;
+	for (unsigned r = 1; r < 32; r++)
+		if (req & (1u << r))
+			hp_writer_snapshot(r, r == HP_SNAP_SIGNAL ? config->dump_signal : 0, 0);
+	hp_self.forwarding--;
 }

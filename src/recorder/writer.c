@@ -19,7 +19,7 @@
 #include "spin.h"
 #include "stacks.h"
 
-#define SAMPLES_PER_RECORD 100 /* about a second at the default 10 ms */
+#define SAMPLES_PER_RECORD 100 /* a second at the default 10 ms */
 #define VERSION "0.1.0"
 
 struct sample {
@@ -318,6 +318,9 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 
 	if (flags & HP_WRITE_FATAL) {
 		if (!hp_spin_trylock_for(&lock, 200000)) /* about 0.2 s */
+			return -EDEADLK;
+	} else if (flags & HP_WRITE_SIGNAL) {
+		if (!hp_spin_trylock_for(&lock, 100))
 			return -EDEADLK;
 	} else {
 		hp_modules_refresh();

@@ -9,9 +9,10 @@
  *
  * Memory comes from mmap (buffers and zstd's workspace); nothing here calls
  * the target's malloc or stdio. Locking: one spinlock serialises writers.
- * hp_writer_snapshot with HP_WRITE_FATAL gives up on the lock after a
- * bounded wait (the holder may be the code the fatal signal interrupted)
- * and does not refresh the module map; it is then async-signal-safe.
+ * hp_writer_snapshot with HP_WRITE_FATAL or HP_WRITE_SIGNAL gives up on
+ * the lock (after a bounded wait, or at once: the holder may be the code
+ * the signal interrupted) and does not refresh the module map, which would
+ * call dl_iterate_phdr; it is then async-signal-safe.
  */
 #ifndef HP_RECORDER_WRITER_H
 #define HP_RECORDER_WRITER_H
@@ -21,7 +22,8 @@
 #include "config.h"
 
 enum {
-	HP_WRITE_FATAL = 1, /* in a fatal signal handler */
+	HP_WRITE_FATAL = 1,  /* in a fatal signal handler: wait for the lock briefly */
+	HP_WRITE_SIGNAL = 2, /* in a signal handler: do not wait for the lock */
 };
 
 /* Creates the capture file for this process and writes its header and
@@ -33,7 +35,7 @@ int hp_writer_open(const struct hp_config *c, uint64_t start_ns, int forked_chil
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags);
 
 /* Queues one time-series sample (bytes in use and RSS), flushing a record
- * about once a second. Called by the sampling thread only. */
+ * every 100 samples. */
 void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes);
 
 /* Closes the file. Later snapshots are dropped. */
