@@ -26,7 +26,8 @@ CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) $(OPT) -g $(PKG_CFLAGS)
 	-MMD -MP $(EXTRA_CFLAGS)
 
 # The recorder runs inside other programs: position-independent, hidden by
-# default, frame pointers of its own (the fp unwinder walks through them),
+# default, frame pointers of its own, interposers included (the fp walk
+# needs them: a frameless malloc would hide its caller from the walk),
 # initial-exec TLS (no allocation on a thread's first touch), and no
 # builtin knowledge of malloc in the interposer. Never sanitized: it is the
 # allocator the sanitizers would sit on.

@@ -137,7 +137,8 @@ enum hp_lost_reason {
 	HP_LOST_UNWIND_FAILED = 4, /* recorded, but with stack id 0 */
 	HP_LOST_UNKNOWN_FREE = 5,  /* free of a block never recorded (before init, foreign) */
 	HP_LOST_WRITE_FAILED = 6,  /* a record could not be written */
-	HP_LOST_KINDS = 7
+	HP_LOST_REENTRANT_FREE = 7, /* freed inside the recorder: its bytes stay in use */
+	HP_LOST_KINDS = 8
 };
 
 #endif

@@ -125,7 +125,7 @@ int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
 	 * the interrupted code may hold. */
 	r = hp_live_remove((uintptr_t)p, blk, !t->busy);
 	if (r < 0)
-		hp_agg_lost(HP_LOST_REENTRANT, 1, 0);
+		hp_agg_lost(HP_LOST_REENTRANT_FREE, 1, 0);
 	if (r == 0 && !hp_sampled)
 		hp_agg_lost(HP_LOST_UNKNOWN_FREE, 1, 0);
 	return r == 1;
@@ -141,7 +141,7 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
 		/* A bucket lock could be held by the code we interrupted. The
 		 * block is out of the register, so its bytes stay counted in use:
 		 * say so. */
-		hp_agg_lost(HP_LOST_REENTRANT, 1, blk->size);
+		hp_agg_lost(HP_LOST_REENTRANT_FREE, 1, blk->size);
 		return;
 	}
 	hp_agg_free(blk->bucket, blk->size, temporary);

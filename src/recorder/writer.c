@@ -40,6 +40,9 @@ static unsigned nsamples;
 static uint64_t last_sample_ns; /* for time deltas across records */
 static struct hp_buf payload, out;
 static ZSTD_CCtx *cctx;
+/* The file still to be created (NULL once tried), and for its META. */
+static const struct hp_config *file_config, *file_meta_config;
+static int file_forked;
 
 /* Grows an hp_buf with mmap: map the new size, copy, unmap the old. */
 static int grow_mapped(struct hp_buf *b, size_t need)
@@ -183,34 +186,31 @@ static void put_meta(const struct hp_config *c, int forked_child)
 	hp_buf_put_u(&payload, c->high_water_bytes);
 }
 
-int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
+/* Creates the file and writes its header and META, once it is wanted.
+ * Under lock. Returns 0 or -errno. */
+static int ensure_file(void)
 {
-	static const ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
 	struct hp_buf file_header = {0};
 	int err;
 
-	hp_spin_lock(&lock);
-	start_ns = start;
-	snapshot_seq = 0;
-	stacks_written = 1;
-	module_events_written = 0;
-	nsamples = 0;
-	last_sample_ns = 0;
-	payload.grow = out.grow = file_header.grow = grow_mapped;
-	if (!cctx)
-		cctx = ZSTD_createCCtx_advanced(mem);
-	fd = create_file(c, forked_child);
+	if (fd >= 0)
+		return 0;
+	if (!file_config)
+		return -EBADF;
+	file_header.grow = grow_mapped;
+	fd = create_file(file_config, file_forked);
+	file_config = NULL; /* one attempt */
 	if (fd < 0) {
 		err = fd;
 		hp_log("cannot create %s: %s", path, hp_errname(-err));
-		goto out;
+		return err;
 	}
 	hp_format_put_file_header(&file_header);
 	err = file_header.err ? file_header.err
 			      : hp_os_write_all(fd, file_header.data, file_header.len);
 	hp_os_unmap(file_header.data, file_header.cap);
 	if (!err) {
-		put_meta(c, forked_child);
+		put_meta(file_meta_config, file_forked);
 		err = emit(HP_REC_META);
 	}
 	if (err) {
@@ -218,7 +218,32 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
 		hp_os_close(fd);
 		fd = -1;
 	}
-out:
+	return err;
+}
+
+int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
+{
+	static const ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
+	int err = 0;
+
+	hp_spin_lock(&lock);
+	hp_os_close(fd); /* a forked child's copy of its parent's file */
+	fd = -1;
+	start_ns = start;
+	snapshot_seq = 0;
+	stacks_written = 1;
+	module_events_written = 0;
+	nsamples = 0;
+	last_sample_ns = 0;
+	payload.grow = out.grow = grow_mapped;
+	if (!cctx)
+		cctx = ZSTD_createCCtx_advanced(mem);
+	file_config = file_meta_config = c;
+	file_forked = forked_child;
+	/* A forked child creates its file when it first has something to say:
+	 * one that only execs (the usual fork) leaves no empty file behind. */
+	if (!forked_child)
+		err = ensure_file();
 	hp_spin_unlock(&lock);
 	return err;
 }
@@ -326,10 +351,9 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		hp_modules_refresh();
 		hp_spin_lock(&lock);
 	}
-	if (fd < 0) {
-		err = -EBADF;
+	err = ensure_file();
+	if (err)
 		goto out;
-	}
 	/* Read the buckets' bound first: every bucket's stack was interned
 	 * before the bucket, so the stacks we write cover them all. */
 	nstacks = hp_stacks_count();
@@ -370,13 +394,12 @@ out:
 void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
 {
 	hp_spin_lock(&lock);
-	if (fd >= 0) {
+	if (nsamples < SAMPLES_PER_RECORD)
 		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, heap_bytes, rss_bytes};
-		if (nsamples == SAMPLES_PER_RECORD) {
-			put_timeseries();
-			if (emit(HP_REC_TIMESERIES))
-				hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
-		}
+	if (nsamples == SAMPLES_PER_RECORD && ensure_file() == 0) {
+		put_timeseries();
+		if (emit(HP_REC_TIMESERIES))
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
 	hp_spin_unlock(&lock);
 }
@@ -386,6 +409,7 @@ void hp_writer_close(void)
 	hp_spin_lock(&lock);
 	hp_os_close(fd);
 	fd = -1;
+	file_config = NULL;
 	hp_spin_unlock(&lock);
 }
 

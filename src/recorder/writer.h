@@ -26,9 +26,10 @@ enum {
 	HP_WRITE_SIGNAL = 2, /* in a signal handler: do not wait for the lock */
 };
 
-/* Creates the capture file for this process and writes its header and
- * META record. forked_child: this process is a fork of a recorded one.
- * Returns 0 or -errno (and logs why). */
+/* Starts the capture file for this process: creates it and writes its
+ * header and META record, or, when forked_child (a fork of a recorded
+ * process), leaves that to its first snapshot or time-series record.
+ * Returns 0 or -errno (and logs why). c must stay valid. */
 int hp_writer_open(const struct hp_config *c, uint64_t start_ns, int forked_child);
 
 /* Appends a snapshot. Returns 0 or -errno (counted as lost writes). */

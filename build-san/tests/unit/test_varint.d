@@ -1,0 +1,4 @@
+build-san/tests/unit/test_varint: tests/unit/test_varint.c \
+ tests/unit/../../src/common/varint.h tests/unit/../harness/harness.h
+tests/unit/../../src/common/varint.h:
+tests/unit/../harness/harness.h:

@@ -1,0 +1,233 @@
+/*
+ * test_lifecycle.c - heapprof run across a process's life: allocations
+ * before main and after it, fork with and without --follow-fork, exec,
+ * dlopen/dlclose, threads, a signal handler that allocates, and deaths by
+ * signal.
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/harness.h"
+#include "../harness/query.h"
+
+#define STACK(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static char out[512];
+
+/* Runs a test program under heapprof with extra options into a fresh
+ * directory; returns heapprof's exit status. */
+static int run(const char *name, const char *opts, const char *args)
+{
+	hp_test_sh("rm -rf %s/%s.d && mkdir -p %s/%s.d", hp_test_tmp(), name, hp_test_tmp(), name);
+	snprintf(out, sizeof out, "%s/%s.d/out.hpf", hp_test_tmp(), name);
+	return hp_test_sh("timeout 120 %s/heapprof run -q %s -o %s -- %s/tests/programs/%s %s "
+			  "> %s/%s.d/stdout",
+			  hp_test_build(), opts, out, hp_test_build(), name, args, hp_test_tmp(), name);
+}
+
+/* The captures in a run's directory other than out.hpf. */
+static size_t others(const char *name, glob_t *g)
+{
+	char pattern[600];
+	snprintf(pattern, sizeof pattern, "%s/%s.d/out.*.hpf", hp_test_tmp(), name);
+	if (glob(pattern, 0, NULL, g) != 0)
+		return 0;
+	return g->gl_pathc;
+}
+
+HP_TEST(constructors_and_destructors)
+{
+	struct hp_capture *cap;
+	struct hpq_sum s;
+
+	expect_eq_u64(run("ctor_dtor", "", ""), 0, "exit status");
+	if (!(cap = hpq_load(out)))
+		return;
+	s = hpq_match(cap, STACK("ctor_alloc"));
+	expect_eq_u64(s.alloc_count, 3, "constructor before main: objects");
+	expect_eq_u64(s.alloc_bytes, 3 * 111, "constructor: bytes");
+	s = hpq_match(cap, STACK("dtor_alloc"));
+	expect_eq_u64(s.alloc_count, 2, "destructor after main: objects");
+	expect_eq_u64(s.alloc_bytes, 2 * 222, "destructor: bytes");
+	s = hpq_match(cap, STACK("atexit_alloc"));
+	expect_eq_u64(s.alloc_bytes, 333, "atexit handler: bytes");
+	hpq_free(cap);
+}
+
+HP_TEST(threads_exact)
+{
+	struct hp_capture *cap;
+	struct hpq_sum s;
+	uint64_t bytes = 0;
+
+	expect_eq_u64(run("threads", "", ""), 0, "exit status");
+	if (!(cap = hpq_load(out)))
+		return;
+	for (int i = 0; i < 125000; i++)
+		bytes += (uint64_t)(i % 64) + 1;
+	s = hpq_match(cap, STACK("thread_alloc", "thread_main"));
+	expect_eq_u64(s.alloc_count, 1000000, "8 threads: objects allocated");
+	expect_eq_u64(s.alloc_bytes, 8 * bytes, "8 threads: bytes allocated");
+	expect_eq_u64(s.free_count, 1000000, "8 threads: objects freed");
+	expect_eq_u64(s.free_bytes, 8 * bytes, "8 threads: bytes freed");
+	expect_true(hp_capture_last(cap)->lost_count[HP_LOST_UNKNOWN_FREE] == 0,
+		    "no free went unmatched");
+	hpq_free(cap);
+}
+
+static void check_parent(struct hp_capture *cap)
+{
+	expect_eq_u64(hpq_match(cap, STACK("parent_before", "main")).alloc_count, 3,
+		      "parent: before fork");
+	expect_eq_u64(hpq_match(cap, STACK("parent_after", "main")).alloc_count, 4,
+		      "parent: after fork");
+	expect_eq_u64(hpq_match(cap, STACK("child_work", "main")).alloc_count, 0,
+		      "parent: none of the child's");
+}
+
+HP_TEST(fork_without_follow)
+{
+	struct hp_capture *cap;
+	glob_t g;
+
+	expect_eq_u64(run("forker", "", ""), 0, "exit status");
+	if (!(cap = hpq_load(out)))
+		return;
+	check_parent(cap);
+	expect_eq_u64(others("forker", &g), 0, "the child writes no capture");
+	hpq_free(cap);
+}
+
+HP_TEST(fork_with_follow)
+{
+	struct hp_capture *cap;
+	glob_t g;
+
+	expect_eq_u64(run("forker", "--follow-fork", ""), 0, "exit status");
+	if (!(cap = hpq_load(out)))
+		return;
+	check_parent(cap);
+	hpq_free(cap);
+	if (!expect_eq_u64(others("forker", &g), 1, "the child writes out.<pid>.hpf"))
+		return;
+	if ((cap = hpq_load(g.gl_pathv[0]))) {
+		expect_eq_u64(hpq_match(cap, STACK("child_work", "main")).alloc_count, 5,
+			      "child: its own allocations");
+		expect_eq_u64(hpq_match(cap, STACK("parent_before", "main")).alloc_count, 3,
+			      "child: inherits the heap allocated before the fork");
+		expect_eq_u64(hpq_match(cap, STACK("parent_after", "main")).alloc_count, 0,
+			      "child: none of the parent's later ones");
+		expect_true(cap->flags & HP_META_FORKED_CHILD, "child: marked as forked");
+		hpq_free(cap);
+	}
+	globfree(&g);
+}
+
+HP_TEST(fork_exec_with_follow)
+{
+	char execd[512];
+	struct hp_capture *cap;
+	glob_t g;
+
+	snprintf(execd, sizeof execd, "%s/tests/programs/execd", hp_test_build());
+	expect_eq_u64(run("forker", "--follow-fork", execd), 0, "exit status");
+	if (!expect_eq_u64(others("forker", &g), 1,
+			   "one child capture: the exec'd program's (the fork only exec'd)"))
+		return;
+	if ((cap = hpq_load(g.gl_pathv[0]))) {
+		expect_eq_u64(hpq_match(cap, STACK("execd_work", "main")).alloc_count, 6,
+			      "exec'd program: its allocations");
+		expect_true(strstr(cap->program, "execd") != NULL, "exec'd program: its name");
+		hpq_free(cap);
+	}
+	globfree(&g);
+}
+
+HP_TEST(fork_exec_without_follow)
+{
+	char execd[512];
+	glob_t g;
+
+	snprintf(execd, sizeof execd, "%s/tests/programs/execd", hp_test_build());
+	expect_eq_u64(run("forker", "", execd), 0, "exit status");
+	expect_eq_u64(others("forker", &g), 0, "an exec'd program is not recorded");
+}
+
+HP_TEST(dlopen_dlclose)
+{
+	char lib[512];
+	struct hp_capture *cap;
+	int unloaded = 0;
+
+	snprintf(lib, sizeof lib, "%s/tests/programs/libplugin.so", hp_test_build());
+	expect_eq_u64(run("dlopener", "", lib), 0, "exit status");
+	if (!(cap = hpq_load(out)))
+		return;
+	struct hpq_sum s = hpq_match(cap, STACK("plugin_alloc", "main"));
+	expect_eq_u64(s.alloc_count, 4, "allocations in the dlclose'd library");
+	expect_eq_u64(s.alloc_bytes, 4 * 444, "their bytes");
+	for (size_t i = 0; i < cap->nmodules; i++)
+		if (strstr(cap->modules[i].path, "libplugin.so") && cap->modules[i].unloaded)
+			unloaded = 1;
+	expect_true(unloaded, "the module map has the library, marked unloaded");
+	hpq_free(cap);
+}
+
+HP_TEST(signal_handler_allocates)
+{
+	struct hp_capture *cap;
+	char path[600];
+	FILE *f;
+	int runs = -1;
+
+	expect_eq_u64(run("sighandler", "", ""), 0, "exit status (no deadlock, no crash)");
+	snprintf(path, sizeof path, "%s/sighandler.d/stdout", hp_test_tmp());
+	if ((f = fopen(path, "r"))) {
+		if (fscanf(f, "%d", &runs) != 1)
+			runs = -1;
+		fclose(f);
+	}
+	expect_true(runs > 0, "the handler ran");
+	if (!(cap = hpq_load(out)))
+		return;
+	const struct hp_cap_snapshot *snap = hp_capture_last(cap);
+	struct hpq_sum h = hpq_match(cap, STACK("handler_alloc", "on_usr1"));
+	struct hpq_sum m = hpq_match(cap, STACK("main_loop", "main"));
+	expect_eq_u64(m.alloc_count, 200000, "main loop: every allocation recorded");
+	expect_eq_u64(h.alloc_count + snap->lost_count[HP_LOST_REENTRANT], (uint64_t)runs,
+		      "handler: each allocation recorded, or counted as lost when it "
+		      "interrupted the recorder");
+	printf("  handler ran %d times: %llu recorded, %llu inside the recorder\n", runs,
+	       (unsigned long long)h.alloc_count,
+	       (unsigned long long)snap->lost_count[HP_LOST_REENTRANT]);
+	hpq_free(cap);
+}
+
+static void check_crash(const char *how, int status, int signo)
+{
+	struct hp_capture *cap;
+	const struct hp_cap_snapshot *snap;
+
+	expect_eq_u64(run("crasher", "", how), status, "exit status is 128 + the signal");
+	if (!(cap = hpq_load(out)))
+		return;
+	snap = hp_capture_last(cap);
+	if (expect_true(snap != NULL, "a snapshot was written before dying")) {
+		expect_eq_u64(snap->reason, HP_SNAP_FATAL, "snapshot reason");
+		expect_eq_u64(snap->signo, signo, "snapshot signal");
+		expect_eq_u64(hpq_match(cap, STACK("before_crash", "main")).alloc_bytes, 7 * 77,
+			      "allocations before the crash");
+	}
+	hpq_free(cap);
+}
+
+HP_TEST(abort_writes_capture) { check_crash("abort", 128 + 6, 6); }
+HP_TEST(segv_writes_capture) { check_crash("segv", 128 + 11, 11); }
+HP_TEST(sigterm_writes_capture) { check_crash("term", 128 + 15, 15); }
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
