@@ -44,7 +44,8 @@ CLI_SRC := $(wildcard src/cli/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) $(FORMAT_SRC) $(COMMON_SRC))
+# The recorder writes captures and never reads them: the encoder only.
+RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c $(COMMON_SRC))
 CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC))
 CLI_OBJ := $(call obj,host,$(CLI_SRC))
 
@@ -64,7 +65,7 @@ $(BUILD)/host/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
 
-$(LIB): $(RECORDER_OBJ) src/recorder/libheapprof.map
+$(LIB): $(RECORDER_OBJ) src/recorder/libheapprof.map Makefile
 	$(CC) -shared -o $@ $(RECORDER_OBJ) -Wl,--version-script=src/recorder/libheapprof.map \
 		-Wl,-z,now -Wl,-z,nodelete $(RECORDER_LIBS)
 
@@ -99,7 +100,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 # --- tests ---------------------------------------------------------------
 # Test programs keep every frame: noinline in the source, no sibling calls,

@@ -20,10 +20,10 @@ static char out[512];
  * directory; returns heapprof's exit status. */
 static int run(const char *name, const char *opts, const char *args)
 {
-	hp_test_sh("rm -rf %s/%s.d && mkdir -p %s/%s.d", hp_test_tmp(), name, hp_test_tmp(), name);
-	snprintf(out, sizeof out, "%s/%s.d/out.hpf", hp_test_tmp(), name);
+	hp_test_sh("rm -rf %s/%s.dir && mkdir -p %s/%s.dir", hp_test_tmp(), name, hp_test_tmp(), name);
+	snprintf(out, sizeof out, "%s/%s.dir/out.hpf", hp_test_tmp(), name);
 	return hp_test_sh("timeout 120 %s/heapprof run -q %s -o %s -- %s/tests/programs/%s %s "
-			  "> %s/%s.d/stdout",
+			  "> %s/%s.dir/stdout",
 			  hp_test_build(), opts, out, hp_test_build(), name, args, hp_test_tmp(), name);
 }
 
@@ -31,7 +31,7 @@ static int run(const char *name, const char *opts, const char *args)
 static size_t others(const char *name, glob_t *g)
 {
 	char pattern[600];
-	snprintf(pattern, sizeof pattern, "%s/%s.d/out.*.hpf", hp_test_tmp(), name);
+	snprintf(pattern, sizeof pattern, "%s/%s.dir/out.*.hpf", hp_test_tmp(), name);
 	if (glob(pattern, 0, NULL, g) != 0)
 		return 0;
 	return g->gl_pathc;
@@ -183,7 +183,7 @@ HP_TEST(signal_handler_allocates)
 	int runs = -1;
 
 	expect_eq_u64(run("sighandler", "", ""), 0, "exit status (no deadlock, no crash)");
-	snprintf(path, sizeof path, "%s/sighandler.d/stdout", hp_test_tmp());
+	snprintf(path, sizeof path, "%s/sighandler.dir/stdout", hp_test_tmp());
 	if ((f = fopen(path, "r"))) {
 		if (fscanf(f, "%d", &runs) != 1)
 			runs = -1;

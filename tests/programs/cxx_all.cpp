@@ -14,6 +14,8 @@ struct alignas(64) Wide {
 	char bytes[128];
 };
 
+/* extern "C": the tests name these functions by their ELF symbols. */
+extern "C" {
 NOINLINE void new_plain() { int *p = new int; KEEP(p); delete p; }
 NOINLINE void new_array() { int *p = new int[10]; KEEP(p); delete[] p; }
 NOINLINE void new_nothrow() { int *p = new (std::nothrow) int; KEEP(p); delete p; }
@@ -63,6 +65,7 @@ NOINLINE int new_fails()
 	}
 }
 NOINLINE void after_exception() { int *p = new int[5]; KEEP(p); delete[] p; }
+}
 
 int main()
 {
