@@ -53,8 +53,15 @@ LIB := $(BUILD)/libheapprof.so
 BIN := $(BUILD)/heapprof
 CORE := $(BUILD)/libhpcore.a
 
-.PHONY: all check test bench demo install format clean deps
-all: $(LIB) $(BIN)
+.PHONY: all binaries check test bench demo install format clean deps
+
+# Every entry point first makes sure the dependencies are installed (as
+# root) or says which are missing, then builds in a fresh make, so that
+# pkg-config sees what was just installed.
+all: deps
+	@$(MAKE) --no-print-directory binaries
+
+binaries: $(LIB) $(BIN)
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -76,13 +83,17 @@ $(CORE): $(CORE_OBJ)
 $(BIN): $(CLI_OBJ) $(CORE)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -lzstd -lz -lm
 
-check test: tests
+check test: deps
+	@$(MAKE) --no-print-directory tests
 	@bash tests/run.sh $(BUILD)
 
-bench: all
+bench:
+	@bash scripts/deps.sh --bench
+	@$(MAKE) --no-print-directory binaries
 	@bash bench/macro/run.sh $(BUILD)
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory binaries
 	@bash examples/demo.sh $(BUILD)
 
 deps:
@@ -128,5 +139,5 @@ $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJ) $(CORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(HARNESS_OBJ) $(CORE) -lelf -ldw -lzstd -lz -lm
 
-tests: all $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS)
+tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS)
 .PHONY: tests

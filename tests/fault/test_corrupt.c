@@ -323,7 +323,8 @@ HP_TEST(truncate_every_length)
 		if (len >= 200 && len + step > real.size)
 			len = real.size - step; /* always try the whole file last */
 	}
-	expect_true(ntried > 200, "enough lengths were tried");
+	if (len >= real.size)
+		expect_true(ntried > 200, "enough lengths were tried");
 	alarm(0);
 }
 
@@ -442,7 +443,8 @@ HP_TEST(flip_bits)
 		ok = check_flip(path, off, (int)(off * 5 % 8));
 	if (!ok)
 		printf("  (%s)\n", current_case);
-	expect_true(nflips > 500, "enough flips were tried");
+	else
+		expect_true(nflips > 500, "enough flips were tried");
 	alarm(0);
 }
 
