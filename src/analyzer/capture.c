@@ -67,14 +67,26 @@ struct caps {
 	size_t modules, stacks, snapshots, samples;
 };
 
+static void free_meta(struct hp_capture *cap)
+{
+	free(cap->program);
+	for (size_t i = 0; cap->argv && i < cap->argc; i++)
+		free(cap->argv[i]);
+	free(cap->argv);
+	free(cap->recorder_version);
+	cap->program = cap->recorder_version = NULL;
+	cap->argv = NULL;
+	cap->argc = 0;
+}
+
 static int parse_meta(struct hp_capture *cap, struct hp_cursor *c)
 {
+	free_meta(cap); /* a second META (a damaged file) replaces the first */
 	cap->pid = hp_cursor_u(c);
 	cap->ppid = hp_cursor_u(c);
 	cap->start_realtime_ns = hp_cursor_u(c);
 	cap->start_monotonic_ns = hp_cursor_u(c);
 	cap->page_size = hp_cursor_u(c);
-	free(cap->program);
 	cap->program = cursor_str(c);
 	cap->argc = hp_cursor_count(c, (uint64_t)(c->end - c->p));
 	cap->argv = calloc(cap->argc + 1, sizeof *cap->argv);
@@ -130,10 +142,20 @@ static int parse_modules(struct hp_capture *cap, struct caps *caps, struct hp_cu
 		m->bias = hp_cursor_u(c);
 		uint64_t nseg = hp_cursor_count(c, (uint64_t)(c->end - c->p));
 		for (uint64_t s = 0; s < nseg && !c->err; s++) {
-			struct hp_cap_segment seg = {hp_cursor_u(c), hp_cursor_u(c), hp_cursor_u(c),
-						     hp_cursor_u(c)};
+			struct hp_cap_segment seg;
+			/* Four statements: the order of reads in one initializer is
+			 * unspecified. */
+			seg.vaddr = hp_cursor_u(c);
+			seg.memsz = hp_cursor_u(c);
+			seg.offset = hp_cursor_u(c);
+			seg.flags = hp_cursor_u(c);
 			if (m->nseg < HP_CAP_MAX_SEGMENTS)
 				m->seg[m->nseg++] = seg;
+		}
+		if (c->err) { /* drop the half-read module */
+			free(m->path);
+			memset(m, 0, sizeof *m);
+			cap->nmodules--;
 		}
 	}
 	return c->err ? -EINVAL : 0;
@@ -146,10 +168,15 @@ static int parse_stacks(struct hp_capture *cap, struct caps *caps, struct hp_cur
 
 	if (c->err)
 		return -EINVAL;
-	if (first != (cap->nstacks ? cap->nstacks : 1)) /* stacks come in order, once each */
+	/* Stacks come in order, once each. A gap is a STACKS record lost to
+	 * damage: its ids stay as empty stacks (depth 0), so that later records
+	 * and the snapshots that use them still load. */
+	if (first < (cap->nstacks ? cap->nstacks : 1) || first > UINT32_MAX - n)
 		return -EINVAL;
 	if (reserve((void **)&cap->stacks, &caps->stacks, first + n, sizeof *cap->stacks))
 		return -ENOMEM;
+	if (cap->nstacks < first)
+		cap->nstacks = first;
 	for (uint64_t i = 0; i < n; i++) {
 		struct hp_cap_stack *s = &cap->stacks[first + i];
 		uint64_t depth = hp_cursor_count(c, (uint64_t)(c->end - c->p));
@@ -159,12 +186,16 @@ static int parse_stacks(struct hp_capture *cap, struct caps *caps, struct hp_cur
 		if (!s->frames)
 			return -ENOMEM;
 		s->depth = (uint32_t)depth;
+		cap->nstacks = first + i + 1; /* counted now: freed with the capture */
 		s->frames[0] = hp_cursor_u(c);
 		for (uint64_t k = 1; k < depth; k++)
 			s->frames[k] = s->frames[k - 1] + (uint64_t)hp_cursor_s(c);
-		if (c->err)
+		if (c->err) { /* a stack cut short: keep its id, empty */
+			free(s->frames);
+			s->frames = NULL;
+			s->depth = 0;
 			return -EINVAL;
-		cap->nstacks = first + i + 1;
+		}
 	}
 	return 0;
 }
@@ -202,7 +233,10 @@ static int parse_snapshot(struct hp_capture *cap, struct caps *caps, struct hp_c
 		return -ENOMEM;
 	for (size_t i = 0; i < s.nbuckets; i++) {
 		struct hp_cap_bucket *b = &s.buckets[i];
-		b->stack_id = (uint32_t)hp_cursor_u(c);
+		uint64_t stack = hp_cursor_u(c);
+		b->stack_id = stack < cap->nstacks ? (uint32_t)stack : 0;
+		if (stack >= cap->nstacks && stack != 0)
+			c->err = 1;
 		b->type_tag = (uint32_t)hp_cursor_u(c);
 		b->context_tag = (uint32_t)hp_cursor_u(c);
 		b->size = hp_cursor_u(c);
@@ -214,8 +248,6 @@ static int parse_snapshot(struct hp_capture *cap, struct caps *caps, struct hp_c
 		b->peak_bytes = hp_cursor_u(c);
 		b->temp_count = hp_cursor_u(c);
 		b->temp_bytes = hp_cursor_u(c);
-		if (b->stack_id >= cap->nstacks && b->stack_id != 0)
-			c->err = 1;
 	}
 	if (c->err || reserve((void **)&cap->snapshots, &caps->snapshots, cap->nsnapshots + 1,
 			      sizeof s)) {
@@ -229,7 +261,7 @@ static int parse_snapshot(struct hp_capture *cap, struct caps *caps, struct hp_c
 static int parse_timeseries(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
 {
 	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 3);
-	uint64_t t = cap->nsamples ? cap->samples[cap->nsamples - 1].time_ns : 0;
+	uint64_t t = 0; /* each record's first time is absolute: a lost record shifts nothing */
 
 	if (c->err || reserve((void **)&cap->samples, &caps->samples, cap->nsamples + n,
 			      sizeof *cap->samples))
@@ -258,20 +290,32 @@ static const char *type_name(unsigned type)
 	}
 }
 
-static int read_all(const char *path, uint8_t **data, size_t *size)
+/* Reads a regular file whole. Anything else is refused with a reason of
+ * its own: a directory, a device, and a FIFO (which O_NONBLOCK keeps from
+ * hanging the open). */
+static int read_all(const char *path, uint8_t **data, size_t *size, const char **why)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	size_t len = 0, cap;
 	uint8_t *buf;
 
+	*why = NULL;
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int err = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
 		close(fd);
-		return err ? err : -EINVAL;
+		return err;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		*why = S_ISDIR(st.st_mode) ? "is a directory, not a capture file"
+					   : "is not a regular file";
+		return -EINVAL;
+	}
+	/* Back to blocking reads for the file itself. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	cap = (size_t)st.st_size + 1;
 	buf = malloc(cap);
 	if (!buf) {
@@ -318,9 +362,10 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 	int ret, st;
 
 	memset(cap, 0, sizeof *cap);
-	ret = read_all(path, &data, &size);
+	const char *why;
+	ret = read_all(path, &data, &size, &why);
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(-ret));
 		return ret;
 	}
 	cap->file_bytes = size;
@@ -366,11 +411,7 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 
 void hp_capture_free(struct hp_capture *cap)
 {
-	free(cap->program);
-	for (size_t i = 0; cap->argv && i < cap->argc; i++)
-		free(cap->argv[i]);
-	free(cap->argv);
-	free(cap->recorder_version);
+	free_meta(cap);
 	for (size_t i = 0; i < cap->nmodules; i++)
 		free(cap->modules[i].path);
 	free(cap->modules);

@@ -130,6 +130,11 @@ int hp_reader_next(struct hp_reader *r, struct hp_record *rec)
 	rec->type = (unsigned)get_le(f + 4, 2);
 	rec->offset = at;
 	r->pos = at + HP_FORMAT_FRAME_BYTES + stored;
+	if (flags & ~(uint64_t)HP_FORMAT_FLAG_ZSTD) {
+		say(r, "offset %zu: record of type %u has flags 0x%llx this reader does not know, "
+		       "skipped", at, rec->type, (unsigned long long)flags);
+		return HP_READ_DAMAGED;
+	}
 	if (!(flags & HP_FORMAT_FLAG_ZSTD)) {
 		if (stored != raw) {
 			say(r, "offset %zu: record sizes disagree (%llu stored, %llu raw)", at,
@@ -139,6 +144,13 @@ int hp_reader_next(struct hp_reader *r, struct hp_record *rec)
 		rec->payload = f + HP_FORMAT_FRAME_BYTES;
 		rec->len = raw;
 		return HP_READ_OK;
+	}
+	/* The frame must announce the size the record claims: a small corrupt
+	 * record cannot make us allocate a gigabyte. */
+	if (ZSTD_getFrameContentSize(f + HP_FORMAT_FRAME_BYTES, stored) != raw) {
+		say(r, "offset %zu: record of type %u is corrupt (compressed size disagrees)", at,
+		    rec->type);
+		return HP_READ_DAMAGED;
 	}
 	if (raw > r->scratch_cap) {
 		uint8_t *p = realloc(r->scratch, raw);

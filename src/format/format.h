@@ -25,7 +25,8 @@
  *   offset size  field
  *   0      4     tag "HPRC" (lets a reader find the next record after damage)
  *   4      2     record type (HP_REC_*)
- *   6      2     flags: bit 0 = payload is one zstd frame
+ *   6      2     flags: bit 0 = payload is one zstd frame; a reader skips a
+ *                record with a flag it does not know (as damage)
  *   8      4     stored payload size in bytes (as in the file)
  *   12     4     raw payload size in bytes (after decompression)
  *   16     4     CRC-32 of the stored payload
@@ -63,7 +64,8 @@
  * HP_REC_SNAPSHOT (at exit, on a signal, on triggers)
  *   u seq, u time, u reason (HP_SNAP_*), u signal (0 if none),
  *   u alloc_count, u alloc_bytes, u free_count, u free_bytes,
- *   u peak_bytes, u peak_count, u peak_time, u stack_count,
+ *   u peak_bytes, u peak_count, u peak_time,
+ *   u stack_count (ids below it are defined: the highest stack id + 1),
  *   u lost_kinds, lost_kinds x (u reason HP_LOST_*, u count, u bytes),
  *   u bucket_count, bucket_count x
  *     (u stack_id, u type_tag, u context_tag, u size,
@@ -76,8 +78,8 @@
  *   a bucket is its in-use value at the moment of the global peak.
  *
  * HP_REC_TIMESERIES (about every second, and before each snapshot)
- *   u count, then count x (s time delta from the previous sample, the first
- *   from 0; u heap_bytes; u rss_bytes)
+ *   u count, then count x (s time delta from the previous sample in this
+ *   record, the first from 0, i.e. absolute; u heap_bytes; u rss_bytes)
  *
  * HP_REC_SYMBOLS (reserved: appended by the analyzer)
  */

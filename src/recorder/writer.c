@@ -37,7 +37,6 @@ static uint32_t stacks_written = 1; /* ids below this are in the file */
 static uint32_t module_events_written;
 static struct sample samples[SAMPLES_PER_RECORD];
 static unsigned nsamples;
-static uint64_t last_sample_ns; /* for time deltas across records */
 static struct hp_buf payload, out;
 static ZSTD_CCtx *cctx;
 /* The file still to be created (NULL once tried), and for its META. */
@@ -234,7 +233,6 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
 	stacks_written = 1;
 	module_events_written = 0;
 	nsamples = 0;
-	last_sample_ns = 0;
 	payload.grow = out.grow = grow_mapped;
 	if (!cctx)
 		cctx = ZSTD_createCCtx_advanced(mem);
@@ -248,9 +246,11 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
 	return err;
 }
 
+/* The first time of a record is absolute (a delta from 0), so a record
+ * lost to damage does not shift the ones after it. */
 static void put_timeseries(void)
 {
-	uint64_t prev = last_sample_ns;
+	uint64_t prev = 0;
 
 	hp_buf_put_u(&payload, nsamples);
 	for (unsigned i = 0; i < nsamples; i++) {
@@ -259,7 +259,6 @@ static void put_timeseries(void)
 		hp_buf_put_u(&payload, samples[i].rss_bytes);
 		prev = samples[i].time_ns;
 	}
-	last_sample_ns = prev;
 	nsamples = 0;
 }
 

@@ -1,2 +1,0 @@
-build-san/pic/src/recorder/os.o: src/recorder/os.c src/recorder/os.h
-src/recorder/os.h:

@@ -1,0 +1,467 @@
+/*
+ * test_malformed.c - captures whose every checksum is right but whose
+ * content is odd: what a buggy or a newer writer could produce.
+ *
+ * test_corrupt.c covers damage to a real capture, which the checksums
+ * catch before any payload is parsed. This file covers the next layer:
+ * well-framed records built by hand with hp_format_put_record, loaded with
+ * hp_capture_load. A newer minor version's additions must read as intact;
+ * content that cannot be right (a stack id never defined, stacks out of
+ * order, a stack shorter than its depth) must be reported as a malformed
+ * record and skipped, without crashing and without leaking (run under
+ * SAN=address for the latter).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "../../src/analyzer/capture.h"
+#include "../../src/format/encode.h"
+#include "../../src/format/format.h"
+#include "../harness/harness.h"
+
+static const char *tmp_path(const char *name)
+{
+	static char path[512];
+
+	snprintf(path, sizeof path, "%s/%s", hp_test_tmp(), name);
+	return path;
+}
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	const char *p = data;
+
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			return -EIO;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return close(fd) < 0 ? -errno : 0;
+}
+
+static uint32_t crc(const uint8_t *p, size_t n)
+{
+	return (uint32_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
+}
+
+static int grow_realloc(struct hp_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	uint8_t *p;
+
+	while (cap < need)
+		cap *= 2;
+	p = realloc(b->data, cap);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+struct craft {
+	struct hp_buf file, payload;
+};
+
+static void craft_begin(struct craft *c)
+{
+	memset(c, 0, sizeof *c);
+	c->file.grow = c->payload.grow = grow_realloc;
+	hp_format_put_file_header(&c->file);
+}
+
+/* Frames the payload built so far as a record of this type. */
+static void craft_emit(struct craft *c, unsigned type)
+{
+	hp_format_put_record(&c->file, type, c->payload.data, c->payload.len, NULL);
+	c->payload.len = 0;
+}
+
+static void craft_meta(struct craft *c, int extra_fields)
+{
+	struct hp_buf *p = &c->payload;
+
+	hp_buf_put_u(p, 100);           /* pid */
+	hp_buf_put_u(p, 99);            /* ppid */
+	hp_buf_put_u(p, 1700000000000000000ull); /* start_realtime_ns */
+	hp_buf_put_u(p, 5000);          /* start_monotonic_ns */
+	hp_buf_put_u(p, 4096);          /* page_size */
+	hp_buf_put_str(p, "/bin/prog");
+	hp_buf_put_u(p, 2);             /* argc */
+	hp_buf_put_str(p, "prog");
+	hp_buf_put_str(p, "--flag");
+	hp_buf_put_str(p, "0.1.0");
+	hp_buf_put_u(p, 1);             /* sample_rate_bytes */
+	hp_buf_put_u(p, HP_UNWIND_FP);
+	hp_buf_put_u(p, 64);            /* max_depth */
+	hp_buf_put_u(p, 0);             /* flags */
+	hp_buf_put_u(p, 12);            /* dump_signal */
+	hp_buf_put_u(p, 0);             /* interval_ms */
+	hp_buf_put_u(p, 0);             /* dump_every_bytes */
+	hp_buf_put_u(p, 0);             /* dump_high_water_bytes */
+	if (extra_fields) {             /* what a later minor might add */
+		hp_buf_put_u(p, 123456789);
+		hp_buf_put_str(p, "a field from the future");
+	}
+	craft_emit(c, HP_REC_META);
+}
+
+/* One stack per frame value given, ids from first. */
+static void craft_stacks(struct craft *c, uint64_t first, const uint64_t *frame0, size_t n)
+{
+	hp_buf_put_u(&c->payload, first);
+	hp_buf_put_u(&c->payload, n);
+	for (size_t i = 0; i < n; i++) {
+		hp_buf_put_u(&c->payload, 2); /* depth */
+		hp_buf_put_u(&c->payload, frame0[i]);
+		hp_buf_put_s(&c->payload, -16);
+	}
+	craft_emit(c, HP_REC_STACKS);
+}
+
+/* A snapshot with one bucket per stack id given. */
+static void craft_snapshot(struct craft *c, const uint64_t *stack_ids, size_t n)
+{
+	struct hp_buf *p = &c->payload;
+
+	hp_buf_put_u(p, 1);                 /* seq */
+	hp_buf_put_u(p, 1000);              /* time */
+	hp_buf_put_u(p, HP_SNAP_EXIT);
+	hp_buf_put_u(p, 0);                 /* signal */
+	for (int i = 0; i < 7; i++)         /* totals, peak, peak time */
+		hp_buf_put_u(p, 10 + i);
+	hp_buf_put_u(p, 2);                 /* stack_count */
+	hp_buf_put_u(p, 0);                 /* lost kinds */
+	hp_buf_put_u(p, n);
+	for (size_t i = 0; i < n; i++) {
+		hp_buf_put_u(p, stack_ids[i]);
+		for (int k = 0; k < 11; k++) /* type_tag 2 ... temp_bytes 12 */
+			hp_buf_put_u(p, 2 + k);
+	}
+	craft_emit(c, HP_REC_SNAPSHOT);
+}
+
+/* Writes the crafted file and loads it; returns the load's result. */
+static int craft_load(struct craft *c, const char *name, struct hp_capture *cap)
+{
+	const char *path = tmp_path(name);
+	char err[512];
+	int ret;
+
+	expect_eq_u64(c->file.err, 0, "the crafted file is built");
+	expect_eq_u64((uint64_t)write_file(path, c->file.data, c->file.len), 0,
+		      "the crafted file is written");
+	free(c->file.data);
+	free(c->payload.data);
+	ret = hp_capture_load(path, cap, err, sizeof err);
+	expect_eq_u64((uint64_t)ret, 0, "a well-framed capture loads");
+	if (ret)
+		printf("  %s: %s\n", name, err);
+	return ret;
+}
+
+HP_TEST(crafted_newer_minor_is_read)
+{
+	/* A later minor: extra META fields and an unknown record type. None
+	 * of it is damage. (A longer file header is test_format's.) */
+	struct craft c;
+	struct hp_capture cap;
+	static const uint64_t f0[] = {0x401000};
+	static const uint64_t ids[] = {1};
+
+	craft_begin(&c);
+	craft_meta(&c, 1);
+	hp_buf_put_str(&c.payload, "whatever record 42 holds");
+	craft_emit(&c, 42);
+	craft_stacks(&c, 1, f0, 1);
+	craft_snapshot(&c, ids, 1);
+	c.file.data[10] = 3; /* minor 3, CRC recomputed */
+	uint32_t v = crc(c.file.data, 28);
+	for (int i = 0; i < 4; i++)
+		c.file.data[28 + i] = (uint8_t)(v >> (8 * i));
+	if (craft_load(&c, "minor3.hpf", &cap))
+		return;
+	expect_eq_u64(cap.ndamage, 0, "extra fields and unknown records are not damage");
+	expect_eq_u64(cap.nrecords, 4, "the unknown record is counted and skipped");
+	expect_true(cap.has_meta, "META is read");
+	expect_str(cap.program, "/bin/prog", "its program");
+	expect_eq_u64(cap.argc, 2, "its argc");
+	expect_str(cap.argc == 2 ? cap.argv[1] : "", "--flag", "its argv");
+	expect_str(cap.recorder_version, "0.1.0", "its recorder version");
+	expect_eq_u64(cap.unwind, HP_UNWIND_FP, "its unwind mode");
+	expect_eq_u64(cap.dump_signal, 12, "its dump signal");
+	expect_eq_u64(cap.nstacks, 2, "ids 0 and 1");
+	expect_eq_u64(cap.nstacks == 2 ? cap.stacks[1].frames[1] : 0, 0x401000 - 16,
+		      "frames rebuilt from deltas");
+	if (expect_eq_u64(cap.nsnapshots, 1, "the snapshot is read")) {
+		const struct hp_cap_snapshot *s = &cap.snapshots[0];
+		expect_eq_u64(s->reason, HP_SNAP_EXIT, "reason");
+		expect_eq_u64(s->alloc_count, 10, "alloc_count, the first total");
+		expect_eq_u64(s->free_bytes, 13, "free_bytes, the fourth");
+		expect_eq_u64(s->peak_bytes, 14, "then peak_bytes");
+		expect_eq_u64(s->peak_count, 15, "then peak_count");
+		expect_eq_u64(s->peak_time_ns, 16, "then peak_time");
+		expect_eq_u64(s->stack_count, 2, "then stack_count");
+		if (expect_eq_u64(s->nbuckets, 1, "one bucket")) {
+			const struct hp_cap_bucket *b = &s->buckets[0];
+			expect_eq_u64(b->stack_id, 1, "bucket stack id");
+			expect_eq_u64(b->type_tag, 2, "type_tag");
+			expect_eq_u64(b->context_tag, 3, "context_tag");
+			expect_eq_u64(b->size, 4, "size");
+			expect_eq_u64(b->alloc_count, 5, "alloc_count");
+			expect_eq_u64(b->peak_count, 9, "peak_count");
+			expect_eq_u64(b->temp_bytes, 12, "temp_bytes, the last");
+		}
+	}
+	hp_capture_free(&cap);
+}
+
+HP_TEST(crafted_module_segments_in_order)
+{
+	/* Segment fields must come back in the order written: vaddr, memsz,
+	 * offset, flags. */
+	struct craft c;
+	struct hp_capture cap;
+	struct hp_buf *p = &c.payload;
+
+	craft_begin(&c);
+	craft_meta(&c, 0);
+	hp_buf_put_u(p, 2);             /* two events */
+	hp_buf_put_u(p, HP_MOD_LOAD);
+	hp_buf_put_u(p, 7);             /* time */
+	hp_buf_put_u(p, 0);             /* module id */
+	hp_buf_put_str(p, "/lib/libx.so");
+	hp_buf_put_blob(p, "\x01\x02\x03\x04", 4);
+	hp_buf_put_u(p, 0x7f0000000000);
+	hp_buf_put_u(p, 2);             /* segments */
+	hp_buf_put_u(p, 0x1000);        /* vaddr */
+	hp_buf_put_u(p, 0x2000);        /* memsz */
+	hp_buf_put_u(p, 0x300);         /* file offset */
+	hp_buf_put_u(p, 5);             /* flags */
+	hp_buf_put_u(p, 0x4000);
+	hp_buf_put_u(p, 0x100);
+	hp_buf_put_u(p, 0x3000);
+	hp_buf_put_u(p, 6);
+	hp_buf_put_u(p, HP_MOD_UNLOAD);
+	hp_buf_put_u(p, 9);
+	hp_buf_put_u(p, 0);
+	craft_emit(&c, HP_REC_MODULES);
+	if (craft_load(&c, "modules.hpf", &cap))
+		return;
+	expect_eq_u64(cap.ndamage, 0, "no damage");
+	if (!expect_eq_u64(cap.nmodules, 1, "one module"))
+		goto out;
+	const struct hp_cap_module *m = &cap.modules[0];
+	expect_str(m->path, "/lib/libx.so", "path");
+	expect_eq_u64(m->build_id_len, 4, "build id length");
+	expect_eq_u64(m->build_id[3], 4, "build id bytes");
+	expect_eq_u64(m->bias, 0x7f0000000000, "bias");
+	expect_eq_u64(m->nseg, 2, "segments");
+	expect_eq_u64(m->seg[0].vaddr, 0x1000, "vaddr first");
+	expect_eq_u64(m->seg[0].memsz, 0x2000, "memsz second");
+	expect_eq_u64(m->seg[0].offset, 0x300, "file offset third");
+	expect_eq_u64(m->seg[0].flags, 5, "flags fourth");
+	expect_eq_u64(m->seg[1].offset, 0x3000, "second segment's file offset");
+	expect_true(hp_capture_module_of(&cap, 0x7f0000001000) == m, "first byte of segment 0");
+	expect_true(hp_capture_module_of(&cap, 0x7f0000002fff) == m, "last byte of segment 0");
+	expect_true(hp_capture_module_of(&cap, 0x7f0000003000) == NULL, "between segments");
+	expect_eq_u64(m->load_ns, 7, "load time");
+	expect_true(m->unloaded, "the UNLOAD event is applied");
+	expect_eq_u64(m->unload_ns, 9, "unload time");
+out:
+	hp_capture_free(&cap);
+}
+
+HP_TEST(crafted_timeseries_deltas_chain_across_records)
+{
+	/* The first delta of every record is from 0 (an absolute time), so a
+	 * TIMESERIES record lost to damage shifts nothing after it. */
+	struct craft c;
+	struct hp_capture cap;
+	struct hp_buf *p = &c.payload;
+
+	craft_begin(&c);
+	craft_meta(&c, 0);
+	hp_buf_put_u(p, 2);
+	hp_buf_put_s(p, 10);
+	hp_buf_put_u(p, 100);
+	hp_buf_put_u(p, 4096);
+	hp_buf_put_s(p, 5);
+	hp_buf_put_u(p, 200);
+	hp_buf_put_u(p, 8192);
+	craft_emit(&c, HP_REC_TIMESERIES);
+	hp_buf_put_u(p, 1);
+	hp_buf_put_s(p, 7);
+	hp_buf_put_u(p, 50);
+	hp_buf_put_u(p, 8192);
+	craft_emit(&c, HP_REC_TIMESERIES);
+	if (craft_load(&c, "timeseries.hpf", &cap))
+		return;
+	expect_eq_u64(cap.ndamage, 0, "no damage");
+	if (expect_eq_u64(cap.nsamples, 3, "three samples")) {
+		expect_eq_u64(cap.samples[0].time_ns, 10, "first from 0");
+		expect_eq_u64(cap.samples[1].time_ns, 15, "second from the first");
+		expect_eq_u64(cap.samples[2].time_ns, 7, "a new record's first is absolute");
+		expect_eq_u64(cap.samples[2].heap_bytes, 50, "heap bytes");
+		expect_eq_u64(cap.samples[1].rss_bytes, 8192, "RSS bytes");
+	}
+	hp_capture_free(&cap);
+}
+
+HP_TEST(crafted_duplicate_meta)
+{
+	/* Two META records (a buggy writer, or two captures concatenated):
+	 * loaded without a crash, and without leaking the first (run under
+	 * SAN=address to check the latter). */
+	struct craft c;
+	struct hp_capture cap;
+
+	craft_begin(&c);
+	craft_meta(&c, 0);
+	craft_meta(&c, 0);
+	if (craft_load(&c, "meta2.hpf", &cap))
+		return;
+	expect_true(cap.has_meta, "META is read");
+	expect_str(cap.program, "/bin/prog", "its program");
+	expect_eq_u64(cap.argc, 2, "its argc");
+	hp_capture_free(&cap);
+}
+
+HP_TEST(crafted_stacks_malformed_midway)
+{
+	/* A STACKS record whose second stack claims more frames than it has:
+	 * the record is damage; the first stack is kept, the broken one keeps
+	 * its id with no frames (so later records still line up), and nothing
+	 * leaks (SAN=address). */
+	struct craft c;
+	struct hp_capture cap;
+	struct hp_buf *p = &c.payload;
+
+	craft_begin(&c);
+	craft_meta(&c, 0);
+	hp_buf_put_u(p, 1);      /* first id */
+	hp_buf_put_u(p, 2);      /* two stacks */
+	hp_buf_put_u(p, 1);      /* depth 1 */
+	hp_buf_put_u(p, 0x1000);
+	hp_buf_put_u(p, 3);      /* depth 3 ... */
+	hp_buf_put_u(p, 0x2000); /* ... two bytes ... */
+	hp_buf_put_s(p, -8);     /* ... and one delta: the third is missing */
+	craft_emit(&c, HP_REC_STACKS);
+	if (craft_load(&c, "stacks-bad.hpf", &cap))
+		return;
+	expect_eq_u64(cap.ndamage, 1, "the malformed STACKS record is damage");
+	expect_true(cap.ndamage && strstr(cap.damage[0], "STACKS"), "named as STACKS");
+	expect_eq_u64(cap.nstacks, 3, "ids 1 and 2 exist");
+	if (cap.nstacks == 3) {
+		expect_eq_u64(cap.stacks[1].depth, 1, "the first stack is kept");
+		expect_eq_u64(cap.stacks[2].depth, 0, "the broken stack is empty");
+	}
+	hp_capture_free(&cap);
+}
+
+HP_TEST(crafted_stack_id_out_of_range)
+{
+	/* A bucket naming a stack id the file never defined is malformed,
+	 * including ids that do not fit in 32 bits: 2^32 + 1 must not be
+	 * taken for stack 1. */
+	struct craft c;
+	struct hp_capture cap;
+	static const uint64_t f0[] = {0x401000};
+	static const uint64_t bad_small[] = {2};
+	static const uint64_t bad_wide[] = {((uint64_t)1 << 32) + 1};
+
+	craft_begin(&c);
+	craft_meta(&c, 0);
+	craft_stacks(&c, 1, f0, 1);
+	craft_snapshot(&c, bad_small, 1);
+	craft_snapshot(&c, bad_wide, 1);
+	if (craft_load(&c, "stack-id.hpf", &cap))
+		return;
+	expect_eq_u64(cap.nsnapshots, 0, "both snapshots are rejected");
+	expect_eq_u64(cap.ndamage, 2, "as two malformed records");
+	if (cap.nsnapshots)
+		printf("  bucket 0 of the kept snapshot has stack id %u\n",
+		       cap.snapshots[0].buckets[0].stack_id);
+	hp_capture_free(&cap);
+}
+
+HP_TEST(crafted_stacks_out_of_order)
+{
+	struct craft c;
+	struct hp_capture cap;
+	static const uint64_t f0[] = {0x401000, 0x402000};
+
+	craft_begin(&c);
+	craft_meta(&c, 0);
+	craft_stacks(&c, 1, f0, 2);
+	craft_stacks(&c, 1, f0, 1); /* ids 1.. again */
+	craft_stacks(&c, 5, f0, 1); /* a gap */
+	craft_stacks(&c, 3, f0, 1); /* the right next id */
+	if (craft_load(&c, "stacks-order.hpf", &cap))
+		return;
+	/* A gap is a record lost to damage: its ids are kept empty, so the
+	 * stacks after it (and the snapshots using them) still load. An id
+	 * range that goes back is damage. */
+	expect_eq_u64(cap.ndamage, 2, "a repeated and a backward id range are damage");
+	expect_eq_u64(cap.nstacks, 6, "ids 1..5 exist");
+	if (cap.nstacks == 6) {
+		expect_eq_u64(cap.stacks[3].depth + cap.stacks[4].depth, 0, "the gap is empty");
+		expect_eq_u64(cap.stacks[5].depth, 1, "the stack after the gap is kept");
+	}
+	hp_capture_free(&cap);
+}
+
+HP_TEST(crafted_zstd_empty_payload)
+{
+	/* A record flagged zstd whose raw size is 0: a valid zstd frame of
+	 * nothing. Legal, if odd; it must not trip the decoder. */
+	struct craft c;
+	struct hp_capture cap;
+	uint8_t z[64], frame[24];
+	size_t zn = ZSTD_compress(z, sizeof z, "", 0, 1);
+
+	craft_begin(&c);
+	craft_meta(&c, 0);
+	if (!expect_true(!ZSTD_isError(zn), "zstd makes an empty frame"))
+		return;
+	memcpy(frame, "HPRC", 4);
+	frame[4] = HP_REC_TIMESERIES;
+	frame[5] = 0;
+	frame[6] = HP_FORMAT_FLAG_ZSTD;
+	frame[7] = 0;
+	for (int i = 0; i < 4; i++) {
+		frame[8 + i] = (uint8_t)(zn >> (8 * i));
+		frame[12 + i] = 0;
+		frame[16 + i] = (uint8_t)(crc(z, zn) >> (8 * i));
+	}
+	uint32_t fc = crc(frame, 20);
+	for (int i = 0; i < 4; i++)
+		frame[20 + i] = (uint8_t)(fc >> (8 * i));
+	hp_buf_put_bytes(&c.file, frame, sizeof frame);
+	hp_buf_put_bytes(&c.file, z, zn);
+	if (craft_load(&c, "zstd-empty.hpf", &cap))
+		return;
+	expect_eq_u64(cap.nrecords, 2, "both records are read");
+	expect_eq_u64(cap.ndamage, 1, "an empty TIMESERIES payload is malformed (no count)");
+	hp_capture_free(&cap);
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
