@@ -22,23 +22,27 @@ static inline uint64_t hp_hash_u64(uint64_t x)
 	return x;
 }
 
-/* One multiply per word on two independent lanes (a call stack is hashed
- * on every recorded allocation: the full finalizer per word cost more than
- * the table lookup), then the finalizer once. */
+/* Four independent lanes, one multiply per word: a call stack is hashed on
+ * every recorded allocation, and a single chain of multiplies (or the full
+ * finalizer per word) made the hash cost more than the table lookup. The
+ * table compares whole keys, so the hash needs spread, not strength; the
+ * finalizer mixes the lanes at the end. */
 static inline uint64_t hp_hash_words(const uint64_t *w, size_t n, uint64_t seed)
 {
-	uint64_t a = seed ^ (n * 0x9e3779b97f4a7c15ULL), b = ~seed;
+	uint64_t a = seed ^ n, b = ~seed, c = seed * 3, d = seed * 5;
 	size_t i = 0;
 
-	for (; i + 1 < n; i += 2) {
+	for (; i + 3 < n; i += 4) {
 		a = (a ^ w[i]) * 0x9e3779b97f4a7c15ULL;
 		b = (b ^ w[i + 1]) * 0xc2b2ae3d27d4eb4fULL;
-		a ^= a >> 29;
-		b ^= b >> 31;
+		c = (c ^ w[i + 2]) * 0x165667b19e3779f9ULL;
+		d = (d ^ w[i + 3]) * 0xff51afd7ed558ccdULL;
 	}
-	if (i < n)
-		a = (a ^ w[i]) * 0x9e3779b97f4a7c15ULL;
-	return hp_hash_u64(a ^ (b * 0x165667b19e3779f9ULL));
+	for (; i < n; i++)
+		a = (a ^ w[i] ^ (a >> 31)) * 0x9e3779b97f4a7c15ULL;
+	a ^= (b >> 17) ^ (b << 47);
+	c ^= (d >> 23) ^ (d << 41);
+	return hp_hash_u64(a ^ (c * 0xc4ceb9fe1a85ec53ULL));
 }
 
 #endif

@@ -10,8 +10,9 @@
 #include "os.h"
 #include "spin.h"
 
-/* Buckets are at most this many; later keys count as lost. */
-#define MAX_BUCKETS (1u << 21)
+/* Keyed buckets are at most this many; later keys count as lost. */
+#define MAX_KEYED (1u << 21)
+#define MAX_BUCKETS (HP_AGG_KEYED_FIRST + MAX_KEYED)
 
 struct bucket {
 	struct hp_spin lock;
@@ -41,7 +42,7 @@ static uint64_t lost_bytes[HP_LOST_KINDS];
 
 int hp_agg_init(void)
 {
-	int err = hp_intern_init(&keys, MAX_BUCKETS, 4 * (uint64_t)MAX_BUCKETS);
+	int err = hp_intern_init(&keys, MAX_KEYED, 3 * (uint64_t)MAX_KEYED);
 	if (err)
 		return err;
 	buckets = hp_os_map((size_t)MAX_BUCKETS * sizeof *buckets);
@@ -51,7 +52,12 @@ int hp_agg_init(void)
 uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_tag, uint64_t size)
 {
 	uint64_t key[3] = {stack_id, (uint64_t)type_tag << 32 | context_tag, size};
-	return hp_intern_put(&keys, key, 3);
+	uint32_t id;
+
+	if (!type_tag && !context_tag && !size)
+		return stack_id + 1; /* the stack's default bucket */
+	id = hp_intern_put(&keys, key, 3);
+	return id ? HP_AGG_KEYED_FIRST + id - 1 : 0;
 }
 
 #define SET(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
@@ -120,22 +126,36 @@ void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
 	__atomic_add_fetch(&lost_bytes[why], bytes, __ATOMIC_RELAXED);
 }
 
-uint32_t hp_agg_count(void)
+uint32_t hp_agg_next(uint32_t id)
 {
-	return hp_intern_count(&keys);
+	uint32_t stacks = hp_stacks_count(); /* default buckets 1..stacks */
+	uint32_t keyed_end = HP_AGG_KEYED_FIRST + hp_intern_count(&keys) - 1;
+
+	for (id++; id <= stacks; id++)
+		if (__atomic_load_n(&buckets[id].alloc_count, __ATOMIC_RELAXED))
+			return id;
+	if (id < HP_AGG_KEYED_FIRST)
+		id = HP_AGG_KEYED_FIRST;
+	return id < keyed_end ? id : 0;
 }
 
 void hp_agg_read(uint32_t id, struct hp_bucket_view *out)
 {
 	const struct bucket *b = &buckets[id];
-	uint32_t len;
-	const uint64_t *key = hp_intern_key(&keys, id, &len);
 	uint64_t epoch = __atomic_load_n(&peak_epoch, __ATOMIC_ACQUIRE);
 
-	out->stack_id = (uint32_t)key[0];
-	out->type_tag = (uint32_t)(key[1] >> 32);
-	out->context_tag = (uint32_t)key[1];
-	out->size = key[2];
+	if (id < HP_AGG_KEYED_FIRST) {
+		out->stack_id = id - 1;
+		out->type_tag = out->context_tag = 0;
+		out->size = 0;
+	} else {
+		uint32_t len;
+		const uint64_t *key = hp_intern_key(&keys, id - HP_AGG_KEYED_FIRST + 1, &len);
+		out->stack_id = (uint32_t)key[0];
+		out->type_tag = (uint32_t)(key[1] >> 32);
+		out->context_tag = (uint32_t)key[1];
+		out->size = key[2];
+	}
 	out->alloc_count = GET(b->alloc_count);
 	out->alloc_bytes = GET(b->alloc_bytes);
 	out->free_count = GET(b->free_count);
@@ -165,21 +185,31 @@ void hp_agg_totals(struct hp_totals *out)
 
 uint64_t hp_agg_bytes(void)
 {
-	return hp_intern_bytes(&keys) + (uint64_t)hp_agg_count() * sizeof *buckets;
+	return hp_intern_bytes(&keys) +
+	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) * sizeof *buckets;
+}
+
+/* For fork handlers, with the stack table locked so that the set of
+ * buckets cannot grow in between: the defaults of existing stacks, then
+ * the keyed ones. */
+static void for_each_bucket(void (*fn)(struct hp_spin *))
+{
+	uint32_t stacks = hp_stacks_count(), keyed = hp_intern_count(&keys);
+
+	for (uint32_t id = 1; id <= stacks; id++)
+		fn(&buckets[id].lock);
+	for (uint32_t k = 1; k < keyed; k++)
+		fn(&buckets[HP_AGG_KEYED_FIRST + k - 1].lock);
 }
 
 void hp_agg_lock_all(void)
 {
-	uint32_t n = hp_agg_count();
 	hp_spin_lock(&keys.lock);
-	for (uint32_t i = 1; i < n; i++)
-		hp_spin_lock(&buckets[i].lock);
+	for_each_bucket(hp_spin_lock);
 }
 
 void hp_agg_unlock_all(void)
 {
-	uint32_t n = hp_agg_count();
-	for (uint32_t i = 1; i < n; i++)
-		hp_spin_unlock(&buckets[i].lock);
+	for_each_bucket(hp_spin_unlock);
 	hp_spin_unlock(&keys.lock);
 }

@@ -14,6 +14,11 @@
  * its value at that peak, into peak_*. A reader takes peak_* when the
  * bucket's epoch is current and the live value otherwise.
  *
+ * Bucket ids: a bucket with no tags and size 0 (every bucket of a full
+ * recording without tags) is its stack's default bucket, id stack + 1,
+ * found without a lookup; other keys go through an interning table and get
+ * ids from HP_AGG_KEYED_FIRST. Iterate with hp_agg_next.
+ *
  * Locking: each bucket has its own spinlock for its counters; the global
  * in-use bytes and the peak are lock-free atomics. Nothing here calls the
  * target's malloc. hp_agg_lost is async-signal-safe; the rest is not.
@@ -24,6 +29,9 @@
 #include <stdint.h>
 
 #include "../format/format.h"
+#include "stacks.h"
+
+#define HP_AGG_KEYED_FIRST (HP_STACKS_MAX + 1)
 
 /* What one bucket holds, as a consistent-enough copy for the writer. */
 struct hp_bucket_view {
@@ -59,8 +67,9 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary);
  * Lock-free, async-signal-safe. */
 void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes);
 
-/* Number of buckets plus one (ids 1..n-1 exist). */
-uint32_t hp_agg_count(void);
+/* The first bucket id after id (0 to start) that may hold counts, or 0
+ * when there is none. Lock-free. */
+uint32_t hp_agg_next(uint32_t id);
 
 /* Copies bucket id. Lock-free (reads may straddle a concurrent update by one
  * allocation), async-signal-safe. */

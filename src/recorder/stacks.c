@@ -5,9 +5,8 @@
 
 #include "intern.h"
 
-/* Limits: about a million distinct stacks, 64 Mi frames in all (512 MiB of
- * address space, touched only as used). */
-#define MAX_STACKS (1u << 20)
+/* Limits: about a million distinct stacks (HP_STACKS_MAX), 64 Mi frames in
+ * all (512 MiB of address space, touched only as used). */
 #define MAX_FRAMES (1ull << 26)
 
 /* Mapped once at init; see intern.h for its locking. */
@@ -15,7 +14,7 @@ static struct hp_intern table;
 
 int hp_stacks_init(void)
 {
-	return hp_intern_init(&table, MAX_STACKS, MAX_FRAMES);
+	return hp_intern_init(&table, HP_STACKS_MAX, MAX_FRAMES);
 }
 
 uint32_t hp_stacks_intern(const uint64_t *frames, uint32_t depth)

@@ -12,6 +12,9 @@
 
 #include <stdint.h>
 
+/* Stack ids are below this. */
+#define HP_STACKS_MAX (1u << 20)
+
 int hp_stacks_init(void);
 
 /* The id of frames[0..depth), added when new; 0 when depth is 0 or the

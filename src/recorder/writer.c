@@ -37,7 +37,7 @@ static uint32_t stacks_written = 1; /* ids below this are in the file */
 static uint32_t module_events_written;
 static struct sample samples[SAMPLES_PER_RECORD];
 static unsigned nsamples;
-static struct hp_buf payload, out;
+static struct hp_buf payload, out, buckets_buf;
 static ZSTD_CCtx *cctx;
 /* The file still to be created (NULL once tried), and for its META. */
 static const struct hp_config *file_config, *file_meta_config;
@@ -233,7 +233,7 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
 	stacks_written = 1;
 	module_events_written = 0;
 	nsamples = 0;
-	payload.grow = out.grow = grow_mapped;
+	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
 	if (!cctx)
 		cctx = ZSTD_createCCtx_advanced(mem);
 	file_config = file_meta_config = c;
@@ -280,19 +280,40 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks)
 {
 	struct hp_totals t;
 	struct hp_bucket_view v;
-	uint32_t nbuckets = hp_agg_count();
-	uint64_t sum[8] = {0};
+	uint64_t sum[5] = {0}, nbuckets = 0;
 	unsigned lost_kinds = 0;
 
-	/* Totals are the sums over buckets, so they agree with them exactly. */
-	for (uint32_t id = 1; id < nbuckets; id++) {
+	/* One pass over the buckets into the side buffer, summing as it goes:
+	 * the totals are the sums of the buckets written, exactly, even while
+	 * other threads allocate. */
+	buckets_buf.len = 0;
+	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		hp_agg_read(id, &v);
+		/* Stacks are interned before their buckets; clamp anyway so a
+		 * reader never meets an undefined id. */
+		hp_buf_put_u(&buckets_buf, v.stack_id < nstacks ? v.stack_id : 0);
+		hp_buf_put_u(&buckets_buf, v.type_tag);
+		hp_buf_put_u(&buckets_buf, v.context_tag);
+		hp_buf_put_u(&buckets_buf, v.size);
+		hp_buf_put_u(&buckets_buf, v.alloc_count);
+		hp_buf_put_u(&buckets_buf, v.alloc_bytes);
+		hp_buf_put_u(&buckets_buf, v.free_count);
+		hp_buf_put_u(&buckets_buf, v.free_bytes);
+		hp_buf_put_u(&buckets_buf, v.peak_count);
+		hp_buf_put_u(&buckets_buf, v.peak_bytes);
+		hp_buf_put_u(&buckets_buf, v.temp_count);
+		hp_buf_put_u(&buckets_buf, v.temp_bytes);
 		sum[0] += v.alloc_count;
 		sum[1] += v.alloc_bytes;
 		sum[2] += v.free_count;
 		sum[3] += v.free_bytes;
 		sum[4] += v.peak_count;
+		nbuckets++;
 	}
+	if (buckets_buf.err && !payload.err)
+		payload.err = buckets_buf.err;
+	buckets_buf.err = 0;
+
 	hp_agg_totals(&t);
 	hp_buf_put_u(&payload, ++snapshot_seq);
 	hp_buf_put_u(&payload, hp_os_now_ns() - start_ns);
@@ -314,25 +335,8 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks)
 		hp_buf_put_u(&payload, t.lost_count[i]);
 		hp_buf_put_u(&payload, t.lost_bytes[i]);
 	}
-	hp_buf_put_u(&payload, nbuckets - 1);
-	for (uint32_t id = 1; id < nbuckets; id++) {
-		hp_agg_read(id, &v);
-		/* A bucket whose stack is not yet counted cannot be, since
-		 * stacks are interned before their buckets; clamp anyway so a
-		 * reader never sees a dangling id. */
-		hp_buf_put_u(&payload, v.stack_id < nstacks ? v.stack_id : 0);
-		hp_buf_put_u(&payload, v.type_tag);
-		hp_buf_put_u(&payload, v.context_tag);
-		hp_buf_put_u(&payload, v.size);
-		hp_buf_put_u(&payload, v.alloc_count);
-		hp_buf_put_u(&payload, v.alloc_bytes);
-		hp_buf_put_u(&payload, v.free_count);
-		hp_buf_put_u(&payload, v.free_bytes);
-		hp_buf_put_u(&payload, v.peak_count);
-		hp_buf_put_u(&payload, v.peak_bytes);
-		hp_buf_put_u(&payload, v.temp_count);
-		hp_buf_put_u(&payload, v.temp_bytes);
-	}
+	hp_buf_put_u(&payload, nbuckets);
+	hp_buf_put_bytes(&payload, buckets_buf.data, buckets_buf.len);
 }
 
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
