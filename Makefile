@@ -11,7 +11,7 @@
 # Knobs: DEBUG=1 (no optimisation), SAN=address,undefined, PREFIX.
 
 PREFIX ?= /usr/local
-BUILD ?= build
+BUILD ?= build$(if $(SAN),-san,)
 CC ?= cc
 DEBUG ?=
 SAN ?=

@@ -97,17 +97,20 @@ int hp_test_sh(const char *fmt, ...)
 
 const char *hp_test_build(void)
 {
+	static char abs[4096];
 	const char *b = getenv("HP_BUILD");
-	return b && *b ? b : "build";
+
+	if (!abs[0] && !realpath(b && *b ? b : "build", abs))
+		snprintf(abs, sizeof abs, "%s", b && *b ? b : "build");
+	return abs;
 }
 
 const char *hp_test_tmp(void)
 {
-	static char dir[256];
+	static char dir[4200];
 	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "%s/tmp/%s.%d", hp_test_build(),
-			 current ? "t" : "t", (int)getpid());
-		char cmd[300];
+		snprintf(dir, sizeof dir, "%s/tmp/t.%d", hp_test_build(), (int)getpid());
+		char cmd[4300];
 		snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "cannot create %s\n", dir);

@@ -1,0 +1,171 @@
+/*
+ * test_cli.c - heapprof run as a user meets it: exit statuses, wrong
+ * options, a program that cannot start, file naming and safety, and an
+ * installed copy finding its installed recorder.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../harness/harness.h"
+#include "../harness/query.h"
+
+static const char *hp(void)
+{
+	static char path[4200];
+	snprintf(path, sizeof path, "%s/heapprof", hp_test_build());
+	return path;
+}
+
+/* Runs a command in dir, stderr into dir/err; returns its status and the
+ * number of stderr lines in *lines. */
+static int in_dir(const char *dir, int *lines, const char *cmd)
+{
+	int st;
+	char path[8192];
+	FILE *f;
+	int c, n = 0;
+
+	st = hp_test_sh("cd %s && %s 2> err", dir, cmd);
+	snprintf(path, sizeof path, "%s/err", dir);
+	if ((f = fopen(path, "r"))) {
+		while ((c = fgetc(f)) != EOF)
+			n += c == '\n';
+		fclose(f);
+	}
+	*lines = n;
+	return st;
+}
+
+static const char *fresh_dir(const char *name)
+{
+	static char dir[4400];
+	snprintf(dir, sizeof dir, "%s/%s.dir", hp_test_tmp(), name);
+	hp_test_sh("rm -rf %s && mkdir -p %s", dir, dir);
+	return dir;
+}
+
+HP_TEST(exit_status_is_passed_on)
+{
+	const char *d = fresh_dir("status");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s run -o a.hpf -- sh -c 'exit 7'", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 7, "exit 7 passed on");
+	expect_eq_u64(lines, 1, "one summary line on stderr");
+	snprintf(cmd, sizeof cmd, "%s run -q -o b.hpf -- sh -c 'kill -KILL $$'", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 128 + 9, "death by SIGKILL is 128 + 9");
+}
+
+HP_TEST(wrong_usage_is_one_line)
+{
+	const char *d = fresh_dir("usage");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s run --sample-rate lots -- true", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "a bad number is a usage error");
+	expect_eq_u64(lines, 1, "said in one line");
+	snprintf(cmd, sizeof cmd, "%s run --unwind magic -- true", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "a bad unwinder is a usage error");
+	expect_eq_u64(lines, 1, "said in one line");
+	snprintf(cmd, sizeof cmd, "%s run", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "no program is a usage error");
+	expect_eq_u64(lines, 1, "said in one line");
+	snprintf(cmd, sizeof cmd, "%s frobnicate", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "an unknown command is a usage error");
+	snprintf(cmd, sizeof cmd, "%s run -- ./no-such-program", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 127, "a program that cannot start: 127");
+	expect_eq_u64(lines, 1, "said in one line");
+}
+
+HP_TEST(default_name_never_replaces_a_file)
+{
+	const char *d = fresh_dir("naming");
+	char cmd[16384];
+	int lines;
+
+	/* Plant files at every name the next pids could get, then run: the
+	 * capture must go elsewhere and the planted files stay. */
+	snprintf(cmd, sizeof cmd,
+		 "for i in $(seq 1 400); do echo keep > heapprof.true.$(( $$ + i )).hpf; done; "
+		 "%s run -- true; grep -l keep heapprof.true.*.hpf | wc -l > kept; "
+		 "ls heapprof.true.*.hpf | wc -l > files",
+		 hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 0, "run succeeds");
+	expect_eq_u64(hp_test_sh("cd %s && [ $(cat kept) -eq 400 ] && [ $(cat files) -eq 401 ]", d),
+		      0, "400 planted files kept, one capture added");
+}
+
+HP_TEST(symlink_is_not_followed)
+{
+	const char *d = fresh_dir("symlink");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "echo secret > target; ln -s target out.hpf; %s run -o out.hpf -- true",
+		 hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 0, "the program still runs");
+	expect_eq_u64(hp_test_sh("cd %s && [ \"$(cat target)\" = secret ]", d), 0,
+		      "the symlink's target is untouched");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q 'cannot create' err", d), 0,
+		      "the recorder says why it wrote nothing");
+}
+
+HP_TEST(unwritable_output_keeps_the_program_running)
+{
+	const char *d = fresh_dir("unwritable");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s run -o /nonexistent/dir/out.hpf -- sh -c 'exit 3'", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 3, "the program runs and its status comes back");
+	expect_true(lines >= 1 && lines <= 2, "one line from the recorder, one from heapprof");
+}
+
+HP_TEST(capture_mode_is_0600)
+{
+	const char *d = fresh_dir("mode");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "umask 000; %s run -q -o out.hpf -- true", hp());
+	in_dir(d, &lines, cmd);
+	expect_eq_u64(hp_test_sh("cd %s && [ \"$(stat -c %%a out.hpf)\" = 600 ]", d), 0,
+		      "the capture is readable by its owner only");
+}
+
+HP_TEST(installed_copy_finds_its_recorder)
+{
+	const char *d = fresh_dir("install");
+	char cmd[8192], cwd[1024];
+	int lines;
+	struct hp_capture *cap;
+
+	if (!getcwd(cwd, sizeof cwd))
+		return;
+	snprintf(cmd, sizeof cmd,
+		 "make -s -C %s install PREFIX=%s/prefix BUILD=%s >/dev/null && "
+		 "env -u HEAPPROF_LIB ./prefix/bin/heapprof run -q -o out.hpf -- %s/tests/programs/known",
+		 cwd, d, hp_test_build(), hp_test_build());
+	expect_eq_u64(in_dir(d, &lines, cmd), 0, "make install, then the installed heapprof runs");
+	expect_eq_u64(hp_test_sh("cd %s && test -f prefix/include/heapprof.h && "
+				 "test -f prefix/lib/heapprof/libheapprof.so",
+				 d),
+		      0, "header and recorder installed");
+	snprintf(cmd, sizeof cmd, "%s/out.hpf", d);
+	if ((cap = hpq_load(cmd))) {
+		int found = 0;
+		for (size_t i = 0; i < cap->nmodules; i++)
+			found |= strstr(cap->modules[i].path, "prefix/lib/heapprof/libheapprof.so") != NULL;
+		expect_true(found, "the installed recorder was the one preloaded");
+		hpq_free(cap);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
