@@ -29,8 +29,12 @@
  * version script then keeps just the interposed names). */
 #pragma GCC visibility push(default)
 
+static void *first_malloc(size_t size);
+
 /* The real functions: written once by the thread that resolves them, before
- * resolved is published; read-only afterwards. */
+ * resolved is published; read-only afterwards. Until then malloc, the one
+ * that matters for speed, points to first_malloc, so that the interposed
+ * malloc needs no "are we ready" test of its own. */
 static struct {
 	void *(*malloc)(size_t);
 	void (*free)(void *);
@@ -43,7 +47,7 @@ static struct {
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	int (*dlclose)(void *);
-} real;
+} real = {.malloc = first_malloc};
 
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
 static int resolved;
@@ -135,13 +139,19 @@ __attribute__((constructor)) static void start_on_load(void)
 #define READY() (hp_likely(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) >= 2) || \
 		 hp_interpose_init() == 0)
 
+/* malloc until the real one is known: resolve, or use the bootstrap
+ * buffer while dlsym itself allocates. */
+static void *first_malloc(size_t size)
+{
+	if (hp_interpose_init() < 0)
+		return hp_bootstrap_alloc(size, 16);
+	return real.malloc(size);
+}
+
 void *malloc(size_t size)
 {
-	void *p;
+	void *p = real.malloc(size);
 
-	if (!READY())
-		return hp_bootstrap_alloc(size, 16);
-	p = real.malloc(size);
 	if (hp_likely(p != NULL))
 		hp_note_alloc(p, size);
 	return p;
