@@ -81,7 +81,7 @@ $(CORE): $(CORE_OBJ)
 	ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(CORE)
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -lzstd -lz -lm
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -lzstd -lz -lm -lstdc++
 
 check test: deps
 	@$(MAKE) --no-print-directory tests
@@ -137,7 +137,7 @@ $(BUILD)/tests/programs/%: tests/programs/%.cpp
 
 $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJ) $(CORE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(HARNESS_OBJ) $(CORE) -lelf -ldw -lzstd -lz -lm
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(HARNESS_OBJ) $(CORE) -lelf -ldw -lzstd -lz -lm -lstdc++
 
 tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS)
 .PHONY: tests

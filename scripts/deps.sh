@@ -6,7 +6,10 @@
 set -euo pipefail
 
 build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev zlib1g-dev"
-test_pkgs="binutils coreutils"
+# The real readers of heapprof's outputs, which the tests run: go tool
+# pprof, gperftools' pprof (google-pprof), headless Chromium; clang for the
+# capture reader's fuzz target.
+test_pkgs="binutils coreutils golang-go google-perftools chromium clang libclang-rt-14-dev"
 bench_pkgs="heaptrack sqlite3"
 
 pkgs="$build_pkgs $test_pkgs"

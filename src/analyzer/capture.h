@@ -20,6 +20,7 @@
 
 #define HP_CAP_MAX_SEGMENTS 16
 #define HP_CAP_MAX_DAMAGE 16
+#define HP_CAP_MAX_DEPTH 256 /* frames per stack a reader accepts */
 
 struct hp_cap_segment {
 	uint64_t vaddr, memsz, offset, flags;

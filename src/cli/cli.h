@@ -8,9 +8,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../analyzer/capture.h"
+#include "../analyzer/model.h"
+
 /* Each returns the process exit status. argv[0] is the subcommand. */
 int hp_cmd_run(int argc, char **argv);
 int hp_cmd_inspect(int argc, char **argv);
+int hp_cmd_report(int argc, char **argv);
+int hp_cmd_export(int argc, char **argv);
+int hp_cmd_flamegraph(int argc, char **argv);
+int hp_cmd_diff(int argc, char **argv);
+int hp_cmd_symbolize(int argc, char **argv);
+
+/* Loads a capture and builds its model, for the commands that render one.
+ * Prints what is wrong ("heapprof: FILE: ...") and returns 1 when the file
+ * cannot be used; warns on stderr about damage and about modules whose
+ * symbols could not be read, and returns 0. On 0, free both with
+ * hp_model_free and hp_capture_free. */
+int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
+		      struct hp_capture *cap, struct hp_model *model);
 
 /* "12.3 MiB" into buf. */
 const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);

@@ -12,6 +12,12 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  run [options] [--] PROGRAM [ARGS...]   run PROGRAM under the recorder\n"
+	"  report FILE                              the answers: peak, leaks, churn, by call stack\n"
+	"  export FILE --format pprof|gperftools|folded -o OUT\n"
+	"                                           for go tool pprof, pprof/jeprof, flame graph tools\n"
+	"  flamegraph FILE -o OUT.svg               an interactive flame graph\n"
+	"  diff BASE NEW                            what grew and shrank, per call stack\n"
+	"  symbolize FILE                           embed symbols, for analysis on another machine\n"
 	"  inspect [--stacks] FILE                  show what a capture file holds, check it\n"
 	"\n"
 	"`heapprof <command> --help` shows a command's options.\n";
@@ -44,16 +50,60 @@ void hp_cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
+		      struct hp_capture *cap, struct hp_model *model)
+{
+	static const char *const status[] = {
+		[HP_MODSYM_MISSING] = "is gone: shown as module+offset",
+		[HP_MODSYM_MISMATCH] = "has changed since the run (build-id differs): shown as "
+				       "module+offset",
+		[HP_MODSYM_NO_SYMBOLS] = "has no symbols",
+	};
+	char err[512];
+
+	if (hp_capture_load(path, cap, err, sizeof err) < 0) {
+		hp_cli_error("%s", err);
+		return 1;
+	}
+	if (cap->ndamage)
+		hp_cli_error("%s: damaged, showing what is readable: %s", path, cap->damage[0]);
+	if (hp_model_build(model, cap, opts, err, sizeof err) < 0) {
+		hp_cli_error("%s: %s", path, err);
+		hp_capture_free(cap);
+		return 1;
+	}
+	for (size_t i = 0; i < model->nmodules; i++) {
+		enum hp_module_status st = model->modules[i].status;
+		int used = 0;
+		if (st == HP_MODSYM_OK || st == HP_MODSYM_EMBEDDED)
+			continue;
+		/* Only complain about modules that frames fall in. */
+		for (size_t l = 0; l < model->nlocations && !used; l++)
+			used = model->locations[l].module == (int)i;
+		if (used && model->modules[i].cap->path[0] == '/')
+			hp_cli_error("%s %s", model->modules[i].cap->path, status[st]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	if (strcmp(argv[1], "run") == 0)
-		return hp_cmd_run(argc - 1, argv + 1);
-	if (strcmp(argv[1], "inspect") == 0)
-		return hp_cmd_inspect(argc - 1, argv + 1);
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} commands[] = {
+		{"run", hp_cmd_run},           {"inspect", hp_cmd_inspect},
+		{"report", hp_cmd_report},     {"export", hp_cmd_export},
+		{"flamegraph", hp_cmd_flamegraph}, {"diff", hp_cmd_diff},
+		{"symbolize", hp_cmd_symbolize},
+	};
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("heapprof 0.1.0");
 		return 0;

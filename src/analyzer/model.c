@@ -1,0 +1,347 @@
+/*
+ * model.c - building the profile model (see model.h).
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/hash.h"
+#include "symbolize.h"
+
+#define MAX_SYMS 64 /* inlined frames at one address */
+
+struct priv {
+	struct hp_symbolizer *sym;
+	/* address -> location index, open addressing; 0 = empty slot */
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t mask;
+};
+
+static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out);
+
+static const char *const allocator_prefixes[] = {
+	"operator new", "operator delete", "__libc_malloc", "__libc_calloc", "__libc_realloc",
+	"__libc_memalign", "__gnu_cxx::new_allocator<", "std::__new_allocator<",
+	"std::allocator<", "std::allocator_traits<", "__gnu_cxx::__alloc_traits<",
+	"strdup", "__strdup", "strndup", "__strndup", "g_malloc", "g_malloc0", "g_realloc",
+	"g_try_malloc", "xmalloc", "xcalloc", "xrealloc", "xstrdup", "alloc::alloc::",
+	"__rust_alloc", "__rdl_alloc", "__rg_alloc",
+};
+
+static int is_allocator(const char *fn)
+{
+	for (size_t i = 0; i < sizeof allocator_prefixes / sizeof *allocator_prefixes; i++)
+		if (strncmp(fn, allocator_prefixes[i], strlen(allocator_prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether every symbolic frame of a location is the allocator's own. */
+static int location_is_allocator(const struct hp_location *l)
+{
+	for (uint32_t i = 0; i < l->nsyms; i++)
+		if (!is_allocator(l->syms[i].function))
+			return 0;
+	return 1;
+}
+
+int hp_metric_parse(const char *name, enum hp_metric *out)
+{
+	for (int i = 0; i < HP_METRIC_COUNT; i++) {
+		if (strcmp(name, hp_metric_name((enum hp_metric)i)) == 0) {
+			*out = (enum hp_metric)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *hp_metric_name(enum hp_metric m)
+{
+	static const char *const names[] = {"peak", "leaked", "allocated", "allocations",
+					    "temporary"};
+	return (unsigned)m < HP_METRIC_COUNT ? names[m] : "?";
+}
+
+int hp_metric_is_bytes(enum hp_metric m)
+{
+	return m == HP_METRIC_PEAK || m == HP_METRIC_LEAKED || m == HP_METRIC_ALLOCATED;
+}
+
+double hp_values_metric(const struct hp_values *v, enum hp_metric m)
+{
+	switch (m) {
+	case HP_METRIC_PEAK: return v->peak_bytes;
+	case HP_METRIC_LEAKED: return v->inuse_bytes;
+	case HP_METRIC_ALLOCATED: return v->alloc_bytes;
+	case HP_METRIC_ALLOCATIONS: return v->alloc_objects;
+	case HP_METRIC_TEMPORARY: return v->temp_objects;
+	default: return 0;
+	}
+}
+
+void hp_values_add(struct hp_values *s, const struct hp_values *v)
+{
+	s->alloc_objects += v->alloc_objects;
+	s->alloc_bytes += v->alloc_bytes;
+	s->free_objects += v->free_objects;
+	s->free_bytes += v->free_bytes;
+	s->inuse_objects += v->inuse_objects;
+	s->inuse_bytes += v->inuse_bytes;
+	s->peak_objects += v->peak_objects;
+	s->peak_bytes += v->peak_bytes;
+	s->temp_objects += v->temp_objects;
+	s->temp_bytes += v->temp_bytes;
+}
+
+/* Unbiasing (docs/internals/sampling.md): a sampled allocation of size s
+ * stands for 1 / (1 - exp(-s / rate)) allocations. Full recordings: 1. */
+static void unbias(const struct hp_model *m, const struct hp_cap_bucket *b, struct hp_values *v)
+{
+	double scale = 1, size;
+
+	v->alloc_objects = (double)b->alloc_count;
+	v->alloc_bytes = (double)b->alloc_bytes;
+	v->free_objects = (double)b->free_count;
+	v->free_bytes = (double)b->free_bytes;
+	v->peak_objects = (double)b->peak_count;
+	v->peak_bytes = (double)b->peak_bytes;
+	v->temp_objects = (double)b->temp_count;
+	v->temp_bytes = (double)b->temp_bytes;
+	if (m->sampled) {
+		size = b->size ? (double)b->size
+			       : (b->alloc_count ? (double)b->alloc_bytes / (double)b->alloc_count : 0);
+		if (size > 0)
+			scale = 1 / (1 - exp(-size / (double)m->sample_rate_bytes));
+		v->alloc_objects *= scale;
+		v->alloc_bytes *= scale;
+		v->free_objects *= scale;
+		v->free_bytes *= scale;
+		v->peak_objects *= scale;
+		v->peak_bytes *= scale;
+		v->temp_objects *= scale;
+		v->temp_bytes *= scale;
+	}
+	v->inuse_objects = v->alloc_objects - v->free_objects;
+	v->inuse_bytes = v->alloc_bytes - v->free_bytes;
+}
+
+static int index_of_module(const struct hp_capture *cap, uint64_t addr)
+{
+	const struct hp_cap_module *mod = hp_capture_module_of(cap, addr);
+	return mod ? (int)(mod - cap->modules) : -1;
+}
+
+static int add_location(struct hp_model *m, uint64_t addr, uint32_t *out)
+{
+	struct priv *p = m->priv;
+	struct hp_sym syms[MAX_SYMS];
+	struct hp_location *l;
+	int n;
+
+	if ((m->nlocations & (m->nlocations + 1)) == 0 || m->nlocations == 0) {
+		size_t cap = m->nlocations ? (m->nlocations + 1) * 2 : 64;
+		struct hp_location *q = realloc(m->locations, cap * sizeof *q);
+		if (!q)
+			return -ENOMEM;
+		m->locations = q;
+	}
+	l = &m->locations[m->nlocations];
+	memset(l, 0, sizeof *l);
+	l->address = addr;
+	l->module = index_of_module(m->cap, addr - 1);
+	l->module_offset = l->module >= 0 ? addr - m->cap->modules[l->module].bias : addr;
+	n = hp_symbolizer_lookup(p->sym, l->module, addr, syms, MAX_SYMS);
+	l->syms = malloc((size_t)n * sizeof *l->syms);
+	if (!l->syms)
+		return -ENOMEM;
+	memcpy(l->syms, syms, (size_t)n * sizeof *l->syms);
+	l->nsyms = (uint32_t)n;
+	*out = (uint32_t)m->nlocations++;
+	return 0;
+}
+
+/* The location of an address, symbolized on first sight. */
+static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out)
+{
+	struct priv *p = m->priv;
+	size_t i;
+
+	if (m->nlocations * 2 >= p->mask) { /* grow the address index */
+		size_t slots = (p->mask + 1) * 2;
+		uint64_t *keys = calloc(slots, sizeof *keys);
+		uint32_t *vals = calloc(slots, sizeof *vals);
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return -ENOMEM;
+		}
+		for (size_t k = 0; k <= p->mask; k++) {
+			if (!p->keys[k])
+				continue;
+			for (i = hp_hash_u64(p->keys[k]) & (slots - 1); keys[i]; i = (i + 1) & (slots - 1))
+				;
+			keys[i] = p->keys[k];
+			vals[i] = p->vals[k];
+		}
+		free(p->keys);
+		free(p->vals);
+		p->keys = keys;
+		p->vals = vals;
+		p->mask = slots - 1;
+	}
+	for (i = hp_hash_u64(addr) & p->mask; p->keys[i]; i = (i + 1) & p->mask) {
+		if (p->keys[i] == addr) {
+			*out = p->vals[i];
+			return 0;
+		}
+	}
+	int err = add_location(m, addr, out);
+	if (!err) {
+		p->keys[i] = addr;
+		p->vals[i] = *out;
+	}
+	return err;
+}
+
+static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
+{
+	const struct hp_capture *cap = m->cap;
+	uint32_t locs[HP_CAP_MAX_DEPTH];
+
+	m->nstacks = cap->nstacks ? cap->nstacks : 1;
+	m->stacks = calloc(m->nstacks, sizeof *m->stacks);
+	if (!m->stacks)
+		return -ENOMEM;
+	for (size_t id = 1; id < cap->nstacks; id++) {
+		const struct hp_cap_stack *s = &cap->stacks[id];
+		uint32_t depth = s->depth < HP_CAP_MAX_DEPTH ? s->depth : HP_CAP_MAX_DEPTH, skip = 0;
+		for (uint32_t f = 0; f < depth; f++) {
+			int err = find_location(m, s->frames[f], &locs[f]);
+			if (err)
+				return err;
+		}
+		if (!opts->keep_allocator_frames)
+			while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
+				skip++;
+		m->stacks[id].depth = depth - skip;
+		m->stacks[id].locations = malloc((depth - skip + 1) * sizeof(uint32_t));
+		if (!m->stacks[id].locations)
+			return -ENOMEM;
+		memcpy(m->stacks[id].locations, locs + skip, (depth - skip) * sizeof(uint32_t));
+	}
+	return 0;
+}
+
+int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
+		   const struct hp_model_options *opts, char *err, size_t errlen)
+{
+	static const struct hp_model_options defaults = {.snapshot = -1};
+	struct priv *p;
+	int ret;
+
+	memset(m, 0, sizeof *m);
+	if (!opts)
+		opts = &defaults;
+	m->cap = cap;
+	if (!cap->nsnapshots) {
+		snprintf(err, errlen, "the capture holds no snapshot");
+		return -ENODATA;
+	}
+	if (opts->snapshot >= (long)cap->nsnapshots) {
+		snprintf(err, errlen, "there is no snapshot %ld (the capture has %zu)",
+			 opts->snapshot + 1, cap->nsnapshots);
+		return -EINVAL;
+	}
+	m->snap = &cap->snapshots[opts->snapshot < 0 ? (long)cap->nsnapshots - 1 : opts->snapshot];
+	m->sample_rate_bytes = cap->sample_rate_bytes ? cap->sample_rate_bytes : 1;
+	m->sampled = m->sample_rate_bytes > 1;
+
+	m->priv = p = calloc(1, sizeof *p);
+	if (!p)
+		goto nomem;
+	p->mask = 1023;
+	p->keys = calloc(p->mask + 1, sizeof *p->keys);
+	p->vals = calloc(p->mask + 1, sizeof *p->vals);
+	if (!p->keys || !p->vals)
+		goto nomem;
+	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir);
+	if (ret)
+		goto fail;
+
+	m->nmodules = cap->nmodules;
+	m->modules = calloc(m->nmodules ? m->nmodules : 1, sizeof *m->modules);
+	if (!m->modules)
+		goto nomem;
+	ret = build_stacks(m, opts);
+	if (ret)
+		goto fail;
+	for (size_t i = 0; i < m->nmodules; i++) {
+		const char *slash = strrchr(cap->modules[i].path, '/');
+		m->modules[i].cap = &cap->modules[i];
+		m->modules[i].name = slash ? slash + 1 : cap->modules[i].path;
+		m->modules[i].status = hp_symbolizer_status(p->sym, (int)i);
+	}
+
+	m->nbuckets = m->snap->nbuckets;
+	m->buckets = calloc(m->nbuckets ? m->nbuckets : 1, sizeof *m->buckets);
+	if (!m->buckets)
+		goto nomem;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		const struct hp_cap_bucket *b = &m->snap->buckets[i];
+		m->buckets[i].stack = b->stack_id < m->nstacks ? b->stack_id : 0;
+		m->buckets[i].size = b->size;
+		m->buckets[i].raw = b;
+		unbias(m, b, &m->buckets[i].v);
+		hp_values_add(&m->total, &m->buckets[i].v);
+	}
+	return 0;
+
+nomem:
+	ret = -ENOMEM;
+fail:
+	snprintf(err, errlen, "%s", ret == -ENOMEM ? "out of memory" : strerror(-ret));
+	hp_model_free(m);
+	return ret;
+}
+
+void hp_model_free(struct hp_model *m)
+{
+	struct priv *p = m->priv;
+
+	for (size_t i = 0; i < m->nlocations; i++)
+		free(m->locations[i].syms);
+	free(m->locations);
+	for (size_t i = 0; m->stacks && i < m->nstacks; i++)
+		free(m->stacks[i].locations);
+	free(m->stacks);
+	free(m->buckets);
+	free(m->modules);
+	if (p) {
+		hp_symbolizer_free(p->sym);
+		free(p->keys);
+		free(p->vals);
+		free(p);
+	}
+	memset(m, 0, sizeof *m);
+}
+
+const char *hp_location_where(const struct hp_model *m, const struct hp_location *l, char *buf,
+			      size_t cap)
+{
+	const struct hp_sym *s = &l->syms[0];
+
+	if (s->file[0] && s->line)
+		snprintf(buf, cap, "%s:%u", s->file, s->line);
+	else if (l->module >= 0)
+		snprintf(buf, cap, "%s+0x%llx", m->modules[l->module].name,
+			 (unsigned long long)l->module_offset);
+	else
+		snprintf(buf, cap, "0x%llx", (unsigned long long)l->address);
+	return buf;
+}

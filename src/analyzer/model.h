@@ -1,0 +1,142 @@
+/*
+ * model.h - one profile, ready to render: the snapshot of a capture with
+ * every stack symbolized and every figure unbiased.
+ *
+ * Every output (report, pprof, gperftools, folded, flame graph, diff) reads
+ * this model and nothing else. Building it:
+ *
+ *   1. picks a snapshot of the capture (the last one by default);
+ *   2. symbolizes each distinct frame address once (symbolize.h): function,
+ *      file, line and the inlined frames at that address, from the SYMBOLS
+ *      record when the capture carries one, otherwise from the binaries;
+ *   3. turns each capture stack into a list of locations, innermost first,
+ *      without the allocator's own frames;
+ *   4. unbiases sampled buckets per allocation size (docs/internals/sampling.md).
+ *
+ * Ownership: the model owns everything it points to except the capture,
+ * which must outlive it. Not thread-safe.
+ */
+#ifndef HP_ANALYZER_MODEL_H
+#define HP_ANALYZER_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture.h"
+
+/* One symbolic frame. Strings are owned by the model and never NULL:
+ * function is "0x<offset>" or "??" when unknown, file "" when unknown. */
+struct hp_sym {
+	const char *function; /* demangled */
+	const char *file;
+	uint32_t line;        /* 0 when unknown */
+	int inlined;          /* this frame was inlined into the next one */
+};
+
+/* One frame address of the capture. A location with inlined calls has
+ * several symbolic frames: syms[0] is the innermost (the inlined callee),
+ * syms[nsyms - 1] the function that contains the address. */
+struct hp_location {
+	uint64_t address;       /* as recorded: a return address */
+	int module;             /* index into hp_model.modules, -1 if none */
+	uint64_t module_offset; /* address - load bias, an ELF virtual address */
+	uint32_t nsyms;         /* >= 1 */
+	struct hp_sym *syms;
+};
+
+/* A call stack as locations, innermost first. */
+struct hp_mstack {
+	uint32_t depth;
+	uint32_t *locations; /* indexes into hp_model.locations */
+};
+
+/* The figures of a bucket or a sum of buckets, unbiased (exact in a full
+ * recording, estimates in a sampled one). In use = at the snapshot. */
+struct hp_values {
+	double alloc_objects, alloc_bytes;
+	double free_objects, free_bytes;
+	double inuse_objects, inuse_bytes;
+	double peak_objects, peak_bytes;
+	double temp_objects, temp_bytes;
+};
+
+struct hp_mbucket {
+	uint32_t stack;  /* index into hp_model.stacks (the capture's stack id) */
+	uint64_t size;   /* the allocation size (sampled captures), else 0 */
+	struct hp_values v;
+	const struct hp_cap_bucket *raw;
+};
+
+enum hp_module_status {
+	HP_MODSYM_OK = 0,        /* symbols read from the binary (or its debug file) */
+	HP_MODSYM_EMBEDDED,      /* symbols from the capture's SYMBOLS record */
+	HP_MODSYM_MISSING,       /* the binary is gone: module+offset only */
+	HP_MODSYM_MISMATCH,      /* the binary's build-id differs: module+offset only */
+	HP_MODSYM_NO_SYMBOLS,    /* found, but no symbol table and no debug info */
+};
+
+struct hp_mmodule {
+	const struct hp_cap_module *cap;
+	const char *name;        /* the file name, for display */
+	enum hp_module_status status;
+};
+
+struct hp_model {
+	const struct hp_capture *cap;
+	const struct hp_cap_snapshot *snap;
+	int sampled;                 /* the figures are estimates */
+	uint64_t sample_rate_bytes;
+
+	size_t nmodules;
+	struct hp_mmodule *modules;  /* parallel to cap->modules */
+	size_t nlocations;
+	struct hp_location *locations;
+	size_t nstacks;
+	struct hp_mstack *stacks;    /* indexed by the capture's stack id; 0 is empty */
+	size_t nbuckets;
+	struct hp_mbucket *buckets;  /* one per bucket of the snapshot */
+	struct hp_values total;
+
+	void *priv;                  /* string pool and caches */
+};
+
+struct hp_model_options {
+	long snapshot;               /* index into cap->snapshots; -1 = the last */
+	const char *debug_dir;       /* extra directory for separate debug info, or NULL */
+	int no_embedded;             /* ignore a SYMBOLS record, read the binaries */
+	int keep_allocator_frames;   /* do not hide the allocator's own frames */
+};
+
+/* Builds the model. Returns 0, or -errno with err set to one line (the
+ * capture has no snapshot, out of memory). Modules whose symbols could not
+ * be read are not an error: see modules[i].status. */
+int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
+		   const struct hp_model_options *opts, char *err, size_t errlen);
+
+void hp_model_free(struct hp_model *m);
+
+/* The metrics a user ranks and draws by. */
+enum hp_metric {
+	HP_METRIC_PEAK,        /* bytes in use at the global peak */
+	HP_METRIC_LEAKED,      /* bytes in use at the snapshot (at exit: leaked) */
+	HP_METRIC_ALLOCATED,   /* bytes allocated */
+	HP_METRIC_ALLOCATIONS, /* number of allocations */
+	HP_METRIC_TEMPORARY,   /* number of temporary allocations */
+	HP_METRIC_COUNT
+};
+
+/* Parses "peak", "leaked", "allocated", "allocations", "temporary"; returns
+ * 0 or -EINVAL. */
+int hp_metric_parse(const char *name, enum hp_metric *out);
+const char *hp_metric_name(enum hp_metric m);
+/* Whether the metric counts bytes (else objects). */
+int hp_metric_is_bytes(enum hp_metric m);
+double hp_values_metric(const struct hp_values *v, enum hp_metric m);
+void hp_values_add(struct hp_values *sum, const struct hp_values *v);
+
+/* A location's innermost function name and "file:line" (or "module+0x..").
+ * buf is used for the latter. */
+const char *hp_location_where(const struct hp_model *m, const struct hp_location *l, char *buf,
+			      size_t cap);
+
+#endif

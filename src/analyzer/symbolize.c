@@ -1,0 +1,262 @@
+/*
+ * symbolize.c - frame addresses to functions, files and lines, with
+ * elfutils' libdwfl (see symbolize.h).
+ *
+ * Each capture module gets a Dwfl of its own, opened on first use: modules
+ * loaded at different times may have occupied the same addresses, which one
+ * Dwfl would refuse. Within a module: the DWARF scopes at the address give
+ * the inline chain (innermost first) with the call sites' files and lines;
+ * the line table gives the innermost line; the ELF symbol table names
+ * functions that have no DWARF.
+ */
+#include "symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libstdc++'s demangler (the C++ ABI's), also right for Rust's legacy
+ * mangling, which is Itanium-shaped. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+struct module_state {
+	int opened;
+	enum hp_module_status status;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+};
+
+struct string_block {
+	struct string_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct hp_symbolizer {
+	const struct hp_capture *cap;
+	char *debuginfo_path;
+	Dwfl_Callbacks callbacks;
+	struct module_state *mods;
+	struct string_block *strings;
+};
+
+int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
+		      const char *debug_dir)
+{
+	struct hp_symbolizer *s = calloc(1, sizeof *s);
+	size_t n;
+
+	if (!s)
+		return -ENOMEM;
+	s->cap = cap;
+	s->mods = calloc(cap->nmodules ? cap->nmodules : 1, sizeof *s->mods);
+	/* "-" leaves out CRC checks of .gnu_debuglink files (build-ids are
+	 * checked instead); then the usual places, and the user's directory. */
+	n = strlen("-:.debug:/usr/lib/debug") + (debug_dir ? strlen(debug_dir) + 1 : 0) + 1;
+	s->debuginfo_path = malloc(n);
+	if (!s->mods || !s->debuginfo_path) {
+		hp_symbolizer_free(s);
+		return -ENOMEM;
+	}
+	snprintf(s->debuginfo_path, n, "-:.debug:/usr/lib/debug%s%s", debug_dir ? ":" : "",
+		 debug_dir ? debug_dir : "");
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	*out = s;
+	return 0;
+}
+
+void hp_symbolizer_free(struct hp_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->mods && i < s->cap->nmodules; i++)
+		if (s->mods[i].dwfl)
+			dwfl_end(s->mods[i].dwfl);
+	while (s->strings) {
+		struct string_block *next = s->strings->next;
+		free(s->strings);
+		s->strings = next;
+	}
+	free(s->mods);
+	free(s->debuginfo_path);
+	free(s);
+}
+
+const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	struct string_block *b = s->strings;
+	char *p;
+
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+		b = malloc(sizeof *b + cap);
+		if (!b)
+			return "?";
+		b->next = s->strings;
+		b->used = 0;
+		b->cap = cap;
+		s->strings = b;
+	}
+	p = b->data + b->used;
+	memcpy(p, str, n);
+	b->used += n;
+	return p;
+}
+
+static void open_module(struct hp_symbolizer *s, int i)
+{
+	struct module_state *st = &s->mods[i];
+	const struct hp_cap_module *m = &s->cap->modules[i];
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len;
+
+	st->opened = 1;
+	st->status = HP_MODSYM_MISSING;
+	if (m->path[0] != '/') /* [vdso] and friends: nothing on disk */
+		return;
+	st->dwfl = dwfl_begin(&s->callbacks);
+	if (!st->dwfl)
+		return;
+	st->mod = dwfl_report_elf(st->dwfl, m->path, m->path, -1, m->bias, false);
+	dwfl_report_end(st->dwfl, NULL, NULL);
+	if (!st->mod)
+		return;
+	len = dwfl_module_build_id(st->mod, &bits, &vaddr);
+	if (m->build_id_len && (len != (int)m->build_id_len ||
+				memcmp(bits, m->build_id, m->build_id_len) != 0)) {
+		st->status = HP_MODSYM_MISMATCH;
+		st->mod = NULL;
+		return;
+	}
+	st->status = HP_MODSYM_OK;
+}
+
+enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int i)
+{
+	if (i < 0 || (size_t)i >= s->cap->nmodules)
+		return HP_MODSYM_MISSING;
+	if (!s->mods[i].opened)
+		open_module(s, i);
+	return s->mods[i].status;
+}
+
+/* A demangled copy of name in the string pool. Rust's legacy symbols end
+ * in a hash ("::h0123456789abcdef") that only adds noise: dropped. */
+static const char *demangled(struct hp_symbolizer *s, const char *name)
+{
+	int status = -1;
+	char *d = NULL;
+	const char *out;
+
+	if (name[0] == '_' && name[1] == 'Z')
+		d = __cxa_demangle(name, NULL, NULL, &status);
+	if (!d || status != 0)
+		return hp_symbolizer_intern(s, name);
+	size_t n = strlen(d);
+	if (n > 19 && strncmp(d + n - 19, "::h", 3) == 0 &&
+	    strspn(d + n - 16, "0123456789abcdef") == 16)
+		d[n - 19] = '\0';
+	out = hp_symbolizer_intern(s, d);
+	free(d);
+	return out;
+}
+
+/* The name of a subprogram or inlined subroutine: its linkage name
+ * demangled when it has one (qualified C++ names), else its plain name. */
+static const char *die_name(struct hp_symbolizer *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (name)
+		return demangled(s, name);
+	name = dwarf_diename(die);
+	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		name = dwarf_formstring(&attr);
+	return name ? hp_symbolizer_intern(s, name) : NULL;
+}
+
+static const char *unknown(struct hp_symbolizer *s, uint64_t offset)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)offset);
+	return hp_symbolizer_intern(s, buf);
+}
+
+int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out,
+			 int max)
+{
+	/* The call instruction, not the instruction after it. */
+	Dwarf_Addr pc = address - 1, bias;
+	const struct hp_cap_module *m = i >= 0 ? &s->cap->modules[i] : NULL;
+	struct module_state *st;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwfl_Line *line;
+	const char *file = NULL, *sym;
+	int lineno = 0, n = 0, nscopes;
+
+	if (!m || hp_symbolizer_status(s, i) != HP_MODSYM_OK) {
+		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
+		return 1;
+	}
+	st = &s->mods[i];
+	line = dwfl_module_getsrc(st->mod, pc);
+	if (line)
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+
+	cu = dwfl_module_addrdie(st->mod, pc, &bias);
+	nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	/* Innermost first: each inlined subroutine is a frame at the file and
+	 * line we are at, and moves us to its call site in the scope that
+	 * contains it; the subprogram ends the chain. */
+	for (int k = 0; k < nscopes && n < max; k++) {
+		int tag = dwarf_tag(&scopes[k]);
+		Dwarf_Attribute attr;
+		Dwarf_Word cl = 0, cf = 0;
+		Dwarf_Files *files;
+		const char *name;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		name = die_name(s, &scopes[k]);
+		out[n] = (struct hp_sym){name ? name : "??", hp_symbolizer_intern(s, file ? file : ""),
+					 (uint32_t)(lineno > 0 ? lineno : 0),
+					 tag == DW_TAG_inlined_subroutine};
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* Up to the call site of this inlined call. */
+		if (dwarf_attr(&scopes[k], DW_AT_call_line, &attr))
+			dwarf_formudata(&attr, &cl);
+		if (dwarf_attr(&scopes[k], DW_AT_call_file, &attr))
+			dwarf_formudata(&attr, &cf);
+		lineno = (int)cl;
+		file = NULL;
+		if (cf && dwarf_getsrcfiles(cu, &files, NULL) == 0)
+			file = dwarf_filesrc(files, cf, NULL, NULL);
+	}
+	free(scopes);
+	if (n > 0)
+		return n;
+
+	/* No DWARF here: the ELF symbol table. */
+	sym = dwfl_module_addrname(st->mod, pc);
+	out[0] = (struct hp_sym){sym ? demangled(s, sym) : unknown(s, address - m->bias),
+				 hp_symbolizer_intern(s, file ? file : ""),
+				 (uint32_t)(lineno > 0 ? lineno : 0), 0};
+	if (!sym && !file && st->status == HP_MODSYM_OK)
+		st->status = HP_MODSYM_OK; /* a module may lack symbols for some addresses only */
+	return 1;
+}

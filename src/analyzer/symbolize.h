@@ -1,0 +1,45 @@
+/*
+ * symbolize.h - frame addresses to functions, files and lines.
+ *
+ * One symbolizer serves one capture. Each module of the capture is opened
+ * once, lazily, with elfutils' libdwfl at the capture's load bias; its
+ * build-id is compared with the one the recorder read in memory, and a
+ * binary that changed since the run is refused (the module is then shown as
+ * module+offset). Separate debug info is found the standard ways (build-id
+ * and .gnu_debuglink under /usr/lib/debug, and an optional extra directory).
+ * Names are demangled (C++, and Rust's legacy mangling).
+ *
+ * Addresses are return addresses: the symbolizer looks up address - 1, the
+ * call instruction, so a call that ends its function is not attributed to
+ * the next one.
+ *
+ * Allocates; not thread-safe; owns every string it returns until freed.
+ */
+#ifndef HP_ANALYZER_SYMBOLIZE_H
+#define HP_ANALYZER_SYMBOLIZE_H
+
+#include <stdint.h>
+
+#include "capture.h"
+#include "model.h"
+
+struct hp_symbolizer;
+
+/* debug_dir may be NULL. Returns 0 or -ENOMEM. */
+int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
+		      const char *debug_dir);
+void hp_symbolizer_free(struct hp_symbolizer *s);
+
+/* Fills out[0..max) with the frames at a return address in module
+ * mod_index (-1: none), innermost (inlined) first; returns how many (at
+ * least 1: an unknown function is named "0x<offset>" in its module). */
+int hp_symbolizer_lookup(struct hp_symbolizer *s, int mod_index, uint64_t address,
+			 struct hp_sym *out, int max);
+
+/* How the module's symbols were found (after its first lookup). */
+enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int mod_index);
+
+/* A copy of str that lives as long as the symbolizer. */
+const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str);
+
+#endif
