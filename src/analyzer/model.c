@@ -22,8 +22,6 @@ struct priv {
 	size_t mask;
 };
 
-static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out);
-
 static const char *const allocator_prefixes[] = {
 	"operator new", "operator delete", "__libc_malloc", "__libc_calloc", "__libc_realloc",
 	"__libc_memalign", "__gnu_cxx::new_allocator<", "std::__new_allocator<",
@@ -33,8 +31,18 @@ static const char *const allocator_prefixes[] = {
 	"__rust_alloc", "__rdl_alloc", "__rg_alloc",
 };
 
+/* The allocation functions themselves, by exact name (inlined copies of
+ * them show up, e.g. ld.so's calloc wrapper). */
+static const char *const allocator_names[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc",
+	"memalign", "valloc", "pvalloc",
+};
+
 static int is_allocator(const char *fn)
 {
+	for (size_t i = 0; i < sizeof allocator_names / sizeof *allocator_names; i++)
+		if (strcmp(fn, allocator_names[i]) == 0)
+			return 1;
 	for (size_t i = 0; i < sizeof allocator_prefixes / sizeof *allocator_prefixes; i++)
 		if (strncmp(fn, allocator_prefixes[i], strlen(allocator_prefixes[i])) == 0)
 			return 1;
@@ -137,42 +145,27 @@ static int index_of_module(const struct hp_capture *cap, uint64_t addr)
 	return mod ? (int)(mod - cap->modules) : -1;
 }
 
-static int add_location(struct hp_model *m, uint64_t addr, uint32_t *out)
-{
-	struct priv *p = m->priv;
-	struct hp_sym syms[MAX_SYMS];
-	struct hp_location *l;
-	int n;
+/* The address index: key -> location. Keys are addresses, or addresses
+ * tagged TRIMMED for a location's variant without its leading allocator
+ * frames (no user address has the top bit set). */
+#define TRIMMED (1ull << 63)
 
-	if ((m->nlocations & (m->nlocations + 1)) == 0 || m->nlocations == 0) {
-		size_t cap = m->nlocations ? (m->nlocations + 1) * 2 : 64;
-		struct hp_location *q = realloc(m->locations, cap * sizeof *q);
-		if (!q)
-			return -ENOMEM;
-		m->locations = q;
+static int index_get(const struct priv *p, uint64_t key, uint32_t *val)
+{
+	for (size_t i = hp_hash_u64(key) & p->mask; p->keys[i]; i = (i + 1) & p->mask) {
+		if (p->keys[i] == key) {
+			*val = p->vals[i];
+			return 1;
+		}
 	}
-	l = &m->locations[m->nlocations];
-	memset(l, 0, sizeof *l);
-	l->address = addr;
-	l->module = index_of_module(m->cap, addr - 1);
-	l->module_offset = l->module >= 0 ? addr - m->cap->modules[l->module].bias : addr;
-	n = hp_symbolizer_lookup(p->sym, l->module, addr, syms, MAX_SYMS);
-	l->syms = malloc((size_t)n * sizeof *l->syms);
-	if (!l->syms)
-		return -ENOMEM;
-	memcpy(l->syms, syms, (size_t)n * sizeof *l->syms);
-	l->nsyms = (uint32_t)n;
-	*out = (uint32_t)m->nlocations++;
 	return 0;
 }
 
-/* The location of an address, symbolized on first sight. */
-static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out)
+static int index_put(struct priv *p, uint64_t key, uint32_t val, size_t used)
 {
-	struct priv *p = m->priv;
 	size_t i;
 
-	if (m->nlocations * 2 >= p->mask) { /* grow the address index */
+	if (used * 2 >= p->mask) { /* grow: keep it under half full */
 		size_t slots = (p->mask + 1) * 2;
 		uint64_t *keys = calloc(slots, sizeof *keys);
 		uint32_t *vals = calloc(slots, sizeof *vals);
@@ -195,18 +188,72 @@ static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out)
 		p->vals = vals;
 		p->mask = slots - 1;
 	}
-	for (i = hp_hash_u64(addr) & p->mask; p->keys[i]; i = (i + 1) & p->mask) {
-		if (p->keys[i] == addr) {
-			*out = p->vals[i];
-			return 0;
-		}
+	for (i = hp_hash_u64(key) & p->mask; p->keys[i]; i = (i + 1) & p->mask)
+		;
+	p->keys[i] = key;
+	p->vals[i] = val;
+	return 0;
+}
+
+/* Appends a location with a copy of syms[0..n). */
+static int new_location(struct hp_model *m, uint64_t addr, const struct hp_sym *syms, int n,
+			uint32_t *out)
+{
+	struct hp_location *l;
+
+	if ((m->nlocations & (m->nlocations - 1)) == 0) { /* 0, 1, 2, 4, ...: double */
+		size_t cap = m->nlocations ? m->nlocations * 2 : 64;
+		struct hp_location *q = realloc(m->locations, cap * sizeof *q);
+		if (!q)
+			return -ENOMEM;
+		m->locations = q;
 	}
-	int err = add_location(m, addr, out);
-	if (!err) {
-		p->keys[i] = addr;
-		p->vals[i] = *out;
-	}
-	return err;
+	l = &m->locations[m->nlocations];
+	memset(l, 0, sizeof *l);
+	l->address = addr;
+	l->module = index_of_module(m->cap, addr - 1);
+	l->module_offset = l->module >= 0 ? addr - m->cap->modules[l->module].bias : addr;
+	l->syms = malloc((size_t)n * sizeof *l->syms);
+	if (!l->syms)
+		return -ENOMEM;
+	memcpy(l->syms, syms, (size_t)n * sizeof *l->syms);
+	l->nsyms = (uint32_t)n;
+	*out = (uint32_t)m->nlocations++;
+	return 0;
+}
+
+/* The location of an address, symbolized on first sight. */
+static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out)
+{
+	struct priv *p = m->priv;
+	struct hp_sym syms[MAX_SYMS];
+	int n, err;
+
+	if (index_get(p, addr, out))
+		return 0;
+	n = hp_symbolizer_lookup(p->sym, index_of_module(m->cap, addr - 1), addr, syms, MAX_SYMS);
+	err = new_location(m, addr, syms, n, out);
+	return err ? err : index_put(p, addr, *out, m->nlocations);
+}
+
+/* The location to show as the innermost frame of a stack: loc, or a
+ * variant without its leading inlined allocator frames (ld.so's inlined
+ * calloc, say), made once per address. */
+static int trimmed_location(struct hp_model *m, uint32_t loc, uint32_t *out)
+{
+	struct priv *p = m->priv;
+	const struct hp_location *l = &m->locations[loc];
+	uint32_t drop = 0;
+	int err;
+
+	while (drop + 1 < l->nsyms && is_allocator(l->syms[drop].function))
+		drop++;
+	*out = loc;
+	if (!drop || index_get(p, l->address | TRIMMED, out))
+		return 0;
+	err = new_location(m, l->address, l->syms + drop, (int)(l->nsyms - drop), out);
+	/* new_location may have moved the array: l is stale from here. */
+	return err ? err : index_put(p, m->locations[*out].address | TRIMMED, *out, m->nlocations);
 }
 
 static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
@@ -226,9 +273,13 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			if (err)
 				return err;
 		}
-		if (!opts->keep_allocator_frames)
+		if (!opts->keep_allocator_frames) {
 			while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
 				skip++;
+			int err = trimmed_location(m, locs[skip], &locs[skip]);
+			if (err)
+				return err;
+		}
 		m->stacks[id].depth = depth - skip;
 		m->stacks[id].locations = malloc((depth - skip + 1) * sizeof(uint32_t));
 		if (!m->stacks[id].locations)

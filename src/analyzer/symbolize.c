@@ -218,6 +218,19 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 
 	cu = dwfl_module_addrdie(st->mod, pc, &bias);
 	nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	/* dwarf_getscopes follows an inlined subroutine into its abstract
+	 * definition; the concrete chain of callers comes from the innermost
+	 * function-like scope's own parents. */
+	for (int k = 0; k < nscopes; k++) {
+		int tag = dwarf_tag(&scopes[k]);
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+			Dwarf_Die inner = scopes[k];
+			free(scopes);
+			scopes = NULL;
+			nscopes = dwarf_getscopes_die(&inner, &scopes);
+			break;
+		}
+	}
 	/* Innermost first: each inlined subroutine is a frame at the file and
 	 * line we are at, and moves us to its call site in the scope that
 	 * contains it; the subprogram ends the chain. */

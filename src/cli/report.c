@@ -1,12 +1,107 @@
 /*
- * report.c - `heapprof report` (being written).
+ * report.c - `heapprof report`: the answers, in the terminal or as JSON.
  */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../analyzer/report.h"
 #include "cli.h"
+
+static const char usage[] =
+	"usage: heapprof report [options] FILE\n"
+	"\n"
+	"The peak heap consumers, leaks, most allocations, most temporary allocations\n"
+	"and most bytes allocated, by call stack, after a summary.\n"
+	"  --top N          stacks per section (default 10)\n"
+	"  --frames N       frames shown per stack (default 8, 0 = all)\n"
+	"  --json           the same content as JSON, for scripts\n"
+	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
+	"  --debug-dir DIR  also look for separate debug info in DIR\n"
+	"  --width N        fit N columns (default: the terminal's)\n";
+
+static unsigned terminal_width(void)
+{
+	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+
+	if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if (cols && atoi(cols) > 0)
+		return (unsigned)atoi(cols);
+	return 0; /* not a terminal: no cutting */
+}
+
+static int number(const char *opt, const char *s, long min, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s == '\0' || *end || v < min) {
+		hp_cli_error("report: %s wants a number of at least %ld, not '%s'", opt, min, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
 
 int hp_cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	hp_cli_error("report: not built yet");
-	return 2;
+	static const struct option longopts[] = {
+		{"top", required_argument, NULL, 't'},   {"frames", required_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},        {"snapshot", required_argument, NULL, 's'},
+		{"debug-dir", required_argument, NULL, 'd'}, {"width", required_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},        {0},
+	};
+	struct hp_model_options mo = {.snapshot = -1};
+	struct hp_report_options ro = {.top = 10, .frames = 8, .width = terminal_width()};
+	struct hp_capture cap;
+	struct hp_model model;
+	int json = 0, c, ret;
+	long v;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (number("--top", optarg, 1, &v))
+				return 2;
+			ro.top = (unsigned)v;
+			break;
+		case 'f':
+			if (number("--frames", optarg, 0, &v))
+				return 2;
+			ro.frames = (unsigned)v;
+			break;
+		case 'w':
+			if (number("--width", optarg, 0, &v))
+				return 2;
+			ro.width = (unsigned)v;
+			break;
+		case 's':
+			if (number("--snapshot", optarg, 1, &v))
+				return 2;
+			mo.snapshot = v - 1;
+			break;
+		case 'j': json = 1; break;
+		case 'd': mo.debug_dir = optarg; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		hp_cli_error("report: give exactly one capture file");
+		return 2;
+	}
+	if (hp_cli_load_model(argv[optind], &mo, &cap, &model))
+		return 1;
+	ret = json ? hp_report_json(stdout, &model, &ro) : hp_report_text(stdout, &model, &ro);
+	hp_model_free(&model);
+	hp_capture_free(&cap);
+	if (ret || fflush(stdout)) {
+		hp_cli_error("report: cannot write the report");
+		return 1;
+	}
+	return 0;
 }

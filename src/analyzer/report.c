@@ -1,0 +1,364 @@
+/*
+ * report.c - the text and JSON reports (see report.h).
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A section of the report: which figure ranks the stacks. */
+struct section {
+	const char *title, *json;
+	enum hp_metric metric;
+};
+
+static const struct section sections[] = {
+	{"peak heap consumers (in use at the peak)", "peak", HP_METRIC_PEAK},
+	{"leaks (in use at the snapshot)", "leaked", HP_METRIC_LEAKED},
+	{"most allocations", "allocations", HP_METRIC_ALLOCATIONS},
+	{"most temporary allocations", "temporary", HP_METRIC_TEMPORARY},
+	{"most bytes allocated", "allocated", HP_METRIC_ALLOCATED},
+};
+
+/* The figures of each capture stack, summed over its buckets. */
+struct per_stack {
+	uint32_t stack;
+	struct hp_values v;
+};
+
+static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
+{
+	struct per_stack *s = calloc(m->nstacks ? m->nstacks : 1, sizeof *s);
+	size_t k = 0;
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < m->nstacks; i++)
+		s[i].stack = (uint32_t)i;
+	for (size_t i = 0; i < m->nbuckets; i++)
+		hp_values_add(&s[m->buckets[i].stack].v, &m->buckets[i].v);
+	/* Keep stacks with anything to show. */
+	for (size_t i = 0; i < m->nstacks; i++)
+		if (s[i].v.alloc_objects > 0)
+			s[k++] = s[i];
+	*n = k;
+	return s;
+}
+
+static enum hp_metric sort_metric;
+
+static int by_metric(const void *a, const void *b)
+{
+	double x = hp_values_metric(&((const struct per_stack *)a)->v, sort_metric);
+	double y = hp_values_metric(&((const struct per_stack *)b)->v, sort_metric);
+	if (x != y)
+		return x < y ? 1 : -1;
+	return (int)((const struct per_stack *)a)->stack - (int)((const struct per_stack *)b)->stack;
+}
+
+static const char *bytes(char *buf, size_t cap, double b)
+{
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+
+	while (fabs(b) >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, cap, "%.0f B", b);
+	else
+		snprintf(buf, cap, "%.1f %s", b, units[u]);
+	return buf;
+}
+
+static const char *count(char *buf, size_t cap, double n)
+{
+	/* Thousands separated, for reading at a glance. */
+	char digits[32], *p = buf;
+	int len = snprintf(digits, sizeof digits, "%.0f", n < 0 ? -n : n);
+
+	if (n < 0)
+		*p++ = '-';
+	for (int i = 0; i < len && (size_t)(p - buf) + 2 < cap; i++) {
+		*p++ = digits[i];
+		if ((len - i - 1) % 3 == 0 && i != len - 1)
+			*p++ = ',';
+	}
+	*p = '\0';
+	return buf;
+}
+
+static const char *metric_text(char *buf, size_t cap, const struct hp_values *v, enum hp_metric m)
+{
+	char a[32], b[32];
+	switch (m) {
+	case HP_METRIC_PEAK:
+		snprintf(buf, cap, "%s in %s blocks", bytes(a, sizeof a, v->peak_bytes),
+			 count(b, sizeof b, v->peak_objects));
+		break;
+	case HP_METRIC_LEAKED:
+		snprintf(buf, cap, "%s in %s blocks", bytes(a, sizeof a, v->inuse_bytes),
+			 count(b, sizeof b, v->inuse_objects));
+		break;
+	case HP_METRIC_ALLOCATIONS:
+		snprintf(buf, cap, "%s allocations, %s", count(a, sizeof a, v->alloc_objects),
+			 bytes(b, sizeof b, v->alloc_bytes));
+		break;
+	case HP_METRIC_TEMPORARY:
+		snprintf(buf, cap, "%s temporary of %s allocations",
+			 count(a, sizeof a, v->temp_objects), count(b, sizeof b, v->alloc_objects));
+		break;
+	default:
+		snprintf(buf, cap, "%s in %s allocations", bytes(a, sizeof a, v->alloc_bytes),
+			 count(b, sizeof b, v->alloc_objects));
+	}
+	return buf;
+}
+
+/* Prints one symbolic frame, cut to the width. */
+static void print_frame(FILE *out, const struct hp_model *m, const struct hp_location *l,
+			const struct hp_sym *s, unsigned width)
+{
+	char where[512], line[1024];
+	int n;
+
+	if (s->file[0] && s->line) {
+		const char *base = strrchr(s->file, '/');
+		snprintf(where, sizeof where, "%s:%u", base ? base + 1 : s->file, s->line);
+	} else if (l->module >= 0) {
+		snprintf(where, sizeof where, "%s+0x%" PRIx64, m->modules[l->module].name,
+			 l->module_offset);
+	} else {
+		snprintf(where, sizeof where, "0x%" PRIx64, l->address);
+	}
+	n = snprintf(line, sizeof line, "      %s%s  %s", s->inlined ? "(inline) " : "", s->function,
+		     where);
+	if (width > 8 && n > (int)width) {
+		/* Shorten the function name, keep where it is. */
+		int keep = (int)width - (int)strlen(where) - 11 - (s->inlined ? 9 : 0);
+		if (keep < 10)
+			keep = 10;
+		snprintf(line, sizeof line, "      %s%.*s...  %s", s->inlined ? "(inline) " : "", keep,
+			 s->function, where);
+	}
+	fprintf(out, "%s\n", line);
+}
+
+static void print_stack(FILE *out, const struct hp_model *m, uint32_t stack, unsigned frames,
+			unsigned width)
+{
+	const struct hp_mstack *st = &m->stacks[stack];
+	unsigned shown = 0;
+
+	if (!st->depth) {
+		fprintf(out, "      (no stack: unwinding failed or the stack table was full)\n");
+		return;
+	}
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++) {
+			if (frames && shown == frames) {
+				fprintf(out, "      ...\n");
+				return;
+			}
+			print_frame(out, m, l, &l->syms[k], width);
+			shown++;
+		}
+	}
+}
+
+static double peak_rss(const struct hp_capture *cap)
+{
+	uint64_t r = 0;
+	for (size_t i = 0; i < cap->nsamples; i++)
+		if (cap->samples[i].rss_bytes > r)
+			r = cap->samples[i].rss_bytes;
+	return (double)r;
+}
+
+int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o)
+{
+	const struct hp_capture *cap = m->cap;
+	const struct hp_cap_snapshot *s = m->snap;
+	const struct hp_values *t = &m->total;
+	unsigned top = o && o->top ? o->top : 10, width = o ? o->width : 0;
+	unsigned frames = o && o->frames ? o->frames : 8;
+	double secs = (double)s->time_ns / 1e9;
+	char a[64], b[64], c[64];
+	size_t n;
+	struct per_stack *ps = sum_by_stack(m, &n);
+	uint64_t lost = 0;
+
+	if (!ps)
+		return -ENOMEM;
+	fprintf(out, "heapprof report: %s", cap->program ? cap->program : "(unknown program)");
+	for (size_t i = 1; i < cap->argc && i < 8; i++)
+		fprintf(out, " %s", cap->argv[i]);
+	fprintf(out, "%s\n", cap->argc > 8 ? " ..." : "");
+	fprintf(out, "  pid %" PRIu64 ", snapshot %" PRIu64 " of %zu (%s) at %.3f s\n", cap->pid,
+		s->seq, cap->nsnapshots, hp_capture_reason_name(s->reason), secs);
+	if (m->sampled)
+		fprintf(out, "  sampled every %s on average: figures are estimates (unbiased)\n",
+			bytes(a, sizeof a, (double)m->sample_rate_bytes));
+	fprintf(out, "\n");
+	fprintf(out, "  allocations     %s (%s/s)\n", count(a, sizeof a, t->alloc_objects),
+		count(b, sizeof b, secs > 0 ? t->alloc_objects / secs : 0));
+	fprintf(out, "  allocated       %s\n", bytes(a, sizeof a, t->alloc_bytes));
+	fprintf(out, "  temporary       %s (%.1f%% of allocations)\n",
+		count(a, sizeof a, t->temp_objects),
+		t->alloc_objects > 0 ? 100 * t->temp_objects / t->alloc_objects : 0);
+	fprintf(out, "  peak heap       %s in %s blocks at %.3f s\n", bytes(a, sizeof a, t->peak_bytes),
+		count(b, sizeof b, t->peak_objects), (double)s->peak_time_ns / 1e9);
+	if (cap->nsamples)
+		fprintf(out, "  peak RSS        %s\n", bytes(a, sizeof a, peak_rss(cap)));
+	fprintf(out, "  in use          %s in %s blocks%s\n", bytes(a, sizeof a, t->inuse_bytes),
+		count(b, sizeof b, t->inuse_objects), s->reason == HP_SNAP_EXIT ? " (leaked at exit)" : "");
+	for (int k = 1; k < HP_LOST_KINDS; k++) {
+		if (!s->lost_count[k] || k == HP_LOST_UNKNOWN_FREE)
+			continue;
+		lost += s->lost_count[k];
+		fprintf(out, "  not recorded    %s: %s\n", count(c, sizeof c, (double)s->lost_count[k]),
+			hp_capture_lost_name((unsigned)k));
+	}
+	(void)lost;
+
+	for (size_t sec = 0; sec < sizeof sections / sizeof *sections; sec++) {
+		double total = hp_values_metric(t, sections[sec].metric);
+		unsigned shown = 0;
+
+		sort_metric = sections[sec].metric;
+		qsort(ps, n, sizeof *ps, by_metric);
+		fprintf(out, "\n%s\n", sections[sec].title);
+		for (size_t i = 0; i < n && shown < top; i++) {
+			double v = hp_values_metric(&ps[i].v, sort_metric);
+			if (v <= 0.5)
+				break;
+			fprintf(out, "  %2u. %s (%.1f%%)\n", ++shown,
+				metric_text(a, sizeof a, &ps[i].v, sort_metric),
+				total > 0 ? 100 * v / total : 0);
+			print_stack(out, m, ps[i].stack, frames, width);
+		}
+		if (!shown)
+			fprintf(out, "  none\n");
+	}
+	free(ps);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* JSON string escaping. */
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static void json_values(FILE *out, const struct hp_values *v)
+{
+	fprintf(out,
+		"{\"alloc_objects\": %.0f, \"alloc_bytes\": %.0f, \"free_objects\": %.0f, "
+		"\"free_bytes\": %.0f, \"inuse_objects\": %.0f, \"inuse_bytes\": %.0f, "
+		"\"peak_objects\": %.0f, \"peak_bytes\": %.0f, \"temp_objects\": %.0f, "
+		"\"temp_bytes\": %.0f}",
+		v->alloc_objects, v->alloc_bytes, v->free_objects, v->free_bytes, v->inuse_objects,
+		v->inuse_bytes, v->peak_objects, v->peak_bytes, v->temp_objects, v->temp_bytes);
+}
+
+static void json_stack(FILE *out, const struct hp_model *m, uint32_t stack)
+{
+	const struct hp_mstack *st = &m->stacks[stack];
+	int first = 1;
+
+	fputc('[', out);
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++) {
+			fprintf(out, "%s{\"function\": ", first ? "" : ", ");
+			json_str(out, l->syms[k].function);
+			fprintf(out, ", \"file\": ");
+			json_str(out, l->syms[k].file);
+			fprintf(out, ", \"line\": %u, \"inlined\": %s, \"module\": ", l->syms[k].line,
+				l->syms[k].inlined ? "true" : "false");
+			json_str(out, l->module >= 0 ? m->modules[l->module].cap->path : "");
+			fprintf(out, ", \"address\": \"0x%" PRIx64 "\"}", l->address);
+			first = 0;
+		}
+	}
+	fputc(']', out);
+}
+
+int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_options *o)
+{
+	const struct hp_capture *cap = m->cap;
+	const struct hp_cap_snapshot *s = m->snap;
+	unsigned top = o && o->top ? o->top : 10;
+	size_t n;
+	struct per_stack *ps = sum_by_stack(m, &n);
+	int first;
+
+	if (!ps)
+		return -ENOMEM;
+	fprintf(out, "{\n  \"program\": ");
+	json_str(out, cap->program ? cap->program : "");
+	fprintf(out, ",\n  \"argv\": [");
+	for (size_t i = 0; i < cap->argc; i++) {
+		fprintf(out, "%s", i ? ", " : "");
+		json_str(out, cap->argv[i]);
+	}
+	fprintf(out, "],\n  \"pid\": %" PRIu64 ",\n", cap->pid);
+	fprintf(out, "  \"snapshot\": {\"seq\": %" PRIu64 ", \"of\": %zu, \"reason\": ", s->seq,
+		cap->nsnapshots);
+	json_str(out, hp_capture_reason_name(s->reason));
+	fprintf(out, ", \"time_ns\": %" PRIu64 "},\n", s->time_ns);
+	fprintf(out, "  \"sampled\": %s,\n  \"sample_rate_bytes\": %" PRIu64 ",\n",
+		m->sampled ? "true" : "false", m->sample_rate_bytes);
+	fprintf(out, "  \"peak_time_ns\": %" PRIu64 ",\n  \"peak_rss_bytes\": %.0f,\n",
+		s->peak_time_ns, peak_rss(cap));
+	fprintf(out, "  \"totals\": ");
+	json_values(out, &m->total);
+	fprintf(out, ",\n  \"lost\": {");
+	first = 1;
+	for (int k = 1; k < HP_LOST_KINDS; k++) {
+		if (!s->lost_count[k])
+			continue;
+		fprintf(out, "%s\"%d\": {\"count\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"why\": ",
+			first ? "" : ", ", k, s->lost_count[k], s->lost_bytes[k]);
+		json_str(out, hp_capture_lost_name((unsigned)k));
+		fputc('}', out);
+		first = 0;
+	}
+	fprintf(out, "},\n  \"top\": {");
+	for (size_t sec = 0; sec < sizeof sections / sizeof *sections; sec++) {
+		unsigned shown = 0;
+
+		sort_metric = sections[sec].metric;
+		qsort(ps, n, sizeof *ps, by_metric);
+		fprintf(out, "%s\n    \"%s\": [", sec ? "," : "", sections[sec].json);
+		for (size_t i = 0; i < n && shown < top; i++) {
+			if (hp_values_metric(&ps[i].v, sort_metric) <= 0.5)
+				break;
+			fprintf(out, "%s\n      {\"values\": ", shown ? "," : "");
+			json_values(out, &ps[i].v);
+			fprintf(out, ", \"stack\": ");
+			json_stack(out, m, ps[i].stack);
+			fputc('}', out);
+			shown++;
+		}
+		fprintf(out, "%s]", shown ? "\n    " : "");
+	}
+	fprintf(out, "\n  }\n}\n");
+	free(ps);
+	return ferror(out) ? -EIO : 0;
+}
