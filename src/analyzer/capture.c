@@ -277,6 +277,86 @@ static int parse_timeseries(struct hp_capture *cap, struct caps *caps, struct hp
 	return c->err ? -EINVAL : 0;
 }
 
+static void free_symbols(struct hp_cap_symbols *s)
+{
+	for (size_t i = 0; s->strings && i < s->nstrings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	free(s->status);
+	free(s->addrs);
+	free(s->frames);
+	memset(s, 0, sizeof *s);
+}
+
+static int by_address(const void *a, const void *b)
+{
+	uint64_t x = ((const struct hp_cap_symaddr *)a)->address;
+	uint64_t y = ((const struct hp_cap_symaddr *)b)->address;
+	return x < y ? -1 : x > y;
+}
+
+static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
+{
+	struct hp_cap_symbols s = {0};
+	size_t left = (size_t)(c->end - c->p), cap_frames = 0;
+
+	s.nstrings = hp_cursor_count(c, left);
+	s.strings = calloc(s.nstrings + 1, sizeof *s.strings);
+	if (!s.strings)
+		return -ENOMEM;
+	for (size_t i = 0; i < s.nstrings && !c->err; i++)
+		if (!(s.strings[i] = cursor_str(c)))
+			goto nomem;
+	s.nstatus = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	s.status = calloc(s.nstatus + 1, sizeof *s.status);
+	if (!s.status)
+		goto nomem;
+	for (size_t i = 0; i < s.nstatus; i++)
+		s.status[i] = hp_cursor_u(c);
+	s.naddrs = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 2);
+	s.addrs = calloc(s.naddrs + 1, sizeof *s.addrs);
+	if (!s.addrs)
+		goto nomem;
+	for (size_t i = 0; i < s.naddrs && !c->err; i++) {
+		struct hp_cap_symaddr *a = &s.addrs[i];
+		a->address = hp_cursor_u(c);
+		a->count = (uint32_t)hp_cursor_count(c, (uint64_t)(c->end - c->p) / 4);
+		a->first = (uint32_t)s.nframes;
+		if (reserve((void **)&s.frames, &cap_frames, s.nframes + a->count, sizeof *s.frames))
+			goto nomem;
+		for (uint32_t k = 0; k < a->count; k++) {
+			struct hp_cap_symframe *f = &s.frames[s.nframes++];
+			uint64_t fn = hp_cursor_u(c), file = hp_cursor_u(c);
+			f->line = (uint32_t)hp_cursor_u(c);
+			f->inlined = (uint32_t)(hp_cursor_u(c) & 1);
+			if (fn >= s.nstrings || file >= s.nstrings)
+				c->err = 1;
+			f->function = (uint32_t)fn;
+			f->file = (uint32_t)file;
+		}
+	}
+	if (c->err) {
+		free_symbols(&s);
+		return -EINVAL;
+	}
+	qsort(s.addrs, s.naddrs, sizeof *s.addrs, by_address);
+	free_symbols(&cap->symbols); /* the last SYMBOLS record wins */
+	cap->symbols = s;
+	cap->has_symbols = 1;
+	return 0;
+nomem:
+	free_symbols(&s);
+	return -ENOMEM;
+}
+
+const struct hp_cap_symaddr *hp_capture_symbols_of(const struct hp_capture *cap, uint64_t addr)
+{
+	struct hp_cap_symaddr key = {.address = addr};
+	if (!cap->has_symbols)
+		return NULL;
+	return bsearch(&key, cap->symbols.addrs, cap->symbols.naddrs, sizeof key, by_address);
+}
+
 static const char *type_name(unsigned type)
 {
 	switch (type) {
@@ -389,6 +469,7 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 		case HP_REC_STACKS: perr = parse_stacks(cap, &caps, &c); break;
 		case HP_REC_SNAPSHOT: perr = parse_snapshot(cap, &caps, &c); break;
 		case HP_REC_TIMESERIES: perr = parse_timeseries(cap, &caps, &c); break;
+		case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
 		default: break; /* a later minor version's record: skip it */
 		}
 		if (perr == -ENOMEM) {
@@ -422,6 +503,7 @@ void hp_capture_free(struct hp_capture *cap)
 		free(cap->snapshots[i].buckets);
 	free(cap->snapshots);
 	free(cap->samples);
+	free_symbols(&cap->symbols);
 	for (size_t i = 0; i < cap->ndamage && i < HP_CAP_MAX_DAMAGE; i++)
 		free(cap->damage[i]);
 	memset(cap, 0, sizeof *cap);

@@ -63,6 +63,29 @@ struct hp_cap_sample {
 	uint64_t time_ns, heap_bytes, rss_bytes;
 };
 
+/* Symbols embedded by the analyzer (HP_REC_SYMBOLS). */
+struct hp_cap_symframe {
+	uint32_t function, file; /* indexes into strings */
+	uint32_t line;
+	uint32_t inlined;
+};
+
+struct hp_cap_symaddr {
+	uint64_t address;
+	uint32_t first, count; /* frames[first .. first + count) */
+};
+
+struct hp_cap_symbols {
+	size_t nstrings;
+	char **strings;
+	size_t nstatus;
+	uint64_t *status;          /* per module, HP_SYMSTATUS_* */
+	size_t naddrs;
+	struct hp_cap_symaddr *addrs; /* sorted by address */
+	size_t nframes;
+	struct hp_cap_symframe *frames;
+};
+
 struct hp_capture {
 	int has_meta;
 	uint64_t pid, ppid, start_realtime_ns, start_monotonic_ns, page_size;
@@ -82,6 +105,9 @@ struct hp_capture {
 	size_t nsamples;
 	struct hp_cap_sample *samples;
 
+	int has_symbols;
+	struct hp_cap_symbols symbols; /* the last SYMBOLS record */
+
 	size_t file_bytes;
 	size_t nrecords;
 	size_t ndamage; /* may exceed HP_CAP_MAX_DAMAGE; only the first are kept */
@@ -100,6 +126,9 @@ const struct hp_cap_snapshot *hp_capture_last(const struct hp_capture *cap);
 /* The module whose segments contain addr (any module loaded at any time,
  * latest first), or NULL. */
 const struct hp_cap_module *hp_capture_module_of(const struct hp_capture *cap, uint64_t addr);
+
+/* The embedded frames of an address, or NULL. */
+const struct hp_cap_symaddr *hp_capture_symbols_of(const struct hp_capture *cap, uint64_t addr);
 
 /* A name for a snapshot reason, lost reason. */
 const char *hp_capture_reason_name(uint64_t reason);

@@ -321,7 +321,7 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	p->vals = calloc(p->mask + 1, sizeof *p->vals);
 	if (!p->keys || !p->vals)
 		goto nomem;
-	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir);
+	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir, !opts->no_embedded);
 	if (ret)
 		goto fail;
 

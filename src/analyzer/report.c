@@ -29,23 +29,89 @@ struct per_stack {
 	struct hp_values v;
 };
 
+/* A stack's symbolic identity: its frames as text. Stacks whose return
+ * addresses differ but read the same (a call site reached from two
+ * unrolled iterations, say) are one line of the report. */
+static char *stack_key(const struct hp_model *m, uint32_t stack)
+{
+	const struct hp_mstack *st = &m->stacks[stack];
+	size_t len = 16, at = 0;
+	char *key;
+
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++)
+			len += strlen(l->syms[k].function) + strlen(l->syms[k].file) + 16;
+	}
+	key = malloc(len);
+	if (!key)
+		return NULL;
+	key[0] = '\0';
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++)
+			at += (size_t)snprintf(key + at, len - at, "%s\t%s\t%u\n", l->syms[k].function,
+					       l->syms[k].file, l->syms[k].line);
+	}
+	return key;
+}
+
+struct keyed {
+	char *key;
+	uint32_t stack;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	int c = strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
+	return c ? c : (int)((const struct keyed *)a)->stack - (int)((const struct keyed *)b)->stack;
+}
+
 static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 {
 	struct per_stack *s = calloc(m->nstacks ? m->nstacks : 1, sizeof *s);
-	size_t k = 0;
+	struct keyed *keys = calloc(m->nstacks ? m->nstacks : 1, sizeof *keys);
+	struct per_stack *out;
+	size_t k = 0, nk = 0;
 
-	if (!s)
-		return NULL;
+	if (!s || !keys)
+		goto fail;
 	for (size_t i = 0; i < m->nstacks; i++)
 		s[i].stack = (uint32_t)i;
 	for (size_t i = 0; i < m->nbuckets; i++)
 		hp_values_add(&s[m->buckets[i].stack].v, &m->buckets[i].v);
-	/* Keep stacks with anything to show. */
-	for (size_t i = 0; i < m->nstacks; i++)
-		if (s[i].v.alloc_objects > 0)
-			s[k++] = s[i];
+	/* Merge stacks that read the same into the first of them. */
+	for (size_t i = 0; i < m->nstacks; i++) {
+		if (s[i].v.alloc_objects <= 0)
+			continue;
+		keys[nk].stack = (uint32_t)i;
+		if (!(keys[nk++].key = stack_key(m, (uint32_t)i)))
+			goto fail;
+	}
+	qsort(keys, nk, sizeof *keys, by_key);
+	out = calloc(nk ? nk : 1, sizeof *out);
+	if (!out)
+		goto fail;
+	for (size_t i = 0; i < nk; i++) {
+		if (i && strcmp(keys[i].key, keys[i - 1].key) == 0)
+			continue;
+		out[k] = (struct per_stack){keys[i].stack, s[keys[i].stack].v};
+		for (size_t j = i + 1; j < nk && strcmp(keys[j].key, keys[i].key) == 0; j++)
+			hp_values_add(&out[k].v, &s[keys[j].stack].v);
+		k++;
+	}
+	for (size_t i = 0; i < nk; i++)
+		free(keys[i].key);
+	free(keys);
+	free(s);
 	*n = k;
-	return s;
+	return out;
+fail:
+	for (size_t i = 0; keys && i < nk; i++)
+		free(keys[i].key);
+	free(keys);
+	free(s);
+	return NULL;
 }
 
 static enum hp_metric sort_metric;

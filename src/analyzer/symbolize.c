@@ -38,6 +38,7 @@ struct string_block {
 
 struct hp_symbolizer {
 	const struct hp_capture *cap;
+	int embedded; /* answer from the capture's SYMBOLS record */
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
 	struct module_state *mods;
@@ -45,7 +46,7 @@ struct hp_symbolizer {
 };
 
 int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
-		      const char *debug_dir)
+		      const char *debug_dir, int use_embedded)
 {
 	struct hp_symbolizer *s = calloc(1, sizeof *s);
 	size_t n;
@@ -53,6 +54,7 @@ int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 	if (!s)
 		return -ENOMEM;
 	s->cap = cap;
+	s->embedded = use_embedded && cap->has_symbols;
 	s->mods = calloc(cap->nmodules ? cap->nmodules : 1, sizeof *s->mods);
 	/* "-" leaves out CRC checks of .gnu_debuglink files (build-ids are
 	 * checked instead); then the usual places, and the user's directory. */
@@ -121,6 +123,14 @@ static void open_module(struct hp_symbolizer *s, int i)
 
 	st->opened = 1;
 	st->status = HP_MODSYM_MISSING;
+	if (s->embedded) {
+		const struct hp_cap_symbols *sy = &s->cap->symbols;
+		uint64_t was = (size_t)i < sy->nstatus ? sy->status[i] : HP_SYMSTATUS_MISSING;
+		st->status = was == HP_SYMSTATUS_OK	 ? HP_MODSYM_EMBEDDED
+			     : was == HP_SYMSTATUS_MISMATCH ? HP_MODSYM_MISMATCH
+							   : HP_MODSYM_MISSING;
+		return;
+	}
 	if (m->path[0] != '/') /* [vdso] and friends: nothing on disk */
 		return;
 	st->dwfl = dwfl_begin(&s->callbacks);
@@ -170,6 +180,51 @@ static const char *demangled(struct hp_symbolizer *s, const char *name)
 	return out;
 }
 
+/* The DIE that defines a function: an inlined or concrete instance points
+ * to its abstract origin, an out-of-class definition to its declaration. */
+static int definition(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die next;
+
+	*out = *die;
+	for (int i = 0; i < 8; i++) {
+		if (!dwarf_attr(out, DW_AT_abstract_origin, &attr) &&
+		    !dwarf_attr(out, DW_AT_specification, &attr))
+			return 0;
+		if (!dwarf_formref_die(&attr, &next))
+			return -1;
+		*out = next;
+	}
+	return 0;
+}
+
+/* "ns::Class::name" for a function without a linkage name (a static or
+ * inline one), from the namespaces and classes around its definition. */
+static const char *qualified(struct hp_symbolizer *s, Dwarf_Die *die, const char *name)
+{
+	Dwarf_Die def, *scopes = NULL;
+	char buf[1024] = "";
+	size_t len = 0;
+	int n;
+
+	if (definition(die, &def) < 0 || (n = dwarf_getscopes_die(&def, &scopes)) <= 0)
+		return hp_symbolizer_intern(s, name);
+	for (int k = n - 1; k >= 1; k--) { /* outermost first; [0] is the function */
+		int tag = dwarf_tag(&scopes[k]);
+		const char *part = dwarf_diename(&scopes[k]);
+		if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type ||
+		     tag == DW_TAG_class_type || tag == DW_TAG_union_type) &&
+		    len < sizeof buf)
+			len += (size_t)snprintf(buf + len, sizeof buf - len, "%s::",
+						part ? part : "(anonymous namespace)");
+	}
+	free(scopes);
+	if (len < sizeof buf)
+		snprintf(buf + len, sizeof buf - len, "%s", name);
+	return hp_symbolizer_intern(s, buf);
+}
+
 /* The name of a subprogram or inlined subroutine: its linkage name
  * demangled when it has one (qualified C++ names), else its plain name. */
 static const char *die_name(struct hp_symbolizer *s, Dwarf_Die *die)
@@ -185,7 +240,7 @@ static const char *die_name(struct hp_symbolizer *s, Dwarf_Die *die)
 	name = dwarf_diename(die);
 	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
 		name = dwarf_formstring(&attr);
-	return name ? hp_symbolizer_intern(s, name) : NULL;
+	return name ? qualified(s, die, name) : NULL;
 }
 
 static const char *unknown(struct hp_symbolizer *s, uint64_t offset)
@@ -207,6 +262,21 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 	const char *file = NULL, *sym;
 	int lineno = 0, n = 0, nscopes;
 
+	if (s->embedded) {
+		const struct hp_cap_symaddr *a = hp_capture_symbols_of(s->cap, address);
+		const struct hp_cap_symbols *sy = &s->cap->symbols;
+		if (a && a->count) {
+			int k;
+			for (k = 0; k < (int)a->count && k < max; k++) {
+				const struct hp_cap_symframe *f = &sy->frames[a->first + k];
+				out[k] = (struct hp_sym){sy->strings[f->function], sy->strings[f->file],
+							 f->line, (int)f->inlined};
+			}
+			return k;
+		}
+		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
+		return 1;
+	}
 	if (!m || hp_symbolizer_status(s, i) != HP_MODSYM_OK) {
 		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
 		return 1;

@@ -25,9 +25,11 @@
 
 struct hp_symbolizer;
 
-/* debug_dir may be NULL. Returns 0 or -ENOMEM. */
+/* debug_dir may be NULL. With use_embedded and a capture that carries a
+ * SYMBOLS record, symbols come from the record and no binary is opened.
+ * Returns 0 or -ENOMEM. */
 int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
-		      const char *debug_dir);
+		      const char *debug_dir, int use_embedded);
 void hp_symbolizer_free(struct hp_symbolizer *s);
 
 /* Fills out[0..max) with the frames at a return address in module

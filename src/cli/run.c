@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../analyzer/capture.h"
+#include "../analyzer/embed.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -40,6 +41,7 @@ static const char usage[] =
 	"      --dump-high-water BYTES  append one each time the peak grows by BYTES\n"
 	"      --timeseries MS      heap/RSS sample period (default 10; 0 = off)\n"
 	"      --seed N             fixed seed for sampling (reproducible runs)\n"
+	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"  -q, --quiet              no summary line, no recorder messages\n"
 	"\n"
 	"BYTES accept K, M and G suffixes (powers of 1024). Exit status: the\n"
@@ -195,10 +197,10 @@ static void summarize(const char *path, int quiet)
 
 int hp_cmd_run(int argc, char **argv)
 {
-	static struct option longopts[NOPTS + 5];
+	static struct option longopts[NOPTS + 6];
 	char lib[PATH_MAX], path[PATH_MAX + 64] = "";
 	const char *output = NULL;
-	int quiet = 0, fds[2], status, c, idx;
+	int quiet = 0, symbols = 1, fds[2], status, c, idx;
 	pid_t pid;
 	ssize_t n;
 	size_t len = 0;
@@ -210,6 +212,7 @@ int hp_cmd_run(int argc, char **argv)
 	longopts[NOPTS + 1] = (struct option){"follow-fork", no_argument, NULL, 'f'};
 	longopts[NOPTS + 2] = (struct option){"quiet", no_argument, NULL, 'q'};
 	longopts[NOPTS + 3] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[NOPTS + 4] = (struct option){"no-symbols", no_argument, NULL, 'S'};
 
 	/* '+': stop at the program's name, its options are its own. */
 	while ((c = getopt_long(argc, argv, "+o:qh", longopts, &idx)) != -1) {
@@ -231,6 +234,7 @@ int hp_cmd_run(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'f': setenv("HEAPPROF_FOLLOW_FORK", "1", 1); break;
 		case 'q': quiet = 1; setenv("HEAPPROF_QUIET", "1", 1); break;
+		case 'S': symbols = 0; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -282,6 +286,14 @@ int hp_cmd_run(int argc, char **argv)
 		hp_cli_error("run: cannot run %s: %s", argv[optind],
 			     strerror(atoi(path + plen + 2)));
 		return 127;
+	}
+	/* Symbols now, while the binaries are surely the ones that ran: the
+	 * capture can then travel. */
+	if (symbols && access(path, F_OK) == 0) {
+		struct hp_embed_result res;
+		char err[512];
+		if (hp_embed_symbols(path, NULL, &res, err, sizeof err) < 0 && !strstr(err, "no snapshot"))
+			hp_cli_error("%s", err);
 	}
 	summarize(path, quiet);
 	if (WIFSIGNALED(status))

@@ -81,7 +81,16 @@
  *   u count, then count x (s time delta from the previous sample in this
  *   record, the first from 0, i.e. absolute; u heap_bytes; u rss_bytes)
  *
- * HP_REC_SYMBOLS (reserved: appended by the analyzer)
+ * HP_REC_SYMBOLS (appended by the analyzer: `heapprof run` at the end of
+ * the run, `heapprof symbolize` later; a reader uses the last one)
+ *   u string_count, string_count x str (index 0 is "")
+ *   u module_count, module_count x u status (for the capture's modules in
+ *     the order of their load events: HP_SYMSTATUS_*)
+ *   u address_count, address_count x
+ *     (u address (a frame as recorded), u frame_count,
+ *      frame_count x (u function (string index), u file (string index),
+ *                     u line, u flags (bit 0: inlined into the next frame)))
+ *   Frames are innermost first; functions are demangled.
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
@@ -130,6 +139,12 @@ enum hp_snapshot_reason {
 	HP_SNAP_HIGH_WATER = 6,  /* the peak rose by dump_high_water_bytes */
 	HP_SNAP_API = 7,         /* heapprof_dump() */
 	HP_SNAP_EXEC = 8,        /* the process is about to exec */
+};
+
+enum hp_symbols_status {
+	HP_SYMSTATUS_OK = 0,       /* symbolized from the binary or its debug info */
+	HP_SYMSTATUS_MISSING = 2,  /* the binary was gone */
+	HP_SYMSTATUS_MISMATCH = 3, /* the binary had changed (build-id) */
 };
 
 enum hp_lost_reason {

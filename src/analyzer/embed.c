@@ -1,0 +1,196 @@
+/*
+ * embed.c - appending a SYMBOLS record to a capture (see embed.h and the
+ * record's layout in src/format/format.h).
+ */
+#include "embed.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "../common/hash.h"
+#include "../format/encode.h"
+#include "../format/format.h"
+#include "capture.h"
+#include "model.h"
+
+static int grow_heap(struct hp_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	uint8_t *p;
+
+	while (cap < need)
+		cap *= 2;
+	p = realloc(b->data, cap);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+/* A string table: distinct strings get indexes in order, "" is 0. */
+struct strings {
+	const char **list;
+	size_t n, cap;
+	uint32_t *slots; /* index + 1; 0 = empty */
+	size_t mask;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return hp_hash_u64(h);
+}
+
+static int string_index(struct strings *t, const char *s, uint32_t *out)
+{
+	size_t i;
+
+	if (t->n * 2 >= t->mask) {
+		size_t slots = t->mask ? (t->mask + 1) * 2 : 1024;
+		uint32_t *fresh = calloc(slots, sizeof *fresh);
+		if (!fresh)
+			return -ENOMEM;
+		for (size_t k = 0; k < t->n; k++) {
+			for (i = hash_str(t->list[k]) & (slots - 1); fresh[i]; i = (i + 1) & (slots - 1))
+				;
+			fresh[i] = (uint32_t)k + 1;
+		}
+		free(t->slots);
+		t->slots = fresh;
+		t->mask = slots - 1;
+	}
+	for (i = hash_str(s) & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+		if (strcmp(t->list[t->slots[i] - 1], s) == 0) {
+			*out = t->slots[i] - 1;
+			return 0;
+		}
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		const char **l = realloc(t->list, cap * sizeof *l);
+		if (!l)
+			return -ENOMEM;
+		t->list = l;
+		t->cap = cap;
+	}
+	t->list[t->n] = s;
+	t->slots[i] = (uint32_t)t->n + 1;
+	*out = (uint32_t)t->n++;
+	return 0;
+}
+
+static uint64_t status_of(enum hp_module_status st)
+{
+	switch (st) {
+	case HP_MODSYM_OK:
+	case HP_MODSYM_EMBEDDED: return HP_SYMSTATUS_OK;
+	case HP_MODSYM_MISMATCH: return HP_SYMSTATUS_MISMATCH;
+	default: return HP_SYMSTATUS_MISSING;
+	}
+}
+
+int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
+		     char *err, size_t errlen)
+{
+	struct hp_model_options mo = {.snapshot = -1, .debug_dir = debug_dir, .no_embedded = 1,
+				      .keep_allocator_frames = 1};
+	struct hp_capture cap;
+	struct hp_model m;
+	struct strings strs = {0};
+	struct hp_buf body = {.grow = grow_heap}, rec = {.grow = grow_heap};
+	uint32_t *fn = NULL, *file = NULL;
+	size_t nsyms = 0;
+	ZSTD_CCtx *cctx = NULL;
+	int ret, fd = -1;
+	uint32_t idx;
+
+	memset(res, 0, sizeof *res);
+	ret = hp_capture_load(path, &cap, err, errlen);
+	if (ret)
+		return ret;
+	ret = hp_model_build(&m, &cap, &mo, err, errlen);
+	if (ret) {
+		hp_capture_free(&cap);
+		return ret;
+	}
+	/* Strings first: the record starts with the table. */
+	ret = string_index(&strs, "", &idx);
+	for (size_t i = 0; i < m.nlocations; i++)
+		nsyms += m.locations[i].nsyms;
+	fn = malloc((nsyms + 1) * sizeof *fn);
+	file = malloc((nsyms + 1) * sizeof *file);
+	if (!fn || !file)
+		ret = -ENOMEM;
+	for (size_t i = 0, k = 0; !ret && i < m.nlocations; i++) {
+		for (uint32_t j = 0; !ret && j < m.locations[i].nsyms; j++, k++) {
+			ret = string_index(&strs, m.locations[i].syms[j].function, &fn[k]);
+			if (!ret)
+				ret = string_index(&strs, m.locations[i].syms[j].file, &file[k]);
+		}
+	}
+	if (ret)
+		goto nomem;
+
+	hp_buf_put_u(&body, strs.n);
+	for (size_t i = 0; i < strs.n; i++)
+		hp_buf_put_str(&body, strs.list[i]);
+	hp_buf_put_u(&body, m.nmodules);
+	for (size_t i = 0; i < m.nmodules; i++) {
+		hp_buf_put_u(&body, status_of(m.modules[i].status));
+		res->modules_missing += m.modules[i].status == HP_MODSYM_MISSING &&
+					m.modules[i].cap->path[0] == '/';
+		res->modules_changed += m.modules[i].status == HP_MODSYM_MISMATCH;
+	}
+	hp_buf_put_u(&body, m.nlocations);
+	for (size_t i = 0, k = 0; i < m.nlocations; i++) {
+		const struct hp_location *l = &m.locations[i];
+		hp_buf_put_u(&body, l->address);
+		hp_buf_put_u(&body, l->nsyms);
+		res->unresolved += l->syms[0].function[0] == '0' && l->syms[0].function[1] == 'x';
+		for (uint32_t j = 0; j < l->nsyms; j++, k++) {
+			hp_buf_put_u(&body, fn[k]);
+			hp_buf_put_u(&body, file[k]);
+			hp_buf_put_u(&body, l->syms[j].line);
+			hp_buf_put_u(&body, l->syms[j].inlined ? 1 : 0);
+		}
+	}
+	res->addresses = m.nlocations;
+	cctx = ZSTD_createCCtx();
+	if (body.err || !cctx || hp_format_put_record(&rec, HP_REC_SYMBOLS, body.data, body.len, cctx))
+		goto nomem;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || write(fd, rec.data, rec.len) != (ssize_t)rec.len || close(fd) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot append the symbols: %s", path, strerror(errno));
+		fd = -1;
+		goto out;
+	}
+	fd = -1;
+	ret = 0;
+	goto out;
+nomem:
+	ret = -ENOMEM;
+	snprintf(err, errlen, "%s: out of memory while embedding symbols", path);
+out:
+	if (fd >= 0)
+		close(fd);
+	ZSTD_freeCCtx(cctx);
+	free(body.data);
+	free(rec.data);
+	free(fn);
+	free(file);
+	free(strs.list);
+	free(strs.slots);
+	hp_model_free(&m);
+	hp_capture_free(&cap);
+	return ret;
+}

@@ -1,0 +1,26 @@
+/*
+ * embed.h - carrying a capture's symbols inside it.
+ *
+ * hp_embed_symbols symbolizes every frame of a capture from the binaries
+ * (as they are now, on this machine) and appends the result as a SYMBOLS
+ * record, so that the capture can be analysed where those binaries are not.
+ * `heapprof run` does it when the program ends; `heapprof symbolize` does it
+ * for captures made with plain LD_PRELOAD. Appending keeps the file's
+ * earlier records as they were; a reader uses the last SYMBOLS record.
+ */
+#ifndef HP_ANALYZER_EMBED_H
+#define HP_ANALYZER_EMBED_H
+
+#include <stddef.h>
+
+struct hp_embed_result {
+	size_t addresses;   /* frame addresses symbolized */
+	size_t unresolved;  /* of which no function was found */
+	size_t modules_missing, modules_changed;
+};
+
+/* Returns 0, or -errno with err set to one line. debug_dir may be NULL. */
+int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
+		     char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * test_report.c - heapprof report on programs with known allocations:
+ * function names, file:line, exact figures, JSON, demangled C++ and inlined
+ * frames, symbols embedded in the capture, a binary that changed, and
+ * sampled estimates.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/harness.h"
+#include "../harness/query.h"
+#include "../programs/known.h"
+#include "../programs/sampling.h"
+
+/* The line of the first occurrence of text in a source file. */
+static unsigned line_of(const char *file, const char *text)
+{
+	char buf[512];
+	unsigned n = 0;
+	FILE *f = fopen(file, "r");
+
+	while (f && fgets(buf, sizeof buf, f)) {
+		n++;
+		if (strstr(buf, text)) {
+			fclose(f);
+			return n;
+		}
+	}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+/* Runs cmd and checks that its stdout contains every string (NULL-ended). */
+static void expect_output(const char *what, const char *cmd, const char *const *want)
+{
+	char out[8192];
+	snprintf(out, sizeof out, "%s/out.txt", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s > %s", cmd, out), 0, what);
+	for (int i = 0; want[i]; i++) {
+		char why[600];
+		snprintf(why, sizeof why, "%s: shows \"%s\"", what, want[i]);
+		if (!expect_eq_u64(hp_test_sh("grep -qF -- '%s' %s", want[i], out), 0, why))
+			hp_test_sh("head -60 %s", out);
+	}
+}
+
+HP_TEST(report_names_lines_and_figures)
+{
+	char capture[4096], cmd[8192], leak[64], peak[64], churn[64];
+	const char *b = hp_test_build();
+
+	snprintf(leak, sizeof leak, "leak_leaf  known.c:%u",
+		 line_of("tests/programs/known.c", "leaks[i] = malloc(LEAK_SIZE);"));
+	snprintf(peak, sizeof peak, "peak_leaf  known.c:%u",
+		 line_of("tests/programs/known.c", "peak[i] = malloc(PEAK_SIZE);"));
+	snprintf(churn, sizeof churn, "churn_leaf  known.c:%u",
+		 line_of("tests/programs/known.c", "void *p = malloc(CHURN_SIZE);"));
+	snprintf(capture, sizeof capture, "%s/known.hpf", hp_test_tmp());
+	hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/known", b, capture, b);
+	snprintf(cmd, sizeof cmd, "%s/heapprof report --frames 3 %s", b, capture);
+	expect_output("report", cmd,
+		      (const char *const[]){leak, peak, churn, "leak_path  known.c:",
+					    "48.8 KiB in 50 blocks", "1000 B in 10 blocks",
+					    "1,000 temporary of 1,000 allocations",
+					    "peak heap       49.8 KiB in 60 blocks", NULL});
+	/* The JSON, checked by a JSON parser. */
+	expect_eq_u64(
+		hp_test_sh("%s/heapprof report --json %s | python3 -c '"
+			   "import json,sys; r=json.load(sys.stdin)\n"
+			   "t=r[\"top\"][\"leaked\"]\n"
+			   "e=[x for x in t if x[\"stack\"][0][\"function\"]==\"leak_leaf\"][0]\n"
+			   "assert e[\"values\"][\"inuse_bytes\"]==%d, e\n"
+			   "assert e[\"values\"][\"inuse_objects\"]==%d, e\n"
+			   "assert e[\"stack\"][1][\"function\"]==\"leak_path\"\n"
+			   "assert e[\"stack\"][0][\"file\"].endswith(\"known.c\")\n"
+			   "assert r[\"totals\"][\"peak_bytes\"]==%d\n"
+			   "assert not r[\"sampled\"]'",
+			   b, capture, LEAK_N * LEAK_SIZE, LEAK_N, KNOWN_PEAK_BYTES),
+		0, "JSON report: leak_leaf's figures and frames, the peak");
+}
+
+HP_TEST(report_demangles_and_shows_inlines)
+{
+	char capture[4096], cmd[8192], call[96];
+	const char *b = hp_test_build();
+
+	snprintf(call, sizeof call, "(inline) shapes::make  cxx_inline.cpp:%u",
+		 line_of("tests/programs/cxx_inline.cpp", "return new int[n];"));
+	snprintf(capture, sizeof capture, "%s/cxx_inline.hpf", hp_test_tmp());
+	hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/cxx_inline", b, capture, b);
+	snprintf(cmd, sizeof cmd, "%s/heapprof report %s", b, capture);
+	expect_output("C++ report", cmd,
+		      (const char *const[]){call, "shapes::Factory<int>::build(unsigned long)",
+					    "192 B in 3 blocks", NULL});
+}
+
+HP_TEST(embedded_symbols_survive_the_binary)
+{
+	char capture[4096], cmd[8192];
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+
+	snprintf(capture, sizeof capture, "%s/moved.hpf", t);
+	hp_test_sh("cp %s/tests/programs/known %s/known-moved", b, t);
+	hp_test_sh("%s/heapprof run -q -o %s -- %s/known-moved && rm %s/known-moved", b, capture,
+		   t, t);
+	snprintf(cmd, sizeof cmd, "%s/heapprof report --frames 2 %s", b, capture);
+	expect_output("report without the binary", cmd,
+		      (const char *const[]){"leak_leaf  known.c:", "1000 B in 10 blocks", NULL});
+}
+
+HP_TEST(symbolize_after_plain_preload)
+{
+	char capture[4096], cmd[8192];
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+
+	snprintf(capture, sizeof capture, "%s/preload.hpf", t);
+	hp_test_sh("cp %s/tests/programs/known %s/known-pre", b, t);
+	hp_test_sh("HEAPPROF_OUTPUT=%s LD_PRELOAD=%s/libheapprof.so %s/known-pre", capture, b, t);
+	expect_eq_u64(hp_test_sh("%s/heapprof symbolize %s 2>/dev/null && rm %s/known-pre", b,
+				 capture, t),
+		      0, "heapprof symbolize");
+	snprintf(cmd, sizeof cmd, "%s/heapprof report --frames 2 %s", b, capture);
+	expect_output("report of a capture symbolized later", cmd,
+		      (const char *const[]){"leak_leaf  known.c:", NULL});
+}
+
+HP_TEST(changed_binary_is_refused)
+{
+	char capture[4096], cmd[8192];
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+
+	snprintf(capture, sizeof capture, "%s/changed.hpf", t);
+	hp_test_sh("cp %s/tests/programs/known %s/known-changed", b, t);
+	hp_test_sh("%s/heapprof run -q --no-symbols -o %s -- %s/known-changed", b, capture, t);
+	/* Another program at the same path: a different build-id. */
+	hp_test_sh("cp %s/tests/programs/threads %s/known-changed", b, t);
+	snprintf(cmd, sizeof cmd, "%s/heapprof report --frames 2 %s 2> %s/changed.err", b, capture,
+		 t);
+	expect_output("report with a changed binary", cmd,
+		      (const char *const[]){"known-changed+0x", "1000 B in 10 blocks", NULL});
+	expect_eq_u64(hp_test_sh("grep -q 'has changed since the run' %s/changed.err", t), 0,
+		      "says the binary changed");
+	expect_eq_u64(hp_test_sh("grep -q leak_leaf %s/out.txt", t), 1,
+		      "no name from the wrong binary");
+}
+
+HP_TEST(sampled_report_is_unbiased)
+{
+	static const struct sampling_class classes[] = SAMPLING_CLASSES;
+	char capture[4096];
+	const char *b = hp_test_build();
+	double truth = 0;
+
+	for (unsigned c = 0; c < sizeof classes / sizeof *classes; c++)
+		truth += (double)classes[c].count * classes[c].size;
+	snprintf(capture, sizeof capture, "%s/sampled.hpf", hp_test_tmp());
+	hp_test_sh("%s/heapprof run -q --sample-rate 65536 --seed 1 -o %s -- %s/tests/programs/sampling",
+		   b, capture, b);
+	expect_eq_u64(hp_test_sh("%s/heapprof report --json %s | python3 -c '"
+				 "import json,sys; r=json.load(sys.stdin)\n"
+				 "assert r[\"sampled\"]\n"
+				 "got=r[\"totals\"][\"alloc_bytes\"]\n"
+				 "assert abs(got-%.0f)/%.0f < 0.03, got'",
+				 b, capture, truth, truth),
+		      0, "estimated bytes within 3%% of the truth");
+	expect_eq_u64(hp_test_sh("%s/heapprof report %s | grep -q 'figures are estimates'", b,
+				 capture),
+		      0, "the report says its figures are estimates");
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
