@@ -108,6 +108,11 @@ int hp_cmd_inspect(int argc, char **argv)
 	}
 	printf("stacks    %zu\n", cap.nstacks ? cap.nstacks - 1 : 0);
 	printf("samples   %zu (heap and RSS over time)\n", cap.nsamples);
+	if (cap.has_symbols)
+		printf("symbols   embedded: %zu addresses, %zu frames\n", cap.symbols.naddrs,
+		       cap.symbols.nframes);
+	else
+		printf("symbols   none embedded (heapprof symbolize adds them)\n");
 	printf("snapshots %zu\n", cap.nsnapshots);
 	for (size_t i = 0; i < cap.nsnapshots; i++) {
 		s = &cap.snapshots[i];
