@@ -40,6 +40,9 @@ static const char *const allocator_names[] = {
 
 static int is_allocator(const char *fn)
 {
+	/* Every listed name starts with one of these: most names leave here. */
+	if (!strchr("_omcrfpvasgxsto", fn[0]))
+		return 0;
 	for (size_t i = 0; i < sizeof allocator_names / sizeof *allocator_names; i++)
 		if (strcmp(fn, allocator_names[i]) == 0)
 			return 1;
@@ -274,6 +277,7 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 				return err;
 		}
 		if (!opts->keep_allocator_frames) {
+			/* Nearly every stack starts in user code: one name test. */
 			while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
 				skip++;
 			int err = trimmed_location(m, locs[skip], &locs[skip]);

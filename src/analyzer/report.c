@@ -3,6 +3,8 @@
  */
 #include "report.h"
 
+#include "../common/hash.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -29,100 +31,112 @@ struct per_stack {
 	struct hp_values v;
 };
 
-/* A stack's symbolic identity: its frames as text. Stacks whose return
- * addresses differ but read the same (a call site reached from two
- * unrolled iterations, say) are one line of the report. */
-static char *stack_key(const struct hp_model *m, uint32_t stack)
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h * 0x9e3779b97f4a7c15ULL;
+}
+
+/* A stack's symbolic identity: a 64-bit hash of its frames' text.
+ * Stacks whose return addresses differ but read the same (a call site
+ * reached from two unrolled iterations, say) are one line of the report.
+ * (Two different stacks share a hash with odds of about n^2 / 2^65: one in
+ * ten million for a million stacks.) */
+static uint64_t stack_key(const struct hp_model *m, const uint64_t *loc_hash, uint32_t stack)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
-	size_t len = 16, at = 0;
-	char *key;
+	uint64_t h = 1469598103934665603ULL ^ st->depth;
 
-	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
-		for (uint32_t k = 0; k < l->nsyms; k++)
-			len += strlen(l->syms[k].function) + strlen(l->syms[k].file) + 16;
-	}
-	key = malloc(len);
-	if (!key)
-		return NULL;
-	key[0] = '\0';
-	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
-		for (uint32_t k = 0; k < l->nsyms; k++)
-			at += (size_t)snprintf(key + at, len - at, "%s\t%s\t%u\n", l->syms[k].function,
-					       l->syms[k].file, l->syms[k].line);
-	}
-	return key;
+	for (uint32_t i = 0; i < st->depth; i++)
+		h = hp_hash_u64(h ^ loc_hash[st->locations[i]]) + i;
+	return h;
 }
 
 struct keyed {
-	char *key;
+	uint64_t key;
 	uint32_t stack;
 };
 
 static int by_key(const void *a, const void *b)
 {
-	int c = strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
-	return c ? c : (int)((const struct keyed *)a)->stack - (int)((const struct keyed *)b)->stack;
+	const struct keyed *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
 static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 {
-	struct per_stack *s = calloc(m->nstacks ? m->nstacks : 1, sizeof *s);
+	struct per_stack *s = calloc(m->nstacks ? m->nstacks : 1, sizeof *s), *out = NULL;
 	struct keyed *keys = calloc(m->nstacks ? m->nstacks : 1, sizeof *keys);
-	struct per_stack *out;
+	uint64_t *loc_hash = calloc(m->nlocations ? m->nlocations : 1, sizeof *loc_hash);
 	size_t k = 0, nk = 0;
 
-	if (!s || !keys)
-		goto fail;
-	for (size_t i = 0; i < m->nstacks; i++)
-		s[i].stack = (uint32_t)i;
+	if (!s || !keys || !loc_hash)
+		goto out;
+	for (size_t i = 0; i < m->nlocations; i++) {
+		const struct hp_location *l = &m->locations[i];
+		uint64_t h = l->nsyms;
+		for (uint32_t j = 0; j < l->nsyms; j++)
+			h = hash_str(hash_str(h, l->syms[j].function), l->syms[j].file) ^
+			    l->syms[j].line;
+		loc_hash[i] = h;
+	}
 	for (size_t i = 0; i < m->nbuckets; i++)
 		hp_values_add(&s[m->buckets[i].stack].v, &m->buckets[i].v);
-	/* Merge stacks that read the same into the first of them. */
-	for (size_t i = 0; i < m->nstacks; i++) {
-		if (s[i].v.alloc_objects <= 0)
-			continue;
-		keys[nk].stack = (uint32_t)i;
-		if (!(keys[nk++].key = stack_key(m, (uint32_t)i)))
-			goto fail;
-	}
+	for (size_t i = 0; i < m->nstacks; i++)
+		if (s[i].v.alloc_objects > 0)
+			keys[nk++] = (struct keyed){stack_key(m, loc_hash, (uint32_t)i), (uint32_t)i};
 	qsort(keys, nk, sizeof *keys, by_key);
 	out = calloc(nk ? nk : 1, sizeof *out);
 	if (!out)
-		goto fail;
+		goto out;
+	/* Merge stacks that read the same into the first of them. */
 	for (size_t i = 0; i < nk; i++) {
-		if (i && strcmp(keys[i].key, keys[i - 1].key) == 0)
+		if (i && keys[i].key == keys[i - 1].key) {
+			hp_values_add(&out[k - 1].v, &s[keys[i].stack].v);
 			continue;
-		out[k] = (struct per_stack){keys[i].stack, s[keys[i].stack].v};
-		for (size_t j = i + 1; j < nk && strcmp(keys[j].key, keys[i].key) == 0; j++)
-			hp_values_add(&out[k].v, &s[keys[j].stack].v);
-		k++;
+		}
+		out[k++] = (struct per_stack){keys[i].stack, s[keys[i].stack].v};
 	}
-	for (size_t i = 0; i < nk; i++)
-		free(keys[i].key);
-	free(keys);
-	free(s);
 	*n = k;
-	return out;
-fail:
-	for (size_t i = 0; keys && i < nk; i++)
-		free(keys[i].key);
+out:
 	free(keys);
+	free(loc_hash);
 	free(s);
-	return NULL;
+	return out;
 }
 
-static enum hp_metric sort_metric;
-
-static int by_metric(const void *a, const void *b)
+/* Whether a ranks before b: larger first, then lower stack id. */
+static int ranks_before(const struct per_stack *a, const struct per_stack *b, enum hp_metric m)
 {
-	double x = hp_values_metric(&((const struct per_stack *)a)->v, sort_metric);
-	double y = hp_values_metric(&((const struct per_stack *)b)->v, sort_metric);
-	if (x != y)
-		return x < y ? 1 : -1;
-	return (int)((const struct per_stack *)a)->stack - (int)((const struct per_stack *)b)->stack;
+	double x = hp_values_metric(&a->v, m), y = hp_values_metric(&b->v, m);
+	return x != y ? x > y : a->stack < b->stack;
+}
+
+/* The top entries of ps by metric, into best[0..top), in order; returns
+ * how many (only those with a value). One pass with insertion into the
+ * short list: a million stacks need no full sort. */
+static size_t top_of(const struct per_stack *ps, size_t n, enum hp_metric m, size_t top,
+		     const struct per_stack **best)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+		if (hp_values_metric(&ps[i].v, m) <= 0.5)
+			continue;
+		if (k == top && !ranks_before(&ps[i], best[k - 1], m))
+			continue;
+		j = k < top ? k++ : top - 1;
+		while (j > 0 && ranks_before(&ps[i], best[j - 1], m)) {
+			best[j] = best[j - 1];
+			j--;
+		}
+		best[j] = &ps[i];
+	}
+	return k;
 }
 
 static const char *bytes(char *buf, size_t cap, double b)
@@ -292,25 +306,28 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	}
 	(void)lost;
 
+	const struct per_stack **best = calloc(top, sizeof *best);
+	if (!best) {
+		free(ps);
+		return -ENOMEM;
+	}
 	for (size_t sec = 0; sec < sizeof sections / sizeof *sections; sec++) {
-		double total = hp_values_metric(t, sections[sec].metric);
-		unsigned shown = 0;
+		enum hp_metric metric = sections[sec].metric;
+		double total = hp_values_metric(t, metric);
+		size_t shown = top_of(ps, n, metric, top, best);
 
-		sort_metric = sections[sec].metric;
-		qsort(ps, n, sizeof *ps, by_metric);
 		fprintf(out, "\n%s\n", sections[sec].title);
-		for (size_t i = 0; i < n && shown < top; i++) {
-			double v = hp_values_metric(&ps[i].v, sort_metric);
-			if (v <= 0.5)
-				break;
-			fprintf(out, "  %2u. %s (%.1f%%)\n", ++shown,
-				metric_text(a, sizeof a, &ps[i].v, sort_metric),
+		for (size_t i = 0; i < shown; i++) {
+			double v = hp_values_metric(&best[i]->v, metric);
+			fprintf(out, "  %2zu. %s (%.1f%%)\n", i + 1,
+				metric_text(a, sizeof a, &best[i]->v, metric),
 				total > 0 ? 100 * v / total : 0);
-			print_stack(out, m, ps[i].stack, frames, width);
+			print_stack(out, m, best[i]->stack, frames, width);
 		}
 		if (!shown)
 			fprintf(out, "  none\n");
 	}
+	free(best);
 	free(ps);
 	return ferror(out) ? -EIO : 0;
 }
@@ -405,26 +422,27 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 		fputc('}', out);
 		first = 0;
 	}
+	const struct per_stack **best = calloc(top, sizeof *best);
+	if (!best) {
+		free(ps);
+		return -ENOMEM;
+	}
 	fprintf(out, "},\n  \"top\": {");
 	for (size_t sec = 0; sec < sizeof sections / sizeof *sections; sec++) {
-		unsigned shown = 0;
+		size_t shown = top_of(ps, n, sections[sec].metric, top, best);
 
-		sort_metric = sections[sec].metric;
-		qsort(ps, n, sizeof *ps, by_metric);
 		fprintf(out, "%s\n    \"%s\": [", sec ? "," : "", sections[sec].json);
-		for (size_t i = 0; i < n && shown < top; i++) {
-			if (hp_values_metric(&ps[i].v, sort_metric) <= 0.5)
-				break;
-			fprintf(out, "%s\n      {\"values\": ", shown ? "," : "");
-			json_values(out, &ps[i].v);
+		for (size_t i = 0; i < shown; i++) {
+			fprintf(out, "%s\n      {\"values\": ", i ? "," : "");
+			json_values(out, &best[i]->v);
 			fprintf(out, ", \"stack\": ");
-			json_stack(out, m, ps[i].stack);
+			json_stack(out, m, best[i]->stack);
 			fputc('}', out);
-			shown++;
 		}
 		fprintf(out, "%s]", shown ? "\n    " : "");
 	}
 	fprintf(out, "\n  }\n}\n");
+	free(best);
 	free(ps);
 	return ferror(out) ? -EIO : 0;
 }

@@ -140,7 +140,7 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 				 (int)getpid(), i);
 	}
 	setenv("HEAPPROF_OUTPUT", path, 1);
-	unsetenv("HEAPPROF_OUTPUT_CLAIMED");
+	unsetenv("HEAPPROF_OUTPUT_CLAIMED"); /* this program is the run's first */
 	if (pre && *pre) {
 		preload = malloc(strlen(lib) + strlen(pre) + 2);
 		sprintf(preload, "%s:%s", lib, pre);

@@ -123,8 +123,8 @@ void hp_config_load(struct hp_config *c)
 	get_uint("HEAPPROF_TIMESERIES_MS", &c->timeseries_ms, 0, 60000);
 	get_u64("HEAPPROF_SEED", &c->seed, 0, UINT64_MAX);
 	flag = 0;
-	get_u64("HEAPPROF_ROOT_PID", &flag, 0, 1u << 30);
-	c->root_pid = (int)flag;
+	get_u64("HEAPPROF_OUTPUT_CLAIMED", &flag, 0, 1u << 30);
+	c->claimed_pid = (int)flag;
 	s = hp_os_getenv("HEAPPROF_OUTPUT");
 	if (s && strlen(s) < sizeof c->output)
 		strcpy(c->output, s);

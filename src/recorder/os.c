@@ -175,3 +175,21 @@ const char *hp_os_getenv(const char *name)
 {
 	return getenv(name);
 }
+
+void hp_os_unpreload(const char *name)
+{
+	extern char **environ;
+	size_t n = strlen(name);
+
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+			continue;
+		for (char *p = *e + 11; *p;) {
+			size_t len = strcspn(p, ": ");
+			if (len >= n && memcmp(p + len - n, name, n) == 0)
+				memset(p, ' ', len);
+			p += len;
+			p += strspn(p, ": ");
+		}
+	}
+}

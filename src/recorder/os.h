@@ -54,6 +54,12 @@ int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi);
 /* Sleeps ms milliseconds (interrupted early by a signal). */
 void hp_os_sleep_ms(unsigned ms);
 
+/* Blanks out, in place, every entry of LD_PRELOAD in the environment that
+ * ends in name, so that programs this process execs do not load it. No
+ * allocation, no lock (setenv takes one that a fork child may find held);
+ * ld.so ignores the blanks. */
+void hp_os_unpreload(const char *name);
+
 /* getenv without allocation; NULL when unset. Not thread-safe against
  * setenv, like getenv. */
 const char *hp_os_getenv(const char *name);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/fmt.h"
 #include "../common/hash.h"
 #include "../format/format.h"
 #include "aggregate.h"
@@ -155,35 +156,6 @@ void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *
 	hp_live_insert((uintptr_t)p, blk->bucket, blk->size, &stale);
 }
 
-/* Without --follow-fork, programs this one execs must not be recorded:
- * drop the recorder from LD_PRELOAD (children we fork stop by themselves). */
-static void unpreload_self(void)
-{
-	const char *pre = hp_os_getenv("LD_PRELOAD");
-	char keep[HP_CONFIG_PATH_MAX];
-	size_t n = 0;
-
-	if (!pre)
-		return;
-	for (const char *p = pre; *p;) {
-		size_t len = strcspn(p, ": ");
-		int ours = len >= 14 && memcmp(p + len - 14, "libheapprof.so", 14) == 0;
-		if (len && !ours && n + len + 1 < sizeof keep) {
-			if (n)
-				keep[n++] = ':';
-			memcpy(keep + n, p, len);
-			n += len;
-		}
-		p += len;
-		p += strspn(p, ": ");
-	}
-	keep[n] = '\0';
-	if (n)
-		setenv("LD_PRELOAD", keep, 1);
-	else
-		unsetenv("LD_PRELOAD");
-}
-
 static void fork_prepare(void)
 {
 	hp_self.forwarding++;
@@ -211,14 +183,16 @@ static void fork_child(void)
 		return;
 	if (!config.follow_fork) {
 		/* The child stops cleanly: it frees what it inherited straight
-		 * to the real allocator and writes nothing. */
+		 * to the real allocator, writes nothing, and what it execs is
+		 * not recorded. */
 		hp_state = HP_STATE_OFF;
+		hp_os_unpreload("libheapprof.so");
 		return;
 	}
 	/* Keep recording into a file of its own; the inherited heap stays
 	 * counted, since the child owns those blocks too. */
 	hp_self.forwarding++;
-	if (hp_writer_open(&config, start_ns, 1) < 0)
+	if (hp_writer_open(&config, start_ns, HP_ROLE_FORKED) < 0)
 		hp_state = HP_STATE_OFF;
 	hp_self.forwarding--;
 }
@@ -235,12 +209,36 @@ static void stop_at_exit(void)
 	hp_self.forwarding--;
 }
 
+/* Who we are in the run. The first recorded process marks the environment
+ * with its pid; an image that finds its own pid there is that process after
+ * an exec (a shell wrapper, a launcher), and carries on its capture; any
+ * other is a program a recorded process exec'd. */
+static enum hp_role find_role(void)
+{
+	char pid[24];
+
+	if (!config.claimed_pid) {
+		hp_fmt(pid, sizeof pid, "%d", hp_os_getpid());
+		setenv("HEAPPROF_OUTPUT_CLAIMED", pid, 1);
+		return HP_ROLE_ROOT;
+	}
+	return config.claimed_pid == hp_os_getpid() ? HP_ROLE_ROOT_EXEC : HP_ROLE_DESCENDANT;
+}
+
 void hp_recorder_start(void)
 {
+	enum hp_role role;
 	int err;
 
 	start_ns = hp_os_now_ns();
 	hp_config_load(&config);
+	role = find_role();
+	if (role == HP_ROLE_DESCENDANT && !config.follow_fork) {
+		/* Started by a recorded process (posix_spawn runs no fork
+		 * handler) without --follow-fork: not ours to record. */
+		hp_os_unpreload("libheapprof.so");
+		return;
+	}
 	hp_sampled = config.sample_rate_bytes > 1;
 	err = hp_stacks_init();
 	if (!err)
@@ -256,9 +254,7 @@ void hp_recorder_start(void)
 	if (hp_unwind_init(config.unwind) < 0)
 		hp_log("cannot find the recorder's own code; stacks will include its frames");
 	hp_modules_refresh();
-	if (!config.follow_fork)
-		unpreload_self();
-	if (hp_writer_open(&config, start_ns, 0) < 0)
+	if (hp_writer_open(&config, start_ns, role) < 0)
 		return; /* the writer said why */
 	hp_trigger_init(&config);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

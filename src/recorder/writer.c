@@ -41,7 +41,7 @@ static struct hp_buf payload, out, buckets_buf;
 static ZSTD_CCtx *cctx;
 /* The file still to be created (NULL once tried), and for its META. */
 static const struct hp_config *file_config, *file_meta_config;
-static int file_forked;
+static enum hp_role file_role;
 
 /* Grows an hp_buf with mmap: map the new size, copy, unmap the old. */
 static int grow_mapped(struct hp_buf *b, size_t need)
@@ -115,19 +115,14 @@ static void child_name(char *buf, size_t cap, const char *named, int suffix)
 	hp_fmt(buf + len, cap - len, "%s.hpf", tail);
 }
 
-static int create_file(const struct hp_config *c, int forked_child)
+static int create_file(const struct hp_config *c, enum hp_role role)
 {
-	/* The first process to start with HEAPPROF_OUTPUT claims that name; it
-	 * marks the environment so that processes it forks or execs (even one
-	 * keeping its pid) take a name of their own. */
-	int root = c->output[0] && !forked_child && !hp_os_getenv("HEAPPROF_OUTPUT_CLAIMED");
+	int root = role == HP_ROLE_ROOT || role == HP_ROLE_ROOT_EXEC;
 	int f = -EEXIST;
 
-	if (root) {
+	if (root && c->output[0]) { /* named by the user: replaced if there */
 		hp_fmt(path, sizeof path, "%s", c->output);
-		f = hp_os_create(path, 0);
-		setenv("HEAPPROF_OUTPUT_CLAIMED", "1", 1);
-		return f;
+		return hp_os_create(path, 0);
 	}
 	for (int suffix = 0; f == -EEXIST && suffix < 100; suffix++) {
 		if (c->output[0])
@@ -197,7 +192,7 @@ static int ensure_file(void)
 	if (!file_config)
 		return -EBADF;
 	file_header.grow = grow_mapped;
-	fd = create_file(file_config, file_forked);
+	fd = create_file(file_config, file_role);
 	file_config = NULL; /* one attempt */
 	if (fd < 0) {
 		err = fd;
@@ -209,7 +204,7 @@ static int ensure_file(void)
 			      : hp_os_write_all(fd, file_header.data, file_header.len);
 	hp_os_unmap(file_header.data, file_header.cap);
 	if (!err) {
-		put_meta(file_meta_config, file_forked);
+		put_meta(file_meta_config, file_role == HP_ROLE_FORKED);
 		err = emit(HP_REC_META);
 	}
 	if (err) {
@@ -220,7 +215,7 @@ static int ensure_file(void)
 	return err;
 }
 
-int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
+int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
 {
 	static const ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
 	int err = 0;
@@ -237,10 +232,10 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, int forked_child)
 	if (!cctx)
 		cctx = ZSTD_createCCtx_advanced(mem);
 	file_config = file_meta_config = c;
-	file_forked = forked_child;
+	file_role = role;
 	/* A forked child creates its file when it first has something to say:
 	 * one that only execs (the usual fork) leaves no empty file behind. */
-	if (!forked_child)
+	if (role != HP_ROLE_FORKED)
 		err = ensure_file();
 	hp_spin_unlock(&lock);
 	return err;

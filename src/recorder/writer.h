@@ -26,11 +26,23 @@ enum {
 	HP_WRITE_SIGNAL = 2, /* in a signal handler: do not wait for the lock */
 };
 
+/* Who this process is in a recorded run; decides the capture's name. */
+enum hp_role {
+	HP_ROLE_ROOT,       /* the process the run started: HEAPPROF_OUTPUT, or
+			     * heapprof.PROGRAM.PID.hpf never replacing a file */
+	HP_ROLE_ROOT_EXEC,  /* the same process after an exec (a shell wrapper
+			     * that execs the real program): HEAPPROF_OUTPUT
+			     * again, replacing the pre-exec image's capture */
+	HP_ROLE_DESCENDANT, /* another process, exec'd under --follow-fork */
+	HP_ROLE_FORKED,     /* a fork of a recorded process, under --follow-fork */
+};
+
 /* Starts the capture file for this process: creates it and writes its
- * header and META record, or, when forked_child (a fork of a recorded
- * process), leaves that to its first snapshot or time-series record.
+ * header and META record, or, for HP_ROLE_FORKED, leaves that to its first
+ * snapshot or time-series record (a fork that only execs leaves no file).
+ * Descendants and forks get the root's name with ".PID" before ".hpf".
  * Returns 0 or -errno (and logs why). c must stay valid. */
-int hp_writer_open(const struct hp_config *c, uint64_t start_ns, int forked_child);
+int hp_writer_open(const struct hp_config *c, uint64_t start_ns, enum hp_role role);
 
 /* Appends a snapshot. Returns 0 or -errno (counted as lost writes). */
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags);

@@ -183,7 +183,7 @@ static int get_real(void)
 		return real.ok;
 	real.tried = 1;
 	snprintf(real.path, sizeof real.path, "%s/known.hpf", hp_test_tmp());
-	int st = hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/known", hp_test_build(),
+	int st = hp_test_sh("%s/heapprof run -q --no-symbols -o %s -- %s/tests/programs/known", hp_test_build(),
 			    real.path, hp_test_build());
 	if (!expect_eq_u64(st, 0, "heapprof run on tests/programs/known succeeds"))
 		return 0;

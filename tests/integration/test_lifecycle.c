@@ -155,6 +155,29 @@ HP_TEST(fork_exec_without_follow)
 	expect_eq_u64(others("forker", &g), 0, "an exec'd program is not recorded");
 }
 
+HP_TEST(wrapper_script_execs_the_program)
+{
+	/* `heapprof run ./wrapper.sh` where the script execs the program: the
+	 * program, keeping the pid, is the one recorded in the named file. */
+	char script[8192];
+	struct hp_capture *cap;
+	glob_t g;
+
+	hp_test_sh("rm -rf %s/wrapper.dir && mkdir -p %s/wrapper.dir", hp_test_tmp(), hp_test_tmp());
+	snprintf(script, sizeof script, "%s/wrapper.dir/wrapper.sh", hp_test_tmp());
+	hp_test_sh("printf '#!/bin/sh\\nexec %s/tests/programs/execd\\n' > %s && chmod +x %s",
+		   hp_test_build(), script, script);
+	snprintf(out, sizeof out, "%s/wrapper.dir/out.hpf", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s", hp_test_build(), out, script), 0,
+		      "exit status");
+	if ((cap = hpq_load(out))) {
+		expect_eq_u64(hpq_match(cap, STACK("execd_work", "main")).alloc_count, 6,
+			      "the exec'd program's allocations, in the named file");
+		hpq_free(cap);
+	}
+	expect_eq_u64(others("wrapper", &g), 0, "no other capture");
+}
+
 HP_TEST(dlopen_dlclose)
 {
 	char lib[512];

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The analyzer's benchmark: heapprof report on the capture of the churn
+# benchmark (10 million allocations) against heaptrack_print on heaptrack's
+# capture of the same run; symbolizing a python3 capture against addr2line
+# on the same addresses; and a generated capture with a million distinct
+# stacks (time and peak memory). Usage: bench/analyzer/run.sh BUILD_DIR
+set -euo pipefail
+
+build=$(cd "${1:-build}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+work="$build/bench/analyzer"
+heapprof="$build/heapprof"
+cc=${CC:-cc}
+mkdir -p "$work"
+
+"$cc" -std=c11 -O2 -o "$work/measure" "$here/../macro/measure.c"
+"$cc" -O2 -pthread -o "$work/churn" "$here/../macro/churn.c"
+"$cc" -O2 -D_GNU_SOURCE -I"$here/../.." -o "$work/gen_stacks" "$here/gen_stacks.c" \
+	"$build/libhpcore.a" -lelf -lzstd -lz
+
+# Median wall seconds of N runs of a command (stdout discarded).
+median() {
+	local n=$1
+	shift
+	for _ in $(seq "$n"); do
+		"$work/measure" -o "$work/m.txt" -- "$@" > /dev/null 2>&1 || true
+		sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$work/m.txt"
+	done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+maxrss_mib() {
+	"$work/measure" -o "$work/m.txt" -- "$@" > /dev/null 2>&1 || true
+	sed -n 's/.*maxrss_kib=\([0-9]*\).*/\1/p' "$work/m.txt" | awk '{printf "%.0f", $1 / 1024}'
+}
+
+echo "heapprof analyzer benchmark"
+echo
+
+# 1. Report on the churn capture.
+"$heapprof" run -q -o "$work/churn.hpf" -- "$work/churn" 1
+t_report=$(median 5 "$heapprof" report "$work/churn.hpf")
+line="report, churn (10M allocations)      heapprof report ${t_report} s"
+if command -v heaptrack > /dev/null && command -v heaptrack_print > /dev/null; then
+	rm -f "$work"/ht.*
+	heaptrack -o "$work/ht" "$work/churn" 1 > /dev/null 2>&1 || true
+	ht=$(ls "$work"/ht.* 2> /dev/null | head -n 1)
+	if [ -n "$ht" ]; then
+		t_ht=$(median 3 heaptrack_print "$ht")
+		line="$line   heaptrack_print ${t_ht} s"
+	fi
+else
+	line="$line   (heaptrack not installed: apt-get install heaptrack)"
+fi
+echo "$line"
+
+# 2. Symbolizing python3.
+py=$(command -v python3)
+"$heapprof" run -q --no-symbols -o "$work/py.hpf" -- "$py" "$here/alloc_heavy.py" > /dev/null
+frames="$work/py.frames"
+"$heapprof" inspect --stacks "$work/py.hpf" | awk '$1 ~ /^#/ && $3 ~ /\+0x/ {print $3}' | sort -u > "$frames"
+cp "$work/py.hpf" "$work/py-sym.hpf"
+t_sym=$(median 1 "$heapprof" symbolize "$work/py-sym.hpf")
+# addr2line: one process per module, every address of that module at once.
+cat > "$work/a2l.sh" << 'A2L'
+#!/usr/bin/env bash
+frames=$1
+for mod in $(sed 's/+0x.*//' "$frames" | sort -u); do
+	[ -f "$mod" ] || continue
+	grep -F "$mod+0x" "$frames" | sed 's/.*+0x//' |
+		while read -r off; do printf '0x%x\n' $((16#$off - 1)); done |
+		addr2line -f -i -C -e "$mod" > /dev/null
+done
+A2L
+chmod +x "$work/a2l.sh"
+t_a2l=$(median 1 "$work/a2l.sh" "$frames")
+echo "symbolize, python3 ($(wc -l < "$frames") distinct frames)    heapprof symbolize ${t_sym} s   addr2line ${t_a2l} s"
+
+# 3. A million distinct stacks.
+"$work/gen_stacks" "$work/million.hpf" "$heapprof" 1000000
+t_m=$(median 3 "$heapprof" report "$work/million.hpf")
+rss_m=$(maxrss_mib "$heapprof" report "$work/million.hpf")
+echo "report, 1,000,000 distinct stacks     heapprof report ${t_m} s, peak RSS ${rss_m} MiB ($(du -m "$work/million.hpf" | cut -f1) MiB capture)"
+echo
+echo "targets: report of the churn capture <= 0.3 s; symbolizing python3 <= 2 s"
