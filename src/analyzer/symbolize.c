@@ -23,11 +23,37 @@
  * mangling, which is Itanium-shaped. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
+/* A compile unit's functions, read once: every subprogram and inlined
+ * subroutine with its address ranges and its nearest function-like
+ * ancestor. libdw's dwarf_getscopes walks the whole unit on every call,
+ * which on a large unit (an interpreter's main loop) costs milliseconds
+ * per address. */
+struct fn_die {
+	Dwarf_Die die;
+	int parent; /* index of the enclosing function-like DIE, -1 at the top */
+	int depth;
+};
+
+struct fn_range {
+	Dwarf_Addr lo, hi;
+	int fn;
+};
+
+struct cu_table {
+	Dwarf_Off offset; /* of the CU DIE */
+	struct fn_die *fns;
+	size_t nfns, capfns;
+	struct fn_range *ranges;
+	size_t nranges, capranges;
+};
+
 struct module_state {
 	int opened;
 	enum hp_module_status status;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct cu_table *cus;
+	size_t ncus, capcus;
 };
 
 struct string_block {
@@ -78,9 +104,15 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; s->mods && i < s->cap->nmodules; i++)
+	for (size_t i = 0; s->mods && i < s->cap->nmodules; i++) {
+		for (size_t c = 0; c < s->mods[i].ncus; c++) {
+			free(s->mods[i].cus[c].fns);
+			free(s->mods[i].cus[c].ranges);
+		}
+		free(s->mods[i].cus);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
+	}
 	while (s->strings) {
 		struct string_block *next = s->strings->next;
 		free(s->strings);
@@ -250,6 +282,91 @@ static const char *unknown(struct hp_symbolizer *s, uint64_t offset)
 	return hp_symbolizer_intern(s, buf);
 }
 
+static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *p = realloc(*arr, c * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+/* Walks die's children, recording function-like DIEs under parent. Only
+ * scopes that can hold code are entered. */
+static void scan_scope(struct cu_table *t, Dwarf_Die *die, int parent, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		int me = parent;
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			if (grow_array((void **)&t->fns, &t->capfns, t->nfns, sizeof *t->fns))
+				return;
+			me = (int)t->nfns++;
+			t->fns[me] = (struct fn_die){child, parent, depth};
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (grow_array((void **)&t->ranges, &t->capranges, t->nranges,
+					       sizeof *t->ranges))
+					return;
+				t->ranges[t->nranges++] = (struct fn_range){lo, hi, me};
+			}
+			scan_scope(t, &child, me, depth + 1);
+		} else if (tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
+			   tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+			   tag == DW_TAG_union_type || tag == DW_TAG_module) {
+			scan_scope(t, &child, me, depth + 1);
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static struct cu_table *cu_table_of(struct module_state *st, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+
+	for (size_t i = 0; i < st->ncus; i++)
+		if (st->cus[i].offset == off)
+			return &st->cus[i];
+	if (grow_array((void **)&st->cus, &st->capcus, st->ncus, sizeof *st->cus))
+		return NULL;
+	struct cu_table *t = &st->cus[st->ncus++];
+	memset(t, 0, sizeof *t);
+	t->offset = off;
+	scan_scope(t, cu, -1, 0);
+	return t;
+}
+
+/* The function-like DIEs containing pc, innermost first, through their
+ * concrete parents (an inlined call's caller, not its abstract origin). */
+static int scopes_at(struct module_state *st, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out,
+		     int max)
+{
+	struct cu_table *t = cu_table_of(st, cu);
+	int best = -1, n = 0;
+
+	if (!t)
+		return 0;
+	for (size_t r = 0; r < t->nranges; r++) {
+		const struct fn_range *x = &t->ranges[r];
+		if (pc >= x->lo && pc < x->hi &&
+		    (best < 0 || t->fns[x->fn].depth > t->fns[best].depth))
+			best = x->fn;
+	}
+	for (int f = best; f >= 0 && n < max; f = t->fns[f].parent)
+		out[n++] = t->fns[f].die;
+	return n;
+}
+
 int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out,
 			 int max)
 {
@@ -257,7 +374,7 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 	Dwarf_Addr pc = address - 1, bias;
 	const struct hp_cap_module *m = i >= 0 ? &s->cap->modules[i] : NULL;
 	struct module_state *st;
-	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Die *cu, *scopes;
 	Dwfl_Line *line;
 	const char *file = NULL, *sym;
 	int lineno = 0, n = 0, nscopes;
@@ -287,20 +404,9 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
 	cu = dwfl_module_addrdie(st->mod, pc, &bias);
-	nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-	/* dwarf_getscopes follows an inlined subroutine into its abstract
-	 * definition; the concrete chain of callers comes from the innermost
-	 * function-like scope's own parents. */
-	for (int k = 0; k < nscopes; k++) {
-		int tag = dwarf_tag(&scopes[k]);
-		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
-			Dwarf_Die inner = scopes[k];
-			free(scopes);
-			scopes = NULL;
-			nscopes = dwarf_getscopes_die(&inner, &scopes);
-			break;
-		}
-	}
+	Dwarf_Die chain[64];
+	nscopes = cu ? scopes_at(st, cu, pc - bias, chain, 64) : 0;
+	scopes = chain;
 	/* Innermost first: each inlined subroutine is a frame at the file and
 	 * line we are at, and moves us to its call site in the scope that
 	 * contains it; the subprogram ends the chain. */
@@ -330,7 +436,6 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 		if (cf && dwarf_getsrcfiles(cu, &files, NULL) == 0)
 			file = dwarf_filesrc(files, cf, NULL, NULL);
 	}
-	free(scopes);
 	if (n > 0)
 		return n;
 
