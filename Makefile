@@ -91,6 +91,7 @@ bench:
 	@bash scripts/deps.sh --bench
 	@$(MAKE) --no-print-directory binaries
 	@bash bench/macro/run.sh $(BUILD)
+	@bash bench/analyzer/run.sh $(BUILD)
 
 demo: deps
 	@$(MAKE) --no-print-directory binaries

@@ -159,9 +159,11 @@ workload_cmd() {
 mode_prefix() {
 	case $1 in
 	bare) prefix=() ;;
-	hp-dwarf) prefix=("$heapprof" run -o "$2" --) ;;
-	hp-fp) prefix=("$heapprof" run --unwind=fp -o "$2" --) ;;
-	hp-sampled) prefix=("$heapprof" run --sample-rate "$sample_rate_bytes" -o "$2" --) ;;
+	# --no-symbols: this table measures recording; embedding the symbols
+	# after the program ends is the analyzer's work (bench/analyzer).
+	hp-dwarf) prefix=("$heapprof" run --no-symbols -o "$2" --) ;;
+	hp-fp) prefix=("$heapprof" run --no-symbols --unwind=fp -o "$2" --) ;;
+	hp-sampled) prefix=("$heapprof" run --no-symbols --sample-rate "$sample_rate_bytes" -o "$2" --) ;;
 	heaptrack) prefix=(heaptrack -o "$2") ;;
 	esac
 }
