@@ -1,0 +1,321 @@
+/*
+ * diff.c - matching two profiles' stacks by function chain (see diff.h).
+ *
+ * Each side's buckets are first summed per capture stack. Then every
+ * stack of NEW, then of BASE, is looked up by the hash of its chain in a
+ * table of entries (open addressing); a hash hit is confirmed by comparing
+ * the chains name by name, so a hash collision never merges two chains.
+ * NEW goes first so that an entry found on both sides is shown with NEW's
+ * locations (its file:line are the current ones).
+ */
+#include "diff.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/hash.h"
+
+struct side {
+	const struct hp_model *m;
+	struct hp_values *per_stack; /* summed buckets, per model stack */
+	unsigned char *used;         /* the stack has a bucket */
+};
+
+struct table {
+	uint64_t *hashes; /* chain hash per slot */
+	size_t *slots;    /* entry index + 1, 0 = empty */
+	size_t mask;
+};
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t chain_hash(const struct hp_model *m, uint32_t stack)
+{
+	const struct hp_mstack *st = &m->stacks[stack];
+	uint64_t h = 1469598103934665603ULL;
+
+	for (uint32_t f = 0; f < st->depth; f++) {
+		const struct hp_location *l = &m->locations[st->locations[f]];
+		for (uint32_t s = 0; s < l->nsyms; s++)
+			h = hp_hash_u64(hash_str(h, l->syms[s].function)) + 1;
+	}
+	return h;
+}
+
+/* A cursor over a stack's function names, innermost first. */
+struct cursor {
+	const struct hp_model *m;
+	const struct hp_mstack *st;
+	uint32_t f, s;
+};
+
+static const char *next_name(struct cursor *c)
+{
+	while (c->f < c->st->depth) {
+		const struct hp_location *l = &c->m->locations[c->st->locations[c->f]];
+		if (c->s < l->nsyms)
+			return l->syms[c->s++].function;
+		c->f++;
+		c->s = 0;
+	}
+	return NULL;
+}
+
+static int chain_equal(const struct hp_model *ma, uint32_t sa, const struct hp_model *mb,
+		       uint32_t sb)
+{
+	struct cursor a = {ma, &ma->stacks[sa], 0, 0}, b = {mb, &mb->stacks[sb], 0, 0};
+
+	for (;;) {
+		const char *x = next_name(&a), *y = next_name(&b);
+		if (!x || !y)
+			return x == y;
+		if (strcmp(x, y) != 0)
+			return 0;
+	}
+}
+
+void hp_diff_figures(const struct hp_values *v, enum hp_metric metric, double *figure,
+		     double *companion)
+{
+	switch (metric) {
+	case HP_METRIC_PEAK: *figure = v->peak_bytes; *companion = v->peak_objects; break;
+	case HP_METRIC_ALLOCATED: *figure = v->alloc_bytes; *companion = v->alloc_objects; break;
+	case HP_METRIC_ALLOCATIONS: *figure = v->alloc_objects; *companion = v->alloc_bytes; break;
+	case HP_METRIC_TEMPORARY: *figure = v->temp_objects; *companion = v->temp_bytes; break;
+	case HP_METRIC_LEAKED:
+	default: *figure = v->inuse_bytes; *companion = v->inuse_objects; break;
+	}
+}
+
+static int side_init(struct side *sd, const struct hp_model *m)
+{
+	sd->m = m;
+	sd->per_stack = calloc(m->nstacks ? m->nstacks : 1, sizeof *sd->per_stack);
+	sd->used = calloc(m->nstacks ? m->nstacks : 1, 1);
+	if (!sd->per_stack || !sd->used)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		hp_values_add(&sd->per_stack[m->buckets[i].stack], &m->buckets[i].v);
+		sd->used[m->buckets[i].stack] = 1;
+	}
+	return 0;
+}
+
+/* Adds one side's stacks to the entries, which have room for every stack
+ * of both sides. which: 0 = NEW, 1 = BASE. */
+static void add_side(struct hp_diff *d, struct table *t, const struct side *sd, int which)
+{
+	for (uint32_t s = 0; s < sd->m->nstacks; s++) {
+		uint64_t h;
+		size_t i;
+		struct hp_diff_entry *e = NULL;
+
+		if (!sd->used[s])
+			continue;
+		h = chain_hash(sd->m, s);
+		for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+			struct hp_diff_entry *c = &d->entries[t->slots[i] - 1];
+			if (t->hashes[i] == h && chain_equal(c->model, c->stack, sd->m, s)) {
+				e = c;
+				break;
+			}
+		}
+		if (!e) {
+			e = &d->entries[d->nentries++];
+			memset(e, 0, sizeof *e);
+			e->model = sd->m;
+			e->stack = s;
+			t->hashes[i] = h;
+			t->slots[i] = d->nentries;
+		}
+		hp_values_add(which ? &e->base : &e->new, &sd->per_stack[s]);
+	}
+}
+
+struct ranked {
+	struct hp_diff_entry e;
+	size_t order;
+};
+
+static int by_change(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+	double x = fabs(a->e.change), y = fabs(b->e.change);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+int hp_diff_build(struct hp_diff *d, const struct hp_model *base, const struct hp_model *new,
+		  enum hp_metric metric)
+{
+	struct side sb = {0}, sn = {0};
+	struct table t = {0};
+	struct ranked *r = NULL;
+	size_t most;
+	int ret;
+
+	memset(d, 0, sizeof *d);
+	d->base = base;
+	d->new = new;
+	d->metric = metric;
+	d->base_total = base->total;
+	d->new_total = new->total;
+	ret = side_init(&sb, base);
+	if (!ret)
+		ret = side_init(&sn, new);
+	if (ret)
+		goto err;
+	most = base->nstacks + new->nstacks;
+	for (t.mask = 63; t.mask < most * 2; t.mask = t.mask * 2 + 1)
+		;
+	t.hashes = calloc(t.mask + 1, sizeof *t.hashes);
+	t.slots = calloc(t.mask + 1, sizeof *t.slots);
+	d->entries = calloc(most ? most : 1, sizeof *d->entries);
+	if (!t.hashes || !t.slots || !d->entries) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	add_side(d, &t, &sn, 0);
+	add_side(d, &t, &sb, 1);
+
+	r = calloc(d->nentries ? d->nentries : 1, sizeof *r);
+	if (!r) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (size_t i = 0; i < d->nentries; i++) {
+		double fb, fn, unused;
+		hp_diff_figures(&d->entries[i].base, metric, &fb, &unused);
+		hp_diff_figures(&d->entries[i].new, metric, &fn, &unused);
+		d->entries[i].change = fn - fb;
+		r[i].e = d->entries[i];
+		r[i].order = i;
+	}
+	qsort(r, d->nentries, sizeof *r, by_change);
+	for (size_t i = 0; i < d->nentries; i++)
+		d->entries[i] = r[i].e;
+	ret = 0;
+	goto out;
+
+err:
+	free(d->entries);
+	d->entries = NULL;
+	d->nentries = 0;
+out:
+	free(r);
+	free(t.hashes);
+	free(t.slots);
+	free(sb.per_stack);
+	free(sb.used);
+	free(sn.per_stack);
+	free(sn.used);
+	return ret;
+}
+
+void hp_diff_free(struct hp_diff *d)
+{
+	free(d->entries);
+	memset(d, 0, sizeof *d);
+}
+
+static const char *metric_title(enum hp_metric m)
+{
+	switch (m) {
+	case HP_METRIC_PEAK: return "peak: bytes in use at the global peak";
+	case HP_METRIC_LEAKED: return "leaked: bytes in use at the snapshot (at exit: leaked)";
+	case HP_METRIC_ALLOCATED: return "allocated: bytes allocated";
+	case HP_METRIC_ALLOCATIONS: return "allocations: number of allocations";
+	case HP_METRIC_TEMPORARY: return "temporary: allocations freed before their thread allocated again";
+	default: return "?";
+	}
+}
+
+/* "1200 bytes, 12 objects" (or the other way round for a count metric),
+ * with signs when signed. */
+static void print_figures(FILE *out, enum hp_metric m, double fig, double comp, int sign)
+{
+	const char *fu = hp_metric_is_bytes(m) ? "bytes" : "objects";
+	const char *cu = hp_metric_is_bytes(m) ? "objects" : "bytes";
+
+	fprintf(out, sign ? "%+lld %s, %+lld %s" : "%lld %s, %lld %s", llround(fig), fu,
+		llround(comp), cu);
+}
+
+static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, unsigned max)
+{
+	const struct hp_mstack *st = &m->stacks[stack];
+	unsigned shown = 0;
+	char where[512];
+
+	if (!st->depth)
+		fprintf(out, "      [no stack]\n");
+	for (uint32_t f = 0; f < st->depth; f++) {
+		const struct hp_location *l = &m->locations[st->locations[f]];
+		for (uint32_t s = 0; s < l->nsyms; s++) {
+			const struct hp_sym *y = &l->syms[s];
+			const char *base = strrchr(y->file, '/');
+			if (max && shown++ == max) {
+				fprintf(out, "      ...\n");
+				return;
+			}
+			if (y->file[0] && y->line)
+				snprintf(where, sizeof where, "%s:%u", base ? base + 1 : y->file, y->line);
+			else
+				hp_location_where(m, l, where, sizeof where);
+			fprintf(out, "      %s%s  %s\n", y->inlined ? "(inline) " : "", y->function, where);
+		}
+	}
+}
+
+int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_options *o)
+{
+	double bf, bc, nf, nc;
+	size_t changed = 0, shown = 0;
+
+	hp_diff_figures(&d->base_total, d->metric, &bf, &bc);
+	hp_diff_figures(&d->new_total, d->metric, &nf, &nc);
+	fprintf(out, "heapprof diff: %s, NEW minus BASE%s\n", metric_title(d->metric),
+		d->base->sampled || d->new->sampled ? "; sampled figures are estimates" : "");
+	fprintf(out, "  base    ");
+	print_figures(out, d->metric, bf, bc, 0);
+	fprintf(out, "  %s\n  new     ", o->base_name ? o->base_name : "");
+	print_figures(out, d->metric, nf, nc, 0);
+	fprintf(out, "  %s\n  change  ", o->new_name ? o->new_name : "");
+	print_figures(out, d->metric, nf - bf, nc - bc, 1);
+	fputc('\n', out);
+
+	for (size_t i = 0; i < d->nentries; i++) {
+		hp_diff_figures(&d->entries[i].base, d->metric, &bf, &bc);
+		hp_diff_figures(&d->entries[i].new, d->metric, &nf, &nc);
+		changed += llround(nf - bf) != 0 || llround(nc - bc) != 0;
+	}
+	fprintf(out, "\n%zu of %zu stacks changed", changed, d->nentries);
+	if (changed)
+		fprintf(out, ", most changed first");
+	fprintf(out, ":\n");
+	for (size_t i = 0; i < d->nentries && (!o->top || shown < o->top); i++) {
+		const struct hp_diff_entry *e = &d->entries[i];
+		hp_diff_figures(&e->base, d->metric, &bf, &bc);
+		hp_diff_figures(&e->new, d->metric, &nf, &nc);
+		if (llround(nf - bf) == 0 && llround(nc - bc) == 0)
+			continue;
+		fprintf(out, "%4zu. ", ++shown);
+		print_figures(out, d->metric, nf - bf, nc - bc, 1);
+		fprintf(out, "  (%lld -> %lld %s%s)\n", llround(bf), llround(nf),
+			hp_metric_is_bytes(d->metric) ? "bytes" : "objects",
+			e->model == d->base ? ", only in BASE"
+			: e->base.alloc_objects == 0 ? ", only in NEW" : "");
+		print_frames(out, e->model, e->stack, o->frames);
+	}
+	return ferror(out) ? -EIO : 0;
+}

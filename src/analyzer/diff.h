@@ -1,0 +1,69 @@
+/*
+ * diff.h - what changed between two profiles, per call stack.
+ *
+ * Two runs of a program load their modules at different addresses (ASLR)
+ * and may even be different builds, so stacks are matched by their
+ * symbolized function chain: the function names of every symbolic frame,
+ * inlined ones included, innermost first. (A frame without a symbol reads
+ * as its offset in its module, "0x...", which is stable across runs of
+ * one build.) Buckets whose stacks read the
+ * same are summed on each side (a sampled capture's per-size buckets, and
+ * stacks that differ only by return address), then each chain gets the
+ * figures of both sides; a chain found on one side only has zeros on the
+ * other.
+ *
+ * The metric (model.h) ranks the chains by the absolute change of its
+ * figure; each metric is shown with its companion figure: bytes and
+ * objects in use for leaked, at the peak for peak, allocated for allocated
+ * and allocations, temporary for temporary.
+ *
+ * The diff points into both models, which must outlive it. Not
+ * thread-safe.
+ */
+#ifndef HP_ANALYZER_DIFF_H
+#define HP_ANALYZER_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+
+struct hp_diff_entry {
+	const struct hp_model *model; /* whose stack shows the chain: NEW's if present there */
+	uint32_t stack;               /* index into model->stacks */
+	struct hp_values base, new;   /* summed over the chain's buckets, zeros if absent */
+	double change;                /* new - base, of the metric */
+};
+
+struct hp_diff {
+	const struct hp_model *base, *new;
+	enum hp_metric metric;
+	size_t nentries;
+	struct hp_diff_entry *entries; /* by |change| descending, then by first seen */
+	struct hp_values base_total, new_total;
+};
+
+struct hp_diff_text_options {
+	unsigned top;    /* chains shown; 0 = every chain that changed */
+	unsigned frames; /* frames shown per chain; 0 = all */
+	const char *base_name, *new_name; /* for the header */
+};
+
+/* Matches the stacks of base and new. Returns 0 or -ENOMEM. On 0, free
+ * with hp_diff_free. */
+int hp_diff_build(struct hp_diff *d, const struct hp_model *base, const struct hp_model *new,
+		  enum hp_metric metric);
+
+void hp_diff_free(struct hp_diff *d);
+
+/* The metric's figure and its companion (objects for a bytes metric, bytes
+ * for an objects metric). */
+void hp_diff_figures(const struct hp_values *v, enum hp_metric metric, double *figure,
+		     double *companion);
+
+/* Prints the totals of both sides and their change, then the chains whose
+ * figure changed, most changed first, with signs. Returns 0 or -EIO. */
+int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_options *o);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * folded.c - the folded stacks writer (see folded.h).
+ *
+ * Each bucket's stack is spelled out once as text (root first), the
+ * (text, value) pairs are sorted by text, and equal neighbours are summed
+ * before rounding: a sampled capture's per-size buckets and stacks that
+ * differ only by return address make one line.
+ */
+#include "folded.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct folded_line {
+	char *text;
+	double value;
+};
+
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+/* Appends s; a frame's name (name set) has its ';' and newlines replaced. */
+static int text_add(struct text *t, const char *s, int name)
+{
+	size_t n = strlen(s);
+
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 256;
+		char *p;
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		p = realloc(t->p, cap);
+		if (!p)
+			return -ENOMEM;
+		t->p = p;
+		t->cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (name && c == ';')
+			c = ':';
+		else if (name && c == '\n')
+			c = ' ';
+		t->p[t->len++] = c;
+	}
+	t->p[t->len] = '\0';
+	return 0;
+}
+
+/* The text of a stack: locations outermost first and, inside each, the
+ * containing function before the functions inlined into it. */
+static char *stack_text(const struct hp_model *m, uint32_t stack)
+{
+	const struct hp_mstack *st = &m->stacks[stack];
+	struct text t = {0};
+
+	if (!st->depth && text_add(&t, "[no stack]", 0))
+		goto err;
+	for (uint32_t f = st->depth; f-- > 0;) {
+		const struct hp_location *l = &m->locations[st->locations[f]];
+		for (uint32_t s = l->nsyms; s-- > 0;) {
+			if (t.len && text_add(&t, ";", 0))
+				goto err;
+			if (text_add(&t, l->syms[s].function, 1))
+				goto err;
+		}
+	}
+	return t.p;
+
+err:
+	free(t.p);
+	return NULL;
+}
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+}
+
+int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric)
+{
+	struct folded_line *lines;
+	size_t n = 0;
+	int ret = 0;
+
+	lines = calloc(m->nbuckets ? m->nbuckets : 1, sizeof *lines);
+	if (!lines)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		double v = hp_values_metric(&m->buckets[i].v, metric);
+		if (v == 0)
+			continue;
+		lines[n].value = v;
+		lines[n].text = stack_text(m, m->buckets[i].stack);
+		if (!lines[n].text) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		n++;
+	}
+	qsort(lines, n, sizeof *lines, by_text);
+	for (size_t i = 0; i < n;) {
+		double sum = 0;
+		size_t j = i;
+		for (; j < n && strcmp(lines[j].text, lines[i].text) == 0; j++)
+			sum += lines[j].value;
+		if (llround(sum) != 0)
+			fprintf(out, "%s %lld\n", lines[i].text, (long long)llround(sum));
+		i = j;
+	}
+	if (ferror(out))
+		ret = -EIO;
+
+err:
+	for (size_t i = 0; i < n; i++)
+		free(lines[i].text);
+	free(lines);
+	return ret;
+}

@@ -1,0 +1,31 @@
+/*
+ * folded.h - a model as folded stacks, the input of flamegraph.pl,
+ * inferno, speedscope and friends:
+ *
+ *   main;leak_path;leak_leaf 1000
+ *
+ * One line per distinct stack, root first (the outermost function first,
+ * the allocating one last), every symbolic frame as its function name,
+ * inlined callees included after the function they were inlined into.
+ * The value is one metric (model.h), unbiased and rounded: bytes for
+ * peak, leaked and allocated, a count for allocations and temporary.
+ * Stacks that read the same are merged into one line, lines whose value
+ * rounds to 0 are left out, and lines come sorted by their text, so the
+ * output of a capture is reproducible. A ';' inside a function name
+ * (rare, in some C++ templates) is written as ':' so that it cannot split
+ * a frame.
+ *
+ * Ordinary analyzer C: allocates with malloc, not thread-safe.
+ */
+#ifndef HP_ANALYZER_FOLDED_H
+#define HP_ANALYZER_FOLDED_H
+
+#include <stdio.h>
+
+#include "model.h"
+
+/* Writes m's stacks with their value of metric to out. Returns 0, -ENOMEM,
+ * or -EIO when a write failed. out is not closed. */
+int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric);
+
+#endif

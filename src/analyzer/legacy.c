@@ -1,0 +1,127 @@
+/*
+ * legacy.c - the gperftools heap profile writer (see legacy.h).
+ *
+ * The layout of each line follows gperftools' own dumps ("%6d: %8d [%6d:
+ * %8d] @"): google-pprof's parser wants at least one blank after each
+ * colon and around the brackets, Go's accepts any spacing. Both reject
+ * a pair whose count is 0 while its bytes are not; after rounding an
+ * unbiased estimate that cannot happen for a real stack, but a count of 0
+ * is raised to 1 rather than have the whole file refused.
+ */
+#include "legacy.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ELF segment flags. */
+#define PF_X 1
+#define PF_W 2
+#define PF_R 4
+
+struct pair {
+	int64_t objects, bytes;
+};
+
+struct line {
+	struct pair inuse, alloc;
+};
+
+static struct pair pair_of(double objects, double bytes)
+{
+	struct pair p = {(int64_t)llround(objects), (int64_t)llround(bytes)};
+
+	if (p.objects < 0 || p.bytes < 0) /* never in a model; the readers want digits */
+		p.objects = p.bytes = 0;
+	if (!p.objects && p.bytes)
+		p.objects = 1;
+	return p;
+}
+
+static void print_pair_line(FILE *out, const struct line *l)
+{
+	fprintf(out, "%6" PRId64 ": %8" PRId64 " [%6" PRId64 ": %8" PRId64 "] @", l->inuse.objects,
+		l->inuse.bytes, l->alloc.objects, l->alloc.bytes);
+}
+
+/* The /proc/self/maps lines of every module with a file behind it (the
+ * vdso has none). The device and inode are unknown: 00:00 0, which both
+ * readers accept. */
+static void print_maps(FILE *out, const struct hp_model *m)
+{
+	uint64_t page = m->cap->page_size ? m->cap->page_size : 4096;
+
+	for (size_t i = 0; i < m->nmodules; i++) {
+		const struct hp_cap_module *cm = m->modules[i].cap;
+		if (cm->path[0] != '/')
+			continue;
+		for (uint32_t s = 0; s < cm->nseg && s < HP_CAP_MAX_SEGMENTS; s++) {
+			const struct hp_cap_segment *sg = &cm->seg[s];
+			uint64_t lo = cm->bias + sg->vaddr, start = lo & ~(page - 1);
+			uint64_t end = (lo + sg->memsz + page - 1) & ~(page - 1);
+			uint64_t off = sg->offset >= lo - start ? sg->offset - (lo - start) : 0;
+			fprintf(out, "%08" PRIx64 "-%08" PRIx64 " %c%c%cp %08" PRIx64 " 00:00 0 %s\n",
+				start, end, sg->flags & PF_R ? 'r' : '-', sg->flags & PF_W ? 'w' : '-',
+				sg->flags & PF_X ? 'x' : '-', off, cm->path);
+		}
+	}
+}
+
+int hp_legacy_write(FILE *out, const struct hp_model *m, const struct hp_legacy_options *o)
+{
+	static const struct hp_legacy_options defaults;
+	struct hp_values *per_stack = NULL, total;
+	struct line l;
+	int ret = 0;
+
+	if (!o)
+		o = &defaults;
+	/* Buckets of one stack (a sampled capture's sizes) make one line. */
+	per_stack = calloc(m->nstacks ? m->nstacks : 1, sizeof *per_stack);
+	if (!per_stack) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (size_t i = 0; i < m->nbuckets; i++)
+		hp_values_add(&per_stack[m->buckets[i].stack], &m->buckets[i].v);
+
+	/* The header's totals are the sums of the lines as printed, so that a
+	 * reader's checks of one against the other hold after rounding. */
+	memset(&total, 0, sizeof total);
+	for (size_t s = 0; s < m->nstacks; s++) {
+		const struct hp_values *v = &per_stack[s];
+		struct pair in = o->at_peak ? pair_of(v->peak_objects, v->peak_bytes)
+					    : pair_of(v->inuse_objects, v->inuse_bytes);
+		struct pair al = pair_of(v->alloc_objects, v->alloc_bytes);
+		total.inuse_objects += (double)in.objects;
+		total.inuse_bytes += (double)in.bytes;
+		total.alloc_objects += (double)al.objects;
+		total.alloc_bytes += (double)al.bytes;
+	}
+	fprintf(out, "heap profile: %6.0f: %8.0f [%6.0f: %8.0f] @ heapprofile\n",
+		total.inuse_objects, total.inuse_bytes, total.alloc_objects, total.alloc_bytes);
+
+	for (size_t s = 0; s < m->nstacks; s++) {
+		const struct hp_values *v = &per_stack[s];
+		const struct hp_mstack *st = &m->stacks[s];
+		l.inuse = o->at_peak ? pair_of(v->peak_objects, v->peak_bytes)
+				     : pair_of(v->inuse_objects, v->inuse_bytes);
+		l.alloc = pair_of(v->alloc_objects, v->alloc_bytes);
+		if (!l.inuse.objects && !l.inuse.bytes && !l.alloc.objects && !l.alloc.bytes)
+			continue;
+		print_pair_line(out, &l);
+		for (uint32_t f = 0; f < st->depth; f++)
+			fprintf(out, " 0x%" PRIx64, m->locations[st->locations[f]].address);
+		fputc('\n', out);
+	}
+	fputs("\nMAPPED_LIBRARIES:\n", out);
+	print_maps(out, m);
+	if (ferror(out))
+		ret = -EIO;
+
+err:
+	free(per_stack);
+	return ret;
+}

@@ -1,0 +1,618 @@
+/*
+ * pprof.c - the pprof profile writer (see pprof.h).
+ *
+ * profile.proto is written by hand, with the field numbers of pprof's
+ * proto/profile.proto (the F_* constants below). The whole Profile message
+ * is built in memory, then gzipped (zlib with windowBits 31 writes the
+ * gzip header pprof expects) to the caller's stream.
+ *
+ * Nested messages (Function, Mapping, Location, Sample) are encoded in a
+ * scratch buffer and appended to the Profile with their length prefix.
+ * Everything a message refers to is written before it, on first use: a
+ * Sample's Locations, a Location's Functions and Mapping. The string table
+ * goes last, because strings are interned while the rest is written;
+ * protobuf readers take fields in any order and pprof resolves string
+ * indexes after decoding.
+ *
+ * Ids: functions, locations and mappings are numbered from 1 in the order
+ * they are written (0 means "none" in profile.proto). A profile holds up
+ * to two models (a diff's NEW and BASE, "slots" 0 and 1); each slot maps
+ * its model's location and module-segment indexes to ids.
+ *
+ * Buffers keep a sticky error: the first failed allocation is remembered,
+ * later writes do nothing, and the error is returned once at the end.
+ */
+#include "pprof.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "../common/hash.h"
+#include "../common/varint.h"
+#include "diff.h"
+
+/* Field numbers of profile.proto. */
+enum {
+	F_PROFILE_SAMPLE_TYPE = 1, F_PROFILE_SAMPLE = 2, F_PROFILE_MAPPING = 3,
+	F_PROFILE_LOCATION = 4, F_PROFILE_FUNCTION = 5, F_PROFILE_STRING_TABLE = 6,
+	F_PROFILE_TIME_NANOS = 9, F_PROFILE_DURATION_NANOS = 10, F_PROFILE_PERIOD_TYPE = 11,
+	F_PROFILE_PERIOD = 12, F_PROFILE_COMMENT = 13, F_PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	F_VALUETYPE_TYPE = 1, F_VALUETYPE_UNIT = 2,
+	F_SAMPLE_LOCATION_ID = 1, F_SAMPLE_VALUE = 2, F_SAMPLE_LABEL = 3,
+	F_LABEL_KEY = 1, F_LABEL_NUM = 3, F_LABEL_NUM_UNIT = 4,
+	F_MAPPING_ID = 1, F_MAPPING_MEMORY_START = 2, F_MAPPING_MEMORY_LIMIT = 3,
+	F_MAPPING_FILE_OFFSET = 4, F_MAPPING_FILENAME = 5, F_MAPPING_BUILD_ID = 6,
+	F_MAPPING_HAS_FUNCTIONS = 7, F_MAPPING_HAS_FILENAMES = 8,
+	F_MAPPING_HAS_LINE_NUMBERS = 9, F_MAPPING_HAS_INLINE_FRAMES = 10,
+	F_LOCATION_ID = 1, F_LOCATION_MAPPING_ID = 2, F_LOCATION_ADDRESS = 3, F_LOCATION_LINE = 4,
+	F_LINE_FUNCTION_ID = 1, F_LINE_LINE = 2,
+	F_FUNCTION_ID = 1, F_FUNCTION_NAME = 2, F_FUNCTION_SYSTEM_NAME = 3,
+	F_FUNCTION_FILENAME = 4,
+};
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+#define MAX_VALUES 8 /* sample types of a diff */
+#define PF_X 1       /* ELF segment flag: executable */
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	int err; /* sticky: the first failure */
+};
+
+/* The string table: strings[0] is "", slots hold index + 1 (0 = empty). */
+struct strtab {
+	char **s;
+	size_t n;
+	uint32_t *slots;
+	size_t mask;
+};
+
+/* A table from 64-bit keys to ids, open addressing; a key is stored + 1 so
+ * that 0 marks an empty slot. */
+struct idmap {
+	uint64_t *keys, *vals;
+	size_t mask, used;
+};
+
+struct pp {
+	struct buf out;  /* the Profile message */
+	struct buf msg;  /* the nested message being built */
+	struct buf line; /* a Line, Label or packed field inside msg */
+	struct strtab st;
+	struct idmap funcs; /* (name, file) string indexes -> function id */
+	uint64_t nfuncs, nlocs, nmaps;
+	const struct hp_model *models[2];
+	uint64_t *locid[2]; /* per model location: its id, 0 = not written */
+	uint64_t *mapid[2]; /* per module x segment: its mapping id, 0 = not written */
+};
+
+static void buf_reserve(struct buf *b, size_t more)
+{
+	uint8_t *p;
+	size_t cap;
+
+	if (b->err || b->len + more <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + more)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->err = -ENOMEM;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+static void put_bytes(struct buf *b, const void *d, size_t n)
+{
+	buf_reserve(b, n);
+	if (b->err)
+		return;
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+	buf_reserve(b, HP_VARINT_MAX_BYTES);
+	if (!b->err)
+		b->len += hp_varint_put(b->p + b->len, v);
+}
+
+static void put_tag(struct buf *b, unsigned field, unsigned wire)
+{
+	put_varint(b, (uint64_t)field << 3 | wire);
+}
+
+/* An integer field; zero is the default and is left out, as proto3 does.
+ * int64 fields are the same varint of the two's complement. */
+static void put_uint(struct buf *b, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	put_tag(b, field, WIRE_VARINT);
+	put_varint(b, v);
+}
+
+static void put_len(struct buf *b, unsigned field, const void *d, size_t n)
+{
+	put_tag(b, field, WIRE_LEN);
+	put_varint(b, n);
+	put_bytes(b, d, n);
+}
+
+/* Appends sub as a length-delimited field of b and empties sub. */
+static void put_sub(struct buf *b, unsigned field, struct buf *sub)
+{
+	if (sub->err && !b->err)
+		b->err = sub->err;
+	put_len(b, field, sub->p, sub->len);
+	sub->len = 0;
+}
+
+static void put_packed(struct buf *b, unsigned field, const uint64_t *v, size_t n)
+{
+	uint8_t tmp[HP_VARINT_MAX_BYTES];
+	size_t len = 0;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		len += hp_varint_put(tmp, v[i]);
+	put_tag(b, field, WIRE_LEN);
+	put_varint(b, len);
+	for (size_t i = 0; i < n; i++)
+		put_varint(b, v[i]);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return hp_hash_u64(h);
+}
+
+/* The index of s in the string table, added on first use; 0 on failure
+ * (the error is kept in the output buffer). */
+static uint64_t intern(struct pp *pp, const char *s)
+{
+	struct strtab *t = &pp->st;
+	size_t i;
+
+	if (pp->out.err)
+		return 0;
+	if ((t->n + 1) * 2 > t->mask) { /* keep it under half full */
+		size_t mask = t->mask ? t->mask * 2 + 1 : 255;
+		uint32_t *slots = calloc(mask + 1, sizeof *slots);
+		char **strs = realloc(t->s, (mask + 1) / 2 * sizeof *strs);
+		if (!slots || !strs) {
+			free(slots);
+			if (strs)
+				t->s = strs;
+			pp->out.err = -ENOMEM;
+			return 0;
+		}
+		t->s = strs;
+		for (size_t k = 0; k < t->n; k++) {
+			for (i = hash_str(t->s[k]) & mask; slots[i]; i = (i + 1) & mask)
+				;
+			slots[i] = (uint32_t)k + 1;
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->mask = mask;
+	}
+	for (i = hash_str(s) & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+		if (strcmp(t->s[t->slots[i] - 1], s) == 0)
+			return t->slots[i] - 1;
+	t->s[t->n] = strdup(s);
+	if (!t->s[t->n]) {
+		pp->out.err = -ENOMEM;
+		return 0;
+	}
+	t->slots[i] = (uint32_t)++t->n;
+	return t->n - 1;
+}
+
+static int idmap_get(const struct idmap *m, uint64_t key, uint64_t *val)
+{
+	if (!m->mask)
+		return 0;
+	for (size_t i = hp_hash_u64(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask) {
+		if (m->keys[i] == key + 1) {
+			*val = m->vals[i];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int idmap_put(struct idmap *m, uint64_t key, uint64_t val)
+{
+	size_t i;
+
+	if ((m->used + 1) * 2 > m->mask) {
+		struct idmap g = {.mask = m->mask ? m->mask * 2 + 1 : 255, .used = m->used};
+		g.keys = calloc(g.mask + 1, sizeof *g.keys);
+		g.vals = calloc(g.mask + 1, sizeof *g.vals);
+		if (!g.keys || !g.vals) {
+			free(g.keys);
+			free(g.vals);
+			return -ENOMEM;
+		}
+		for (size_t k = 0; m->mask && k <= m->mask; k++) {
+			if (!m->keys[k])
+				continue;
+			for (i = hp_hash_u64(m->keys[k] - 1) & g.mask; g.keys[i]; i = (i + 1) & g.mask)
+				;
+			g.keys[i] = m->keys[k];
+			g.vals[i] = m->vals[k];
+		}
+		free(m->keys);
+		free(m->vals);
+		*m = g;
+	}
+	for (i = hp_hash_u64(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
+		;
+	m->keys[i] = key + 1;
+	m->vals[i] = val;
+	m->used++;
+	return 0;
+}
+
+/* The id of the Function (name, file), written on first use. pprof has
+ * no mangled names from us: system_name repeats the name. */
+static uint64_t function_id(struct pp *pp, const struct hp_sym *s)
+{
+	uint64_t name = intern(pp, s->function), file = intern(pp, s->file), id;
+	uint64_t key = name << 32 | file;
+
+	if (pp->out.err)
+		return 0;
+	if (idmap_get(&pp->funcs, key, &id))
+		return id;
+	id = ++pp->nfuncs;
+	if (idmap_put(&pp->funcs, key, id)) {
+		pp->out.err = -ENOMEM;
+		return 0;
+	}
+	put_uint(&pp->msg, F_FUNCTION_ID, id);
+	put_uint(&pp->msg, F_FUNCTION_NAME, name);
+	put_uint(&pp->msg, F_FUNCTION_SYSTEM_NAME, name);
+	put_uint(&pp->msg, F_FUNCTION_FILENAME, file);
+	put_sub(&pp->out, F_PROFILE_FUNCTION, &pp->msg);
+	return id;
+}
+
+/* The Mapping of segment seg of module mod, written on first use: the
+ * range the kernel mapped for it (whole pages) and its file offset, which
+ * is what pprof needs to turn an address back into an ELF address. */
+static uint64_t mapping_id(struct pp *pp, int slot, int mod, uint32_t seg)
+{
+	const struct hp_model *m = pp->models[slot];
+	const struct hp_mmodule *mm = &m->modules[mod];
+	const struct hp_cap_segment *s = &mm->cap->seg[seg];
+	uint64_t *id = &pp->mapid[slot][(size_t)mod * HP_CAP_MAX_SEGMENTS + seg];
+	uint64_t page = m->cap->page_size ? m->cap->page_size : 4096;
+	uint64_t lo = mm->cap->bias + s->vaddr, start = lo & ~(page - 1);
+	int symbolized = mm->status == HP_MODSYM_OK || mm->status == HP_MODSYM_EMBEDDED;
+	char hex[2 * sizeof mm->cap->build_id + 1];
+
+	if (*id)
+		return *id;
+	for (size_t i = 0; i < mm->cap->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", mm->cap->build_id[i]);
+	hex[2 * mm->cap->build_id_len] = '\0';
+	*id = ++pp->nmaps;
+	put_uint(&pp->msg, F_MAPPING_ID, *id);
+	put_uint(&pp->msg, F_MAPPING_MEMORY_START, start);
+	put_uint(&pp->msg, F_MAPPING_MEMORY_LIMIT, (lo + s->memsz + page - 1) & ~(page - 1));
+	put_uint(&pp->msg, F_MAPPING_FILE_OFFSET,
+		 s->offset >= lo - start ? s->offset - (lo - start) : 0);
+	put_uint(&pp->msg, F_MAPPING_FILENAME, intern(pp, mm->cap->path));
+	put_uint(&pp->msg, F_MAPPING_BUILD_ID, intern(pp, hex));
+	/* Modules we could not symbolize leave pprof free to try (with
+	 * PPROF_BINARY_PATH, say); the lines we give are then placeholders. */
+	put_uint(&pp->msg, F_MAPPING_HAS_FUNCTIONS, symbolized);
+	put_uint(&pp->msg, F_MAPPING_HAS_FILENAMES, symbolized);
+	put_uint(&pp->msg, F_MAPPING_HAS_LINE_NUMBERS, symbolized);
+	put_uint(&pp->msg, F_MAPPING_HAS_INLINE_FRAMES, symbolized);
+	put_sub(&pp->out, F_PROFILE_MAPPING, &pp->msg);
+	return *id;
+}
+
+/* The mapping of an address: its module's executable segment that holds
+ * it (any segment if none is executable), or 0. */
+static uint64_t mapping_of(struct pp *pp, int slot, const struct hp_location *l, uint64_t addr)
+{
+	const struct hp_model *m = pp->models[slot];
+	const struct hp_cap_module *cm;
+	int any = -1;
+
+	if (l->module < 0 || (size_t)l->module >= m->nmodules)
+		return 0;
+	cm = m->modules[l->module].cap;
+	for (uint32_t s = 0; s < cm->nseg && s < HP_CAP_MAX_SEGMENTS; s++) {
+		uint64_t lo = cm->bias + cm->seg[s].vaddr;
+		if (addr < lo || addr >= lo + cm->seg[s].memsz)
+			continue;
+		if (cm->seg[s].flags & PF_X)
+			return mapping_id(pp, slot, l->module, s);
+		any = (int)s;
+	}
+	return any >= 0 ? mapping_id(pp, slot, l->module, (uint32_t)any) : 0;
+}
+
+/* The id of a model location, written on first use with one Line per
+ * symbolic frame, innermost (the inlined callee) first, as pprof wants. */
+static uint64_t location_id(struct pp *pp, int slot, uint32_t loc)
+{
+	const struct hp_location *l = &pp->models[slot]->locations[loc];
+	uint64_t *id = &pp->locid[slot][loc], fn[64], map;
+	/* The model keeps return addresses; pprof wants an address inside the
+	 * call instruction, as its own legacy readers make with - 1. */
+	uint64_t addr = l->address ? l->address - 1 : 0;
+	uint32_t n = l->nsyms < 64 ? l->nsyms : 64;
+
+	if (*id)
+		return *id;
+	for (uint32_t i = 0; i < n; i++)
+		fn[i] = function_id(pp, &l->syms[i]);
+	map = mapping_of(pp, slot, l, addr);
+	*id = ++pp->nlocs;
+	put_uint(&pp->msg, F_LOCATION_ID, *id);
+	put_uint(&pp->msg, F_LOCATION_MAPPING_ID, map);
+	put_uint(&pp->msg, F_LOCATION_ADDRESS, addr);
+	for (uint32_t i = 0; i < n; i++) {
+		put_uint(&pp->line, F_LINE_FUNCTION_ID, fn[i]);
+		put_uint(&pp->line, F_LINE_LINE, l->syms[i].line);
+		put_sub(&pp->msg, F_LOCATION_LINE, &pp->line);
+	}
+	put_sub(&pp->out, F_PROFILE_LOCATION, &pp->msg);
+	return *id;
+}
+
+/* One Sample: the stack of a model with values[0..n), and a "bytes"
+ * label when size is not 0. */
+static void put_sample(struct pp *pp, int slot, uint32_t stack, const int64_t *values, int n,
+		       int64_t size)
+{
+	const struct hp_mstack *st = &pp->models[slot]->stacks[stack];
+	uint64_t ids[HP_CAP_MAX_DEPTH], v[MAX_VALUES];
+	uint32_t depth = st->depth < HP_CAP_MAX_DEPTH ? st->depth : HP_CAP_MAX_DEPTH;
+
+	for (uint32_t i = 0; i < depth; i++)
+		ids[i] = location_id(pp, slot, st->locations[i]);
+	for (int i = 0; i < n; i++)
+		v[i] = (uint64_t)values[i];
+	put_packed(&pp->msg, F_SAMPLE_LOCATION_ID, ids, depth);
+	put_packed(&pp->msg, F_SAMPLE_VALUE, v, (size_t)n);
+	if (size) {
+		put_uint(&pp->line, F_LABEL_KEY, intern(pp, "bytes"));
+		put_uint(&pp->line, F_LABEL_NUM, (uint64_t)size);
+		put_uint(&pp->line, F_LABEL_NUM_UNIT, intern(pp, "bytes"));
+		put_sub(&pp->msg, F_SAMPLE_LABEL, &pp->line);
+	}
+	put_sub(&pp->out, F_PROFILE_SAMPLE, &pp->msg);
+}
+
+static void put_value_type(struct pp *pp, unsigned field, const char *type, const char *unit)
+{
+	put_uint(&pp->msg, F_VALUETYPE_TYPE, intern(pp, type));
+	put_uint(&pp->msg, F_VALUETYPE_UNIT, intern(pp, unit));
+	put_sub(&pp->out, field, &pp->msg);
+}
+
+/* The header fields: sample types ("name/unit" pairs), the period, the
+ * time of the snapshot, one comment line. */
+static void put_header(struct pp *pp, const char *const (*types)[2], int ntypes,
+		       int default_type, const char *comment)
+{
+	const struct hp_model *m = pp->models[0];
+
+	intern(pp, ""); /* string_table[0] must be "" */
+	for (int i = 0; i < ntypes; i++)
+		put_value_type(pp, F_PROFILE_SAMPLE_TYPE, types[i][0], types[i][1]);
+	put_value_type(pp, F_PROFILE_PERIOD_TYPE, "space", "bytes");
+	put_uint(&pp->out, F_PROFILE_PERIOD, m->sample_rate_bytes);
+	put_uint(&pp->out, F_PROFILE_TIME_NANOS, m->cap->start_realtime_ns + m->snap->time_ns);
+	put_uint(&pp->out, F_PROFILE_DURATION_NANOS, m->snap->time_ns);
+	put_uint(&pp->out, F_PROFILE_COMMENT, intern(pp, comment));
+	if (m->sampled)
+		put_uint(&pp->out, F_PROFILE_COMMENT,
+			 intern(pp, "sampled: values are unbiased estimates (period = sample rate)"));
+	put_uint(&pp->out, F_PROFILE_DEFAULT_SAMPLE_TYPE, intern(pp, types[default_type][0]));
+}
+
+static int pp_init(struct pp *pp, const struct hp_model *m0, const struct hp_model *m1)
+{
+	const struct hp_model *ms[2] = {m0, m1};
+
+	memset(pp, 0, sizeof *pp);
+	for (int s = 0; s < 2 && ms[s]; s++) {
+		pp->models[s] = ms[s];
+		pp->locid[s] = calloc(ms[s]->nlocations + 1, sizeof(uint64_t));
+		pp->mapid[s] = calloc((ms[s]->nmodules + 1) * HP_CAP_MAX_SEGMENTS, sizeof(uint64_t));
+		if (!pp->locid[s] || !pp->mapid[s])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void pp_free(struct pp *pp)
+{
+	for (size_t i = 0; i < pp->st.n; i++)
+		free(pp->st.s[i]);
+	free(pp->st.s);
+	free(pp->st.slots);
+	free(pp->funcs.keys);
+	free(pp->funcs.vals);
+	for (int s = 0; s < 2; s++) {
+		free(pp->locid[s]);
+		free(pp->mapid[s]);
+	}
+	free(pp->out.p);
+	free(pp->msg.p);
+	free(pp->line.p);
+}
+
+/* Gzips p[0..n) to out. Returns 0, -ENOMEM or -EIO. */
+static int gzip_write(FILE *out, const uint8_t *p, size_t n)
+{
+	z_stream z;
+	uint8_t chunk[1 << 16];
+	int zr, ret = 0;
+
+	memset(&z, 0, sizeof z);
+	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (Bytef *)p;
+	do {
+		/* avail_in is 32 bits: feed a large buffer in pieces. */
+		size_t piece = n > (1u << 30) ? (1u << 30) : n;
+		if (!z.avail_in) {
+			z.avail_in = (uInt)piece;
+			n -= piece;
+		}
+		z.next_out = chunk;
+		z.avail_out = sizeof chunk;
+		zr = deflate(&z, n || z.avail_in > 0 ? Z_NO_FLUSH : Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			ret = -EIO;
+			goto out;
+		}
+		if (fwrite(chunk, 1, sizeof chunk - z.avail_out, out) != sizeof chunk - z.avail_out) {
+			ret = -EIO;
+			goto out;
+		}
+	} while (zr != Z_STREAM_END);
+out:
+	deflateEnd(&z);
+	return ret;
+}
+
+/* Appends the string table, gzips the Profile to out, frees pp. */
+static int pp_finish(struct pp *pp, FILE *out)
+{
+	int ret;
+
+	for (size_t i = 0; i < pp->st.n; i++)
+		put_len(&pp->out, F_PROFILE_STRING_TABLE, pp->st.s[i], strlen(pp->st.s[i]));
+	ret = pp->out.err ? pp->out.err : pp->msg.err ? pp->msg.err : pp->line.err;
+	if (!ret)
+		ret = gzip_write(out, pp->out.p, pp->out.len);
+	pp_free(pp);
+	return ret;
+}
+
+static int64_t rounded(double v)
+{
+	return (int64_t)llround(v);
+}
+
+int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_options *o)
+{
+	static const char *const types[][2] = {
+		{"alloc_objects", "count"}, {"alloc_space", "bytes"},
+		{"inuse_objects", "count"}, {"inuse_space", "bytes"},
+	};
+	static const struct hp_pprof_options defaults;
+	struct pp pp;
+	char comment[512];
+	int ret;
+
+	if (!o)
+		o = &defaults;
+	ret = pp_init(&pp, m, NULL);
+	if (ret)
+		goto err;
+	snprintf(comment, sizeof comment, "heapprof: %s, pid %llu, snapshot %llu (%s)%s",
+		 m->cap->program ? m->cap->program : "?", (unsigned long long)m->cap->pid,
+		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
+		 o->at_peak ? ", inuse = at the global peak" : "");
+	put_header(&pp, types, 4, 3, comment);
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		const struct hp_mbucket *b = &m->buckets[i];
+		const struct hp_values *v = &b->v;
+		int64_t vals[4] = {
+			rounded(v->alloc_objects), rounded(v->alloc_bytes),
+			rounded(o->at_peak ? v->peak_objects : v->inuse_objects),
+			rounded(o->at_peak ? v->peak_bytes : v->inuse_bytes),
+		};
+		/* The size of the bucket's allocations when they all had one,
+		 * else their average, as Go's profiles label a sample. */
+		int64_t size = b->size ? (int64_t)b->size
+			       : v->alloc_objects > 0 ? rounded(v->alloc_bytes / v->alloc_objects) : 0;
+
+		if (!vals[0] && !vals[1] && !vals[2] && !vals[3])
+			continue;
+		put_sample(&pp, 0, b->stack, vals, 4, size);
+	}
+	return pp_finish(&pp, out);
+
+err:
+	pp_free(&pp);
+	return ret;
+}
+
+int hp_pprof_write_diff(FILE *out, const struct hp_diff *d)
+{
+	static const char *const types[][2] = {
+		{"alloc_objects", "count"}, {"alloc_space", "bytes"},
+		{"inuse_objects", "count"}, {"inuse_space", "bytes"},
+		{"peak_objects", "count"},  {"peak_space", "bytes"},
+		{"temp_objects", "count"},  {"temp_space", "bytes"},
+	};
+	/* The sample type a metric is read from, indexed by enum hp_metric. */
+	static const int default_of[HP_METRIC_COUNT] = {
+		[HP_METRIC_PEAK] = 5, [HP_METRIC_LEAKED] = 3, [HP_METRIC_ALLOCATED] = 1,
+		[HP_METRIC_ALLOCATIONS] = 0, [HP_METRIC_TEMPORARY] = 6,
+	};
+	struct pp pp;
+	char comment[256];
+	int ret;
+
+	ret = pp_init(&pp, d->new, d->base);
+	if (ret)
+		goto err;
+	snprintf(comment, sizeof comment,
+		 "heapprof diff: NEW minus BASE, stacks matched by function; ranked by %s",
+		 hp_metric_name(d->metric));
+	put_header(&pp, types, MAX_VALUES, default_of[d->metric], comment);
+	for (size_t i = 0; i < d->nentries; i++) {
+		const struct hp_diff_entry *e = &d->entries[i];
+		const struct hp_values *a = &e->base, *b = &e->new;
+		/* Each side rounded as its own export rounds it, then subtracted:
+		 * the diff of two exports is the export of the diff. */
+		int64_t vals[MAX_VALUES] = {
+			rounded(b->alloc_objects) - rounded(a->alloc_objects),
+			rounded(b->alloc_bytes) - rounded(a->alloc_bytes),
+			rounded(b->inuse_objects) - rounded(a->inuse_objects),
+			rounded(b->inuse_bytes) - rounded(a->inuse_bytes),
+			rounded(b->peak_objects) - rounded(a->peak_objects),
+			rounded(b->peak_bytes) - rounded(a->peak_bytes),
+			rounded(b->temp_objects) - rounded(a->temp_objects),
+			rounded(b->temp_bytes) - rounded(a->temp_bytes),
+		};
+		int zero = 1;
+
+		for (int k = 0; k < MAX_VALUES; k++)
+			zero &= vals[k] == 0;
+		if (!zero)
+			put_sample(&pp, e->model == d->new ? 0 : 1, e->stack, vals, MAX_VALUES, 0);
+	}
+	return pp_finish(&pp, out);
+
+err:
+	pp_free(&pp);
+	return ret;
+}

@@ -1,0 +1,55 @@
+/*
+ * pprof.h - a model as a pprof profile: gzipped profile.proto, read by
+ * `go tool pprof` and the rest of the pprof ecosystem.
+ *
+ * The profile mirrors what Go's own heap profiles hold, so every pprof view
+ * works as it does for Go programs:
+ *
+ *   sample types   alloc_objects/count, alloc_space/bytes,
+ *                  inuse_objects/count, inuse_space/bytes (Go's order;
+ *                  inuse_space is the default)
+ *   period         space/bytes, the capture's sample rate (1 = every
+ *                  allocation was recorded)
+ *   samples        one per model bucket that has a non-zero figure, values
+ *                  already unbiased (docs/internals/sampling.md) and rounded
+ *                  to integers, with a numeric label "bytes" = the
+ *                  allocation size
+ *   locations      one per model location, with one Line per symbolic
+ *                  frame (inlined callees first) and the address of the
+ *                  call instruction (the return address - 1)
+ *   mappings       the executable segments of the capture's modules, with
+ *                  file offsets and build ids, so pprof can re-symbolize
+ *
+ * A diff (diff.h) is written the same way with the change NEW - BASE as
+ * values (pprof allows negative values) and the locations of both runs;
+ * pprof merges the two runs' mappings across ASLR by size, offset and
+ * build id.
+ *
+ * Ordinary analyzer C: allocates with malloc, frees everything it
+ * allocated, not thread-safe.
+ */
+#ifndef HP_ANALYZER_PPROF_H
+#define HP_ANALYZER_PPROF_H
+
+#include <stdio.h>
+
+#include "model.h"
+
+struct hp_diff;
+
+struct hp_pprof_options {
+	int at_peak; /* inuse_* are the figures at the global peak, not at the snapshot */
+};
+
+/* Writes m as a gzipped profile.proto to out (o may be NULL: defaults).
+ * Returns 0, -ENOMEM, or -EIO when a write to out failed. out is not
+ * closed; the caller checks fclose. */
+int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_options *o);
+
+/* Writes a diff as a gzipped profile.proto: sample types alloc_*, inuse_*,
+ * peak_* and temp_* (objects/count and space/bytes each), each the change
+ * NEW - BASE; the default sample type follows the diff's metric. Returns
+ * as hp_pprof_write. */
+int hp_pprof_write_diff(FILE *out, const struct hp_diff *d);
+
+#endif
