@@ -1,0 +1,54 @@
+/*
+ * flame_int.h - the flame graph's tree, shared by its builder (flame.c)
+ * and its SVG writer (flame_svg.c). Not for other modules: they use flame.h.
+ */
+#ifndef HP_ANALYZER_FLAME_INT_H
+#define HP_ANALYZER_FLAME_INT_H
+
+#include <stdint.h>
+
+#include "flame.h"
+
+#define NONE UINT32_MAX
+#define MAX_LINES 4 /* call lines listed in a frame's tooltip */
+
+/* Geometry, in pixels. The labels are monospace so that their width is
+ * known without measuring: DejaVu Sans Mono's advance is 0.602 em. */
+#define PAD_PX 10
+#define HEAD_PX 88     /* title, two subtitles, the controls line */
+#define FOOT_PX 30     /* the details line */
+#define FRAME_PX 16    /* one level, with a 1 px gap */
+#define CHAR_PX 6.7    /* 11 px monospace (the style sets 11px), rounded up */
+#define SUBCHAR_PX 7.3 /* 12 px monospace */
+
+struct node {
+	const char *function, *file; /* the model's strings */
+	int module;
+	uint64_t module_offset; /* of the first location seen, for frames without a file */
+	uint64_t hash;          /* of (parent, frame), for the table */
+	uint32_t parent, depth;
+	uint32_t kids, nkids; /* the children: order[kids .. kids + nkids) */
+	uint32_t lines[MAX_LINES];
+	uint8_t nlines, more_lines, inlined;
+	double value;
+};
+
+struct hp_flame {
+	const struct hp_model *m;
+	enum hp_metric metric;
+	size_t n, cap;
+	struct node *nodes;  /* nodes[0] is the root */
+	uint32_t *order;     /* every non-root node, grouped by parent, largest first */
+	uint32_t *table;     /* node index + 1, 0 = empty; open addressing */
+	size_t mask;
+};
+
+/* FNV-1a over a string, continuing from h. */
+static inline uint64_t hash_str(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+#endif

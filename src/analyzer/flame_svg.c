@@ -1,0 +1,602 @@
+/*
+ * flame_svg.c - writing the flame graph as one self-contained SVG (see
+ * flame.h).
+ *
+ * Writing makes one pass to decide which nodes are drawn: a node is drawn
+ * when its parent is and its value reaches the threshold, and since every
+ * node comes after its parent in the array, index order is enough. Frames
+ * are then written depth first, each child right of its larger siblings,
+ * in the unzoomed layout, so the picture is right without the script; the
+ * script (below, as a string) lays it out again on zoom.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/hash.h"
+#include "flame_int.h"
+
+/* --- text -------------------------------------------------------------- */
+
+/* The length of the valid UTF-8 sequence at p that is an XML character,
+ * or 0. */
+static size_t utf8_char(const unsigned char *p, const unsigned char *end)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if ((size_t)(end - p) < n)
+		return 0;
+	cp = p[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+		return 0;
+	return n;
+}
+
+/* Writes s[0..len) as XML text or attribute value: markup escaped, bytes
+ * that are not valid UTF-8 or not XML characters as '?', line breaks and
+ * tabs as spaces (names never need them). */
+static void put_xml_n(FILE *out, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	while (p < end) {
+		size_t n;
+		switch (*p) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		case '\t': case '\n': case '\r': putc(' ', out); break;
+		default:
+			if (*p >= 0x20 && *p < 0x7f) {
+				putc(*p, out);
+			} else if (*p >= 0x80 && (n = utf8_char(p, end))) {
+				fwrite(p, 1, n, out);
+				p += n;
+				continue;
+			} else {
+				putc('?', out);
+			}
+		}
+		p++;
+	}
+}
+
+static void put_xml(FILE *out, const char *s)
+{
+	put_xml_n(out, s, strlen(s));
+}
+
+/* Writes s cut to max_chars characters ("..." at the end when cut), cut
+ * on a UTF-8 boundary. */
+static void put_xml_cut(FILE *out, const char *s, size_t max_chars, const char *dots)
+{
+	size_t len = strlen(s), k;
+
+	if (len <= max_chars) {
+		put_xml_n(out, s, len);
+		return;
+	}
+	k = max_chars > strlen(dots) ? max_chars - strlen(dots) : 0;
+	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	put_xml_n(out, s, k);
+	if (k)
+		fputs(dots, out);
+}
+
+/* 1234567 as "1,234,567". */
+static const char *grouped(char *buf, size_t cap, double v)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%.0f", v < 0 ? 0 : v), o = 0;
+
+	for (int i = 0; i < n && o + 2 < (int)cap; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *metric_unit(enum hp_metric metric)
+{
+	return metric == HP_METRIC_ALLOCATIONS ? "allocations"
+	       : metric == HP_METRIC_TEMPORARY ? "temporary allocations"
+					       : "B";
+}
+
+/* A figure with its unit: "1000 B", "48.8 KiB (50,000 B)", "1,000
+ * allocations"; "~" before an estimate. */
+static const char *figure(char *buf, size_t cap, const struct hp_flame *f, double v)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+	const char *approx = f->m->sampled ? "~" : "";
+	char g[48];
+	double x = v;
+	int u = -1;
+
+	if (!hp_metric_is_bytes(f->metric) || v < 1024) {
+		snprintf(buf, cap, "%s%s %s", approx, grouped(g, sizeof g, v), metric_unit(f->metric));
+		return buf;
+	}
+	while (x >= 1024 && u < 3) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, "%s%.1f %s (%s B)", approx, x, units[u], grouped(g, sizeof g, v));
+	return buf;
+}
+
+static const char *metric_title(enum hp_metric metric)
+{
+	static const char *const t[] = {"Peak heap", "Leaked", "Bytes allocated", "Allocations",
+					"Temporary allocations"};
+	return (unsigned)metric < HP_METRIC_COUNT ? t[metric] : "?";
+}
+
+static const char *metric_meaning(const struct hp_flame *f)
+{
+	switch (f->metric) {
+	case HP_METRIC_PEAK: return "bytes in use at the peak of the heap";
+	case HP_METRIC_LEAKED:
+		return f->m->snap->reason == HP_SNAP_EXIT ? "bytes still in use at exit (leaked)"
+							  : "bytes in use at the snapshot";
+	case HP_METRIC_ALLOCATED: return "bytes allocated";
+	case HP_METRIC_ALLOCATIONS: return "number of allocations";
+	default: return "allocations freed before anything else was allocated";
+	}
+}
+
+/* The objects behind a byte metric's total ("in N blocks"), or -1. */
+static double total_objects(const struct hp_flame *f)
+{
+	const struct hp_values *t = &f->m->total;
+
+	switch (f->metric) {
+	case HP_METRIC_PEAK: return t->peak_objects;
+	case HP_METRIC_LEAKED: return t->inuse_objects;
+	case HP_METRIC_ALLOCATED: return t->alloc_objects;
+	default: return -1;
+	}
+}
+
+/* --- the SVG ----------------------------------------------------------- */
+
+struct svg {
+	FILE *out;
+	const struct hp_flame *f;
+	const uint8_t *drawn;
+	double total, frame_w, bottom;
+	size_t emitted;
+	char colour[64], fig[96]; /* scratch for write_frame, kept off its recursion */
+};
+
+static int unnamed(const char *fn)
+{
+	return fn[0] == '?' || fn[0] == '[' || (fn[0] == '0' && fn[1] == 'x');
+}
+
+static const char *module_name(const struct hp_flame *f, int module)
+{
+	return module >= 0 && (size_t)module < f->m->nmodules ? f->m->modules[module].name : NULL;
+}
+
+static unsigned module_hue(const char *name)
+{
+	return (unsigned)(hp_hash_u64(hash_str(1469598103934665603ULL, name)) % 360);
+}
+
+/* A hue per module; the shade varies with the function so that
+ * neighbours of one module stay apart. Inlined frames are pale; frames
+ * without a name keep a hint of their module's hue. */
+static void frame_colour(char *buf, size_t cap, const struct hp_flame *f, const struct node *n)
+{
+	const char *mod = module_name(f, n->module);
+	unsigned hue, shade = (unsigned)(hash_str(2166136261u, n->function) % 14);
+
+	if (n->parent == NONE || !mod) {
+		snprintf(buf, cap, "hsl(0,0%%,%u%%)", n->parent == NONE ? 80 : 70 + shade / 2);
+		return;
+	}
+	hue = module_hue(mod);
+	if (unnamed(n->function))
+		snprintf(buf, cap, "hsl(%u,15%%,%u%%)", hue, 66 + shade / 2);
+	else if (n->inlined)
+		snprintf(buf, cap, "hsl(%u,60%%,%u%%)", hue, 80 + shade / 3);
+	else
+		snprintf(buf, cap, "hsl(%u,65%%,%u%%)", hue, 52 + shade);
+}
+
+/* Where a frame is: "file:line,line" or "module+0xoffset". */
+static void put_where(FILE *out, const struct hp_flame *f, const struct node *n)
+{
+	const char *mod = module_name(f, n->module);
+
+	if (n->parent == NONE) {
+		put_xml(out, "every call stack");
+	} else if (n->file[0]) {
+		put_xml(out, n->file);
+		for (unsigned i = 0; i < n->nlines; i++)
+			fprintf(out, "%c%" PRIu32, i ? ',' : ':', n->lines[i]);
+		if (n->more_lines)
+			fputs(",...", out);
+	} else if (mod) {
+		put_xml(out, mod);
+		fprintf(out, "+0x%" PRIx64, n->module_offset);
+	} else {
+		put_xml(out, n->function[0] == '[' ? "the stack could not be unwound" : "no module");
+	}
+}
+
+/* Writes node id at offset x (in the metric's units) and, right after it,
+ * its drawn children. Recursive: the depth is at most the deepest stack's
+ * symbolic frames (HP_CAP_MAX_DEPTH locations and their inlined frames),
+ * and a level costs a few words of stack. */
+static void write_frame(struct svg *s, uint32_t id, size_t parent_index, double x)
+{
+	const struct hp_flame *f = s->f;
+	const struct node *n = &f->nodes[id];
+	size_t index = s->emitted++;
+	double xpx = PAD_PX, wpx = s->frame_w, ypx = s->bottom - (n->depth + 1) * FRAME_PX;
+	long chars;
+
+	if (n->parent != NONE) { /* the root is as wide as the image, even when empty */
+		xpx += x / s->total * s->frame_w;
+		wpx = n->value / s->total * s->frame_w;
+	}
+	chars = (long)floor((wpx - 6) / CHAR_PX);
+	fprintf(s->out, "<g class=\"f%s\" data-n=\"", n->inlined ? " i" : "");
+	put_xml(s->out, n->function);
+	fprintf(s->out, "\" data-d=\"%" PRIu32 "\"", n->depth);
+	if (parent_index != (size_t)-1)
+		fprintf(s->out, " data-p=\"%zu\"", parent_index);
+	fprintf(s->out, " data-x=\"%.15g\" data-v=\"%.15g\"><title>", x, n->value);
+	put_xml(s->out, n->function);
+	if (n->inlined)
+		fputs(" (inlined)", s->out);
+	fputc('\n', s->out);
+	put_where(s->out, f, n);
+	fprintf(s->out, "\n%s, %.2f%% of all</title>", figure(s->fig, sizeof s->fig, f, n->value),
+		s->total > 0 ? n->value / s->total * 100 : 0);
+	frame_colour(s->colour, sizeof s->colour, f, n);
+	fprintf(s->out,
+		"<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"%s\"/>"
+		"<text x=\"%.2f\" y=\"%.0f\">",
+		xpx, ypx, wpx, FRAME_PX - 1, s->colour, xpx + 3, ypx + FRAME_PX - 4.5);
+	if (chars >= 4 || (chars > 0 && strlen(n->function) <= (size_t)chars))
+		put_xml_cut(s->out, n->function, (size_t)chars, "..");
+	fputs("</text></g>\n", s->out);
+
+	for (uint32_t k = 0; k < n->nkids; k++) {
+		uint32_t c = f->order[n->kids + k];
+		if (s->drawn[c])
+			write_frame(s, c, index, x);
+		x += f->nodes[c].value;
+	}
+}
+
+/* Decides which nodes are drawn; returns how many were left out (the
+ * roots of the subtrees not drawn), and the drawn depth in *depth. */
+static size_t mark_drawn(const struct hp_flame *f, double min_value, uint8_t *drawn,
+			 uint32_t *depth, uint8_t *module_used)
+{
+	size_t left_out = 0;
+
+	drawn[0] = 1;
+	*depth = 0;
+	for (size_t i = 1; i < f->n; i++) {
+		const struct node *n = &f->nodes[i];
+		drawn[i] = drawn[n->parent] && n->value >= min_value;
+		if (drawn[n->parent] && !drawn[i])
+			left_out++;
+		if (!drawn[i])
+			continue;
+		if (n->depth > *depth)
+			*depth = n->depth;
+		if (module_name(f, n->module))
+			module_used[n->module] = 1;
+	}
+	return left_out;
+}
+
+static const char style[] =
+	"<style>\n"
+	"text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 11px;"
+	" fill: #000; }\n"
+	".hp-title { font-size: 17px; font-weight: bold; }\n"
+	".hp-sub { font-size: 12px; fill: #444; }\n"
+	".hp-btn { font-size: 12px; fill: #1a5fb4; cursor: pointer; }\n"
+	".hp-btn:hover { text-decoration: underline; }\n"
+	".hp-legend { font-size: 11px; fill: #444; }\n"
+	"g.f { cursor: pointer; }\n"
+	"g.f text { pointer-events: none; }\n"
+	"g.f:hover rect { stroke: #000; stroke-width: 0.7; }\n"
+	"g.i text { font-style: italic; }\n"
+	"g.i rect { stroke: #888; stroke-dasharray: 2 2; stroke-width: 0.6; }\n"
+	"g.a rect { opacity: 0.5; }\n"
+	"</style>\n";
+
+/* The interaction. No data from the capture is in here: it reads the
+ * frames' attributes. Kept free of "]]>" (it sits in a CDATA section). */
+static const char script[] =
+	"(function () {\n"
+	"'use strict';\n"
+	"var cs = document.currentScript;\n"
+	"var svg = (cs && cs.ownerSVGElement) || document.querySelector('svg.hp-flame') ||\n"
+	"\tdocument.documentElement;\n"
+	"var FX = +svg.getAttribute('data-fx'), FW = +svg.getAttribute('data-fw');\n"
+	"var CW = +svg.getAttribute('data-cw'), unit = svg.getAttribute('data-unit');\n"
+	"var approx = svg.getAttribute('data-sampled') === '1' ? '~' : '';\n"
+	"var HIT = 'rgb(225,0,225)', DOT = ' \\u00b7 ';\n"
+	"function q(c) { return svg.getElementsByClassName(c)[0]; }\n"
+	"var details = q('hp-details'), matched = q('hp-matched');\n"
+	"var resetBtn = q('hp-reset'), searchBtn = q('hp-search'), hint = details.textContent;\n"
+	"var frames = [], root = null, zoomed = null, term = '';\n"
+	"var gs = svg.querySelectorAll('g.f');\n"
+	"for (var i = 0; i < gs.length; i++) {\n"
+	"\tvar g = gs[i], p = g.getAttribute('data-p'), r = g.querySelector('rect');\n"
+	"\tvar f = {g: g, r: r, t: g.querySelector('text'), n: g.getAttribute('data-n'),\n"
+	"\t\td: +g.getAttribute('data-d'), x: +g.getAttribute('data-x'),\n"
+	"\t\tv: +g.getAttribute('data-v'), p: p === null ? null : frames[+p],\n"
+	"\t\tfill: r.getAttribute('fill'), a: false,\n"
+	"\t\tinfo: g.querySelector('title').textContent.split('\\n').join(DOT)};\n"
+	"\tg.setAttribute('data-i', i);\n"
+	"\tframes.push(f);\n"
+	"\tif (!f.p && !root) root = f;\n"
+	"}\n"
+	"function group(v) {\n"
+	"\treturn Math.round(v).toString().replace(/\\B(?=(\\d{3})+(?!\\d))/g, ',');\n"
+	"}\n"
+	"function fmt(v) {\n"
+	"\tvar u = ['KiB', 'MiB', 'GiB', 'TiB'], k = -1;\n"
+	"\tif (unit !== 'B' || v < 1024) return approx + group(v) + ' ' + unit;\n"
+	"\twhile (v >= 1024 && k < 3) { v /= 1024; k++; }\n"
+	"\treturn approx + v.toFixed(1) + ' ' + u[k];\n"
+	"}\n"
+	"function pct(v, of) { return (of > 0 ? v / of * 100 : 0).toFixed(2) + '%'; }\n"
+	"function label(n, w) {\n"
+	"\tvar c = Math.floor((w - 6) / CW);\n"
+	"\tif (n.length <= c) return n;\n"
+	"\treturn c >= 4 ? n.slice(0, c - 2) + '..' : '';\n"
+	"}\n"
+	"function place(f, x, w) {\n"
+	"\tf.r.setAttribute('x', x.toFixed(2));\n"
+	"\tf.r.setAttribute('width', w.toFixed(2));\n"
+	"\tf.t.setAttribute('x', (x + 3).toFixed(2));\n"
+	"\tf.t.textContent = label(f.n, w);\n"
+	"}\n"
+	"function under(f, z) { while (f && f.d > z.d) f = f.p; return f === z; }\n"
+	"/* Lays the frames out with z as the full width: its ancestors stay,\n"
+	"   faded, at full width; what is not under z is hidden. */\n"
+	"function zoom(z) {\n"
+	"\tvar k = z.v > 0 ? FW / z.v : 0, a;\n"
+	"\tframes.forEach(function (f) { f.a = false; });\n"
+	"\tfor (a = z.p; a; a = a.p) a.a = true;\n"
+	"\tzoomed = z === root ? null : z;\n"
+	"\tframes.forEach(function (f) {\n"
+	"\t\tvar full = f.a || f === z, show = f.a || under(f, z);\n"
+	"\t\tf.g.style.display = show ? '' : 'none';\n"
+	"\t\tf.g.classList.toggle('a', f.a);\n"
+	"\t\tif (show) place(f, full ? FX : FX + (f.x - z.x) * k, full ? FW : f.v * k);\n"
+	"\t});\n"
+	"\tresetBtn.style.display = zoomed ? '' : 'none';\n"
+	"}\n"
+	"/* Colours the frames whose function matches re (a regular expression,\n"
+	"   or the literal text when it is not one) and shows the share of the\n"
+	"   total they cover, nested matches counted once. */\n"
+	"function search(t) {\n"
+	"\tvar re = null, hits = [], sum = 0, end = -Infinity;\n"
+	"\tterm = t ? String(t) : '';\n"
+	"\tif (term) {\n"
+	"\t\ttry { re = new RegExp(term); }\n"
+	"\t\tcatch (e) { re = new RegExp(term.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')); }\n"
+	"\t}\n"
+	"\tframes.forEach(function (f) {\n"
+	"\t\tvar m = re !== null && re.test(f.n);\n"
+	"\t\tf.g.classList.toggle('m', m);\n"
+	"\t\tf.r.setAttribute('fill', m ? HIT : f.fill);\n"
+	"\t\tif (m) hits.push(f);\n"
+	"\t});\n"
+	"\thits.slice().sort(function (a, b) { return a.x - b.x || b.v - a.v; })\n"
+	"\t\t.forEach(function (h) {\n"
+	"\t\t\tif (h.x + h.v > end) { sum += h.x + h.v - Math.max(h.x, end); end = h.x + h.v; }\n"
+	"\t\t});\n"
+	"\tmatched.textContent = term ? 'Matched ' + pct(sum, root.v) + ' (' + fmt(sum) + ', ' +\n"
+	"\t\thits.length + (hits.length === 1 ? ' frame)' : ' frames)') : '';\n"
+	"\tsearchBtn.textContent = term ? 'Clear search' : 'Search';\n"
+	"\treturn {frames: hits.length, value: sum, share: root.v > 0 ? sum / root.v : 0};\n"
+	"}\n"
+	"function ask() {\n"
+	"\tvar t = window.prompt('Search functions (a regular expression):', term);\n"
+	"\tif (t !== null) search(t);\n"
+	"}\n"
+	"function frameOf(e) {\n"
+	"\tvar g = e.target && e.target.closest ? e.target.closest('g.f') : null;\n"
+	"\treturn g ? frames[+g.getAttribute('data-i')] : null;\n"
+	"}\n"
+	"svg.addEventListener('click', function (e) {\n"
+	"\tvar f = frameOf(e);\n"
+	"\tif (f) zoom(f);\n"
+	"\telse if (e.target === resetBtn) zoom(root);\n"
+	"\telse if (e.target === searchBtn) { if (term) search(''); else ask(); }\n"
+	"});\n"
+	"svg.addEventListener('mouseover', function (e) {\n"
+	"\tvar f = frameOf(e);\n"
+	"\tif (f) details.textContent = f.info + (zoomed && !f.a && f !== zoomed ?\n"
+	"\t\tDOT + pct(f.v, zoomed.v) + ' of ' + zoomed.n : '');\n"
+	"});\n"
+	"svg.addEventListener('mouseout', function () { details.textContent = hint; });\n"
+	"document.addEventListener('keydown', function (e) {\n"
+	"\tif ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F')) {\n"
+	"\t\te.preventDefault();\n"
+	"\t\task();\n"
+	"\t} else if (e.key === 'Escape') {\n"
+	"\t\tsearch('');\n"
+	"\t\tzoom(root);\n"
+	"\t}\n"
+	"});\n"
+	"window.hpFlame = {search: search, zoom: function (i) { zoom(frames[i]); },\n"
+	"\treset: function () { zoom(root); }};\n"
+	"zoom(root);\n"
+	"svg.setAttribute('data-ready', '1');\n"
+	"})();\n";
+
+/* The header: title, what was recorded, what is drawn, the controls and
+ * the module legend. */
+static void write_header(FILE *out, const struct hp_flame *f, const struct hp_flame_options *o,
+			 unsigned width, size_t left_out, double min_fraction,
+			 const uint8_t *module_used)
+{
+	const struct hp_model *m = f->m;
+	const struct hp_capture *cap = m->cap;
+	size_t sub_chars = (size_t)((width - 2 * PAD_PX) / SUBCHAR_PX), used;
+	double objects = total_objects(f), lx;
+	char fig[96], g[48], buf[256];
+	const char *prog = cap->has_meta && cap->program ? cap->program : "(unknown program)";
+	const char *base = strrchr(prog, '/');
+
+	fprintf(out, "<text class=\"hp-title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">",
+		width / 2);
+	if (o->title) {
+		put_xml_cut(out, o->title, sub_chars * 12 / 17, "...");
+	} else {
+		put_xml(out, metric_title(f->metric));
+		fputs(": ", out);
+		put_xml_cut(out, base ? base + 1 : prog, sub_chars * 12 / 17, "...");
+	}
+	fputs("</text>\n", out);
+
+	/* What ran: the command line, cut to fit, then pid and snapshot. */
+	snprintf(buf, sizeof buf, " \xc2\xb7 pid %" PRIu64 " \xc2\xb7 snapshot %zu of %zu (%s) at %.3f s",
+		 cap->pid, (size_t)(m->snap - cap->snapshots) + 1, cap->nsnapshots,
+		 hp_capture_reason_name(m->snap->reason), (double)m->snap->time_ns / 1e9);
+	used = strlen(buf);
+	fprintf(out, "<text class=\"hp-sub\" x=\"%u\" y=\"42\" text-anchor=\"middle\">", width / 2);
+	for (size_t i = 0; i < (cap->argc ? cap->argc : 1); i++) {
+		const char *a = i ? cap->argv[i] : prog;
+		size_t room = sub_chars > used + 8 ? sub_chars - used : 8;
+		if (i)
+			fputc(' ', out);
+		put_xml_cut(out, a, room, "...");
+		used += strlen(a) + 1;
+		if (used >= sub_chars) {
+			if (i + 1 < cap->argc)
+				fputs(" ...", out);
+			break;
+		}
+	}
+	fprintf(out, "%s</text>\n", buf);
+
+	fprintf(out, "<text class=\"hp-sub\" x=\"%u\" y=\"58\" text-anchor=\"middle\">%s: %s",
+		width / 2, hp_metric_name(f->metric), metric_meaning(f));
+	fprintf(out, " \xc2\xb7 total %s", figure(fig, sizeof fig, f, hp_flame_total(f)));
+	if (objects >= 0)
+		fprintf(out, " in %s%s blocks", m->sampled ? "~" : "", grouped(g, sizeof g, objects));
+	if (m->sampled)
+		fprintf(out, " \xc2\xb7 sampled (one sample per %" PRIu64 " bytes on average): estimates",
+			m->sample_rate_bytes);
+	if (left_out)
+		fprintf(out, " \xc2\xb7 %zu frame%s under %.2g%% not drawn", left_out,
+			left_out == 1 ? "" : "s", min_fraction * 100);
+	fputs("</text>\n", out);
+
+	fprintf(out, "<text class=\"hp-btn hp-reset\" x=\"%d\" y=\"78\" style=\"display:none\">"
+		     "Reset zoom</text>\n", PAD_PX);
+	fprintf(out, "<text class=\"hp-btn hp-search\" x=\"%u\" y=\"78\" text-anchor=\"end\">"
+		     "Search</text>\n", width - PAD_PX);
+	/* The legend: a swatch per module drawn, as many as fit, then a pale one
+	 * for inlined frames. */
+	lx = PAD_PX + 100;
+	fprintf(out, "<g class=\"hp-legend\">");
+	for (size_t i = 0; i < m->nmodules; i++) {
+		const char *name = m->modules[i].name;
+		double w = 14 + strlen(name) * CHAR_PX + 12;
+		if (!module_used[i])
+			continue;
+		if (lx + w > width - PAD_PX - 180) {
+			fprintf(out, "<text x=\"%.1f\" y=\"78\">...</text>", lx);
+			lx += 4 * CHAR_PX;
+			break;
+		}
+		fprintf(out, "<rect x=\"%.1f\" y=\"69\" width=\"10\" height=\"10\" fill=\"hsl(%u,65%%,58%%)\"/>"
+			     "<text x=\"%.1f\" y=\"78\">", lx, module_hue(name), lx + 14);
+		put_xml(out, name);
+		fputs("</text>", out);
+		lx += w;
+	}
+	fprintf(out, "<rect x=\"%.1f\" y=\"69\" width=\"10\" height=\"10\" fill=\"hsl(0,0%%,88%%)\" "
+		     "stroke=\"#888\" stroke-dasharray=\"2 2\" stroke-width=\"0.6\"/>"
+		     "<text x=\"%.1f\" y=\"78\" font-style=\"italic\">inlined</text></g>\n",
+		lx, lx + 14);
+}
+
+int hp_flame_write_svg(FILE *out, const struct hp_flame *f, const struct hp_flame_options *o,
+		       size_t *drawn_count)
+{
+	unsigned width = o->width_px ? o->width_px : 1200;
+	double min_fraction = o->min_fraction > 0 ? o->min_fraction : 0.001;
+	uint8_t *drawn = calloc(f->n, 1);
+	uint8_t *module_used = calloc(f->m->nmodules + 1, 1);
+	struct svg s = {.out = out, .f = f};
+	uint32_t depth;
+	size_t left_out;
+	unsigned height;
+	int ret = -ENOMEM;
+
+	if (!drawn || !module_used)
+		goto out;
+	if (width < 200)
+		width = 200;
+	left_out = mark_drawn(f, hp_flame_total(f) * min_fraction, drawn, &depth, module_used);
+	height = HEAD_PX + (depth + 1) * FRAME_PX + FOOT_PX;
+	s.drawn = drawn;
+	s.total = hp_flame_total(f);
+	s.frame_w = width - 2 * PAD_PX;
+	s.bottom = HEAD_PX + (depth + 1) * FRAME_PX;
+
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
+	fprintf(out,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"hp-flame\" "
+		"width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" data-fx=\"%d\" data-fw=\"%.0f\" "
+		"data-cw=\"%.2f\" data-unit=\"%s\" data-metric=\"%s\" data-sampled=\"%d\">\n",
+		width, height, width, height, PAD_PX, s.frame_w, CHAR_PX, metric_unit(f->metric),
+		hp_metric_name(f->metric), f->m->sampled);
+	fputs("<!-- heapprof flame graph: the root at the bottom, callees above their callers; "
+	      "a frame's width is its share of the total. -->\n", out);
+	fputs(style, out);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#fbfaf6\"/>\n", width,
+		height);
+	write_header(out, f, o, width, left_out, min_fraction, module_used);
+	fputs("<g class=\"hp-frames\">\n", out);
+	write_frame(&s, 0, (size_t)-1, 0);
+	fputs("</g>\n", out);
+	fprintf(out, "<text class=\"hp-sub hp-details\" x=\"%d\" y=\"%u\">", PAD_PX, height - 10);
+	put_xml(out, s.total > 0 ? "Hover over a frame for details, click to zoom, Ctrl-F to search."
+				 : "Nothing to draw: this metric is 0 in every call stack.");
+	fprintf(out, "</text>\n<text class=\"hp-sub hp-matched\" x=\"%u\" y=\"%u\" "
+		     "text-anchor=\"end\"> </text>\n", width - PAD_PX, height - 10);
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n", script);
+	if (drawn_count)
+		*drawn_count = s.emitted;
+	ret = ferror(out) ? -EIO : 0;
+out:
+	free(drawn);
+	free(module_used);
+	return ret;
+}
