@@ -142,3 +142,43 @@ $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJ) $(CORE)
 
 tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS)
 .PHONY: tests
+
+# --- fuzzing ---
+# make fuzz: the capture reader (src/analyzer/capture.c, src/format,
+# src/common) under libFuzzer with ASan and UBSan, for FUZZ_SECONDS (default
+# 60) in one process, over a scratch corpus in $(BUILD)/fuzz/corpus seeded
+# with crafted and real captures (tests/fuzz/run.sh). A crash input is copied
+# to tests/fuzz/crashes/ and the target fails; tests/fault/test_fuzz_corpus
+# replays that directory in `make check`, and runs `make fuzz` there when CI
+# or HP_FUZZ=1 is set. See tests/fuzz/README.md.
+#
+# Built with clang from the sources, not from the gcc-built archive: the
+# fuzzer needs its coverage instrumentation in the code under test. No
+# -Werror here even in CI: a second compiler's warnings about other people's
+# files are not a reason to stop fuzzing.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ := $(BUILD)/fuzz
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -fno-omit-frame-pointer $(PKG_CFLAGS)
+FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC := src/analyzer/capture.c $(FORMAT_SRC) $(COMMON_SRC)
+FUZZ_HDR := $(wildcard src/analyzer/capture.h src/format/*.h src/common/*.h tests/fuzz/*.h)
+FUZZ_PROGS := $(addprefix $(BUILD)/tests/programs/,known dlopener libplugin.so threads triggers)
+
+# The probe links an empty target first, so that a missing libFuzzer says
+# what to install instead of failing in the linker.
+$(FUZZ)/fuzz_capture: tests/fuzz/fuzz_capture.c $(FUZZ_SRC) $(FUZZ_HDR) Makefile
+	@mkdir -p $(dir $@)
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d && n; }\n' | \
+		$(FUZZ_CC) $(FUZZ_SAN) -x c - -o $@.probe >/dev/null 2>&1 || { \
+		echo "heapprof: make fuzz needs clang with libFuzzer and the sanitizers:" \
+			"apt-get install clang libclang-rt-14-dev" >&2; exit 1; }
+	@rm -f $@.probe
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ tests/fuzz/fuzz_capture.c $(FUZZ_SRC) -lzstd -lz
+
+$(FUZZ)/gen_seeds: tests/fuzz/gen_seeds.c src/format/encode.c $(FUZZ_HDR) Makefile | $(FUZZ)/fuzz_capture
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/gen_seeds.c src/format/encode.c -lzstd -lz
+
+fuzz: $(FUZZ)/fuzz_capture $(FUZZ)/gen_seeds binaries $(FUZZ_PROGS)
+	@bash tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
+.PHONY: fuzz

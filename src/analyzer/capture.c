@@ -173,6 +173,11 @@ static int parse_stacks(struct hp_capture *cap, struct caps *caps, struct hp_cur
 	 * and the snapshots that use them still load. */
 	if (first < (cap->nstacks ? cap->nstacks : 1) || first > UINT32_MAX - n)
 		return -EINVAL;
+	/* A lost record cannot have held more stacks than the file has room
+	 * for (two bytes each, however well compressed, is generous): a bigger
+	 * gap is a corrupt id, which must not make us allocate gigabytes. */
+	if (first - (cap->nstacks ? cap->nstacks : 1) > 64 * (uint64_t)cap->file_bytes + (1u << 16))
+		return -EINVAL;
 	if (reserve((void **)&cap->stacks, &caps->stacks, first + n, sizeof *cap->stacks))
 		return -ENOMEM;
 	if (cap->nstacks < first)
@@ -432,36 +437,29 @@ static int read_all(const char *path, uint8_t **data, size_t *size, const char *
 	return 0;
 }
 
-int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen)
+int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap, char *err,
+			size_t errlen)
 {
 	struct hp_reader r;
 	struct hp_record rec;
 	struct caps caps = {0};
-	uint8_t *data = NULL;
-	size_t size = 0;
-	int ret, st;
+	int ret = 0, st;
 
 	memset(cap, 0, sizeof *cap);
-	const char *why;
-	ret = read_all(path, &data, &size, &why);
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(-ret));
-		return ret;
-	}
 	cap->file_bytes = size;
 	if (hp_reader_open(&r, data, size) < 0) {
-		snprintf(err, errlen, "%s: %s", path, r.msg);
-		free(data);
+		snprintf(err, errlen, "%s", r.msg);
 		return -EINVAL;
 	}
 	while ((st = hp_reader_next(&r, &rec)) != HP_READ_END) {
-		struct hp_cursor c = {rec.payload, rec.payload + rec.len, 0};
+		struct hp_cursor c;
 		int perr = 0;
 
-		if (st == HP_READ_DAMAGED) {
+		if (st == HP_READ_DAMAGED) { /* rec is not filled in then */
 			note_damage(cap, "%s", r.msg);
 			continue;
 		}
+		c = (struct hp_cursor){rec.payload, rec.payload + rec.len, 0};
 		cap->nrecords++;
 		switch (rec.type) {
 		case HP_REC_META: perr = parse_meta(cap, &c); break;
@@ -473,7 +471,7 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 		default: break; /* a later minor version's record: skip it */
 		}
 		if (perr == -ENOMEM) {
-			snprintf(err, errlen, "%s: out of memory", path);
+			snprintf(err, errlen, "out of memory");
 			ret = -ENOMEM;
 			break;
 		}
@@ -482,11 +480,31 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 				    type_name(rec.type));
 	}
 	hp_reader_close(&r);
-	free(data);
 	if (!ret && !cap->has_meta)
 		note_damage(cap, "no META record: program and options are unknown");
 	if (ret)
 		hp_capture_free(cap);
+	return ret;
+}
+
+int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen)
+{
+	uint8_t *data = NULL;
+	size_t size = 0;
+	const char *why;
+	char msg[256]; /* the longest: a reader's message (struct hp_reader.msg) */
+	int ret;
+
+	memset(cap, 0, sizeof *cap);
+	ret = read_all(path, &data, &size, &why);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(-ret));
+		return ret;
+	}
+	ret = hp_capture_load_mem(data, size, cap, msg, sizeof msg);
+	if (ret)
+		snprintf(err, errlen, "%s: %s", path, msg);
+	free(data);
 	return ret;
 }
 

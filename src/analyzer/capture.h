@@ -118,6 +118,12 @@ struct hp_capture {
  * ("<path>: what is wrong") when the file cannot be read as a capture. */
 int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen);
 
+/* The same for a capture already in memory: data[0..size) is borrowed for
+ * the call only (everything in cap is a copy). Returns 0 (check ndamage), or
+ * -errno with err set to what is wrong, without a file name. */
+int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap, char *err,
+			size_t errlen);
+
 void hp_capture_free(struct hp_capture *cap);
 
 /* The last snapshot, or NULL when the file has none. */

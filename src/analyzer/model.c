@@ -276,7 +276,7 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			if (err)
 				return err;
 		}
-		if (!opts->keep_allocator_frames) {
+		if (!opts->keep_allocator_frames && depth) {
 			/* Nearly every stack starts in user code: one name test. */
 			while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
 				skip++;

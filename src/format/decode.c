@@ -145,11 +145,19 @@ int hp_reader_next(struct hp_reader *r, struct hp_record *rec)
 		rec->len = raw;
 		return HP_READ_OK;
 	}
-	/* The frame must announce the size the record claims: a small corrupt
-	 * record cannot make us allocate a gigabyte. */
+	/* The frame must announce the size the record claims, and no more than
+	 * the recorder's payloads ever compress to (they shrink 5 to 50 times;
+	 * zstd can shrink a run of zeros 10000 times): a small corrupt or hostile
+	 * record cannot make us allocate gigabytes. */
 	if (ZSTD_getFrameContentSize(f + HP_FORMAT_FRAME_BYTES, stored) != raw) {
 		say(r, "offset %zu: record of type %u is corrupt (compressed size disagrees)", at,
 		    rec->type);
+		return HP_READ_DAMAGED;
+	}
+	if (raw > HP_FORMAT_MAX_RATIO * stored + (1u << 20)) {
+		say(r, "offset %zu: record of type %u claims %llu bytes from %llu compressed, more "
+		       "than heapprof ever writes", at, rec->type, (unsigned long long)raw,
+		    (unsigned long long)stored);
 		return HP_READ_DAMAGED;
 	}
 	if (raw > r->scratch_cap) {

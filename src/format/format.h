@@ -105,6 +105,9 @@
  * larger sizes as damage instead of trying to allocate them. */
 #define HP_FORMAT_MAX_PAYLOAD_BYTES (1u << 30)
 #define HP_FORMAT_FLAG_ZSTD 1u
+/* A compressed payload larger than this many times its stored size (plus
+ * 1 MiB) is refused as damage: heapprof's records compress far less. */
+#define HP_FORMAT_MAX_RATIO 256u
 
 enum hp_record_type {
 	HP_REC_META = 1,

@@ -170,6 +170,16 @@ HP_TEST(sampled_report_is_unbiased)
 		      0, "the report says its figures are estimates");
 }
 
+HP_TEST(report_survives_lost_stacks)
+{
+	/* A capture whose first STACKS record was lost: ids 1 and 2 are empty
+	 * stacks (found by the fuzzer: the model read a frame they lack). */
+	expect_eq_u64(hp_test_sh("%s/heapprof report tests/fuzz/seeds/gap-first-stacks.hpf "
+				 "> /dev/null",
+				 hp_test_build()),
+		      0, "report of a capture with a gap in its stack ids");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
