@@ -31,6 +31,11 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 /* "12.3 MiB" into buf. */
 const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);
 
+/* Parses an option's decimal value in [min, max] into *out; returns 0, or
+ * -1 after saying "heapprof: CMD: OPT wants a number ..." (a usage error). */
+int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
+		  long *out);
+
 /* Prints "heapprof: <message>" on stderr. */
 void hp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

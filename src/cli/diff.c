@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +34,6 @@ static const char usage[] =
 	"  -o, --output OUT  where to write (default standard output for text)\n"
 	"  --snapshot N      compare snapshot N of each capture (default the last)\n"
 	"  --debug-dir DIR   also look for separate debug info in DIR\n";
-
-static int number(const char *opt, const char *s, long min, long *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (*s == '\0' || *end || v < min) {
-		hp_cli_error("diff: %s wants a number of at least %ld, not '%s'", opt, min, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
 
 int hp_cmd_diff(int argc, char **argv)
 {
@@ -78,17 +66,17 @@ int hp_cmd_diff(int argc, char **argv)
 			}
 			break;
 		case 't':
-			if (number("--top", optarg, 0, &v))
+			if (hp_cli_number("diff", "--top", optarg, 0, LONG_MAX, &v))
 				return 2;
 			to.top = (unsigned)v;
 			break;
 		case 'f':
-			if (number("--frames", optarg, 0, &v))
+			if (hp_cli_number("diff", "--frames", optarg, 0, LONG_MAX, &v))
 				return 2;
 			to.frames = (unsigned)v;
 			break;
 		case 's':
-			if (number("--snapshot", optarg, 1, &v))
+			if (hp_cli_number("diff", "--snapshot", optarg, 1, LONG_MAX, &v))
 				return 2;
 			mo.snapshot = v - 1;
 			break;

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,22 +37,6 @@ static const char usage[] =
 	"\n"
 	"Frames narrower than 0.1% of the total are left out. Figures of a sampled\n"
 	"capture are unbiased estimates.\n";
-
-static int number(const char *opt, const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end || errno || v < min || v > max) {
-		hp_cli_error("flamegraph: %s wants a number from %ld to %ld, not '%s'", opt, min, max,
-			     s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
 
 int hp_cmd_flamegraph(int argc, char **argv)
 {
@@ -83,13 +68,13 @@ int hp_cmd_flamegraph(int argc, char **argv)
 			}
 			break;
 		case 's':
-			if (number("--snapshot", optarg, 1, 1000000000L, &v))
+			if (hp_cli_number("flamegraph", "--snapshot", optarg, 1, 1000000000L, &v))
 				return 2;
 			mo.snapshot = v - 1;
 			break;
 		case 't': fo.title = optarg; break;
 		case 'w':
-			if (number("--width", optarg, 200, 100000, &v))
+			if (hp_cli_number("flamegraph", "--width", optarg, 200, 100000, &v))
 				return 2;
 			fo.width_px = (unsigned)v;
 			break;

@@ -1,7 +1,10 @@
 /*
  * main.c - heapprof's command line: dispatch to a subcommand.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +40,26 @@ const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes)
 	else
 		snprintf(buf, cap, "%.1f %s", v, units[u]);
 	return buf;
+}
+
+int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
+		  long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end || errno || v < min || v > max) {
+		if (max == LONG_MAX)
+			hp_cli_error("%s: %s wants a number of at least %ld, not '%s'", cmd, opt, min, s);
+		else
+			hp_cli_error("%s: %s wants a number from %ld to %ld, not '%s'", cmd, opt, min,
+				     max, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 void hp_cli_error(const char *fmt, ...)

@@ -2,6 +2,7 @@
  * report.c - `heapprof report`: the answers, in the terminal or as JSON.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,18 +36,6 @@ static unsigned terminal_width(void)
 	return 0; /* not a terminal: no cutting */
 }
 
-static int number(const char *opt, const char *s, long min, long *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end || v < min) {
-		hp_cli_error("report: %s wants a number of at least %ld, not '%s'", opt, min, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 int hp_cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -65,22 +54,22 @@ int hp_cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (number("--top", optarg, 1, &v))
+			if (hp_cli_number("report", "--top", optarg, 1, LONG_MAX, &v))
 				return 2;
 			ro.top = (unsigned)v;
 			break;
 		case 'f':
-			if (number("--frames", optarg, 0, &v))
+			if (hp_cli_number("report", "--frames", optarg, 0, LONG_MAX, &v))
 				return 2;
 			ro.frames = (unsigned)v;
 			break;
 		case 'w':
-			if (number("--width", optarg, 0, &v))
+			if (hp_cli_number("report", "--width", optarg, 0, LONG_MAX, &v))
 				return 2;
 			ro.width = (unsigned)v;
 			break;
 		case 's':
-			if (number("--snapshot", optarg, 1, &v))
+			if (hp_cli_number("report", "--snapshot", optarg, 1, LONG_MAX, &v))
 				return 2;
 			mo.snapshot = v - 1;
 			break;
