@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "../harness/harness.h"
+#include "../harness/tools.h"
 #include "../harness/query.h"
 #include "../programs/diffprog.h"
 
@@ -44,69 +45,6 @@ static const char *tmp(const char *name)
 	char *p = paths[next++ % 8];
 	snprintf(p, sizeof paths[0], "%s/%s", hp_test_tmp(), name);
 	return p;
-}
-
-/* go tool pprof runs offline, with its caches and temporary files in this
- * test's scratch directory; a failed expectation naming the package when
- * it is not installed. */
-static int need_go(void)
-{
-	static const char *const dirs[][2] = {
-		{"GOPATH", "go"}, {"GOCACHE", "gocache"}, {"PPROF_TMPDIR", "pprof"}, {"HOME", "home"},
-	};
-	char path[4200];
-
-	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
-		snprintf(path, sizeof path, "%s/%s", hp_test_tmp(), dirs[i][1]);
-		mkdir(path, 0700);
-		setenv(dirs[i][0], path, 1);
-	}
-	unsetenv("GOFLAGS");
-	setenv("GOPROXY", "off", 1);
-	setenv("GOTOOLCHAIN", "local", 1);
-	return expect_true(hp_test_sh("command -v go >/dev/null 2>&1") == 0,
-			   "go is missing: install the Debian package golang-go (scripts/deps.sh)");
-}
-
-/* Runs a shell command and returns its standard output (malloc'd), or
- * NULL, with a failed expectation, when it exits non-zero. */
-static char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *sh_out(const char *fmt, ...)
-{
-	char cmd[8192], why[8300];
-	va_list ap;
-	FILE *p;
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	p = popen(cmd, "r");
-	if (!p) {
-		expect_true(0, "popen");
-		return NULL;
-	}
-	do {
-		if (len + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		n = fread(buf + len, 1, cap - len - 1, p);
-		len += n;
-	} while (n > 0);
-	buf[len] = '\0';
-	st = pclose(p);
-	snprintf(why, sizeof why, "command succeeds: %s", cmd);
-	if (!expect_true(st == 0, why)) {
-		printf("%s", buf);
-		free(buf);
-		return NULL;
-	}
-	return buf;
 }
 
 /* The two captures, recorded once for every test of this binary. BASE
@@ -227,7 +165,7 @@ HP_TEST(diff_text_shows_exact_changes)
 	char *out, want[128];
 	int count;
 
-	if (!captures(&b, &n) || !(out = sh_out("%s diff %s %s", hp(), b, n)))
+	if (!captures(&b, &n) || !(out = hp_test_sh_out("%s diff %s %s", hp(), b, n)))
 		return;
 	count = parse_text(out, s, 32);
 	g = find(s, count, "grow_leaf");
@@ -263,7 +201,7 @@ HP_TEST(diff_text_other_metrics)
 	char *out;
 	int count;
 
-	if (!captures(&b, &n) || !(out = sh_out("%s diff --metric allocations %s %s", hp(), b, n)))
+	if (!captures(&b, &n) || !(out = hp_test_sh_out("%s diff --metric allocations %s %s", hp(), b, n)))
 		return;
 	count = parse_text(out, s, 32);
 	g = find(s, count, "grow_leaf");
@@ -273,14 +211,14 @@ HP_TEST(diff_text_other_metrics)
 		expect_eq_u64(g->companion, GROW_CHANGE, "with the bytes");
 	}
 	free(out);
-	out = sh_out("%s diff --top 1 %s %s", hp(), b, n);
+	out = hp_test_sh_out("%s diff --top 1 %s %s", hp(), b, n);
 	if (out) {
 		count = parse_text(out, s, 32);
 		expect_eq_u64(count, 1, "--top 1 shows one stack");
 		expect_true(count == 1 && strcmp(s[0].leaf, "shrink_leaf") == 0, "the largest change");
 		free(out);
 	}
-	out = sh_out("%s diff %s %s", hp(), b, b);
+	out = hp_test_sh_out("%s diff %s %s", hp(), b, b);
 	if (out) {
 		expect_true(strstr(out, "0 of 3 stacks changed") != NULL,
 			    "a capture against itself: nothing changed");
@@ -295,12 +233,12 @@ HP_TEST(diff_pprof_read_by_go)
 	char *out;
 	int found;
 
-	if (!need_go() || !captures(&b, &n))
+	if (!hp_test_need_go() || !captures(&b, &n))
 		return;
 	if (!expect_eq_u64(hp_test_sh("%s diff %s %s --format pprof -o %s", hp(), b, n, pb), 0,
 			   "diff --format pprof succeeds"))
 		return;
-	out = sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=1000 %s 2>&1", pb);
+	out = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=1000 %s 2>&1", pb);
 	if (out) {
 		expect_true(strstr(out, "Type: inuse_space") != NULL, "leaked: inuse_space by default");
 		expect_eq_u64(top_flat(out, "grow_leaf", &found), GROW_CHANGE, "go: grow_leaf +bytes");
@@ -310,7 +248,7 @@ HP_TEST(diff_pprof_read_by_go)
 		expect_true(!found, "go: the unchanged stack has no sample");
 		free(out);
 	}
-	out = sh_out("go tool pprof -top -nodefraction=0 -sample_index=alloc_objects %s 2>&1", pb);
+	out = hp_test_sh_out("go tool pprof -top -nodefraction=0 -sample_index=alloc_objects %s 2>&1", pb);
 	if (out) {
 		expect_eq_u64(top_flat(out, "grow_leaf", &found), NEW_GROW - BASE_GROW,
 			      "go: grow_leaf +objects");
@@ -318,7 +256,7 @@ HP_TEST(diff_pprof_read_by_go)
 			      "go: shrink_leaf -objects");
 		free(out);
 	}
-	out = sh_out("go tool pprof -traces -unit=B %s 2>&1", pb);
+	out = hp_test_sh_out("go tool pprof -traces -unit=B %s 2>&1", pb);
 	if (out) {
 		char want[128];
 		snprintf(want, sizeof want, "%lldB   grow_leaf\n             main\n", GROW_CHANGE);

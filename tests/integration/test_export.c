@@ -16,85 +16,11 @@
 #include <sys/stat.h>
 
 #include "../harness/harness.h"
+#include "../harness/tools.h"
 #include "../harness/query.h"
 #include "../programs/known.h"
 
 /* --- running the tools ------------------------------------------------ */
-
-/* Whether a tool is installed; a failed expectation naming the package
- * when it is not. */
-static int need(const char *tool, const char *package)
-{
-	char why[256];
-
-	if (hp_test_sh("command -v %s >/dev/null 2>&1", tool) == 0)
-		return 1;
-	snprintf(why, sizeof why, "%s is missing: install the Debian package %s "
-		 "(scripts/deps.sh)", tool, package);
-	expect_true(0, why);
-	return 0;
-}
-
-/* go tool pprof runs offline with its caches and temporary files in this
- * test's scratch directory, whatever the user's environment says. */
-static int need_go(void)
-{
-	static const char *const dirs[][2] = {
-		{"GOPATH", "go"}, {"GOCACHE", "gocache"}, {"PPROF_TMPDIR", "pprof"}, {"HOME", "home"},
-	};
-	char path[4200];
-
-	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
-		snprintf(path, sizeof path, "%s/%s", hp_test_tmp(), dirs[i][1]);
-		mkdir(path, 0700);
-		setenv(dirs[i][0], path, 1);
-	}
-	unsetenv("GOFLAGS");
-	setenv("GOPROXY", "off", 1);
-	setenv("GOTOOLCHAIN", "local", 1);
-	return need("go", "golang-go");
-}
-
-/* Runs a shell command and returns its standard output (malloc'd), or
- * NULL, with a failed expectation, when it exits non-zero. */
-static char *sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *sh_out(const char *fmt, ...)
-{
-	char cmd[8192], why[8300];
-	va_list ap;
-	FILE *p;
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	p = popen(cmd, "r");
-	if (!p) {
-		expect_true(0, "popen");
-		return NULL;
-	}
-	do {
-		if (len + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		n = fread(buf + len, 1, cap - len - 1, p);
-		len += n;
-	} while (n > 0);
-	buf[len] = '\0';
-	st = pclose(p);
-	snprintf(why, sizeof why, "command succeeds: %s", cmd);
-	if (!expect_true(st == 0, why)) {
-		printf("%s", buf);
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
 
 static const char *hp(void)
 {
@@ -231,7 +157,7 @@ static struct raw *raw_read(const char *file)
 	int section = 0; /* 1 samples header, 2 samples, 3 locations, 4 mappings */
 	unsigned last = 0;
 
-	r->text = sh_out("go tool pprof -raw %s 2>&1", file);
+	r->text = hp_test_sh_out("go tool pprof -raw %s 2>&1", file);
 	if (!r->text) {
 		free(r);
 		return NULL;
@@ -358,7 +284,7 @@ HP_TEST(pprof_raw_has_known_figures)
 	char hex[200] = "";
 	int n;
 
-	if (!need_go() || !(pb = export_known("pprof", "", "known.pb.gz")))
+	if (!hp_test_need_go() || !(pb = export_known("pprof", "", "known.pb.gz")))
 		return;
 	r = raw_read(pb);
 	if (!expect_true(r != NULL, "go tool pprof -raw reads the profile"))
@@ -417,9 +343,9 @@ HP_TEST(pprof_top_and_traces)
 	const char *pb = NULL;
 	char *top, *traces;
 
-	if (!need_go() || !(pb = export_known("pprof", "--at end", "known-end.pb.gz")))
+	if (!hp_test_need_go() || !(pb = export_known("pprof", "--at end", "known-end.pb.gz")))
 		return;
-	top = sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
+	top = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
 		     "-sample_index=alloc_space %s 2>&1", pb);
 	if (top) {
 		expect_eq_u64(top_flat(top, "leak_leaf"), LEAK_N * LEAK_SIZE, "-top alloc_space leak");
@@ -428,7 +354,7 @@ HP_TEST(pprof_top_and_traces)
 			      "-top alloc_space churn");
 		free(top);
 	}
-	top = sh_out("go tool pprof -top -nodefraction=0 -nodecount=10000 "
+	top = hp_test_sh_out("go tool pprof -top -nodefraction=0 -nodecount=10000 "
 		     "-sample_index=alloc_objects %s 2>&1", pb);
 	if (top) {
 		expect_eq_u64(top_flat(top, "churn_leaf"), CHURN_N, "-top alloc_objects churn");
@@ -437,7 +363,7 @@ HP_TEST(pprof_top_and_traces)
 			      "-top alloc_objects threads");
 		free(top);
 	}
-	top = sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 %s 2>&1", pb);
+	top = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 %s 2>&1", pb);
 	if (top) {
 		expect_true(strstr(top, "Type: inuse_space") != NULL, "inuse_space by default");
 		expect_eq_u64(top_flat(top, "leak_leaf"), LEAK_N * LEAK_SIZE, "-top inuse leak");
@@ -446,7 +372,7 @@ HP_TEST(pprof_top_and_traces)
 		expect_eq_u64(top_flat(top, "peak_leaf"), 0, "-top inuse: peak freed");
 		free(top);
 	}
-	traces = sh_out("go tool pprof -traces -unit=B -sample_index=alloc_space %s 2>&1", pb);
+	traces = hp_test_sh_out("go tool pprof -traces -unit=B -sample_index=alloc_space %s 2>&1", pb);
 	if (traces) {
 		expect_true(has_trace(traces, LEAK_N * LEAK_SIZE, "leak_leaf;leak_path;main;"),
 			    "-traces: leak_leaf <- leak_path <- main, LEAK_N x LEAK_SIZE");
@@ -463,9 +389,9 @@ HP_TEST(pprof_at_peak)
 	const char *pb;
 	char *top;
 
-	if (!need_go() || !(pb = export_known("pprof", "--at peak", "known-peak.pb.gz")))
+	if (!hp_test_need_go() || !(pb = export_known("pprof", "--at peak", "known-peak.pb.gz")))
 		return;
-	top = sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
+	top = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
 		     "-sample_index=inuse_space %s 2>&1", pb);
 	if (!top)
 		return;
@@ -488,7 +414,7 @@ HP_TEST(pprof_sampled_is_unbiased)
 	struct raw *r;
 	long long want_bytes = 0, want_objects = 0, raw_bytes = 0;
 
-	if (!need_go())
+	if (!hp_test_need_go())
 		return;
 	if (!expect_eq_u64(hp_test_sh("%s run -q --sample-rate %llu --seed 7 -o %s -- "
 				      "%s/tests/programs/known", hp(), (unsigned long long)rate,
@@ -529,11 +455,11 @@ HP_TEST(gperftools_google_pprof)
 	char bin[4200], *out;
 	int found;
 
-	if (!need("google-pprof", "google-perftools") || !need("addr2line", "binutils") ||
+	if (!hp_test_need("google-pprof", "google-perftools") || !hp_test_need("addr2line", "binutils") ||
 	    !(heap = export_known("gperftools", "", "known.heap")))
 		return;
 	snprintf(bin, sizeof bin, "%s/tests/programs/known", hp_test_build());
-	out = sh_out("google-pprof --text --show_bytes --inuse_space %s %s 2>/dev/null", bin, heap);
+	out = hp_test_sh_out("google-pprof --text --show_bytes --inuse_space %s %s 2>/dev/null", bin, heap);
 	if (out) {
 		expect_eq_u64(top_flat(out, "leak_leaf"), LEAK_N * LEAK_SIZE, "inuse_space: leak");
 		expect_eq_u64(top_column(out, "leak_path", 1, &found), LEAK_N * LEAK_SIZE,
@@ -544,14 +470,14 @@ HP_TEST(gperftools_google_pprof)
 		expect_eq_u64(top_flat(out, "peak_leaf"), 0, "inuse_space: peak freed");
 		free(out);
 	}
-	out = sh_out("google-pprof --text --alloc_objects %s %s 2>/dev/null", bin, heap);
+	out = hp_test_sh_out("google-pprof --text --alloc_objects %s %s 2>/dev/null", bin, heap);
 	if (out) {
 		expect_eq_u64(top_flat(out, "leak_leaf"), LEAK_N, "alloc_objects: leak");
 		expect_eq_u64(top_flat(out, "peak_leaf"), PEAK_N, "alloc_objects: peak");
 		expect_eq_u64(top_flat(out, "churn_leaf"), CHURN_N, "alloc_objects: churn");
 		free(out);
 	}
-	out = sh_out("google-pprof --text --show_bytes --alloc_space %s %s 2>/dev/null", bin, heap);
+	out = hp_test_sh_out("google-pprof --text --show_bytes --alloc_space %s %s 2>/dev/null", bin, heap);
 	if (out) {
 		expect_eq_u64(top_flat(out, "peak_leaf"), PEAK_N * PEAK_SIZE, "alloc_space: peak");
 		expect_eq_u64(top_flat(out, "churn_leaf"), CHURN_N * CHURN_SIZE, "alloc_space: churn");
@@ -566,9 +492,9 @@ HP_TEST(gperftools_header_and_go_pprof)
 	struct hp_capture *cap;
 	struct hpq_sum t;
 
-	if (!need_go() || !(heap = export_known("gperftools", "", "known-go.heap")))
+	if (!hp_test_need_go() || !(heap = export_known("gperftools", "", "known-go.heap")))
 		return;
-	out = sh_out("head -n 1 %s", heap);
+	out = hp_test_sh_out("head -n 1 %s", heap);
 	cap = hpq_load(known_capture());
 	if (out && expect_true(cap != NULL, "capture loads")) {
 		t = hpq_total(cap);
@@ -580,12 +506,12 @@ HP_TEST(gperftools_header_and_go_pprof)
 	}
 	hpq_free(cap);
 	free(out);
-	out = sh_out("grep -c '^MAPPED_LIBRARIES:$' %s && grep -c ' r-xp .* /.*/tests/programs/known$' %s",
+	out = hp_test_sh_out("grep -c '^MAPPED_LIBRARIES:$' %s && grep -c ' r-xp .* /.*/tests/programs/known$' %s",
 		     heap, heap);
 	expect_true(out && strcmp(out, "1\n1\n") == 0, "one maps section, with known's text");
 	free(out);
 
-	out = sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
+	out = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
 		     "-sample_index=inuse_space %s 2>&1", heap);
 	if (out) {
 		expect_eq_u64(top_flat(out, "leak_leaf"), LEAK_N * LEAK_SIZE, "go, legacy: inuse leak");
@@ -593,7 +519,7 @@ HP_TEST(gperftools_header_and_go_pprof)
 			      "go, legacy: inuse threads");
 		free(out);
 	}
-	out = sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
+	out = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
 		     "-sample_index=alloc_space %s 2>&1", heap);
 	if (out) {
 		expect_eq_u64(top_flat(out, "peak_leaf"), PEAK_N * PEAK_SIZE, "go, legacy: alloc peak");
@@ -601,13 +527,13 @@ HP_TEST(gperftools_header_and_go_pprof)
 			      "go, legacy: alloc churn");
 		free(out);
 	}
-	out = sh_out("go tool pprof -top -nodefraction=0 -nodecount=10000 "
+	out = hp_test_sh_out("go tool pprof -top -nodefraction=0 -nodecount=10000 "
 		     "-sample_index=alloc_objects %s 2>&1", heap);
 	if (out) {
 		expect_eq_u64(top_flat(out, "churn_leaf"), CHURN_N, "go, legacy: alloc_objects churn");
 		free(out);
 	}
-	out = sh_out("go tool pprof -traces -unit=B -sample_index=inuse_space %s 2>&1", heap);
+	out = hp_test_sh_out("go tool pprof -traces -unit=B -sample_index=inuse_space %s 2>&1", heap);
 	if (out) {
 		expect_true(has_trace(out, LEAK_N * LEAK_SIZE, "leak_leaf;leak_path;main;"),
 			    "go, legacy -traces: leak_leaf <- leak_path <- main, symbolized");
@@ -661,7 +587,7 @@ HP_TEST(folded_known_lines)
 	if (!cap)
 		return;
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-		out = sh_out("%s export %s --format folded %s%s -o - | sort", hp(), cap,
+		out = hp_test_sh_out("%s export %s --format folded %s%s -o - | sort", hp(), cap,
 			     want[i].metric[0] ? "--metric " : "", want[i].metric);
 		if (!out)
 			continue;
@@ -673,12 +599,12 @@ HP_TEST(folded_known_lines)
 	}
 	/* Root first: the line of the leak starts at the outermost frame, and
 	 * no line is printed twice (identical stacks are merged). */
-	out = sh_out("%s export %s --format folded -o - | grep ';leak_leaf ' | cut -d';' -f1", hp(),
+	out = hp_test_sh_out("%s export %s --format folded -o - | grep ';leak_leaf ' | cut -d';' -f1", hp(),
 		     cap);
 	expect_true(out && (strcmp(out, "_start\n") == 0 || strcmp(out, "main\n") == 0),
 		    "the leak's line starts at the root");
 	free(out);
-	out = sh_out("%s export %s --format folded --metric allocations -o - | sed 's/ [0-9]*$//'"
+	out = hp_test_sh_out("%s export %s --format folded --metric allocations -o - | sed 's/ [0-9]*$//'"
 		     " | sort | uniq -d | wc -l", hp(), cap);
 	expect_true(out && strcmp(out, "0\n") == 0, "identical stacks merged into one line");
 	free(out);
