@@ -49,6 +49,19 @@ static struct {
 	int (*dlclose)(void *);
 } real = {.malloc = first_malloc};
 
+/* The C++ operators' fast path calls the next malloc and free directly
+ * (see interpose_cxx.c); free is only reached for blocks malloc made, so
+ * it is known by then. */
+void *hp_next_malloc(size_t size)
+{
+	return real.malloc(size);
+}
+
+void hp_next_free(void *p)
+{
+	real.free(p);
+}
+
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
 static int resolved;
 /* Set on the thread that is inside dlsym. */

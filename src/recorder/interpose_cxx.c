@@ -3,9 +3,13 @@
  * nothrow, sized, aligned, and their combinations (the Itanium C++ ABI
  * names, which are valid C identifiers).
  *
- * Each forwards to the next definition (libstdc++'s, or that of an
- * allocator library that replaces them), so new_handler loops, bad_alloc
- * and nothrow semantics stay the real ones. While it forwards, the thread's
+ * The unaligned operators take a fast path: new calls the next malloc
+ * directly, and delete the next free, as libstdc++'s own operators do (and
+ * those of jemalloc, tcmalloc and mimalloc, whose new and malloc share one
+ * heap). That saves a second pass through the interposer on every C++
+ * allocation. Only when malloc fails does new forward to the next operator
+ * new, whose new_handler loop, bad_alloc and nothrow semantics are then the
+ * real ones. The aligned operators always forward. While forwarding, the thread's
  * forwarding flag keeps the real operator's own malloc and free from being
  * recorded a second time; the flag is dropped by a cleanup handler, so an
  * exception thrown by the real operator new leaves it right (this file is
@@ -91,17 +95,26 @@ static void *forward_new_aligned(new_aligned_fn f, size_t n, size_t align)
 	return p;
 }
 
-#define NEW(sym)                                  \
-	void *sym(size_t n)                       \
-	{                                         \
-		REAL(sym, new_fn);                \
-		return forward_new(real_, n);     \
+#define NEW(sym)                                          \
+	void *sym(size_t n)                               \
+	{                                                 \
+		void *p = hp_next_malloc(n ? n : 1);      \
+		if (hp_likely(p != NULL)) {               \
+			hp_note_alloc(p, n);              \
+			return p;                         \
+		}                                         \
+		REAL(sym, new_fn);                        \
+		return forward_new(real_, n);             \
 	}
 
 #define NEW_NOTHROW(sym)                                   \
 	void *sym(size_t n, const void *tag)               \
 	{                                                  \
-		void *p;                                   \
+		void *p = hp_next_malloc(n ? n : 1);       \
+		if (hp_likely(p != NULL)) {                \
+			hp_note_alloc(p, n);               \
+			return p;                          \
+		}                                          \
 		REAL(sym, new_nothrow_fn);                 \
 		{                                          \
 			FORWARDING;                        \
@@ -134,7 +147,21 @@ static void *forward_new_aligned(new_aligned_fn f, size_t n, size_t align)
 		return p;                                                    \
 	}
 
-/* delete: take the block out of the register first, then forward. */
+#define UNUSED __attribute__((unused))
+
+/* delete of an unaligned block: out of the register, then the next free. */
+#define DELETE_FAST(sym, params)                   \
+	void sym params                            \
+	{                                          \
+		if (!p)                            \
+			return;                    \
+		hp_note_free(p);                   \
+		if (hp_unlikely(hp_bootstrap_owns(p))) \
+			return;                    \
+		hp_next_free(p);                   \
+	}
+
+/* delete of an aligned block: out of the register, then forward. */
 #define DELETE(sym, type, params, args)             \
 	void sym params                             \
 	{                                           \
@@ -158,12 +185,12 @@ NEW_ALIGNED(_ZnamSt11align_val_t)           /* new[](size_t, align_val_t) */
 NEW_ALIGNED_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t)
 NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
 
-DELETE(_ZdlPv, delete_fn, (void *p), (p))                                   /* delete(p) */
-DELETE(_ZdaPv, delete_fn, (void *p), (p))                                   /* delete[](p) */
-DELETE(_ZdlPvm, delete_sized_fn, (void *p, size_t n), (p, n))               /* sized */
-DELETE(_ZdaPvm, delete_sized_fn, (void *p, size_t n), (p, n))
-DELETE(_ZdlPvRKSt9nothrow_t, delete_nothrow_fn, (void *p, const void *t), (p, t))
-DELETE(_ZdaPvRKSt9nothrow_t, delete_nothrow_fn, (void *p, const void *t), (p, t))
+DELETE_FAST(_ZdlPv, (void *p))                                   /* delete(p) */
+DELETE_FAST(_ZdaPv, (void *p))                                   /* delete[](p) */
+DELETE_FAST(_ZdlPvm, (void *p, size_t n UNUSED))                        /* sized */
+DELETE_FAST(_ZdaPvm, (void *p, size_t n UNUSED))
+DELETE_FAST(_ZdlPvRKSt9nothrow_t, (void *p, const void *t UNUSED))
+DELETE_FAST(_ZdaPvRKSt9nothrow_t, (void *p, const void *t UNUSED))
 DELETE(_ZdlPvSt11align_val_t, delete_aligned_fn, (void *p, size_t a), (p, a))
 DELETE(_ZdaPvSt11align_val_t, delete_aligned_fn, (void *p, size_t a), (p, a))
 DELETE(_ZdlPvmSt11align_val_t, delete_sized_aligned_fn, (void *p, size_t n, size_t a), (p, n, a))

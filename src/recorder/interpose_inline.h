@@ -46,6 +46,10 @@ static inline void hp_note_free(void *p)
 		hp_note_free_slow(p);
 }
 
+/* The next definitions of malloc and free (hidden: not exported). */
+void *hp_next_malloc(size_t size) __attribute__((visibility("hidden")));
+void hp_next_free(void *p) __attribute__((visibility("hidden")));
+
 /* The bootstrap allocator answers calls made before the real allocator is
  * known (dlsym's own); its blocks are never freed. */
 #define HP_BOOTSTRAP_BYTES (64 * 1024)
