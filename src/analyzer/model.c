@@ -336,11 +336,17 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	ret = build_stacks(m, opts);
 	if (ret)
 		goto fail;
+	/* Modules no frame falls in are never opened: a program maps dozens. */
+	for (size_t l = 0; l < m->nlocations; l++)
+		if (m->locations[l].module >= 0)
+			m->modules[m->locations[l].module].status = HP_MODSYM_OK;
 	for (size_t i = 0; i < m->nmodules; i++) {
 		const char *slash = strrchr(cap->modules[i].path, '/');
 		m->modules[i].cap = &cap->modules[i];
 		m->modules[i].name = slash ? slash + 1 : cap->modules[i].path;
-		m->modules[i].status = hp_symbolizer_status(p->sym, (int)i);
+		m->modules[i].status = m->modules[i].status == HP_MODSYM_OK
+					       ? hp_symbolizer_status(p->sym, (int)i)
+					       : HP_MODSYM_UNUSED;
 	}
 
 	m->nbuckets = m->snap->nbuckets;

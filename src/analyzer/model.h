@@ -73,6 +73,7 @@ enum hp_module_status {
 	HP_MODSYM_MISSING,       /* the binary is gone: module+offset only */
 	HP_MODSYM_MISMATCH,      /* the binary's build-id differs: module+offset only */
 	HP_MODSYM_NO_SYMBOLS,    /* found, but no symbol table and no debug info */
+	HP_MODSYM_UNUSED,        /* no frame falls in it: not opened */
 };
 
 struct hp_mmodule {

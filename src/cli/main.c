@@ -98,7 +98,7 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 	for (size_t i = 0; i < model->nmodules; i++) {
 		enum hp_module_status st = model->modules[i].status;
 		int used = 0;
-		if (st == HP_MODSYM_OK || st == HP_MODSYM_EMBEDDED)
+		if (st == HP_MODSYM_OK || st == HP_MODSYM_EMBEDDED || st == HP_MODSYM_UNUSED)
 			continue;
 		/* Only complain about modules that frames fall in. */
 		for (size_t l = 0; l < model->nlocations && !used; l++)
