@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: build examples/example.c, run it under heapprof, show the capture.
+# make demo: build examples/example.c, run it under heapprof, print the report.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,5 +9,7 @@ out="$build/examples/example.hpf"
 echo "\$ heapprof run -o $out -- $build/examples/example"
 "$build/heapprof" run -o "$out" -- "$build/examples/example"
 echo
-echo "\$ heapprof inspect $out"
-"$build/heapprof" inspect "$out"
+echo "\$ heapprof report --top 3 $out"
+"$build/heapprof" report --top 3 "$out"
+echo
+echo "More: heapprof flamegraph $out -o example.svg, heapprof export $out --format pprof -o example.pb.gz"
