@@ -20,10 +20,10 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SI
 /* Set at init (and in a fork child), read-only otherwise. */
 static const struct hp_config *config;
 
-/* Requests for the sampling thread: a bit per HP_SNAP_* reason, set with
- * atomic OR by any thread or signal handler, cleared by the thread. */
+/* Snapshot requests for the next slow path: a bit per HP_SNAP_* reason,
+ * set with atomic OR by any thread or signal handler, taken with an atomic
+ * exchange by the thread that writes them. */
 static unsigned pending;
-
 
 /* Byte triggers: bytes allocated, flushed from each thread in chunks so
  * that threads do not fight over one counter; next thresholds. Atomics. */
