@@ -126,6 +126,15 @@ void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
 	__atomic_add_fetch(&lost_bytes[why], bytes, __ATOMIC_RELAXED);
 }
 
+void hp_agg_restart_peak(void)
+{
+	__atomic_store_n(&peak_bytes, __atomic_load_n(&in_use_bytes, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&peak_time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
+	/* Every bucket's at-peak value is now its current one. */
+	__atomic_add_fetch(&peak_epoch, 1, __ATOMIC_RELEASE);
+}
+
 uint32_t hp_agg_next(uint32_t id)
 {
 	uint32_t stacks = hp_stacks_count(); /* default buckets 1..stacks */

@@ -80,6 +80,9 @@ void hp_agg_totals(struct hp_totals *out);
 /* Bytes of recorder memory the buckets may have touched. */
 uint64_t hp_agg_bytes(void);
 
+/* Makes the bytes in use now the peak (a followed fork child's start). */
+void hp_agg_restart_peak(void);
+
 /* For fork: take and release every bucket lock. */
 void hp_agg_lock_all(void);
 void hp_agg_unlock_all(void);

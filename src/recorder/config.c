@@ -23,11 +23,15 @@ static int parse_u64(const char *s, uint64_t *out)
 			return -1;
 		v = v * 10 + (uint64_t)(*s - '0');
 	}
+	int shift = 0;
 	switch (*s) {
-	case 'k': case 'K': v <<= 10; s++; break;
-	case 'm': case 'M': v <<= 20; s++; break;
-	case 'g': case 'G': v <<= 30; s++; break;
+	case 'k': case 'K': shift = 10; s++; break;
+	case 'm': case 'M': shift = 20; s++; break;
+	case 'g': case 'G': shift = 30; s++; break;
 	}
+	if (v > UINT64_MAX >> shift)
+		return -1;
+	v <<= shift;
 	if (*s == 'i' || *s == 'I') /* KiB, MiB */
 		s++;
 	if (*s == 'b' || *s == 'B')

@@ -114,8 +114,13 @@ int hp_interpose_init(void)
 		return -1;
 	if (__atomic_compare_exchange_n(&resolved, &expected, 1, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
+		int saved = errno; /* a successful first malloc keeps errno */
+		void *next_malloc;
+
 		resolving = 1;
-		RESOLVE(malloc);
+		/* malloc last: once it is set, the fast path (which does not
+		 * test resolved) may hand out blocks that free must know. */
+		next_malloc = dlsym(RTLD_NEXT, "malloc");
 		RESOLVE(free);
 		RESOLVE(calloc);
 		RESOLVE(realloc);
@@ -126,6 +131,8 @@ int hp_interpose_init(void)
 		RESOLVE(valloc);
 		RESOLVE(pvalloc);
 		RESOLVE(dlclose);
+		__atomic_store_n(&real.malloc, (__typeof__(real.malloc))next_malloc,
+				 __ATOMIC_RELEASE);
 		resolving = 0;
 		__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 		/* Start recording. Allocations the start-up makes itself are
@@ -134,6 +141,7 @@ int hp_interpose_init(void)
 		hp_recorder_start();
 		hp_self.forwarding--;
 		__atomic_store_n(&resolved, 3, __ATOMIC_RELEASE);
+		errno = saved;
 		return 0;
 	}
 	/* Another thread is resolving: wait for the real functions. */
@@ -295,11 +303,11 @@ int dlclose(void *handle)
 	if (!READY() || !real.dlclose)
 		return -1;
 	hp_self.forwarding++;
-	hp_modules_refresh();
+	hp_modules_refresh(1);
 	hp_self.forwarding--;
 	r = real.dlclose(handle);
 	hp_self.forwarding++;
-	hp_modules_refresh();
+	hp_modules_refresh(1);
 	hp_self.forwarding--;
 	return r;
 }

@@ -148,11 +148,14 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void hp_modules_refresh(void)
+void hp_modules_refresh(int wait)
 {
 	if (!modules)
 		return;
-	hp_spin_lock(&lock);
+	if (wait)
+		hp_spin_lock(&lock);
+	else if (!hp_spin_trylock(&lock))
+		return;
 	for (uint32_t i = 0; i < nmodules; i++)
 		modules[i].seen = 0;
 	dl_iterate_phdr(visit, NULL);

@@ -25,8 +25,11 @@
 /* Maps the tables. Returns 0 or -ENOMEM. */
 int hp_modules_init(uint64_t start_ns);
 
-/* Compares the loaded objects with the table and logs the differences. */
-void hp_modules_refresh(void);
+/* Compares the loaded objects with the table and logs the differences.
+ * With wait 0, gives up when another thread is refreshing: that thread
+ * may be waiting for the loader's lock, which the caller may hold (a
+ * program's dl_iterate_phdr callback that allocates). */
+void hp_modules_refresh(int wait);
 
 /* The number of events logged so far. Lock-free. */
 uint32_t hp_modules_events(void);

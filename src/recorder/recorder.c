@@ -61,16 +61,16 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	uint32_t depth, stack, bucket;
 	int r;
 
-	if (t->forwarding) { /* the recorder's own, or nested in a C++ operator */
-		if (!hp_sampled)
-			t->countdown_bytes = -1;
-		return;
-	}
-	if (t->busy) {
-		/* A signal handler allocating on top of the recorder, or the
-		 * recorder's own helpers: passed through, counted. */
-		if (hp_state == HP_STATE_ACTIVE)
+	if (t->forwarding || t->busy) {
+		/* The recorder's own allocations, or ones nested in a forwarded
+		 * C++ operator: passed through. A signal handler allocating on
+		 * top of the recorder (busy): passed through, counted. A fresh
+		 * countdown keeps the next sample unbiased. */
+		if (t->busy && !t->forwarding && hp_state == HP_STATE_ACTIVE)
 			hp_agg_lost(HP_LOST_REENTRANT, 1, size);
+		t->countdown_bytes = hp_sampled && t->ready
+					     ? hp_sampler_draw(&t->rng, config.sample_rate_bytes)
+					     : (hp_sampled ? t->countdown_bytes : -1);
 		return;
 	}
 	if (hp_state != HP_STATE_ACTIVE) {
@@ -122,9 +122,14 @@ int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
 
 	if (hp_state != HP_STATE_ACTIVE)
 		return 0;
-	/* Inside the recorder (a signal handler's free): never wait for a lock
-	 * the interrupted code may hold. */
-	r = hp_live_remove((uintptr_t)p, blk, !t->busy);
+	/* busy is raised while the shard lock is held, so that a signal
+	 * handler's free on top of us does not wait for it; inside the recorder
+	 * already (that handler's free), never wait for a lock the interrupted
+	 * code may hold. */
+	int nested = t->busy != 0;
+	t->busy++;
+	r = hp_live_remove((uintptr_t)p, blk, !nested);
+	t->busy--;
 	if (r < 0)
 		hp_agg_lost(HP_LOST_REENTRANT_FREE, 1, 0);
 	if (r == 0 && !hp_sampled)
@@ -145,15 +150,30 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
 		hp_agg_lost(HP_LOST_REENTRANT_FREE, 1, blk->size);
 		return;
 	}
+	t->busy++; /* the bucket lock: see hp_record_take */
 	hp_agg_free(blk->bucket, blk->size, temporary);
+	t->busy--;
 	hp_trigger_tick(hp_sampled ? 1 : 64);
 }
 
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk)
 {
 	struct hp_live_block stale;
-	(void)t;
-	hp_live_insert((uintptr_t)p, blk->bucket, blk->size, &stale);
+	int r = -1;
+
+	if (!t->busy) {
+		t->busy++;
+		r = hp_live_insert((uintptr_t)p, blk->bucket, blk->size, &stale);
+		t->busy--;
+	}
+	if (r < 0) {
+		/* Not back in the register: count it freed now, so that its
+		 * bytes do not stay in use forever. */
+		t->busy++;
+		hp_agg_free(blk->bucket, blk->size, 0);
+		t->busy--;
+		hp_agg_lost(HP_LOST_NO_MEMORY, 1, blk->size);
+	}
 }
 
 static void fork_prepare(void)
@@ -190,7 +210,9 @@ static void fork_child(void)
 		return;
 	}
 	/* Keep recording into a file of its own; the inherited heap stays
-	 * counted, since the child owns those blocks too. */
+	 * counted, since the child owns those blocks too, but the parent's
+	 * peak is not the child's: its peak starts at what it inherited. */
+	hp_agg_restart_peak();
 	hp_self.forwarding++;
 	if (hp_writer_open(&config, start_ns, HP_ROLE_FORKED) < 0)
 		hp_state = HP_STATE_OFF;
@@ -253,7 +275,7 @@ void hp_recorder_start(void)
 	}
 	if (hp_unwind_init(config.unwind) < 0)
 		hp_log("cannot find the recorder's own code; stacks will include its frames");
-	hp_modules_refresh();
+	hp_modules_refresh(1);
 	if (hp_writer_open(&config, start_ns, role) < 0)
 		return; /* the writer said why */
 	hp_trigger_init(&config);

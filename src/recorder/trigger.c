@@ -83,6 +83,11 @@ static void on_dump(int sig)
 	errno = saved;
 }
 
+int hp_trigger_owns(void (*handler)(int))
+{
+	return handler == on_fatal || handler == on_dump;
+}
+
 static void install(int sig, void (*handler)(int))
 {
 	struct sigaction old, sa;
@@ -148,6 +153,9 @@ void hp_trigger_tick(int every)
 	if (!req && (++ticks % (unsigned)every) != 0)
 		return;
 	now = hp_os_now_ns();
+	/* busy while the writer's lock may be held: a signal handler's
+	 * allocation on top of us must not wait for it. */
+	hp_self.busy++;
 	if (config->timeseries_ms && now >= __atomic_load_n(&next_sample_ns, __ATOMIC_RELAXED)) {
 		struct hp_totals t;
 		__atomic_store_n(&next_sample_ns, now + config->timeseries_ms * 1000000ull,
@@ -160,12 +168,11 @@ void hp_trigger_tick(int every)
 				 __ATOMIC_RELAXED);
 		req |= 1u << HP_SNAP_INTERVAL;
 	}
-	if (!req)
-		return;
-	req |= __atomic_exchange_n(&pending, 0, __ATOMIC_ACQ_REL);
-	hp_self.forwarding++;
-	for (unsigned r = 1; r < 32; r++)
-		if (req & (1u << r))
-			hp_writer_snapshot(r, r == HP_SNAP_SIGNAL ? config->dump_signal : 0, 0);
-	hp_self.forwarding--;
+	if (req) {
+		req |= __atomic_exchange_n(&pending, 0, __ATOMIC_ACQ_REL);
+		for (unsigned r = 1; r < 32; r++)
+			if (req & (1u << r))
+				hp_writer_snapshot(r, r == HP_SNAP_SIGNAL ? config->dump_signal : 0, 0);
+	}
+	hp_self.busy--;
 }

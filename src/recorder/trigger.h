@@ -36,6 +36,10 @@ void hp_trigger_tick(int every);
  * Lock-free; no allocation. */
 void hp_trigger_allocated(uint64_t bytes);
 
+/* Whether handler is one the recorder installed (the signal interposer
+ * shows those to the program as SIG_DFL). */
+int hp_trigger_owns(void (*handler)(int));
+
 /* Asks for a snapshot with the given HP_SNAP_* reason (async-signal-safe). */
 void hp_trigger_request(unsigned reason);
 

@@ -233,9 +233,10 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
 		cctx = ZSTD_createCCtx_advanced(mem);
 	file_config = file_meta_config = c;
 	file_role = role;
-	/* A forked child creates its file when it first has something to say:
-	 * one that only execs (the usual fork) leaves no empty file behind. */
-	if (role != HP_ROLE_FORKED)
+	/* A forked child, or a program exec'd by a recorded one, creates its
+	 * file when it first has something to say: one that only execs (a
+	 * fork, a chain of wrappers) leaves no empty file behind. */
+	if (role != HP_ROLE_FORKED && role != HP_ROLE_DESCENDANT)
 		err = ensure_file();
 	hp_spin_unlock(&lock);
 	return err;
@@ -271,22 +272,22 @@ static void put_stacks(uint32_t from, uint32_t to)
 	}
 }
 
-static void put_snapshot(unsigned reason, int signo, uint32_t nstacks)
-{
-	struct hp_totals t;
-	struct hp_bucket_view v;
-	uint64_t sum[5] = {0}, nbuckets = 0;
-	unsigned lost_kinds = 0;
+/* The buckets, into the side buffer, and their sums. Before the stacks
+ * are counted: every bucket read here has its stack interned already, so
+ * the stack count taken after covers them all. */
+struct bucket_sums {
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, peak_count, n;
+};
 
-	/* One pass over the buckets into the side buffer, summing as it goes:
-	 * the totals are the sums of the buckets written, exactly, even while
-	 * other threads allocate. */
+static void collect_buckets(struct bucket_sums *sum)
+{
+	struct hp_bucket_view v;
+
+	memset(sum, 0, sizeof *sum);
 	buckets_buf.len = 0;
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		hp_agg_read(id, &v);
-		/* Stacks are interned before their buckets; clamp anyway so a
-		 * reader never meets an undefined id. */
-		hp_buf_put_u(&buckets_buf, v.stack_id < nstacks ? v.stack_id : 0);
+		hp_buf_put_u(&buckets_buf, v.stack_id);
 		hp_buf_put_u(&buckets_buf, v.type_tag);
 		hp_buf_put_u(&buckets_buf, v.context_tag);
 		hp_buf_put_u(&buckets_buf, v.size);
@@ -298,26 +299,37 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks)
 		hp_buf_put_u(&buckets_buf, v.peak_bytes);
 		hp_buf_put_u(&buckets_buf, v.temp_count);
 		hp_buf_put_u(&buckets_buf, v.temp_bytes);
-		sum[0] += v.alloc_count;
-		sum[1] += v.alloc_bytes;
-		sum[2] += v.free_count;
-		sum[3] += v.free_bytes;
-		sum[4] += v.peak_count;
-		nbuckets++;
+		sum->alloc_count += v.alloc_count;
+		sum->alloc_bytes += v.alloc_bytes;
+		sum->free_count += v.free_count;
+		sum->free_bytes += v.free_bytes;
+		sum->peak_count += v.peak_count;
+		sum->n++;
 	}
+}
+
+/* The totals are the sums of the buckets written, exactly, even while
+ * other threads allocate. */
+static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
+			 const struct bucket_sums *sum)
+{
+	struct hp_totals t;
+	unsigned lost_kinds = 0;
+
 	if (buckets_buf.err && !payload.err)
 		payload.err = buckets_buf.err;
 	buckets_buf.err = 0;
-
 	hp_agg_totals(&t);
 	hp_buf_put_u(&payload, ++snapshot_seq);
 	hp_buf_put_u(&payload, hp_os_now_ns() - start_ns);
 	hp_buf_put_u(&payload, reason);
 	hp_buf_put_u(&payload, (uint64_t)signo);
-	for (int i = 0; i < 4; i++)
-		hp_buf_put_u(&payload, sum[i]);
+	hp_buf_put_u(&payload, sum->alloc_count);
+	hp_buf_put_u(&payload, sum->alloc_bytes);
+	hp_buf_put_u(&payload, sum->free_count);
+	hp_buf_put_u(&payload, sum->free_bytes);
 	hp_buf_put_u(&payload, t.peak_bytes);
-	hp_buf_put_u(&payload, sum[4]);
+	hp_buf_put_u(&payload, sum->peak_count);
 	hp_buf_put_u(&payload, t.peak_time_ns > start_ns ? t.peak_time_ns - start_ns : 0);
 	hp_buf_put_u(&payload, nstacks);
 	for (int i = 1; i < HP_LOST_KINDS; i++)
@@ -330,12 +342,13 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks)
 		hp_buf_put_u(&payload, t.lost_count[i]);
 		hp_buf_put_u(&payload, t.lost_bytes[i]);
 	}
-	hp_buf_put_u(&payload, nbuckets);
+	hp_buf_put_u(&payload, sum->n);
 	hp_buf_put_bytes(&payload, buckets_buf.data, buckets_buf.len);
 }
 
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 {
+	struct bucket_sums sums;
 	uint32_t nevents, nstacks;
 	int err = 0;
 
@@ -346,14 +359,13 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		if (!hp_spin_trylock_for(&lock, 100))
 			return -EDEADLK;
 	} else {
-		hp_modules_refresh();
+		hp_modules_refresh(0);
 		hp_spin_lock(&lock);
 	}
 	err = ensure_file();
 	if (err)
 		goto out;
-	/* Read the buckets' bound first: every bucket's stack was interned
-	 * before the bucket, so the stacks we write cover them all. */
+	collect_buckets(&sums);
 	nstacks = hp_stacks_count();
 	nevents = hp_modules_events();
 	if (nsamples < SAMPLES_PER_RECORD) { /* the heap at this moment, too */
@@ -362,22 +374,26 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, t.in_use_bytes,
 						      hp_os_rss_bytes()};
 	}
+	/* What the file has is counted only once written: after a failed
+	 * write, the next snapshot tries again. */
 	if (nevents > module_events_written) {
 		hp_modules_encode(&payload, module_events_written, nevents);
 		err = emit(HP_REC_MODULES);
-		module_events_written = nevents;
+		if (!err)
+			module_events_written = nevents;
 	}
 	if (!err && nstacks > stacks_written) {
 		put_stacks(stacks_written, nstacks);
 		err = emit(HP_REC_STACKS);
-		stacks_written = nstacks;
+		if (!err)
+			stacks_written = nstacks;
 	}
 	if (!err && nsamples) {
 		put_timeseries();
 		err = emit(HP_REC_TIMESERIES);
 	}
 	if (!err) {
-		put_snapshot(reason, signo, nstacks);
+		put_snapshot(reason, signo, nstacks, &sums);
 		err = emit(HP_REC_SNAPSHOT);
 	}
 out:

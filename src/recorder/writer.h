@@ -38,8 +38,8 @@ enum hp_role {
 };
 
 /* Starts the capture file for this process: creates it and writes its
- * header and META record, or, for HP_ROLE_FORKED, leaves that to its first
- * snapshot or time-series record (a fork that only execs leaves no file).
+ * header and META record, or, for forks and descendants, leaves that to its
+ * first snapshot or time-series record (one that only execs leaves no file).
  * Descendants and forks get the root's name with ".PID" before ".hpf".
  * Returns 0 or -errno (and logs why). c must stay valid. */
 int hp_writer_open(const struct hp_config *c, uint64_t start_ns, enum hp_role role);

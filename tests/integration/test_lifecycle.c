@@ -228,6 +228,24 @@ HP_TEST(signal_handler_allocates)
 	hpq_free(cap);
 }
 
+HP_TEST(recorder_handlers_are_invisible)
+{
+	/* A program that installs a handler only over the default action must
+	 * see the default action, and its handler must then be the one run. */
+	char path[8192];
+	FILE *f;
+	char line[64] = "";
+
+	expect_eq_u64(run("sigquery", "", ""), 0, "exit status");
+	snprintf(path, sizeof path, "%s/sigquery.dir/stdout", hp_test_tmp());
+	if ((f = fopen(path, "r"))) {
+		if (!fgets(line, sizeof line, f))
+			line[0] = '\0';
+		fclose(f);
+	}
+	expect_str(line, "dfl dfl handled\n", "SIGINT and SIGTERM look untouched");
+}
+
 static void check_crash(const char *how, int status, int signo)
 {
 	struct hp_capture *cap;

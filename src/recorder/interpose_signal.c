@@ -1,0 +1,53 @@
+/*
+ * interpose_signal.c - sigaction and signal, so that the recorder's own
+ * handlers stay invisible.
+ *
+ * The recorder catches SIGTERM, SIGINT and the fatal signals where the
+ * program left the default action, to write its capture before the signal
+ * takes effect. Many programs install a handler of their own only where
+ * they find the default one (CPython's KeyboardInterrupt, for one): asked
+ * about a signal the recorder handles, these report SIG_DFL, as the
+ * program would see without heapprof. Installing a handler works as
+ * always, and replaces the recorder's.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <string.h>
+
+#include "trigger.h"
+
+/* Everything this file defines with external linkage is exported (the
+ * version script then keeps just the interposed names). */
+#pragma GCC visibility push(default)
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*(*signal_fn)(int, void (*)(int)))(int);
+
+/* Looked up on first use: written racily, but every thread writes the
+ * same value. */
+static sigaction_fn next_sigaction;
+static signal_fn next_signal;
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int r;
+
+	if (!next_sigaction)
+		next_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	r = next_sigaction(sig, act, old);
+	if (r == 0 && old && !(old->sa_flags & SA_SIGINFO) && hp_trigger_owns(old->sa_handler)) {
+		memset(old, 0, sizeof *old);
+		old->sa_handler = SIG_DFL;
+	}
+	return r;
+}
+
+void (*signal(int sig, void (*handler)(int)))(int)
+{
+	void (*prev)(int);
+
+	if (!next_signal)
+		next_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
+	prev = next_signal(sig, handler);
+	return hp_trigger_owns(prev) ? SIG_DFL : prev;
+}
