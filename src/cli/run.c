@@ -169,8 +169,8 @@ static void summarize(const char *path, int quiet)
 	}
 	s = hp_capture_last(&cap);
 	if (!s) {
-		hp_cli_error("wrote %s, but it holds no snapshot (the program was killed "
-			     "before any was written)", path);
+		hp_cli_error("wrote %s, but it holds no snapshot (the program was killed before "
+			     "one was written, or the recorder could not write it)", path);
 		hp_capture_free(&cap);
 		return;
 	}

@@ -73,6 +73,12 @@ int hp_os_create(const char *path, int exclusive)
 	return fd < 0 ? -errno : fd;
 }
 
+void hp_os_truncate(int fd, uint64_t size)
+{
+	while (ftruncate(fd, (off_t)size) < 0 && errno == EINTR)
+		;
+}
+
 void hp_os_close(int fd)
 {
 	if (fd >= 0)

@@ -32,6 +32,9 @@ int hp_os_write_all(int fd, const void *p, size_t n);
 int hp_os_create(const char *path, int exclusive);
 void hp_os_close(int fd);
 
+/* ftruncate, retried on EINTR. Async-signal-safe. */
+void hp_os_truncate(int fd, uint64_t size);
+
 /* Resident set size in bytes from /proc/self/statm, or 0. Async-signal-safe. */
 uint64_t hp_os_rss_bytes(void);
 

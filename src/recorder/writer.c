@@ -38,6 +38,7 @@ static uint32_t module_events_written;
 static struct sample samples[SAMPLES_PER_RECORD];
 static unsigned nsamples;
 static struct hp_buf payload, out, buckets_buf;
+static uint64_t file_bytes; /* written whole so far: records end here */
 static ZSTD_CCtx *cctx;
 /* The file still to be created (NULL once tried), and for its META. */
 static const struct hp_config *file_config, *file_meta_config;
@@ -144,6 +145,12 @@ static int emit(unsigned type)
 	err = hp_format_put_record(&out, type, payload.data, payload.len, cctx);
 	if (!err)
 		err = hp_os_write_all(fd, out.data, out.len);
+	/* A record cut short (a full disk) is cut off again, so the next one
+	 * starts where a reader expects a record. */
+	if (err && err != out.err)
+		hp_os_truncate(fd, file_bytes);
+	else if (!err)
+		file_bytes += out.len;
 	payload.len = 0;
 	return err;
 }
@@ -202,6 +209,7 @@ static int ensure_file(void)
 	hp_format_put_file_header(&file_header);
 	err = file_header.err ? file_header.err
 			      : hp_os_write_all(fd, file_header.data, file_header.len);
+	file_bytes = err ? 0 : file_header.len;
 	hp_os_unmap(file_header.data, file_header.cap);
 	if (!err) {
 		put_meta(file_meta_config, file_role == HP_ROLE_FORKED);
@@ -400,8 +408,11 @@ out:
 	payload.len = 0;
 	payload.err = out.err = 0;
 	hp_spin_unlock(&lock);
-	if (err && err != -EBADF)
+	if (err && err != -EBADF) {
 		hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+		if (!(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL)))
+			hp_log("cannot write %s: %s", path, hp_errname(-err));
+	}
 	return err;
 }
 

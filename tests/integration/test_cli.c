@@ -125,6 +125,31 @@ HP_TEST(unwritable_output_keeps_the_program_running)
 	expect_true(lines >= 1 && lines <= 2, "one line from the recorder, one from heapprof");
 }
 
+HP_TEST(full_disk_leaves_whole_records)
+{
+	/* A file size limit stands in for a full disk: writes past it fail
+	 * (SIGXFSZ ignored), and the recorder must cut off the record it could
+	 * not finish, so the file stays readable without damage. */
+	const char *d = fresh_dir("fulldisk");
+	char cmd[16384], path[8192], err[512];
+	struct hp_capture cap;
+	int lines;
+
+	snprintf(cmd, sizeof cmd,
+		 "sh -c \"trap '' XFSZ; ulimit -f 2; %s run --no-symbols -o out.hpf -- "
+		 "%s/tests/programs/known\"",
+		 hp(), hp_test_build());
+	expect_eq_u64(in_dir(d, &lines, cmd), 0, "the program runs to its end");
+	expect_eq_u64(hp_test_sh("grep -q 'cannot write .*file too large' %s/err", d), 0,
+		      "the recorder says why the capture is short");
+	snprintf(path, sizeof path, "%s/out.hpf", d);
+	if (expect_eq_u64(hp_capture_load(path, &cap, err, sizeof err), 0, "the capture loads")) {
+		expect_eq_u64(cap.ndamage, 0, "no half-written record in it");
+		expect_true(cap.has_meta, "its header and META are there");
+		hp_capture_free(&cap);
+	}
+}
+
 HP_TEST(capture_mode_is_0600)
 {
 	const char *d = fresh_dir("mode");
