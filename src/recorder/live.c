@@ -14,7 +14,6 @@
 #define SHARDS (1u << SHARD_BITS)
 #define INITIAL_SLOTS 256u
 #define EMPTY 0u
-#define TOMBSTONE 1u /* no block lives at address 1 */
 
 struct entry {
 	uint64_t addr;
@@ -26,8 +25,7 @@ struct entry {
 struct shard {
 	struct hp_spin lock;
 	uint32_t mask;  /* slots - 1 */
-	uint32_t used;  /* live entries plus tombstones */
-	uint32_t live;
+	uint32_t live;  /* entries in use */
 	struct entry *slots;
 } __attribute__((aligned(64))); /* one cache line each: no false sharing */
 
@@ -71,41 +69,50 @@ static void filter_add(uintptr_t addr, int delta)
 					      __ATOMIC_RELAXED));
 }
 
-/* Returns the slot holding addr, or NULL with *free_slot the first reusable
- * slot on its probe path. Under the shard lock. */
+/* Returns the slot holding addr, or NULL with *free_slot the empty slot
+ * that ends its probe path. Under the shard lock. */
 static struct entry *find(struct shard *s, uint64_t h, uint64_t addr, struct entry **free_slot)
 {
-	struct entry *reuse = NULL;
-
 	for (uint32_t i = (uint32_t)h & s->mask;; i = (i + 1) & s->mask) {
 		struct entry *e = &s->slots[i];
 		if (e->addr == addr)
 			return e;
-		if (e->addr == TOMBSTONE && !reuse)
-			reuse = e;
 		if (e->addr == EMPTY) {
-			*free_slot = reuse ? reuse : e;
+			*free_slot = e;
 			return NULL;
 		}
 	}
 }
 
-/* Rehashes the shard into a table big enough for its live entries. Under
- * the shard lock. Returns 0 or -ENOMEM (the old table stays). */
+/* Empties slot i by shifting back the entries after it that probed past
+ * it (backward-shift deletion): no tombstones, so a churning shard never
+ * needs a rehash, and probes stay as short as the load allows. */
+static void delete_at(struct shard *s, uint32_t i)
+{
+	for (uint32_t j = (i + 1) & s->mask; s->slots[j].addr != EMPTY; j = (j + 1) & s->mask) {
+		uint32_t home = (uint32_t)hp_hash_u64(s->slots[j].addr) & s->mask;
+		/* Entry j may move to i when i lies on its probe path, i.e.
+		 * cyclically in [home, j). */
+		if (((j - home) & s->mask) >= ((j - i) & s->mask)) {
+			s->slots[i] = s->slots[j];
+			i = j;
+		}
+	}
+	s->slots[i].addr = EMPTY;
+}
+
+/* Rehashes the shard into a table twice as large. Under the shard lock.
+ * Returns 0 or -ENOMEM (the old table stays). */
 static int grow(struct shard *s)
 {
-	uint32_t slots = s->mask + 1;
+	uint32_t slots = (s->mask + 1) * 2;
 	struct entry *old = s->slots, *fresh;
 
-	/* Double when the live entries fill it; rehash in place when it is
-	 * mostly tombstones. */
-	if (s->live * 2 >= slots)
-		slots *= 2;
 	fresh = hp_os_map((size_t)slots * sizeof *fresh);
 	if (!fresh)
 		return -ENOMEM;
 	for (uint32_t i = 0; i <= s->mask; i++) {
-		if (old[i].addr <= TOMBSTONE)
+		if (old[i].addr == EMPTY)
 			continue;
 		uint32_t j = (uint32_t)hp_hash_u64(old[i].addr) & (slots - 1);
 		while (fresh[j].addr != EMPTY)
@@ -115,7 +122,6 @@ static int grow(struct shard *s)
 	hp_os_unmap(old, (size_t)(s->mask + 1) * sizeof *old);
 	s->slots = fresh;
 	s->mask = slots - 1;
-	s->used = s->live;
 	return 0;
 }
 
@@ -127,7 +133,7 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
 	int ret = 0;
 
 	hp_spin_lock(&s->lock);
-	if ((s->used + 1) * 4 > (s->mask + 1) * 3 && grow(s) < 0 && s->used + 1 > s->mask) {
+	if ((s->live + 1) * 4 > (s->mask + 1) * 3 && grow(s) < 0 && s->live + 1 > s->mask) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -140,8 +146,6 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
 		ret = 1;
 		goto out;
 	}
-	if (slot->addr == EMPTY)
-		s->used++;
 	*slot = (struct entry){addr, size, bucket, 0};
 	s->live++;
 	filter_add(addr, 1);
@@ -164,7 +168,7 @@ int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 	if (e) {
 		out->size = e->size;
 		out->bucket = e->bucket;
-		e->addr = TOMBSTONE;
+		delete_at(s, (uint32_t)(e - s->slots));
 		s->live--;
 		filter_add(addr, -1);
 	}

@@ -3,10 +3,11 @@
  * block still allocated, so that free can be attributed.
  *
  * Model: 256 shards chosen by the top bits of the address's hash, each an
- * open-addressed table with linear probing and tombstones, grown (rehashed
- * into a table twice as large, mapped with mmap) when three quarters full.
- * An entry is 24 bytes; with the load between 3/8 and 3/4 that is about 45
- * bytes per live block.
+ * open-addressed table with linear probing and backward-shift deletion (no
+ * tombstones), grown (rehashed into a table twice as large, mapped with
+ * mmap) when three quarters full. An entry is 24 bytes; with the load
+ * between 3/8 and 3/4 that is about 45 bytes per live block. Without
+ * tombstones a churning shard never needs a rehash.
  *
  * In sampled mode most frees are of blocks never recorded; a filter of 2^18
  * one-byte counters lets such a free skip the table with one load. A cell
