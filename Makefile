@@ -176,8 +176,8 @@ $(FUZZ)/fuzz_capture: tests/fuzz/fuzz_capture.c $(FUZZ_SRC) $(FUZZ_HDR) Makefile
 	@rm -f $@.probe
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ tests/fuzz/fuzz_capture.c $(FUZZ_SRC) -lzstd -lz
 
-$(FUZZ)/gen_seeds: tests/fuzz/gen_seeds.c src/format/encode.c $(FUZZ_HDR) Makefile | $(FUZZ)/fuzz_capture
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/gen_seeds.c src/format/encode.c -lzstd -lz
+$(FUZZ)/gen_seeds: tests/fuzz/gen_seeds.c src/format/encode.c src/format/buf_heap.c $(FUZZ_HDR) Makefile | $(FUZZ)/fuzz_capture
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/gen_seeds.c src/format/encode.c src/format/buf_heap.c -lzstd -lz
 
 fuzz: $(FUZZ)/fuzz_capture $(FUZZ)/gen_seeds binaries $(FUZZ_PROGS)
 	@bash tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)

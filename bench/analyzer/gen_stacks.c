@@ -25,19 +25,6 @@
 #define DEPTH 8
 #define BIAS 0x555500000000ull
 
-static int grow(struct hp_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 1 << 20;
-	while (cap < need)
-		cap *= 2;
-	uint8_t *p = realloc(b->data, cap);
-	if (!p)
-		return -ENOMEM;
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
-
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
 {
@@ -49,7 +36,7 @@ static uint64_t next(void)
 
 int main(int argc, char **argv)
 {
-	struct hp_buf out = {.grow = grow}, p = {.grow = grow};
+	struct hp_buf out = {.grow = hp_buf_grow_heap}, p = {.grow = hp_buf_grow_heap};
 	ZSTD_CCtx *z = ZSTD_createCCtx();
 	GElf_Phdr ph, text = {0};
 	uint8_t build_id[64];

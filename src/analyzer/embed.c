@@ -18,21 +18,6 @@
 #include "capture.h"
 #include "model.h"
 
-static int grow_heap(struct hp_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 4096;
-	uint8_t *p;
-
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->data, cap);
-	if (!p)
-		return -ENOMEM;
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
-
 /* A string table: distinct strings get indexes in order, "" is 0. */
 struct strings {
 	const char **list;
@@ -105,7 +90,7 @@ int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_re
 	struct hp_capture cap;
 	struct hp_model m;
 	struct strings strs = {0};
-	struct hp_buf body = {.grow = grow_heap}, rec = {.grow = grow_heap};
+	struct hp_buf body = {.grow = hp_buf_grow_heap}, rec = {.grow = hp_buf_grow_heap};
 	uint32_t *fn = NULL, *file = NULL;
 	size_t nsyms = 0;
 	ZSTD_CCtx *cctx = NULL;

@@ -27,6 +27,10 @@ struct hp_buf {
 	int (*grow)(struct hp_buf *b, size_t need);
 };
 
+/* A grow function backed by realloc (src/format/buf_heap.c), for the
+ * analyzer and tools, never the recorder. Free b->data when done. */
+int hp_buf_grow_heap(struct hp_buf *b, size_t need);
+
 /* Makes room for n more bytes; returns a pointer to them, or NULL (and sets
  * err) when the buffer cannot grow. */
 uint8_t *hp_buf_reserve(struct hp_buf *b, size_t n);

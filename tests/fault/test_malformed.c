@@ -59,21 +59,6 @@ static uint32_t crc(const uint8_t *p, size_t n)
 	return (uint32_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
 }
 
-static int grow_realloc(struct hp_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 256;
-	uint8_t *p;
-
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->data, cap);
-	if (!p)
-		return -ENOMEM;
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
-
 struct craft {
 	struct hp_buf file, payload;
 };
@@ -81,7 +66,7 @@ struct craft {
 static void craft_begin(struct craft *c)
 {
 	memset(c, 0, sizeof *c);
-	c->file.grow = c->payload.grow = grow_realloc;
+	c->file.grow = c->payload.grow = hp_buf_grow_heap;
 	hp_format_put_file_header(&c->file);
 }
 

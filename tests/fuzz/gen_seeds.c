@@ -27,21 +27,6 @@
 #include "../../src/format/encode.h"
 #include "../../src/format/format.h"
 
-static int grow(struct hp_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 4096;
-	uint8_t *p;
-
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->data, cap);
-	if (!p)
-		return -ENOMEM;
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
-
 /* A capture being built: the file so far, the payload of the next record,
  * and the zstd context when records are to be compressed. */
 struct seed {
@@ -52,7 +37,7 @@ struct seed {
 static void begin(struct seed *s, int compress)
 {
 	memset(s, 0, sizeof *s);
-	s->file.grow = s->pl.grow = grow;
+	s->file.grow = s->pl.grow = hp_buf_grow_heap;
 	s->zstd = compress ? ZSTD_createCCtx() : NULL;
 	hp_format_put_file_header(&s->file);
 }

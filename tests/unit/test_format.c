@@ -24,24 +24,9 @@
 #include "../../src/format/format.h"
 #include "../harness/harness.h"
 
-static int grow_realloc(struct hp_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 64;
-	uint8_t *p;
-
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->data, cap);
-	if (!p)
-		return -ENOMEM;
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
-
 static struct hp_buf new_buf(void)
 {
-	return (struct hp_buf){.grow = grow_realloc};
+	return (struct hp_buf){.grow = hp_buf_grow_heap};
 }
 
 static uint32_t le32(const uint8_t *p)
