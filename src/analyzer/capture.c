@@ -254,6 +254,8 @@ static int parse_snapshot(struct hp_capture *cap, struct caps *caps, struct hp_c
 		b->temp_count = hp_cursor_u(c);
 		b->temp_bytes = hp_cursor_u(c);
 	}
+	if (!c->err && c->p < c->end) /* format 1.1 */
+		s.recorder_bytes = hp_cursor_u(c);
 	if (c->err || reserve((void **)&cap->snapshots, &caps->snapshots, cap->nsnapshots + 1,
 			      sizeof s)) {
 		free(s.buckets);

@@ -54,6 +54,7 @@ struct hp_cap_snapshot {
 	uint64_t seq, time_ns, reason, signo;
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 	uint64_t peak_bytes, peak_count, peak_time_ns, stack_count;
+	uint64_t recorder_bytes; /* 0 when the capture predates format 1.1 */
 	uint64_t lost_count[HP_LOST_KINDS], lost_bytes[HP_LOST_KINDS];
 	size_t nbuckets;
 	struct hp_cap_bucket *buckets;

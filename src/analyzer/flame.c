@@ -259,8 +259,3 @@ double hp_flame_total(const struct hp_flame *f)
 	return f->nodes[0].value;
 }
 
-size_t hp_flame_nodes(const struct hp_flame *f)
-{
-	return f->n;
-}
-

@@ -64,9 +64,6 @@ void hp_flame_free(struct hp_flame *f);
 /* The root's value: the metric summed over every bucket. */
 double hp_flame_total(const struct hp_flame *f);
 
-/* The number of nodes, the root included. */
-size_t hp_flame_nodes(const struct hp_flame *f);
-
 /* Writes the SVG. Every text taken from the capture (names, paths, the
  * program's arguments, the title) is escaped for XML and made valid UTF-8.
  * Returns 0, or -EIO when a write failed (out is not closed), or -ENOMEM.

@@ -295,6 +295,9 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		count(b, sizeof b, t->peak_objects), (double)s->peak_time_ns / 1e9);
 	if (cap->nsamples)
 		fprintf(out, "  peak RSS        %s\n", bytes(a, sizeof a, peak_rss(cap)));
+	if (s->recorder_bytes)
+		fprintf(out, "  recorder        %s (heapprof's own tables and buffers, mapped)\n",
+			bytes(a, sizeof a, (double)s->recorder_bytes));
 	fprintf(out, "  in use          %s in %s blocks%s\n", bytes(a, sizeof a, t->inuse_bytes),
 		count(b, sizeof b, t->inuse_objects), s->reason == HP_SNAP_EXIT ? " (leaked at exit)" : "");
 	for (int k = 1; k < HP_LOST_KINDS; k++) {

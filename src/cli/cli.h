@@ -6,6 +6,7 @@
 #define HP_CLI_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "../analyzer/capture.h"
@@ -35,6 +36,22 @@ const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);
  * -1 after saying "heapprof: CMD: OPT wants a number ..." (a usage error). */
 int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
 		  long *out);
+
+/* An output file of a command: "-" (or NULL) is standard output. */
+struct hp_cli_output {
+	const char *path;
+	FILE *f;
+	int to_stdout;
+	int regular; /* a regular file we created: removed if writing fails */
+};
+
+/* Opens o for path. Returns 0, or 1 after saying why. */
+int hp_cli_output_open(struct hp_cli_output *o, const char *path);
+
+/* Closes o after a renderer returned ret (0 or -errno). On failure says
+ * so and removes a partial regular file (never a device such as
+ * /dev/full). Returns the exit status: 0 or 1. */
+int hp_cli_output_close(struct hp_cli_output *o, int ret);
 
 /* Prints "heapprof: <message>" on stderr. */
 void hp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

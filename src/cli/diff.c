@@ -51,9 +51,8 @@ int hp_cmd_diff(int argc, char **argv)
 	struct hp_model mb, mn;
 	struct hp_diff d;
 	const char *output = NULL;
-	struct stat st;
-	int pprof = 0, loaded = 0, c, ret, status = 1, to_stdout, regular;
-	FILE *out;
+	struct hp_cli_output o;
+	int pprof = 0, loaded = 0, c, ret, status = 1;
 	long v;
 
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
@@ -101,8 +100,7 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_cli_error("diff: --format pprof wants -o OUT");
 		return 2;
 	}
-	to_stdout = !output || strcmp(output, "-") == 0;
-	if (pprof && to_stdout && isatty(1)) {
+	if (pprof && (!output || strcmp(output, "-") == 0) && isatty(1)) {
 		hp_cli_error("diff: pprof is binary: not writing it to a terminal");
 		return 2;
 	}
@@ -120,26 +118,13 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_cli_error("diff: %s", strerror(-ret));
 		goto err;
 	}
-	out = to_stdout ? stdout : fopen(output, "wb");
-	if (!out) {
-		hp_cli_error("%s: cannot create: %s", output, strerror(errno));
+	if (hp_cli_output_open(&o, output)) {
 		hp_diff_free(&d);
 		goto err;
 	}
-	/* Only a regular file of ours is removed on failure, never a device. */
-	regular = !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
-	ret = pprof ? hp_pprof_write_diff(out, &d) : hp_diff_text(out, &d, &to);
-	if (to_stdout ? fflush(out) : fclose(out))
-		ret = ret ? ret : errno ? -errno : -EIO;
+	ret = pprof ? hp_pprof_write_diff(o.f, &d) : hp_diff_text(o.f, &d, &to);
 	hp_diff_free(&d);
-	if (ret) {
-		hp_cli_error("%s: cannot write: %s", to_stdout ? "standard output" : output,
-			     strerror(-ret));
-		if (regular)
-			unlink(output);
-		goto err;
-	}
-	status = 0;
+	status = hp_cli_output_close(&o, ret);
 
 err:
 	if (loaded == 2) {

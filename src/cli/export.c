@@ -71,11 +71,11 @@ int hp_cmd_export(int argc, char **argv)
 	const char *output = NULL, *at = NULL, *metric_name = NULL;
 	struct hp_capture cap;
 	struct hp_model model;
-	FILE *out = NULL;
+	struct hp_cli_output o;
+	FILE *out;
 	char *end;
 	long v;
-	struct stat st;
-	int c, ret, status = 1, to_stdout, regular;
+	int c, ret, status = 1;
 
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -133,21 +133,16 @@ int hp_cmd_export(int argc, char **argv)
 			     "figure (--at peak for the peak)");
 		return 2;
 	}
-	to_stdout = strcmp(output, "-") == 0;
-	if (to_stdout && format == FMT_PPROF && isatty(1)) {
+	if (strcmp(output, "-") == 0 && format == FMT_PPROF && isatty(1)) {
 		hp_cli_error("export: pprof is binary: not writing it to a terminal");
 		return 2;
 	}
 	if (hp_cli_load_model(argv[optind], &mo, &cap, &model))
 		return 1;
 
-	out = to_stdout ? stdout : fopen(output, "wb");
-	if (!out) {
-		hp_cli_error("%s: cannot create: %s", output, strerror(errno));
+	if (hp_cli_output_open(&o, output))
 		goto err;
-	}
-	/* Only a regular file of ours is removed on failure, never a device. */
-	regular = !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
+	out = o.f;
 	switch (format) {
 	case FMT_PPROF: {
 		struct hp_pprof_options po = {.at_peak = at && strcmp(at, "peak") == 0};
@@ -161,16 +156,7 @@ int hp_cmd_export(int argc, char **argv)
 	}
 	default: ret = hp_folded_write(out, &model, metric); break;
 	}
-	if (to_stdout ? fflush(out) : fclose(out))
-		ret = ret ? ret : errno ? -errno : -EIO;
-	if (ret) {
-		hp_cli_error("%s: cannot write: %s", to_stdout ? "standard output" : output,
-			     strerror(-ret));
-		if (regular)
-			unlink(output);
-		goto err;
-	}
-	status = 0;
+	status = hp_cli_output_close(&o, ret);
 
 err:
 	hp_model_free(&model);

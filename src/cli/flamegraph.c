@@ -53,9 +53,9 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	struct hp_capture cap;
 	struct hp_model model;
 	struct hp_flame *flame = NULL;
-	FILE *out = NULL;
+	struct hp_cli_output o;
 	long v;
-	int c, ret, status = 1, to_stdout;
+	int c, ret, status = 1;
 
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -99,23 +99,9 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		hp_cli_error("%s: cannot build the flame graph: %s", argv[optind], strerror(-ret));
 		goto err;
 	}
-	to_stdout = strcmp(output, "-") == 0;
-	out = to_stdout ? stdout : fopen(output, "w");
-	if (!out) {
-		hp_cli_error("%s: cannot create: %s", output, strerror(errno));
+	if (hp_cli_output_open(&o, output))
 		goto err;
-	}
-	ret = hp_flame_write_svg(out, flame, &fo, NULL);
-	if (to_stdout ? fflush(out) : fclose(out))
-		ret = ret ? ret : errno ? -errno : -EIO;
-	if (ret) {
-		hp_cli_error("%s: cannot write: %s", to_stdout ? "standard output" : output,
-			     strerror(-ret));
-		if (!to_stdout)
-			unlink(output);
-		goto err;
-	}
-	status = 0;
+	status = hp_cli_output_close(&o, hp_flame_write_svg(o.f, flame, &fo, NULL));
 
 err:
 	hp_flame_free(flame);

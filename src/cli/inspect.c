@@ -135,6 +135,9 @@ int hp_cmd_inspect(int argc, char **argv)
 		       s->alloc_count - s->free_count, s->alloc_bytes - s->free_bytes);
 		printf("  peak       %" PRIu64 " objects, %" PRIu64 " bytes at %.3f s\n",
 		       s->peak_count, s->peak_bytes, (double)s->peak_time_ns / 1e9);
+		if (s->recorder_bytes)
+			printf("  recorder   %" PRIu64 " bytes of tables and buffers\n",
+			       s->recorder_bytes);
 		if (s->reason == HP_SNAP_FATAL)
 			printf("  ended by   signal %" PRIu64 "\n", s->signo);
 		for (int k = 1; k < HP_LOST_KINDS; k++)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -60,6 +62,35 @@ int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, lon
 	}
 	*out = v;
 	return 0;
+}
+
+int hp_cli_output_open(struct hp_cli_output *o, const char *path)
+{
+	struct stat st;
+
+	memset(o, 0, sizeof *o);
+	o->path = path;
+	o->to_stdout = !path || strcmp(path, "-") == 0;
+	o->f = o->to_stdout ? stdout : fopen(path, "wb");
+	if (!o->f) {
+		hp_cli_error("%s: cannot create: %s", path, strerror(errno));
+		return 1;
+	}
+	o->regular = !o->to_stdout && fstat(fileno(o->f), &st) == 0 && S_ISREG(st.st_mode);
+	return 0;
+}
+
+int hp_cli_output_close(struct hp_cli_output *o, int ret)
+{
+	if (o->to_stdout ? fflush(o->f) : fclose(o->f))
+		ret = ret ? ret : errno ? -errno : -EIO;
+	if (!ret)
+		return 0;
+	hp_cli_error("%s: cannot write: %s", o->to_stdout ? "standard output" : o->path,
+		     strerror(-ret));
+	if (o->regular)
+		unlink(o->path);
+	return 1;
 }
 
 void hp_cli_error(const char *fmt, ...)

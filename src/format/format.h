@@ -70,7 +70,9 @@
  *   u bucket_count, bucket_count x
  *     (u stack_id, u type_tag, u context_tag, u size,
  *      u alloc_count, u alloc_bytes, u free_count, u free_bytes,
- *      u peak_count, u peak_bytes, u temp_count, u temp_bytes)
+ *      u peak_count, u peak_bytes, u temp_count, u temp_bytes),
+ *   (minor 1) u recorder_bytes: the memory the recorder holds for its
+ *   tables and buffers, i.e. what profiling costs the profiled process
  *   All figures are raw: in a sampled capture they count sampled allocations
  *   only (see docs/internals/sampling.md for unbiasing). size is the exact
  *   allocation size in a sampled capture (buckets are split by size so that
@@ -97,7 +99,7 @@
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 0
+#define HP_FORMAT_MINOR 1
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24

@@ -95,14 +95,22 @@ static void *forward_new_aligned(new_aligned_fn f, size_t n, size_t align)
 	return p;
 }
 
+/* The unaligned operators' fast path: the next malloc, recorded; NULL
+ * when it failed (then the next operator new takes over). */
+static inline void *new_fast(size_t n)
+{
+	void *p = hp_next_malloc(n ? n : 1);
+	if (hp_likely(p != NULL))
+		hp_note_alloc(p, n);
+	return p;
+}
+
 #define NEW(sym)                                          \
 	void *sym(size_t n)                               \
 	{                                                 \
-		void *p = hp_next_malloc(n ? n : 1);      \
-		if (hp_likely(p != NULL)) {               \
-			hp_note_alloc(p, n);              \
+		void *p = new_fast(n);                    \
+		if (hp_likely(p != NULL))                 \
 			return p;                         \
-		}                                         \
 		REAL(sym, new_fn);                        \
 		return forward_new(real_, n);             \
 	}
@@ -110,11 +118,9 @@ static void *forward_new_aligned(new_aligned_fn f, size_t n, size_t align)
 #define NEW_NOTHROW(sym)                                   \
 	void *sym(size_t n, const void *tag)               \
 	{                                                  \
-		void *p = hp_next_malloc(n ? n : 1);       \
-		if (hp_likely(p != NULL)) {                \
-			hp_note_alloc(p, n);               \
+		void *p = new_fast(n);                     \
+		if (hp_likely(p != NULL))                  \
 			return p;                          \
-		}                                          \
 		REAL(sym, new_nothrow_fn);                 \
 		{                                          \
 			FORWARDING;                        \

@@ -171,12 +171,6 @@ int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi)
 	return 0;
 }
 
-void hp_os_sleep_ms(unsigned ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
 const char *hp_os_getenv(const char *name)
 {
 	return getenv(name);

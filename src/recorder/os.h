@@ -54,8 +54,6 @@ size_t hp_os_cmdline(char *buf, size_t cap);
  * reentrancy flag set. Returns 0 or -errno. */
 int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi);
 
-/* Sleeps ms milliseconds (interrupted early by a signal). */
-void hp_os_sleep_ms(unsigned ms);
 
 /* Blanks out, in place, every entry of LD_PRELOAD in the environment that
  * ends in name, so that programs this process execs do not load it. No

@@ -13,6 +13,7 @@
 #include "../format/encode.h"
 #include "../format/format.h"
 #include "aggregate.h"
+#include "live.h"
 #include "log.h"
 #include "modules.h"
 #include "os.h"
@@ -316,6 +317,15 @@ static void collect_buckets(struct bucket_sums *sum)
 	}
 }
 
+/* What the recorder holds: its tables and the writer's buffers. */
+static uint64_t recorder_bytes(void)
+{
+	uint64_t blocks, live;
+
+	hp_live_usage(&blocks, &live);
+	return hp_stacks_bytes() + hp_agg_bytes() + live + payload.cap + out.cap + buckets_buf.cap;
+}
+
 /* The totals are the sums of the buckets written, exactly, even while
  * other threads allocate. */
 static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
@@ -352,6 +362,7 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
 	}
 	hp_buf_put_u(&payload, sum->n);
 	hp_buf_put_bytes(&payload, buckets_buf.data, buckets_buf.len);
+	hp_buf_put_u(&payload, recorder_bytes());
 }
 
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
@@ -436,11 +447,6 @@ void hp_writer_close(void)
 	fd = -1;
 	file_config = NULL;
 	hp_spin_unlock(&lock);
-}
-
-const char *hp_writer_path(void)
-{
-	return path;
 }
 
 void hp_writer_lock(void)

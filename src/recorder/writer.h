@@ -54,8 +54,6 @@ void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes);
 /* Closes the file. Later snapshots are dropped. */
 void hp_writer_close(void);
 
-/* The path of the capture, "" before open. */
-const char *hp_writer_path(void);
 
 /* For fork: take and release the writer's lock. */
 void hp_writer_lock(void);

@@ -28,6 +28,7 @@
 #include "../../src/analyzer/capture.h"
 #include "../../src/format/format.h"
 #include "../harness/harness.h"
+#include "../harness/tools.h"
 
 /* ---- the case being run, for a crash or a hang ---------------------------- */
 
@@ -92,27 +93,6 @@ static const char *tmp_path(const char *name)
 
 	snprintf(p, sizeof paths[0], "%s/%s", hp_test_tmp(), name);
 	return p;
-}
-
-static int write_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	const char *p = data;
-
-	if (fd < 0)
-		return -errno;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			close(fd);
-			return -EIO;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return close(fd) < 0 ? -errno : 0;
 }
 
 /* The whole file, NUL-terminated; NULL when unreadable. */
@@ -282,7 +262,7 @@ HP_TEST(truncate_every_length)
 		ntried++;
 		snprintf(current_case, sizeof current_case, "%s cut to %zu of %zu bytes", real.path,
 			 len, real.size);
-		if (write_file(path, real.data, len)) {
+		if (hp_test_write_file(path, real.data, len)) {
 			expect_true(0, "cannot write the scratch file");
 			break;
 		}
@@ -341,7 +321,7 @@ HP_TEST(truncate_inside_last_record)
 	size_t cuts[2] = {last->off + 24 + (last->end - last->off - 24) / 2, last->off + 12};
 	for (int i = 0; i < 2; i++) {
 		snprintf(current_case, sizeof current_case, "cut to %zu", cuts[i]);
-		write_file(path, real.data, cuts[i]);
+		hp_test_write_file(path, real.data, cuts[i]);
 		if (!expect_eq_u64(hp_capture_load(path, &cap, err, sizeof err), 0,
 				   "a file cut in its last record loads"))
 			continue;
@@ -373,7 +353,7 @@ static int check_flip(const char *path, size_t off, int bit)
 	snprintf(current_case, sizeof current_case, "%s with bit %d of byte %zu flipped", real.path,
 		 bit, off);
 	real.data[off] ^= (uint8_t)(1u << bit);
-	int werr = write_file(path, real.data, real.size);
+	int werr = hp_test_write_file(path, real.data, real.size);
 	real.data[off] ^= (uint8_t)(1u << bit);
 	if (werr)
 		return expect_true(0, "cannot write the scratch file");
@@ -457,7 +437,7 @@ HP_TEST(corrupt_meta_keeps_snapshots)
 	at = real.recs[0].off + 24 + 5; /* inside the pid / start time fields */
 	snprintf(current_case, sizeof current_case, "META payload byte %zu changed", at);
 	real.data[at] ^= 0x5a;
-	write_file(path, real.data, real.size);
+	hp_test_write_file(path, real.data, real.size);
 	real.data[at] ^= 0x5a;
 	if (!expect_eq_u64(hp_capture_load(path, &cap, err, sizeof err), 0, "loads"))
 		return;
@@ -495,7 +475,7 @@ HP_TEST(garbage_between_records)
 	memcpy(buf, real.data, at);
 	memcpy(buf + at, junk, sizeof junk);
 	memcpy(buf + at + sizeof junk, real.data + at, real.size - at);
-	write_file(path, buf, n);
+	hp_test_write_file(path, buf, n);
 	free(buf);
 	snprintf(current_case, sizeof current_case, "%zu junk bytes at %zu", sizeof junk, at);
 	if (!expect_eq_u64(hp_capture_load(path, &cap, err, sizeof err), 0, "loads"))
@@ -539,7 +519,7 @@ static void check_refused(const char *path, const char *want, const char *why)
 HP_TEST(empty_file)
 {
 	const char *path = tmp_path("empty.hpf");
-	write_file(path, "", 0);
+	hp_test_write_file(path, "", 0);
 	check_refused(path, "not a heapprof capture", "an empty file is refused");
 }
 
@@ -548,7 +528,7 @@ HP_TEST(foreign_file)
 	check_refused("/bin/true", "not a heapprof capture", "an ELF file is refused");
 	const char *path = tmp_path("text.hpf");
 	static const char text[] = "HEAPPROFILER? no, a text file that only starts like one\n";
-	write_file(path, text, sizeof text - 1);
+	hp_test_write_file(path, text, sizeof text - 1);
 	check_refused(path, "corrupt", "text starting with the magic is refused");
 }
 
@@ -576,7 +556,7 @@ HP_TEST(wrong_major_version)
 	uint32_t c = crc(copy, 28); /* only the version is wrong */
 	for (int i = 0; i < 4; i++)
 		copy[28 + i] = (uint8_t)(c >> (8 * i));
-	write_file(path, copy, real.size);
+	hp_test_write_file(path, copy, real.size);
 	free(copy);
 	char want[64];
 	snprintf(want, sizeof want, "version %d.%d", HP_FORMAT_MAJOR + 1, HP_FORMAT_MINOR);
@@ -615,7 +595,7 @@ HP_TEST(inspect_damaged_and_intact)
 	expect_true(e && !*e, "and writes nothing to stderr");
 	free(e);
 
-	write_file(path, real.data, real.size - 3);
+	hp_test_write_file(path, real.data, real.size - 3);
 	st = hp_test_sh("%s/heapprof inspect %s >%s 2>%s", hp_test_build(), path, out, errf);
 	expect_eq_u64(st, 1, "inspect on a truncated capture exits 1");
 	e = slurp(errf, NULL);

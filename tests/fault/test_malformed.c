@@ -24,6 +24,7 @@
 #include "../../src/format/encode.h"
 #include "../../src/format/format.h"
 #include "../harness/harness.h"
+#include "../harness/tools.h"
 
 static const char *tmp_path(const char *name)
 {
@@ -31,27 +32,6 @@ static const char *tmp_path(const char *name)
 
 	snprintf(path, sizeof path, "%s/%s", hp_test_tmp(), name);
 	return path;
-}
-
-static int write_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	const char *p = data;
-
-	if (fd < 0)
-		return -errno;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			close(fd);
-			return -EIO;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return close(fd) < 0 ? -errno : 0;
 }
 
 static uint32_t crc(const uint8_t *p, size_t n)
@@ -149,7 +129,7 @@ static int craft_load(struct craft *c, const char *name, struct hp_capture *cap)
 	int ret;
 
 	expect_eq_u64(c->file.err, 0, "the crafted file is built");
-	expect_eq_u64((uint64_t)write_file(path, c->file.data, c->file.len), 0,
+	expect_eq_u64((uint64_t)hp_test_write_file(path, c->file.data, c->file.len), 0,
 		      "the crafted file is written");
 	free(c->file.data);
 	free(c->payload.data);

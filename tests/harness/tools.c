@@ -3,10 +3,15 @@
  */
 #include "tools.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -82,4 +87,54 @@ char *hp_test_sh_out(const char *fmt, ...)
 		return NULL;
 	}
 	return buf;
+}
+
+/* The figure of a function in a `-top` / `--text` listing: the first
+ * column (flat) or the fourth (cum) of the line whose last field is the
+ * name. *found says whether the line is there. */
+long long hp_test_pprof_column(const char *out, const char *name, int cum, int *found)
+{
+	const char *line = out;
+
+	*found = 0;
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		char buf[1024], *tok[16], *save;
+		int n = 0;
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		if (len < sizeof buf) {
+			memcpy(buf, line, len);
+			buf[len] = '\0';
+			for (char *t = strtok_r(buf, " \t", &save); t && n < 16;
+			     t = strtok_r(NULL, " \t", &save))
+				tok[n++] = t;
+			if (n >= 6 && strcmp(tok[n - 1], name) == 0) {
+				*found = 1;
+				return llround(strtod(tok[cum ? 3 : 0], NULL));
+			}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+int hp_test_write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	const char *p = data;
+
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			return -EIO;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return close(fd) < 0 ? -errno : 0;
 }

@@ -150,6 +150,31 @@ HP_TEST(full_disk_leaves_whole_records)
 	}
 }
 
+HP_TEST(failed_write_keeps_devices)
+{
+	/* Every command that writes a file removes what it left half-written
+	 * when writing fails, but never a device it was pointed at. */
+	const char *d = fresh_dir("devfull");
+	static const char *const cmds[] = {
+		"export out.hpf --format pprof -o /dev/full",
+		"export out.hpf --format folded -o /dev/full",
+		"flamegraph out.hpf -o /dev/full",
+		"diff out.hpf out.hpf -o /dev/full",
+	};
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s run -q -o out.hpf -- %s/tests/programs/known", hp(),
+		 hp_test_build());
+	in_dir(d, &lines, cmd);
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		snprintf(cmd, sizeof cmd, "%s %s", hp(), cmds[i]);
+		expect_eq_u64(in_dir(d, &lines, cmd), 1, cmds[i]);
+		expect_eq_u64(lines, 1, "one line says the write failed");
+		expect_eq_u64(hp_test_sh("test -c /dev/full"), 0, "/dev/full is still a device");
+	}
+}
+
 HP_TEST(capture_mode_is_0600)
 {
 	const char *d = fresh_dir("mode");

@@ -111,34 +111,6 @@ static const struct shown *find(const struct shown *s, int n, const char *leaf)
 	return NULL;
 }
 
-/* The flat figure of a function in a `go tool pprof -top` listing (rounded:
- * it may be negative); *found says whether it is listed. */
-static long long top_flat(const char *out, const char *name, int *found)
-{
-	const char *line = out;
-
-	*found = 0;
-	while (line && *line) {
-		const char *end = strchr(line, '\n');
-		char buf[1024], *tok[16], *save;
-		int n = 0;
-		size_t len = end ? (size_t)(end - line) : strlen(line);
-		if (len < sizeof buf) {
-			memcpy(buf, line, len);
-			buf[len] = '\0';
-			for (char *t = strtok_r(buf, " \t", &save); t && n < 16;
-			     t = strtok_r(NULL, " \t", &save))
-				tok[n++] = t;
-			if (n >= 6 && strcmp(tok[n - 1], name) == 0) {
-				*found = 1;
-				return llround(strtod(tok[0], NULL));
-			}
-		}
-		line = end ? end + 1 : NULL;
-	}
-	return 0;
-}
-
 /* --- tests -------------------------------------------------------------- */
 
 HP_TEST(diff_runs_differ_in_addresses)
@@ -241,18 +213,18 @@ HP_TEST(diff_pprof_read_by_go)
 	out = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=1000 %s 2>&1", pb);
 	if (out) {
 		expect_true(strstr(out, "Type: inuse_space") != NULL, "leaked: inuse_space by default");
-		expect_eq_u64(top_flat(out, "grow_leaf", &found), GROW_CHANGE, "go: grow_leaf +bytes");
-		expect_eq_u64(top_flat(out, "shrink_leaf", &found), SHRINK_CHANGE,
+		expect_eq_u64(hp_test_pprof_column(out, "grow_leaf", 0, &found), GROW_CHANGE, "go: grow_leaf +bytes");
+		expect_eq_u64(hp_test_pprof_column(out, "shrink_leaf", 0, &found), SHRINK_CHANGE,
 			      "go: shrink_leaf -bytes (negative values)");
-		top_flat(out, "steady_leaf", &found);
+		hp_test_pprof_column(out, "steady_leaf", 0, &found);
 		expect_true(!found, "go: the unchanged stack has no sample");
 		free(out);
 	}
 	out = hp_test_sh_out("go tool pprof -top -nodefraction=0 -sample_index=alloc_objects %s 2>&1", pb);
 	if (out) {
-		expect_eq_u64(top_flat(out, "grow_leaf", &found), NEW_GROW - BASE_GROW,
+		expect_eq_u64(hp_test_pprof_column(out, "grow_leaf", 0, &found), NEW_GROW - BASE_GROW,
 			      "go: grow_leaf +objects");
-		expect_eq_u64(top_flat(out, "shrink_leaf", &found), -(long long)BASE_SHRINK,
+		expect_eq_u64(hp_test_pprof_column(out, "shrink_leaf", 0, &found), -(long long)BASE_SHRINK,
 			      "go: shrink_leaf -objects");
 		free(out);
 	}

@@ -55,40 +55,11 @@ static const char *known_capture(void)
 
 /* --- reading the tools' outputs --------------------------------------- */
 
-/* The figure of a function in a `-top` / `--text` listing: the first
- * column (flat) or the fourth (cum) of the line whose last field is the
- * name. *found says whether the line is there. */
-static long long top_column(const char *out, const char *name, int cum, int *found)
-{
-	const char *line = out;
-
-	*found = 0;
-	while (line && *line) {
-		const char *end = strchr(line, '\n');
-		char buf[1024], *tok[16], *save;
-		int n = 0;
-		size_t len = end ? (size_t)(end - line) : strlen(line);
-		if (len < sizeof buf) {
-			memcpy(buf, line, len);
-			buf[len] = '\0';
-			for (char *t = strtok_r(buf, " \t", &save); t && n < 16;
-			     t = strtok_r(NULL, " \t", &save))
-				tok[n++] = t;
-			if (n >= 6 && strcmp(tok[n - 1], name) == 0) {
-				*found = 1;
-				return llround(strtod(tok[cum ? 3 : 0], NULL));
-			}
-		}
-		line = end ? end + 1 : NULL;
-	}
-	return 0;
-}
-
 /* A flat figure; a function the listing leaves out has 0. */
 static long long top_flat(const char *out, const char *name)
 {
 	int found;
-	return top_column(out, name, 0, &found);
+	return hp_test_pprof_column(out, name, 0, &found);
 }
 
 /* Whether a `-traces` listing holds a trace of this value whose frames,
@@ -462,7 +433,7 @@ HP_TEST(gperftools_google_pprof)
 	out = hp_test_sh_out("google-pprof --text --show_bytes --inuse_space %s %s 2>/dev/null", bin, heap);
 	if (out) {
 		expect_eq_u64(top_flat(out, "leak_leaf"), LEAK_N * LEAK_SIZE, "inuse_space: leak");
-		expect_eq_u64(top_column(out, "leak_path", 1, &found), LEAK_N * LEAK_SIZE,
+		expect_eq_u64(hp_test_pprof_column(out, "leak_path", 1, &found), LEAK_N * LEAK_SIZE,
 			      "inuse_space: leak_path's cumulative (leak_leaf's caller)");
 		expect_true(found, "leak_path is on the stack");
 		expect_eq_u64(top_flat(out, "thread_leaf"), THREADS * THREAD_N / 2 * THREAD_SIZE,

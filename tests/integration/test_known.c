@@ -114,6 +114,34 @@ HP_TEST(known_fp)
 	hpq_free(cap);
 }
 
+HP_TEST(recorder_memory_budget)
+{
+	/* The issue's budget: at most 16 MiB plus 48 bytes per live recorded
+	 * block, checked with a million blocks live (the figure is the
+	 * recorder's own account of its tables and buffers). */
+	char out[8192];
+	struct hp_capture *cap;
+
+	snprintf(out, sizeof out, "%s/manylive.hpf", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q --no-symbols -o %s -- %s/tests/programs/manylive",
+				 hp_test_build(), out, hp_test_build()),
+		      0, "exit status");
+	if (!(cap = hpq_load(out)))
+		return;
+	if (expect_true(cap->nsnapshots >= 2, "the dump's snapshot and the exit's")) {
+		const struct hp_cap_snapshot *s = &cap->snapshots[0];
+		uint64_t live = s->alloc_count - s->free_count;
+		expect_true(live >= 1000000, "a million blocks live at the dump");
+		expect_true(s->recorder_bytes > 0, "the recorder reports its memory");
+		expect_true(s->recorder_bytes <= (16ull << 20) + 48 * live,
+			    "recorder memory <= 16 MiB + 48 bytes per live block");
+		printf("  recorder: %.1f MiB for %llu live blocks (%.1f bytes each)\n",
+		       s->recorder_bytes / 1048576.0, (unsigned long long)live,
+		       (double)s->recorder_bytes / (double)live);
+	}
+	hpq_free(cap);
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
