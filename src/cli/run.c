@@ -140,7 +140,10 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 				 (int)getpid(), i);
 	}
 	setenv("HEAPPROF_OUTPUT", path, 1);
-	unsetenv("HEAPPROF_OUTPUT_CLAIMED"); /* this program is the run's first */
+	/* This process, after the exec, is the run's first recorded one: the
+	 * recorder then needs no change to the program's environment. */
+	snprintf(cwd, sizeof cwd, "%d", (int)getpid());
+	setenv("HEAPPROF_OUTPUT_CLAIMED", cwd, 1);
 	if (pre && *pre) {
 		preload = malloc(strlen(lib) + strlen(pre) + 2);
 		sprintf(preload, "%s:%s", lib, pre);

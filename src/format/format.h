@@ -128,6 +128,8 @@ enum hp_unwind_mode {
 enum hp_meta_flags {
 	HP_META_FOLLOW_FORK = 1,
 	HP_META_FORKED_CHILD = 2, /* this process was forked from a recorded one */
+	HP_META_SHADOWED = 4,     /* another library's malloc came first in the
+				   * lookup order (LD_PRELOAD): nothing recorded */
 };
 
 enum hp_module_event {

@@ -26,6 +26,8 @@ struct hp_config {
 	unsigned timeseries_ms;      /* HEAPPROF_TIMESERIES_MS, default 10, 0 = none */
 	uint64_t seed;               /* HEAPPROF_SEED, 0 = from the clock */
 	int quiet;                   /* HEAPPROF_QUIET=1 */
+	int shadowed;                /* not from the environment: another
+				      * library's malloc comes first (recorder.c) */
 	int claimed_pid;             /* HEAPPROF_OUTPUT_CLAIMED: the recorded process
 				      * that started the run (see recorder.c) */
 	char output[HP_CONFIG_PATH_MAX]; /* HEAPPROF_OUTPUT, "" = default name */

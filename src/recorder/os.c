@@ -6,11 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 void *hp_os_map(size_t n)
@@ -59,6 +62,99 @@ int hp_os_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int hp_os_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+	const char *q = p;
+	while (n) {
+		ssize_t w = pwrite(fd, q, n, (off_t)off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		q += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+int hp_os_cancel_off(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+void hp_os_cancel_restore(int old)
+{
+	if (old == PTHREAD_CANCEL_ENABLE)
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+}
+
+int hp_os_file_id(int fd, struct hp_os_file_id *id)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return -EBADF;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	id->dev = (uint64_t)st.st_dev;
+	id->ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+uint64_t hp_os_file_size(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
+int hp_os_fd_high(int fd)
+{
+	struct rlimit lim;
+	long floor = 1024;
+	int high;
+
+	/* Just under the soft limit, at most ~1000 numbers up: far above
+	 * what programs open, below what close-everything loops reach only
+	 * when they use the real limit (and the writer checks anyway). */
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+		floor = (long)lim.rlim_cur;
+	if (floor > 65536)
+		floor = 65536;
+	floor -= 32;
+	if (fd < 0 || floor <= fd)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+int hp_os_open_existing(const char *path)
+{
+	int fd;
+
+	do
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
+/* glibc's own name for sigaction: the exported sigaction is our
+ * interposer (interpose_signal.c), which hides the recorder's handlers. */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+int hp_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return __sigaction(sig, act, old) < 0 ? -errno : 0;
 }
 
 int hp_os_create(const char *path, int exclusive)
@@ -131,7 +227,7 @@ void hp_os_exe_path(char *buf, size_t cap)
 
 pid_t hp_os_getpid(void)
 {
-	return getpid();
+	return (pid_t)syscall(SYS_getpid);
 }
 
 pid_t hp_os_getppid(void)
@@ -176,20 +272,65 @@ const char *hp_os_getenv(const char *name)
 	return getenv(name);
 }
 
+/* Removes entry i of the NULL-terminated environment, in place. */
+static void env_remove(char **env, size_t i)
+{
+	for (; env[i]; i++)
+		env[i] = env[i + 1];
+}
+
 void hp_os_unpreload(const char *name)
 {
 	extern char **environ;
 	size_t n = strlen(name);
 
-	for (char **e = environ; e && *e; e++) {
-		if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+	for (size_t i = 0; environ && environ[i]; i++) {
+		char *value, *in, *out;
+
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
 			continue;
-		for (char *p = *e + 11; *p;) {
-			size_t len = strcspn(p, ": ");
-			if (len >= n && memcmp(p + len - n, name, n) == 0)
-				memset(p, ' ', len);
-			p += len;
-			p += strspn(p, ": ");
+		/* Copy the entries that are not ours over themselves, with
+		 * one separator between them, as the loader reads them. */
+		value = out = environ[i] + 11;
+		for (in = value; *in;) {
+			size_t len;
+
+			in += strspn(in, ": ");
+			len = strcspn(in, ": ");
+			if (!len)
+				break;
+			if (!(len >= n && memcmp(in + len - n, name, n) == 0 &&
+			      (len == n || in[len - n - 1] == '/'))) {
+				if (out != value)
+					*out++ = ':';
+				memmove(out, in, len);
+				out += len;
+			}
+			in += len;
 		}
+		*out = '\0';
+		if (!*value) /* nothing else was preloaded: as if never set */
+			env_remove(environ, i--);
 	}
+}
+
+int hp_os_env_add(const char *entry)
+{
+	extern char **environ;
+	size_t n = 0, len = strlen(entry) + 1;
+	char **env, *copy;
+
+	while (environ && environ[n])
+		n++;
+	env = hp_os_map((n + 2) * sizeof *env + len);
+	if (!env)
+		return -ENOMEM;
+	copy = (char *)(env + n + 2);
+	memcpy(copy, entry, len);
+	if (n)
+		memcpy(env, environ, n * sizeof *env);
+	env[n] = copy;
+	env[n + 1] = NULL;
+	environ = env;
+	return 0;
 }

@@ -22,8 +22,54 @@ void hp_os_unmap(void *p, size_t n);
 uint64_t hp_os_now_ns(void);
 uint64_t hp_os_realtime_ns(void);
 
-/* write(2) until done or a real error; returns 0 or -errno. Async-signal-safe. */
+/* write(2) until done or a real error; returns 0 or -errno. Async-signal-safe,
+ * no allocation, no lock; a cancellation point (see hp_os_cancel_off). */
 int hp_os_write_all(int fd, const void *p, size_t n);
+
+/* pwrite(2) of all n bytes at offset off; returns 0 or -errno. Same
+ * properties as hp_os_write_all; the descriptor's offset is not used. */
+int hp_os_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
+
+/* Disables cancellation of the calling thread and returns the previous
+ * state, for hp_os_cancel_restore: a recorder lock is never held across a
+ * cancellation point (write, open, read) with cancellation enabled, so a
+ * pthread_cancel can never leave one held. Async-signal-safe in glibc (an
+ * atomic on the thread's descriptor), no allocation, no lock. */
+int hp_os_cancel_off(void);
+void hp_os_cancel_restore(int old);
+
+struct sigaction;
+/* sigaction(2) as the kernel sees it, bypassing the library's own
+ * interposer, which hides the recorder's handlers from the program.
+ * Returns 0 or -errno. Async-signal-safe. */
+int hp_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/* What a descriptor refers to: the file's device and inode. */
+struct hp_os_file_id {
+	uint64_t dev, ino;
+};
+
+/* fstat(2) identity of fd. Returns 0 or -errno. Async-signal-safe. */
+int hp_os_file_id(int fd, struct hp_os_file_id *id);
+
+/* Whether two identities name the same file. */
+static inline int hp_os_same_file(const struct hp_os_file_id *a, const struct hp_os_file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* Moves the recorder's own descriptor fd to a high number (close-on-exec),
+ * out of the range programs reuse, and returns the new number (fd itself
+ * when no higher number is free). Async-signal-safe. */
+int hp_os_fd_high(int fd);
+
+/* Opens an existing path for writing, never following a symlink in its
+ * last component and never creating it. Returns the fd (close-on-exec) or
+ * -errno. Async-signal-safe. */
+int hp_os_open_existing(const char *path);
+
+/* The size of the file fd refers to, or 0. Async-signal-safe. */
+uint64_t hp_os_file_size(int fd);
 
 /* Creates path for writing, mode 0600, never following a symlink in its last
  * component. exclusive: fail with -EEXIST if it exists; otherwise truncate an
@@ -41,6 +87,8 @@ uint64_t hp_os_rss_bytes(void);
 /* readlink(/proc/self/exe) into buf (NUL-terminated, "" on failure). */
 void hp_os_exe_path(char *buf, size_t cap);
 
+/* getpid(2): the kernel's answer, never a cached one, so that a vfork or a
+ * raw clone child sees its own pid. Async-signal-safe. */
 pid_t hp_os_getpid(void);
 pid_t hp_os_getppid(void);
 size_t hp_os_page_size(void);
@@ -55,11 +103,19 @@ size_t hp_os_cmdline(char *buf, size_t cap);
 int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi);
 
 
-/* Blanks out, in place, every entry of LD_PRELOAD in the environment that
- * ends in name, so that programs this process execs do not load it. No
- * allocation, no lock (setenv takes one that a fork child may find held);
- * ld.so ignores the blanks. */
+/* Removes, in place, every entry of LD_PRELOAD in the environment whose
+ * file name is name, so that programs this process execs do not load it;
+ * the variable goes when nothing else is left in it. The other entries
+ * keep their order. No allocation, no lock (setenv takes one that a fork
+ * child may find held). Not thread-safe against setenv, like getenv:
+ * called at start and in fork children. */
 void hp_os_unpreload(const char *name);
+
+/* Adds "NAME=value" to the environment without the program's allocator:
+ * environ becomes an array of the recorder's own (mapped, never freed),
+ * which glibc's setenv copies rather than frees. Returns 0 or -ENOMEM.
+ * Not thread-safe against setenv; called at start. */
+int hp_os_env_add(const char *entry);
 
 /* getenv without allocation; NULL when unset. Not thread-safe against
  * setenv, like getenv. */

@@ -9,6 +9,7 @@
  */
 #include "recorder.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,9 +204,13 @@ static void fork_child(void)
 		return;
 	if (!config.follow_fork) {
 		/* The child stops cleanly: it frees what it inherited straight
-		 * to the real allocator, writes nothing, and what it execs is
-		 * not recorded. */
+		 * to the real allocator, writes nothing, keeps none of the
+		 * recorder's signal handlers (its SIGUSR2 kills it, as bare),
+		 * holds no descriptor of ours, and what it execs is not
+		 * recorded. */
 		hp_state = HP_STATE_OFF;
+		hp_trigger_stop();
+		hp_writer_close();
 		hp_os_unpreload("libheapprof.so");
 		return;
 	}
@@ -219,36 +224,102 @@ static void fork_child(void)
 	hp_self.forwarding--;
 }
 
-static void stop_at_exit(void) __attribute__((destructor));
-static void stop_at_exit(void)
+/* The exit snapshot and the end of recording. Runs once, in the process
+ * that owns the capture; flags as for hp_writer_snapshot. */
+static void finish(unsigned flags)
 {
-	if (hp_state != HP_STATE_ACTIVE)
+	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned())
 		return;
 	hp_self.forwarding++;
-	hp_writer_snapshot(HP_SNAP_EXIT, 0, 0);
+	hp_writer_snapshot(HP_SNAP_EXIT, 0, flags);
 	hp_state = HP_STATE_OFF;
-	hp_writer_close();
+	if (!flags)
+		hp_writer_close();
 	hp_self.forwarding--;
 }
 
-/* Who we are in the run. The first recorded process marks the environment
- * with its pid; an image that finds its own pid there is that process after
- * an exec (a shell wrapper, a launcher), and carries on its capture; any
- * other is a program a recorded process exec'd. */
+static void finish_last(void *unused)
+{
+	(void)unused;
+	finish(0);
+}
+
+/* The library's destructor runs inside the loader's _dl_fini, before the
+ * destructors of objects initialised after it (a library that frees its
+ * tables at exit) and before exit handlers registered earlier than
+ * _dl_fini. An exit handler registered now, while exit is running them,
+ * is run after all of those (glibc restarts its list when one is added),
+ * just before the process ends: the exit snapshot sees every free. */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void stop_at_exit(void) __attribute__((destructor));
+static void stop_at_exit(void)
+{
+	int r;
+
+	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned())
+		return;
+	hp_self.forwarding++; /* glibc may allocate the handler's slot */
+	r = __cxa_atexit(finish_last, NULL, NULL);
+	hp_self.forwarding--;
+	if (r != 0)
+		finish(0);
+}
+
+void hp_record_exit_now(void)
+{
+	/* _exit may be called from a signal handler that interrupted the
+	 * recorder: then do not wait for its locks. */
+	finish(hp_self.busy ? HP_WRITE_SIGNAL : 0);
+}
+
+void hp_record_exec(void)
+{
+	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned() || !hp_writer_has_file())
+		return;
+	hp_self.forwarding++;
+	hp_writer_snapshot(HP_SNAP_EXEC, 0, hp_self.busy ? HP_WRITE_SIGNAL : 0);
+	hp_self.forwarding--;
+}
+
+/* Who we are in the run. The first recorded process is marked in the
+ * environment with its pid (by `heapprof run` before the exec, or here);
+ * an image that finds its own pid there is that process after an exec (a
+ * shell wrapper, a launcher), and carries on its capture; any other is a
+ * program a recorded process exec'd. */
 static enum hp_role find_role(void)
 {
-	char pid[24];
+	char mark[64];
 
 	if (!config.claimed_pid) {
-		hp_fmt(pid, sizeof pid, "%d", hp_os_getpid());
-		setenv("HEAPPROF_OUTPUT_CLAIMED", pid, 1);
+		/* Not with setenv: that would make the program's environ a
+		 * heap block of ours (os.h). */
+		hp_fmt(mark, sizeof mark, "HEAPPROF_OUTPUT_CLAIMED=%d", hp_os_getpid());
+		hp_os_env_add(mark);
 		return HP_ROLE_ROOT;
 	}
 	return config.claimed_pid == hp_os_getpid() ? HP_ROLE_ROOT_EXEC : HP_ROLE_DESCENDANT;
 }
 
+/* Another allocator preloaded before us (LD_PRELOAD=libjemalloc.so:
+ * libheapprof.so) takes every call: nothing reaches the recorder. Returns
+ * the path of the module that defines the program's malloc when it is not
+ * us, or NULL. */
+static const char *malloc_owner(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info info;
+
+	if (!m || hp_unwind_is_own((uintptr_t)m))
+		return NULL;
+	if (dladdr(m, &info) && info.dli_fname && *info.dli_fname)
+		return info.dli_fname;
+	return "another library";
+}
+
 void hp_recorder_start(void)
 {
+	const char *shadow;
 	enum hp_role role;
 	int err;
 
@@ -275,6 +346,13 @@ void hp_recorder_start(void)
 	}
 	if (hp_unwind_init(config.unwind) < 0)
 		hp_log("cannot find the recorder's own code; stacks will include its frames");
+	shadow = malloc_owner();
+	if (shadow) {
+		hp_log("%s defines malloc ahead of libheapprof.so (LD_PRELOAD order): no "
+		       "allocation can be recorded; put libheapprof.so first",
+		       shadow);
+		config.shadowed = 1;
+	}
 	hp_modules_refresh(1);
 	if (hp_writer_open(&config, start_ns, role) < 0)
 		return; /* the writer said why */

@@ -49,4 +49,16 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
 /* Puts back a block taken with hp_record_take (a realloc that failed). */
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk);
 
+/* The program calls _exit or _Exit: the exit snapshot, now, and the end of
+ * recording (exit() is seen by the library's destructor instead). Nothing
+ * in a process that does not own the capture (a vfork child). Does not
+ * wait for locks when called over the recorder (a signal handler). May
+ * allocate nothing; takes the writer's lock. */
+void hp_record_exit_now(void);
+
+/* The program is about to exec: a snapshot of the image that ends here,
+ * written into its capture if it has one (the new image appends to it).
+ * Recording goes on: the exec may fail. */
+void hp_record_exec(void);
+
 #endif

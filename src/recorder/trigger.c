@@ -60,7 +60,7 @@ static void on_fatal(int sig)
 	 * would also recur on the faulting instruction). */
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
+	hp_os_sigaction(sig, &dfl, NULL);
 	raise(sig);
 }
 
@@ -92,14 +92,35 @@ static void install(int sig, void (*handler)(int))
 {
 	struct sigaction old, sa;
 
-	if (sigaction(sig, NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
+	if (hp_os_sigaction(sig, NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
 	    (old.sa_flags & SA_SIGINFO))
 		return; /* the program has its own: leave it */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = handler;
 	sa.sa_flags = SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	sigaction(sig, &sa, NULL);
+	hp_os_sigaction(sig, &sa, NULL);
+}
+
+/* Puts back the default action where the handler is still ours. */
+static void uninstall(int sig)
+{
+	struct sigaction old, dfl;
+
+	if (hp_os_sigaction(sig, NULL, &old) < 0 || (old.sa_flags & SA_SIGINFO) ||
+	    !hp_trigger_owns(old.sa_handler))
+		return;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	hp_os_sigaction(sig, &dfl, NULL);
+}
+
+void hp_trigger_stop(void)
+{
+	for (unsigned i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+		uninstall(fatal_signals[i]);
+	if (config && config->dump_signal > 0)
+		uninstall(config->dump_signal);
 }
 
 void hp_trigger_init(const struct hp_config *c)

@@ -27,6 +27,10 @@
  * program left the default disposition. */
 void hp_trigger_init(const struct hp_config *c);
 
+/* Gives back the default action of every signal whose handler is still the
+ * recorder's (a fork child that stops recording). Async-signal-safe. */
+void hp_trigger_stop(void);
+
 /* Periodic work, at the end of a slow path with no recorder lock held and
  * t->busy clear: pending snapshot requests at once; the clock (time-series
  * sample, interval snapshot) once every `every` calls on this thread. */

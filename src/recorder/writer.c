@@ -27,11 +27,16 @@ struct sample {
 	uint64_t time_ns, heap_bytes, rss_bytes;
 };
 
-/* Everything below is guarded by lock, except fd and path which are set at
- * open and read by anyone afterwards. */
+/* Everything below is guarded by lock. owner is also read without it: it
+ * is written only at open, in the process it names. */
 static struct hp_spin lock;
 static int fd = -1;
+static struct hp_os_file_id fd_id; /* what fd referred to when we opened it */
+static pid_t owner;                /* the process whose capture this is */
 static char path[HP_CONFIG_PATH_MAX + 32];
+/* Room for the executable's path and the command line in put_meta and
+ * default_name: static, not on the stack, whose caller may have little. */
+static char scratch[HP_CONFIG_PATH_MAX + 8192];
 static uint64_t start_ns;
 static uint32_t snapshot_seq;
 static uint32_t stacks_written = 1; /* ids below this are in the file */
@@ -84,15 +89,19 @@ static void zstd_free(void *opaque, void *q)
 	}
 }
 
-/* The default name: heapprof.<program>.<pid>.hpf in the working directory. */
+/* The default name: heapprof.<program>.<pid>.hpf in the working directory,
+ * the program named as it was started (argv[0], not a symlink's target). */
 static void default_name(char *buf, size_t cap, int suffix)
 {
-	char exe[HP_CONFIG_PATH_MAX];
 	const char *base;
 
-	hp_os_exe_path(exe, sizeof exe);
-	base = strrchr(exe, '/');
-	base = base ? base + 1 : (*exe ? exe : "program");
+	if (!hp_os_cmdline(scratch, sizeof scratch - 1))
+		hp_os_exe_path(scratch, sizeof scratch);
+	scratch[sizeof scratch - 1] = '\0';
+	base = strrchr(scratch, '/');
+	base = base ? base + 1 : scratch;
+	if (!*base)
+		base = "program";
 	if (suffix)
 		hp_fmt(buf, cap, "heapprof.%s.%d.%d.hpf", base, hp_os_getpid(), suffix);
 	else
@@ -117,12 +126,24 @@ static void child_name(char *buf, size_t cap, const char *named, int suffix)
 	hp_fmt(buf + len, cap - len, "%s.hpf", tail);
 }
 
-static int create_file(const struct hp_config *c, enum hp_role role)
+/* Opens the capture as this process's role wants it. A root image after
+ * an exec appends to the file its earlier image wrote (a new META starts
+ * the new image, docs/format.md); *append says so. */
+static int create_file(const struct hp_config *c, enum hp_role role, int *append)
 {
-	int root = role == HP_ROLE_ROOT || role == HP_ROLE_ROOT_EXEC;
 	int f = -EEXIST;
 
-	if (root && c->output[0]) { /* named by the user: replaced if there */
+	*append = 0;
+	if (role == HP_ROLE_ROOT_EXEC && c->output[0]) {
+		hp_fmt(path, sizeof path, "%s", c->output);
+		f = hp_os_open_existing(path);
+		if (f >= 0) {
+			*append = 1;
+			return f;
+		}
+	}
+	if ((role == HP_ROLE_ROOT || role == HP_ROLE_ROOT_EXEC) && c->output[0]) {
+		/* named by the user: replaced if there */
 		hp_fmt(path, sizeof path, "%s", c->output);
 		return hp_os_create(path, 0);
 	}
@@ -136,6 +157,40 @@ static int create_file(const struct hp_config *c, enum hp_role role)
 	return f;
 }
 
+/* Whether fd still refers to the capture: the program may have closed it
+ * (a daemon closing every descriptor), or put a file of its own at its
+ * number (dup2, close then open). When it is no longer ours the number is
+ * forgotten, never written to nor closed, and the capture reopened by
+ * name, if it is still the same file. Under lock. Returns 0 or -errno.
+ * (Between this check and the write the program could still take the
+ * number: a window of a few instructions, which no check can close.) */
+static int check_fd(void)
+{
+	static int said; /* one line per process */
+	struct hp_os_file_id now;
+	int f;
+
+	if (fd < 0)
+		return -EBADF;
+	if (hp_os_file_id(fd, &now) == 0 && hp_os_same_file(&now, &fd_id))
+		return 0;
+	fd = -1;
+	f = hp_os_open_existing(path);
+	if (f >= 0 && (hp_os_file_id(f, &now) < 0 || !hp_os_same_file(&now, &fd_id))) {
+		hp_os_close(f);
+		f = -ESTALE;
+	}
+	if (f < 0) {
+		if (!said++)
+			hp_log("the program closed the capture's descriptor and %s cannot be "
+			       "reopened (%s): nothing more is written",
+			       path, hp_errname(-f));
+		return f;
+	}
+	fd = hp_os_fd_high(f);
+	return 0;
+}
+
 static int emit(unsigned type)
 {
 	int err;
@@ -145,10 +200,12 @@ static int emit(unsigned type)
 		return payload.err;
 	err = hp_format_put_record(&out, type, payload.data, payload.len, cctx);
 	if (!err)
-		err = hp_os_write_all(fd, out.data, out.len);
+		err = check_fd();
+	if (!err)
+		err = hp_os_pwrite_all(fd, out.data, out.len, file_bytes);
 	/* A record cut short (a full disk) is cut off again, so the next one
 	 * starts where a reader expects a record. */
-	if (err && err != out.err)
+	if (err && err != out.err && fd >= 0)
 		hp_os_truncate(fd, file_bytes);
 	else if (!err)
 		file_bytes += out.len;
@@ -158,17 +215,17 @@ static int emit(unsigned type)
 
 static void put_meta(const struct hp_config *c, int forked_child)
 {
-	char exe[HP_CONFIG_PATH_MAX];
-	char args[8192];
-	size_t n = hp_os_cmdline(args, sizeof args), argc = 0;
+	char *args = scratch;
+	size_t n, argc = 0;
 
-	hp_os_exe_path(exe, sizeof exe);
+	hp_os_exe_path(scratch, sizeof scratch);
 	hp_buf_put_u(&payload, (uint64_t)hp_os_getpid());
 	hp_buf_put_u(&payload, (uint64_t)hp_os_getppid());
 	hp_buf_put_u(&payload, hp_os_realtime_ns() - (hp_os_now_ns() - start_ns));
 	hp_buf_put_u(&payload, start_ns);
 	hp_buf_put_u(&payload, hp_os_page_size());
-	hp_buf_put_str(&payload, exe);
+	hp_buf_put_str(&payload, scratch);
+	n = hp_os_cmdline(args, sizeof scratch);
 	for (size_t i = 0; i < n; i++)
 		argc += args[i] == '\0';
 	hp_buf_put_u(&payload, argc);
@@ -181,7 +238,8 @@ static void put_meta(const struct hp_config *c, int forked_child)
 	hp_buf_put_u(&payload, c->unwind);
 	hp_buf_put_u(&payload, c->max_depth);
 	hp_buf_put_u(&payload, (c->follow_fork ? HP_META_FOLLOW_FORK : 0) |
-				       (forked_child ? HP_META_FORKED_CHILD : 0));
+				       (forked_child ? HP_META_FORKED_CHILD : 0) |
+				       (c->shadowed ? HP_META_SHADOWED : 0));
 	hp_buf_put_u(&payload, (uint64_t)c->dump_signal);
 	hp_buf_put_u(&payload, c->interval_ms);
 	hp_buf_put_u(&payload, c->dump_every_bytes);
@@ -193,25 +251,30 @@ static void put_meta(const struct hp_config *c, int forked_child)
 static int ensure_file(void)
 {
 	struct hp_buf file_header = {0};
-	int err;
+	int err = 0, append;
 
 	if (fd >= 0)
 		return 0;
 	if (!file_config)
 		return -EBADF;
 	file_header.grow = grow_mapped;
-	fd = create_file(file_config, file_role);
+	fd = create_file(file_config, file_role, &append);
 	file_config = NULL; /* one attempt */
 	if (fd < 0) {
 		err = fd;
 		hp_log("cannot create %s: %s", path, hp_errname(-err));
 		return err;
 	}
-	hp_format_put_file_header(&file_header);
-	err = file_header.err ? file_header.err
-			      : hp_os_write_all(fd, file_header.data, file_header.len);
-	file_bytes = err ? 0 : file_header.len;
-	hp_os_unmap(file_header.data, file_header.cap);
+	fd = hp_os_fd_high(fd);
+	hp_os_file_id(fd, &fd_id);
+	file_bytes = append ? hp_os_file_size(fd) : 0;
+	if (!file_bytes) {
+		hp_format_put_file_header(&file_header);
+		err = file_header.err ? file_header.err
+				      : hp_os_pwrite_all(fd, file_header.data, file_header.len, 0);
+		file_bytes = err ? 0 : file_header.len;
+		hp_os_unmap(file_header.data, file_header.cap);
+	}
 	if (!err) {
 		put_meta(file_meta_config, file_role == HP_ROLE_FORKED);
 		err = emit(HP_REC_META);
@@ -224,14 +287,45 @@ static int ensure_file(void)
 	return err;
 }
 
+/* The writer's lock, with cancellation off while it is held: the writer
+ * calls write and open, cancellation points, and a thread cancelled there
+ * would leave the lock held for ever. Returns the cancellation state to
+ * give back to unlock, or -1 when the lock was not taken. */
+static int lock_for(unsigned flags)
+{
+	int cancel = hp_os_cancel_off();
+
+	if (flags & HP_WRITE_FATAL) {
+		if (hp_spin_trylock_for(&lock, 200000)) /* about 0.2 s */
+			return cancel;
+	} else if (flags & HP_WRITE_SIGNAL) {
+		if (hp_spin_trylock_for(&lock, 100))
+			return cancel;
+	} else {
+		hp_spin_lock(&lock);
+		return cancel;
+	}
+	hp_os_cancel_restore(cancel);
+	return -1;
+}
+
+static void unlock(int cancel)
+{
+	hp_spin_unlock(&lock);
+	hp_os_cancel_restore(cancel);
+}
+
 int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
 {
 	static const ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
-	int err = 0;
+	int err = 0, cancel = lock_for(0);
 
-	hp_spin_lock(&lock);
-	hp_os_close(fd); /* a forked child's copy of its parent's file */
+	/* A forked child's copy of its parent's descriptor is ours to close;
+	 * a number that is no longer ours is left alone. */
+	if (check_fd() == 0)
+		hp_os_close(fd);
 	fd = -1;
+	owner = hp_os_getpid();
 	start_ns = start;
 	snapshot_seq = 0;
 	stacks_written = 1;
@@ -247,8 +341,18 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
 	 * fork, a chain of wrappers) leaves no empty file behind. */
 	if (role != HP_ROLE_FORKED && role != HP_ROLE_DESCENDANT)
 		err = ensure_file();
-	hp_spin_unlock(&lock);
+	unlock(cancel);
 	return err;
+}
+
+int hp_writer_has_file(void)
+{
+	return __atomic_load_n(&fd, __ATOMIC_RELAXED) >= 0;
+}
+
+int hp_writer_owned(void)
+{
+	return owner && hp_os_getpid() == owner;
 }
 
 /* The first time of a record is absolute (a delta from 0), so a record
@@ -369,18 +473,17 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 {
 	struct bucket_sums sums;
 	uint32_t nevents, nstacks;
-	int err = 0;
+	int err = 0, cancel;
 
-	if (flags & HP_WRITE_FATAL) {
-		if (!hp_spin_trylock_for(&lock, 200000)) /* about 0.2 s */
-			return -EDEADLK;
-	} else if (flags & HP_WRITE_SIGNAL) {
-		if (!hp_spin_trylock_for(&lock, 100))
-			return -EDEADLK;
-	} else {
+	/* Another process in our memory (a vfork child) or with a copy of it
+	 * (a raw clone without fork handlers): the file is not its own. */
+	if (!hp_writer_owned())
+		return -ESRCH;
+	if (!(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL)))
 		hp_modules_refresh(0);
-		hp_spin_lock(&lock);
-	}
+	cancel = lock_for(flags);
+	if (cancel < 0)
+		return -EDEADLK;
 	err = ensure_file();
 	if (err)
 		goto out;
@@ -418,7 +521,7 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 out:
 	payload.len = 0;
 	payload.err = out.err = 0;
-	hp_spin_unlock(&lock);
+	unlock(cancel);
 	if (err && err != -EBADF) {
 		hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 		if (!(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL)))
@@ -429,7 +532,11 @@ out:
 
 void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
 {
-	hp_spin_lock(&lock);
+	int cancel;
+
+	if (!hp_writer_owned())
+		return;
+	cancel = lock_for(0);
 	if (nsamples < SAMPLES_PER_RECORD)
 		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, heap_bytes, rss_bytes};
 	if (nsamples == SAMPLES_PER_RECORD && ensure_file() == 0) {
@@ -437,16 +544,18 @@ void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
 		if (emit(HP_REC_TIMESERIES))
 			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
-	hp_spin_unlock(&lock);
+	unlock(cancel);
 }
 
 void hp_writer_close(void)
 {
-	hp_spin_lock(&lock);
-	hp_os_close(fd);
+	int cancel = lock_for(0);
+
+	if (check_fd() == 0)
+		hp_os_close(fd);
 	fd = -1;
 	file_config = NULL;
-	hp_spin_unlock(&lock);
+	unlock(cancel);
 }
 
 void hp_writer_lock(void)

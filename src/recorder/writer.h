@@ -8,7 +8,11 @@
  * killed with SIGKILL leaves a file that is whole up to its last record.
  *
  * Memory comes from mmap (buffers and zstd's workspace); nothing here calls
- * the target's malloc or stdio. Locking: one spinlock serialises writers.
+ * the target's malloc or stdio. Locking: one spinlock serialises writers,
+ * held with the thread's cancellation disabled (the writer calls write and
+ * open, cancellation points). The descriptor is kept at a high number and
+ * checked before every write: a program that closes or reuses it never
+ * gets a record written into its own files.
  * hp_writer_snapshot with HP_WRITE_FATAL or HP_WRITE_SIGNAL gives up on
  * the lock (after a bounded wait, or at once: the holder may be the code
  * the signal interrupted) and does not refresh the module map, which would
@@ -31,8 +35,8 @@ enum hp_role {
 	HP_ROLE_ROOT,       /* the process the run started: HEAPPROF_OUTPUT, or
 			     * heapprof.PROGRAM.PID.hpf never replacing a file */
 	HP_ROLE_ROOT_EXEC,  /* the same process after an exec (a shell wrapper
-			     * that execs the real program): HEAPPROF_OUTPUT
-			     * again, replacing the pre-exec image's capture */
+			     * that execs the real program): appends a new
+			     * image to the pre-exec image's HEAPPROF_OUTPUT */
 	HP_ROLE_DESCENDANT, /* another process, exec'd under --follow-fork */
 	HP_ROLE_FORKED,     /* a fork of a recorded process, under --follow-fork */
 };
@@ -44,14 +48,25 @@ enum hp_role {
  * Returns 0 or -errno (and logs why). c must stay valid. */
 int hp_writer_open(const struct hp_config *c, uint64_t start_ns, enum hp_role role);
 
-/* Appends a snapshot. Returns 0 or -errno (counted as lost writes). */
+/* Whether the calling process is the one the capture belongs to: not a
+ * vfork child sharing our memory, nor a raw clone that ran no fork
+ * handler. One getpid system call. Async-signal-safe. */
+int hp_writer_owned(void);
+
+/* Whether the capture file has been created (forks and descendants create
+ * theirs lazily). Lock-free. */
+int hp_writer_has_file(void);
+
+/* Appends a snapshot. Returns 0 or -errno (counted as lost writes);
+ * -ESRCH, writing nothing, in a process that does not own the capture. */
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags);
 
 /* Queues one time-series sample (bytes in use and RSS), flushing a record
  * every 100 samples. */
 void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes);
 
-/* Closes the file. Later snapshots are dropped. */
+/* Closes the file (when the descriptor is still ours). Later snapshots are
+ * dropped. */
 void hp_writer_close(void);
 
 

@@ -1,0 +1,146 @@
+/*
+ * interpose_exit.c - _exit, _Exit and the exec family: the moments a
+ * process image ends without running exit handlers.
+ *
+ * exit() and a return from main are seen by the library's destructor
+ * (recorder.c), which defers the exit snapshot until every other
+ * destructor and exit handler has run. _exit and _Exit end the process
+ * at once: the snapshot is written first (Debian's /bin/sh ends this way,
+ * and so do forked children). An exec replaces the image: a snapshot of
+ * the old one is written into its capture, which the new image, preloaded
+ * again, appends to. Each forwards to the next definition afterwards, with
+ * the caller's arguments untouched.
+ *
+ * glibc calls its internal _exit and execve directly (exit, execvp,
+ * system), so every public entry point is interposed on its own.
+ * A vfork child shares our memory and must not write the parent's
+ * capture: the recorder checks the pid before writing (writer.h).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#pragma GCC visibility push(default)
+
+/* Looked up on first use: written racily, but every thread writes the
+ * same value. */
+#define NEXT(type, name)                                              \
+	static type next_##name;                                      \
+	if (!next_##name)                                             \
+		next_##name = (type)dlsym(RTLD_NEXT, #name)
+
+typedef void (*exit_fn)(int);
+
+static __attribute__((noreturn)) void end(exit_fn next, int status)
+{
+	if (next)
+		next(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+void _exit(int status)
+{
+	NEXT(exit_fn, _exit);
+	hp_record_exit_now();
+	end(next__exit, status);
+}
+
+void _Exit(int status)
+{
+	NEXT(exit_fn, _Exit);
+	hp_record_exit_now();
+	end(next__Exit, status);
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	NEXT(execve_fn, execve);
+	hp_record_exec();
+	return next_execve(path, argv, envp);
+}
+
+int execv(const char *path, char *const argv[])
+{
+	NEXT(execv_fn, execv);
+	hp_record_exec();
+	return next_execv(path, argv);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+	NEXT(execv_fn, execvp);
+	hp_record_exec();
+	return next_execvp(file, argv);
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	NEXT(execve_fn, execvpe);
+	hp_record_exec();
+	return next_execvpe(file, argv, envp);
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	NEXT(fexecve_fn, fexecve);
+	hp_record_exec();
+	return next_fexecve(fd, argv, envp);
+}
+
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	NEXT(execveat_fn, execveat);
+	hp_record_exec();
+	return next_execveat(dirfd, path, argv, envp, flags);
+}
+
+/* The list forms gather their arguments as glibc does (on the stack) and
+ * go through the vector forms above, which write the snapshot. */
+#define GATHER(first, ap, argv)                                         \
+	size_t n = 1;                                                   \
+	va_start(ap, first);                                            \
+	while (va_arg(ap, const char *))                                \
+		n++;                                                    \
+	va_end(ap);                                                     \
+	const char *argv[n + 1];                                        \
+	argv[0] = first;                                                \
+	va_start(ap, first);                                            \
+	for (size_t i = 1; i <= n; i++)                                 \
+		argv[i] = va_arg(ap, const char *)
+
+int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	GATHER(arg, ap, argv);
+	va_end(ap);
+	return execv(path, (char *const *)argv);
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	GATHER(arg, ap, argv);
+	va_end(ap);
+	return execvp(file, (char *const *)argv);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char *const *envp;
+	GATHER(arg, ap, argv);
+	envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, (char *const *)argv, envp);
+}
