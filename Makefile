@@ -128,6 +128,13 @@ $(BUILD)/tests/programs/lib%.so: tests/programs/lib%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_PROG_CFLAGS) -shared -fPIC -o $@ $<
 
+# dtorfree is linked with libdtorfree.so (a DT_NEEDED library, initialised
+# before the recorder and so finalised after it).
+$(BUILD)/tests/programs/dtorfree: tests/programs/dtorfree.c $(BUILD)/tests/programs/libdtorfree.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests/programs -ldtorfree \
+		-Wl,-rpath,'$$ORIGIN'
+
 $(BUILD)/tests/programs/%: tests/programs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -ldl -lm

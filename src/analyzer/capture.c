@@ -572,6 +572,7 @@ const char *hp_capture_lost_name(unsigned reason)
 	case HP_LOST_UNKNOWN_FREE: return "free of a block not recorded (allocated before start)";
 	case HP_LOST_WRITE_FAILED: return "records that could not be written";
 	case HP_LOST_REENTRANT_FREE: return "freed inside the recorder (signal handler): still counted in use";
+	case HP_LOST_STACK_ROOM: return "allocated with too little stack left for the recorder (small thread or signal stack)";
 	default: return "unknown";
 	}
 }

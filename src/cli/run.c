@@ -141,9 +141,14 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 	}
 	setenv("HEAPPROF_OUTPUT", path, 1);
 	/* This process, after the exec, is the run's first recorded one: the
-	 * recorder then needs no change to the program's environment. */
+	 * recorder then needs no change to the program's environment. Its
+	 * capture starts empty: an image that finds it non-empty is this
+	 * process after a later exec, and appends. */
 	snprintf(cwd, sizeof cwd, "%d", (int)getpid());
 	setenv("HEAPPROF_OUTPUT_CLAIMED", cwd, 1);
+	err = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (err >= 0)
+		close(err);
 	if (pre && *pre) {
 		preload = malloc(strlen(lib) + strlen(pre) + 2);
 		sprintf(preload, "%s:%s", lib, pre);

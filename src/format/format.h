@@ -162,7 +162,8 @@ enum hp_lost_reason {
 	HP_LOST_UNKNOWN_FREE = 5,  /* free of a block never recorded (before init, foreign) */
 	HP_LOST_WRITE_FAILED = 6,  /* a record could not be written */
 	HP_LOST_REENTRANT_FREE = 7, /* freed inside the recorder: its bytes stay in use */
-	HP_LOST_KINDS = 8
+	HP_LOST_STACK_ROOM = 8,    /* too little stack left for the recorder to run */
+	HP_LOST_KINDS = 9
 };
 
 #endif

@@ -243,6 +243,17 @@ size_t hp_os_page_size(void)
 	return page;
 }
 
+int hp_os_altstack(uintptr_t *lo, uintptr_t *hi)
+{
+	stack_t ss;
+
+	if (sigaltstack(NULL, &ss) < 0 || !(ss.ss_flags & SS_ONSTACK))
+		return -ENOENT;
+	*lo = (uintptr_t)ss.ss_sp;
+	*hi = (uintptr_t)ss.ss_sp + ss.ss_size;
+	return 0;
+}
+
 size_t hp_os_cmdline(char *buf, size_t cap)
 {
 	ssize_t n = read_file("/proc/self/cmdline", buf, cap);

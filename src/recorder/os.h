@@ -93,6 +93,11 @@ pid_t hp_os_getpid(void);
 pid_t hp_os_getppid(void);
 size_t hp_os_page_size(void);
 
+/* The bounds [*lo, *hi) of the signal stack the calling thread is running
+ * on, if it is on one (sigaltstack). Returns 0, or -ENOENT when not on a
+ * signal stack. Async-signal-safe. */
+int hp_os_altstack(uintptr_t *lo, uintptr_t *hi);
+
 /* Reads /proc/self/cmdline into buf; returns its length (arguments separated
  * by NULs). Async-signal-safe. */
 size_t hp_os_cmdline(char *buf, size_t cap);

@@ -52,12 +52,32 @@ static void thread_start(struct hp_thread *t)
 	uint64_t seed = config.seed ? config.seed : hp_os_now_ns() ^ (uintptr_t)t;
 
 	t->rng = hp_hash_u64(seed + n * 0x9e3779b97f4a7c15ULL) | 1;
+	if (!t->stack_hi) {
+		t->forwarding++; /* glibc may allocate here: not the program's */
+		if (hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
+			t->stack_lo = t->stack_hi = 1; /* unknown */
+		t->forwarding--;
+	}
 	t->ready = 1;
 }
 
+uintptr_t hp_stack_room(const struct hp_thread *t)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo, hi;
+
+	if (t->stack_hi > 1 && sp > t->stack_lo && sp <= t->stack_hi)
+		return sp - t->stack_lo;
+	if (hp_os_altstack(&lo, &hi) == 0 && sp > lo && sp <= hi)
+		return sp - lo;
+	return UINTPTR_MAX; /* a stack of the program's own making (a fiber) */
+}
+
+static int exit_consumed;
+static void rearm_exit(void);
+
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 {
-	uint64_t frames[HP_CONFIG_MAX_DEPTH_LIMIT];
+	uint64_t frames[config.max_depth + HP_UNWIND_SLACK];
 	struct hp_live_block stale;
 	uint32_t depth, stack, bucket;
 	int r;
@@ -93,6 +113,13 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		t->countdown_bytes = hp_sampler_draw(&t->rng, config.sample_rate_bytes);
 	else
 		t->countdown_bytes = -1;
+	if (hp_stack_room(t) < HP_RECORD_STACK_BYTES) {
+		/* A small thread stack or signal stack: unwinding could
+		 * overflow it. Say so rather than risk the program. */
+		hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
+		t->busy = 0;
+		return;
+	}
 
 	depth = hp_unwind(t, frames, config.max_depth);
 	stack = hp_stacks_intern(frames, depth);
@@ -114,7 +141,10 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	hp_trigger_allocated(size);
 out:
 	t->busy = 0;
-	hp_trigger_tick(hp_sampled ? 1 : 64);
+	if (__builtin_expect(__atomic_load_n(&exit_consumed, __ATOMIC_RELAXED), 0))
+		rearm_exit();
+	if (hp_stack_room(t) >= HP_WRITE_STACK_BYTES)
+		hp_trigger_tick(hp_sampled ? 1 : 64);
 }
 
 int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
@@ -252,12 +282,32 @@ static void finish_last(void *unused)
  * just before the process ends: the exit snapshot sees every free. */
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
+/* Set by a vfork child that runs exit(): it consumes, in the memory it
+ * shares with us, the exit handlers and destructors our exit would have
+ * run, this library's destructor included. The next slow path of the
+ * parent then asks for the exit snapshot at its thread's exit instead
+ * (glibc runs a thread's TLS destructors first thing in exit()). */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
+extern void *__dso_handle;
+
+static void rearm_exit(void)
+{
+	__atomic_store_n(&exit_consumed, 0, __ATOMIC_RELAXED);
+	hp_self.forwarding++;
+	__cxa_thread_atexit_impl(finish_last, NULL, &__dso_handle);
+	hp_self.forwarding--;
+}
+
 static void stop_at_exit(void) __attribute__((destructor));
 static void stop_at_exit(void)
 {
 	int r;
 
-	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned())
+	if (hp_state == HP_STATE_ACTIVE && !hp_writer_owned()) {
+		__atomic_store_n(&exit_consumed, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (hp_state != HP_STATE_ACTIVE)
 		return;
 	hp_self.forwarding++; /* glibc may allocate the handler's slot */
 	r = __cxa_atexit(finish_last, NULL, NULL);

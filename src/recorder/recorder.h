@@ -28,6 +28,20 @@ extern int hp_state;
 /* Sampled mode (rate > 1): set at init, read-only afterwards. */
 extern int hp_sampled;
 
+/* Stack budgets: the most the slow path of an allocation (unwinding
+ * included, libunwind's DWARF parsing on a cache miss too) and the writing
+ * of a snapshot (zstd included) use of the stack they run on, measured
+ * with margin (docs/internals/recorder.md). With less room left, an
+ * allocation is passed through and counted as lost (HP_LOST_STACK_ROOM),
+ * and a snapshot is not written from there. */
+#define HP_RECORD_STACK_BYTES (6 * 1024)
+#define HP_WRITE_STACK_BYTES (6 * 1024)
+
+/* The bytes of stack left below the caller's frame, on the thread's stack
+ * or the signal stack it runs on; UINTPTR_MAX when unknown (a stack the
+ * program made itself). Async-signal-safe. */
+uintptr_t hp_stack_room(const struct hp_thread *t);
+
 /* Starts the recorder: configuration, tables, capture file, threads,
  * signals. Called once by the interposer after the real functions are
  * known, with t->busy set. */

@@ -49,7 +49,11 @@ static void on_fatal(int sig)
 	static int once; /* the first fatal signal writes; later ones just die */
 	struct sigaction dfl;
 
-	if (!__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL) && hp_state == HP_STATE_ACTIVE) {
+	/* Written only with room for the writer on the stack we run on: a
+	 * small signal stack would overflow, and the program would die of
+	 * SIGSEGV instead of its own signal. */
+	if (!__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL) && hp_state == HP_STATE_ACTIVE &&
+	    hp_stack_room(&hp_self) >= HP_WRITE_STACK_BYTES) {
 		hp_self.busy++;
 		hp_writer_snapshot(HP_SNAP_FATAL, sig, HP_WRITE_FATAL);
 		hp_state = HP_STATE_OFF;
@@ -72,7 +76,8 @@ static void on_dump(int sig)
 {
 	int saved = errno;
 
-	if (hp_state == HP_STATE_ACTIVE && !hp_self.busy && !hp_self.forwarding) {
+	if (hp_state == HP_STATE_ACTIVE && !hp_self.busy && !hp_self.forwarding &&
+	    hp_stack_room(&hp_self) >= HP_WRITE_STACK_BYTES) {
 		hp_self.forwarding++;
 		if (hp_writer_snapshot(HP_SNAP_SIGNAL, sig, HP_WRITE_SIGNAL) == -EDEADLK)
 			hp_trigger_request(HP_SNAP_SIGNAL);
@@ -88,6 +93,10 @@ int hp_trigger_owns(void (*handler)(int))
 	return handler == on_fatal || handler == on_dump;
 }
 
+/* SIGSEGV and SIGBUS may come from a stack overflow: their handler runs
+ * on the program's signal stack if it has one (SA_ONSTACK). The others
+ * run on the thread's own stack, which has room, even where the program
+ * set up a small signal stack for its own handlers. */
 static void install(int sig, void (*handler)(int))
 {
 	struct sigaction old, sa;
@@ -97,7 +106,7 @@ static void install(int sig, void (*handler)(int))
 		return; /* the program has its own: leave it */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART | SA_ONSTACK;
+	sa.sa_flags = SA_RESTART | (sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0);
 	sigemptyset(&sa.sa_mask);
 	hp_os_sigaction(sig, &sa, NULL);
 }

@@ -4,12 +4,19 @@
 #define UNW_LOCAL_ONLY
 #include "unwind.h"
 
-#include <link.h>
+#include <errno.h>
 #include <libunwind.h>
+#include <link.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "../format/format.h"
 #include "config.h"
+#include "got.h"
+#include "log.h"
 #include "os.h"
 
 /* Set once at init, read-only afterwards. */
@@ -33,16 +40,98 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * libunwind (1.6) checks that a guessed frame's memory is readable by
+ * writing a byte of it into a pipe it opens on first use and keeps on two
+ * descriptor numbers; when the read end fails it closes both and opens a
+ * new pipe. A program that closes its descriptors and opens files gets
+ * those numbers: libunwind would then read the program's input, write into
+ * its output and close them. Its imports of pipe2, read, write, close and
+ * syscall are redirected here: the "pipe" is two numbers no descriptor can
+ * have, and the readability check is a process_vm_readv of our own memory,
+ * which needs no descriptor at all. Every other call passes through.
+ */
+#define FAKE_READ_FD (-1000)
+#define FAKE_WRITE_FD (-1001)
+
+/* The check itself: 1 when one byte at addr can be read, else -1 with
+ * errno EFAULT (the answer libunwind's write would give). */
+static long readable(const void *addr)
+{
+	char byte;
+	struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
+
+	if (process_vm_readv(hp_os_getpid(), &local, 1, &remote, 1, 0) == 1) {
+		errno = 0; /* libunwind loops while errno is EINTR */
+		return 1;
+	}
+	errno = EFAULT;
+	return -1;
+}
+
+static int unw_pipe2(int fds[2], int flags)
+{
+	(void)flags;
+	fds[0] = FAKE_READ_FD;
+	fds[1] = FAKE_WRITE_FD;
+	return 0;
+}
+
+static ssize_t unw_read(int fd, void *buf, size_t n)
+{
+	if (fd == FAKE_READ_FD) { /* an empty pipe: nothing to drain */
+		errno = EAGAIN;
+		return -1;
+	}
+	return read(fd, buf, n);
+}
+
+static ssize_t unw_write(int fd, const void *buf, size_t n)
+{
+	if (fd == FAKE_WRITE_FD)
+		return readable(buf);
+	return write(fd, buf, n);
+}
+
+static int unw_close(int fd)
+{
+	return fd == FAKE_READ_FD || fd == FAKE_WRITE_FD ? 0 : close(fd);
+}
+
+static long unw_syscall(long n, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, n);
+	for (int i = 0; i < 6; i++) /* as glibc's syscall reads them */
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_write && (int)a[0] == FAKE_WRITE_FD)
+		return readable((const void *)a[1]);
+	return syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 int hp_unwind_init(unsigned m)
 {
+	static const struct hp_got_patch fds[] = {
+		{"pipe2", (void *)unw_pipe2}, {"read", (void *)unw_read},
+		{"write", (void *)unw_write}, {"close", (void *)unw_close},
+		{"syscall", (void *)unw_syscall},
+	};
+
 	mode = m;
 	dl_iterate_phdr(find_own, (void *)(uintptr_t)&hp_unwind_init);
 	if (mode == HP_UNWIND_DWARF) {
+		/* Before libunwind's first use, which opens its pipe. */
+		if (hp_got_patch((uintptr_t)&unw_backtrace, fds, sizeof fds / sizeof *fds) < 3)
+			hp_log("cannot keep libunwind off the program's descriptors: it may use "
+			       "two of them");
 		/* The per-thread cache keeps unw_backtrace on its fast path: the
 		 * global cache would mask signals around every lookup. */
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	}
-	return own_hi ? 0 : -2; /* -ENOENT */
+	return own_hi ? 0 : -ENOENT;
 }
 
 int hp_unwind_is_own(uintptr_t addr)
@@ -58,12 +147,8 @@ static uint32_t walk_fp(struct hp_thread *t, uint64_t *out, uint32_t max)
 	const uintptr_t *fp = __builtin_frame_address(0);
 	uint32_t n = 0;
 
-	if (!t->stack_hi) {
-		t->forwarding++; /* glibc may allocate here: not the program's */
-		if (hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
-			t->stack_lo = t->stack_hi = 1; /* no bounds: no walk */
-		t->forwarding--;
-	}
+	/* The thread's bounds are set by its first slow path (recorder.c);
+	 * unknown bounds (1, 1) stop the walk at once. */
 	while (n < max) {
 		uintptr_t at = (uintptr_t)fp, ret, next;
 		if (at < t->stack_lo || at + 2 * sizeof(uintptr_t) > t->stack_hi || (at & 7))
@@ -83,19 +168,19 @@ static uint32_t walk_fp(struct hp_thread *t, uint64_t *out, uint32_t max)
 
 uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max)
 {
-	/* Room for the recorder's own frames, which are dropped. */
-	void *raw[HP_CONFIG_MAX_DEPTH_LIMIT + 8];
 	int got, skip = 0;
 
 	if (mode == HP_UNWIND_FP)
 		return walk_fp(t, frames, max);
-	got = unw_backtrace(raw, (int)(max + 8 < sizeof raw / sizeof *raw ? max + 8
-									    : sizeof raw / sizeof *raw));
-	while (skip < got && hp_unwind_is_own((uintptr_t)raw[skip]))
+	/* In place: frames has room for the recorder's own frames too, which
+	 * are then dropped. */
+	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
+	got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
+	while (skip < got && hp_unwind_is_own((uintptr_t)frames[skip]))
 		skip++;
 	if (got - skip < (int)max)
 		max = (uint32_t)(got - skip);
-	for (uint32_t i = 0; i < max; i++)
-		frames[i] = (uint64_t)(uintptr_t)raw[skip + i];
+	if (skip)
+		memmove(frames, frames + skip, max * sizeof *frames);
 	return max;
 }

@@ -2,8 +2,8 @@
  * unwind.h - capturing the call stack of an allocation.
  *
  * Two unwinders: DWARF through libunwind's cached fast path (unw_backtrace
- * with a per-thread cache, no signal masking, no memory validation), the
- * default; and a frame-pointer walk that checks every frame against the
+ * with a per-thread cache, no signal masking; its memory validation kept
+ * off the program's descriptors, see unwind.c), the default; and a frame-pointer walk that checks every frame against the
  * thread's stack bounds. Both drop the recorder's own frames, so frame 0 is
  * the return address in the caller of malloc (or new, or ...).
  */
@@ -18,8 +18,13 @@
  * at init, with the reentrancy flag set. Returns 0 or -errno. */
 int hp_unwind_init(unsigned mode);
 
-/* Fills frames[0..max) with return addresses, innermost first; returns the
- * number written (0 when unwinding failed). Call with t->busy set: libunwind
+/* Room an unwinder needs past max in frames[] for the recorder's own
+ * frames, which it drops. */
+#define HP_UNWIND_SLACK 8
+
+/* Fills frames[0..max) with return addresses, innermost first; frames must
+ * have room for max + HP_UNWIND_SLACK entries. Returns the number written
+ * (0 when unwinding failed). Call with t->busy set: libunwind
  * may allocate on its first use in a thread. Allocation-free afterwards,
  * lock-free, not async-signal-safe in DWARF mode (libunwind's caches). */
 uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max);
