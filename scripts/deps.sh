@@ -8,8 +8,9 @@ set -euo pipefail
 build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev zlib1g-dev"
 # The real readers of heapprof's outputs, which the tests run: go tool
 # pprof, gperftools' pprof (google-pprof), headless Chromium; clang for the
-# capture reader's fuzz target.
-test_pkgs="binutils coreutils python3 golang-go google-perftools chromium clang libclang-rt-14-dev"
+# capture reader's fuzz target; valgrind, whose in-use-at-exit figures the
+# exit tests agree with.
+test_pkgs="binutils coreutils python3 golang-go google-perftools chromium clang libclang-rt-14-dev valgrind"
 bench_pkgs="heaptrack sqlite3"
 
 pkgs="$build_pkgs $test_pkgs"

@@ -12,10 +12,18 @@
 static unsigned lines;
 /* Set once at init by the configuration, read by all. */
 static int quiet;
+static struct hp_os_file_id stderr_id;
 
 void hp_log_set_quiet(int q)
 {
-	quiet = q;
+	quiet = q || hp_os_file_id(2, &stderr_id) < 0;
+}
+
+/* Whether descriptor 2 is still the stderr we started with. */
+static int stderr_ours(void)
+{
+	struct hp_os_file_id now;
+	return hp_os_file_id(2, &now) == 0 && hp_os_same_file(&now, &stderr_id);
 }
 
 void hp_log(const char *fmt, ...)
@@ -25,14 +33,15 @@ void hp_log(const char *fmt, ...)
 	va_list ap;
 	unsigned k;
 
-	if (quiet)
+	if (quiet || !stderr_ours())
 		return;
 	k = __atomic_fetch_add(&lines, 1, __ATOMIC_RELAXED);
 	if (k > HP_LOG_MAX_LINES)
 		return;
 	if (k == HP_LOG_MAX_LINES) {
 		static const char last[] = "heapprof: too many messages, going quiet\n";
-		hp_os_write_all(2, last, sizeof last - 1);
+		if (stderr_ours())
+			hp_os_write_all(2, last, sizeof last - 1);
 		return;
 	}
 	n = hp_fmt(buf, sizeof buf - 1, "heapprof: ");

@@ -69,15 +69,25 @@ static void log_event(uint32_t kind, uint32_t module)
 	__atomic_store_n(&nevents, nevents + 1, __ATOMIC_RELEASE);
 }
 
-static uint32_t intern_path(const char *name)
+/* Under lock: path buffers for intern_path. */
+static char resolved[4096], maps_buf[8192];
+
+/* A module's path as the capture needs it: absolute. The loader keeps
+ * the name a library was opened by, relative for dlopen("./lib.so") or a
+ * relative LD_LIBRARY_PATH; the mapping in /proc/self/maps has the file's
+ * absolute path whatever the working directory is now. */
+static uint32_t intern_path(const char *name, uintptr_t mapped_at)
 {
-	char exe[4096];
 	size_t len;
 	uint32_t at = paths_used;
 
 	if (!name || !*name) { /* the main program */
-		hp_os_exe_path(exe, sizeof exe);
-		name = exe;
+		hp_os_exe_path(resolved, sizeof resolved);
+		name = resolved;
+	} else if (name[0] != '/' && strchr(name, '/') &&
+		   hp_os_mapped_path(mapped_at, resolved, sizeof resolved, maps_buf,
+				     sizeof maps_buf) == 0) {
+		name = resolved;
 	}
 	len = strlen(name) + 1;
 	if (paths_used + len > PATH_BYTES)
@@ -134,13 +144,13 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	memset(m, 0, sizeof *m);
 	m->bias = info->dlpi_addr;
 	m->phdr = info->dlpi_phdr;
-	m->path = intern_path(info->dlpi_name);
 	for (int i = 0; i < info->dlpi_phnum && m->nseg < MAX_SEGMENTS; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_LOAD)
 			m->seg[m->nseg++] = (struct segment){ph->p_vaddr, ph->p_memsz, ph->p_offset,
 							     ph->p_flags};
 	}
+	m->path = intern_path(info->dlpi_name, m->nseg ? m->bias + m->seg[0].vaddr : m->bias);
 	read_build_id(m, info);
 	m->loaded = m->seen = 1;
 	log_event(HP_MOD_LOAD, nmodules);

@@ -254,6 +254,74 @@ int hp_os_altstack(uintptr_t *lo, uintptr_t *hi)
 	return 0;
 }
 
+static uint64_t parse_hex(const char **s)
+{
+	uint64_t v = 0;
+	for (;; (*s)++) {
+		char c = **s;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* Looks at one line of /proc/self/maps: "lo-hi perms off dev inode path". */
+static int maps_line(const char *line, const char *end, uintptr_t addr, char *buf, size_t cap)
+{
+	const char *p = line, *path;
+	uint64_t lo, hi;
+	size_t len;
+
+	lo = parse_hex(&p);
+	if (*p++ != '-')
+		return 0;
+	hi = parse_hex(&p);
+	if (addr < lo || addr >= hi)
+		return 0;
+	path = memchr(p, '/', (size_t)(end - p));
+	if (!path)
+		return -1;
+	len = (size_t)(end - path);
+	if (len >= cap)
+		return -1;
+	memcpy(buf, path, len);
+	buf[len] = '\0';
+	return 1;
+}
+
+int hp_os_mapped_path(uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t have = 0;
+	int found = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (!found) {
+		ssize_t r = read(fd, scratch + have, scratch_cap - have);
+		char *line = scratch, *nl;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		while (!found && (nl = memchr(line, '\n', have - (size_t)(line - scratch)))) {
+			found = maps_line(line, nl, addr, buf, cap);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - scratch);
+		memmove(scratch, line, have);
+		if (have == scratch_cap) /* a line longer than the buffer */
+			have = 0;
+	}
+	close(fd);
+	return found == 1 ? 0 : -ENOENT;
+}
+
 size_t hp_os_cmdline(char *buf, size_t cap)
 {
 	ssize_t n = read_file("/proc/self/cmdline", buf, cap);
@@ -298,6 +366,10 @@ void hp_os_unpreload(const char *name)
 	for (size_t i = 0; environ && environ[i]; i++) {
 		char *value, *in, *out;
 
+		if (strncmp(environ[i], "HEAPPROF_", 9) == 0) {
+			env_remove(environ, i--);
+			continue;
+		}
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
 			continue;
 		/* Copy the entries that are not ours over themselves, with

@@ -98,6 +98,12 @@ size_t hp_os_page_size(void);
  * signal stack. Async-signal-safe. */
 int hp_os_altstack(uintptr_t *lo, uintptr_t *hi);
 
+/* The absolute path of the file mapped at addr, from /proc/self/maps, into
+ * buf (NUL-terminated). scratch (at least 4 KiB) holds what is read.
+ * Returns 0, or -ENOENT when no file is mapped there. No allocation, no
+ * lock; not async-signal-safe only in that it may take a while. */
+int hp_os_mapped_path(uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap);
+
 /* Reads /proc/self/cmdline into buf; returns its length (arguments separated
  * by NULs). Async-signal-safe. */
 size_t hp_os_cmdline(char *buf, size_t cap);
@@ -109,8 +115,9 @@ int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi);
 
 
 /* Removes, in place, every entry of LD_PRELOAD in the environment whose
- * file name is name, so that programs this process execs do not load it;
- * the variable goes when nothing else is left in it. The other entries
+ * file name is name, so that programs this process execs do not load it
+ * (the variable goes when nothing else is left in it), and every
+ * HEAPPROF_* variable: they see the environment they would see bare. The other entries
  * keep their order. No allocation, no lock (setenv takes one that a fork
  * child may find held). Not thread-safe against setenv, like getenv:
  * called at start and in fork children. */

@@ -205,24 +205,36 @@ static int mode_dup2(void)
 	return 0;
 }
 
-static void *small_stack_thread(void *arg)
+NOINLINE void small_stack_work(size_t kib)
 {
-	volatile char used[6 * 1024];
-	memset((char *)used, 1, sizeof used);
+	char used[kib * 1024];
+	memset(used, 1, kib * 1024);
+	KEEP(used);
 	for (int i = 0; i < 10; i++)
 		free(probe_alloc(16));
-	return arg;
 }
 
-/* A thread with a 16 KiB stack that uses 6 KiB of it, and allocates. */
-static int mode_small_stack(void)
+static void *small_stack_thread(void *arg)
+{
+	small_stack_work((size_t)arg);
+	return NULL;
+}
+
+/* A thread with a 16 KiB stack of the program's own (a guard page below
+ * it) that uses `kib` KiB of it, and allocates. */
+static int mode_small_stack(int kib)
 {
 	pthread_attr_t attr;
 	pthread_t t;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *stack = mmap(NULL, page + 16 * 1024, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
+	if (stack == MAP_FAILED || mprotect(stack, page, PROT_NONE) < 0)
+		return 1;
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 16 * 1024);
-	if (pthread_create(&t, &attr, small_stack_thread, NULL) != 0)
+	pthread_attr_setstack(&attr, stack + page, 16 * 1024);
+	if (pthread_create(&t, &attr, small_stack_thread, (void *)(size_t)kib) != 0)
 		return 1;
 	pthread_join(t, NULL);
 	printf("small stack done\n");
@@ -328,7 +340,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "dup2"))
 		return mode_dup2();
 	if (!strcmp(mode, "small-stack"))
-		return mode_small_stack();
+		return mode_small_stack(argc > 2 ? atoi(arg) : 6);
 	if (!strcmp(mode, "altstack-abort"))
 		return mode_altstack_abort();
 	if (!strcmp(mode, "fork-usr2"))
