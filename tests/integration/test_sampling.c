@@ -159,6 +159,32 @@ static struct hp_capture *run_peaks(const char *workload, uint64_t rate, unsigne
 	return hpq_load(out);
 }
 
+/* The peak that `heapprof run` prints after a sampled run: the estimate,
+ * as "peak heap ~12.3 MiB". Returns bytes, or -1. */
+static double summary_peak(const char *workload, unsigned seed)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+	char path[512], line[1024], unit[8];
+	const char *at;
+	double v = -1, figure;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/peaks-summary.txt", hp_test_tmp());
+	if (hp_test_sh("%s/heapprof run --no-symbols --timeseries 0 --sample-rate %d --seed %u "
+		       "-o %s/peaks-summary.hpf -- %s/tests/programs/peaks %s 2>%s",
+		       hp_test_build(), PEAK_RATE, seed, hp_test_tmp(), hp_test_build(), workload,
+		       path) != 0 ||
+	    !(f = fopen(path, "r")))
+		return -1;
+	if (fgets(line, sizeof line, f) && (at = strstr(line, "peak heap ~")) &&
+	    sscanf(at, "peak heap ~%lf %7s", &figure, unit) == 2)
+		for (int i = 0; i < 4; i++)
+			if (strcmp(unit, units[i]) == 0)
+				v = figure * (double)(1ull << (10 * i));
+	fclose(f);
+	return v;
+}
+
 static void check_peak(const char *workload)
 {
 	uint64_t exact = exact_peak(workload);
@@ -186,6 +212,9 @@ static void check_peak(const char *workload)
 		 * moment the estimate peaked, which its buckets hold. */
 		expect_eq_u64(hpq_total(cap).peak_bytes, s->peak_bytes,
 			      "sampled: the raw peak is the buckets' at the estimated peak");
+		if (seed == 1)
+			expect_near(summary_peak(workload, seed), est, 0.005,
+				    "heapprof run's summary prints the estimated peak");
 		sum += r;
 		sum2 += r * r;
 		lo = r < lo ? r : lo;
