@@ -110,11 +110,22 @@ void hp_values_add(struct hp_values *s, const struct hp_values *v)
 	s->temp_bytes += v->temp_bytes;
 }
 
+double hp_model_unbias_scale(const struct hp_cap_bucket *b, uint64_t rate_bytes)
+{
+	double size;
+
+	if (rate_bytes <= 1)
+		return 1;
+	size = b->size ? (double)b->size
+		       : (b->alloc_count ? (double)b->alloc_bytes / (double)b->alloc_count : 0);
+	return size > 0 ? 1 / (1 - exp(-size / (double)rate_bytes)) : 1;
+}
+
 /* Unbiasing (docs/internals/sampling.md): a sampled allocation of size s
  * stands for 1 / (1 - exp(-s / rate)) allocations. Full recordings: 1. */
 static void unbias(const struct hp_model *m, const struct hp_cap_bucket *b, struct hp_values *v)
 {
-	double scale = 1, size;
+	double scale;
 
 	v->alloc_objects = (double)b->alloc_count;
 	v->alloc_bytes = (double)b->alloc_bytes;
@@ -125,10 +136,7 @@ static void unbias(const struct hp_model *m, const struct hp_cap_bucket *b, stru
 	v->temp_objects = (double)b->temp_count;
 	v->temp_bytes = (double)b->temp_bytes;
 	if (m->sampled) {
-		size = b->size ? (double)b->size
-			       : (b->alloc_count ? (double)b->alloc_bytes / (double)b->alloc_count : 0);
-		if (size > 0)
-			scale = 1 / (1 - exp(-size / (double)m->sample_rate_bytes));
+		scale = hp_model_unbias_scale(b, m->sample_rate_bytes);
 		v->alloc_objects *= scale;
 		v->alloc_bytes *= scale;
 		v->free_objects *= scale;

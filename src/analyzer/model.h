@@ -116,6 +116,12 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 
 void hp_model_free(struct hp_model *m);
 
+/* The allocations one sampled allocation of a bucket stands for: 1 / (1 -
+ * exp(-size / rate)) with size the bucket's (its mean allocation size when
+ * it has none), docs/internals/sampling.md; 1 when rate_bytes <= 1. The
+ * model applies it; a summary that reads a capture alone uses it too. */
+double hp_model_unbias_scale(const struct hp_cap_bucket *b, uint64_t rate_bytes);
+
 /* The metrics a user ranks and draws by. */
 enum hp_metric {
 	HP_METRIC_PEAK,        /* bytes in use at the global peak */

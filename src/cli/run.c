@@ -21,6 +21,7 @@
 
 #include "../analyzer/capture.h"
 #include "../analyzer/embed.h"
+#include "../analyzer/model.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -169,7 +170,7 @@ static void summarize(const char *path, int quiet)
 	struct hp_capture cap;
 	char err[512], peak[32], rate[64] = "";
 	const struct hp_cap_snapshot *s;
-	uint64_t lost = 0;
+	uint64_t lost = 0, peak_bytes;
 
 	if (hp_capture_load(path, &cap, err, sizeof err) < 0) {
 		hp_cli_error("no usable capture: %s", err);
@@ -185,14 +186,23 @@ static void summarize(const char *path, int quiet)
 	for (int i = 1; i < HP_LOST_KINDS; i++)
 		if (i != HP_LOST_UNKNOWN_FREE)
 			lost += s->lost_count[i];
-	if (cap.sample_rate_bytes > 1)
+	peak_bytes = s->peak_bytes;
+	if (cap.sample_rate_bytes > 1) {
+		/* The snapshot's peak is raw: unbias its buckets, as the report does. */
+		double est = 0;
+		for (size_t i = 0; i < s->nbuckets; i++)
+			est += (double)s->buckets[i].peak_bytes *
+			       hp_model_unbias_scale(&s->buckets[i], cap.sample_rate_bytes);
+		peak_bytes = (uint64_t)(est + 0.5);
 		snprintf(rate, sizeof rate, " (sampled every %llu bytes)",
 			 (unsigned long long)cap.sample_rate_bytes);
+	}
 	if (!quiet) {
 		fprintf(stderr,
-			"heapprof: wrote %s: %llu allocations%s, peak heap %s at %.3f s",
+			"heapprof: wrote %s: %llu allocations%s, peak heap %s%s at %.3f s",
 			path, (unsigned long long)s->alloc_count, rate,
-			hp_cli_bytes(peak, sizeof peak, s->peak_bytes), (double)s->peak_time_ns / 1e9);
+			cap.sample_rate_bytes > 1 ? "~" : "",
+			hp_cli_bytes(peak, sizeof peak, peak_bytes), (double)s->peak_time_ns / 1e9);
 		if (lost)
 			fprintf(stderr, ", %llu events not recorded (see heapprof inspect)",
 				(unsigned long long)lost);

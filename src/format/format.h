@@ -77,7 +77,9 @@
  *   only (see docs/internals/sampling.md for unbiasing). size is the exact
  *   allocation size in a sampled capture (buckets are split by size so that
  *   unbiasing is exact) and 0 in a full one. In use = alloc - free. peak_* of
- *   a bucket is its in-use value at the moment of the global peak.
+ *   a bucket is its in-use value at the moment of the global peak, which a
+ *   sampled capture finds on the unbiased estimate of the bytes in use (its
+ *   peak_bytes are the raw bytes in use at that moment).
  *
  * HP_REC_TIMESERIES (about every second, and before each snapshot)
  *   u count, then count x (s time delta from the previous sample in this

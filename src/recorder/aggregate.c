@@ -8,6 +8,7 @@
 
 #include "intern.h"
 #include "os.h"
+#include "sampler.h"
 #include "spin.h"
 
 /* Keyed buckets are at most this many; later keys count as lost. */
@@ -29,9 +30,20 @@ struct bucket {
 static struct hp_intern keys;
 static struct bucket *buckets;
 
-/* Bytes in use over all buckets, and the peak: atomics, any thread. The
- * epoch moves after every new peak; peak_time_ns goes with it. */
+/* The sampling rate, for the weights (1 = full recording). Written once
+ * by hp_agg_set_sample_rate before recording starts; read-only after. */
+static uint64_t sample_rate_bytes = 1;
+
+/* Bytes in use over all buckets (raw: sampled blocks only, at their size)
+ * and their estimate (each block at its unbiased weight, hp_sampler_weight;
+ * sampled mode only, the raw value is the estimate in a full recording).
+ * The peak is the largest estimate, peak_bytes the raw bytes in use at
+ * that moment (docs/internals/sampling.md, "The peak"). Atomics, any
+ * thread. The epoch moves after every new peak; peak_time_ns and
+ * peak_bytes go with it. */
 static uint64_t in_use_bytes;
+static uint64_t in_use_weight;
+static uint64_t peak_weight;
 static uint64_t peak_bytes;
 static uint64_t peak_epoch = 1;
 static uint64_t peak_time_ns;
@@ -47,6 +59,11 @@ int hp_agg_init(void)
 		return err;
 	buckets = hp_os_map((size_t)MAX_BUCKETS * sizeof *buckets);
 	return buckets ? 0 : -12; /* -ENOMEM */
+}
+
+void hp_agg_set_sample_rate(uint64_t rate_bytes)
+{
+	sample_rate_bytes = rate_bytes ? rate_bytes : 1;
 }
 
 uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_tag, uint64_t size)
@@ -78,7 +95,7 @@ static void catch_up(struct bucket *b)
 void hp_agg_alloc(uint32_t id, uint64_t size)
 {
 	struct bucket *b = &buckets[id];
-	uint64_t now, peak;
+	uint64_t raw, now, peak;
 
 	if (!id)
 		return;
@@ -88,11 +105,19 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	SET(b->alloc_bytes, b->alloc_bytes + size);
 	hp_spin_unlock(&b->lock);
 
-	now = __atomic_add_fetch(&in_use_bytes, size, __ATOMIC_ACQ_REL);
-	peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+	/* The peak is found on the estimate, not on the raw bytes: raw bytes
+	 * over-weight big blocks, which are sampled nearly always, against
+	 * small ones, which stand for up to rate bytes each. */
+	raw = __atomic_add_fetch(&in_use_bytes, size, __ATOMIC_ACQ_REL);
+	now = sample_rate_bytes > 1 ? __atomic_add_fetch(&in_use_weight,
+							 hp_sampler_weight(size, sample_rate_bytes),
+							 __ATOMIC_ACQ_REL)
+				    : raw;
+	peak = __atomic_load_n(&peak_weight, __ATOMIC_RELAXED);
 	while (now > peak) {
-		if (__atomic_compare_exchange_n(&peak_bytes, &peak, now, 0, __ATOMIC_ACQ_REL,
+		if (__atomic_compare_exchange_n(&peak_weight, &peak, now, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&peak_bytes, raw, __ATOMIC_RELAXED);
 			__atomic_store_n(&peak_time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
 			__atomic_add_fetch(&peak_epoch, 1, __ATOMIC_RELEASE);
 			break;
@@ -116,6 +141,9 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary)
 	}
 	hp_spin_unlock(&b->lock);
 	__atomic_sub_fetch(&in_use_bytes, size, __ATOMIC_ACQ_REL);
+	if (sample_rate_bytes > 1)
+		__atomic_sub_fetch(&in_use_weight, hp_sampler_weight(size, sample_rate_bytes),
+				   __ATOMIC_ACQ_REL);
 }
 
 void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
@@ -128,8 +156,13 @@ void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
 
 void hp_agg_restart_peak(void)
 {
-	__atomic_store_n(&peak_bytes, __atomic_load_n(&in_use_bytes, __ATOMIC_RELAXED),
+	uint64_t raw = __atomic_load_n(&in_use_bytes, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&peak_weight,
+			 sample_rate_bytes > 1 ? __atomic_load_n(&in_use_weight, __ATOMIC_RELAXED)
+					       : raw,
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&peak_bytes, raw, __ATOMIC_RELAXED);
 	__atomic_store_n(&peak_time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
 	/* Every bucket's at-peak value is now its current one. */
 	__atomic_add_fetch(&peak_epoch, 1, __ATOMIC_RELEASE);
@@ -184,7 +217,15 @@ void hp_agg_totals(struct hp_totals *out)
 {
 	memset(out, 0, sizeof *out);
 	out->in_use_bytes = __atomic_load_n(&in_use_bytes, __ATOMIC_RELAXED);
-	out->peak_bytes = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+	out->peak_estimate_bytes = __atomic_load_n(&peak_weight, __ATOMIC_RELAXED);
+	if (sample_rate_bytes > 1) {
+		out->in_use_estimate_bytes = __atomic_load_n(&in_use_weight, __ATOMIC_RELAXED);
+		out->peak_bytes = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+	} else {
+		/* One counter: a racing thread's store of peak_bytes cannot lag. */
+		out->in_use_estimate_bytes = out->in_use_bytes;
+		out->peak_bytes = out->peak_estimate_bytes;
+	}
 	out->peak_time_ns = __atomic_load_n(&peak_time_ns, __ATOMIC_RELAXED);
 	for (int i = 0; i < HP_LOST_KINDS; i++) {
 		out->lost_count[i] = __atomic_load_n(&lost_count[i], __ATOMIC_RELAXED);

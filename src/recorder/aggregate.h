@@ -9,7 +9,8 @@
  *
  * At-peak values need no event stream (docs/internals/at-peak.md): the
  * global peak carries an epoch that moves with every new maximum of the
- * bytes in use; a bucket remembers the epoch of its last change, and on its
+ * bytes in use (in sampled mode their unbiased estimate, the sum of the
+ * live sampled blocks' weights: docs/internals/sampling.md); a bucket remembers the epoch of its last change, and on its
  * first change in a newer epoch copies its current in-use value, which is
  * its value at that peak, into peak_*. A reader takes peak_* when the
  * bucket's epoch is current and the live value otherwise.
@@ -41,16 +42,26 @@ struct hp_bucket_view {
 	uint64_t peak_count, peak_bytes, temp_count, temp_bytes;
 };
 
+/* Raw figures count sampled blocks at their size (all blocks in a full
+ * recording); estimates count each at its unbiased weight
+ * (hp_sampler_weight) and equal the raw ones in a full recording. */
 struct hp_totals {
-	uint64_t in_use_bytes;
-	uint64_t peak_bytes;
-	uint64_t peak_time_ns; /* monotonic */
+	uint64_t in_use_bytes;          /* raw */
+	uint64_t in_use_estimate_bytes; /* estimated */
+	uint64_t peak_estimate_bytes;   /* the largest in_use_estimate_bytes */
+	uint64_t peak_bytes;            /* raw in use at that moment */
+	uint64_t peak_time_ns;          /* monotonic, of that moment */
 	uint64_t lost_count[HP_LOST_KINDS];
 	uint64_t lost_bytes[HP_LOST_KINDS];
 };
 
 /* Maps the bucket table. Returns 0 or -ENOMEM. Call once, at init. */
 int hp_agg_init(void);
+
+/* The sampling rate (1 = every allocation), which weighs each sampled
+ * block in the estimated bytes in use that find the peak. Call once,
+ * before the first hp_agg_alloc; not thread-safe. */
+void hp_agg_set_sample_rate(uint64_t rate_bytes);
 
 /* The bucket id for a key, created when new; 0 when the table is full.
  * Lock-free when the bucket exists. */

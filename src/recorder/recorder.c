@@ -383,6 +383,7 @@ void hp_recorder_start(void)
 		return;
 	}
 	hp_sampled = config.sample_rate_bytes > 1;
+	hp_agg_set_sample_rate(config.sample_rate_bytes);
 	err = hp_stacks_init();
 	if (!err)
 		err = hp_agg_init();

@@ -6,7 +6,8 @@
  * size s is recorded with probability 1 - exp(-s/rate). The distance to the
  * next sampled byte is exponential with mean rate, drawn per thread, and
  * the fast path only subtracts. docs/internals/sampling.md derives the
- * unbiasing the analyzer applies.
+ * unbiasing the analyzer applies, and hp_sampler_weight is the same rule
+ * for the recorder's estimate of the bytes in use (which finds the peak).
  *
  * Allocation-free, lock-free, async-signal-safe (per-thread state only).
  */
@@ -39,6 +40,22 @@ static inline int64_t hp_sampler_draw(uint64_t *state, uint64_t mean_bytes)
 	if (d > 4.0e18)
 		return (int64_t)4.0e18;
 	return (int64_t)d;
+}
+
+/* The bytes a sampled allocation of size bytes stands for, unbiased:
+ * size / (1 - exp(-size / rate)), rounded to a whole byte (the error is at
+ * most half a byte in at least rate bytes); size itself when every
+ * allocation is recorded (rate <= 1), and 0 for size 0. The same size and
+ * rate always give the same value, so what an allocation adds to a sum its
+ * free takes away exactly. Calls expm1: slow paths only. */
+static inline uint64_t hp_sampler_weight(uint64_t size, uint64_t rate_bytes)
+{
+	double w;
+
+	if (rate_bytes <= 1 || !size)
+		return size;
+	w = (double)size / -expm1(-(double)size / (double)rate_bytes);
+	return w < 4.0e18 ? (uint64_t)(w + 0.5) : (uint64_t)4.0e18;
 }
 
 #endif

@@ -162,7 +162,7 @@ void hp_trigger_allocated(uint64_t bytes)
 	if (config->high_water_bytes) {
 		struct hp_totals t;
 		hp_agg_totals(&t);
-		peak = t.peak_bytes;
+		peak = t.peak_estimate_bytes; /* the raw peak_bytes is not monotone when sampled */
 		if (peak >= __atomic_load_n(&next_high_water, __ATOMIC_RELAXED)) {
 			__atomic_store_n(&next_high_water, peak + config->high_water_bytes,
 					 __ATOMIC_RELAXED);
