@@ -190,10 +190,9 @@ uint32_t hp_agg_next(uint32_t id)
 	 * of a chunk, then ++, is the next chunk's first). A keyed bucket
 	 * whose chunk could not be mapped was never handed out. */
 	for (id++; id <= stacks; id++) {
-		const struct bucket *c = chunk_of(id);
-		if (!c)
+		if (!chunk_of(id))
 			id |= CHUNK_BUCKETS - 1;
-		else if (__atomic_load_n(&c[id & (CHUNK_BUCKETS - 1)].alloc_count, __ATOMIC_RELAXED))
+		else if (__atomic_load_n(&bucket_at(id)->alloc_count, __ATOMIC_RELAXED))
 			return id;
 	}
 	if (id < HP_AGG_KEYED_FIRST)
@@ -261,7 +260,8 @@ uint64_t hp_agg_bytes(void)
  * existing stacks, then the keyed ones, in the chunks that exist. */
 static void for_each_bucket(void (*fn)(struct hp_spin *))
 {
-	uint32_t stacks = hp_stacks_count(), keyed_end = HP_AGG_KEYED_FIRST + hp_intern_count(&keys) - 1;
+	uint32_t stacks = hp_stacks_count();
+	uint32_t keyed_end = HP_AGG_KEYED_FIRST + hp_intern_count(&keys) - 1;
 
 	for (uint32_t id = 1; id <= stacks; id++) {
 		if (chunk_of(id))

@@ -78,8 +78,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[2], "exhaust") == 0) {
 		while (n < MAX_BLOCKS && (blocks[n] = exhaust_alloc()))
 			n++;
-		while (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
-		       MAP_FAILED)
+		while (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			    0) != MAP_FAILED)
 			;
 		puts(n < MAX_BLOCKS ? "exhausted" : "never exhausted");
 	} else {
