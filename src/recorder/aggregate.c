@@ -25,10 +25,23 @@ struct bucket {
 	uint64_t temp_count, temp_bytes, peak_count, peak_bytes;
 };
 
-/* The key table and the counters, indexed by the same id. Mapped at init,
- * then only read as pointers. */
+/* Buckets live in chunks of 4096 (320 KiB), each mapped when a bucket in
+ * it is first handed out: mapping the whole table (3 Mi buckets, 240 MiB)
+ * up front would take that much of a program's address-space limit. A
+ * chunk is published with a release store and read with an acquire load,
+ * so a reader sees either no chunk or a zeroed, complete one; a bucket id
+ * is only handed out once its chunk exists, so the counting paths (which
+ * get ids from hp_agg_bucket or the live register) always find it. */
+#define CHUNK_BITS 12
+#define CHUNK_BUCKETS (1u << CHUNK_BITS)
+#define CHUNKS ((MAX_BUCKETS + CHUNK_BUCKETS - 1) / CHUNK_BUCKETS)
+
+/* The key table (set up at init; see intern.h for its locking) and the
+ * counters, indexed by the same id. chunks[i]: written once, under
+ * chunks_lock, with release; read by anyone with acquire. */
 static struct hp_intern keys;
-static struct bucket *buckets;
+static struct bucket *chunks[CHUNKS];
+static struct hp_spin chunks_lock;
 
 /* The sampling rate, for the weights (1 = full recording). Written once
  * by hp_agg_set_sample_rate before recording starts; read-only after. */
@@ -54,11 +67,37 @@ static uint64_t lost_bytes[HP_LOST_KINDS];
 
 int hp_agg_init(void)
 {
-	int err = hp_intern_init(&keys, MAX_KEYED, 3 * (uint64_t)MAX_KEYED);
-	if (err)
-		return err;
-	buckets = hp_os_map((size_t)MAX_BUCKETS * sizeof *buckets);
-	return buckets ? 0 : -12; /* -ENOMEM */
+	return hp_intern_init(&keys, MAX_KEYED, 3 * (uint64_t)MAX_KEYED);
+}
+
+/* The chunk holding bucket id, or NULL when none is mapped yet. */
+static inline struct bucket *chunk_of(uint32_t id)
+{
+	return __atomic_load_n(&chunks[id >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+}
+
+/* Bucket id, whose chunk exists. */
+static inline struct bucket *bucket_at(uint32_t id)
+{
+	return chunk_of(id) + (id & (CHUNK_BUCKETS - 1));
+}
+
+/* Maps the chunk of bucket id if no thread has yet. Returns whether it
+ * exists now. Takes chunks_lock; calls mmap. */
+static __attribute__((noinline, cold)) int map_chunk(uint32_t id)
+{
+	struct bucket **slot = &chunks[id >> CHUNK_BITS];
+	struct bucket *c;
+
+	hp_spin_lock(&chunks_lock);
+	c = *slot;
+	if (!c) {
+		c = hp_os_map(CHUNK_BUCKETS * sizeof *c);
+		if (c)
+			__atomic_store_n(slot, c, __ATOMIC_RELEASE);
+	}
+	hp_spin_unlock(&chunks_lock);
+	return c != NULL;
 }
 
 void hp_agg_set_sample_rate(uint64_t rate_bytes)
@@ -71,10 +110,15 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_ta
 	uint64_t key[3] = {stack_id, (uint64_t)type_tag << 32 | context_tag, size};
 	uint32_t id;
 
-	if (!type_tag && !context_tag && !size)
-		return stack_id + 1; /* the stack's default bucket */
-	id = hp_intern_put(&keys, key, 3);
-	return id ? HP_AGG_KEYED_FIRST + id - 1 : 0;
+	if (!type_tag && !context_tag && !size) {
+		id = stack_id + 1; /* the stack's default bucket */
+	} else {
+		id = hp_intern_put(&keys, key, 3);
+		if (!id)
+			return 0;
+		id = HP_AGG_KEYED_FIRST + id - 1;
+	}
+	return chunk_of(id) || map_chunk(id) ? id : 0;
 }
 
 #define SET(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
@@ -94,11 +138,12 @@ static void catch_up(struct bucket *b)
 
 void hp_agg_alloc(uint32_t id, uint64_t size)
 {
-	struct bucket *b = &buckets[id];
+	struct bucket *b;
 	uint64_t raw, now, peak;
 
 	if (!id)
 		return;
+	b = bucket_at(id);
 	hp_spin_lock(&b->lock);
 	catch_up(b);
 	SET(b->alloc_count, b->alloc_count + 1);
@@ -127,10 +172,11 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 
 void hp_agg_free(uint32_t id, uint64_t size, int temporary)
 {
-	struct bucket *b = &buckets[id];
+	struct bucket *b;
 
 	if (!id)
 		return;
+	b = bucket_at(id);
 	hp_spin_lock(&b->lock);
 	catch_up(b);
 	SET(b->free_count, b->free_count + 1);
@@ -173,17 +219,28 @@ uint32_t hp_agg_next(uint32_t id)
 	uint32_t stacks = hp_stacks_count(); /* default buckets 1..stacks */
 	uint32_t keyed_end = HP_AGG_KEYED_FIRST + hp_intern_count(&keys) - 1;
 
-	for (id++; id <= stacks; id++)
-		if (__atomic_load_n(&buckets[id].alloc_count, __ATOMIC_RELAXED))
+	/* A missing chunk holds no counts: its ids are skipped (the last id
+	 * of a chunk, then ++, is the next chunk's first). A keyed bucket
+	 * whose chunk could not be mapped was never handed out. */
+	for (id++; id <= stacks; id++) {
+		if (!chunk_of(id))
+			id |= CHUNK_BUCKETS - 1;
+		else if (__atomic_load_n(&bucket_at(id)->alloc_count, __ATOMIC_RELAXED))
 			return id;
+	}
 	if (id < HP_AGG_KEYED_FIRST)
 		id = HP_AGG_KEYED_FIRST;
-	return id < keyed_end ? id : 0;
+	for (; id < keyed_end; id++) {
+		if (chunk_of(id))
+			return id;
+		id |= CHUNK_BUCKETS - 1;
+	}
+	return 0;
 }
 
 void hp_agg_read(uint32_t id, struct hp_bucket_view *out)
 {
-	const struct bucket *b = &buckets[id];
+	const struct bucket *b = bucket_at(id);
 	uint64_t epoch = __atomic_load_n(&peak_epoch, __ATOMIC_ACQUIRE);
 
 	if (id < HP_AGG_KEYED_FIRST) {
@@ -236,30 +293,41 @@ void hp_agg_totals(struct hp_totals *out)
 uint64_t hp_agg_bytes(void)
 {
 	return hp_intern_bytes(&keys) +
-	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) * sizeof *buckets;
+	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) * sizeof(struct bucket);
 }
 
-/* For fork handlers, with the stack table locked so that the set of
- * buckets cannot grow in between: the defaults of existing stacks, then
- * the keyed ones. */
+/* For fork handlers, with the stack table, the keys and chunks_lock held
+ * so that the set of buckets cannot grow in between: the defaults of
+ * existing stacks, then the keyed ones, in the chunks that exist. */
 static void for_each_bucket(void (*fn)(struct hp_spin *))
 {
-	uint32_t stacks = hp_stacks_count(), keyed = hp_intern_count(&keys);
+	uint32_t stacks = hp_stacks_count();
+	uint32_t keyed_end = HP_AGG_KEYED_FIRST + hp_intern_count(&keys) - 1;
 
-	for (uint32_t id = 1; id <= stacks; id++)
-		fn(&buckets[id].lock);
-	for (uint32_t k = 1; k < keyed; k++)
-		fn(&buckets[HP_AGG_KEYED_FIRST + k - 1].lock);
+	for (uint32_t id = 1; id <= stacks; id++) {
+		if (chunk_of(id))
+			fn(&bucket_at(id)->lock);
+		else
+			id |= CHUNK_BUCKETS - 1;
+	}
+	for (uint32_t id = HP_AGG_KEYED_FIRST; id < keyed_end; id++) {
+		if (chunk_of(id))
+			fn(&bucket_at(id)->lock);
+		else
+			id |= CHUNK_BUCKETS - 1;
+	}
 }
 
 void hp_agg_lock_all(void)
 {
 	hp_spin_lock(&keys.lock);
+	hp_spin_lock(&chunks_lock);
 	for_each_bucket(hp_spin_lock);
 }
 
 void hp_agg_unlock_all(void)
 {
 	for_each_bucket(hp_spin_unlock);
+	hp_spin_unlock(&chunks_lock);
 	hp_spin_unlock(&keys.lock);
 }

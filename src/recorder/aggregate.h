@@ -18,7 +18,8 @@
  * Bucket ids: a bucket with no tags and size 0 (every bucket of a full
  * recording without tags) is its stack's default bucket, id stack + 1,
  * found without a lookup; other keys go through an interning table and get
- * ids from HP_AGG_KEYED_FIRST. Iterate with hp_agg_next.
+ * ids from HP_AGG_KEYED_FIRST. Iterate with hp_agg_next. The counters live
+ * in chunks of 4096 buckets mapped when first needed (aggregate.c).
  *
  * Locking: each bucket has its own spinlock for its counters; the global
  * in-use bytes and the peak are lock-free atomics. Nothing here calls the
@@ -55,7 +56,8 @@ struct hp_totals {
 	uint64_t lost_bytes[HP_LOST_KINDS];
 };
 
-/* Maps the bucket table. Returns 0 or -ENOMEM. Call once, at init. */
+/* Sets up the bucket table; its memory is mapped as buckets come. Returns
+ * 0 or -ENOMEM. Call once, at init. */
 int hp_agg_init(void);
 
 /* The sampling rate (1 = every allocation), which weighs each sampled
@@ -63,8 +65,9 @@ int hp_agg_init(void);
  * before the first hp_agg_alloc; not thread-safe. */
 void hp_agg_set_sample_rate(uint64_t rate_bytes);
 
-/* The bucket id for a key, created when new; 0 when the table is full.
- * Lock-free when the bucket exists. */
+/* The bucket id for a key, created when new; 0 when the table is full or
+ * the memory for the bucket cannot be mapped (count it lost). Lock-free
+ * when the bucket exists; else takes a lock and may call mmap. */
 uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_tag, uint64_t size);
 
 /* Counts an allocation of size bytes in bucket id (id 0 is ignored). */

@@ -1,5 +1,6 @@
 /*
- * intern.c - the append-only interning table (see intern.h for the model).
+ * intern.c - the append-only interning table (see intern.h for the model,
+ * its chunks and how lock-free readers stay correct).
  */
 #include "intern.h"
 
@@ -10,6 +11,10 @@
 #include "os.h"
 
 #define INITIAL_SLOTS 4096u
+#define CHUNK_ENTRIES (1u << HP_INTERN_CHUNK_BITS)
+
+/* What an empty key points at: readers may look at key[0]. Never written. */
+static const uint64_t empty_key[1];
 
 static struct hp_intern_index *new_index(uint32_t slots)
 {
@@ -24,26 +29,30 @@ static struct hp_intern_index *new_index(uint32_t slots)
 int hp_intern_init(struct hp_intern *t, uint32_t max_ids, uint64_t max_words)
 {
 	memset(t, 0, sizeof *t);
+	if (max_ids > HP_INTERN_MAX_IDS)
+		return -EINVAL;
 	t->index = new_index(INITIAL_SLOTS);
-	t->entries = hp_os_map((size_t)max_ids * sizeof *t->entries);
-	t->words = hp_os_map(max_words * sizeof *t->words);
-	if (!t->index || !t->entries || !t->words) {
-		hp_os_unmap(t->index, sizeof *t->index + INITIAL_SLOTS * sizeof(uint64_t));
-		hp_os_unmap(t->entries, (size_t)max_ids * sizeof *t->entries);
-		hp_os_unmap(t->words, max_words * sizeof *t->words);
-		memset(t, 0, sizeof *t);
+	if (!t->index)
 		return -ENOMEM;
-	}
 	t->max_ids = max_ids;
 	t->max_words = max_words;
 	t->count = 1;
 	return 0;
 }
 
+/* The entry of id. Its chunk must exist: id was published (acquired by
+ * the caller) or the caller holds the lock and made the chunk. */
+static struct hp_intern_entry *entry(const struct hp_intern *t, uint32_t id)
+{
+	struct hp_intern_entry *chunk =
+		__atomic_load_n(&t->entries[id >> HP_INTERN_CHUNK_BITS], __ATOMIC_ACQUIRE);
+	return chunk + (id & (CHUNK_ENTRIES - 1));
+}
+
 static int same_key(const struct hp_intern *t, uint32_t id, const uint64_t *key, uint32_t len)
 {
-	const struct hp_intern_entry *e = &t->entries[id];
-	return e->len == len && memcmp(t->words + e->offset, key, len * sizeof *key) == 0;
+	const struct hp_intern_entry *e = entry(t, id);
+	return e->len == len && (!len || memcmp(e->key, key, len * sizeof *key) == 0);
 }
 
 /* Probes x for key; returns its id, or 0 with *empty the first empty slot. */
@@ -76,12 +85,37 @@ static int grow(struct hp_intern *t)
 		uint64_t s = old->slots[i];
 		if (!s)
 			continue;
-		uint32_t j = (uint32_t)(t->entries[(uint32_t)s].hash_lo) & x->mask;
+		uint32_t j = entry(t, (uint32_t)s)->hash_lo & x->mask;
 		while (x->slots[j])
 			j = (j + 1) & x->mask;
 		x->slots[j] = s;
 	}
 	__atomic_store_n(&t->index, x, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Maps what id and a key of len words need: the entry chunk of id
+ * (published with release before the id is), and room for the key in the
+ * current key chunk (a fresh chunk when the key does not fit; the old
+ * chunk's tail stays unused). Under the lock. Returns 0 or -ENOMEM, with
+ * nothing published. */
+static int make_room(struct hp_intern *t, uint32_t id, uint32_t len)
+{
+	struct hp_intern_entry **slot = &t->entries[id >> HP_INTERN_CHUNK_BITS];
+
+	if (len > t->free_count) {
+		uint64_t *words = hp_os_map(HP_INTERN_CHUNK_WORDS * sizeof *words);
+		if (!words)
+			return -ENOMEM;
+		t->free_words = words;
+		t->free_count = HP_INTERN_CHUNK_WORDS;
+	}
+	if (!*slot) {
+		struct hp_intern_entry *chunk = hp_os_map(CHUNK_ENTRIES * sizeof *chunk);
+		if (!chunk)
+			return -ENOMEM;
+		__atomic_store_n(slot, chunk, __ATOMIC_RELEASE);
+	}
 	return 0;
 }
 
@@ -91,7 +125,7 @@ uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 	struct hp_intern_index *x;
 	uint32_t empty, id;
 
-	if (!t->index)
+	if (!t->index || len > HP_INTERN_MAX_KEY_WORDS)
 		return 0;
 	x = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
 	id = probe(t, x, hash, key, len, &empty);
@@ -107,12 +141,17 @@ uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 			x = t->index;
 			probe(t, x, hash, key, len, &empty);
 		}
-		if ((uint64_t)t->count < x->mask) {
+		if ((uint64_t)t->count < x->mask && make_room(t, t->count, len) == 0) {
+			const uint64_t *stored = empty_key;
 			id = t->count;
-			memcpy(t->words + t->used_words, key, len * sizeof *key);
-			t->entries[id] = (struct hp_intern_entry){t->used_words, len,
-								  (uint32_t)hash};
-			t->used_words += len;
+			if (len) {
+				memcpy(t->free_words, key, len * sizeof *key);
+				stored = t->free_words;
+				t->free_words += len;
+				t->free_count -= len;
+			}
+			*entry(t, id) = (struct hp_intern_entry){stored, len, (uint32_t)hash};
+			__atomic_store_n(&t->used_words, t->used_words + len, __ATOMIC_RELAXED);
 			__atomic_store_n(&t->count, id + 1, __ATOMIC_RELEASE);
 			__atomic_store_n(&x->slots[empty], (hash >> 32) << 32 | id,
 					 __ATOMIC_RELEASE);
@@ -129,9 +168,9 @@ uint32_t hp_intern_count(const struct hp_intern *t)
 
 const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *len)
 {
-	const struct hp_intern_entry *e = &t->entries[id];
+	const struct hp_intern_entry *e = entry(t, id);
 	*len = e->len;
-	return t->words + e->offset;
+	return e->key;
 }
 
 uint64_t hp_intern_bytes(const struct hp_intern *t)
@@ -139,6 +178,7 @@ uint64_t hp_intern_bytes(const struct hp_intern *t)
 	const struct hp_intern_index *x = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
 	uint32_t n = hp_intern_count(t);
 	return x ? ((uint64_t)x->mask + 1) * sizeof(uint64_t) * 4 / 3 +
-			   (uint64_t)n * sizeof *t->entries + t->used_words * sizeof *t->words
+			   (uint64_t)n * sizeof(struct hp_intern_entry) +
+			   __atomic_load_n(&t->used_words, __ATOMIC_RELAXED) * sizeof(uint64_t)
 		 : 0;
 }

@@ -8,23 +8,37 @@
  * lost.
  *
  * Model: an open-addressed index of 64-bit slots, each holding the upper 32
- * bits of the key's hash and its id (0 = empty), an entry array (offset and
- * length of each id's key) and a word arena holding the keys. The entry
- * array and the arena are mapped once at their maximum size and filled in
- * order, so only the pages in use are ever touched. The index starts small
- * and grows fourfold when half full: slots are hashed, so a large index
- * mapped up front would be touched all over (a page per new key) and cost
- * both page faults and resident memory.
+ * bits of the key's hash and its id (0 = empty), an entry per id (where its
+ * key is, its length) and word chunks holding the keys.
  *
- * Growth keeps lookups lock-free: the new index is filled, then published
- * with a release store; the old one is left mapped (a reader may still be
- * probing it), which wastes at most a third of the index memory. A reader
- * that misses a key, in an old index or not, takes the lock and looks
- * again before inserting, so no key is ever added twice.
+ * Memory is mapped as it is needed, never up front, so that a program
+ * running under an address-space limit (RLIMIT_AS, ulimit -v) keeps nearly
+ * all of it: the entries live in chunks of 4096 (64 KiB), found through a
+ * directory of chunk pointers in this struct, and the keys in chunks of
+ * 64 Ki words (512 KiB) filled in order; a key never straddles two chunks
+ * (the tail of a chunk too short for the next key is left unused, at most
+ * HP_INTERN_MAX_KEY_WORDS - 1 words of 64 Ki), and each entry points at its
+ * key, so readers need no directory of word chunks. A chunk that cannot be
+ * mapped makes the insert return 0, like a full table. The index starts
+ * small and grows fourfold when half full: slots are hashed, so a large
+ * index mapped up front would be touched all over (a page per new key) and
+ * cost both page faults and resident memory.
  *
- * Locking: lookups are lock-free; inserts take the table's spinlock. Nothing
- * here allocates from the target's malloc (only mmap). Lookups are
- * async-signal-safe; inserts are not (the lock).
+ * Lock-free readers: an insert (under the lock) maps any chunk it needs and
+ * publishes it in the directory with a release store, writes the key and
+ * the entry, then publishes the id (count, then the index slot) with
+ * release stores. A reader that found the id (acquire) therefore finds its
+ * entry's chunk in the directory and the entry and key complete: it sees
+ * either no chunk (only for ids it cannot hold yet) or a complete one.
+ * Growth of the index keeps lookups lock-free too: the new index is filled,
+ * then published with a release store; the old one is left mapped (a reader
+ * may still be probing it), which wastes at most a third of the index
+ * memory. A reader that misses a key, in an old index or not, takes the
+ * lock and looks again before inserting, so no key is ever added twice.
+ *
+ * Locking: lookups are lock-free; inserts take the table's spinlock (and
+ * may call mmap under it). Nothing here allocates from the target's malloc
+ * (only mmap). Lookups are async-signal-safe; inserts are not (the lock).
  */
 #ifndef HP_RECORDER_INTERN_H
 #define HP_RECORDER_INTERN_H
@@ -33,8 +47,15 @@
 
 #include "spin.h"
 
+/* Ids of any table are below this. */
+#define HP_INTERN_MAX_IDS (1u << 21)
+/* Longer keys are refused (0). */
+#define HP_INTERN_MAX_KEY_WORDS 1024u
+#define HP_INTERN_CHUNK_BITS 12 /* entries per chunk: 4096 */
+#define HP_INTERN_CHUNK_WORDS (1u << 16) /* words per key chunk */
+
 struct hp_intern_entry {
-	uint64_t offset; /* into words */
+	const uint64_t *key; /* in a word chunk; never moves */
 	uint32_t len;
 	uint32_t hash_lo; /* the low half of the key's hash, to re-index on growth */
 };
@@ -47,26 +68,33 @@ struct hp_intern_index {
 struct hp_intern {
 	struct hp_intern_index *index; /* current; swapped with release under lock */
 	uint32_t max_ids;    /* ids < max_ids */
-	struct hp_intern_entry *entries;
-	uint64_t *words;
-	uint64_t max_words;
-	uint64_t used_words; /* guarded by lock */
 	uint32_t count;      /* next id; written under lock with release, read with acquire */
+	uint64_t max_words;  /* words of all keys together (chunk tails not counted) */
+	uint64_t used_words; /* written under lock (relaxed atomic), read by anyone */
+	uint64_t *free_words; /* the unused end of the current key chunk; guarded by lock */
+	uint32_t free_count;  /* words there; guarded by lock */
 	struct hp_spin lock;
+	/* Chunk i holds the entries of ids i * 4096 ...; NULL until an insert
+	 * needs it. Written under lock with release, read with acquire. */
+	struct hp_intern_entry *entries[HP_INTERN_MAX_IDS >> HP_INTERN_CHUNK_BITS];
 };
 
-/* Maps the table for up to max_ids - 1 keys of max_words words in all.
- * Returns 0 or -ENOMEM. Not thread-safe: call once, at init. */
+/* Sets up the table for up to max_ids - 1 keys (max_ids <= HP_INTERN_MAX_IDS)
+ * of max_words words in all, mapping only a small index: entries and keys
+ * are mapped as they come. Returns 0, -EINVAL or -ENOMEM. Not thread-safe:
+ * call once, at init. */
 int hp_intern_init(struct hp_intern *t, uint32_t max_ids, uint64_t max_words);
 
 /* Returns the id of key[0..len), adding it when new, or 0 when the table is
- * full. len may be 0. Thread-safe; may spin on the table's lock. */
+ * full, len > HP_INTERN_MAX_KEY_WORDS, or memory for it cannot be mapped.
+ * len may be 0. Thread-safe; may spin on the table's lock; may mmap. */
 uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len);
 
 /* The number of ids handed out plus one (ids 1..count-1 exist). Lock-free. */
 uint32_t hp_intern_count(const struct hp_intern *t);
 
-/* The key of an existing id. Lock-free, async-signal-safe. */
+/* The key of an existing id (1 <= id < hp_intern_count). Lock-free,
+ * async-signal-safe. */
 const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *len);
 
 /* Bytes of the table's memory that may have been touched (for accounting). */

@@ -31,6 +31,12 @@ struct shard {
 
 /* Mapped at init; each shard's fields are guarded by its lock. */
 static struct shard *shards;
+/* A shard's table until its first insert: one empty slot (mask 0), so that
+ * a lookup finds nothing and an insert grows it to INITIAL_SLOTS. Mapping
+ * every shard's first table at init would take 2 MiB of address space
+ * (256 mappings) before the program allocated anything. Never written: an
+ * insert always grows a table with mask 0 first. */
+static struct entry no_slots[1];
 /* Mapped at init in sampled mode, NULL in full mode; cells are atomics. */
 uint8_t *hp_live_filter;
 
@@ -39,12 +45,8 @@ int hp_live_init(int use_filter)
 	shards = hp_os_map(SHARDS * sizeof *shards);
 	if (!shards)
 		return -ENOMEM;
-	for (unsigned i = 0; i < SHARDS; i++) {
-		shards[i].slots = hp_os_map(INITIAL_SLOTS * sizeof(struct entry));
-		if (!shards[i].slots)
-			return -ENOMEM;
-		shards[i].mask = INITIAL_SLOTS - 1;
-	}
+	for (unsigned i = 0; i < SHARDS; i++)
+		shards[i].slots = no_slots; /* mask 0 */
 	if (use_filter) {
 		hp_live_filter = hp_os_map(1u << HP_LIVE_FILTER_BITS);
 		if (!hp_live_filter)
@@ -101,11 +103,12 @@ static void delete_at(struct shard *s, uint32_t i)
 	s->slots[i].addr = EMPTY;
 }
 
-/* Rehashes the shard into a table twice as large. Under the shard lock.
- * Returns 0 or -ENOMEM (the old table stays). */
+/* Rehashes the shard into a table twice as large (the first table of a
+ * shard: INITIAL_SLOTS). Under the shard lock. Returns 0 or -ENOMEM (the
+ * old table stays). */
 static int grow(struct shard *s)
 {
-	uint32_t slots = (s->mask + 1) * 2;
+	uint32_t slots = s->mask ? (s->mask + 1) * 2 : INITIAL_SLOTS;
 	struct entry *old = s->slots, *fresh;
 
 	fresh = hp_os_map((size_t)slots * sizeof *fresh);
@@ -119,7 +122,8 @@ static int grow(struct shard *s)
 			j = (j + 1) & (slots - 1);
 		fresh[j] = old[i];
 	}
-	hp_os_unmap(old, (size_t)(s->mask + 1) * sizeof *old);
+	if (old != no_slots)
+		hp_os_unmap(old, (size_t)(s->mask + 1) * sizeof *old);
 	s->slots = fresh;
 	s->mask = slots - 1;
 	return 0;
@@ -180,9 +184,9 @@ void hp_live_usage(uint64_t *blocks, uint64_t *bytes)
 {
 	uint64_t n = 0, b = SHARDS * sizeof *shards;
 	for (unsigned i = 0; i < SHARDS; i++) {
+		uint32_t mask = __atomic_load_n(&shards[i].mask, __ATOMIC_RELAXED);
 		n += __atomic_load_n(&shards[i].live, __ATOMIC_RELAXED);
-		b += (uint64_t)(__atomic_load_n(&shards[i].mask, __ATOMIC_RELAXED) + 1) *
-		     sizeof(struct entry);
+		b += mask ? ((uint64_t)mask + 1) * sizeof(struct entry) : 0; /* 0: no table yet */
 	}
 	*blocks = n;
 	*bytes = b;

@@ -7,7 +7,8 @@
  * tombstones), grown (rehashed into a table twice as large, mapped with
  * mmap) when three quarters full. An entry is 24 bytes; with the load
  * between 3/8 and 3/4 that is about 45 bytes per live block. Without
- * tombstones a churning shard never needs a rehash.
+ * tombstones a churning shard never needs a rehash. A shard maps its first
+ * table (256 slots) at its first insert, not at init.
  *
  * In sampled mode most frees are of blocks never recorded; a filter of 2^18
  * one-byte counters lets such a free skip the table with one load. A cell

@@ -3,13 +3,18 @@
  */
 #include "stacks.h"
 
+#include "config.h"
 #include "intern.h"
 
 /* Limits: about a million distinct stacks (HP_STACKS_MAX), 64 Mi frames in
- * all (512 MiB of address space, touched only as used). */
+ * all (512 MiB at most, mapped in 512 KiB chunks as stacks come). */
 #define MAX_FRAMES (1ull << 26)
 
-/* Mapped once at init; see intern.h for its locking. */
+_Static_assert(HP_STACKS_MAX <= HP_INTERN_MAX_IDS, "stack ids fit an interning table");
+_Static_assert(HP_CONFIG_MAX_DEPTH_LIMIT <= HP_INTERN_MAX_KEY_WORDS, "any stack can be interned");
+
+/* Set up once at init, its memory mapped as it fills; see intern.h for its
+ * locking. */
 static struct hp_intern table;
 
 int hp_stacks_init(void)

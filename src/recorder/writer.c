@@ -1,7 +1,7 @@
 /*
  * writer.c - the capture file (see writer.h).
  */
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced: mmap-backed workspace */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_initStaticCCtx: a workspace mapped at open */
 #include "writer.h"
 
 #include <errno.h>
@@ -50,10 +50,22 @@ static ZSTD_CCtx *cctx;
 static const struct hp_config *file_config, *file_meta_config;
 static enum hp_role file_role;
 
-/* Grows an hp_buf with mmap: map the new size, copy, unmap the old. */
+/* The writer's buffers are mapped at open at these sizes, so that a
+ * snapshot can still be written when the program has used up its address
+ * space (RLIMIT_AS): growing a buffer then would fail and lose the
+ * snapshot. They fit a typical snapshot: a python3 start-up writes 310 KB
+ * of new stacks and 29 KB of buckets. out holds a compressed (or stored)
+ * payload: its zstd bound (+1/256) and the record frame. Mapped with
+ * MAP_NORESERVE, they cost no memory until written. */
+#define PAYLOAD_INITIAL_BYTES (1u << 20)
+#define OUT_INITIAL_BYTES (PAYLOAD_INITIAL_BYTES + (16u << 10))
+#define BUCKETS_INITIAL_BYTES (256u << 10)
+
+/* Grows an hp_buf with mmap: map the new size, copy, unmap the old. An
+ * empty buffer gets what it needs (at least 64 KiB), a full one doubles. */
 static int grow_mapped(struct hp_buf *b, size_t need)
 {
-	size_t cap = b->cap ? b->cap : 1 << 16;
+	size_t cap = b->cap ? b->cap : (need > 1u << 16 ? need : 1u << 16);
 	uint8_t *p;
 
 	while (cap < need)
@@ -69,24 +81,28 @@ static int grow_mapped(struct hp_buf *b, size_t need)
 	return 0;
 }
 
-/* zstd's workspace, from mmap; the size is kept in front of the block. */
-static void *zstd_alloc(void *opaque, size_t n)
+/* Maps the buffers at their initial sizes (see above); one that cannot be
+ * mapped now grows when used, as before. */
+static void reserve_buffers(void)
 {
-	uint64_t *p = hp_os_map(n + 16);
-	(void)opaque;
-	if (!p)
-		return NULL;
-	p[0] = n + 16;
-	return p + 2;
+	if (!payload.cap)
+		grow_mapped(&payload, PAYLOAD_INITIAL_BYTES);
+	if (!out.cap)
+		grow_mapped(&out, OUT_INITIAL_BYTES);
+	if (!buckets_buf.cap)
+		grow_mapped(&buckets_buf, BUCKETS_INITIAL_BYTES);
 }
 
-static void zstd_free(void *opaque, void *q)
+/* A zstd context in a workspace mapped once, at the size compression level
+ * 1 (hp_format_put_record's) needs for an input of any size (569 KiB with
+ * zstd 1.5.4): it never allocates afterwards, so compressing cannot fail
+ * for want of address space. NULL when it cannot be mapped: records are
+ * then stored uncompressed. */
+static ZSTD_CCtx *new_cctx(void)
 {
-	(void)opaque;
-	if (q) {
-		uint64_t *p = (uint64_t *)q - 2;
-		hp_os_unmap(p, p[0]);
-	}
+	size_t n = ZSTD_estimateCCtxSize(1);
+	void *p = hp_os_map(n);
+	return p ? ZSTD_initStaticCCtx(p, n) : NULL;
 }
 
 /* The default name: heapprof.<program>.<pid>.hpf in the working directory,
@@ -317,7 +333,6 @@ static void unlock(int cancel)
 
 int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
 {
-	static const ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
 	int err = 0, cancel = lock_for(0);
 
 	/* A forked child's copy of its parent's descriptor is ours to close;
@@ -332,8 +347,9 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
 	module_events_written = 0;
 	nsamples = 0;
 	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
+	reserve_buffers();
 	if (!cctx)
-		cctx = ZSTD_createCCtx_advanced(mem);
+		cctx = new_cctx();
 	file_config = file_meta_config = c;
 	file_role = role;
 	/* A forked child, or a program exec'd by a recorded one, creates its
