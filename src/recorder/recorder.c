@@ -138,7 +138,9 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	if (r == 1) /* its free went unseen: count it now */
 		hp_agg_free(stale.bucket, stale.size, 0);
 	hp_agg_alloc(bucket, size);
-	hp_trigger_allocated(size);
+	/* Byte triggers count what the run allocated: each sampled block at
+	 * its unbiased weight (its size in a full recording). */
+	hp_trigger_allocated(hp_sampled ? hp_sampler_weight(size, config.sample_rate_bytes) : size);
 out:
 	t->busy = 0;
 	if (__builtin_expect(__atomic_load_n(&exit_consumed, __ATOMIC_RELAXED), 0))

@@ -191,7 +191,7 @@ void hp_trigger_tick(int every)
 		__atomic_store_n(&next_sample_ns, now + config->timeseries_ms * 1000000ull,
 				 __ATOMIC_RELAXED);
 		hp_agg_totals(&t);
-		hp_writer_sample(t.in_use_bytes, hp_os_rss_bytes());
+		hp_writer_sample(t.in_use_estimate_bytes, hp_os_rss_bytes());
 	}
 	if (config->interval_ms && now >= __atomic_load_n(&next_interval_ns, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&next_interval_ns, now + config->interval_ms * 1000000ull,

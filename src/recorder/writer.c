@@ -509,7 +509,7 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	if (nsamples < SAMPLES_PER_RECORD) { /* the heap at this moment, too */
 		struct hp_totals t;
 		hp_agg_totals(&t);
-		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, t.in_use_bytes,
+		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, t.in_use_estimate_bytes,
 						      hp_os_rss_bytes()};
 	}
 	/* What the file has is counted only once written: after a failed
