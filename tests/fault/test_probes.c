@@ -281,6 +281,31 @@ HP_TEST(another_allocator_first_in_ld_preload_is_said)
 	}
 }
 
+HP_TEST(library_opened_by_a_relative_path_is_named_absolutely)
+{
+	/* dlopen("./libplugin.so") from another directory than the one the
+	 * report runs in: the capture names the file absolutely, and the
+	 * plugin's frame is symbolized. */
+	struct hp_capture *cap;
+	int absolute = 0;
+
+	snprintf(out, sizeof out, "%s/relative.hpf", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("cd %s/tests/programs && %s/heapprof run -q -o %s -- ./dlopener "
+				 "./libplugin.so",
+				 hp_test_build(), hp_test_build(), out),
+		      0, "exit status");
+	if (!(cap = load_intact(out)))
+		return;
+	for (size_t i = 0; i < cap->nmodules; i++)
+		if (strstr(cap->modules[i].path, "libplugin.so"))
+			absolute = cap->modules[i].path[0] == '/';
+	expect_true(absolute, "the plugin's path is absolute");
+	hpq_free(cap);
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof report %s | grep -q 'plugin_alloc  libplugin.c:'",
+				 hp_test_tmp(), hp_test_build(), out),
+		      0, "the plugin's frame is symbolized");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
