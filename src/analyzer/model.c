@@ -392,6 +392,16 @@ void hp_model_free(struct hp_model *m)
 	memset(m, 0, sizeof *m);
 }
 
+int hp_model_main_module(const struct hp_model *m)
+{
+	const char *prog = m->cap->has_meta ? m->cap->program : NULL;
+
+	for (size_t i = 0; prog && i < m->nmodules; i++)
+		if (strcmp(m->modules[i].cap->path, prog) == 0)
+			return (int)i;
+	return m->nmodules ? 0 : -1;
+}
+
 const char *hp_location_where(const struct hp_model *m, const struct hp_location *l, char *buf,
 			      size_t cap)
 {

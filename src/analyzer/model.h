@@ -116,6 +116,12 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 
 void hp_model_free(struct hp_model *m);
 
+/* The index in m->modules of the program's own executable: the module
+ * whose path is the capture's program (both come from /proc/self/exe),
+ * else the first one loaded (the loader lists the program first); -1 when
+ * the capture has no module. */
+int hp_model_main_module(const struct hp_model *m);
+
 /* The metrics a user ranks and draws by. */
 enum hp_metric {
 	HP_METRIC_PEAK,        /* bytes in use at the global peak */
