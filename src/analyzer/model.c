@@ -402,6 +402,20 @@ int hp_model_main_module(const struct hp_model *m)
 	return m->nmodules ? 0 : -1;
 }
 
+const char *hp_model_program_name(const struct hp_capture *cap)
+{
+	const char *name = NULL, *slash;
+
+	if (cap->has_meta && cap->argc && cap->argv[0] && cap->argv[0][0])
+		name = cap->argv[0];
+	else if (cap->has_meta && cap->program && cap->program[0])
+		name = cap->program;
+	if (!name)
+		return "(unknown program)";
+	slash = strrchr(name, '/');
+	return slash && slash[1] ? slash + 1 : name;
+}
+
 const char *hp_location_where(const struct hp_model *m, const struct hp_location *l, char *buf,
 			      size_t cap)
 {

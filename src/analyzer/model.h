@@ -122,6 +122,14 @@ void hp_model_free(struct hp_model *m);
  * the capture has no module. */
 int hp_model_main_module(const struct hp_model *m);
 
+/* The program's name, for titles and headers: the base name of argv[0]
+ * when the capture has one (a program started through a symlink, such as
+ * redis-server -> redis-check-rdb, is named as it was called), else of the
+ * executable's path, else "(unknown program)". The executable's path
+ * (cap->program) stays what symbols are read from. The string is the
+ * capture's or static. */
+const char *hp_model_program_name(const struct hp_capture *cap);
+
 /* The metrics a user ranks and draws by. */
 enum hp_metric {
 	HP_METRIC_PEAK,        /* bytes in use at the global peak */

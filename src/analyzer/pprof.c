@@ -566,7 +566,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	if (ret)
 		goto err;
 	snprintf(comment, sizeof comment, "heapprof: %s, pid %llu, snapshot %llu (%s)%s",
-		 m->cap->program ? m->cap->program : "?", (unsigned long long)m->cap->pid,
+		 hp_model_program_name(m->cap), (unsigned long long)m->cap->pid,
 		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
 		 o->at_peak ? ", inuse = at the global peak" : "");
 	put_header(&pp, types, NTYPES, 3, comment);

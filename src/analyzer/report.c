@@ -264,6 +264,13 @@ static double peak_rss(const struct hp_capture *cap, const struct hp_cap_snapsho
 	return (double)r;
 }
 
+/* Whether path's base name is name. */
+static int same_name(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	return strcmp(slash ? slash + 1 : path, name) == 0;
+}
+
 int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o)
 {
 	const struct hp_capture *cap = m->cap;
@@ -279,10 +286,12 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 
 	if (!ps)
 		return -ENOMEM;
-	fprintf(out, "heapprof report: %s", cap->program ? cap->program : "(unknown program)");
+	fprintf(out, "heapprof report: %s", hp_model_program_name(cap));
 	for (size_t i = 1; i < cap->argc && i < 8; i++)
 		fprintf(out, " %s", cap->argv[i]);
 	fprintf(out, "%s\n", cap->argc > 8 ? " ..." : "");
+	if (cap->program && !same_name(cap->program, hp_model_program_name(cap)))
+		fprintf(out, "  executable %s\n", cap->program);
 	fprintf(out, "  pid %" PRIu64 ", snapshot %" PRIu64 " of %zu (%s) at %.3f s\n", cap->pid,
 		s->seq, cap->nsnapshots, hp_capture_reason_name(s->reason), secs);
 	if (m->sampled)

@@ -10,6 +10,7 @@
 
 #include "../harness/harness.h"
 #include "../harness/query.h"
+#include "../harness/tools.h"
 
 static const char *hp(void)
 {
@@ -213,6 +214,42 @@ HP_TEST(installed_copy_finds_its_recorder)
 		expect_true(found, "the installed recorder was the one preloaded");
 		hpq_free(cap);
 	}
+}
+
+HP_TEST(program_is_named_as_called)
+{
+	/* Started through a symlink, a program is named after the link (its
+	 * argv[0]), as the user knows it; symbols still come from the target. */
+	const char *d = fresh_dir("named");
+	char cmd[16384];
+	int lines;
+	char *out;
+
+	snprintf(cmd, sizeof cmd, "ln -s %s/tests/programs/known my-server && "
+		 "%s run -o out.hpf -- ./my-server one two", hp_test_build(), hp());
+	if (!expect_eq_u64(in_dir(d, &lines, cmd), 0, "known runs through a symlink"))
+		return;
+	out = hp_test_sh_out("cd %s && %s inspect out.hpf | head -n 3", d, hp());
+	expect_true(out && strstr(out, "\nprogram   my-server one two\n"), "inspect: the link's name");
+	expect_true(out && strstr(out, "\nexe       /") && strstr(out, "/tests/programs/known\n"),
+		    "inspect: and the executable");
+	free(out);
+	out = hp_test_sh_out("cd %s && %s report --frames 2 out.hpf", d, hp());
+	expect_true(out && strncmp(out, "heapprof report: my-server one two\n", 35) == 0,
+		    "report header: the link's name");
+	expect_true(out && strstr(out, "leak_leaf  known.c:"), "report: symbols from the target");
+	free(out);
+	if (hp_test_need_go()) {
+		out = hp_test_sh_out("cd %s && %s export out.hpf --format pprof -o out.pb.gz && "
+				     "go tool pprof -comments out.pb.gz", d, hp());
+		expect_true(out && strncmp(out, "heapprof: my-server, pid ", 25) == 0,
+			    "pprof comment: the link's name");
+		free(out);
+	}
+	out = hp_test_sh_out("cd %s && %s flamegraph out.hpf -o out.svg && grep -c '>Peak heap: "
+			     "my-server<' out.svg", d, hp());
+	expect_str(out, "1\n", "flame graph title: the link's name");
+	free(out);
 }
 
 int main(int argc, char **argv)
