@@ -44,8 +44,11 @@ static const char usage[] =
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"  -q, --quiet              no summary line, no recorder messages\n"
 	"\n"
-	"BYTES accept K, M and G suffixes (powers of 1024). Exit status: the\n"
-	"program's, or 128+N when it died of signal N.\n";
+	"BYTES accept K, M and G suffixes (powers of 1024).\n"
+	"\n"
+	"Exit status: the program's, or 128+N when it died of signal N; without\n"
+	"running it: 2 for a wrong option, 125 when the capture file cannot be\n"
+	"created, 127 when the program cannot be found or started.\n";
 
 /* Finds libheapprof.so: $HEAPPROF_LIB, beside this binary (the build
  * tree), or in ../lib/heapprof/ (an installed tree). */
@@ -96,6 +99,13 @@ static int valid_number(const char *s)
 	return *end == '\0';
 }
 
+/* heapprof run's own exit statuses (otherwise the program's). */
+enum {
+	RUN_USAGE = 2,        /* a wrong option or value */
+	RUN_NO_CAPTURE = 125, /* the capture file cannot be created */
+	RUN_NOT_FOUND = 127,  /* the program cannot be found or started */
+};
+
 struct opt_env {
 	const char *name;   /* long option */
 	const char *var;    /* HEAPPROF_ variable */
@@ -115,8 +125,31 @@ static const struct opt_env options[] = {
 };
 #define NOPTS (sizeof options / sizeof *options)
 
+/* Creates the capture's file before the program runs, so that a capture
+ * that cannot be written stops the run before it starts: a new file is
+ * created empty (the recorder opens it again with O_TRUNC and takes it
+ * over); an existing one, which only -o may name, is opened for writing
+ * and left as it is. Never through a symbolic link. Returns 1 when a new
+ * file was created, 0 when an existing one will be replaced, or -errno. */
+static int claim_output(const char *path, int named)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int created = fd >= 0;
+
+	/* O_NONBLOCK: a FIFO without a reader fails instead of hanging. */
+	if (fd < 0 && errno == EEXIST && named)
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return created;
+}
+
 /* In the child: picks the capture's path (never an existing file unless
- * named with -o), sets the environment, execs. Reports through fd. */
+ * named with -o), creates it, sets the environment, execs. Reports
+ * through fd: the path and a NUL, then 'N' when the file is new, then
+ * "C<errno>" when it cannot be created (and exits without running the
+ * program) or "E<errno>" when exec failed. */
 static void child(char **prog, const char *lib, const char *output, int fd)
 {
 	char path[PATH_MAX + 64], cwd[PATH_MAX];
@@ -129,16 +162,28 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 			snprintf(path, sizeof path, "%s", output);
 		else
 			snprintf(path, sizeof path, "%s/%s", cwd, output);
+		err = claim_output(path, 1);
 	} else {
 		const char *base = strrchr(prog[0], '/');
 		base = base ? base + 1 : prog[0];
 		if (!getcwd(cwd, sizeof cwd))
 			strcpy(cwd, ".");
 		snprintf(path, sizeof path, "%s/heapprof.%s.%d.hpf", cwd, base, (int)getpid());
-		for (int i = 1; access(path, F_OK) == 0 && i < 1000; i++)
+		err = claim_output(path, 0);
+		for (int i = 1; err == -EEXIST && i < 1000; i++) {
 			snprintf(path, sizeof path, "%s/heapprof.%s.%d.%d.hpf", cwd, base,
 				 (int)getpid(), i);
+			err = claim_output(path, 0);
+		}
 	}
+	if (write(fd, path, strlen(path) + 1) < 0)
+		_exit(RUN_NOT_FOUND);
+	if (err < 0) {
+		dprintf(fd, "C%d", -err);
+		_exit(RUN_NO_CAPTURE);
+	}
+	if (err == 1 && write(fd, "N", 1) < 0)
+		_exit(RUN_NOT_FOUND);
 	setenv("HEAPPROF_OUTPUT", path, 1);
 	unsetenv("HEAPPROF_OUTPUT_CLAIMED"); /* this program is the run's first */
 	if (pre && *pre) {
@@ -148,12 +193,20 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 		preload = strdup(lib);
 	}
 	setenv("LD_PRELOAD", preload, 1);
-	if (write(fd, path, strlen(path) + 1) < 0)
-		_exit(127);
 	execvp(prog[0], prog);
 	err = errno;
 	dprintf(fd, "E%d", err);
-	_exit(127);
+	_exit(RUN_NOT_FOUND);
+}
+
+/* Removes the file claim_output created when it is still empty: the
+ * program did not start, or the recorder never wrote. */
+static void unclaim_output(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+		unlink(path);
 }
 
 static void summarize(const char *path, int quiet)
@@ -220,12 +273,12 @@ int hp_cmd_run(int argc, char **argv)
 			const struct opt_env *o = &options[c - 1000];
 			if (o->numeric && !valid_number(optarg)) {
 				hp_cli_error("run: --%s wants a number, not '%s'", o->name, optarg);
-				return 2;
+				return RUN_USAGE;
 			}
 			if (strcmp(o->name, "unwind") == 0 && strcmp(optarg, "dwarf") &&
 			    strcmp(optarg, "fp")) {
 				hp_cli_error("run: --unwind wants dwarf or fp, not '%s'", optarg);
-				return 2;
+				return RUN_USAGE;
 			}
 			setenv(o->var, optarg, 1);
 			continue;
@@ -236,20 +289,20 @@ int hp_cmd_run(int argc, char **argv)
 		case 'q': quiet = 1; setenv("HEAPPROF_QUIET", "1", 1); break;
 		case 'S': symbols = 0; break;
 		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
+		default: fputs(usage, stderr); return RUN_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		hp_cli_error("run: no program given (heapprof run [options] -- PROGRAM [ARGS...])");
-		return 2;
+		return RUN_USAGE;
 	}
 	if (find_recorder(lib, sizeof lib) < 0) {
 		hp_cli_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
-		return 2;
+		return RUN_USAGE;
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		hp_cli_error("run: pipe: %s", strerror(errno));
-		return 2;
+		return RUN_USAGE;
 	}
 	/* The terminal's ^C and ^\ go to the program; we wait for it to finish
 	 * (and write its capture) rather than die first. */
@@ -259,7 +312,7 @@ int hp_cmd_run(int argc, char **argv)
 	pid = fork();
 	if (pid < 0) {
 		hp_cli_error("run: fork: %s", strerror(errno));
-		return 2;
+		return RUN_USAGE;
 	}
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
@@ -277,16 +330,29 @@ int hp_cmd_run(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			hp_cli_error("run: waitpid: %s", strerror(errno));
-			return 2;
+			return RUN_USAGE;
 		}
 	}
-	/* The child wrote "path\0" and, if exec failed, "E<errno>" after it. */
-	size_t plen = strlen(path);
-	if (plen + 1 < len && path[plen + 1] == 'E') {
-		hp_cli_error("run: cannot run %s: %s", argv[optind],
-			     strerror(atoi(path + plen + 2)));
-		return 127;
+	/* The child wrote "path\0", 'N' if it created the file, and "C<errno>"
+	 * or "E<errno>" when it could not go on (see child()). */
+	size_t plen = strlen(path), at = plen + 1;
+	int created = at < len && path[at] == 'N';
+	at += (size_t)created;
+	if (at < len && path[at] == 'C') {
+		int e = atoi(path + at + 1);
+		hp_cli_error("run: cannot create the capture %s: %s", path,
+			     e == ELOOP ? "it is a symbolic link, which heapprof does not follow"
+					: strerror(e));
+		return RUN_NO_CAPTURE;
 	}
+	if (at < len && path[at] == 'E') {
+		if (created)
+			unclaim_output(path);
+		hp_cli_error("run: cannot run %s: %s", argv[optind], strerror(atoi(path + at + 1)));
+		return RUN_NOT_FOUND;
+	}
+	if (created)
+		unclaim_output(path);
 	/* Symbols now, while the binaries are surely the ones that ran: the
 	 * capture can then travel. */
 	if (symbols && access(path, F_OK) == 0) {

@@ -106,24 +106,47 @@ HP_TEST(symlink_is_not_followed)
 	char cmd[16384];
 	int lines;
 
-	snprintf(cmd, sizeof cmd, "echo secret > target; ln -s target out.hpf; %s run -o out.hpf -- true",
-		 hp());
-	expect_eq_u64(in_dir(d, &lines, cmd), 0, "the program still runs");
+	snprintf(cmd, sizeof cmd, "echo secret > target; ln -s target out.hpf; ln -s nowhere dangling.hpf; "
+		 "%s run -o out.hpf -- touch ran", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 125, "a capture that cannot be created: 125");
+	expect_eq_u64(lines, 1, "said in one line");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q 'cannot create the capture .*out.hpf: it is a "
+				 "symbolic link' err", d), 0, "which says why");
 	expect_eq_u64(hp_test_sh("cd %s && [ \"$(cat target)\" = secret ]", d), 0,
 		      "the symlink's target is untouched");
-	expect_eq_u64(hp_test_sh("cd %s && grep -q 'cannot create' err", d), 0,
-		      "the recorder says why it wrote nothing");
+	expect_eq_u64(hp_test_sh("test -e %s/ran", d), 1, "the program did not run");
+	snprintf(cmd, sizeof cmd, "%s run -o dangling.hpf -- touch ran", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 125, "a dangling symlink: 125");
+	expect_eq_u64(hp_test_sh("test -e %s/nowhere || test -e %s/ran", d, d), 1,
+		      "nothing created through it, the program did not run");
 }
 
-HP_TEST(unwritable_output_keeps_the_program_running)
+HP_TEST(unwritable_output_stops_the_run)
 {
 	const char *d = fresh_dir("unwritable");
 	char cmd[16384];
 	int lines;
 
-	snprintf(cmd, sizeof cmd, "%s run -o /nonexistent/dir/out.hpf -- sh -c 'exit 3'", hp());
-	expect_eq_u64(in_dir(d, &lines, cmd), 3, "the program runs and its status comes back");
-	expect_true(lines >= 1 && lines <= 2, "one line from the recorder, one from heapprof");
+	snprintf(cmd, sizeof cmd, "%s run -o /nonexistent/dir/out.hpf -- sh -c 'touch ran; exit 3'",
+		 hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 125, "a capture that cannot be created: 125");
+	expect_eq_u64(lines, 1, "said in one line");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q '^heapprof: run: cannot create the capture "
+				 "/nonexistent/dir/out.hpf: No such file or directory$' err", d),
+		      0, "which names the file and why");
+	expect_eq_u64(hp_test_sh("test -e %s/ran", d), 1, "the program did not run");
+	snprintf(cmd, sizeof cmd, "mkdir sub && %s run -o sub -- touch ran", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 125, "a directory as the capture: 125");
+	expect_eq_u64(hp_test_sh("test -e %s/ran", d), 1, "the program did not run");
+	/* The file is created before the program starts: when the program
+	 * cannot start after all, it is not left behind. */
+	snprintf(cmd, sizeof cmd, "%s run -o new.hpf -- ./no-such-program", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 127, "a program that cannot start: 127");
+	expect_eq_u64(hp_test_sh("test -e %s/new.hpf", d), 1, "and no capture file is left");
+	snprintf(cmd, sizeof cmd, "%s run -- ./no-such-program", hp());
+	in_dir(d, &lines, cmd);
+	expect_eq_u64(hp_test_sh("ls %s/heapprof.* 2>/dev/null", d), 2,
+		      "nor one under the default name");
 }
 
 HP_TEST(full_disk_leaves_whole_records)
