@@ -21,6 +21,7 @@
 
 #include "../analyzer/capture.h"
 #include "../analyzer/embed.h"
+#include "../common/options.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -30,16 +31,17 @@ static const char usage[] =
 	"\n"
 	"  -o, --output FILE        capture file (default heapprof.PROGRAM.PID.hpf here);\n"
 	"                           children get FILE with their pid before .hpf\n"
-	"      --sample-rate BYTES  sample one allocation per BYTES on average (Poisson);\n"
-	"                           1 (default) records every allocation\n"
+	"      --sample-rate BYTES  sample one allocation per BYTES on average (Poisson),\n"
+	"                           up to 1024G; 1 (default) records every allocation\n"
 	"      --unwind MODE        dwarf (default, libunwind) or fp (frame pointers)\n"
 	"      --max-depth N        frames per stack, 1..256 (default 64)\n"
 	"      --follow-fork        record forked children and programs they exec\n"
-	"      --dump-signal SIG    signal that appends a snapshot (default USR2; NONE)\n"
-	"      --interval MS        append a snapshot every MS milliseconds\n"
+	"      --dump-signal SIG    signal that appends a snapshot: USR1, USR2 (default),\n"
+	"                           HUP, PROF, WINCH, URG, a number, or NONE\n"
+	"      --interval MS        append a snapshot every MS milliseconds (up to a day)\n"
 	"      --dump-every BYTES   append a snapshot every BYTES allocated\n"
 	"      --dump-high-water BYTES  append one each time the peak grows by BYTES\n"
-	"      --timeseries MS      heap/RSS sample period (default 10; 0 = off)\n"
+	"      --timeseries MS      heap/RSS sample period, up to 60000 (default 10; 0 = off)\n"
 	"      --seed N             fixed seed for sampling (reproducible runs)\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"  -q, --quiet              no summary line, no recorder messages\n"
@@ -81,24 +83,6 @@ static int find_recorder(char *out, size_t cap)
 	return -ENOENT;
 }
 
-/* Validates a BYTES argument the same way the recorder will read it. */
-static int valid_number(const char *s)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	(void)v;
-	if (errno || end == s || *s == '-')
-		return 0;
-	if (*end && strchr("kKmMgG", *end))
-		end++;
-	if (*end == 'i' || *end == 'I')
-		end++;
-	if (*end == 'b' || *end == 'B')
-		end++;
-	return *end == '\0';
-}
-
 /* heapprof run's own exit statuses (otherwise the program's). */
 enum {
 	RUN_USAGE = 2,        /* a wrong option or value */
@@ -106,22 +90,30 @@ enum {
 	RUN_NOT_FOUND = 127,  /* the program cannot be found or started */
 };
 
+enum opt_kind { OPT_TEXT, OPT_NUMBER, OPT_SIGNAL };
+
+/* Each option becomes a HEAPPROF_ variable, checked here against the range
+ * the recorder accepts (src/common/options.h): the recorder would replace
+ * a value out of range by its default, with a message, and run anyway. */
 struct opt_env {
 	const char *name;   /* long option */
 	const char *var;    /* HEAPPROF_ variable */
-	int numeric;
+	enum opt_kind kind;
+	uint64_t min, max;  /* OPT_NUMBER */
 };
 
 static const struct opt_env options[] = {
-	{"sample-rate", "HEAPPROF_SAMPLE_RATE", 1},
-	{"unwind", "HEAPPROF_UNWIND", 0},
-	{"max-depth", "HEAPPROF_MAX_DEPTH", 1},
-	{"dump-signal", "HEAPPROF_DUMP_SIGNAL", 0},
-	{"interval", "HEAPPROF_INTERVAL_MS", 1},
-	{"dump-every", "HEAPPROF_DUMP_EVERY_BYTES", 1},
-	{"dump-high-water", "HEAPPROF_DUMP_HIGH_WATER_BYTES", 1},
-	{"timeseries", "HEAPPROF_TIMESERIES_MS", 1},
-	{"seed", "HEAPPROF_SEED", 1},
+	{"sample-rate", "HEAPPROF_SAMPLE_RATE", OPT_NUMBER, HP_OPTION_SAMPLE_RATE_MIN,
+	 HP_OPTION_SAMPLE_RATE_MAX},
+	{"unwind", "HEAPPROF_UNWIND", OPT_TEXT, 0, 0},
+	{"max-depth", "HEAPPROF_MAX_DEPTH", OPT_NUMBER, HP_OPTION_MAX_DEPTH_MIN,
+	 HP_OPTION_MAX_DEPTH_MAX},
+	{"dump-signal", "HEAPPROF_DUMP_SIGNAL", OPT_SIGNAL, 0, 0},
+	{"interval", "HEAPPROF_INTERVAL_MS", OPT_NUMBER, 0, HP_OPTION_INTERVAL_MS_MAX},
+	{"dump-every", "HEAPPROF_DUMP_EVERY_BYTES", OPT_NUMBER, 0, UINT64_MAX},
+	{"dump-high-water", "HEAPPROF_DUMP_HIGH_WATER_BYTES", OPT_NUMBER, 0, UINT64_MAX},
+	{"timeseries", "HEAPPROF_TIMESERIES_MS", OPT_NUMBER, 0, HP_OPTION_TIMESERIES_MS_MAX},
+	{"seed", "HEAPPROF_SEED", OPT_NUMBER, 0, UINT64_MAX},
 };
 #define NOPTS (sizeof options / sizeof *options)
 
@@ -143,6 +135,35 @@ static int claim_output(const char *path, int named)
 		return -errno;
 	close(fd);
 	return created;
+}
+
+/* Says what is wrong with an option's value, in one line; returns 0 when
+ * the recorder will take it as it is, else -1. */
+static int check_option(const struct opt_env *o, const char *value)
+{
+	uint64_t v;
+	int sig;
+
+	switch (o->kind) {
+	case OPT_NUMBER:
+		if (hp_option_parse_u64(value, &v) == 0 && v >= o->min && v <= o->max)
+			return 0;
+		hp_cli_error("run: --%s wants a number from %llu to %llu, not '%s'", o->name,
+			     (unsigned long long)o->min, (unsigned long long)o->max, value);
+		return -1;
+	case OPT_SIGNAL:
+		if (hp_option_parse_signal(value, &sig) == 0)
+			return 0;
+		hp_cli_error("run: --dump-signal wants USR1, USR2, HUP, PROF, WINCH, URG, NONE or "
+			     "the number of a signal that can be caught (1 to %d), not '%s'",
+			     HP_OPTION_SIGNAL_MAX, value);
+		return -1;
+	default: /* --unwind */
+		if (strcmp(value, "dwarf") == 0 || strcmp(value, "fp") == 0)
+			return 0;
+		hp_cli_error("run: --unwind wants dwarf or fp, not '%s'", value);
+		return -1;
+	}
 }
 
 /* In the child: picks the capture's path (never an existing file unless
@@ -271,15 +292,8 @@ int hp_cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+o:qh", longopts, &idx)) != -1) {
 		if (c >= 1000) {
 			const struct opt_env *o = &options[c - 1000];
-			if (o->numeric && !valid_number(optarg)) {
-				hp_cli_error("run: --%s wants a number, not '%s'", o->name, optarg);
+			if (check_option(o, optarg) < 0)
 				return RUN_USAGE;
-			}
-			if (strcmp(o->name, "unwind") == 0 && strcmp(optarg, "dwarf") &&
-			    strcmp(optarg, "fp")) {
-				hp_cli_error("run: --unwind wants dwarf or fp, not '%s'", optarg);
-				return RUN_USAGE;
-			}
 			setenv(o->var, optarg, 1);
 			continue;
 		}
