@@ -50,7 +50,9 @@ static const char usage[] =
 	"\n"
 	"Exit status: the program's, or 128+N when it died of signal N; without\n"
 	"running it: 2 for a wrong option, 125 when the capture file cannot be\n"
-	"created, 127 when the program cannot be found or started.\n";
+	"created, 126 when PROGRAM is a directory, not executable, or set-user-ID\n"
+	"or set-group-ID (the loader would not preload the recorder), 127 when it\n"
+	"cannot be found or started.\n";
 
 /* Finds libheapprof.so: $HEAPPROF_LIB, beside this binary (the build
  * tree), or in ../lib/heapprof/ (an installed tree). */
@@ -87,6 +89,7 @@ static int find_recorder(char *out, size_t cap)
 enum {
 	RUN_USAGE = 2,        /* a wrong option or value */
 	RUN_NO_CAPTURE = 125, /* the capture file cannot be created */
+	RUN_CANNOT_RUN = 126, /* a directory, not executable, or setuid/setgid */
 	RUN_NOT_FOUND = 127,  /* the program cannot be found or started */
 };
 
@@ -135,6 +138,76 @@ static int claim_output(const char *path, int named)
 		return -errno;
 	close(fd);
 	return created;
+}
+
+/* What execvp(name) would run: name itself when it holds a '/', else the
+ * first file of that name along $PATH that is executable, else the first
+ * of that name at all (which execvp would refuse). Returns 0 with its path
+ * and stat, or -ENOENT. */
+static int resolve_program(const char *name, char *out, size_t cap, struct stat *st)
+{
+	const char *dirs = getenv("PATH"), *p, *end;
+	int found = 0;
+
+	if (strchr(name, '/')) {
+		snprintf(out, cap, "%s", name);
+		return stat(out, st) == 0 ? 0 : -ENOENT;
+	}
+	if (!dirs)
+		dirs = "/bin:/usr/bin"; /* glibc's default */
+	for (p = dirs; *name; p = end + 1) {
+		char path[PATH_MAX];
+		struct stat s;
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		/* An empty entry is the current directory. */
+		snprintf(path, sizeof path, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", name);
+		if (stat(path, &s) == 0) {
+			int runnable = S_ISREG(s.st_mode) && access(path, X_OK) == 0;
+			if (runnable || !found) {
+				snprintf(out, cap, "%s", path);
+				*st = s;
+				found = 1;
+			}
+			if (runnable)
+				return 0;
+		}
+		if (!*end)
+			break;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/* Refuses, in one line, a program the recorder cannot be preloaded into:
+ * a directory, a file that is not executable, and a set-user-ID or
+ * set-group-ID program that would change identity (the loader ignores
+ * LD_PRELOAD for those, so the run would record nothing). A program that
+ * is not found is left to execvp, which says so. Returns 0 or an exit
+ * status. */
+static int check_program(const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (resolve_program(name, path, sizeof path, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		hp_cli_error("run: cannot run %s: it is a directory", path);
+		return RUN_CANNOT_RUN;
+	}
+	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
+		hp_cli_error("run: cannot run %s: it is not an executable file", path);
+		return RUN_CANNOT_RUN;
+	}
+	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != getgid())) {
+		hp_cli_error("run: cannot record %s: it is set-%s-ID, and the loader ignores "
+			     "LD_PRELOAD for such programs (record a copy without the bit)",
+			     path, st.st_mode & S_ISUID ? "user" : "group");
+		return RUN_CANNOT_RUN;
+	}
+	return 0;
 }
 
 /* Says what is wrong with an option's value, in one line; returns 0 when
@@ -310,6 +383,8 @@ int hp_cmd_run(int argc, char **argv)
 		hp_cli_error("run: no program given (heapprof run [options] -- PROGRAM [ARGS...])");
 		return RUN_USAGE;
 	}
+	if ((c = check_program(argv[optind])) != 0)
+		return c;
 	if (find_recorder(lib, sizeof lib) < 0) {
 		hp_cli_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
 		return RUN_USAGE;

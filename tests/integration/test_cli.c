@@ -326,6 +326,62 @@ HP_TEST(run_options_are_checked)
 	expect_eq_u64(hp_test_sh("grep -q 'run: --seed' %s/err", d), 1, "heapprof run takes it");
 }
 
+HP_TEST(unrecordable_program_is_refused)
+{
+	/* A set-user-ID program owned by someone else: the loader ignores
+	 * LD_PRELOAD for it. As root, a copy of known given to nobody; as
+	 * anyone else, a set-user-ID program of the system. */
+	const char *d = fresh_dir("setuid");
+	char cmd[16384], prog[4200];
+	int lines;
+
+	if (getuid() == 0) {
+		expect_eq_u64(hp_test_sh("cd %s && cp %s/tests/programs/known suid && chown 65534 suid && "
+					 "chmod u+s suid && cp %s/tests/programs/known sgid && "
+					 "chgrp 65534 sgid && chmod g+s sgid", d, hp_test_build(), hp_test_build()), 0, "set-ID copies made");
+		snprintf(prog, sizeof prog, "./suid");
+	} else {
+		FILE *f = popen("find /usr/bin /bin -maxdepth 1 -user root -perm -4000 -type f "
+				"2>/dev/null | head -n 1", "r");
+		if (!f || !fgets(prog, sizeof prog, f))
+			prog[0] = '\0';
+		if (f)
+			pclose(f);
+		prog[strcspn(prog, "\n")] = '\0';
+		if (!expect_true(prog[0], "a set-user-ID program to try (passwd, su, mount)"))
+			return;
+	}
+	snprintf(cmd, sizeof cmd, "%s run -o out.hpf -- %s --help", hp(), prog);
+	expect_eq_u64(in_dir(d, &lines, cmd), 126, "a set-user-ID program is refused: 126");
+	expect_eq_u64(lines, 1, "said in one line");
+	expect_eq_u64(hp_test_sh("grep -q 'cannot record .*: it is set-user-ID, and the loader "
+				 "ignores LD_PRELOAD' %s/err", d), 0, "which says why");
+	expect_eq_u64(hp_test_sh("test -e %s/out.hpf", d), 1, "no capture file is made");
+	if (getuid() == 0) {
+		snprintf(cmd, sizeof cmd, "%s run -o out.hpf -- ./sgid", hp());
+		expect_eq_u64(in_dir(d, &lines, cmd), 126, "a set-group-ID program is refused: 126");
+		expect_eq_u64(hp_test_sh("grep -q 'it is set-group-ID' %s/err", d), 0, "which says so");
+		/* Its owner may record it: the loader then preloads as usual. */
+		snprintf(cmd, sizeof cmd, "cp %s/tests/programs/known own && chmod u+s own && "
+			 "%s run -q -o own.hpf -- ./own", hp_test_build(), hp());
+		expect_eq_u64(in_dir(d, &lines, cmd), 0, "a set-user-ID program of our own runs");
+		expect_eq_u64(hp_test_sh("test -s %s/own.hpf", d), 0, "and is recorded");
+	}
+	snprintf(cmd, sizeof cmd, "mkdir -p adir && %s run -o out.hpf -- ./adir", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 126, "a directory: 126");
+	expect_eq_u64(lines, 1, "said in one line");
+	expect_eq_u64(hp_test_sh("grep -q 'cannot run ./adir: it is a directory$' %s/err", d), 0,
+		      "which says it is a directory");
+	snprintf(cmd, sizeof cmd, "echo 'exit 0' > plain && chmod 644 plain && "
+		 "%s run -o out.hpf -- ./plain", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 126, "not executable: 126");
+	expect_eq_u64(hp_test_sh("grep -q 'cannot run ./plain: it is not an executable file$' "
+				 "%s/err", d), 0, "which says it is not executable");
+	snprintf(cmd, sizeof cmd, "PATH=$PWD:$PATH %s run -o out.hpf -- plain", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 126, "not executable, found along PATH: 126");
+	expect_eq_u64(hp_test_sh("test -e %s/out.hpf", d), 1, "no capture file is made");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
