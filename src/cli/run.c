@@ -303,21 +303,49 @@ static void unclaim_output(const char *path)
 		unlink(path);
 }
 
-static void summarize(const char *path, int quiet)
+/* What the wait status says became of the program: "exited with status
+ * 3", "was killed by signal 9 (SIGKILL)". */
+static const char *how_it_ended(char *buf, size_t cap, int status)
+{
+	if (WIFEXITED(status)) {
+		snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		const char *abbrev = sigabbrev_np(WTERMSIG(status));
+		snprintf(buf, cap, "was killed by signal %d (SIG%s)", WTERMSIG(status),
+			 abbrev ? abbrev : "?");
+	} else {
+		snprintf(buf, cap, "ended with wait status 0x%x", (unsigned)status);
+	}
+	return buf;
+}
+
+/* The end-of-run line: what the capture holds, from its last snapshot,
+ * and, when that is not the program's end (no exit snapshot, no snapshot
+ * at all), what became of the program, from its wait status. prog names
+ * the program when the capture does not. */
+static void summarize(const char *path, const char *prog, int status, int quiet)
 {
 	struct hp_capture cap;
-	char err[512], peak[32], rate[64] = "";
+	char err[512], peak[32], allocs[32], lost_text[32], rate[64] = "", ended[96];
 	const struct hp_cap_snapshot *s;
 	uint64_t lost = 0;
+	const char *name;
 
+	how_it_ended(ended, sizeof ended, status);
 	if (hp_capture_load(path, &cap, err, sizeof err) < 0) {
-		hp_cli_error("no usable capture: %s", err);
+		hp_cli_error("no usable capture: %s (%s %s)", err, prog, ended);
 		return;
 	}
+	name = cap.has_meta ? hp_model_program_name(&cap) : prog;
 	s = hp_capture_last(&cap);
 	if (!s) {
-		hp_cli_error("wrote %s, but it holds no snapshot (the program was killed before "
-			     "one was written, or the recorder could not write it)", path);
+		if (WIFSIGNALED(status))
+			hp_cli_error("wrote %s, but it holds no snapshot: %s %s before one was "
+				     "written", path, name, ended);
+		else
+			hp_cli_error("wrote %s, but it holds no snapshot: %s %s without one (an "
+				     "exec without --follow-fork, _exit, or a failed write)",
+				     path, name, ended);
 		hp_capture_free(&cap);
 		return;
 	}
@@ -328,13 +356,23 @@ static void summarize(const char *path, int quiet)
 		snprintf(rate, sizeof rate, " (sampled every %llu bytes)",
 			 (unsigned long long)cap.sample_rate_bytes);
 	if (!quiet) {
-		fprintf(stderr,
-			"heapprof: wrote %s: %llu allocations%s, peak heap %s at %.3f s",
-			path, (unsigned long long)s->alloc_count, rate,
+		fprintf(stderr, "heapprof: wrote %s: %s allocations%s, peak heap %s at %.3f s", path,
+			hp_cli_count(allocs, sizeof allocs, s->alloc_count), rate,
 			hp_cli_bytes(peak, sizeof peak, s->peak_bytes), (double)s->peak_time_ns / 1e9);
 		if (lost)
-			fprintf(stderr, ", %llu events not recorded (see heapprof inspect)",
-				(unsigned long long)lost);
+			fprintf(stderr, ", %s events not recorded (see heapprof inspect)",
+				hp_cli_count(lost_text, sizeof lost_text, lost));
+		/* The last snapshot is the program's end when it is the exit's
+		 * or a fatal signal's; otherwise say what ended the program and
+		 * which moment the figures are from. */
+		if (s->reason == HP_SNAP_FATAL && WIFSIGNALED(status))
+			fprintf(stderr, "; %s %s", name, ended);
+		else if (s->reason != HP_SNAP_EXIT && s->reason != HP_SNAP_FATAL)
+			fprintf(stderr, "; %s %s %s: figures as of snapshot %llu (%s) at %.3f s", name,
+				ended, WIFSIGNALED(status) ? "after its last snapshot"
+							   : "without a final snapshot",
+				(unsigned long long)s->seq, hp_capture_reason_name(s->reason),
+				(double)s->time_ns / 1e9);
 		fputc('\n', stderr);
 	}
 	if (cap.ndamage)
@@ -450,7 +488,7 @@ int hp_cmd_run(int argc, char **argv)
 		if (hp_embed_symbols(path, NULL, &res, err, sizeof err) < 0 && !strstr(err, "no snapshot"))
 			hp_cli_error("%s", err);
 	}
-	summarize(path, quiet);
+	summarize(path, argv[optind], status, quiet);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

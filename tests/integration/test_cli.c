@@ -382,6 +382,50 @@ HP_TEST(unrecordable_program_is_refused)
 	expect_eq_u64(hp_test_sh("test -e %s/out.hpf", d), 1, "no capture file is made");
 }
 
+HP_TEST(end_line_says_how_the_program_ended)
+{
+	const char *d = fresh_dir("endline");
+	char cmd[16384], want[256];
+	int lines;
+	struct hp_capture *cap;
+
+	/* sh execs another sh, which the recorder leaves alone (no
+	 * --follow-fork): the run's process ends normally, with no final
+	 * snapshot. */
+	snprintf(cmd, sizeof cmd, "%s run -o a.hpf -- sh -c 'exec sh -c \"exit 3\"'", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 3, "exit 3 passed on");
+	expect_eq_u64(lines, 1, "one line");
+	expect_eq_u64(hp_test_sh("grep -q ': sh exited with status 3 ' %s/err", d), 0,
+		      "the end line says the program exited with status 3");
+	expect_eq_u64(hp_test_sh("grep -q killed %s/err", d), 1, "not that it was killed");
+	/* The same with snapshots on the way: the figures are the last one's. */
+	snprintf(cmd, sizeof cmd,
+		 "%s run --dump-every 1 -o b.hpf -- sh -c 'exec sh -c \"exit 4\"'", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 4, "exit 4 passed on");
+	expect_eq_u64(lines, 1, "one line");
+	expect_eq_u64(hp_test_sh("grep -q '; sh exited with status 4 without a final snapshot: "
+				 "figures as of snapshot [0-9]* (' %s/err", d), 0,
+		      "the end line says so, and which snapshot the figures are from");
+	snprintf(cmd, sizeof cmd, "%s run -o c.hpf -- sh -c 'kill -KILL $$'", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 128 + 9, "SIGKILL: 128 + 9");
+	expect_eq_u64(lines, 1, "one line");
+	expect_eq_u64(hp_test_sh("grep -q ': sh was killed by signal 9 (SIGKILL) ' %s/err", d), 0,
+		      "the end line says it was killed by signal 9");
+	/* Counts grouped by thousands: known makes thousands of allocations. */
+	snprintf(cmd, sizeof cmd, "%s run -o k.hpf -- %s/tests/programs/known", hp(),
+		 hp_test_build());
+	expect_eq_u64(in_dir(d, &lines, cmd), 0, "known runs");
+	snprintf(cmd, sizeof cmd, "%s/k.hpf", d);
+	if ((cap = hpq_load(cmd))) {
+		uint64_t n = hp_capture_last(cap) ? hp_capture_last(cap)->alloc_count : 0;
+		expect_true(n >= 1000 && n < 1000000, "known makes thousands of allocations");
+		snprintf(want, sizeof want, "k.hpf: %llu,%03llu allocations, peak heap ",
+			 (unsigned long long)n / 1000, (unsigned long long)n % 1000);
+		expect_eq_u64(hp_test_sh("grep -qF '%s' %s/err", want, d), 0, want);
+		hpq_free(cap);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
