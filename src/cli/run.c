@@ -123,9 +123,9 @@ static const struct opt_env options[] = {
 /* Creates the capture's file before the program runs, so that a capture
  * that cannot be written stops the run before it starts: a new file is
  * created empty (the recorder opens it again with O_TRUNC and takes it
- * over); an existing one, which only -o may name, is opened for writing
- * and left as it is. Never through a symbolic link. Returns 1 when a new
- * file was created, 0 when an existing one will be replaced, or -errno. */
+ * over); an existing one, which only -o may name, is emptied, as the
+ * recorder would. Never through a symbolic link. Returns 1 when a new
+ * file was created, 0 when an existing one was emptied, or -errno. */
 static int claim_output(const char *path, int named)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -133,7 +133,7 @@ static int claim_output(const char *path, int named)
 
 	/* O_NONBLOCK: a FIFO without a reader fails instead of hanging. */
 	if (fd < 0 && errno == EEXIST && named)
-		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	close(fd);

@@ -389,23 +389,27 @@ HP_TEST(end_line_says_how_the_program_ended)
 	int lines;
 	struct hp_capture *cap;
 
-	/* sh execs another sh, which the recorder leaves alone (no
-	 * --follow-fork): the run's process ends normally, with no final
-	 * snapshot. */
-	snprintf(cmd, sizeof cmd, "%s run -o a.hpf -- sh -c 'exec sh -c \"exit 3\"'", hp());
-	expect_eq_u64(in_dir(d, &lines, cmd), 3, "exit 3 passed on");
-	expect_eq_u64(lines, 1, "one line");
-	expect_eq_u64(hp_test_sh("grep -q ': sh exited with status 3 ' %s/err", d), 0,
-		      "the end line says the program exited with status 3");
-	expect_eq_u64(hp_test_sh("grep -q killed %s/err", d), 1, "not that it was killed");
-	/* The same with snapshots on the way: the figures are the last one's. */
+	/* A file size limit (SIGXFSZ ignored) stands in for a full disk: known
+	 * exits normally, but its capture holds only what fit before the
+	 * limit: its header and META, or (a snapshot at every allocation) a
+	 * few snapshots, never the exit's. */
 	snprintf(cmd, sizeof cmd,
-		 "%s run --dump-every 1 -o b.hpf -- sh -c 'exec sh -c \"exit 4\"'", hp());
-	expect_eq_u64(in_dir(d, &lines, cmd), 4, "exit 4 passed on");
-	expect_eq_u64(lines, 1, "one line");
-	expect_eq_u64(hp_test_sh("grep -q '; sh exited with status 4 without a final snapshot: "
-				 "figures as of snapshot [0-9]* (' %s/err", d), 0,
-		      "the end line says so, and which snapshot the figures are from");
+		 "sh -c \"trap '' XFSZ; ulimit -f 1; %s run --no-symbols -o a.hpf -- "
+		 "%s/tests/programs/known\"", hp(), hp_test_build());
+	expect_eq_u64(in_dir(d, &lines, cmd), 0, "known's status passed on");
+	expect_eq_u64(hp_test_sh("grep -q '^heapprof: wrote .*a.hpf, but it holds no snapshot: "
+				 "known exited with status 0 without one' %s/err", d), 0,
+		      "no snapshot: the end line says the program exited with status 0");
+	expect_eq_u64(hp_test_sh("grep -q killed %s/err", d), 1, "not that it was killed");
+	snprintf(cmd, sizeof cmd,
+		 "sh -c \"trap '' XFSZ; ulimit -f 16; %s run --no-symbols --dump-every 1 -o b.hpf "
+		 "-- %s/tests/programs/known\"", hp(), hp_test_build());
+	expect_eq_u64(in_dir(d, &lines, cmd), 0, "known's status passed on");
+	expect_eq_u64(hp_test_sh("grep -q '^heapprof: wrote .*b.hpf: .*; known exited with status 0 "
+				 "without a final snapshot: figures as of snapshot [0-9]* (bytes "
+				 "allocated) at ' %s/err", d), 0,
+		      "snapshots but not the exit's: the end line says so, and which snapshot "
+		      "the figures are from");
 	snprintf(cmd, sizeof cmd, "%s run -o c.hpf -- sh -c 'kill -KILL $$'", hp());
 	expect_eq_u64(in_dir(d, &lines, cmd), 128 + 9, "SIGKILL: 128 + 9");
 	expect_eq_u64(lines, 1, "one line");
