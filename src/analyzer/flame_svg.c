@@ -469,7 +469,6 @@ static void write_header(FILE *out, const struct hp_flame *f, const struct hp_fl
 	double objects = total_objects(f), lx;
 	char fig[96], g[48], buf[256];
 	const char *prog = cap->has_meta && cap->program ? cap->program : "(unknown program)";
-	const char *base = strrchr(prog, '/');
 
 	fprintf(out, "<text class=\"hp-title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">",
 		width / 2);
@@ -478,7 +477,7 @@ static void write_header(FILE *out, const struct hp_flame *f, const struct hp_fl
 	} else {
 		put_xml(out, metric_title(f->metric));
 		fputs(": ", out);
-		put_xml_cut(out, base ? base + 1 : prog, sub_chars * 12 / 17, "...");
+		put_xml_cut(out, hp_model_program_name(cap), sub_chars * 12 / 17, "...");
 	}
 	fputs("</text>\n", out);
 

@@ -400,6 +400,30 @@ void hp_model_free(struct hp_model *m)
 	memset(m, 0, sizeof *m);
 }
 
+int hp_model_main_module(const struct hp_model *m)
+{
+	const char *prog = m->cap->has_meta ? m->cap->program : NULL;
+
+	for (size_t i = 0; prog && i < m->nmodules; i++)
+		if (strcmp(m->modules[i].cap->path, prog) == 0)
+			return (int)i;
+	return m->nmodules ? 0 : -1;
+}
+
+const char *hp_model_program_name(const struct hp_capture *cap)
+{
+	const char *name = NULL, *slash;
+
+	if (cap->has_meta && cap->argc && cap->argv[0] && cap->argv[0][0])
+		name = cap->argv[0];
+	else if (cap->has_meta && cap->program && cap->program[0])
+		name = cap->program;
+	if (!name)
+		return "(unknown program)";
+	slash = strrchr(name, '/');
+	return slash && slash[1] ? slash + 1 : name;
+}
+
 const char *hp_location_where(const struct hp_model *m, const struct hp_location *l, char *buf,
 			      size_t cap)
 {

@@ -122,6 +122,20 @@ void hp_model_free(struct hp_model *m);
  * model applies it; a summary that reads a capture alone uses it too. */
 double hp_model_unbias_scale(const struct hp_cap_bucket *b, uint64_t rate_bytes);
 
+/* The index in m->modules of the program's own executable: the module
+ * whose path is the capture's program (both come from /proc/self/exe),
+ * else the first one loaded (the loader lists the program first); -1 when
+ * the capture has no module. */
+int hp_model_main_module(const struct hp_model *m);
+
+/* The program's name, for titles and headers: the base name of argv[0]
+ * when the capture has one (a program started through a symlink, such as
+ * redis-server -> redis-check-rdb, is named as it was called), else of the
+ * executable's path, else "(unknown program)". The executable's path
+ * (cap->program) stays what symbols are read from. The string is the
+ * capture's or static. */
+const char *hp_model_program_name(const struct hp_capture *cap);
+
 /* The metrics a user ranks and draws by. */
 enum hp_metric {
 	HP_METRIC_PEAK,        /* bytes in use at the global peak */

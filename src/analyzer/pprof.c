@@ -329,6 +329,30 @@ static uint64_t mapping_id(struct pp *pp, int slot, int mod, uint32_t seg)
 	return *id;
 }
 
+/* Writes the mapping of the program's own executable segment (of each
+ * model) before any other: pprof takes the first mapping for the main
+ * binary and titles the profile with its file ("File: prog"), so a mapping
+ * written on first use (libstdc++ for a C++ program) would name the
+ * profile after a library. */
+static void put_main_mappings(struct pp *pp)
+{
+	for (int slot = 0; slot < 2 && pp->models[slot]; slot++) {
+		const struct hp_model *m = pp->models[slot];
+		int mod = hp_model_main_module(m);
+		const struct hp_cap_module *cm;
+		uint32_t nseg, seg = 0;
+
+		if (mod < 0)
+			continue;
+		cm = m->modules[mod].cap;
+		nseg = cm->nseg < HP_CAP_MAX_SEGMENTS ? cm->nseg : HP_CAP_MAX_SEGMENTS;
+		while (seg < nseg && !(cm->seg[seg].flags & PF_X))
+			seg++;
+		if (nseg) /* the executable segment, else the first */
+			mapping_id(pp, slot, mod, seg < nseg ? seg : 0);
+	}
+}
+
 /* The mapping of an address: its module's executable segment that holds
  * it (any segment if none is executable), or 0. */
 static uint64_t mapping_of(struct pp *pp, int slot, const struct hp_location *l, uint64_t addr)
@@ -430,6 +454,7 @@ static void put_header(struct pp *pp, const char *const (*types)[2], int ntypes,
 		put_uint(&pp->out, F_PROFILE_COMMENT,
 			 intern(pp, "sampled: values are unbiased estimates (period = sample rate)"));
 	put_uint(&pp->out, F_PROFILE_DEFAULT_SAMPLE_TYPE, intern(pp, types[default_type][0]));
+	put_main_mappings(pp);
 }
 
 static int pp_init(struct pp *pp, const struct hp_model *m0, const struct hp_model *m1)
@@ -521,10 +546,15 @@ static int64_t rounded(double v)
 
 int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_options *o)
 {
+	/* Go's four first, in Go's order, so every pprof view works as for a
+	 * Go profile; then the figures at the global peak, one -sample_index
+	 * (or one click in -http's SAMPLE menu) away. */
 	static const char *const types[][2] = {
 		{"alloc_objects", "count"}, {"alloc_space", "bytes"},
 		{"inuse_objects", "count"}, {"inuse_space", "bytes"},
+		{"peak_objects", "count"},  {"peak_space", "bytes"},
 	};
+	enum { NTYPES = sizeof types / sizeof *types };
 	static const struct hp_pprof_options defaults;
 	struct pp pp;
 	char comment[512];
@@ -536,26 +566,29 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	if (ret)
 		goto err;
 	snprintf(comment, sizeof comment, "heapprof: %s, pid %llu, snapshot %llu (%s)%s",
-		 m->cap->program ? m->cap->program : "?", (unsigned long long)m->cap->pid,
+		 hp_model_program_name(m->cap), (unsigned long long)m->cap->pid,
 		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
 		 o->at_peak ? ", inuse = at the global peak" : "");
-	put_header(&pp, types, 4, 3, comment);
+	put_header(&pp, types, NTYPES, 3, comment);
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
 		const struct hp_values *v = &b->v;
-		int64_t vals[4] = {
+		int64_t vals[NTYPES] = {
 			rounded(v->alloc_objects), rounded(v->alloc_bytes),
 			rounded(o->at_peak ? v->peak_objects : v->inuse_objects),
 			rounded(o->at_peak ? v->peak_bytes : v->inuse_bytes),
+			rounded(v->peak_objects), rounded(v->peak_bytes),
 		};
+		int zero = 1;
 		/* The size of the bucket's allocations when they all had one,
 		 * else their average, as Go's profiles label a sample. */
 		int64_t size = b->size ? (int64_t)b->size
 			       : v->alloc_objects > 0 ? rounded(v->alloc_bytes / v->alloc_objects) : 0;
 
-		if (!vals[0] && !vals[1] && !vals[2] && !vals[3])
-			continue;
-		put_sample(&pp, 0, b->stack, vals, 4, size);
+		for (int k = 0; k < NTYPES; k++)
+			zero &= vals[k] == 0;
+		if (!zero)
+			put_sample(&pp, 0, b->stack, vals, NTYPES, size);
 	}
 	return pp_finish(&pp, out);
 

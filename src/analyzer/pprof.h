@@ -7,7 +7,8 @@
  *
  *   sample types   alloc_objects/count, alloc_space/bytes,
  *                  inuse_objects/count, inuse_space/bytes (Go's order;
- *                  inuse_space is the default)
+ *                  inuse_space is the default), then peak_objects/count,
+ *                  peak_space/bytes: in use at the global peak
  *   period         space/bytes, the capture's sample rate (1 = every
  *                  allocation was recorded)
  *   samples        one per model bucket that has a non-zero figure, values
@@ -18,7 +19,9 @@
  *                  frame (inlined callees first) and the address of the
  *                  call instruction (the return address - 1)
  *   mappings       the executable segments of the capture's modules, with
- *                  file offsets and build ids, so pprof can re-symbolize
+ *                  file offsets and build ids, so pprof can re-symbolize;
+ *                  the program's own comes first (pprof's main binary,
+ *                  which titles the profile)
  *
  * A diff (diff.h) is written the same way with the change NEW - BASE as
  * values (pprof allows negative values) and the locations of both runs;

@@ -251,13 +251,24 @@ static void print_stack(FILE *out, const struct hp_model *m, uint32_t stack, uns
 	}
 }
 
-static double peak_rss(const struct hp_capture *cap)
+/* The highest RSS sampled up to the snapshot's time: a report of an early
+ * snapshot must not show a peak the program reached after it. The recorder
+ * takes a sample just before it writes each snapshot, so that sample's time
+ * is at most the snapshot's (both are nanoseconds since the capture's start). */
+static double peak_rss(const struct hp_capture *cap, const struct hp_cap_snapshot *s)
 {
 	uint64_t r = 0;
 	for (size_t i = 0; i < cap->nsamples; i++)
-		if (cap->samples[i].rss_bytes > r)
+		if (cap->samples[i].time_ns <= s->time_ns && cap->samples[i].rss_bytes > r)
 			r = cap->samples[i].rss_bytes;
 	return (double)r;
+}
+
+/* Whether path's base name is name. */
+static int same_name(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	return strcmp(slash ? slash + 1 : path, name) == 0;
 }
 
 int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o)
@@ -275,10 +286,12 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 
 	if (!ps)
 		return -ENOMEM;
-	fprintf(out, "heapprof report: %s", cap->program ? cap->program : "(unknown program)");
+	fprintf(out, "heapprof report: %s", hp_model_program_name(cap));
 	for (size_t i = 1; i < cap->argc && i < 8; i++)
 		fprintf(out, " %s", cap->argv[i]);
 	fprintf(out, "%s\n", cap->argc > 8 ? " ..." : "");
+	if (cap->program && !same_name(cap->program, hp_model_program_name(cap)))
+		fprintf(out, "  executable %s\n", cap->program);
 	fprintf(out, "  pid %" PRIu64 ", snapshot %" PRIu64 " of %zu (%s) at %.3f s\n", cap->pid,
 		s->seq, cap->nsnapshots, hp_capture_reason_name(s->reason), secs);
 	if (m->sampled)
@@ -293,8 +306,8 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		t->alloc_objects > 0 ? 100 * t->temp_objects / t->alloc_objects : 0);
 	fprintf(out, "  peak heap       %s in %s blocks at %.3f s\n", bytes(a, sizeof a, t->peak_bytes),
 		count(b, sizeof b, t->peak_objects), (double)s->peak_time_ns / 1e9);
-	if (cap->nsamples)
-		fprintf(out, "  peak RSS        %s\n", bytes(a, sizeof a, peak_rss(cap)));
+	if (peak_rss(cap, s) > 0) /* no sample yet: nothing to say */
+		fprintf(out, "  peak RSS        %s\n", bytes(a, sizeof a, peak_rss(cap, s)));
 	if (s->recorder_bytes)
 		fprintf(out, "  recorder        %s (heapprof's own tables and buffers, mapped)\n",
 			bytes(a, sizeof a, (double)s->recorder_bytes));
@@ -411,7 +424,7 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	fprintf(out, "  \"sampled\": %s,\n  \"sample_rate_bytes\": %" PRIu64 ",\n",
 		m->sampled ? "true" : "false", m->sample_rate_bytes);
 	fprintf(out, "  \"peak_time_ns\": %" PRIu64 ",\n  \"peak_rss_bytes\": %.0f,\n",
-		s->peak_time_ns, peak_rss(cap));
+		s->peak_time_ns, peak_rss(cap, s));
 	fprintf(out, "  \"totals\": ");
 	json_values(out, &m->total);
 	fprintf(out, ",\n  \"lost\": {");

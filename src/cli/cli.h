@@ -32,6 +32,9 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 /* "12.3 MiB" into buf. */
 const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);
 
+/* n with its digits grouped by thousands, "44,001", into buf. */
+const char *hp_cli_count(char *buf, size_t cap, uint64_t n);
+
 /* Parses an option's decimal value in [min, max] into *out; returns 0, or
  * -1 after saying "heapprof: CMD: OPT wants a number ..." (a usage error). */
 int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,

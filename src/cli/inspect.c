@@ -81,9 +81,10 @@ int hp_cmd_inspect(int argc, char **argv)
 	printf("capture   %s (%zu bytes, %zu records)\n", argv[optind], cap.file_bytes,
 	       cap.nrecords);
 	if (cap.has_meta) {
-		printf("program   %s", cap.program);
+		printf("program   %s", hp_model_program_name(&cap));
 		for (size_t i = 1; i < cap.argc; i++)
 			printf(" %s", cap.argv[i]);
+		printf("\nexe       %s", cap.program);
 		printf("\npid       %" PRIu64 " (parent %" PRIu64 ")%s\n", cap.pid, cap.ppid,
 		       cap.flags & HP_META_FORKED_CHILD ? ", forked from a recorded process" : "");
 		printf("recorder  heapprof %s\n", cap.recorder_version);

@@ -44,6 +44,21 @@ const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes)
 	return buf;
 }
 
+const char *hp_cli_count(char *buf, size_t cap, uint64_t n)
+{
+	char digits[24];
+	int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n);
+	size_t at = 0;
+
+	for (int i = 0; i < len && at + 2 < cap; i++) {
+		buf[at++] = digits[i];
+		if (i != len - 1 && (len - i - 1) % 3 == 0)
+			buf[at++] = ',';
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
 int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
 		  long *out)
 {

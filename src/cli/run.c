@@ -22,6 +22,7 @@
 #include "../analyzer/capture.h"
 #include "../analyzer/embed.h"
 #include "../analyzer/model.h"
+#include "../common/options.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -31,22 +32,28 @@ static const char usage[] =
 	"\n"
 	"  -o, --output FILE        capture file (default heapprof.PROGRAM.PID.hpf here);\n"
 	"                           children get FILE with their pid before .hpf\n"
-	"      --sample-rate BYTES  sample one allocation per BYTES on average (Poisson);\n"
-	"                           1 (default) records every allocation\n"
+	"      --sample-rate BYTES  sample one allocation per BYTES on average (Poisson),\n"
+	"                           up to 1024G; 1 (default) records every allocation\n"
 	"      --unwind MODE        dwarf (default, libunwind) or fp (frame pointers)\n"
 	"      --max-depth N        frames per stack, 1..256 (default 64)\n"
 	"      --follow-fork        record forked children and programs they exec\n"
-	"      --dump-signal SIG    signal that appends a snapshot (default USR2; NONE)\n"
-	"      --interval MS        append a snapshot every MS milliseconds\n"
+	"      --dump-signal SIG    signal that appends a snapshot: USR1, USR2 (default),\n"
+	"                           HUP, PROF, WINCH, URG, a number, or NONE\n"
+	"      --interval MS        append a snapshot every MS milliseconds (up to a day)\n"
 	"      --dump-every BYTES   append a snapshot every BYTES allocated\n"
 	"      --dump-high-water BYTES  append one each time the peak grows by BYTES\n"
-	"      --timeseries MS      heap/RSS sample period (default 10; 0 = off)\n"
+	"      --timeseries MS      heap/RSS sample period, up to 60000 (default 10; 0 = off)\n"
 	"      --seed N             fixed seed for sampling (reproducible runs)\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"  -q, --quiet              no summary line, no recorder messages\n"
 	"\n"
-	"BYTES accept K, M and G suffixes (powers of 1024). Exit status: the\n"
-	"program's, or 128+N when it died of signal N.\n";
+	"BYTES accept K, M and G suffixes (powers of 1024).\n"
+	"\n"
+	"Exit status: the program's, or 128+N when it died of signal N; without\n"
+	"running it: 2 for a wrong option, 125 when the capture file cannot be\n"
+	"created, 126 when PROGRAM is a directory, not executable, or set-user-ID\n"
+	"or set-group-ID (the loader would not preload the recorder), 127 when it\n"
+	"cannot be found or started.\n";
 
 /* Finds libheapprof.so: $HEAPPROF_LIB, beside this binary (the build
  * tree), or in ../lib/heapprof/ (an installed tree). */
@@ -79,45 +86,164 @@ static int find_recorder(char *out, size_t cap)
 	return -ENOENT;
 }
 
-/* Validates a BYTES argument the same way the recorder will read it. */
-static int valid_number(const char *s)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	(void)v;
-	if (errno || end == s || *s == '-')
-		return 0;
-	if (*end && strchr("kKmMgG", *end))
-		end++;
-	if (*end == 'i' || *end == 'I')
-		end++;
-	if (*end == 'b' || *end == 'B')
-		end++;
-	return *end == '\0';
-}
+/* heapprof run's own exit statuses (otherwise the program's). */
+enum {
+	RUN_USAGE = 2,        /* a wrong option or value */
+	RUN_NO_CAPTURE = 125, /* the capture file cannot be created */
+	RUN_CANNOT_RUN = 126, /* a directory, not executable, or setuid/setgid */
+	RUN_NOT_FOUND = 127,  /* the program cannot be found or started */
+};
 
+enum opt_kind { OPT_TEXT, OPT_NUMBER, OPT_SIGNAL };
+
+/* Each option becomes a HEAPPROF_ variable, checked here against the range
+ * the recorder accepts (src/common/options.h): the recorder would replace
+ * a value out of range by its default, with a message, and run anyway. */
 struct opt_env {
 	const char *name;   /* long option */
 	const char *var;    /* HEAPPROF_ variable */
-	int numeric;
+	enum opt_kind kind;
+	uint64_t min, max;  /* OPT_NUMBER */
 };
 
 static const struct opt_env options[] = {
-	{"sample-rate", "HEAPPROF_SAMPLE_RATE", 1},
-	{"unwind", "HEAPPROF_UNWIND", 0},
-	{"max-depth", "HEAPPROF_MAX_DEPTH", 1},
-	{"dump-signal", "HEAPPROF_DUMP_SIGNAL", 0},
-	{"interval", "HEAPPROF_INTERVAL_MS", 1},
-	{"dump-every", "HEAPPROF_DUMP_EVERY_BYTES", 1},
-	{"dump-high-water", "HEAPPROF_DUMP_HIGH_WATER_BYTES", 1},
-	{"timeseries", "HEAPPROF_TIMESERIES_MS", 1},
-	{"seed", "HEAPPROF_SEED", 1},
+	{"sample-rate", "HEAPPROF_SAMPLE_RATE", OPT_NUMBER, HP_OPTION_SAMPLE_RATE_MIN,
+	 HP_OPTION_SAMPLE_RATE_MAX},
+	{"unwind", "HEAPPROF_UNWIND", OPT_TEXT, 0, 0},
+	{"max-depth", "HEAPPROF_MAX_DEPTH", OPT_NUMBER, HP_OPTION_MAX_DEPTH_MIN,
+	 HP_OPTION_MAX_DEPTH_MAX},
+	{"dump-signal", "HEAPPROF_DUMP_SIGNAL", OPT_SIGNAL, 0, 0},
+	{"interval", "HEAPPROF_INTERVAL_MS", OPT_NUMBER, 0, HP_OPTION_INTERVAL_MS_MAX},
+	{"dump-every", "HEAPPROF_DUMP_EVERY_BYTES", OPT_NUMBER, 0, UINT64_MAX},
+	{"dump-high-water", "HEAPPROF_DUMP_HIGH_WATER_BYTES", OPT_NUMBER, 0, UINT64_MAX},
+	{"timeseries", "HEAPPROF_TIMESERIES_MS", OPT_NUMBER, 0, HP_OPTION_TIMESERIES_MS_MAX},
+	{"seed", "HEAPPROF_SEED", OPT_NUMBER, 0, UINT64_MAX},
 };
 #define NOPTS (sizeof options / sizeof *options)
 
+/* Creates the capture's file before the program runs, so that a capture
+ * that cannot be written stops the run before it starts: a new file is
+ * created empty (the recorder, finding it empty, takes it over); an
+ * existing one, which only -o may name, is emptied. Never through a symbolic link. Returns 1 when a new
+ * file was created, 0 when an existing one was emptied, or -errno. */
+static int claim_output(const char *path, int named)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int created = fd >= 0;
+
+	/* O_NONBLOCK: a FIFO without a reader fails instead of hanging. */
+	if (fd < 0 && errno == EEXIST && named)
+		fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return created;
+}
+
+/* What execvp(name) would run: name itself when it holds a '/', else the
+ * first file of that name along $PATH that is executable, else the first
+ * of that name at all (which execvp would refuse). Returns 0 with its path
+ * and stat, or -ENOENT. */
+static int resolve_program(const char *name, char *out, size_t cap, struct stat *st)
+{
+	const char *dirs = getenv("PATH"), *p, *end;
+	int found = 0;
+
+	if (strchr(name, '/')) {
+		snprintf(out, cap, "%s", name);
+		return stat(out, st) == 0 ? 0 : -ENOENT;
+	}
+	if (!dirs)
+		dirs = "/bin:/usr/bin"; /* glibc's default */
+	for (p = dirs; *name; p = end + 1) {
+		char path[PATH_MAX];
+		struct stat s;
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		/* An empty entry is the current directory. */
+		snprintf(path, sizeof path, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", name);
+		if (stat(path, &s) == 0) {
+			int runnable = S_ISREG(s.st_mode) && access(path, X_OK) == 0;
+			if (runnable || !found) {
+				snprintf(out, cap, "%s", path);
+				*st = s;
+				found = 1;
+			}
+			if (runnable)
+				return 0;
+		}
+		if (!*end)
+			break;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/* Refuses, in one line, a program the recorder cannot be preloaded into:
+ * a directory, a file that is not executable, and a set-user-ID or
+ * set-group-ID program that would change identity (the loader ignores
+ * LD_PRELOAD for those, so the run would record nothing). A program that
+ * is not found is left to execvp, which says so. Returns 0 or an exit
+ * status. */
+static int check_program(const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (resolve_program(name, path, sizeof path, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		hp_cli_error("run: cannot run %s: it is a directory", path);
+		return RUN_CANNOT_RUN;
+	}
+	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
+		hp_cli_error("run: cannot run %s: it is not an executable file", path);
+		return RUN_CANNOT_RUN;
+	}
+	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != getgid())) {
+		hp_cli_error("run: cannot record %s: it is set-%s-ID, and the loader ignores "
+			     "LD_PRELOAD for such programs (record a copy without the bit)",
+			     path, st.st_mode & S_ISUID ? "user" : "group");
+		return RUN_CANNOT_RUN;
+	}
+	return 0;
+}
+
+/* Says what is wrong with an option's value, in one line; returns 0 when
+ * the recorder will take it as it is, else -1. */
+static int check_option(const struct opt_env *o, const char *value)
+{
+	uint64_t v;
+	int sig;
+
+	switch (o->kind) {
+	case OPT_NUMBER:
+		if (hp_option_parse_u64(value, &v) == 0 && v >= o->min && v <= o->max)
+			return 0;
+		hp_cli_error("run: --%s wants a number from %llu to %llu, not '%s'", o->name,
+			     (unsigned long long)o->min, (unsigned long long)o->max, value);
+		return -1;
+	case OPT_SIGNAL:
+		if (hp_option_parse_signal(value, &sig) == 0)
+			return 0;
+		hp_cli_error("run: --dump-signal wants USR1, USR2, HUP, PROF, WINCH, URG, NONE or "
+			     "the number of a signal that can be caught (1 to %d), not '%s'",
+			     HP_OPTION_SIGNAL_MAX, value);
+		return -1;
+	default: /* --unwind */
+		if (strcmp(value, "dwarf") == 0 || strcmp(value, "fp") == 0)
+			return 0;
+		hp_cli_error("run: --unwind wants dwarf or fp, not '%s'", value);
+		return -1;
+	}
+}
+
 /* In the child: picks the capture's path (never an existing file unless
- * named with -o), sets the environment, execs. Reports through fd. */
+ * named with -o), creates it, sets the environment, execs. Reports
+ * through fd: the path and a NUL, then 'N' when the file is new, then
+ * "C<errno>" when it cannot be created (and exits without running the
+ * program) or "E<errno>" when exec failed. */
 static void child(char **prog, const char *lib, const char *output, int fd)
 {
 	char path[PATH_MAX + 64], cwd[PATH_MAX];
@@ -130,26 +256,35 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 			snprintf(path, sizeof path, "%s", output);
 		else
 			snprintf(path, sizeof path, "%s/%s", cwd, output);
+		err = claim_output(path, 1);
 	} else {
 		const char *base = strrchr(prog[0], '/');
 		base = base ? base + 1 : prog[0];
 		if (!getcwd(cwd, sizeof cwd))
 			strcpy(cwd, ".");
 		snprintf(path, sizeof path, "%s/heapprof.%s.%d.hpf", cwd, base, (int)getpid());
-		for (int i = 1; access(path, F_OK) == 0 && i < 1000; i++)
+		err = claim_output(path, 0);
+		for (int i = 1; err == -EEXIST && i < 1000; i++) {
 			snprintf(path, sizeof path, "%s/heapprof.%s.%d.%d.hpf", cwd, base,
 				 (int)getpid(), i);
+			err = claim_output(path, 0);
+		}
 	}
+	if (write(fd, path, strlen(path) + 1) < 0)
+		_exit(RUN_NOT_FOUND);
+	if (err < 0) {
+		dprintf(fd, "C%d", -err);
+		_exit(RUN_NO_CAPTURE);
+	}
+	if (err == 1 && write(fd, "N", 1) < 0)
+		_exit(RUN_NOT_FOUND);
 	setenv("HEAPPROF_OUTPUT", path, 1);
 	/* This process, after the exec, is the run's first recorded one: the
 	 * recorder then needs no change to the program's environment. Its
-	 * capture starts empty: an image that finds it non-empty is this
-	 * process after a later exec, and appends. */
+	 * capture starts empty (claim_output): an image that finds it
+	 * non-empty is this process after a later exec, and appends. */
 	snprintf(cwd, sizeof cwd, "%d", (int)getpid());
 	setenv("HEAPPROF_OUTPUT_CLAIMED", cwd, 1);
-	err = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (err >= 0)
-		close(err);
 	if (pre && *pre) {
 		preload = malloc(strlen(lib) + strlen(pre) + 2);
 		sprintf(preload, "%s:%s", lib, pre);
@@ -157,29 +292,65 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 		preload = strdup(lib);
 	}
 	setenv("LD_PRELOAD", preload, 1);
-	if (write(fd, path, strlen(path) + 1) < 0)
-		_exit(127);
 	execvp(prog[0], prog);
 	err = errno;
 	dprintf(fd, "E%d", err);
-	_exit(127);
+	_exit(RUN_NOT_FOUND);
 }
 
-static void summarize(const char *path, int quiet)
+/* Removes the file claim_output created when it is still empty: the
+ * program did not start, or the recorder never wrote. */
+static void unclaim_output(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+		unlink(path);
+}
+
+/* What the wait status says became of the program: "exited with status
+ * 3", "was killed by signal 9 (SIGKILL)". */
+static const char *how_it_ended(char *buf, size_t cap, int status)
+{
+	if (WIFEXITED(status)) {
+		snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		const char *abbrev = sigabbrev_np(WTERMSIG(status));
+		snprintf(buf, cap, "was killed by signal %d (SIG%s)", WTERMSIG(status),
+			 abbrev ? abbrev : "?");
+	} else {
+		snprintf(buf, cap, "ended with wait status 0x%x", (unsigned)status);
+	}
+	return buf;
+}
+
+/* The end-of-run line: what the capture holds, from its last snapshot,
+ * and, when that is not the program's end (no exit snapshot, no snapshot
+ * at all), what became of the program, from its wait status. prog names
+ * the program when the capture does not. */
+static void summarize(const char *path, const char *prog, int status, int quiet)
 {
 	struct hp_capture cap;
-	char err[512], peak[32], rate[64] = "";
+	char err[512], peak[32], allocs[32], lost_text[32], rate[64] = "", ended[96];
 	const struct hp_cap_snapshot *s;
 	uint64_t lost = 0, peak_bytes;
+	const char *name;
 
+	how_it_ended(ended, sizeof ended, status);
 	if (hp_capture_load(path, &cap, err, sizeof err) < 0) {
-		hp_cli_error("no usable capture: %s", err);
+		hp_cli_error("no usable capture: %s (%s %s)", err, prog, ended);
 		return;
 	}
+	name = cap.has_meta ? hp_model_program_name(&cap) : prog;
 	s = hp_capture_last(&cap);
 	if (!s) {
-		hp_cli_error("wrote %s, but it holds no snapshot (the program was killed before "
-			     "one was written, or the recorder could not write it)", path);
+		if (WIFSIGNALED(status))
+			hp_cli_error("wrote %s, but it holds no snapshot: %s %s before one was "
+				     "written", path, name, ended);
+		else
+			hp_cli_error("wrote %s, but it holds no snapshot: %s %s without one (an "
+				     "exec without --follow-fork, _exit, or a failed write)",
+				     path, name, ended);
 		hp_capture_free(&cap);
 		return;
 	}
@@ -199,13 +370,24 @@ static void summarize(const char *path, int quiet)
 	}
 	if (!quiet) {
 		fprintf(stderr,
-			"heapprof: wrote %s: %llu allocations%s, peak heap %s%s at %.3f s",
-			path, (unsigned long long)s->alloc_count, rate,
+			"heapprof: wrote %s: %s allocations%s, peak heap %s%s at %.3f s",
+			path, hp_cli_count(allocs, sizeof allocs, s->alloc_count), rate,
 			cap.sample_rate_bytes > 1 ? "~" : "",
 			hp_cli_bytes(peak, sizeof peak, peak_bytes), (double)s->peak_time_ns / 1e9);
 		if (lost)
-			fprintf(stderr, ", %llu events not recorded (see heapprof inspect)",
-				(unsigned long long)lost);
+			fprintf(stderr, ", %s events not recorded (see heapprof inspect)",
+				hp_cli_count(lost_text, sizeof lost_text, lost));
+		/* The last snapshot is the program's end when it is the exit's
+		 * or a fatal signal's; otherwise say what ended the program and
+		 * which moment the figures are from. */
+		if (s->reason == HP_SNAP_FATAL && WIFSIGNALED(status))
+			fprintf(stderr, "; %s %s", name, ended);
+		else if (s->reason != HP_SNAP_EXIT && s->reason != HP_SNAP_FATAL)
+			fprintf(stderr, "; %s %s %s: figures as of snapshot %llu (%s) at %.3f s", name,
+				ended, WIFSIGNALED(status) ? "after its last snapshot"
+							   : "without a final snapshot",
+				(unsigned long long)s->seq, hp_capture_reason_name(s->reason),
+				(double)s->time_ns / 1e9);
 		fputc('\n', stderr);
 	}
 	if (cap.ndamage)
@@ -236,15 +418,8 @@ int hp_cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+o:qh", longopts, &idx)) != -1) {
 		if (c >= 1000) {
 			const struct opt_env *o = &options[c - 1000];
-			if (o->numeric && !valid_number(optarg)) {
-				hp_cli_error("run: --%s wants a number, not '%s'", o->name, optarg);
-				return 2;
-			}
-			if (strcmp(o->name, "unwind") == 0 && strcmp(optarg, "dwarf") &&
-			    strcmp(optarg, "fp")) {
-				hp_cli_error("run: --unwind wants dwarf or fp, not '%s'", optarg);
-				return 2;
-			}
+			if (check_option(o, optarg) < 0)
+				return RUN_USAGE;
 			setenv(o->var, optarg, 1);
 			continue;
 		}
@@ -254,20 +429,22 @@ int hp_cmd_run(int argc, char **argv)
 		case 'q': quiet = 1; setenv("HEAPPROF_QUIET", "1", 1); break;
 		case 'S': symbols = 0; break;
 		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
+		default: fputs(usage, stderr); return RUN_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		hp_cli_error("run: no program given (heapprof run [options] -- PROGRAM [ARGS...])");
-		return 2;
+		return RUN_USAGE;
 	}
+	if ((c = check_program(argv[optind])) != 0)
+		return c;
 	if (find_recorder(lib, sizeof lib) < 0) {
 		hp_cli_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
-		return 2;
+		return RUN_USAGE;
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		hp_cli_error("run: pipe: %s", strerror(errno));
-		return 2;
+		return RUN_USAGE;
 	}
 	/* The terminal's ^C and ^\ go to the program; we wait for it to finish
 	 * (and write its capture) rather than die first. */
@@ -277,7 +454,7 @@ int hp_cmd_run(int argc, char **argv)
 	pid = fork();
 	if (pid < 0) {
 		hp_cli_error("run: fork: %s", strerror(errno));
-		return 2;
+		return RUN_USAGE;
 	}
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
@@ -295,16 +472,29 @@ int hp_cmd_run(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			hp_cli_error("run: waitpid: %s", strerror(errno));
-			return 2;
+			return RUN_USAGE;
 		}
 	}
-	/* The child wrote "path\0" and, if exec failed, "E<errno>" after it. */
-	size_t plen = strlen(path);
-	if (plen + 1 < len && path[plen + 1] == 'E') {
-		hp_cli_error("run: cannot run %s: %s", argv[optind],
-			     strerror(atoi(path + plen + 2)));
-		return 127;
+	/* The child wrote "path\0", 'N' if it created the file, and "C<errno>"
+	 * or "E<errno>" when it could not go on (see child()). */
+	size_t plen = strlen(path), at = plen + 1;
+	int created = at < len && path[at] == 'N';
+	at += (size_t)created;
+	if (at < len && path[at] == 'C') {
+		int e = atoi(path + at + 1);
+		hp_cli_error("run: cannot create the capture %s: %s", path,
+			     e == ELOOP ? "it is a symbolic link, which heapprof does not follow"
+					: strerror(e));
+		return RUN_NO_CAPTURE;
 	}
+	if (at < len && path[at] == 'E') {
+		if (created)
+			unclaim_output(path);
+		hp_cli_error("run: cannot run %s: %s", argv[optind], strerror(atoi(path + at + 1)));
+		return RUN_NOT_FOUND;
+	}
+	if (created)
+		unclaim_output(path);
 	/* Symbols now, while the binaries are surely the ones that ran: the
 	 * capture can then travel. */
 	if (symbols && access(path, F_OK) == 0) {
@@ -313,7 +503,7 @@ int hp_cmd_run(int argc, char **argv)
 		if (hp_embed_symbols(path, NULL, &res, err, sizeof err) < 0 && !strstr(err, "no snapshot"))
 			hp_cli_error("%s", err);
 	}
-	summarize(path, quiet);
+	summarize(path, argv[optind], status, quiet);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

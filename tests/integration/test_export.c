@@ -418,6 +418,78 @@ HP_TEST(pprof_sampled_is_unbiased)
 	raw_free(r);
 }
 
+HP_TEST(pprof_peak_sample_types)
+{
+	const char *pb;
+	struct raw *r;
+	char *top;
+
+	if (!hp_test_need_go() || !(pb = export_known("pprof", "", "known-types.pb.gz")))
+		return;
+	r = raw_read(pb);
+	if (expect_true(r != NULL, "go tool pprof -raw reads the profile")) {
+		expect_true(strstr(r->text, "alloc_objects/count alloc_space/bytes inuse_objects/count "
+					    "inuse_space/bytes[dflt] peak_objects/count "
+					    "peak_space/bytes\n") != NULL,
+			    "Go's four sample types, inuse_space the default, then the peak's two");
+		expect_eq_u64(raw_sum(r, "peak_space", "", NULL), KNOWN_PEAK_BYTES,
+			      "peak_space sums to known's peak");
+		expect_eq_u64(raw_sum(r, "peak_objects", "", NULL), LEAK_N + PEAK_N,
+			      "peak_objects: the leaks and the peak blocks");
+		raw_free(r);
+	}
+	top = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 "
+			     "-sample_index=peak_space %s 2>&1", pb);
+	if (top) {
+		expect_true(strstr(top, "Type: peak_space") != NULL, "-sample_index=peak_space");
+		expect_eq_u64(top_flat(top, "peak_leaf"), PEAK_N * PEAK_SIZE,
+			      "peak_space: peak_leaf's blocks were all in use at the peak");
+		expect_eq_u64(top_flat(top, "leak_leaf"), LEAK_N * LEAK_SIZE, "peak_space: leaks");
+		expect_eq_u64(top_flat(top, "churn_leaf"), 0, "peak_space: churn was not in use");
+		free(top);
+	}
+	top = hp_test_sh_out("go tool pprof -top -nodefraction=0 -nodecount=10000 "
+			     "-sample_index=peak_objects %s 2>&1", pb);
+	if (top) {
+		expect_eq_u64(top_flat(top, "peak_leaf"), PEAK_N, "peak_objects: peak_leaf");
+		expect_eq_u64(top_flat(top, "leak_leaf"), LEAK_N, "peak_objects: leak_leaf");
+		free(top);
+	}
+	top = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=10000 %s 2>&1", pb);
+	if (top) {
+		expect_true(strstr(top, "Type: inuse_space") != NULL, "still inuse_space by default");
+		expect_eq_u64(top_flat(top, "peak_leaf"), 0, "default: peak_leaf freed by exit");
+		free(top);
+	}
+}
+
+/* pprof titles a profile with its first mapping's file: the program's,
+ * even when the first frame recorded is in a library (libstdc++ for
+ * cxx_all, whose operator new frames are hidden). */
+HP_TEST(pprof_program_is_the_first_mapping)
+{
+	const char *hpf = tmp("cxx_all.hpf"), *pb = tmp("cxx_all.pb.gz");
+	char *out;
+
+	if (!hp_test_need_go())
+		return;
+	if (!expect_eq_u64(hp_test_sh("%s run -q -o %s -- %s/tests/programs/cxx_all", hp(), hpf,
+				      hp_test_build()), 0, "cxx_all runs under heapprof") ||
+	    !expect_eq_u64(hp_test_sh("%s export %s --format pprof -o %s", hp(), hpf, pb), 0,
+			   "export succeeds"))
+		return;
+	out = hp_test_sh_out("go tool pprof -raw %s 2>&1 | sed -n '/^Mappings/{n;p}'", pb);
+	expect_true(out && strncmp(out, "1: ", 3) == 0 &&
+			    strstr(out, "/tests/programs/cxx_all ") != NULL,
+		    "mapping 1 is the program");
+	if (out && !strstr(out, "cxx_all"))
+		printf("  mapping 1: %s", out);
+	free(out);
+	out = hp_test_sh_out("go tool pprof -top %s 2>&1 | head -n 1", pb);
+	expect_str(out, "File: cxx_all\n", "go tool pprof names the profile after the program");
+	free(out);
+}
+
 /* --- gperftools ------------------------------------------------------- */
 
 HP_TEST(gperftools_google_pprof)

@@ -8,8 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/format/encode.h"
+#include "../../src/format/format.h"
 #include "../harness/harness.h"
 #include "../harness/query.h"
+#include "../harness/tools.h"
 #include "../programs/known.h"
 #include "../programs/sampling.h"
 
@@ -178,6 +181,96 @@ HP_TEST(report_survives_lost_stacks)
 				 "> /dev/null",
 				 hp_test_build()),
 		      0, "report of a capture with a gap in its stack ids");
+}
+
+/* A capture built by hand: META, one stack, a snapshot at 1 s and another
+ * at 3 s, and RSS samples with a known peak before each (20 MiB by 1 s,
+ * 90 MiB by 3 s). Returns its path, or NULL. */
+static const char *phased_capture(void)
+{
+	static char path[4200];
+	struct hp_buf file = {.grow = hp_buf_grow_heap}, p = {.grow = hp_buf_grow_heap};
+	static const uint64_t ts[][2] = {
+		{500000000, 10}, {900000000, 20}, {1000000000, 15}, /* MiB */
+		{2000000000, 90}, {2900000000, 40}, {3000000000, 30},
+	};
+	int ret;
+
+	hp_format_put_file_header(&file);
+	hp_buf_put_u(&p, 100);             /* pid */
+	hp_buf_put_u(&p, 99);              /* ppid */
+	hp_buf_put_u(&p, 1700000000000000000ull);
+	hp_buf_put_u(&p, 5000);            /* start_monotonic_ns */
+	hp_buf_put_u(&p, 4096);            /* page_size */
+	hp_buf_put_str(&p, "/bin/phased");
+	hp_buf_put_u(&p, 1);
+	hp_buf_put_str(&p, "phased");
+	hp_buf_put_str(&p, "0.1.0");
+	for (int i = 0; i < 8; i++)        /* rate 1, unwind, depth, flags... */
+		hp_buf_put_u(&p, i == 0 ? 1 : i == 2 ? 64 : 0);
+	hp_format_put_record(&file, HP_REC_META, p.data, p.len, NULL);
+	p.len = 0;
+	hp_buf_put_u(&p, 1);               /* first id */
+	hp_buf_put_u(&p, 1);               /* count */
+	hp_buf_put_u(&p, 1);               /* depth */
+	hp_buf_put_u(&p, 0x401000);
+	hp_format_put_record(&file, HP_REC_STACKS, p.data, p.len, NULL);
+	for (int snap = 0; snap < 2; snap++) {
+		uint64_t prev = 0;
+		p.len = 0;
+		hp_buf_put_u(&p, 3);
+		for (int i = 3 * snap; i < 3 * snap + 3; i++) {
+			hp_buf_put_s(&p, (int64_t)(ts[i][0] - prev));
+			hp_buf_put_u(&p, 1000);                /* heap_bytes */
+			hp_buf_put_u(&p, ts[i][1] << 20);       /* rss_bytes */
+			prev = ts[i][0];
+		}
+		hp_format_put_record(&file, HP_REC_TIMESERIES, p.data, p.len, NULL);
+		p.len = 0;
+		hp_buf_put_u(&p, (uint64_t)snap + 1); /* seq */
+		hp_buf_put_u(&p, ts[3 * snap + 2][0]);
+		hp_buf_put_u(&p, snap ? HP_SNAP_EXIT : HP_SNAP_SIGNAL);
+		hp_buf_put_u(&p, 0);
+		hp_buf_put_u(&p, 1);               /* alloc_count */
+		hp_buf_put_u(&p, 1000);            /* alloc_bytes */
+		hp_buf_put_u(&p, 0);               /* free_count */
+		hp_buf_put_u(&p, 0);               /* free_bytes */
+		hp_buf_put_u(&p, 1000);            /* peak_bytes */
+		hp_buf_put_u(&p, 1);               /* peak_count */
+		hp_buf_put_u(&p, 100);             /* peak_time */
+		hp_buf_put_u(&p, 2);               /* stack_count */
+		hp_buf_put_u(&p, 0);               /* lost kinds */
+		hp_buf_put_u(&p, 1);               /* one bucket */
+		hp_buf_put_u(&p, 1);               /* stack 1 */
+		for (int k = 0; k < 11; k++)       /* tags, size, alloc 1 x 1000, ... */
+			hp_buf_put_u(&p, (uint64_t[]){0, 0, 0, 1, 1000, 0, 0, 1, 1000, 0, 0}[k]);
+		hp_format_put_record(&file, HP_REC_SNAPSHOT, p.data, p.len, NULL);
+	}
+	snprintf(path, sizeof path, "%s/phased.hpf", hp_test_tmp());
+	ret = file.err ? file.err : hp_test_write_file(path, file.data, file.len);
+	free(file.data);
+	free(p.data);
+	return expect_eq_u64((uint64_t)-ret, 0, "the crafted capture is written") ? path : NULL;
+}
+
+HP_TEST(report_peak_rss_up_to_the_snapshot)
+{
+	const char *cap = phased_capture();
+	char cmd[8192];
+
+	if (!cap)
+		return;
+	snprintf(cmd, sizeof cmd, "%s/heapprof report --snapshot 1 %s", hp_test_build(), cap);
+	expect_output("report of the first snapshot", cmd,
+		      (const char *const[]){"snapshot 1 of 2", "peak RSS        20.0 MiB", NULL});
+	snprintf(cmd, sizeof cmd, "%s/heapprof report %s", hp_test_build(), cap);
+	expect_output("report of the last snapshot", cmd,
+		      (const char *const[]){"snapshot 2 of 2", "peak RSS        90.0 MiB", NULL});
+	expect_eq_u64(hp_test_sh("%s/heapprof report --json --snapshot 1 %s | python3 -c '"
+				 "import json,sys; r=json.load(sys.stdin)\n"
+				 "assert r[\"peak_rss_bytes\"]==20*1024*1024, r[\"peak_rss_bytes\"]'",
+				 hp_test_build(), cap),
+		      0, "JSON: peak_rss_bytes of the first snapshot is 20 MiB");
 }
 
 int main(int argc, char **argv)
