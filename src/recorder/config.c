@@ -6,41 +6,12 @@
 #include <signal.h>
 #include <string.h>
 
+#include "../common/options.h"
 #include "../format/format.h"
 #include "log.h"
 #include "os.h"
 
-/* Parses a decimal number with an optional K, M or G (powers of 1024)
- * suffix. Returns 0 or -1. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s)
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	int shift = 0;
-	switch (*s) {
-	case 'k': case 'K': shift = 10; s++; break;
-	case 'm': case 'M': shift = 20; s++; break;
-	case 'g': case 'G': shift = 30; s++; break;
-	}
-	if (v > UINT64_MAX >> shift)
-		return -1;
-	v <<= shift;
-	if (*s == 'i' || *s == 'I') /* KiB, MiB */
-		s++;
-	if (*s == 'b' || *s == 'B')
-		s++;
-	if (*s)
-		return -1;
-	*out = v;
-	return 0;
-}
+_Static_assert(HP_CONFIG_MAX_DEPTH_LIMIT == HP_OPTION_MAX_DEPTH_MAX, "one depth limit");
 
 static void get_u64(const char *name, uint64_t *v, uint64_t min, uint64_t max)
 {
@@ -49,7 +20,7 @@ static void get_u64(const char *name, uint64_t *v, uint64_t min, uint64_t max)
 
 	if (!s)
 		return;
-	if (parse_u64(s, &x) < 0 || x < min || x > max) {
+	if (hp_option_parse_u64(s, &x) < 0 || x < min || x > max) {
 		hp_log("%s=%s is not a number in %llu..%llu, using %llu", name, s,
 		       (unsigned long long)min, (unsigned long long)max, (unsigned long long)*v);
 		return;
@@ -64,34 +35,14 @@ static void get_uint(const char *name, unsigned *v, unsigned min, unsigned max)
 	*v = (unsigned)x;
 }
 
-static const struct {
-	const char *name;
-	int number;
-} signals[] = {
-	{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"PROF", SIGPROF},
-	{"WINCH", SIGWINCH}, {"URG", SIGURG}, {"NONE", 0},
-};
-
 static void get_signal(const char *name, int *v)
 {
 	const char *s = hp_os_getenv(name);
-	uint64_t x;
 
-	if (!s)
-		return;
-	if (strncmp(s, "SIG", 3) == 0)
-		s += 3;
-	for (unsigned i = 0; i < sizeof signals / sizeof *signals; i++) {
-		if (strcmp(s, signals[i].name) == 0) {
-			*v = signals[i].number;
-			return;
-		}
-	}
-	if (parse_u64(s, &x) == 0 && x < 65) {
-		*v = (int)x;
-		return;
-	}
-	hp_log("%s=%s is not a signal (USR1, USR2, HUP, a number, or NONE)", name, s);
+	if (s && hp_option_parse_signal(s, v) < 0)
+		hp_log("%s=%s is not a signal a handler can catch (USR1, USR2, HUP, a number, "
+		       "or NONE)",
+		       name, s);
 }
 
 void hp_config_load(struct hp_config *c)
@@ -110,21 +61,22 @@ void hp_config_load(struct hp_config *c)
 	c->quiet = s && strcmp(s, "1") == 0;
 	hp_log_set_quiet(c->quiet);
 
-	get_u64("HEAPPROF_SAMPLE_RATE", &c->sample_rate_bytes, 1, 1ull << 40);
+	get_u64("HEAPPROF_SAMPLE_RATE", &c->sample_rate_bytes, HP_OPTION_SAMPLE_RATE_MIN,
+		HP_OPTION_SAMPLE_RATE_MAX);
 	s = hp_os_getenv("HEAPPROF_UNWIND");
 	if (s && strcmp(s, "fp") == 0)
 		c->unwind = HP_UNWIND_FP;
 	else if (s && strcmp(s, "dwarf") != 0)
 		hp_log("HEAPPROF_UNWIND=%s is not dwarf or fp, using dwarf", s);
-	get_uint("HEAPPROF_MAX_DEPTH", &c->max_depth, 1, HP_CONFIG_MAX_DEPTH_LIMIT);
+	get_uint("HEAPPROF_MAX_DEPTH", &c->max_depth, HP_OPTION_MAX_DEPTH_MIN, HP_OPTION_MAX_DEPTH_MAX);
 	flag = 0;
 	get_u64("HEAPPROF_FOLLOW_FORK", &flag, 0, 1);
 	c->follow_fork = (int)flag;
 	get_signal("HEAPPROF_DUMP_SIGNAL", &c->dump_signal);
-	get_uint("HEAPPROF_INTERVAL_MS", &c->interval_ms, 0, 86400000u);
+	get_uint("HEAPPROF_INTERVAL_MS", &c->interval_ms, 0, HP_OPTION_INTERVAL_MS_MAX);
 	get_u64("HEAPPROF_DUMP_EVERY_BYTES", &c->dump_every_bytes, 0, UINT64_MAX);
 	get_u64("HEAPPROF_DUMP_HIGH_WATER_BYTES", &c->high_water_bytes, 0, UINT64_MAX);
-	get_uint("HEAPPROF_TIMESERIES_MS", &c->timeseries_ms, 0, 60000);
+	get_uint("HEAPPROF_TIMESERIES_MS", &c->timeseries_ms, 0, HP_OPTION_TIMESERIES_MS_MAX);
 	get_u64("HEAPPROF_SEED", &c->seed, 0, UINT64_MAX);
 	flag = 0;
 	get_u64("HEAPPROF_OUTPUT_CLAIMED", &flag, 0, 1u << 30);

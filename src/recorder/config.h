@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define HP_CONFIG_PATH_MAX 4096
-#define HP_CONFIG_MAX_DEPTH_LIMIT 256
+#define HP_CONFIG_MAX_DEPTH_LIMIT 256 /* = HP_OPTION_MAX_DEPTH_MAX */
 
 struct hp_config {
 	uint64_t sample_rate_bytes;  /* HEAPPROF_SAMPLE_RATE, 1 = every allocation */
