@@ -28,7 +28,8 @@ out=$build/heapprof_${version}_${arch}.deb
 
 rm -rf "$stage"
 mkdir -p "$root/DEBIAN"
-make --no-print-directory -s install BUILD="$build" PREFIX=/usr DESTDIR="$PWD/$root" >/dev/null
+root=$(cd "$root" && pwd)
+make --no-print-directory -s install BUILD="$build" PREFIX=/usr DESTDIR="$root" >/dev/null
 gzip -9n "$root"/usr/share/man/man1/*.1
 
 # The README under share/doc, as Debian lays out a package's documents.
