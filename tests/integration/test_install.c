@@ -122,6 +122,18 @@ HP_TEST(make_and_install_need_only_build_deps)
 				 dir),
 		      0, "binary, recorder, header, man pages and completions under DESTDIR/PREFIX");
 
+	st = hp_test_sh("cd %s/src && %s make demo >%s/demo.log 2>&1 && "
+			"grep -q 'heapprof report' %s/demo.log",
+			dir, env, dir, dir);
+	if (!expect_eq_u64(st, 0, "make demo profiles the example as that user"))
+		hp_test_sh("tail -n 20 %s/demo.log >&2", dir);
+	st = hp_test_sh("cd %s/src && %s make deb >%s/deb.log 2>&1 && "
+			"dpkg-deb -c build/heapprof_*.deb >%s/deb.list && "
+			"grep -q ' root/root .* ./usr/bin/heapprof$' %s/deb.list",
+			dir, env, dir, dir, dir);
+	if (!expect_eq_u64(st, 0, "make deb as that user, without fakeroot: files owned by root"))
+		hp_test_sh("tail -n 20 %s/deb.log >&2", dir);
+
 	/* make check needs the test tools: it names the packages and stops,
 	 * before building anything. */
 	st = hp_test_sh("cd %s/src && %s make check >%s/check.log 2>&1", dir, env, dir);
