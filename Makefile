@@ -1,12 +1,19 @@
 # heapprof - one Makefile, objects under build/.
 #
-#   make            build bin (build/heapprof) and the recorder (build/libheapprof.so)
+#   make            build bin (build/heapprof), the recorder (build/libheapprof.so),
+#                   the man pages and completions (build/doc/, from the binary's --help)
 #   make check      run every test (alias: make test); SAN=address,undefined for sanitizers
 #   make bench      benchmarks: bare vs heapprof vs heaptrack, one table
 #   make demo       profile examples/example.c and inspect the capture
-#   make install    PREFIX=/usr/local (bin/, lib/heapprof/, include/)
+#   make install    PREFIX=/usr/local (bin/, lib/heapprof/, include/, share/man/man1/,
+#                   bash and zsh completions); DESTDIR for staging
+#   make deb        build/heapprof_VERSION_ARCH.deb, with dpkg-deb
 #   make format     clang-format every source file
 #   make deps       install build and test dependencies (as root), or say which
+#
+# make, make install, make demo and make deb need only the build dependencies
+# (scripts/deps.sh build); make check, make fuzz and make bench also their
+# tools (Go, Chromium, clang, ...).
 #
 # Knobs: DEBUG=1 (no optimisation), SAN=address,undefined, PREFIX.
 
@@ -53,15 +60,25 @@ LIB := $(BUILD)/libheapprof.so
 BIN := $(BUILD)/heapprof
 CORE := $(BUILD)/libhpcore.a
 
-.PHONY: all binaries check test bench demo install format clean deps
+DOC := $(BUILD)/doc
 
-# Every entry point first makes sure the dependencies are installed (as
-# root) or says which are missing, then builds in a fresh make, so that
+.PHONY: all binaries docs check test bench demo install deb format clean deps deps-build
+
+# Every entry point first makes sure the dependencies it needs are installed
+# (as root) or says which are missing, then builds in a fresh make, so that
 # pkg-config sees what was just installed.
-all: deps
-	@$(MAKE) --no-print-directory binaries
+all: deps-build
+	@$(MAKE) --no-print-directory binaries docs
 
 binaries: $(LIB) $(BIN)
+
+# The man pages and completions say what the built binary's --help says
+# (scripts/gendocs.sh); one stamp for the lot, as their names come from it.
+docs: $(DOC)/stamp
+
+$(DOC)/stamp: $(BIN) scripts/gendocs.sh scripts/helpdoc.awk
+	sh scripts/gendocs.sh $(BIN) $(DOC)
+	@touch $@
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -84,27 +101,45 @@ $(BIN): $(CLI_OBJ) $(CORE)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -lzstd -lz -lm -lstdc++
 
 check test: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory tests docs
 	@bash tests/run.sh $(BUILD)
 
 bench:
-	@bash scripts/deps.sh --bench
+	@bash scripts/deps.sh bench
 	@$(MAKE) --no-print-directory binaries
 	@bash bench/macro/run.sh $(BUILD)
 	@bash bench/analyzer/run.sh $(BUILD)
 
-demo: deps
+demo: deps-build
 	@$(MAKE) --no-print-directory binaries
 	@bash examples/demo.sh $(BUILD)
 
 deps:
-	@bash scripts/deps.sh
+	@bash scripts/deps.sh test
+
+deps-build:
+	@bash scripts/deps.sh build
+
+# zsh looks in share/zsh/vendor-completions for what the system's packages
+# install (Debian's fpath), in share/zsh/site-functions for the rest.
+ZSH_DIR := share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/heapprof $(DESTDIR)$(PREFIX)/include
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/heapprof $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/$(ZSH_DIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/heapprof
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/heapprof/libheapprof.so
 	install -m 644 include/heapprof.h $(DESTDIR)$(PREFIX)/include/heapprof.h
+	install -m 644 $(DOC)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(DOC)/completion/heapprof \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/heapprof
+	install -m 644 $(DOC)/completion/_heapprof $(DESTDIR)$(PREFIX)/$(ZSH_DIR)/_heapprof
+
+# A Debian package of this tree (scripts/deb.sh): make install PREFIX=/usr
+# into a staging root, then dpkg-deb.
+deb: all
+	@bash scripts/deb.sh $(BUILD)
 
 format:
 	clang-format -i $$(find src include tests bench examples -name '*.[ch]' -o -name '*.cpp')
@@ -186,6 +221,11 @@ $(FUZZ)/fuzz_capture: tests/fuzz/fuzz_capture.c $(FUZZ_SRC) $(FUZZ_HDR) Makefile
 $(FUZZ)/gen_seeds: tests/fuzz/gen_seeds.c src/format/encode.c src/format/buf_heap.c $(FUZZ_HDR) Makefile | $(FUZZ)/fuzz_capture
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/gen_seeds.c src/format/encode.c src/format/buf_heap.c -lzstd -lz
 
-fuzz: $(FUZZ)/fuzz_capture $(FUZZ)/gen_seeds binaries $(FUZZ_PROGS)
+fuzz: deps-fuzz
+	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_capture $(FUZZ)/gen_seeds binaries $(FUZZ_PROGS)
 	@bash tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
+
+deps-fuzz:
+	@bash scripts/deps.sh fuzz
+.PHONY: deps-fuzz
 .PHONY: fuzz

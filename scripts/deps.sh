@@ -1,23 +1,41 @@
 #!/usr/bin/env bash
-# Installs what heapprof needs to build and test, from Debian's packages.
-# As root it runs apt-get; otherwise it says exactly what to install.
-#   scripts/deps.sh          build and test dependencies
-#   scripts/deps.sh --bench  also the profilers and programs `make bench` compares
+# Installs what a make target needs, from Debian's packages. As root it runs
+# apt-get; otherwise it says exactly what to install and fails.
+#   scripts/deps.sh build   make, make install, make demo, make deb: the compiler
+#                           and the libraries heapprof links
+#   scripts/deps.sh test    make check: also the real readers the tests run
+#   scripts/deps.sh fuzz    make fuzz: also clang with libFuzzer
+#   scripts/deps.sh bench   make bench: also the profilers and programs it compares
+# Only `test`, `fuzz` and `bench` bring in Go, Chromium, clang and the other
+# test tools (~0.9 GiB): building and installing heapprof needs none of them.
 set -euo pipefail
 
 build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev zlib1g-dev"
 # The real readers of heapprof's outputs, which the tests run: go tool
-# pprof, gperftools' pprof (google-pprof), headless Chromium; clang for the
-# capture reader's fuzz target; valgrind, whose in-use-at-exit figures the
-# exit tests agree with.
-test_pkgs="binutils coreutils python3 golang-go google-perftools chromium clang libclang-rt-14-dev valgrind"
-bench_pkgs="heaptrack sqlite3"
+# pprof, gperftools' pprof (google-pprof), headless Chromium; groff for the
+# man pages, bash and zsh for the completions, dpkg for the package; clang
+# for the capture reader's fuzz target (make check runs it in CI); valgrind,
+# whose in-use-at-exit figures the exit tests agree with.
+fuzz_pkgs="clang libclang-rt-14-dev"
+test_pkgs="binutils coreutils python3 golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind"
+bench_pkgs="heaptrack sqlite3 python3"
 
-pkgs="$build_pkgs $test_pkgs"
-if [ "${1:-}" = "--bench" ]; then
-	pkgs="$pkgs $bench_pkgs"
+case "${1:-test}" in
+build) pkgs="$build_pkgs" ;;
+test) pkgs="$build_pkgs $test_pkgs" ;;
+fuzz) pkgs="$build_pkgs $fuzz_pkgs" ;;
+bench | --bench) pkgs="$build_pkgs $bench_pkgs" ;;
+*)
+	echo "usage: scripts/deps.sh build|test|fuzz|bench" >&2
+	exit 2
+	;;
+esac
+
+# Without dpkg (not Debian) there is nothing to ask: the compiler and
+# pkg-config say what is missing.
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	exit 0
 fi
-
 missing=""
 for p in $pkgs; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
