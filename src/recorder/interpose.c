@@ -14,16 +14,15 @@
  * during it are served from a static buffer; frees of that buffer are no-ops.
  * Other threads arriving meanwhile wait for the lookup to finish.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interpose_inline.h"
 #include "modules.h"
+#include "os.h"
 
 /* Everything this file defines with external linkage is exported (the
  * version script then keeps just the interposed names). */
@@ -102,7 +101,7 @@ void hp_note_free_slow(void *p)
 	errno = saved;
 }
 
-#define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+#define RESOLVE(name) real.name = (__typeof__(real.name))hp_os_dlsym_next(#name)
 
 int hp_interpose_init(void)
 {
@@ -120,7 +119,7 @@ int hp_interpose_init(void)
 		resolving = 1;
 		/* malloc last: once it is set, the fast path (which does not
 		 * test resolved) may hand out blocks that free must know. */
-		next_malloc = dlsym(RTLD_NEXT, "malloc");
+		next_malloc = hp_os_dlsym_next("malloc");
 		RESOLVE(free);
 		RESOLVE(calloc);
 		RESOLVE(realloc);
@@ -146,7 +145,7 @@ int hp_interpose_init(void)
 	}
 	/* Another thread is resolving: wait for the real functions. */
 	while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) < 2)
-		sched_yield();
+		hp_os_yield();
 	return 0;
 }
 

@@ -168,7 +168,7 @@ void hp_modules_refresh(int wait)
 		return;
 	for (uint32_t i = 0; i < nmodules; i++)
 		modules[i].seen = 0;
-	dl_iterate_phdr(visit, NULL);
+	hp_os_dl_iterate(visit, NULL);
 	for (uint32_t i = 0; i < nmodules; i++) {
 		if (modules[i].loaded && !modules[i].seen) {
 			modules[i].loaded = 0;

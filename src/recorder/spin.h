@@ -10,8 +10,9 @@
 #ifndef HP_RECORDER_SPIN_H
 #define HP_RECORDER_SPIN_H
 
-#include <sched.h>
 #include <stdint.h>
+
+#include "os.h"
 
 struct hp_spin {
 	uint32_t locked; /* accessed only through __atomic builtins */
@@ -23,10 +24,10 @@ static inline void hp_spin_lock(struct hp_spin *l)
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
 		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
 			if (++spins > 256) {
-				sched_yield();
+				hp_os_yield();
 				spins = 0;
 			} else {
-				__builtin_ia32_pause();
+				hp_os_cpu_relax();
 			}
 		}
 	}
@@ -46,7 +47,7 @@ static inline int hp_spin_trylock_for(struct hp_spin *l, unsigned tries)
 		if (hp_spin_trylock(l))
 			return 1;
 		for (int k = 0; k < 100; k++)
-			__builtin_ia32_pause();
+			hp_os_cpu_relax();
 	}
 	return 0;
 }

@@ -47,8 +47,6 @@ void hp_trigger_request(unsigned reason)
 static void on_fatal(int sig)
 {
 	static int once; /* the first fatal signal writes; later ones just die */
-	struct sigaction dfl;
-
 	/* Written only with room for the writer on the stack we run on: a
 	 * small signal stack would overflow, and the program would die of
 	 * SIGSEGV instead of its own signal. */
@@ -62,10 +60,8 @@ static void on_fatal(int sig)
 	/* Let the signal do what it would have done: with the default action
 	 * restored, the re-raised signal is delivered when we return (a fault
 	 * would also recur on the faulting instruction). */
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	hp_os_sigaction(sig, &dfl, NULL);
-	raise(sig);
+	hp_os_set_handler(sig, NULL, 0);
+	hp_os_raise(sig);
 }
 
 /* The dump signal: when it interrupts code outside the recorder, write
@@ -99,29 +95,24 @@ int hp_trigger_owns(void (*handler)(int))
  * set up a small signal stack for its own handlers. */
 static void install(int sig, void (*handler)(int))
 {
-	struct sigaction old, sa;
+	struct sigaction old;
 
 	if (hp_os_sigaction(sig, NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
 	    (old.sa_flags & SA_SIGINFO))
 		return; /* the program has its own: leave it */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART | (sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0);
-	sigemptyset(&sa.sa_mask);
-	hp_os_sigaction(sig, &sa, NULL);
+	hp_os_set_handler(sig, handler,
+			  SA_RESTART | (sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0));
 }
 
 /* Puts back the default action where the handler is still ours. */
 static void uninstall(int sig)
 {
-	struct sigaction old, dfl;
+	struct sigaction old;
 
 	if (hp_os_sigaction(sig, NULL, &old) < 0 || (old.sa_flags & SA_SIGINFO) ||
 	    !hp_trigger_owns(old.sa_handler))
 		return;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	hp_os_sigaction(sig, &dfl, NULL);
+	hp_os_set_handler(sig, NULL, 0);
 }
 
 void hp_trigger_stop(void)
