@@ -209,20 +209,39 @@ static void *churner(void *arg)
 	return (void *)(uintptr_t)bad;
 }
 
+/* The writer reads the register's usage while others insert (its
+ * snapshot's recorder_bytes). */
+static int stop_usage;
+
+static void *usage_reader(void *arg)
+{
+	uint64_t blocks, bytes, bad = 0;
+	(void)arg;
+	while (!__atomic_load_n(&stop_usage, __ATOMIC_ACQUIRE)) {
+		hp_live_usage(&blocks, &bytes);
+		bad += blocks > THREADS * (PER_THREAD + 2000);
+	}
+	return (void *)(uintptr_t)bad;
+}
+
 HP_TEST(live_threads)
 {
-	pthread_t th[THREADS];
+	pthread_t th[THREADS], rd;
 	uint64_t bad = 0;
+	void *r;
 
 	fresh(0);
 	pthread_barrier_init(&barrier, NULL, THREADS);
+	pthread_create(&rd, NULL, usage_reader, NULL);
 	for (uintptr_t n = 0; n < THREADS; n++)
 		pthread_create(&th[n], NULL, churner, (void *)n);
 	for (uintptr_t n = 0; n < THREADS; n++) {
-		void *r;
 		pthread_join(th[n], &r);
 		bad += (uintptr_t)r;
 	}
+	__atomic_store_n(&stop_usage, 1, __ATOMIC_RELEASE);
+	pthread_join(rd, &r);
+	bad += (uintptr_t)r;
 	pthread_barrier_destroy(&barrier);
 	expect_eq_u64(bad, 0, "every insert new, every remove found its block once");
 	expect_eq_u64(live_blocks(), 0, "nothing left, nothing lost");
