@@ -63,8 +63,6 @@ void hp_next_free(void *p)
 
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
 static int resolved;
-/* Set on the thread that is inside dlsym. */
-static __thread int resolving __attribute__((tls_model("initial-exec")));
 
 /* The bootstrap buffer: a bump allocator, never freed. */
 _Alignas(64) uint8_t hp_bootstrap_buf[HP_BOOTSTRAP_BYTES];
@@ -109,14 +107,14 @@ int hp_interpose_init(void)
 
 	if (hp_likely(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 3))
 		return 0;
-	if (resolving)
+	if (hp_self.resolving)
 		return -1;
 	if (__atomic_compare_exchange_n(&resolved, &expected, 1, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
 		int saved = errno; /* a successful first malloc keeps errno */
 		void *next_malloc;
 
-		resolving = 1;
+		hp_self.resolving = 1;
 		/* malloc last: once it is set, the fast path (which does not
 		 * test resolved) may hand out blocks that free must know. */
 		next_malloc = hp_os_dlsym_next("malloc");
@@ -132,7 +130,7 @@ int hp_interpose_init(void)
 		RESOLVE(dlclose);
 		__atomic_store_n(&real.malloc, (__typeof__(real.malloc))next_malloc,
 				 __ATOMIC_RELEASE);
-		resolving = 0;
+		hp_self.resolving = 0;
 		__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 		/* Start recording. Allocations the start-up makes itself are
 		 * passed through, unrecorded. */

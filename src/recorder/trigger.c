@@ -28,7 +28,6 @@ static unsigned pending;
 /* Byte triggers: bytes allocated, flushed from each thread in chunks so
  * that threads do not fight over one counter; next thresholds. Atomics. */
 #define FLUSH_BYTES (1u << 20)
-static __thread uint64_t unflushed __attribute__((tls_model("initial-exec")));
 static uint64_t allocated_bytes;
 static uint64_t next_every;
 static uint64_t next_high_water;
@@ -138,14 +137,15 @@ void hp_trigger_init(const struct hp_config *c)
 void hp_trigger_allocated(uint64_t bytes)
 {
 	uint64_t total, peak;
+	struct hp_thread *t = &hp_self; /* its unflushed_bytes */
 
 	if (!config->dump_every_bytes && !config->high_water_bytes)
 		return;
-	unflushed += bytes;
-	if (unflushed < FLUSH_BYTES && unflushed < config->dump_every_bytes)
+	t->unflushed_bytes += bytes;
+	if (t->unflushed_bytes < FLUSH_BYTES && t->unflushed_bytes < config->dump_every_bytes)
 		return;
-	total = __atomic_add_fetch(&allocated_bytes, unflushed, __ATOMIC_RELAXED);
-	unflushed = 0;
+	total = __atomic_add_fetch(&allocated_bytes, t->unflushed_bytes, __ATOMIC_RELAXED);
+	t->unflushed_bytes = 0;
 	if (config->dump_every_bytes && total >= __atomic_load_n(&next_every, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&next_every, total + config->dump_every_bytes, __ATOMIC_RELAXED);
 		hp_trigger_request(HP_SNAP_BYTES);
@@ -162,16 +162,13 @@ void hp_trigger_allocated(uint64_t bytes)
 	}
 }
 
-/* Slow paths since the last look at the clock, per thread. */
-static __thread unsigned ticks __attribute__((tls_model("initial-exec")));
-
 void hp_trigger_tick(int every)
 {
 	unsigned req;
 	uint64_t now;
 
 	req = __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
-	if (!req && (++ticks % (unsigned)every) != 0)
+	if (!req && (++hp_self.ticks % (unsigned)every) != 0)
 		return;
 	now = hp_os_now_ns();
 	/* busy while the writer's lock may be held: a signal handler's
