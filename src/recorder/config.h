@@ -33,7 +33,9 @@ struct hp_config {
 	char output[HP_CONFIG_PATH_MAX]; /* HEAPPROF_OUTPUT, "" = default name */
 };
 
-/* Fills c from the environment. Logs each bad value. */
+/* Fills c from the environment. Logs each bad value (hp_log). No
+ * allocation (getenv and the shared parsers), no lock; not thread-safe
+ * against setenv. Called once at start. */
 void hp_config_load(struct hp_config *c);
 
 #endif

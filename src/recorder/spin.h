@@ -18,6 +18,9 @@ struct hp_spin {
 	uint32_t locked; /* accessed only through __atomic builtins */
 };
 
+/* Waits for and takes l: spins, then yields every 256 tries. No
+ * allocation; async-signal-safe only where no holder can be the code the
+ * signal interrupted (use hp_spin_trylock_for there). */
 static inline void hp_spin_lock(struct hp_spin *l)
 {
 	unsigned spins = 0;
@@ -33,6 +36,8 @@ static inline void hp_spin_lock(struct hp_spin *l)
 	}
 }
 
+/* Takes l if free; returns 1 when taken. Async-signal-safe, no
+ * allocation, never waits. */
 static inline int hp_spin_trylock(struct hp_spin *l)
 {
 	return !__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
@@ -40,7 +45,8 @@ static inline int hp_spin_trylock(struct hp_spin *l)
 }
 
 /* Tries for about tries x 1 microsecond; returns 1 when locked. For signal
- * handlers and fork: the holder may be the interrupted code itself. */
+ * handlers and fork: the holder may be the interrupted code itself.
+ * Async-signal-safe, no allocation, bounded wait. */
 static inline int hp_spin_trylock_for(struct hp_spin *l, unsigned tries)
 {
 	for (unsigned i = 0; i < tries; i++) {
@@ -52,6 +58,7 @@ static inline int hp_spin_trylock_for(struct hp_spin *l, unsigned tries)
 	return 0;
 }
 
+/* Releases l (held by the caller). Async-signal-safe, no allocation. */
 static inline void hp_spin_unlock(struct hp_spin *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
