@@ -30,6 +30,9 @@ struct hp_config {
 				      * library's malloc comes first (recorder.c) */
 	int claimed_pid;             /* HEAPPROF_OUTPUT_CLAIMED: the recorded process
 				      * that started the run (see recorder.c) */
+	uint64_t start_ns;           /* not from the environment: when the recorder
+				      * started (monotonic), the one origin of the
+				      * capture's times (recorder.c sets it) */
 	char output[HP_CONFIG_PATH_MAX]; /* HEAPPROF_OUTPUT, "" = default name */
 };
 

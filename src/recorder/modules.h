@@ -21,10 +21,12 @@
 #include <stdint.h>
 
 #include "../format/encode.h"
+#include "config.h"
 
-/* Maps the tables. Returns 0 or -ENOMEM. Once, at init: not thread-safe;
- * no allocation (mmap), no lock. */
-int hp_modules_init(uint64_t start_ns);
+/* Maps the tables. Events are timed from c->start_ns; c must stay valid.
+ * Returns 0 or -ENOMEM. Once, at init: not thread-safe; no allocation
+ * (mmap), no lock. */
+int hp_modules_init(const struct hp_config *c);
 
 /* Compares the loaded objects with the table and logs the differences.
  * With wait 0, gives up when another thread is refreshing: that thread

@@ -33,9 +33,10 @@ int hp_state;
 int hp_sampled;
 
 /* Written once in hp_recorder_start (and in a fork child before it
- * resumes); read-only otherwise. */
+ * resumes); read-only otherwise. The recorder's one copy: the writer, the
+ * module map and the triggers keep pointers to it, and its start_ns is
+ * the one start time. */
 static struct hp_config config;
-static uint64_t start_ns;
 
 /* Threads that have started, to give each its own random stream. */
 static uint64_t threads_started;
@@ -248,7 +249,7 @@ static void fork_child(void)
 	 * peak is not the child's: its peak starts at what it inherited. */
 	hp_agg_restart_peak();
 	hp_self.forwarding++;
-	if (hp_writer_open(&config, start_ns, HP_ROLE_FORKED) < 0)
+	if (hp_writer_open(&config, HP_ROLE_FORKED) < 0)
 		hp_state = HP_STATE_OFF;
 	hp_self.forwarding--;
 }
@@ -364,12 +365,13 @@ static const char *malloc_owner(void)
 
 void hp_recorder_start(void)
 {
+	uint64_t start_ns = hp_os_now_ns();
 	const char *shadow;
 	enum hp_role role;
 	int err;
 
-	start_ns = hp_os_now_ns();
 	hp_config_load(&config);
+	config.start_ns = start_ns;
 	role = find_role();
 	if (role == HP_ROLE_DESCENDANT && !config.follow_fork) {
 		/* Started by a recorded process (posix_spawn runs no fork
@@ -385,7 +387,7 @@ void hp_recorder_start(void)
 	if (!err)
 		err = hp_live_init(hp_sampled);
 	if (!err)
-		err = hp_modules_init(start_ns);
+		err = hp_modules_init(&config);
 	if (err) {
 		hp_log("cannot map memory for the recorder's tables; not recording");
 		return;
@@ -400,7 +402,7 @@ void hp_recorder_start(void)
 		config.shadowed = 1;
 	}
 	hp_modules_refresh(1);
-	if (hp_writer_open(&config, start_ns, role) < 0)
+	if (hp_writer_open(&config, role) < 0)
 		return; /* the writer said why */
 	hp_trigger_init(&config);
 	hp_os_atfork(fork_prepare, fork_parent, fork_child);

@@ -45,10 +45,11 @@ enum hp_role {
  * header and META record, or, for forks and descendants, leaves that to its
  * first snapshot or time-series record (one that only execs leaves no file).
  * Descendants and forks get the root's name with ".PID" before ".hpf".
+ * Times in the capture count from c->start_ns.
  * Returns 0 or -errno (and logs why). c must stay valid. Takes the
  * writer's lock; maps its buffers (no allocation from malloc); not
  * async-signal-safe. At start and in a fork child. */
-int hp_writer_open(const struct hp_config *c, uint64_t start_ns, enum hp_role role);
+int hp_writer_open(const struct hp_config *c, enum hp_role role);
 
 /* Whether the calling process is the one the capture belongs to: not a
  * vfork child sharing our memory, nor a raw clone that ran no fork

@@ -28,16 +28,18 @@ static void open_capture(const char *name)
 	static int done;
 
 	if (!done) {
+		config.start_ns = hp_os_now_ns();
 		expect_eq_u64(hp_stacks_init() | hp_agg_init() | hp_live_init(0) |
-				      hp_modules_init(hp_os_now_ns()),
+				      hp_modules_init(&config),
 			      0, "tables");
 		done = 1;
 	}
 	memset(&config, 0, sizeof config);
+	config.start_ns = hp_os_now_ns();
 	config.sample_rate_bytes = 1;
 	config.max_depth = 64;
 	snprintf(config.output, sizeof config.output, "%s/%s", hp_test_tmp(), name);
-	expect_eq_u64(hp_writer_open(&config, hp_os_now_ns(), HP_ROLE_ROOT), 0, "open");
+	expect_eq_u64(hp_writer_open(&config, HP_ROLE_ROOT), 0, "open");
 }
 
 /* An allocation of size bytes at a stack of its own (frames f, f + 1). */
