@@ -2,7 +2,9 @@
 #
 #   make            build bin (build/heapprof), the recorder (build/libheapprof.so),
 #                   the man pages and completions (build/doc/, from the binary's --help)
-#   make check      run every test (alias: make test); SAN=address,undefined for sanitizers
+#   make check      run every test (alias: make test); SAN=address,undefined for sanitizers;
+#                   SAN=thread runs the recorder's unit tests (its lock-free tables,
+#                   many threads at once) under ThreadSanitizer, in build-tsan/
 #   make bench      benchmarks: bare vs heapprof vs heaptrack, one table
 #   make demo       profile examples/example.c and inspect the capture
 #   make install    PREFIX=/usr/local (bin/, lib/heapprof/, include/, share/man/man1/,
@@ -18,7 +20,7 @@
 # Knobs: DEBUG=1 (no optimisation), SAN=address,undefined, PREFIX.
 
 PREFIX ?= /usr/local
-BUILD ?= build$(if $(SAN),-san,)
+BUILD ?= build$(if $(SAN),$(if $(findstring thread,$(SAN)),-tsan,-san),)
 CC ?= cc
 DEBUG ?=
 SAN ?=
@@ -56,6 +58,16 @@ RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c $(COMMON_SRC)
 CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC))
 CLI_OBJ := $(call obj,host,$(CLI_SRC))
 
+# The recorder's core (its tables, the writer, the options, os.c) built
+# again for the host test binaries (tests/unit/test_rec_*.c), sanitizers
+# included, with HP_OS_MUTABLE: every os.h function is called through a
+# pointer a test can swap (os.h). Not the interposers, nor what needs them
+# (recorder.c, trigger.c, unwind.c, got.c, api.c).
+RECTEST_SRC := $(filter-out src/recorder/interpose% src/recorder/api.c src/recorder/recorder.c \
+	src/recorder/trigger.c src/recorder/unwind.c src/recorder/got.c,$(RECORDER_SRC))
+RECTEST_OBJ := $(call obj,rtest,$(RECTEST_SRC))
+RECTEST := $(BUILD)/librectest.a
+
 LIB := $(BUILD)/libheapprof.so
 BIN := $(BUILD)/heapprof
 CORE := $(BUILD)/libhpcore.a
@@ -89,6 +101,14 @@ $(BUILD)/host/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
 
+$(BUILD)/rtest/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DHP_OS_MUTABLE -fno-omit-frame-pointer -c $< -o $@
+
+$(RECTEST): $(RECTEST_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(LIB): $(RECORDER_OBJ) src/recorder/libheapprof.map Makefile
 	$(CC) -shared -o $@ $(RECORDER_OBJ) -Wl,--version-script=src/recorder/libheapprof.map \
 		-Wl,-z,now -Wl,-z,nodelete $(RECORDER_LIBS)
@@ -100,9 +120,17 @@ $(CORE): $(CORE_OBJ)
 $(BIN): $(CLI_OBJ) $(CORE)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -lzstd -lz -lm -lstdc++
 
+# Under ThreadSanitizer only the recorder's unit tests: the rest runs
+# programs under the (never sanitized) recorder, where TSan has nothing of
+# ours to watch.
 check test: deps
+ifeq ($(findstring thread,$(SAN)),)
 	@$(MAKE) --no-print-directory tests docs
 	@bash tests/run.sh $(BUILD)
+else
+	@$(MAKE) --no-print-directory $(REC_TEST_BINS)
+	@bash tests/run.sh $(BUILD) 'unit/test_rec_*'
+endif
 
 bench:
 	@bash scripts/deps.sh bench
@@ -157,6 +185,7 @@ TEST_PROGS := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%,$(wildcard
 	$(patsubst tests/programs/%.cpp,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.cpp))
 TEST_LIBS := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%.so,$(wildcard tests/programs/lib*.c))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c tests/integration/*.c tests/fault/*.c))
+REC_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_rec_*.c))
 HARNESS_OBJ := $(call obj,host,$(wildcard tests/harness/*.c))
 
 $(BUILD)/tests/programs/lib%.so: tests/programs/lib%.c
@@ -181,6 +210,13 @@ $(BUILD)/tests/programs/%: tests/programs/%.cpp
 $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJ) $(CORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(HARNESS_OBJ) $(CORE) -lelf -ldw -lzstd -lz -lm -lstdc++
+
+# The recorder's unit tests: its core through the os.c seam, and the
+# analyzer's reader (in CORE) to read back what the writer wrote.
+$(BUILD)/tests/unit/test_rec_%: tests/unit/test_rec_%.c tests/unit/rec_seam.h $(HARNESS_OBJ) $(RECTEST) $(CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DHP_OS_MUTABLE -o $@ $< $(HARNESS_OBJ) $(RECTEST) $(CORE) \
+		-lelf -ldw -lzstd -lz -lm -lpthread -ldl -lstdc++
 
 tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS)
 .PHONY: tests

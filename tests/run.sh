@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Runs every test binary under BUILD/tests and adds up their results.
+# Runs every test binary under BUILD/tests (or those matching the glob
+# ONLY, relative to it: 'unit/test_rec_*') and adds up their results.
 #   HP_TEST_NAME=glob    run only the tests whose name matches
 #   HP_TEST_PREFIX=cmd   run each test binary under cmd (e.g. "gdb --args")
 set -u
 build=${1:-build}
+only=${2:-*}
 export HP_BUILD=$build
 passed=0 failed=0
 for t in "$build"/tests/unit/* "$build"/tests/integration/* "$build"/tests/fault/*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	case "$t" in *.d|*.o) continue ;; esac
+	# shellcheck disable=SC2254
+	case "${t#"$build"/tests/}" in $only) ;; *) continue ;; esac
 	echo "== ${t#"$build"/tests/}"
 	out=$(${HP_TEST_PREFIX:-} "$t" 2>&1)
 	status=$?

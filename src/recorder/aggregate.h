@@ -57,47 +57,59 @@ struct hp_totals {
 };
 
 /* Sets up the bucket table; its memory is mapped as buckets come. Returns
- * 0 or -ENOMEM. Call once, at init. */
+ * 0 or -ENOMEM. Call once, at init. Not thread-safe, not
+ * async-signal-safe; no allocation (mmap); no lock. */
 int hp_agg_init(void);
 
 /* The sampling rate (1 = every allocation), which weighs each sampled
  * block in the estimated bytes in use that find the peak. Call once,
- * before the first hp_agg_alloc; not thread-safe. */
+ * before the first hp_agg_alloc; not thread-safe. No allocation, no lock. */
 void hp_agg_set_sample_rate(uint64_t rate_bytes);
 
 /* The bucket id for a key, created when new; 0 when the table is full or
  * the memory for the bucket cannot be mapped (count it lost). Lock-free
- * when the bucket exists; else takes a lock and may call mmap. */
+ * when the bucket exists; else takes a lock and may call mmap. No
+ * allocation; not async-signal-safe (the lock). */
 uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_tag, uint64_t size);
 
-/* Counts an allocation of size bytes in bucket id (id 0 is ignored). */
+/* Counts an allocation of size bytes in bucket id (id 0 is ignored), and
+ * moves the peak when the bytes in use pass it. Takes the bucket's
+ * spinlock for a few stores; no allocation; not async-signal-safe (a
+ * handler over the recorder could meet the lock held). */
 void hp_agg_alloc(uint32_t id, uint64_t size);
 
 /* Counts a free of size bytes from bucket id; temporary when the block was
- * the last one its thread allocated. */
+ * the last one its thread allocated. Same lock and properties as
+ * hp_agg_alloc. */
 void hp_agg_free(uint32_t id, uint64_t size, int temporary);
 
 /* Counts count allocations totalling bytes that could not be recorded.
- * Lock-free, async-signal-safe. */
+ * Lock-free, async-signal-safe, no allocation. */
 void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes);
 
 /* The first bucket id after id (0 to start) that may hold counts, or 0
- * when there is none. Lock-free. */
+ * when there is none. Lock-free, async-signal-safe, no allocation. */
 uint32_t hp_agg_next(uint32_t id);
 
 /* Copies bucket id. Lock-free (reads may straddle a concurrent update by one
- * allocation), async-signal-safe. */
+ * allocation), async-signal-safe, no allocation. */
 void hp_agg_read(uint32_t id, struct hp_bucket_view *out);
 
+/* The global figures and lost counts. Lock-free (each an atomic load),
+ * async-signal-safe, no allocation. */
 void hp_agg_totals(struct hp_totals *out);
 
-/* Bytes of recorder memory the buckets may have touched. */
+/* Bytes of recorder memory the buckets may have touched. Lock-free,
+ * async-signal-safe, no allocation. */
 uint64_t hp_agg_bytes(void);
 
-/* Makes the bytes in use now the peak (a followed fork child's start). */
+/* Makes the bytes in use now the peak (a followed fork child's start).
+ * Lock-free, async-signal-safe, no allocation. */
 void hp_agg_restart_peak(void);
 
-/* For fork: take and release every bucket lock. */
+/* For fork: take and release every bucket lock, the key table's and the
+ * chunks' (prepare handler, then parent or child handler). No allocation;
+ * not async-signal-safe. */
 void hp_agg_lock_all(void);
 void hp_agg_unlock_all(void);
 

@@ -30,10 +30,15 @@ struct hp_config {
 				      * library's malloc comes first (recorder.c) */
 	int claimed_pid;             /* HEAPPROF_OUTPUT_CLAIMED: the recorded process
 				      * that started the run (see recorder.c) */
+	uint64_t start_ns;           /* not from the environment: when the recorder
+				      * started (monotonic), the one origin of the
+				      * capture's times (recorder.c sets it) */
 	char output[HP_CONFIG_PATH_MAX]; /* HEAPPROF_OUTPUT, "" = default name */
 };
 
-/* Fills c from the environment. Logs each bad value. */
+/* Fills c from the environment. Logs each bad value (hp_log). No
+ * allocation (getenv and the shared parsers), no lock; not thread-safe
+ * against setenv. Called once at start. */
 void hp_config_load(struct hp_config *c);
 
 #endif

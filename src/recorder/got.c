@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <link.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "os.h"
 
@@ -41,7 +40,7 @@ static int contains(const struct dl_phdr_info *info, uintptr_t addr)
 static int rewrite(const struct dl_phdr_info *info, void **slot, void *fn)
 {
 	uintptr_t page = hp_os_page_size(), at = (uintptr_t)slot & ~(page - 1);
-	int relro = 0;
+	int relro = 0, err;
 
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -50,11 +49,12 @@ static int rewrite(const struct dl_phdr_info *info, void **slot, void *fn)
 		    (uintptr_t)slot < lo + ph->p_memsz)
 			relro = 1;
 	}
-	if (relro && mprotect((void *)at, page, PROT_READ | PROT_WRITE) < 0)
-		return -errno;
+	err = relro ? hp_os_protect((void *)at, page, 1) : 0;
+	if (err)
+		return err;
 	__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
 	if (relro)
-		mprotect((void *)at, page, PROT_READ);
+		hp_os_protect((void *)at, page, 0);
 	return 0;
 }
 
@@ -121,6 +121,6 @@ int hp_got_patch(uintptr_t in, const struct hp_got_patch *patches, size_t n)
 {
 	struct search s = {in, patches, n, 0, 0};
 
-	dl_iterate_phdr(visit, &s);
+	hp_os_dl_iterate(visit, &s);
 	return s.found ? s.rewritten : -ENOENT;
 }

@@ -125,9 +125,11 @@ uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 	struct hp_intern_index *x;
 	uint32_t empty, id;
 
-	if (!t->index || len > HP_INTERN_MAX_KEY_WORDS)
-		return 0;
+	/* One acquire load of the index: a plain read of t->index here would
+	 * race with grow's release store on another thread. */
 	x = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
+	if (!x || len > HP_INTERN_MAX_KEY_WORDS)
+		return 0;
 	id = probe(t, x, hash, key, len, &empty);
 	if (id)
 		return id;
@@ -163,7 +165,8 @@ uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 
 uint32_t hp_intern_count(const struct hp_intern *t)
 {
-	return t->index ? __atomic_load_n(&t->count, __ATOMIC_ACQUIRE) : 1;
+	return __atomic_load_n(&t->index, __ATOMIC_RELAXED) ? __atomic_load_n(&t->count, __ATOMIC_ACQUIRE)
+							    : 1;
 }
 
 const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *len)

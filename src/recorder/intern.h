@@ -82,22 +82,25 @@ struct hp_intern {
 /* Sets up the table for up to max_ids - 1 keys (max_ids <= HP_INTERN_MAX_IDS)
  * of max_words words in all, mapping only a small index: entries and keys
  * are mapped as they come. Returns 0, -EINVAL or -ENOMEM. Not thread-safe:
- * call once, at init. */
+ * call once, at init. No allocation (mmap), no lock. */
 int hp_intern_init(struct hp_intern *t, uint32_t max_ids, uint64_t max_words);
 
 /* Returns the id of key[0..len), adding it when new, or 0 when the table is
  * full, len > HP_INTERN_MAX_KEY_WORDS, or memory for it cannot be mapped.
- * len may be 0. Thread-safe; may spin on the table's lock; may mmap. */
+ * len may be 0. Thread-safe; lock-free for a known key, else spins on the
+ * table's lock and may mmap; no allocation; not async-signal-safe. */
 uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len);
 
-/* The number of ids handed out plus one (ids 1..count-1 exist). Lock-free. */
+/* The number of ids handed out plus one (ids 1..count-1 exist). Lock-free,
+ * async-signal-safe, no allocation. */
 uint32_t hp_intern_count(const struct hp_intern *t);
 
 /* The key of an existing id (1 <= id < hp_intern_count). Lock-free,
- * async-signal-safe. */
+ * async-signal-safe, no allocation. */
 const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *len);
 
-/* Bytes of the table's memory that may have been touched (for accounting). */
+/* Bytes of the table's memory that may have been touched (for accounting).
+ * Lock-free, async-signal-safe, no allocation. */
 uint64_t hp_intern_bytes(const struct hp_intern *t);
 
 #endif

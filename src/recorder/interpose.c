@@ -14,16 +14,15 @@
  * during it are served from a static buffer; frees of that buffer are no-ops.
  * Other threads arriving meanwhile wait for the lookup to finish.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interpose_inline.h"
 #include "modules.h"
+#include "os.h"
 
 /* Everything this file defines with external linkage is exported (the
  * version script then keeps just the interposed names). */
@@ -64,8 +63,6 @@ void hp_next_free(void *p)
 
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
 static int resolved;
-/* Set on the thread that is inside dlsym. */
-static __thread int resolving __attribute__((tls_model("initial-exec")));
 
 /* The bootstrap buffer: a bump allocator, never freed. */
 _Alignas(64) uint8_t hp_bootstrap_buf[HP_BOOTSTRAP_BYTES];
@@ -102,7 +99,7 @@ void hp_note_free_slow(void *p)
 	errno = saved;
 }
 
-#define RESOLVE(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
+#define RESOLVE(name) real.name = (__typeof__(real.name))hp_os_dlsym_next(#name)
 
 int hp_interpose_init(void)
 {
@@ -110,17 +107,17 @@ int hp_interpose_init(void)
 
 	if (hp_likely(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 3))
 		return 0;
-	if (resolving)
+	if (hp_self.resolving)
 		return -1;
 	if (__atomic_compare_exchange_n(&resolved, &expected, 1, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
 		int saved = errno; /* a successful first malloc keeps errno */
 		void *next_malloc;
 
-		resolving = 1;
+		hp_self.resolving = 1;
 		/* malloc last: once it is set, the fast path (which does not
 		 * test resolved) may hand out blocks that free must know. */
-		next_malloc = dlsym(RTLD_NEXT, "malloc");
+		next_malloc = hp_os_dlsym_next("malloc");
 		RESOLVE(free);
 		RESOLVE(calloc);
 		RESOLVE(realloc);
@@ -133,7 +130,7 @@ int hp_interpose_init(void)
 		RESOLVE(dlclose);
 		__atomic_store_n(&real.malloc, (__typeof__(real.malloc))next_malloc,
 				 __ATOMIC_RELEASE);
-		resolving = 0;
+		hp_self.resolving = 0;
 		__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 		/* Start recording. Allocations the start-up makes itself are
 		 * passed through, unrecorded. */
@@ -146,7 +143,7 @@ int hp_interpose_init(void)
 	}
 	/* Another thread is resolving: wait for the real functions. */
 	while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) < 2)
-		sched_yield();
+		hp_os_yield();
 	return 0;
 }
 

@@ -18,12 +18,12 @@
  * If no C++ runtime is loaded (nobody else defines the operators, yet
  * someone calls them), new falls back to malloc and delete to free.
  */
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "interpose_inline.h"
+#include "os.h"
 
 /* Everything this file defines with external linkage is exported (the
  * version script then keeps just the interposed names). */
@@ -58,7 +58,7 @@ static inline int64_t start_forwarding(void)
 #define REAL(sym, type) \
 	static type real_; \
 	if (hp_unlikely(!real_)) \
-		real_ = (type)dlsym(RTLD_NEXT, #sym)
+		real_ = (type)hp_os_dlsym_next(#sym)
 
 typedef void *(*new_fn)(size_t);
 typedef void *(*new_nothrow_fn)(size_t, const void *);

@@ -16,13 +16,11 @@
  * A vfork child shares our memory and must not write the parent's
  * capture: the recorder checks the pid before writing (writer.h).
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "os.h"
 #include "recorder.h"
 
 #pragma GCC visibility push(default)
@@ -32,7 +30,7 @@
 #define NEXT(type, name)                                              \
 	static type next_##name;                                      \
 	if (!next_##name)                                             \
-		next_##name = (type)dlsym(RTLD_NEXT, #name)
+		next_##name = (type)hp_os_dlsym_next(#name)
 
 typedef void (*exit_fn)(int);
 
@@ -41,7 +39,7 @@ static __attribute__((noreturn)) void end(exit_fn next, int status)
 	if (next)
 		next(status);
 	for (;;)
-		syscall(SYS_exit_group, status);
+		hp_os_exit_group(status);
 }
 
 void _exit(int status)

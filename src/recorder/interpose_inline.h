@@ -21,7 +21,8 @@
 /* Records p (non-NULL, size bytes) if the sampler says so. Calls nested in
  * a forwarded C++ operator reach the slow path only if their countdown runs
  * out, and the operator has parked it far from zero (see
- * interpose_cxx.c); the slow path drops them. */
+ * interpose_cxx.c); the slow path drops them. Properties of
+ * hp_record_alloc (recorder.h) on the slow path; none on the fast one. */
 static inline void hp_note_alloc(void *p, size_t size)
 {
 	struct hp_thread *t = &hp_self;
@@ -34,19 +35,22 @@ static inline void hp_note_alloc(void *p, size_t size)
 	}
 }
 
-/* The slow path of hp_note_free. */
+/* The slow path of hp_note_free: hp_record_take and hp_record_release
+ * (recorder.h), whose properties it has. */
 void hp_note_free_slow(void *p) __attribute__((noinline));
 
 /* Before the real free of p (non-NULL): takes p out of the register. The
  * inline part is one load in sampled mode, so free stays a leaf that
- * tail-calls the real free. */
+ * tail-calls the real free. Async-signal-safe, no allocation; locks as
+ * hp_note_free_slow. */
 static inline void hp_note_free(void *p)
 {
 	if (hp_unlikely(hp_live_maybe((uintptr_t)p)))
 		hp_note_free_slow(p);
 }
 
-/* The next definitions of malloc and free (hidden: not exported). */
+/* The next definitions of malloc and free (hidden: not exported): the
+ * program's allocator itself, with its own properties. */
 void *hp_next_malloc(size_t size) __attribute__((visibility("hidden")));
 void hp_next_free(void *p) __attribute__((visibility("hidden")));
 
@@ -55,15 +59,22 @@ void hp_next_free(void *p) __attribute__((visibility("hidden")));
 #define HP_BOOTSTRAP_BYTES (64 * 1024)
 extern uint8_t hp_bootstrap_buf[HP_BOOTSTRAP_BYTES] __attribute__((visibility("hidden")));
 
+/* Whether p is in the bootstrap buffer. Pure. */
 static inline int hp_bootstrap_owns(const void *p)
 {
 	return (uintptr_t)p - (uintptr_t)hp_bootstrap_buf < HP_BOOTSTRAP_BYTES;
 }
 
+/* size bytes aligned to align (a power of two) from the bootstrap buffer,
+ * zeroed, never freed; NULL when it is used up. Lock-free (a CAS),
+ * async-signal-safe, no allocation. */
 void *hp_bootstrap_alloc(size_t size, size_t align);
 /* Resolves the real C functions and starts the recorder, once. Returns 0
  * when the real functions are known, -1 while they are being looked up on
- * this thread (use the bootstrap allocator). */
+ * this thread (use the bootstrap allocator). Calls dlsym (the loader's
+ * lock; allocates, from the bootstrap buffer) and hp_recorder_start; other
+ * threads wait (yielding) until it is done. Not async-signal-safe on the
+ * first call; one atomic load afterwards. */
 int hp_interpose_init(void);
 
 #endif

@@ -10,10 +10,10 @@
  * program would see without heapprof. Installing a handler works as
  * always, and replaces the recorder's.
  */
-#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 
+#include "os.h"
 #include "trigger.h"
 
 /* Everything this file defines with external linkage is exported (the
@@ -33,7 +33,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	int r;
 
 	if (!next_sigaction)
-		next_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+		next_sigaction = (sigaction_fn)hp_os_dlsym_next("sigaction");
 	r = next_sigaction(sig, act, old);
 	if (r == 0 && old && !(old->sa_flags & SA_SIGINFO) && hp_trigger_owns(old->sa_handler)) {
 		memset(old, 0, sizeof *old);
@@ -47,7 +47,7 @@ void (*signal(int sig, void (*handler)(int)))(int)
 	void (*prev)(int);
 
 	if (!next_signal)
-		next_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
+		next_signal = (signal_fn)hp_os_dlsym_next("signal");
 	prev = next_signal(sig, handler);
 	return hp_trigger_owns(prev) ? SIG_DFL : prev;
 }

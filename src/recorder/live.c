@@ -24,6 +24,8 @@ struct entry {
 
 struct shard {
 	struct hp_spin lock;
+	/* mask and live are written under the lock with relaxed atomic
+	 * stores, so that hp_live_usage may read them without it. */
 	uint32_t mask;  /* slots - 1 */
 	uint32_t live;  /* entries in use */
 	struct entry *slots;
@@ -125,7 +127,7 @@ static int grow(struct shard *s)
 	if (old != no_slots)
 		hp_os_unmap(old, (size_t)(s->mask + 1) * sizeof *old);
 	s->slots = fresh;
-	s->mask = slots - 1;
+	__atomic_store_n(&s->mask, slots - 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -151,7 +153,7 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
 		goto out;
 	}
 	*slot = (struct entry){addr, size, bucket, 0};
-	s->live++;
+	__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
 	filter_add(addr, 1);
 out:
 	hp_spin_unlock(&s->lock);
@@ -173,7 +175,7 @@ int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 		out->size = e->size;
 		out->bucket = e->bucket;
 		delete_at(s, (uint32_t)(e - s->slots));
-		s->live--;
+		__atomic_store_n(&s->live, s->live - 1, __ATOMIC_RELAXED);
 		filter_add(addr, -1);
 	}
 	hp_spin_unlock(&s->lock);

@@ -31,7 +31,8 @@ struct hp_live_block {
 	uint32_t bucket;
 };
 
-/* Maps the shards; use_filter for sampled mode. Returns 0 or -ENOMEM. */
+/* Maps the shards; use_filter for sampled mode. Returns 0 or -ENOMEM.
+ * Once, at init: not thread-safe. No allocation (mmap), no lock. */
 int hp_live_init(int use_filter);
 
 /* Whether addr may be in the register: always 1 without the filter.
@@ -40,18 +41,23 @@ static inline int hp_live_maybe(uintptr_t addr);
 
 /* Adds addr. When addr was already present (a free the recorder could not
  * see), the old block is returned in *stale and 1 is returned; 0 when addr
- * was new; -ENOMEM when the shard could not grow (nothing added). */
+ * was new; -ENOMEM when the shard could not grow (nothing added). Takes
+ * the shard's spinlock (may mmap under it to grow); no allocation; not
+ * async-signal-safe. */
 int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale);
 
 /* Removes addr into *out. Returns 1 when found, 0 when absent. With
  * may_block 0 (inside a signal handler that interrupted the recorder) it
- * returns -EAGAIN instead of waiting for a busy shard. */
+ * returns -EAGAIN instead of waiting for a busy shard: then
+ * async-signal-safe. Takes the shard's spinlock; no allocation. */
 int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block);
 
-/* Live blocks and the bytes of recorder memory the shards occupy. */
+/* Live blocks and the bytes of recorder memory the shards occupy.
+ * Lock-free (relaxed reads), async-signal-safe, no allocation. */
 void hp_live_usage(uint64_t *blocks, uint64_t *bytes);
 
-/* For fork: take and release every shard lock. */
+/* For fork: take and release every shard lock. No allocation; not
+ * async-signal-safe. */
 void hp_live_lock_all(void);
 void hp_live_unlock_all(void);
 
@@ -59,6 +65,7 @@ void hp_live_unlock_all(void);
 extern uint8_t *hp_live_filter;
 #define HP_LIVE_FILTER_BITS 18
 
+/* The filter cell of addr (the filter must exist). Pure. */
 static inline uint8_t *hp_live_filter_cell(uintptr_t addr)
 {
 	return &hp_live_filter[(addr >> 4) & ((1u << HP_LIVE_FILTER_BITS) - 1)];

@@ -14,8 +14,11 @@
 
 #define HP_LOG_MAX_LINES 20
 
+/* One line, "heapprof: " and fmt (hp_fmt's subset of printf), on stderr.
+ * Async-signal-safe, no allocation, no lock (an atomic line count). */
 void hp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Called once at start: silences the log, or remembers what stderr is. */
+/* Called once at start: silences the log, or remembers what stderr is.
+ * Not thread-safe; no allocation, no lock. */
 void hp_log_set_quiet(int quiet);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../format/format.h"
+#include "config.h"
 #include "os.h"
 #include "spin.h"
 
@@ -47,12 +48,12 @@ static struct event *events;
 static uint32_t nevents;
 static char *paths;
 static uint32_t paths_used;
-static uint64_t start_ns;
+static const struct hp_config *config; /* set at init: its start_ns */
 static struct hp_spin lock;
 
-int hp_modules_init(uint64_t start)
+int hp_modules_init(const struct hp_config *c)
 {
-	start_ns = start;
+	config = c;
 	modules = hp_os_map(MAX_MODULES * sizeof *modules);
 	events = hp_os_map(MAX_EVENTS * sizeof *events);
 	paths = hp_os_map(PATH_BYTES);
@@ -65,7 +66,7 @@ static void log_event(uint32_t kind, uint32_t module)
 {
 	if (nevents >= MAX_EVENTS)
 		return;
-	events[nevents] = (struct event){kind, module, hp_os_now_ns() - start_ns};
+	events[nevents] = (struct event){kind, module, hp_os_now_ns() - config->start_ns};
 	__atomic_store_n(&nevents, nevents + 1, __ATOMIC_RELEASE);
 }
 
@@ -168,7 +169,7 @@ void hp_modules_refresh(int wait)
 		return;
 	for (uint32_t i = 0; i < nmodules; i++)
 		modules[i].seen = 0;
-	dl_iterate_phdr(visit, NULL);
+	hp_os_dl_iterate(visit, NULL);
 	for (uint32_t i = 0; i < nmodules; i++) {
 		if (modules[i].loaded && !modules[i].seen) {
 			modules[i].loaded = 0;

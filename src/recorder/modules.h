@@ -21,24 +21,32 @@
 #include <stdint.h>
 
 #include "../format/encode.h"
+#include "config.h"
 
-/* Maps the tables. Returns 0 or -ENOMEM. */
-int hp_modules_init(uint64_t start_ns);
+/* Maps the tables. Events are timed from c->start_ns; c must stay valid.
+ * Returns 0 or -ENOMEM. Once, at init: not thread-safe; no allocation
+ * (mmap), no lock. */
+int hp_modules_init(const struct hp_config *c);
 
 /* Compares the loaded objects with the table and logs the differences.
  * With wait 0, gives up when another thread is refreshing: that thread
  * may be waiting for the loader's lock, which the caller may hold (a
- * program's dl_iterate_phdr callback that allocates). */
+ * program's dl_iterate_phdr callback that allocates). Takes the table's
+ * spinlock, then the loader's lock (dl_iterate_phdr), which may allocate:
+ * call with the forwarding or busy flag set; not async-signal-safe. */
 void hp_modules_refresh(int wait);
 
-/* The number of events logged so far. Lock-free. */
+/* The number of events logged so far. Lock-free, async-signal-safe, no
+ * allocation. */
 uint32_t hp_modules_events(void);
 
 /* Encodes events [from, to) as the payload of an HP_REC_MODULES record.
- * Lock-free, async-signal-safe (reads published events only). */
+ * Lock-free, async-signal-safe (reads published events only); allocates
+ * nothing but b's own growth, through b's grow function (mmap). */
 void hp_modules_encode(struct hp_buf *b, uint32_t from, uint32_t to);
 
-/* For fork: take and release the table lock. */
+/* For fork: take and release the table lock. No allocation; not
+ * async-signal-safe. */
 void hp_modules_lock(void);
 void hp_modules_unlock(void);
 

@@ -1,32 +1,54 @@
 /*
- * os.c - the recorder's only contact with libc and the kernel (see os.h).
+ * os.c - the recorder's only contact with libc, the loader, the kernel and
+ * the CPU (see os.h, which also explains the test seam).
  */
 #include "os.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
-void *hp_os_map(size_t n)
+/* In a test build each function is a static *_real behind a pointer of
+ * the public name, initialised to it (os.h); in the library, the function
+ * itself. */
+#ifdef HP_OS_MUTABLE
+#define HP_OS_DEFINE(ret, name, params)  \
+	static ret name##_real params;   \
+	ret(*name) params = name##_real; \
+	static ret name##_real params
+#else
+#define HP_OS_DEFINE(ret, name, params) ret name params
+#endif
+
+HP_OS_DEFINE(void *, hp_os_map, (size_t n))
 {
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		       -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
-void hp_os_unmap(void *p, size_t n)
+HP_OS_DEFINE(void, hp_os_unmap, (void *p, size_t n))
 {
 	if (p)
 		munmap(p, n);
+}
+
+HP_OS_DEFINE(int, hp_os_protect, (void *p, size_t n, int writable))
+{
+	return mprotect(p, n, PROT_READ | (writable ? PROT_WRITE : 0)) < 0 ? -errno : 0;
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -36,17 +58,17 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t hp_os_now_ns(void)
+HP_OS_DEFINE(uint64_t, hp_os_now_ns, (void))
 {
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-uint64_t hp_os_realtime_ns(void)
+HP_OS_DEFINE(uint64_t, hp_os_realtime_ns, (void))
 {
 	return clock_ns(CLOCK_REALTIME);
 }
 
-int hp_os_write_all(int fd, const void *p, size_t n)
+HP_OS_DEFINE(int, hp_os_write_all, (int fd, const void *p, size_t n))
 {
 	const char *q = p;
 	while (n) {
@@ -64,7 +86,7 @@ int hp_os_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int hp_os_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+HP_OS_DEFINE(int, hp_os_pwrite_all, (int fd, const void *p, size_t n, uint64_t off))
 {
 	const char *q = p;
 	while (n) {
@@ -83,20 +105,45 @@ int hp_os_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-int hp_os_cancel_off(void)
+HP_OS_DEFINE(ssize_t, hp_os_read, (int fd, void *p, size_t n))
+{
+	return read(fd, p, n);
+}
+
+HP_OS_DEFINE(ssize_t, hp_os_write, (int fd, const void *p, size_t n))
+{
+	return write(fd, p, n);
+}
+
+HP_OS_DEFINE(long, hp_os_syscall6, (long n, long a0, long a1, long a2, long a3, long a4, long a5))
+{
+	return syscall(n, a0, a1, a2, a3, a4, a5);
+}
+
+HP_OS_DEFINE(int, hp_os_read_self, (void *buf, const void *addr, size_t n))
+{
+	struct iovec local = {buf, n}, remote = {(void *)addr, n};
+	ssize_t r = process_vm_readv(hp_os_getpid(), &local, 1, &remote, 1, 0);
+
+	if (r == (ssize_t)n)
+		return 0;
+	return r < 0 ? -errno : -EFAULT;
+}
+
+HP_OS_DEFINE(int, hp_os_cancel_off, (void))
 {
 	int old = PTHREAD_CANCEL_ENABLE;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	return old;
 }
 
-void hp_os_cancel_restore(int old)
+HP_OS_DEFINE(void, hp_os_cancel_restore, (int old))
 {
 	if (old == PTHREAD_CANCEL_ENABLE)
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 }
 
-int hp_os_file_id(int fd, struct hp_os_file_id *id)
+HP_OS_DEFINE(int, hp_os_file_id, (int fd, struct hp_os_file_id *id))
 {
 	struct stat st;
 
@@ -109,13 +156,13 @@ int hp_os_file_id(int fd, struct hp_os_file_id *id)
 	return 0;
 }
 
-uint64_t hp_os_file_size(int fd)
+HP_OS_DEFINE(uint64_t, hp_os_file_size, (int fd))
 {
 	struct stat st;
 	return fstat(fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
 }
 
-int hp_os_fd_high(int fd)
+HP_OS_DEFINE(int, hp_os_fd_high, (int fd))
 {
 	struct rlimit lim;
 	long floor = 1024;
@@ -138,7 +185,7 @@ int hp_os_fd_high(int fd)
 	return high;
 }
 
-int hp_os_open_existing(const char *path)
+HP_OS_DEFINE(int, hp_os_open_existing, (const char *path))
 {
 	int fd;
 
@@ -152,12 +199,84 @@ int hp_os_open_existing(const char *path)
  * interposer (interpose_signal.c), which hides the recorder's handlers. */
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
-int hp_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+HP_OS_DEFINE(int, hp_os_sigaction, (int sig, const struct sigaction *act, struct sigaction *old))
 {
 	return __sigaction(sig, act, old) < 0 ? -errno : 0;
 }
 
-int hp_os_create(const char *path, int exclusive)
+HP_OS_DEFINE(int, hp_os_set_handler, (int sig, void (*handler)(int), int flags))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler ? handler : SIG_DFL;
+	sa.sa_flags = handler ? flags : 0;
+	sigemptyset(&sa.sa_mask);
+	return hp_os_sigaction(sig, &sa, NULL);
+}
+
+HP_OS_DEFINE(int, hp_os_raise, (int sig))
+{
+	return raise(sig) ? -errno : 0;
+}
+
+HP_OS_DEFINE(int, hp_os_atfork, (void (*prepare)(void), void (*parent)(void), void (*child)(void)))
+{
+	return -pthread_atfork(prepare, parent, child);
+}
+
+/* glibc's registration functions behind atexit and C++'s thread_local
+ * destructors; __dso_handle names this library. */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
+extern void *__dso_handle;
+
+HP_OS_DEFINE(int, hp_os_at_exit, (void (*fn)(void *), void *arg))
+{
+	return __cxa_atexit(fn, arg, NULL) ? -ENOMEM : 0;
+}
+
+HP_OS_DEFINE(int, hp_os_at_thread_exit, (void (*fn)(void *), void *arg))
+{
+	return __cxa_thread_atexit_impl(fn, arg, &__dso_handle) ? -ENOMEM : 0;
+}
+
+HP_OS_DEFINE(int, hp_os_dl_iterate,
+	     (int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg))
+{
+	return dl_iterate_phdr(fn, arg);
+}
+
+HP_OS_DEFINE(void *, hp_os_dlsym_next, (const char *name))
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+HP_OS_DEFINE(void *, hp_os_dlsym_default, (const char *name))
+{
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+HP_OS_DEFINE(const char *, hp_os_object_of, (const void *addr))
+{
+	Dl_info info;
+
+	if (dladdr(addr, &info) && info.dli_fname && *info.dli_fname)
+		return info.dli_fname;
+	return NULL;
+}
+
+HP_OS_DEFINE(void, hp_os_yield, (void))
+{
+	sched_yield();
+}
+
+HP_OS_DEFINE(void, hp_os_exit_group, (int status))
+{
+	syscall(SYS_exit_group, status);
+}
+
+HP_OS_DEFINE(int, hp_os_create, (const char *path, int exclusive))
 {
 	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
 	int fd;
@@ -169,13 +288,13 @@ int hp_os_create(const char *path, int exclusive)
 	return fd < 0 ? -errno : fd;
 }
 
-void hp_os_truncate(int fd, uint64_t size)
+HP_OS_DEFINE(void, hp_os_truncate, (int fd, uint64_t size))
 {
 	while (ftruncate(fd, (off_t)size) < 0 && errno == EINTR)
 		;
 }
 
-void hp_os_close(int fd)
+HP_OS_DEFINE(void, hp_os_close, (int fd))
 {
 	if (fd >= 0)
 		close(fd);
@@ -200,7 +319,7 @@ static ssize_t read_file(const char *path, char *buf, size_t cap)
 	return (ssize_t)len;
 }
 
-uint64_t hp_os_rss_bytes(void)
+HP_OS_DEFINE(uint64_t, hp_os_rss_bytes, (void))
 {
 	char buf[128];
 	ssize_t n = read_file("/proc/self/statm", buf, sizeof buf - 1);
@@ -219,23 +338,23 @@ uint64_t hp_os_rss_bytes(void)
 	return pages * hp_os_page_size();
 }
 
-void hp_os_exe_path(char *buf, size_t cap)
+HP_OS_DEFINE(void, hp_os_exe_path, (char *buf, size_t cap))
 {
 	ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
 	buf[n > 0 ? n : 0] = '\0';
 }
 
-pid_t hp_os_getpid(void)
+HP_OS_DEFINE(pid_t, hp_os_getpid, (void))
 {
 	return (pid_t)syscall(SYS_getpid);
 }
 
-pid_t hp_os_getppid(void)
+HP_OS_DEFINE(pid_t, hp_os_getppid, (void))
 {
 	return getppid();
 }
 
-size_t hp_os_page_size(void)
+HP_OS_DEFINE(size_t, hp_os_page_size, (void))
 {
 	static size_t page; /* written once; every writer stores the same value */
 	if (!page)
@@ -243,7 +362,7 @@ size_t hp_os_page_size(void)
 	return page;
 }
 
-int hp_os_altstack(uintptr_t *lo, uintptr_t *hi)
+HP_OS_DEFINE(int, hp_os_altstack, (uintptr_t *lo, uintptr_t *hi))
 {
 	stack_t ss;
 
@@ -292,7 +411,8 @@ static int maps_line(const char *line, const char *end, uintptr_t addr, char *bu
 	return 1;
 }
 
-int hp_os_mapped_path(uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap)
+HP_OS_DEFINE(int, hp_os_mapped_path,
+	     (uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap))
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	size_t have = 0;
@@ -322,13 +442,13 @@ int hp_os_mapped_path(uintptr_t addr, char *buf, size_t cap, char *scratch, size
 	return found == 1 ? 0 : -ENOENT;
 }
 
-size_t hp_os_cmdline(char *buf, size_t cap)
+HP_OS_DEFINE(size_t, hp_os_cmdline, (char *buf, size_t cap))
 {
 	ssize_t n = read_file("/proc/self/cmdline", buf, cap);
 	return n > 0 ? (size_t)n : 0;
 }
 
-int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi)
+HP_OS_DEFINE(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi))
 {
 	pthread_attr_t attr;
 	void *addr;
@@ -346,7 +466,7 @@ int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi)
 	return 0;
 }
 
-const char *hp_os_getenv(const char *name)
+HP_OS_DEFINE(const char *, hp_os_getenv, (const char *name))
 {
 	return getenv(name);
 }
@@ -358,7 +478,7 @@ static void env_remove(char **env, size_t i)
 		env[i] = env[i + 1];
 }
 
-void hp_os_unpreload(const char *name)
+HP_OS_DEFINE(void, hp_os_unpreload, (const char *name))
 {
 	extern char **environ;
 	size_t n = strlen(name);
@@ -397,7 +517,7 @@ void hp_os_unpreload(const char *name)
 	}
 }
 
-int hp_os_env_add(const char *entry)
+HP_OS_DEFINE(int, hp_os_env_add, (const char *entry))
 {
 	extern char **environ;
 	size_t n = 0, len = strlen(entry) + 1;

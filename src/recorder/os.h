@@ -1,10 +1,20 @@
 /*
- * os.h - every contact of the recorder with libc and the kernel.
+ * os.h - every contact of the recorder with libc, the loader, the kernel and
+ * the CPU.
  *
  * The rest of the recorder calls these instead of libc so that the rules of
  * running inside malloc are kept in one place: nothing here calls the
  * target's malloc or stdio, and every function says whether it is
- * async-signal-safe.
+ * async-signal-safe, whether it may allocate and whether it may lock
+ * ("no allocation, no lock" unless it says otherwise; the libc calls behind
+ * them are system calls or the vDSO).
+ *
+ * The seam (jemalloc's JET_MUTABLE): the host test binaries build the
+ * recorder's core with HP_OS_MUTABLE, and there every function declared
+ * with HP_OS_FN is a pointer, initialised to the real function, that a test
+ * may swap to make a write fail half way, a disk fill up or mmap fail
+ * (tests/unit/test_rec_*.c, tests/unit/rec_seam.h). In libheapprof.so they
+ * are plain functions called directly: the seam costs nothing there.
  */
 #ifndef HP_RECORDER_OS_H
 #define HP_RECORDER_OS_H
@@ -13,46 +23,143 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Maps n bytes of zeroed, private, read-write memory, reserved lazily (pages
- * cost nothing until touched). Returns NULL on failure. Async-signal-safe. */
-void *hp_os_map(size_t n);
-void hp_os_unmap(void *p, size_t n);
+#ifdef HP_OS_MUTABLE
+#define HP_OS_FN(ret, name, params) extern ret(*name) params
+#else
+#define HP_OS_FN(ret, name, params) ret name params
+#endif
 
-/* Monotonic and wall clocks in nanoseconds. Async-signal-safe (vDSO). */
-uint64_t hp_os_now_ns(void);
-uint64_t hp_os_realtime_ns(void);
+/* Maps n bytes of zeroed, private, read-write memory, reserved lazily (pages
+ * cost nothing until touched). Returns NULL on failure. Async-signal-safe,
+ * no allocation, no lock (mmap(2)). */
+HP_OS_FN(void *, hp_os_map, (size_t n));
+/* Unmaps what hp_os_map returned (NULL: nothing). Async-signal-safe, no
+ * allocation, no lock. */
+HP_OS_FN(void, hp_os_unmap, (void *p, size_t n));
+
+/* Makes [p, p + n) (page-aligned) readable, and writable when writable is
+ * set: mprotect(2). Returns 0 or -errno. Async-signal-safe, no allocation,
+ * no lock. */
+HP_OS_FN(int, hp_os_protect, (void *p, size_t n, int writable));
+
+/* Monotonic and wall clocks in nanoseconds. Async-signal-safe (vDSO), no
+ * allocation, no lock. */
+HP_OS_FN(uint64_t, hp_os_now_ns, (void));
+HP_OS_FN(uint64_t, hp_os_realtime_ns, (void));
 
 /* write(2) until done or a real error; returns 0 or -errno. Async-signal-safe,
  * no allocation, no lock; a cancellation point (see hp_os_cancel_off). */
-int hp_os_write_all(int fd, const void *p, size_t n);
+HP_OS_FN(int, hp_os_write_all, (int fd, const void *p, size_t n));
 
 /* pwrite(2) of all n bytes at offset off; returns 0 or -errno. Same
  * properties as hp_os_write_all; the descriptor's offset is not used. */
-int hp_os_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
+HP_OS_FN(int, hp_os_pwrite_all, (int fd, const void *p, size_t n, uint64_t off));
+
+/* One read(2) and one write(2), for callers that pass a call through
+ * (unwind.c's shims for libunwind): the byte count, or -1 with errno set,
+ * as libc's. Async-signal-safe, no allocation, no lock; cancellation
+ * points. */
+HP_OS_FN(ssize_t, hp_os_read, (int fd, void *p, size_t n));
+HP_OS_FN(ssize_t, hp_os_write, (int fd, const void *p, size_t n));
+
+/* syscall(2) with six arguments, as libc's syscall (-1 and errno on
+ * failure), for the same shims. Async-signal-safe, no allocation, no lock
+ * (what the system call itself does aside). */
+HP_OS_FN(long, hp_os_syscall6, (long n, long a0, long a1, long a2, long a3, long a4, long a5));
+
+/* Copies n bytes of this process's memory at addr into buf with
+ * process_vm_readv(2), which fails instead of faulting on an unmapped
+ * address: returns 0, or -errno (-EFAULT). Async-signal-safe, no
+ * allocation, no lock, no descriptor. */
+HP_OS_FN(int, hp_os_read_self, (void *buf, const void *addr, size_t n));
 
 /* Disables cancellation of the calling thread and returns the previous
  * state, for hp_os_cancel_restore: a recorder lock is never held across a
  * cancellation point (write, open, read) with cancellation enabled, so a
  * pthread_cancel can never leave one held. Async-signal-safe in glibc (an
  * atomic on the thread's descriptor), no allocation, no lock. */
-int hp_os_cancel_off(void);
-void hp_os_cancel_restore(int old);
+HP_OS_FN(int, hp_os_cancel_off, (void));
+HP_OS_FN(void, hp_os_cancel_restore, (int old));
 
 struct sigaction;
 /* sigaction(2) as the kernel sees it, bypassing the library's own
  * interposer, which hides the recorder's handlers from the program.
- * Returns 0 or -errno. Async-signal-safe. */
-int hp_os_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+ * Returns 0 or -errno. Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(int, hp_os_sigaction, (int sig, const struct sigaction *act, struct sigaction *old));
+
+/* Sets sig's handler (a plain one, no SA_SIGINFO) with flags and an empty
+ * mask, or the default action with handler NULL, through hp_os_sigaction.
+ * Returns 0 or -errno. Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(int, hp_os_set_handler, (int sig, void (*handler)(int), int flags));
+
+/* raise(3): sends sig to the calling thread. Returns 0 or -errno.
+ * Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(int, hp_os_raise, (int sig));
+
+/* pthread_atfork(3). Returns 0 or -errno. May allocate (glibc's handler
+ * list, through the program's malloc: call with the thread's forwarding
+ * flag set) and takes glibc's atfork lock; not async-signal-safe. At start
+ * only. */
+HP_OS_FN(int, hp_os_atfork, (void (*prepare)(void), void (*parent)(void), void (*child)(void)));
+
+/* Registers fn(arg) to run at exit, after the handlers already registered
+ * (__cxa_atexit with no DSO). Returns 0 or -errno. May allocate (call with
+ * the forwarding flag set) and takes glibc's exit-handler lock; not
+ * async-signal-safe. */
+HP_OS_FN(int, hp_os_at_exit, (void (*fn)(void *), void *arg));
+
+/* Registers fn(arg) as a destructor of the calling thread, run first
+ * thing in exit() on the main thread (__cxa_thread_atexit_impl, tied to
+ * this library). Returns 0 or -errno. May allocate (forwarding flag set),
+ * no lock; not async-signal-safe. */
+HP_OS_FN(int, hp_os_at_thread_exit, (void (*fn)(void *), void *arg));
+
+struct dl_phdr_info;
+/* dl_iterate_phdr(3): calls fn for every loaded object and returns what
+ * the last call returned (a non-zero return stops the walk). Takes the
+ * loader's lock and may allocate (call with the reentrancy flag set); not
+ * async-signal-safe. */
+HP_OS_FN(int, hp_os_dl_iterate, (int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg));
+
+/* dlsym(RTLD_NEXT, name): the next definition after this library, or
+ * NULL. Takes the loader's lock and may allocate (dlsym's error buffer:
+ * served by the bootstrap buffer until the real allocator is known); not
+ * async-signal-safe. */
+HP_OS_FN(void *, hp_os_dlsym_next, (const char *name));
+
+/* dlsym(RTLD_DEFAULT, name): the definition the program's own references
+ * reach. Same properties as hp_os_dlsym_next. */
+HP_OS_FN(void *, hp_os_dlsym_default, (const char *name));
+
+/* The path of the loaded object containing addr (dladdr), or NULL. Takes
+ * the loader's lock, no allocation; not async-signal-safe. */
+HP_OS_FN(const char *, hp_os_object_of, (const void *addr));
+
+/* Gives up the CPU (sched_yield(2)), for spinning waits. Async-signal-safe,
+ * no allocation, no lock. */
+HP_OS_FN(void, hp_os_yield, (void));
+
+/* Ends the process at once with status (exit_group(2)), never returning.
+ * Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(void, hp_os_exit_group, (int status));
+
+/* The CPU's spin-wait hint (x86's pause), inline: it stays an instruction
+ * in every build. Async-signal-safe, no allocation, no lock. */
+static inline void hp_os_cpu_relax(void)
+{
+	__builtin_ia32_pause();
+}
 
 /* What a descriptor refers to: the file's device and inode. */
 struct hp_os_file_id {
 	uint64_t dev, ino;
 };
 
-/* fstat(2) identity of fd. Returns 0 or -errno. Async-signal-safe. */
-int hp_os_file_id(int fd, struct hp_os_file_id *id);
+/* fstat(2) identity of fd. Returns 0 or -errno. Async-signal-safe, no
+ * allocation, no lock. */
+HP_OS_FN(int, hp_os_file_id, (int fd, struct hp_os_file_id *id));
 
-/* Whether two identities name the same file. */
+/* Whether two identities name the same file. Pure. */
 static inline int hp_os_same_file(const struct hp_os_file_id *a, const struct hp_os_file_id *b)
 {
 	return a->dev == b->dev && a->ino == b->ino;
@@ -60,59 +167,70 @@ static inline int hp_os_same_file(const struct hp_os_file_id *a, const struct hp
 
 /* Moves the recorder's own descriptor fd to a high number (close-on-exec),
  * out of the range programs reuse, and returns the new number (fd itself
- * when no higher number is free). Async-signal-safe. */
-int hp_os_fd_high(int fd);
+ * when no higher number is free). Async-signal-safe, no allocation, no
+ * lock. */
+HP_OS_FN(int, hp_os_fd_high, (int fd));
 
 /* Opens an existing path for writing, never following a symlink in its
  * last component and never creating it. Returns the fd (close-on-exec) or
- * -errno. Async-signal-safe. */
-int hp_os_open_existing(const char *path);
+ * -errno. Async-signal-safe, no allocation, no lock; a cancellation
+ * point. */
+HP_OS_FN(int, hp_os_open_existing, (const char *path));
 
-/* The size of the file fd refers to, or 0. Async-signal-safe. */
-uint64_t hp_os_file_size(int fd);
+/* The size of the file fd refers to, or 0. Async-signal-safe, no
+ * allocation, no lock. */
+HP_OS_FN(uint64_t, hp_os_file_size, (int fd));
 
 /* Creates path for writing, mode 0600, never following a symlink in its last
  * component. exclusive: fail with -EEXIST if it exists; otherwise truncate an
  * existing regular file. Returns the fd (close-on-exec) or -errno.
- * Async-signal-safe. */
-int hp_os_create(const char *path, int exclusive);
-void hp_os_close(int fd);
+ * Async-signal-safe, no allocation, no lock; a cancellation point. */
+HP_OS_FN(int, hp_os_create, (const char *path, int exclusive));
+/* close(2) of fd when fd >= 0. Async-signal-safe, no allocation, no lock;
+ * a cancellation point. */
+HP_OS_FN(void, hp_os_close, (int fd));
 
-/* ftruncate, retried on EINTR. Async-signal-safe. */
-void hp_os_truncate(int fd, uint64_t size);
+/* ftruncate, retried on EINTR. Async-signal-safe, no allocation, no lock;
+ * a cancellation point. */
+HP_OS_FN(void, hp_os_truncate, (int fd, uint64_t size));
 
-/* Resident set size in bytes from /proc/self/statm, or 0. Async-signal-safe. */
-uint64_t hp_os_rss_bytes(void);
+/* Resident set size in bytes from /proc/self/statm, or 0.
+ * Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(uint64_t, hp_os_rss_bytes, (void));
 
-/* readlink(/proc/self/exe) into buf (NUL-terminated, "" on failure). */
-void hp_os_exe_path(char *buf, size_t cap);
+/* readlink(/proc/self/exe) into buf (NUL-terminated, "" on failure).
+ * Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(void, hp_os_exe_path, (char *buf, size_t cap));
 
 /* getpid(2): the kernel's answer, never a cached one, so that a vfork or a
- * raw clone child sees its own pid. Async-signal-safe. */
-pid_t hp_os_getpid(void);
-pid_t hp_os_getppid(void);
-size_t hp_os_page_size(void);
+ * raw clone child sees its own pid. getppid(2). The page size (sysconf,
+ * read once; every caller stores the same value). All async-signal-safe,
+ * no allocation, no lock. */
+HP_OS_FN(pid_t, hp_os_getpid, (void));
+HP_OS_FN(pid_t, hp_os_getppid, (void));
+HP_OS_FN(size_t, hp_os_page_size, (void));
 
 /* The bounds [*lo, *hi) of the signal stack the calling thread is running
  * on, if it is on one (sigaltstack). Returns 0, or -ENOENT when not on a
- * signal stack. Async-signal-safe. */
-int hp_os_altstack(uintptr_t *lo, uintptr_t *hi);
+ * signal stack. Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(int, hp_os_altstack, (uintptr_t *lo, uintptr_t *hi));
 
 /* The absolute path of the file mapped at addr, from /proc/self/maps, into
  * buf (NUL-terminated). scratch (at least 4 KiB) holds what is read.
  * Returns 0, or -ENOENT when no file is mapped there. No allocation, no
  * lock; not async-signal-safe only in that it may take a while. */
-int hp_os_mapped_path(uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap);
+HP_OS_FN(int, hp_os_mapped_path,
+	 (uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap));
 
 /* Reads /proc/self/cmdline into buf; returns its length (arguments separated
- * by NULs). Async-signal-safe. */
-size_t hp_os_cmdline(char *buf, size_t cap);
+ * by NULs). Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(size_t, hp_os_cmdline, (char *buf, size_t cap));
 
 /* The bounds [*lo, *hi) of the calling thread's stack. May allocate (glibc
  * reads /proc/self/maps for the main thread): call only with the recorder's
- * reentrancy flag set. Returns 0 or -errno. */
-int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi);
-
+ * forwarding flag set. Takes glibc's thread-list lock; not
+ * async-signal-safe. Returns 0 or -errno. */
+HP_OS_FN(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi));
 
 /* Removes, in place, every entry of LD_PRELOAD in the environment whose
  * file name is name, so that programs this process execs do not load it
@@ -121,16 +239,16 @@ int hp_os_thread_stack(uintptr_t *lo, uintptr_t *hi);
  * keep their order. No allocation, no lock (setenv takes one that a fork
  * child may find held). Not thread-safe against setenv, like getenv:
  * called at start and in fork children. */
-void hp_os_unpreload(const char *name);
+HP_OS_FN(void, hp_os_unpreload, (const char *name));
 
 /* Adds "NAME=value" to the environment without the program's allocator:
  * environ becomes an array of the recorder's own (mapped, never freed),
  * which glibc's setenv copies rather than frees. Returns 0 or -ENOMEM.
- * Not thread-safe against setenv; called at start. */
-int hp_os_env_add(const char *entry);
+ * No allocation, no lock. Not thread-safe against setenv; called at start. */
+HP_OS_FN(int, hp_os_env_add, (const char *entry));
 
-/* getenv without allocation; NULL when unset. Not thread-safe against
- * setenv, like getenv. */
-const char *hp_os_getenv(const char *name);
+/* getenv without allocation; NULL when unset. No lock; not thread-safe
+ * against setenv, like getenv. Async-signal-safe otherwise. */
+HP_OS_FN(const char *, hp_os_getenv, (const char *name));
 
 #endif

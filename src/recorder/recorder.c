@@ -9,9 +9,6 @@
  */
 #include "recorder.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../common/fmt.h"
@@ -36,9 +33,10 @@ int hp_state;
 int hp_sampled;
 
 /* Written once in hp_recorder_start (and in a fork child before it
- * resumes); read-only otherwise. */
+ * resumes); read-only otherwise. The recorder's one copy: the writer, the
+ * module map and the triggers keep pointers to it, and its start_ns is
+ * the one start time. */
 static struct hp_config config;
-static uint64_t start_ns;
 
 /* Threads that have started, to give each its own random stream. */
 static uint64_t threads_started;
@@ -251,7 +249,7 @@ static void fork_child(void)
 	 * peak is not the child's: its peak starts at what it inherited. */
 	hp_agg_restart_peak();
 	hp_self.forwarding++;
-	if (hp_writer_open(&config, start_ns, HP_ROLE_FORKED) < 0)
+	if (hp_writer_open(&config, HP_ROLE_FORKED) < 0)
 		hp_state = HP_STATE_OFF;
 	hp_self.forwarding--;
 }
@@ -279,24 +277,21 @@ static void finish_last(void *unused)
 /* The library's destructor runs inside the loader's _dl_fini, before the
  * destructors of objects initialised after it (a library that frees its
  * tables at exit) and before exit handlers registered earlier than
- * _dl_fini. An exit handler registered now, while exit is running them,
- * is run after all of those (glibc restarts its list when one is added),
- * just before the process ends: the exit snapshot sees every free. */
-extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+ * _dl_fini. An exit handler registered now (hp_os_at_exit), while exit is
+ * running them, is run after all of those (glibc restarts its list when
+ * one is added), just before the process ends: the exit snapshot sees
+ * every free. */
 
 /* Set by a vfork child that runs exit(): it consumes, in the memory it
  * shares with us, the exit handlers and destructors our exit would have
  * run, this library's destructor included. The next slow path of the
  * parent then asks for the exit snapshot at its thread's exit instead
  * (glibc runs a thread's TLS destructors first thing in exit()). */
-extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
-extern void *__dso_handle;
-
 static void rearm_exit(void)
 {
 	__atomic_store_n(&exit_consumed, 0, __ATOMIC_RELAXED);
 	hp_self.forwarding++;
-	__cxa_thread_atexit_impl(finish_last, NULL, &__dso_handle);
+	hp_os_at_thread_exit(finish_last, NULL);
 	hp_self.forwarding--;
 }
 
@@ -312,7 +307,7 @@ static void stop_at_exit(void)
 	if (hp_state != HP_STATE_ACTIVE)
 		return;
 	hp_self.forwarding++; /* glibc may allocate the handler's slot */
-	r = __cxa_atexit(finish_last, NULL, NULL);
+	r = hp_os_at_exit(finish_last, NULL);
 	hp_self.forwarding--;
 	if (r != 0)
 		finish(0);
@@ -359,24 +354,24 @@ static enum hp_role find_role(void)
  * us, or NULL. */
 static const char *malloc_owner(void)
 {
-	void *m = dlsym(RTLD_DEFAULT, "malloc");
-	Dl_info info;
+	void *m = hp_os_dlsym_default("malloc");
+	const char *path;
 
 	if (!m || hp_unwind_is_own((uintptr_t)m))
 		return NULL;
-	if (dladdr(m, &info) && info.dli_fname && *info.dli_fname)
-		return info.dli_fname;
-	return "another library";
+	path = hp_os_object_of(m);
+	return path ? path : "another library";
 }
 
 void hp_recorder_start(void)
 {
+	uint64_t start_ns = hp_os_now_ns();
 	const char *shadow;
 	enum hp_role role;
 	int err;
 
-	start_ns = hp_os_now_ns();
 	hp_config_load(&config);
+	config.start_ns = start_ns;
 	role = find_role();
 	if (role == HP_ROLE_DESCENDANT && !config.follow_fork) {
 		/* Started by a recorded process (posix_spawn runs no fork
@@ -392,7 +387,7 @@ void hp_recorder_start(void)
 	if (!err)
 		err = hp_live_init(hp_sampled);
 	if (!err)
-		err = hp_modules_init(start_ns);
+		err = hp_modules_init(&config);
 	if (err) {
 		hp_log("cannot map memory for the recorder's tables; not recording");
 		return;
@@ -407,9 +402,9 @@ void hp_recorder_start(void)
 		config.shadowed = 1;
 	}
 	hp_modules_refresh(1);
-	if (hp_writer_open(&config, start_ns, role) < 0)
+	if (hp_writer_open(&config, role) < 0)
 		return; /* the writer said why */
 	hp_trigger_init(&config);
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	hp_os_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
 }

@@ -39,28 +39,43 @@ extern int hp_sampled;
 
 /* The bytes of stack left below the caller's frame, on the thread's stack
  * or the signal stack it runs on; UINTPTR_MAX when unknown (a stack the
- * program made itself). Async-signal-safe. */
+ * program made itself). Async-signal-safe, no allocation, no lock. */
 uintptr_t hp_stack_room(const struct hp_thread *t);
 
 /* Starts the recorder: configuration, tables, capture file, threads,
  * signals. Called once by the interposer after the real functions are
- * known, with t->busy set. */
+ * known, with the thread's forwarding flag set: it calls what allocates
+ * (dlsym, pthread_atfork, dl_iterate_phdr) and takes every recorder lock
+ * in turn. Not thread-safe (the interposer runs it once), not
+ * async-signal-safe. */
 void hp_recorder_start(void);
 
 /* The slow path of an allocation of size bytes at p (p != NULL), whose
- * countdown went negative. Decides about sampling, unwinds, records. */
+ * countdown went negative. Decides about sampling, unwinds, records.
+ * Takes the table, shard and bucket locks in turn, only with t->busy
+ * clear (nested in the recorder it counts the allocation as lost and
+ * returns), so a signal handler's allocation never deadlocks it; not
+ * async-signal-safe otherwise (libunwind's caches, the snapshot it may
+ * write through hp_trigger_tick). May mmap; the program's malloc only
+ * through libunwind's first use in a thread, with busy set. */
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	__attribute__((noinline, cold));
 
 /* Removes p from the live register before the real free; returns 1 with
- * *blk filled when p was a recorded block. */
+ * *blk filled when p was a recorded block. Takes the shard's lock, or
+ * only tries it when nested in the recorder (a signal handler's free):
+ * async-signal-safe. No allocation. */
 int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
 	__attribute__((noinline));
 
-/* Counts the free of a block taken with hp_record_take. */
+/* Counts the free of a block taken with hp_record_take. Takes the
+ * bucket's lock only with t->busy clear (else counts the free as lost),
+ * so it never waits for the interrupted code; no allocation; may write a
+ * snapshot (hp_trigger_tick), so not async-signal-safe as a whole. */
 void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk);
 
-/* Puts back a block taken with hp_record_take (a realloc that failed). */
+/* Puts back a block taken with hp_record_take (a realloc that failed).
+ * Same locks and properties as hp_record_take and hp_record_release. */
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk);
 
 /* The program calls _exit or _Exit: the exit snapshot, now, and the end of
@@ -72,7 +87,9 @@ void hp_record_exit_now(void);
 
 /* The program is about to exec: a snapshot of the image that ends here,
  * written into its capture if it has one (the new image appends to it).
- * Recording goes on: the exec may fail. */
+ * Recording goes on: the exec may fail. No allocation; takes the
+ * writer's lock (only tries it over the recorder: async-signal-safe as
+ * exec is, without the module refresh). */
 void hp_record_exec(void);
 
 #endif

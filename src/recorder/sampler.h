@@ -17,7 +17,8 @@
 #include <math.h>
 #include <stdint.h>
 
-/* xorshift64*: state must be non-zero. */
+/* xorshift64*: state must be non-zero. Pure on *state: async-signal-safe,
+ * no allocation, no lock. */
 static inline uint64_t hp_sampler_next_u64(uint64_t *state)
 {
 	uint64_t x = *state;
@@ -29,7 +30,8 @@ static inline uint64_t hp_sampler_next_u64(uint64_t *state)
 }
 
 /* A draw from the exponential distribution with the given mean, in bytes,
- * at least 1. */
+ * at least 1. Calls log (libm, pure): async-signal-safe, no allocation,
+ * no lock. */
 static inline int64_t hp_sampler_draw(uint64_t *state, uint64_t mean_bytes)
 {
 	/* u in (0, 1]: 53 random bits, never 0 so the log is finite. */
@@ -47,7 +49,8 @@ static inline int64_t hp_sampler_draw(uint64_t *state, uint64_t mean_bytes)
  * most half a byte in at least rate bytes); size itself when every
  * allocation is recorded (rate <= 1), and 0 for size 0. The same size and
  * rate always give the same value, so what an allocation adds to a sum its
- * free takes away exactly. Calls expm1: slow paths only. */
+ * free takes away exactly. Calls expm1: slow paths only. Pure:
+ * async-signal-safe, no allocation, no lock. */
 static inline uint64_t hp_sampler_weight(uint64_t size, uint64_t rate_bytes)
 {
 	double w;

@@ -10,28 +10,34 @@
 #ifndef HP_RECORDER_SPIN_H
 #define HP_RECORDER_SPIN_H
 
-#include <sched.h>
 #include <stdint.h>
+
+#include "os.h"
 
 struct hp_spin {
 	uint32_t locked; /* accessed only through __atomic builtins */
 };
 
+/* Waits for and takes l: spins, then yields every 256 tries. No
+ * allocation; async-signal-safe only where no holder can be the code the
+ * signal interrupted (use hp_spin_trylock_for there). */
 static inline void hp_spin_lock(struct hp_spin *l)
 {
 	unsigned spins = 0;
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
 		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
 			if (++spins > 256) {
-				sched_yield();
+				hp_os_yield();
 				spins = 0;
 			} else {
-				__builtin_ia32_pause();
+				hp_os_cpu_relax();
 			}
 		}
 	}
 }
 
+/* Takes l if free; returns 1 when taken. Async-signal-safe, no
+ * allocation, never waits. */
 static inline int hp_spin_trylock(struct hp_spin *l)
 {
 	return !__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
@@ -39,18 +45,20 @@ static inline int hp_spin_trylock(struct hp_spin *l)
 }
 
 /* Tries for about tries x 1 microsecond; returns 1 when locked. For signal
- * handlers and fork: the holder may be the interrupted code itself. */
+ * handlers and fork: the holder may be the interrupted code itself.
+ * Async-signal-safe, no allocation, bounded wait. */
 static inline int hp_spin_trylock_for(struct hp_spin *l, unsigned tries)
 {
 	for (unsigned i = 0; i < tries; i++) {
 		if (hp_spin_trylock(l))
 			return 1;
 		for (int k = 0; k < 100; k++)
-			__builtin_ia32_pause();
+			hp_os_cpu_relax();
 	}
 	return 0;
 }
 
+/* Releases l (held by the caller). Async-signal-safe, no allocation. */
 static inline void hp_spin_unlock(struct hp_spin *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);

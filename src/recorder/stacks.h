@@ -15,21 +15,29 @@
 /* Stack ids are below this. */
 #define HP_STACKS_MAX (1u << 20)
 
+/* Maps the table's index. Returns 0 or -ENOMEM. Once, at init: not
+ * thread-safe; no allocation (mmap), no lock. */
 int hp_stacks_init(void);
 
 /* The id of frames[0..depth), added when new; 0 when depth is 0 or the
- * table is full. */
+ * table is full. Lock-free for a known stack, else takes the table's
+ * spinlock and may mmap; no allocation; not async-signal-safe. */
 uint32_t hp_stacks_intern(const uint64_t *frames, uint32_t depth);
 
-/* Ids 1..hp_stacks_count()-1 exist. Lock-free. */
+/* Ids 1..hp_stacks_count()-1 exist. Lock-free, async-signal-safe, no
+ * allocation. */
 uint32_t hp_stacks_count(void);
 
-/* The frames of an existing id. Lock-free, async-signal-safe. */
+/* The frames of an existing id. Lock-free, async-signal-safe, no
+ * allocation. */
 const uint64_t *hp_stacks_get(uint32_t id, uint32_t *depth);
 
+/* Bytes of recorder memory the table may have touched. Lock-free,
+ * async-signal-safe, no allocation. */
 uint64_t hp_stacks_bytes(void);
 
-/* For fork: take and release the table lock. */
+/* For fork: take and release the table lock. No allocation; not
+ * async-signal-safe. */
 void hp_stacks_lock(void);
 void hp_stacks_unlock(void);
 

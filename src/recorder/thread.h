@@ -1,5 +1,6 @@
 /*
- * thread.h - the recorder's per-thread state, inlined into the fast path.
+ * thread.h - the recorder's per-thread state, inlined into the fast path:
+ * the recorder's one thread-local.
  *
  * Every field is thread-local and written only by its own thread (and by
  * signal handlers running on it, which is why the fast path re-reads
@@ -28,12 +29,20 @@ struct hp_thread {
 	 * recorder itself calls libc functions that allocate (pthread_create,
 	 * setenv, dlsym): such calls pass through unrecorded and uncounted. */
 	uint32_t forwarding;
-	uint32_t pad;
+	/* Slow paths since this thread last looked at the clock
+	 * (hp_trigger_tick). */
+	uint32_t ticks;
 	/* The last block this thread allocated: freeing it before any other
 	 * allocation makes it a temporary. */
 	uintptr_t last_alloc;
 	uint64_t rng;                   /* xorshift64* state for sampling */
 	uintptr_t stack_lo, stack_hi;   /* for the frame-pointer walk */
+	/* Bytes allocated by this thread not yet added to the byte triggers'
+	 * shared count (hp_trigger_allocated flushes them in chunks). */
+	uint64_t unflushed_bytes;
+	/* Set while this thread looks up the real allocator with dlsym, whose
+	 * own allocations the bootstrap buffer answers (interpose.c). */
+	uint32_t resolving;
 };
 
 extern __thread struct hp_thread hp_self __attribute__((tls_model("initial-exec")));

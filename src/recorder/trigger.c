@@ -28,7 +28,6 @@ static unsigned pending;
 /* Byte triggers: bytes allocated, flushed from each thread in chunks so
  * that threads do not fight over one counter; next thresholds. Atomics. */
 #define FLUSH_BYTES (1u << 20)
-static __thread uint64_t unflushed __attribute__((tls_model("initial-exec")));
 static uint64_t allocated_bytes;
 static uint64_t next_every;
 static uint64_t next_high_water;
@@ -47,8 +46,6 @@ void hp_trigger_request(unsigned reason)
 static void on_fatal(int sig)
 {
 	static int once; /* the first fatal signal writes; later ones just die */
-	struct sigaction dfl;
-
 	/* Written only with room for the writer on the stack we run on: a
 	 * small signal stack would overflow, and the program would die of
 	 * SIGSEGV instead of its own signal. */
@@ -62,10 +59,8 @@ static void on_fatal(int sig)
 	/* Let the signal do what it would have done: with the default action
 	 * restored, the re-raised signal is delivered when we return (a fault
 	 * would also recur on the faulting instruction). */
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	hp_os_sigaction(sig, &dfl, NULL);
-	raise(sig);
+	hp_os_set_handler(sig, NULL, 0);
+	hp_os_raise(sig);
 }
 
 /* The dump signal: when it interrupts code outside the recorder, write
@@ -99,29 +94,24 @@ int hp_trigger_owns(void (*handler)(int))
  * set up a small signal stack for its own handlers. */
 static void install(int sig, void (*handler)(int))
 {
-	struct sigaction old, sa;
+	struct sigaction old;
 
 	if (hp_os_sigaction(sig, NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
 	    (old.sa_flags & SA_SIGINFO))
 		return; /* the program has its own: leave it */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART | (sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0);
-	sigemptyset(&sa.sa_mask);
-	hp_os_sigaction(sig, &sa, NULL);
+	hp_os_set_handler(sig, handler,
+			  SA_RESTART | (sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0));
 }
 
 /* Puts back the default action where the handler is still ours. */
 static void uninstall(int sig)
 {
-	struct sigaction old, dfl;
+	struct sigaction old;
 
 	if (hp_os_sigaction(sig, NULL, &old) < 0 || (old.sa_flags & SA_SIGINFO) ||
 	    !hp_trigger_owns(old.sa_handler))
 		return;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	hp_os_sigaction(sig, &dfl, NULL);
+	hp_os_set_handler(sig, NULL, 0);
 }
 
 void hp_trigger_stop(void)
@@ -147,14 +137,15 @@ void hp_trigger_init(const struct hp_config *c)
 void hp_trigger_allocated(uint64_t bytes)
 {
 	uint64_t total, peak;
+	struct hp_thread *t = &hp_self; /* its unflushed_bytes */
 
 	if (!config->dump_every_bytes && !config->high_water_bytes)
 		return;
-	unflushed += bytes;
-	if (unflushed < FLUSH_BYTES && unflushed < config->dump_every_bytes)
+	t->unflushed_bytes += bytes;
+	if (t->unflushed_bytes < FLUSH_BYTES && t->unflushed_bytes < config->dump_every_bytes)
 		return;
-	total = __atomic_add_fetch(&allocated_bytes, unflushed, __ATOMIC_RELAXED);
-	unflushed = 0;
+	total = __atomic_add_fetch(&allocated_bytes, t->unflushed_bytes, __ATOMIC_RELAXED);
+	t->unflushed_bytes = 0;
 	if (config->dump_every_bytes && total >= __atomic_load_n(&next_every, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&next_every, total + config->dump_every_bytes, __ATOMIC_RELAXED);
 		hp_trigger_request(HP_SNAP_BYTES);
@@ -171,16 +162,13 @@ void hp_trigger_allocated(uint64_t bytes)
 	}
 }
 
-/* Slow paths since the last look at the clock, per thread. */
-static __thread unsigned ticks __attribute__((tls_model("initial-exec")));
-
 void hp_trigger_tick(int every)
 {
 	unsigned req;
 	uint64_t now;
 
 	req = __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
-	if (!req && (++ticks % (unsigned)every) != 0)
+	if (!req && (++hp_self.ticks % (unsigned)every) != 0)
 		return;
 	now = hp_os_now_ns();
 	/* busy while the writer's lock may be held: a signal handler's

@@ -24,27 +24,35 @@
 #include "config.h"
 
 /* Installs the fatal-signal and dump-signal handlers, each only where the
- * program left the default disposition. */
+ * program left the default disposition. At start, once: not thread-safe;
+ * no allocation, no lock. c must stay valid. */
 void hp_trigger_init(const struct hp_config *c);
 
 /* Gives back the default action of every signal whose handler is still the
- * recorder's (a fork child that stops recording). Async-signal-safe. */
+ * recorder's (a fork child that stops recording). Async-signal-safe, no
+ * allocation, no lock. */
 void hp_trigger_stop(void);
 
 /* Periodic work, at the end of a slow path with no recorder lock held and
  * t->busy clear: pending snapshot requests at once; the clock (time-series
- * sample, interval snapshot) once every `every` calls on this thread. */
+ * sample, interval snapshot) once every `every` calls on this thread.
+ * Takes the writer's lock and the module table's (dl_iterate_phdr) when
+ * it writes; no allocation from the program's malloc; not
+ * async-signal-safe. */
 void hp_trigger_tick(int every);
 
 /* Counts bytes allocated for the byte triggers; called from the slow path.
- * Lock-free; no allocation. */
+ * Lock-free, no allocation, async-signal-safe (this thread's count and
+ * atomics). */
 void hp_trigger_allocated(uint64_t bytes);
 
 /* Whether handler is one the recorder installed (the signal interposer
- * shows those to the program as SIG_DFL). */
+ * shows those to the program as SIG_DFL). Pure: async-signal-safe, no
+ * allocation, no lock. */
 int hp_trigger_owns(void (*handler)(int));
 
-/* Asks for a snapshot with the given HP_SNAP_* reason (async-signal-safe). */
+/* Asks for a snapshot with the given HP_SNAP_* reason. Async-signal-safe
+ * (an atomic OR), no allocation, no lock. */
 void hp_trigger_request(unsigned reason);
 
 #endif

@@ -10,8 +10,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "../format/format.h"
 #include "config.h"
@@ -59,9 +57,8 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 static long readable(const void *addr)
 {
 	char byte;
-	struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
 
-	if (process_vm_readv(hp_os_getpid(), &local, 1, &remote, 1, 0) == 1) {
+	if (hp_os_read_self(&byte, addr, 1) == 0) {
 		errno = 0; /* libunwind loops while errno is EINTR */
 		return 1;
 	}
@@ -83,19 +80,21 @@ static ssize_t unw_read(int fd, void *buf, size_t n)
 		errno = EAGAIN;
 		return -1;
 	}
-	return read(fd, buf, n);
+	return hp_os_read(fd, buf, n);
 }
 
 static ssize_t unw_write(int fd, const void *buf, size_t n)
 {
 	if (fd == FAKE_WRITE_FD)
 		return readable(buf);
-	return write(fd, buf, n);
+	return hp_os_write(fd, buf, n);
 }
 
 static int unw_close(int fd)
 {
-	return fd == FAKE_READ_FD || fd == FAKE_WRITE_FD ? 0 : close(fd);
+	if (fd == FAKE_READ_FD || fd == FAKE_WRITE_FD)
+		return 0;
+	return (int)hp_os_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
 }
 
 static long unw_syscall(long n, ...)
@@ -109,7 +108,7 @@ static long unw_syscall(long n, ...)
 	va_end(ap);
 	if (n == SYS_write && (int)a[0] == FAKE_WRITE_FD)
 		return readable((const void *)a[1]);
-	return syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return hp_os_syscall6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 int hp_unwind_init(unsigned m)
@@ -121,7 +120,7 @@ int hp_unwind_init(unsigned m)
 	};
 
 	mode = m;
-	dl_iterate_phdr(find_own, (void *)(uintptr_t)&hp_unwind_init);
+	hp_os_dl_iterate(find_own, (void *)(uintptr_t)&hp_unwind_init);
 	if (mode == HP_UNWIND_DWARF) {
 		/* Before libunwind's first use, which opens its pipe. */
 		if (hp_got_patch((uintptr_t)&unw_backtrace, fds, sizeof fds / sizeof *fds) < 3)

@@ -15,7 +15,9 @@
 #include "thread.h"
 
 /* Chooses the unwinder and finds the recorder's own code range. Call once,
- * at init, with the reentrancy flag set. Returns 0 or -errno. */
+ * at init, with the reentrancy flag set: dl_iterate_phdr takes the
+ * loader's lock and may allocate. Not thread-safe, not async-signal-safe.
+ * Returns 0 or -errno. */
 int hp_unwind_init(unsigned mode);
 
 /* Room an unwinder needs past max in frames[] for the recorder's own
@@ -29,7 +31,8 @@ int hp_unwind_init(unsigned mode);
  * lock-free, not async-signal-safe in DWARF mode (libunwind's caches). */
 uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max);
 
-/* Whether addr is inside the recorder's own code. */
+/* Whether addr is inside the recorder's own code. Pure after init:
+ * async-signal-safe, no allocation, no lock. */
 int hp_unwind_is_own(uintptr_t addr);
 
 #endif

@@ -37,7 +37,6 @@ static char path[HP_CONFIG_PATH_MAX + 32];
 /* Room for the executable's path and the command line in put_meta and
  * default_name: static, not on the stack, whose caller may have little. */
 static char scratch[HP_CONFIG_PATH_MAX + 8192];
-static uint64_t start_ns;
 static uint32_t snapshot_seq;
 static uint32_t stacks_written = 1; /* ids below this are in the file */
 static uint32_t module_events_written;
@@ -46,8 +45,9 @@ static unsigned nsamples;
 static struct hp_buf payload, out, buckets_buf;
 static uint64_t file_bytes; /* written whole so far: records end here */
 static ZSTD_CCtx *cctx;
-/* The file still to be created (NULL once tried), and for its META. */
-static const struct hp_config *file_config, *file_meta_config;
+/* The file still to be created (NULL once tried); the configuration, for
+ * the META record and the start time (set at open). */
+static const struct hp_config *file_config, *config;
 static enum hp_role file_role;
 
 /* The writer's buffers are mapped at open at these sizes, so that a
@@ -237,8 +237,8 @@ static void put_meta(const struct hp_config *c, int forked_child)
 	hp_os_exe_path(scratch, sizeof scratch);
 	hp_buf_put_u(&payload, (uint64_t)hp_os_getpid());
 	hp_buf_put_u(&payload, (uint64_t)hp_os_getppid());
-	hp_buf_put_u(&payload, hp_os_realtime_ns() - (hp_os_now_ns() - start_ns));
-	hp_buf_put_u(&payload, start_ns);
+	hp_buf_put_u(&payload, hp_os_realtime_ns() - (hp_os_now_ns() - c->start_ns));
+	hp_buf_put_u(&payload, c->start_ns);
 	hp_buf_put_u(&payload, hp_os_page_size());
 	hp_buf_put_str(&payload, scratch);
 	n = hp_os_cmdline(args, sizeof scratch);
@@ -292,7 +292,7 @@ static int ensure_file(void)
 		hp_os_unmap(file_header.data, file_header.cap);
 	}
 	if (!err) {
-		put_meta(file_meta_config, file_role == HP_ROLE_FORKED);
+		put_meta(config, file_role == HP_ROLE_FORKED);
 		err = emit(HP_REC_META);
 	}
 	if (err) {
@@ -331,7 +331,7 @@ static void unlock(int cancel)
 	hp_os_cancel_restore(cancel);
 }
 
-int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
+int hp_writer_open(const struct hp_config *c, enum hp_role role)
 {
 	int err = 0, cancel = lock_for(0);
 
@@ -341,7 +341,6 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
 		hp_os_close(fd);
 	fd = -1;
 	owner = hp_os_getpid();
-	start_ns = start;
 	snapshot_seq = 0;
 	stacks_written = 1;
 	module_events_written = 0;
@@ -350,7 +349,7 @@ int hp_writer_open(const struct hp_config *c, uint64_t start, enum hp_role role)
 	reserve_buffers();
 	if (!cctx)
 		cctx = new_cctx();
-	file_config = file_meta_config = c;
+	file_config = config = c;
 	file_role = role;
 	/* A forked child, or a program exec'd by a recorded one, creates its
 	 * file when it first has something to say: one that only execs (a
@@ -459,7 +458,7 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
 	buckets_buf.err = 0;
 	hp_agg_totals(&t);
 	hp_buf_put_u(&payload, ++snapshot_seq);
-	hp_buf_put_u(&payload, hp_os_now_ns() - start_ns);
+	hp_buf_put_u(&payload, hp_os_now_ns() - config->start_ns);
 	hp_buf_put_u(&payload, reason);
 	hp_buf_put_u(&payload, (uint64_t)signo);
 	hp_buf_put_u(&payload, sum->alloc_count);
@@ -468,7 +467,8 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
 	hp_buf_put_u(&payload, sum->free_bytes);
 	hp_buf_put_u(&payload, t.peak_bytes);
 	hp_buf_put_u(&payload, sum->peak_count);
-	hp_buf_put_u(&payload, t.peak_time_ns > start_ns ? t.peak_time_ns - start_ns : 0);
+	hp_buf_put_u(&payload, t.peak_time_ns > config->start_ns ? t.peak_time_ns - config->start_ns
+								  : 0);
 	hp_buf_put_u(&payload, nstacks);
 	for (int i = 1; i < HP_LOST_KINDS; i++)
 		lost_kinds += t.lost_count[i] != 0;
@@ -509,7 +509,8 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	if (nsamples < SAMPLES_PER_RECORD) { /* the heap at this moment, too */
 		struct hp_totals t;
 		hp_agg_totals(&t);
-		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, t.in_use_estimate_bytes,
+		samples[nsamples++] = (struct sample){hp_os_now_ns() - config->start_ns,
+						      t.in_use_estimate_bytes,
 						      hp_os_rss_bytes()};
 	}
 	/* What the file has is counted only once written: after a failed
@@ -554,7 +555,8 @@ void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
 		return;
 	cancel = lock_for(0);
 	if (nsamples < SAMPLES_PER_RECORD)
-		samples[nsamples++] = (struct sample){hp_os_now_ns() - start_ns, heap_bytes, rss_bytes};
+		samples[nsamples++] =
+			(struct sample){hp_os_now_ns() - config->start_ns, heap_bytes, rss_bytes};
 	if (nsamples == SAMPLES_PER_RECORD && ensure_file() == 0) {
 		put_timeseries();
 		if (emit(HP_REC_TIMESERIES))

@@ -45,8 +45,11 @@ enum hp_role {
  * header and META record, or, for forks and descendants, leaves that to its
  * first snapshot or time-series record (one that only execs leaves no file).
  * Descendants and forks get the root's name with ".PID" before ".hpf".
- * Returns 0 or -errno (and logs why). c must stay valid. */
-int hp_writer_open(const struct hp_config *c, uint64_t start_ns, enum hp_role role);
+ * Times in the capture count from c->start_ns.
+ * Returns 0 or -errno (and logs why). c must stay valid. Takes the
+ * writer's lock; maps its buffers (no allocation from malloc); not
+ * async-signal-safe. At start and in a fork child. */
+int hp_writer_open(const struct hp_config *c, enum hp_role role);
 
 /* Whether the calling process is the one the capture belongs to: not a
  * vfork child sharing our memory, nor a raw clone that ran no fork
@@ -54,23 +57,29 @@ int hp_writer_open(const struct hp_config *c, uint64_t start_ns, enum hp_role ro
 int hp_writer_owned(void);
 
 /* Whether the capture file has been created (forks and descendants create
- * theirs lazily). Lock-free. */
+ * theirs lazily). Lock-free, async-signal-safe, no allocation. */
 int hp_writer_has_file(void);
 
 /* Appends a snapshot. Returns 0 or -errno (counted as lost writes);
- * -ESRCH, writing nothing, in a process that does not own the capture. */
+ * -ESRCH, writing nothing, in a process that does not own the capture;
+ * -EDEADLK when the lock was not taken (flags). Takes the writer's lock
+ * (flags above) after the module refresh (its lock and the loader's,
+ * without flags); no allocation from malloc (buffers grow with mmap);
+ * async-signal-safe with HP_WRITE_FATAL or HP_WRITE_SIGNAL only. */
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags);
 
 /* Queues one time-series sample (bytes in use and RSS), flushing a record
- * every 100 samples. */
+ * every 100 samples. Takes the writer's lock; no allocation from malloc;
+ * not async-signal-safe. */
 void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes);
 
 /* Closes the file (when the descriptor is still ours). Later snapshots are
- * dropped. */
+ * dropped. Takes the writer's lock; no allocation; not async-signal-safe. */
 void hp_writer_close(void);
 
 
-/* For fork: take and release the writer's lock. */
+/* For fork: take and release the writer's lock. No allocation; not
+ * async-signal-safe. */
 void hp_writer_lock(void);
 void hp_writer_unlock(void);
 

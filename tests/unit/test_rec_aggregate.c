@@ -1,0 +1,262 @@
+/*
+ * test_rec_aggregate.c - the bucket counters and the at-peak epochs
+ * (src/recorder/aggregate.h, docs/internals/at-peak.md): each bucket's
+ * value at the global peak, exactly, through a sequence whose peak moves;
+ * the sampled estimate that finds the peak (docs/internals/sampling.md)
+ * where the raw bytes would find another; keyed buckets; lost counts;
+ * mmap failure through the os.c seam; and 8 threads counting into shared
+ * buckets while a reader copies them, checked exactly. Runs under
+ * ThreadSanitizer with `make check SAN=thread`.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "../../src/recorder/aggregate.h"
+#include "../../src/recorder/sampler.h"
+#include "../../src/recorder/stacks.h"
+#include "../harness/harness.h"
+#include "rec_seam.h"
+
+/* The tables are process-wide: set up once, and every test leaves no
+ * bytes in use, so that hp_agg_restart_peak starts the next one at 0. */
+static void setup(void)
+{
+	static int done;
+	if (!done) {
+		expect_eq_u64(hp_stacks_init(), 0, "stacks");
+		expect_eq_u64(hp_agg_init(), 0, "buckets");
+		done = 1;
+	}
+	hp_agg_restart_peak();
+}
+
+static uint32_t stack(uint64_t frame)
+{
+	return hp_stacks_intern(&frame, 1);
+}
+
+static struct hp_bucket_view view(uint32_t id)
+{
+	struct hp_bucket_view v;
+	hp_agg_read(id, &v);
+	return v;
+}
+
+/* Keyed buckets first: this test needs their first chunk still unmapped. */
+HP_TEST(agg_keyed_mmap_failure)
+{
+	uint32_t s, id;
+
+	setup();
+	s = stack(0x1000);
+	seam_map_fail_after(2); /* the key's word and entry chunks, not the buckets' */
+	expect_eq_u64(hp_agg_bucket(s, 7, 0, 0), 0, "no memory for the bucket's chunk: 0");
+	seam_map_fail_after(-1);
+	id = hp_agg_bucket(s, 7, 0, 0);
+	expect_eq_u64(id, HP_AGG_KEYED_FIRST, "memory back: the first keyed id");
+	expect_eq_u64(seam_map_calls, 1, "just the chunk");
+	seam_restore();
+	expect_eq_u64(view(id).type_tag, 7, "its key");
+	expect_eq_u64(view(id).stack_id, s, "its stack");
+}
+
+HP_TEST(agg_keyed_buckets)
+{
+	uint32_t s, a, b, c;
+	struct hp_bucket_view v;
+	int found = 0;
+
+	setup();
+	s = stack(0x2000);
+	a = hp_agg_bucket(s, 1, 2, 0);
+	b = hp_agg_bucket(s, 0, 0, 48);
+	c = hp_agg_bucket(s, 0, 0, 0);
+	expect_true(a >= HP_AGG_KEYED_FIRST && b > a, "tags and sizes are keyed");
+	expect_eq_u64(c, s + 1, "no tags, size 0: the stack's default bucket");
+	expect_eq_u64(hp_agg_bucket(s, 1, 2, 0), a, "same key, same id");
+	hp_agg_alloc(b, 48);
+	v = view(b);
+	expect_eq_u64(v.size, 48, "size");
+	expect_eq_u64(v.context_tag, 0, "context");
+	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id))
+		found += id == a || id == b;
+	expect_eq_u64(found, 2, "hp_agg_next visits keyed buckets");
+	hp_agg_free(b, 48, 0);
+}
+
+HP_TEST(agg_at_peak)
+{
+	uint32_t b1, b2;
+	struct hp_totals t;
+	struct hp_bucket_view v;
+
+	setup();
+	b1 = hp_agg_bucket(stack(0x3001), 0, 0, 0);
+	b2 = hp_agg_bucket(stack(0x3002), 0, 0, 0);
+	hp_agg_alloc(b1, 100);
+	hp_agg_alloc(b2, 50); /* peak 150: b1 100, b2 50 */
+	hp_agg_free(b1, 100, 1);
+	hp_agg_alloc(b2, 20); /* 70 in use, the peak stays */
+	v = view(b1);
+	expect_eq_u64(v.peak_bytes, 100, "b1 at the peak");
+	expect_eq_u64(v.peak_count, 1, "b1 blocks at the peak");
+	expect_eq_u64(v.temp_count * 1000 + v.temp_bytes, 1100, "a temporary");
+	v = view(b2);
+	expect_eq_u64(v.peak_bytes, 50, "b2 at the peak, not now");
+	expect_eq_u64(v.alloc_bytes - v.free_bytes, 70, "b2 now");
+	hp_agg_totals(&t);
+	expect_eq_u64(t.peak_bytes, 150, "the peak");
+	expect_eq_u64(t.in_use_bytes, 70, "in use");
+	expect_eq_u64(t.peak_estimate_bytes, 150, "full mode: the estimate is the raw value");
+
+	hp_agg_alloc(b1, 200); /* a new peak, 270: b1 200, b2 70 (unchanged since) */
+	hp_agg_free(b2, 50, 0);
+	hp_agg_free(b2, 20, 0);
+	hp_agg_free(b1, 200, 0);
+	v = view(b1);
+	expect_eq_u64(v.peak_bytes * 10 + v.peak_count, 2001, "b1 at the new peak");
+	v = view(b2);
+	expect_eq_u64(v.peak_bytes * 10 + v.peak_count, 702, "b2 at the new peak");
+	hp_agg_totals(&t);
+	expect_eq_u64(t.peak_bytes, 270, "the new peak");
+	expect_eq_u64(t.in_use_bytes, 0, "nothing in use");
+	expect_true(t.peak_time_ns > 0, "its time");
+}
+
+/* Sampled: the peak is the largest estimate (each block at its weight),
+ * and peak_bytes the raw bytes in use at that moment. One 1 MiB block
+ * (weight 1 MiB) is the raw peak; 300 blocks of 100 bytes (weight about
+ * 4146 each at rate 4096) are the estimated one. */
+HP_TEST(agg_sampled_peak)
+{
+	const uint64_t rate = 4096, w100 = hp_sampler_weight(100, rate);
+	uint32_t big, small;
+	struct hp_totals t;
+	struct hp_bucket_view v;
+
+	setup();
+	hp_agg_set_sample_rate(rate);
+	hp_agg_restart_peak();
+	big = hp_agg_bucket(stack(0x4001), 0, 0, 1 << 20);
+	small = hp_agg_bucket(stack(0x4002), 0, 0, 100);
+	hp_agg_alloc(big, 1 << 20);
+	hp_agg_free(big, 1 << 20, 0);
+	for (int i = 0; i < 300; i++)
+		hp_agg_alloc(small, 100);
+	hp_agg_totals(&t);
+	expect_eq_u64(w100, 4146, "the weight of 100 bytes at rate 4096");
+	expect_eq_u64(t.peak_estimate_bytes, 300 * w100, "the estimated peak");
+	expect_eq_u64(t.peak_bytes, 30000, "raw bytes in use at that moment, not 1 MiB");
+	expect_eq_u64(t.in_use_estimate_bytes, 300 * w100, "the estimate now");
+	v = view(big);
+	expect_eq_u64(v.peak_bytes, 0, "the big block was gone at the peak");
+	v = view(small);
+	expect_eq_u64(v.peak_count, 300, "every small block at the peak");
+	for (int i = 0; i < 300; i++)
+		hp_agg_free(small, 100, 0);
+	hp_agg_totals(&t);
+	expect_eq_u64(t.in_use_estimate_bytes, 0, "a free takes back exactly its weight");
+	hp_agg_set_sample_rate(1);
+}
+
+HP_TEST(agg_lost)
+{
+	struct hp_totals before, after;
+
+	setup();
+	hp_agg_totals(&before);
+	hp_agg_lost(HP_LOST_NO_MEMORY, 2, 300);
+	hp_agg_lost(HP_LOST_KINDS, 1, 1); /* out of range: ignored */
+	hp_agg_totals(&after);
+	expect_eq_u64(after.lost_count[HP_LOST_NO_MEMORY] - before.lost_count[HP_LOST_NO_MEMORY],
+		      2, "count");
+	expect_eq_u64(after.lost_bytes[HP_LOST_NO_MEMORY] - before.lost_bytes[HP_LOST_NO_MEMORY],
+		      300, "bytes");
+}
+
+/* 8 threads count into 4 shared buckets and keyed buckets of their own
+ * while a reader copies buckets and totals, lock-free. */
+#define THREADS 8
+#define ROUNDS 20000u
+
+static uint32_t shared_bucket[4];
+static int stop_reading;
+
+static void *counter(void *arg)
+{
+	uintptr_t n = (uintptr_t)arg;
+	uint64_t bad = 0;
+
+	for (uint32_t i = 0; i < ROUNDS; i++) {
+		uint32_t b = shared_bucket[(i + n) % 4];
+		hp_agg_alloc(b, 16 + n);
+		hp_agg_free(b, 16 + n, i & 1);
+		if (i % 64 == 0) { /* a keyed bucket: created by this thread, then found */
+			uint32_t k = hp_agg_bucket(1, (uint32_t)n + 100, 0, i);
+			bad += !k || hp_agg_bucket(1, (uint32_t)n + 100, 0, i) != k;
+			hp_agg_alloc(k, 1);
+			hp_agg_free(k, 1, 0);
+		}
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+static void *reader(void *arg)
+{
+	struct hp_bucket_view v;
+	struct hp_totals t;
+	uint64_t bad = 0;
+	(void)arg;
+
+	while (!__atomic_load_n(&stop_reading, __ATOMIC_ACQUIRE)) {
+		for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
+			hp_agg_read(id, &v);
+			bad += v.free_count > v.alloc_count + THREADS;
+		}
+		hp_agg_totals(&t);
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+HP_TEST(agg_threads)
+{
+	pthread_t th[THREADS], rd;
+	uint64_t bad = 0, allocs = 0, bytes = 0, temps = 0;
+	struct hp_totals t;
+	void *r;
+
+	setup();
+	for (int i = 0; i < 4; i++)
+		shared_bucket[i] = hp_agg_bucket(stack(0x5000 + (uint64_t)i), 0, 0, 0);
+	pthread_create(&rd, NULL, reader, NULL);
+	for (uintptr_t n = 0; n < THREADS; n++)
+		pthread_create(&th[n], NULL, counter, (void *)n);
+	for (uintptr_t n = 0; n < THREADS; n++) {
+		pthread_join(th[n], &r);
+		bad += (uintptr_t)r;
+	}
+	__atomic_store_n(&stop_reading, 1, __ATOMIC_RELEASE);
+	pthread_join(rd, &r);
+	bad += (uintptr_t)r;
+	expect_eq_u64(bad, 0, "keyed ids stable, copies consistent");
+	for (int i = 0; i < 4; i++) {
+		struct hp_bucket_view v = view(shared_bucket[i]);
+		allocs += v.alloc_count;
+		bytes += v.alloc_bytes;
+		temps += v.temp_count;
+		bad += v.alloc_count != v.free_count || v.alloc_bytes != v.free_bytes;
+	}
+	expect_eq_u64(bad, 0, "every bucket balanced");
+	expect_eq_u64(allocs, THREADS * ROUNDS, "every allocation counted once");
+	expect_eq_u64(bytes, ROUNDS * (16 * THREADS + THREADS * (THREADS - 1) / 2), "bytes");
+	expect_eq_u64(temps, THREADS * ROUNDS / 2, "temporaries");
+	hp_agg_totals(&t);
+	expect_eq_u64(t.in_use_bytes, 0, "nothing in use");
+	expect_true(t.peak_bytes <= 16 * THREADS + THREADS * THREADS + THREADS,
+		    "the peak: at most one block per thread at once");
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}

@@ -1,0 +1,202 @@
+/*
+ * test_rec_intern.c - the recorder's interning table (src/recorder/intern.h):
+ * dense ids, limits, the chunked entries and keys, the index's growth, and
+ * mmap failures through the os.c seam; then 8 threads interning the same
+ * keys in different orders while readers look them up, checked exactly.
+ * Runs under ThreadSanitizer with `make check SAN=thread`.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/recorder/intern.h"
+#include "../harness/harness.h"
+#include "rec_seam.h"
+
+/* Key i: (i + 1) words, up to 7, whose contents name i. */
+static uint32_t key_of(uint32_t i, uint64_t *key)
+{
+	uint32_t len = 1 + i % 7;
+	for (uint32_t w = 0; w < len; w++)
+		key[w] = (uint64_t)i * 0x9e3779b97f4a7c15ULL + w;
+	return len;
+}
+
+static int key_is(const struct hp_intern *t, uint32_t id, uint32_t i)
+{
+	uint64_t want[8];
+	uint32_t len, wlen = key_of(i, want);
+	const uint64_t *k = hp_intern_key(t, id, &len);
+	return len == wlen && memcmp(k, want, len * sizeof *k) == 0;
+}
+
+HP_TEST(intern_dense_ids)
+{
+	struct hp_intern t;
+	uint64_t key[8], empty = 0;
+	uint32_t len, bad = 0;
+
+	expect_eq_u64(hp_intern_init(&t, 1u << 20, 1u << 24), 0, "init");
+	expect_eq_u64(hp_intern_count(&t), 1, "no ids yet: count 1");
+	/* 20000 keys: the index grows 4096 -> 16384 -> 65536 slots, the
+	 * entries fill 5 chunks and the keys 2 word chunks. */
+	for (uint32_t i = 0; i < 20000; i++) {
+		len = key_of(i, key);
+		bad += hp_intern_put(&t, key, len) != i + 1;
+	}
+	expect_eq_u64(bad, 0, "ids are dense from 1, in order");
+	expect_eq_u64(hp_intern_count(&t), 20001, "count");
+	for (uint32_t i = 0; i < 20000; i++) {
+		len = key_of(i, key);
+		bad += hp_intern_put(&t, key, len) != i + 1 || !key_is(&t, i + 1, i);
+	}
+	expect_eq_u64(bad, 0, "a key seen again gets its old id, and reads back whole");
+	expect_eq_u64(hp_intern_count(&t), 20001, "nothing added twice");
+	expect_eq_u64(hp_intern_put(&t, &empty, 0), 20001, "an empty key has an id too");
+	expect_eq_u64(hp_intern_put(&t, key, 0), 20001, "one empty key");
+	hp_intern_key(&t, 20001, &len);
+	expect_eq_u64(len, 0, "of length 0");
+}
+
+HP_TEST(intern_limits)
+{
+	static uint64_t big[HP_INTERN_MAX_KEY_WORDS + 1];
+	struct hp_intern t;
+	uint64_t key[8];
+
+	expect_eq_u64(hp_intern_init(&t, HP_INTERN_MAX_IDS + 1, 100), (uint64_t)-EINVAL,
+		      "more ids than a table can hold");
+	expect_eq_u64(hp_intern_init(&t, 4, 10), 0, "3 ids, 10 words");
+	expect_eq_u64(hp_intern_put(&t, big, HP_INTERN_MAX_KEY_WORDS + 1), 0, "too long a key");
+	big[0] = 1;
+	expect_eq_u64(hp_intern_put(&t, big, 6), 1, "6 words");
+	expect_eq_u64(hp_intern_put(&t, key, key_of(4, key)), 0, "5 more words do not fit in 10");
+	expect_eq_u64(hp_intern_put(&t, key, key_of(3, key)), 2, "4 more do");
+	expect_eq_u64(hp_intern_put(&t, key, 0), 3, "and an empty key");
+	expect_eq_u64(hp_intern_put(&t, key, key_of(7, key)), 0, "the table is full at max_ids - 1");
+	expect_eq_u64(hp_intern_put(&t, big, 6), 1, "a known key still has its id when full");
+	expect_eq_u64(hp_intern_count(&t), 4, "count");
+}
+
+/* Keys as long as HP_INTERN_MAX_KEY_WORDS: a word chunk (64 Ki words) holds
+ * 64 of them, and the 65th starts a new chunk, none straddling two. */
+HP_TEST(intern_long_keys_across_word_chunks)
+{
+	static uint64_t key[HP_INTERN_MAX_KEY_WORDS];
+	struct hp_intern t;
+	uint32_t bad = 0, len;
+
+	expect_eq_u64(hp_intern_init(&t, 1000, 1u << 20), 0, "init");
+	for (uint32_t i = 0; i < 200; i++) {
+		for (uint32_t w = 0; w < HP_INTERN_MAX_KEY_WORDS; w++)
+			key[w] = i * 100000ull + w;
+		key[0] = i;
+		bad += hp_intern_put(&t, key, HP_INTERN_MAX_KEY_WORDS - (i & 1)) != i + 1;
+	}
+	expect_eq_u64(bad, 0, "ids");
+	for (uint32_t i = 0; i < 200; i++) {
+		const uint64_t *k = hp_intern_key(&t, i + 1, &len);
+		bad += len != HP_INTERN_MAX_KEY_WORDS - (i & 1) || k[0] != i ||
+		       k[len - 1] != i * 100000ull + len - 1;
+	}
+	expect_eq_u64(bad, 0, "every key whole");
+	expect_eq_u64(t.used_words, 200 * HP_INTERN_MAX_KEY_WORDS - 100, "words counted");
+}
+
+/* mmap failing: an insert that needs memory returns 0 and publishes
+ * nothing; the table works again when memory comes back. */
+HP_TEST(intern_mmap_failure)
+{
+	struct hp_intern t;
+	uint64_t key[8];
+	uint32_t len, bad = 0;
+
+	expect_eq_u64(hp_intern_init(&t, 1u << 20, 1u << 24), 0, "init");
+	seam_map_fail_after(0);
+	len = key_of(0, key);
+	expect_eq_u64(hp_intern_put(&t, key, len), 0, "no memory for the first key's chunks");
+	expect_eq_u64(hp_intern_count(&t), 1, "nothing published");
+	seam_map_fail_after(1); /* the word chunk, not the entry chunk */
+	expect_eq_u64(hp_intern_put(&t, key, len), 0, "no memory for the entry chunk");
+	expect_eq_u64(hp_intern_count(&t), 1, "still nothing");
+	seam_map_fail_after(-1);
+	expect_eq_u64(hp_intern_put(&t, key, len), 1, "memory back: id 1");
+	expect_eq_u64(seam_map_calls, 1, "the entry chunk: the word chunk of the last try is kept");
+	/* Up to the index's first growth (count * 2 >= 4095) with growth
+	 * failing: inserts go on into the old index. */
+	seam_map_fail_after(-1);
+	for (uint32_t i = 1; i < 2047; i++) {
+		len = key_of(i, key);
+		bad += hp_intern_put(&t, key, len) != i + 1;
+	}
+	expect_eq_u64(bad, 0, "2047 keys");
+	seam_map_fail_after(0);
+	for (uint32_t i = 2047; i < 3000; i++) {
+		len = key_of(i, key);
+		bad += hp_intern_put(&t, key, len) != i + 1;
+	}
+	expect_eq_u64(bad, 0, "the index cannot grow: the old one takes the keys");
+	expect_eq_u64(t.index->mask, 4095, "not grown");
+	seam_map_fail_after(-1);
+	len = key_of(3000, key);
+	expect_eq_u64(hp_intern_put(&t, key, len), 3001, "memory back");
+	expect_eq_u64(t.index->mask, 16383, "grown");
+	for (uint32_t i = 0; i <= 3000; i++)
+		bad += !key_is(&t, i + 1, i);
+	expect_eq_u64(bad, 0, "every key after the growth");
+	seam_restore();
+}
+
+/* Many threads: each interns the same NKEYS keys, starting at its own
+ * offset, so that every key is raced for; each checks every key it got
+ * against hp_intern_key, lock-free, while others insert and the index grows. */
+#define THREADS 8
+#define NKEYS 30000u
+
+static struct hp_intern shared;
+static uint32_t got[THREADS][NKEYS];
+
+static void *interner(void *arg)
+{
+	uintptr_t n = (uintptr_t)arg;
+	uint64_t key[8];
+	uint32_t bad = 0;
+
+	for (uint32_t j = 0; j < NKEYS; j++) {
+		uint32_t i = (uint32_t)((j + n * (NKEYS / THREADS)) % NKEYS);
+		uint32_t len = key_of(i, key), id = hp_intern_put(&shared, key, len);
+		got[n][i] = id;
+		bad += !id || id >= hp_intern_count(&shared) || !key_is(&shared, id, i);
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+HP_TEST(intern_threads)
+{
+	pthread_t th[THREADS];
+	uint64_t bad = 0;
+	uint8_t *seen = calloc(NKEYS + 1, 1);
+
+	expect_eq_u64(hp_intern_init(&shared, 1u << 20, 1u << 24), 0, "init");
+	for (uintptr_t n = 0; n < THREADS; n++)
+		pthread_create(&th[n], NULL, interner, (void *)n);
+	for (uintptr_t n = 0; n < THREADS; n++) {
+		void *r;
+		pthread_join(th[n], &r);
+		bad += (uintptr_t)r;
+	}
+	expect_eq_u64(bad, 0, "every id read back its key while others inserted");
+	expect_eq_u64(hp_intern_count(&shared), NKEYS + 1, "each key added exactly once");
+	for (uint32_t i = 0; i < NKEYS; i++) {
+		for (int n = 1; n < THREADS; n++)
+			bad += got[n][i] != got[0][i];
+		bad += seen[got[0][i]]++ != 0;
+	}
+	expect_eq_u64(bad, 0, "every thread got the same id for a key, no id twice");
+	free(seen);
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}

@@ -1,0 +1,357 @@
+/*
+ * test_rec_live.c - the live register (src/recorder/live.h): insert and
+ * remove against a reference model on one shard whose addresses all start
+ * their probes in a few slots across the table's end, so that every
+ * backward-shift delete moves entries, also cyclically; growth; the
+ * sampled-mode filter; mmap failure through the os.c seam; 8 threads
+ * inserting and removing each other's blocks, checked exactly; and
+ * hp_live_remove from a signal handler. Runs under ThreadSanitizer with
+ * `make check SAN=thread`.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "../../src/common/hash.h"
+#include "../../src/recorder/live.h"
+#include "../harness/harness.h"
+#include "rec_seam.h"
+
+static uint64_t live_blocks(void)
+{
+	uint64_t blocks, bytes;
+	hp_live_usage(&blocks, &bytes);
+	return blocks;
+}
+
+/* A fresh register (the old one is left mapped), full mode. */
+static void fresh(int filter)
+{
+	hp_live_filter = NULL;
+	expect_eq_u64(hp_live_init(filter), 0, "init");
+}
+
+/* n addresses (16-byte aligned) in shard 7 whose home slot in a 256-slot
+ * table is one of 252..255, 0..3: the cluster wraps around the end. */
+static void clustered(uintptr_t *out, unsigned n)
+{
+	uintptr_t a = 0x10000;
+	for (unsigned k = 0; k < n; a += 16) {
+		uint64_t h = hp_hash_u64(a);
+		uint32_t home = (uint32_t)h & 255;
+		if (h >> 56 == 7 && (home >= 252 || home < 4))
+			out[k++] = a;
+	}
+}
+
+HP_TEST(live_backward_shift_model)
+{
+	enum { N = 48 };
+	uintptr_t addr[N];
+	uint64_t size[N];
+	int in[N] = {0};
+	uint64_t rng = 88172645463325252ull, bad = 0, count = 0;
+
+	fresh(0);
+	clustered(addr, N);
+	for (int op = 0; op < 50000; op++) {
+		struct hp_live_block b = {0, 0};
+		unsigned k;
+
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		k = (unsigned)(rng % N);
+		if (in[k]) {
+			bad += hp_live_remove(addr[k], &b, 1) != 1 || b.size != size[k] ||
+			       b.bucket != k + 1;
+			in[k] = 0;
+			count--;
+		} else {
+			size[k] = rng >> 40;
+			bad += hp_live_insert(addr[k], k + 1, size[k], &b) != 0;
+			in[k] = 1;
+			count++;
+		}
+		if (op % 97 == 0) { /* every member present with its values, others absent */
+			for (unsigned j = 0; j < N; j++) {
+				if (in[j]) {
+					bad += hp_live_insert(addr[j], j + 1, size[j], &b) != 1 ||
+					       b.size != size[j] || b.bucket != j + 1;
+				} else {
+					bad += hp_live_remove(addr[j], &b, 1) != 0;
+				}
+			}
+			bad += live_blocks() != count;
+		}
+	}
+	expect_eq_u64(bad, 0, "the register agrees with the model after every delete");
+	for (unsigned j = 0; j < N; j++) {
+		struct hp_live_block b;
+		if (in[j])
+			bad += hp_live_remove(addr[j], &b, 1) != 1;
+	}
+	expect_eq_u64(bad, 0, "all removed");
+	expect_eq_u64(live_blocks(), 0, "empty");
+}
+
+HP_TEST(live_stale_and_growth)
+{
+	struct hp_live_block b;
+	uint64_t bad = 0, bytes, blocks;
+
+	fresh(0);
+	expect_eq_u64(hp_live_insert(0x1000, 3, 100, &b), 0, "new");
+	expect_eq_u64(hp_live_insert(0x1000, 4, 200, &b), 1, "again: its free was not seen");
+	expect_eq_u64(b.bucket * 1000 + b.size, 3100, "the stale block comes back");
+	expect_eq_u64(hp_live_remove(0x1000, &b, 1), 1, "removed");
+	expect_eq_u64(b.bucket * 1000 + b.size, 4200, "the new values");
+	expect_eq_u64(hp_live_remove(0x1000, &b, 1), 0, "gone");
+	/* 100000 blocks: every shard grows several times. */
+	for (uintptr_t a = 0; a < 100000; a++)
+		bad += hp_live_insert(0x100000 + a * 32, (uint32_t)a, a, &b) != 0;
+	hp_live_usage(&blocks, &bytes);
+	expect_eq_u64(blocks, 100000, "blocks");
+	expect_true(bytes >= 100000 * 24 * 4 / 3 && bytes <= 100000 * 24 * 8 / 3 + 256 * 64,
+		    "tables between 3/8 and 3/4 full");
+	for (uintptr_t a = 0; a < 100000; a++)
+		bad += hp_live_remove(0x100000 + a * 32, &b, 1) != 1 || b.size != a ||
+		       b.bucket != (uint32_t)a;
+	expect_eq_u64(bad, 0, "each found once with its values");
+	expect_eq_u64(live_blocks(), 0, "empty");
+}
+
+HP_TEST(live_filter)
+{
+	struct hp_live_block b;
+
+	fresh(1);
+	expect_true(hp_live_filter != NULL, "sampled mode maps the filter");
+	expect_eq_u64(hp_live_maybe(0x5550), 0, "nothing there");
+	hp_live_insert(0x5550, 1, 8, &b);
+	expect_eq_u64(hp_live_maybe(0x5550), 1, "maybe there");
+	expect_eq_u64(hp_live_maybe(0x5550 + (4u << 20)), 1, "its alias 4 MiB on");
+	expect_eq_u64(hp_live_maybe(0x5560), 0, "not the next granule");
+	hp_live_remove(0x5550, &b, 1);
+	expect_eq_u64(hp_live_maybe(0x5550), 0, "removed");
+	for (int i = 0; i < 300; i++) /* 300 blocks in one cell: saturates at 255 */
+		hp_live_insert(0x7770 + ((uintptr_t)i << 22), 1, 8, &b);
+	for (int i = 0; i < 300; i++)
+		hp_live_remove(0x7770 + ((uintptr_t)i << 22), &b, 1);
+	expect_eq_u64(*hp_live_filter_cell(0x7770), 255, "a saturated cell stays set");
+	expect_eq_u64(live_blocks(), 0, "empty");
+	hp_live_filter = NULL;
+}
+
+HP_TEST(live_mmap_failure)
+{
+	struct hp_live_block b;
+	uintptr_t addr[200];
+
+	fresh(0);
+	seam_map_fail_after(0);
+	expect_eq_u64(hp_live_insert(0x1000, 1, 1, &b), (uint64_t)-ENOMEM,
+		      "a shard's first table cannot be mapped");
+	expect_eq_u64(live_blocks(), 0, "nothing added");
+	seam_map_fail_after(1);
+	clustered(addr, 200);
+	for (int i = 0; i < 192; i++) /* grows at the 193rd of 256 slots */
+		expect_eq_u64(hp_live_insert(addr[i], 1, 1, &b), 0, "under 3/4 full");
+	expect_eq_u64(hp_live_insert(addr[192], 1, 1, &b), 0,
+		      "cannot grow, but there is room: added");
+	seam_map_fail_after(-1);
+	expect_eq_u64(hp_live_insert(addr[193], 1, 1, &b), 0, "grown");
+	for (int i = 0; i < 194; i++)
+		expect_eq_u64(hp_live_remove(addr[i], &b, 1), 1, "every block after the growth");
+	seam_restore();
+}
+
+/* 8 threads: each inserts its own blocks, removes half, then removes the
+ * other half of its neighbour's while the neighbour does the same to its
+ * own neighbour; and pairs hand blocks over (one inserts, another spins
+ * until its remove finds it). */
+#define THREADS 8
+#define PER_THREAD 20000u
+
+static pthread_barrier_t barrier;
+
+static uintptr_t block_addr(uintptr_t thread, uintptr_t i)
+{
+	return (thread + 1) << 36 | i << 4;
+}
+
+static void *churner(void *arg)
+{
+	uintptr_t n = (uintptr_t)arg, next = (n + 1) % THREADS;
+	struct hp_live_block b;
+	uint64_t bad = 0;
+
+	for (uintptr_t i = 0; i < PER_THREAD; i++)
+		bad += hp_live_insert(block_addr(n, i), (uint32_t)n, i, &b) != 0;
+	for (uintptr_t i = 1; i < PER_THREAD; i += 2)
+		bad += hp_live_remove(block_addr(n, i), &b, 1) != 1 || b.size != i;
+	pthread_barrier_wait(&barrier);
+	for (uintptr_t i = 0; i < PER_THREAD; i += 2)
+		bad += hp_live_remove(block_addr(next, i), &b, 1) != 1 || b.size != i ||
+		       b.bucket != next;
+	pthread_barrier_wait(&barrier);
+	/* Hand-over: even threads insert, odd ones take. */
+	for (uintptr_t i = 0; i < 2000; i++) {
+		uintptr_t a = block_addr(n & ~(uintptr_t)1, PER_THREAD + i);
+		if (n & 1) {
+			while (hp_live_remove(a, &b, 1) == 0)
+				;
+			bad += b.size != i;
+		} else {
+			bad += hp_live_insert(a, 9, i, &b) != 0;
+		}
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+/* The writer reads the register's usage while others insert (its
+ * snapshot's recorder_bytes). */
+static int stop_usage;
+
+static void *usage_reader(void *arg)
+{
+	uint64_t blocks, bytes, bad = 0;
+	(void)arg;
+	while (!__atomic_load_n(&stop_usage, __ATOMIC_ACQUIRE)) {
+		hp_live_usage(&blocks, &bytes);
+		bad += blocks > THREADS * (PER_THREAD + 2000);
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+HP_TEST(live_threads)
+{
+	pthread_t th[THREADS], rd;
+	uint64_t bad = 0;
+	void *r;
+
+	fresh(0);
+	pthread_barrier_init(&barrier, NULL, THREADS);
+	pthread_create(&rd, NULL, usage_reader, NULL);
+	for (uintptr_t n = 0; n < THREADS; n++)
+		pthread_create(&th[n], NULL, churner, (void *)n);
+	for (uintptr_t n = 0; n < THREADS; n++) {
+		pthread_join(th[n], &r);
+		bad += (uintptr_t)r;
+	}
+	__atomic_store_n(&stop_usage, 1, __ATOMIC_RELEASE);
+	pthread_join(rd, &r);
+	bad += (uintptr_t)r;
+	pthread_barrier_destroy(&barrier);
+	expect_eq_u64(bad, 0, "every insert new, every remove found its block once");
+	expect_eq_u64(live_blocks(), 0, "nothing left, nothing lost");
+}
+
+/* A signal handler removes blocks with may_block 0. */
+static volatile sig_atomic_t handler_result;
+static uintptr_t handler_addr;
+
+static void remove_in_handler(int sig)
+{
+	struct hp_live_block b;
+	(void)sig;
+	handler_result = hp_live_remove(handler_addr, &b, 0);
+}
+
+HP_TEST(live_remove_in_signal_handler)
+{
+	struct sigaction sa, old;
+	struct hp_live_block b;
+
+	fresh(0);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = remove_in_handler;
+	sigaction(SIGUSR1, &sa, &old);
+	handler_addr = 0x4440;
+	hp_live_insert(handler_addr, 5, 50, &b);
+
+	/* The shard is held (as by the code the signal interrupted): the
+	 * handler does not wait. */
+	hp_live_lock_all();
+	raise(SIGUSR1);
+	hp_live_unlock_all();
+	expect_eq_u64((uint64_t)(int64_t)handler_result, (uint64_t)-EAGAIN,
+		      "with the shard held: -EAGAIN at once");
+	expect_eq_u64(live_blocks(), 1, "the block stays");
+	raise(SIGUSR1);
+	expect_eq_u64(handler_result, 1, "free shard: removed");
+	expect_eq_u64(live_blocks(), 0, "gone");
+	sigaction(SIGUSR1, &old, NULL);
+}
+
+/* A timer signal lands in the middle of inserts and removes on the same
+ * thread: the handler's remove either takes its block (1) or, when the
+ * interrupted code holds that block's shard, returns -EAGAIN and the
+ * block is taken later. Every block is taken exactly once. */
+#define TIMED 4000u
+static uintptr_t timed_addr[TIMED];
+static unsigned timed_next;
+static int timed_state[TIMED]; /* 1 taken by the handler, -1 deferred */
+static unsigned handled, deferred;
+
+static void on_timer(int sig)
+{
+	struct hp_live_block b;
+	unsigned k = timed_next;
+	(void)sig;
+	if (k >= TIMED)
+		return;
+	int r = hp_live_remove(timed_addr[k], &b, 0);
+	timed_state[k] = r == 1 ? 1 : r == -EAGAIN ? -1 : 99;
+	timed_next = k + 1;
+}
+
+HP_TEST(live_remove_in_timer_handler)
+{
+	struct sigaction sa, old;
+	struct itimerval tv = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
+	struct hp_live_block b;
+	uint64_t bad = 0;
+	sigset_t alrm;
+
+	fresh(0);
+	for (unsigned k = 0; k < TIMED; k++) {
+		timed_addr[k] = 0x7000000 + k * 16;
+		hp_live_insert(timed_addr[k], 1, k, &b);
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_timer;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, &old);
+	setitimer(ITIMER_REAL, &tv, NULL);
+	for (uintptr_t i = 0; __atomic_load_n(&timed_next, __ATOMIC_RELAXED) < TIMED; i++) {
+		uintptr_t a = 0x9000000 + (i % 4096) * 16;
+		bad += hp_live_insert(a, 2, i, &b) != 0;
+		bad += hp_live_remove(a, &b, 1) != 1;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	sigprocmask(SIG_BLOCK, &alrm, NULL); /* a pending one: after the checks */
+	for (unsigned k = 0; k < TIMED; k++) {
+		if (timed_state[k] == 1) {
+			handled++;
+			bad += hp_live_remove(timed_addr[k], &b, 1) != 0;
+		} else if (timed_state[k] == -1) {
+			deferred++;
+			bad += hp_live_remove(timed_addr[k], &b, 1) != 1 || b.size != k;
+		} else {
+			bad++;
+		}
+	}
+	sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	expect_eq_u64(bad, 0, "each block taken exactly once, by the handler or after -EAGAIN");
+	expect_eq_u64(handled + deferred, TIMED, "every signal accounted for");
+	expect_eq_u64(live_blocks(), 0, "nothing left");
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}

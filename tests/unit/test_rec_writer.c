@@ -1,0 +1,178 @@
+/*
+ * test_rec_writer.c - the capture writer (src/recorder/writer.h) driven
+ * directly, its file read back by the analyzer's reader
+ * (src/analyzer/capture.c): exact figures; a disk that fills at every
+ * offset of a snapshot, through the os.c seam (the record cut short is cut
+ * off again, so the file stays whole, and the lost snapshots are counted);
+ * and mmap failing while a snapshot needs a larger buffer.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../../src/analyzer/capture.h"
+#include "../../src/recorder/aggregate.h"
+#include "../../src/recorder/live.h"
+#include "../../src/recorder/modules.h"
+#include "../../src/recorder/stacks.h"
+#include "../../src/recorder/writer.h"
+#include "../harness/harness.h"
+#include "rec_seam.h"
+
+static struct hp_config config;
+static uint64_t allocs, alloc_bytes;
+
+/* The recorder's tables, once, and a capture of the given name. */
+static void open_capture(const char *name)
+{
+	static int done;
+
+	if (!done) {
+		config.start_ns = hp_os_now_ns();
+		expect_eq_u64(hp_stacks_init() | hp_agg_init() | hp_live_init(0) |
+				      hp_modules_init(&config),
+			      0, "tables");
+		done = 1;
+	}
+	memset(&config, 0, sizeof config);
+	config.start_ns = hp_os_now_ns();
+	config.sample_rate_bytes = 1;
+	config.max_depth = 64;
+	snprintf(config.output, sizeof config.output, "%s/%s", hp_test_tmp(), name);
+	expect_eq_u64(hp_writer_open(&config, HP_ROLE_ROOT), 0, "open");
+}
+
+/* An allocation of size bytes at a stack of its own (frames f, f + 1). */
+static void record(uint64_t f, uint64_t size)
+{
+	uint64_t frames[2] = {f, f + 1};
+	uint32_t bucket = hp_agg_bucket(hp_stacks_intern(frames, 2), 0, 0, 0);
+	hp_agg_alloc(bucket, size);
+	allocs++;
+	alloc_bytes += size;
+}
+
+static uint64_t file_size(void)
+{
+	struct stat st;
+	return stat(config.output, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Loads the capture: 0 when it reads whole, without damage. */
+static int load(struct hp_capture *cap)
+{
+	char err[256];
+	memset(cap, 0, sizeof *cap);
+	if (hp_capture_load(config.output, cap, err, sizeof err) < 0) {
+		printf("  %s\n", err);
+		return -1;
+	}
+	if (cap->ndamage)
+		printf("  %s\n", cap->damage[0]);
+	return cap->ndamage ? -1 : 0;
+}
+
+HP_TEST(writer_round_trip)
+{
+	struct hp_capture cap;
+	const struct hp_cap_snapshot *s;
+
+	open_capture("round.hpf");
+	record(0x1000, 100);
+	record(0x1000, 28);
+	record(0x2000, 4000);
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "snapshot");
+	if (load(&cap) < 0) {
+		expect_true(0, "the reader reads it");
+		return;
+	}
+	s = hp_capture_last(&cap);
+	expect_eq_u64(cap.nsnapshots, 1, "one snapshot");
+	expect_eq_u64(s->reason, HP_SNAP_API, "its reason");
+	expect_eq_u64(s->alloc_count, allocs, "allocations");
+	expect_eq_u64(s->alloc_bytes, alloc_bytes, "bytes");
+	expect_eq_u64(s->peak_bytes, alloc_bytes, "the peak: nothing freed");
+	expect_eq_u64(cap.nstacks, hp_stacks_count(), "every stack");
+	expect_eq_u64(cap.stacks[1].frames[1], 0x1001, "frames");
+	expect_eq_u64(cap.pid, (uint64_t)hp_os_getpid(), "META");
+	expect_eq_u64(cap.file_bytes, file_size(), "read to the end");
+	hp_capture_free(&cap);
+	hp_writer_close();
+}
+
+/* The disk fills after k more bytes, for every k across a snapshot of
+ * new stacks: each failed snapshot leaves the file whole (the reader sees
+ * no damage), and the next full one counts the lost ones. */
+HP_TEST(writer_disk_full_every_offset)
+{
+	struct hp_capture cap;
+	uint64_t failures = 0, bad = 0, before;
+
+	open_capture("full.hpf");
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "a first snapshot");
+	for (int64_t k = 0; k < 400; k += 3) {
+		record(0x100000 + (uint64_t)k * 16, 10); /* a new stack each time */
+		before = file_size();
+		seam_disk_full_after(k);
+		if (hp_writer_snapshot(HP_SNAP_API, 0, 0) != 0) {
+			failures++;
+			bad += file_size() > before + (uint64_t)k; /* never more than whole records */
+		}
+		seam_restore();
+		if (load(&cap) < 0 || cap.file_bytes != file_size())
+			bad++;
+		hp_capture_free(&cap);
+	}
+	expect_true(failures > 100, "the disk was full for most budgets");
+	expect_eq_u64(bad, 0, "after every failure the file reads whole, without damage");
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "room again");
+	if (load(&cap) == 0) {
+		const struct hp_cap_snapshot *s = hp_capture_last(&cap);
+		expect_eq_u64(s->lost_count[HP_LOST_WRITE_FAILED], failures,
+			      "each lost snapshot counted");
+		expect_eq_u64(s->alloc_count, allocs, "every allocation in the last one");
+		expect_eq_u64(cap.nstacks, hp_stacks_count(), "every stack written once");
+	} else {
+		expect_true(0, "the final file reads");
+	}
+	hp_capture_free(&cap);
+	hp_writer_close();
+}
+
+/* 30000 buckets need more than the 256 KiB bucket buffer mapped at open:
+ * with mmap failing the snapshot is lost (counted as a failed write), the
+ * file stays whole, and with memory back the next one is written. */
+HP_TEST(writer_mmap_failure)
+{
+	struct hp_capture cap;
+	struct hp_totals t0, t1;
+	uint64_t size;
+
+	open_capture("nomem.hpf");
+	for (uint64_t i = 0; i < 30000; i++)
+		record(0x10000000 + i * 16, 1);
+	hp_agg_totals(&t0);
+	size = file_size();
+	seam_map_fail_after(0);
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), (uint64_t)-ENOMEM,
+		      "no memory for the buckets");
+	seam_restore();
+	hp_agg_totals(&t1);
+	expect_eq_u64(t1.lost_count[HP_LOST_WRITE_FAILED] - t0.lost_count[HP_LOST_WRITE_FAILED], 1,
+		      "counted");
+	expect_true(load(&cap) == 0, "the file reads whole");
+	expect_eq_u64(cap.nsnapshots, 0, "no snapshot in it");
+	expect_true(file_size() > size, "the records before it (the stacks) were written");
+	hp_capture_free(&cap);
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "memory back");
+	expect_true(load(&cap) == 0, "reads");
+	expect_eq_u64(cap.nsnapshots, 1, "the snapshot");
+	expect_eq_u64(hp_capture_last(&cap)->alloc_count, allocs, "every allocation");
+	hp_capture_free(&cap);
+	hp_writer_close();
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
