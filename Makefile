@@ -41,12 +41,18 @@ FORMAT_SRC := $(wildcard src/format/*.c)
 RECORDER_SRC := $(wildcard src/recorder/*.c)
 ANALYZER_SRC := $(wildcard src/analyzer/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
+# Page assets (the flame graph's JavaScript and CSS), embedded at build
+# time: scripts/embed.sh writes their bytes into $(BUILD)/gen/assets.c
+# (src/analyzer/assets.h declares them).
+ASSETS := $(sort $(wildcard src/analyzer/assets/*))
+ASSET_C := $(BUILD)/gen/assets.c
+ASSET_OBJ := $(BUILD)/host/gen/assets.o
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 # The recorder writes captures and never reads them: the encoder only.
 RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c $(COMMON_SRC))
-CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC))
+CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC)) $(ASSET_OBJ)
 CLI_OBJ := $(call obj,host,$(CLI_SRC))
 
 LIB := $(BUILD)/libheapprof.so
@@ -69,6 +75,14 @@ $(BUILD)/pic/%.o: %.c
 
 
 $(BUILD)/host/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+
+$(ASSET_C): $(ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed.sh $@ $(ASSETS)
+
+$(ASSET_OBJ): $(ASSET_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
 
