@@ -36,8 +36,8 @@ int hp_cmd_symbolize(int argc, char **argv);
  * when the file cannot be used; warns on stderr about damage and about
  * modules whose symbols could not be read, and returns 0. On 0, free both
  * with hp_model_free and hp_capture_free. */
-int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
-		      struct hp_capture *cap, struct hp_model *model);
+int hp_cli_load_model(const char *path, const struct hp_model_options *opts, struct hp_capture *cap,
+		      struct hp_model *model);
 
 /* "12.3 MiB" into buf. */
 const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);
@@ -110,8 +110,8 @@ enum hp_cli_kind {
 };
 
 struct hp_cli_option {
-	const char *name;       /* --name */
-	char short_name;        /* -x, or 0 */
+	const char *name; /* --name */
+	char short_name;  /* -x, or 0 */
 	enum hp_cli_kind kind;
 	const char *var;        /* run: the HEAPPROF_ variable it becomes, or NULL */
 	uint64_t min, max;      /* HP_CLI_SIZE: the range the recorder accepts */
@@ -133,12 +133,12 @@ struct hp_cli_use {
 
 /* What the options said, checked. */
 struct hp_cli_args {
-	int given[HP_OPT_COUNT];          /* the option was given */
-	const char *value[HP_OPT_COUNT];  /* its value as given (the last one) */
-	long number[HP_OPT_COUNT];        /* HP_CLI_NUMBER: the value */
-	enum hp_metric metric;            /* HP_OPT_METRIC, when given */
-	int help;                         /* --help: the usage was shown, exit 0 */
-	int operand, noperands;           /* argv[operand..]: what follows the options */
+	int given[HP_OPT_COUNT];         /* the option was given */
+	const char *value[HP_OPT_COUNT]; /* its value as given (the last one) */
+	long number[HP_OPT_COUNT];       /* HP_CLI_NUMBER: the value */
+	enum hp_metric metric;           /* HP_OPT_METRIC, when given */
+	int help;                        /* --help: the usage was shown, exit 0 */
+	int operand, noperands;          /* argv[operand..]: what follows the options */
 };
 
 /* Parses the options of command cmd (its usage is usage) that uses lists,
@@ -157,7 +157,6 @@ long hp_cli_snapshot(const struct hp_cli_args *a);
  * returns 0, or -EINVAL after saying "heapprof: CMD: OPT wants a number
  * ...". The one parser of counts in the CLI; sizes (K, M, G) go through
  * hp_option_parse_u64 (src/common/options.h). */
-int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
-		  long *out);
+int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out);
 
 #endif

@@ -22,48 +22,48 @@
 #include "../common/options.h"
 #include "cli.h"
 
-#define RECORDER(name, var, kind, min, max) \
-	{name, 0, kind, var, min, max, {NULL}}
-
+/* One option a line, by hand. */
+/* clang-format off */
 const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
-	[HP_OPT_HELP] = {"help", 'h', HP_CLI_FLAG, NULL, 0, 0, {NULL}},
-	[HP_OPT_OUTPUT] = {"output", 'o', HP_CLI_TEXT, NULL, 0, 0, {NULL}},
-	[HP_OPT_SNAPSHOT] = {"snapshot", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
-	[HP_OPT_METRIC] = {"metric", 0, HP_CLI_METRIC, NULL, 0, 0, {NULL}},
-	[HP_OPT_TOP] = {"top", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
-	[HP_OPT_FRAMES] = {"frames", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
-	[HP_OPT_WIDTH] = {"width", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_HELP] =      {"help", 'h', HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_OUTPUT] =    {"output", 'o', HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_SNAPSHOT] =  {"snapshot", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_METRIC] =    {"metric", 0, HP_CLI_METRIC, NULL, 0, 0, {NULL}},
+	[HP_OPT_TOP] =       {"top", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_FRAMES] =    {"frames", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_WIDTH] =     {"width", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
 	[HP_OPT_DEBUG_DIR] = {"debug-dir", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
-	[HP_OPT_JSON] = {"json", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
-	[HP_OPT_FORMAT] = {"format", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
-	[HP_OPT_AT] = {"at", 0, HP_CLI_CHOICE, NULL, 0, 0, {"end", "peak"}},
-	[HP_OPT_TITLE] = {"title", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
-	[HP_OPT_STACKS] = {"stacks", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_JSON] =      {"json", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_FORMAT] =    {"format", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_AT] =        {"at", 0, HP_CLI_CHOICE, NULL, 0, 0, {"end", "peak"}},
+	[HP_OPT_TITLE] =     {"title", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_STACKS] =    {"stacks", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	/* heapprof run: each recorder option becomes its HEAPPROF_ variable,
 	 * checked against the range the recorder accepts (it would replace a
 	 * value out of range by its default, with a message, and run anyway). */
-	[HP_OPT_SAMPLE_RATE] = RECORDER("sample-rate", "HEAPPROF_SAMPLE_RATE", HP_CLI_SIZE,
-					HP_OPTION_SAMPLE_RATE_MIN, HP_OPTION_SAMPLE_RATE_MAX),
+	[HP_OPT_SAMPLE_RATE] = {"sample-rate", 0, HP_CLI_SIZE, "HEAPPROF_SAMPLE_RATE",
+		HP_OPTION_SAMPLE_RATE_MIN, HP_OPTION_SAMPLE_RATE_MAX, {NULL}},
 	[HP_OPT_UNWIND] = {"unwind", 0, HP_CLI_CHOICE, "HEAPPROF_UNWIND", 0, 0, {"dwarf", "fp"}},
-	[HP_OPT_MAX_DEPTH] = RECORDER("max-depth", "HEAPPROF_MAX_DEPTH", HP_CLI_SIZE,
-				      HP_OPTION_MAX_DEPTH_MIN, HP_OPTION_MAX_DEPTH_MAX),
-	[HP_OPT_DUMP_SIGNAL] = RECORDER("dump-signal", "HEAPPROF_DUMP_SIGNAL", HP_CLI_SIGNAL, 0, 0),
-	[HP_OPT_INTERVAL] = RECORDER("interval", "HEAPPROF_INTERVAL_MS", HP_CLI_SIZE, 0,
-				     HP_OPTION_INTERVAL_MS_MAX),
-	[HP_OPT_DUMP_EVERY] = RECORDER("dump-every", "HEAPPROF_DUMP_EVERY_BYTES", HP_CLI_SIZE, 0,
-				       UINT64_MAX),
-	[HP_OPT_DUMP_HIGH_WATER] = RECORDER("dump-high-water", "HEAPPROF_DUMP_HIGH_WATER_BYTES",
-					    HP_CLI_SIZE, 0, UINT64_MAX),
-	[HP_OPT_TIMESERIES] = RECORDER("timeseries", "HEAPPROF_TIMESERIES_MS", HP_CLI_SIZE, 0,
-				       HP_OPTION_TIMESERIES_MS_MAX),
-	[HP_OPT_SEED] = RECORDER("seed", "HEAPPROF_SEED", HP_CLI_SIZE, 0, UINT64_MAX),
+	[HP_OPT_MAX_DEPTH] = {"max-depth", 0, HP_CLI_SIZE, "HEAPPROF_MAX_DEPTH",
+		HP_OPTION_MAX_DEPTH_MIN, HP_OPTION_MAX_DEPTH_MAX, {NULL}},
+	[HP_OPT_DUMP_SIGNAL] = {"dump-signal", 0, HP_CLI_SIGNAL, "HEAPPROF_DUMP_SIGNAL", 0, 0,
+		{NULL}},
+	[HP_OPT_INTERVAL] = {"interval", 0, HP_CLI_SIZE, "HEAPPROF_INTERVAL_MS",
+		0, HP_OPTION_INTERVAL_MS_MAX, {NULL}},
+	[HP_OPT_DUMP_EVERY] = {"dump-every", 0, HP_CLI_SIZE, "HEAPPROF_DUMP_EVERY_BYTES",
+		0, UINT64_MAX, {NULL}},
+	[HP_OPT_DUMP_HIGH_WATER] = {"dump-high-water", 0, HP_CLI_SIZE,
+		"HEAPPROF_DUMP_HIGH_WATER_BYTES", 0, UINT64_MAX, {NULL}},
+	[HP_OPT_TIMESERIES] = {"timeseries", 0, HP_CLI_SIZE, "HEAPPROF_TIMESERIES_MS",
+		0, HP_OPTION_TIMESERIES_MS_MAX, {NULL}},
+	[HP_OPT_SEED] = {"seed", 0, HP_CLI_SIZE, "HEAPPROF_SEED", 0, UINT64_MAX, {NULL}},
 	[HP_OPT_FOLLOW_FORK] = {"follow-fork", 0, HP_CLI_FLAG, "HEAPPROF_FOLLOW_FORK", 0, 0, {NULL}},
 	[HP_OPT_QUIET] = {"quiet", 'q', HP_CLI_FLAG, "HEAPPROF_QUIET", 0, 0, {NULL}},
 	[HP_OPT_NO_SYMBOLS] = {"no-symbols", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 };
+/* clang-format on */
 
-int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
-		  long *out)
+int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out)
 {
 	char *end;
 	long v = 0;
@@ -74,10 +74,11 @@ int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, lon
 		v = strtol(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end || errno || v < min || v > max) {
 		if (max == LONG_MAX)
-			hp_cli_error("%s: %s wants a number of at least %ld, not '%s'", cmd, opt, min, s);
+			hp_cli_error("%s: %s wants a number of at least %ld, not '%s'", cmd, opt,
+				     min, s);
 		else
-			hp_cli_error("%s: %s wants a number from %ld to %ld, not '%s'", cmd, opt, min,
-				     max, s);
+			hp_cli_error("%s: %s wants a number from %ld to %ld, not '%s'", cmd, opt,
+				     min, max, s);
 		return -EINVAL;
 	}
 	*out = v;
@@ -122,8 +123,10 @@ static int take(const char *cmd, const struct hp_cli_use *use, const char *value
 		break;
 	case HP_CLI_METRIC:
 		if (hp_metric_parse(value, &a->metric)) {
-			hp_cli_error("%s: unknown metric '%s' (peak, leaked, allocated, allocations, "
-				     "temporary)", cmd, value);
+			hp_cli_error(
+				"%s: unknown metric '%s' (peak, leaked, allocated, allocations, "
+				"temporary)",
+				cmd, value);
 			return -EINVAL;
 		}
 		break;
