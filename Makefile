@@ -8,10 +8,11 @@
 #   make format     clang-format every source file
 #   make deps       install build and test dependencies (as root), or say which
 #
-# Knobs: DEBUG=1 (no optimisation), SAN=address,undefined, PREFIX.
+# Knobs: DEBUG=1 (no optimisation, the recorder included: into build-debug/),
+# SAN=address,undefined (into build-san/), PREFIX.
 
 PREFIX ?= /usr/local
-BUILD ?= build$(if $(SAN),-san,)
+BUILD ?= build$(if $(SAN),-san,)$(if $(DEBUG),-debug,)
 CC ?= cc
 DEBUG ?=
 SAN ?=
@@ -30,8 +31,10 @@ CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) $(OPT) -g $(PKG_CFLAGS)
 # needs them: a frameless malloc would hide its caller from the walk),
 # initial-exec TLS (no allocation on a thread's first touch), and no
 # builtin knowledge of malloc in the interposer. Never sanitized: it is the
-# allocator the sanitizers would sit on.
-RECORDER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -O2 -g $(PKG_CFLAGS) \
+# allocator the sanitizers would sit on. DEBUG=1 builds it with -O0 too
+# (RECORDER_OPT), into its own $(BUILD).
+RECORDER_OPT := $(if $(DEBUG),-O0,-O2)
+RECORDER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) $(RECORDER_OPT) -g $(PKG_CFLAGS) \
 	-fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec \
 	-fno-builtin -fexceptions -MMD -MP $(EXTRA_CFLAGS)
 RECORDER_LIBS := -lunwind -lzstd -lz -lm -ldl -lpthread
