@@ -21,7 +21,6 @@
 #include "../analyzer/capture.h"
 #include "../analyzer/embed.h"
 #include "../analyzer/model.h"
-#include "../common/options.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -155,8 +154,8 @@ static int resolve_program(const char *name, char *out, size_t cap, struct stat 
  * a directory, a file that is not executable, and a set-user-ID or
  * set-group-ID program that would change identity (the loader ignores
  * LD_PRELOAD for those, so the run would record nothing). A program that
- * is not found is left to execvp, which says so. Returns 0 or an exit
- * status. */
+ * is not found is left to execvp, which says so. Returns 0, or -EISDIR,
+ * -EACCES or -EPERM after saying why. */
 static int check_program(const char *name)
 {
 	char path[PATH_MAX];
@@ -166,18 +165,18 @@ static int check_program(const char *name)
 		return 0;
 	if (S_ISDIR(st.st_mode)) {
 		hp_cli_error("run: cannot run %s: it is a directory", path);
-		return RUN_CANNOT_RUN;
+		return -EISDIR;
 	}
 	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
 		hp_cli_error("run: cannot run %s: it is not an executable file", path);
-		return RUN_CANNOT_RUN;
+		return -EACCES;
 	}
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
 	    ((st.st_mode & S_ISGID) && st.st_gid != getgid())) {
 		hp_cli_error("run: cannot record %s: it is set-%s-ID, and the loader ignores "
 			     "LD_PRELOAD for such programs (record a copy without the bit)",
 			     path, st.st_mode & S_ISUID ? "user" : "group");
-		return RUN_CANNOT_RUN;
+		return -EPERM;
 	}
 	return 0;
 }
@@ -361,7 +360,7 @@ int hp_cmd_run(int argc, char **argv)
 	struct hp_cli_args a;
 	char lib[PATH_MAX], path[PATH_MAX + 64] = "";
 	const char *output;
-	int quiet, symbols, fds[2], status, c, prog;
+	int quiet, symbols, fds[2], status, prog;
 	pid_t pid;
 	ssize_t n;
 	size_t len = 0;
@@ -385,8 +384,8 @@ int hp_cmd_run(int argc, char **argv)
 		hp_cli_error("run: no program given (heapprof run [options] -- PROGRAM [ARGS...])");
 		return RUN_USAGE;
 	}
-	if ((c = check_program(argv[prog])) != 0)
-		return c;
+	if (check_program(argv[prog]) < 0)
+		return RUN_CANNOT_RUN;
 	if (find_recorder(lib, sizeof lib) < 0) {
 		hp_cli_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
 		return RUN_USAGE;
@@ -449,7 +448,10 @@ int hp_cmd_run(int argc, char **argv)
 	if (symbols && access(path, F_OK) == 0) {
 		struct hp_embed_result res;
 		char err[512];
-		if (hp_embed_symbols(path, NULL, &res, err, sizeof err) < 0 && !strstr(err, "no snapshot"))
+		int ret = hp_embed_symbols(path, NULL, &res, err, sizeof err);
+		/* A capture without a snapshot (-ENODATA, hp_model_build) has no
+		 * frames to name: summarize() says what became of the program. */
+		if (ret < 0 && ret != -ENODATA)
 			hp_cli_error("%s", err);
 	}
 	summarize(path, argv[prog], status, quiet);
