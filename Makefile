@@ -17,10 +17,11 @@
 # (scripts/deps.sh build); make check, make fuzz and make bench also their
 # tools (Go, Chromium, clang, ...).
 #
-# Knobs: DEBUG=1 (no optimisation), SAN=address,undefined, PREFIX.
+# Knobs: DEBUG=1 (no optimisation, the recorder included: into build-debug/),
+# SAN=address,undefined (into build-san/; SAN=thread into build-tsan/), PREFIX.
 
 PREFIX ?= /usr/local
-BUILD ?= build$(if $(SAN),$(if $(findstring thread,$(SAN)),-tsan,-san),)
+BUILD ?= build$(if $(SAN),$(if $(findstring thread,$(SAN)),-tsan,-san),)$(if $(DEBUG),-debug,)
 CC ?= cc
 DEBUG ?=
 SAN ?=
@@ -39,8 +40,10 @@ CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) $(OPT) -g $(PKG_CFLAGS)
 # needs them: a frameless malloc would hide its caller from the walk),
 # initial-exec TLS (no allocation on a thread's first touch), and no
 # builtin knowledge of malloc in the interposer. Never sanitized: it is the
-# allocator the sanitizers would sit on.
-RECORDER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -O2 -g $(PKG_CFLAGS) \
+# allocator the sanitizers would sit on. DEBUG=1 builds it with -O0 too
+# (RECORDER_OPT), into its own $(BUILD).
+RECORDER_OPT := $(if $(DEBUG),-O0,-O2)
+RECORDER_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) $(RECORDER_OPT) -g $(PKG_CFLAGS) \
 	-fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec \
 	-fno-builtin -fexceptions -MMD -MP $(EXTRA_CFLAGS)
 RECORDER_LIBS := -lunwind -lzstd -lz -lm -ldl -lpthread
@@ -50,12 +53,18 @@ FORMAT_SRC := $(wildcard src/format/*.c)
 RECORDER_SRC := $(wildcard src/recorder/*.c)
 ANALYZER_SRC := $(wildcard src/analyzer/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
+# Page assets (the flame graph's JavaScript and CSS), embedded at build
+# time: scripts/embed.sh writes their bytes into $(BUILD)/gen/assets.c
+# (src/analyzer/assets.h declares them).
+ASSETS := $(sort $(wildcard src/analyzer/assets/*))
+ASSET_C := $(BUILD)/gen/assets.c
+ASSET_OBJ := $(BUILD)/host/gen/assets.o
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 # The recorder writes captures and never reads them: the encoder only.
 RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c $(COMMON_SRC))
-CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC))
+CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC)) $(ASSET_OBJ)
 CLI_OBJ := $(call obj,host,$(CLI_SRC))
 
 # The recorder's core (its tables, the writer, the options, os.c) built
@@ -108,6 +117,14 @@ $(BUILD)/rtest/%.o: %.c
 $(RECTEST): $(RECTEST_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+$(ASSET_C): $(ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed.sh $@ $(ASSETS)
+
+$(ASSET_OBJ): $(ASSET_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
 
 $(LIB): $(RECORDER_OBJ) src/recorder/libheapprof.map Makefile
 	$(CC) -shared -o $@ $(RECORDER_OBJ) -Wl,--version-script=src/recorder/libheapprof.map \

@@ -7,7 +7,8 @@
  * node comes after its parent in the array, index order is enough. Frames
  * are then written depth first, each child right of its larger siblings,
  * in the unzoomed layout, so the picture is right without the script; the
- * script (below, as a string) lays it out again on zoom.
+ * script (assets/flame.js, embedded at build time: assets.h) lays it out
+ * again on zoom. The style sheet is assets/flame.css.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "../common/hash.h"
+#include "assets.h"
 #include "flame_int.h"
 
 /* --- text -------------------------------------------------------------- */
@@ -315,148 +317,6 @@ static size_t mark_drawn(const struct hp_flame *f, double min_value, uint8_t *dr
 	return left_out;
 }
 
-static const char style[] =
-	"<style>\n"
-	"text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 11px;"
-	" fill: #000; }\n"
-	".hp-title { font-size: 17px; font-weight: bold; }\n"
-	".hp-sub { font-size: 12px; fill: #444; }\n"
-	".hp-btn { font-size: 12px; fill: #1a5fb4; cursor: pointer; }\n"
-	".hp-btn:hover { text-decoration: underline; }\n"
-	".hp-legend { font-size: 11px; fill: #444; }\n"
-	"g.f { cursor: pointer; }\n"
-	"g.f text { pointer-events: none; }\n"
-	"g.f:hover rect { stroke: #000; stroke-width: 0.7; }\n"
-	"g.i text { font-style: italic; }\n"
-	"g.i rect { stroke: #888; stroke-dasharray: 2 2; stroke-width: 0.6; }\n"
-	"g.a rect { opacity: 0.5; }\n"
-	"</style>\n";
-
-/* The interaction. No data from the capture is in here: it reads the
- * frames' attributes. Kept free of "]]>" (it sits in a CDATA section). */
-static const char script[] =
-	"(function () {\n"
-	"'use strict';\n"
-	"var cs = document.currentScript;\n"
-	"var svg = (cs && cs.ownerSVGElement) || document.querySelector('svg.hp-flame') ||\n"
-	"\tdocument.documentElement;\n"
-	"var FX = +svg.getAttribute('data-fx'), FW = +svg.getAttribute('data-fw');\n"
-	"var CW = +svg.getAttribute('data-cw'), unit = svg.getAttribute('data-unit');\n"
-	"var approx = svg.getAttribute('data-sampled') === '1' ? '~' : '';\n"
-	"var HIT = 'rgb(225,0,225)', DOT = ' \\u00b7 ';\n"
-	"function q(c) { return svg.getElementsByClassName(c)[0]; }\n"
-	"var details = q('hp-details'), matched = q('hp-matched');\n"
-	"var resetBtn = q('hp-reset'), searchBtn = q('hp-search'), hint = details.textContent;\n"
-	"var frames = [], root = null, zoomed = null, term = '';\n"
-	"var gs = svg.querySelectorAll('g.f');\n"
-	"for (var i = 0; i < gs.length; i++) {\n"
-	"\tvar g = gs[i], p = g.getAttribute('data-p'), r = g.querySelector('rect');\n"
-	"\tvar f = {g: g, r: r, t: g.querySelector('text'), n: g.getAttribute('data-n'),\n"
-	"\t\td: +g.getAttribute('data-d'), x: +g.getAttribute('data-x'),\n"
-	"\t\tv: +g.getAttribute('data-v'), p: p === null ? null : frames[+p],\n"
-	"\t\tfill: r.getAttribute('fill'), a: false,\n"
-	"\t\tinfo: g.querySelector('title').textContent.split('\\n').join(DOT)};\n"
-	"\tg.setAttribute('data-i', i);\n"
-	"\tframes.push(f);\n"
-	"\tif (!f.p && !root) root = f;\n"
-	"}\n"
-	"function group(v) {\n"
-	"\treturn Math.round(v).toString().replace(/\\B(?=(\\d{3})+(?!\\d))/g, ',');\n"
-	"}\n"
-	"function fmt(v) {\n"
-	"\tvar u = ['KiB', 'MiB', 'GiB', 'TiB'], k = -1;\n"
-	"\tif (unit !== 'B' || v < 1024) return approx + group(v) + ' ' + unit;\n"
-	"\twhile (v >= 1024 && k < 3) { v /= 1024; k++; }\n"
-	"\treturn approx + v.toFixed(1) + ' ' + u[k];\n"
-	"}\n"
-	"function pct(v, of) { return (of > 0 ? v / of * 100 : 0).toFixed(2) + '%'; }\n"
-	"function label(n, w) {\n"
-	"\tvar c = Math.floor((w - 6) / CW);\n"
-	"\tif (n.length <= c) return n;\n"
-	"\treturn c >= 4 ? n.slice(0, c - 2) + '..' : '';\n"
-	"}\n"
-	"function place(f, x, w) {\n"
-	"\tf.r.setAttribute('x', x.toFixed(2));\n"
-	"\tf.r.setAttribute('width', w.toFixed(2));\n"
-	"\tf.t.setAttribute('x', (x + 3).toFixed(2));\n"
-	"\tf.t.textContent = label(f.n, w);\n"
-	"}\n"
-	"function under(f, z) { while (f && f.d > z.d) f = f.p; return f === z; }\n"
-	"/* Lays the frames out with z as the full width: its ancestors stay,\n"
-	"   faded, at full width; what is not under z is hidden. */\n"
-	"function zoom(z) {\n"
-	"\tvar k = z.v > 0 ? FW / z.v : 0, a;\n"
-	"\tframes.forEach(function (f) { f.a = false; });\n"
-	"\tfor (a = z.p; a; a = a.p) a.a = true;\n"
-	"\tzoomed = z === root ? null : z;\n"
-	"\tframes.forEach(function (f) {\n"
-	"\t\tvar full = f.a || f === z, show = f.a || under(f, z);\n"
-	"\t\tf.g.style.display = show ? '' : 'none';\n"
-	"\t\tf.g.classList.toggle('a', f.a);\n"
-	"\t\tif (show) place(f, full ? FX : FX + (f.x - z.x) * k, full ? FW : f.v * k);\n"
-	"\t});\n"
-	"\tresetBtn.style.display = zoomed ? '' : 'none';\n"
-	"}\n"
-	"/* Colours the frames whose function matches re (a regular expression,\n"
-	"   or the literal text when it is not one) and shows the share of the\n"
-	"   total they cover, nested matches counted once. */\n"
-	"function search(t) {\n"
-	"\tvar re = null, hits = [], sum = 0, end = -Infinity;\n"
-	"\tterm = t ? String(t) : '';\n"
-	"\tif (term) {\n"
-	"\t\ttry { re = new RegExp(term); }\n"
-	"\t\tcatch (e) { re = new RegExp(term.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')); }\n"
-	"\t}\n"
-	"\tframes.forEach(function (f) {\n"
-	"\t\tvar m = re !== null && re.test(f.n);\n"
-	"\t\tf.g.classList.toggle('m', m);\n"
-	"\t\tf.r.setAttribute('fill', m ? HIT : f.fill);\n"
-	"\t\tif (m) hits.push(f);\n"
-	"\t});\n"
-	"\thits.slice().sort(function (a, b) { return a.x - b.x || b.v - a.v; })\n"
-	"\t\t.forEach(function (h) {\n"
-	"\t\t\tif (h.x + h.v > end) { sum += h.x + h.v - Math.max(h.x, end); end = h.x + h.v; }\n"
-	"\t\t});\n"
-	"\tmatched.textContent = term ? 'Matched ' + pct(sum, root.v) + ' (' + fmt(sum) + ', ' +\n"
-	"\t\thits.length + (hits.length === 1 ? ' frame)' : ' frames)') : '';\n"
-	"\tsearchBtn.textContent = term ? 'Clear search' : 'Search';\n"
-	"\treturn {frames: hits.length, value: sum, share: root.v > 0 ? sum / root.v : 0};\n"
-	"}\n"
-	"function ask() {\n"
-	"\tvar t = window.prompt('Search functions (a regular expression):', term);\n"
-	"\tif (t !== null) search(t);\n"
-	"}\n"
-	"function frameOf(e) {\n"
-	"\tvar g = e.target && e.target.closest ? e.target.closest('g.f') : null;\n"
-	"\treturn g ? frames[+g.getAttribute('data-i')] : null;\n"
-	"}\n"
-	"svg.addEventListener('click', function (e) {\n"
-	"\tvar f = frameOf(e);\n"
-	"\tif (f) zoom(f);\n"
-	"\telse if (e.target === resetBtn) zoom(root);\n"
-	"\telse if (e.target === searchBtn) { if (term) search(''); else ask(); }\n"
-	"});\n"
-	"svg.addEventListener('mouseover', function (e) {\n"
-	"\tvar f = frameOf(e);\n"
-	"\tif (f) details.textContent = f.info + (zoomed && !f.a && f !== zoomed ?\n"
-	"\t\tDOT + pct(f.v, zoomed.v) + ' of ' + zoomed.n : '');\n"
-	"});\n"
-	"svg.addEventListener('mouseout', function () { details.textContent = hint; });\n"
-	"document.addEventListener('keydown', function (e) {\n"
-	"\tif ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F')) {\n"
-	"\t\te.preventDefault();\n"
-	"\t\task();\n"
-	"\t} else if (e.key === 'Escape') {\n"
-	"\t\tsearch('');\n"
-	"\t\tzoom(root);\n"
-	"\t}\n"
-	"});\n"
-	"window.hpFlame = {search: search, zoom: function (i) { zoom(frames[i]); },\n"
-	"\treset: function () { zoom(root); }};\n"
-	"zoom(root);\n"
-	"svg.setAttribute('data-ready', '1');\n"
-	"})();\n";
-
 /* The header: title, what was recorded, what is drawn, the controls and
  * the module legend. */
 static void write_header(FILE *out, const struct hp_flame *f, const struct hp_flame_options *o,
@@ -578,7 +438,9 @@ int hp_flame_write_svg(FILE *out, const struct hp_flame *f, const struct hp_flam
 		hp_metric_name(f->metric), f->m->sampled);
 	fputs("<!-- heapprof flame graph: the root at the bottom, callees above their callers; "
 	      "a frame's width is its share of the total. -->\n", out);
-	fputs(style, out);
+	fputs("<style>\n", out);
+	fwrite(hp_asset_flame_css, 1, hp_asset_flame_css_len, out);
+	fputs("</style>\n", out);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#fbfaf6\"/>\n", width,
 		height);
 	write_header(out, f, o, width, left_out, min_fraction, module_used);
@@ -590,7 +452,9 @@ int hp_flame_write_svg(FILE *out, const struct hp_flame *f, const struct hp_flam
 				 : "Nothing to draw: this metric is 0 in every call stack.");
 	fprintf(out, "</text>\n<text class=\"hp-sub hp-matched\" x=\"%u\" y=\"%u\" "
 		     "text-anchor=\"end\"> </text>\n", width - PAD_PX, height - 10);
-	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n", script);
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	fwrite(hp_asset_flame_js, 1, hp_asset_flame_js_len, out);
+	fputs("]]></script>\n</svg>\n", out);
 	if (drawn_count)
 		*drawn_count = s.emitted;
 	ret = ferror(out) ? -EIO : 0;

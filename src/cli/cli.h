@@ -12,6 +12,16 @@
 #include "../analyzer/capture.h"
 #include "../analyzer/model.h"
 
+/* The exit statuses of the commands that read captures (report, export,
+ * flamegraph, diff, symbolize, inspect); heapprof run passes on its
+ * program's and has its own beside (run.c). docs/internals/errors.md
+ * lists them all. */
+enum {
+	HP_EXIT_OK = 0,
+	HP_EXIT_FAILURE = 1, /* a capture that cannot be used, a failed write, damage */
+	HP_EXIT_USAGE = 2,   /* a wrong command, option or value: nothing was done */
+};
+
 /* Each returns the process exit status. argv[0] is the subcommand. */
 int hp_cmd_run(int argc, char **argv);
 int hp_cmd_inspect(int argc, char **argv);
@@ -22,23 +32,18 @@ int hp_cmd_diff(int argc, char **argv);
 int hp_cmd_symbolize(int argc, char **argv);
 
 /* Loads a capture and builds its model, for the commands that render one.
- * Prints what is wrong ("heapprof: FILE: ...") and returns 1 when the file
- * cannot be used; warns on stderr about damage and about modules whose
- * symbols could not be read, and returns 0. On 0, free both with
- * hp_model_free and hp_capture_free. */
-int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
-		      struct hp_capture *cap, struct hp_model *model);
+ * Returns 0, or -errno after saying what is wrong ("heapprof: FILE: ...")
+ * when the file cannot be used; warns on stderr about damage and about
+ * modules whose symbols could not be read, and returns 0. On 0, free both
+ * with hp_model_free and hp_capture_free. */
+int hp_cli_load_model(const char *path, const struct hp_model_options *opts, struct hp_capture *cap,
+		      struct hp_model *model);
 
 /* "12.3 MiB" into buf. */
 const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);
 
 /* n with its digits grouped by thousands, "44,001", into buf. */
 const char *hp_cli_count(char *buf, size_t cap, uint64_t n);
-
-/* Parses an option's decimal value in [min, max] into *out; returns 0, or
- * -1 after saying "heapprof: CMD: OPT wants a number ..." (a usage error). */
-int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
-		  long *out);
 
 /* An output file of a command: "-" (or NULL) is standard output. */
 struct hp_cli_output {
@@ -48,15 +53,110 @@ struct hp_cli_output {
 	int regular; /* a regular file we created: removed if writing fails */
 };
 
-/* Opens o for path. Returns 0, or 1 after saying why. */
+/* Opens o for path. Returns 0, or -errno after saying why. */
 int hp_cli_output_open(struct hp_cli_output *o, const char *path);
 
 /* Closes o after a renderer returned ret (0 or -errno). On failure says
  * so and removes a partial regular file (never a device such as
- * /dev/full). Returns the exit status: 0 or 1. */
+ * /dev/full). Returns 0, or -errno (the first failure: ret's, else the
+ * close's) after saying why. */
 int hp_cli_output_close(struct hp_cli_output *o, int ret);
 
 /* Prints "heapprof: <message>" on stderr. */
 void hp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- options (options.c) ---------------------------------------------- */
+
+/* Every option of every subcommand, once. */
+enum hp_cli_opt {
+	HP_OPT_HELP,      /* -h, --help: the usage on standard output, exit 0 */
+	HP_OPT_OUTPUT,    /* -o, --output FILE */
+	HP_OPT_SNAPSHOT,  /* --snapshot N, from 1 (hp_cli_snapshot) */
+	HP_OPT_METRIC,    /* --metric M: hp_cli_args.metric */
+	HP_OPT_TOP,       /* --top N */
+	HP_OPT_FRAMES,    /* --frames N */
+	HP_OPT_WIDTH,     /* --width N (columns, or pixels) */
+	HP_OPT_DEBUG_DIR, /* --debug-dir DIR */
+	HP_OPT_JSON,      /* --json */
+	HP_OPT_FORMAT,    /* --format F: each command checks its formats */
+	HP_OPT_AT,        /* --at end|peak */
+	HP_OPT_TITLE,     /* --title T */
+	HP_OPT_STACKS,    /* --stacks */
+	/* heapprof run (docs/options.md) */
+	HP_OPT_SAMPLE_RATE,
+	HP_OPT_UNWIND,
+	HP_OPT_MAX_DEPTH,
+	HP_OPT_DUMP_SIGNAL,
+	HP_OPT_INTERVAL,
+	HP_OPT_DUMP_EVERY,
+	HP_OPT_DUMP_HIGH_WATER,
+	HP_OPT_TIMESERIES,
+	HP_OPT_SEED,
+	HP_OPT_FOLLOW_FORK,
+	HP_OPT_QUIET,
+	HP_OPT_NO_SYMBOLS,
+	HP_OPT_COUNT
+};
+
+/* How an option's value is checked. */
+enum hp_cli_kind {
+	HP_CLI_FLAG,   /* no value */
+	HP_CLI_TEXT,   /* a path, a title, or a choice its command checks */
+	HP_CLI_NUMBER, /* a count in the command's range (hp_cli_number) */
+	HP_CLI_METRIC, /* peak, leaked, allocated, allocations, temporary */
+	HP_CLI_CHOICE, /* one of choices[] */
+	HP_CLI_SIZE,   /* run: a recorder's number, with K/M/G, in [min, max] */
+	HP_CLI_SIGNAL, /* run: a dump signal (hp_option_parse_signal) */
+};
+
+struct hp_cli_option {
+	const char *name; /* --name */
+	char short_name;  /* -x, or 0 */
+	enum hp_cli_kind kind;
+	const char *var;        /* run: the HEAPPROF_ variable it becomes, or NULL */
+	uint64_t min, max;      /* HP_CLI_SIZE: the range the recorder accepts */
+	const char *choices[2]; /* HP_CLI_CHOICE */
+};
+
+/* The table, indexed by enum hp_cli_opt. */
+extern const struct hp_cli_option hp_cli_options[HP_OPT_COUNT];
+
+/* A command's use of an option: min and max are the range of an
+ * HP_CLI_NUMBER option in this command; check, when set, is the command's
+ * own check of the value (a --format it knows), run in the order of the
+ * command line: it returns 0, or -EINVAL after saying why. */
+struct hp_cli_use {
+	enum hp_cli_opt opt;
+	long min, max;
+	int (*check)(const char *cmd, const char *value);
+};
+
+/* What the options said, checked. */
+struct hp_cli_args {
+	int given[HP_OPT_COUNT];         /* the option was given */
+	const char *value[HP_OPT_COUNT]; /* its value as given (the last one) */
+	long number[HP_OPT_COUNT];       /* HP_CLI_NUMBER: the value */
+	enum hp_metric metric;           /* HP_OPT_METRIC, when given */
+	int help;                        /* --help: the usage was shown, exit 0 */
+	int operand, noperands;          /* argv[operand..]: what follows the options */
+};
+
+/* Parses the options of command cmd (its usage is usage) that uses lists,
+ * with getopt_long, in order; in_order stops at the first operand (run:
+ * the program's own options follow). Returns 0 (a->help when the usage
+ * was shown), or -EINVAL after saying what is wrong in one line (for an
+ * unknown option, getopt's line and the usage): a usage error. Not
+ * reentrant (getopt). */
+int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *uses, size_t nuses,
+		 int in_order, int argc, char **argv, struct hp_cli_args *a);
+
+/* --snapshot N as a model's snapshot index (N - 1), or -1 (the last). */
+long hp_cli_snapshot(const struct hp_cli_args *a);
+
+/* Parses an option's decimal value (digits only) in [min, max] into *out;
+ * returns 0, or -EINVAL after saying "heapprof: CMD: OPT wants a number
+ * ...". The one parser of counts in the CLI; sizes (K, M, G) go through
+ * hp_option_parse_u64 (src/common/options.h). */
+int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out);
 
 #endif

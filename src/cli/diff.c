@@ -7,12 +7,9 @@
  * used or a failed write, 2 for wrong usage.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../analyzer/diff.h"
@@ -35,85 +32,71 @@ static const char usage[] =
 	"  --snapshot N      compare snapshot N of each capture (default the last)\n"
 	"  --debug-dir DIR   also look for separate debug info in DIR\n";
 
+/* --format: text or pprof. Returns 0 or -EINVAL after saying why. */
+static int check_format(const char *cmd, const char *value)
+{
+	if (strcmp(value, "pprof") == 0 || strcmp(value, "text") == 0)
+		return 0;
+	hp_cli_error("%s: --format wants text or pprof, not '%s'", cmd, value);
+	return -EINVAL;
+}
+
 int hp_cmd_diff(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"metric", required_argument, NULL, 'm'},   {"top", required_argument, NULL, 't'},
-		{"frames", required_argument, NULL, 'f'},   {"format", required_argument, NULL, 'F'},
-		{"output", required_argument, NULL, 'o'},   {"snapshot", required_argument, NULL, 's'},
-		{"debug-dir", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
-		{0},
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_METRIC, 0, 0, NULL},
+		{HP_OPT_TOP, 0, LONG_MAX, NULL},
+		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
+		{HP_OPT_FORMAT, 0, 0, check_format},
+		{HP_OPT_OUTPUT, 0, 0, NULL},
+		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
+		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
 	};
-	struct hp_model_options mo = {.snapshot = -1};
+	struct hp_cli_args a = {.metric = HP_METRIC_LEAKED};
+	struct hp_model_options mo = {0};
 	struct hp_diff_text_options to = {.top = 10, .frames = 8};
-	enum hp_metric metric = HP_METRIC_LEAKED;
 	struct hp_capture cb, cn;
 	struct hp_model mb, mn;
 	struct hp_diff d;
-	const char *output = NULL;
+	const char *output;
 	struct hp_cli_output o;
-	int pprof = 0, loaded = 0, c, ret, status = 1;
-	long v;
+	int pprof, loaded = 0, ret, status = HP_EXIT_FAILURE;
 
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (hp_metric_parse(optarg, &metric)) {
-				hp_cli_error("diff: unknown metric '%s' (peak, leaked, allocated, "
-					     "allocations, temporary)", optarg);
-				return 2;
-			}
-			break;
-		case 't':
-			if (hp_cli_number("diff", "--top", optarg, 0, LONG_MAX, &v))
-				return 2;
-			to.top = (unsigned)v;
-			break;
-		case 'f':
-			if (hp_cli_number("diff", "--frames", optarg, 0, LONG_MAX, &v))
-				return 2;
-			to.frames = (unsigned)v;
-			break;
-		case 's':
-			if (hp_cli_number("diff", "--snapshot", optarg, 1, LONG_MAX, &v))
-				return 2;
-			mo.snapshot = v - 1;
-			break;
-		case 'F':
-			if (strcmp(optarg, "pprof") != 0 && strcmp(optarg, "text") != 0) {
-				hp_cli_error("diff: --format wants text or pprof, not '%s'", optarg);
-				return 2;
-			}
-			pprof = strcmp(optarg, "pprof") == 0;
-			break;
-		case 'o': output = optarg; break;
-		case 'd': mo.debug_dir = optarg; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (optind != argc - 2) {
+	if (hp_cli_parse("diff", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.given[HP_OPT_TOP])
+		to.top = (unsigned)a.number[HP_OPT_TOP];
+	if (a.given[HP_OPT_FRAMES])
+		to.frames = (unsigned)a.number[HP_OPT_FRAMES];
+	mo.snapshot = hp_cli_snapshot(&a);
+	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	output = a.value[HP_OPT_OUTPUT];
+	pprof = a.given[HP_OPT_FORMAT] && strcmp(a.value[HP_OPT_FORMAT], "pprof") == 0;
+	if (a.noperands != 2) {
 		hp_cli_error("diff: give two capture files, BASE and NEW");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
 	if (pprof && !output) {
 		hp_cli_error("diff: --format pprof wants -o OUT");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
 	if (pprof && (!output || strcmp(output, "-") == 0) && isatty(1)) {
 		hp_cli_error("diff: pprof is binary: not writing it to a terminal");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
-	to.base_name = argv[optind];
-	to.new_name = argv[optind + 1];
+	to.base_name = argv[a.operand];
+	to.new_name = argv[a.operand + 1];
 
-	if (hp_cli_load_model(argv[optind], &mo, &cb, &mb))
-		return 1;
+	if (hp_cli_load_model(argv[a.operand], &mo, &cb, &mb))
+		return HP_EXIT_FAILURE;
 	loaded = 1;
-	if (hp_cli_load_model(argv[optind + 1], &mo, &cn, &mn))
+	if (hp_cli_load_model(argv[a.operand + 1], &mo, &cn, &mn))
 		goto err;
 	loaded = 2;
-	ret = hp_diff_build(&d, &mb, &mn, metric);
+	ret = hp_diff_build(&d, &mb, &mn, a.metric);
 	if (ret) {
 		hp_cli_error("diff: %s", strerror(-ret));
 		goto err;
@@ -124,7 +107,7 @@ int hp_cmd_diff(int argc, char **argv)
 	}
 	ret = pprof ? hp_pprof_write_diff(o.f, &d) : hp_diff_text(o.f, &d, &to);
 	hp_diff_free(&d);
-	status = hp_cli_output_close(&o, ret);
+	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 
 err:
 	if (loaded == 2) {

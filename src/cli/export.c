@@ -11,11 +11,9 @@
  * failed write, 2 for wrong usage.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../analyzer/folded.h"
@@ -46,6 +44,7 @@ static const char usage[] =
 
 enum format { FMT_NONE, FMT_PPROF, FMT_GPERFTOOLS, FMT_FOLDED };
 
+/* Returns 0 or -EINVAL. */
 static int parse_format(const char *s, enum format *f)
 {
 	if (strcmp(s, "pprof") == 0)
@@ -59,88 +58,70 @@ static int parse_format(const char *s, enum format *f)
 	return 0;
 }
 
+static int check_format(const char *cmd, const char *value)
+{
+	enum format f;
+
+	if (parse_format(value, &f) == 0)
+		return 0;
+	hp_cli_error("%s: unknown format '%s' (pprof, gperftools, folded)", cmd, value);
+	return -EINVAL;
+}
+
 int hp_cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"format", required_argument, NULL, 'f'},   {"output", required_argument, NULL, 'o'},
-		{"at", required_argument, NULL, 'a'},       {"metric", required_argument, NULL, 'm'},
-		{"snapshot", required_argument, NULL, 's'}, {"debug-dir", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},           {0},
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_FORMAT, 0, 0, check_format},
+		{HP_OPT_OUTPUT, 0, 0, NULL},
+		{HP_OPT_AT, 0, 0, NULL},
+		{HP_OPT_METRIC, 0, 0, NULL},
+		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
+		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
 	};
-	struct hp_model_options mo = {.snapshot = -1};
+	struct hp_cli_args a = {.metric = HP_METRIC_LEAKED};
+	struct hp_model_options mo = {0};
 	enum format format = FMT_NONE;
-	enum hp_metric metric = HP_METRIC_LEAKED;
-	const char *output = NULL, *at = NULL, *metric_name = NULL;
+	const char *output, *at;
 	struct hp_capture cap;
 	struct hp_model model;
 	struct hp_cli_output o;
 	FILE *out;
-	char *end;
-	long v;
-	int c, ret, status = 1;
+	int ret, status = HP_EXIT_FAILURE;
 
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (parse_format(optarg, &format)) {
-				hp_cli_error("export: unknown format '%s' (pprof, gperftools, folded)",
-					     optarg);
-				return 2;
-			}
-			break;
-		case 'o': output = optarg; break;
-		case 'a':
-			if (strcmp(optarg, "end") != 0 && strcmp(optarg, "peak") != 0) {
-				hp_cli_error("export: --at wants end or peak, not '%s'", optarg);
-				return 2;
-			}
-			at = optarg;
-			break;
-		case 'm':
-			if (hp_metric_parse(optarg, &metric)) {
-				hp_cli_error("export: unknown metric '%s' (peak, leaked, allocated, "
-					     "allocations, temporary)", optarg);
-				return 2;
-			}
-			metric_name = optarg;
-			break;
-		case 's':
-			v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1) {
-				hp_cli_error("export: --snapshot wants a number of at least 1, not '%s'",
-					     optarg);
-				return 2;
-			}
-			mo.snapshot = v - 1;
-			break;
-		case 'd': mo.debug_dir = optarg; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (optind != argc - 1) {
+	if (hp_cli_parse("export", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.given[HP_OPT_FORMAT])
+		parse_format(a.value[HP_OPT_FORMAT], &format); /* checked */
+	output = a.value[HP_OPT_OUTPUT];
+	at = a.value[HP_OPT_AT];
+	mo.snapshot = hp_cli_snapshot(&a);
+	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	if (a.noperands != 1) {
 		hp_cli_error("export: give exactly one capture file");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
 	if (format == FMT_NONE || !output) {
 		hp_cli_error("export: say which --format and where (-o OUT)");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
 	if (at && format == FMT_FOLDED) {
 		hp_cli_error("export: --at is for pprof and gperftools; folded takes --metric");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
-	if (metric_name && format != FMT_FOLDED) {
+	if (a.given[HP_OPT_METRIC] && format != FMT_FOLDED) {
 		hp_cli_error("export: --metric is for folded; pprof and gperftools carry every "
 			     "figure (--at peak for the peak)");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
 	if (strcmp(output, "-") == 0 && format == FMT_PPROF && isatty(1)) {
 		hp_cli_error("export: pprof is binary: not writing it to a terminal");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
-	if (hp_cli_load_model(argv[optind], &mo, &cap, &model))
-		return 1;
+	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
+		return HP_EXIT_FAILURE;
 
 	if (hp_cli_output_open(&o, output))
 		goto err;
@@ -156,9 +137,9 @@ int hp_cmd_export(int argc, char **argv)
 		ret = hp_legacy_write(out, &model, &lo);
 		break;
 	}
-	default: ret = hp_folded_write(out, &model, metric); break;
+	default: ret = hp_folded_write(out, &model, a.metric); break;
 	}
-	status = hp_cli_output_close(&o, ret);
+	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 
 err:
 	hp_model_free(&model);

@@ -8,13 +8,8 @@
  * Exit status: 0 when written, 1 for a capture that cannot be used or a
  * failed write, 2 for wrong usage.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../analyzer/flame.h"
 #include "cli.h"
@@ -40,68 +35,53 @@ static const char usage[] =
 
 int hp_cmd_flamegraph(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},   {"metric", required_argument, NULL, 'm'},
-		{"snapshot", required_argument, NULL, 's'}, {"title", required_argument, NULL, 't'},
-		{"width", required_argument, NULL, 'w'},    {"debug-dir", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},           {0},
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_OUTPUT, 0, 0, NULL},
+		{HP_OPT_METRIC, 0, 0, NULL},
+		{HP_OPT_SNAPSHOT, 1, 1000000000L, NULL},
+		{HP_OPT_TITLE, 0, 0, NULL},
+		{HP_OPT_WIDTH, 200, 100000, NULL},
+		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
 	};
-	struct hp_model_options mo = {.snapshot = -1};
+	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
+	struct hp_model_options mo = {0};
 	struct hp_flame_options fo = {0};
-	enum hp_metric metric = HP_METRIC_PEAK;
-	const char *output = NULL;
 	struct hp_capture cap;
 	struct hp_model model;
 	struct hp_flame *flame = NULL;
 	struct hp_cli_output o;
-	long v;
-	int c, ret, status = 1;
+	int ret, status = HP_EXIT_FAILURE;
 
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': output = optarg; break;
-		case 'm':
-			if (hp_metric_parse(optarg, &metric)) {
-				hp_cli_error("flamegraph: unknown metric '%s' (peak, leaked, allocated, "
-					     "allocations, temporary)", optarg);
-				return 2;
-			}
-			break;
-		case 's':
-			if (hp_cli_number("flamegraph", "--snapshot", optarg, 1, 1000000000L, &v))
-				return 2;
-			mo.snapshot = v - 1;
-			break;
-		case 't': fo.title = optarg; break;
-		case 'w':
-			if (hp_cli_number("flamegraph", "--width", optarg, 200, 100000, &v))
-				return 2;
-			fo.width_px = (unsigned)v;
-			break;
-		case 'd': mo.debug_dir = optarg; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (optind != argc - 1) {
+	if (hp_cli_parse("flamegraph", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	mo.snapshot = hp_cli_snapshot(&a);
+	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	fo.title = a.value[HP_OPT_TITLE];
+	if (a.given[HP_OPT_WIDTH])
+		fo.width_px = (unsigned)a.number[HP_OPT_WIDTH];
+	if (a.noperands != 1) {
 		hp_cli_error("flamegraph: give exactly one capture file");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
-	if (!output) {
+	if (!a.value[HP_OPT_OUTPUT]) {
 		hp_cli_error("flamegraph: say where to write the SVG (-o OUT.svg)");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
-	if (hp_cli_load_model(argv[optind], &mo, &cap, &model))
-		return 1;
+	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
+		return HP_EXIT_FAILURE;
 
-	ret = hp_flame_build(&model, metric, &flame);
+	ret = hp_flame_build(&model, a.metric, &flame);
 	if (ret) {
-		hp_cli_error("%s: cannot build the flame graph: %s", argv[optind], strerror(-ret));
+		hp_cli_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
 		goto err;
 	}
-	if (hp_cli_output_open(&o, output))
+	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT]))
 		goto err;
-	status = hp_cli_output_close(&o, hp_flame_write_svg(o.f, flame, &fo, NULL));
+	ret = hp_flame_write_svg(o.f, flame, &fo, NULL);
+	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 
 err:
 	hp_flame_free(flame);

@@ -7,7 +7,6 @@
  * Exit status: 0 for an intact capture, 1 when it is damaged (everything
  * readable is still shown) or unreadable, 2 for wrong usage.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,33 +51,32 @@ static void print_buckets(const struct hp_capture *cap, const struct hp_cap_snap
 
 int hp_cmd_inspect(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"stacks", no_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_STACKS, 0, 0, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
 	};
+	struct hp_cli_args a;
 	struct hp_capture cap;
 	char err[512], b1[32], b2[32];
-	int stacks = 0, c;
+	const char *path;
+	int status;
 	const struct hp_cap_snapshot *s;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's': stacks = 1; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (optind != argc - 1) {
+	if (hp_cli_parse("inspect", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.noperands != 1) {
 		hp_cli_error("inspect: give exactly one capture file");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
-	if (hp_capture_load(argv[optind], &cap, err, sizeof err) < 0) {
+	path = argv[a.operand];
+	if (hp_capture_load(path, &cap, err, sizeof err) < 0) {
 		hp_cli_error("%s", err);
-		return 1;
+		return HP_EXIT_FAILURE;
 	}
 
-	printf("capture   %s (%zu bytes, %zu records)\n", argv[optind], cap.file_bytes,
+	printf("capture   %s (%zu bytes, %zu records)\n", path, cap.file_bytes,
 	       cap.nrecords);
 	if (cap.has_meta) {
 		printf("program   %s", hp_model_program_name(&cap));
@@ -148,18 +146,18 @@ int hp_cmd_inspect(int argc, char **argv)
 	} else {
 		printf("totals    none: no snapshot was written\n");
 	}
-	if (stacks && s)
+	if (a.given[HP_OPT_STACKS] && s)
 		print_buckets(&cap, s);
 
 	if (cap.ndamage) {
 		printf("damage    %zu problem%s\n", cap.ndamage, cap.ndamage == 1 ? "" : "s");
 		for (size_t i = 0; i < cap.ndamage && i < HP_CAP_MAX_DAMAGE; i++)
 			printf("  %s\n", cap.damage[i]);
-		hp_cli_error("%s: damaged: %s", argv[optind], cap.damage[0]);
+		hp_cli_error("%s: damaged: %s", path, cap.damage[0]);
 	} else {
 		printf("damage    none: every record is intact\n");
 	}
-	int ret = cap.ndamage ? 1 : 0;
+	status = cap.ndamage ? HP_EXIT_FAILURE : HP_EXIT_OK;
 	hp_capture_free(&cap);
-	return ret;
+	return status;
 }

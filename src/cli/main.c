@@ -1,8 +1,11 @@
 /*
- * main.c - heapprof's command line: dispatch to a subcommand.
+ * main.c - heapprof's command line: dispatch to a subcommand, and the
+ * helpers the subcommands share (cli.h). Errors follow
+ * docs/internals/errors.md: helpers return 0 or -errno after saying what
+ * is wrong, in one line on stderr; only a subcommand turns that into an
+ * exit status.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -59,26 +62,6 @@ const char *hp_cli_count(char *buf, size_t cap, uint64_t n)
 	return buf;
 }
 
-int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
-		  long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end || errno || v < min || v > max) {
-		if (max == LONG_MAX)
-			hp_cli_error("%s: %s wants a number of at least %ld, not '%s'", cmd, opt, min, s);
-		else
-			hp_cli_error("%s: %s wants a number from %ld to %ld, not '%s'", cmd, opt, min,
-				     max, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 int hp_cli_output_open(struct hp_cli_output *o, const char *path)
 {
 	struct stat st;
@@ -88,8 +71,9 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path)
 	o->to_stdout = !path || strcmp(path, "-") == 0;
 	o->f = o->to_stdout ? stdout : fopen(path, "wb");
 	if (!o->f) {
-		hp_cli_error("%s: cannot create: %s", path, strerror(errno));
-		return 1;
+		int err = errno ? errno : EIO;
+		hp_cli_error("%s: cannot create: %s", path, strerror(err));
+		return -err;
 	}
 	o->regular = !o->to_stdout && fstat(fileno(o->f), &st) == 0 && S_ISREG(st.st_mode);
 	return 0;
@@ -105,7 +89,7 @@ int hp_cli_output_close(struct hp_cli_output *o, int ret)
 		     strerror(-ret));
 	if (o->regular)
 		unlink(o->path);
-	return 1;
+	return ret;
 }
 
 void hp_cli_error(const char *fmt, ...)
@@ -129,17 +113,20 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		[HP_MODSYM_NO_SYMBOLS] = "has no symbols",
 	};
 	char err[512];
+	int ret;
 
-	if (hp_capture_load(path, cap, err, sizeof err) < 0) {
+	ret = hp_capture_load(path, cap, err, sizeof err);
+	if (ret < 0) {
 		hp_cli_error("%s", err);
-		return 1;
+		return ret;
 	}
 	if (cap->ndamage)
 		hp_cli_error("%s: damaged, showing what is readable: %s", path, cap->damage[0]);
-	if (hp_model_build(model, cap, opts, err, sizeof err) < 0) {
+	ret = hp_model_build(model, cap, opts, err, sizeof err);
+	if (ret < 0) {
 		hp_cli_error("%s: %s", path, err);
 		hp_capture_free(cap);
-		return 1;
+		return ret;
 	}
 	for (size_t i = 0; i < model->nmodules; i++) {
 		enum hp_module_status st = model->modules[i].status;
@@ -159,7 +146,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fputs(usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+		return argc < 2 ? HP_EXIT_USAGE : HP_EXIT_OK;
 	}
 	static const struct {
 		const char *name;
@@ -175,8 +162,8 @@ int main(int argc, char **argv)
 			return commands[i].fn(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("heapprof 0.1.0");
-		return 0;
+		return HP_EXIT_OK;
 	}
 	hp_cli_error("unknown command '%s' (try heapprof --help)", argv[1]);
-	return 2;
+	return HP_EXIT_USAGE;
 }

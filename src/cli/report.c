@@ -1,7 +1,6 @@
 /*
  * report.c - `heapprof report`: the answers, in the terminal or as JSON.
  */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,59 +37,47 @@ static unsigned terminal_width(void)
 
 int hp_cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"top", required_argument, NULL, 't'},   {"frames", required_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'},        {"snapshot", required_argument, NULL, 's'},
-		{"debug-dir", required_argument, NULL, 'd'}, {"width", required_argument, NULL, 'w'},
-		{"help", no_argument, NULL, 'h'},        {0},
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_TOP, 1, LONG_MAX, NULL},
+		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
+		{HP_OPT_JSON, 0, 0, NULL},
+		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
+		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_WIDTH, 0, LONG_MAX, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
 	};
-	struct hp_model_options mo = {.snapshot = -1};
+	struct hp_cli_args a;
+	struct hp_model_options mo = {0};
 	struct hp_report_options ro = {.top = 10, .frames = 8, .width = terminal_width()};
 	struct hp_capture cap;
 	struct hp_model model;
-	int json = 0, c, ret;
-	long v;
+	int ret;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			if (hp_cli_number("report", "--top", optarg, 1, LONG_MAX, &v))
-				return 2;
-			ro.top = (unsigned)v;
-			break;
-		case 'f':
-			if (hp_cli_number("report", "--frames", optarg, 0, LONG_MAX, &v))
-				return 2;
-			ro.frames = (unsigned)v;
-			break;
-		case 'w':
-			if (hp_cli_number("report", "--width", optarg, 0, LONG_MAX, &v))
-				return 2;
-			ro.width = (unsigned)v;
-			break;
-		case 's':
-			if (hp_cli_number("report", "--snapshot", optarg, 1, LONG_MAX, &v))
-				return 2;
-			mo.snapshot = v - 1;
-			break;
-		case 'j': json = 1; break;
-		case 'd': mo.debug_dir = optarg; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (optind != argc - 1) {
+	if (hp_cli_parse("report", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.given[HP_OPT_TOP])
+		ro.top = (unsigned)a.number[HP_OPT_TOP];
+	if (a.given[HP_OPT_FRAMES])
+		ro.frames = (unsigned)a.number[HP_OPT_FRAMES];
+	if (a.given[HP_OPT_WIDTH])
+		ro.width = (unsigned)a.number[HP_OPT_WIDTH];
+	mo.snapshot = hp_cli_snapshot(&a);
+	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	if (a.noperands != 1) {
 		hp_cli_error("report: give exactly one capture file");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
-	if (hp_cli_load_model(argv[optind], &mo, &cap, &model))
-		return 1;
-	ret = json ? hp_report_json(stdout, &model, &ro) : hp_report_text(stdout, &model, &ro);
+	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
+		return HP_EXIT_FAILURE;
+	ret = a.given[HP_OPT_JSON] ? hp_report_json(stdout, &model, &ro)
+				   : hp_report_text(stdout, &model, &ro);
 	hp_model_free(&model);
 	hp_capture_free(&cap);
 	if (ret || fflush(stdout)) {
 		hp_cli_error("report: cannot write the report");
-		return 1;
+		return HP_EXIT_FAILURE;
 	}
-	return 0;
+	return HP_EXIT_OK;
 }

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,7 +21,6 @@
 #include "../analyzer/capture.h"
 #include "../analyzer/embed.h"
 #include "../analyzer/model.h"
-#include "../common/options.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -94,33 +92,6 @@ enum {
 	RUN_NOT_FOUND = 127,  /* the program cannot be found or started */
 };
 
-enum opt_kind { OPT_TEXT, OPT_NUMBER, OPT_SIGNAL };
-
-/* Each option becomes a HEAPPROF_ variable, checked here against the range
- * the recorder accepts (src/common/options.h): the recorder would replace
- * a value out of range by its default, with a message, and run anyway. */
-struct opt_env {
-	const char *name;   /* long option */
-	const char *var;    /* HEAPPROF_ variable */
-	enum opt_kind kind;
-	uint64_t min, max;  /* OPT_NUMBER */
-};
-
-static const struct opt_env options[] = {
-	{"sample-rate", "HEAPPROF_SAMPLE_RATE", OPT_NUMBER, HP_OPTION_SAMPLE_RATE_MIN,
-	 HP_OPTION_SAMPLE_RATE_MAX},
-	{"unwind", "HEAPPROF_UNWIND", OPT_TEXT, 0, 0},
-	{"max-depth", "HEAPPROF_MAX_DEPTH", OPT_NUMBER, HP_OPTION_MAX_DEPTH_MIN,
-	 HP_OPTION_MAX_DEPTH_MAX},
-	{"dump-signal", "HEAPPROF_DUMP_SIGNAL", OPT_SIGNAL, 0, 0},
-	{"interval", "HEAPPROF_INTERVAL_MS", OPT_NUMBER, 0, HP_OPTION_INTERVAL_MS_MAX},
-	{"dump-every", "HEAPPROF_DUMP_EVERY_BYTES", OPT_NUMBER, 0, UINT64_MAX},
-	{"dump-high-water", "HEAPPROF_DUMP_HIGH_WATER_BYTES", OPT_NUMBER, 0, UINT64_MAX},
-	{"timeseries", "HEAPPROF_TIMESERIES_MS", OPT_NUMBER, 0, HP_OPTION_TIMESERIES_MS_MAX},
-	{"seed", "HEAPPROF_SEED", OPT_NUMBER, 0, UINT64_MAX},
-};
-#define NOPTS (sizeof options / sizeof *options)
-
 /* Creates the capture's file before the program runs, so that a capture
  * that cannot be written stops the run before it starts: a new file is
  * created empty (the recorder, finding it empty, takes it over); an
@@ -183,8 +154,8 @@ static int resolve_program(const char *name, char *out, size_t cap, struct stat 
  * a directory, a file that is not executable, and a set-user-ID or
  * set-group-ID program that would change identity (the loader ignores
  * LD_PRELOAD for those, so the run would record nothing). A program that
- * is not found is left to execvp, which says so. Returns 0 or an exit
- * status. */
+ * is not found is left to execvp, which says so. Returns 0, or -EISDIR,
+ * -EACCES or -EPERM after saying why. */
 static int check_program(const char *name)
 {
 	char path[PATH_MAX];
@@ -194,49 +165,20 @@ static int check_program(const char *name)
 		return 0;
 	if (S_ISDIR(st.st_mode)) {
 		hp_cli_error("run: cannot run %s: it is a directory", path);
-		return RUN_CANNOT_RUN;
+		return -EISDIR;
 	}
 	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
 		hp_cli_error("run: cannot run %s: it is not an executable file", path);
-		return RUN_CANNOT_RUN;
+		return -EACCES;
 	}
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
 	    ((st.st_mode & S_ISGID) && st.st_gid != getgid())) {
 		hp_cli_error("run: cannot record %s: it is set-%s-ID, and the loader ignores "
 			     "LD_PRELOAD for such programs (record a copy without the bit)",
 			     path, st.st_mode & S_ISUID ? "user" : "group");
-		return RUN_CANNOT_RUN;
+		return -EPERM;
 	}
 	return 0;
-}
-
-/* Says what is wrong with an option's value, in one line; returns 0 when
- * the recorder will take it as it is, else -1. */
-static int check_option(const struct opt_env *o, const char *value)
-{
-	uint64_t v;
-	int sig;
-
-	switch (o->kind) {
-	case OPT_NUMBER:
-		if (hp_option_parse_u64(value, &v) == 0 && v >= o->min && v <= o->max)
-			return 0;
-		hp_cli_error("run: --%s wants a number from %llu to %llu, not '%s'", o->name,
-			     (unsigned long long)o->min, (unsigned long long)o->max, value);
-		return -1;
-	case OPT_SIGNAL:
-		if (hp_option_parse_signal(value, &sig) == 0)
-			return 0;
-		hp_cli_error("run: --dump-signal wants USR1, USR2, HUP, PROF, WINCH, URG, NONE or "
-			     "the number of a signal that can be caught (1 to %d), not '%s'",
-			     HP_OPTION_SIGNAL_MAX, value);
-		return -1;
-	default: /* --unwind */
-		if (strcmp(value, "dwarf") == 0 || strcmp(value, "fp") == 0)
-			return 0;
-		hp_cli_error("run: --unwind wants dwarf or fp, not '%s'", value);
-		return -1;
-	}
 }
 
 /* In the child: picks the capture's path (never an existing file unless
@@ -397,47 +339,53 @@ static void summarize(const char *path, const char *prog, int status, int quiet)
 
 int hp_cmd_run(int argc, char **argv)
 {
-	static struct option longopts[NOPTS + 6];
+	/* The recorder's options (each a HEAPPROF_ variable, hp_cli_options),
+	 * then heapprof run's own. */
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_SAMPLE_RATE, 0, 0, NULL},
+		{HP_OPT_UNWIND, 0, 0, NULL},
+		{HP_OPT_MAX_DEPTH, 0, 0, NULL},
+		{HP_OPT_DUMP_SIGNAL, 0, 0, NULL},
+		{HP_OPT_INTERVAL, 0, 0, NULL},
+		{HP_OPT_DUMP_EVERY, 0, 0, NULL},
+		{HP_OPT_DUMP_HIGH_WATER, 0, 0, NULL},
+		{HP_OPT_TIMESERIES, 0, 0, NULL},
+		{HP_OPT_SEED, 0, 0, NULL},
+		{HP_OPT_OUTPUT, 0, 0, NULL},
+		{HP_OPT_FOLLOW_FORK, 0, 0, NULL},
+		{HP_OPT_QUIET, 0, 0, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
+		{HP_OPT_NO_SYMBOLS, 0, 0, NULL},
+	};
+	struct hp_cli_args a;
 	char lib[PATH_MAX], path[PATH_MAX + 64] = "";
-	const char *output = NULL;
-	int quiet = 0, symbols = 1, fds[2], status, c, idx;
+	const char *output;
+	int quiet, symbols, fds[2], status, prog;
 	pid_t pid;
 	ssize_t n;
 	size_t len = 0;
 	struct sigaction ign = {0}, old_int, old_quit;
 
-	for (size_t i = 0; i < NOPTS; i++)
-		longopts[i] = (struct option){options[i].name, required_argument, NULL, 1000 + (int)i};
-	longopts[NOPTS] = (struct option){"output", required_argument, NULL, 'o'};
-	longopts[NOPTS + 1] = (struct option){"follow-fork", no_argument, NULL, 'f'};
-	longopts[NOPTS + 2] = (struct option){"quiet", no_argument, NULL, 'q'};
-	longopts[NOPTS + 3] = (struct option){"help", no_argument, NULL, 'h'};
-	longopts[NOPTS + 4] = (struct option){"no-symbols", no_argument, NULL, 'S'};
-
-	/* '+': stop at the program's name, its options are its own. */
-	while ((c = getopt_long(argc, argv, "+o:qh", longopts, &idx)) != -1) {
-		if (c >= 1000) {
-			const struct opt_env *o = &options[c - 1000];
-			if (check_option(o, optarg) < 0)
-				return RUN_USAGE;
-			setenv(o->var, optarg, 1);
-			continue;
-		}
-		switch (c) {
-		case 'o': output = optarg; break;
-		case 'f': setenv("HEAPPROF_FOLLOW_FORK", "1", 1); break;
-		case 'q': quiet = 1; setenv("HEAPPROF_QUIET", "1", 1); break;
-		case 'S': symbols = 0; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return RUN_USAGE;
-		}
+	/* In order: stop at the program's name, its options are its own. */
+	if (hp_cli_parse("run", usage, uses, sizeof uses / sizeof *uses, 1, argc, argv, &a))
+		return RUN_USAGE;
+	if (a.help)
+		return 0;
+	for (size_t i = 0; i < sizeof uses / sizeof *uses; i++) {
+		const struct hp_cli_option *o = &hp_cli_options[uses[i].opt];
+		if (o->var && a.given[uses[i].opt])
+			setenv(o->var, o->kind == HP_CLI_FLAG ? "1" : a.value[uses[i].opt], 1);
 	}
-	if (optind >= argc) {
+	output = a.value[HP_OPT_OUTPUT];
+	quiet = a.given[HP_OPT_QUIET];
+	symbols = !a.given[HP_OPT_NO_SYMBOLS];
+	prog = a.operand; /* argv[prog] is the program */
+	if (prog >= argc) {
 		hp_cli_error("run: no program given (heapprof run [options] -- PROGRAM [ARGS...])");
 		return RUN_USAGE;
 	}
-	if ((c = check_program(argv[optind])) != 0)
-		return c;
+	if (check_program(argv[prog]) < 0)
+		return RUN_CANNOT_RUN;
 	if (find_recorder(lib, sizeof lib) < 0) {
 		hp_cli_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
 		return RUN_USAGE;
@@ -460,7 +408,7 @@ int hp_cmd_run(int argc, char **argv)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(fds[0]);
-		child(argv + optind, lib, output, fds[1]);
+		child(argv + prog, lib, output, fds[1]);
 	}
 	close(fds[1]);
 	while ((n = read(fds[0], path + len, sizeof path - 1 - len)) > 0 ||
@@ -490,7 +438,7 @@ int hp_cmd_run(int argc, char **argv)
 	if (at < len && path[at] == 'E') {
 		if (created)
 			unclaim_output(path);
-		hp_cli_error("run: cannot run %s: %s", argv[optind], strerror(atoi(path + at + 1)));
+		hp_cli_error("run: cannot run %s: %s", argv[prog], strerror(atoi(path + at + 1)));
 		return RUN_NOT_FOUND;
 	}
 	if (created)
@@ -500,10 +448,13 @@ int hp_cmd_run(int argc, char **argv)
 	if (symbols && access(path, F_OK) == 0) {
 		struct hp_embed_result res;
 		char err[512];
-		if (hp_embed_symbols(path, NULL, &res, err, sizeof err) < 0 && !strstr(err, "no snapshot"))
+		int ret = hp_embed_symbols(path, NULL, &res, err, sizeof err);
+		/* A capture without a snapshot (-ENODATA, hp_model_build) has no
+		 * frames to name: summarize() says what became of the program. */
+		if (ret < 0 && ret != -ENODATA)
 			hp_cli_error("%s", err);
 	}
-	summarize(path, argv[optind], status, quiet);
+	summarize(path, argv[prog], status, quiet);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

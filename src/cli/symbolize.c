@@ -2,7 +2,6 @@
  * symbolize.c - `heapprof symbolize`: embed a capture's symbols in it, for
  * captures made with plain LD_PRELOAD (heapprof run does it by itself).
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "../analyzer/embed.h"
@@ -17,36 +16,33 @@ static const char usage[] =
 
 int hp_cmd_symbolize(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"debug-dir", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
 	};
-	const char *debug_dir = NULL;
+	struct hp_cli_args a;
 	struct hp_embed_result res;
+	const char *path;
 	char err[512];
-	int c;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd': debug_dir = optarg; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
-		}
-	}
-	if (optind != argc - 1) {
+	if (hp_cli_parse("symbolize", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.noperands != 1) {
 		hp_cli_error("symbolize: give exactly one capture file");
-		return 2;
+		return HP_EXIT_USAGE;
 	}
-	if (hp_embed_symbols(argv[optind], debug_dir, &res, err, sizeof err) < 0) {
+	path = argv[a.operand];
+	if (hp_embed_symbols(path, a.value[HP_OPT_DEBUG_DIR], &res, err, sizeof err) < 0) {
 		hp_cli_error("%s", err);
-		return 1;
+		return HP_EXIT_FAILURE;
 	}
 	fprintf(stderr, "heapprof: %s: embedded symbols for %zu addresses (%zu without a function)",
-		argv[optind], res.addresses, res.unresolved);
+		path, res.addresses, res.unresolved);
 	if (res.modules_missing || res.modules_changed)
 		fprintf(stderr, "; %zu binaries missing, %zu changed since the run",
 			res.modules_missing, res.modules_changed);
 	fputc('\n', stderr);
-	return 0;
+	return HP_EXIT_OK;
 }

@@ -326,6 +326,55 @@ HP_TEST(run_options_are_checked)
 	expect_eq_u64(hp_test_sh("grep -q 'run: --seed' %s/err", d), 1, "heapprof run takes it");
 }
 
+HP_TEST(analyzer_options_are_checked_alike)
+{
+	/* One options table and one number parser (src/cli/options.c): a wrong
+	 * count is the same usage error, in the same one line, in every
+	 * command, before any capture is read (none exists here), digits only
+	 * (export once took "+1", " 1" and an overflow through its own
+	 * strtol, and the others a sign or a space). */
+	static const struct {
+		const char *cmd, *args, *option;
+	} uses[] = {
+		{"report", "x.hpf", "--snapshot"},
+		{"report", "x.hpf", "--top"},
+		{"export", "--format folded -o - x.hpf", "--snapshot"},
+		{"flamegraph", "-o - x.hpf", "--snapshot"},
+		{"diff", "x.hpf y.hpf", "--snapshot"},
+		{"diff", "x.hpf y.hpf", "--frames"},
+	};
+	static const char *const bad[] = {"0x1", "+1", "' 1'", "1x", "''", "-1",
+					  "99999999999999999999"};
+	const char *d = fresh_dir("analyzer-options");
+	char cmd[16384], why[512];
+	int lines;
+
+	for (size_t i = 0; i < sizeof uses / sizeof *uses; i++) {
+		for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+			snprintf(cmd, sizeof cmd, "%s %s %s %s %s", hp(), uses[i].cmd, uses[i].option,
+				 bad[k], uses[i].args);
+			snprintf(why, sizeof why, "%s %s %s: a usage error in one line", uses[i].cmd,
+				 uses[i].option, bad[k]);
+			expect_eq_u64(in_dir(d, &lines, cmd), 2, why);
+			expect_eq_u64(lines, 1, why);
+			snprintf(why, sizeof why, "%s %s %s: names the command and the option",
+				 uses[i].cmd, uses[i].option, bad[k]);
+			expect_eq_u64(hp_test_sh("grep -q -- '^heapprof: %s: %s wants a number' %s/err",
+						 uses[i].cmd, uses[i].option, d),
+				      0, why);
+		}
+	}
+	for (size_t i = 2; i < sizeof uses / sizeof *uses; i++) {
+		snprintf(cmd, sizeof cmd, "%s %s --metric most %s", hp(), uses[i].cmd, uses[i].args);
+		snprintf(why, sizeof why, "%s --metric most: the same usage error", uses[i].cmd);
+		expect_eq_u64(in_dir(d, &lines, cmd), 2, why);
+		expect_eq_u64(hp_test_sh("grep -qx \"heapprof: %s: unknown metric 'most' (peak, "
+					 "leaked, allocated, allocations, temporary)\" %s/err",
+					 uses[i].cmd, d),
+			      0, why);
+	}
+}
+
 HP_TEST(unrecordable_program_is_refused)
 {
 	/* A set-user-ID program owned by someone else: the loader ignores

@@ -1,0 +1,210 @@
+/*
+ * options.c - the options of every subcommand, in one table, and the one
+ * parser that reads them (see cli.h).
+ *
+ * The table says once what an option is called and what its value is; a
+ * subcommand lists the options it takes (struct hp_cli_use), with the
+ * range of its counts, and reads the checked values from struct
+ * hp_cli_args. Counts go through hp_cli_number, the recorder's sizes
+ * through hp_option_parse_u64 and its ranges (src/common/options.h), so a
+ * value means the same in every subcommand and the same to the recorder.
+ *
+ * A wrong value is said in one line, "heapprof: CMD: --OPT wants ...",
+ * and is a usage error (exit status 2: docs/internals/errors.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/options.h"
+#include "cli.h"
+
+/* One option a line, by hand. */
+/* clang-format off */
+const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
+	[HP_OPT_HELP] =      {"help", 'h', HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_OUTPUT] =    {"output", 'o', HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_SNAPSHOT] =  {"snapshot", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_METRIC] =    {"metric", 0, HP_CLI_METRIC, NULL, 0, 0, {NULL}},
+	[HP_OPT_TOP] =       {"top", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_FRAMES] =    {"frames", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_WIDTH] =     {"width", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_DEBUG_DIR] = {"debug-dir", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_JSON] =      {"json", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_FORMAT] =    {"format", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_AT] =        {"at", 0, HP_CLI_CHOICE, NULL, 0, 0, {"end", "peak"}},
+	[HP_OPT_TITLE] =     {"title", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_STACKS] =    {"stacks", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	/* heapprof run: each recorder option becomes its HEAPPROF_ variable,
+	 * checked against the range the recorder accepts (it would replace a
+	 * value out of range by its default, with a message, and run anyway). */
+	[HP_OPT_SAMPLE_RATE] = {"sample-rate", 0, HP_CLI_SIZE, "HEAPPROF_SAMPLE_RATE",
+		HP_OPTION_SAMPLE_RATE_MIN, HP_OPTION_SAMPLE_RATE_MAX, {NULL}},
+	[HP_OPT_UNWIND] = {"unwind", 0, HP_CLI_CHOICE, "HEAPPROF_UNWIND", 0, 0, {"dwarf", "fp"}},
+	[HP_OPT_MAX_DEPTH] = {"max-depth", 0, HP_CLI_SIZE, "HEAPPROF_MAX_DEPTH",
+		HP_OPTION_MAX_DEPTH_MIN, HP_OPTION_MAX_DEPTH_MAX, {NULL}},
+	[HP_OPT_DUMP_SIGNAL] = {"dump-signal", 0, HP_CLI_SIGNAL, "HEAPPROF_DUMP_SIGNAL", 0, 0,
+		{NULL}},
+	[HP_OPT_INTERVAL] = {"interval", 0, HP_CLI_SIZE, "HEAPPROF_INTERVAL_MS",
+		0, HP_OPTION_INTERVAL_MS_MAX, {NULL}},
+	[HP_OPT_DUMP_EVERY] = {"dump-every", 0, HP_CLI_SIZE, "HEAPPROF_DUMP_EVERY_BYTES",
+		0, UINT64_MAX, {NULL}},
+	[HP_OPT_DUMP_HIGH_WATER] = {"dump-high-water", 0, HP_CLI_SIZE,
+		"HEAPPROF_DUMP_HIGH_WATER_BYTES", 0, UINT64_MAX, {NULL}},
+	[HP_OPT_TIMESERIES] = {"timeseries", 0, HP_CLI_SIZE, "HEAPPROF_TIMESERIES_MS",
+		0, HP_OPTION_TIMESERIES_MS_MAX, {NULL}},
+	[HP_OPT_SEED] = {"seed", 0, HP_CLI_SIZE, "HEAPPROF_SEED", 0, UINT64_MAX, {NULL}},
+	[HP_OPT_FOLLOW_FORK] = {"follow-fork", 0, HP_CLI_FLAG, "HEAPPROF_FOLLOW_FORK", 0, 0, {NULL}},
+	[HP_OPT_QUIET] = {"quiet", 'q', HP_CLI_FLAG, "HEAPPROF_QUIET", 0, 0, {NULL}},
+	[HP_OPT_NO_SYMBOLS] = {"no-symbols", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+};
+/* clang-format on */
+
+int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v = 0;
+
+	/* Digits only: no sign, no leading space (strtol would take both). */
+	errno = 0;
+	if (*s >= '0' && *s <= '9')
+		v = strtol(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v < min || v > max) {
+		if (max == LONG_MAX)
+			hp_cli_error("%s: %s wants a number of at least %ld, not '%s'", cmd, opt,
+				     min, s);
+		else
+			hp_cli_error("%s: %s wants a number from %ld to %ld, not '%s'", cmd, opt,
+				     min, max, s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Checks the value of a recorder option of heapprof run; says what is
+ * wrong in one line and returns -EINVAL, or returns 0. */
+static int check_recorder(const char *cmd, const struct hp_cli_option *o, const char *value)
+{
+	uint64_t v;
+	int sig;
+
+	if (o->kind == HP_CLI_SIZE) {
+		if (hp_option_parse_u64(value, &v) == 0 && v >= o->min && v <= o->max)
+			return 0;
+		hp_cli_error("%s: --%s wants a number from %llu to %llu, not '%s'", cmd, o->name,
+			     (unsigned long long)o->min, (unsigned long long)o->max, value);
+		return -EINVAL;
+	}
+	if (hp_option_parse_signal(value, &sig) == 0)
+		return 0;
+	hp_cli_error("%s: --%s wants USR1, USR2, HUP, PROF, WINCH, URG, NONE or the number of a "
+		     "signal that can be caught (1 to %d), not '%s'",
+		     cmd, o->name, HP_OPTION_SIGNAL_MAX, value);
+	return -EINVAL;
+}
+
+/* Checks and keeps the value of option use->opt. Returns 0 or -EINVAL
+ * after saying why. */
+static int take(const char *cmd, const struct hp_cli_use *use, const char *value,
+		struct hp_cli_args *a)
+{
+	const struct hp_cli_option *o = &hp_cli_options[use->opt];
+	char opt[32];
+
+	snprintf(opt, sizeof opt, "--%s", o->name);
+	switch (o->kind) {
+	case HP_CLI_NUMBER:
+		if (hp_cli_number(cmd, opt, value, use->min, use->max, &a->number[use->opt]))
+			return -EINVAL;
+		break;
+	case HP_CLI_METRIC:
+		if (hp_metric_parse(value, &a->metric)) {
+			hp_cli_error(
+				"%s: unknown metric '%s' (peak, leaked, allocated, allocations, "
+				"temporary)",
+				cmd, value);
+			return -EINVAL;
+		}
+		break;
+	case HP_CLI_CHOICE:
+		if (strcmp(value, o->choices[0]) != 0 && strcmp(value, o->choices[1]) != 0) {
+			hp_cli_error("%s: %s wants %s or %s, not '%s'", cmd, opt, o->choices[0],
+				     o->choices[1], value);
+			return -EINVAL;
+		}
+		break;
+	case HP_CLI_SIZE:
+	case HP_CLI_SIGNAL:
+		if (check_recorder(cmd, o, value))
+			return -EINVAL;
+		break;
+	default: break;
+	}
+	if (use->check && use->check(cmd, value))
+		return -EINVAL;
+	a->given[use->opt] = 1;
+	a->value[use->opt] = value;
+	return 0;
+}
+
+int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *uses, size_t nuses,
+		 int in_order, int argc, char **argv, struct hp_cli_args *a)
+{
+	struct option longopts[HP_OPT_COUNT + 1];
+	char shorts[2 * HP_OPT_COUNT + 4];
+	size_t ns = 0;
+	int c, idx;
+
+	if (nuses > HP_OPT_COUNT)
+		return -EINVAL;
+	memset(a->given, 0, sizeof a->given);
+	memset(a->value, 0, sizeof a->value);
+	a->help = 0;
+	if (in_order)
+		shorts[ns++] = '+'; /* stop at the first operand (run: the program) */
+	for (size_t i = 0; i < nuses; i++) {
+		const struct hp_cli_option *o = &hp_cli_options[uses[i].opt];
+		int has_arg = o->kind == HP_CLI_FLAG ? no_argument : required_argument;
+		longopts[i] = (struct option){o->name, has_arg, NULL, 1000 + (int)i};
+		if (o->short_name) {
+			shorts[ns++] = o->short_name;
+			if (has_arg)
+				shorts[ns++] = ':';
+		}
+	}
+	longopts[nuses] = (struct option){0};
+	shorts[ns] = '\0';
+
+	while ((c = getopt_long(argc, argv, shorts, longopts, &idx)) != -1) {
+		size_t i = 0;
+		if (c >= 1000) {
+			i = (size_t)(c - 1000);
+		} else {
+			while (i < nuses && hp_cli_options[uses[i].opt].short_name != c)
+				i++;
+			if (c == '?' || c == ':' || i == nuses) { /* getopt said what */
+				fputs(usage, stderr);
+				return -EINVAL;
+			}
+		}
+		if (uses[i].opt == HP_OPT_HELP) {
+			fputs(usage, stdout);
+			a->help = 1;
+			return 0;
+		}
+		if (take(cmd, &uses[i], optarg, a))
+			return -EINVAL;
+	}
+	a->operand = optind;
+	a->noperands = argc - optind;
+	return 0;
+}
+
+long hp_cli_snapshot(const struct hp_cli_args *a)
+{
+	return a->given[HP_OPT_SNAPSHOT] ? a->number[HP_OPT_SNAPSHOT] - 1 : -1;
+}
