@@ -387,41 +387,50 @@ static uint64_t parse_hex(const char **s)
 	}
 }
 
-/* Looks at one line of /proc/self/maps: "lo-hi perms off dev inode path". */
-static int maps_line(const char *line, const char *end, uintptr_t addr, char *buf, size_t cap)
+/* One line of /proc/self/maps: "lo-hi perms offset dev inode   path". */
+struct maps_entry {
+	uint64_t lo, hi;
+	const char *path; /* not NUL-terminated; "" when anonymous */
+	size_t path_len;
+};
+
+static int maps_parse(const char *line, const char *end, struct maps_entry *e)
 {
 	const char *p = line, *path;
-	uint64_t lo, hi;
-	size_t len;
 
-	lo = parse_hex(&p);
+	e->lo = parse_hex(&p);
 	if (*p++ != '-')
-		return 0;
-	hi = parse_hex(&p);
-	if (addr < lo || addr >= hi)
-		return 0;
-	path = memchr(p, '/', (size_t)(end - p));
-	if (!path)
 		return -1;
-	len = (size_t)(end - path);
-	if (len >= cap)
-		return -1;
-	memcpy(buf, path, len);
-	buf[len] = '\0';
-	return 1;
+	e->hi = parse_hex(&p);
+	/* The path follows perms, offset, dev and inode. */
+	for (int field = 0; field < 4 && p < end; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		while (p < end && *p != ' ')
+			p++;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	path = p;
+	e->path = path;
+	e->path_len = (size_t)(end - path);
+	return 0;
 }
 
-HP_OS_DEFINE(int, hp_os_mapped_path,
-	     (uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap))
+/* Calls fn on each mapping of the process, in address order, until fn
+ * returns non-zero; returns that, 0 at the end, or -errno. scratch holds
+ * the lines being read (a line longer than it is skipped). */
+static int maps_each(char *scratch, size_t cap, int (*fn)(const struct maps_entry *, void *),
+		     void *arg)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	size_t have = 0;
-	int found = 0;
+	int ret = 0, skipping = 0;
 
 	if (fd < 0)
 		return -errno;
-	while (!found) {
-		ssize_t r = read(fd, scratch + have, scratch_cap - have);
+	while (!ret) {
+		ssize_t r = read(fd, scratch + have, cap - have);
 		char *line = scratch, *nl;
 
 		if (r < 0 && errno == EINTR)
@@ -429,41 +438,95 @@ HP_OS_DEFINE(int, hp_os_mapped_path,
 		if (r <= 0)
 			break;
 		have += (size_t)r;
-		while (!found && (nl = memchr(line, '\n', have - (size_t)(line - scratch)))) {
-			found = maps_line(line, nl, addr, buf, cap);
+		while (!ret && (nl = memchr(line, '\n', have - (size_t)(line - scratch)))) {
+			struct maps_entry e;
+			if (!skipping && maps_parse(line, nl, &e) == 0)
+				ret = fn(&e, arg);
+			skipping = 0;
 			line = nl + 1;
 		}
 		have -= (size_t)(line - scratch);
 		memmove(scratch, line, have);
-		if (have == scratch_cap) /* a line longer than the buffer */
+		if (have == cap) { /* a line longer than the buffer: skip it */
 			have = 0;
+			skipping = 1;
+		}
 	}
 	close(fd);
-	return found == 1 ? 0 : -ENOENT;
+	return ret;
+}
+
+struct path_find {
+	uintptr_t addr;
+	char *buf;
+	size_t cap;
+};
+
+static int find_path(const struct maps_entry *e, void *arg)
+{
+	struct path_find *f = arg;
+
+	if (f->addr < e->lo || f->addr >= e->hi)
+		return 0;
+	if (!e->path_len || e->path[0] != '/' || e->path_len >= f->cap)
+		return -ENOENT;
+	memcpy(f->buf, e->path, e->path_len);
+	f->buf[e->path_len] = '\0';
+	return 1;
+}
+
+HP_OS_DEFINE(int, hp_os_mapped_path,
+	     (uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap))
+{
+	struct path_find f = {addr, buf, cap};
+	int r = maps_each(scratch, scratch_cap, find_path, &f);
+
+	return r == 1 ? 0 : (r < 0 ? r : -ENOENT);
+}
+
+struct stack_find {
+	uintptr_t sp, below, lo, hi;
+	int grows; /* the main thread's [stack], which grows down */
+};
+
+static int find_stack(const struct maps_entry *e, void *arg)
+{
+	struct stack_find *f = arg;
+
+	if (f->sp < e->lo || f->sp >= e->hi) {
+		f->below = e->hi;
+		return 0;
+	}
+	f->lo = e->lo;
+	f->hi = e->hi;
+	f->grows = e->path_len == 7 && memcmp(e->path, "[stack]", 7) == 0;
+	return 1;
+}
+
+HP_OS_DEFINE(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi))
+{
+	char scratch[512]; /* a line at a time: stacks have short lines */
+	struct stack_find f = {(uintptr_t)__builtin_frame_address(0), 0, 0, 0, 0};
+	struct rlimit lim;
+	int r = maps_each(scratch, sizeof scratch, find_stack, &f);
+
+	if (r != 1)
+		return r < 0 ? r : -ENOENT;
+	*lo = f.lo;
+	*hi = f.hi;
+	if (f.grows) { /* down to the stack limit, and never into the mapping below */
+		*lo = f.below;
+		if (getrlimit(RLIMIT_STACK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+		    lim.rlim_cur < f.hi - f.below)
+			*lo = f.hi - lim.rlim_cur;
+	}
+	return 0;
 }
 
 HP_OS_DEFINE(size_t, hp_os_cmdline, (char *buf, size_t cap))
 {
 	ssize_t n = read_file("/proc/self/cmdline", buf, cap);
 	return n > 0 ? (size_t)n : 0;
-}
-
-HP_OS_DEFINE(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi))
-{
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-	int err = pthread_getattr_np(pthread_self(), &attr);
-
-	if (err)
-		return -err;
-	err = pthread_attr_getstack(&attr, &addr, &size);
-	pthread_attr_destroy(&attr);
-	if (err)
-		return -err;
-	*lo = (uintptr_t)addr;
-	*hi = (uintptr_t)addr + size;
-	return 0;
 }
 
 HP_OS_DEFINE(const char *, hp_os_getenv, (const char *name))

@@ -226,10 +226,14 @@ HP_OS_FN(int, hp_os_mapped_path,
  * by NULs). Async-signal-safe, no allocation, no lock. */
 HP_OS_FN(size_t, hp_os_cmdline, (char *buf, size_t cap));
 
-/* The bounds [*lo, *hi) of the calling thread's stack. May allocate (glibc
- * reads /proc/self/maps for the main thread): call only with the recorder's
- * forwarding flag set. Takes glibc's thread-list lock; not
- * async-signal-safe. Returns 0 or -errno. */
+/* The bounds [*lo, *hi) of the calling thread's stack: the mapping its
+ * stack pointer is in, from /proc/self/maps (the main thread's [stack] down
+ * to RLIMIT_STACK). Not pthread_getattr_np: it allocates while holding the
+ * thread's lock, and a program that calls it (Rust's runtime does, at
+ * start) would find that lock held by itself when its allocation reaches
+ * the recorder. A stack the program placed inside a larger mapping of its
+ * own gets that mapping's bounds. No allocation, no lock, 512 bytes of
+ * stack. Returns 0 or -errno. */
 HP_OS_FN(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi));
 
 /* Removes, in place, every entry of LD_PRELOAD in the environment whose

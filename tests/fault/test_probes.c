@@ -244,6 +244,14 @@ HP_TEST(fork_without_follow_dies_of_the_dump_signal)
 	probe("fork-usr2", "", "");
 }
 
+HP_TEST(pthread_getattr_np_does_not_deadlock)
+{
+	/* It allocates holding the thread's lock: the recorder must not ask
+	 * for the same lock from inside that allocation. */
+	probe("getattr", "", "");
+	probe("getattr", "", "--unwind fp");
+}
+
 HP_TEST(environment_as_bare)
 {
 	/* The program sees LD_PRELOAD and the HEAPPROF_ variables of the run

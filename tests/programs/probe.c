@@ -267,6 +267,33 @@ static int mode_fork_usr2(void)
 	return 0;
 }
 
+static void *getattr_thread(void *arg)
+{
+	pthread_attr_t attr;
+	size_t size = 0;
+
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		pthread_attr_getstacksize(&attr, &size);
+		pthread_attr_destroy(&attr);
+	}
+	*(size_t *)arg = size;
+	return NULL;
+}
+
+/* pthread_getattr_np allocates while it holds the thread's lock (Rust's
+ * runtime calls it at start, for the main thread). */
+static int mode_getattr(void)
+{
+	size_t main_size, thread_size;
+	pthread_t t;
+
+	getattr_thread(&main_size);
+	pthread_create(&t, NULL, getattr_thread, &thread_size);
+	pthread_join(t, NULL);
+	printf("stacks %s %s\n", main_size ? "known" : "unknown", thread_size ? "known" : "unknown");
+	return 0;
+}
+
 static int by_string(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -345,6 +372,8 @@ int main(int argc, char **argv)
 		return mode_altstack_abort();
 	if (!strcmp(mode, "fork-usr2"))
 		return mode_fork_usr2();
+	if (!strcmp(mode, "getattr"))
+		return mode_getattr();
 	if (!strcmp(mode, "env"))
 		return mode_env();
 	if (!strcmp(mode, "child-env"))
