@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symtab.h"
+
 /* libstdc++'s demangler (the C++ ABI's), also right for Rust's legacy
  * mangling, which is Itanium-shaped. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -52,6 +54,8 @@ struct module_state {
 	enum hp_module_status status;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct hp_symtab *symtab; /* read on the first address without DWARF */
+	int symtab_read;
 	struct cu_table *cus;
 	size_t ncus, capcus;
 };
@@ -110,6 +114,7 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 			free(s->mods[i].cus[c].ranges);
 		}
 		free(s->mods[i].cus);
+		hp_symtab_free(s->mods[i].symtab);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
 	}
@@ -439,8 +444,15 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 	if (n > 0)
 		return n;
 
-	/* No DWARF here: the ELF symbol table. */
-	sym = dwfl_module_addrname(st->mod, pc);
+	/* No DWARF here: the ELF symbol table, sorted once (short of memory
+	 * for it, libdwfl's own search, which reads the whole table each
+	 * time). */
+	if (!st->symtab_read) {
+		st->symtab_read = 1;
+		if (hp_symtab_build(&st->symtab, st->mod))
+			st->symtab = NULL;
+	}
+	sym = st->symtab ? hp_symtab_lookup(st->symtab, pc) : dwfl_module_addrname(st->mod, pc);
 	out[0] = (struct hp_sym){sym ? demangled(s, sym) : unknown(s, address - m->bias),
 				 hp_symbolizer_intern(s, file ? file : ""),
 				 (uint32_t)(lineno > 0 ? lineno : 0), 0};
