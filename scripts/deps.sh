@@ -5,12 +5,13 @@
 #   scripts/deps.sh --bench  also the profilers and programs `make bench` compares
 set -euo pipefail
 
-build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-dev zlib1g-dev"
+build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libiberty-dev libzstd-dev zlib1g-dev"
 # The real readers of heapprof's outputs, which the tests run: go tool
 # pprof, gperftools' pprof (google-pprof), headless Chromium; clang for the
 # capture reader's fuzz target; valgrind, whose in-use-at-exit figures the
-# exit tests agree with.
-test_pkgs="binutils coreutils python3 golang-go google-perftools chromium clang libclang-rt-14-dev valgrind"
+# exit tests agree with; rustc for the Rust programs whose legacy and v0
+# symbol names the tests demangle.
+test_pkgs="binutils coreutils python3 golang-go google-perftools chromium clang libclang-rt-14-dev valgrind rustc"
 bench_pkgs="heaptrack sqlite3"
 
 pkgs="$build_pkgs $test_pkgs"

@@ -19,11 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "symtab.h"
-
-/* libstdc++'s demangler (the C++ ABI's), also right for Rust's legacy
- * mangling, which is Itanium-shaped. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 /* A compile unit's functions, read once: every subprogram and inlined
  * subroutine with its address ranges and its nearest function-like
@@ -196,23 +193,13 @@ enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int i)
 	return s->mods[i].status;
 }
 
-/* A demangled copy of name in the string pool. Rust's legacy symbols end
- * in a hash ("::h0123456789abcdef") that only adds noise: dropped. */
+/* A demangled copy of name in the string pool (name itself when it is not
+ * a C++ or Rust symbol). */
 static const char *demangled(struct hp_symbolizer *s, const char *name)
 {
-	int status = -1;
-	char *d = NULL;
-	const char *out;
+	char *d = hp_demangle(name);
+	const char *out = hp_symbolizer_intern(s, d ? d : name);
 
-	if (name[0] == '_' && name[1] == 'Z')
-		d = __cxa_demangle(name, NULL, NULL, &status);
-	if (!d || status != 0)
-		return hp_symbolizer_intern(s, name);
-	size_t n = strlen(d);
-	if (n > 19 && strncmp(d + n - 19, "::h", 3) == 0 &&
-	    strspn(d + n - 16, "0123456789abcdef") == 16)
-		d[n - 19] = '\0';
-	out = hp_symbolizer_intern(s, d);
 	free(d);
 	return out;
 }
