@@ -83,7 +83,8 @@ static int read_pass(struct pass *p, Dwfl_Module *mod, int from, int to)
 		GElf_Sym sym;
 		GElf_Addr value;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, NULL, NULL);
+		const char *name =
+			dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||

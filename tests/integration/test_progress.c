@@ -45,7 +45,8 @@ HP_TEST(progress_on_a_terminal)
 	expect_true(strncmp(out, "\rheapprof: symbolizing ", 23) == 0,
 		    "the progress line comes first, from the start of the line");
 	expect_true(strstr(out, want) != NULL, "it counts every address of the capture");
-	expect_true(strstr(out, " addresses in known (") || strstr(out, " addresses in libc.so.6 (") ||
+	expect_true(strstr(out, " addresses in known (") ||
+			    strstr(out, " addresses in libc.so.6 (") ||
 			    strstr(out, " addresses in ld-linux-x86-64.so.2 ("),
 		    "it names a module of the capture");
 	expect_true(strstr(out, "\r\033[Kheapprof: ") != NULL,

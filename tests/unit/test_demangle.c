@@ -42,8 +42,8 @@ static void compare_lib(const char *prog, const char *pattern)
 			checked++;
 			if (!got || strcmp(want, got) != 0) {
 				if (differ++ < 5)
-					printf("  %s: __cxa_demangle %s, hp_demangle %s\n", line, want,
-					       got ? got : "(none)");
+					printf("  %s: __cxa_demangle %s, hp_demangle %s\n", line,
+					       want, got ? got : "(none)");
 			}
 		}
 		free(want);
