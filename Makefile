@@ -135,7 +135,7 @@ $(CORE): $(CORE_OBJ)
 	ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(CORE)
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -lzstd -lz -lm -lstdc++
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(CORE) -ldw -lelf -liberty -lzstd -lz -lm -lstdc++
 
 # Under ThreadSanitizer only the recorder's unit tests: the rest runs
 # programs under the (never sanitized) recorder, where TSan has nothing of
@@ -226,7 +226,7 @@ $(BUILD)/tests/programs/%: tests/programs/%.cpp
 
 $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJ) $(CORE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(HARNESS_OBJ) $(CORE) -lelf -ldw -lzstd -lz -lm -lstdc++
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(HARNESS_OBJ) $(CORE) -lelf -ldw -liberty -lzstd -lz -lm -lstdc++
 
 # The recorder's unit tests: its core through the os.c seam, and the
 # analyzer's reader (in CORE) to read back what the writer wrote.
@@ -235,7 +235,25 @@ $(BUILD)/tests/unit/test_rec_%: tests/unit/test_rec_%.c tests/unit/rec_seam.h $(
 	$(CC) $(CFLAGS) $(SANFLAGS) -DHP_OS_MUTABLE -o $@ $< $(HARNESS_OBJ) $(RECTEST) $(CORE) \
 		-lelf -ldw -lzstd -lz -lm -lpthread -ldl -lstdc++
 
-tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS)
+
+# The Rust test program, built twice by Debian's rustc (scripts/deps.sh
+# installs it; a missing rustc fails the build of the tests): the legacy
+# symbol mangling (rustc's default) and v0. Unoptimised: every allocation
+# stays in its function.
+RUSTC ?= $(firstword $(wildcard /usr/bin/rustc) rustc)
+RUST_FLAGS := --edition 2021 --crate-name known -C opt-level=0 -g -C force-frame-pointers=yes
+RUST_PROGS := $(BUILD)/tests/programs/rust_legacy $(BUILD)/tests/programs/rust_v0
+
+$(BUILD)/tests/programs/rust_legacy: tests/programs/rust_known.rs
+	@mkdir -p $(dir $@)
+	$(RUSTC) $(RUST_FLAGS) -o $@ $<
+
+$(BUILD)/tests/programs/rust_v0: tests/programs/rust_known.rs
+	@mkdir -p $(dir $@)
+	$(RUSTC) $(RUST_FLAGS) -C symbol-mangling-version=v0 -o $@ $<
+
+tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS) \
+	$(RUST_PROGS)
 .PHONY: tests
 
 # --- fuzzing ---

@@ -18,10 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-/* libstdc++'s demangler (the C++ ABI's), also right for Rust's legacy
- * mangling, which is Itanium-shaped. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+#include "demangle.h"
+#include "symtab.h"
 
 /* A compile unit's functions, read once: every subprogram and inlined
  * subroutine with its address ranges and its nearest function-like
@@ -52,6 +53,8 @@ struct module_state {
 	enum hp_module_status status;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct hp_symtab *symtab; /* read on the first address without DWARF */
+	int symtab_read;
 	struct cu_table *cus;
 	size_t ncus, capcus;
 };
@@ -62,6 +65,19 @@ struct string_block {
 	char data[];
 };
 
+/* Progress on stderr while symbolizing from the binaries, when stderr is a
+ * terminal and the work has taken longer than after_ns: one line naming the
+ * module at hand, rewritten in place at most every 100 ms, cleared after
+ * the last address. The addresses are counted per module up
+ * front (distinct frame addresses of the capture's stacks). */
+struct progress {
+	int on;
+	uint64_t after_ns, start_ns, shown_ns;
+	size_t total, done;
+	size_t *per_module; /* distinct addresses per module; [nmodules]: none */
+	int shown;	    /* a line is on the terminal */
+};
+
 struct hp_symbolizer {
 	const struct hp_capture *cap;
 	int embedded; /* answer from the capture's SYMBOLS record */
@@ -69,7 +85,105 @@ struct hp_symbolizer {
 	Dwfl_Callbacks callbacks;
 	struct module_state *mods;
 	struct string_block *strings;
+	struct progress progress;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Counts the distinct frame addresses of the capture per module (an open
+ * addressing set, freed before returning). Returns 0 or -ENOMEM. */
+static int count_addresses(struct progress *pr, const struct hp_capture *cap)
+{
+	size_t nframes = 0, mask = 1023;
+	uint64_t *set;
+
+	for (size_t id = 1; id < cap->nstacks; id++)
+		nframes += cap->stacks[id].depth;
+	while (mask < nframes * 2)
+		mask = mask * 2 + 1;
+	set = calloc(mask + 1, sizeof *set);
+	pr->per_module = calloc(cap->nmodules + 1, sizeof *pr->per_module);
+	if (!set || !pr->per_module) {
+		free(set);
+		return -ENOMEM;
+	}
+	for (size_t id = 1; id < cap->nstacks; id++) {
+		const struct hp_cap_stack *st = &cap->stacks[id];
+		for (uint32_t f = 0; f < st->depth; f++) {
+			uint64_t a = st->frames[f], h = a * 0x9e3779b97f4a7c15ULL;
+			size_t i = (size_t)(h >> 20) & mask;
+			if (!a)
+				continue;
+			while (set[i] && set[i] != a)
+				i = (i + 1) & mask;
+			if (set[i])
+				continue;
+			set[i] = a;
+			const struct hp_cap_module *m = hp_capture_module_of(cap, a - 1);
+			pr->per_module[m ? (size_t)(m - cap->modules) : cap->nmodules]++;
+			pr->total++;
+		}
+	}
+	free(set);
+	return 0;
+}
+
+/* HEAPPROF_PROGRESS_MS: after how long progress shows (default 1000;
+ * tests set 0). */
+static void progress_start(struct progress *pr, const struct hp_capture *cap)
+{
+	const char *env = getenv("HEAPPROF_PROGRESS_MS");
+	char *end;
+	long ms = env && *env ? strtol(env, &end, 10) : 1000;
+
+	if (!isatty(2) || (env && *env && (*end || ms < 0)))
+		return;
+	pr->after_ns = (uint64_t)ms * 1000000u;
+	pr->start_ns = now_ns();
+	pr->on = count_addresses(pr, cap) == 0;
+}
+
+/* Clears the progress line, if one is shown. */
+static void progress_end(struct progress *pr)
+{
+	if (pr->shown) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+	}
+	pr->shown = 0;
+	free(pr->per_module);
+	pr->per_module = NULL;
+}
+
+/* One more address of module i (-1: none) symbolized; the line is cleared
+ * after the last one. */
+static void progress_step(struct progress *pr, const struct hp_capture *cap, int i)
+{
+	uint64_t now;
+
+	pr->done++;
+	if (pr->on && pr->done >= pr->total) {
+		progress_end(pr);
+		pr->on = 0;
+		return;
+	}
+	if (!pr->on || ((now = now_ns()) - pr->start_ns < pr->after_ns) ||
+	    (pr->shown && now - pr->shown_ns < 100000000u))
+		return;
+	const char *path = i >= 0 ? cap->modules[i].path : "(no module)";
+	const char *base = strrchr(path, '/');
+	size_t n = pr->per_module[i >= 0 ? (size_t)i : cap->nmodules];
+	fprintf(stderr, "\rheapprof: symbolizing %zu addresses in %s (%zu of %zu in all)...\033[K",
+		n, base ? base + 1 : path, pr->done, pr->total);
+	fflush(stderr);
+	pr->shown_ns = now;
+	pr->shown = 1;
+}
 
 int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 		      const char *debug_dir, int use_embedded)
@@ -96,6 +210,8 @@ int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	if (!s->embedded)
+		progress_start(&s->progress, cap);
 	*out = s;
 	return 0;
 }
@@ -104,12 +220,14 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 {
 	if (!s)
 		return;
+	progress_end(&s->progress);
 	for (size_t i = 0; s->mods && i < s->cap->nmodules; i++) {
 		for (size_t c = 0; c < s->mods[i].ncus; c++) {
 			free(s->mods[i].cus[c].fns);
 			free(s->mods[i].cus[c].ranges);
 		}
 		free(s->mods[i].cus);
+		hp_symtab_free(s->mods[i].symtab);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
 	}
@@ -191,23 +309,13 @@ enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int i)
 	return s->mods[i].status;
 }
 
-/* A demangled copy of name in the string pool. Rust's legacy symbols end
- * in a hash ("::h0123456789abcdef") that only adds noise: dropped. */
+/* A demangled copy of name in the string pool (name itself when it is not
+ * a C++ or Rust symbol). */
 static const char *demangled(struct hp_symbolizer *s, const char *name)
 {
-	int status = -1;
-	char *d = NULL;
-	const char *out;
+	char *d = hp_demangle(name);
+	const char *out = hp_symbolizer_intern(s, d ? d : name);
 
-	if (name[0] == '_' && name[1] == 'Z')
-		d = __cxa_demangle(name, NULL, NULL, &status);
-	if (!d || status != 0)
-		return hp_symbolizer_intern(s, name);
-	size_t n = strlen(d);
-	if (n > 19 && strncmp(d + n - 19, "::h", 3) == 0 &&
-	    strspn(d + n - 16, "0123456789abcdef") == 16)
-		d[n - 19] = '\0';
-	out = hp_symbolizer_intern(s, d);
 	free(d);
 	return out;
 }
@@ -394,6 +502,7 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
 		return 1;
 	}
+	progress_step(&s->progress, s->cap, i);
 	if (!m || hp_symbolizer_status(s, i) != HP_MODSYM_OK) {
 		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
 		return 1;
@@ -439,8 +548,15 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 	if (n > 0)
 		return n;
 
-	/* No DWARF here: the ELF symbol table. */
-	sym = dwfl_module_addrname(st->mod, pc);
+	/* No DWARF here: the ELF symbol table, sorted once (short of memory
+	 * for it, libdwfl's own search, which reads the whole table each
+	 * time). */
+	if (!st->symtab_read) {
+		st->symtab_read = 1;
+		if (hp_symtab_build(&st->symtab, st->mod))
+			st->symtab = NULL;
+	}
+	sym = st->symtab ? hp_symtab_lookup(st->symtab, pc) : dwfl_module_addrname(st->mod, pc);
 	out[0] = (struct hp_sym){sym ? demangled(s, sym) : unknown(s, address - m->bias),
 				 hp_symbolizer_intern(s, file ? file : ""),
 				 (uint32_t)(lineno > 0 ? lineno : 0), 0};

@@ -7,7 +7,7 @@
  * binary that changed since the run is refused (the module is then shown as
  * module+offset). Separate debug info is found the standard ways (build-id
  * and .gnu_debuglink under /usr/lib/debug, and an optional extra directory).
- * Names are demangled (C++, and Rust's legacy mangling).
+ * Names are demangled (C++, and Rust's legacy and v0 manglings: demangle.h).
  *
  * Addresses are return addresses: the symbolizer looks up address - 1, the
  * call instruction, so a call that ends its function is not attributed to
