@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -82,6 +83,47 @@ static uint64_t status_of(enum hp_module_status st)
 	}
 }
 
+/* Appends data[0..len) to the capture at path as one whole record, or not
+ * at all. A write can be short (a disk that fills up, a file size limit):
+ * the rest is written until the kernel says why it cannot, and that errno
+ * is the one returned, never whatever errno held before. On failure the
+ * file is cut back to its size before the append, so the capture keeps no
+ * half record (which a reader would report as damage) and the earlier
+ * records stay as they were. Returns 0 or -errno. */
+static int append_whole(const char *path, const uint8_t *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	size_t done = 0;
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	while (done < len) {
+		ssize_t w = write(fd, data + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) { /* 0 from a regular file: nothing more fits */
+			ret = w < 0 ? -errno : -ENOSPC;
+			break;
+		}
+		done += (size_t)w;
+	}
+	/* Cutting back can fail too (the file is then one partial record
+	 * longer, which a reader reports as a truncated end); the reason said
+	 * stays the write's. */
+	if (ret && done && ftruncate(fd, st.st_size) < 0)
+		(void)0;
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	return ret;
+}
+
 int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
 		     char *err, size_t errlen)
 {
@@ -94,7 +136,7 @@ int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_re
 	uint32_t *fn = NULL, *file = NULL;
 	size_t nsyms = 0;
 	ZSTD_CCtx *cctx = NULL;
-	int ret, fd = -1;
+	int ret;
 	uint32_t idx;
 
 	memset(res, 0, sizeof *res);
@@ -152,22 +194,14 @@ int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_re
 	if (body.err || !cctx || hp_format_put_record(&rec, HP_REC_SYMBOLS, body.data, body.len, cctx))
 		goto nomem;
 
-	fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || write(fd, rec.data, rec.len) != (ssize_t)rec.len || close(fd) < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: cannot append the symbols: %s", path, strerror(errno));
-		fd = -1;
-		goto out;
-	}
-	fd = -1;
-	ret = 0;
+	ret = append_whole(path, rec.data, rec.len);
+	if (ret)
+		snprintf(err, errlen, "%s: cannot append the symbols: %s", path, strerror(-ret));
 	goto out;
 nomem:
 	ret = -ENOMEM;
 	snprintf(err, errlen, "%s: out of memory while embedding symbols", path);
 out:
-	if (fd >= 0)
-		close(fd);
 	ZSTD_freeCCtx(cctx);
 	free(body.data);
 	free(rec.data);
