@@ -37,16 +37,29 @@ const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);
 int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max,
 		  long *out);
 
-/* An output file of a command: "-" (or NULL) is standard output. */
+/* An output file of a command: "-" (or NULL) is standard output.
+ *
+ * The rules, the same for every command that writes a file:
+ * - a file that is one of the command's inputs (same device and inode,
+ *   whatever the path) is refused before anything is written to it;
+ * - a symbolic link at the path is refused (O_NOFOLLOW): one planted in a
+ *   shared directory must not redirect the write to a file of the user's;
+ *   "-" stands for standard output;
+ * - a new file is created 0600 (before the umask), as captures are: a
+ *   profile holds the program's paths, arguments and symbols; an existing
+ *   file is truncated and keeps its mode and owner;
+ * - a device or a FIFO is written as it is, never truncated or removed. */
 struct hp_cli_output {
 	const char *path;
 	FILE *f;
 	int to_stdout;
-	int regular; /* a regular file we created: removed if writing fails */
+	int regular; /* a regular file: removed if writing fails */
 };
 
-/* Opens o for path. Returns 0, or 1 after saying why. */
-int hp_cli_output_open(struct hp_cli_output *o, const char *path);
+/* Opens o for path; inputs[0..ninputs) are the files the command reads.
+ * Returns 0, or 1 after saying why. */
+int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *const *inputs,
+		       size_t ninputs);
 
 /* Closes o after a renderer returned ret (0 or -errno). On failure says
  * so and removes a partial regular file (never a device such as

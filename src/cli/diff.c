@@ -118,7 +118,7 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_cli_error("diff: %s", strerror(-ret));
 		goto err;
 	}
-	if (hp_cli_output_open(&o, output)) {
+	if (hp_cli_output_open(&o, output, (const char *const *)argv + optind, 2)) {
 		hp_diff_free(&d);
 		goto err;
 	}

@@ -140,7 +140,7 @@ int hp_cmd_export(int argc, char **argv)
 	if (hp_cli_load_model(argv[optind], &mo, &cap, &model))
 		return 1;
 
-	if (hp_cli_output_open(&o, output))
+	if (hp_cli_output_open(&o, output, (const char *const *)argv + optind, 1))
 		goto err;
 	out = o.f;
 	switch (format) {

@@ -99,7 +99,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		hp_cli_error("%s: cannot build the flame graph: %s", argv[optind], strerror(-ret));
 		goto err;
 	}
-	if (hp_cli_output_open(&o, output))
+	if (hp_cli_output_open(&o, output, (const char *const *)argv + optind, 1))
 		goto err;
 	status = hp_cli_output_close(&o, hp_flame_write_svg(o.f, flame, &fo, NULL));
 

@@ -2,6 +2,7 @@
  * main.c - heapprof's command line: dispatch to a subcommand.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -64,20 +65,54 @@ int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, lon
 	return 0;
 }
 
-int hp_cli_output_open(struct hp_cli_output *o, const char *path)
+int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *const *inputs,
+		       size_t ninputs)
 {
-	struct stat st;
+	struct stat st, in;
+	int fd;
 
 	memset(o, 0, sizeof *o);
 	o->path = path;
 	o->to_stdout = !path || strcmp(path, "-") == 0;
-	o->f = o->to_stdout ? stdout : fopen(path, "wb");
-	if (!o->f) {
-		hp_cli_error("%s: cannot create: %s", path, strerror(errno));
+	if (o->to_stdout) {
+		o->f = stdout;
+		return 0;
+	}
+	/* Not truncated yet: first make sure it is not one of the inputs. */
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			hp_cli_error("%s: is a symbolic link: not writing through it (name its "
+				     "target, or - for standard output)", path);
+		else
+			hp_cli_error("%s: cannot create: %s", path, strerror(errno));
 		return 1;
 	}
-	o->regular = !o->to_stdout && fstat(fileno(o->f), &st) == 0 && S_ISREG(st.st_mode);
+	if (fstat(fd, &st) < 0) {
+		hp_cli_error("%s: %s", path, strerror(errno));
+		goto err;
+	}
+	for (size_t i = 0; i < ninputs; i++) {
+		if (stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
+			hp_cli_error("%s: is the capture being read (%s): not overwriting it", path,
+				     inputs[i]);
+			goto err;
+		}
+	}
+	o->regular = S_ISREG(st.st_mode);
+	if (o->regular && ftruncate(fd, 0) < 0) {
+		hp_cli_error("%s: cannot truncate: %s", path, strerror(errno));
+		goto err;
+	}
+	o->f = fdopen(fd, "wb");
+	if (!o->f) {
+		hp_cli_error("%s: cannot create: %s", path, strerror(errno));
+		goto err;
+	}
 	return 0;
+err:
+	close(fd);
+	return 1;
 }
 
 int hp_cli_output_close(struct hp_cli_output *o, int ret)
@@ -88,6 +123,8 @@ int hp_cli_output_close(struct hp_cli_output *o, int ret)
 		return 0;
 	hp_cli_error("%s: cannot write: %s", o->to_stdout ? "standard output" : o->path,
 		     strerror(-ret));
+	if (o->to_stdout)
+		clearerr(stdout); /* said once: main's last check stays quiet */
 	if (o->regular)
 		unlink(o->path);
 	return 1;
@@ -140,11 +177,29 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 	return 0;
 }
 
+/* Every command that prints ends here: what it printed must have reached
+ * standard output (a full disk, /dev/full, a closed pipe), else the exit
+ * status says so. A command that already said it (hp_cli_output_close)
+ * cleared the error. */
+static int stdout_status(int status)
+{
+	int err = 0;
+
+	if (fflush(stdout) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(stdout))
+		err = EIO; /* an earlier write failed; its errno is gone */
+	if (!err)
+		return status;
+	hp_cli_error("standard output: cannot write: %s", strerror(err));
+	return status ? status : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fputs(usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+		return stdout_status(argc < 2 ? 2 : 0);
 	}
 	static const struct {
 		const char *name;
@@ -157,10 +212,10 @@ int main(int argc, char **argv)
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+			return stdout_status(commands[i].fn(argc - 1, argv + 1));
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("heapprof 0.1.0");
-		return 0;
+		return stdout_status(0);
 	}
 	hp_cli_error("unknown command '%s' (try heapprof --help)", argv[1]);
 	return 2;

@@ -48,6 +48,7 @@ int hp_cmd_report(int argc, char **argv)
 	struct hp_report_options ro = {.top = 10, .frames = 8, .width = terminal_width()};
 	struct hp_capture cap;
 	struct hp_model model;
+	struct hp_cli_output o;
 	int json = 0, c, ret;
 	long v;
 
@@ -85,12 +86,9 @@ int hp_cmd_report(int argc, char **argv)
 	}
 	if (hp_cli_load_model(argv[optind], &mo, &cap, &model))
 		return 1;
-	ret = json ? hp_report_json(stdout, &model, &ro) : hp_report_text(stdout, &model, &ro);
+	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
+	ret = json ? hp_report_json(o.f, &model, &ro) : hp_report_text(o.f, &model, &ro);
 	hp_model_free(&model);
 	hp_capture_free(&cap);
-	if (ret || fflush(stdout)) {
-		hp_cli_error("report: cannot write the report");
-		return 1;
-	}
-	return 0;
+	return hp_cli_output_close(&o, ret);
 }

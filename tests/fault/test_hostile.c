@@ -173,6 +173,97 @@ HP_TEST(embed_on_full_disk_keeps_capture)
 	}
 }
 
+/* A crafted capture (symbolized from a real binary) in a fresh directory:
+ * dir/in.hpf. */
+static const char *fresh_capture(const char *name)
+{
+	static char dir[600];
+	char path[700], prog[600];
+
+	snprintf(dir, sizeof dir, "%s/%s.dir", hp_test_tmp(), name);
+	hp_test_sh("rm -rf %s && mkdir -p %s", dir, dir);
+	snprintf(path, sizeof path, "%s/in.hpf", dir);
+	snprintf(prog, sizeof prog, "%s/tests/programs/known", hp_test_build());
+	craft_with_module(path, prog);
+	return dir;
+}
+
+HP_TEST(output_onto_input_is_refused)
+{
+	/* -o naming the capture itself, by another path or a hard link: the
+	 * capture must survive, and the command fail with one line. */
+	const char *d = fresh_capture("self");
+	static const char *const cmds[] = {
+		"export in.hpf --format folded -o in.hpf",
+		"export in.hpf --format pprof -o ./in.hpf",
+		"export in.hpf --format gperftools -o link.hpf",
+		"flamegraph in.hpf -o in.hpf",
+		"diff in.hpf in.hpf -o link.hpf",
+	};
+
+	hp_test_sh("cd %s && cp in.hpf orig.hpf && ln in.hpf link.hpf", d);
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s %s 2> err", d, hp(), cmds[i]), 1,
+			      cmds[i]);
+		expect_eq_u64(hp_test_sh("cd %s && grep -q 'is the capture being read' err && "
+					 "[ $(wc -l < err) = 1 ]", d), 0, "one line says why");
+		expect_eq_u64(hp_test_sh("cd %s && cmp -s in.hpf orig.hpf", d), 0,
+			      "the capture is intact");
+	}
+}
+
+HP_TEST(output_symlink_and_mode)
+{
+	/* A symlink planted at the output path is not followed (its target
+	 * stays as it was); a new output is created 0600 whatever the umask;
+	 * an existing file keeps its mode. */
+	const char *d = fresh_capture("outmode");
+
+	hp_test_sh("cd %s && echo precious > victim && chmod 644 victim && ln -s victim out", d);
+	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s export in.hpf --format folded -o out "
+				 "2> err", d, hp()), 1, "a symlink at the output is refused");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q 'symbolic link' err", d), 0, "said so");
+	expect_eq_u64(hp_test_sh("cd %s && [ \"$(cat victim)\" = precious ]", d), 0,
+		      "its target is untouched");
+	expect_eq_u64(hp_test_sh("cd %s && umask 000 && timeout 20 %s export in.hpf --format "
+				 "folded -o new.folded && [ $(stat -c %%a new.folded) = 600 ]",
+				 d, hp()), 0, "a new output is 0600 under umask 000");
+	expect_eq_u64(hp_test_sh("cd %s && umask 000 && timeout 20 %s flamegraph in.hpf -o "
+				 "new.svg && [ $(stat -c %%a new.svg) = 600 ]", d, hp()), 0,
+		      "a new flame graph too");
+	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s export in.hpf --format folded -o "
+				 "victim && [ $(stat -c %%a victim) = 644 ] && ! grep -q precious "
+				 "victim", d, hp()), 0, "a replaced file keeps its mode");
+}
+
+HP_TEST(stdout_write_errors_fail)
+{
+	/* Printing into /dev/full fails: the exit status is 1 and one line
+	 * says so, for every command that prints on standard output. */
+	const char *d = fresh_capture("stdout");
+	static const char *const cmds[] = {
+		"inspect in.hpf",
+		"inspect --stacks in.hpf",
+		"report in.hpf",
+		"report --json in.hpf",
+		"diff in.hpf in.hpf",
+		"export in.hpf --format folded -o -",
+		"export in.hpf --format gperftools -o -",
+		"flamegraph in.hpf -o -",
+		"--help",
+		"report --help",
+		"--version",
+	};
+
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s %s > /dev/full 2> err", d, hp(),
+					 cmds[i]), 1, cmds[i]);
+		expect_eq_u64(hp_test_sh("cd %s && grep -q 'cannot write' err && "
+					 "[ $(grep -c 'cannot write' err) = 1 ]", d), 0,
+			      "one line says the write failed");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
