@@ -52,6 +52,8 @@ struct hp_mstack {
 
 /* The figures of a bucket or a sum of buckets, unbiased (exact in a full
  * recording, estimates in a sampled one). In use = at the snapshot. */
+/* Every figure is finite (hp_model_build guarantees it, whatever the
+ * capture says): outputs such as JSON have no NaN or infinity. */
 struct hp_values {
 	double alloc_objects, alloc_bytes;
 	double free_objects, free_bytes;
@@ -134,6 +136,13 @@ const char *hp_metric_name(enum hp_metric m);
 int hp_metric_is_bytes(enum hp_metric m);
 double hp_values_metric(const struct hp_values *v, enum hp_metric m);
 void hp_values_add(struct hp_values *sum, const struct hp_values *v);
+
+/* An estimate as an integer: rounded to the nearest, clamped to
+ * [INT64_MIN, INT64_MAX], NaN as 0. Every output that prints or encodes a
+ * figure as an integer converts through this: converting a double out of
+ * an integer's range is undefined behaviour (x86 gives INT64_MIN, which
+ * a hostile capture turned into -9223372036854775808 bytes). */
+int64_t hp_estimate_i64(double v);
 
 /* A location's innermost function name and "file:line" (or "module+0x..").
  * buf is used for the latter. */

@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "text.h"
+
 /* libstdc++'s demangler (the C++ ABI's), also right for Rust's legacy
  * mangling, which is Itanium-shaped. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -128,7 +130,7 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 
 const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str)
 {
-	size_t n = strlen(str) + 1;
+	size_t n = hp_text_escaped_len(str) + 1;
 	struct string_block *b = s->strings;
 	char *p;
 
@@ -143,9 +145,15 @@ const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str)
 		s->strings = b;
 	}
 	p = b->data + b->used;
-	memcpy(p, str, n);
+	hp_text_escape(p, n, str);
 	b->used += n;
 	return p;
+}
+
+/* str as it may be shown: itself when clean, else an escaped copy. */
+static const char *shown(struct hp_symbolizer *s, const char *str)
+{
+	return hp_text_is_clean(str) ? str : hp_symbolizer_intern(s, str);
 }
 
 /* Opens a module's file for reading, or returns -1. The path comes from
@@ -422,8 +430,10 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 			int k;
 			for (k = 0; k < (int)a->count && k < max; k++) {
 				const struct hp_cap_symframe *f = &sy->frames[a->first + k];
-				out[k] = (struct hp_sym){sy->strings[f->function], sy->strings[f->file],
-							 f->line, (int)f->inlined};
+				/* The record is the capture's word: escaped too. */
+				out[k] = (struct hp_sym){shown(s, sy->strings[f->function]),
+							 shown(s, sy->strings[f->file]), f->line,
+							 (int)f->inlined};
 			}
 			return k;
 		}

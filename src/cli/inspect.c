@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../analyzer/capture.h"
+#include "../analyzer/text.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -26,8 +27,11 @@ static void print_frame(const struct hp_capture *cap, uint32_t i, uint64_t addr)
 {
 	const struct hp_cap_module *m = hp_capture_module_of(cap, addr);
 
-	if (m)
-		printf("      #%-2u 0x%" PRIx64 " %s+0x%" PRIx64 "\n", i, addr, m->path, addr - m->bias);
+	if (m) {
+		printf("      #%-2u 0x%" PRIx64 " ", i, addr);
+		hp_text_fputs(m->path, stdout);
+		printf("+0x%" PRIx64 "\n", addr - m->bias);
+	}
 	else
 		printf("      #%-2u 0x%" PRIx64 " ?\n", i, addr);
 }
@@ -81,12 +85,17 @@ int hp_cmd_inspect(int argc, char **argv)
 	printf("capture   %s (%zu bytes, %zu records)\n", argv[optind], cap.file_bytes,
 	       cap.nrecords);
 	if (cap.has_meta) {
-		printf("program   %s", cap.program);
-		for (size_t i = 1; i < cap.argc; i++)
-			printf(" %s", cap.argv[i]);
+		printf("program   ");
+		hp_text_fputs(cap.program, stdout);
+		for (size_t i = 1; i < cap.argc; i++) {
+			putchar(' ');
+			hp_text_fputs(cap.argv[i], stdout);
+		}
 		printf("\npid       %" PRIu64 " (parent %" PRIu64 ")%s\n", cap.pid, cap.ppid,
 		       cap.flags & HP_META_FORKED_CHILD ? ", forked from a recorded process" : "");
-		printf("recorder  heapprof %s\n", cap.recorder_version);
+		printf("recorder  heapprof ");
+		hp_text_fputs(cap.recorder_version, stdout);
+		putchar('\n');
 		printf("options   sample-rate %" PRIu64 "%s, unwind %s, max-depth %" PRIu64
 		       ", follow-fork %s, dump-signal %" PRIu64 ", interval %" PRIu64 " ms\n",
 		       cap.sample_rate_bytes, cap.sample_rate_bytes == 1 ? " (every allocation)" : "",
@@ -97,7 +106,9 @@ int hp_cmd_inspect(int argc, char **argv)
 	printf("modules   %zu\n", cap.nmodules);
 	for (size_t i = 0; i < cap.nmodules; i++) {
 		const struct hp_cap_module *m = &cap.modules[i];
-		printf("  %-50s bias 0x%" PRIx64 " build-id ", m->path, m->bias);
+		char shown[1024];
+		printf("  %-50s bias 0x%" PRIx64 " build-id ",
+		       hp_text_escape(shown, sizeof shown, m->path), m->bias);
 		for (size_t k = 0; k < m->build_id_len; k++)
 			printf("%02x", m->build_id[k]);
 		if (!m->build_id_len)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../analyzer/text.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -171,8 +172,12 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		/* Only complain about modules that frames fall in. */
 		for (size_t l = 0; l < model->nlocations && !used; l++)
 			used = model->locations[l].module == (int)i;
-		if (used && model->modules[i].cap->path[0] == '/')
-			hp_cli_error("%s %s", model->modules[i].cap->path, status[st]);
+		if (used && model->modules[i].cap->path[0] == '/') {
+			char shown[1024];
+			hp_cli_error("%s %s",
+				     hp_text_escape(shown, sizeof shown, model->modules[i].cap->path),
+				     status[st]);
+		}
 	}
 	return 0;
 }

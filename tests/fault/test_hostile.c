@@ -264,6 +264,114 @@ HP_TEST(stdout_write_errors_fail)
 	}
 }
 
+HP_TEST(absurd_sampling_rate_figures_stay_numbers)
+{
+	/* A sampling rate of 2^62 and huge counts: the unbiased figures must
+	 * be finite (JSON has no NaN or inf) and integers clamped (no
+	 * -9223372036854775808 from converting an out-of-range double). */
+	static const uint64_t f0[] = {0x401010, 0x402020};
+	static const struct hp_craft_bucket b[] = {
+		{.stack_id = 1, .size = 1, .alloc_count = 1000, .alloc_bytes = 1000,
+		 .peak_count = 5, .peak_bytes = 5},
+		{.stack_id = 2, .size = 1ull << 40, .alloc_count = 1ull << 62,
+		 .alloc_bytes = 1ull << 63, .free_count = 3, .free_bytes = 1ull << 41},
+	};
+	const char *d = fresh_capture("numbers");
+	char path[700];
+	struct hp_craft c;
+
+	snprintf(path, sizeof path, "%s/rate.hpf", d);
+	hp_craft_begin(&c);
+	hp_craft_meta_as(&c, 100, "/bin/prog", "--flag", 1ull << 62);
+	hp_craft_module(&c, 0, "/nonexistent/libx.so", 0x400000, 0, 0x10000);
+	hp_craft_stacks(&c, 1, f0, 2);
+	hp_craft_snapshot_of(&c, 1, HP_SNAP_EXIT, b, 2);
+	hp_craft_write(&c, path);
+
+	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s report --json rate.hpf > r.json 2>/dev/null",
+				 d, hp()), 0, "report --json");
+	expect_eq_u64(hp_test_sh("cd %s && python3 -c 'import json,sys; json.load(open(\"r.json\"), "
+				 "parse_constant=lambda c: sys.exit(\"not finite: \" + c))'", d), 0,
+		      "the JSON parses strictly: every number is finite");
+	expect_eq_u64(hp_test_sh("cd %s && ! grep -qiE 'nan|inf' r.json", d), 0, "no nan, no inf");
+	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s export rate.hpf --format folded -o f.txt "
+				 "--metric allocated 2>/dev/null", d, hp()), 0, "export folded");
+	expect_eq_u64(hp_test_sh("cd %s && ! grep -q -- '-9223372036854775808' f.txt && "
+				 "grep -q ' 9223372036854775807$' f.txt", d), 0,
+		      "an estimate past 2^63 is clamped to INT64_MAX, not wrapped");
+	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s export rate.hpf --format gperftools -o "
+				 "g.txt 2>/dev/null && ! grep -q -- '-9223372036854775808' g.txt", d,
+				 hp()), 0, "gperftools: clamped too");
+	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s diff in.hpf rate.hpf > d.txt 2>/dev/null && "
+				 "grep -q '^  change  +9223372036854775807 bytes' d.txt && "
+				 "! grep -q -- '-9223372036854775808' d.txt", d, hp()), 0,
+		      "diff: a growth past 2^63 is clamped too");
+	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s report rate.hpf > r.txt 2>/dev/null && "
+				 "! grep -qiE 'nan|inf' r.txt", d, hp()), 0, "text report: numbers");
+}
+
+/* Whether a file holds a control byte other than newline and tab. */
+static int has_controls(const char *dir, const char *file)
+{
+	return hp_test_sh("cd %s && LC_ALL=C grep -qP '[\\x00-\\x08\\x0b-\\x1f\\x7f]' %s", dir,
+			  file) == 0;
+}
+
+HP_TEST(escapes_in_names_are_escaped)
+{
+	/* Terminal escapes and newlines in the program, its arguments, a
+	 * module path and embedded symbols: every text output shows them
+	 * escaped, and the gperftools map keeps one line per segment. */
+	static const uint64_t f0[] = {0x401010, 0x402020};
+	static const uint64_t addrs[] = {0x401010, 0x401000, 0x402020, 0x402010};
+	static const char *const names[] = {"evil\x1b]0;pwned\x07", "caller\x1b[2J",
+					    "bidi\xe2\x80\xae" "evil", "c1\xc2\x9b" "csi"};
+	static const struct hp_craft_bucket b[] = {
+		{.stack_id = 1, .alloc_count = 3, .alloc_bytes = 300, .peak_count = 3,
+		 .peak_bytes = 300},
+		{.stack_id = 2, .alloc_count = 1, .alloc_bytes = 50},
+	};
+	static const char *const outs[] = {"report", "report --json", "inspect --stacks",
+					   "export --format folded -o -",
+					   "export --format gperftools -o -", "flamegraph -o -"};
+	const char *d = fresh_capture("escapes");
+	char path[700], cmd[1024];
+	struct hp_craft c;
+
+	snprintf(path, sizeof path, "%s/esc.hpf", d);
+	hp_craft_begin(&c);
+	hp_craft_meta_as(&c, 100, "/bin/\x1b[31mred\x1b[0m", "arg\x1b]2;title\x07", 1);
+	hp_craft_module(&c, 0, "/lib/x.so\n00400000-00500000 r-xp 00000000 00:00 0 /bin/forged",
+			0x400000, 0, 0x10000);
+	hp_craft_stacks(&c, 1, f0, 2);
+	hp_craft_snapshot_of(&c, 1, HP_SNAP_EXIT, b, 2);
+	hp_craft_symbols(&c, addrs, names, 4, -1);
+	hp_craft_write(&c, path);
+
+	for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+		snprintf(cmd, sizeof cmd, "%s", outs[i]);
+		char *sp = strchr(cmd, ' ');
+		/* the capture goes right after the subcommand */
+		hp_test_sh("cd %s && timeout 20 %s %.*s esc.hpf %s > out.%zu 2> err.%zu", d, hp(),
+			   sp ? (int)(sp - cmd) : (int)strlen(cmd), cmd, sp ? sp + 1 : "", i, i);
+		char f[32];
+		snprintf(f, sizeof f, "out.%zu", i);
+		expect_true(!has_controls(d, f), outs[i]);
+		snprintf(f, sizeof f, "err.%zu", i);
+		expect_true(!has_controls(d, f), "and nothing raw on standard error either");
+	}
+	expect_eq_u64(hp_test_sh("cd %s && grep -q 'x1b\\[31mred' out.0", d), 0,
+		      "the program is shown, escaped");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q 'evil.x1b]0;pwned.x07' out.0", d), 0,
+		      "an embedded symbol is shown, escaped");
+	expect_eq_u64(hp_test_sh("cd %s && ! grep -q $(printf '\\342\\200\\256') out.0", d), 0,
+		      "a bidi override is escaped");
+	expect_eq_u64(hp_test_sh("cd %s && ! grep -q '^00400000-00500000.*forged' out.4", d), 0,
+		      "a newline in a module path forges no MAPPED_LIBRARIES line");
+	expect_eq_u64(hp_test_sh("cd %s && python3 -c 'import json; json.load(open(\"out.1\"))'", d),
+		      0, "the JSON report is valid");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);

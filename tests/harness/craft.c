@@ -24,7 +24,8 @@ void hp_craft_emit(struct hp_craft *c, unsigned type)
 	c->payload.len = 0;
 }
 
-void hp_craft_meta(struct hp_craft *c, uint64_t pid, const char *program, int extra_fields)
+static void meta(struct hp_craft *c, uint64_t pid, const char *program, const char *arg1,
+		 uint64_t rate, int extra_fields)
 {
 	struct hp_buf *p = &c->payload;
 
@@ -36,9 +37,9 @@ void hp_craft_meta(struct hp_craft *c, uint64_t pid, const char *program, int ex
 	hp_buf_put_str(p, program);
 	hp_buf_put_u(p, 2);             /* argc */
 	hp_buf_put_str(p, "prog");
-	hp_buf_put_str(p, "--flag");
+	hp_buf_put_str(p, arg1);
 	hp_buf_put_str(p, "0.1.0");
-	hp_buf_put_u(p, 1);             /* sample_rate_bytes */
+	hp_buf_put_u(p, rate);          /* sample_rate_bytes */
 	hp_buf_put_u(p, HP_UNWIND_FP);
 	hp_buf_put_u(p, 64);            /* max_depth */
 	hp_buf_put_u(p, 0);             /* flags */
@@ -51,6 +52,41 @@ void hp_craft_meta(struct hp_craft *c, uint64_t pid, const char *program, int ex
 		hp_buf_put_str(p, "a field from the future");
 	}
 	hp_craft_emit(c, HP_REC_META);
+}
+
+void hp_craft_meta(struct hp_craft *c, uint64_t pid, const char *program, int extra_fields)
+{
+	meta(c, pid, program, "--flag", 1, extra_fields);
+}
+
+void hp_craft_meta_as(struct hp_craft *c, uint64_t pid, const char *program, const char *arg1,
+		      uint64_t sample_rate_bytes)
+{
+	meta(c, pid, program, arg1, sample_rate_bytes, 0);
+}
+
+void hp_craft_symbols(struct hp_craft *c, const uint64_t *addrs, const char *const *names,
+		      size_t n, int image)
+{
+	struct hp_buf *p = &c->payload;
+
+	hp_buf_put_u(p, n + 1);         /* strings: "" then the names */
+	hp_buf_put_str(p, "");
+	for (size_t i = 0; i < n; i++)
+		hp_buf_put_str(p, names[i]);
+	hp_buf_put_u(p, 0);             /* no module status */
+	hp_buf_put_u(p, n);
+	for (size_t i = 0; i < n; i++) {
+		hp_buf_put_u(p, addrs[i]);
+		hp_buf_put_u(p, 1);     /* one frame */
+		hp_buf_put_u(p, i + 1); /* function */
+		hp_buf_put_u(p, 0);     /* file "" */
+		hp_buf_put_u(p, 10 + i); /* line */
+		hp_buf_put_u(p, 0);     /* not inlined */
+	}
+	if (image >= 0)
+		hp_buf_put_u(p, (uint64_t)image);
+	hp_craft_emit(c, HP_REC_SYMBOLS);
 }
 
 void hp_craft_module(struct hp_craft *c, uint64_t id, const char *path, uint64_t bias,

@@ -33,6 +33,15 @@ void hp_craft_emit(struct hp_craft *c, unsigned type);
  * fp unwinding; extra_fields adds what a later minor might. */
 void hp_craft_meta(struct hp_craft *c, uint64_t pid, const char *program, int extra_fields);
 
+/* The same with the arguments and the sampling rate chosen. */
+void hp_craft_meta_as(struct hp_craft *c, uint64_t pid, const char *program, const char *arg1,
+		      uint64_t sample_rate_bytes);
+
+/* A SYMBOLS record: addrs[i] is one frame named names[i] (file ""), for
+ * image (-1: leave out the image field, as before format 1.2). */
+void hp_craft_symbols(struct hp_craft *c, const uint64_t *addrs, const char *const *names,
+		      size_t n, int image);
+
 /* A MODULES record with one LOAD event: one segment [vaddr, vaddr+memsz)
  * at bias. */
 void hp_craft_module(struct hp_craft *c, uint64_t id, const char *path, uint64_t bias,
