@@ -205,20 +205,28 @@ HP_TEST(crafted_timeseries_deltas_chain_across_records)
 
 HP_TEST(crafted_duplicate_meta)
 {
-	/* Two META records (a buggy writer, or two captures concatenated):
-	 * loaded without a crash, and without leaking the first (run under
-	 * SAN=address to check the latter). */
+	/* Two META records in a row (a buggy writer, or a process that exec'd
+	 * before anything else was written): each META starts an image, so
+	 * this is two images, the first with nothing but its META. Loaded
+	 * without damage, without a crash, and without leaking the first
+	 * image (run under SAN=address to check the latter); the second is
+	 * shown (none has a snapshot: the last). */
 	struct hp_craft c;
 	struct hp_capture cap;
 
 	hp_craft_begin(&c);
 	hp_craft_meta(&c, 100, "/bin/prog", 0);
-	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	hp_craft_meta(&c, 101, "/bin/prog2", 0);
 	if (craft_load(&c, "meta2.hpf", &cap))
 		return;
+	expect_eq_u64(cap.ndamage, 0, "an image per META: not damage");
+	expect_eq_u64(cap.nimages, 2, "two images");
 	expect_true(cap.has_meta, "META is read");
-	expect_str(cap.program, "/bin/prog", "its program");
+	expect_str(cap.program, "/bin/prog2", "the last image's program");
+	expect_eq_u64(cap.pid, 101, "its pid");
 	expect_eq_u64(cap.argc, 2, "its argc");
+	expect_str(cap.nimages == 2 ? cap.images[0].program : "", "/bin/prog",
+		   "the first image keeps its own");
 	hp_capture_free(&cap);
 }
 

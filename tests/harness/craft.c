@@ -74,7 +74,8 @@ void hp_craft_symbols(struct hp_craft *c, const uint64_t *addrs, const char *con
 	hp_buf_put_str(p, "");
 	for (size_t i = 0; i < n; i++)
 		hp_buf_put_str(p, names[i]);
-	hp_buf_put_u(p, 0);             /* no module status */
+	hp_buf_put_u(p, 1);             /* one module (the captures here have one): */
+	hp_buf_put_u(p, HP_SYMSTATUS_OK);
 	hp_buf_put_u(p, n);
 	for (size_t i = 0; i < n; i++) {
 		hp_buf_put_u(p, addrs[i]);

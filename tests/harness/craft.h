@@ -37,7 +37,8 @@ void hp_craft_meta(struct hp_craft *c, uint64_t pid, const char *program, int ex
 void hp_craft_meta_as(struct hp_craft *c, uint64_t pid, const char *program, const char *arg1,
 		      uint64_t sample_rate_bytes);
 
-/* A SYMBOLS record: addrs[i] is one frame named names[i] (file ""), for
+/* A SYMBOLS record: addrs[i] is one frame named names[i] (file ""), one
+ * module symbolized, for
  * image (-1: leave out the image field, as before format 1.2). */
 void hp_craft_symbols(struct hp_craft *c, const uint64_t *addrs, const char *const *names,
 		      size_t n, int image);
