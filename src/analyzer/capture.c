@@ -1,5 +1,12 @@
 /*
  * capture.c - loading a capture file (see capture.h).
+ *
+ * Memory: every allocation made for the content is charged first against
+ * cap->mem_limit_bytes (HP_CAP_MEM_FACTOR x the file's size +
+ * HP_CAP_MEM_BASE_BYTES), counted as glibc's chunk, never its request: a
+ * hostile record of a million tiny items is refused before it is
+ * allocated. Charges are never given back, so mem_bytes is at least the
+ * peak of what the reader held.
  */
 #include "capture.h"
 
@@ -27,39 +34,63 @@ static void note_damage(struct hp_capture *cap, const char *fmt, ...)
 	cap->ndamage++;
 }
 
-static char *dup_blob(const uint8_t *p, size_t n)
+/* What malloc(n) costs: glibc's chunk, at least 32 bytes, 16-aligned with
+ * an 8-byte header. Charged rather than n, so that a million 1-byte
+ * strings cost what they really take. */
+static size_t heap_bytes(size_t n)
 {
-	char *s = malloc(n + 1);
-	if (s) {
-		memcpy(s, p, n);
-		s[n] = '\0';
-	}
-	return s;
+	return n < 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
 }
 
-static char *cursor_str(struct hp_cursor *c)
+/* Counts bytes against the capture's memory bound (capture.h). Returns 0,
+ * or -E2BIG when they would go past it: nothing is allocated then, and the
+ * record being read is refused as damage. */
+static int charge(struct hp_capture *cap, size_t bytes)
+{
+	if (bytes > cap->mem_limit_bytes - cap->mem_bytes) {
+		cap->mem_refused = 1;
+		return -E2BIG;
+	}
+	cap->mem_bytes += bytes;
+	return 0;
+}
+
+/* A str field as a string, or NULL with c->err set (over the bound, or
+ * out of memory: either way the record is not read). */
+static char *cursor_str(struct hp_capture *cap, struct hp_cursor *c)
 {
 	size_t n;
 	const uint8_t *p = hp_cursor_blob(c, &n);
-	return dup_blob(p, n);
+	char *s = charge(cap, heap_bytes(n + 1)) ? NULL : malloc(n + 1);
+
+	if (!s) {
+		c->err = 1;
+		return NULL;
+	}
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
 }
 
-/* Grows an array to hold at least n elements; returns 0 or -ENOMEM. */
-static int reserve(void **arr, size_t *cap, size_t n, size_t elem)
+/* Grows an array to hold at least n elements; returns 0, -E2BIG (over the
+ * memory bound) or -ENOMEM. */
+static int reserve(struct hp_capture *cap, void **arr, size_t *alloc, size_t n, size_t elem)
 {
-	size_t c = *cap ? *cap : 16;
+	size_t c = *alloc ? *alloc : 16;
 	void *p;
 
-	if (n <= *cap)
+	if (n <= *alloc)
 		return 0;
 	while (c < n)
 		c *= 2;
+	if (c > SIZE_MAX / elem || charge(cap, (c - *alloc) * elem))
+		return -E2BIG;
 	p = realloc(*arr, c * elem);
 	if (!p)
 		return -ENOMEM;
-	memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
+	memset((char *)p + *alloc * elem, 0, (c - *alloc) * elem);
 	*arr = p;
-	*cap = c;
+	*alloc = c;
 	return 0;
 }
 
@@ -75,7 +106,7 @@ static void free_meta(struct hp_cap_image *img)
 	img->argc = 0;
 }
 
-static int parse_meta(struct hp_cap_image *img, struct hp_cursor *c)
+static int parse_meta(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	free_meta(img); /* only when a damaged META was half read */
 	img->pid = hp_cursor_u(c);
@@ -83,14 +114,16 @@ static int parse_meta(struct hp_cap_image *img, struct hp_cursor *c)
 	img->start_realtime_ns = hp_cursor_u(c);
 	img->start_monotonic_ns = hp_cursor_u(c);
 	img->page_size = hp_cursor_u(c);
-	img->program = cursor_str(c);
+	img->program = cursor_str(cap, c);
 	img->argc = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	if (c->err || charge(cap, heap_bytes((img->argc + 1) * sizeof *img->argv)))
+		goto bad;
 	img->argv = calloc(img->argc + 1, sizeof *img->argv);
 	if (!img->argv)
 		return -ENOMEM;
-	for (size_t i = 0; i < img->argc; i++)
-		img->argv[i] = cursor_str(c);
-	img->recorder_version = cursor_str(c);
+	for (size_t i = 0; i < img->argc && !c->err; i++)
+		img->argv[i] = cursor_str(cap, c);
+	img->recorder_version = cursor_str(cap, c);
 	img->sample_rate_bytes = hp_cursor_u(c);
 	img->unwind = hp_cursor_u(c);
 	img->max_depth = hp_cursor_u(c);
@@ -100,12 +133,15 @@ static int parse_meta(struct hp_cap_image *img, struct hp_cursor *c)
 	img->dump_every_bytes = hp_cursor_u(c);
 	img->high_water_bytes = hp_cursor_u(c);
 	if (c->err)
-		return -EINVAL;
+		goto bad;
 	img->has_meta = 1;
 	return 0;
+bad: /* nothing half read is kept: program, argv and version all or none */
+	free_meta(img);
+	return -EINVAL;
 }
 
-static int parse_modules(struct hp_cap_image *img, struct hp_cursor *c)
+static int parse_modules(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p));
 
@@ -125,12 +161,14 @@ static int parse_modules(struct hp_cap_image *img, struct hp_cursor *c)
 		}
 		if (kind != HP_MOD_LOAD)
 			return -EINVAL;
-		if (reserve((void **)&img->modules, &img->alloc_modules, img->nmodules + 1, sizeof *m))
-			return -ENOMEM;
+		int err = reserve(cap, (void **)&img->modules, &img->alloc_modules, img->nmodules + 1,
+				  sizeof *m);
+		if (err)
+			return err;
 		m = &img->modules[img->nmodules++];
 		m->id = (uint32_t)id;
 		m->load_ns = time;
-		m->path = cursor_str(c);
+		m->path = cursor_str(cap, c);
 		size_t len;
 		const uint8_t *bid = hp_cursor_blob(c, &len);
 		m->build_id_len = len < sizeof m->build_id ? len : sizeof m->build_id;
@@ -157,10 +195,11 @@ static int parse_modules(struct hp_cap_image *img, struct hp_cursor *c)
 	return c->err ? -EINVAL : 0;
 }
 
-static int parse_stacks(struct hp_cap_image *img, size_t file_bytes, struct hp_cursor *c)
+static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t first = hp_cursor_u(c);
 	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	int err;
 
 	if (c->err)
 		return -EINVAL;
@@ -172,10 +211,11 @@ static int parse_stacks(struct hp_cap_image *img, size_t file_bytes, struct hp_c
 	/* A lost record cannot have held more stacks than the file has room
 	 * for (two bytes each, however well compressed, is generous): a bigger
 	 * gap is a corrupt id, which must not make us allocate gigabytes. */
-	if (first - (img->nstacks ? img->nstacks : 1) > 64 * (uint64_t)file_bytes + (1u << 16))
+	if (first - (img->nstacks ? img->nstacks : 1) > 64 * (uint64_t)cap->file_bytes + (1u << 16))
 		return -EINVAL;
-	if (reserve((void **)&img->stacks, &img->alloc_stacks, first + n, sizeof *img->stacks))
-		return -ENOMEM;
+	err = reserve(cap, (void **)&img->stacks, &img->alloc_stacks, first + n, sizeof *img->stacks);
+	if (err)
+		return err;
 	if (img->nstacks < first)
 		img->nstacks = first;
 	for (uint64_t i = 0; i < n; i++) {
@@ -183,6 +223,8 @@ static int parse_stacks(struct hp_cap_image *img, size_t file_bytes, struct hp_c
 		uint64_t depth = hp_cursor_count(c, (uint64_t)(c->end - c->p));
 		if (c->err || !depth)
 			return -EINVAL;
+		if (charge(cap, heap_bytes(depth * sizeof *s->frames)))
+			return -E2BIG;
 		s->frames = malloc(depth * sizeof *s->frames);
 		if (!s->frames)
 			return -ENOMEM;
@@ -201,10 +243,11 @@ static int parse_stacks(struct hp_cap_image *img, size_t file_bytes, struct hp_c
 	return 0;
 }
 
-static int parse_snapshot(struct hp_cap_image *img, struct hp_cursor *c)
+static int parse_snapshot(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	struct hp_cap_snapshot s = {0};
 	uint64_t kinds;
+	int err;
 
 	s.seq = hp_cursor_u(c);
 	s.time_ns = hp_cursor_u(c);
@@ -229,6 +272,8 @@ static int parse_snapshot(struct hp_cap_image *img, struct hp_cursor *c)
 	s.nbuckets = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 12);
 	if (c->err)
 		return -EINVAL;
+	if (charge(cap, heap_bytes((s.nbuckets ? s.nbuckets : 1) * sizeof *s.buckets)))
+		return -E2BIG;
 	s.buckets = calloc(s.nbuckets ? s.nbuckets : 1, sizeof *s.buckets);
 	if (!s.buckets)
 		return -ENOMEM;
@@ -252,23 +297,28 @@ static int parse_snapshot(struct hp_cap_image *img, struct hp_cursor *c)
 	}
 	if (!c->err && c->p < c->end) /* format 1.1 */
 		s.recorder_bytes = hp_cursor_u(c);
-	if (c->err || reserve((void **)&img->snapshots, &img->alloc_snapshots, img->nsnapshots + 1,
-			      sizeof s)) {
+	err = c->err ? -EINVAL
+		     : reserve(cap, (void **)&img->snapshots, &img->alloc_snapshots,
+			       img->nsnapshots + 1, sizeof s);
+	if (err) {
 		free(s.buckets);
-		return c->err ? -EINVAL : -ENOMEM;
+		return err;
 	}
 	img->snapshots[img->nsnapshots++] = s;
 	return 0;
 }
 
-static int parse_timeseries(struct hp_cap_image *img, struct hp_cursor *c)
+static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 3);
 	uint64_t t = 0; /* each record's first time is absolute: a lost record shifts nothing */
 
-	if (c->err || reserve((void **)&img->samples, &img->alloc_samples, img->nsamples + n,
-			      sizeof *img->samples))
-		return c->err ? -EINVAL : -ENOMEM;
+	int err = c->err ? -EINVAL
+			 : reserve(cap, (void **)&img->samples, &img->alloc_samples,
+				   img->nsamples + n, sizeof *img->samples);
+
+	if (err)
+		return err;
 	for (uint64_t i = 0; i < n && !c->err; i++) {
 		t += (uint64_t)hp_cursor_s(c);
 		img->samples[img->nsamples].time_ns = t;
@@ -306,29 +356,39 @@ static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
 	uint64_t image = 0;
 
 	s.nstrings = hp_cursor_count(c, left);
+	if (c->err || charge(cap, heap_bytes((s.nstrings + 1) * sizeof *s.strings)))
+		goto bad;
 	s.strings = calloc(s.nstrings + 1, sizeof *s.strings);
 	if (!s.strings)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.nstrings && !c->err; i++)
-		if (!(s.strings[i] = cursor_str(c)))
-			goto nomem;
+		s.strings[i] = cursor_str(cap, c);
 	s.nstatus = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	if (c->err || charge(cap, heap_bytes((s.nstatus + 1) * sizeof *s.status)))
+		goto bad;
 	s.status = calloc(s.nstatus + 1, sizeof *s.status);
 	if (!s.status)
 		goto nomem;
 	for (size_t i = 0; i < s.nstatus; i++)
 		s.status[i] = hp_cursor_u(c);
 	s.naddrs = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 2);
+	if (c->err || charge(cap, heap_bytes((s.naddrs + 1) * sizeof *s.addrs)))
+		goto bad;
 	s.addrs = calloc(s.naddrs + 1, sizeof *s.addrs);
 	if (!s.addrs)
 		goto nomem;
 	for (size_t i = 0; i < s.naddrs && !c->err; i++) {
 		struct hp_cap_symaddr *a = &s.addrs[i];
+		int err;
 		a->address = hp_cursor_u(c);
 		a->count = (uint32_t)hp_cursor_count(c, (uint64_t)(c->end - c->p) / 4);
 		a->first = (uint32_t)s.nframes;
-		if (reserve((void **)&s.frames, &cap_frames, s.nframes + a->count, sizeof *s.frames))
+		err = reserve(cap, (void **)&s.frames, &cap_frames, s.nframes + a->count,
+			      sizeof *s.frames);
+		if (err == -ENOMEM)
 			goto nomem;
+		if (err)
+			goto bad;
 		for (uint32_t k = 0; k < a->count; k++) {
 			struct hp_cap_symframe *f = &s.frames[s.nframes++];
 			uint64_t fn = hp_cursor_u(c), file = hp_cursor_u(c);
@@ -343,16 +403,17 @@ static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
 	/* (minor 2) the image whose frames these are; before, image 0. */
 	if (!c->err && c->p < c->end)
 		image = hp_cursor_u(c);
-	if (c->err || image >= cap->nimages) {
-		free_symbols(&s);
-		return -EINVAL;
-	}
+	if (c->err || image >= cap->nimages)
+		goto bad;
 	qsort(s.addrs, s.naddrs, sizeof *s.addrs, by_address);
 	img = &cap->images[image];
 	free_symbols(&img->symbols); /* the image's last SYMBOLS record wins */
 	img->symbols = s;
 	img->has_symbols = 1;
 	return 0;
+bad:
+	free_symbols(&s);
+	return cap->mem_refused ? -E2BIG : -EINVAL;
 nomem:
 	free_symbols(&s);
 	return -ENOMEM;
@@ -442,17 +503,21 @@ static int read_all(const char *path, uint8_t **data, size_t *size, const char *
 }
 
 /* The image a record of this type goes to: the current one, or a new one
- * for a META that is not the first record of the current image. Returns
- * NULL when out of memory. */
-static struct hp_cap_image *image_for(struct hp_capture *cap, unsigned type, size_t *alloc)
+ * for a META that is not the first record of the current image. Returns 0,
+ * -E2BIG or -ENOMEM. */
+static int image_for(struct hp_capture *cap, unsigned type, size_t *alloc,
+		     struct hp_cap_image **out)
 {
 	struct hp_cap_image *img = cap->nimages ? &cap->images[cap->nimages - 1] : NULL;
+	int err;
 
+	*out = img;
 	if (img && (type != HP_REC_META || (!img->has_meta && !img->nrecords)))
-		return img;
-	if (reserve((void **)&cap->images, alloc, cap->nimages + 1, sizeof *img))
-		return NULL;
-	return &cap->images[cap->nimages++];
+		return 0;
+	err = reserve(cap, (void **)&cap->images, alloc, cap->nimages + 1, sizeof *img);
+	if (!err)
+		*out = &cap->images[cap->nimages++];
+	return err;
 }
 
 int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap, char *err,
@@ -465,6 +530,9 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 
 	memset(cap, 0, sizeof *cap);
 	cap->file_bytes = size;
+	cap->mem_limit_bytes = size > (SIZE_MAX - HP_CAP_MEM_BASE_BYTES) / HP_CAP_MEM_FACTOR
+				       ? SIZE_MAX
+				       : HP_CAP_MEM_FACTOR * size + HP_CAP_MEM_BASE_BYTES;
 	if (hp_reader_open(&r, data, size) < 0) {
 		snprintf(err, errlen, "%s", r.msg);
 		return -EINVAL;
@@ -480,16 +548,17 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 		}
 		c = (struct hp_cursor){rec.payload, rec.payload + rec.len, 0};
 		cap->nrecords++;
+		cap->mem_refused = 0;
 		/* SYMBOLS records come after every image and name theirs. */
-		if (rec.type != HP_REC_SYMBOLS && !(img = image_for(cap, rec.type, &alloc_images))) {
-			perr = -ENOMEM;
-		} else {
+		if (rec.type != HP_REC_SYMBOLS)
+			perr = image_for(cap, rec.type, &alloc_images, &img);
+		if (!perr) {
 			switch (rec.type) {
-			case HP_REC_META: perr = parse_meta(img, &c); break;
-			case HP_REC_MODULES: perr = parse_modules(img, &c); break;
-			case HP_REC_STACKS: perr = parse_stacks(img, size, &c); break;
-			case HP_REC_SNAPSHOT: perr = parse_snapshot(img, &c); break;
-			case HP_REC_TIMESERIES: perr = parse_timeseries(img, &c); break;
+			case HP_REC_META: perr = parse_meta(cap, img, &c); break;
+			case HP_REC_MODULES: perr = parse_modules(cap, img, &c); break;
+			case HP_REC_STACKS: perr = parse_stacks(cap, img, &c); break;
+			case HP_REC_SNAPSHOT: perr = parse_snapshot(cap, img, &c); break;
+			case HP_REC_TIMESERIES: perr = parse_timeseries(cap, img, &c); break;
 			case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
 			default: break; /* a later minor version's record: skip it */
 			}
@@ -501,7 +570,11 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			ret = -ENOMEM;
 			break;
 		}
-		if (perr)
+		if (perr && cap->mem_refused)
+			note_damage(cap, "offset %zu: %s record would take the reader past %d times "
+				    "the file's size in memory, skipped", rec.offset,
+				    type_name(rec.type), HP_CAP_MEM_FACTOR);
+		else if (perr)
 			note_damage(cap, "offset %zu: %s record is malformed, skipped", rec.offset,
 				    type_name(rec.type));
 	}

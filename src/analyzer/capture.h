@@ -26,6 +26,11 @@
 #define HP_CAP_MAX_SEGMENTS 16
 #define HP_CAP_MAX_DAMAGE 16
 #define HP_CAP_MAX_DEPTH 256 /* frames per stack a reader accepts */
+/* The reader's memory bound: what it holds for a capture's content never
+ * passes HP_CAP_MEM_FACTOR times the file's size plus HP_CAP_MEM_BASE_BYTES
+ * (see hp_capture.mem_bytes). */
+#define HP_CAP_MEM_FACTOR 256
+#define HP_CAP_MEM_BASE_BYTES (16u << 20)
 
 struct hp_cap_segment {
 	uint64_t vaddr, memsz, offset, flags;
@@ -155,6 +160,12 @@ struct hp_capture {
 	struct hp_cap_image *images; /* owned */
 
 	size_t file_bytes;
+	/* Bytes the reader allocated for the content (malloc chunks counted
+	 * whole), and its bound: HP_CAP_MEM_FACTOR x file_bytes +
+	 * HP_CAP_MEM_BASE_BYTES. A record that would pass it is refused as
+	 * damage, whatever it claims; mem_refused is the reader's flag. */
+	size_t mem_bytes, mem_limit_bytes;
+	int mem_refused;
 	size_t nrecords;
 	size_t ndamage; /* may exceed HP_CAP_MAX_DAMAGE; only the first are kept */
 	char *damage[HP_CAP_MAX_DAMAGE];

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -370,6 +371,104 @@ HP_TEST(escapes_in_names_are_escaped)
 		      "a newline in a module path forges no MAPPED_LIBRARIES line");
 	expect_eq_u64(hp_test_sh("cd %s && python3 -c 'import json; json.load(open(\"out.1\"))'", d),
 		      0, "the JSON report is valid");
+}
+
+/* A capture of a few kilobytes whose zstd records each inflate to 1 MiB of
+ * the smallest possible items: stacks of depth 1, module events without a
+ * path or segments, snapshot buckets of zeros. Each item costs the reader
+ * far more than its two to twelve bytes (a 16-byte stack and a malloc'd
+ * frame; a 640-byte module; an 88-byte bucket): 594 MB for 2.7 KB before
+ * the reader had a memory bound. */
+static size_t craft_amplifier(const char *path, int records)
+{
+	struct hp_craft c;
+	uint64_t next = 1;
+	size_t size;
+
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	for (int r = 0; r < records; r++) {
+		struct hp_buf *p = &c.payload;
+		size_t n = (1u << 20) / 2 - 8;
+		hp_buf_put_u(p, next);             /* STACKS: first id */
+		hp_buf_put_u(p, n);
+		for (size_t i = 0; i < n; i++) {
+			hp_buf_put_u(p, 1);        /* depth */
+			hp_buf_put_u(p, 0);        /* frame */
+		}
+		next += n;
+		hp_craft_emit_zstd(&c, HP_REC_STACKS, 19);
+		n = (1u << 20) / 7 - 2;           /* MODULES: minimal loads */
+		hp_buf_put_u(p, n);
+		for (size_t i = 0; i < n; i++) {
+			hp_buf_put_u(p, HP_MOD_LOAD);
+			for (int k = 0; k < 6; k++) /* time, id, path, build-id, bias, nseg */
+				hp_buf_put_u(p, 0);
+		}
+		hp_craft_emit_zstd(&c, HP_REC_MODULES, 19);
+		for (int k = 0; k < 12; k++)       /* SNAPSHOT: header, no lost kinds */
+			hp_buf_put_u(p, k == 0 ? 1 : 0);
+		hp_buf_put_u(p, 0);
+		n = (1u << 20) / 12 - 4;
+		hp_buf_put_u(p, n);
+		for (size_t i = 0; i < n * 12; i++) /* buckets of stack 0, all zeros */
+			hp_buf_put_u(p, 0);
+		hp_craft_emit_zstd(&c, HP_REC_SNAPSHOT, 19);
+	}
+	size = c.file.len;
+	hp_craft_write(&c, path);
+	return size;
+}
+
+/* The peak resident set of `heapprof ARGS`, in KiB, or 0. */
+static long peak_rss_kib(const char *sub, const char *path)
+{
+	struct rusage ru;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		alarm(60);
+		execl(hp(), "heapprof", sub, path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) > 1)
+		return 0;
+	return ru.ru_maxrss;
+}
+
+HP_TEST(memory_is_bounded_by_file_size)
+{
+	const char *path = hp_craft_tmp("amplifier.hpf");
+	size_t size = craft_amplifier(path, 10);
+	struct hp_capture cap;
+	char err[512];
+	long inspect_kib, report_kib;
+
+	printf("  %zu bytes crafted\n", size);
+	expect_true(size < 8192, "a few kilobytes");
+	if (expect_eq_u64(hp_capture_load(path, &cap, err, sizeof err), 0, "it loads")) {
+		expect_eq_u64(cap.mem_limit_bytes, HP_CAP_MEM_FACTOR * size + HP_CAP_MEM_BASE_BYTES,
+			      "the bound: the stated factor times the file size, plus the base");
+		expect_true(cap.mem_bytes <= cap.mem_limit_bytes, "the reader stays within it");
+		expect_true(cap.ndamage > 0, "and says what it refused");
+		expect_true(cap.ndamage > 0 && strstr(cap.damage[cap.ndamage < HP_CAP_MAX_DAMAGE
+								 ? cap.ndamage - 1 : 0],
+						      "past 256 times the file's size") != NULL,
+			    "as past the memory bound");
+		hp_capture_free(&cap);
+	}
+	/* Measured from outside: the whole heapprof process, file, zstd
+	 * scratch, model and all, stays within 64 MiB (it took 600 MB). */
+	inspect_kib = peak_rss_kib("inspect", path);
+	report_kib = peak_rss_kib("report", path);
+	printf("  peak RSS: inspect %ld KiB, report %ld KiB\n", inspect_kib, report_kib);
+	expect_true(inspect_kib > 0 && inspect_kib < 64 * 1024, "inspect stays under 64 MiB");
+	expect_true(report_kib > 0 && report_kib < 64 * 1024, "report stays under 64 MiB");
 }
 
 int main(int argc, char **argv)

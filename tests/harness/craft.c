@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include "../../src/format/format.h"
 #include "harness.h"
@@ -52,6 +54,35 @@ static void meta(struct hp_craft *c, uint64_t pid, const char *program, const ch
 		hp_buf_put_str(p, "a field from the future");
 	}
 	hp_craft_emit(c, HP_REC_META);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void hp_craft_emit_zstd(struct hp_craft *c, unsigned type, int level)
+{
+	size_t bound = ZSTD_compressBound(c->payload.len), n;
+	uint8_t *z = malloc(bound), frame[24];
+
+	if (!z)
+		return;
+	n = ZSTD_compress(z, bound, c->payload.data, c->payload.len, level);
+	memcpy(frame, "HPRC", 4);
+	frame[4] = (uint8_t)type;
+	frame[5] = (uint8_t)(type >> 8);
+	frame[6] = HP_FORMAT_FLAG_ZSTD;
+	frame[7] = 0;
+	put_le32(frame + 8, (uint32_t)n);
+	put_le32(frame + 12, (uint32_t)c->payload.len);
+	put_le32(frame + 16, (uint32_t)crc32(crc32(0L, Z_NULL, 0), z, (uInt)n));
+	put_le32(frame + 20, (uint32_t)crc32(crc32(0L, Z_NULL, 0), frame, 20));
+	hp_buf_put_bytes(&c->file, frame, sizeof frame);
+	hp_buf_put_bytes(&c->file, z, n);
+	free(z);
+	c->payload.len = 0;
 }
 
 void hp_craft_meta(struct hp_craft *c, uint64_t pid, const char *program, int extra_fields)

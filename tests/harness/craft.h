@@ -29,6 +29,10 @@ void hp_craft_begin(struct hp_craft *c);
 /* Frames the payload built so far as a record of this type. */
 void hp_craft_emit(struct hp_craft *c, unsigned type);
 
+/* The same, compressed with zstd at level (19: as small as zstd makes
+ * it, which the recorder never bothers to). */
+void hp_craft_emit_zstd(struct hp_craft *c, unsigned type, int level);
+
 /* A META record: pid, program, argv {"prog", "--flag"}, full recording,
  * fp unwinding; extra_fields adds what a later minor might. */
 void hp_craft_meta(struct hp_craft *c, uint64_t pid, const char *program, int extra_fields);
