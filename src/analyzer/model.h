@@ -105,6 +105,8 @@ struct hp_model {
 
 struct hp_model_options {
 	long snapshot;               /* index into cap->snapshots; -1 = the last */
+	size_t image;                /* for loaders (hp_cli_load_model): the image to select
+				      * first, 1 = the first; 0 = the capture's default */
 	const char *debug_dir;       /* extra directory for separate debug info, or NULL */
 	int no_embedded;             /* ignore a SYMBOLS record, read the binaries */
 	int keep_allocator_frames;   /* do not hide the allocator's own frames */

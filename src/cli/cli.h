@@ -21,7 +21,8 @@ int hp_cmd_flamegraph(int argc, char **argv);
 int hp_cmd_diff(int argc, char **argv);
 int hp_cmd_symbolize(int argc, char **argv);
 
-/* Loads a capture and builds its model, for the commands that render one.
+/* Loads a capture, selects its image opts->image (or the default one) and
+ * builds its model, for the commands that render one.
  * Prints what is wrong ("heapprof: FILE: ...") and returns 1 when the file
  * cannot be used; warns on stderr about damage and about modules whose
  * symbols could not be read, and returns 0. On 0, free both with

@@ -33,6 +33,8 @@ static const char usage[] =
 	"                    (negative values for what shrank), for go tool pprof\n"
 	"  -o, --output OUT  where to write (default standard output for text)\n"
 	"  --snapshot N      compare snapshot N of each capture (default the last)\n"
+	"  --image N         use image N of each capture (1 = the first; default the\n"
+	"                    last with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR   also look for separate debug info in DIR\n";
 
 int hp_cmd_diff(int argc, char **argv)
@@ -41,8 +43,8 @@ int hp_cmd_diff(int argc, char **argv)
 		{"metric", required_argument, NULL, 'm'},   {"top", required_argument, NULL, 't'},
 		{"frames", required_argument, NULL, 'f'},   {"format", required_argument, NULL, 'F'},
 		{"output", required_argument, NULL, 'o'},   {"snapshot", required_argument, NULL, 's'},
-		{"debug-dir", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
-		{0},
+		{"debug-dir", required_argument, NULL, 'd'}, {"image", required_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},         {0},
 	};
 	struct hp_model_options mo = {.snapshot = -1};
 	struct hp_diff_text_options to = {.top = 10, .frames = 8};
@@ -88,6 +90,11 @@ int hp_cmd_diff(int argc, char **argv)
 			break;
 		case 'o': output = optarg; break;
 		case 'd': mo.debug_dir = optarg; break;
+		case 'i':
+			if (hp_cli_number("diff", "--image", optarg, 1, 1000000L, &v))
+				return 2;
+			mo.image = (size_t)v;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}

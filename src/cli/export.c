@@ -38,6 +38,8 @@ static const char usage[] =
 	"                       use at the snapshot), peak (bytes in use at the peak),\n"
 	"                       allocated (bytes), allocations, temporary (counts)\n"
 	"  --snapshot N         export snapshot N (1 = the first; default the last)\n"
+	"  --image N            image N of the capture (1 = the first; default the last\n"
+	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
 	"\n"
 	"Figures of a sampled capture are unbiased estimates, rounded to integers.\n";
@@ -63,7 +65,8 @@ int hp_cmd_export(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},   {"output", required_argument, NULL, 'o'},
 		{"at", required_argument, NULL, 'a'},       {"metric", required_argument, NULL, 'm'},
 		{"snapshot", required_argument, NULL, 's'}, {"debug-dir", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},           {0},
+		{"image", required_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},         {0},
 	};
 	struct hp_model_options mo = {.snapshot = -1};
 	enum format format = FMT_NONE;
@@ -112,6 +115,11 @@ int hp_cmd_export(int argc, char **argv)
 			mo.snapshot = v - 1;
 			break;
 		case 'd': mo.debug_dir = optarg; break;
+		case 'i':
+			if (hp_cli_number("export", "--image", optarg, 1, 1000000L, &v))
+				return 2;
+			mo.image = (size_t)v;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}

@@ -31,6 +31,8 @@ static const char usage[] =
 	"                       in use at the snapshot), allocated (bytes), allocations,\n"
 	"                       temporary (counts)\n"
 	"  --snapshot N         draw snapshot N (1 = the first; default the last)\n"
+	"  --image N            image N of the capture (1 = the first; default the last\n"
+	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --title T            the title (default: the metric and the program)\n"
 	"  --width PX           the image's width in pixels (default 1200)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
@@ -44,7 +46,8 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},   {"metric", required_argument, NULL, 'm'},
 		{"snapshot", required_argument, NULL, 's'}, {"title", required_argument, NULL, 't'},
 		{"width", required_argument, NULL, 'w'},    {"debug-dir", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},           {0},
+		{"image", required_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},         {0},
 	};
 	struct hp_model_options mo = {.snapshot = -1};
 	struct hp_flame_options fo = {0};
@@ -79,6 +82,11 @@ int hp_cmd_flamegraph(int argc, char **argv)
 			fo.width_px = (unsigned)v;
 			break;
 		case 'd': mo.debug_dir = optarg; break;
+		case 'i':
+			if (hp_cli_number("flamegraph", "--image", optarg, 1, 1000000L, &v))
+				return 2;
+			mo.image = (size_t)v;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}

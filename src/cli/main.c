@@ -159,6 +159,12 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 	}
 	if (cap->ndamage)
 		hp_cli_error("%s: damaged, showing what is readable: %s", path, cap->damage[0]);
+	if (opts->image && hp_capture_select(cap, opts->image - 1)) {
+		hp_cli_error("%s: there is no image %zu (the capture has %zu)", path, opts->image,
+			     cap->nimages);
+		hp_capture_free(cap);
+		return 1;
+	}
 	if (hp_model_build(model, cap, opts, err, sizeof err) < 0) {
 		hp_cli_error("%s: %s", path, err);
 		hp_capture_free(cap);

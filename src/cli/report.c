@@ -21,6 +21,8 @@ static const char usage[] =
 	"  --frames N       frames shown per stack (default 8, 0 = all)\n"
 	"  --json           the same content as JSON, for scripts\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
+	"  --image N        image N of the capture (1 = the first; default the last\n"
+	"                   with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR  also look for separate debug info in DIR\n"
 	"  --width N        fit N columns (default: the terminal's)\n";
 
@@ -42,7 +44,8 @@ int hp_cmd_report(int argc, char **argv)
 		{"top", required_argument, NULL, 't'},   {"frames", required_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},        {"snapshot", required_argument, NULL, 's'},
 		{"debug-dir", required_argument, NULL, 'd'}, {"width", required_argument, NULL, 'w'},
-		{"help", no_argument, NULL, 'h'},        {0},
+		{"image", required_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},         {0},
 	};
 	struct hp_model_options mo = {.snapshot = -1};
 	struct hp_report_options ro = {.top = 10, .frames = 8, .width = terminal_width()};
@@ -76,6 +79,11 @@ int hp_cmd_report(int argc, char **argv)
 			break;
 		case 'j': json = 1; break;
 		case 'd': mo.debug_dir = optarg; break;
+		case 'i':
+			if (hp_cli_number("report", "--image", optarg, 1, 1000000L, &v))
+				return 2;
+			mo.image = (size_t)v;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}

@@ -145,6 +145,33 @@ HP_TEST(two_images_report_the_last)
 		hp_test_sh("cat %s/two.diff", d);
 }
 
+HP_TEST(two_images_image_option)
+{
+	/* --image N shows another image, with its own figures and names. */
+	const char *d = hp_test_tmp();
+	const char *path = hp_craft_tmp("two-opt.hpf");
+
+	craft_two_images(path, "/nonexistent/exe", 1);
+	expect_eq_u64(hp_test_sh("timeout 20 %s export %s --image 1 --format folded --metric "
+				 "allocated -o %s/one.folded", hp(), path, d), 0, "export --image 1");
+	expect_eq_u64(hp_test_sh("sort %s/one.folded | tr '\\n' '|' | grep -qx "
+				 "'0x2010;0x2020 11|sh_main;sh_alloc 7000|'", d), 0,
+		      "exact figures of image 1, with its names");
+	expect_eq_u64(hp_test_sh("timeout 20 %s report --image 1 %s 2>/dev/null | grep -q "
+				 "'^heapprof report: /bin/sh -c'", hp(), path), 0,
+		      "report --image 1 is the shell's");
+	expect_eq_u64(hp_test_sh("timeout 20 %s flamegraph --image 2 %s -o - 2>/dev/null | grep -q "
+				 "prog_alloc", hp(), path), 0, "flamegraph --image 2");
+	expect_eq_u64(hp_test_sh("timeout 20 %s diff --image 1 %s %s 2>/dev/null | grep -q "
+				 "'0 of 2 stacks changed'", hp(), path, path), 0, "diff --image 1");
+	expect_eq_u64(hp_test_sh("timeout 20 %s report --image 3 %s 2> %s/img3.err", hp(), path, d),
+		      1, "there is no image 3");
+	expect_eq_u64(hp_test_sh("grep -q 'there is no image 3 (the capture has 2)' %s/img3.err", d),
+		      0, "said so");
+	expect_eq_u64(hp_test_sh("timeout 20 %s report --image 0 %s 2>/dev/null", hp(), path), 2,
+		      "images count from 1");
+}
+
 HP_TEST(two_images_inspect_lists_both)
 {
 	const char *d = hp_test_tmp();
