@@ -9,7 +9,7 @@ build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libzstd-d
 # The real readers of heapprof's outputs, which the tests run: go tool
 # pprof, gperftools' pprof (google-pprof), headless Chromium; clang for the
 # capture reader's fuzz target.
-test_pkgs="binutils coreutils python3 golang-go google-perftools chromium clang libclang-rt-14-dev"
+test_pkgs="binutils coreutils time python3 golang-go google-perftools chromium clang libclang-rt-14-dev"
 bench_pkgs="heaptrack sqlite3"
 
 pkgs="$build_pkgs $test_pkgs"
