@@ -165,6 +165,15 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		hp_capture_free(cap);
 		return 1;
 	}
+	if (!opts->image && cap->image + 1 < cap->nimages) {
+		/* The exec'd program wrote no snapshot (killed before its exit):
+		 * what is shown is an earlier program's, which must be said. */
+		char shown[512];
+		const char *prog = cap->program ? cap->program : "(no META)";
+		hp_cli_error("%s: the last image (%zu) holds no snapshot: showing image %zu, %s "
+			     "(--image N for another)", path, cap->nimages, cap->image + 1,
+			     hp_text_escape(shown, sizeof shown, prog));
+	}
 	if (hp_model_build(model, cap, opts, err, sizeof err) < 0) {
 		hp_cli_error("%s: %s", path, err);
 		hp_capture_free(cap);

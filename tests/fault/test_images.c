@@ -172,6 +172,34 @@ HP_TEST(two_images_image_option)
 		      "images count from 1");
 }
 
+HP_TEST(last_image_without_snapshot)
+{
+	/* The exec'd program was killed before any snapshot: the shell's
+	 * image is shown, and heapprof says so. */
+	static const uint64_t f0[] = {0x401010};
+	static const struct hp_craft_bucket b[] = {
+		{.stack_id = 1, .alloc_count = 2, .alloc_bytes = 20, .peak_count = 2,
+		 .peak_bytes = 20},
+	};
+	const char *d = hp_test_tmp();
+	const char *path = hp_craft_tmp("killed.hpf");
+	struct hp_craft c;
+
+	hp_craft_begin(&c);
+	hp_craft_meta_as(&c, 100, "/bin/sh", "-c", 1);
+	hp_craft_stacks(&c, 1, f0, 1);
+	hp_craft_snapshot_of(&c, 1, HP_SNAP_EXEC, b, 1);
+	hp_craft_meta_as(&c, 100, "/usr/bin/prog", "--flag", 1);
+	hp_craft_stacks(&c, 1, f0, 1);
+	hp_craft_write(&c, path);
+	expect_eq_u64(hp_test_sh("timeout 20 %s report %s > %s/killed.out 2> %s/killed.err", hp(),
+				 path, d, d), 0, "report");
+	expect_eq_u64(hp_test_sh("grep -q '^heapprof report: /bin/sh' %s/killed.out", d), 0,
+		      "the shell's image is shown");
+	expect_eq_u64(hp_test_sh("grep -q 'the last image (2) holds no snapshot: showing image 1, "
+				 "/bin/sh' %s/killed.err", d), 0, "and that is said");
+}
+
 HP_TEST(two_images_inspect_lists_both)
 {
 	const char *d = hp_test_tmp();
