@@ -12,13 +12,14 @@ set -euo pipefail
 
 build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libiberty-dev libzstd-dev zlib1g-dev"
 # The real readers of heapprof's outputs, which the tests run: go tool
-# pprof, gperftools' pprof (google-pprof), headless Chromium; groff for the
-# man pages, bash and zsh for the completions, dpkg for the package; clang
-# for the capture reader's fuzz target (make check runs it in CI); valgrind,
+# pprof, gperftools' pprof (google-pprof), headless Chromium; GNU time for
+# the peak RSS of heapprof itself (the memory bound test); groff for the man
+# pages, bash and zsh for the completions, dpkg for the package; clang for
+# the capture reader's fuzz target (make check runs it in CI); valgrind,
 # whose in-use-at-exit figures the exit tests agree with; rustc for the Rust
 # programs whose legacy and v0 symbol names the tests demangle.
 fuzz_pkgs="clang libclang-rt-14-dev"
-test_pkgs="binutils coreutils python3 golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind rustc"
+test_pkgs="binutils coreutils time python3 golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind rustc"
 bench_pkgs="heaptrack sqlite3 python3"
 
 case "${1:-test}" in

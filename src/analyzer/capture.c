@@ -1,5 +1,12 @@
 /*
  * capture.c - loading a capture file (see capture.h).
+ *
+ * Memory: every allocation made for the content is charged first against
+ * cap->mem_limit_bytes (HP_CAP_MEM_FACTOR x the file's size +
+ * HP_CAP_MEM_BASE_BYTES), counted as glibc's chunk, never its request: a
+ * hostile record of a million tiny items is refused before it is
+ * allocated. Charges are never given back, so mem_bytes is at least the
+ * peak of what the reader held.
  */
 #include "capture.h"
 
@@ -27,89 +34,114 @@ static void note_damage(struct hp_capture *cap, const char *fmt, ...)
 	cap->ndamage++;
 }
 
-static char *dup_blob(const uint8_t *p, size_t n)
+/* What malloc(n) costs: glibc's chunk, at least 32 bytes, 16-aligned with
+ * an 8-byte header. Charged rather than n, so that a million 1-byte
+ * strings cost what they really take. */
+static size_t heap_bytes(size_t n)
 {
-	char *s = malloc(n + 1);
-	if (s) {
-		memcpy(s, p, n);
-		s[n] = '\0';
-	}
-	return s;
+	return n < 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
 }
 
-static char *cursor_str(struct hp_cursor *c)
+/* Counts bytes against the capture's memory bound (capture.h). Returns 0,
+ * or -E2BIG when they would go past it: nothing is allocated then, and the
+ * record being read is refused as damage. */
+static int charge(struct hp_capture *cap, size_t bytes)
+{
+	if (bytes > cap->mem_limit_bytes - cap->mem_bytes) {
+		cap->mem_refused = 1;
+		return -E2BIG;
+	}
+	cap->mem_bytes += bytes;
+	return 0;
+}
+
+/* A str field as a string, or NULL with c->err set (over the bound, or
+ * out of memory: either way the record is not read). */
+static char *cursor_str(struct hp_capture *cap, struct hp_cursor *c)
 {
 	size_t n;
 	const uint8_t *p = hp_cursor_blob(c, &n);
-	return dup_blob(p, n);
+	char *s = charge(cap, heap_bytes(n + 1)) ? NULL : malloc(n + 1);
+
+	if (!s) {
+		c->err = 1;
+		return NULL;
+	}
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
 }
 
-/* Grows an array to hold at least n elements; returns 0 or -ENOMEM. */
-static int reserve(void **arr, size_t *cap, size_t n, size_t elem)
+/* Grows an array to hold at least n elements; returns 0, -E2BIG (over the
+ * memory bound) or -ENOMEM. */
+static int reserve(struct hp_capture *cap, void **arr, size_t *alloc, size_t n, size_t elem)
 {
-	size_t c = *cap ? *cap : 16;
+	size_t c = *alloc ? *alloc : 16;
 	void *p;
 
-	if (n <= *cap)
+	if (n <= *alloc)
 		return 0;
 	while (c < n)
 		c *= 2;
+	if (c > SIZE_MAX / elem || charge(cap, (c - *alloc) * elem))
+		return -E2BIG;
 	p = realloc(*arr, c * elem);
 	if (!p)
 		return -ENOMEM;
-	memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
+	memset((char *)p + *alloc * elem, 0, (c - *alloc) * elem);
 	*arr = p;
-	*cap = c;
+	*alloc = c;
 	return 0;
 }
 
-struct caps {
-	size_t modules, stacks, snapshots, samples;
-};
-
-static void free_meta(struct hp_capture *cap)
+static void free_meta(struct hp_cap_image *img)
 {
-	free(cap->program);
-	for (size_t i = 0; cap->argv && i < cap->argc; i++)
-		free(cap->argv[i]);
-	free(cap->argv);
-	free(cap->recorder_version);
-	cap->program = cap->recorder_version = NULL;
-	cap->argv = NULL;
-	cap->argc = 0;
+	free(img->program);
+	for (size_t i = 0; img->argv && i < img->argc; i++)
+		free(img->argv[i]);
+	free(img->argv);
+	free(img->recorder_version);
+	img->program = img->recorder_version = NULL;
+	img->argv = NULL;
+	img->argc = 0;
 }
 
-static int parse_meta(struct hp_capture *cap, struct hp_cursor *c)
+static int parse_meta(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
-	free_meta(cap); /* a second META (a damaged file) replaces the first */
-	cap->pid = hp_cursor_u(c);
-	cap->ppid = hp_cursor_u(c);
-	cap->start_realtime_ns = hp_cursor_u(c);
-	cap->start_monotonic_ns = hp_cursor_u(c);
-	cap->page_size = hp_cursor_u(c);
-	cap->program = cursor_str(c);
-	cap->argc = hp_cursor_count(c, (uint64_t)(c->end - c->p));
-	cap->argv = calloc(cap->argc + 1, sizeof *cap->argv);
-	if (!cap->argv)
+	free_meta(img); /* only when a damaged META was half read */
+	img->pid = hp_cursor_u(c);
+	img->ppid = hp_cursor_u(c);
+	img->start_realtime_ns = hp_cursor_u(c);
+	img->start_monotonic_ns = hp_cursor_u(c);
+	img->page_size = hp_cursor_u(c);
+	img->program = cursor_str(cap, c);
+	img->argc = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	if (c->err || charge(cap, heap_bytes((img->argc + 1) * sizeof *img->argv)))
+		goto bad;
+	img->argv = calloc(img->argc + 1, sizeof *img->argv);
+	if (!img->argv)
 		return -ENOMEM;
-	for (size_t i = 0; i < cap->argc; i++)
-		cap->argv[i] = cursor_str(c);
-	cap->recorder_version = cursor_str(c);
-	cap->sample_rate_bytes = hp_cursor_u(c);
-	cap->unwind = hp_cursor_u(c);
-	cap->max_depth = hp_cursor_u(c);
-	cap->flags = hp_cursor_u(c);
-	cap->dump_signal = hp_cursor_u(c);
-	cap->interval_ms = hp_cursor_u(c);
-	cap->dump_every_bytes = hp_cursor_u(c);
-	cap->high_water_bytes = hp_cursor_u(c);
+	for (size_t i = 0; i < img->argc && !c->err; i++)
+		img->argv[i] = cursor_str(cap, c);
+	img->recorder_version = cursor_str(cap, c);
+	img->sample_rate_bytes = hp_cursor_u(c);
+	img->unwind = hp_cursor_u(c);
+	img->max_depth = hp_cursor_u(c);
+	img->flags = hp_cursor_u(c);
+	img->dump_signal = hp_cursor_u(c);
+	img->interval_ms = hp_cursor_u(c);
+	img->dump_every_bytes = hp_cursor_u(c);
+	img->high_water_bytes = hp_cursor_u(c);
 	if (c->err)
-		return -EINVAL;
-	cap->has_meta = 1;
+		goto bad;
+	img->has_meta = 1;
 	return 0;
+bad: /* nothing half read is kept: program, argv and version all or none */
+	free_meta(img);
+	return -EINVAL;
 }
 
-static int parse_modules(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
+static int parse_modules(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p));
 
@@ -118,10 +150,10 @@ static int parse_modules(struct hp_capture *cap, struct caps *caps, struct hp_cu
 		struct hp_cap_module *m = NULL;
 
 		if (kind == HP_MOD_UNLOAD) {
-			for (size_t k = cap->nmodules; k-- > 0;) {
-				if (cap->modules[k].id == id && !cap->modules[k].unloaded) {
-					cap->modules[k].unloaded = 1;
-					cap->modules[k].unload_ns = time;
+			for (size_t k = img->nmodules; k-- > 0;) {
+				if (img->modules[k].id == id && !img->modules[k].unloaded) {
+					img->modules[k].unloaded = 1;
+					img->modules[k].unload_ns = time;
 					break;
 				}
 			}
@@ -129,12 +161,14 @@ static int parse_modules(struct hp_capture *cap, struct caps *caps, struct hp_cu
 		}
 		if (kind != HP_MOD_LOAD)
 			return -EINVAL;
-		if (reserve((void **)&cap->modules, &caps->modules, cap->nmodules + 1, sizeof *m))
-			return -ENOMEM;
-		m = &cap->modules[cap->nmodules++];
+		int err = reserve(cap, (void **)&img->modules, &img->alloc_modules, img->nmodules + 1,
+				  sizeof *m);
+		if (err)
+			return err;
+		m = &img->modules[img->nmodules++];
 		m->id = (uint32_t)id;
 		m->load_ns = time;
-		m->path = cursor_str(c);
+		m->path = cursor_str(cap, c);
 		size_t len;
 		const uint8_t *bid = hp_cursor_blob(c, &len);
 		m->build_id_len = len < sizeof m->build_id ? len : sizeof m->build_id;
@@ -155,43 +189,47 @@ static int parse_modules(struct hp_capture *cap, struct caps *caps, struct hp_cu
 		if (c->err) { /* drop the half-read module */
 			free(m->path);
 			memset(m, 0, sizeof *m);
-			cap->nmodules--;
+			img->nmodules--;
 		}
 	}
 	return c->err ? -EINVAL : 0;
 }
 
-static int parse_stacks(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
+static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t first = hp_cursor_u(c);
 	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	int err;
 
 	if (c->err)
 		return -EINVAL;
 	/* Stacks come in order, once each. A gap is a STACKS record lost to
 	 * damage: its ids stay as empty stacks (depth 0), so that later records
 	 * and the snapshots that use them still load. */
-	if (first < (cap->nstacks ? cap->nstacks : 1) || first > UINT32_MAX - n)
+	if (first < (img->nstacks ? img->nstacks : 1) || first > UINT32_MAX - n)
 		return -EINVAL;
 	/* A lost record cannot have held more stacks than the file has room
 	 * for (two bytes each, however well compressed, is generous): a bigger
 	 * gap is a corrupt id, which must not make us allocate gigabytes. */
-	if (first - (cap->nstacks ? cap->nstacks : 1) > 64 * (uint64_t)cap->file_bytes + (1u << 16))
+	if (first - (img->nstacks ? img->nstacks : 1) > 64 * (uint64_t)cap->file_bytes + (1u << 16))
 		return -EINVAL;
-	if (reserve((void **)&cap->stacks, &caps->stacks, first + n, sizeof *cap->stacks))
-		return -ENOMEM;
-	if (cap->nstacks < first)
-		cap->nstacks = first;
+	err = reserve(cap, (void **)&img->stacks, &img->alloc_stacks, first + n, sizeof *img->stacks);
+	if (err)
+		return err;
+	if (img->nstacks < first)
+		img->nstacks = first;
 	for (uint64_t i = 0; i < n; i++) {
-		struct hp_cap_stack *s = &cap->stacks[first + i];
+		struct hp_cap_stack *s = &img->stacks[first + i];
 		uint64_t depth = hp_cursor_count(c, (uint64_t)(c->end - c->p));
 		if (c->err || !depth)
 			return -EINVAL;
+		if (charge(cap, heap_bytes(depth * sizeof *s->frames)))
+			return -E2BIG;
 		s->frames = malloc(depth * sizeof *s->frames);
 		if (!s->frames)
 			return -ENOMEM;
 		s->depth = (uint32_t)depth;
-		cap->nstacks = first + i + 1; /* counted now: freed with the capture */
+		img->nstacks = first + i + 1; /* counted now: freed with the capture */
 		s->frames[0] = hp_cursor_u(c);
 		for (uint64_t k = 1; k < depth; k++)
 			s->frames[k] = s->frames[k - 1] + (uint64_t)hp_cursor_s(c);
@@ -205,10 +243,11 @@ static int parse_stacks(struct hp_capture *cap, struct caps *caps, struct hp_cur
 	return 0;
 }
 
-static int parse_snapshot(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
+static int parse_snapshot(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	struct hp_cap_snapshot s = {0};
 	uint64_t kinds;
+	int err;
 
 	s.seq = hp_cursor_u(c);
 	s.time_ns = hp_cursor_u(c);
@@ -233,14 +272,16 @@ static int parse_snapshot(struct hp_capture *cap, struct caps *caps, struct hp_c
 	s.nbuckets = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 12);
 	if (c->err)
 		return -EINVAL;
+	if (charge(cap, heap_bytes((s.nbuckets ? s.nbuckets : 1) * sizeof *s.buckets)))
+		return -E2BIG;
 	s.buckets = calloc(s.nbuckets ? s.nbuckets : 1, sizeof *s.buckets);
 	if (!s.buckets)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.nbuckets; i++) {
 		struct hp_cap_bucket *b = &s.buckets[i];
 		uint64_t stack = hp_cursor_u(c);
-		b->stack_id = stack < cap->nstacks ? (uint32_t)stack : 0;
-		if (stack >= cap->nstacks && stack != 0)
+		b->stack_id = stack < img->nstacks ? (uint32_t)stack : 0;
+		if (stack >= img->nstacks && stack != 0)
 			c->err = 1;
 		b->type_tag = (uint32_t)hp_cursor_u(c);
 		b->context_tag = (uint32_t)hp_cursor_u(c);
@@ -256,30 +297,35 @@ static int parse_snapshot(struct hp_capture *cap, struct caps *caps, struct hp_c
 	}
 	if (!c->err && c->p < c->end) /* format 1.1 */
 		s.recorder_bytes = hp_cursor_u(c);
-	if (c->err || reserve((void **)&cap->snapshots, &caps->snapshots, cap->nsnapshots + 1,
-			      sizeof s)) {
+	err = c->err ? -EINVAL
+		     : reserve(cap, (void **)&img->snapshots, &img->alloc_snapshots,
+			       img->nsnapshots + 1, sizeof s);
+	if (err) {
 		free(s.buckets);
-		return c->err ? -EINVAL : -ENOMEM;
+		return err;
 	}
-	cap->snapshots[cap->nsnapshots++] = s;
+	img->snapshots[img->nsnapshots++] = s;
 	return 0;
 }
 
-static int parse_timeseries(struct hp_capture *cap, struct caps *caps, struct hp_cursor *c)
+static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 3);
 	uint64_t t = 0; /* each record's first time is absolute: a lost record shifts nothing */
 
-	if (c->err || reserve((void **)&cap->samples, &caps->samples, cap->nsamples + n,
-			      sizeof *cap->samples))
-		return c->err ? -EINVAL : -ENOMEM;
+	int err = c->err ? -EINVAL
+			 : reserve(cap, (void **)&img->samples, &img->alloc_samples,
+				   img->nsamples + n, sizeof *img->samples);
+
+	if (err)
+		return err;
 	for (uint64_t i = 0; i < n && !c->err; i++) {
 		t += (uint64_t)hp_cursor_s(c);
-		cap->samples[cap->nsamples].time_ns = t;
-		cap->samples[cap->nsamples].heap_bytes = hp_cursor_u(c);
-		cap->samples[cap->nsamples].rss_bytes = hp_cursor_u(c);
+		img->samples[img->nsamples].time_ns = t;
+		img->samples[img->nsamples].heap_bytes = hp_cursor_u(c);
+		img->samples[img->nsamples].rss_bytes = hp_cursor_u(c);
 		if (!c->err)
-			cap->nsamples++;
+			img->nsamples++;
 	}
 	return c->err ? -EINVAL : 0;
 }
@@ -306,31 +352,43 @@ static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
 {
 	struct hp_cap_symbols s = {0};
 	size_t left = (size_t)(c->end - c->p), cap_frames = 0;
+	struct hp_cap_image *img;
+	uint64_t image = 0;
 
 	s.nstrings = hp_cursor_count(c, left);
+	if (c->err || charge(cap, heap_bytes((s.nstrings + 1) * sizeof *s.strings)))
+		goto bad;
 	s.strings = calloc(s.nstrings + 1, sizeof *s.strings);
 	if (!s.strings)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.nstrings && !c->err; i++)
-		if (!(s.strings[i] = cursor_str(c)))
-			goto nomem;
+		s.strings[i] = cursor_str(cap, c);
 	s.nstatus = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	if (c->err || charge(cap, heap_bytes((s.nstatus + 1) * sizeof *s.status)))
+		goto bad;
 	s.status = calloc(s.nstatus + 1, sizeof *s.status);
 	if (!s.status)
 		goto nomem;
 	for (size_t i = 0; i < s.nstatus; i++)
 		s.status[i] = hp_cursor_u(c);
 	s.naddrs = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 2);
+	if (c->err || charge(cap, heap_bytes((s.naddrs + 1) * sizeof *s.addrs)))
+		goto bad;
 	s.addrs = calloc(s.naddrs + 1, sizeof *s.addrs);
 	if (!s.addrs)
 		goto nomem;
 	for (size_t i = 0; i < s.naddrs && !c->err; i++) {
 		struct hp_cap_symaddr *a = &s.addrs[i];
+		int err;
 		a->address = hp_cursor_u(c);
 		a->count = (uint32_t)hp_cursor_count(c, (uint64_t)(c->end - c->p) / 4);
 		a->first = (uint32_t)s.nframes;
-		if (reserve((void **)&s.frames, &cap_frames, s.nframes + a->count, sizeof *s.frames))
+		err = reserve(cap, (void **)&s.frames, &cap_frames, s.nframes + a->count,
+			      sizeof *s.frames);
+		if (err == -ENOMEM)
 			goto nomem;
+		if (err)
+			goto bad;
 		for (uint32_t k = 0; k < a->count; k++) {
 			struct hp_cap_symframe *f = &s.frames[s.nframes++];
 			uint64_t fn = hp_cursor_u(c), file = hp_cursor_u(c);
@@ -342,15 +400,20 @@ static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
 			f->file = (uint32_t)file;
 		}
 	}
-	if (c->err) {
-		free_symbols(&s);
-		return -EINVAL;
-	}
+	/* (minor 2) the image whose frames these are; before, image 0. */
+	if (!c->err && c->p < c->end)
+		image = hp_cursor_u(c);
+	if (c->err || image >= cap->nimages)
+		goto bad;
 	qsort(s.addrs, s.naddrs, sizeof *s.addrs, by_address);
-	free_symbols(&cap->symbols); /* the last SYMBOLS record wins */
-	cap->symbols = s;
-	cap->has_symbols = 1;
+	img = &cap->images[image];
+	free_symbols(&img->symbols); /* the image's last SYMBOLS record wins */
+	img->symbols = s;
+	img->has_symbols = 1;
 	return 0;
+bad:
+	free_symbols(&s);
+	return cap->mem_refused ? -E2BIG : -EINVAL;
 nomem:
 	free_symbols(&s);
 	return -ENOMEM;
@@ -439,21 +502,43 @@ static int read_all(const char *path, uint8_t **data, size_t *size, const char *
 	return 0;
 }
 
+/* The image a record of this type goes to: the current one, or a new one
+ * for a META that is not the first record of the current image. Returns 0,
+ * -E2BIG or -ENOMEM. */
+static int image_for(struct hp_capture *cap, unsigned type, size_t *alloc,
+		     struct hp_cap_image **out)
+{
+	struct hp_cap_image *img = cap->nimages ? &cap->images[cap->nimages - 1] : NULL;
+	int err;
+
+	*out = img;
+	if (img && (type != HP_REC_META || (!img->has_meta && !img->nrecords)))
+		return 0;
+	err = reserve(cap, (void **)&cap->images, alloc, cap->nimages + 1, sizeof *img);
+	if (!err)
+		*out = &cap->images[cap->nimages++];
+	return err;
+}
+
 int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap, char *err,
 			size_t errlen)
 {
 	struct hp_reader r;
 	struct hp_record rec;
-	struct caps caps = {0};
+	size_t alloc_images = 0;
 	int ret = 0, st;
 
 	memset(cap, 0, sizeof *cap);
 	cap->file_bytes = size;
+	cap->mem_limit_bytes = size > (SIZE_MAX - HP_CAP_MEM_BASE_BYTES) / HP_CAP_MEM_FACTOR
+				       ? SIZE_MAX
+				       : HP_CAP_MEM_FACTOR * size + HP_CAP_MEM_BASE_BYTES;
 	if (hp_reader_open(&r, data, size) < 0) {
 		snprintf(err, errlen, "%s", r.msg);
 		return -EINVAL;
 	}
 	while ((st = hp_reader_next(&r, &rec)) != HP_READ_END) {
+		struct hp_cap_image *img = NULL;
 		struct hp_cursor c;
 		int perr = 0;
 
@@ -463,30 +548,45 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 		}
 		c = (struct hp_cursor){rec.payload, rec.payload + rec.len, 0};
 		cap->nrecords++;
-		switch (rec.type) {
-		case HP_REC_META: perr = parse_meta(cap, &c); break;
-		case HP_REC_MODULES: perr = parse_modules(cap, &caps, &c); break;
-		case HP_REC_STACKS: perr = parse_stacks(cap, &caps, &c); break;
-		case HP_REC_SNAPSHOT: perr = parse_snapshot(cap, &caps, &c); break;
-		case HP_REC_TIMESERIES: perr = parse_timeseries(cap, &caps, &c); break;
-		case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
-		default: break; /* a later minor version's record: skip it */
+		cap->mem_refused = 0;
+		/* SYMBOLS records come after every image and name theirs. */
+		if (rec.type != HP_REC_SYMBOLS)
+			perr = image_for(cap, rec.type, &alloc_images, &img);
+		if (!perr) {
+			switch (rec.type) {
+			case HP_REC_META: perr = parse_meta(cap, img, &c); break;
+			case HP_REC_MODULES: perr = parse_modules(cap, img, &c); break;
+			case HP_REC_STACKS: perr = parse_stacks(cap, img, &c); break;
+			case HP_REC_SNAPSHOT: perr = parse_snapshot(cap, img, &c); break;
+			case HP_REC_TIMESERIES: perr = parse_timeseries(cap, img, &c); break;
+			case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
+			default: break; /* a later minor version's record: skip it */
+			}
+			if (img)
+				img->nrecords++;
 		}
 		if (perr == -ENOMEM) {
 			snprintf(err, errlen, "out of memory");
 			ret = -ENOMEM;
 			break;
 		}
-		if (perr)
+		if (perr && cap->mem_refused)
+			note_damage(cap, "offset %zu: %s record would take the reader past %d times "
+				    "the file's size in memory, skipped", rec.offset,
+				    type_name(rec.type), HP_CAP_MEM_FACTOR);
+		else if (perr)
 			note_damage(cap, "offset %zu: %s record is malformed, skipped", rec.offset,
 				    type_name(rec.type));
 	}
 	hp_reader_close(&r);
-	if (!ret && !cap->has_meta)
+	if (!ret && (!cap->nimages || !cap->images[0].has_meta))
 		note_damage(cap, "no META record: program and options are unknown");
-	if (ret)
+	if (ret) {
 		hp_capture_free(cap);
-	return ret;
+		return ret;
+	}
+	hp_capture_select(cap, hp_capture_default_image(cap));
+	return 0;
 }
 
 int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen)
@@ -510,23 +610,77 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 	return ret;
 }
 
+static void free_image(struct hp_cap_image *img)
+{
+	free_meta(img);
+	for (size_t i = 0; i < img->nmodules; i++)
+		free(img->modules[i].path);
+	free(img->modules);
+	for (size_t i = 0; i < img->nstacks; i++)
+		free(img->stacks[i].frames);
+	free(img->stacks);
+	for (size_t i = 0; i < img->nsnapshots; i++)
+		free(img->snapshots[i].buckets);
+	free(img->snapshots);
+	free(img->samples);
+	free_symbols(&img->symbols);
+}
+
 void hp_capture_free(struct hp_capture *cap)
 {
-	free_meta(cap);
-	for (size_t i = 0; i < cap->nmodules; i++)
-		free(cap->modules[i].path);
-	free(cap->modules);
-	for (size_t i = 0; i < cap->nstacks; i++)
-		free(cap->stacks[i].frames);
-	free(cap->stacks);
-	for (size_t i = 0; i < cap->nsnapshots; i++)
-		free(cap->snapshots[i].buckets);
-	free(cap->snapshots);
-	free(cap->samples);
-	free_symbols(&cap->symbols);
+	for (size_t i = 0; i < cap->nimages; i++)
+		free_image(&cap->images[i]);
+	free(cap->images);
 	for (size_t i = 0; i < cap->ndamage && i < HP_CAP_MAX_DAMAGE; i++)
 		free(cap->damage[i]);
 	memset(cap, 0, sizeof *cap);
+}
+
+int hp_capture_select(struct hp_capture *cap, size_t image)
+{
+	static const struct hp_cap_image none;
+	const struct hp_cap_image *img = image < cap->nimages ? &cap->images[image] : &none;
+
+	if (image >= cap->nimages && !(image == 0 && cap->nimages == 0))
+		return -EINVAL;
+	cap->image = image;
+	cap->has_meta = img->has_meta;
+	cap->pid = img->pid;
+	cap->ppid = img->ppid;
+	cap->start_realtime_ns = img->start_realtime_ns;
+	cap->start_monotonic_ns = img->start_monotonic_ns;
+	cap->page_size = img->page_size;
+	cap->program = img->program;
+	cap->argc = img->argc;
+	cap->argv = img->argv;
+	cap->recorder_version = img->recorder_version;
+	cap->sample_rate_bytes = img->sample_rate_bytes;
+	cap->unwind = img->unwind;
+	cap->max_depth = img->max_depth;
+	cap->flags = img->flags;
+	cap->dump_signal = img->dump_signal;
+	cap->interval_ms = img->interval_ms;
+	cap->dump_every_bytes = img->dump_every_bytes;
+	cap->high_water_bytes = img->high_water_bytes;
+	cap->nmodules = img->nmodules;
+	cap->modules = img->modules;
+	cap->nstacks = img->nstacks;
+	cap->stacks = img->stacks;
+	cap->nsnapshots = img->nsnapshots;
+	cap->snapshots = img->snapshots;
+	cap->nsamples = img->nsamples;
+	cap->samples = img->samples;
+	cap->has_symbols = img->has_symbols;
+	cap->symbols = img->symbols;
+	return 0;
+}
+
+size_t hp_capture_default_image(const struct hp_capture *cap)
+{
+	for (size_t i = cap->nimages; i-- > 0;)
+		if (cap->images[i].nsnapshots)
+			return i;
+	return cap->nimages ? cap->nimages - 1 : 0;
 }
 
 const struct hp_cap_snapshot *hp_capture_last(const struct hp_capture *cap)

@@ -7,6 +7,11 @@
  * still loaded, so callers can show what is readable and say what is not.
  * Only a file that is not a capture at all (or unreadable) fails.
  *
+ * A capture holds one image per META record (a process that exec'd; see
+ * format.h, "Images"): images[] keeps each apart, and the capture's own
+ * fields show one of them (hp_capture_select), so that everything that
+ * reads a capture analyses one program, never a mix of two.
+ *
  * Ordinary analyzer C: allocates with malloc, owns everything it returns,
  * not thread-safe.
  */
@@ -21,6 +26,11 @@
 #define HP_CAP_MAX_SEGMENTS 16
 #define HP_CAP_MAX_DAMAGE 16
 #define HP_CAP_MAX_DEPTH 256 /* frames per stack a reader accepts */
+/* The reader's memory bound: what it holds for a capture's content never
+ * passes HP_CAP_MEM_FACTOR times the file's size plus HP_CAP_MEM_BASE_BYTES
+ * (see hp_capture.mem_bytes). */
+#define HP_CAP_MEM_FACTOR 256
+#define HP_CAP_MEM_BASE_BYTES (16u << 20)
 
 struct hp_cap_segment {
 	uint64_t vaddr, memsz, offset, flags;
@@ -87,7 +97,13 @@ struct hp_cap_symbols {
 	struct hp_cap_symframe *frames;
 };
 
-struct hp_capture {
+/* One image: what one program of the process recorded, from a META
+ * record up to the next META (format.h, "Images"). A process that execs
+ * keeps its capture file: the new program appends a META of its own and
+ * its own modules, stacks (ids from 1 again), time series and snapshots
+ * (seq from 1 again). Records before the first intact META (it was lost to
+ * damage) form image 0 without a META. */
+struct hp_cap_image {
 	int has_meta;
 	uint64_t pid, ppid, start_realtime_ns, start_monotonic_ns, page_size;
 	char *program;
@@ -107,9 +123,49 @@ struct hp_capture {
 	struct hp_cap_sample *samples;
 
 	int has_symbols;
-	struct hp_cap_symbols symbols; /* the last SYMBOLS record */
+	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */
+
+	size_t nrecords; /* intact records of this image (SYMBOLS not counted) */
+	size_t alloc_modules, alloc_stacks, alloc_snapshots, alloc_samples; /* the loader's */
+};
+
+struct hp_capture {
+	/* The selected image (hp_capture_select; by default the last one that
+	 * holds a snapshot, else the last): every field down to symbols is a
+	 * copy of images[image]'s, borrowing its memory. Every analysis reads
+	 * these, so one image is analysed at a time, never a mix. */
+	int has_meta;
+	uint64_t pid, ppid, start_realtime_ns, start_monotonic_ns, page_size;
+	char *program;
+	size_t argc;
+	char **argv;
+	char *recorder_version;
+	uint64_t sample_rate_bytes, unwind, max_depth, flags, dump_signal, interval_ms;
+	uint64_t dump_every_bytes, high_water_bytes;
+
+	size_t nmodules;
+	struct hp_cap_module *modules;
+	size_t nstacks; /* ids 0..nstacks-1; 0 is "no stack" */
+	struct hp_cap_stack *stacks;
+	size_t nsnapshots;
+	struct hp_cap_snapshot *snapshots;
+	size_t nsamples;
+	struct hp_cap_sample *samples;
+
+	int has_symbols;
+	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */
+
+	size_t image;   /* which image the fields above are */
+	size_t nimages; /* 0 only for a file with no record at all */
+	struct hp_cap_image *images; /* owned */
 
 	size_t file_bytes;
+	/* Bytes the reader allocated for the content (malloc chunks counted
+	 * whole), and its bound: HP_CAP_MEM_FACTOR x file_bytes +
+	 * HP_CAP_MEM_BASE_BYTES. A record that would pass it is refused as
+	 * damage, whatever it claims; mem_refused is the reader's flag. */
+	size_t mem_bytes, mem_limit_bytes;
+	int mem_refused;
 	size_t nrecords;
 	size_t ndamage; /* may exceed HP_CAP_MAX_DAMAGE; only the first are kept */
 	char *damage[HP_CAP_MAX_DAMAGE];
@@ -126,6 +182,14 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			size_t errlen);
 
 void hp_capture_free(struct hp_capture *cap);
+
+/* Makes image (0 = the first) the one cap's fields show. Returns 0, or
+ * -EINVAL when there is no such image (the selection is then unchanged). */
+int hp_capture_select(struct hp_capture *cap, size_t image);
+
+/* The image selected on loading: the last that holds a snapshot (the
+ * program an exec'ing wrapper ran), else the last. */
+size_t hp_capture_default_image(const struct hp_capture *cap);
 
 /* The last snapshot, or NULL when the file has none. */
 const struct hp_cap_snapshot *hp_capture_last(const struct hp_capture *cap);

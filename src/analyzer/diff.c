@@ -247,8 +247,8 @@ static void print_figures(FILE *out, enum hp_metric m, double fig, double comp, 
 	const char *fu = hp_metric_is_bytes(m) ? "bytes" : "objects";
 	const char *cu = hp_metric_is_bytes(m) ? "objects" : "bytes";
 
-	fprintf(out, sign ? "%+lld %s, %+lld %s" : "%lld %s, %lld %s", llround(fig), fu,
-		llround(comp), cu);
+	fprintf(out, sign ? "%+lld %s, %+lld %s" : "%lld %s, %lld %s",
+		(long long)hp_estimate_i64(fig), fu, (long long)hp_estimate_i64(comp), cu);
 }
 
 static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, unsigned max)
@@ -297,7 +297,7 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 	for (size_t i = 0; i < d->nentries; i++) {
 		hp_diff_figures(&d->entries[i].base, d->metric, &bf, &bc);
 		hp_diff_figures(&d->entries[i].new, d->metric, &nf, &nc);
-		changed += llround(nf - bf) != 0 || llround(nc - bc) != 0;
+		changed += hp_estimate_i64(nf - bf) != 0 || hp_estimate_i64(nc - bc) != 0;
 	}
 	fprintf(out, "\n%zu of %zu stacks changed", changed, d->nentries);
 	if (changed)
@@ -307,11 +307,12 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 		const struct hp_diff_entry *e = &d->entries[i];
 		hp_diff_figures(&e->base, d->metric, &bf, &bc);
 		hp_diff_figures(&e->new, d->metric, &nf, &nc);
-		if (llround(nf - bf) == 0 && llround(nc - bc) == 0)
+		if (hp_estimate_i64(nf - bf) == 0 && hp_estimate_i64(nc - bc) == 0)
 			continue;
 		fprintf(out, "%4zu. ", ++shown);
 		print_figures(out, d->metric, nf - bf, nc - bc, 1);
-		fprintf(out, "  (%lld -> %lld %s%s)\n", llround(bf), llround(nf),
+		fprintf(out, "  (%lld -> %lld %s%s)\n", (long long)hp_estimate_i64(bf),
+			(long long)hp_estimate_i64(nf),
 			hp_metric_is_bytes(d->metric) ? "bytes" : "objects",
 			e->model == d->base ? ", only in BASE"
 			: e->base.alloc_objects == 0 ? ", only in NEW" : "");

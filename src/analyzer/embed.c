@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -82,61 +83,90 @@ static uint64_t status_of(enum hp_module_status st)
 	}
 }
 
-int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
-		     char *err, size_t errlen)
+/* Appends data[0..len) to the capture at path as one whole record, or not
+ * at all. A write can be short (a disk that fills up, a file size limit):
+ * the rest is written until the kernel says why it cannot, and that errno
+ * is the one returned, never whatever errno held before. On failure the
+ * file is cut back to its size before the append, so the capture keeps no
+ * half record (which a reader would report as damage) and the earlier
+ * records stay as they were. Returns 0 or -errno. */
+static int append_whole(const char *path, const uint8_t *data, size_t len)
 {
-	struct hp_model_options mo = {.snapshot = -1, .debug_dir = debug_dir, .no_embedded = 1,
-				      .keep_allocator_frames = 1};
-	struct hp_capture cap;
-	struct hp_model m;
-	struct strings strs = {0};
-	struct hp_buf body = {.grow = hp_buf_grow_heap}, rec = {.grow = hp_buf_grow_heap};
-	uint32_t *fn = NULL, *file = NULL;
-	size_t nsyms = 0;
-	ZSTD_CCtx *cctx = NULL;
-	int ret, fd = -1;
-	uint32_t idx;
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	size_t done = 0;
+	int ret = 0;
 
-	memset(res, 0, sizeof *res);
-	ret = hp_capture_load(path, &cap, err, errlen);
-	if (ret)
-		return ret;
-	ret = hp_model_build(&m, &cap, &mo, err, errlen);
-	if (ret) {
-		hp_capture_free(&cap);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
 		return ret;
 	}
+	while (done < len) {
+		ssize_t w = write(fd, data + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) { /* 0 from a regular file: nothing more fits */
+			ret = w < 0 ? -errno : -ENOSPC;
+			break;
+		}
+		done += (size_t)w;
+	}
+	/* Cutting back can fail too (the file is then one partial record
+	 * longer, which a reader reports as a truncated end); the reason said
+	 * stays the write's. */
+	if (ret && done && ftruncate(fd, st.st_size) < 0)
+		(void)0;
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* Appends to rec the SYMBOLS record of the model's image. Returns 0 or
+ * -ENOMEM. */
+static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
+			struct hp_buf *rec, struct hp_embed_result *res)
+{
+	struct strings strs = {0};
+	struct hp_buf body = {.grow = hp_buf_grow_heap};
+	uint32_t *fn = NULL, *file = NULL;
+	size_t nsyms = 0;
+	uint32_t idx;
+	int ret;
+
 	/* Strings first: the record starts with the table. */
 	ret = string_index(&strs, "", &idx);
-	for (size_t i = 0; i < m.nlocations; i++)
-		nsyms += m.locations[i].nsyms;
+	for (size_t i = 0; i < m->nlocations; i++)
+		nsyms += m->locations[i].nsyms;
 	fn = malloc((nsyms + 1) * sizeof *fn);
 	file = malloc((nsyms + 1) * sizeof *file);
 	if (!fn || !file)
 		ret = -ENOMEM;
-	for (size_t i = 0, k = 0; !ret && i < m.nlocations; i++) {
-		for (uint32_t j = 0; !ret && j < m.locations[i].nsyms; j++, k++) {
-			ret = string_index(&strs, m.locations[i].syms[j].function, &fn[k]);
+	for (size_t i = 0, k = 0; !ret && i < m->nlocations; i++) {
+		for (uint32_t j = 0; !ret && j < m->locations[i].nsyms; j++, k++) {
+			ret = string_index(&strs, m->locations[i].syms[j].function, &fn[k]);
 			if (!ret)
-				ret = string_index(&strs, m.locations[i].syms[j].file, &file[k]);
+				ret = string_index(&strs, m->locations[i].syms[j].file, &file[k]);
 		}
 	}
 	if (ret)
-		goto nomem;
+		goto out;
 
 	hp_buf_put_u(&body, strs.n);
 	for (size_t i = 0; i < strs.n; i++)
 		hp_buf_put_str(&body, strs.list[i]);
-	hp_buf_put_u(&body, m.nmodules);
-	for (size_t i = 0; i < m.nmodules; i++) {
-		hp_buf_put_u(&body, status_of(m.modules[i].status));
-		res->modules_missing += m.modules[i].status == HP_MODSYM_MISSING &&
-					m.modules[i].cap->path[0] == '/';
-		res->modules_changed += m.modules[i].status == HP_MODSYM_MISMATCH;
+	hp_buf_put_u(&body, m->nmodules);
+	for (size_t i = 0; i < m->nmodules; i++) {
+		hp_buf_put_u(&body, status_of(m->modules[i].status));
+		res->modules_missing += m->modules[i].status == HP_MODSYM_MISSING &&
+					m->modules[i].cap->path[0] == '/';
+		res->modules_changed += m->modules[i].status == HP_MODSYM_MISMATCH;
 	}
-	hp_buf_put_u(&body, m.nlocations);
-	for (size_t i = 0, k = 0; i < m.nlocations; i++) {
-		const struct hp_location *l = &m.locations[i];
+	hp_buf_put_u(&body, m->nlocations);
+	for (size_t i = 0, k = 0; i < m->nlocations; i++) {
+		const struct hp_location *l = &m->locations[i];
 		hp_buf_put_u(&body, l->address);
 		hp_buf_put_u(&body, l->nsyms);
 		res->unresolved += l->syms[0].function[0] == '0' && l->syms[0].function[1] == 'x';
@@ -147,35 +177,70 @@ int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_re
 			hp_buf_put_u(&body, l->syms[j].inlined ? 1 : 0);
 		}
 	}
-	res->addresses = m.nlocations;
-	cctx = ZSTD_createCCtx();
-	if (body.err || !cctx || hp_format_put_record(&rec, HP_REC_SYMBOLS, body.data, body.len, cctx))
-		goto nomem;
+	hp_buf_put_u(&body, image); /* (minor 2): frames of different images may share addresses */
+	res->addresses += m->nlocations;
+	if (body.err || hp_format_put_record(rec, HP_REC_SYMBOLS, body.data, body.len, cctx))
+		ret = -ENOMEM;
+out:
+	free(body.data);
+	free(fn);
+	free(file);
+	free(strs.list);
+	free(strs.slots);
+	return ret;
+}
 
-	fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || write(fd, rec.data, rec.len) != (ssize_t)rec.len || close(fd) < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: cannot append the symbols: %s", path, strerror(errno));
-		fd = -1;
+int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
+		     char *err, size_t errlen)
+{
+	struct hp_model_options mo = {.snapshot = -1, .debug_dir = debug_dir, .no_embedded = 1,
+				      .keep_allocator_frames = 1};
+	struct hp_capture cap;
+	struct hp_buf rec = {.grow = hp_buf_grow_heap};
+	ZSTD_CCtx *cctx = NULL;
+	size_t records = 0;
+	int ret;
+
+	memset(res, 0, sizeof *res);
+	ret = hp_capture_load(path, &cap, err, errlen);
+	if (ret)
+		return ret;
+	cctx = ZSTD_createCCtx();
+	if (!cctx)
+		goto nomem;
+	/* One record per image, each resolving that image's frames with that
+	 * image's modules (format.h, "Images"). An image without a snapshot
+	 * shows nothing, so it needs no symbols. */
+	for (size_t i = 0; i < (cap.nimages ? cap.nimages : 1); i++) {
+		struct hp_model m;
+		hp_capture_select(&cap, i);
+		if (cap.nimages > 1 && !cap.nsnapshots)
+			continue;
+		ret = hp_model_build(&m, &cap, &mo, err, errlen);
+		if (ret)
+			goto out;
+		ret = image_record(&m, i, cctx, &rec, res);
+		hp_model_free(&m);
+		if (ret)
+			goto nomem;
+		records++;
+	}
+	if (!records) { /* several images, none with a snapshot */
+		ret = -ENODATA;
+		snprintf(err, errlen, "%s: the capture holds no snapshot", path);
 		goto out;
 	}
-	fd = -1;
-	ret = 0;
+	/* All records in one write: a failure leaves none of them. */
+	ret = append_whole(path, rec.data, rec.len);
+	if (ret)
+		snprintf(err, errlen, "%s: cannot append the symbols: %s", path, strerror(-ret));
 	goto out;
 nomem:
 	ret = -ENOMEM;
 	snprintf(err, errlen, "%s: out of memory while embedding symbols", path);
 out:
-	if (fd >= 0)
-		close(fd);
 	ZSTD_freeCCtx(cctx);
-	free(body.data);
 	free(rec.data);
-	free(fn);
-	free(file);
-	free(strs.list);
-	free(strs.slots);
-	hp_model_free(&m);
 	hp_capture_free(&cap);
 	return ret;
 }

@@ -6,7 +6,11 @@
  * record, so that the capture can be analysed where those binaries are not.
  * `heapprof run` does it when the program ends; `heapprof symbolize` does it
  * for captures made with plain LD_PRELOAD. Appending keeps the file's
- * earlier records as they were; a reader uses the last SYMBOLS record.
+ * earlier records as they were. A capture of several images (a process
+ * that exec'd) gets one record per image with a snapshot, each resolving
+ * that image's frames with that image's modules, all in one append; a
+ * reader uses the last record of each image. A failed append (a full
+ * disk) is cut off again: the file is left as it was.
  */
 #ifndef HP_ANALYZER_EMBED_H
 #define HP_ANALYZER_EMBED_H

@@ -107,6 +107,9 @@ static const char *grouped(char *buf, size_t cap, double v)
 	char digits[32];
 	int n = snprintf(digits, sizeof digits, "%.0f", v < 0 ? 0 : v), o = 0;
 
+	if (n >= (int)sizeof digits) /* past 10^31: shown cut, never read past */
+		n = (int)sizeof digits - 1;
+
 	for (int i = 0; i < n && o + 2 < (int)cap; i++) {
 		if (i && (n - i) % 3 == 0)
 			buf[o++] = ',';

@@ -109,8 +109,8 @@ int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric)
 		size_t j = i;
 		for (; j < n && strcmp(lines[j].text, lines[i].text) == 0; j++)
 			sum += lines[j].value;
-		if (llround(sum) != 0)
-			fprintf(out, "%s %lld\n", lines[i].text, (long long)llround(sum));
+		if (hp_estimate_i64(sum) != 0)
+			fprintf(out, "%s %lld\n", lines[i].text, (long long)hp_estimate_i64(sum));
 		i = j;
 	}
 	if (ferror(out))

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
 /* ELF segment flags. */
 #define PF_X 1
 #define PF_W 2
@@ -31,7 +33,7 @@ struct line {
 
 static struct pair pair_of(double objects, double bytes)
 {
-	struct pair p = {(int64_t)llround(objects), (int64_t)llround(bytes)};
+	struct pair p = {hp_estimate_i64(objects), hp_estimate_i64(bytes)};
 
 	if (p.objects < 0 || p.bytes < 0) /* never in a model; the readers want digits */
 		p.objects = p.bytes = 0;
@@ -62,9 +64,13 @@ static void print_maps(FILE *out, const struct hp_model *m)
 			uint64_t lo = cm->bias + sg->vaddr, start = lo & ~(page - 1);
 			uint64_t end = (lo + sg->memsz + page - 1) & ~(page - 1);
 			uint64_t off = sg->offset >= lo - start ? sg->offset - (lo - start) : 0;
-			fprintf(out, "%08" PRIx64 "-%08" PRIx64 " %c%c%cp %08" PRIx64 " 00:00 0 %s\n",
+			/* One line per segment: a newline in the path would
+			 * forge lines, so it is shown escaped (text.h). */
+			fprintf(out, "%08" PRIx64 "-%08" PRIx64 " %c%c%cp %08" PRIx64 " 00:00 0 ",
 				start, end, sg->flags & PF_R ? 'r' : '-', sg->flags & PF_W ? 'w' : '-',
-				sg->flags & PF_X ? 'x' : '-', off, cm->path);
+				sg->flags & PF_X ? 'x' : '-', off);
+			hp_text_fputs(cm->path, out);
+			fputc('\n', out);
 		}
 	}
 }

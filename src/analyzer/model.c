@@ -110,19 +110,39 @@ void hp_values_add(struct hp_values *s, const struct hp_values *v)
 	s->temp_bytes += v->temp_bytes;
 }
 
+int64_t hp_estimate_i64(double v)
+{
+	if (isnan(v))
+		return 0;
+	if (v >= 9223372036854775807.0) /* 2^63 as a double: INT64_MAX + 1 */
+		return INT64_MAX;
+	if (v <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)llround(v);
+}
+
+/* Unbiasing (docs/internals/sampling.md): a sampled allocation of size s
+ * stands for 1 / (1 - exp(-s / rate)) allocations. Full recordings: 1.
+ * Written with expm1: 1 - exp(-x) rounds to 0 for x below about 1e-16 (a
+ * rate of 2^60, a hostile capture's), which made the scale infinite and
+ * the figures inf and NaN; -expm1(-x) is exact there, and the scale at
+ * most 1/x + 1 <= 2^64 + 1: every figure stays finite (at most about
+ * 2^128), and sums of them too. */
 double hp_model_unbias_scale(const struct hp_cap_bucket *b, uint64_t rate_bytes)
 {
-	double size;
+	double size, scale = 1;
 
 	if (rate_bytes <= 1)
 		return 1;
 	size = b->size ? (double)b->size
 		       : (b->alloc_count ? (double)b->alloc_bytes / (double)b->alloc_count : 0);
-	return size > 0 ? 1 / (1 - exp(-size / (double)rate_bytes)) : 1;
+	if (size > 0)
+		scale = -1 / expm1(-size / (double)rate_bytes);
+	if (!isfinite(scale) || scale < 1) /* cannot be; kept finite anyway */
+		scale = 1;
+	return scale;
 }
 
-/* Unbiasing (docs/internals/sampling.md): a sampled allocation of size s
- * stands for 1 / (1 - exp(-s / rate)) allocations. Full recordings: 1. */
 static void unbias(const struct hp_model *m, const struct hp_cap_bucket *b, struct hp_values *v)
 {
 	double scale;
@@ -351,7 +371,9 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	for (size_t i = 0; i < m->nmodules; i++) {
 		const char *slash = strrchr(cap->modules[i].path, '/');
 		m->modules[i].cap = &cap->modules[i];
-		m->modules[i].name = slash ? slash + 1 : cap->modules[i].path;
+		/* Shown, so escaped (text.h); the path itself stays raw. */
+		m->modules[i].name = hp_symbolizer_intern(p->sym, slash ? slash + 1
+									: cap->modules[i].path);
 		m->modules[i].status = m->modules[i].status == HP_MODSYM_OK
 					       ? hp_symbolizer_status(p->sym, (int)i)
 					       : HP_MODSYM_UNUSED;

@@ -52,6 +52,8 @@ struct hp_mstack {
 
 /* The figures of a bucket or a sum of buckets, unbiased (exact in a full
  * recording, estimates in a sampled one). In use = at the snapshot. */
+/* Every figure is finite (hp_model_build guarantees it, whatever the
+ * capture says): outputs such as JSON have no NaN or infinity. */
 struct hp_values {
 	double alloc_objects, alloc_bytes;
 	double free_objects, free_bytes;
@@ -103,6 +105,8 @@ struct hp_model {
 
 struct hp_model_options {
 	long snapshot;               /* index into cap->snapshots; -1 = the last */
+	size_t image;                /* for loaders (hp_cli_load_model): the image to select
+				      * first, 1 = the first; 0 = the capture's default */
 	const char *debug_dir;       /* extra directory for separate debug info, or NULL */
 	int no_embedded;             /* ignore a SYMBOLS record, read the binaries */
 	int keep_allocator_frames;   /* do not hide the allocator's own frames */
@@ -118,8 +122,10 @@ void hp_model_free(struct hp_model *m);
 
 /* The allocations one sampled allocation of a bucket stands for: 1 / (1 -
  * exp(-size / rate)) with size the bucket's (its mean allocation size when
- * it has none), docs/internals/sampling.md; 1 when rate_bytes <= 1. The
- * model applies it; a summary that reads a capture alone uses it too. */
+ * it has none), docs/internals/sampling.md; 1 when rate_bytes <= 1.
+ * Always finite and at least 1, whatever the capture says (computed with
+ * expm1). The model applies it; a summary that reads a capture alone uses
+ * it too. */
 double hp_model_unbias_scale(const struct hp_cap_bucket *b, uint64_t rate_bytes);
 
 /* The index in m->modules of the program's own executable: the module
@@ -154,6 +160,13 @@ const char *hp_metric_name(enum hp_metric m);
 int hp_metric_is_bytes(enum hp_metric m);
 double hp_values_metric(const struct hp_values *v, enum hp_metric m);
 void hp_values_add(struct hp_values *sum, const struct hp_values *v);
+
+/* An estimate as an integer: rounded to the nearest, clamped to
+ * [INT64_MIN, INT64_MAX], NaN as 0. Every output that prints or encodes a
+ * figure as an integer converts through this: converting a double out of
+ * an integer's range is undefined behaviour (x86 gives INT64_MIN, which
+ * a hostile capture turned into -9223372036854775808 bytes). */
+int64_t hp_estimate_i64(double v);
 
 /* A location's innermost function name and "file:line" (or "module+0x..").
  * buf is used for the latter. */

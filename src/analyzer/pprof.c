@@ -33,6 +33,7 @@
 #include "../common/hash.h"
 #include "../common/varint.h"
 #include "diff.h"
+#include "text.h"
 
 /* Field numbers of profile.proto. */
 enum {
@@ -539,9 +540,22 @@ static int pp_finish(struct pp *pp, FILE *out)
 	return ret;
 }
 
+/* A figure as pprof's integer: rounded and clamped (hp_estimate_i64), so a
+ * hostile capture's figure never converts out of range. */
 static int64_t rounded(double v)
 {
-	return (int64_t)llround(v);
+	return hp_estimate_i64(v);
+}
+
+/* new - base of two rounded figures, saturated at the int64 range (both
+ * may be clamped figures of opposite signs). */
+static int64_t rounded_diff(double new_v, double base_v)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(rounded(new_v), rounded(base_v), &d))
+		return rounded(new_v) > 0 ? INT64_MAX : INT64_MIN;
+	return d;
 }
 
 int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_options *o)
@@ -557,7 +571,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	enum { NTYPES = sizeof types / sizeof *types };
 	static const struct hp_pprof_options defaults;
 	struct pp pp;
-	char comment[512];
+	char comment[512], name[256];
 	int ret;
 
 	if (!o)
@@ -565,8 +579,10 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	ret = pp_init(&pp, m, NULL);
 	if (ret)
 		goto err;
+	/* The name escaped (text.h): go tool pprof prints the comment as it is. */
 	snprintf(comment, sizeof comment, "heapprof: %s, pid %llu, snapshot %llu (%s)%s",
-		 hp_model_program_name(m->cap), (unsigned long long)m->cap->pid,
+		 hp_text_escape(name, sizeof name, hp_model_program_name(m->cap)),
+		 (unsigned long long)m->cap->pid,
 		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
 		 o->at_peak ? ", inuse = at the global peak" : "");
 	put_header(&pp, types, NTYPES, 3, comment);
@@ -627,14 +643,14 @@ int hp_pprof_write_diff(FILE *out, const struct hp_diff *d)
 		/* Each side rounded as its own export rounds it, then subtracted:
 		 * the diff of two exports is the export of the diff. */
 		int64_t vals[MAX_VALUES] = {
-			rounded(b->alloc_objects) - rounded(a->alloc_objects),
-			rounded(b->alloc_bytes) - rounded(a->alloc_bytes),
-			rounded(b->inuse_objects) - rounded(a->inuse_objects),
-			rounded(b->inuse_bytes) - rounded(a->inuse_bytes),
-			rounded(b->peak_objects) - rounded(a->peak_objects),
-			rounded(b->peak_bytes) - rounded(a->peak_bytes),
-			rounded(b->temp_objects) - rounded(a->temp_objects),
-			rounded(b->temp_bytes) - rounded(a->temp_bytes),
+			rounded_diff(b->alloc_objects, a->alloc_objects),
+			rounded_diff(b->alloc_bytes, a->alloc_bytes),
+			rounded_diff(b->inuse_objects, a->inuse_objects),
+			rounded_diff(b->inuse_bytes, a->inuse_bytes),
+			rounded_diff(b->peak_objects, a->peak_objects),
+			rounded_diff(b->peak_bytes, a->peak_bytes),
+			rounded_diff(b->temp_objects, a->temp_objects),
+			rounded_diff(b->temp_bytes, a->temp_bytes),
 		};
 		int zero = 1;
 

@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include "../common/hash.h"
+#include "text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -161,6 +162,9 @@ static const char *count(char *buf, size_t cap, double n)
 	char digits[32], *p = buf;
 	int len = snprintf(digits, sizeof digits, "%.0f", n < 0 ? -n : n);
 
+	if (len >= (int)sizeof digits) /* past 10^31: shown cut, never read past */
+		len = (int)sizeof digits - 1;
+
 	if (n < 0)
 		*p++ = '-';
 	for (int i = 0; i < len && (size_t)(p - buf) + 2 < cap; i++) {
@@ -286,12 +290,18 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 
 	if (!ps)
 		return -ENOMEM;
-	fprintf(out, "heapprof report: %s", hp_model_program_name(cap));
-	for (size_t i = 1; i < cap->argc && i < 8; i++)
-		fprintf(out, " %s", cap->argv[i]);
+	fputs("heapprof report: ", out);
+	hp_text_fputs(hp_model_program_name(cap), out);
+	for (size_t i = 1; i < cap->argc && i < 8; i++) {
+		fputc(' ', out);
+		hp_text_fputs(cap->argv[i], out);
+	}
 	fprintf(out, "%s\n", cap->argc > 8 ? " ..." : "");
-	if (cap->program && !same_name(cap->program, hp_model_program_name(cap)))
-		fprintf(out, "  executable %s\n", cap->program);
+	if (cap->program && !same_name(cap->program, hp_model_program_name(cap))) {
+		fputs("  executable ", out);
+		hp_text_fputs(cap->program, out);
+		fputc('\n', out);
+	}
 	fprintf(out, "  pid %" PRIu64 ", snapshot %" PRIu64 " of %zu (%s) at %.3f s\n", cap->pid,
 		s->seq, cap->nsnapshots, hp_capture_reason_name(s->reason), secs);
 	if (m->sampled)
@@ -349,8 +359,19 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 }
 
 /* JSON string escaping. */
-static void json_str(FILE *out, const char *s)
+/* A JSON string of s escaped (text.h) first: well-formed UTF-8 whatever
+ * the capture holds, and what a reader shows of it is harmless. */
+static void json_str(FILE *out, const char *raw)
 {
+	char buf[4096];
+	char *dup = NULL;
+	const char *s = raw;
+
+	if (!hp_text_is_clean(raw)) {
+		size_t n = hp_text_escaped_len(raw) + 1;
+		dup = n > sizeof buf ? malloc(n) : NULL;
+		s = hp_text_escape(dup ? dup : buf, dup ? n : sizeof buf, raw);
+	}
 	fputc('"', out);
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
@@ -362,6 +383,7 @@ static void json_str(FILE *out, const char *s)
 			fputc(ch, out);
 	}
 	fputc('"', out);
+	free(dup);
 }
 
 static void json_values(FILE *out, const struct hp_values *v)

@@ -15,14 +15,17 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "demangle.h"
 #include "symtab.h"
+#include "text.h"
 
 /* A compile unit's functions, read once: every subprogram and inlined
  * subroutine with its address ranges and its nearest function-like
@@ -243,7 +246,7 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 
 const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str)
 {
-	size_t n = strlen(str) + 1;
+	size_t n = hp_text_escaped_len(str) + 1;
 	struct string_block *b = s->strings;
 	char *p;
 
@@ -258,9 +261,39 @@ const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str)
 		s->strings = b;
 	}
 	p = b->data + b->used;
-	memcpy(p, str, n);
+	hp_text_escape(p, n, str);
 	b->used += n;
 	return p;
+}
+
+/* str as it may be shown: itself when clean, else an escaped copy. */
+static const char *shown(struct hp_symbolizer *s, const char *str)
+{
+	return hp_text_is_clean(str) ? str : hp_symbolizer_intern(s, str);
+}
+
+/* Opens a module's file for reading, or returns -1. The path comes from
+ * the capture, which may be hostile or simply stale: a FIFO, a device or a
+ * directory at that path must neither block (a FIFO's open waits for a
+ * writer, a terminal or a tape for anything) nor be read. So the open does
+ * not block, and what it opened must be a regular file. Symlinks are
+ * followed (no O_NOFOLLOW): libraries are installed through them
+ * (libc.so.6 -> libc-2.36.so), and the check applies to their target. */
+static int open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	/* O_NONBLOCK means nothing to a regular file's reads; cleared all the
+	 * same, so libelf sees an ordinary descriptor. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
 }
 
 static void open_module(struct hp_symbolizer *s, int i)
@@ -269,7 +302,7 @@ static void open_module(struct hp_symbolizer *s, int i)
 	const struct hp_cap_module *m = &s->cap->modules[i];
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	int len;
+	int len, fd;
 
 	st->opened = 1;
 	st->status = HP_MODSYM_MISSING;
@@ -283,13 +316,22 @@ static void open_module(struct hp_symbolizer *s, int i)
 	}
 	if (m->path[0] != '/') /* [vdso] and friends: nothing on disk */
 		return;
+	fd = open_regular(m->path);
+	if (fd < 0)
+		return;
 	st->dwfl = dwfl_begin(&s->callbacks);
-	if (!st->dwfl)
+	if (!st->dwfl) {
+		close(fd);
 		return;
-	st->mod = dwfl_report_elf(st->dwfl, m->path, m->path, -1, m->bias, false);
+	}
+	/* On success the module owns fd (closed by dwfl_end); on failure
+	 * libdwfl leaves a descriptor it did not open to its caller. */
+	st->mod = dwfl_report_elf(st->dwfl, m->path, m->path, fd, m->bias, false);
 	dwfl_report_end(st->dwfl, NULL, NULL);
-	if (!st->mod)
+	if (!st->mod) {
+		close(fd);
 		return;
+	}
 	len = dwfl_module_build_id(st->mod, &bits, &vaddr);
 	if (m->build_id_len && (len != (int)m->build_id_len ||
 				memcmp(bits, m->build_id, m->build_id_len) != 0)) {
@@ -494,8 +536,10 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 			int k;
 			for (k = 0; k < (int)a->count && k < max; k++) {
 				const struct hp_cap_symframe *f = &sy->frames[a->first + k];
-				out[k] = (struct hp_sym){sy->strings[f->function], sy->strings[f->file],
-							 f->line, (int)f->inlined};
+				/* The record is the capture's word: escaped too. */
+				out[k] = (struct hp_sym){shown(s, sy->strings[f->function]),
+							 shown(s, sy->strings[f->file]), f->line,
+							 (int)f->inlined};
 			}
 			return k;
 		}

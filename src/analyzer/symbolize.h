@@ -41,7 +41,8 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int mod_index, uint64_t addres
 /* How the module's symbols were found (after its first lookup). */
 enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int mod_index);
 
-/* A copy of str that lives as long as the symbolizer. */
+/* A copy of str, escaped for display (text.h), that lives as long as the
+ * symbolizer. Every name the symbolizer returns is escaped so. */
 const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str);
 
 #endif

@@ -31,11 +31,12 @@ int hp_cmd_flamegraph(int argc, char **argv);
 int hp_cmd_diff(int argc, char **argv);
 int hp_cmd_symbolize(int argc, char **argv);
 
-/* Loads a capture and builds its model, for the commands that render one.
- * Returns 0, or -errno after saying what is wrong ("heapprof: FILE: ...")
- * when the file cannot be used; warns on stderr about damage and about
- * modules whose symbols could not be read, and returns 0. On 0, free both
- * with hp_model_free and hp_capture_free. */
+/* Loads a capture, selects its image opts->image (or the default one) and
+ * builds its model, for the commands that render one. Returns 0, or -errno
+ * after saying what is wrong ("heapprof: FILE: ...") when the file cannot
+ * be used (-EINVAL for an image it does not have); warns on stderr about
+ * damage and about modules whose symbols could not be read, and returns 0.
+ * On 0, free both with hp_model_free and hp_capture_free. */
 int hp_cli_load_model(const char *path, const struct hp_model_options *opts, struct hp_capture *cap,
 		      struct hp_model *model);
 
@@ -45,16 +46,30 @@ const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);
 /* n with its digits grouped by thousands, "44,001", into buf. */
 const char *hp_cli_count(char *buf, size_t cap, uint64_t n);
 
-/* An output file of a command: "-" (or NULL) is standard output. */
+/* An output file of a command: "-" (or NULL) is standard output.
+ *
+ * The rules, the same for every command that writes a file:
+ * - a file that is one of the command's inputs (same device and inode,
+ *   whatever the path) is refused before anything is written to it;
+ * - a symbolic link at the path is refused (O_NOFOLLOW): one planted in a
+ *   shared directory must not redirect the write to a file of the user's;
+ *   "-" stands for standard output;
+ * - a new file is created 0600 (before the umask), as captures are: a
+ *   profile holds the program's paths, arguments and symbols; an existing
+ *   file is truncated and keeps its mode and owner;
+ * - a device or a FIFO is written as it is, never truncated or removed. */
 struct hp_cli_output {
 	const char *path;
 	FILE *f;
 	int to_stdout;
-	int regular; /* a regular file we created: removed if writing fails */
+	int regular; /* a regular file: removed if writing fails */
 };
 
-/* Opens o for path. Returns 0, or -errno after saying why. */
-int hp_cli_output_open(struct hp_cli_output *o, const char *path);
+/* Opens o for path; inputs[0..ninputs) are the files the command reads.
+ * Returns 0, or -errno after saying why (-EEXIST: path is one of the
+ * inputs). */
+int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *const *inputs,
+		       size_t ninputs);
 
 /* Closes o after a renderer returned ret (0 or -errno). On failure says
  * so and removes a partial regular file (never a device such as
@@ -72,6 +87,7 @@ enum hp_cli_opt {
 	HP_OPT_HELP,      /* -h, --help: the usage on standard output, exit 0 */
 	HP_OPT_OUTPUT,    /* -o, --output FILE */
 	HP_OPT_SNAPSHOT,  /* --snapshot N, from 1 (hp_cli_snapshot) */
+	HP_OPT_IMAGE,     /* --image N, from 1 to HP_CLI_IMAGE_MAX (hp_cli_image) */
 	HP_OPT_METRIC,    /* --metric M: hp_cli_args.metric */
 	HP_OPT_TOP,       /* --top N */
 	HP_OPT_FRAMES,    /* --frames N */
@@ -152,6 +168,14 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
 
 /* --snapshot N as a model's snapshot index (N - 1), or -1 (the last). */
 long hp_cli_snapshot(const struct hp_cli_args *a);
+
+/* The largest --image N a command takes (a capture has one image per exec
+ * of its process). */
+#define HP_CLI_IMAGE_MAX 1000000L
+
+/* --image N as hp_model_options.image (N, counted from 1), or 0 (the
+ * capture's default image). */
+size_t hp_cli_image(const struct hp_cli_args *a);
 
 /* Parses an option's decimal value (digits only) in [min, max] into *out;
  * returns 0, or -EINVAL after saying "heapprof: CMD: OPT wants a number

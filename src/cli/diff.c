@@ -30,6 +30,8 @@ static const char usage[] =
 	"                    (negative values for what shrank), for go tool pprof\n"
 	"  -o, --output OUT  where to write (default standard output for text)\n"
 	"  --snapshot N      compare snapshot N of each capture (default the last)\n"
+	"  --image N         use image N of each capture (1 = the first; default the\n"
+	"                    last with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR   also look for separate debug info in DIR\n";
 
 /* --format: text or pprof. Returns 0 or -EINVAL after saying why. */
@@ -50,6 +52,7 @@ int hp_cmd_diff(int argc, char **argv)
 		{HP_OPT_FORMAT, 0, 0, check_format},
 		{HP_OPT_OUTPUT, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
+		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
@@ -72,6 +75,7 @@ int hp_cmd_diff(int argc, char **argv)
 	if (a.given[HP_OPT_FRAMES])
 		to.frames = (unsigned)a.number[HP_OPT_FRAMES];
 	mo.snapshot = hp_cli_snapshot(&a);
+	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	output = a.value[HP_OPT_OUTPUT];
 	pprof = a.given[HP_OPT_FORMAT] && strcmp(a.value[HP_OPT_FORMAT], "pprof") == 0;
@@ -101,7 +105,7 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_cli_error("diff: %s", strerror(-ret));
 		goto err;
 	}
-	if (hp_cli_output_open(&o, output)) {
+	if (hp_cli_output_open(&o, output, (const char *const *)argv + a.operand, 2)) {
 		hp_diff_free(&d);
 		goto err;
 	}

@@ -38,6 +38,8 @@ static const char usage[] =
 	"                       use at the snapshot), peak (bytes in use at the peak),\n"
 	"                       allocated (bytes), allocations, temporary (counts)\n"
 	"  --snapshot N         export snapshot N (1 = the first; default the last)\n"
+	"  --image N            image N of the capture (1 = the first; default the last\n"
+	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
 	"\n"
 	"Figures of a sampled capture are unbiased estimates, rounded to integers.\n";
@@ -76,6 +78,7 @@ int hp_cmd_export(int argc, char **argv)
 		{HP_OPT_AT, 0, 0, NULL},
 		{HP_OPT_METRIC, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
+		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
@@ -98,6 +101,7 @@ int hp_cmd_export(int argc, char **argv)
 	output = a.value[HP_OPT_OUTPUT];
 	at = a.value[HP_OPT_AT];
 	mo.snapshot = hp_cli_snapshot(&a);
+	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	if (a.noperands != 1) {
 		hp_cli_error("export: give exactly one capture file");
@@ -123,7 +127,7 @@ int hp_cmd_export(int argc, char **argv)
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
 
-	if (hp_cli_output_open(&o, output))
+	if (hp_cli_output_open(&o, output, (const char *const *)argv + a.operand, 1))
 		goto err;
 	out = o.f;
 	switch (format) {

@@ -26,6 +26,8 @@ static const char usage[] =
 	"                       in use at the snapshot), allocated (bytes), allocations,\n"
 	"                       temporary (counts)\n"
 	"  --snapshot N         draw snapshot N (1 = the first; default the last)\n"
+	"  --image N            image N of the capture (1 = the first; default the last\n"
+	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --title T            the title (default: the metric and the program)\n"
 	"  --width PX           the image's width in pixels (default 1200)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
@@ -39,6 +41,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		{HP_OPT_OUTPUT, 0, 0, NULL},
 		{HP_OPT_METRIC, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, 1000000000L, NULL},
+		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_WIDTH, 200, 100000, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -58,6 +61,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	if (a.help)
 		return HP_EXIT_OK;
 	mo.snapshot = hp_cli_snapshot(&a);
+	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	fo.title = a.value[HP_OPT_TITLE];
 	if (a.given[HP_OPT_WIDTH])
@@ -78,7 +82,8 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		hp_cli_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
 		goto err;
 	}
-	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT]))
+	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT], (const char *const *)argv + a.operand,
+			       1))
 		goto err;
 	ret = hp_flame_write_svg(o.f, flame, &fo, NULL);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../analyzer/capture.h"
+#include "../analyzer/text.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -25,8 +26,11 @@ static void print_frame(const struct hp_capture *cap, uint32_t i, uint64_t addr)
 {
 	const struct hp_cap_module *m = hp_capture_module_of(cap, addr);
 
-	if (m)
-		printf("      #%-2u 0x%" PRIx64 " %s+0x%" PRIx64 "\n", i, addr, m->path, addr - m->bias);
+	if (m) {
+		printf("      #%-2u 0x%" PRIx64 " ", i, addr);
+		hp_text_fputs(m->path, stdout);
+		printf("+0x%" PRIx64 "\n", addr - m->bias);
+	}
 	else
 		printf("      #%-2u 0x%" PRIx64 " ?\n", i, addr);
 }
@@ -49,6 +53,67 @@ static void print_buckets(const struct hp_capture *cap, const struct hp_cap_snap
 	}
 }
 
+/* The selected image: its program, options, modules, stacks, symbols and
+ * snapshots. */
+static void print_image(const struct hp_capture *cap)
+{
+	const struct hp_cap_snapshot *s;
+	char b1[32], b2[32];
+
+	if (cap->has_meta) {
+		printf("program   ");
+		hp_text_fputs(hp_model_program_name(cap), stdout);
+		for (size_t i = 1; i < cap->argc; i++) {
+			putchar(' ');
+			hp_text_fputs(cap->argv[i], stdout);
+		}
+		printf("\nexe       ");
+		hp_text_fputs(cap->program, stdout);
+		printf("\npid       %" PRIu64 " (parent %" PRIu64 ")%s\n", cap->pid, cap->ppid,
+		       cap->flags & HP_META_FORKED_CHILD ? ", forked from a recorded process" : "");
+		printf("recorder  heapprof ");
+		hp_text_fputs(cap->recorder_version, stdout);
+		putchar('\n');
+		printf("options   sample-rate %" PRIu64 "%s, unwind %s, max-depth %" PRIu64
+		       ", follow-fork %s, dump-signal %" PRIu64 ", interval %" PRIu64 " ms\n",
+		       cap->sample_rate_bytes, cap->sample_rate_bytes == 1 ? " (every allocation)" : "",
+		       cap->unwind == HP_UNWIND_FP ? "fp" : "dwarf", cap->max_depth,
+		       cap->flags & HP_META_FOLLOW_FORK ? "yes" : "no", cap->dump_signal,
+		       cap->interval_ms);
+	}
+	printf("modules   %zu\n", cap->nmodules);
+	for (size_t i = 0; i < cap->nmodules; i++) {
+		const struct hp_cap_module *m = &cap->modules[i];
+		char shown[1024];
+		printf("  %-50s bias 0x%" PRIx64 " build-id ",
+		       hp_text_escape(shown, sizeof shown, m->path), m->bias);
+		for (size_t k = 0; k < m->build_id_len; k++)
+			printf("%02x", m->build_id[k]);
+		if (!m->build_id_len)
+			printf("-");
+		if (m->unloaded)
+			printf(" (unloaded at %.3f s)", (double)m->unload_ns / 1e9);
+		printf("\n");
+	}
+	printf("stacks    %zu\n", cap->nstacks ? cap->nstacks - 1 : 0);
+	printf("samples   %zu (heap and RSS over time)\n", cap->nsamples);
+	if (cap->has_symbols)
+		printf("symbols   embedded: %zu addresses, %zu frames\n", cap->symbols.naddrs,
+		       cap->symbols.nframes);
+	else
+		printf("symbols   none embedded (heapprof symbolize adds them)\n");
+	printf("snapshots %zu\n", cap->nsnapshots);
+	for (size_t i = 0; i < cap->nsnapshots; i++) {
+		s = &cap->snapshots[i];
+		printf("  #%-3" PRIu64 " at %8.3f s  %-16s allocs %" PRIu64 "  frees %" PRIu64
+		       "  in use %s  peak %s  buckets %zu\n",
+		       s->seq, (double)s->time_ns / 1e9, hp_capture_reason_name(s->reason),
+		       s->alloc_count, s->free_count,
+		       hp_cli_bytes(b1, sizeof b1, s->alloc_bytes - s->free_bytes),
+		       hp_cli_bytes(b2, sizeof b2, s->peak_bytes), s->nbuckets);
+	}
+}
+
 int hp_cmd_inspect(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
@@ -57,7 +122,7 @@ int hp_cmd_inspect(int argc, char **argv)
 	};
 	struct hp_cli_args a;
 	struct hp_capture cap;
-	char err[512], b1[32], b2[32];
+	char err[512];
 	const char *path;
 	int status;
 	const struct hp_cap_snapshot *s;
@@ -78,50 +143,17 @@ int hp_cmd_inspect(int argc, char **argv)
 
 	printf("capture   %s (%zu bytes, %zu records)\n", path, cap.file_bytes,
 	       cap.nrecords);
-	if (cap.has_meta) {
-		printf("program   %s", hp_model_program_name(&cap));
-		for (size_t i = 1; i < cap.argc; i++)
-			printf(" %s", cap.argv[i]);
-		printf("\nexe       %s", cap.program);
-		printf("\npid       %" PRIu64 " (parent %" PRIu64 ")%s\n", cap.pid, cap.ppid,
-		       cap.flags & HP_META_FORKED_CHILD ? ", forked from a recorded process" : "");
-		printf("recorder  heapprof %s\n", cap.recorder_version);
-		printf("options   sample-rate %" PRIu64 "%s, unwind %s, max-depth %" PRIu64
-		       ", follow-fork %s, dump-signal %" PRIu64 ", interval %" PRIu64 " ms\n",
-		       cap.sample_rate_bytes, cap.sample_rate_bytes == 1 ? " (every allocation)" : "",
-		       cap.unwind == HP_UNWIND_FP ? "fp" : "dwarf", cap.max_depth,
-		       cap.flags & HP_META_FOLLOW_FORK ? "yes" : "no", cap.dump_signal,
-		       cap.interval_ms);
+	for (size_t i = 0; i < (cap.nimages ? cap.nimages : 1); i++) {
+		hp_capture_select(&cap, i);
+		if (cap.nimages > 1)
+			printf("image     %zu of %zu (%zu records)%s\n", i + 1, cap.nimages,
+			       cap.images[i].nrecords, i ? ": the same process after an exec" : "");
+		print_image(&cap);
 	}
-	printf("modules   %zu\n", cap.nmodules);
-	for (size_t i = 0; i < cap.nmodules; i++) {
-		const struct hp_cap_module *m = &cap.modules[i];
-		printf("  %-50s bias 0x%" PRIx64 " build-id ", m->path, m->bias);
-		for (size_t k = 0; k < m->build_id_len; k++)
-			printf("%02x", m->build_id[k]);
-		if (!m->build_id_len)
-			printf("-");
-		if (m->unloaded)
-			printf(" (unloaded at %.3f s)", (double)m->unload_ns / 1e9);
-		printf("\n");
-	}
-	printf("stacks    %zu\n", cap.nstacks ? cap.nstacks - 1 : 0);
-	printf("samples   %zu (heap and RSS over time)\n", cap.nsamples);
-	if (cap.has_symbols)
-		printf("symbols   embedded: %zu addresses, %zu frames\n", cap.symbols.naddrs,
-		       cap.symbols.nframes);
-	else
-		printf("symbols   none embedded (heapprof symbolize adds them)\n");
-	printf("snapshots %zu\n", cap.nsnapshots);
-	for (size_t i = 0; i < cap.nsnapshots; i++) {
-		s = &cap.snapshots[i];
-		printf("  #%-3" PRIu64 " at %8.3f s  %-16s allocs %" PRIu64 "  frees %" PRIu64
-		       "  in use %s  peak %s  buckets %zu\n",
-		       s->seq, (double)s->time_ns / 1e9, hp_capture_reason_name(s->reason),
-		       s->alloc_count, s->free_count,
-		       hp_cli_bytes(b1, sizeof b1, s->alloc_bytes - s->free_bytes),
-		       hp_cli_bytes(b2, sizeof b2, s->peak_bytes), s->nbuckets);
-	}
+	hp_capture_select(&cap, hp_capture_default_image(&cap));
+	if (cap.nimages > 1)
+		printf("shown     image %zu: the totals below, and what report, export, "
+		       "flamegraph and diff use\n", cap.image + 1);
 	s = hp_capture_last(&cap);
 	if (s) {
 		printf("totals    (last snapshot%s)\n",

@@ -6,6 +6,7 @@
  * exit status.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../analyzer/text.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -62,21 +64,59 @@ const char *hp_cli_count(char *buf, size_t cap, uint64_t n)
 	return buf;
 }
 
-int hp_cli_output_open(struct hp_cli_output *o, const char *path)
+int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *const *inputs,
+		       size_t ninputs)
 {
-	struct stat st;
+	struct stat st, in;
+	int fd, err;
 
 	memset(o, 0, sizeof *o);
 	o->path = path;
 	o->to_stdout = !path || strcmp(path, "-") == 0;
-	o->f = o->to_stdout ? stdout : fopen(path, "wb");
-	if (!o->f) {
-		int err = errno ? errno : EIO;
-		hp_cli_error("%s: cannot create: %s", path, strerror(err));
+	if (o->to_stdout) {
+		o->f = stdout;
+		return 0;
+	}
+	/* Not truncated yet: first make sure it is not one of the inputs. */
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0) {
+		err = errno ? errno : EIO;
+		if (err == ELOOP)
+			hp_cli_error("%s: is a symbolic link: not writing through it (name its "
+				     "target, or - for standard output)", path);
+		else
+			hp_cli_error("%s: cannot create: %s", path, strerror(err));
 		return -err;
 	}
-	o->regular = !o->to_stdout && fstat(fileno(o->f), &st) == 0 && S_ISREG(st.st_mode);
+	if (fstat(fd, &st) < 0) {
+		err = errno ? errno : EIO;
+		hp_cli_error("%s: %s", path, strerror(err));
+		goto err;
+	}
+	for (size_t i = 0; i < ninputs; i++) {
+		if (stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
+			hp_cli_error("%s: is the capture being read (%s): not overwriting it", path,
+				     inputs[i]);
+			err = EEXIST;
+			goto err;
+		}
+	}
+	o->regular = S_ISREG(st.st_mode);
+	if (o->regular && ftruncate(fd, 0) < 0) {
+		err = errno ? errno : EIO;
+		hp_cli_error("%s: cannot truncate: %s", path, strerror(err));
+		goto err;
+	}
+	o->f = fdopen(fd, "wb");
+	if (!o->f) {
+		err = errno ? errno : ENOMEM;
+		hp_cli_error("%s: cannot create: %s", path, strerror(err));
+		goto err;
+	}
 	return 0;
+err:
+	close(fd);
+	return -err;
 }
 
 int hp_cli_output_close(struct hp_cli_output *o, int ret)
@@ -87,6 +127,8 @@ int hp_cli_output_close(struct hp_cli_output *o, int ret)
 		return 0;
 	hp_cli_error("%s: cannot write: %s", o->to_stdout ? "standard output" : o->path,
 		     strerror(-ret));
+	if (o->to_stdout)
+		clearerr(stdout); /* said once: main's last check stays quiet */
 	if (o->regular)
 		unlink(o->path);
 	return ret;
@@ -122,6 +164,21 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 	}
 	if (cap->ndamage)
 		hp_cli_error("%s: damaged, showing what is readable: %s", path, cap->damage[0]);
+	if (opts->image && hp_capture_select(cap, opts->image - 1)) {
+		hp_cli_error("%s: there is no image %zu (the capture has %zu)", path, opts->image,
+			     cap->nimages);
+		hp_capture_free(cap);
+		return -EINVAL;
+	}
+	if (!opts->image && cap->image + 1 < cap->nimages) {
+		/* The exec'd program wrote no snapshot (killed before its exit):
+		 * what is shown is an earlier program's, which must be said. */
+		char shown[512];
+		const char *prog = cap->program ? cap->program : "(no META)";
+		hp_cli_error("%s: the last image (%zu) holds no snapshot: showing image %zu, %s "
+			     "(--image N for another)", path, cap->nimages, cap->image + 1,
+			     hp_text_escape(shown, sizeof shown, prog));
+	}
 	ret = hp_model_build(model, cap, opts, err, sizeof err);
 	if (ret < 0) {
 		hp_cli_error("%s: %s", path, err);
@@ -136,17 +193,39 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		/* Only complain about modules that frames fall in. */
 		for (size_t l = 0; l < model->nlocations && !used; l++)
 			used = model->locations[l].module == (int)i;
-		if (used && model->modules[i].cap->path[0] == '/')
-			hp_cli_error("%s %s", model->modules[i].cap->path, status[st]);
+		if (used && model->modules[i].cap->path[0] == '/') {
+			char shown[1024];
+			hp_cli_error("%s %s",
+				     hp_text_escape(shown, sizeof shown, model->modules[i].cap->path),
+				     status[st]);
+		}
 	}
 	return 0;
+}
+
+/* Every command that prints ends here: what it printed must have reached
+ * standard output (a full disk, /dev/full, a closed pipe), else the exit
+ * status says so. A command that already said it (hp_cli_output_close)
+ * cleared the error. */
+static int stdout_status(int status)
+{
+	int err = 0;
+
+	if (fflush(stdout) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(stdout))
+		err = EIO; /* an earlier write failed; its errno is gone */
+	if (!err)
+		return status;
+	hp_cli_error("standard output: cannot write: %s", strerror(err));
+	return status ? status : HP_EXIT_FAILURE;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fputs(usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? HP_EXIT_USAGE : HP_EXIT_OK;
+		return stdout_status(argc < 2 ? HP_EXIT_USAGE : HP_EXIT_OK);
 	}
 	static const struct {
 		const char *name;
@@ -159,10 +238,10 @@ int main(int argc, char **argv)
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+			return stdout_status(commands[i].fn(argc - 1, argv + 1));
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("heapprof 0.1.0");
-		return HP_EXIT_OK;
+		return stdout_status(HP_EXIT_OK);
 	}
 	hp_cli_error("unknown command '%s' (try heapprof --help)", argv[1]);
 	return HP_EXIT_USAGE;

@@ -28,6 +28,7 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 	[HP_OPT_HELP] =      {"help", 'h', HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_OUTPUT] =    {"output", 'o', HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 	[HP_OPT_SNAPSHOT] =  {"snapshot", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_IMAGE] =     {"image", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
 	[HP_OPT_METRIC] =    {"metric", 0, HP_CLI_METRIC, NULL, 0, 0, {NULL}},
 	[HP_OPT_TOP] =       {"top", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
 	[HP_OPT_FRAMES] =    {"frames", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
@@ -207,4 +208,9 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
 long hp_cli_snapshot(const struct hp_cli_args *a)
 {
 	return a->given[HP_OPT_SNAPSHOT] ? a->number[HP_OPT_SNAPSHOT] - 1 : -1;
+}
+
+size_t hp_cli_image(const struct hp_cli_args *a)
+{
+	return a->given[HP_OPT_IMAGE] ? (size_t)a->number[HP_OPT_IMAGE] : 0;
 }

@@ -20,6 +20,8 @@ static const char usage[] =
 	"  --frames N       frames shown per stack (default 8, 0 = all)\n"
 	"  --json           the same content as JSON, for scripts\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
+	"  --image N        image N of the capture (1 = the first; default the last\n"
+	"                   with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR  also look for separate debug info in DIR\n"
 	"  --width N        fit N columns (default: the terminal's)\n";
 
@@ -42,6 +44,7 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
+		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_WIDTH, 0, LONG_MAX, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
@@ -51,6 +54,7 @@ int hp_cmd_report(int argc, char **argv)
 	struct hp_report_options ro = {.top = 10, .frames = 8, .width = terminal_width()};
 	struct hp_capture cap;
 	struct hp_model model;
+	struct hp_cli_output o;
 	int ret;
 
 	if (hp_cli_parse("report", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
@@ -64,6 +68,7 @@ int hp_cmd_report(int argc, char **argv)
 	if (a.given[HP_OPT_WIDTH])
 		ro.width = (unsigned)a.number[HP_OPT_WIDTH];
 	mo.snapshot = hp_cli_snapshot(&a);
+	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	if (a.noperands != 1) {
 		hp_cli_error("report: give exactly one capture file");
@@ -71,13 +76,10 @@ int hp_cmd_report(int argc, char **argv)
 	}
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
-	ret = a.given[HP_OPT_JSON] ? hp_report_json(stdout, &model, &ro)
-				   : hp_report_text(stdout, &model, &ro);
+	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
+	ret = a.given[HP_OPT_JSON] ? hp_report_json(o.f, &model, &ro)
+				   : hp_report_text(o.f, &model, &ro);
 	hp_model_free(&model);
 	hp_capture_free(&cap);
-	if (ret || fflush(stdout)) {
-		hp_cli_error("report: cannot write the report");
-		return HP_EXIT_FAILURE;
-	}
-	return HP_EXIT_OK;
+	return hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 }

@@ -306,7 +306,7 @@ static void summarize(const char *path, const char *prog, int status, int quiet)
 		for (size_t i = 0; i < s->nbuckets; i++)
 			est += (double)s->buckets[i].peak_bytes *
 			       hp_model_unbias_scale(&s->buckets[i], cap.sample_rate_bytes);
-		peak_bytes = (uint64_t)(est + 0.5);
+		peak_bytes = (uint64_t)hp_estimate_i64(est); /* est >= 0: clamped, never UB */
 		snprintf(rate, sizeof rate, " (sampled every %llu bytes)",
 			 (unsigned long long)cap.sample_rate_bytes);
 	}

@@ -38,7 +38,17 @@
  * start (CLOCK_MONOTONIC) unless stated. Readers ignore bytes left over at the
  * end of a payload, which is how minor versions add fields.
  *
- * HP_REC_META (once, first record)
+ * Images (minor 2). A process that execs keeps its capture: the recorder
+ * writes a snapshot with reason HP_SNAP_EXEC, and the new program (same
+ * pid) appends a META record of its own, then its own MODULES, STACKS,
+ * TIMESERIES and SNAPSHOT records. Each META starts an image: the records
+ * from one META up to the next belong to it, and its stack ids start again
+ * at 1, its module events from an empty map, its snapshot seq at 1. Records
+ * before the first intact META form image 0 without a META. SYMBOLS records
+ * name their image. Analyses show one image, by default the last that
+ * holds a snapshot; docs/format.md, "Images".
+ *
+ * HP_REC_META (first record of each image)
  *   u pid, u ppid, u start_realtime_ns (since the epoch), u start_monotonic_ns,
  *   u page_size, str program (absolute path of the executable), u argc,
  *   argc x str argv, str recorder_version,
@@ -86,14 +96,17 @@
  *   record, the first from 0, i.e. absolute; u heap_bytes; u rss_bytes)
  *
  * HP_REC_SYMBOLS (appended by the analyzer: `heapprof run` at the end of
- * the run, `heapprof symbolize` later; a reader uses the last one)
+ * the run, `heapprof symbolize` later; one per image; a reader uses the
+ * last one of each image)
  *   u string_count, string_count x str (index 0 is "")
- *   u module_count, module_count x u status (for the capture's modules in
+ *   u module_count, module_count x u status (for the image's modules in
  *     the order of their load events: HP_SYMSTATUS_*)
  *   u address_count, address_count x
  *     (u address (a frame as recorded), u frame_count,
  *      frame_count x (u function (string index), u file (string index),
  *                     u line, u flags (bit 0: inlined into the next frame)))
+ *   (minor 2) u image: the image these frames are of (0 = the first, and
+ *     the image of a record without the field)
  *   Frames are innermost first; functions are demangled.
  */
 #ifndef HP_FORMAT_FORMAT_H
@@ -101,7 +114,7 @@
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 1
+#define HP_FORMAT_MINOR 2
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24

@@ -138,7 +138,7 @@ static void replay_child(const char *path)
 	if (ret && !err[0])
 		broken("hp_capture_load_mem failed without saying why");
 	if (!ret) {
-		exercise_capture(&cap);
+		exercise_images(&cap);
 		hp_capture_free(&cap);
 	}
 	free(data);

@@ -23,6 +23,7 @@
 #include "../../src/analyzer/capture.h"
 #include "../../src/format/encode.h"
 #include "../../src/format/format.h"
+#include "../harness/craft.h"
 #include "../harness/harness.h"
 #include "../harness/tools.h"
 
@@ -39,100 +40,14 @@ static uint32_t crc(const uint8_t *p, size_t n)
 	return (uint32_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
 }
 
-struct craft {
-	struct hp_buf file, payload;
-};
-
-static void craft_begin(struct craft *c)
-{
-	memset(c, 0, sizeof *c);
-	c->file.grow = c->payload.grow = hp_buf_grow_heap;
-	hp_format_put_file_header(&c->file);
-}
-
-/* Frames the payload built so far as a record of this type. */
-static void craft_emit(struct craft *c, unsigned type)
-{
-	hp_format_put_record(&c->file, type, c->payload.data, c->payload.len, NULL);
-	c->payload.len = 0;
-}
-
-static void craft_meta(struct craft *c, int extra_fields)
-{
-	struct hp_buf *p = &c->payload;
-
-	hp_buf_put_u(p, 100);           /* pid */
-	hp_buf_put_u(p, 99);            /* ppid */
-	hp_buf_put_u(p, 1700000000000000000ull); /* start_realtime_ns */
-	hp_buf_put_u(p, 5000);          /* start_monotonic_ns */
-	hp_buf_put_u(p, 4096);          /* page_size */
-	hp_buf_put_str(p, "/bin/prog");
-	hp_buf_put_u(p, 2);             /* argc */
-	hp_buf_put_str(p, "prog");
-	hp_buf_put_str(p, "--flag");
-	hp_buf_put_str(p, "0.1.0");
-	hp_buf_put_u(p, 1);             /* sample_rate_bytes */
-	hp_buf_put_u(p, HP_UNWIND_FP);
-	hp_buf_put_u(p, 64);            /* max_depth */
-	hp_buf_put_u(p, 0);             /* flags */
-	hp_buf_put_u(p, 12);            /* dump_signal */
-	hp_buf_put_u(p, 0);             /* interval_ms */
-	hp_buf_put_u(p, 0);             /* dump_every_bytes */
-	hp_buf_put_u(p, 0);             /* dump_high_water_bytes */
-	if (extra_fields) {             /* what a later minor might add */
-		hp_buf_put_u(p, 123456789);
-		hp_buf_put_str(p, "a field from the future");
-	}
-	craft_emit(c, HP_REC_META);
-}
-
-/* One stack per frame value given, ids from first. */
-static void craft_stacks(struct craft *c, uint64_t first, const uint64_t *frame0, size_t n)
-{
-	hp_buf_put_u(&c->payload, first);
-	hp_buf_put_u(&c->payload, n);
-	for (size_t i = 0; i < n; i++) {
-		hp_buf_put_u(&c->payload, 2); /* depth */
-		hp_buf_put_u(&c->payload, frame0[i]);
-		hp_buf_put_s(&c->payload, -16);
-	}
-	craft_emit(c, HP_REC_STACKS);
-}
-
-/* A snapshot with one bucket per stack id given. */
-static void craft_snapshot(struct craft *c, const uint64_t *stack_ids, size_t n)
-{
-	struct hp_buf *p = &c->payload;
-
-	hp_buf_put_u(p, 1);                 /* seq */
-	hp_buf_put_u(p, 1000);              /* time */
-	hp_buf_put_u(p, HP_SNAP_EXIT);
-	hp_buf_put_u(p, 0);                 /* signal */
-	for (int i = 0; i < 7; i++)         /* totals, peak, peak time */
-		hp_buf_put_u(p, 10 + i);
-	hp_buf_put_u(p, 2);                 /* stack_count */
-	hp_buf_put_u(p, 0);                 /* lost kinds */
-	hp_buf_put_u(p, n);
-	for (size_t i = 0; i < n; i++) {
-		hp_buf_put_u(p, stack_ids[i]);
-		for (int k = 0; k < 11; k++) /* type_tag 2 ... temp_bytes 12 */
-			hp_buf_put_u(p, 2 + k);
-	}
-	craft_emit(c, HP_REC_SNAPSHOT);
-}
-
 /* Writes the crafted file and loads it; returns the load's result. */
-static int craft_load(struct craft *c, const char *name, struct hp_capture *cap)
+static int craft_load(struct hp_craft *c, const char *name, struct hp_capture *cap)
 {
 	const char *path = tmp_path(name);
 	char err[512];
 	int ret;
 
-	expect_eq_u64(c->file.err, 0, "the crafted file is built");
-	expect_eq_u64((uint64_t)hp_test_write_file(path, c->file.data, c->file.len), 0,
-		      "the crafted file is written");
-	free(c->file.data);
-	free(c->payload.data);
+	hp_craft_write(c, path);
 	ret = hp_capture_load(path, cap, err, sizeof err);
 	expect_eq_u64((uint64_t)ret, 0, "a well-framed capture loads");
 	if (ret)
@@ -144,17 +59,17 @@ HP_TEST(crafted_newer_minor_is_read)
 {
 	/* A later minor: extra META fields and an unknown record type. None
 	 * of it is damage. (A longer file header is test_format's.) */
-	struct craft c;
+	struct hp_craft c;
 	struct hp_capture cap;
 	static const uint64_t f0[] = {0x401000};
 	static const uint64_t ids[] = {1};
 
-	craft_begin(&c);
-	craft_meta(&c, 1);
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 1);
 	hp_buf_put_str(&c.payload, "whatever record 42 holds");
-	craft_emit(&c, 42);
-	craft_stacks(&c, 1, f0, 1);
-	craft_snapshot(&c, ids, 1);
+	hp_craft_emit(&c, 42);
+	hp_craft_stacks(&c, 1, f0, 1);
+	hp_craft_snapshot(&c, ids, 1);
 	c.file.data[10] = 3; /* minor 3, CRC recomputed */
 	uint32_t v = crc(c.file.data, 28);
 	for (int i = 0; i < 4; i++)
@@ -200,12 +115,12 @@ HP_TEST(crafted_module_segments_in_order)
 {
 	/* Segment fields must come back in the order written: vaddr, memsz,
 	 * offset, flags. */
-	struct craft c;
+	struct hp_craft c;
 	struct hp_capture cap;
 	struct hp_buf *p = &c.payload;
 
-	craft_begin(&c);
-	craft_meta(&c, 0);
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
 	hp_buf_put_u(p, 2);             /* two events */
 	hp_buf_put_u(p, HP_MOD_LOAD);
 	hp_buf_put_u(p, 7);             /* time */
@@ -225,7 +140,7 @@ HP_TEST(crafted_module_segments_in_order)
 	hp_buf_put_u(p, HP_MOD_UNLOAD);
 	hp_buf_put_u(p, 9);
 	hp_buf_put_u(p, 0);
-	craft_emit(&c, HP_REC_MODULES);
+	hp_craft_emit(&c, HP_REC_MODULES);
 	if (craft_load(&c, "modules.hpf", &cap))
 		return;
 	expect_eq_u64(cap.ndamage, 0, "no damage");
@@ -256,12 +171,12 @@ HP_TEST(crafted_timeseries_deltas_chain_across_records)
 {
 	/* The first delta of every record is from 0 (an absolute time), so a
 	 * TIMESERIES record lost to damage shifts nothing after it. */
-	struct craft c;
+	struct hp_craft c;
 	struct hp_capture cap;
 	struct hp_buf *p = &c.payload;
 
-	craft_begin(&c);
-	craft_meta(&c, 0);
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
 	hp_buf_put_u(p, 2);
 	hp_buf_put_s(p, 10);
 	hp_buf_put_u(p, 100);
@@ -269,12 +184,12 @@ HP_TEST(crafted_timeseries_deltas_chain_across_records)
 	hp_buf_put_s(p, 5);
 	hp_buf_put_u(p, 200);
 	hp_buf_put_u(p, 8192);
-	craft_emit(&c, HP_REC_TIMESERIES);
+	hp_craft_emit(&c, HP_REC_TIMESERIES);
 	hp_buf_put_u(p, 1);
 	hp_buf_put_s(p, 7);
 	hp_buf_put_u(p, 50);
 	hp_buf_put_u(p, 8192);
-	craft_emit(&c, HP_REC_TIMESERIES);
+	hp_craft_emit(&c, HP_REC_TIMESERIES);
 	if (craft_load(&c, "timeseries.hpf", &cap))
 		return;
 	expect_eq_u64(cap.ndamage, 0, "no damage");
@@ -290,20 +205,28 @@ HP_TEST(crafted_timeseries_deltas_chain_across_records)
 
 HP_TEST(crafted_duplicate_meta)
 {
-	/* Two META records (a buggy writer, or two captures concatenated):
-	 * loaded without a crash, and without leaking the first (run under
-	 * SAN=address to check the latter). */
-	struct craft c;
+	/* Two META records in a row (a buggy writer, or a process that exec'd
+	 * before anything else was written): each META starts an image, so
+	 * this is two images, the first with nothing but its META. Loaded
+	 * without damage, without a crash, and without leaking the first
+	 * image (run under SAN=address to check the latter); the second is
+	 * shown (none has a snapshot: the last). */
+	struct hp_craft c;
 	struct hp_capture cap;
 
-	craft_begin(&c);
-	craft_meta(&c, 0);
-	craft_meta(&c, 0);
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	hp_craft_meta(&c, 101, "/bin/prog2", 0);
 	if (craft_load(&c, "meta2.hpf", &cap))
 		return;
+	expect_eq_u64(cap.ndamage, 0, "an image per META: not damage");
+	expect_eq_u64(cap.nimages, 2, "two images");
 	expect_true(cap.has_meta, "META is read");
-	expect_str(cap.program, "/bin/prog", "its program");
+	expect_str(cap.program, "/bin/prog2", "the last image's program");
+	expect_eq_u64(cap.pid, 101, "its pid");
 	expect_eq_u64(cap.argc, 2, "its argc");
+	expect_str(cap.nimages == 2 ? cap.images[0].program : "", "/bin/prog",
+		   "the first image keeps its own");
 	hp_capture_free(&cap);
 }
 
@@ -313,12 +236,12 @@ HP_TEST(crafted_stacks_malformed_midway)
 	 * the record is damage; the first stack is kept, the broken one keeps
 	 * its id with no frames (so later records still line up), and nothing
 	 * leaks (SAN=address). */
-	struct craft c;
+	struct hp_craft c;
 	struct hp_capture cap;
 	struct hp_buf *p = &c.payload;
 
-	craft_begin(&c);
-	craft_meta(&c, 0);
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
 	hp_buf_put_u(p, 1);      /* first id */
 	hp_buf_put_u(p, 2);      /* two stacks */
 	hp_buf_put_u(p, 1);      /* depth 1 */
@@ -326,7 +249,7 @@ HP_TEST(crafted_stacks_malformed_midway)
 	hp_buf_put_u(p, 3);      /* depth 3 ... */
 	hp_buf_put_u(p, 0x2000); /* ... two bytes ... */
 	hp_buf_put_s(p, -8);     /* ... and one delta: the third is missing */
-	craft_emit(&c, HP_REC_STACKS);
+	hp_craft_emit(&c, HP_REC_STACKS);
 	if (craft_load(&c, "stacks-bad.hpf", &cap))
 		return;
 	expect_eq_u64(cap.ndamage, 1, "the malformed STACKS record is damage");
@@ -344,17 +267,17 @@ HP_TEST(crafted_stack_id_out_of_range)
 	/* A bucket naming a stack id the file never defined is malformed,
 	 * including ids that do not fit in 32 bits: 2^32 + 1 must not be
 	 * taken for stack 1. */
-	struct craft c;
+	struct hp_craft c;
 	struct hp_capture cap;
 	static const uint64_t f0[] = {0x401000};
 	static const uint64_t bad_small[] = {2};
 	static const uint64_t bad_wide[] = {((uint64_t)1 << 32) + 1};
 
-	craft_begin(&c);
-	craft_meta(&c, 0);
-	craft_stacks(&c, 1, f0, 1);
-	craft_snapshot(&c, bad_small, 1);
-	craft_snapshot(&c, bad_wide, 1);
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	hp_craft_stacks(&c, 1, f0, 1);
+	hp_craft_snapshot(&c, bad_small, 1);
+	hp_craft_snapshot(&c, bad_wide, 1);
 	if (craft_load(&c, "stack-id.hpf", &cap))
 		return;
 	expect_eq_u64(cap.nsnapshots, 0, "both snapshots are rejected");
@@ -367,16 +290,16 @@ HP_TEST(crafted_stack_id_out_of_range)
 
 HP_TEST(crafted_stacks_out_of_order)
 {
-	struct craft c;
+	struct hp_craft c;
 	struct hp_capture cap;
 	static const uint64_t f0[] = {0x401000, 0x402000};
 
-	craft_begin(&c);
-	craft_meta(&c, 0);
-	craft_stacks(&c, 1, f0, 2);
-	craft_stacks(&c, 1, f0, 1); /* ids 1.. again */
-	craft_stacks(&c, 5, f0, 1); /* a gap */
-	craft_stacks(&c, 3, f0, 1); /* the right next id */
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	hp_craft_stacks(&c, 1, f0, 2);
+	hp_craft_stacks(&c, 1, f0, 1); /* ids 1.. again */
+	hp_craft_stacks(&c, 5, f0, 1); /* a gap */
+	hp_craft_stacks(&c, 3, f0, 1); /* the right next id */
 	if (craft_load(&c, "stacks-order.hpf", &cap))
 		return;
 	/* A gap is a record lost to damage: its ids are kept empty, so the
@@ -395,13 +318,13 @@ HP_TEST(crafted_zstd_empty_payload)
 {
 	/* A record flagged zstd whose raw size is 0: a valid zstd frame of
 	 * nothing. Legal, if odd; it must not trip the decoder. */
-	struct craft c;
+	struct hp_craft c;
 	struct hp_capture cap;
 	uint8_t z[64], frame[24];
 	size_t zn = ZSTD_compress(z, sizeof z, "", 0, 1);
 
-	craft_begin(&c);
-	craft_meta(&c, 0);
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
 	if (!expect_true(!ZSTD_isError(zn), "zstd makes an empty frame"))
 		return;
 	memcpy(frame, "HPRC", 4);

@@ -6,6 +6,7 @@
  * corpus replay (tests/fault/test_fuzz_corpus.c, the ordinary gcc build), so
  * that an input the fuzzer kept fails the same way in both.
  *
+ * exercise_images does it for every image (format.h, "Images"), and
  * exercise_capture touches every part of a struct hp_capture the way the
  * readers in src/analyzer and src/cli do: the last snapshot, every bucket,
  * the stack of every bucket, hp_capture_module_of and hp_capture_symbols_of
@@ -168,6 +169,28 @@ static void exercise_capture(const struct hp_capture *cap)
 				 cap->samples[i].rss_bytes;
 	for (size_t i = 0; i < cap->ndamage && i < HP_CAP_MAX_DAMAGE; i++)
 		exercise_str(cap->damage[i], "a damage message");
+}
+
+/* Every image, as inspect walks them (each selected in turn), then the
+ * default one again; and the reader's memory bound. */
+static void exercise_images(struct hp_capture *cap)
+{
+	size_t shown = cap->image;
+
+	if (cap->mem_bytes > cap->mem_limit_bytes)
+		broken("the reader holds %zu bytes, past its bound of %zu", cap->mem_bytes,
+		       cap->mem_limit_bytes);
+	if (shown != hp_capture_default_image(cap))
+		broken("image %zu is shown, not the default %zu", shown,
+		       hp_capture_default_image(cap));
+	for (size_t i = 0; i < cap->nimages; i++) {
+		if (hp_capture_select(cap, i))
+			broken("image %zu of %zu cannot be selected", i, cap->nimages);
+		exercise_capture(cap);
+	}
+	if (hp_capture_select(cap, shown))
+		broken("the default image cannot be selected again");
+	exercise_capture(cap);
 }
 
 #endif

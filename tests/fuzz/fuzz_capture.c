@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (cap.file_bytes != size)
 		broken("file_bytes is %zu for %zu bytes", cap.file_bytes, size);
-	exercise_capture(&cap);
+	exercise_images(&cap);
 	hp_capture_free(&cap);
 	return 0;
 }
