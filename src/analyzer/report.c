@@ -307,6 +307,9 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	if (m->sampled)
 		fprintf(out, "  sampled every %s on average: figures are estimates (unbiased)\n",
 			bytes(a, sizeof a, (double)m->sample_rate_bytes));
+	if (cap->flags & HP_META_SHADOWED)
+		fprintf(out, "  nothing recorded: another library's malloc came before heapprof's in\n"
+			     "  LD_PRELOAD; put libheapprof.so first\n");
 	fprintf(out, "\n");
 	fprintf(out, "  allocations     %s (%s/s)\n", count(a, sizeof a, t->alloc_objects),
 		count(b, sizeof b, secs > 0 ? t->alloc_objects / secs : 0));
@@ -445,6 +448,7 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	fprintf(out, ", \"time_ns\": %" PRIu64 "},\n", s->time_ns);
 	fprintf(out, "  \"sampled\": %s,\n  \"sample_rate_bytes\": %" PRIu64 ",\n",
 		m->sampled ? "true" : "false", m->sample_rate_bytes);
+	fprintf(out, "  \"malloc_shadowed\": %s,\n", cap->flags & HP_META_SHADOWED ? "true" : "false");
 	fprintf(out, "  \"peak_time_ns\": %" PRIu64 ",\n  \"peak_rss_bytes\": %.0f,\n",
 		s->peak_time_ns, peak_rss(cap, s));
 	fprintf(out, "  \"totals\": ");

@@ -80,6 +80,9 @@ static void print_image(const struct hp_capture *cap)
 		       cap->unwind == HP_UNWIND_FP ? "fp" : "dwarf", cap->max_depth,
 		       cap->flags & HP_META_FOLLOW_FORK ? "yes" : "no", cap->dump_signal,
 		       cap->interval_ms);
+		if (cap->flags & HP_META_SHADOWED)
+			printf("warning   another library's malloc came before heapprof's in "
+			       "LD_PRELOAD: nothing was recorded\n");
 	}
 	printf("modules   %zu\n", cap->nmodules);
 	for (size_t i = 0; i < cap->nmodules; i++) {

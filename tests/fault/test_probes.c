@@ -244,6 +244,29 @@ HP_TEST(fork_without_follow_dies_of_the_dump_signal)
 	probe("fork-usr2", "", "");
 }
 
+HP_TEST(exec_chain_keeps_every_image)
+{
+	/* The program execs itself twice, asking for a snapshot in each
+	 * image: the capture keeps all three images, each ending with its
+	 * exec (or exit) snapshot, with its own exact figures. */
+	struct hp_capture *cap;
+
+	probe("exec-chain", "0", "");
+	if (!(cap = load_intact(out)))
+		return;
+	if (expect_eq_u64(cap->nimages, 3, "three images: the program and two execs")) {
+		for (size_t i = 0; i < 3; i++) {
+			hp_capture_select(cap, i);
+			expect_eq_u64(cap->nsnapshots, 2, "the snapshot asked for and the last one");
+			expect_eq_u64(hp_capture_last(cap)->reason, i < 2 ? HP_SNAP_EXEC : HP_SNAP_EXIT,
+				      "each image ends with its exec, the last with its exit");
+			expect_eq_u64(hpq_match(cap, STACK("probe_alloc")).alloc_count, i + 1,
+				      "each image's own allocations");
+		}
+	}
+	hpq_free(cap);
+}
+
 HP_TEST(pthread_getattr_np_does_not_deadlock)
 {
 	/* It allocates holding the thread's lock: the recorder must not ask
@@ -287,6 +310,12 @@ HP_TEST(another_allocator_first_in_ld_preload_is_said)
 		expect_true(cap->flags & HP_META_SHADOWED, "the capture says it too");
 		hpq_free(cap);
 	}
+	expect_eq_u64(hp_test_sh("%s/heapprof inspect %s | grep -q '^warning   another library.s malloc'",
+				 hp_test_build(), out),
+		      0, "inspect says it");
+	expect_eq_u64(hp_test_sh("%s/heapprof report %s | grep -q 'nothing recorded: another library'",
+				 hp_test_build(), out),
+		      0, "report says it");
 }
 
 HP_TEST(library_opened_by_a_relative_path_is_named_absolutely)
