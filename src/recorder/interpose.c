@@ -128,6 +128,7 @@ int hp_interpose_init(void)
 		RESOLVE(valloc);
 		RESOLVE(pvalloc);
 		RESOLVE(dlclose);
+		hp_interpose_exit_resolve();
 		__atomic_store_n(&real.malloc, (__typeof__(real.malloc))next_malloc,
 				 __ATOMIC_RELEASE);
 		hp_self.resolving = 0;

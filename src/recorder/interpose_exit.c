@@ -25,14 +25,39 @@
 
 #pragma GCC visibility push(default)
 
-/* Looked up on first use: written racily, but every thread writes the
- * same value. */
-#define NEXT(type, name)                                              \
-	static type next_##name;                                      \
-	if (!next_##name)                                             \
-		next_##name = (type)hp_os_dlsym_next(#name)
-
 typedef void (*exit_fn)(int);
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+/* The next definitions: looked up with the allocator's at start
+ * (hp_interpose_exit_resolve), so that a vfork child's _exit or exec calls
+ * no dlsym (which may allocate in the memory it shares with its parent);
+ * looked up on first use if start has not happened yet. Written racily,
+ * but every thread writes the same value. */
+static exit_fn next__exit, next__Exit;
+static execve_fn next_execve, next_execvpe;
+static execv_fn next_execv, next_execvp;
+static fexecve_fn next_fexecve;
+static execveat_fn next_execveat;
+
+#define NEXT(type, name)          \
+	if (!next_##name)         \
+	next_##name = (type)hp_os_dlsym_next(#name)
+
+void hp_interpose_exit_resolve(void)
+{
+	NEXT(exit_fn, _exit);
+	NEXT(exit_fn, _Exit);
+	NEXT(execve_fn, execve);
+	NEXT(execv_fn, execv);
+	NEXT(execv_fn, execvp);
+	NEXT(execve_fn, execvpe);
+	NEXT(fexecve_fn, fexecve);
+	NEXT(execveat_fn, execveat);
+}
+
 
 static __attribute__((noreturn)) void end(exit_fn next, int status)
 {
@@ -56,10 +81,6 @@ void _Exit(int status)
 	end(next__Exit, status);
 }
 
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execv_fn)(const char *, char *const[]);
-typedef int (*fexecve_fn)(int, char *const[], char *const[]);
-typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {

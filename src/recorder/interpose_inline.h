@@ -77,4 +77,8 @@ void *hp_bootstrap_alloc(size_t size, size_t align);
  * first call; one atomic load afterwards. */
 int hp_interpose_init(void);
 
+/* Looks up the next _exit, _Exit and exec functions (interpose_exit.c).
+ * Called once by hp_interpose_init; calls dlsym. */
+void hp_interpose_exit_resolve(void) __attribute__((visibility("hidden")));
+
 #endif
