@@ -153,6 +153,7 @@ bench:
 	@bash scripts/deps.sh bench
 	@$(MAKE) --no-print-directory binaries
 	@bash bench/macro/run.sh $(BUILD)
+	@bash bench/macro/ipp.sh $(BUILD)
 	@bash bench/analyzer/run.sh $(BUILD)
 
 demo: deps-build

@@ -29,14 +29,19 @@
 #pragma GCC visibility push(default)
 
 static void *first_malloc(size_t size);
+static void *first_calloc(size_t n, size_t size);
 
 /* The real functions: written once by the thread that resolves them, before
- * resolved is published; read-only afterwards. Until then malloc, the one
- * that matters for speed, points to first_malloc, so that the interposed
- * malloc needs no "are we ready" test of its own. */
+ * resolved is published; read-only afterwards. Until then malloc and
+ * calloc, whose fast paths tail-call them, point to first_malloc and
+ * first_calloc, so that the interposed functions need no "are we ready"
+ * test of their own; free points to hp_free_slow (the whole free: NULL,
+ * the bootstrap buffer, the register) until the filter that lets the fast
+ * path of free skip it is set up, at the end of hp_interpose_init. */
 static struct {
 	void *(*malloc)(size_t);
 	void (*free)(void *);
+	void (*next_free)(void *);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
 	void *(*reallocarray)(void *, size_t, size_t);
@@ -46,7 +51,7 @@ static struct {
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	int (*dlclose)(void *);
-} real = {.malloc = first_malloc};
+} real = {.malloc = first_malloc, .free = hp_free_slow, .calloc = first_calloc};
 
 /* The C++ operators' fast path calls the next malloc and free directly
  * (see interpose_cxx.c); free is only reached for blocks malloc made, so
@@ -59,6 +64,21 @@ void *hp_next_malloc(size_t size)
 void hp_next_free(void *p)
 {
 	real.free(p);
+}
+
+void hp_free_slow(void *p)
+{
+	if (!p || hp_bootstrap_owns(p))
+		return;
+	hp_note_free_slow(p);
+	real.next_free(p);
+}
+
+void hp_note_alloc_slow(void *p, size_t size)
+{
+	int saved = errno;
+	hp_record_alloc(&hp_self, p, size);
+	errno = saved;
 }
 
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
@@ -118,8 +138,8 @@ int hp_interpose_init(void)
 		/* malloc last: once it is set, the fast path (which does not
 		 * test resolved) may hand out blocks that free must know. */
 		next_malloc = hp_os_dlsym_next("malloc");
-		RESOLVE(free);
-		RESOLVE(calloc);
+		real.next_free = (__typeof__(real.free))hp_os_dlsym_next("free");
+		real.calloc = (__typeof__(real.calloc))hp_os_dlsym_next("calloc");
 		RESOLVE(realloc);
 		RESOLVE(reallocarray);
 		RESOLVE(posix_memalign);
@@ -138,6 +158,14 @@ int hp_interpose_init(void)
 		hp_self.forwarding++;
 		hp_recorder_start();
 		hp_self.forwarding--;
+		/* From now on free may skip its slow path where the filter
+		 * says so: not for blocks of the bootstrap buffer. Only its
+		 * used part (a few hundred bytes): no block is taken from it
+		 * once resolved is 2, and each pinned cell sends the frees of
+		 * its aliases (every 4 MiB) to the slow path for good. */
+		hp_live_filter_pin((uintptr_t)boot_buf,
+				   (uintptr_t)boot_buf + __atomic_load_n(&boot_used, __ATOMIC_RELAXED));
+		__atomic_store_n(&real.free, real.next_free, __ATOMIC_RELEASE);
 		__atomic_store_n(&resolved, 3, __ATOMIC_RELEASE);
 		errno = saved;
 		return 0;
@@ -167,36 +195,61 @@ static void *first_malloc(size_t size)
 	return real.malloc(size);
 }
 
-void *malloc(size_t size)
+/* calloc until the real one is known, as first_malloc. */
+static void *first_calloc(size_t n, size_t size)
 {
-	void *p = real.malloc(size);
-
-	if (hp_likely(p != NULL))
-		hp_note_alloc(p, size);
-	return p;
-}
-
-void free(void *p)
-{
-	if (!p || hp_unlikely(hp_bootstrap_owns(p)))
-		return;
-	hp_note_free(p);
-	real.free(p);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	void *p;
-
 	if (!READY()) {
 		if (size && n > SIZE_MAX / size)
 			return NULL;
 		return hp_bootstrap_alloc(n * size, 16);
 	}
-	p = real.calloc(n, size);
+	return real.calloc(n, size);
+}
+
+/* The slow paths of malloc and calloc: the real call, then the record. */
+static __attribute__((noinline, cold)) void *malloc_slow(size_t size)
+{
+	void *p = real.malloc(size);
+
 	if (hp_likely(p != NULL))
-		hp_note_alloc(p, n * size);
+		hp_note_alloc_slow(p, size);
 	return p;
+}
+
+static __attribute__((noinline, cold)) void *calloc_slow(size_t n, size_t size)
+{
+	void *p = real.calloc(n, size);
+
+	if (hp_likely(p != NULL))
+		hp_note_alloc_slow(p, n * size);
+	return p;
+}
+
+/* The countdown first, then a tail call: a failed allocation on the fast
+ * path has counted its bytes down, which only moves the next sample (the
+ * sampled bytes stay a Poisson process over the bytes asked for). */
+void *malloc(size_t size)
+{
+	if (hp_likely(hp_fast_alloc(&hp_self, size)))
+		return real.malloc(size);
+	return malloc_slow(size);
+}
+
+void free(void *p)
+{
+	if (hp_unlikely(hp_live_maybe((uintptr_t)p)))
+		hp_free_slow(p);
+	else
+		real.free(p);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (hp_likely(!__builtin_mul_overflow(n, size, &bytes) && hp_fast_alloc(&hp_self, bytes)))
+		return real.calloc(n, size);
+	return calloc_slow(n, size);
 }
 
 /* realloc of a block from the bootstrap buffer: copy what it can. */

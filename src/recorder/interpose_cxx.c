@@ -95,13 +95,25 @@ static void *forward_new_aligned(new_aligned_fn f, size_t n, size_t align)
 	return p;
 }
 
-/* The unaligned operators' fast path: the next malloc, recorded; NULL
- * when it failed (then the next operator new takes over). */
+/* The unaligned operators: the next malloc, recorded; NULL when it failed
+ * (then the next operator new takes over). The countdown first, as in
+ * malloc; given back when the malloc fails, since the next operator new
+ * then allocates and counts (forward_new). */
 static inline void *new_fast(size_t n)
 {
-	void *p = hp_next_malloc(n ? n : 1);
-	if (hp_likely(p != NULL))
-		hp_note_alloc(p, n);
+	struct hp_thread *t = &hp_self;
+	void *p;
+
+	if (hp_likely(hp_fast_alloc(t, n))) {
+		p = hp_next_malloc(n);
+		if (hp_likely(p != NULL))
+			return p;
+		t->countdown_bytes += (int64_t)n;
+		return NULL;
+	}
+	p = hp_next_malloc(n ? n : 1);
+	if (p)
+		hp_note_alloc_slow(p, n);
 	return p;
 }
 
@@ -155,16 +167,14 @@ static inline void *new_fast(size_t n)
 
 #define UNUSED __attribute__((unused))
 
-/* delete of an unaligned block: out of the register, then the next free. */
-#define DELETE_FAST(sym, params)                   \
-	void sym params                            \
-	{                                          \
-		if (!p)                            \
-			return;                    \
-		hp_note_free(p);                   \
-		if (hp_unlikely(hp_bootstrap_owns(p))) \
-			return;                    \
-		hp_next_free(p);                   \
+/* delete of an unaligned block: as free, the filter, then the next free. */
+#define DELETE_FAST(sym, params)                            \
+	void sym params                                     \
+	{                                                   \
+		if (hp_unlikely(hp_live_maybe((uintptr_t)p))) \
+			hp_free_slow(p);                    \
+		else                                        \
+			hp_next_free(p);                    \
 	}
 
 /* delete of an aligned block: out of the register, then forward. */

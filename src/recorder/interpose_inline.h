@@ -1,11 +1,14 @@
 /*
  * interpose_inline.h - the fast path shared by the C and C++ interposers.
  *
- * An allocation costs a subtraction and a branch here (plus the store
- * that remembers the thread's last block, for temporaries); a free in
- * sampled mode one filter load. Everything else is in recorder.c, behind a
- * noinline call. errno is saved around the slow paths, so the caller sees
- * exactly what the real allocator set.
+ * An allocation costs a compare, a subtraction and a branch here, taken
+ * before the real call where the entry point allows (malloc, calloc, the
+ * unaligned operators new), so that those tail-call the real allocator; a
+ * free one filter load (a static array: see live.h), then a tail call.
+ * Nothing else is stored on the fast path: temporaries are told by the
+ * countdown (thread.h, last_mark). Everything else is in recorder.c, behind
+ * a noinline call. errno is saved around the slow paths, so the caller
+ * sees exactly what the real allocator set.
  */
 #ifndef HP_RECORDER_INTERPOSE_INLINE_H
 #define HP_RECORDER_INTERPOSE_INLINE_H
@@ -23,26 +26,35 @@
  * out, and the operator has parked it far from zero (see
  * interpose_cxx.c); the slow path drops them. Properties of
  * hp_record_alloc (recorder.h) on the slow path; none on the fast one. */
+/* Whether an allocation of size bytes stays on the fast path (0 < size <=
+ * countdown, one unsigned compare), and then counts it down. Pure on the
+ * thread's state: async-signal-safe, no allocation, no lock. */
+static inline int hp_fast_alloc(struct hp_thread *t, size_t size)
+{
+	if (hp_likely(size - 1 < (uint64_t)t->countdown_bytes)) {
+		t->countdown_bytes -= (int64_t)size;
+		return 1;
+	}
+	return 0;
+}
+
+/* The slow path of an allocation already made (p non-NULL): errno kept
+ * around hp_record_alloc, whose properties it has. */
+void hp_note_alloc_slow(void *p, size_t size)
+	__attribute__((visibility("hidden"), noinline, cold));
+
 static inline void hp_note_alloc(void *p, size_t size)
 {
-	struct hp_thread *t = &hp_self;
-
-	t->last_alloc = (uintptr_t)p;
-	if (hp_unlikely((t->countdown_bytes -= (int64_t)size) < 0)) {
-		int saved = errno;
-		hp_record_alloc(t, p, size);
-		errno = saved;
-	}
+	if (!hp_fast_alloc(&hp_self, size))
+		hp_note_alloc_slow(p, size);
 }
 
 /* The slow path of hp_note_free: hp_record_take and hp_record_release
  * (recorder.h), whose properties it has. */
 void hp_note_free_slow(void *p) __attribute__((noinline));
 
-/* Before the real free of p (non-NULL): takes p out of the register. The
- * inline part is one load in sampled mode, so free stays a leaf that
- * tail-calls the real free. Async-signal-safe, no allocation; locks as
- * hp_note_free_slow. */
+/* Before the real free of p (non-NULL): takes p out of the register.
+ * Async-signal-safe, no allocation; locks as hp_note_free_slow. */
 static inline void hp_note_free(void *p)
 {
 	if (hp_unlikely(hp_live_maybe((uintptr_t)p)))
@@ -50,9 +62,15 @@ static inline void hp_note_free(void *p)
 }
 
 /* The next definitions of malloc and free (hidden: not exported): the
- * program's allocator itself, with its own properties. */
+ * program's allocator itself, with its own properties. hp_next_free is
+ * for blocks the filter let through (hp_live_maybe said 0). */
 void *hp_next_malloc(size_t size) __attribute__((visibility("hidden")));
 void hp_next_free(void *p) __attribute__((visibility("hidden")));
+
+/* The whole free of p, any pointer (NULL, the bootstrap buffer's, a
+ * recorded block's): what free does when the filter says "maybe".
+ * Properties of hp_note_free_slow, then the real free's. */
+void hp_free_slow(void *p) __attribute__((visibility("hidden"), noinline));
 
 /* The bootstrap allocator answers calls made before the real allocator is
  * known (dlsym's own); its blocks are never freed. */

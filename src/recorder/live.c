@@ -39,8 +39,12 @@ static struct shard *shards;
  * (256 mappings) before the program allocated anything. Never written: an
  * insert always grows a table with mask 0 first. */
 static struct entry no_slots[1];
-/* Mapped at init in sampled mode, NULL in full mode; cells are atomics. */
-uint8_t *hp_live_filter;
+/* The filter (live.h): cells are atomics; used in sampled mode, where the
+ * mask covers it, and through cell 0 alone in full mode (mask 0). */
+uint8_t hp_live_filter[1u << HP_LIVE_FILTER_BITS];
+uintptr_t hp_live_filter_mask;
+/* Whether the filter is in use (sampled mode): written at init. */
+static int filtering;
 
 int hp_live_init(int use_filter)
 {
@@ -49,12 +53,23 @@ int hp_live_init(int use_filter)
 		return -ENOMEM;
 	for (unsigned i = 0; i < SHARDS; i++)
 		shards[i].slots = no_slots; /* mask 0 */
-	if (use_filter) {
-		hp_live_filter = hp_os_map(1u << HP_LIVE_FILTER_BITS);
-		if (!hp_live_filter)
-			return -ENOMEM;
-	}
+	filtering = use_filter;
+	/* Again at each init (the unit tests start afresh). */
+	memset(hp_live_filter, 0, use_filter ? sizeof hp_live_filter : 1);
+	hp_live_filter_mask = use_filter ? sizeof hp_live_filter - 1 : 0;
+	if (!use_filter)
+		hp_live_filter[0] = 255;
 	return 0;
+}
+
+void hp_live_filter_pin(uintptr_t lo, uintptr_t hi)
+{
+	if (!filtering) {
+		hp_live_filter[0] = 255;
+		return;
+	}
+	for (uintptr_t a = lo & ~(uintptr_t)15; a < hi; a += 16)
+		__atomic_store_n(hp_live_filter_cell(a), 255, __ATOMIC_RELAXED);
 }
 
 static void filter_add(uintptr_t addr, int delta)
@@ -62,7 +77,7 @@ static void filter_add(uintptr_t addr, int delta)
 	uint8_t *cell;
 	uint8_t v;
 
-	if (!hp_live_filter)
+	if (!filtering)
 		return;
 	cell = hp_live_filter_cell(addr);
 	v = __atomic_load_n(cell, __ATOMIC_RELAXED);

@@ -11,7 +11,11 @@
  * table (256 slots) at its first insert, not at init.
  *
  * In sampled mode most frees are of blocks never recorded; a filter of 2^18
- * one-byte counters lets such a free skip the table with one load. A cell
+ * one-byte counters lets such a free skip the table with one load. The
+ * filter is a static array (no pointer to load first, nothing to map; its
+ * pages are touched only in sampled mode) indexed under a mask: in full
+ * mode the mask is 0 and cell 0 is kept saturated, so that every address
+ * is "maybe" with the same instructions. A cell
  * covers a 16-byte granule of addresses (aliasing every 4 MiB), so that
  * frees of neighbouring blocks read neighbouring cells: the filter lines a
  * program touches stay in cache, where a hashed index would miss on nearly
@@ -35,8 +39,8 @@ struct hp_live_block {
  * Once, at init: not thread-safe. No allocation (mmap), no lock. */
 int hp_live_init(int use_filter);
 
-/* Whether addr may be in the register: always 1 without the filter.
- * Lock-free, async-signal-safe. */
+/* Whether addr may be in the register: always 1 in full mode (once
+ * hp_live_filter_pin made it so). Lock-free, async-signal-safe. */
 static inline int hp_live_maybe(uintptr_t addr);
 
 /* Adds addr. When addr was already present (a free the recorder could not
@@ -61,19 +65,29 @@ void hp_live_usage(uint64_t *blocks, uint64_t *bytes);
 void hp_live_lock_all(void);
 void hp_live_unlock_all(void);
 
-/* The filter, exposed for the inline check only. */
-extern uint8_t *hp_live_filter;
-#define HP_LIVE_FILTER_BITS 18
+/* Makes every address in [lo, hi) "maybe" for good (their cells
+ * saturated): blocks that must reach the slow path of free although the
+ * register does not hold them (the bootstrap buffer's). In full mode it
+ * makes cell 0, every address's, saturated. After hp_live_init; not
+ * thread-safe (at start); no allocation, no lock. */
+void hp_live_filter_pin(uintptr_t lo, uintptr_t hi);
 
-/* The filter cell of addr (the filter must exist). Pure. */
+/* The filter and its mask, exposed for the inline check only: cells are
+ * atomics; the mask is written at init (before the interposed free uses
+ * the filter) and read-only afterwards. */
+#define HP_LIVE_FILTER_BITS 18
+extern uint8_t hp_live_filter[1u << HP_LIVE_FILTER_BITS];
+extern uintptr_t hp_live_filter_mask;
+
+/* The filter cell of addr. Pure. */
 static inline uint8_t *hp_live_filter_cell(uintptr_t addr)
 {
-	return &hp_live_filter[(addr >> 4) & ((1u << HP_LIVE_FILTER_BITS) - 1)];
+	return &hp_live_filter[(addr >> 4) & hp_live_filter_mask];
 }
 
 static inline int hp_live_maybe(uintptr_t addr)
 {
-	return !hp_live_filter || __atomic_load_n(hp_live_filter_cell(addr), __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(hp_live_filter_cell(addr), __ATOMIC_RELAXED) != 0;
 }
 
 #endif

@@ -486,8 +486,16 @@ HP_OS_DEFINE(int, hp_os_mapped_path,
 
 struct stack_find {
 	uintptr_t sp, below, lo, hi;
-	int grows; /* the main thread's [stack], which grows down */
+	/* The process's initial stack grows down: [stack], or under valgrind
+	 * (which maps the client's stack itself, unnamed, a few pages at a
+	 * time, so that only 12 KiB of it showed and every allocation was
+	 * counted as lost for want of stack room) the mapping that holds
+	 * __libc_stack_end, the top of the stack the program started on. */
+	uintptr_t initial;
+	int grows;
 };
+
+extern void *__libc_stack_end; /* ld.so's, set before any code of ours runs */
 
 static int find_stack(const struct maps_entry *e, void *arg)
 {
@@ -499,14 +507,16 @@ static int find_stack(const struct maps_entry *e, void *arg)
 	}
 	f->lo = e->lo;
 	f->hi = e->hi;
-	f->grows = e->path_len == 7 && memcmp(e->path, "[stack]", 7) == 0;
+	f->grows = (f->initial >= e->lo && f->initial < e->hi) ||
+		   (e->path_len == 7 && memcmp(e->path, "[stack]", 7) == 0);
 	return 1;
 }
 
 HP_OS_DEFINE(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi))
 {
 	char scratch[512]; /* a line at a time: stacks have short lines */
-	struct stack_find f = {(uintptr_t)__builtin_frame_address(0), 0, 0, 0, 0};
+	struct stack_find f = {(uintptr_t)__builtin_frame_address(0), 0, 0, 0,
+			       (uintptr_t)__libc_stack_end, 0};
 	struct rlimit lim;
 	int r = maps_each(scratch, sizeof scratch, find_stack, &f);
 

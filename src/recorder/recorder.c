@@ -26,7 +26,7 @@
 #include "writer.h"
 
 __thread struct hp_thread hp_self __attribute__((tls_model("initial-exec"))) = {
-	.countdown_bytes = -1,
+	.countdown_bytes = 0, /* the first allocation takes the slow path */
 };
 
 int hp_state;
@@ -80,6 +80,18 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	uint32_t depth, stack, bucket;
 	int r;
 
+	/* Temporaries (thread.h): p is the last block until the countdown
+	 * moves or another slow path sets last_alloc. Each branch below takes
+	 * the mark as soon as it has set the countdown, before anything that
+	 * may allocate (unwinding), so that such an allocation ends it. */
+	t->last_alloc = (uintptr_t)p;
+	if (hp_sampled && !size) {
+		/* Size 0 takes the slow path only so that the fast path
+		 * needs one compare: never sampled (no byte of it), and the
+		 * countdown stays. */
+		t->last_mark = t->countdown_bytes;
+		return;
+	}
 	if (t->forwarding || t->busy) {
 		/* The recorder's own allocations, or ones nested in a forwarded
 		 * C++ operator: passed through. A signal handler allocating on
@@ -87,13 +99,15 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		 * countdown keeps the next sample unbiased. */
 		if (t->busy && !t->forwarding && hp_state == HP_STATE_ACTIVE)
 			hp_agg_lost(HP_LOST_REENTRANT, 1, size);
-		t->countdown_bytes = hp_sampled && t->ready
-					     ? hp_sampler_draw(&t->rng, config.sample_rate_bytes)
-					     : (hp_sampled ? t->countdown_bytes : -1);
+		if (!hp_sampled)
+			t->countdown_bytes = 0;
+		else if (t->ready)
+			t->countdown_bytes = hp_sampler_draw(&t->rng, config.sample_rate_bytes);
+		t->last_mark = t->countdown_bytes;
 		return;
 	}
 	if (hp_state != HP_STATE_ACTIVE) {
-		t->countdown_bytes = -1;
+		t->countdown_bytes = t->last_mark = 0;
 		return;
 	}
 	t->busy = 1;
@@ -101,16 +115,16 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		thread_start(t);
 		if (hp_sampled) {
 			/* The first countdown was a placeholder: start afresh. */
-			t->countdown_bytes = hp_sampler_draw(&t->rng, config.sample_rate_bytes) -
-					     (int64_t)size;
-			if (t->countdown_bytes >= 0)
+			int64_t left = hp_sampler_draw(&t->rng, config.sample_rate_bytes) -
+				       (int64_t)size;
+			if (left >= 0) {
+				t->countdown_bytes = t->last_mark = left;
 				goto out;
+			}
 		}
 	}
-	if (hp_sampled)
-		t->countdown_bytes = hp_sampler_draw(&t->rng, config.sample_rate_bytes);
-	else
-		t->countdown_bytes = -1;
+	t->countdown_bytes = hp_sampled ? hp_sampler_draw(&t->rng, config.sample_rate_bytes) : 0;
+	t->last_mark = t->countdown_bytes;
 	if (hp_stack_room(t) < HP_RECORD_STACK_BYTES) {
 		/* A small thread stack or signal stack: unwinding could
 		 * overflow it. Say so rather than risk the program. */
@@ -170,7 +184,7 @@ int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
 
 void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk)
 {
-	int temporary = t->last_alloc == (uintptr_t)p;
+	int temporary = t->last_alloc == (uintptr_t)p && t->countdown_bytes == t->last_mark;
 
 	if (temporary)
 		t->last_alloc = 0;

@@ -5,7 +5,7 @@
  * Every field is thread-local and written only by its own thread (and by
  * signal handlers running on it, which is why the fast path re-reads
  * instead of caching). The static initial state is valid: a thread's first
- * allocation finds countdown_bytes = -1, takes the slow path, and the slow
+ * allocation finds countdown_bytes = 0, takes the slow path, and the slow
  * path sets the rest up. Initial-exec TLS: no __tls_get_addr, no
  * allocation on first touch.
  */
@@ -15,10 +15,17 @@
 #include <stdint.h>
 
 struct hp_thread {
-	/* Bytes to allocate before the next sampled one; a negative result of
-	 * the subtraction sends the allocation to the slow path. Always
-	 * negative in full mode. */
+	/* Bytes to allocate before the next sampled one, never negative: an
+	 * allocation of size bytes stays on the fast path, and subtracts
+	 * size, when 0 < size <= countdown_bytes (hp_fast_alloc); any other
+	 * (size 0 too) takes the slow path. Always 0 in full mode. */
 	int64_t countdown_bytes;
+	/* countdown_bytes as the slow path left it after its last allocation,
+	 * last_alloc: while both are unchanged, this thread has allocated
+	 * nothing since (a fast-path allocation lowers the countdown, a slow
+	 * one sets last_alloc), so freeing last_alloc makes it a temporary.
+	 * The fast path stores nothing for it. */
+	int64_t last_mark;
 	/* Non-zero while this thread runs recorder code: nested allocations
 	 * (from libunwind, dl_iterate_phdr, a signal handler) are passed
 	 * through unrecorded. */
@@ -32,8 +39,8 @@ struct hp_thread {
 	/* Slow paths since this thread last looked at the clock
 	 * (hp_trigger_tick). */
 	uint32_t ticks;
-	/* The last block this thread allocated: freeing it before any other
-	 * allocation makes it a temporary. */
+	/* The last block this thread's slow path saw allocated (see
+	 * last_mark). */
 	uintptr_t last_alloc;
 	uint64_t rng;                   /* xorshift64* state for sampling */
 	uintptr_t stack_lo, stack_hi;   /* for the frame-pointer walk */

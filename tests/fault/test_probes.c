@@ -347,3 +347,32 @@ int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
 }
+
+HP_TEST(recorded_under_valgrind)
+{
+	/* valgrind maps the program's stack itself, unnamed, growing it a
+	 * few pages at a time: the recorder once took the pages there at its
+	 * first allocation for the whole stack, and counted every allocation
+	 * made deeper than that as lost for want of stack room (all of
+	 * bench/macro/churn's). The benchmarks count instructions with
+	 * cachegrind, so this matters: under valgrind, recorded as bare. */
+	struct hp_capture *cap;
+	struct hpq_sum s;
+
+	if (!hp_test_need("valgrind", "valgrind"))
+		return;
+	snprintf(out, sizeof out, "%s/valgrind.hpf", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- valgrind -q --tool=none "
+				 "%s/tests/programs/probe deep 1000 >/dev/null",
+				 hp_test_build(), out, hp_test_build()),
+		      0, "exit status");
+	if (!(cap = load_intact(out)))
+		return;
+	expect_eq_u64(hp_capture_last(cap)->lost_count[HP_LOST_STACK_ROOM], 0,
+		      "nothing lost for want of stack room");
+	s = hpq_match(cap, STACK("probe_alloc", "probe_deep"));
+	expect_eq_u64(s.alloc_count, 10, "1000 frames down: allocated");
+	expect_eq_u64(s.free_count, 10, "1000 frames down: freed");
+	expect_eq_u64(s.alloc_bytes, 1000, "1000 frames down: bytes");
+	hpq_free(cap);
+}

@@ -3,6 +3,7 @@
  * test_probes.c). `probe MODE [ARGS]`; every allocation the tests count
  * comes from a probe_* function. */
 #define _GNU_SOURCE
+#include <alloca.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -345,6 +346,27 @@ static int mode_exec_chain(const char *self, int stage)
 	return 1;
 }
 
+/* The first allocation, below `pad` bytes of stack never touched. */
+NOINLINE static void probe_first_alloc(size_t pad)
+{
+	char *gap = alloca(pad);
+	KEEP(gap);
+	free(probe_alloc(16));
+}
+
+/* 10 allocations made `depth` frames below main, after a first one (the
+ * one that sets the recorder up) made below 64 KiB of untouched stack:
+ * valgrind, which maps the program's stack as it is touched, has just
+ * mapped the pages the first call touches then. */
+static int mode_deep(int depth)
+{
+	probe_first_alloc(64 * 1024);
+	for (int i = 0; i < 10; i++)
+		probe_deep(depth, 100);
+	printf("deep %d\n", depth);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -368,6 +390,8 @@ int main(int argc, char **argv)
 		return mode_dup2();
 	if (!strcmp(mode, "small-stack"))
 		return mode_small_stack(argc > 2 ? atoi(arg) : 6);
+	if (!strcmp(mode, "deep"))
+		return mode_deep(atoi(arg));
 	if (!strcmp(mode, "altstack-abort"))
 		return mode_altstack_abort();
 	if (!strcmp(mode, "fork-usr2"))

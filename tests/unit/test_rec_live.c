@@ -29,7 +29,6 @@ static uint64_t live_blocks(void)
 /* A fresh register (the old one is left mapped), full mode. */
 static void fresh(int filter)
 {
-	hp_live_filter = NULL;
 	expect_eq_u64(hp_live_init(filter), 0, "init");
 }
 
@@ -125,8 +124,16 @@ HP_TEST(live_filter)
 {
 	struct hp_live_block b;
 
+	fresh(0);
+	expect_eq_u64(hp_live_maybe(0x5550), 1, "full mode: every address maybe");
+	expect_eq_u64(hp_live_maybe(0x123456789ab0), 1, "full mode: every address maybe");
 	fresh(1);
-	expect_true(hp_live_filter != NULL, "sampled mode maps the filter");
+	expect_eq_u64(hp_live_filter_mask, (1u << HP_LIVE_FILTER_BITS) - 1,
+		      "sampled mode: the whole filter");
+	hp_live_filter_pin(0x9990, 0x9990 + 64);
+	expect_eq_u64(hp_live_maybe(0x9990) && hp_live_maybe(0x99c0), 1, "pinned: maybe");
+	expect_eq_u64(hp_live_maybe(0x99d0), 0, "past the pinned range");
+	expect_eq_u64(*hp_live_filter_cell(0x99c0), 255, "pinned cells saturated");
 	expect_eq_u64(hp_live_maybe(0x5550), 0, "nothing there");
 	hp_live_insert(0x5550, 1, 8, &b);
 	expect_eq_u64(hp_live_maybe(0x5550), 1, "maybe there");
@@ -140,7 +147,7 @@ HP_TEST(live_filter)
 		hp_live_remove(0x7770 + ((uintptr_t)i << 22), &b, 1);
 	expect_eq_u64(*hp_live_filter_cell(0x7770), 255, "a saturated cell stays set");
 	expect_eq_u64(live_blocks(), 0, "empty");
-	hp_live_filter = NULL;
+	fresh(0);
 }
 
 HP_TEST(live_mmap_failure)
