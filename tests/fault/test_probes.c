@@ -12,6 +12,7 @@
 
 #include "../harness/harness.h"
 #include "../harness/query.h"
+#include "../harness/tools.h"
 
 #define STACK(...) ((const char *const[]){__VA_ARGS__, NULL})
 
