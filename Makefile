@@ -62,8 +62,14 @@ ASSET_OBJ := $(BUILD)/host/gen/assets.o
 
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
+# The analyzer's toolkit in src/common (hash tables, strings, growable
+# arrays, units: table, strtab, vec, units) allocates with malloc and
+# formats with stdio, which the recorder must not: never linked into it.
+COMMON_HEAP_SRC := $(addprefix src/common/,table.c strtab.c vec.c units.c)
+
 # The recorder writes captures and never reads them: the encoder only.
-RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c $(COMMON_SRC))
+RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c \
+	$(filter-out $(COMMON_HEAP_SRC),$(COMMON_SRC)))
 CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC)) $(ASSET_OBJ)
 CLI_OBJ := $(call obj,host,$(CLI_SRC))
 

@@ -1,10 +1,11 @@
 /*
  * diff.c - matching two profiles' stacks by function chain (see diff.h).
  *
- * Each side's buckets are first summed per capture stack. Then every
- * stack of NEW, then of BASE, is looked up by the hash of its chain in a
- * table of entries (open addressing); a hash hit is confirmed by comparing
- * the chains name by name, so a hash collision never merges two chains.
+ * Each side's buckets come summed per stack (the model's hp_mstack.v).
+ * Every stack of NEW, then of BASE, is looked up by the hash of its chain
+ * in a hash index of the entries (table.h); a hash hit is confirmed by
+ * comparing the chains name by name, so a hash collision never merges two
+ * chains.
  * NEW goes first so that an entry found on both sides is shown with NEW's
  * locations (its file:line are the current ones).
  */
@@ -16,35 +17,17 @@
 #include <string.h>
 
 #include "../common/hash.h"
-
-struct side {
-	const struct hp_model *m;
-	struct hp_values *per_stack; /* summed buckets, per model stack */
-	unsigned char *used;         /* the stack has a bucket */
-};
-
-struct table {
-	uint64_t *hashes; /* chain hash per slot */
-	size_t *slots;    /* entry index + 1, 0 = empty */
-	size_t mask;
-};
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
+#include "../common/table.h"
 
 static uint64_t chain_hash(const struct hp_model *m, uint32_t stack)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = HP_HASH_STR_SEED;
 
 	for (uint32_t f = 0; f < st->depth; f++) {
 		const struct hp_location *l = &m->locations[st->locations[f]];
 		for (uint32_t s = 0; s < l->nsyms; s++)
-			h = hp_hash_u64(hash_str(h, l->syms[s].function)) + 1;
+			h = hp_hash_u64(hp_hash_str(h, l->syms[s].function)) + 1;
 	}
 	return h;
 }
@@ -95,49 +78,39 @@ void hp_diff_figures(const struct hp_values *v, enum hp_metric metric, double *f
 	}
 }
 
-static int side_init(struct side *sd, const struct hp_model *m)
+/* Adds the stacks of m that have buckets to the entries, which have room
+ * for every stack of both sides. which: 0 = NEW, 1 = BASE. Returns 0 or
+ * -ENOMEM. */
+static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_model *m, int which)
 {
-	sd->m = m;
-	sd->per_stack = calloc(m->nstacks ? m->nstacks : 1, sizeof *sd->per_stack);
-	sd->used = calloc(m->nstacks ? m->nstacks : 1, 1);
-	if (!sd->per_stack || !sd->used)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		hp_values_add(&sd->per_stack[m->buckets[i].stack], &m->buckets[i].v);
-		sd->used[m->buckets[i].stack] = 1;
-	}
-	return 0;
-}
-
-/* Adds one side's stacks to the entries, which have room for every stack
- * of both sides. which: 0 = NEW, 1 = BASE. */
-static void add_side(struct hp_diff *d, struct table *t, const struct side *sd, int which)
-{
-	for (uint32_t s = 0; s < sd->m->nstacks; s++) {
-		uint64_t h;
-		size_t i;
+	for (uint32_t s = 0; s < m->nstacks; s++) {
+		struct hp_hindex_probe it;
 		struct hp_diff_entry *e = NULL;
+		uint64_t h;
+		uint32_t i;
 
-		if (!sd->used[s])
+		if (!m->stacks[s].nbuckets)
 			continue;
-		h = chain_hash(sd->m, s);
-		for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
-			struct hp_diff_entry *c = &d->entries[t->slots[i] - 1];
-			if (t->hashes[i] == h && chain_equal(c->model, c->stack, sd->m, s)) {
-				e = c;
+		h = chain_hash(m, s);
+		hp_hindex_probe(t, h, &it);
+		while ((i = hp_hindex_next(t, &it)) != HP_HINDEX_NONE) {
+			if (chain_equal(d->entries[i].model, d->entries[i].stack, m, s)) {
+				e = &d->entries[i];
 				break;
 			}
 		}
 		if (!e) {
+			if (d->nentries >= HP_HINDEX_NONE ||
+			    hp_hindex_add(t, h, (uint32_t)d->nentries))
+				return -ENOMEM;
 			e = &d->entries[d->nentries++];
 			memset(e, 0, sizeof *e);
-			e->model = sd->m;
+			e->model = m;
 			e->stack = s;
-			t->hashes[i] = h;
-			t->slots[i] = d->nentries;
 		}
-		hp_values_add(which ? &e->base : &e->new, &sd->per_stack[s]);
+		hp_values_add(which ? &e->base : &e->new, &m->stacks[s].v);
 	}
+	return 0;
 }
 
 struct ranked {
@@ -158,8 +131,7 @@ static int by_change(const void *pa, const void *pb)
 int hp_diff_build(struct hp_diff *d, const struct hp_model *base, const struct hp_model *new,
 		  enum hp_metric metric)
 {
-	struct side sb = {0}, sn = {0};
-	struct table t = {0};
+	struct hp_hindex t = {0};
 	struct ranked *r = NULL;
 	size_t most;
 	int ret;
@@ -170,23 +142,17 @@ int hp_diff_build(struct hp_diff *d, const struct hp_model *base, const struct h
 	d->metric = metric;
 	d->base_total = base->total;
 	d->new_total = new->total;
-	ret = side_init(&sb, base);
-	if (!ret)
-		ret = side_init(&sn, new);
-	if (ret)
-		goto err;
 	most = base->nstacks + new->nstacks;
-	for (t.mask = 63; t.mask < most * 2; t.mask = t.mask * 2 + 1)
-		;
-	t.hashes = calloc(t.mask + 1, sizeof *t.hashes);
-	t.slots = calloc(t.mask + 1, sizeof *t.slots);
 	d->entries = calloc(most ? most : 1, sizeof *d->entries);
-	if (!t.hashes || !t.slots || !d->entries) {
+	if (!d->entries) {
 		ret = -ENOMEM;
 		goto err;
 	}
-	add_side(d, &t, &sn, 0);
-	add_side(d, &t, &sb, 1);
+	ret = add_side(d, &t, new, 0);
+	if (!ret)
+		ret = add_side(d, &t, base, 1);
+	if (ret)
+		goto err;
 
 	r = calloc(d->nentries ? d->nentries : 1, sizeof *r);
 	if (!r) {
@@ -213,12 +179,7 @@ err:
 	d->nentries = 0;
 out:
 	free(r);
-	free(t.hashes);
-	free(t.slots);
-	free(sb.per_stack);
-	free(sb.used);
-	free(sn.per_stack);
-	free(sn.used);
+	hp_hindex_free(&t);
 	return ret;
 }
 

@@ -13,75 +13,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "../common/hash.h"
+#include "../common/strtab.h"
 #include "../format/encode.h"
 #include "../format/format.h"
 #include "capture.h"
 #include "model.h"
-
-/* A string table: distinct strings get indexes in order, "" is 0. */
-struct strings {
-	const char **list;
-	size_t n, cap;
-	uint32_t *slots; /* index + 1; 0 = empty */
-	size_t mask;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return hp_hash_u64(h);
-}
-
-static int string_index(struct strings *t, const char *s, uint32_t *out)
-{
-	size_t i;
-
-	if (t->n * 2 >= t->mask) {
-		size_t slots = t->mask ? (t->mask + 1) * 2 : 1024;
-		uint32_t *fresh = calloc(slots, sizeof *fresh);
-		if (!fresh)
-			return -ENOMEM;
-		for (size_t k = 0; k < t->n; k++) {
-			for (i = hash_str(t->list[k]) & (slots - 1); fresh[i]; i = (i + 1) & (slots - 1))
-				;
-			fresh[i] = (uint32_t)k + 1;
-		}
-		free(t->slots);
-		t->slots = fresh;
-		t->mask = slots - 1;
-	}
-	for (i = hash_str(s) & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
-		if (strcmp(t->list[t->slots[i] - 1], s) == 0) {
-			*out = t->slots[i] - 1;
-			return 0;
-		}
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		const char **l = realloc(t->list, cap * sizeof *l);
-		if (!l)
-			return -ENOMEM;
-		t->list = l;
-		t->cap = cap;
-	}
-	t->list[t->n] = s;
-	t->slots[i] = (uint32_t)t->n + 1;
-	*out = (uint32_t)t->n++;
-	return 0;
-}
-
-static uint64_t status_of(enum hp_module_status st)
-{
-	switch (st) {
-	case HP_MODSYM_OK:
-	case HP_MODSYM_EMBEDDED: return HP_SYMSTATUS_OK;
-	case HP_MODSYM_MISMATCH: return HP_SYMSTATUS_MISMATCH;
-	default: return HP_SYMSTATUS_MISSING;
-	}
-}
 
 /* Appends data[0..len) to the capture at path as one whole record, or not
  * at all. A write can be short (a disk that fills up, a file size limit):
@@ -129,7 +65,7 @@ static int append_whole(const char *path, const uint8_t *data, size_t len)
 static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
 			struct hp_buf *rec, struct hp_embed_result *res)
 {
-	struct strings strs = {0};
+	struct hp_strtab strs = {0};
 	struct hp_buf body = {.grow = hp_buf_grow_heap};
 	uint32_t *fn = NULL, *file = NULL;
 	size_t nsyms = 0;
@@ -137,7 +73,7 @@ static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
 	int ret;
 
 	/* Strings first: the record starts with the table. */
-	ret = string_index(&strs, "", &idx);
+	ret = hp_strtab_intern(&strs, "", &idx); /* index 0 is "" */
 	for (size_t i = 0; i < m->nlocations; i++)
 		nsyms += m->locations[i].nsyms;
 	fn = malloc((nsyms + 1) * sizeof *fn);
@@ -146,20 +82,21 @@ static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
 		ret = -ENOMEM;
 	for (size_t i = 0, k = 0; !ret && i < m->nlocations; i++) {
 		for (uint32_t j = 0; !ret && j < m->locations[i].nsyms; j++, k++) {
-			ret = string_index(&strs, m->locations[i].syms[j].function, &fn[k]);
+			const struct hp_sym *y = &m->locations[i].syms[j];
+			ret = hp_strtab_intern(&strs, y->function, &fn[k]);
 			if (!ret)
-				ret = string_index(&strs, m->locations[i].syms[j].file, &file[k]);
+				ret = hp_strtab_intern(&strs, y->file, &file[k]);
 		}
 	}
 	if (ret)
 		goto out;
 
-	hp_buf_put_u(&body, strs.n);
-	for (size_t i = 0; i < strs.n; i++)
-		hp_buf_put_str(&body, strs.list[i]);
+	hp_buf_put_u(&body, strs.count);
+	for (size_t i = 0; i < strs.count; i++)
+		hp_buf_put_str(&body, hp_strtab_get(&strs, (uint32_t)i));
 	hp_buf_put_u(&body, m->nmodules);
 	for (size_t i = 0; i < m->nmodules; i++) {
-		hp_buf_put_u(&body, status_of(m->modules[i].status));
+		hp_buf_put_u(&body, hp_module_status_record(m->modules[i].status));
 		res->modules_missing += m->modules[i].status == HP_MODSYM_MISSING &&
 					m->modules[i].cap->path[0] == '/';
 		res->modules_changed += m->modules[i].status == HP_MODSYM_MISMATCH;
@@ -185,8 +122,7 @@ out:
 	free(body.data);
 	free(fn);
 	free(file);
-	free(strs.list);
-	free(strs.slots);
+	hp_strtab_free(&strs);
 	return ret;
 }
 

@@ -2,9 +2,10 @@
  * flame.c - the flame graph's merged tree (see flame.h; the SVG is written
  * by flame_svg.c).
  *
- * Building sums each stack's buckets first (a sampled capture has one
- * bucket per allocation size), then walks every stack once from the root,
- * finding each child in one hash table keyed by (parent, frame). A frame's
+ * Building takes each stack's buckets summed (the model's hp_mstack.v: a
+ * sampled capture has one bucket per allocation size), then walks every
+ * stack once from the root, finding each child in one hash index keyed by
+ * (parent, frame) (table.h). A frame's
  * hash is computed once per symbolic frame of a location, not once per
  * stack, so a stack costs one probe per frame and no string hashing.
  */
@@ -17,45 +18,16 @@
 #include <string.h>
 
 #include "../common/hash.h"
-
+#include "../common/vec.h"
 
 static int same_str(const char *a, const char *b)
 {
 	return a == b || strcmp(a, b) == 0;
 }
 
-static int table_grow(struct hp_flame *f)
-{
-	size_t size = f->mask ? (f->mask + 1) * 2 : 1024;
-	uint32_t *t = calloc(size, sizeof *t);
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < f->n; i++) {
-		size_t s = f->nodes[i].hash & (size - 1);
-		if (f->nodes[i].parent == NONE)
-			continue; /* the root is never looked up */
-		while (t[s])
-			s = (s + 1) & (size - 1);
-		t[s] = (uint32_t)i + 1;
-	}
-	free(f->table);
-	f->table = t;
-	f->mask = size - 1;
-	return 0;
-}
-
 static int add_node(struct hp_flame *f, const struct node *n, uint32_t *out)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 256;
-		struct node *p = realloc(f->nodes, cap * sizeof *p);
-		if (!p)
-			return -ENOMEM;
-		f->nodes = p;
-		f->cap = cap;
-	}
-	if (f->n >= NONE - 1)
+	if (f->n >= NONE - 1 || hp_vec_grow(&f->nodes, &f->cap, f->n + 1))
 		return -ENOMEM;
 	f->nodes[f->n] = *n;
 	*out = (uint32_t)f->n++;
@@ -68,18 +40,17 @@ static int child_of(struct hp_flame *f, uint32_t parent, const struct hp_sym *s,
 		    uint64_t module_offset, uint64_t sym_hash, uint32_t *out)
 {
 	uint64_t h = hp_hash_u64(sym_hash ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ULL));
+	struct hp_hindex_probe it;
 	struct node n = {0};
-	size_t i;
+	uint32_t i;
 	int ret;
 
-	if ((f->n + 1) * 2 > f->mask + 1 && (ret = table_grow(f)) < 0)
-		return ret;
-	for (i = h & f->mask; f->table[i]; i = (i + 1) & f->mask) {
-		const struct node *c = &f->nodes[f->table[i] - 1];
-		if (c->hash == h && c->parent == parent && c->module == module &&
-		    c->inlined == !!s->inlined && same_str(c->function, s->function) &&
-		    same_str(c->file, s->file)) {
-			*out = f->table[i] - 1;
+	hp_hindex_probe(&f->index, h, &it);
+	while ((i = hp_hindex_next(&f->index, &it)) != HP_HINDEX_NONE) {
+		const struct node *c = &f->nodes[i];
+		if (c->parent == parent && c->module == module && c->inlined == !!s->inlined &&
+		    same_str(c->function, s->function) && same_str(c->file, s->file)) {
+			*out = i;
 			return 0;
 		}
 	}
@@ -87,14 +58,12 @@ static int child_of(struct hp_flame *f, uint32_t parent, const struct hp_sym *s,
 	n.file = s->file;
 	n.module = module;
 	n.module_offset = module_offset;
-	n.hash = h;
 	n.parent = parent;
 	n.depth = f->nodes[parent].depth + 1;
 	n.inlined = !!s->inlined;
 	if ((ret = add_node(f, &n, out)) < 0)
 		return ret;
-	f->table[i] = *out + 1;
-	return 0;
+	return hp_hindex_add(&f->index, h, *out);
 }
 
 static void add_line(struct node *n, uint32_t line)
@@ -112,7 +81,7 @@ static void add_line(struct node *n, uint32_t line)
 
 static uint64_t sym_hash(const struct hp_sym *s, int module)
 {
-	uint64_t h = hash_str(hash_str(1469598103934665603ULL, s->function) * 31, s->file);
+	uint64_t h = hp_hash_str(hp_hash_str(HP_HASH_STR_SEED, s->function) * 31, s->file);
 	return hp_hash_u64(h ^ ((uint64_t)(uint32_t)module << 1) ^ !!s->inlined);
 }
 
@@ -167,7 +136,6 @@ int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_fl
 {
 	static const struct hp_sym no_stack = {"[no stack]", "", 0, 0};
 	struct hp_flame *f = calloc(1, sizeof *f);
-	double *per_stack = NULL;
 	size_t *sym_base = NULL, nsyms = 0;
 	uint64_t *hashes = NULL;
 	struct node root = {.function = "all", .file = "", .module = -1, .parent = NONE};
@@ -178,13 +146,9 @@ int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_fl
 		return -ENOMEM;
 	f->m = m;
 	f->metric = metric;
-	per_stack = calloc(m->nstacks ? m->nstacks : 1, sizeof *per_stack);
 	sym_base = calloc(m->nlocations + 1, sizeof *sym_base);
-	if (!per_stack || !sym_base || add_node(f, &root, &cur) < 0 || table_grow(f) < 0)
+	if (!sym_base || add_node(f, &root, &cur) < 0)
 		goto err;
-	for (size_t i = 0; i < m->nbuckets; i++)
-		if (m->buckets[i].stack < m->nstacks)
-			per_stack[m->buckets[i].stack] += hp_values_metric(&m->buckets[i].v, metric);
 	for (size_t l = 0; l < m->nlocations; l++) {
 		sym_base[l] = nsyms;
 		nsyms += m->locations[l].nsyms;
@@ -199,7 +163,7 @@ int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_fl
 
 	for (size_t s = 0; s < m->nstacks; s++) {
 		const struct hp_mstack *st = &m->stacks[s];
-		double v = per_stack[s];
+		double v = hp_values_metric(&st->v, metric); /* its buckets' sum */
 
 		if (!(v > 0)) /* nothing for this metric (or NaN from a broken estimate) */
 			continue;
@@ -228,16 +192,13 @@ int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_fl
 	}
 	if ((ret = sort_children(f)))
 		goto err;
-	free(f->table); /* only needed while merging */
-	f->table = NULL;
-	free(per_stack);
+	hp_hindex_free(&f->index); /* only needed while merging */
 	free(sym_base);
 	free(hashes);
 	*out = f;
 	return 0;
 
 err:
-	free(per_stack);
 	free(sym_base);
 	free(hashes);
 	hp_flame_free(f);
@@ -250,7 +211,7 @@ void hp_flame_free(struct hp_flame *f)
 		return;
 	free(f->nodes);
 	free(f->order);
-	free(f->table);
+	hp_hindex_free(&f->index);
 	free(f);
 }
 

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "../common/table.h"
 #include "flame.h"
 
 #define NONE UINT32_MAX
@@ -25,7 +26,6 @@ struct node {
 	const char *function, *file; /* the model's strings */
 	int module;
 	uint64_t module_offset; /* of the first location seen, for frames without a file */
-	uint64_t hash;          /* of (parent, frame), for the table */
 	uint32_t parent, depth;
 	uint32_t kids, nkids; /* the children: order[kids .. kids + nkids) */
 	uint32_t lines[MAX_LINES];
@@ -39,16 +39,7 @@ struct hp_flame {
 	size_t n, cap;
 	struct node *nodes;  /* nodes[0] is the root */
 	uint32_t *order;     /* every non-root node, grouped by parent, largest first */
-	uint32_t *table;     /* node index + 1, 0 = empty; open addressing */
-	size_t mask;
+	struct hp_hindex index; /* the non-root nodes by hash, while merging */
 };
-
-/* FNV-1a over a string, continuing from h. */
-static inline uint64_t hash_str(uint64_t h, const char *s)
-{
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
 
 #endif

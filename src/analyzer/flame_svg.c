@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../common/hash.h"
+#include "../common/units.h"
 #include "assets.h"
 #include "flame_int.h"
 
@@ -101,22 +102,10 @@ static void put_xml_cut(FILE *out, const char *s, size_t max_chars, const char *
 		fputs(dots, out);
 }
 
-/* 1234567 as "1,234,567". */
+/* 1234567 as "1,234,567"; below 0 as 0. */
 static const char *grouped(char *buf, size_t cap, double v)
 {
-	char digits[32];
-	int n = snprintf(digits, sizeof digits, "%.0f", v < 0 ? 0 : v), o = 0;
-
-	if (n >= (int)sizeof digits) /* past 10^31: shown cut, never read past */
-		n = (int)sizeof digits - 1;
-
-	for (int i = 0; i < n && o + 2 < (int)cap; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
+	return hp_units_count(buf, cap, v < 0 ? 0 : v);
 }
 
 static const char *metric_unit(enum hp_metric metric)
@@ -130,21 +119,14 @@ static const char *metric_unit(enum hp_metric metric)
  * allocations"; "~" before an estimate. */
 static const char *figure(char *buf, size_t cap, const struct hp_flame *f, double v)
 {
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
 	const char *approx = f->m->sampled ? "~" : "";
-	char g[48];
-	double x = v;
-	int u = -1;
+	char g[48], b[128];
 
-	if (!hp_metric_is_bytes(f->metric) || v < 1024) {
+	if (!hp_metric_is_bytes(f->metric) || v < 1024)
 		snprintf(buf, cap, "%s%s %s", approx, grouped(g, sizeof g, v), metric_unit(f->metric));
-		return buf;
-	}
-	while (x >= 1024 && u < 3) {
-		x /= 1024;
-		u++;
-	}
-	snprintf(buf, cap, "%s%.1f %s (%s B)", approx, x, units[u], grouped(g, sizeof g, v));
+	else
+		snprintf(buf, cap, "%s%s (%s B)", approx, hp_units_bytes(b, sizeof b, v),
+			 grouped(g, sizeof g, v));
 	return buf;
 }
 
@@ -204,7 +186,7 @@ static const char *module_name(const struct hp_flame *f, int module)
 
 static unsigned module_hue(const char *name)
 {
-	return (unsigned)(hp_hash_u64(hash_str(1469598103934665603ULL, name)) % 360);
+	return (unsigned)(hp_hash_u64(hp_hash_str(HP_HASH_STR_SEED, name)) % 360);
 }
 
 /* A hue per module; the shade varies with the function so that
@@ -213,7 +195,9 @@ static unsigned module_hue(const char *name)
 static void frame_colour(char *buf, size_t cap, const struct hp_flame *f, const struct node *n)
 {
 	const char *mod = module_name(f, n->module);
-	unsigned hue, shade = (unsigned)(hash_str(2166136261u, n->function) % 14);
+	/* (2166136261 is FNV's 32-bit seed: the shades of every flame graph
+	 * drawn so far come from it.) */
+	unsigned hue, shade = (unsigned)(hp_hash_str(2166136261u, n->function) % 14);
 
 	if (n->parent == NONE || !mod) {
 		snprintf(buf, cap, "hsl(0,0%%,%u%%)", n->parent == NONE ? 80 : 70 + shade / 2);

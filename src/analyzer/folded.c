@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/vec.h"
+
 struct folded_line {
 	char *text;
 	double value;
@@ -29,17 +31,8 @@ static int text_add(struct text *t, const char *s, int name)
 {
 	size_t n = strlen(s);
 
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 256;
-		char *p;
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		p = realloc(t->p, cap);
-		if (!p)
-			return -ENOMEM;
-		t->p = p;
-		t->cap = cap;
-	}
+	if (hp_vec_grow(&t->p, &t->cap, t->len + n + 1))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 		if (name && c == ';')

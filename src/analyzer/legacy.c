@@ -78,26 +78,19 @@ static void print_maps(FILE *out, const struct hp_model *m)
 int hp_legacy_write(FILE *out, const struct hp_model *m, const struct hp_legacy_options *o)
 {
 	static const struct hp_legacy_options defaults;
-	struct hp_values *per_stack = NULL, total;
+	struct hp_values total;
 	struct line l;
-	int ret = 0;
 
 	if (!o)
 		o = &defaults;
-	/* Buckets of one stack (a sampled capture's sizes) make one line. */
-	per_stack = calloc(m->nstacks ? m->nstacks : 1, sizeof *per_stack);
-	if (!per_stack) {
-		ret = -ENOMEM;
-		goto err;
-	}
-	for (size_t i = 0; i < m->nbuckets; i++)
-		hp_values_add(&per_stack[m->buckets[i].stack], &m->buckets[i].v);
+	/* Buckets of one stack (a sampled capture's sizes) make one line: the
+	 * model's sums (hp_mstack.v). */
 
 	/* The header's totals are the sums of the lines as printed, so that a
 	 * reader's checks of one against the other hold after rounding. */
 	memset(&total, 0, sizeof total);
 	for (size_t s = 0; s < m->nstacks; s++) {
-		const struct hp_values *v = &per_stack[s];
+		const struct hp_values *v = &m->stacks[s].v;
 		struct pair in = o->at_peak ? pair_of(v->peak_objects, v->peak_bytes)
 					    : pair_of(v->inuse_objects, v->inuse_bytes);
 		struct pair al = pair_of(v->alloc_objects, v->alloc_bytes);
@@ -110,8 +103,8 @@ int hp_legacy_write(FILE *out, const struct hp_model *m, const struct hp_legacy_
 		total.inuse_objects, total.inuse_bytes, total.alloc_objects, total.alloc_bytes);
 
 	for (size_t s = 0; s < m->nstacks; s++) {
-		const struct hp_values *v = &per_stack[s];
 		const struct hp_mstack *st = &m->stacks[s];
+		const struct hp_values *v = &st->v;
 		l.inuse = o->at_peak ? pair_of(v->peak_objects, v->peak_bytes)
 				     : pair_of(v->inuse_objects, v->inuse_bytes);
 		l.alloc = pair_of(v->alloc_objects, v->alloc_bytes);
@@ -124,10 +117,5 @@ int hp_legacy_write(FILE *out, const struct hp_model *m, const struct hp_legacy_
 	}
 	fputs("\nMAPPED_LIBRARIES:\n", out);
 	print_maps(out, m);
-	if (ferror(out))
-		ret = -EIO;
-
-err:
-	free(per_stack);
-	return ret;
+	return ferror(out) ? -EIO : 0;
 }

@@ -9,17 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/hash.h"
+#include "../common/table.h"
+#include "../common/vec.h"
 #include "symbolize.h"
 
 #define MAX_SYMS 64 /* inlined frames at one address */
 
 struct priv {
 	struct hp_symbolizer *sym;
-	/* address -> location index, open addressing; 0 = empty slot */
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t mask;
+	struct hp_u64map index;  /* address (or TRIMMED variant) -> location index */
+	size_t locations_cap;    /* of m->locations */
 };
 
 static const char *const allocator_prefixes[] = {
@@ -110,6 +109,23 @@ void hp_values_add(struct hp_values *s, const struct hp_values *v)
 	s->temp_bytes += v->temp_bytes;
 }
 
+uint64_t hp_module_status_record(enum hp_module_status st)
+{
+	switch (st) {
+	case HP_MODSYM_OK:
+	case HP_MODSYM_EMBEDDED: return HP_SYMSTATUS_OK;
+	case HP_MODSYM_MISMATCH: return HP_SYMSTATUS_MISMATCH;
+	default: return HP_SYMSTATUS_MISSING;
+	}
+}
+
+enum hp_module_status hp_module_status_of_record(uint64_t rec)
+{
+	return rec == HP_SYMSTATUS_OK ? HP_MODSYM_EMBEDDED
+	       : rec == HP_SYMSTATUS_MISMATCH ? HP_MODSYM_MISMATCH
+					     : HP_MODSYM_MISSING;
+}
+
 int64_t hp_estimate_i64(double v)
 {
 	if (isnan(v))
@@ -181,64 +197,16 @@ static int index_of_module(const struct hp_capture *cap, uint64_t addr)
  * frames (no user address has the top bit set). */
 #define TRIMMED (1ull << 63)
 
-static int index_get(const struct priv *p, uint64_t key, uint32_t *val)
-{
-	for (size_t i = hp_hash_u64(key) & p->mask; p->keys[i]; i = (i + 1) & p->mask) {
-		if (p->keys[i] == key) {
-			*val = p->vals[i];
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static int index_put(struct priv *p, uint64_t key, uint32_t val, size_t used)
-{
-	size_t i;
-
-	if (used * 2 >= p->mask) { /* grow: keep it under half full */
-		size_t slots = (p->mask + 1) * 2;
-		uint64_t *keys = calloc(slots, sizeof *keys);
-		uint32_t *vals = calloc(slots, sizeof *vals);
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
-			return -ENOMEM;
-		}
-		for (size_t k = 0; k <= p->mask; k++) {
-			if (!p->keys[k])
-				continue;
-			for (i = hp_hash_u64(p->keys[k]) & (slots - 1); keys[i]; i = (i + 1) & (slots - 1))
-				;
-			keys[i] = p->keys[k];
-			vals[i] = p->vals[k];
-		}
-		free(p->keys);
-		free(p->vals);
-		p->keys = keys;
-		p->vals = vals;
-		p->mask = slots - 1;
-	}
-	for (i = hp_hash_u64(key) & p->mask; p->keys[i]; i = (i + 1) & p->mask)
-		;
-	p->keys[i] = key;
-	p->vals[i] = val;
-	return 0;
-}
-
 /* Appends a location with a copy of syms[0..n). */
 static int new_location(struct hp_model *m, uint64_t addr, const struct hp_sym *syms, int n,
 			uint32_t *out)
 {
+	struct priv *p = m->priv;
 	struct hp_location *l;
 
-	if ((m->nlocations & (m->nlocations - 1)) == 0) { /* 0, 1, 2, 4, ...: double */
-		size_t cap = m->nlocations ? m->nlocations * 2 : 64;
-		struct hp_location *q = realloc(m->locations, cap * sizeof *q);
-		if (!q)
-			return -ENOMEM;
-		m->locations = q;
-	}
+	if (m->nlocations >= HP_HINDEX_NONE ||
+	    hp_vec_grow(&m->locations, &p->locations_cap, m->nlocations + 1))
+		return -ENOMEM;
 	l = &m->locations[m->nlocations];
 	memset(l, 0, sizeof *l);
 	l->address = addr;
@@ -260,11 +228,11 @@ static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out)
 	struct hp_sym syms[MAX_SYMS];
 	int n, err;
 
-	if (index_get(p, addr, out))
+	if (hp_u64map_get(&p->index, addr, out))
 		return 0;
 	n = hp_symbolizer_lookup(p->sym, index_of_module(m->cap, addr - 1), addr, syms, MAX_SYMS);
 	err = new_location(m, addr, syms, n, out);
-	return err ? err : index_put(p, addr, *out, m->nlocations);
+	return err ? err : hp_u64map_put(&p->index, addr, *out);
 }
 
 /* The location to show as the innermost frame of a stack: loc, or a
@@ -280,11 +248,11 @@ static int trimmed_location(struct hp_model *m, uint32_t loc, uint32_t *out)
 	while (drop + 1 < l->nsyms && is_allocator(l->syms[drop].function))
 		drop++;
 	*out = loc;
-	if (!drop || index_get(p, l->address | TRIMMED, out))
+	if (!drop || hp_u64map_get(&p->index, l->address | TRIMMED, out))
 		return 0;
 	err = new_location(m, l->address, l->syms + drop, (int)(l->nsyms - drop), out);
 	/* new_location may have moved the array: l is stale from here. */
-	return err ? err : index_put(p, m->locations[*out].address | TRIMMED, *out, m->nlocations);
+	return err ? err : hp_u64map_put(&p->index, m->locations[*out].address | TRIMMED, *out);
 }
 
 static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
@@ -348,11 +316,6 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	m->priv = p = calloc(1, sizeof *p);
 	if (!p)
 		goto nomem;
-	p->mask = 1023;
-	p->keys = calloc(p->mask + 1, sizeof *p->keys);
-	p->vals = calloc(p->mask + 1, sizeof *p->vals);
-	if (!p->keys || !p->vals)
-		goto nomem;
 	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir, !opts->no_embedded);
 	if (ret)
 		goto fail;
@@ -385,11 +348,15 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		goto nomem;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_cap_bucket *b = &m->snap->buckets[i];
+		struct hp_mstack *st;
 		m->buckets[i].stack = b->stack_id < m->nstacks ? b->stack_id : 0;
 		m->buckets[i].size = b->size;
 		m->buckets[i].raw = b;
 		unbias(m, b, &m->buckets[i].v);
 		hp_values_add(&m->total, &m->buckets[i].v);
+		st = &m->stacks[m->buckets[i].stack];
+		st->nbuckets++;
+		hp_values_add(&st->v, &m->buckets[i].v);
 	}
 	return 0;
 
@@ -415,8 +382,7 @@ void hp_model_free(struct hp_model *m)
 	free(m->modules);
 	if (p) {
 		hp_symbolizer_free(p->sym);
-		free(p->keys);
-		free(p->vals);
+		hp_u64map_free(&p->index);
 		free(p);
 	}
 	memset(m, 0, sizeof *m);

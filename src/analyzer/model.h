@@ -11,7 +11,8 @@
  *      record when the capture carries one, otherwise from the binaries;
  *   3. turns each capture stack into a list of locations, innermost first,
  *      without the allocator's own frames;
- *   4. unbiases sampled buckets per allocation size (docs/internals/sampling.md).
+ *   4. unbiases sampled buckets per allocation size (docs/internals/sampling.md);
+ *   5. sums each stack's buckets (hp_mstack.v), which most outputs rank.
  *
  * Ownership: the model owns everything it points to except the capture,
  * which must outlive it. Not thread-safe.
@@ -44,12 +45,6 @@ struct hp_location {
 	struct hp_sym *syms;
 };
 
-/* A call stack as locations, innermost first. */
-struct hp_mstack {
-	uint32_t depth;
-	uint32_t *locations; /* indexes into hp_model.locations */
-};
-
 /* The figures of a bucket or a sum of buckets, unbiased (exact in a full
  * recording, estimates in a sampled one). In use = at the snapshot. */
 /* Every figure is finite (hp_model_build guarantees it, whatever the
@@ -62,6 +57,15 @@ struct hp_values {
 	double temp_objects, temp_bytes;
 };
 
+/* A call stack as locations, innermost first, with the figures of its
+ * buckets summed (in bucket order), so that no output sums them again. */
+struct hp_mstack {
+	uint32_t depth;
+	uint32_t *locations; /* indexes into hp_model.locations */
+	uint32_t nbuckets;   /* the buckets of the snapshot on this stack */
+	struct hp_values v;  /* their figures, summed */
+};
+
 struct hp_mbucket {
 	uint32_t stack;  /* index into hp_model.stacks (the capture's stack id) */
 	uint64_t size;   /* the allocation size (sampled captures), else 0 */
@@ -69,14 +73,29 @@ struct hp_mbucket {
 	const struct hp_cap_bucket *raw;
 };
 
+/* How a module's symbols were found. The SYMBOLS record keeps three of
+ * these per module (HP_SYMSTATUS_*, format.h, the same numbers): what the
+ * binary gave when the record was written, which reads back as EMBEDDED
+ * when OK (hp_module_status_of_record). */
 enum hp_module_status {
-	HP_MODSYM_OK = 0,        /* symbols read from the binary (or its debug file) */
-	HP_MODSYM_EMBEDDED,      /* symbols from the capture's SYMBOLS record */
-	HP_MODSYM_MISSING,       /* the binary is gone: module+offset only */
-	HP_MODSYM_MISMATCH,      /* the binary's build-id differs: module+offset only */
-	HP_MODSYM_NO_SYMBOLS,    /* found, but no symbol table and no debug info */
-	HP_MODSYM_UNUSED,        /* no frame falls in it: not opened */
+	HP_MODSYM_OK = HP_SYMSTATUS_OK,             /* symbols read from the binary (or its
+						     * debug file) */
+	HP_MODSYM_EMBEDDED = 1,                     /* symbols from the capture's SYMBOLS record */
+	HP_MODSYM_MISSING = HP_SYMSTATUS_MISSING,   /* the binary is gone: module+offset only */
+	HP_MODSYM_MISMATCH = HP_SYMSTATUS_MISMATCH, /* the binary's build-id differs:
+						     * module+offset only */
+	HP_MODSYM_NO_SYMBOLS = 4,                   /* found, but no symbol table and no debug
+						     * info */
+	HP_MODSYM_UNUSED = 5,                       /* no frame falls in it: not opened */
 };
+
+/* The HP_SYMSTATUS_* a SYMBOLS record keeps for a module of this status:
+ * OK for symbols it holds, MISMATCH, else MISSING. */
+uint64_t hp_module_status_record(enum hp_module_status st);
+
+/* The status of a module whose SYMBOLS record says rec (HP_SYMSTATUS_*):
+ * EMBEDDED for OK, MISMATCH, else MISSING. */
+enum hp_module_status hp_module_status_of_record(uint64_t rec);
 
 struct hp_mmodule {
 	const struct hp_cap_module *cap;

@@ -19,8 +19,9 @@
  * to two models (a diff's NEW and BASE, "slots" 0 and 1); each slot maps
  * its model's location and module-segment indexes to ids.
  *
- * Buffers keep a sticky error: the first failed allocation is remembered,
- * later writes do nothing, and the error is returned once at the end.
+ * Buffers are format's struct hp_buf (encode.h), with its sticky error:
+ * the first failed allocation is remembered, later writes do nothing, and
+ * the error is returned once at the end.
  */
 #include "pprof.h"
 
@@ -30,8 +31,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../common/hash.h"
+#include "../common/strtab.h"
+#include "../common/table.h"
 #include "../common/varint.h"
+#include "../format/encode.h"
 #include "diff.h"
 #include "text.h"
 
@@ -59,106 +62,51 @@ enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 #define MAX_VALUES 8 /* sample types of a diff */
 #define PF_X 1       /* ELF segment flag: executable */
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	int err; /* sticky: the first failure */
-};
-
-/* The string table: strings[0] is "", slots hold index + 1 (0 = empty). */
-struct strtab {
-	char **s;
-	size_t n;
-	uint32_t *slots;
-	size_t mask;
-};
-
-/* A table from 64-bit keys to ids, open addressing; a key is stored + 1 so
- * that 0 marks an empty slot. */
-struct idmap {
-	uint64_t *keys, *vals;
-	size_t mask, used;
-};
-
 struct pp {
-	struct buf out;  /* the Profile message */
-	struct buf msg;  /* the nested message being built */
-	struct buf line; /* a Line, Label or packed field inside msg */
-	struct strtab st;
-	struct idmap funcs; /* (name, file) string indexes -> function id */
+	/* Buffers (format's, grown with realloc) keep the first error. */
+	struct hp_buf out;  /* the Profile message */
+	struct hp_buf msg;  /* the nested message being built */
+	struct hp_buf line; /* a Line, Label or packed field inside msg */
+	struct hp_strtab st; /* the string table: [0] is "" */
+	struct hp_u64map funcs; /* (name, file) string indexes -> function id */
 	uint64_t nfuncs, nlocs, nmaps;
 	const struct hp_model *models[2];
 	uint64_t *locid[2]; /* per model location: its id, 0 = not written */
 	uint64_t *mapid[2]; /* per module x segment: its mapping id, 0 = not written */
 };
 
-static void buf_reserve(struct buf *b, size_t more)
+static void put_tag(struct hp_buf *b, unsigned field, unsigned wire)
 {
-	uint8_t *p;
-	size_t cap;
-
-	if (b->err || b->len + more <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->p = p;
-	b->cap = cap;
-}
-
-static void put_bytes(struct buf *b, const void *d, size_t n)
-{
-	buf_reserve(b, n);
-	if (b->err)
-		return;
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-}
-
-static void put_varint(struct buf *b, uint64_t v)
-{
-	buf_reserve(b, HP_VARINT_MAX_BYTES);
-	if (!b->err)
-		b->len += hp_varint_put(b->p + b->len, v);
-}
-
-static void put_tag(struct buf *b, unsigned field, unsigned wire)
-{
-	put_varint(b, (uint64_t)field << 3 | wire);
+	hp_buf_put_u(b, (uint64_t)field << 3 | wire);
 }
 
 /* An integer field; zero is the default and is left out, as proto3 does.
  * int64 fields are the same varint of the two's complement. */
-static void put_uint(struct buf *b, unsigned field, uint64_t v)
+static void put_uint(struct hp_buf *b, unsigned field, uint64_t v)
 {
 	if (!v)
 		return;
 	put_tag(b, field, WIRE_VARINT);
-	put_varint(b, v);
+	hp_buf_put_u(b, v);
 }
 
-static void put_len(struct buf *b, unsigned field, const void *d, size_t n)
+static void put_len(struct hp_buf *b, unsigned field, const void *d, size_t n)
 {
 	put_tag(b, field, WIRE_LEN);
-	put_varint(b, n);
-	put_bytes(b, d, n);
+	hp_buf_put_u(b, n);
+	hp_buf_put_bytes(b, d, n);
 }
 
 /* Appends sub as a length-delimited field of b and empties sub. */
-static void put_sub(struct buf *b, unsigned field, struct buf *sub)
+static void put_sub(struct hp_buf *b, unsigned field, struct hp_buf *sub)
 {
 	if (sub->err && !b->err)
 		b->err = sub->err;
-	put_len(b, field, sub->p, sub->len);
+	put_len(b, field, sub->data, sub->len);
 	sub->len = 0;
 }
 
-static void put_packed(struct buf *b, unsigned field, const uint64_t *v, size_t n)
+static void put_packed(struct hp_buf *b, unsigned field, const uint64_t *v, size_t n)
 {
 	uint8_t tmp[HP_VARINT_MAX_BYTES];
 	size_t len = 0;
@@ -168,105 +116,24 @@ static void put_packed(struct buf *b, unsigned field, const uint64_t *v, size_t 
 	for (size_t i = 0; i < n; i++)
 		len += hp_varint_put(tmp, v[i]);
 	put_tag(b, field, WIRE_LEN);
-	put_varint(b, len);
+	hp_buf_put_u(b, len);
 	for (size_t i = 0; i < n; i++)
-		put_varint(b, v[i]);
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return hp_hash_u64(h);
+		hp_buf_put_u(b, v[i]);
 }
 
 /* The index of s in the string table, added on first use; 0 on failure
  * (the error is kept in the output buffer). */
 static uint64_t intern(struct pp *pp, const char *s)
 {
-	struct strtab *t = &pp->st;
-	size_t i;
+	uint32_t i;
 
 	if (pp->out.err)
 		return 0;
-	if ((t->n + 1) * 2 > t->mask) { /* keep it under half full */
-		size_t mask = t->mask ? t->mask * 2 + 1 : 255;
-		uint32_t *slots = calloc(mask + 1, sizeof *slots);
-		char **strs = realloc(t->s, (mask + 1) / 2 * sizeof *strs);
-		if (!slots || !strs) {
-			free(slots);
-			if (strs)
-				t->s = strs;
-			pp->out.err = -ENOMEM;
-			return 0;
-		}
-		t->s = strs;
-		for (size_t k = 0; k < t->n; k++) {
-			for (i = hash_str(t->s[k]) & mask; slots[i]; i = (i + 1) & mask)
-				;
-			slots[i] = (uint32_t)k + 1;
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->mask = mask;
-	}
-	for (i = hash_str(s) & t->mask; t->slots[i]; i = (i + 1) & t->mask)
-		if (strcmp(t->s[t->slots[i] - 1], s) == 0)
-			return t->slots[i] - 1;
-	t->s[t->n] = strdup(s);
-	if (!t->s[t->n]) {
+	if (hp_strtab_intern(&pp->st, s, &i)) {
 		pp->out.err = -ENOMEM;
 		return 0;
 	}
-	t->slots[i] = (uint32_t)++t->n;
-	return t->n - 1;
-}
-
-static int idmap_get(const struct idmap *m, uint64_t key, uint64_t *val)
-{
-	if (!m->mask)
-		return 0;
-	for (size_t i = hp_hash_u64(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask) {
-		if (m->keys[i] == key + 1) {
-			*val = m->vals[i];
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static int idmap_put(struct idmap *m, uint64_t key, uint64_t val)
-{
-	size_t i;
-
-	if ((m->used + 1) * 2 > m->mask) {
-		struct idmap g = {.mask = m->mask ? m->mask * 2 + 1 : 255, .used = m->used};
-		g.keys = calloc(g.mask + 1, sizeof *g.keys);
-		g.vals = calloc(g.mask + 1, sizeof *g.vals);
-		if (!g.keys || !g.vals) {
-			free(g.keys);
-			free(g.vals);
-			return -ENOMEM;
-		}
-		for (size_t k = 0; m->mask && k <= m->mask; k++) {
-			if (!m->keys[k])
-				continue;
-			for (i = hp_hash_u64(m->keys[k] - 1) & g.mask; g.keys[i]; i = (i + 1) & g.mask)
-				;
-			g.keys[i] = m->keys[k];
-			g.vals[i] = m->vals[k];
-		}
-		free(m->keys);
-		free(m->vals);
-		*m = g;
-	}
-	for (i = hp_hash_u64(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		;
-	m->keys[i] = key + 1;
-	m->vals[i] = val;
-	m->used++;
-	return 0;
+	return i;
 }
 
 /* The id of the Function (name, file), written on first use. pprof has
@@ -275,13 +142,14 @@ static uint64_t function_id(struct pp *pp, const struct hp_sym *s)
 {
 	uint64_t name = intern(pp, s->function), file = intern(pp, s->file), id;
 	uint64_t key = name << 32 | file;
+	uint32_t known;
 
 	if (pp->out.err)
 		return 0;
-	if (idmap_get(&pp->funcs, key, &id))
-		return id;
+	if (hp_u64map_get(&pp->funcs, key, &known))
+		return known;
 	id = ++pp->nfuncs;
-	if (idmap_put(&pp->funcs, key, id)) {
+	if (hp_u64map_put(&pp->funcs, key, (uint32_t)id)) {
 		pp->out.err = -ENOMEM;
 		return 0;
 	}
@@ -463,6 +331,7 @@ static int pp_init(struct pp *pp, const struct hp_model *m0, const struct hp_mod
 	const struct hp_model *ms[2] = {m0, m1};
 
 	memset(pp, 0, sizeof *pp);
+	pp->out.grow = pp->msg.grow = pp->line.grow = hp_buf_grow_heap;
 	for (int s = 0; s < 2 && ms[s]; s++) {
 		pp->models[s] = ms[s];
 		pp->locid[s] = calloc(ms[s]->nlocations + 1, sizeof(uint64_t));
@@ -475,19 +344,15 @@ static int pp_init(struct pp *pp, const struct hp_model *m0, const struct hp_mod
 
 static void pp_free(struct pp *pp)
 {
-	for (size_t i = 0; i < pp->st.n; i++)
-		free(pp->st.s[i]);
-	free(pp->st.s);
-	free(pp->st.slots);
-	free(pp->funcs.keys);
-	free(pp->funcs.vals);
+	hp_strtab_free(&pp->st);
+	hp_u64map_free(&pp->funcs);
 	for (int s = 0; s < 2; s++) {
 		free(pp->locid[s]);
 		free(pp->mapid[s]);
 	}
-	free(pp->out.p);
-	free(pp->msg.p);
-	free(pp->line.p);
+	free(pp->out.data);
+	free(pp->msg.data);
+	free(pp->line.data);
 }
 
 /* Gzips p[0..n) to out. Returns 0, -ENOMEM or -EIO. */
@@ -531,11 +396,13 @@ static int pp_finish(struct pp *pp, FILE *out)
 {
 	int ret;
 
-	for (size_t i = 0; i < pp->st.n; i++)
-		put_len(&pp->out, F_PROFILE_STRING_TABLE, pp->st.s[i], strlen(pp->st.s[i]));
+	for (size_t i = 0; i < pp->st.count; i++) {
+		const char *s = hp_strtab_get(&pp->st, (uint32_t)i);
+		put_len(&pp->out, F_PROFILE_STRING_TABLE, s, strlen(s));
+	}
 	ret = pp->out.err ? pp->out.err : pp->msg.err ? pp->msg.err : pp->line.err;
 	if (!ret)
-		ret = gzip_write(out, pp->out.p, pp->out.len);
+		ret = gzip_write(out, pp->out.data, pp->out.len);
 	pp_free(pp);
 	return ret;
 }

@@ -4,11 +4,11 @@
 #include "report.h"
 
 #include "../common/hash.h"
+#include "../common/units.h"
 #include "text.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,18 +26,12 @@ static const struct section sections[] = {
 	{"most bytes allocated", "allocated", HP_METRIC_ALLOCATED},
 };
 
-/* The figures of each capture stack, summed over its buckets. */
+/* The figures of a line of the report: a stack's (hp_mstack.v), with those
+ * of the stacks that read the same. */
 struct per_stack {
 	uint32_t stack;
 	struct hp_values v;
 };
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h * 0x9e3779b97f4a7c15ULL;
-}
 
 /* A stack's symbolic identity: a 64-bit hash of its frames' text.
  * Stacks whose return addresses differ but read the same (a call site
@@ -47,7 +41,7 @@ static uint64_t hash_str(uint64_t h, const char *s)
 static uint64_t stack_key(const struct hp_model *m, const uint64_t *loc_hash, uint32_t stack)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
-	uint64_t h = 1469598103934665603ULL ^ st->depth;
+	uint64_t h = HP_HASH_STR_SEED ^ st->depth;
 
 	for (uint32_t i = 0; i < st->depth; i++)
 		h = hp_hash_u64(h ^ loc_hash[st->locations[i]]) + i;
@@ -67,14 +61,22 @@ static int by_key(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
+/* A string's hash in a location's: FNV-1a, multiplied to spread it. */
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	return hp_hash_str(h, s) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The report's lines: the stacks with allocations, those that read the
+ * same merged. */
 static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 {
-	struct per_stack *s = calloc(m->nstacks ? m->nstacks : 1, sizeof *s), *out = NULL;
+	struct per_stack *out = NULL;
 	struct keyed *keys = calloc(m->nstacks ? m->nstacks : 1, sizeof *keys);
 	uint64_t *loc_hash = calloc(m->nlocations ? m->nlocations : 1, sizeof *loc_hash);
 	size_t k = 0, nk = 0;
 
-	if (!s || !keys || !loc_hash)
+	if (!keys || !loc_hash)
 		goto out;
 	for (size_t i = 0; i < m->nlocations; i++) {
 		const struct hp_location *l = &m->locations[i];
@@ -84,10 +86,8 @@ static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 			    l->syms[j].line;
 		loc_hash[i] = h;
 	}
-	for (size_t i = 0; i < m->nbuckets; i++)
-		hp_values_add(&s[m->buckets[i].stack].v, &m->buckets[i].v);
 	for (size_t i = 0; i < m->nstacks; i++)
-		if (s[i].v.alloc_objects > 0)
+		if (m->stacks[i].v.alloc_objects > 0)
 			keys[nk++] = (struct keyed){stack_key(m, loc_hash, (uint32_t)i), (uint32_t)i};
 	qsort(keys, nk, sizeof *keys, by_key);
 	out = calloc(nk ? nk : 1, sizeof *out);
@@ -96,16 +96,15 @@ static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 	/* Merge stacks that read the same into the first of them. */
 	for (size_t i = 0; i < nk; i++) {
 		if (i && keys[i].key == keys[i - 1].key) {
-			hp_values_add(&out[k - 1].v, &s[keys[i].stack].v);
+			hp_values_add(&out[k - 1].v, &m->stacks[keys[i].stack].v);
 			continue;
 		}
-		out[k++] = (struct per_stack){keys[i].stack, s[keys[i].stack].v};
+		out[k++] = (struct per_stack){keys[i].stack, m->stacks[keys[i].stack].v};
 	}
 	*n = k;
 out:
 	free(keys);
 	free(loc_hash);
-	free(s);
 	return out;
 }
 
@@ -140,65 +139,32 @@ static size_t top_of(const struct per_stack *ps, size_t n, enum hp_metric m, siz
 	return k;
 }
 
-static const char *bytes(char *buf, size_t cap, double b)
-{
-	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int u = 0;
-
-	while (fabs(b) >= 1024 && u < 4) {
-		b /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, cap, "%.0f B", b);
-	else
-		snprintf(buf, cap, "%.1f %s", b, units[u]);
-	return buf;
-}
-
-static const char *count(char *buf, size_t cap, double n)
-{
-	/* Thousands separated, for reading at a glance. */
-	char digits[32], *p = buf;
-	int len = snprintf(digits, sizeof digits, "%.0f", n < 0 ? -n : n);
-
-	if (len >= (int)sizeof digits) /* past 10^31: shown cut, never read past */
-		len = (int)sizeof digits - 1;
-
-	if (n < 0)
-		*p++ = '-';
-	for (int i = 0; i < len && (size_t)(p - buf) + 2 < cap; i++) {
-		*p++ = digits[i];
-		if ((len - i - 1) % 3 == 0 && i != len - 1)
-			*p++ = ',';
-	}
-	*p = '\0';
-	return buf;
-}
-
 static const char *metric_text(char *buf, size_t cap, const struct hp_values *v, enum hp_metric m)
 {
 	char a[32], b[32];
 	switch (m) {
 	case HP_METRIC_PEAK:
-		snprintf(buf, cap, "%s in %s blocks", bytes(a, sizeof a, v->peak_bytes),
-			 count(b, sizeof b, v->peak_objects));
+		snprintf(buf, cap, "%s in %s blocks", hp_units_bytes(a, sizeof a, v->peak_bytes),
+			 hp_units_count(b, sizeof b, v->peak_objects));
 		break;
 	case HP_METRIC_LEAKED:
-		snprintf(buf, cap, "%s in %s blocks", bytes(a, sizeof a, v->inuse_bytes),
-			 count(b, sizeof b, v->inuse_objects));
+		snprintf(buf, cap, "%s in %s blocks", hp_units_bytes(a, sizeof a, v->inuse_bytes),
+			 hp_units_count(b, sizeof b, v->inuse_objects));
 		break;
 	case HP_METRIC_ALLOCATIONS:
-		snprintf(buf, cap, "%s allocations, %s", count(a, sizeof a, v->alloc_objects),
-			 bytes(b, sizeof b, v->alloc_bytes));
+		snprintf(buf, cap, "%s allocations, %s",
+			 hp_units_count(a, sizeof a, v->alloc_objects),
+			 hp_units_bytes(b, sizeof b, v->alloc_bytes));
 		break;
 	case HP_METRIC_TEMPORARY:
 		snprintf(buf, cap, "%s temporary of %s allocations",
-			 count(a, sizeof a, v->temp_objects), count(b, sizeof b, v->alloc_objects));
+			 hp_units_count(a, sizeof a, v->temp_objects),
+			 hp_units_count(b, sizeof b, v->alloc_objects));
 		break;
 	default:
-		snprintf(buf, cap, "%s in %s allocations", bytes(a, sizeof a, v->alloc_bytes),
-			 count(b, sizeof b, v->alloc_objects));
+		snprintf(buf, cap, "%s in %s allocations",
+			 hp_units_bytes(a, sizeof a, v->alloc_bytes),
+			 hp_units_count(b, sizeof b, v->alloc_objects));
 	}
 	return buf;
 }
@@ -306,31 +272,36 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		s->seq, cap->nsnapshots, hp_capture_reason_name(s->reason), secs);
 	if (m->sampled)
 		fprintf(out, "  sampled every %s on average: figures are estimates (unbiased)\n",
-			bytes(a, sizeof a, (double)m->sample_rate_bytes));
+			hp_units_bytes(a, sizeof a, (double)m->sample_rate_bytes));
 	if (cap->flags & HP_META_SHADOWED)
 		fprintf(out, "  nothing recorded: another library's malloc came before heapprof's in\n"
 			     "  LD_PRELOAD; put libheapprof.so first\n");
 	fprintf(out, "\n");
-	fprintf(out, "  allocations     %s (%s/s)\n", count(a, sizeof a, t->alloc_objects),
-		count(b, sizeof b, secs > 0 ? t->alloc_objects / secs : 0));
-	fprintf(out, "  allocated       %s\n", bytes(a, sizeof a, t->alloc_bytes));
+	fprintf(out, "  allocations     %s (%s/s)\n", hp_units_count(a, sizeof a, t->alloc_objects),
+		hp_units_count(b, sizeof b, secs > 0 ? t->alloc_objects / secs : 0));
+	fprintf(out, "  allocated       %s\n", hp_units_bytes(a, sizeof a, t->alloc_bytes));
 	fprintf(out, "  temporary       %s (%.1f%% of allocations)\n",
-		count(a, sizeof a, t->temp_objects),
+		hp_units_count(a, sizeof a, t->temp_objects),
 		t->alloc_objects > 0 ? 100 * t->temp_objects / t->alloc_objects : 0);
-	fprintf(out, "  peak heap       %s in %s blocks at %.3f s\n", bytes(a, sizeof a, t->peak_bytes),
-		count(b, sizeof b, t->peak_objects), (double)s->peak_time_ns / 1e9);
+	fprintf(out, "  peak heap       %s in %s blocks at %.3f s\n",
+		hp_units_bytes(a, sizeof a, t->peak_bytes),
+		hp_units_count(b, sizeof b, t->peak_objects), (double)s->peak_time_ns / 1e9);
 	if (peak_rss(cap, s) > 0) /* no sample yet: nothing to say */
-		fprintf(out, "  peak RSS        %s\n", bytes(a, sizeof a, peak_rss(cap, s)));
+		fprintf(out, "  peak RSS        %s\n",
+			hp_units_bytes(a, sizeof a, peak_rss(cap, s)));
 	if (s->recorder_bytes)
 		fprintf(out, "  recorder        %s (heapprof's own tables and buffers, mapped)\n",
-			bytes(a, sizeof a, (double)s->recorder_bytes));
-	fprintf(out, "  in use          %s in %s blocks%s\n", bytes(a, sizeof a, t->inuse_bytes),
-		count(b, sizeof b, t->inuse_objects), s->reason == HP_SNAP_EXIT ? " (leaked at exit)" : "");
+			hp_units_bytes(a, sizeof a, (double)s->recorder_bytes));
+	fprintf(out, "  in use          %s in %s blocks%s\n",
+		hp_units_bytes(a, sizeof a, t->inuse_bytes),
+		hp_units_count(b, sizeof b, t->inuse_objects),
+		s->reason == HP_SNAP_EXIT ? " (leaked at exit)" : "");
 	for (int k = 1; k < HP_LOST_KINDS; k++) {
 		if (!s->lost_count[k] || k == HP_LOST_UNKNOWN_FREE)
 			continue;
 		lost += s->lost_count[k];
-		fprintf(out, "  not recorded    %s: %s\n", count(c, sizeof c, (double)s->lost_count[k]),
+		fprintf(out, "  not recorded    %s: %s\n",
+			hp_units_count(c, sizeof c, (double)s->lost_count[k]),
 			hp_capture_lost_name((unsigned)k));
 	}
 	(void)lost;

@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/strtab.h"
+#include "../common/table.h"
+#include "../common/vec.h"
 #include "demangle.h"
 #include "symtab.h"
 #include "text.h"
@@ -62,12 +65,6 @@ struct module_state {
 	size_t ncus, capcus;
 };
 
-struct string_block {
-	struct string_block *next;
-	size_t used, cap;
-	char data[];
-};
-
 /* Progress on stderr while symbolizing from the binaries, when stderr is a
  * terminal and the work has taken longer than after_ns: one line naming the
  * module at hand, rewritten in place at most every 100 ms, cleared after
@@ -87,7 +84,7 @@ struct hp_symbolizer {
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
 	struct module_state *mods;
-	struct string_block *strings;
+	struct hp_strpool strings; /* every name returned */
 	struct progress progress;
 };
 
@@ -98,42 +95,31 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Counts the distinct frame addresses of the capture per module (an open
- * addressing set, freed before returning). Returns 0 or -ENOMEM. */
+/* Counts the distinct frame addresses of the capture per module (a set,
+ * freed before returning). Returns 0 or -ENOMEM. */
 static int count_addresses(struct progress *pr, const struct hp_capture *cap)
 {
-	size_t nframes = 0, mask = 1023;
-	uint64_t *set;
+	struct hp_u64map seen = {0};
+	uint32_t unused;
+	int ret = 0;
 
-	for (size_t id = 1; id < cap->nstacks; id++)
-		nframes += cap->stacks[id].depth;
-	while (mask < nframes * 2)
-		mask = mask * 2 + 1;
-	set = calloc(mask + 1, sizeof *set);
 	pr->per_module = calloc(cap->nmodules + 1, sizeof *pr->per_module);
-	if (!set || !pr->per_module) {
-		free(set);
+	if (!pr->per_module)
 		return -ENOMEM;
-	}
-	for (size_t id = 1; id < cap->nstacks; id++) {
+	for (size_t id = 1; id < cap->nstacks && !ret; id++) {
 		const struct hp_cap_stack *st = &cap->stacks[id];
-		for (uint32_t f = 0; f < st->depth; f++) {
-			uint64_t a = st->frames[f], h = a * 0x9e3779b97f4a7c15ULL;
-			size_t i = (size_t)(h >> 20) & mask;
-			if (!a)
+		for (uint32_t f = 0; f < st->depth && !ret; f++) {
+			uint64_t a = st->frames[f];
+			if (!a || hp_u64map_get(&seen, a, &unused))
 				continue;
-			while (set[i] && set[i] != a)
-				i = (i + 1) & mask;
-			if (set[i])
-				continue;
-			set[i] = a;
+			ret = hp_u64map_put(&seen, a, 0);
 			const struct hp_cap_module *m = hp_capture_module_of(cap, a - 1);
 			pr->per_module[m ? (size_t)(m - cap->modules) : cap->nmodules]++;
 			pr->total++;
 		}
 	}
-	free(set);
-	return 0;
+	hp_u64map_free(&seen);
+	return ret;
 }
 
 /* HEAPPROF_PROGRESS_MS: after how long progress shows (default 1000;
@@ -234,11 +220,7 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
 	}
-	while (s->strings) {
-		struct string_block *next = s->strings->next;
-		free(s->strings);
-		s->strings = next;
-	}
+	hp_strpool_free(&s->strings);
 	free(s->mods);
 	free(s->debuginfo_path);
 	free(s);
@@ -247,23 +229,9 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str)
 {
 	size_t n = hp_text_escaped_len(str) + 1;
-	struct string_block *b = s->strings;
-	char *p;
+	char *p = hp_strpool_alloc(&s->strings, n);
 
-	if (!b || b->cap - b->used < n) {
-		size_t cap = n > 65536 ? n : 65536;
-		b = malloc(sizeof *b + cap);
-		if (!b)
-			return "?";
-		b->next = s->strings;
-		b->used = 0;
-		b->cap = cap;
-		s->strings = b;
-	}
-	p = b->data + b->used;
-	hp_text_escape(p, n, str);
-	b->used += n;
-	return p;
+	return p ? hp_text_escape(p, n, str) : "?";
 }
 
 /* str as it may be shown: itself when clean, else an escaped copy. */
@@ -309,9 +277,7 @@ static void open_module(struct hp_symbolizer *s, int i)
 	if (s->embedded) {
 		const struct hp_cap_symbols *sy = &s->cap->symbols;
 		uint64_t was = (size_t)i < sy->nstatus ? sy->status[i] : HP_SYMSTATUS_MISSING;
-		st->status = was == HP_SYMSTATUS_OK	 ? HP_MODSYM_EMBEDDED
-			     : was == HP_SYMSTATUS_MISMATCH ? HP_MODSYM_MISMATCH
-							   : HP_MODSYM_MISSING;
+		st->status = hp_module_status_of_record(was);
 		return;
 	}
 	if (m->path[0] != '/') /* [vdso] and friends: nothing on disk */
@@ -432,19 +398,6 @@ static const char *unknown(struct hp_symbolizer *s, uint64_t offset)
 	return hp_symbolizer_intern(s, buf);
 }
 
-static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *p = realloc(*arr, c * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = c;
-	return 0;
-}
-
 /* Walks die's children, recording function-like DIEs under parent. Only
  * scopes that can hold code are entered. */
 static void scan_scope(struct cu_table *t, Dwarf_Die *die, int parent, int depth)
@@ -461,13 +414,12 @@ static void scan_scope(struct cu_table *t, Dwarf_Die *die, int parent, int depth
 			Dwarf_Addr base, lo, hi;
 			ptrdiff_t off = 0;
 
-			if (grow_array((void **)&t->fns, &t->capfns, t->nfns, sizeof *t->fns))
+			if (hp_vec_grow(&t->fns, &t->capfns, t->nfns + 1))
 				return;
 			me = (int)t->nfns++;
 			t->fns[me] = (struct fn_die){child, parent, depth};
 			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
-				if (grow_array((void **)&t->ranges, &t->capranges, t->nranges,
-					       sizeof *t->ranges))
+				if (hp_vec_grow(&t->ranges, &t->capranges, t->nranges + 1))
 					return;
 				t->ranges[t->nranges++] = (struct fn_range){lo, hi, me};
 			}
@@ -487,7 +439,7 @@ static struct cu_table *cu_table_of(struct module_state *st, Dwarf_Die *cu)
 	for (size_t i = 0; i < st->ncus; i++)
 		if (st->cus[i].offset == off)
 			return &st->cus[i];
-	if (grow_array((void **)&st->cus, &st->capcus, st->ncus, sizeof *st->cus))
+	if (hp_vec_grow(&st->cus, &st->capcus, st->ncus + 1))
 		return NULL;
 	struct cu_table *t = &st->cus[st->ncus++];
 	memset(t, 0, sizeof *t);

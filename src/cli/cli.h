@@ -40,12 +40,6 @@ int hp_cmd_symbolize(int argc, char **argv);
 int hp_cli_load_model(const char *path, const struct hp_model_options *opts, struct hp_capture *cap,
 		      struct hp_model *model);
 
-/* "12.3 MiB" into buf. */
-const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes);
-
-/* n with its digits grouped by thousands, "44,001", into buf. */
-const char *hp_cli_count(char *buf, size_t cap, uint64_t n);
-
 /* An output file of a command: "-" (or NULL) is standard output.
  *
  * The rules, the same for every command that writes a file:

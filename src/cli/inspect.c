@@ -13,6 +13,7 @@
 
 #include "../analyzer/capture.h"
 #include "../analyzer/text.h"
+#include "../common/units.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -112,8 +113,8 @@ static void print_image(const struct hp_capture *cap)
 		       "  in use %s  peak %s  buckets %zu\n",
 		       s->seq, (double)s->time_ns / 1e9, hp_capture_reason_name(s->reason),
 		       s->alloc_count, s->free_count,
-		       hp_cli_bytes(b1, sizeof b1, s->alloc_bytes - s->free_bytes),
-		       hp_cli_bytes(b2, sizeof b2, s->peak_bytes), s->nbuckets);
+		       hp_units_bytes(b1, sizeof b1, (double)(s->alloc_bytes - s->free_bytes)),
+		       hp_units_bytes(b2, sizeof b2, (double)s->peak_bytes), s->nbuckets);
 	}
 }
 

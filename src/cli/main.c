@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../analyzer/text.h"
+#include "../common/version.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -31,38 +32,6 @@ static const char usage[] =
 	"  inspect [--stacks] FILE                  show what a capture file holds, check it\n"
 	"\n"
 	"`heapprof <command> --help` shows a command's options.\n";
-
-const char *hp_cli_bytes(char *buf, size_t cap, uint64_t bytes)
-{
-	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	double v = (double)bytes;
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
-	else
-		snprintf(buf, cap, "%.1f %s", v, units[u]);
-	return buf;
-}
-
-const char *hp_cli_count(char *buf, size_t cap, uint64_t n)
-{
-	char digits[24];
-	int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n);
-	size_t at = 0;
-
-	for (int i = 0; i < len && at + 2 < cap; i++) {
-		buf[at++] = digits[i];
-		if (i != len - 1 && (len - i - 1) % 3 == 0)
-			buf[at++] = ',';
-	}
-	buf[at] = '\0';
-	return buf;
-}
 
 int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *const *inputs,
 		       size_t ninputs)
@@ -240,7 +209,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return stdout_status(commands[i].fn(argc - 1, argv + 1));
 	if (strcmp(argv[1], "--version") == 0) {
-		puts("heapprof 0.1.0");
+		puts("heapprof " HP_VERSION);
 		return stdout_status(HP_EXIT_OK);
 	}
 	hp_cli_error("unknown command '%s' (try heapprof --help)", argv[1]);

@@ -21,6 +21,7 @@
 #include "../analyzer/capture.h"
 #include "../analyzer/embed.h"
 #include "../analyzer/model.h"
+#include "../common/units.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -313,12 +314,13 @@ static void summarize(const char *path, const char *prog, int status, int quiet)
 	if (!quiet) {
 		fprintf(stderr,
 			"heapprof: wrote %s: %s allocations%s, peak heap %s%s at %.3f s",
-			path, hp_cli_count(allocs, sizeof allocs, s->alloc_count), rate,
+			path, hp_units_count_u64(allocs, sizeof allocs, s->alloc_count), rate,
 			cap.sample_rate_bytes > 1 ? "~" : "",
-			hp_cli_bytes(peak, sizeof peak, peak_bytes), (double)s->peak_time_ns / 1e9);
+			hp_units_bytes(peak, sizeof peak, (double)peak_bytes),
+			(double)s->peak_time_ns / 1e9);
 		if (lost)
 			fprintf(stderr, ", %s events not recorded (see heapprof inspect)",
-				hp_cli_count(lost_text, sizeof lost_text, lost));
+				hp_units_count_u64(lost_text, sizeof lost_text, lost));
 		/* The last snapshot is the program's end when it is the exit's
 		 * or a fatal signal's; otherwise say what ended the program and
 		 * which moment the figures are from. */

@@ -1,10 +1,11 @@
 /*
- * hash.h - small non-cryptographic hashes for the recorder's tables.
+ * hash.h - small non-cryptographic hashes, for the recorder's tables and
+ * the analyzer's (table.h, strtab.h).
  *
  * hp_hash_u64 is the 64-bit finalizer of MurmurHash3 (a bijection, so
  * distinct addresses never collide before the table masks them); hp_hash_words
- * folds a word array (a call stack) through it. Allocation-free and
- * async-signal-safe.
+ * folds a word array (a call stack) through it; hp_hash_str is FNV-1a over
+ * a string. Allocation-free and async-signal-safe.
  */
 #ifndef HP_COMMON_HASH_H
 #define HP_COMMON_HASH_H
@@ -43,6 +44,24 @@ static inline uint64_t hp_hash_words(const uint64_t *w, size_t n, uint64_t seed)
 	a ^= (b >> 17) ^ (b << 47);
 	c ^= (d >> 23) ^ (d << 41);
 	return hp_hash_u64(a ^ (c * 0xc4ceb9fe1a85ec53ULL));
+}
+
+/* Where a string's hash starts. Not FNV's offset basis (14695981039346656037,
+ * 0xcbf29ce484222325): the analyzer's copies of FNV-1a all began from this
+ * number, a digit short of it, and the flame graph's colours come from it;
+ * any odd seed serves a table as well. */
+#define HP_HASH_STR_SEED 1469598103934665603ULL
+
+/* FNV-1a (64-bit) over the bytes of s, continuing from h: HP_HASH_STR_SEED
+ * for one string, the hash so far to chain several. FNV-1a's low bits mix
+ * poorly: a table masks hp_hash_u64 of it. Outputs that derive something
+ * visible from a string's hash (the flame graph's colours) depend on these
+ * exact values: do not change the function or their seeds. */
+static inline uint64_t hp_hash_str(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
 }
 
 #endif

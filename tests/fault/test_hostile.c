@@ -22,6 +22,7 @@
 
 #include "../../src/analyzer/capture.h"
 #include "../../src/analyzer/embed.h"
+#include "../../src/analyzer/model.h"
 #include "../../src/format/format.h"
 #include "../harness/craft.h"
 #include "../harness/harness.h"
@@ -443,6 +444,35 @@ static long peak_rss_kib(const char *sub, const char *path)
 		fclose(f);
 	}
 	return kib;
+}
+
+/* Frame address 0 (a capture may hold it; the recorder never writes it) is
+ * one location like any other address: the model's address index once
+ * took key 0 for an empty slot and made a new location at each sight. */
+HP_TEST(address_zero_is_one_location)
+{
+	const char *path = hp_craft_tmp("zero.hpf");
+	const uint64_t frame0[] = {16, 16}; /* two stacks: 16, 0 */
+	const uint64_t ids[] = {1, 2};
+	struct hp_capture cap;
+	struct hp_model m;
+	struct hp_craft c;
+	char err[256];
+
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	hp_craft_stacks(&c, 1, frame0, 2);
+	hp_craft_snapshot(&c, ids, 2);
+	if (hp_craft_write(&c, path) ||
+	    !expect_eq_u64((uint64_t)hp_capture_load(path, &cap, err, sizeof err), 0, err))
+		return;
+	if (expect_eq_u64((uint64_t)hp_model_build(&m, &cap, NULL, err, sizeof err), 0, err)) {
+		expect_eq_u64(m.nlocations, 2, "addresses 16 and 0, one location each");
+		expect_eq_u64(m.stacks[1].locations[1], m.stacks[2].locations[1],
+			      "both stacks end in the same location");
+		hp_model_free(&m);
+	}
+	hp_capture_free(&cap);
 }
 
 HP_TEST(memory_is_bounded_by_file_size)
