@@ -141,7 +141,8 @@ static int decode(const char *s, size_t n, char *out, size_t cap, int plus)
 		int c = (unsigned char)s[i];
 		if (c == '%') {
 			int hi, lo;
-			if (i + 2 >= n || (hi = hexval(s[i + 1])) < 0 || (lo = hexval(s[i + 2])) < 0)
+			if (i + 2 >= n || (hi = hexval(s[i + 1])) < 0 ||
+			    (lo = hexval(s[i + 2])) < 0)
 				return -EINVAL;
 			c = hi * 16 + lo;
 			i += 2;
@@ -168,7 +169,8 @@ int hp_http_query(const char *query, const char *name, char *out, size_t cap)
 		if ((eq ? (size_t)(eq - p) : len) == nlen && strncmp(p, name, nlen) == 0) {
 			if (!eq)
 				return cap ? (out[0] = '\0', 1) : -EINVAL;
-			return decode(eq + 1, len - (size_t)(eq + 1 - p), out, cap, 1) ? -EINVAL : 1;
+			return decode(eq + 1, len - (size_t)(eq + 1 - p), out, cap, 1) ? -EINVAL
+										       : 1;
 		}
 		p = end ? end + 1 : NULL;
 	}
@@ -179,7 +181,8 @@ int hp_http_query(const char *query, const char *name, char *out, size_t cap)
  * body: a request body is not read, so it is refused. */
 static int has_body(const char *headers)
 {
-	for (const char *l = headers; l && *l; l = strstr(l, "\r\n") ? strstr(l, "\r\n") + 2 : NULL) {
+	for (const char *l = headers; l && *l;
+	     l = strstr(l, "\r\n") ? strstr(l, "\r\n") + 2 : NULL) {
 		if (strncasecmp(l, "Transfer-Encoding:", 18) == 0)
 			return 1;
 		if (strncasecmp(l, "Content-Length:", 15) == 0) {
@@ -290,8 +293,8 @@ int hp_http_send(int fd, uint64_t deadline_ns, const void *data, size_t len)
 	return 0;
 }
 
-int hp_http_send_head(int fd, uint64_t deadline_ns, int status, const char *type,
-		      const char *extra, size_t len)
+int hp_http_send_head(int fd, uint64_t deadline_ns, int status, const char *type, const char *extra,
+		      size_t len)
 {
 	char head[1024];
 	int n = snprintf(head, sizeof head,

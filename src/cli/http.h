@@ -23,8 +23,8 @@
 #define HP_HTTP_MAX_TARGET_BYTES 1024
 
 struct hp_http_request {
-	int head;                                /* HEAD: the headers only */
-	char path[HP_HTTP_MAX_TARGET_BYTES + 1]; /* "/debug/pprof/heap", percent-decoded */
+	int head;                                 /* HEAD: the headers only */
+	char path[HP_HTTP_MAX_TARGET_BYTES + 1];  /* "/debug/pprof/heap", percent-decoded */
 	char query[HP_HTTP_MAX_TARGET_BYTES + 1]; /* after '?', raw; "" when none */
 };
 
@@ -56,8 +56,8 @@ int hp_http_respond(int fd, int timeout_ms, int status, const char *type, const 
  * pieces, each within the deadline (CLOCK_MONOTONIC ns, hp_http_deadline).
  * Return 0 or -errno. */
 uint64_t hp_http_deadline(int timeout_ms);
-int hp_http_send_head(int fd, uint64_t deadline_ns, int status, const char *type,
-		      const char *extra, size_t len);
+int hp_http_send_head(int fd, uint64_t deadline_ns, int status, const char *type, const char *extra,
+		      size_t len);
 int hp_http_send(int fd, uint64_t deadline_ns, const void *data, size_t len);
 
 /* A plain-text answer: the status and one line of text. */

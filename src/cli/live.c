@@ -29,9 +29,9 @@
 #include "../format/encode.h"
 #include "../format/format.h"
 
-#define MAX_SYMS 64              /* inlined frames at one address */
-#define FIRST_CHUNK (4u << 20)   /* bytes read from the file at once, doubled for a larger record */
-#define MAX_HEADER_BYTES 4096    /* a file header that claims more is not followed */
+#define MAX_SYMS 64            /* inlined frames at one address */
+#define FIRST_CHUNK (4u << 20) /* bytes read from the file at once, doubled for a larger record */
+#define MAX_HEADER_BYTES 4096  /* a file header that claims more is not followed */
 
 /* A resolved address: frames[first .. first + count) of the cache. */
 struct entry {
@@ -41,43 +41,43 @@ struct entry {
 
 struct hp_live {
 	char *path;
-	int fd;              /* -1 until the capture exists */
+	int fd; /* -1 until the capture exists */
 	pid_t pid;
-	int pidfd;           /* -1 where the kernel has no pidfd: kill() then */
+	int pidfd; /* -1 where the kernel has no pidfd: kill() then */
 	int sig;
 	const int *stop;
 
 	uint8_t prefix[MAX_HEADER_BYTES]; /* the file header, as read */
 	size_t prefix_len;                /* 0 until read */
 	uint64_t pos;
-	uint8_t *chunk;                   /* the read buffer: prefix, then file bytes */
+	uint8_t *chunk; /* the read buffer: prefix, then file bytes */
 	size_t chunk_cap, want;
 
-	size_t image;            /* of the file; valid when nimages */
+	size_t image; /* of the file; valid when nimages */
 	size_t nimages;
 	int image_has_meta;
 	size_t image_records;
-	struct hp_buf meta;      /* prefix + META, MODULES, STACKS frames of the image */
-	uint8_t *snap, *ts;      /* the last SNAPSHOT and TIMESERIES frames of the image */
+	struct hp_buf meta; /* prefix + META, MODULES, STACKS frames of the image */
+	uint8_t *snap, *ts; /* the last SNAPSHOT and TIMESERIES frames of the image */
 	size_t snap_len, ts_len;
 	uint64_t snap_end;
-	uint64_t nsnaps;         /* SNAPSHOT records seen, all images */
+	uint64_t nsnaps; /* SNAPSHOT records seen, all images */
 
 	/* The symbol cache, for image sym_image and symcap's modules. */
 	struct hp_capture symcap;
 	int have_symcap;
 	size_t sym_image;
-	size_t sym_meta_len;     /* meta.len when the cache last covered every stack */
+	size_t sym_meta_len; /* meta.len when the cache last covered every stack */
 	struct hp_symbolizer *sym;
 	struct entry *entries;
 	size_t nentries, alloc_entries;
-	uint32_t *slots;         /* entry index + 1; 0 = empty */
+	uint32_t *slots; /* entry index + 1; 0 = empty */
 	size_t mask;
 	struct hp_sym *frames;
 	size_t nframes, alloc_frames;
-	uint8_t *used;           /* per symcap module: a frame falls in it */
-	struct hp_buf symrec;    /* the SYMBOLS record of image 0 of a built capture */
-	size_t symrec_entries;   /* nentries when symrec was encoded; (size_t)-1: none */
+	uint8_t *used;         /* per symcap module: a frame falls in it */
+	struct hp_buf symrec;  /* the SYMBOLS record of image 0 of a built capture */
+	size_t symrec_entries; /* nentries when symrec was encoded; (size_t)-1: none */
 };
 
 static uint64_t now_ns(void)
@@ -212,9 +212,7 @@ static int take(struct hp_live *l, unsigned type, const uint8_t *raw, size_t len
 		l->image_has_meta = 1;
 		/* fall through */
 	case HP_REC_MODULES:
-	case HP_REC_STACKS:
-		hp_buf_put_bytes(&l->meta, raw, len);
-		return l->meta.err;
+	case HP_REC_STACKS: hp_buf_put_bytes(&l->meta, raw, len); return l->meta.err;
 	case HP_REC_SNAPSHOT:
 		l->nsnaps++;
 		l->snap_end = end;
@@ -269,7 +267,8 @@ static int poll_file(struct hp_live *l)
 			return -errno;
 		if ((uint64_t)st.st_size <= l->pos)
 			return 0;
-		want = (uint64_t)st.st_size - l->pos < l->want ? (size_t)(st.st_size - l->pos) : l->want;
+		want = (uint64_t)st.st_size - l->pos < l->want ? (size_t)(st.st_size - l->pos)
+							       : l->want;
 		if (l->chunk_cap < l->prefix_len + want) {
 			uint8_t *p = realloc(l->chunk, l->prefix_len + want);
 			if (!p)
@@ -289,7 +288,7 @@ static int poll_file(struct hp_live *l)
 			if (st_ == HP_READ_DAMAGED) {
 				if (r.ended)
 					break; /* cut at the end: a record being written */
-				continue;  /* skipped once an intact record follows */
+				continue;      /* skipped once an intact record follows */
 			}
 			ret = take(l, rec.type, l->chunk + rec.offset, r.pos - rec.offset,
 				   l->pos + (r.pos - l->prefix_len));
@@ -566,7 +565,8 @@ static int str_index(struct strtab *t, const char *s, uint64_t *out)
 		if (!fresh)
 			return -ENOMEM;
 		for (size_t k = 0; k < t->n; k++) {
-			for (i = hash_str(t->list[k]) & (slots - 1); fresh[i]; i = (i + 1) & (slots - 1))
+			for (i = hash_str(t->list[k]) & (slots - 1); fresh[i];
+			     i = (i + 1) & (slots - 1))
 				;
 			fresh[i] = (uint32_t)k + 1;
 		}
@@ -610,9 +610,9 @@ static int encode_symbols(struct hp_live *l, size_t image, struct hp_buf *out)
 		hp_buf_put_str(&body, t.list[i]);
 	hp_buf_put_u(&body, l->symcap.nmodules);
 	for (size_t i = 0; i < l->symcap.nmodules; i++) {
-		enum hp_module_status st = l->used[i] ? hp_symbolizer_status(l->sym, (int)i)
-						      : HP_MODSYM_MISSING;
-		hp_buf_put_u(&body, st == HP_MODSYM_OK ? HP_SYMSTATUS_OK
+		enum hp_module_status st =
+			l->used[i] ? hp_symbolizer_status(l->sym, (int)i) : HP_MODSYM_MISSING;
+		hp_buf_put_u(&body, st == HP_MODSYM_OK         ? HP_SYMSTATUS_OK
 				    : st == HP_MODSYM_MISMATCH ? HP_SYMSTATUS_MISMATCH
 							       : HP_SYMSTATUS_MISSING);
 	}
@@ -629,8 +629,8 @@ static int encode_symbols(struct hp_live *l, size_t image, struct hp_buf *out)
 		}
 	}
 	hp_buf_put_u(&body, image);
-	ret = body.err ? body.err : hp_format_put_record(out, HP_REC_SYMBOLS, body.data, body.len,
-							  NULL);
+	ret = body.err ? body.err
+		       : hp_format_put_record(out, HP_REC_SYMBOLS, body.data, body.len, NULL);
 out:
 	free(body.data);
 	free(fn);
@@ -756,8 +756,7 @@ int hp_live_build(struct hp_live *l, const struct hp_live_snap *base,
 	return ret;
 }
 
-int hp_live_symbols(struct hp_live *l, const struct hp_live_snap *snap, uint8_t **data,
-		    size_t *len)
+int hp_live_symbols(struct hp_live *l, const struct hp_live_snap *snap, uint8_t **data, size_t *len)
 {
 	struct hp_buf rec = {.grow = hp_buf_grow_heap};
 

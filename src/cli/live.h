@@ -59,9 +59,9 @@ struct hp_live_snap {
 	size_t len;
 	uint8_t *ts; /* the last TIMESERIES record before it, or NULL */
 	size_t ts_len;
-	size_t image;       /* the image of the file it belongs to (0 = the first) */
-	uint64_t end;       /* the file offset just past it */
-	uint64_t asked_ns;  /* CLOCK_MONOTONIC when the signal that asked for it was sent */
+	size_t image;      /* the image of the file it belongs to (0 = the first) */
+	uint64_t end;      /* the file offset just past it */
+	uint64_t asked_ns; /* CLOCK_MONOTONIC when the signal that asked for it was sent */
 };
 
 void hp_live_snap_free(struct hp_live_snap *s);

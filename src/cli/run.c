@@ -447,8 +447,9 @@ int hp_cmd_run(int argc, char **argv)
 	at += (size_t)created;
 	if (lfd >= 0 && at >= len) { /* neither "C" nor "E": it runs */
 		if (hp_server_start(&srv, lfd, path, pid, sig) == 0 && !quiet)
-			fprintf(stderr, "heapprof: serving http://%s/debug/pprof/ (port %u) for %s, "
-				"pid %d\n", a.value[HP_OPT_HTTP], port, argv[prog], (int)pid);
+			fprintf(stderr,
+				"heapprof: serving http://%s/debug/pprof/ (port %u) for %s, pid %d\n",
+				a.value[HP_OPT_HTTP], port, argv[prog], (int)pid);
 		lfd = -1;
 	}
 	if (lfd >= 0)

@@ -36,9 +36,9 @@
 #include "http.h"
 #include "live.h"
 
-#define READ_MS 5000        /* to read a request */
-#define SNAPSHOT_MS 10000   /* for the program to write a snapshot */
-#define WRITE_MS 30000      /* to write an answer */
+#define READ_MS 5000            /* to read a request */
+#define SNAPSHOT_MS 10000       /* for the program to write a snapshot */
+#define WRITE_MS 30000          /* to write an answer */
 #define CAPTURE_WRITE_MS 300000 /* to write a capture file, which may be large */
 
 struct hp_server {
@@ -46,10 +46,10 @@ struct hp_server {
 	int wake[2]; /* written by hp_server_stop: the accepting thread's poll returns */
 	pthread_t acceptor;
 	pthread_mutex_t lock;
-	pthread_cond_t cond; /* signalled on stop and when a connection ends */
-	int stop;            /* atomic; set once */
-	int active;          /* connection threads running; under lock */
-	struct hp_live *live;  /* under lock */
+	pthread_cond_t cond;      /* signalled on stop and when a connection ends */
+	int stop;                 /* atomic; set once */
+	int active;               /* connection threads running; under lock */
+	struct hp_live *live;     /* under lock */
 	struct hp_live_snap last; /* the latest snapshot taken, under lock */
 	int have_last;
 	pid_t pid;
@@ -156,8 +156,7 @@ static int render_metrics(FILE *f, const struct hp_model *m)
 	metric(f, "heapprof_heap_inuse_objects", "gauge", "Blocks allocated and not yet freed.",
 	       m->total.inuse_objects);
 	metric(f, "heapprof_heap_peak_bytes", "gauge",
-	       "Bytes in use at the heap's peak since the program started.",
-	       m->total.peak_bytes);
+	       "Bytes in use at the heap's peak since the program started.", m->total.peak_bytes);
 	metric(f, "heapprof_heap_peak_time_seconds", "gauge",
 	       "When the peak was reached, in seconds since the program started.",
 	       (double)sn->peak_time_ns / 1e9);
@@ -219,10 +218,8 @@ static int capture_head(void *ctx, size_t total, const char *name)
 	struct capture_ctx *c = ctx;
 	char extra[512];
 
-	snprintf(extra, sizeof extra,
-		 "Content-Disposition: attachment; filename=\"%s\"\r\n", name);
-	return hp_http_send_head(c->fd, c->deadline, 200, "application/octet-stream", extra,
-				 total);
+	snprintf(extra, sizeof extra, "Content-Disposition: attachment; filename=\"%s\"\r\n", name);
+	return hp_http_send_head(c->fd, c->deadline, 200, "application/octet-stream", extra, total);
 }
 
 /* Answers one profile request: heap (with debug and seconds), metrics,
@@ -294,7 +291,8 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 		ret = capture_head(&c, (size_t)snap.end + symlen, name);
 		/* The file's bytes, read without the lock: they are written once. */
 		while (!ret && !req->head && off < snap.end) {
-			size_t n = snap.end - off < sizeof piece ? (size_t)(snap.end - off) : sizeof piece;
+			size_t n = snap.end - off < sizeof piece ? (size_t)(snap.end - off)
+								 : sizeof piece;
 			int r = hp_live_read(s->live, piece, n, off);
 			if (r <= 0)
 				break; /* the length said is then not met: the client sees it */
@@ -305,11 +303,12 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 			hp_http_send(fd, c.deadline, sym, symlen);
 	} else {
 		const char *type = what == METRICS ? "text/plain; version=0.0.4; charset=utf-8"
-				   : debug	   ? "text/plain; charset=utf-8"
+				   : debug         ? "text/plain; charset=utf-8"
 						   : "application/octet-stream";
-		const char *extra = what == HEAP && !debug
-					    ? "Content-Disposition: attachment; filename=\"heap\"\r\n"
-					    : NULL;
+		const char *extra =
+			what == HEAP && !debug
+				? "Content-Disposition: attachment; filename=\"heap\"\r\n"
+				: NULL;
 		hp_http_respond(fd, WRITE_MS, 200, type, extra, o.data, o.len, req->head);
 	}
 	free(o.data);
@@ -689,19 +688,23 @@ int hp_cmd_serve(int argc, char **argv)
 	}
 	pre = env_get(env, (size_t)len, "LD_PRELOAD");
 	if (!pre || !strstr(pre, "libheapprof")) {
-		hp_cli_error("serve: process %d was not started with the recorder (no libheapprof.so "
-			     "in its LD_PRELOAD): it has no heap to serve", (int)pid);
+		hp_cli_error(
+			"serve: process %d was not started with the recorder (no libheapprof.so "
+			"in its LD_PRELOAD): it has no heap to serve",
+			(int)pid);
 		return HP_EXIT_FAILURE;
 	}
 	sigtext = env_get(env, (size_t)len, "HEAPPROF_DUMP_SIGNAL");
 	if (sigtext && (hp_option_parse_signal(sigtext, &sig) || sig == 0)) {
 		hp_cli_error("serve: process %d has no dump signal (HEAPPROF_DUMP_SIGNAL=%s): it "
-			     "cannot be asked for a snapshot", (int)pid, sigtext);
+			     "cannot be asked for a snapshot",
+			     (int)pid, sigtext);
 		return HP_EXIT_FAILURE;
 	}
 	if (find_capture(pid, env_get(env, (size_t)len, "HEAPPROF_OUTPUT"), path, sizeof path)) {
 		hp_cli_error("serve: process %d: cannot find its capture (it holds none open, and "
-			     "its HEAPPROF_OUTPUT is not set)", (int)pid);
+			     "its HEAPPROF_OUTPUT is not set)",
+			     (int)pid);
 		return HP_EXIT_FAILURE;
 	}
 	if (hp_http_listen(addr, &lfd, &port))
@@ -718,9 +721,10 @@ int hp_cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (!a.given[HP_OPT_QUIET]) {
 		char shown[PATH_MAX * 4];
-		fprintf(stderr, "heapprof: serving http://%s/debug/pprof/ (port %u) for process %d, "
-			"capture %s\n", addr, port, (int)pid,
-			hp_text_escape(shown, sizeof shown, path));
+		fprintf(stderr,
+			"heapprof: serving http://%s/debug/pprof/ (port %u) for process %d, "
+			"capture %s\n",
+			addr, port, (int)pid, hp_text_escape(shown, sizeof shown, path));
 	}
 	/* Until the program ends (its pidfd becomes readable; without pidfds,
 	 * checked twice a second) or we are told to stop. */

@@ -30,9 +30,9 @@
 
 /* A program under `heapprof run --http` or `heapprof serve`. */
 struct prog {
-	pid_t pid;      /* heapprof run, or the program itself (serve) */
-	pid_t server;   /* heapprof serve, or 0 */
-	int cmd, ack;   /* the program's stdin and stdout */
+	pid_t pid;    /* heapprof run, or the program itself (serve) */
+	pid_t server; /* heapprof serve, or 0 */
+	int cmd, ack; /* the program's stdin and stdout */
 	unsigned port;
 	char hpf[4200], err[4200];
 };
@@ -310,12 +310,13 @@ HP_TEST(serve_heap_has_the_figures_of_now)
 			      FIRST_N * FIRST_SIZE, "waiter_first's still");
 	}
 	if (command(&p, 't'))
-		expect_eq_u64(top(&p, "/debug/pprof/heap", "alloc_objects", "waiter_churn"), CHURN_N,
-			      "after 't': waiter_churn's allocations");
+		expect_eq_u64(top(&p, "/debug/pprof/heap", "alloc_objects", "waiter_churn"),
+			      CHURN_N, "after 't': waiter_churn's allocations");
 	/* Symbolized by the server: functions, files and lines, with no binary
 	 * for pprof to read (PPROF_BINARY_PATH leads nowhere). */
 	char u[256], *raw = hp_test_sh_out("PPROF_BINARY_PATH=/nonexistent go tool pprof -raw '%s' "
-					   "2>&1", url(&p, "/debug/pprof/heap", u, sizeof u));
+					   "2>&1",
+					   url(&p, "/debug/pprof/heap", u, sizeof u));
 	if (raw) {
 		expect_true(strstr(raw, "waiter_first") && strstr(raw, "waiter.c:"),
 			    "frames have functions, files and lines");
@@ -341,12 +342,12 @@ HP_TEST(serve_text_and_index)
 
 	if (!start(&p, "text", NULL))
 		return;
-	char *text = hp_test_sh_out("curl -sf '%s'", url(&p, "/debug/pprof/heap?debug=1", u,
-							      sizeof u));
+	char *text =
+		hp_test_sh_out("curl -sf '%s'", url(&p, "/debug/pprof/heap?debug=1", u, sizeof u));
 	if (text) {
 		char want[128];
-		snprintf(want, sizeof want, "heap profile: %6d: %8d [%6d: %8d] @ heapprofile", FIRST_N,
-			 FIRST_N * FIRST_SIZE, FIRST_N, FIRST_N * FIRST_SIZE);
+		snprintf(want, sizeof want, "heap profile: %6d: %8d [%6d: %8d] @ heapprofile",
+			 FIRST_N, FIRST_N * FIRST_SIZE, FIRST_N, FIRST_N * FIRST_SIZE);
 		expect_true(strncmp(text, want, strlen(want)) == 0,
 			    "?debug=1: gperftools' text with the figures of now");
 		if (strncmp(text, want, strlen(want)))
@@ -355,7 +356,8 @@ HP_TEST(serve_text_and_index)
 	}
 	char *index = hp_test_sh_out("curl -sf '%s'", url(&p, "/debug/pprof/", u, sizeof u));
 	if (index) {
-		expect_true(strstr(index, "href=\"heap\"") != NULL, "the index links the heap profile");
+		expect_true(strstr(index, "href=\"heap\"") != NULL,
+			    "the index links the heap profile");
 		free(index);
 	}
 	expect_eq_u64(finish(&p), 0, "ends well");
@@ -437,7 +439,8 @@ static int strict_prometheus(const char *text)
 		if (sscanf(line, "# TYPE %127s %31s", name, type) == 2) {
 			ok &= !strcmp(type, "gauge") || !strcmp(type, "counter");
 			if (!strcmp(type, "counter"))
-				ok &= strlen(name) > 6 && !strcmp(name + strlen(name) - 6, "_total");
+				ok &= strlen(name) > 6 &&
+				      !strcmp(name + strlen(name) - 6, "_total");
 			if (ntyped < 64)
 				snprintf(typed[ntyped++], sizeof typed[0], "%s", name);
 			continue;
@@ -450,7 +453,8 @@ static int strict_prometheus(const char *text)
 		int known = 0;
 		if (!sp)
 			return 0;
-		ok &= strspn(line, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:0123456789") ==
+		ok &= strspn(line,
+			     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:0123456789") ==
 			      (size_t)(sp - line) &&
 		      !(line[0] >= '0' && line[0] <= '9');
 		v = strtod(sp + 1, &e);
@@ -580,7 +584,8 @@ HP_TEST(serve_malformed_requests)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		r = exchange(p.port, cases[i].req, strlen(cases[i].req), 10000);
-		if (!expect_true(strncmp(r, cases[i].want, strlen(cases[i].want)) == 0, cases[i].why))
+		if (!expect_true(strncmp(r, cases[i].want, strlen(cases[i].want)) == 0,
+				 cases[i].why))
 			printf("request %zu answered: %.80s\n", i, r);
 		free(r);
 	}
@@ -625,10 +630,12 @@ HP_TEST(serve_port_taken_still_runs_the_program)
 				 "%s/taken.err",
 				 ntohs(a.sin_port), hp_test_tmp()),
 		      0, "heapprof says it cannot listen, and why");
-	expect_eq_u64(hp_test_sh("grep -q ready %s/taken.out", hp_test_tmp()), 0, "the program ran");
+	expect_eq_u64(hp_test_sh("grep -q ready %s/taken.out", hp_test_tmp()), 0,
+		      "the program ran");
 	struct hp_capture *cap = hpq_load(strcat(strcpy(cmd, hp_test_tmp()), "/taken.hpf"));
 	if (expect_true(cap != NULL, "and was recorded")) {
-		expect_eq_u64(hpq_match(cap, (const char *const[]){"waiter_first", NULL}).alloc_count,
+		expect_eq_u64(hpq_match(cap, (const char *const[]){"waiter_first", NULL})
+				      .alloc_count,
 			      FIRST_N, "its allocations");
 		hpq_free(cap);
 	}
@@ -702,7 +709,8 @@ HP_TEST(serve_capture_of_now)
 			hpq_free(cap);
 		}
 		/* Analysed where the program's binary is not. */
-		char *rep = hp_test_sh_out("cd / && %s/heapprof report %s 2>&1", hp_test_build(), file);
+		char *rep =
+			hp_test_sh_out("cd / && %s/heapprof report %s 2>&1", hp_test_build(), file);
 		if (rep) {
 			expect_true(strstr(rep, "waiter_second") && strstr(rep, "waiter.c:"),
 				    "heapprof report reads it, symbolized");
