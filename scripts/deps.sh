@@ -17,9 +17,10 @@ build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libiberty
 # pages, bash and zsh for the completions, dpkg for the package; clang for
 # the capture reader's fuzz target (make check runs it in CI); valgrind,
 # whose in-use-at-exit figures the exit tests agree with; rustc for the Rust
-# programs whose legacy and v0 symbol names the tests demangle.
+# programs whose legacy and v0 symbol names the tests demangle; curl and
+# Prometheus' Python client (its text parser) for the live endpoints.
 fuzz_pkgs="clang libclang-rt-14-dev"
-test_pkgs="binutils coreutils time python3 golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind rustc"
+test_pkgs="binutils coreutils time python3 python3-prometheus-client curl golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind rustc"
 bench_pkgs="heaptrack sqlite3 python3"
 
 case "${1:-test}" in

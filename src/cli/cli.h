@@ -30,6 +30,7 @@ int hp_cmd_export(int argc, char **argv);
 int hp_cmd_flamegraph(int argc, char **argv);
 int hp_cmd_diff(int argc, char **argv);
 int hp_cmd_symbolize(int argc, char **argv);
+int hp_cmd_serve(int argc, char **argv);
 
 /* Loads a capture, selects its image opts->image (or the default one) and
  * builds its model, for the commands that render one. Returns 0, or -errno
@@ -105,6 +106,8 @@ enum hp_cli_opt {
 	HP_OPT_FOLLOW_FORK,
 	HP_OPT_QUIET,
 	HP_OPT_NO_SYMBOLS,
+	HP_OPT_HTTP, /* run, serve: --http ADDR, the live endpoints (serve.h) */
+	HP_OPT_PID,  /* serve: --pid PID */
 	HP_OPT_COUNT
 };
 

@@ -30,6 +30,7 @@ static const char usage[] =
 	"  diff BASE NEW                            what grew and shrank, per call stack\n"
 	"  symbolize FILE                           embed symbols, for analysis on another machine\n"
 	"  inspect [--stacks] FILE                  show what a capture file holds, check it\n"
+	"  serve --pid PID [--http ADDR]            a running program's heap over HTTP (pprof)\n"
 	"\n"
 	"`heapprof <command> --help` shows a command's options.\n";
 
@@ -203,7 +204,7 @@ int main(int argc, char **argv)
 		{"run", hp_cmd_run},           {"inspect", hp_cmd_inspect},
 		{"report", hp_cmd_report},     {"export", hp_cmd_export},
 		{"flamegraph", hp_cmd_flamegraph}, {"diff", hp_cmd_diff},
-		{"symbolize", hp_cmd_symbolize},
+		{"symbolize", hp_cmd_symbolize}, {"serve", hp_cmd_serve},
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)

@@ -21,8 +21,11 @@
 #include "../analyzer/capture.h"
 #include "../analyzer/embed.h"
 #include "../analyzer/model.h"
+#include "../common/options.h"
 #include "../common/units.h"
 #include "cli.h"
+#include "http.h"
+#include "serve.h"
 
 static const char usage[] =
 	"usage: heapprof run [options] [--] PROGRAM [ARGS...]\n"
@@ -44,6 +47,9 @@ static const char usage[] =
 	"      --timeseries MS      heap/RSS sample period, up to 60000 (default 10; 0 = off)\n"
 	"      --seed N             fixed seed for sampling (reproducible runs)\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
+	"      --http ADDR          serve the live heap while it runs, as Go programs do:\n"
+	"                           go tool pprof http://ADDR/debug/pprof/heap (HOST:PORT;\n"
+	"                           loopback unless a host is given; heapprof serve --help)\n"
 	"  -q, --quiet              no summary line, no recorder messages\n"
 	"\n"
 	"BYTES accept K, M and G suffixes (powers of 1024).\n"
@@ -358,11 +364,15 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_QUIET, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 		{HP_OPT_NO_SYMBOLS, 0, 0, NULL},
+		{HP_OPT_HTTP, 0, 0, NULL},
 	};
 	struct hp_cli_args a;
 	char lib[PATH_MAX], path[PATH_MAX + 64] = "";
 	const char *output;
-	int quiet, symbols, fds[2], status, prog;
+	int quiet, symbols, fds[2], status, prog, lfd = -1, sig = SIGUSR2;
+	unsigned port = 0;
+	struct hp_server *srv = NULL;
+	siginfo_t info;
 	pid_t pid;
 	ssize_t n;
 	size_t len = 0;
@@ -388,6 +398,14 @@ int hp_cmd_run(int argc, char **argv)
 	}
 	if (check_program(argv[prog]) < 0)
 		return RUN_CANNOT_RUN;
+	if (a.given[HP_OPT_HTTP] && a.given[HP_OPT_DUMP_SIGNAL]) {
+		hp_option_parse_signal(a.value[HP_OPT_DUMP_SIGNAL], &sig); /* checked */
+		if (!sig) {
+			hp_cli_error("run: --http asks the program for snapshots with its dump "
+				     "signal: give one (--dump-signal NONE turns it off)");
+			return RUN_USAGE;
+		}
+	}
 	if (find_recorder(lib, sizeof lib) < 0) {
 		hp_cli_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
 		return RUN_USAGE;
@@ -396,6 +414,10 @@ int hp_cmd_run(int argc, char **argv)
 		hp_cli_error("run: pipe: %s", strerror(errno));
 		return RUN_USAGE;
 	}
+	/* Listening before the program starts: a port that cannot be had is
+	 * said at once, and the program runs all the same, unserved. */
+	if (a.given[HP_OPT_HTTP] && hp_http_listen(a.value[HP_OPT_HTTP], &lfd, &port) < 0)
+		hp_cli_error("run: running %s without the HTTP server", argv[prog]);
 	/* The terminal's ^C and ^\ go to the program; we wait for it to finish
 	 * (and write its capture) rather than die first. */
 	ign.sa_handler = SIG_IGN;
@@ -419,6 +441,28 @@ int hp_cmd_run(int argc, char **argv)
 			len += (size_t)n;
 	close(fds[0]);
 	path[len] = '\0';
+	/* The program runs (the pipe closed on its exec): serve it. The
+	 * server asks it for snapshots through a pidfd of this child, which
+	 * is reaped only after the server stopped. */
+	size_t plen = strlen(path), at = plen + 1;
+	int created = at < len && path[at] == 'N';
+	at += (size_t)created;
+	if (lfd >= 0 && at >= len) { /* neither "C" nor "E": it runs */
+		if (hp_server_start(&srv, lfd, path, pid, sig) == 0 && !quiet)
+			fprintf(stderr,
+				"heapprof: serving http://%s/debug/pprof/ (port %u) for %s, pid %d\n",
+				a.value[HP_OPT_HTTP], port, argv[prog], (int)pid);
+		lfd = -1;
+	}
+	if (lfd >= 0)
+		close(lfd);
+	if (srv) {
+		/* Wait for its end without reaping it: until the server stops,
+		 * its pid must stay its own. */
+		while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+			;
+		hp_server_stop(srv);
+	}
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			hp_cli_error("run: waitpid: %s", strerror(errno));
@@ -427,9 +471,6 @@ int hp_cmd_run(int argc, char **argv)
 	}
 	/* The child wrote "path\0", 'N' if it created the file, and "C<errno>"
 	 * or "E<errno>" when it could not go on (see child()). */
-	size_t plen = strlen(path), at = plen + 1;
-	int created = at < len && path[at] == 'N';
-	at += (size_t)created;
 	if (at < len && path[at] == 'C') {
 		int e = atoi(path + at + 1);
 		hp_cli_error("run: cannot create the capture %s: %s", path,

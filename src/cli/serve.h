@@ -1,0 +1,42 @@
+/*
+ * serve.h - the live HTTP endpoints of a running program, served by the
+ * heapprof process (heapprof run --http, heapprof serve --pid), never by a
+ * thread in the program (DESIGN.md, "Live").
+ *
+ *   /debug/pprof/                 an index page
+ *   /debug/pprof/heap             gzipped profile.proto (pprof.h), symbolized;
+ *                                 ?debug=1: gperftools' heap profile text;
+ *                                 ?seconds=N: the delta over the next N seconds
+ *   /debug/heapprof/capture       the capture file as of now, symbols appended
+ *   /metrics                      heap in use, peak, RSS, allocations, in
+ *                                 Prometheus' text format
+ *
+ * Each request asks the program for a snapshot (live.h) unless one asked
+ * for after the request arrived is at hand: concurrent scrapers share a
+ * snapshot, and snapshots are taken one at a time, under the server's lock.
+ * Connections are served by threads of their own, at most
+ * HP_SERVE_MAX_CONNECTIONS at once (more are answered 503 at once), each
+ * within time bounds (http.h).
+ *
+ * The threads live in the heapprof process; the program has none of ours.
+ */
+#ifndef HP_CLI_SERVE_H
+#define HP_CLI_SERVE_H
+
+#include <sys/types.h>
+
+#define HP_SERVE_MAX_CONNECTIONS 64
+#define HP_SERVE_MAX_SECONDS 3600 /* the longest ?seconds=N */
+
+struct hp_server;
+
+/* Serves on the listening socket lfd (hp_http_listen; the server owns it
+ * from here) the capture at path of process pid, asked for snapshots with
+ * signal sig. Returns 0, or -errno after saying why. */
+int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig);
+
+/* Stops accepting, ends the waits in progress, waits for the connections
+ * being served (each is bounded in time), frees everything. */
+void hp_server_stop(struct hp_server *s);
+
+#endif

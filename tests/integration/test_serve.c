@@ -1,0 +1,726 @@
+/*
+ * test_serve.c - the live endpoints (src/cli/serve.h), over HTTP on
+ * 127.0.0.1 only, read by their real readers: `go tool pprof` on the URL,
+ * Prometheus' own text parser (python3-prometheus-client) and a strict
+ * check of the exposition format here, `heapprof report` on the capture.
+ *
+ * The program is tests/programs/waiter.c: known allocations (waiter.h),
+ * more on command, idle in read(2) in between. Every wait is bounded.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../harness/harness.h"
+#include "../harness/query.h"
+#include "../harness/tools.h"
+#include "../programs/waiter.h"
+
+#define HP_HTTP_BIG 12000 /* more than a request may hold (src/cli/http.h) */
+
+/* A program under `heapprof run --http` or `heapprof serve`. */
+struct prog {
+	pid_t pid;    /* heapprof run, or the program itself (serve) */
+	pid_t server; /* heapprof serve, or 0 */
+	int cmd, ack; /* the program's stdin and stdout */
+	unsigned port;
+	char hpf[4200], err[4200];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Reads until want arrives on fd, for at most ms. */
+static int wait_for(int fd, const char *want, int ms)
+{
+	char buf[256];
+	size_t len = 0;
+	uint64_t end = now_ms() + (uint64_t)ms;
+
+	while (now_ms() < end && len < sizeof buf - 1) {
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(fd, buf + len, 1);
+		if (n <= 0)
+			return 0;
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (strstr(buf, want))
+			return 1;
+	}
+	return 0;
+}
+
+/* The port a server said it listens on, from its stderr file, "(port N)". */
+static unsigned port_of(const char *errfile, int ms)
+{
+	uint64_t end = now_ms() + (uint64_t)ms;
+
+	while (now_ms() < end) {
+		char buf[4096] = "";
+		FILE *f = fopen(errfile, "r");
+		size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+		const char *p;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		p = strstr(buf, "(port ");
+		if (p)
+			return (unsigned)atoi(p + 6);
+		usleep(20000);
+	}
+	return 0;
+}
+
+/* Starts argv with the program's stdin and stdout on pipes, its stderr
+ * into p->err. */
+static pid_t spawn(struct prog *p, char *const argv[], char *const env[])
+{
+	int in[2], out[2];
+	pid_t pid;
+
+	if (pipe(in) || pipe(out))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int e = open(p->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(e, 2);
+		close(in[1]);
+		close(out[0]);
+		if (env)
+			execve(argv[0], argv, env);
+		else
+			execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->cmd = in[1];
+	p->ack = out[0];
+	return pid;
+}
+
+/* heapprof run [opts] --http 127.0.0.1:0 -- waiter. Returns 1 when it
+ * runs and serves. */
+static int start(struct prog *p, const char *name, const char *opt)
+{
+	char heapprof[4200], waiter[4200];
+	char *argv[12];
+	int n = 0;
+
+	memset(p, 0, sizeof *p);
+	snprintf(heapprof, sizeof heapprof, "%s/heapprof", hp_test_build());
+	snprintf(waiter, sizeof waiter, "%s/tests/programs/waiter", hp_test_build());
+	snprintf(p->hpf, sizeof p->hpf, "%s/%s.hpf", hp_test_tmp(), name);
+	snprintf(p->err, sizeof p->err, "%s/%s.err", hp_test_tmp(), name);
+	argv[n++] = heapprof;
+	argv[n++] = "run";
+	argv[n++] = "-o";
+	argv[n++] = p->hpf;
+	if (opt)
+		argv[n++] = (char *)opt;
+	argv[n++] = "--http";
+	argv[n++] = "127.0.0.1:0";
+	argv[n++] = "--";
+	argv[n++] = waiter;
+	argv[n] = NULL;
+	signal(SIGPIPE, SIG_IGN);
+	p->pid = spawn(p, argv, NULL);
+	if (!expect_true(p->pid > 0, "heapprof run starts") ||
+	    !expect_true(wait_for(p->ack, "ready\n", 10000), "the program is ready"))
+		return 0;
+	p->port = port_of(p->err, 10000);
+	return expect_true(p->port > 0, "heapprof run says the port it serves on");
+}
+
+/* Sends a command and waits for its acknowledgement. */
+static int command(struct prog *p, char c)
+{
+	char b[2] = {c, '\n'};
+	return expect_true(write(p->cmd, b, 2) == 2 && wait_for(p->ack, "ok\n", 10000),
+			   "the program does what it is told");
+}
+
+/* Waits for pid for at most ms; returns its status, or -1 (then kills it). */
+static int reap(pid_t pid, int ms)
+{
+	uint64_t end = now_ms() + (uint64_t)ms;
+	int status;
+
+	while (now_ms() < end) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/* Ends the program ('q') and heapprof; returns heapprof run's status. */
+static int finish(struct prog *p)
+{
+	int st;
+
+	if (write(p->cmd, "q", 1) < 0)
+		(void)0;
+	close(p->cmd);
+	close(p->ack);
+	st = reap(p->pid, 20000);
+	if (p->server)
+		expect_eq_u64(reap(p->server, 20000), 0, "heapprof serve ends with the program");
+	return st;
+}
+
+static char *url(const struct prog *p, const char *path, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "http://127.0.0.1:%u%s", p->port, path);
+	return buf;
+}
+
+/* The flat figure of fn in `go tool pprof -top` of the URL for one sample
+ * type, -1 when fn is not there. */
+static long long top(const struct prog *p, const char *path, const char *index, const char *fn)
+{
+	char u[256];
+	char *out = hp_test_sh_out("go tool pprof -top -nodefraction=0 -nodecount=10000 -unit=B "
+				   "-sample_index=%s '%s' 2>&1",
+				   index, url(p, path, u, sizeof u));
+	int found;
+	long long v;
+
+	if (!out)
+		return -2;
+	v = hp_test_pprof_column(out, fn, 0, &found);
+	if (!found && strstr(out, "Total samples = 0") == NULL && strstr(out, fn))
+		printf("%s", out);
+	free(out);
+	return found ? v : -1;
+}
+
+/* The sum of one sample type over every sample of `go tool pprof -raw`
+ * output. */
+static long long raw_total(const char *raw, const char *type)
+{
+	const char *s = strstr(raw, "Samples:\n"), *l;
+	char types[512];
+	int col = -1, i = 0;
+	long long sum = 0;
+
+	if (!s)
+		return -1;
+	s += 9;
+	l = strchr(s, '\n');
+	if (!l || (size_t)(l - s) >= sizeof types)
+		return -1;
+	memcpy(types, s, (size_t)(l - s));
+	types[l - s] = '\0';
+	for (char *save, *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save), i++)
+		if (strncmp(t, type, strlen(type)) == 0 && t[strlen(type)] == '/')
+			col = i;
+	if (col < 0)
+		return -1;
+	for (s = l + 1; *s && strncmp(s, "Locations", 9) != 0; s = strchr(s, '\n') + 1) {
+		const char *colon = strchr(s, ':'), *eol = strchr(s, '\n');
+		if (!eol)
+			break;
+		if (colon && colon < eol && strstr(s, "bytes:[") != s + strspn(s, " ")) {
+			const char *q = s;
+			char *e;
+			long long v = 0;
+			for (int k = 0; k <= col; k++) {
+				v = strtoll(q, &e, 10);
+				if (e == q)
+					break;
+				q = e;
+			}
+			sum += v;
+		}
+	}
+	return sum;
+}
+
+/* An HTTP exchange on a raw socket: sends req (len bytes), returns what
+ * came back within ms (malloc'd). */
+static char *exchange(unsigned port, const char *req, size_t len, int ms)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	char *buf = calloc(1, 65536);
+	size_t got = 0;
+	uint64_t end = now_ms() + (uint64_t)ms;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return buf;
+	}
+	if (len && send(fd, req, len, MSG_NOSIGNAL) < 0)
+		(void)0;
+	while (now_ms() < end && got < 65535) {
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		ssize_t n = recv(fd, buf + got, 65535 - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	return buf;
+}
+
+HP_TEST(serve_heap_has_the_figures_of_now)
+{
+	struct prog p;
+
+	if (!hp_test_need_go() || !start(&p, "heap", NULL))
+		return;
+	expect_eq_u64(top(&p, "/debug/pprof/heap", "inuse_space", "waiter_first"),
+		      FIRST_N * FIRST_SIZE, "in use: waiter_first's blocks");
+	expect_eq_u64(top(&p, "/debug/pprof/heap", "inuse_objects", "waiter_first"), FIRST_N,
+		      "in use: waiter_first's count");
+	expect_true(top(&p, "/debug/pprof/heap", "inuse_space", "waiter_second") == -1,
+		    "waiter_second has not run yet");
+	if (command(&p, 's')) {
+		expect_eq_u64(top(&p, "/debug/pprof/heap", "inuse_space", "waiter_second"),
+			      SECOND_N * SECOND_SIZE, "after 's': waiter_second's blocks");
+		expect_eq_u64(top(&p, "/debug/pprof/heap", "alloc_objects", "waiter_second"),
+			      SECOND_N, "after 's': waiter_second's count");
+		expect_eq_u64(top(&p, "/debug/pprof/heap", "inuse_space", "waiter_first"),
+			      FIRST_N * FIRST_SIZE, "waiter_first's still");
+	}
+	if (command(&p, 't'))
+		expect_eq_u64(top(&p, "/debug/pprof/heap", "alloc_objects", "waiter_churn"),
+			      CHURN_N, "after 't': waiter_churn's allocations");
+	/* Symbolized by the server: functions, files and lines, with no binary
+	 * for pprof to read (PPROF_BINARY_PATH leads nowhere). */
+	char u[256], *raw = hp_test_sh_out("PPROF_BINARY_PATH=/nonexistent go tool pprof -raw '%s' "
+					   "2>&1",
+					   url(&p, "/debug/pprof/heap", u, sizeof u));
+	if (raw) {
+		expect_true(strstr(raw, "waiter_first") && strstr(raw, "waiter.c:"),
+			    "frames have functions, files and lines");
+		expect_eq_u64(raw_total(raw, "inuse_space"),
+			      FIRST_N * FIRST_SIZE + SECOND_N * SECOND_SIZE,
+			      "the whole heap in use is the program's, nothing else");
+		expect_eq_u64(raw_total(raw, "alloc_objects"), FIRST_N + SECOND_N + CHURN_N,
+			      "every allocation counted once");
+		free(raw);
+	}
+	expect_eq_u64(finish(&p), 0, "the program and heapprof run end well");
+	struct hp_capture *cap = hpq_load(p.hpf);
+	if (cap) {
+		expect_true(cap->has_symbols, "heapprof run still embeds the symbols at the end");
+		hpq_free(cap);
+	}
+}
+
+HP_TEST(serve_text_and_index)
+{
+	struct prog p;
+	char u[256];
+
+	if (!start(&p, "text", NULL))
+		return;
+	char *text =
+		hp_test_sh_out("curl -sf '%s'", url(&p, "/debug/pprof/heap?debug=1", u, sizeof u));
+	if (text) {
+		char want[128];
+		snprintf(want, sizeof want, "heap profile: %6d: %8d [%6d: %8d] @ heapprofile",
+			 FIRST_N, FIRST_N * FIRST_SIZE, FIRST_N, FIRST_N * FIRST_SIZE);
+		expect_true(strncmp(text, want, strlen(want)) == 0,
+			    "?debug=1: gperftools' text with the figures of now");
+		if (strncmp(text, want, strlen(want)))
+			printf("got: %.200s\nwant: %s\n", text, want);
+		free(text);
+	}
+	char *index = hp_test_sh_out("curl -sf '%s'", url(&p, "/debug/pprof/", u, sizeof u));
+	if (index) {
+		expect_true(strstr(index, "href=\"heap\"") != NULL,
+			    "the index links the heap profile");
+		free(index);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* ?seconds=N: the snapshot at the start of the interval is the one the
+ * capture gains first; 's' runs after it, and the answer is exactly what
+ * 's' allocated. */
+HP_TEST(serve_seconds_is_a_delta)
+{
+	struct prog p;
+	char u[256], out[4200];
+	size_t before = 0;
+	pid_t go;
+	uint64_t end;
+
+	if (!hp_test_need_go() || !start(&p, "delta", NULL))
+		return;
+	/* One request first: the capture then exists and has a snapshot. */
+	expect_true(top(&p, "/debug/pprof/heap", "inuse_space", "waiter_first") > 0, "warm up");
+	struct hp_capture *cap = hpq_load(p.hpf);
+	if (cap) {
+		before = cap->nsnapshots;
+		hpq_free(cap);
+	}
+	snprintf(out, sizeof out, "%s/delta.raw", hp_test_tmp());
+	go = fork();
+	if (go == 0) {
+		char cmd[8192];
+		snprintf(cmd, sizeof cmd, "go tool pprof -raw -seconds 3 '%s' >%s 2>&1",
+			 url(&p, "/debug/pprof/heap", u, sizeof u), out);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	/* Wait for the first snapshot of the interval. */
+	for (end = now_ms() + 10000; now_ms() < end; usleep(20000)) {
+		size_t n = 0;
+		cap = hpq_load(p.hpf);
+		if (cap) {
+			n = cap->nsnapshots;
+			hpq_free(cap);
+		}
+		if (n > before)
+			break;
+	}
+	command(&p, 's');
+	command(&p, 't');
+	expect_eq_u64(reap(go, 30000), 0, "go tool pprof -seconds 3 succeeds");
+	char *raw = hp_test_sh_out("cat %s", out);
+	if (raw) {
+		expect_eq_u64(raw_total(raw, "alloc_space"),
+			      SECOND_N * SECOND_SIZE + CHURN_N * CHURN_SIZE,
+			      "allocated in the interval: 's' and 't', nothing before");
+		expect_eq_u64(raw_total(raw, "inuse_space"), SECOND_N * SECOND_SIZE,
+			      "in use: the change over the interval ('t' freed its own)");
+		expect_true(strstr(raw, "waiter_second") && !strstr(raw, "waiter_first"),
+			    "only the interval's stacks");
+		free(raw);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* Prometheus' text format: every sample named as [a-zA-Z_:][a-zA-Z0-9_:]*,
+ * with a number, after its HELP and TYPE lines; counters named _total. */
+static int strict_prometheus(const char *text)
+{
+	char typed[64][128];
+	int ntyped = 0, ok = 1, nsamples = 0;
+
+	for (const char *l = text; *l; l = strchr(l, '\n') + 1) {
+		char line[512], name[128], type[32];
+		const char *eol = strchr(l, '\n');
+		double v;
+		char *e;
+		if (!eol || (size_t)(eol - l) >= sizeof line)
+			return 0; /* every line ends with '\n' */
+		memcpy(line, l, (size_t)(eol - l));
+		line[eol - l] = '\0';
+		if (sscanf(line, "# TYPE %127s %31s", name, type) == 2) {
+			ok &= !strcmp(type, "gauge") || !strcmp(type, "counter");
+			if (!strcmp(type, "counter"))
+				ok &= strlen(name) > 6 &&
+				      !strcmp(name + strlen(name) - 6, "_total");
+			if (ntyped < 64)
+				snprintf(typed[ntyped++], sizeof typed[0], "%s", name);
+			continue;
+		}
+		if (line[0] == '#') {
+			ok &= strncmp(line, "# HELP ", 7) == 0;
+			continue;
+		}
+		const char *sp = strchr(line, ' ');
+		int known = 0;
+		if (!sp)
+			return 0;
+		ok &= strspn(line,
+			     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:0123456789") ==
+			      (size_t)(sp - line) &&
+		      !(line[0] >= '0' && line[0] <= '9');
+		v = strtod(sp + 1, &e);
+		ok &= e != sp + 1 && *e == '\0' && v == v;
+		for (int i = 0; i < ntyped; i++)
+			known |= strlen(typed[i]) == (size_t)(sp - line) &&
+				 !strncmp(typed[i], line, (size_t)(sp - line));
+		ok &= known;
+		nsamples++;
+	}
+	return ok && nsamples > 0;
+}
+
+HP_TEST(serve_metrics_are_prometheus_text)
+{
+	struct prog p;
+	char u[256], file[4200];
+
+	if (!hp_test_need("/usr/bin/python3", "python3") || !start(&p, "metrics", NULL))
+		return;
+	snprintf(file, sizeof file, "%s/metrics.txt", hp_test_tmp());
+	if (command(&p, 's') &&
+	    expect_eq_u64(hp_test_sh("curl -sf -o %s '%s'", file, url(&p, "/metrics", u, sizeof u)),
+			  0, "GET /metrics")) {
+		char *text = hp_test_sh_out("cat %s", file);
+		if (text) {
+			expect_true(strict_prometheus(text), "the exposition format, strictly");
+			free(text);
+		}
+		/* Prometheus' own parser (its Python client, Debian's
+		 * python3-prometheus-client), which refuses what it cannot read. */
+		char *parsed = hp_test_sh_out(
+			"/usr/bin/python3 -c 'import sys\n"
+			"from prometheus_client.parser import text_string_to_metric_families as f\n"
+			"for m in f(open(sys.argv[1]).read()):\n"
+			"    for s in m.samples: print(m.type, s.name, int(s.value))' %s 2>&1",
+			file);
+		if (parsed) {
+			char want[256];
+			snprintf(want, sizeof want, "gauge heapprof_heap_inuse_bytes %d\n",
+				 FIRST_N * FIRST_SIZE + SECOND_N * SECOND_SIZE);
+			expect_true(strstr(parsed, want) != NULL, "the heap in use, exactly");
+			snprintf(want, sizeof want, "counter heapprof_allocations_total %d\n",
+				 FIRST_N + SECOND_N);
+			expect_true(strstr(parsed, want) != NULL, "allocations, a counter");
+			snprintf(want, sizeof want, "gauge heapprof_heap_peak_bytes %d\n",
+				 FIRST_N * FIRST_SIZE + SECOND_N * SECOND_SIZE);
+			expect_true(strstr(parsed, want) != NULL, "the peak");
+			expect_true(strstr(parsed, "gauge heapprof_rss_bytes ") != NULL, "RSS");
+			if (!strstr(parsed, "heapprof_heap_inuse_bytes"))
+				printf("%s", parsed);
+			free(parsed);
+		}
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* An idle program (blocked in read since it started) answers at once:
+ * the dump signal's handler writes the snapshot itself. */
+HP_TEST(serve_idle_program_answers)
+{
+	struct prog p;
+	char u[256];
+	uint64_t t;
+
+	if (!start(&p, "idle", NULL))
+		return;
+	sleep(1);
+	t = now_ms();
+	expect_eq_u64(hp_test_sh("curl -sf -o /dev/null --max-time 20 '%s'",
+				 url(&p, "/debug/pprof/heap", u, sizeof u)),
+		      0, "an idle program answers");
+	expect_true(now_ms() - t < 5000, "within seconds (no wait for an allocation)");
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+HP_TEST(serve_twenty_concurrent_requests)
+{
+	struct prog p;
+	char u[256];
+
+	if (!hp_test_need_go() || !start(&p, "many", NULL))
+		return;
+	command(&p, 's');
+	expect_eq_u64(hp_test_sh("cd %s && rm -f c*.fail; for i in $(seq 20); do "
+				 "(curl -sf --max-time 60 -o c$i.pb.gz '%s' || touch c$i.fail) & "
+				 "done; wait; ! ls c*.fail 2>/dev/null",
+				 hp_test_tmp(), url(&p, "/debug/pprof/heap", u, sizeof u)),
+		      0, "20 requests at once all succeed");
+	for (int i = 1; i <= 20; i++) {
+		char *out = hp_test_sh_out("go tool pprof -top -unit=B -sample_index=inuse_space "
+					   "-nodefraction=0 %s/c%d.pb.gz 2>&1",
+					   hp_test_tmp(), i);
+		int found;
+		if (!out)
+			continue;
+		expect_eq_u64((uint64_t)hp_test_pprof_column(out, "waiter_second", 0, &found),
+			      SECOND_N * SECOND_SIZE, "each answer is whole and the same");
+		free(out);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+HP_TEST(serve_malformed_requests)
+{
+	struct prog p;
+	char big[HP_HTTP_BIG];
+	char *r;
+
+	if (!start(&p, "malformed", NULL))
+		return;
+	static const struct {
+		const char *req, *want, *why;
+	} cases[] = {
+		{"GARBAGE\r\n\r\n", "HTTP/1.1 400 ", "no method, path and version"},
+		{"POST /debug/pprof/heap HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", "HTTP/1.1 405 ",
+		 "only GET and HEAD"},
+		{"GET /debug/pprof/heap HTTP/2.0\r\n\r\n", "HTTP/1.1 505 ", "HTTP/1.x only"},
+		{"GET /../../etc/passwd HTTP/1.1\r\n\r\n", "HTTP/1.1 404 ", "no file is served"},
+		{"GET /debug/pprof/heap?seconds=abc HTTP/1.1\r\n\r\n", "HTTP/1.1 400 ",
+		 "seconds is a number"},
+		{"GET /debug/pprof/heap?seconds=99999 HTTP/1.1\r\n\r\n", "HTTP/1.1 400 ",
+		 "seconds is bounded"},
+		{"GET /debug/pprof/he%zzap HTTP/1.1\r\n\r\n", "HTTP/1.1 400 ", "a bad escape"},
+		{"GET /debug/pprof/heap HTTP/1.1\r\nHost: x\r\n", "HTTP/1.1 408 ",
+		 "a request cut short: answered within the time bound"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		r = exchange(p.port, cases[i].req, strlen(cases[i].req), 10000);
+		if (!expect_true(strncmp(r, cases[i].want, strlen(cases[i].want)) == 0,
+				 cases[i].why))
+			printf("request %zu answered: %.80s\n", i, r);
+		free(r);
+	}
+	/* Headers past the bound: refused, never read on. */
+	memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
+	memset(big + 19, 'a', sizeof big - 19);
+	r = exchange(p.port, big, sizeof big, 10000);
+	expect_true(strncmp(r, "HTTP/1.1 413 ", 13) == 0 || !*r, "headers too large: refused");
+	free(r);
+	/* A client that connects and says nothing is let go. */
+	uint64_t t = now_ms();
+	r = exchange(p.port, "", 0, 15000);
+	expect_true(now_ms() - t < 12000, "a silent client is closed within the bound");
+	free(r);
+	/* And the server still answers. */
+	r = exchange(p.port, "GET /debug/pprof/heap HTTP/1.1\r\n\r\n", 34, 20000);
+	expect_true(strncmp(r, "HTTP/1.1 200 ", 13) == 0, "then a good request is served");
+	free(r);
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+HP_TEST(serve_port_taken_still_runs_the_program)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	char cmd[8192];
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!expect_true(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+				 listen(fd, 1) == 0 &&
+				 getsockname(fd, (struct sockaddr *)&a, &len) == 0,
+			 "a port taken by the test"))
+		return;
+	snprintf(cmd, sizeof cmd,
+		 "echo q | %s/heapprof run -o %s/taken.hpf --http 127.0.0.1:%u -- "
+		 "%s/tests/programs/waiter >%s/taken.out 2>%s/taken.err",
+		 hp_test_build(), hp_test_tmp(), ntohs(a.sin_port), hp_test_build(), hp_test_tmp(),
+		 hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s", cmd), 0, "the program runs and ends well all the same");
+	expect_eq_u64(hp_test_sh("grep -q 'cannot listen on 127.0.0.1:%u: Address already in use' "
+				 "%s/taken.err",
+				 ntohs(a.sin_port), hp_test_tmp()),
+		      0, "heapprof says it cannot listen, and why");
+	expect_eq_u64(hp_test_sh("grep -q ready %s/taken.out", hp_test_tmp()), 0,
+		      "the program ran");
+	struct hp_capture *cap = hpq_load(strcat(strcpy(cmd, hp_test_tmp()), "/taken.hpf"));
+	if (expect_true(cap != NULL, "and was recorded")) {
+		expect_eq_u64(hpq_match(cap, (const char *const[]){"waiter_first", NULL})
+				      .alloc_count,
+			      FIRST_N, "its allocations");
+		hpq_free(cap);
+	}
+	close(fd);
+}
+
+/* heapprof serve --pid on a program started with LD_PRELOAD by hand. */
+HP_TEST(serve_pid_of_a_preloaded_program)
+{
+	struct prog p;
+	char waiter[4200], lib[4200], out[4300], heapprof[4200], pidtext[32], preload[4300];
+	char *argv[] = {waiter, NULL};
+	char *env[] = {preload, out, "PATH=/usr/bin:/bin", NULL};
+
+	if (!hp_test_need_go())
+		return;
+	memset(&p, 0, sizeof p);
+	snprintf(waiter, sizeof waiter, "%s/tests/programs/waiter", hp_test_build());
+	snprintf(lib, sizeof lib, "%s/libheapprof.so", hp_test_build());
+	snprintf(p.hpf, sizeof p.hpf, "%s/bypid.hpf", hp_test_tmp());
+	snprintf(p.err, sizeof p.err, "%s/bypid.prog.err", hp_test_tmp());
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", lib);
+	snprintf(out, sizeof out, "HEAPPROF_OUTPUT=%s", p.hpf);
+	unlink(p.hpf);
+	p.pid = spawn(&p, argv, env);
+	if (!expect_true(p.pid > 0 && wait_for(p.ack, "ready\n", 10000), "the program runs"))
+		return;
+	snprintf(heapprof, sizeof heapprof, "%s/heapprof", hp_test_build());
+	snprintf(pidtext, sizeof pidtext, "%d", (int)p.pid);
+	snprintf(p.err, sizeof p.err, "%s/bypid.err", hp_test_tmp());
+	p.server = fork();
+	if (p.server == 0) {
+		int e = open(p.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		execl(heapprof, heapprof, "serve", "--pid", pidtext, "--http", "127.0.0.1:0",
+		      (char *)NULL);
+		_exit(127);
+	}
+	p.port = port_of(p.err, 10000);
+	if (expect_true(p.port > 0, "heapprof serve says its port")) {
+		expect_eq_u64(top(&p, "/debug/pprof/heap", "inuse_space", "waiter_first"),
+			      FIRST_N * FIRST_SIZE, "the program's heap");
+		if (command(&p, 's'))
+			expect_eq_u64(top(&p, "/debug/pprof/heap", "inuse_space", "waiter_second"),
+				      SECOND_N * SECOND_SIZE, "and after it allocated more");
+	}
+	expect_eq_u64(finish(&p), 0, "the program ends well");
+	expect_eq_u64(hp_test_sh("%s serve --pid %d 2>/dev/null", heapprof, (int)getpid()), 1,
+		      "a process without the recorder is refused");
+}
+
+HP_TEST(serve_capture_of_now)
+{
+	struct prog p;
+	char u[256], file[4200];
+
+	if (!start(&p, "capture", NULL))
+		return;
+	snprintf(file, sizeof file, "%s/now.hpf", hp_test_tmp());
+	if (command(&p, 's') &&
+	    expect_eq_u64(hp_test_sh("curl -sf -o %s '%s'", file,
+				     url(&p, "/debug/heapprof/capture", u, sizeof u)),
+			  0, "GET /debug/heapprof/capture")) {
+		struct hp_capture *cap = hpq_load(file);
+		if (expect_true(cap != NULL, "a capture file")) {
+			expect_eq_u64(cap->ndamage, 0, "whole");
+			expect_true(cap->has_symbols, "with its symbols");
+			expect_eq_u64(hpq_match(cap, (const char *const[]){"waiter_second", NULL})
+					      .alloc_count,
+				      SECOND_N, "as of now");
+			hpq_free(cap);
+		}
+		/* Analysed where the program's binary is not. */
+		char *rep =
+			hp_test_sh_out("cd / && %s/heapprof report %s 2>&1", hp_test_build(), file);
+		if (rep) {
+			expect_true(strstr(rep, "waiter_second") && strstr(rep, "waiter.c:"),
+				    "heapprof report reads it, symbolized");
+			free(rep);
+		}
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
