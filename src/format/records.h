@@ -129,6 +129,8 @@ struct hp_rec_module_event {
 	HP_REC_MODULE_LOAD(HP_REC_MEMBER)
 };
 
+#define HP_REC_MODULE_EVENT_MIN_BYTES (0 HP_REC_MODULE_EVENT(HP_REC_ONE))
+
 #define HP_REC_SEGMENT(X)                                                      \
 	X(U, uint64_t, vaddr)                                                  \
 	X(U, uint64_t, memsz)                                                  \
