@@ -267,6 +267,22 @@ static void bound(struct hp_cursor *c, uint64_t *n, size_t min_item_bytes)
 	}
 }
 
+/* The decoder of a part that is its field list and nothing else. */
+#define DEFINE_GET(part, LIST)                                                 \
+	int hp_rec_##part##_get(struct hp_cursor *c, struct hp_rec_##part *v) \
+	{                                                                      \
+		LIST(GET)                                                      \
+		return result(c);                                              \
+	}
+
+DEFINE_GET(segment, HP_REC_SEGMENT)
+DEFINE_GET(snapshot, HP_REC_SNAPSHOT)
+DEFINE_GET(lost, HP_REC_LOST)
+DEFINE_GET(bucket, HP_REC_BUCKET)
+DEFINE_GET(snapshot_tail, HP_REC_SNAPSHOT_TAIL)
+DEFINE_GET(symframe, HP_REC_SYMFRAME)
+DEFINE_GET(symbols_tail, HP_REC_SYMBOLS_TAIL)
+
 int hp_rec_count_get(struct hp_cursor *c, size_t min_item_bytes, uint64_t *n)
 {
 	*n = hp_cursor_count(c, (uint64_t)(c->end - c->p) / min_item_bytes);
@@ -310,12 +326,6 @@ int hp_rec_module_event_get(struct hp_cursor *c, struct hp_rec_module_event *v)
 	return result(c);
 }
 
-int hp_rec_segment_get(struct hp_cursor *c, struct hp_rec_segment *v)
-{
-	HP_REC_SEGMENT(GET)
-	return result(c);
-}
-
 int hp_rec_stacks_get(struct hp_cursor *c, struct hp_rec_stacks *v)
 {
 	HP_REC_STACKS(GET)
@@ -339,30 +349,6 @@ int hp_rec_stack_frames_get(struct hp_cursor *c, uint64_t *frames, uint64_t dept
 	return result(c);
 }
 
-int hp_rec_snapshot_get(struct hp_cursor *c, struct hp_rec_snapshot *v)
-{
-	HP_REC_SNAPSHOT(GET)
-	return result(c);
-}
-
-int hp_rec_lost_get(struct hp_cursor *c, struct hp_rec_lost *v)
-{
-	HP_REC_LOST(GET)
-	return result(c);
-}
-
-int hp_rec_bucket_get(struct hp_cursor *c, struct hp_rec_bucket *v)
-{
-	HP_REC_BUCKET(GET)
-	return result(c);
-}
-
-int hp_rec_snapshot_tail_get(struct hp_cursor *c, struct hp_rec_snapshot_tail *v)
-{
-	HP_REC_SNAPSHOT_TAIL(GET)
-	return result(c);
-}
-
 int hp_rec_sample_get(struct hp_cursor *c, struct hp_rec_sample *v, uint64_t *prev_ns)
 {
 	v->time_ns = *prev_ns + (uint64_t)hp_cursor_s(c);
@@ -375,17 +361,5 @@ int hp_rec_symaddr_get(struct hp_cursor *c, struct hp_rec_symaddr *v)
 {
 	HP_REC_SYMADDR(GET)
 	bound(c, &v->frame_count, HP_REC_SYMFRAME_MIN_BYTES);
-	return result(c);
-}
-
-int hp_rec_symframe_get(struct hp_cursor *c, struct hp_rec_symframe *v)
-{
-	HP_REC_SYMFRAME(GET)
-	return result(c);
-}
-
-int hp_rec_symbols_tail_get(struct hp_cursor *c, struct hp_rec_symbols_tail *v)
-{
-	HP_REC_SYMBOLS_TAIL(GET)
 	return result(c);
 }

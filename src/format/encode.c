@@ -129,6 +129,23 @@ int hp_format_put_record(struct hp_buf *out, unsigned type, const uint8_t *paylo
 /* Every field of a fixed group is a u on the wire, a tail's included. */
 #define PUT(kind, type, name) hp_buf_put_u(b, v->name);
 
+/* The encoder of a part that is its field list and nothing else. */
+#define DEFINE_PUT(part, LIST)                                                 \
+	void hp_rec_##part##_put(struct hp_buf *b, const struct hp_rec_##part *v) \
+	{                                                                      \
+		LIST(PUT)                                                      \
+	}
+
+DEFINE_PUT(segment, HP_REC_SEGMENT)
+DEFINE_PUT(stacks, HP_REC_STACKS)
+DEFINE_PUT(snapshot, HP_REC_SNAPSHOT)
+DEFINE_PUT(lost, HP_REC_LOST)
+DEFINE_PUT(bucket, HP_REC_BUCKET)
+DEFINE_PUT(snapshot_tail, HP_REC_SNAPSHOT_TAIL)
+DEFINE_PUT(symaddr, HP_REC_SYMADDR)
+DEFINE_PUT(symframe, HP_REC_SYMFRAME)
+DEFINE_PUT(symbols_tail, HP_REC_SYMBOLS_TAIL)
+
 void hp_rec_count_put(struct hp_buf *b, uint64_t n)
 {
 	hp_buf_put_u(b, n);
@@ -161,16 +178,6 @@ void hp_rec_module_event_put(struct hp_buf *b, const struct hp_rec_module_event 
 	HP_REC_MODULE_LOAD(PUT)
 }
 
-void hp_rec_segment_put(struct hp_buf *b, const struct hp_rec_segment *v)
-{
-	HP_REC_SEGMENT(PUT)
-}
-
-void hp_rec_stacks_put(struct hp_buf *b, const struct hp_rec_stacks *v)
-{
-	HP_REC_STACKS(PUT)
-}
-
 void hp_rec_stack_put(struct hp_buf *b, const uint64_t *frames, uint32_t depth)
 {
 	hp_buf_put_u(b, depth);
@@ -179,44 +186,9 @@ void hp_rec_stack_put(struct hp_buf *b, const uint64_t *frames, uint32_t depth)
 		hp_buf_put_s(b, (int64_t)(frames[i] - frames[i - 1]));
 }
 
-void hp_rec_snapshot_put(struct hp_buf *b, const struct hp_rec_snapshot *v)
-{
-	HP_REC_SNAPSHOT(PUT)
-}
-
-void hp_rec_lost_put(struct hp_buf *b, const struct hp_rec_lost *v)
-{
-	HP_REC_LOST(PUT)
-}
-
-void hp_rec_bucket_put(struct hp_buf *b, const struct hp_rec_bucket *v)
-{
-	HP_REC_BUCKET(PUT)
-}
-
-void hp_rec_snapshot_tail_put(struct hp_buf *b, const struct hp_rec_snapshot_tail *v)
-{
-	HP_REC_SNAPSHOT_TAIL(PUT)
-}
-
 void hp_rec_sample_put(struct hp_buf *b, const struct hp_rec_sample *v, uint64_t *prev_ns)
 {
 	hp_buf_put_s(b, (int64_t)(v->time_ns - *prev_ns));
 	*prev_ns = v->time_ns;
 	HP_REC_SAMPLE(PUT)
-}
-
-void hp_rec_symaddr_put(struct hp_buf *b, const struct hp_rec_symaddr *v)
-{
-	HP_REC_SYMADDR(PUT)
-}
-
-void hp_rec_symframe_put(struct hp_buf *b, const struct hp_rec_symframe *v)
-{
-	HP_REC_SYMFRAME(PUT)
-}
-
-void hp_rec_symbols_tail_put(struct hp_buf *b, const struct hp_rec_symbols_tail *v)
-{
-	HP_REC_SYMBOLS_TAIL(PUT)
 }

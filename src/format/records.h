@@ -33,6 +33,9 @@
  * version: an older reader would take it for the next item. That takes a
  * major version, or a new record.)
  *
+ * (A part that is its field list and nothing else gets its encoder and
+ * decoder from DEFINE_PUT in encode.c and DEFINE_GET in decode.c.)
+ *
  * Encoders stream: each appends its part to an hp_buf, so the recorder
  * writes from its own tables item by item, allocating nothing (the buffer
  * grows through its grow function) and touching no stdio; they are
