@@ -19,8 +19,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "../../src/format/encode.h"
-#include "../../src/format/format.h"
+#include "../../src/format/records.h"
 
 #define DEPTH 8
 #define BIAS 0x555500000000ull
@@ -93,25 +92,28 @@ int main(int argc, char **argv)
 
 	hp_format_put_file_header(&out);
 	/* META */
-	hp_buf_put_u(&p, 1); hp_buf_put_u(&p, 0); hp_buf_put_u(&p, 0); hp_buf_put_u(&p, 0);
-	hp_buf_put_u(&p, 4096); hp_buf_put_str(&p, path); hp_buf_put_u(&p, 1);
-	hp_buf_put_str(&p, argv[2]); hp_buf_put_str(&p, "gen_stacks");
-	hp_buf_put_u(&p, 1); hp_buf_put_u(&p, 0); hp_buf_put_u(&p, 64); hp_buf_put_u(&p, 0);
-	hp_buf_put_u(&p, 0); hp_buf_put_u(&p, 0); hp_buf_put_u(&p, 0); hp_buf_put_u(&p, 0);
+	hp_rec_meta_put(&p, &(struct hp_rec_meta){.pid = 1, .page_size = 4096,
+						  .program = hp_rec_str_of(path)});
+	hp_rec_count_put(&p, 1);
+	hp_rec_str_put(&p, hp_rec_str_of(argv[2]));
+	hp_rec_meta_options_put(&p, &(struct hp_rec_meta_options){
+		.recorder_version = hp_rec_str_of("gen_stacks"), .sample_rate_bytes = 1,
+		.max_depth = 64});
 	hp_format_put_record(&out, HP_REC_META, p.data, p.len, z);
 	p.len = 0;
 	/* MODULES: the binary, its text segment */
-	hp_buf_put_u(&p, 1); hp_buf_put_u(&p, HP_MOD_LOAD); hp_buf_put_u(&p, 0); hp_buf_put_u(&p, 0);
-	hp_buf_put_str(&p, path); hp_buf_put_blob(&p, build_id, bid_len); hp_buf_put_u(&p, BIAS);
-	hp_buf_put_u(&p, 1); hp_buf_put_u(&p, text.p_vaddr); hp_buf_put_u(&p, text.p_memsz);
-	hp_buf_put_u(&p, text.p_offset); hp_buf_put_u(&p, text.p_flags);
+	hp_rec_count_put(&p, 1);
+	hp_rec_module_event_put(&p, &(struct hp_rec_module_event){
+		.kind = HP_MOD_LOAD, .path = hp_rec_str_of(path),
+		.build_id = {(const char *)build_id, bid_len}, .bias = BIAS, .segment_count = 1});
+	hp_rec_segment_put(&p, &(struct hp_rec_segment){text.p_vaddr, text.p_memsz, text.p_offset,
+							 text.p_flags});
 	hp_format_put_record(&out, HP_REC_MODULES, p.data, p.len, z);
 	p.len = 0;
 	/* STACKS, in records of 100k */
 	for (size_t first = 1; first <= nstacks; first += 100000) {
 		size_t n = nstacks - first + 1 < 100000 ? nstacks - first + 1 : 100000;
-		hp_buf_put_u(&p, first);
-		hp_buf_put_u(&p, n);
+		hp_rec_stacks_put(&p, &(struct hp_rec_stacks){.first_id = first, .count = n});
 		for (size_t i = 0; i < n; i++) {
 			uint64_t f[DEPTH];
 			/* Distinct stacks: the innermost two frames encode the index. */
@@ -119,27 +121,26 @@ int main(int argc, char **argv)
 			f[1] = addrs[((first + i) / naddrs) % naddrs];
 			for (int k = 2; k < DEPTH; k++)
 				f[k] = addrs[next() % naddrs];
-			hp_buf_put_u(&p, DEPTH);
-			hp_buf_put_u(&p, f[0]);
-			for (int k = 1; k < DEPTH; k++)
-				hp_buf_put_s(&p, (int64_t)(f[k] - f[k - 1]));
+			hp_rec_stack_put(&p, f, DEPTH);
 		}
 		hp_format_put_record(&out, HP_REC_STACKS, p.data, p.len, z);
 		p.len = 0;
 	}
 	/* SNAPSHOT: one bucket per stack */
-	hp_buf_put_u(&p, 1); hp_buf_put_u(&p, 1000000000); hp_buf_put_u(&p, HP_SNAP_EXIT);
-	hp_buf_put_u(&p, 0);
-	hp_buf_put_u(&p, nstacks * 3); hp_buf_put_u(&p, nstacks * 300);
-	hp_buf_put_u(&p, nstacks * 2); hp_buf_put_u(&p, nstacks * 200);
-	hp_buf_put_u(&p, nstacks * 100); hp_buf_put_u(&p, nstacks); hp_buf_put_u(&p, 500000000);
-	hp_buf_put_u(&p, nstacks + 1); hp_buf_put_u(&p, 0);
-	hp_buf_put_u(&p, nstacks);
-	for (size_t i = 1; i <= nstacks; i++) {
-		uint64_t v[12] = {i, 0, 0, 0, 3, 300, 2, 200, 1, 100, 1, 100};
-		for (int k = 0; k < 12; k++)
-			hp_buf_put_u(&p, v[k]);
-	}
+	hp_rec_snapshot_put(&p, &(struct hp_rec_snapshot){
+		.seq = 1, .time_ns = 1000000000, .reason = HP_SNAP_EXIT,
+		.alloc_count = nstacks * 3, .alloc_bytes = nstacks * 300,
+		.free_count = nstacks * 2, .free_bytes = nstacks * 200,
+		.peak_bytes = nstacks * 100, .peak_count = nstacks, .peak_time_ns = 500000000,
+		.stack_count = nstacks + 1});
+	hp_rec_count_put(&p, 0); /* lost */
+	hp_rec_count_put(&p, nstacks);
+	for (size_t i = 1; i <= nstacks; i++)
+		hp_rec_bucket_put(&p, &(struct hp_rec_bucket){.stack_id = (uint32_t)i,
+							      .alloc_count = 3, .alloc_bytes = 300,
+							      .free_count = 2, .free_bytes = 200,
+							      .peak_count = 1, .peak_bytes = 100,
+							      .temp_count = 1, .temp_bytes = 100});
 	hp_format_put_record(&out, HP_REC_SNAPSHOT, p.data, p.len, z);
 
 	FILE *f = fopen(argv[1], "w");

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../format/decode.h"
+#include "../format/records.h"
 
 static void note_damage(struct hp_capture *cap, const char *fmt, ...)
 {
@@ -55,20 +55,27 @@ static int charge(struct hp_capture *cap, size_t bytes)
 	return 0;
 }
 
-/* A str field as a string, or NULL with c->err set (over the bound, or
- * out of memory: either way the record is not read). */
+/* A copy of a str field as a string, or NULL (over the bound, or out of
+ * memory: either way the record is not read). */
+static char *copy_str(struct hp_capture *cap, struct hp_rec_str str)
+{
+	char *s = charge(cap, heap_bytes(str.len + 1)) ? NULL : malloc(str.len + 1);
+
+	if (!s)
+		return NULL;
+	memcpy(s, str.p, str.len);
+	s[str.len] = '\0';
+	return s;
+}
+
+/* The next str field, copied; NULL with c->err set when it cannot be. */
 static char *cursor_str(struct hp_capture *cap, struct hp_cursor *c)
 {
-	size_t n;
-	const uint8_t *p = hp_cursor_blob(c, &n);
-	char *s = charge(cap, heap_bytes(n + 1)) ? NULL : malloc(n + 1);
+	struct hp_rec_str str;
+	char *s = hp_rec_str_get(c, &str) ? NULL : copy_str(cap, str);
 
-	if (!s) {
+	if (!s)
 		c->err = 1;
-		return NULL;
-	}
-	memcpy(s, p, n);
-	s[n] = '\0';
 	return s;
 }
 
@@ -108,32 +115,37 @@ static void free_meta(struct hp_cap_image *img)
 
 static int parse_meta(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
+	struct hp_rec_meta m;
+	struct hp_rec_meta_options o;
+	uint64_t argc;
+
 	free_meta(img); /* only when a damaged META was half read */
-	img->pid = hp_cursor_u(c);
-	img->ppid = hp_cursor_u(c);
-	img->start_realtime_ns = hp_cursor_u(c);
-	img->start_monotonic_ns = hp_cursor_u(c);
-	img->page_size = hp_cursor_u(c);
-	img->program = cursor_str(cap, c);
-	img->argc = hp_cursor_count(c, (uint64_t)(c->end - c->p));
-	if (c->err || charge(cap, heap_bytes((img->argc + 1) * sizeof *img->argv)))
+	if (hp_rec_meta_get(c, &m) || hp_rec_count_get(c, 1, &argc))
+		goto bad;
+	{
+		const struct hp_rec_meta *from = &m;
+		struct hp_cap_image *to = img;
+		HP_REC_META_PROCESS(HP_REC_ASSIGN)
+	}
+	img->program = copy_str(cap, m.program);
+	img->argc = argc;
+	if (!img->program || charge(cap, heap_bytes((img->argc + 1) * sizeof *img->argv)))
 		goto bad;
 	img->argv = calloc(img->argc + 1, sizeof *img->argv);
 	if (!img->argv)
 		return -ENOMEM;
 	for (size_t i = 0; i < img->argc && !c->err; i++)
 		img->argv[i] = cursor_str(cap, c);
-	img->recorder_version = cursor_str(cap, c);
-	img->sample_rate_bytes = hp_cursor_u(c);
-	img->unwind = hp_cursor_u(c);
-	img->max_depth = hp_cursor_u(c);
-	img->flags = hp_cursor_u(c);
-	img->dump_signal = hp_cursor_u(c);
-	img->interval_ms = hp_cursor_u(c);
-	img->dump_every_bytes = hp_cursor_u(c);
-	img->high_water_bytes = hp_cursor_u(c);
-	if (c->err)
+	if (c->err || hp_rec_meta_options_get(c, &o))
 		goto bad;
+	img->recorder_version = copy_str(cap, o.recorder_version);
+	if (!img->recorder_version)
+		goto bad;
+	{
+		const struct hp_rec_meta_options *from = &o;
+		struct hp_cap_image *to = img;
+		HP_REC_META_OPTIONS(HP_REC_ASSIGN)
+	}
 	img->has_meta = 1;
 	return 0;
 bad: /* nothing half read is kept: program, argv and version all or none */
@@ -143,47 +155,42 @@ bad: /* nothing half read is kept: program, argv and version all or none */
 
 static int parse_modules(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
-	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	uint64_t n;
 
+	hp_rec_count_get(c, HP_REC_MODULE_EVENT_MIN_BYTES, &n);
 	for (uint64_t i = 0; i < n && !c->err; i++) {
-		uint64_t kind = hp_cursor_u(c), time = hp_cursor_u(c), id = hp_cursor_u(c);
+		struct hp_rec_module_event ev;
 		struct hp_cap_module *m = NULL;
 
-		if (kind == HP_MOD_UNLOAD) {
+		if (hp_rec_module_event_get(c, &ev))
+			break;
+		if (ev.kind == HP_MOD_UNLOAD) {
 			for (size_t k = img->nmodules; k-- > 0;) {
-				if (img->modules[k].id == id && !img->modules[k].unloaded) {
+				if (img->modules[k].id == ev.module_id && !img->modules[k].unloaded) {
 					img->modules[k].unloaded = 1;
-					img->modules[k].unload_ns = time;
+					img->modules[k].unload_ns = ev.time_ns;
 					break;
 				}
 			}
 			continue;
 		}
-		if (kind != HP_MOD_LOAD)
-			return -EINVAL;
 		int err = reserve(cap, (void **)&img->modules, &img->alloc_modules, img->nmodules + 1,
 				  sizeof *m);
 		if (err)
 			return err;
 		m = &img->modules[img->nmodules++];
-		m->id = (uint32_t)id;
-		m->load_ns = time;
-		m->path = cursor_str(cap, c);
-		size_t len;
-		const uint8_t *bid = hp_cursor_blob(c, &len);
-		m->build_id_len = len < sizeof m->build_id ? len : sizeof m->build_id;
-		memcpy(m->build_id, bid, m->build_id_len);
-		m->bias = hp_cursor_u(c);
-		uint64_t nseg = hp_cursor_count(c, (uint64_t)(c->end - c->p));
-		for (uint64_t s = 0; s < nseg && !c->err; s++) {
-			struct hp_cap_segment seg;
-			/* Four statements: the order of reads in one initializer is
-			 * unspecified. */
-			seg.vaddr = hp_cursor_u(c);
-			seg.memsz = hp_cursor_u(c);
-			seg.offset = hp_cursor_u(c);
-			seg.flags = hp_cursor_u(c);
-			if (m->nseg < HP_CAP_MAX_SEGMENTS)
+		m->id = (uint32_t)ev.module_id;
+		m->load_ns = ev.time_ns;
+		m->path = copy_str(cap, ev.path);
+		if (!m->path)
+			c->err = 1;
+		m->build_id_len = ev.build_id.len < sizeof m->build_id ? ev.build_id.len
+								      : sizeof m->build_id;
+		memcpy(m->build_id, ev.build_id.p, m->build_id_len);
+		m->bias = ev.bias;
+		for (uint64_t s = 0; s < ev.segment_count && !c->err; s++) {
+			struct hp_rec_segment seg;
+			if (!hp_rec_segment_get(c, &seg) && m->nseg < HP_CAP_MAX_SEGMENTS)
 				m->seg[m->nseg++] = seg;
 		}
 		if (c->err) { /* drop the half-read module */
@@ -197,12 +204,14 @@ static int parse_modules(struct hp_capture *cap, struct hp_cap_image *img, struc
 
 static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
-	uint64_t first = hp_cursor_u(c);
-	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	struct hp_rec_stacks h;
+	uint64_t first, n;
 	int err;
 
-	if (c->err)
+	if (hp_rec_stacks_get(c, &h))
 		return -EINVAL;
+	first = h.first_id;
+	n = h.count;
 	/* Stacks come in order, once each. A gap is a STACKS record lost to
 	 * damage: its ids stay as empty stacks (depth 0), so that later records
 	 * and the snapshots that use them still load. */
@@ -220,8 +229,8 @@ static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct
 		img->nstacks = first;
 	for (uint64_t i = 0; i < n; i++) {
 		struct hp_cap_stack *s = &img->stacks[first + i];
-		uint64_t depth = hp_cursor_count(c, (uint64_t)(c->end - c->p));
-		if (c->err || !depth)
+		uint64_t depth;
+		if (hp_rec_stack_depth_get(c, &depth))
 			return -EINVAL;
 		if (charge(cap, heap_bytes(depth * sizeof *s->frames)))
 			return -E2BIG;
@@ -230,10 +239,7 @@ static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct
 			return -ENOMEM;
 		s->depth = (uint32_t)depth;
 		img->nstacks = first + i + 1; /* counted now: freed with the capture */
-		s->frames[0] = hp_cursor_u(c);
-		for (uint64_t k = 1; k < depth; k++)
-			s->frames[k] = s->frames[k - 1] + (uint64_t)hp_cursor_s(c);
-		if (c->err) { /* a stack cut short: keep its id, empty */
+		if (hp_rec_stack_frames_get(c, s->frames, depth)) { /* cut short: its id kept, empty */
 			free(s->frames);
 			s->frames = NULL;
 			s->depth = 0;
@@ -246,57 +252,41 @@ static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct
 static int parse_snapshot(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	struct hp_cap_snapshot s = {0};
-	uint64_t kinds;
+	struct hp_rec_snapshot head;
+	struct hp_rec_snapshot_tail tail;
+	uint64_t kinds, nbuckets;
 	int err;
 
-	s.seq = hp_cursor_u(c);
-	s.time_ns = hp_cursor_u(c);
-	s.reason = hp_cursor_u(c);
-	s.signo = hp_cursor_u(c);
-	s.alloc_count = hp_cursor_u(c);
-	s.alloc_bytes = hp_cursor_u(c);
-	s.free_count = hp_cursor_u(c);
-	s.free_bytes = hp_cursor_u(c);
-	s.peak_bytes = hp_cursor_u(c);
-	s.peak_count = hp_cursor_u(c);
-	s.peak_time_ns = hp_cursor_u(c);
-	s.stack_count = hp_cursor_u(c);
-	kinds = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	hp_rec_snapshot_get(c, &head);
+	{
+		const struct hp_rec_snapshot *from = &head;
+		struct hp_cap_snapshot *to = &s;
+		HP_REC_SNAPSHOT(HP_REC_ASSIGN)
+	}
+	hp_rec_count_get(c, HP_REC_LOST_MIN_BYTES, &kinds);
 	for (uint64_t i = 0; i < kinds && !c->err; i++) {
-		uint64_t why = hp_cursor_u(c), n = hp_cursor_u(c), b = hp_cursor_u(c);
-		if (why < HP_LOST_KINDS) {
-			s.lost_count[why] += n;
-			s.lost_bytes[why] += b;
+		struct hp_rec_lost l;
+		if (!hp_rec_lost_get(c, &l) && l.reason < HP_LOST_KINDS) {
+			s.lost_count[l.reason] += l.count;
+			s.lost_bytes[l.reason] += l.bytes;
 		}
 	}
-	s.nbuckets = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 12);
+	hp_rec_count_get(c, HP_REC_BUCKET_MIN_BYTES, &nbuckets);
 	if (c->err)
 		return -EINVAL;
+	s.nbuckets = (size_t)nbuckets;
 	if (charge(cap, heap_bytes((s.nbuckets ? s.nbuckets : 1) * sizeof *s.buckets)))
 		return -E2BIG;
 	s.buckets = calloc(s.nbuckets ? s.nbuckets : 1, sizeof *s.buckets);
 	if (!s.buckets)
 		return -ENOMEM;
-	for (size_t i = 0; i < s.nbuckets; i++) {
-		struct hp_cap_bucket *b = &s.buckets[i];
-		uint64_t stack = hp_cursor_u(c);
-		b->stack_id = stack < img->nstacks ? (uint32_t)stack : 0;
-		if (stack >= img->nstacks && stack != 0)
-			c->err = 1;
-		b->type_tag = (uint32_t)hp_cursor_u(c);
-		b->context_tag = (uint32_t)hp_cursor_u(c);
-		b->size = hp_cursor_u(c);
-		b->alloc_count = hp_cursor_u(c);
-		b->alloc_bytes = hp_cursor_u(c);
-		b->free_count = hp_cursor_u(c);
-		b->free_bytes = hp_cursor_u(c);
-		b->peak_count = hp_cursor_u(c);
-		b->peak_bytes = hp_cursor_u(c);
-		b->temp_count = hp_cursor_u(c);
-		b->temp_bytes = hp_cursor_u(c);
+	for (size_t i = 0; i < s.nbuckets && !c->err; i++) {
+		hp_rec_bucket_get(c, &s.buckets[i]);
+		if (s.buckets[i].stack_id >= img->nstacks && s.buckets[i].stack_id != 0)
+			c->err = 1; /* a stack not defined (yet) */
 	}
-	if (!c->err && c->p < c->end) /* format 1.1 */
-		s.recorder_bytes = hp_cursor_u(c);
+	hp_rec_snapshot_tail_get(c, &tail);
+	s.recorder_bytes = tail.recorder_bytes;
 	err = c->err ? -EINVAL
 		     : reserve(cap, (void **)&img->snapshots, &img->alloc_snapshots,
 			       img->nsnapshots + 1, sizeof s);
@@ -310,21 +300,16 @@ static int parse_snapshot(struct hp_capture *cap, struct hp_cap_image *img, stru
 
 static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
-	uint64_t n = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 3);
-	uint64_t t = 0; /* each record's first time is absolute: a lost record shifts nothing */
+	uint64_t n, t = 0; /* each record's first time is absolute: a lost record shifts nothing */
+	int err = hp_rec_count_get(c, HP_REC_SAMPLE_MIN_BYTES, &n);
 
-	int err = c->err ? -EINVAL
-			 : reserve(cap, (void **)&img->samples, &img->alloc_samples,
-				   img->nsamples + n, sizeof *img->samples);
-
+	if (!err)
+		err = reserve(cap, (void **)&img->samples, &img->alloc_samples, img->nsamples + n,
+			      sizeof *img->samples);
 	if (err)
 		return err;
 	for (uint64_t i = 0; i < n && !c->err; i++) {
-		t += (uint64_t)hp_cursor_s(c);
-		img->samples[img->nsamples].time_ns = t;
-		img->samples[img->nsamples].heap_bytes = hp_cursor_u(c);
-		img->samples[img->nsamples].rss_bytes = hp_cursor_u(c);
-		if (!c->err)
+		if (!hp_rec_sample_get(c, &img->samples[img->nsamples], &t))
 			img->nsamples++;
 	}
 	return c->err ? -EINVAL : 0;
@@ -351,37 +336,46 @@ static int by_address(const void *a, const void *b)
 static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
 {
 	struct hp_cap_symbols s = {0};
-	size_t left = (size_t)(c->end - c->p), cap_frames = 0;
+	struct hp_rec_symbols_tail tail;
+	size_t cap_frames = 0;
 	struct hp_cap_image *img;
-	uint64_t image = 0;
+	uint64_t n;
 
-	s.nstrings = hp_cursor_count(c, left);
-	if (c->err || charge(cap, heap_bytes((s.nstrings + 1) * sizeof *s.strings)))
+	if (hp_rec_count_get(c, 1, &n)) /* strings */
+		goto bad;
+	s.nstrings = (size_t)n;
+	if (charge(cap, heap_bytes((s.nstrings + 1) * sizeof *s.strings)))
 		goto bad;
 	s.strings = calloc(s.nstrings + 1, sizeof *s.strings);
 	if (!s.strings)
 		return -ENOMEM;
 	for (size_t i = 0; i < s.nstrings && !c->err; i++)
 		s.strings[i] = cursor_str(cap, c);
-	s.nstatus = hp_cursor_count(c, (uint64_t)(c->end - c->p));
-	if (c->err || charge(cap, heap_bytes((s.nstatus + 1) * sizeof *s.status)))
+	if (hp_rec_count_get(c, 1, &n)) /* module status */
+		goto bad;
+	s.nstatus = (size_t)n;
+	if (charge(cap, heap_bytes((s.nstatus + 1) * sizeof *s.status)))
 		goto bad;
 	s.status = calloc(s.nstatus + 1, sizeof *s.status);
 	if (!s.status)
 		goto nomem;
 	for (size_t i = 0; i < s.nstatus; i++)
 		s.status[i] = hp_cursor_u(c);
-	s.naddrs = hp_cursor_count(c, (uint64_t)(c->end - c->p) / 2);
-	if (c->err || charge(cap, heap_bytes((s.naddrs + 1) * sizeof *s.addrs)))
+	if (hp_rec_count_get(c, HP_REC_SYMADDR_MIN_BYTES, &n))
+		goto bad;
+	s.naddrs = (size_t)n;
+	if (charge(cap, heap_bytes((s.naddrs + 1) * sizeof *s.addrs)))
 		goto bad;
 	s.addrs = calloc(s.naddrs + 1, sizeof *s.addrs);
 	if (!s.addrs)
 		goto nomem;
 	for (size_t i = 0; i < s.naddrs && !c->err; i++) {
 		struct hp_cap_symaddr *a = &s.addrs[i];
+		struct hp_rec_symaddr ra;
 		int err;
-		a->address = hp_cursor_u(c);
-		a->count = (uint32_t)hp_cursor_count(c, (uint64_t)(c->end - c->p) / 4);
+		hp_rec_symaddr_get(c, &ra);
+		a->address = ra.address;
+		a->count = (uint32_t)ra.frame_count;
 		a->first = (uint32_t)s.nframes;
 		err = reserve(cap, (void **)&s.frames, &cap_frames, s.nframes + a->count,
 			      sizeof *s.frames);
@@ -390,23 +384,18 @@ static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
 		if (err)
 			goto bad;
 		for (uint32_t k = 0; k < a->count; k++) {
-			struct hp_cap_symframe *f = &s.frames[s.nframes++];
-			uint64_t fn = hp_cursor_u(c), file = hp_cursor_u(c);
-			f->line = (uint32_t)hp_cursor_u(c);
-			f->inlined = (uint32_t)(hp_cursor_u(c) & 1);
-			if (fn >= s.nstrings || file >= s.nstrings)
+			struct hp_rec_symframe *f = &s.frames[s.nframes++];
+			hp_rec_symframe_get(c, f);
+			if (f->function >= s.nstrings || f->file >= s.nstrings)
 				c->err = 1;
-			f->function = (uint32_t)fn;
-			f->file = (uint32_t)file;
 		}
 	}
 	/* (minor 2) the image whose frames these are; before, image 0. */
-	if (!c->err && c->p < c->end)
-		image = hp_cursor_u(c);
-	if (c->err || image >= cap->nimages)
+	hp_rec_symbols_tail_get(c, &tail);
+	if (c->err || tail.image >= cap->nimages)
 		goto bad;
 	qsort(s.addrs, s.naddrs, sizeof *s.addrs, by_address);
-	img = &cap->images[image];
+	img = &cap->images[tail.image];
 	free_symbols(&img->symbols); /* the image's last SYMBOLS record wins */
 	img->symbols = s;
 	img->has_symbols = 1;
@@ -645,23 +634,16 @@ int hp_capture_select(struct hp_capture *cap, size_t image)
 		return -EINVAL;
 	cap->image = image;
 	cap->has_meta = img->has_meta;
-	cap->pid = img->pid;
-	cap->ppid = img->ppid;
-	cap->start_realtime_ns = img->start_realtime_ns;
-	cap->start_monotonic_ns = img->start_monotonic_ns;
-	cap->page_size = img->page_size;
+	{
+		const struct hp_cap_image *from = img;
+		struct hp_capture *to = cap;
+		HP_REC_META_PROCESS(HP_REC_ASSIGN)
+		HP_REC_META_OPTIONS(HP_REC_ASSIGN)
+	}
 	cap->program = img->program;
 	cap->argc = img->argc;
 	cap->argv = img->argv;
 	cap->recorder_version = img->recorder_version;
-	cap->sample_rate_bytes = img->sample_rate_bytes;
-	cap->unwind = img->unwind;
-	cap->max_depth = img->max_depth;
-	cap->flags = img->flags;
-	cap->dump_signal = img->dump_signal;
-	cap->interval_ms = img->interval_ms;
-	cap->dump_every_bytes = img->dump_every_bytes;
-	cap->high_water_bytes = img->high_water_bytes;
 	cap->nmodules = img->nmodules;
 	cap->modules = img->modules;
 	cap->nstacks = img->nstacks;

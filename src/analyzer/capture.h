@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../format/format.h"
+#include "../format/records.h"
 
 #define HP_CAP_MAX_SEGMENTS 16
 #define HP_CAP_MAX_DAMAGE 16
@@ -32,10 +32,6 @@
 #define HP_CAP_MEM_FACTOR 256
 #define HP_CAP_MEM_BASE_BYTES (16u << 20)
 
-struct hp_cap_segment {
-	uint64_t vaddr, memsz, offset, flags;
-};
-
 struct hp_cap_module {
 	uint32_t id;
 	char *path;
@@ -43,7 +39,7 @@ struct hp_cap_module {
 	size_t build_id_len;
 	uint64_t bias;
 	uint32_t nseg;
-	struct hp_cap_segment seg[HP_CAP_MAX_SEGMENTS];
+	struct hp_rec_segment seg[HP_CAP_MAX_SEGMENTS]; /* the first of its segments */
 	uint64_t load_ns, unload_ns;
 	int unloaded;
 };
@@ -53,33 +49,18 @@ struct hp_cap_stack {
 	uint64_t *frames; /* innermost first; return addresses */
 };
 
-struct hp_cap_bucket {
-	uint32_t stack_id, type_tag, context_tag;
-	uint64_t size;
-	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
-	uint64_t peak_count, peak_bytes, temp_count, temp_bytes;
-};
-
+/* A SNAPSHOT record: the schema's fields (records.h) flat, its lost counts
+ * by reason, its buckets as the schema has them. */
 struct hp_cap_snapshot {
-	uint64_t seq, time_ns, reason, signo;
-	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
-	uint64_t peak_bytes, peak_count, peak_time_ns, stack_count;
-	uint64_t recorder_bytes; /* 0 when the capture predates format 1.1 */
+	HP_REC_SNAPSHOT(HP_REC_MEMBER)
+	HP_REC_SNAPSHOT_TAIL(HP_REC_MEMBER) /* recorder_bytes: 0 before format 1.1 */
 	uint64_t lost_count[HP_LOST_KINDS], lost_bytes[HP_LOST_KINDS];
 	size_t nbuckets;
-	struct hp_cap_bucket *buckets;
+	struct hp_rec_bucket *buckets;
 };
 
-struct hp_cap_sample {
-	uint64_t time_ns, heap_bytes, rss_bytes;
-};
-
-/* Symbols embedded by the analyzer (HP_REC_SYMBOLS). */
-struct hp_cap_symframe {
-	uint32_t function, file; /* indexes into strings */
-	uint32_t line;
-	uint32_t inlined;
-};
+/* Symbols embedded by the analyzer (HP_REC_SYMBOLS); frames are the
+ * schema's (struct hp_rec_symframe). */
 
 struct hp_cap_symaddr {
 	uint64_t address;
@@ -94,7 +75,7 @@ struct hp_cap_symbols {
 	size_t naddrs;
 	struct hp_cap_symaddr *addrs; /* sorted by address */
 	size_t nframes;
-	struct hp_cap_symframe *frames;
+	struct hp_rec_symframe *frames;
 };
 
 /* One image: what one program of the process recorded, from a META
@@ -105,13 +86,12 @@ struct hp_cap_symbols {
  * damage) form image 0 without a META. */
 struct hp_cap_image {
 	int has_meta;
-	uint64_t pid, ppid, start_realtime_ns, start_monotonic_ns, page_size;
+	HP_REC_META_PROCESS(HP_REC_MEMBER) /* META's fields (records.h), flat */
 	char *program;
 	size_t argc;
 	char **argv;
 	char *recorder_version;
-	uint64_t sample_rate_bytes, unwind, max_depth, flags, dump_signal, interval_ms;
-	uint64_t dump_every_bytes, high_water_bytes;
+	HP_REC_META_OPTIONS(HP_REC_MEMBER)
 
 	size_t nmodules;
 	struct hp_cap_module *modules;
@@ -120,7 +100,7 @@ struct hp_cap_image {
 	size_t nsnapshots;
 	struct hp_cap_snapshot *snapshots;
 	size_t nsamples;
-	struct hp_cap_sample *samples;
+	struct hp_rec_sample *samples;
 
 	int has_symbols;
 	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */
@@ -135,13 +115,12 @@ struct hp_capture {
 	 * copy of images[image]'s, borrowing its memory. Every analysis reads
 	 * these, so one image is analysed at a time, never a mix. */
 	int has_meta;
-	uint64_t pid, ppid, start_realtime_ns, start_monotonic_ns, page_size;
+	HP_REC_META_PROCESS(HP_REC_MEMBER) /* META's fields (records.h), flat */
 	char *program;
 	size_t argc;
 	char **argv;
 	char *recorder_version;
-	uint64_t sample_rate_bytes, unwind, max_depth, flags, dump_signal, interval_ms;
-	uint64_t dump_every_bytes, high_water_bytes;
+	HP_REC_META_OPTIONS(HP_REC_MEMBER)
 
 	size_t nmodules;
 	struct hp_cap_module *modules;
@@ -150,7 +129,7 @@ struct hp_capture {
 	size_t nsnapshots;
 	struct hp_cap_snapshot *snapshots;
 	size_t nsamples;
-	struct hp_cap_sample *samples;
+	struct hp_rec_sample *samples;
 
 	int has_symbols;
 	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */

@@ -14,8 +14,7 @@
 #include <zstd.h>
 
 #include "../common/strtab.h"
-#include "../format/encode.h"
-#include "../format/format.h"
+#include "../format/records.h"
 #include "capture.h"
 #include "model.h"
 
@@ -91,30 +90,28 @@ static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
 	if (ret)
 		goto out;
 
-	hp_buf_put_u(&body, strs.count);
+	hp_rec_count_put(&body, strs.count);
 	for (size_t i = 0; i < strs.count; i++)
-		hp_buf_put_str(&body, hp_strtab_get(&strs, (uint32_t)i));
-	hp_buf_put_u(&body, m->nmodules);
+		hp_rec_str_put(&body, hp_rec_str_of(hp_strtab_get(&strs, (uint32_t)i)));
+	hp_rec_count_put(&body, m->nmodules);
 	for (size_t i = 0; i < m->nmodules; i++) {
 		hp_buf_put_u(&body, hp_module_status_record(m->modules[i].status));
 		res->modules_missing += m->modules[i].status == HP_MODSYM_MISSING &&
 					m->modules[i].cap->path[0] == '/';
 		res->modules_changed += m->modules[i].status == HP_MODSYM_MISMATCH;
 	}
-	hp_buf_put_u(&body, m->nlocations);
+	hp_rec_count_put(&body, m->nlocations);
 	for (size_t i = 0, k = 0; i < m->nlocations; i++) {
 		const struct hp_location *l = &m->locations[i];
-		hp_buf_put_u(&body, l->address);
-		hp_buf_put_u(&body, l->nsyms);
+		hp_rec_symaddr_put(&body, &(struct hp_rec_symaddr){l->address, l->nsyms});
 		res->unresolved += l->syms[0].function[0] == '0' && l->syms[0].function[1] == 'x';
-		for (uint32_t j = 0; j < l->nsyms; j++, k++) {
-			hp_buf_put_u(&body, fn[k]);
-			hp_buf_put_u(&body, file[k]);
-			hp_buf_put_u(&body, l->syms[j].line);
-			hp_buf_put_u(&body, l->syms[j].inlined ? 1 : 0);
-		}
+		for (uint32_t j = 0; j < l->nsyms; j++, k++)
+			hp_rec_symframe_put(&body, &(struct hp_rec_symframe){
+				fn[k], file[k], l->syms[j].line,
+				l->syms[j].inlined ? HP_SYMFRAME_INLINED : 0});
 	}
-	hp_buf_put_u(&body, image); /* (minor 2): frames of different images may share addresses */
+	/* (minor 2): frames of different images may share addresses */
+	hp_rec_symbols_tail_put(&body, &(struct hp_rec_symbols_tail){.image = image});
 	res->addresses += m->nlocations;
 	if (body.err || hp_format_put_record(rec, HP_REC_SYMBOLS, body.data, body.len, cctx))
 		ret = -ENOMEM;

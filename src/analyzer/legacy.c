@@ -60,7 +60,7 @@ static void print_maps(FILE *out, const struct hp_model *m)
 		if (cm->path[0] != '/')
 			continue;
 		for (uint32_t s = 0; s < cm->nseg && s < HP_CAP_MAX_SEGMENTS; s++) {
-			const struct hp_cap_segment *sg = &cm->seg[s];
+			const struct hp_rec_segment *sg = &cm->seg[s];
 			uint64_t lo = cm->bias + sg->vaddr, start = lo & ~(page - 1);
 			uint64_t end = (lo + sg->memsz + page - 1) & ~(page - 1);
 			uint64_t off = sg->offset >= lo - start ? sg->offset - (lo - start) : 0;

@@ -144,7 +144,7 @@ int64_t hp_estimate_i64(double v)
  * the figures inf and NaN; -expm1(-x) is exact there, and the scale at
  * most 1/x + 1 <= 2^64 + 1: every figure stays finite (at most about
  * 2^128), and sums of them too. */
-double hp_model_unbias_scale(const struct hp_cap_bucket *b, uint64_t rate_bytes)
+double hp_model_unbias_scale(const struct hp_rec_bucket *b, uint64_t rate_bytes)
 {
 	double size, scale = 1;
 
@@ -159,7 +159,7 @@ double hp_model_unbias_scale(const struct hp_cap_bucket *b, uint64_t rate_bytes)
 	return scale;
 }
 
-static void unbias(const struct hp_model *m, const struct hp_cap_bucket *b, struct hp_values *v)
+static void unbias(const struct hp_model *m, const struct hp_rec_bucket *b, struct hp_values *v)
 {
 	double scale;
 
@@ -347,7 +347,7 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	if (!m->buckets)
 		goto nomem;
 	for (size_t i = 0; i < m->nbuckets; i++) {
-		const struct hp_cap_bucket *b = &m->snap->buckets[i];
+		const struct hp_rec_bucket *b = &m->snap->buckets[i];
 		struct hp_mstack *st;
 		m->buckets[i].stack = b->stack_id < m->nstacks ? b->stack_id : 0;
 		m->buckets[i].size = b->size;

@@ -70,7 +70,7 @@ struct hp_mbucket {
 	uint32_t stack;  /* index into hp_model.stacks (the capture's stack id) */
 	uint64_t size;   /* the allocation size (sampled captures), else 0 */
 	struct hp_values v;
-	const struct hp_cap_bucket *raw;
+	const struct hp_rec_bucket *raw;
 };
 
 /* How a module's symbols were found. The SYMBOLS record keeps three of
@@ -145,7 +145,7 @@ void hp_model_free(struct hp_model *m);
  * Always finite and at least 1, whatever the capture says (computed with
  * expm1). The model applies it; a summary that reads a capture alone uses
  * it too. */
-double hp_model_unbias_scale(const struct hp_cap_bucket *b, uint64_t rate_bytes);
+double hp_model_unbias_scale(const struct hp_rec_bucket *b, uint64_t rate_bytes);
 
 /* The index in m->modules of the program's own executable: the module
  * whose path is the capture's program (both come from /proc/self/exe),

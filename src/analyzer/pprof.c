@@ -168,7 +168,7 @@ static uint64_t mapping_id(struct pp *pp, int slot, int mod, uint32_t seg)
 {
 	const struct hp_model *m = pp->models[slot];
 	const struct hp_mmodule *mm = &m->modules[mod];
-	const struct hp_cap_segment *s = &mm->cap->seg[seg];
+	const struct hp_rec_segment *s = &mm->cap->seg[seg];
 	uint64_t *id = &pp->mapid[slot][(size_t)mod * HP_CAP_MAX_SEGMENTS + seg];
 	uint64_t page = m->cap->page_size ? m->cap->page_size : 4096;
 	uint64_t lo = mm->cap->bias + s->vaddr, start = lo & ~(page - 1);

@@ -487,11 +487,11 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 		if (a && a->count) {
 			int k;
 			for (k = 0; k < (int)a->count && k < max; k++) {
-				const struct hp_cap_symframe *f = &sy->frames[a->first + k];
+				const struct hp_rec_symframe *f = &sy->frames[a->first + k];
 				/* The record is the capture's word: escaped too. */
 				out[k] = (struct hp_sym){shown(s, sy->strings[f->function]),
 							 shown(s, sy->strings[f->file]), f->line,
-							 (int)f->inlined};
+							 (int)(f->flags & HP_SYMFRAME_INLINED)};
 			}
 			return k;
 		}

@@ -40,7 +40,7 @@ static void print_buckets(const struct hp_capture *cap, const struct hp_cap_snap
 {
 	printf("buckets of snapshot %" PRIu64 " (alloc/free/peak/temp as objects bytes):\n", s->seq);
 	for (size_t i = 0; i < s->nbuckets; i++) {
-		const struct hp_cap_bucket *b = &s->buckets[i];
+		const struct hp_rec_bucket *b = &s->buckets[i];
 		printf("  bucket stack=%u size=%" PRIu64 " alloc=%" PRIu64 " %" PRIu64
 		       " free=%" PRIu64 " %" PRIu64 " peak=%" PRIu64 " %" PRIu64 " temp=%" PRIu64
 		       " %" PRIu64 "\n",

@@ -642,13 +642,13 @@ out:
 
 /* --- models ------------------------------------------------------------------ */
 
-static uint64_t key_hash(const struct hp_cap_bucket *b)
+static uint64_t key_hash(const struct hp_rec_bucket *b)
 {
 	return hp_hash_u64(((uint64_t)b->stack_id << 32 ^ b->type_tag) ^
 			   hp_hash_u64((uint64_t)b->context_tag << 40 ^ b->size));
 }
 
-static int same_key(const struct hp_cap_bucket *a, const struct hp_cap_bucket *b)
+static int same_key(const struct hp_rec_bucket *a, const struct hp_rec_bucket *b)
 {
 	return a->stack_id == b->stack_id && a->type_tag == b->type_tag &&
 	       a->context_tag == b->context_tag && a->size == b->size;
@@ -680,8 +680,8 @@ static int delta(struct hp_cap_snapshot *new, const struct hp_cap_snapshot *base
 		idx[h] = (uint32_t)i + 1;
 	}
 	for (size_t i = 0; i < new->nbuckets; i++) {
-		struct hp_cap_bucket *b = &new->buckets[i];
-		const struct hp_cap_bucket *o = NULL;
+		struct hp_rec_bucket *b = &new->buckets[i];
+		const struct hp_rec_bucket *o = NULL;
 		for (size_t h = key_hash(b) & mask; idx[h] && !o; h = (h + 1) & mask)
 			if (same_key(&base->buckets[idx[h] - 1], b))
 				o = &base->buckets[idx[h] - 1];

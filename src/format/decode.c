@@ -1,5 +1,7 @@
 /*
- * decode.c - reading capture files (see format.h for the layout).
+ * decode.c - reading capture files (see format.h for the layout): the
+ * reader of framed records, the cursor over a payload, and the decoder of
+ * each part of each record (records.h).
  */
 #include "decode.h"
 
@@ -13,6 +15,7 @@
 
 #include "../common/varint.h"
 #include "format.h"
+#include "records.h"
 
 static uint64_t get_le(const uint8_t *p, int n)
 {
@@ -224,4 +227,139 @@ uint64_t hp_cursor_count(struct hp_cursor *c, uint64_t max)
 		return 0;
 	}
 	return n;
+}
+
+/* --- the record schemas (records.h) ------------------------------------- */
+
+/* A u that must fit its field (max: the field type's largest value). */
+static uint64_t get_u(struct hp_cursor *c, uint64_t max)
+{
+	uint64_t v = hp_cursor_u(c);
+	if (v > max) {
+		c->err = 1;
+		return 0;
+	}
+	return v;
+}
+
+/* A field a later minor version appended: 0 when the payload ends first. */
+static uint64_t get_tail(struct hp_cursor *c, uint64_t max)
+{
+	return c->err || c->p >= c->end ? 0 : get_u(c, max);
+}
+
+#define GET_U(type, name) v->name = (type)get_u(c, (type)-1);
+#define GET_TAIL(type, name) v->name = (type)get_tail(c, (type)-1);
+#define GET(kind, type, name) GET_##kind(type, name)
+
+static int result(const struct hp_cursor *c)
+{
+	return c->err ? -EINVAL : 0;
+}
+
+/* A count field of a group: at most as many items as the bytes left could
+ * hold, min_item_bytes each. */
+static void bound(struct hp_cursor *c, uint64_t *n, size_t min_item_bytes)
+{
+	if (!c->err && *n > (uint64_t)(c->end - c->p) / min_item_bytes) {
+		c->err = 1;
+		*n = 0;
+	}
+}
+
+/* The decoder of a part that is its field list and nothing else. */
+#define DEFINE_GET(part, LIST)                                                 \
+	int hp_rec_##part##_get(struct hp_cursor *c, struct hp_rec_##part *v) \
+	{                                                                      \
+		LIST(GET)                                                      \
+		return result(c);                                              \
+	}
+
+DEFINE_GET(segment, HP_REC_SEGMENT)
+DEFINE_GET(snapshot, HP_REC_SNAPSHOT)
+DEFINE_GET(lost, HP_REC_LOST)
+DEFINE_GET(bucket, HP_REC_BUCKET)
+DEFINE_GET(snapshot_tail, HP_REC_SNAPSHOT_TAIL)
+DEFINE_GET(symframe, HP_REC_SYMFRAME)
+DEFINE_GET(symbols_tail, HP_REC_SYMBOLS_TAIL)
+
+int hp_rec_count_get(struct hp_cursor *c, size_t min_item_bytes, uint64_t *n)
+{
+	*n = hp_cursor_count(c, (uint64_t)(c->end - c->p) / min_item_bytes);
+	return result(c);
+}
+
+int hp_rec_str_get(struct hp_cursor *c, struct hp_rec_str *s)
+{
+	s->p = (const char *)hp_cursor_blob(c, &s->len);
+	return result(c);
+}
+
+int hp_rec_meta_get(struct hp_cursor *c, struct hp_rec_meta *v)
+{
+	HP_REC_META_PROCESS(GET)
+	hp_rec_str_get(c, &v->program);
+	return result(c);
+}
+
+int hp_rec_meta_options_get(struct hp_cursor *c, struct hp_rec_meta_options *v)
+{
+	hp_rec_str_get(c, &v->recorder_version);
+	HP_REC_META_OPTIONS(GET)
+	return result(c);
+}
+
+int hp_rec_module_event_get(struct hp_cursor *c, struct hp_rec_module_event *v)
+{
+	memset(v, 0, sizeof *v);
+	HP_REC_MODULE_EVENT(GET)
+	if (c->err || v->kind == HP_MOD_UNLOAD)
+		return result(c);
+	if (v->kind != HP_MOD_LOAD) {
+		c->err = 1;
+		return -EINVAL;
+	}
+	hp_rec_str_get(c, &v->path);
+	hp_rec_str_get(c, &v->build_id);
+	HP_REC_MODULE_LOAD(GET)
+	bound(c, &v->segment_count, HP_REC_SEGMENT_MIN_BYTES);
+	return result(c);
+}
+
+int hp_rec_stacks_get(struct hp_cursor *c, struct hp_rec_stacks *v)
+{
+	HP_REC_STACKS(GET)
+	bound(c, &v->count, 2); /* a depth and a frame at least */
+	return result(c);
+}
+
+int hp_rec_stack_depth_get(struct hp_cursor *c, uint64_t *depth)
+{
+	*depth = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	if (!*depth)
+		c->err = 1;
+	return result(c);
+}
+
+int hp_rec_stack_frames_get(struct hp_cursor *c, uint64_t *frames, uint64_t depth)
+{
+	frames[0] = hp_cursor_u(c);
+	for (uint64_t k = 1; k < depth; k++)
+		frames[k] = frames[k - 1] + (uint64_t)hp_cursor_s(c);
+	return result(c);
+}
+
+int hp_rec_sample_get(struct hp_cursor *c, struct hp_rec_sample *v, uint64_t *prev_ns)
+{
+	v->time_ns = *prev_ns + (uint64_t)hp_cursor_s(c);
+	*prev_ns = v->time_ns;
+	HP_REC_SAMPLE(GET)
+	return result(c);
+}
+
+int hp_rec_symaddr_get(struct hp_cursor *c, struct hp_rec_symaddr *v)
+{
+	HP_REC_SYMADDR(GET)
+	bound(c, &v->frame_count, HP_REC_SYMFRAME_MIN_BYTES);
+	return result(c);
 }

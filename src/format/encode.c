@@ -1,5 +1,7 @@
 /*
- * encode.c - building capture records (see format.h for the layout).
+ * encode.c - building capture records (see format.h for the layout): the
+ * buffer, the file header, the record frame, and the encoder of each part
+ * of each record (records.h).
  */
 #include "encode.h"
 
@@ -10,6 +12,7 @@
 
 #include "../common/varint.h"
 #include "format.h"
+#include "records.h"
 
 uint8_t *hp_buf_reserve(struct hp_buf *b, size_t n)
 {
@@ -119,4 +122,73 @@ int hp_format_put_record(struct hp_buf *out, unsigned type, const uint8_t *paylo
 	put_le(frame + 20, crc(frame, 20), 4);
 	out->len += HP_FORMAT_FRAME_BYTES + stored;
 	return 0;
+}
+
+/* --- the record schemas (records.h) ------------------------------------- */
+
+/* Every field of a fixed group is a u on the wire, a tail's included. */
+#define PUT(kind, type, name) hp_buf_put_u(b, v->name);
+
+/* The encoder of a part that is its field list and nothing else. */
+#define DEFINE_PUT(part, LIST)                                                 \
+	void hp_rec_##part##_put(struct hp_buf *b, const struct hp_rec_##part *v) \
+	{                                                                      \
+		LIST(PUT)                                                      \
+	}
+
+DEFINE_PUT(segment, HP_REC_SEGMENT)
+DEFINE_PUT(stacks, HP_REC_STACKS)
+DEFINE_PUT(snapshot, HP_REC_SNAPSHOT)
+DEFINE_PUT(lost, HP_REC_LOST)
+DEFINE_PUT(bucket, HP_REC_BUCKET)
+DEFINE_PUT(snapshot_tail, HP_REC_SNAPSHOT_TAIL)
+DEFINE_PUT(symaddr, HP_REC_SYMADDR)
+DEFINE_PUT(symframe, HP_REC_SYMFRAME)
+DEFINE_PUT(symbols_tail, HP_REC_SYMBOLS_TAIL)
+
+void hp_rec_count_put(struct hp_buf *b, uint64_t n)
+{
+	hp_buf_put_u(b, n);
+}
+
+void hp_rec_str_put(struct hp_buf *b, struct hp_rec_str s)
+{
+	hp_buf_put_blob(b, s.p, s.len);
+}
+
+void hp_rec_meta_put(struct hp_buf *b, const struct hp_rec_meta *v)
+{
+	HP_REC_META_PROCESS(PUT)
+	hp_rec_str_put(b, v->program);
+}
+
+void hp_rec_meta_options_put(struct hp_buf *b, const struct hp_rec_meta_options *v)
+{
+	hp_rec_str_put(b, v->recorder_version);
+	HP_REC_META_OPTIONS(PUT)
+}
+
+void hp_rec_module_event_put(struct hp_buf *b, const struct hp_rec_module_event *v)
+{
+	HP_REC_MODULE_EVENT(PUT)
+	if (v->kind != HP_MOD_LOAD)
+		return;
+	hp_rec_str_put(b, v->path);
+	hp_rec_str_put(b, v->build_id);
+	HP_REC_MODULE_LOAD(PUT)
+}
+
+void hp_rec_stack_put(struct hp_buf *b, const uint64_t *frames, uint32_t depth)
+{
+	hp_buf_put_u(b, depth);
+	hp_buf_put_u(b, frames[0]);
+	for (uint32_t i = 1; i < depth; i++)
+		hp_buf_put_s(b, (int64_t)(frames[i] - frames[i - 1]));
+}
+
+void hp_rec_sample_put(struct hp_buf *b, const struct hp_rec_sample *v, uint64_t *prev_ns)
+{
+	hp_buf_put_s(b, (int64_t)(v->time_ns - *prev_ns));
+	*prev_ns = v->time_ns;
+	HP_REC_SAMPLE(PUT)
 }

@@ -8,7 +8,11 @@
  * file is append-only: the recorder appends snapshots while the program runs,
  * and the analyzer may later append a SYMBOLS record.
  *
- * docs/format.md has the same tables with prose; keep both in step.
+ * docs/format.md has the same tables with prose; keep both in step. The
+ * payloads below are coded once, in records.h: one struct per part of each
+ * record (named after each table), its fields listed once, with one
+ * encoder (encode.c) and one decoder (decode.c) that the recorder, the
+ * analyzer and the tests all use.
  *
  * File header (32 bytes, little-endian, never compressed)
  *
@@ -48,7 +52,8 @@
  * name their image. Analyses show one image, by default the last that
  * holds a snapshot; docs/format.md, "Images".
  *
- * HP_REC_META (first record of each image)
+ * HP_REC_META (first record of each image; hp_rec_meta, the arguments,
+ * hp_rec_meta_options)
  *   u pid, u ppid, u start_realtime_ns (since the epoch), u start_monotonic_ns,
  *   u page_size, str program (absolute path of the executable), u argc,
  *   argc x str argv, str recorder_version,
@@ -56,7 +61,8 @@
  *   u max_depth, u flags (HP_META_*), u dump_signal, u interval_ms,
  *   u dump_every_bytes, u dump_high_water_bytes
  *
- * HP_REC_MODULES (whenever the module map changed since the last one)
+ * HP_REC_MODULES (whenever the module map changed since the last one;
+ * hp_rec_module_event, hp_rec_segment)
  *   u count, then count events:
  *   u kind (HP_MOD_LOAD or HP_MOD_UNLOAD), u time, u module_id,
  *   for HP_MOD_LOAD only: str path, bytes build_id, u load_bias,
@@ -64,14 +70,16 @@
  *   A frame address A belongs to module M when some segment S of M has
  *   load_bias + S.vaddr <= A < load_bias + S.vaddr + S.memsz.
  *
- * HP_REC_STACKS (before the first snapshot that uses them)
+ * HP_REC_STACKS (before the first snapshot that uses them; hp_rec_stacks,
+ * hp_rec_stack_put)
  *   u first_id, u count, then count stacks, ids first_id, first_id+1, ...:
  *   u depth, u frame[0] (the caller of the allocation function),
  *   depth-1 x s (frame[i] - frame[i-1])
  *   Frames are return addresses, innermost first. Stack id 0 is reserved for
  *   "no stack" (unwinding failed or the stack table was full).
  *
- * HP_REC_SNAPSHOT (at exit, on a signal, on triggers)
+ * HP_REC_SNAPSHOT (at exit, on a signal, on triggers; hp_rec_snapshot,
+ * hp_rec_lost, hp_rec_bucket, hp_rec_snapshot_tail)
  *   u seq, u time, u reason (HP_SNAP_*), u signal (0 if none),
  *   u alloc_count, u alloc_bytes, u free_count, u free_bytes,
  *   u peak_bytes, u peak_count, u peak_time,
@@ -91,13 +99,15 @@
  *   sampled capture finds on the unbiased estimate of the bytes in use (its
  *   peak_bytes are the raw bytes in use at that moment).
  *
- * HP_REC_TIMESERIES (about every second, and before each snapshot)
+ * HP_REC_TIMESERIES (about every second, and before each snapshot;
+ * hp_rec_sample)
  *   u count, then count x (s time delta from the previous sample in this
  *   record, the first from 0, i.e. absolute; u heap_bytes; u rss_bytes)
  *
  * HP_REC_SYMBOLS (appended by the analyzer: `heapprof run` at the end of
  * the run, `heapprof symbolize` later; one per image; a reader uses the
- * last one of each image)
+ * last one of each image; hp_rec_symaddr, hp_rec_symframe,
+ * hp_rec_symbols_tail)
  *   u string_count, string_count x str (index 0 is "")
  *   u module_count, module_count x u status (for the image's modules in
  *     the order of their load events: HP_SYMSTATUS_*)

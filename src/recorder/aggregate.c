@@ -238,7 +238,7 @@ uint32_t hp_agg_next(uint32_t id)
 	return 0;
 }
 
-void hp_agg_read(uint32_t id, struct hp_bucket_view *out)
+void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 {
 	const struct bucket *b = bucket_at(id);
 	uint64_t epoch = __atomic_load_n(&peak_epoch, __ATOMIC_ACQUIRE);

@@ -30,18 +30,10 @@
 
 #include <stdint.h>
 
-#include "../format/format.h"
+#include "../format/records.h"
 #include "stacks.h"
 
 #define HP_AGG_KEYED_FIRST (HP_STACKS_MAX + 1)
-
-/* What one bucket holds, as a consistent-enough copy for the writer. */
-struct hp_bucket_view {
-	uint32_t stack_id, type_tag, context_tag;
-	uint64_t size;
-	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
-	uint64_t peak_count, peak_bytes, temp_count, temp_bytes;
-};
 
 /* Raw figures count sampled blocks at their size (all blocks in a full
  * recording); estimates count each at its unbiased weight
@@ -91,9 +83,10 @@ void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes);
  * when there is none. Lock-free, async-signal-safe, no allocation. */
 uint32_t hp_agg_next(uint32_t id);
 
-/* Copies bucket id. Lock-free (reads may straddle a concurrent update by one
+/* Copies bucket id, as the record schema's bucket (format/records.h) the
+ * writer encodes: a consistent-enough copy. Lock-free (reads may straddle a concurrent update by one
  * allocation), async-signal-safe, no allocation. */
-void hp_agg_read(uint32_t id, struct hp_bucket_view *out);
+void hp_agg_read(uint32_t id, struct hp_rec_bucket *out);
 
 /* The global figures and lost counts. Lock-free (each an atomic load),
  * async-signal-safe, no allocation. */

@@ -8,7 +8,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "../format/format.h"
+#include "../format/records.h"
 #include "config.h"
 #include "os.h"
 #include "spin.h"
@@ -19,10 +19,6 @@
 #define MAX_BUILD_ID 64
 #define PATH_BYTES (1u << 20) /* all paths, NUL-terminated, back to back */
 
-struct segment {
-	uint64_t vaddr, memsz, offset, flags;
-};
-
 struct module {
 	uint64_t bias;
 	const void *phdr; /* with bias, identifies a loaded object */
@@ -32,7 +28,7 @@ struct module {
 	int loaded;
 	int seen; /* during a refresh */
 	uint8_t build_id[MAX_BUILD_ID];
-	struct segment seg[MAX_SEGMENTS];
+	struct hp_rec_segment seg[MAX_SEGMENTS];
 };
 
 struct event {
@@ -148,8 +144,8 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	for (int i = 0; i < info->dlpi_phnum && m->nseg < MAX_SEGMENTS; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type == PT_LOAD)
-			m->seg[m->nseg++] = (struct segment){ph->p_vaddr, ph->p_memsz, ph->p_offset,
-							     ph->p_flags};
+			m->seg[m->nseg++] = (struct hp_rec_segment){ph->p_vaddr, ph->p_memsz,
+								    ph->p_offset, ph->p_flags};
 	}
 	m->path = intern_path(info->dlpi_name, m->nseg ? m->bias + m->seg[0].vaddr : m->bias);
 	read_build_id(m, info);
@@ -186,24 +182,23 @@ uint32_t hp_modules_events(void)
 
 void hp_modules_encode(struct hp_buf *b, uint32_t from, uint32_t to)
 {
-	hp_buf_put_u(b, to - from);
+	hp_rec_count_put(b, to - from);
 	for (uint32_t e = from; e < to; e++) {
 		const struct module *m = &modules[events[e].module];
-		hp_buf_put_u(b, events[e].kind);
-		hp_buf_put_u(b, events[e].time_ns);
-		hp_buf_put_u(b, events[e].module);
-		if (events[e].kind != HP_MOD_LOAD)
-			continue;
-		hp_buf_put_str(b, paths + m->path);
-		hp_buf_put_blob(b, m->build_id, m->build_id_len);
-		hp_buf_put_u(b, m->bias);
-		hp_buf_put_u(b, m->nseg);
-		for (uint32_t s = 0; s < m->nseg; s++) {
-			hp_buf_put_u(b, m->seg[s].vaddr);
-			hp_buf_put_u(b, m->seg[s].memsz);
-			hp_buf_put_u(b, m->seg[s].offset);
-			hp_buf_put_u(b, m->seg[s].flags);
+		struct hp_rec_module_event ev = {
+			.kind = events[e].kind,
+			.time_ns = events[e].time_ns,
+			.module_id = events[e].module,
+		};
+		if (ev.kind == HP_MOD_LOAD) {
+			ev.path = hp_rec_str_of(paths + m->path);
+			ev.build_id = (struct hp_rec_str){(const char *)m->build_id, m->build_id_len};
+			ev.bias = m->bias;
+			ev.segment_count = m->nseg;
 		}
+		hp_rec_module_event_put(b, &ev);
+		for (uint32_t s = 0; ev.kind == HP_MOD_LOAD && s < m->nseg; s++)
+			hp_rec_segment_put(b, &m->seg[s]);
 	}
 }
 

@@ -10,8 +10,7 @@
 #include <zstd.h>
 
 #include "../common/fmt.h"
-#include "../format/encode.h"
-#include "../format/format.h"
+#include "../format/records.h"
 #include "aggregate.h"
 #include "live.h"
 #include "log.h"
@@ -22,10 +21,6 @@
 
 #define SAMPLES_PER_RECORD 100 /* a second at the default 10 ms */
 #define VERSION "0.1.0"
-
-struct sample {
-	uint64_t time_ns, heap_bytes, rss_bytes;
-};
 
 /* Everything below is guarded by lock. owner is also read without it: it
  * is written only at open, in the process it names. */
@@ -40,7 +35,7 @@ static char scratch[HP_CONFIG_PATH_MAX + 8192];
 static uint32_t snapshot_seq;
 static uint32_t stacks_written = 1; /* ids below this are in the file */
 static uint32_t module_events_written;
-static struct sample samples[SAMPLES_PER_RECORD];
+static struct hp_rec_sample samples[SAMPLES_PER_RECORD];
 static unsigned nsamples;
 static struct hp_buf payload, out, buckets_buf;
 static uint64_t file_bytes; /* written whole so far: records end here */
@@ -231,35 +226,42 @@ static int emit(unsigned type)
 
 static void put_meta(const struct hp_config *c, int forked_child)
 {
-	char *args = scratch;
+	struct hp_rec_meta m = {
+		.pid = (uint64_t)hp_os_getpid(),
+		.ppid = (uint64_t)hp_os_getppid(),
+		.start_realtime_ns = hp_os_realtime_ns() - (hp_os_now_ns() - c->start_ns),
+		.start_monotonic_ns = c->start_ns,
+		.page_size = hp_os_page_size(),
+	};
+	struct hp_rec_meta_options o = {
+		.recorder_version = hp_rec_str_of(VERSION),
+		.sample_rate_bytes = c->sample_rate_bytes,
+		.unwind = c->unwind,
+		.max_depth = c->max_depth,
+		.flags = (c->follow_fork ? HP_META_FOLLOW_FORK : 0) |
+			 (forked_child ? HP_META_FORKED_CHILD : 0) |
+			 (c->shadowed ? HP_META_SHADOWED : 0),
+		.dump_signal = (uint64_t)c->dump_signal,
+		.interval_ms = c->interval_ms,
+		.dump_every_bytes = c->dump_every_bytes,
+		.high_water_bytes = c->high_water_bytes,
+	};
+	const char *args = scratch;
 	size_t n, argc = 0;
 
 	hp_os_exe_path(scratch, sizeof scratch);
-	hp_buf_put_u(&payload, (uint64_t)hp_os_getpid());
-	hp_buf_put_u(&payload, (uint64_t)hp_os_getppid());
-	hp_buf_put_u(&payload, hp_os_realtime_ns() - (hp_os_now_ns() - c->start_ns));
-	hp_buf_put_u(&payload, c->start_ns);
-	hp_buf_put_u(&payload, hp_os_page_size());
-	hp_buf_put_str(&payload, scratch);
-	n = hp_os_cmdline(args, sizeof scratch);
+	m.program = hp_rec_str_of(scratch);
+	hp_rec_meta_put(&payload, &m);
+	/* The command line, NUL-separated, over the path just written. */
+	n = hp_os_cmdline(scratch, sizeof scratch);
 	for (size_t i = 0; i < n; i++)
 		argc += args[i] == '\0';
-	hp_buf_put_u(&payload, argc);
+	hp_rec_count_put(&payload, argc);
 	for (size_t i = 0, a = 0; a < argc; a++) {
-		hp_buf_put_str(&payload, args + i);
+		hp_rec_str_put(&payload, hp_rec_str_of(args + i));
 		i += strlen(args + i) + 1;
 	}
-	hp_buf_put_str(&payload, VERSION);
-	hp_buf_put_u(&payload, c->sample_rate_bytes);
-	hp_buf_put_u(&payload, c->unwind);
-	hp_buf_put_u(&payload, c->max_depth);
-	hp_buf_put_u(&payload, (c->follow_fork ? HP_META_FOLLOW_FORK : 0) |
-				       (forked_child ? HP_META_FORKED_CHILD : 0) |
-				       (c->shadowed ? HP_META_SHADOWED : 0));
-	hp_buf_put_u(&payload, (uint64_t)c->dump_signal);
-	hp_buf_put_u(&payload, c->interval_ms);
-	hp_buf_put_u(&payload, c->dump_every_bytes);
-	hp_buf_put_u(&payload, c->high_water_bytes);
+	hp_rec_meta_options_put(&payload, &o);
 }
 
 /* Creates the file and writes its header and META, once it is wanted.
@@ -376,27 +378,19 @@ static void put_timeseries(void)
 {
 	uint64_t prev = 0;
 
-	hp_buf_put_u(&payload, nsamples);
-	for (unsigned i = 0; i < nsamples; i++) {
-		hp_buf_put_s(&payload, (int64_t)(samples[i].time_ns - prev));
-		hp_buf_put_u(&payload, samples[i].heap_bytes);
-		hp_buf_put_u(&payload, samples[i].rss_bytes);
-		prev = samples[i].time_ns;
-	}
+	hp_rec_count_put(&payload, nsamples);
+	for (unsigned i = 0; i < nsamples; i++)
+		hp_rec_sample_put(&payload, &samples[i], &prev);
 	nsamples = 0;
 }
 
 static void put_stacks(uint32_t from, uint32_t to)
 {
-	hp_buf_put_u(&payload, from);
-	hp_buf_put_u(&payload, to - from);
+	hp_rec_stacks_put(&payload, &(struct hp_rec_stacks){.first_id = from, .count = to - from});
 	for (uint32_t id = from; id < to; id++) {
 		uint32_t depth;
 		const uint64_t *f = hp_stacks_get(id, &depth);
-		hp_buf_put_u(&payload, depth);
-		hp_buf_put_u(&payload, f[0]);
-		for (uint32_t i = 1; i < depth; i++)
-			hp_buf_put_s(&payload, (int64_t)(f[i] - f[i - 1]));
+		hp_rec_stack_put(&payload, f, depth);
 	}
 }
 
@@ -409,24 +403,13 @@ struct bucket_sums {
 
 static void collect_buckets(struct bucket_sums *sum)
 {
-	struct hp_bucket_view v;
+	struct hp_rec_bucket v;
 
 	memset(sum, 0, sizeof *sum);
 	buckets_buf.len = 0;
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		hp_agg_read(id, &v);
-		hp_buf_put_u(&buckets_buf, v.stack_id);
-		hp_buf_put_u(&buckets_buf, v.type_tag);
-		hp_buf_put_u(&buckets_buf, v.context_tag);
-		hp_buf_put_u(&buckets_buf, v.size);
-		hp_buf_put_u(&buckets_buf, v.alloc_count);
-		hp_buf_put_u(&buckets_buf, v.alloc_bytes);
-		hp_buf_put_u(&buckets_buf, v.free_count);
-		hp_buf_put_u(&buckets_buf, v.free_bytes);
-		hp_buf_put_u(&buckets_buf, v.peak_count);
-		hp_buf_put_u(&buckets_buf, v.peak_bytes);
-		hp_buf_put_u(&buckets_buf, v.temp_count);
-		hp_buf_put_u(&buckets_buf, v.temp_bytes);
+		hp_rec_bucket_put(&buckets_buf, &v);
 		sum->alloc_count += v.alloc_count;
 		sum->alloc_bytes += v.alloc_bytes;
 		sum->free_count += v.free_count;
@@ -457,32 +440,33 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
 		payload.err = buckets_buf.err;
 	buckets_buf.err = 0;
 	hp_agg_totals(&t);
-	hp_buf_put_u(&payload, ++snapshot_seq);
-	hp_buf_put_u(&payload, hp_os_now_ns() - config->start_ns);
-	hp_buf_put_u(&payload, reason);
-	hp_buf_put_u(&payload, (uint64_t)signo);
-	hp_buf_put_u(&payload, sum->alloc_count);
-	hp_buf_put_u(&payload, sum->alloc_bytes);
-	hp_buf_put_u(&payload, sum->free_count);
-	hp_buf_put_u(&payload, sum->free_bytes);
-	hp_buf_put_u(&payload, t.peak_bytes);
-	hp_buf_put_u(&payload, sum->peak_count);
-	hp_buf_put_u(&payload, t.peak_time_ns > config->start_ns ? t.peak_time_ns - config->start_ns
-								  : 0);
-	hp_buf_put_u(&payload, nstacks);
+	hp_rec_snapshot_put(&payload, &(struct hp_rec_snapshot){
+		.seq = ++snapshot_seq,
+		.time_ns = hp_os_now_ns() - config->start_ns,
+		.reason = reason,
+		.signo = (uint64_t)signo,
+		.alloc_count = sum->alloc_count,
+		.alloc_bytes = sum->alloc_bytes,
+		.free_count = sum->free_count,
+		.free_bytes = sum->free_bytes,
+		.peak_bytes = t.peak_bytes,
+		.peak_count = sum->peak_count,
+		.peak_time_ns = t.peak_time_ns > config->start_ns ? t.peak_time_ns - config->start_ns
+								   : 0,
+		.stack_count = nstacks,
+	});
 	for (int i = 1; i < HP_LOST_KINDS; i++)
 		lost_kinds += t.lost_count[i] != 0;
-	hp_buf_put_u(&payload, lost_kinds);
+	hp_rec_count_put(&payload, lost_kinds);
 	for (int i = 1; i < HP_LOST_KINDS; i++) {
-		if (!t.lost_count[i])
-			continue;
-		hp_buf_put_u(&payload, (uint64_t)i);
-		hp_buf_put_u(&payload, t.lost_count[i]);
-		hp_buf_put_u(&payload, t.lost_bytes[i]);
+		if (t.lost_count[i])
+			hp_rec_lost_put(&payload, &(struct hp_rec_lost){(uint64_t)i, t.lost_count[i],
+									t.lost_bytes[i]});
 	}
-	hp_buf_put_u(&payload, sum->n);
-	hp_buf_put_bytes(&payload, buckets_buf.data, buckets_buf.len);
-	hp_buf_put_u(&payload, recorder_bytes());
+	hp_rec_count_put(&payload, sum->n);
+	hp_buf_put_bytes(&payload, buckets_buf.data, buckets_buf.len); /* hp_rec_bucket_put's */
+	hp_rec_snapshot_tail_put(&payload,
+				 &(struct hp_rec_snapshot_tail){.recorder_bytes = recorder_bytes()});
 }
 
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
@@ -509,9 +493,9 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	if (nsamples < SAMPLES_PER_RECORD) { /* the heap at this moment, too */
 		struct hp_totals t;
 		hp_agg_totals(&t);
-		samples[nsamples++] = (struct sample){hp_os_now_ns() - config->start_ns,
-						      t.in_use_estimate_bytes,
-						      hp_os_rss_bytes()};
+		samples[nsamples++] = (struct hp_rec_sample){hp_os_now_ns() - config->start_ns,
+							     t.in_use_estimate_bytes,
+							     hp_os_rss_bytes()};
 	}
 	/* What the file has is counted only once written: after a failed
 	 * write, the next snapshot tries again. */
@@ -556,7 +540,7 @@ void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
 	cancel = lock_for(0);
 	if (nsamples < SAMPLES_PER_RECORD)
 		samples[nsamples++] =
-			(struct sample){hp_os_now_ns() - config->start_ns, heap_bytes, rss_bytes};
+			(struct hp_rec_sample){hp_os_now_ns() - config->start_ns, heap_bytes, rss_bytes};
 	if (nsamples == SAMPLES_PER_RECORD && ensure_file() == 0) {
 		put_timeseries();
 		if (emit(HP_REC_TIMESERIES))

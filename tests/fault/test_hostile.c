@@ -40,7 +40,7 @@ static const char *hp(void)
 static void craft_with_module(const char *path, const char *module_path)
 {
 	static const uint64_t f0[] = {0x401010, 0x402020};
-	static const struct hp_craft_bucket b[] = {
+	static const struct hp_rec_bucket b[] = {
 		{.stack_id = 1, .alloc_count = 3, .alloc_bytes = 300, .free_count = 1,
 		 .free_bytes = 100, .peak_count = 2, .peak_bytes = 200},
 		{.stack_id = 2, .alloc_count = 1, .alloc_bytes = 50, .peak_count = 1,
@@ -272,7 +272,7 @@ HP_TEST(absurd_sampling_rate_figures_stay_numbers)
 	 * be finite (JSON has no NaN or inf) and integers clamped (no
 	 * -9223372036854775808 from converting an out-of-range double). */
 	static const uint64_t f0[] = {0x401010, 0x402020};
-	static const struct hp_craft_bucket b[] = {
+	static const struct hp_rec_bucket b[] = {
 		{.stack_id = 1, .size = 1, .alloc_count = 1000, .alloc_bytes = 1000,
 		 .peak_count = 5, .peak_bytes = 5},
 		{.stack_id = 2, .size = 1ull << 40, .alloc_count = 1ull << 62,
@@ -328,7 +328,7 @@ HP_TEST(escapes_in_names_are_escaped)
 	static const uint64_t addrs[] = {0x401010, 0x401000, 0x402020, 0x402010};
 	static const char *const names[] = {"evil\x1b]0;pwned\x07", "caller\x1b[2J",
 					    "bidi\xe2\x80\xae" "evil", "c1\xc2\x9b" "csi"};
-	static const struct hp_craft_bucket b[] = {
+	static const struct hp_rec_bucket b[] = {
 		{.stack_id = 1, .alloc_count = 3, .alloc_bytes = 300, .peak_count = 3,
 		 .peak_bytes = 300},
 		{.stack_id = 2, .alloc_count = 1, .alloc_bytes = 50},

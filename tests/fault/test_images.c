@@ -32,13 +32,13 @@ static void craft_two_images(const char *path, const char *module_path, int symb
 {
 	static const uint64_t sh_f0[] = {0x401010, 0x402020};
 	static const uint64_t prog_f0[] = {0x401010, 0x403030, 0x404040};
-	static const struct hp_craft_bucket sh_b[] = {
+	static const struct hp_rec_bucket sh_b[] = {
 		{.stack_id = 1, .alloc_count = 7, .alloc_bytes = 7000, .free_count = 7,
 		 .free_bytes = 7000, .peak_count = 7, .peak_bytes = 7000},
 		{.stack_id = 2, .alloc_count = 1, .alloc_bytes = 11, .peak_count = 1,
 		 .peak_bytes = 11},
 	};
-	static const struct hp_craft_bucket prog_b[] = {
+	static const struct hp_rec_bucket prog_b[] = {
 		{.stack_id = 1, .alloc_count = 3, .alloc_bytes = 300, .free_count = 1,
 		 .free_bytes = 100, .peak_count = 3, .peak_bytes = 300},
 		{.stack_id = 2, .alloc_count = 2, .alloc_bytes = 64, .peak_count = 2,
@@ -62,10 +62,8 @@ static void craft_two_images(const char *path, const char *module_path, int symb
 	hp_craft_meta_as(&c, 100, "/usr/bin/prog", "--flag", 1);
 	hp_craft_module(&c, 0, module_path, 0x400000, 0, 0x10000);
 	hp_craft_stacks(&c, 1, prog_f0, 3);
-	hp_buf_put_u(&c.payload, 1); /* a time series of one sample */
-	hp_buf_put_s(&c.payload, 2000);
-	hp_buf_put_u(&c.payload, 364);
-	hp_buf_put_u(&c.payload, 8192);
+	hp_rec_count_put(&c.payload, 1); /* a time series of one sample */
+	hp_rec_sample_put(&c.payload, &(struct hp_rec_sample){2000, 364, 8192}, &(uint64_t){0});
 	hp_craft_emit(&c, HP_REC_TIMESERIES);
 	hp_craft_snapshot_of(&c, 1, HP_SNAP_EXIT, prog_b, 3);
 	if (symbols) {
@@ -178,7 +176,7 @@ HP_TEST(last_image_without_snapshot)
 	/* The exec'd program was killed before any snapshot: the shell's
 	 * image is shown, and heapprof says so. */
 	static const uint64_t f0[] = {0x401010};
-	static const struct hp_craft_bucket b[] = {
+	static const struct hp_rec_bucket b[] = {
 		{.stack_id = 1, .alloc_count = 2, .alloc_bytes = 20, .peak_count = 2,
 		 .peak_bytes = 20},
 	};

@@ -98,7 +98,7 @@ HP_TEST(crafted_newer_minor_is_read)
 		expect_eq_u64(s->peak_time_ns, 16, "then peak_time");
 		expect_eq_u64(s->stack_count, 2, "then stack_count");
 		if (expect_eq_u64(s->nbuckets, 1, "one bucket")) {
-			const struct hp_cap_bucket *b = &s->buckets[0];
+			const struct hp_rec_bucket *b = &s->buckets[0];
 			expect_eq_u64(b->stack_id, 1, "bucket stack id");
 			expect_eq_u64(b->type_tag, 2, "type_tag");
 			expect_eq_u64(b->context_tag, 3, "context_tag");

@@ -73,10 +73,10 @@ static void exercise_frame(const struct hp_capture *cap, uint64_t addr)
 			broken("hp_capture_symbols_of(0x%llx) found 0x%llx",
 			       (unsigned long long)addr, (unsigned long long)a->address);
 		for (uint32_t k = 0; k < a->count; k++) {
-			const struct hp_cap_symframe *f = &cap->symbols.frames[a->first + k];
+			const struct hp_rec_symframe *f = &cap->symbols.frames[a->first + k];
 			exercise_str(cap->symbols.strings[f->function], "a symbol's function");
 			exercise_str(cap->symbols.strings[f->file], "a symbol's file");
-			exercise_sink += f->line + f->inlined;
+			exercise_sink += f->line + (f->flags & HP_SYMFRAME_INLINED);
 		}
 	}
 }
@@ -109,7 +109,7 @@ static void exercise_symbols(const struct hp_capture *cap)
 			broken("symbol address %zu has frames [%u, %u), the table has %zu", i,
 			       a->first, a->first + a->count, s->nframes);
 		for (uint32_t k = 0; k < a->count; k++) {
-			const struct hp_cap_symframe *f = &s->frames[a->first + k];
+			const struct hp_rec_symframe *f = &s->frames[a->first + k];
 			if (f->function >= s->nstrings || f->file >= s->nstrings)
 				broken("a symbol frame names string %u/%u of %zu", f->function,
 				       f->file, s->nstrings);
@@ -152,7 +152,7 @@ static void exercise_capture(const struct hp_capture *cap)
 		if (s->nbuckets && !s->buckets)
 			broken("snapshot %zu has %zu buckets and no array", i, s->nbuckets);
 		for (size_t k = 0; k < s->nbuckets; k++) {
-			const struct hp_cap_bucket *b = &s->buckets[k];
+			const struct hp_rec_bucket *b = &s->buckets[k];
 			/* Readers index stacks[] by stack_id; 0 is "no stack". */
 			if (b->stack_id && b->stack_id >= cap->nstacks)
 				broken("snapshot %zu bucket %zu names stack %u of %zu", i, k,

@@ -14,7 +14,8 @@
  * Real captures (`heapprof run`) complement them; tests/fuzz/run.sh makes
  * both.
  *
- * Ordinary C, built with the fuzz rules from src/format/encode.c; exits
+ * Ordinary C, built with the fuzz rules from src/format/encode.c (the
+ * record schemas' encoders, src/format/records.h); exits
  * non-zero, saying why, when a file cannot be written.
  */
 #include <errno.h>
@@ -24,8 +25,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "../../src/format/encode.h"
-#include "../../src/format/format.h"
+#include "../../src/format/records.h"
 
 /* A capture being built: the file so far, the payload of the next record,
  * and the zstd context when records are to be compressed. */
@@ -53,24 +53,28 @@ static void meta(struct seed *s, int extra)
 	struct hp_buf *p = &s->pl;
 	static const char *argv[] = {"prog", "--size", "4096", ""};
 
-	hp_buf_put_u(p, 4242);                   /* pid */
-	hp_buf_put_u(p, 1);                      /* ppid */
-	hp_buf_put_u(p, 1700000000123456789ull); /* start_realtime_ns */
-	hp_buf_put_u(p, 987654321);              /* start_monotonic_ns */
-	hp_buf_put_u(p, 4096);                   /* page_size */
-	hp_buf_put_str(p, "/usr/local/bin/prog");
-	hp_buf_put_u(p, 4);
+	hp_rec_meta_put(p, &(struct hp_rec_meta){
+		.pid = 4242,
+		.ppid = 1,
+		.start_realtime_ns = 1700000000123456789ull,
+		.start_monotonic_ns = 987654321,
+		.page_size = 4096,
+		.program = hp_rec_str_of("/usr/local/bin/prog"),
+	});
+	hp_rec_count_put(p, 4);
 	for (int i = 0; i < 4; i++)
-		hp_buf_put_str(p, argv[i]);
-	hp_buf_put_str(p, "0.1.0");
-	hp_buf_put_u(p, 4096);                   /* sample_rate_bytes */
-	hp_buf_put_u(p, HP_UNWIND_FP);
-	hp_buf_put_u(p, 64);                     /* max_depth */
-	hp_buf_put_u(p, HP_META_FOLLOW_FORK | HP_META_FORKED_CHILD);
-	hp_buf_put_u(p, 12);                     /* dump_signal */
-	hp_buf_put_u(p, 100);                    /* interval_ms */
-	hp_buf_put_u(p, 1 << 20);                /* dump_every_bytes */
-	hp_buf_put_u(p, 1 << 22);                /* dump_high_water_bytes */
+		hp_rec_str_put(p, hp_rec_str_of(argv[i]));
+	hp_rec_meta_options_put(p, &(struct hp_rec_meta_options){
+		.recorder_version = hp_rec_str_of("0.1.0"),
+		.sample_rate_bytes = 4096,
+		.unwind = HP_UNWIND_FP,
+		.max_depth = 64,
+		.flags = HP_META_FOLLOW_FORK | HP_META_FORKED_CHILD,
+		.dump_signal = 12,
+		.interval_ms = 100,
+		.dump_every_bytes = 1 << 20,
+		.high_water_bytes = 1 << 22,
+	});
 	if (extra) {                             /* a later minor's fields */
 		hp_buf_put_u(p, 77);
 		hp_buf_put_str(p, "from the future");
@@ -84,36 +88,38 @@ static void load(struct hp_buf *p, uint64_t time, uint64_t id, const char *path,
 	static const uint8_t build_id[20] = {0x52, 0x9b, 0xea, 0xd9, 0x8a, 0x32, 0x84, 0xe6, 0xa2, 0x21,
 					     0x2b, 0x08, 0xef, 0xca, 0x07, 0x21, 0xa8, 0x10, 0x90, 0x1a};
 
-	hp_buf_put_u(p, HP_MOD_LOAD);
-	hp_buf_put_u(p, time);
-	hp_buf_put_u(p, id);
-	hp_buf_put_str(p, path);
-	hp_buf_put_blob(p, build_id, sizeof build_id);
-	hp_buf_put_u(p, bias);
-	hp_buf_put_u(p, (uint64_t)nseg);
-	for (int i = 0; i < nseg; i++) {
-		hp_buf_put_u(p, 0x1000u * (uint64_t)(1 + 4 * i)); /* vaddr */
-		hp_buf_put_u(p, 0x3000);                          /* memsz */
-		hp_buf_put_u(p, 0x1000u * (uint64_t)i);           /* file offset */
-		hp_buf_put_u(p, i ? 4 : 5);                       /* PF_R | PF_X, PF_R */
-	}
+	hp_rec_module_event_put(p, &(struct hp_rec_module_event){
+		.kind = HP_MOD_LOAD,
+		.time_ns = time,
+		.module_id = id,
+		.path = hp_rec_str_of(path),
+		.build_id = {(const char *)build_id, sizeof build_id},
+		.bias = bias,
+		.segment_count = (uint64_t)nseg,
+	});
+	for (int i = 0; i < nseg; i++)
+		hp_rec_segment_put(p, &(struct hp_rec_segment){
+			.vaddr = 0x1000u * (uint64_t)(1 + 4 * i),
+			.memsz = 0x3000,
+			.offset = 0x1000u * (uint64_t)i,
+			.flags = i ? 4 : 5, /* PF_R | PF_X, PF_R */
+		});
 }
 
 static void modules(struct seed *s)
 {
 	struct hp_buf *p = &s->pl;
 
-	hp_buf_put_u(p, 5);
+	hp_rec_count_put(p, 5);
 	load(p, 0, 1, "/usr/local/bin/prog", 0x555555554000ull, 3);
 	load(p, 0, 2, "/lib/x86_64-linux-gnu/libc.so.6", 0x7ffff7d80000ull, 2);
 	load(p, 10, 3, "/tmp/libplugin.so", 0x7ffff7fb0000ull, 2);
-	hp_buf_put_u(p, HP_MOD_UNLOAD);
-	hp_buf_put_u(p, 20);
-	hp_buf_put_u(p, 3);
+	hp_rec_module_event_put(p, &(struct hp_rec_module_event){.kind = HP_MOD_UNLOAD,
+								  .time_ns = 20, .module_id = 3});
 	load(p, 30, 4, "/tmp/libplugin.so", 0x7ffff7fb0000ull, 1); /* same place, again */
 	emit(s, HP_REC_MODULES);
 	/* A second record, as after a later dlopen. */
-	hp_buf_put_u(p, 1);
+	hp_rec_count_put(p, 1);
 	load(p, 40, 5, "linux-vdso.so.1", 0x7ffff7fc1000ull, 1);
 	emit(s, HP_REC_MODULES);
 }
@@ -126,13 +132,12 @@ static void stacks(struct seed *s, uint64_t first, const unsigned *depths, size_
 	static const uint64_t bases[] = {0x555555555100ull, 0x7ffff7d81234ull, 0x7ffff7fb1010ull,
 					 0x1234};
 
-	hp_buf_put_u(p, first);
-	hp_buf_put_u(p, n);
+	hp_rec_stacks_put(p, &(struct hp_rec_stacks){.first_id = first, .count = n});
 	for (size_t k = 0; k < n; k++) {
-		hp_buf_put_u(p, depths[k]);
-		hp_buf_put_u(p, bases[k % 4]);
-		for (unsigned f = 1; f < depths[k]; f++)
-			hp_buf_put_s(p, f % 2 ? -0x40 - (int64_t)f : 0x28 + (int64_t)f);
+		uint64_t f[300] = {bases[k % 4]};
+		for (unsigned i = 1; i < depths[k]; i++)
+			f[i] = f[i - 1] + (uint64_t)(i % 2 ? -0x40 - (int64_t)i : 0x28 + (int64_t)i);
+		hp_rec_stack_put(p, f, depths[k]);
 	}
 	emit(s, HP_REC_STACKS);
 }
@@ -141,36 +146,38 @@ static void snapshot(struct seed *s, uint64_t seq, uint64_t reason, const uint64
 {
 	struct hp_buf *p = &s->pl;
 
-	hp_buf_put_u(p, seq);
-	hp_buf_put_u(p, 1000000 * seq); /* time */
-	hp_buf_put_u(p, reason);
-	hp_buf_put_u(p, reason == HP_SNAP_SIGNAL ? 12 : 0);
-	hp_buf_put_u(p, 1000);          /* alloc_count */
-	hp_buf_put_u(p, 65536);         /* alloc_bytes */
-	hp_buf_put_u(p, 900);           /* free_count */
-	hp_buf_put_u(p, 60000);         /* free_bytes */
-	hp_buf_put_u(p, 30000);         /* peak_bytes */
-	hp_buf_put_u(p, 120);           /* peak_count */
-	hp_buf_put_u(p, 500000);        /* peak_time */
-	hp_buf_put_u(p, 12);            /* stack_count */
-	hp_buf_put_u(p, 3);             /* lost kinds: two known, one from the future */
-	hp_buf_put_u(p, HP_LOST_UNWIND_FAILED);
-	hp_buf_put_u(p, 3);
-	hp_buf_put_u(p, 96);
-	hp_buf_put_u(p, HP_LOST_REENTRANT_FREE);
-	hp_buf_put_u(p, 1);
-	hp_buf_put_u(p, 16);
-	hp_buf_put_u(p, 40);
-	hp_buf_put_u(p, 1);
-	hp_buf_put_u(p, 1);
-	hp_buf_put_u(p, n);
+	hp_rec_snapshot_put(p, &(struct hp_rec_snapshot){
+		.seq = seq,
+		.time_ns = 1000000 * seq,
+		.reason = reason,
+		.signo = reason == HP_SNAP_SIGNAL ? 12 : 0,
+		.alloc_count = 1000,
+		.alloc_bytes = 65536,
+		.free_count = 900,
+		.free_bytes = 60000,
+		.peak_bytes = 30000,
+		.peak_count = 120,
+		.peak_time_ns = 500000,
+		.stack_count = 12,
+	});
+	hp_rec_count_put(p, 3); /* lost kinds: two known, one from the future */
+	hp_rec_lost_put(p, &(struct hp_rec_lost){HP_LOST_UNWIND_FAILED, 3, 96});
+	hp_rec_lost_put(p, &(struct hp_rec_lost){HP_LOST_REENTRANT_FREE, 1, 16});
+	hp_rec_lost_put(p, &(struct hp_rec_lost){40, 1, 1});
+	hp_rec_count_put(p, n);
 	for (size_t i = 0; i < n; i++) {
-		hp_buf_put_u(p, ids[i]);
-		hp_buf_put_u(p, i % 3);             /* type_tag */
-		hp_buf_put_u(p, i % 2);             /* context_tag */
-		hp_buf_put_u(p, i % 2 ? 0 : 4096);  /* size (sampled) */
-		for (int k = 0; k < 8; k++)         /* alloc .. temp */
-			hp_buf_put_u(p, (uint64_t)(k + 1) * (i + 1) * (k % 2 ? 4096 : 1));
+		uint64_t v[8]; /* alloc .. temp */
+		for (int k = 0; k < 8; k++)
+			v[k] = (uint64_t)(k + 1) * (i + 1) * (k % 2 ? 4096 : 1);
+		hp_rec_bucket_put(p, &(struct hp_rec_bucket){
+			.stack_id = (uint32_t)ids[i],
+			.type_tag = (uint32_t)(i % 3),
+			.context_tag = (uint32_t)(i % 2),
+			.size = i % 2 ? 0 : 4096, /* sampled */
+			.alloc_count = v[0], .alloc_bytes = v[1], .free_count = v[2],
+			.free_bytes = v[3], .peak_count = v[4], .peak_bytes = v[5],
+			.temp_count = v[6], .temp_bytes = v[7],
+		});
 	}
 	emit(s, HP_REC_SNAPSHOT);
 }
@@ -179,11 +186,12 @@ static void timeseries(struct seed *s, size_t n)
 {
 	struct hp_buf *p = &s->pl;
 
-	hp_buf_put_u(p, n);
+	uint64_t t = 0, prev = 0;
+
+	hp_rec_count_put(p, n);
 	for (size_t i = 0; i < n; i++) {
-		hp_buf_put_s(p, i ? 10000000 : 5000);  /* time delta, the first absolute */
-		hp_buf_put_u(p, 4096 * (i * i % 17)); /* heap_bytes */
-		hp_buf_put_u(p, 1 << 21);             /* rss_bytes */
+		t += i ? 10000000 : 5000; /* time delta, the first absolute */
+		hp_rec_sample_put(p, &(struct hp_rec_sample){t, 4096 * (i * i % 17), 1 << 21}, &prev);
 	}
 	emit(s, HP_REC_TIMESERIES);
 }
@@ -195,23 +203,23 @@ static void symbols(struct seed *s)
 					"prog.c", "/usr/include/c++/12/bits/stl_vector.h"};
 	static const uint64_t addrs[] = {0x7ffff7d81234ull, 0x555555555100ull, 0x555555555100ull - 0x41};
 
-	hp_buf_put_u(p, 6);
+	hp_rec_count_put(p, 6);
 	for (int i = 0; i < 6; i++)
-		hp_buf_put_str(p, strings[i]);
-	hp_buf_put_u(p, 3); /* a status per module */
+		hp_rec_str_put(p, hp_rec_str_of(strings[i]));
+	hp_rec_count_put(p, 3); /* a status per module */
 	hp_buf_put_u(p, HP_SYMSTATUS_OK);
 	hp_buf_put_u(p, HP_SYMSTATUS_MISSING);
 	hp_buf_put_u(p, HP_SYMSTATUS_MISMATCH);
-	hp_buf_put_u(p, 3); /* addresses, not sorted: the reader sorts */
+	hp_rec_count_put(p, 3); /* addresses, not sorted: the reader sorts */
 	for (int a = 0; a < 3; a++) {
-		hp_buf_put_u(p, addrs[a]);
-		hp_buf_put_u(p, (uint64_t)a); /* 0, 1 and 2 frames */
-		for (int f = 0; f < a; f++) {
-			hp_buf_put_u(p, 1 + (uint64_t)(a + f) % 3); /* function */
-			hp_buf_put_u(p, f ? 4 : 5);                  /* file */
-			hp_buf_put_u(p, 10 + (uint64_t)f);           /* line */
-			hp_buf_put_u(p, f + 1 < a);                  /* inlined into the next */
-		}
+		hp_rec_symaddr_put(p, &(struct hp_rec_symaddr){addrs[a], (uint64_t)a}); /* 0..2 frames */
+		for (int f = 0; f < a; f++)
+			hp_rec_symframe_put(p, &(struct hp_rec_symframe){
+				.function = 1 + (uint32_t)(a + f) % 3,
+				.file = f ? 4 : 5,
+				.line = 10 + (uint32_t)f,
+				.flags = f + 1 < a ? HP_SYMFRAME_INLINED : 0, /* into the next */
+			});
 	}
 	emit(s, HP_REC_SYMBOLS);
 }

@@ -9,7 +9,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "../../src/format/format.h"
+#include "../../src/format/records.h"
 #include "harness.h"
 #include "tools.h"
 
@@ -31,24 +31,24 @@ static void meta(struct hp_craft *c, uint64_t pid, const char *program, const ch
 {
 	struct hp_buf *p = &c->payload;
 
-	hp_buf_put_u(p, pid);
-	hp_buf_put_u(p, 99);            /* ppid */
-	hp_buf_put_u(p, 1700000000000000000ull); /* start_realtime_ns */
-	hp_buf_put_u(p, 5000);          /* start_monotonic_ns */
-	hp_buf_put_u(p, 4096);          /* page_size */
-	hp_buf_put_str(p, program);
-	hp_buf_put_u(p, 2);             /* argc */
-	hp_buf_put_str(p, "prog");
-	hp_buf_put_str(p, arg1);
-	hp_buf_put_str(p, "0.1.0");
-	hp_buf_put_u(p, rate);          /* sample_rate_bytes */
-	hp_buf_put_u(p, HP_UNWIND_FP);
-	hp_buf_put_u(p, 64);            /* max_depth */
-	hp_buf_put_u(p, 0);             /* flags */
-	hp_buf_put_u(p, 12);            /* dump_signal */
-	hp_buf_put_u(p, 0);             /* interval_ms */
-	hp_buf_put_u(p, 0);             /* dump_every_bytes */
-	hp_buf_put_u(p, 0);             /* dump_high_water_bytes */
+	hp_rec_meta_put(p, &(struct hp_rec_meta){
+		.pid = pid,
+		.ppid = 99,
+		.start_realtime_ns = 1700000000000000000ull,
+		.start_monotonic_ns = 5000,
+		.page_size = 4096,
+		.program = hp_rec_str_of(program),
+	});
+	hp_rec_count_put(p, 2); /* argv */
+	hp_rec_str_put(p, hp_rec_str_of("prog"));
+	hp_rec_str_put(p, hp_rec_str_of(arg1));
+	hp_rec_meta_options_put(p, &(struct hp_rec_meta_options){
+		.recorder_version = hp_rec_str_of("0.1.0"),
+		.sample_rate_bytes = rate,
+		.unwind = HP_UNWIND_FP,
+		.max_depth = 64,
+		.dump_signal = 12,
+	});
 	if (extra_fields) {             /* what a later minor might add */
 		hp_buf_put_u(p, 123456789);
 		hp_buf_put_str(p, "a field from the future");
@@ -101,23 +101,20 @@ void hp_craft_symbols(struct hp_craft *c, const uint64_t *addrs, const char *con
 {
 	struct hp_buf *p = &c->payload;
 
-	hp_buf_put_u(p, n + 1);         /* strings: "" then the names */
-	hp_buf_put_str(p, "");
+	hp_rec_count_put(p, n + 1);     /* strings: "" then the names */
+	hp_rec_str_put(p, hp_rec_str_of(""));
 	for (size_t i = 0; i < n; i++)
-		hp_buf_put_str(p, names[i]);
-	hp_buf_put_u(p, 1);             /* one module (the captures here have one): */
+		hp_rec_str_put(p, hp_rec_str_of(names[i]));
+	hp_rec_count_put(p, 1);         /* one module (the captures here have one): */
 	hp_buf_put_u(p, HP_SYMSTATUS_OK);
-	hp_buf_put_u(p, n);
+	hp_rec_count_put(p, n);
 	for (size_t i = 0; i < n; i++) {
-		hp_buf_put_u(p, addrs[i]);
-		hp_buf_put_u(p, 1);     /* one frame */
-		hp_buf_put_u(p, i + 1); /* function */
-		hp_buf_put_u(p, 0);     /* file "" */
-		hp_buf_put_u(p, 10 + i); /* line */
-		hp_buf_put_u(p, 0);     /* not inlined */
+		hp_rec_symaddr_put(p, &(struct hp_rec_symaddr){.address = addrs[i], .frame_count = 1});
+		hp_rec_symframe_put(p, &(struct hp_rec_symframe){
+			.function = (uint32_t)i + 1, .file = 0, .line = 10 + (uint32_t)i});
 	}
 	if (image >= 0)
-		hp_buf_put_u(p, (uint64_t)image);
+		hp_rec_symbols_tail_put(p, &(struct hp_rec_symbols_tail){.image = (uint64_t)image});
 	hp_craft_emit(c, HP_REC_SYMBOLS);
 }
 
@@ -126,30 +123,25 @@ void hp_craft_module(struct hp_craft *c, uint64_t id, const char *path, uint64_t
 {
 	struct hp_buf *p = &c->payload;
 
-	hp_buf_put_u(p, 1);             /* one event */
-	hp_buf_put_u(p, HP_MOD_LOAD);
-	hp_buf_put_u(p, 0);             /* time */
-	hp_buf_put_u(p, id);
-	hp_buf_put_str(p, path);
-	hp_buf_put_blob(p, "", 0);      /* no build-id */
-	hp_buf_put_u(p, bias);
-	hp_buf_put_u(p, 1);             /* one segment */
-	hp_buf_put_u(p, vaddr);
-	hp_buf_put_u(p, memsz);
-	hp_buf_put_u(p, 0);             /* file offset */
-	hp_buf_put_u(p, 5);             /* r-x */
+	hp_rec_count_put(p, 1);         /* one event */
+	hp_rec_module_event_put(p, &(struct hp_rec_module_event){
+		.kind = HP_MOD_LOAD,
+		.module_id = id,
+		.path = hp_rec_str_of(path),
+		.build_id = hp_rec_str_of(""),
+		.bias = bias,
+		.segment_count = 1,
+	});
+	hp_rec_segment_put(p, &(struct hp_rec_segment){.vaddr = vaddr, .memsz = memsz,
+						       .flags = 5}); /* r-x */
 	hp_craft_emit(c, HP_REC_MODULES);
 }
 
 void hp_craft_stacks(struct hp_craft *c, uint64_t first, const uint64_t *frame0, size_t n)
 {
-	hp_buf_put_u(&c->payload, first);
-	hp_buf_put_u(&c->payload, n);
-	for (size_t i = 0; i < n; i++) {
-		hp_buf_put_u(&c->payload, 2); /* depth */
-		hp_buf_put_u(&c->payload, frame0[i]);
-		hp_buf_put_s(&c->payload, -16);
-	}
+	hp_rec_stacks_put(&c->payload, &(struct hp_rec_stacks){.first_id = first, .count = n});
+	for (size_t i = 0; i < n; i++)
+		hp_rec_stack_put(&c->payload, (uint64_t[]){frame0[i], frame0[i] - 16}, 2);
 	hp_craft_emit(c, HP_REC_STACKS);
 }
 
@@ -157,15 +149,17 @@ void hp_craft_snapshot(struct hp_craft *c, const uint64_t *stack_ids, size_t n)
 {
 	struct hp_buf *p = &c->payload;
 
-	hp_buf_put_u(p, 1);                 /* seq */
-	hp_buf_put_u(p, 1000);              /* time */
-	hp_buf_put_u(p, HP_SNAP_EXIT);
-	hp_buf_put_u(p, 0);                 /* signal */
-	for (int i = 0; i < 7; i++)         /* totals, peak, peak time */
-		hp_buf_put_u(p, 10 + i);
-	hp_buf_put_u(p, 2);                 /* stack_count */
-	hp_buf_put_u(p, 0);                 /* lost kinds */
-	hp_buf_put_u(p, n);
+	hp_rec_snapshot_put(p, &(struct hp_rec_snapshot){
+		.seq = 1, .time_ns = 1000, .reason = HP_SNAP_EXIT,
+		/* totals, peak, peak time: 10 .. 16 */
+		.alloc_count = 10, .alloc_bytes = 11, .free_count = 12, .free_bytes = 13,
+		.peak_bytes = 14, .peak_count = 15, .peak_time_ns = 16,
+		.stack_count = 2,
+	});
+	hp_rec_count_put(p, 0);         /* lost kinds */
+	hp_rec_count_put(p, n);
+	/* By hand, not hp_rec_bucket_put: a test's stack id may not fit the
+	 * schema's 32 bits (a reader must refuse 2^32 + 1, not take it for 1). */
 	for (size_t i = 0; i < n; i++) {
 		hp_buf_put_u(p, stack_ids[i]);
 		for (int k = 0; k < 11; k++) /* type_tag 2 ... temp_bytes 12 */
@@ -175,48 +169,28 @@ void hp_craft_snapshot(struct hp_craft *c, const uint64_t *stack_ids, size_t n)
 }
 
 void hp_craft_snapshot_of(struct hp_craft *c, uint64_t seq, uint64_t reason,
-			  const struct hp_craft_bucket *b, size_t n)
+			  const struct hp_rec_bucket *b, size_t n)
 {
 	struct hp_buf *p = &c->payload;
-	uint64_t ac = 0, ab = 0, fc = 0, fb = 0, pc = 0, pb = 0, top = 0;
+	struct hp_rec_snapshot s = {.seq = seq, .time_ns = 1000 * seq, .reason = reason,
+				    .peak_time_ns = 500 * seq};
+	uint64_t top = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		ac += b[i].alloc_count;
-		ab += b[i].alloc_bytes;
-		fc += b[i].free_count;
-		fb += b[i].free_bytes;
-		pc += b[i].peak_count;
-		pb += b[i].peak_bytes;
+		s.alloc_count += b[i].alloc_count;
+		s.alloc_bytes += b[i].alloc_bytes;
+		s.free_count += b[i].free_count;
+		s.free_bytes += b[i].free_bytes;
+		s.peak_count += b[i].peak_count;
+		s.peak_bytes += b[i].peak_bytes;
 		top = b[i].stack_id > top ? b[i].stack_id : top;
 	}
-	hp_buf_put_u(p, seq);
-	hp_buf_put_u(p, 1000 * seq);        /* time */
-	hp_buf_put_u(p, reason);
-	hp_buf_put_u(p, 0);                 /* signal */
-	hp_buf_put_u(p, ac);
-	hp_buf_put_u(p, ab);
-	hp_buf_put_u(p, fc);
-	hp_buf_put_u(p, fb);
-	hp_buf_put_u(p, pb);
-	hp_buf_put_u(p, pc);
-	hp_buf_put_u(p, 500 * seq);         /* peak time */
-	hp_buf_put_u(p, top + 1);           /* stack_count */
-	hp_buf_put_u(p, 0);                 /* lost kinds */
-	hp_buf_put_u(p, n);
-	for (size_t i = 0; i < n; i++) {
-		hp_buf_put_u(p, b[i].stack_id);
-		hp_buf_put_u(p, 0);         /* type tag */
-		hp_buf_put_u(p, 0);         /* context tag */
-		hp_buf_put_u(p, b[i].size);
-		hp_buf_put_u(p, b[i].alloc_count);
-		hp_buf_put_u(p, b[i].alloc_bytes);
-		hp_buf_put_u(p, b[i].free_count);
-		hp_buf_put_u(p, b[i].free_bytes);
-		hp_buf_put_u(p, b[i].peak_count);
-		hp_buf_put_u(p, b[i].peak_bytes);
-		hp_buf_put_u(p, 0);         /* temp count */
-		hp_buf_put_u(p, 0);         /* temp bytes */
-	}
+	s.stack_count = top + 1;
+	hp_rec_snapshot_put(p, &s);
+	hp_rec_count_put(p, 0);         /* lost kinds */
+	hp_rec_count_put(p, n);
+	for (size_t i = 0; i < n; i++)
+		hp_rec_bucket_put(p, &b[i]);
 	hp_craft_emit(c, HP_REC_SNAPSHOT);
 }
 

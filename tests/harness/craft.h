@@ -1,6 +1,6 @@
 /*
  * craft.h - capture files built by hand, record by record, with the
- * format's own encoder (src/format/encode.h): the hostile, odd or
+ * format's own record encoders (src/format/records.h): the hostile, odd or
  * multi-image captures a test needs exact figures of.
  *
  *     struct hp_craft c;
@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../src/format/encode.h"
+#include "../../src/format/records.h"
 
 struct hp_craft {
 	struct hp_buf file, payload;
@@ -60,15 +60,10 @@ void hp_craft_stacks(struct hp_craft *c, uint64_t first, const uint64_t *frame0,
  * (type_tag 2 ... temp_bytes 12), totals 10..16. */
 void hp_craft_snapshot(struct hp_craft *c, const uint64_t *stack_ids, size_t n);
 
-/* A bucket with chosen figures, for hp_craft_snapshot_of. */
-struct hp_craft_bucket {
-	uint64_t stack_id, size;
-	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, peak_count, peak_bytes;
-};
-
-/* A snapshot of these buckets; its totals are their sums. */
+/* A snapshot of these buckets (the record schema's); its totals are their
+ * sums. */
 void hp_craft_snapshot_of(struct hp_craft *c, uint64_t seq, uint64_t reason,
-			  const struct hp_craft_bucket *b, size_t n);
+			  const struct hp_rec_bucket *b, size_t n);
 
 /* Writes the file (expecting it built and written) and frees c. Returns 0
  * or -errno. */

@@ -108,7 +108,7 @@ void hpq_free(struct hp_capture *cap)
 	}
 }
 
-static void add(struct hpq_sum *s, const struct hp_cap_bucket *b)
+static void add(struct hpq_sum *s, const struct hp_rec_bucket *b)
 {
 	s->buckets++;
 	s->alloc_count += b->alloc_count;
@@ -127,7 +127,7 @@ struct hpq_sum hpq_match(const struct hp_capture *cap, const char *const *frames
 	const struct hp_cap_snapshot *s = cap ? hp_capture_last(cap) : NULL;
 
 	for (size_t i = 0; s && i < s->nbuckets; i++) {
-		const struct hp_cap_bucket *b = &s->buckets[i];
+		const struct hp_rec_bucket *b = &s->buckets[i];
 		const struct hp_cap_stack *st;
 		uint32_t k = 0;
 
@@ -158,7 +158,7 @@ void hpq_dump(const struct hp_capture *cap)
 	const struct hp_cap_snapshot *s = cap ? hp_capture_last(cap) : NULL;
 
 	for (size_t i = 0; s && i < s->nbuckets; i++) {
-		const struct hp_cap_bucket *b = &s->buckets[i];
+		const struct hp_rec_bucket *b = &s->buckets[i];
 		printf("    bucket alloc %llu/%llu free %llu/%llu peak %llu/%llu temp %llu/%llu:",
 		       (unsigned long long)b->alloc_count, (unsigned long long)b->alloc_bytes,
 		       (unsigned long long)b->free_count, (unsigned long long)b->free_bytes,

@@ -196,7 +196,7 @@ static unsigned check_paths(const struct hp_capture *cap)
 
 	memset(seen, 0, sizeof seen);
 	for (size_t i = 0; snap && i < snap->nbuckets; i++) {
-		const struct hp_cap_bucket *b = &snap->buckets[i];
+		const struct hp_rec_bucket *b = &snap->buckets[i];
 		const struct hp_cap_stack *st;
 		uint64_t path, want_depth = 2 * MANYSTACKS_LEVELS + 3;
 		unsigned f = 0;

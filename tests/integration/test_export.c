@@ -397,7 +397,7 @@ HP_TEST(pprof_sampled_is_unbiased)
 	if (!expect_true(cap != NULL && (snap = hp_capture_last(cap)) != NULL, "capture loads"))
 		return;
 	for (size_t i = 0; i < snap->nbuckets; i++) {
-		const struct hp_cap_bucket *b = &snap->buckets[i];
+		const struct hp_rec_bucket *b = &snap->buckets[i];
 		double size = b->size ? (double)b->size
 				      : b->alloc_count ? (double)b->alloc_bytes / (double)b->alloc_count : 0;
 		double scale = size > 0 ? 1 / (1 - exp(-size / (double)rate)) : 1;

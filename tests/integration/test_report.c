@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/format/encode.h"
-#include "../../src/format/format.h"
+#include "../../src/format/records.h"
 #include "../harness/harness.h"
 #include "../harness/query.h"
 #include "../harness/tools.h"
@@ -197,53 +196,39 @@ static const char *phased_capture(void)
 	int ret;
 
 	hp_format_put_file_header(&file);
-	hp_buf_put_u(&p, 100);             /* pid */
-	hp_buf_put_u(&p, 99);              /* ppid */
-	hp_buf_put_u(&p, 1700000000000000000ull);
-	hp_buf_put_u(&p, 5000);            /* start_monotonic_ns */
-	hp_buf_put_u(&p, 4096);            /* page_size */
-	hp_buf_put_str(&p, "/bin/phased");
-	hp_buf_put_u(&p, 1);
-	hp_buf_put_str(&p, "phased");
-	hp_buf_put_str(&p, "0.1.0");
-	for (int i = 0; i < 8; i++)        /* rate 1, unwind, depth, flags... */
-		hp_buf_put_u(&p, i == 0 ? 1 : i == 2 ? 64 : 0);
+	hp_rec_meta_put(&p, &(struct hp_rec_meta){
+		.pid = 100, .ppid = 99, .start_realtime_ns = 1700000000000000000ull,
+		.start_monotonic_ns = 5000, .page_size = 4096,
+		.program = hp_rec_str_of("/bin/phased")});
+	hp_rec_count_put(&p, 1);           /* argv */
+	hp_rec_str_put(&p, hp_rec_str_of("phased"));
+	hp_rec_meta_options_put(&p, &(struct hp_rec_meta_options){
+		.recorder_version = hp_rec_str_of("0.1.0"), .sample_rate_bytes = 1,
+		.max_depth = 64});
 	hp_format_put_record(&file, HP_REC_META, p.data, p.len, NULL);
 	p.len = 0;
-	hp_buf_put_u(&p, 1);               /* first id */
-	hp_buf_put_u(&p, 1);               /* count */
-	hp_buf_put_u(&p, 1);               /* depth */
-	hp_buf_put_u(&p, 0x401000);
+	hp_rec_stacks_put(&p, &(struct hp_rec_stacks){.first_id = 1, .count = 1});
+	hp_rec_stack_put(&p, (uint64_t[]){0x401000}, 1);
 	hp_format_put_record(&file, HP_REC_STACKS, p.data, p.len, NULL);
 	for (int snap = 0; snap < 2; snap++) {
 		uint64_t prev = 0;
 		p.len = 0;
-		hp_buf_put_u(&p, 3);
-		for (int i = 3 * snap; i < 3 * snap + 3; i++) {
-			hp_buf_put_s(&p, (int64_t)(ts[i][0] - prev));
-			hp_buf_put_u(&p, 1000);                /* heap_bytes */
-			hp_buf_put_u(&p, ts[i][1] << 20);       /* rss_bytes */
-			prev = ts[i][0];
-		}
+		hp_rec_count_put(&p, 3);
+		for (int i = 3 * snap; i < 3 * snap + 3; i++)
+			hp_rec_sample_put(&p, &(struct hp_rec_sample){ts[i][0], 1000, ts[i][1] << 20},
+					  &prev);
 		hp_format_put_record(&file, HP_REC_TIMESERIES, p.data, p.len, NULL);
 		p.len = 0;
-		hp_buf_put_u(&p, (uint64_t)snap + 1); /* seq */
-		hp_buf_put_u(&p, ts[3 * snap + 2][0]);
-		hp_buf_put_u(&p, snap ? HP_SNAP_EXIT : HP_SNAP_SIGNAL);
-		hp_buf_put_u(&p, 0);
-		hp_buf_put_u(&p, 1);               /* alloc_count */
-		hp_buf_put_u(&p, 1000);            /* alloc_bytes */
-		hp_buf_put_u(&p, 0);               /* free_count */
-		hp_buf_put_u(&p, 0);               /* free_bytes */
-		hp_buf_put_u(&p, 1000);            /* peak_bytes */
-		hp_buf_put_u(&p, 1);               /* peak_count */
-		hp_buf_put_u(&p, 100);             /* peak_time */
-		hp_buf_put_u(&p, 2);               /* stack_count */
-		hp_buf_put_u(&p, 0);               /* lost kinds */
-		hp_buf_put_u(&p, 1);               /* one bucket */
-		hp_buf_put_u(&p, 1);               /* stack 1 */
-		for (int k = 0; k < 11; k++)       /* tags, size, alloc 1 x 1000, ... */
-			hp_buf_put_u(&p, (uint64_t[]){0, 0, 0, 1, 1000, 0, 0, 1, 1000, 0, 0}[k]);
+		hp_rec_snapshot_put(&p, &(struct hp_rec_snapshot){
+			.seq = (uint64_t)snap + 1, .time_ns = ts[3 * snap + 2][0],
+			.reason = snap ? HP_SNAP_EXIT : HP_SNAP_SIGNAL,
+			.alloc_count = 1, .alloc_bytes = 1000, .peak_bytes = 1000, .peak_count = 1,
+			.peak_time_ns = 100, .stack_count = 2});
+		hp_rec_count_put(&p, 0);           /* lost kinds */
+		hp_rec_count_put(&p, 1);           /* one bucket, of stack 1: 1 x 1000 bytes */
+		hp_rec_bucket_put(&p, &(struct hp_rec_bucket){.stack_id = 1, .alloc_count = 1,
+							      .alloc_bytes = 1000, .peak_count = 1,
+							      .peak_bytes = 1000});
 		hp_format_put_record(&file, HP_REC_SNAPSHOT, p.data, p.len, NULL);
 	}
 	snprintf(path, sizeof path, "%s/phased.hpf", hp_test_tmp());

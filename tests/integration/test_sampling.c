@@ -57,7 +57,7 @@ static void check(unsigned seed)
 	}
 	expect_eq_u64(cap->sample_rate_bytes, RATE, "the capture records the rate");
 	for (size_t i = 0; i < s->nbuckets; i++) {
-		const struct hp_cap_bucket *b = &s->buckets[i];
+		const struct hp_rec_bucket *b = &s->buckets[i];
 		const char *f = b->stack_id ? hpq_symbol(cap, cap->stacks[b->stack_id].frames[0]) : "";
 		if (strcmp(f, "sampled_alloc") != 0)
 			continue;
@@ -134,7 +134,7 @@ static double peak_estimate(const struct hp_cap_snapshot *s, uint64_t rate, doub
 
 	*var = 0;
 	for (size_t i = 0; i < s->nbuckets; i++) {
-		const struct hp_cap_bucket *b = &s->buckets[i];
+		const struct hp_rec_bucket *b = &s->buckets[i];
 		double size = (double)b->size, p = 1 - exp(-size / (double)rate);
 		if (!b->size || !b->peak_count)
 			continue;

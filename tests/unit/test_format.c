@@ -1,7 +1,8 @@
 /*
  * test_format.c - the capture format's encoder and decoder
  * (src/format/encode.c, decode.c) on captures built in memory, and the
- * stdio-free formatter (src/common/fmt.c) the recorder names files with.
+ * stdio-free formatter (src/common/fmt.c) the recorder names files with,
+ * and the record schemas' encoders and decoders (src/format/records.h).
  *
  * Each test builds a capture with hp_buf (grown with realloc, as the
  * analyzer does) and walks it back with hp_reader and hp_cursor, checking
@@ -23,6 +24,7 @@
 #include "../../src/format/decode.h"
 #include "../../src/format/encode.h"
 #include "../../src/format/format.h"
+#include "../../src/format/records.h"
 #include "../harness/harness.h"
 
 static struct hp_buf new_buf(void)
@@ -699,6 +701,128 @@ HP_TEST(errname_known_and_unknown)
 	expect_str(hp_errname(ENOENT), "no such file or directory", "ENOENT");
 	expect_str(hp_errname(ENOSPC), "no space left on device", "ENOSPC");
 	expect_str(hp_errname(-1), "error", "unknown values get a generic name");
+}
+
+/* --- the record schemas (records.h) ------------------------------------ */
+
+/* Each part's bytes are its fields in the order of format.h's tables,
+ * and its decoder gives back what its encoder was given. */
+HP_TEST(record_parts_bytes_and_round_trip)
+{
+	struct hp_buf b = new_buf();
+	struct hp_rec_bucket in = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 300}, out;
+	struct hp_rec_module_event ev;
+	struct hp_rec_segment seg;
+	struct hp_rec_sample sm;
+	struct hp_rec_str str;
+	uint64_t prev = 0;
+	static const uint8_t want[] = {
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0xac, 0x02,   /* the bucket */
+		1, 7, 3, 2, '/', 'x', 1, 0xee, 0x10, 1,           /* a load ... */
+		0x10, 0x20, 0, 5,                                 /* ... its segment */
+		2, 9, 3,                                          /* an unload */
+		0x14, 100, 120, 0x09, 50, 60,                     /* samples at 10, 5 */
+	};
+
+	hp_rec_bucket_put(&b, &in);
+	hp_rec_module_event_put(&b, &(struct hp_rec_module_event){
+		.kind = HP_MOD_LOAD, .time_ns = 7, .module_id = 3,
+		.path = hp_rec_str_of("/x"), .build_id = {"\xee", 1}, .bias = 0x10,
+		.segment_count = 1});
+	hp_rec_segment_put(&b, &(struct hp_rec_segment){0x10, 0x20, 0, 5});
+	hp_rec_module_event_put(&b, &(struct hp_rec_module_event){
+		.kind = HP_MOD_UNLOAD, .time_ns = 9, .module_id = 3,
+		.path = hp_rec_str_of("not written for an unload")});
+	hp_rec_sample_put(&b, &(struct hp_rec_sample){10, 100, 120}, &prev);
+	hp_rec_sample_put(&b, &(struct hp_rec_sample){5, 50, 60}, &prev);
+	if (!expect_eq_u64(b.len, sizeof want, "the parts' size") ||
+	    !expect_eq_u64(memcmp(b.data, want, sizeof want), 0, "the parts' bytes")) {
+		free(b.data);
+		return;
+	}
+
+	struct hp_cursor c = {b.data, b.data + b.len, 0};
+	expect_eq_u64(hp_rec_bucket_get(&c, &out), 0, "bucket decodes");
+	int same = 1;
+#define SAME(kind, type, name) same &= in.name == out.name;
+	HP_REC_BUCKET(SAME)
+	expect_eq_u64(same, 1, "the same bucket, field by field");
+	expect_eq_u64(hp_rec_module_event_get(&c, &ev), 0, "load decodes");
+	expect_eq_u64(ev.kind * 1000 + ev.time_ns * 100 + ev.module_id, 1703, "kind, time, id");
+	expect_eq_u64(ev.path.len == 2 && memcmp(ev.path.p, "/x", 2) == 0, 1, "path");
+	expect_eq_u64(ev.build_id.len == 1 && (uint8_t)ev.build_id.p[0] == 0xee, 1, "build-id");
+	expect_eq_u64(ev.bias * 10 + ev.segment_count, 0x10 * 10 + 1, "bias, segments");
+	expect_eq_u64(hp_rec_segment_get(&c, &seg), 0, "segment decodes");
+	expect_eq_u64(seg.vaddr + seg.memsz + seg.offset + seg.flags, 0x35, "segment fields");
+	expect_eq_u64(hp_rec_module_event_get(&c, &ev), 0, "unload decodes");
+	expect_eq_u64(ev.kind * 100 + ev.time_ns * 10 + ev.module_id, 293, "unload fields");
+	expect_eq_u64(ev.path.len, 0, "no path for an unload");
+	prev = 0;
+	expect_eq_u64(hp_rec_sample_get(&c, &sm, &prev), 0, "sample decodes");
+	expect_eq_u64(sm.time_ns * 10000 + sm.heap_bytes * 10 + sm.rss_bytes, 101120, "first");
+	expect_eq_u64(hp_rec_sample_get(&c, &sm, &prev), 0, "sample decodes");
+	expect_eq_u64(sm.time_ns, 5, "a negative delta: time 5 after 10");
+	expect_eq_u64(c.p == c.end && !c.err, 1, "all read");
+	expect_eq_u64(hp_rec_str_get(&c, &str), -EINVAL, "past the end is an error");
+	free(b.data);
+}
+
+/* A field that does not fit its struct member is refused, never
+ * truncated: a tag of 2^32 + 5 is not tag 5, nor a line of 2^32 line 0. */
+HP_TEST(record_fields_out_of_range_are_refused)
+{
+	struct hp_buf b = new_buf();
+	struct hp_rec_bucket v;
+	struct hp_rec_symframe f;
+	struct hp_rec_module_event ev;
+
+	hp_buf_put_u(&b, 1);
+	hp_buf_put_u(&b, (1ull << 32) + 5); /* type_tag */
+	for (int i = 0; i < 10; i++)
+		hp_buf_put_u(&b, 0);
+	struct hp_cursor c = {b.data, b.data + b.len, 0};
+	expect_eq_u64(hp_rec_bucket_get(&c, &v), -EINVAL, "a 33-bit type tag");
+	b.len = 0;
+	for (int i = 0; i < 12; i++) /* the largest that fit: 3 x 32 bits, 9 x 64 */
+		hp_buf_put_u(&b, i < 3 ? UINT32_MAX : UINT64_MAX);
+	c = (struct hp_cursor){b.data, b.data + b.len, 0};
+	expect_eq_u64(hp_rec_bucket_get(&c, &v), 0, "the largest values that fit");
+	expect_eq_u64(v.stack_id, UINT32_MAX, "stack id");
+	expect_eq_u64(v.temp_bytes, UINT64_MAX, "temp bytes");
+	b.len = 0;
+	hp_buf_put_u(&b, 1);          /* function */
+	hp_buf_put_u(&b, 2);          /* file */
+	hp_buf_put_u(&b, 1ull << 32); /* line */
+	hp_buf_put_u(&b, HP_SYMFRAME_INLINED);
+	c = (struct hp_cursor){b.data, b.data + b.len, 0};
+	expect_eq_u64(hp_rec_symframe_get(&c, &f), -EINVAL, "a line of 2^32");
+	b.len = 0;
+	hp_buf_put_u(&b, 3); /* neither load nor unload */
+	hp_buf_put_u(&b, 0);
+	hp_buf_put_u(&b, 0);
+	c = (struct hp_cursor){b.data, b.data + b.len, 0};
+	expect_eq_u64(hp_rec_module_event_get(&c, &ev), -EINVAL, "an unknown event kind");
+	free(b.data);
+}
+
+/* A tail field (a later minor's) reads as 0 when the payload ends first,
+ * as the snapshots of format 1.0 and the symbols of 1.1 do. */
+HP_TEST(record_tail_absent_reads_zero)
+{
+	struct hp_buf b = new_buf();
+	struct hp_rec_snapshot_tail t = {.recorder_bytes = 99};
+	struct hp_rec_symbols_tail st = {.image = 99};
+
+	struct hp_cursor c = {(const uint8_t *)"", (const uint8_t *)"", 0};
+	expect_eq_u64(hp_rec_snapshot_tail_get(&c, &t), 0, "no tail is no error");
+	expect_eq_u64(t.recorder_bytes, 0, "and reads 0");
+	expect_eq_u64(hp_rec_symbols_tail_get(&c, &st), 0, "no image");
+	expect_eq_u64(st.image, 0, "is image 0");
+	hp_rec_snapshot_tail_put(&b, &(struct hp_rec_snapshot_tail){.recorder_bytes = 4096});
+	c = (struct hp_cursor){b.data, b.data + b.len, 0};
+	expect_eq_u64(hp_rec_snapshot_tail_get(&c, &t), 0, "a tail");
+	expect_eq_u64(t.recorder_bytes, 4096, "its value");
+	free(b.data);
 }
 
 int main(int argc, char **argv)

@@ -35,9 +35,9 @@ static uint32_t stack(uint64_t frame)
 	return hp_stacks_intern(&frame, 1);
 }
 
-static struct hp_bucket_view view(uint32_t id)
+static struct hp_rec_bucket view(uint32_t id)
 {
-	struct hp_bucket_view v;
+	struct hp_rec_bucket v;
 	hp_agg_read(id, &v);
 	return v;
 }
@@ -63,7 +63,7 @@ HP_TEST(agg_keyed_mmap_failure)
 HP_TEST(agg_keyed_buckets)
 {
 	uint32_t s, a, b, c;
-	struct hp_bucket_view v;
+	struct hp_rec_bucket v;
 	int found = 0;
 
 	setup();
@@ -88,7 +88,7 @@ HP_TEST(agg_at_peak)
 {
 	uint32_t b1, b2;
 	struct hp_totals t;
-	struct hp_bucket_view v;
+	struct hp_rec_bucket v;
 
 	setup();
 	b1 = hp_agg_bucket(stack(0x3001), 0, 0, 0);
@@ -132,7 +132,7 @@ HP_TEST(agg_sampled_peak)
 	const uint64_t rate = 4096, w100 = hp_sampler_weight(100, rate);
 	uint32_t big, small;
 	struct hp_totals t;
-	struct hp_bucket_view v;
+	struct hp_rec_bucket v;
 
 	setup();
 	hp_agg_set_sample_rate(rate);
@@ -203,7 +203,7 @@ static void *counter(void *arg)
 
 static void *reader(void *arg)
 {
-	struct hp_bucket_view v;
+	struct hp_rec_bucket v;
 	struct hp_totals t;
 	uint64_t bad = 0;
 	(void)arg;
@@ -240,7 +240,7 @@ HP_TEST(agg_threads)
 	bad += (uintptr_t)r;
 	expect_eq_u64(bad, 0, "keyed ids stable, copies consistent");
 	for (int i = 0; i < 4; i++) {
-		struct hp_bucket_view v = view(shared_bucket[i]);
+		struct hp_rec_bucket v = view(shared_bucket[i]);
 		allocs += v.alloc_count;
 		bytes += v.alloc_bytes;
 		temps += v.temp_count;
