@@ -414,7 +414,12 @@ int hp_core_heap(struct hp_core *c, const char *debug_dir)
 
 	/* The main arena's brk heap. */
 	top = word(c, a + MS_TOP, &ok);
-	const struct hp_core_seg *seg = ok ? hp_core_seg_at(c, top) : NULL;
+	if (!ok) {
+		hp_core_note(c, "%s: main_arena (0x%llx) is not in the core: the heap is not "
+			     "walked", c->path, (unsigned long long)a);
+		return 0;
+	}
+	const struct hp_core_seg *seg = hp_core_seg_at(c, top);
 	if (!seg) {
 		hp_core_note(c, "%s: main_arena's top chunk (0x%llx) is not in the core: the heap "
 			     "is not walked", c->path, (unsigned long long)top);

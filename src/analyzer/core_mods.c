@@ -388,6 +388,16 @@ uint64_t hp_core_symbol_addr(const struct hp_core *c, const struct hp_core_modul
 		if (idlen == (size_t)-1)
 			idlen = 0;
 	}
+	if (!idlen && m->status == HP_CORE_MOD_OK) {
+		/* not in the core (truncated): the file's, which is the same */
+		Elf *e;
+		int fd;
+		if ((e = open_elf(m->path, &fd))) {
+			idlen = elf_build_id(e, id);
+			elf_end(e);
+			close(fd);
+		}
+	}
 	for (int d = 0; d < 2 && idlen; d++) {
 		struct find f = {.name = name};
 		size_t at;
