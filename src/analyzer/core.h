@@ -197,8 +197,8 @@ uint64_t hp_core_symbol_addr(const struct hp_core *c, const struct hp_core_modul
  * do is noted. Returns 0, or -ENOMEM. */
 int hp_core_heap(struct hp_core *c, const char *debug_dir);
 
-/* The index of the block whose user range holds addr, or -1. With
- * any_chunk, also a chunk header's 16 bytes count as the chunk's. */
+/* The index of the block (any chunk, free ones included) whose user
+ * range [addr, addr + size) holds addr, or -1. c->blocks must be sorted. */
 long hp_core_block_at(const struct hp_core *c, uint64_t addr);
 
 /* --- types and reachability (core_scan.c) ----------------------------- */
