@@ -18,9 +18,13 @@ build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libiberty
 # the capture reader's fuzz target (make check runs it in CI); valgrind,
 # whose in-use-at-exit figures the exit tests agree with; rustc for the Rust
 # programs whose legacy and v0 symbol names the tests demangle; curl and
-# Prometheus' Python client (its text parser) for the live endpoints.
+# Prometheus' Python client (its text parser) for the live endpoints; gdb for
+# gcore (heapprof core on a running program, and on any machine whose
+# core_pattern pipes cores away), libc6-dbg for glibc's main_arena and mp_
+# symbols (the tests check that the signature heuristic finds the same
+# main_arena as the symbol).
 fuzz_pkgs="clang libclang-rt-14-dev"
-test_pkgs="binutils coreutils time python3 python3-prometheus-client curl golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind rustc"
+test_pkgs="binutils coreutils time python3 python3-prometheus-client curl golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind rustc gdb libc6-dbg"
 bench_pkgs="heaptrack sqlite3 python3"
 
 case "${1:-test}" in

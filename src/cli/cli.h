@@ -31,6 +31,7 @@ int hp_cmd_flamegraph(int argc, char **argv);
 int hp_cmd_diff(int argc, char **argv);
 int hp_cmd_symbolize(int argc, char **argv);
 int hp_cmd_serve(int argc, char **argv);
+int hp_cmd_core(int argc, char **argv);
 
 /* Loads a capture, selects its image opts->image (or the default one) and
  * builds its model, for the commands that render one. Returns 0, or -errno
@@ -93,6 +94,8 @@ enum hp_cli_opt {
 	HP_OPT_AT,        /* --at end|peak */
 	HP_OPT_TITLE,     /* --title T */
 	HP_OPT_STACKS,    /* --stacks */
+	HP_OPT_EXE,       /* core: --exe PROGRAM */
+	HP_OPT_WHATIS,    /* core: --whatis (the operands after the core are addresses) */
 	/* heapprof run (docs/options.md) */
 	HP_OPT_SAMPLE_RATE,
 	HP_OPT_UNWIND,

@@ -31,6 +31,8 @@ static const char usage[] =
 	"  symbolize FILE                           embed symbols, for analysis on another machine\n"
 	"  inspect [--stacks] FILE                  show what a capture file holds, check it\n"
 	"  serve --pid PID [--http ADDR]            a running program's heap over HTTP (pprof)\n"
+	"  core CORE [--whatis ADDR...]             the glibc heap in a core dump: blocks by size\n"
+	"                                           and C++ type, leaks (reachability)\n"
 	"\n"
 	"`heapprof <command> --help` shows a command's options.\n";
 
@@ -204,7 +206,7 @@ int main(int argc, char **argv)
 		{"run", hp_cmd_run},           {"inspect", hp_cmd_inspect},
 		{"report", hp_cmd_report},     {"export", hp_cmd_export},
 		{"flamegraph", hp_cmd_flamegraph}, {"diff", hp_cmd_diff},
-		{"symbolize", hp_cmd_symbolize}, {"serve", hp_cmd_serve},
+		{"symbolize", hp_cmd_symbolize}, {"serve", hp_cmd_serve}, {"core", hp_cmd_core},
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)

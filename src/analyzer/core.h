@@ -1,0 +1,230 @@
+/*
+ * core.h - post-mortem heap analysis of an ELF core of an x86-64 Linux
+ * process that ran without heapprof (issue 12, second kind; docs/core.md).
+ *
+ * Four stages, one file each, meeting through struct hp_core:
+ *
+ *   core_file.c   the core itself: its PT_LOAD segments (the memory), its
+ *                 notes (NT_PRSTATUS: every thread's registers; NT_FILE:
+ *                 the mapped files; NT_AUXV; NT_PRPSINFO)
+ *   core_mods.c   the modules named by NT_FILE: load bias, build-id check
+ *                 against the file on disk, writable ranges, symbols (the
+ *                 _ZTV vtables, globals, glibc's main_arena and mp_ from
+ *                 libc6-dbg's debug file found by build-id)
+ *   core_heap.c   glibc malloc's heap: arenas, their heaps, mmapped chunks,
+ *                 tcache and fastbins; every chunk allocated or free
+ *   core_scan.c   the dynamic C++ type of each block (its vtable pointer)
+ *                 and reachability from the roots (a conservative scan)
+ *   core_report.c the text and JSON reports and --whatis
+ *
+ * Memory: the core is mapped read-only, never copied; the tables are one
+ * entry per chunk of the heap (at least 32 bytes of the core each) and one
+ * per thread, mapping and symbol, so what is allocated is bounded by a
+ * small multiple of the core's size plus the modules' symbol tables.
+ * Not thread-safe: one struct hp_core is used by one thread.
+ */
+#ifndef HP_ANALYZER_CORE_H
+#define HP_ANALYZER_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* --- the core file (core_file.c) -------------------------------------- */
+
+struct hp_core_seg {
+	uint64_t vaddr, memsz;  /* the mapping in the process */
+	uint64_t offset, filesz; /* its bytes in the core */
+	uint64_t present;        /* bytes of filesz really in the file (truncation) */
+	uint32_t flags;          /* PF_R | PF_W | PF_X */
+};
+
+/* x86-64 user_regs_struct order (sys/user.h), as NT_PRSTATUS holds them. */
+#define HP_CORE_NREGS 27
+#define HP_CORE_REG_RSP 19
+
+struct hp_core_thread {
+	int tid;
+	uint64_t regs[HP_CORE_NREGS];
+};
+
+/* One NT_FILE entry: [start, end) maps path from file offset offset. */
+struct hp_core_map {
+	uint64_t start, end, offset;
+	const char *path; /* into the core's mapping, NUL-terminated */
+};
+
+enum hp_core_mod_status {
+	HP_CORE_MOD_OK,
+	HP_CORE_MOD_MISSING,  /* the file is gone */
+	HP_CORE_MOD_CHANGED,  /* its build-id differs from the one in the core */
+	HP_CORE_MOD_NOT_ELF,  /* not an ELF file we can read */
+};
+
+struct hp_core_sym {
+	uint64_t addr, size; /* in the process (bias applied) */
+	const char *name;    /* into the module's string pool */
+};
+
+struct hp_core_module {
+	char *path;        /* as NT_FILE names it, or --exe */
+	uint64_t lo, hi;   /* lowest and highest address of its mappings */
+	uint64_t bias;     /* load bias */
+	int is_exe;
+	enum hp_core_mod_status status;
+	/* [rw_lo[i], rw_hi[i]): its writable PT_LOADs (data and bss) */
+	uint64_t rw_lo[4], rw_hi[4];
+	int nrw;
+	struct hp_core_sym *syms; /* sorted by addr; function and object symbols */
+	size_t nsyms;
+	char *strings;
+};
+
+/* Kinds of chunk. */
+enum hp_core_state {
+	HP_CORE_ALLOCATED,
+	HP_CORE_FREE_TCACHE,
+	HP_CORE_FREE_FASTBIN,
+	HP_CORE_FREE_BIN, /* unsorted, small or large bin (next chunk's PREV_INUSE clear) */
+	HP_CORE_TOP,
+	HP_CORE_INTERNAL, /* a tcache_perthread_struct: malloc's own */
+};
+
+/* Reachability of an allocated block, as memcheck and LeakSanitizer say it. */
+enum hp_core_reach {
+	HP_CORE_REACHABLE,      /* "still reachable": from a root, transitively */
+	HP_CORE_LOST,           /* "definitely lost": nothing points to it */
+	HP_CORE_INDIRECT,       /* "indirectly lost": only from lost blocks */
+};
+
+struct hp_core_block {
+	uint64_t addr;  /* the user address (chunk + 16) */
+	uint64_t size;  /* usable bytes (malloc_usable_size) */
+	uint32_t type;  /* index into hp_core.types, or UINT32_MAX */
+	uint8_t state;  /* enum hp_core_state */
+	uint8_t reach;  /* enum hp_core_reach, for HP_CORE_ALLOCATED */
+	uint8_t mmapped;
+	uint8_t arena;  /* 0 = main arena, then in main_arena.next order (capped at 255) */
+};
+
+/* A range the roots scan must skip: malloc's own memory. */
+struct hp_core_range {
+	uint64_t lo, hi;
+};
+
+struct hp_core {
+	const char *path;
+	const unsigned char *map; /* the core file, mapped read-only */
+	size_t map_bytes;
+	uint64_t need_bytes; /* what the segments need: > map_bytes when truncated */
+
+	struct hp_core_seg *segs; /* sorted by vaddr */
+	size_t nsegs;
+	struct hp_core_thread *threads; /* NT_PRSTATUS order: the faulting thread first */
+	size_t nthreads;
+	struct hp_core_map *maps;
+	size_t nmaps;
+	uint64_t map_page_bytes;
+	uint64_t auxv_phdr, auxv_entry;
+	int signal; /* the signal that dumped it (NT_PRSTATUS pr_cursig) */
+	int pid;
+	char program[17]; /* NT_PRPSINFO pr_fname */
+
+	struct hp_core_module *mods;
+	size_t nmods;
+
+	/* the heap (core_heap.c) */
+	int heap_ok;            /* main_arena was found and walked */
+	int arena_by_heuristic; /* found by the signature scan, not by a symbol */
+	uint64_t main_arena, mp;
+	size_t narenas, nheaps, nmmapped;
+	struct hp_core_block *blocks; /* every chunk, sorted by addr */
+	size_t nblocks;
+	struct hp_core_range *internal; /* arenas, heap_info, mp_: not roots */
+	size_t ninternal;
+
+	char **types; /* demangled class names */
+	size_t ntypes;
+
+	/* problems met, each one line, shown on stderr by the command */
+	char **notes;
+	size_t nnotes;
+};
+
+/* Maps the core at path and reads its segments and notes. Returns 0, or
+ * -errno after writing one line into err (not a core, another
+ * architecture, unreadable). A truncated core is opened and says so in
+ * c->notes. On 0, free with hp_core_close. */
+int hp_core_open(struct hp_core *c, const char *path, char *err, size_t errcap);
+
+void hp_core_close(struct hp_core *c);
+
+/* A pointer to len bytes of the process's memory at addr, inside the
+ * mapped core, or NULL when any of them is not in the core. */
+const void *hp_core_mem(const struct hp_core *c, uint64_t addr, uint64_t len);
+
+/* The 8-byte word at addr; 0 when it is not in the core (and *ok = 0). */
+uint64_t hp_core_word(const struct hp_core *c, uint64_t addr, int *ok);
+
+/* The segment holding addr, or NULL. */
+const struct hp_core_seg *hp_core_seg_at(const struct hp_core *c, uint64_t addr);
+
+/* Adds a printf-formatted note (a problem met, shown once). */
+void hp_core_note(struct hp_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- modules (core_mods.c) -------------------------------------------- */
+
+/* Builds c->mods from NT_FILE; exe, when not NULL, replaces the program's
+ * file (--exe). Missing or changed files are noted. Returns 0 or -ENOMEM. */
+int hp_core_modules(struct hp_core *c, const char *exe);
+
+/* The module whose mappings hold addr, or NULL. */
+const struct hp_core_module *hp_core_module_at(const struct hp_core *c, uint64_t addr);
+
+/* The symbol of m covering addr, or NULL. */
+const struct hp_core_sym *hp_core_symbol_at(const struct hp_core_module *m, uint64_t addr);
+
+/* The address of the symbol called name in m (its own tables, else its
+ * debug file by build-id under /usr/lib/debug/.build-id and debug_dir),
+ * or 0. */
+uint64_t hp_core_symbol_addr(const struct hp_core *c, const struct hp_core_module *m,
+			     const char *name, const char *debug_dir);
+
+/* --- the glibc heap (core_heap.c) ------------------------------------- */
+
+/* Finds main_arena and walks every arena's heaps, the mmapped chunks,
+ * tcache and fastbins into c->blocks. Sets c->heap_ok; what it could not
+ * do is noted. Returns 0, or -ENOMEM. */
+int hp_core_heap(struct hp_core *c, const char *debug_dir);
+
+/* The index of the block (any chunk, free ones included) whose user
+ * range [addr, addr + size) holds addr, or -1. c->blocks must be sorted. */
+long hp_core_block_at(const struct hp_core *c, uint64_t addr);
+
+/* --- types and reachability (core_scan.c) ----------------------------- */
+
+/* Names the dynamic type of every allocated block with a vtable pointer
+ * and classifies every allocated block's reachability. Returns 0 or
+ * -ENOMEM. */
+int hp_core_scan(struct hp_core *c);
+
+/* Calls fn for each aligned word of the roots and the allocated blocks
+ * that points into block b's user range: where the word is (a block
+ * index, or -1 with a root's description in what). */
+typedef void (*hp_core_ref_fn)(void *arg, uint64_t at, long from_block, const char *what);
+void hp_core_refs(const struct hp_core *c, size_t b, hp_core_ref_fn fn, void *arg);
+
+/* --- reports (core_report.c) ------------------------------------------ */
+
+struct hp_core_report_options {
+	unsigned top; /* rows per table */
+	int json;
+};
+
+/* The report. Returns 0, or -errno when writing failed. */
+int hp_core_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o);
+
+/* For each of the n addresses, what holds it. Returns 0 or -errno. */
+int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size_t n, int json);
+
+#endif

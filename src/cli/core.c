@@ -1,0 +1,127 @@
+/*
+ * core.c - `heapprof core CORE [--exe PROGRAM] [--json] [--whatis ADDR...]`:
+ * the glibc heap of a process that ran without heapprof, from its core
+ * dump (src/analyzer/core.h, docs/core.md).
+ *
+ * Exit status: 0 when the heap was walked whole; 1 when the core cannot
+ * be read (another architecture, not a core), when it is truncated or its
+ * heap could not be walked (after showing what could be), or when writing
+ * failed; 2 for a usage error. A missing or changed binary is said on
+ * stderr and costs only the type names.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analyzer/core.h"
+#include "cli.h"
+
+static const char usage[] =
+	"usage: heapprof core [options] CORE [--whatis ADDR...]\n"
+	"\n"
+	"The glibc malloc heap in the core dump of a process that ran without heapprof:\n"
+	"every allocated block by size and by dynamic C++ type, and which are definitely\n"
+	"lost, indirectly lost or still reachable from the threads' stacks and registers\n"
+	"and the modules' data (a conservative scan, as memcheck and LeakSanitizer do).\n"
+	"  --exe PROGRAM    the program's file, when it is not where the core says\n"
+	"  --json           the same content as JSON, every block listed\n"
+	"  --whatis         the operands after CORE are addresses: for each, the block\n"
+	"                   holding it (start, size, offset), allocated or free, its type,\n"
+	"                   and what points to it\n"
+	"  --top N          rows per table (default 20)\n"
+	"  --debug-dir DIR  also look for libc's debug file (by build-id) in DIR\n";
+
+static int parse_addr(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (strncmp(s, "0x", 2) == 0 || strncmp(s, "0X", 2) == 0)
+		s += 2;
+	if (!*s || !strchr("0123456789abcdefABCDEF", *s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 16);
+	if (*end || errno)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int hp_cmd_core(int argc, char **argv)
+{
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_EXE, 0, 0, NULL},
+		{HP_OPT_JSON, 0, 0, NULL},
+		{HP_OPT_WHATIS, 0, 0, NULL},
+		{HP_OPT_TOP, 1, LONG_MAX, NULL},
+		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
+	};
+	struct hp_core_report_options ro = {.top = 20};
+	struct hp_cli_args a;
+	struct hp_core c;
+	struct hp_cli_output o;
+	uint64_t *addrs = NULL;
+	size_t naddrs = 0;
+	char err[1024];
+	int ret, status = HP_EXIT_OK;
+
+	if (hp_cli_parse("core", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.given[HP_OPT_TOP])
+		ro.top = (unsigned)a.number[HP_OPT_TOP];
+	ro.json = a.given[HP_OPT_JSON];
+	if (a.noperands < 1 || (a.noperands > 1 && !a.given[HP_OPT_WHATIS])) {
+		hp_cli_error("core: give one core file (and addresses after --whatis)");
+		return HP_EXIT_USAGE;
+	}
+	if (a.given[HP_OPT_WHATIS]) {
+		if (a.noperands < 2) {
+			hp_cli_error("core: --whatis wants at least one address after the core");
+			return HP_EXIT_USAGE;
+		}
+		addrs = calloc((size_t)a.noperands, sizeof *addrs);
+		if (!addrs) {
+			hp_cli_error("core: out of memory");
+			return HP_EXIT_FAILURE;
+		}
+		for (int i = 1; i < a.noperands; i++) {
+			if (parse_addr(argv[a.operand + i], &addrs[naddrs++])) {
+				hp_cli_error("core: --whatis wants hexadecimal addresses (0x...), not "
+					     "'%s'", argv[a.operand + i]);
+				free(addrs);
+				return HP_EXIT_USAGE;
+			}
+		}
+	}
+	ret = hp_core_open(&c, argv[a.operand], err, sizeof err);
+	if (ret < 0) {
+		hp_cli_error("%s", err);
+		free(addrs);
+		return HP_EXIT_FAILURE;
+	}
+	if ((ret = hp_core_modules(&c, a.value[HP_OPT_EXE])) ||
+	    (ret = hp_core_heap(&c, a.value[HP_OPT_DEBUG_DIR])) || (ret = hp_core_scan(&c))) {
+		hp_cli_error("%s: %s", c.path, strerror(-ret));
+		hp_core_close(&c);
+		free(addrs);
+		return HP_EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < c.nnotes; i++)
+		hp_cli_error("%s", c.notes[i]);
+	if (!c.heap_ok || c.need_bytes > c.map_bytes)
+		status = HP_EXIT_FAILURE;
+	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
+	ret = addrs ? hp_core_whatis(o.f, &c, addrs, naddrs, ro.json)
+		    : hp_core_report(o.f, &c, &ro);
+	if (hp_cli_output_close(&o, ret))
+		status = HP_EXIT_FAILURE;
+	hp_core_close(&c);
+	free(addrs);
+	return status;
+}
