@@ -430,7 +430,8 @@ static int resolve(struct hp_live *l, uint64_t addr)
 	*loc = (struct hp_location){.address = addr,
 				    .module = m ? (int)(m - l->symcap.modules) : -1,
 				    .module_offset = m ? addr - m->bias : addr};
-	n = hp_symbolizer_lookup(l->sym, loc->module, addr, syms, MAX_SYMS);
+	if (hp_symbolizer_lookup(l->sym, loc->module, addr, syms, MAX_SYMS, &n))
+		return -ENOMEM;
 	loc->syms = malloc((size_t)n * sizeof *syms);
 	if (!loc->syms)
 		return -ENOMEM;
