@@ -451,8 +451,7 @@ static int scan_scope(struct cu_table *t, Dwarf_Die *die, int parent, int depth)
 
 /* The table of a compile unit, read on first use; NULL with s->nomem set
  * when it cannot be (nothing half read is kept). */
-static struct cu_table *cu_table_of(struct hp_symbolizer *s, struct module_state *st,
-				    Dwarf_Die *cu)
+static struct cu_table *cu_table_of(struct hp_symbolizer *s, struct module_state *st, Dwarf_Die *cu)
 {
 	Dwarf_Off off = dwarf_dieoffset(cu);
 
@@ -478,8 +477,8 @@ static struct cu_table *cu_table_of(struct hp_symbolizer *s, struct module_state
 
 /* The function-like DIEs containing pc, innermost first, through their
  * concrete parents (an inlined call's caller, not its abstract origin). */
-static int scopes_at(struct hp_symbolizer *s, struct module_state *st, Dwarf_Die *cu,
-		     Dwarf_Addr pc, Dwarf_Die *out, int max)
+static int scopes_at(struct hp_symbolizer *s, struct module_state *st, Dwarf_Die *cu, Dwarf_Addr pc,
+		     Dwarf_Die *out, int max)
 {
 	struct cu_table *t = cu_table_of(s, st, cu);
 	int best = -1, n = 0;
@@ -583,8 +582,8 @@ static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sy
 	}
 	sym = st->symtab ? hp_symtab_lookup(st->symtab, pc) : dwfl_module_addrname(st->mod, pc);
 	out[0] = (struct hp_sym){sym ? demangled(s, sym) : unknown(s, address - m->bias),
-				 intern(s, file ? file : ""),
-				 (uint32_t)(lineno > 0 ? lineno : 0), 0};
+				 intern(s, file ? file : ""), (uint32_t)(lineno > 0 ? lineno : 0),
+				 0};
 	if (!sym && !file && st->status == HP_MODSYM_OK)
 		st->status = HP_MODSYM_OK; /* a module may lack symbols for some addresses only */
 	return 1;

@@ -72,7 +72,8 @@ void *calloc(size_t k, size_t n)
 
 void *realloc(void *p, size_t n)
 {
-	return fail_now(__builtin_return_address(0)) ? (errno = ENOMEM, NULL) : __libc_realloc(p, n);
+	return fail_now(__builtin_return_address(0)) ? (errno = ENOMEM, NULL)
+						     : __libc_realloc(p, n);
 }
 #endif
 
@@ -216,7 +217,8 @@ HP_TEST(model_build_out_of_memory_is_enomem)
 
 	if (!expect_eq_u64(craft_self(&cap, frame0), 0, "a capture of this executable"))
 		return;
-	if (!expect_eq_u64(hp_model_build(&m, &cap, &mo, err, sizeof err), 0, "an unhindered model")) {
+	if (!expect_eq_u64(hp_model_build(&m, &cap, &mo, err, sizeof err), 0,
+			   "an unhindered model")) {
 		hp_capture_free(&cap);
 		return;
 	}
