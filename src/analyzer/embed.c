@@ -59,10 +59,9 @@ static int append_whole(const char *path, const uint8_t *data, size_t len)
 	return ret;
 }
 
-/* Appends to rec the SYMBOLS record of the model's image. Returns 0 or
- * -ENOMEM. */
-static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
-			struct hp_buf *rec, struct hp_embed_result *res)
+int hp_embed_encode(struct hp_buf *rec, const enum hp_module_status *status, size_t nmodules,
+		    const struct hp_location *locs, size_t nlocs, uint64_t image,
+		    struct ZSTD_CCtx_s *cctx)
 {
 	struct hp_strtab strs = {0};
 	struct hp_buf body = {.grow = hp_buf_grow_heap};
@@ -73,15 +72,15 @@ static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
 
 	/* Strings first: the record starts with the table. */
 	ret = hp_strtab_intern(&strs, "", &idx); /* index 0 is "" */
-	for (size_t i = 0; i < m->nlocations; i++)
-		nsyms += m->locations[i].nsyms;
+	for (size_t i = 0; i < nlocs; i++)
+		nsyms += locs[i].nsyms;
 	fn = malloc((nsyms + 1) * sizeof *fn);
 	file = malloc((nsyms + 1) * sizeof *file);
 	if (!fn || !file)
 		ret = -ENOMEM;
-	for (size_t i = 0, k = 0; !ret && i < m->nlocations; i++) {
-		for (uint32_t j = 0; !ret && j < m->locations[i].nsyms; j++, k++) {
-			const struct hp_sym *y = &m->locations[i].syms[j];
+	for (size_t i = 0, k = 0; !ret && i < nlocs; i++) {
+		for (uint32_t j = 0; !ret && j < locs[i].nsyms; j++, k++) {
+			const struct hp_sym *y = &locs[i].syms[j];
 			ret = hp_strtab_intern(&strs, y->function, &fn[k]);
 			if (!ret)
 				ret = hp_strtab_intern(&strs, y->file, &file[k]);
@@ -93,26 +92,23 @@ static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
 	hp_rec_count_put(&body, strs.count);
 	for (size_t i = 0; i < strs.count; i++)
 		hp_rec_str_put(&body, hp_rec_str_of(hp_strtab_get(&strs, (uint32_t)i)));
-	hp_rec_count_put(&body, m->nmodules);
-	for (size_t i = 0; i < m->nmodules; i++) {
-		hp_buf_put_u(&body, hp_module_status_record(m->modules[i].status));
-		res->modules_missing += m->modules[i].status == HP_MODSYM_MISSING &&
-					m->modules[i].cap->path[0] == '/';
-		res->modules_changed += m->modules[i].status == HP_MODSYM_MISMATCH;
-	}
-	hp_rec_count_put(&body, m->nlocations);
-	for (size_t i = 0, k = 0; i < m->nlocations; i++) {
-		const struct hp_location *l = &m->locations[i];
+	hp_rec_count_put(&body, nmodules);
+	for (size_t i = 0; i < nmodules; i++)
+		hp_buf_put_u(&body, hp_module_status_record(status[i]));
+	hp_rec_count_put(&body, nlocs);
+	for (size_t i = 0, k = 0; i < nlocs; i++) {
+		const struct hp_location *l = &locs[i];
 		hp_rec_symaddr_put(&body, &(struct hp_rec_symaddr){l->address, l->nsyms});
-		res->unresolved += l->syms[0].function[0] == '0' && l->syms[0].function[1] == 'x';
 		for (uint32_t j = 0; j < l->nsyms; j++, k++)
-			hp_rec_symframe_put(&body, &(struct hp_rec_symframe){
-				fn[k], file[k], l->syms[j].line,
-				l->syms[j].inlined ? HP_SYMFRAME_INLINED : 0});
+			hp_rec_symframe_put(&body,
+					    &(struct hp_rec_symframe){fn[k], file[k],
+								      l->syms[j].line,
+								      l->syms[j].inlined
+									      ? HP_SYMFRAME_INLINED
+									      : 0});
 	}
 	/* (minor 2): frames of different images may share addresses */
 	hp_rec_symbols_tail_put(&body, &(struct hp_rec_symbols_tail){.image = image});
-	res->addresses += m->nlocations;
 	if (body.err || hp_format_put_record(rec, HP_REC_SYMBOLS, body.data, body.len, cctx))
 		ret = -ENOMEM;
 out:
@@ -123,10 +119,39 @@ out:
 	return ret;
 }
 
+/* Appends to rec the SYMBOLS record of the model's image, and counts what
+ * it holds into res. Returns 0 or -ENOMEM. */
+static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx, struct hp_buf *rec,
+			struct hp_embed_result *res)
+{
+	enum hp_module_status *status = malloc((m->nmodules + 1) * sizeof *status);
+	int ret;
+
+	if (!status)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nmodules; i++) {
+		status[i] = m->modules[i].status;
+		res->modules_missing += m->modules[i].status == HP_MODSYM_MISSING &&
+					m->modules[i].cap->path[0] == '/';
+		res->modules_changed += m->modules[i].status == HP_MODSYM_MISMATCH;
+	}
+	for (size_t i = 0; i < m->nlocations; i++) {
+		const char *f = m->locations[i].syms[0].function;
+		res->unresolved += f[0] == '0' && f[1] == 'x';
+	}
+	ret = hp_embed_encode(rec, status, m->nmodules, m->locations, m->nlocations, image, cctx);
+	if (!ret)
+		res->addresses += m->nlocations;
+	free(status);
+	return ret;
+}
+
 int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
 		     char *err, size_t errlen)
 {
-	struct hp_model_options mo = {.snapshot = -1, .debug_dir = debug_dir, .no_embedded = 1,
+	struct hp_model_options mo = {.snapshot = -1,
+				      .debug_dir = debug_dir,
+				      .no_embedded = 1,
 				      .keep_allocator_frames = 1};
 	struct hp_capture cap;
 	struct hp_buf rec = {.grow = hp_buf_grow_heap};

@@ -16,15 +16,31 @@
 #define HP_ANALYZER_EMBED_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "../format/encode.h"
+#include "model.h"
 
 struct hp_embed_result {
-	size_t addresses;   /* frame addresses symbolized */
-	size_t unresolved;  /* of which no function was found */
+	size_t addresses;  /* frame addresses symbolized */
+	size_t unresolved; /* of which no function was found */
 	size_t modules_missing, modules_changed;
 };
 
 /* Returns 0, or -errno with err set to one line. debug_dir may be NULL. */
 int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
 		     char *err, size_t errlen);
+
+/* Appends to rec one SYMBOLS record (format.h) for image: status[i] for
+ * each of the nmodules modules of the image, then the frames of
+ * locs[0..nlocs) (their address, syms and nsyms; nothing else is read),
+ * with a string table of their functions and files in the order of first
+ * sight after "". The payload is compressed with cctx when it is not NULL
+ * and that saves space. The analyzer's one encoder of the record: `heapprof
+ * run` and `heapprof symbolize` (hp_embed_symbols) and the live server's
+ * capture (live.c) write it so. Returns 0 or -ENOMEM. */
+int hp_embed_encode(struct hp_buf *rec, const enum hp_module_status *status, size_t nmodules,
+		    const struct hp_location *locs, size_t nlocs, uint64_t image,
+		    struct ZSTD_CCtx_s *cctx);
 
 #endif

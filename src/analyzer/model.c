@@ -230,7 +230,10 @@ static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out)
 
 	if (hp_u64map_get(&p->index, addr, out))
 		return 0;
-	n = hp_symbolizer_lookup(p->sym, index_of_module(m->cap, addr - 1), addr, syms, MAX_SYMS);
+	err = hp_symbolizer_lookup(p->sym, index_of_module(m->cap, addr - 1), addr, syms, MAX_SYMS,
+				   &n);
+	if (err)
+		return err;
 	err = new_location(m, addr, syms, n, out);
 	return err ? err : hp_u64map_put(&p->index, addr, *out);
 }

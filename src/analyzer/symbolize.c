@@ -86,6 +86,7 @@ struct hp_symbolizer {
 	struct module_state *mods;
 	struct hp_strpool strings; /* every name returned */
 	struct progress progress;
+	int nomem; /* an allocation failed during the lookup at hand */
 };
 
 static uint64_t now_ns(void)
@@ -226,18 +227,30 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 	free(s);
 }
 
-const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str)
+/* An escaped copy of str in the string pool. Out of memory, it notes it
+ * in s->nomem (hp_symbolizer_lookup then fails with -ENOMEM, so the
+ * placeholder it returns is never shown). */
+static const char *intern(struct hp_symbolizer *s, const char *str)
 {
 	size_t n = hp_text_escaped_len(str) + 1;
 	char *p = hp_strpool_alloc(&s->strings, n);
 
-	return p ? hp_text_escape(p, n, str) : "?";
+	if (!p) {
+		s->nomem = 1;
+		return "?";
+	}
+	return hp_text_escape(p, n, str);
+}
+
+const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str)
+{
+	return intern(s, str);
 }
 
 /* str as it may be shown: itself when clean, else an escaped copy. */
 static const char *shown(struct hp_symbolizer *s, const char *str)
 {
-	return hp_text_is_clean(str) ? str : hp_symbolizer_intern(s, str);
+	return hp_text_is_clean(str) ? str : intern(s, str);
 }
 
 /* Opens a module's file for reading, or returns -1. The path comes from
@@ -322,7 +335,7 @@ enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int i)
 static const char *demangled(struct hp_symbolizer *s, const char *name)
 {
 	char *d = hp_demangle(name);
-	const char *out = hp_symbolizer_intern(s, d ? d : name);
+	const char *out = intern(s, d ? d : name);
 
 	free(d);
 	return out;
@@ -357,7 +370,7 @@ static const char *qualified(struct hp_symbolizer *s, Dwarf_Die *die, const char
 	int n;
 
 	if (definition(die, &def) < 0 || (n = dwarf_getscopes_die(&def, &scopes)) <= 0)
-		return hp_symbolizer_intern(s, name);
+		return intern(s, name);
 	for (int k = n - 1; k >= 1; k--) { /* outermost first; [0] is the function */
 		int tag = dwarf_tag(&scopes[k]);
 		const char *part = dwarf_diename(&scopes[k]);
@@ -370,7 +383,7 @@ static const char *qualified(struct hp_symbolizer *s, Dwarf_Die *die, const char
 	free(scopes);
 	if (len < sizeof buf)
 		snprintf(buf + len, sizeof buf - len, "%s", name);
-	return hp_symbolizer_intern(s, buf);
+	return intern(s, buf);
 }
 
 /* The name of a subprogram or inlined subroutine: its linkage name
@@ -395,17 +408,18 @@ static const char *unknown(struct hp_symbolizer *s, uint64_t offset)
 {
 	char buf[32];
 	snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)offset);
-	return hp_symbolizer_intern(s, buf);
+	return intern(s, buf);
 }
 
 /* Walks die's children, recording function-like DIEs under parent. Only
- * scopes that can hold code are entered. */
-static void scan_scope(struct cu_table *t, Dwarf_Die *die, int parent, int depth)
+ * scopes that can hold code are entered. Returns 0 or -ENOMEM (the table
+ * is then incomplete). */
+static int scan_scope(struct cu_table *t, Dwarf_Die *die, int parent, int depth)
 {
 	Dwarf_Die child;
 
 	if (depth > 64 || dwarf_child(die, &child) != 0)
-		return;
+		return 0;
 	do {
 		int tag = dwarf_tag(&child);
 		int me = parent;
@@ -415,45 +429,58 @@ static void scan_scope(struct cu_table *t, Dwarf_Die *die, int parent, int depth
 			ptrdiff_t off = 0;
 
 			if (hp_vec_grow(&t->fns, &t->capfns, t->nfns + 1))
-				return;
+				return -ENOMEM;
 			me = (int)t->nfns++;
 			t->fns[me] = (struct fn_die){child, parent, depth};
 			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 				if (hp_vec_grow(&t->ranges, &t->capranges, t->nranges + 1))
-					return;
+					return -ENOMEM;
 				t->ranges[t->nranges++] = (struct fn_range){lo, hi, me};
 			}
-			scan_scope(t, &child, me, depth + 1);
+			if (scan_scope(t, &child, me, depth + 1))
+				return -ENOMEM;
 		} else if (tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
 			   tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
 			   tag == DW_TAG_union_type || tag == DW_TAG_module) {
-			scan_scope(t, &child, me, depth + 1);
+			if (scan_scope(t, &child, me, depth + 1))
+				return -ENOMEM;
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
 }
 
-static struct cu_table *cu_table_of(struct module_state *st, Dwarf_Die *cu)
+/* The table of a compile unit, read on first use; NULL with s->nomem set
+ * when it cannot be (nothing half read is kept). */
+static struct cu_table *cu_table_of(struct hp_symbolizer *s, struct module_state *st, Dwarf_Die *cu)
 {
 	Dwarf_Off off = dwarf_dieoffset(cu);
 
 	for (size_t i = 0; i < st->ncus; i++)
 		if (st->cus[i].offset == off)
 			return &st->cus[i];
-	if (hp_vec_grow(&st->cus, &st->capcus, st->ncus + 1))
+	if (hp_vec_grow(&st->cus, &st->capcus, st->ncus + 1)) {
+		s->nomem = 1;
 		return NULL;
-	struct cu_table *t = &st->cus[st->ncus++];
+	}
+	struct cu_table *t = &st->cus[st->ncus];
 	memset(t, 0, sizeof *t);
 	t->offset = off;
-	scan_scope(t, cu, -1, 0);
+	if (scan_scope(t, cu, -1, 0)) {
+		free(t->fns);
+		free(t->ranges);
+		s->nomem = 1;
+		return NULL;
+	}
+	st->ncus++;
 	return t;
 }
 
 /* The function-like DIEs containing pc, innermost first, through their
  * concrete parents (an inlined call's caller, not its abstract origin). */
-static int scopes_at(struct module_state *st, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out,
-		     int max)
+static int scopes_at(struct hp_symbolizer *s, struct module_state *st, Dwarf_Die *cu, Dwarf_Addr pc,
+		     Dwarf_Die *out, int max)
 {
-	struct cu_table *t = cu_table_of(st, cu);
+	struct cu_table *t = cu_table_of(s, st, cu);
 	int best = -1, n = 0;
 
 	if (!t)
@@ -469,8 +496,9 @@ static int scopes_at(struct module_state *st, Dwarf_Die *cu, Dwarf_Addr pc, Dwar
 	return n;
 }
 
-int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out,
-			 int max)
+/* hp_symbolizer_lookup's frames: how many, with s->nomem set when an
+ * allocation failed on the way. */
+static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out, int max)
 {
 	/* The call instruction, not the instruction after it. */
 	Dwarf_Addr pc = address - 1, bias;
@@ -510,7 +538,7 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 
 	cu = dwfl_module_addrdie(st->mod, pc, &bias);
 	Dwarf_Die chain[64];
-	nscopes = cu ? scopes_at(st, cu, pc - bias, chain, 64) : 0;
+	nscopes = cu ? scopes_at(s, st, cu, pc - bias, chain, 64) : 0;
 	scopes = chain;
 	/* Innermost first: each inlined subroutine is a frame at the file and
 	 * line we are at, and moves us to its call site in the scope that
@@ -525,7 +553,7 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
 		name = die_name(s, &scopes[k]);
-		out[n] = (struct hp_sym){name ? name : "??", hp_symbolizer_intern(s, file ? file : ""),
+		out[n] = (struct hp_sym){name ? name : "??", intern(s, file ? file : ""),
 					 (uint32_t)(lineno > 0 ? lineno : 0),
 					 tag == DW_TAG_inlined_subroutine};
 		n++;
@@ -554,9 +582,22 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 	}
 	sym = st->symtab ? hp_symtab_lookup(st->symtab, pc) : dwfl_module_addrname(st->mod, pc);
 	out[0] = (struct hp_sym){sym ? demangled(s, sym) : unknown(s, address - m->bias),
-				 hp_symbolizer_intern(s, file ? file : ""),
-				 (uint32_t)(lineno > 0 ? lineno : 0), 0};
+				 intern(s, file ? file : ""), (uint32_t)(lineno > 0 ? lineno : 0),
+				 0};
 	if (!sym && !file && st->status == HP_MODSYM_OK)
 		st->status = HP_MODSYM_OK; /* a module may lack symbols for some addresses only */
 	return 1;
+}
+
+int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out,
+			 int max, int *count)
+{
+	int n;
+
+	s->nomem = 0;
+	n = lookup(s, i, address, out, max);
+	if (s->nomem)
+		return -ENOMEM;
+	*count = n;
+	return 0;
 }

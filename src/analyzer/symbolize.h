@@ -33,16 +33,21 @@ int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 void hp_symbolizer_free(struct hp_symbolizer *s);
 
 /* Fills out[0..max) with the frames at a return address in module
- * mod_index (-1: none), innermost (inlined) first; returns how many (at
- * least 1: an unknown function is named "0x<offset>" in its module). */
+ * mod_index (-1: none), innermost (inlined) first, and *count with how
+ * many (at least 1: an unknown function is named "0x<offset>" in its
+ * module). Returns 0, or -ENOMEM when an allocation failed (out and
+ * *count are then not to be used: no placeholder name stands in for what
+ * could not be stored). */
 int hp_symbolizer_lookup(struct hp_symbolizer *s, int mod_index, uint64_t address,
-			 struct hp_sym *out, int max);
+			 struct hp_sym *out, int max, int *count);
 
 /* How the module's symbols were found (after its first lookup). */
 enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int mod_index);
 
 /* A copy of str, escaped for display (text.h), that lives as long as the
- * symbolizer. Every name the symbolizer returns is escaped so. */
+ * symbolizer. Every name the symbolizer returns is escaped so. Out of
+ * memory it answers "?" (model.c's module names: the one caller left that
+ * cannot tell; docs/internals/errors.md). */
 const char *hp_symbolizer_intern(struct hp_symbolizer *s, const char *str);
 
 #endif

@@ -7,8 +7,10 @@
  * STACKS frames in meta (after the file header); the last SNAPSHOT and
  * TIMESERIES frames; and the symbol cache: a symbolizer on symcap (a
  * capture of the image's records, whose module list the symbolizer reads)
- * and every address it resolved, with its frames. All of it is guarded by
- * the server's lock (live.h: not thread-safe).
+ * and every address it resolved, with its frames (a location each, found
+ * by address through index), which the SYMBOLS record of a built capture
+ * is encoded from (embed.h's encoder, the one `heapprof run` uses). All of
+ * it is guarded by the server's lock (live.h: not thread-safe).
  */
 #include "live.h"
 
@@ -23,8 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../analyzer/embed.h"
 #include "../analyzer/symbolize.h"
 #include "../common/hash.h"
+#include "../common/table.h"
+#include "../common/vec.h"
 #include "../format/decode.h"
 #include "../format/encode.h"
 #include "../format/format.h"
@@ -32,12 +37,6 @@
 #define MAX_SYMS 64            /* inlined frames at one address */
 #define FIRST_CHUNK (4u << 20) /* bytes read from the file at once, doubled for a larger record */
 #define MAX_HEADER_BYTES 4096  /* a file header that claims more is not followed */
-
-/* A resolved address: frames[first .. first + count) of the cache. */
-struct entry {
-	uint64_t address;
-	uint32_t first, count;
-};
 
 struct hp_live {
 	char *path;
@@ -69,15 +68,11 @@ struct hp_live {
 	size_t sym_image;
 	size_t sym_meta_len; /* meta.len when the cache last covered every stack */
 	struct hp_symbolizer *sym;
-	struct entry *entries;
-	size_t nentries, alloc_entries;
-	uint32_t *slots; /* entry index + 1; 0 = empty */
-	size_t mask;
-	struct hp_sym *frames;
-	size_t nframes, alloc_frames;
-	uint8_t *used;         /* per symcap module: a frame falls in it */
-	struct hp_buf symrec;  /* the SYMBOLS record of image 0 of a built capture */
-	size_t symrec_entries; /* nentries when symrec was encoded; (size_t)-1: none */
+	struct hp_location *locs; /* every address resolved, in order of first sight */
+	size_t nlocs, locs_cap;
+	struct hp_u64map index; /* address -> its index in locs */
+	struct hp_buf symrec;   /* the SYMBOLS record of image 0 of a built capture */
+	size_t symrec_locs;     /* nlocs when symrec was encoded; (size_t)-1: none */
 };
 
 static uint64_t now_ns(void)
@@ -88,20 +83,26 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 void hp_live_snap_free(struct hp_live_snap *s)
 {
 	free(s->frame);
 	free(s->ts);
 	memset(s, 0, sizeof *s);
+}
+
+int hp_live_snap_copy(struct hp_live_snap *dst, const struct hp_live_snap *src)
+{
+	*dst = *src;
+	dst->frame = malloc(src->len ? src->len : 1);
+	dst->ts = src->ts ? malloc(src->ts_len ? src->ts_len : 1) : NULL;
+	if (!dst->frame || (src->ts && !dst->ts)) {
+		hp_live_snap_free(dst);
+		return -ENOMEM;
+	}
+	memcpy(dst->frame, src->frame, src->len);
+	if (src->ts)
+		memcpy(dst->ts, src->ts, src->ts_len);
+	return 0;
 }
 
 int hp_live_new(struct hp_live **out, const char *path, pid_t pid, int sig, const int *stop)
@@ -119,7 +120,7 @@ int hp_live_new(struct hp_live **out, const char *path, pid_t pid, int sig, cons
 	l->want = FIRST_CHUNK;
 	l->meta.grow = hp_buf_grow_heap;
 	l->symrec.grow = hp_buf_grow_heap;
-	l->symrec_entries = (size_t)-1;
+	l->symrec_locs = (size_t)-1;
 	/* The pidfd names this process, not its number: a signal can never
 	 * reach another process that got the pid after it ended. */
 #ifdef SYS_pidfd_open
@@ -138,19 +139,15 @@ static void reset_symbols(struct hp_live *l)
 	if (l->have_symcap)
 		hp_capture_free(&l->symcap);
 	l->have_symcap = 0;
-	free(l->entries);
-	free(l->slots);
-	free(l->frames);
-	free(l->used);
-	l->entries = NULL;
-	l->slots = NULL;
-	l->frames = NULL;
-	l->used = NULL;
-	l->nentries = l->alloc_entries = l->nframes = l->alloc_frames = 0;
-	l->mask = 0;
+	for (size_t i = 0; i < l->nlocs; i++)
+		free(l->locs[i].syms);
+	free(l->locs);
+	l->locs = NULL;
+	l->nlocs = l->locs_cap = 0;
+	hp_u64map_free(&l->index);
 	l->sym_meta_len = 0;
 	l->symrec.len = 0;
-	l->symrec_entries = (size_t)-1;
+	l->symrec_locs = (size_t)-1;
 }
 
 void hp_live_free(struct hp_live *l)
@@ -249,8 +246,8 @@ static int poll_file(struct hp_live *l)
 			return 0; /* not written yet */
 		if (hp_reader_open(&r, h, sizeof h) < 0)
 			return -EINVAL;
+		hsize = r.pos; /* the header's size field, checked */
 		hp_reader_close(&r);
-		hsize = (size_t)get_le(h + 12, 4);
 		if (hsize > MAX_HEADER_BYTES || pread(l->fd, l->prefix, hsize, 0) != (ssize_t)hsize)
 			return -EINVAL;
 		l->prefix_len = hsize;
@@ -406,96 +403,45 @@ int hp_live_snapshot(struct hp_live *l, uint64_t deadline_ns, struct hp_live_sna
 			return -ETIMEDOUT;
 		}
 	}
-	out->frame = malloc(l->snap_len);
-	out->ts = l->ts ? malloc(l->ts_len) : NULL;
-	if (!out->frame || (l->ts && !out->ts)) {
-		hp_live_snap_free(out);
+	ret = hp_live_snap_copy(out, &(struct hp_live_snap){l->snap, l->snap_len, l->ts, l->ts_len,
+							    l->image, l->snap_end, asked});
+	if (ret)
 		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	memcpy(out->frame, l->snap, l->snap_len);
-	out->len = l->snap_len;
-	if (l->ts) {
-		memcpy(out->ts, l->ts, l->ts_len);
-		out->ts_len = l->ts_len;
-	}
-	out->image = l->image;
-	out->end = l->snap_end;
-	out->asked_ns = asked;
-	return 0;
+	return ret;
 }
 
 /* --- symbols --------------------------------------------------------------- */
-
-static int entry_find(const struct hp_live *l, uint64_t addr)
-{
-	if (!l->mask)
-		return -1;
-	for (size_t i = hp_hash_u64(addr) & l->mask; l->slots[i]; i = (i + 1) & l->mask)
-		if (l->entries[l->slots[i] - 1].address == addr)
-			return (int)(l->slots[i] - 1);
-	return -1;
-}
-
-static int grow(void **arr, size_t *alloc, size_t n, size_t elem)
-{
-	size_t cap;
-	void *p;
-
-	if (n <= *alloc)
-		return 0;
-	cap = *alloc ? *alloc : 256;
-	while (cap < n)
-		cap *= 2;
-	p = realloc(*arr, cap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*alloc = cap;
-	return 0;
-}
 
 /* Resolves addr once and keeps its frames. Returns 0 or -ENOMEM. */
 static int resolve(struct hp_live *l, uint64_t addr)
 {
 	struct hp_sym syms[MAX_SYMS];
 	const struct hp_cap_module *m;
-	int mod, n;
+	struct hp_location *loc;
+	uint32_t known;
+	int n;
 
-	if (entry_find(l, addr) >= 0)
+	if (hp_u64map_get(&l->index, addr, &known))
 		return 0;
-	if ((l->nentries + 1) * 2 > l->mask) { /* under half full */
-		size_t slots = l->mask ? (l->mask + 1) * 2 : 1024;
-		uint32_t *fresh = calloc(slots, sizeof *fresh);
-		if (!fresh)
-			return -ENOMEM;
-		for (size_t k = 0; k < l->nentries; k++) {
-			size_t i = hp_hash_u64(l->entries[k].address) & (slots - 1);
-			while (fresh[i])
-				i = (i + 1) & (slots - 1);
-			fresh[i] = (uint32_t)k + 1;
-		}
-		free(l->slots);
-		l->slots = fresh;
-		l->mask = slots - 1;
-	}
-	m = hp_capture_module_of(&l->symcap, addr - 1);
-	mod = m ? (int)(m - l->symcap.modules) : -1;
-	n = hp_symbolizer_lookup(l->sym, mod, addr, syms, MAX_SYMS);
-	if (grow((void **)&l->entries, &l->alloc_entries, l->nentries + 1, sizeof *l->entries) ||
-	    grow((void **)&l->frames, &l->alloc_frames, l->nframes + (size_t)n, sizeof *l->frames))
+	if (l->nlocs >= HP_HINDEX_NONE || hp_vec_grow(&l->locs, &l->locs_cap, l->nlocs + 1))
 		return -ENOMEM;
-	if (mod >= 0)
-		l->used[mod] = 1;
-	memcpy(l->frames + l->nframes, syms, (size_t)n * sizeof *syms);
-	l->entries[l->nentries] = (struct entry){addr, (uint32_t)l->nframes, (uint32_t)n};
-	l->nframes += (size_t)n;
-	{
-		size_t i = hp_hash_u64(addr) & l->mask;
-		while (l->slots[i])
-			i = (i + 1) & l->mask;
-		l->slots[i] = (uint32_t)++l->nentries;
+	m = hp_capture_module_of(&l->symcap, addr - 1);
+	loc = &l->locs[l->nlocs];
+	*loc = (struct hp_location){.address = addr,
+				    .module = m ? (int)(m - l->symcap.modules) : -1,
+				    .module_offset = m ? addr - m->bias : addr};
+	if (hp_symbolizer_lookup(l->sym, loc->module, addr, syms, MAX_SYMS, &n))
+		return -ENOMEM;
+	loc->syms = malloc((size_t)n * sizeof *syms);
+	if (!loc->syms)
+		return -ENOMEM;
+	memcpy(loc->syms, syms, (size_t)n * sizeof *syms);
+	loc->nsyms = (uint32_t)n;
+	if (hp_u64map_put(&l->index, addr, (uint32_t)l->nlocs)) {
+		free(loc->syms);
+		return -ENOMEM;
 	}
+	l->nlocs++;
 	return 0;
 }
 
@@ -521,8 +467,7 @@ static int cover(struct hp_live *l, char *err, size_t errlen)
 		l->symcap = cap;
 		l->have_symcap = 1;
 		l->sym_image = l->image;
-		l->used = calloc(cap.nmodules ? cap.nmodules : 1, 1);
-		ret = l->used ? hp_symbolizer_new(&l->sym, &l->symcap, NULL, 0) : -ENOMEM;
+		ret = hp_symbolizer_new(&l->sym, &l->symcap, NULL, 0);
 	}
 	for (size_t s = 1; !ret && s < cap.nstacks; s++)
 		for (uint32_t f = 0; !ret && f < cap.stacks[s].depth; f++)
@@ -538,106 +483,25 @@ static int cover(struct hp_live *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* A string table for the SYMBOLS record: distinct strings, "" first. */
-struct strtab {
-	const char **list;
-	size_t n, alloc;
-	uint32_t *slots;
-	size_t mask;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return hp_hash_u64(h);
-}
-
-static int str_index(struct strtab *t, const char *s, uint64_t *out)
-{
-	size_t i;
-
-	if ((t->n + 1) * 2 > t->mask) {
-		size_t slots = t->mask ? (t->mask + 1) * 2 : 1024;
-		uint32_t *fresh = calloc(slots, sizeof *fresh);
-		if (!fresh)
-			return -ENOMEM;
-		for (size_t k = 0; k < t->n; k++) {
-			for (i = hash_str(t->list[k]) & (slots - 1); fresh[i];
-			     i = (i + 1) & (slots - 1))
-				;
-			fresh[i] = (uint32_t)k + 1;
-		}
-		free(t->slots);
-		t->slots = fresh;
-		t->mask = slots - 1;
-	}
-	for (i = hash_str(s) & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
-		if (strcmp(t->list[t->slots[i] - 1], s) == 0) {
-			*out = t->slots[i] - 1;
-			return 0;
-		}
-	}
-	if (grow((void **)&t->list, &t->alloc, t->n + 1, sizeof *t->list))
-		return -ENOMEM;
-	t->list[t->n] = s;
-	t->slots[i] = (uint32_t)++t->n;
-	*out = t->n - 1;
-	return 0;
-}
-
-/* Appends to out a SYMBOLS record (format.h) of the cache, for image.
- * Returns 0 or -ENOMEM. */
+/* Appends to out a SYMBOLS record (format.h) of the cache, for image: a
+ * module no frame falls in is said to be missing, as the record of
+ * `heapprof run` says of a module it did not open. Returns 0 or -ENOMEM. */
 static int encode_symbols(struct hp_live *l, size_t image, struct hp_buf *out)
 {
-	struct strtab t = {0};
-	struct hp_buf body = {.grow = hp_buf_grow_heap};
-	uint64_t *fn = malloc((l->nframes + 1) * sizeof *fn);
-	uint64_t *file = malloc((l->nframes + 1) * sizeof *file), idx;
-	int ret = fn && file ? str_index(&t, "", &idx) : -ENOMEM;
+	size_t nmodules = l->symcap.nmodules;
+	enum hp_module_status *status = malloc((nmodules + 1) * sizeof *status);
+	int ret;
 
-	for (size_t k = 0; !ret && k < l->nframes; k++) {
-		ret = str_index(&t, l->frames[k].function, &fn[k]);
-		if (!ret)
-			ret = str_index(&t, l->frames[k].file, &file[k]);
-	}
-	if (ret)
-		goto out;
-	hp_buf_put_u(&body, t.n);
-	for (size_t i = 0; i < t.n; i++)
-		hp_buf_put_str(&body, t.list[i]);
-	hp_buf_put_u(&body, l->symcap.nmodules);
-	for (size_t i = 0; i < l->symcap.nmodules; i++) {
-		enum hp_module_status st =
-			l->used[i] ? hp_symbolizer_status(l->sym, (int)i) : HP_MODSYM_MISSING;
-		hp_buf_put_u(&body, st == HP_MODSYM_OK         ? HP_SYMSTATUS_OK
-				    : st == HP_MODSYM_MISMATCH ? HP_SYMSTATUS_MISMATCH
-							       : HP_SYMSTATUS_MISSING);
-	}
-	hp_buf_put_u(&body, l->nentries);
-	for (size_t e = 0; e < l->nentries; e++) {
-		const struct entry *en = &l->entries[e];
-		hp_buf_put_u(&body, en->address);
-		hp_buf_put_u(&body, en->count);
-		for (uint32_t k = en->first; k < en->first + en->count; k++) {
-			hp_buf_put_u(&body, fn[k]);
-			hp_buf_put_u(&body, file[k]);
-			hp_buf_put_u(&body, l->frames[k].line);
-			hp_buf_put_u(&body, l->frames[k].inlined ? 1 : 0);
-		}
-	}
-	hp_buf_put_u(&body, image);
-	ret = body.err ? body.err
-		       : hp_format_put_record(out, HP_REC_SYMBOLS, body.data, body.len, NULL);
-out:
-	free(body.data);
-	free(fn);
-	free(file);
-	free(t.list);
-	free(t.slots);
-	return ret ? -ENOMEM : 0;
+	if (!status)
+		return -ENOMEM;
+	for (size_t i = 0; i < nmodules; i++)
+		status[i] = HP_MODSYM_MISSING;
+	for (size_t k = 0; k < l->nlocs; k++)
+		if (l->locs[k].module >= 0)
+			status[l->locs[k].module] = hp_symbolizer_status(l->sym, l->locs[k].module);
+	ret = hp_embed_encode(out, status, nmodules, l->locs, l->nlocs, image, NULL);
+	free(status);
+	return ret;
 }
 
 /* --- models ------------------------------------------------------------------ */
@@ -664,27 +528,23 @@ static uint64_t minus(uint64_t a, uint64_t b)
  * Returns 0 or -ENOMEM. */
 static int delta(struct hp_cap_snapshot *new, const struct hp_cap_snapshot *base)
 {
-	size_t slots = 16, mask;
-	uint32_t *idx;
+	struct hp_hindex idx = {0};
 
-	while (slots < base->nbuckets * 2 + 2)
-		slots *= 2;
-	mask = slots - 1;
-	idx = calloc(slots, sizeof *idx);
-	if (!idx)
-		return -ENOMEM;
 	for (size_t i = 0; i < base->nbuckets; i++) {
-		size_t h = key_hash(&base->buckets[i]) & mask;
-		while (idx[h])
-			h = (h + 1) & mask;
-		idx[h] = (uint32_t)i + 1;
+		if (hp_hindex_add(&idx, key_hash(&base->buckets[i]), (uint32_t)i)) {
+			hp_hindex_free(&idx);
+			return -ENOMEM;
+		}
 	}
 	for (size_t i = 0; i < new->nbuckets; i++) {
 		struct hp_rec_bucket *b = &new->buckets[i];
 		const struct hp_rec_bucket *o = NULL;
-		for (size_t h = key_hash(b) & mask; idx[h] && !o; h = (h + 1) & mask)
-			if (same_key(&base->buckets[idx[h] - 1], b))
-				o = &base->buckets[idx[h] - 1];
+		struct hp_hindex_probe it;
+		uint32_t k;
+		hp_hindex_probe(&idx, key_hash(b), &it);
+		while (!o && (k = hp_hindex_next(&idx, &it)) != HP_HINDEX_NONE)
+			if (same_key(&base->buckets[k], b))
+				o = &base->buckets[k];
 		if (o) {
 			b->alloc_count = minus(b->alloc_count, o->alloc_count);
 			b->alloc_bytes = minus(b->alloc_bytes, o->alloc_bytes);
@@ -699,7 +559,7 @@ static int delta(struct hp_cap_snapshot *new, const struct hp_cap_snapshot *base
 	new->alloc_bytes = minus(new->alloc_bytes, base->alloc_bytes);
 	new->free_count = minus(new->free_count, base->free_count);
 	new->free_bytes = minus(new->free_bytes, base->free_bytes);
-	free(idx);
+	hp_hindex_free(&idx);
 	return 0;
 }
 
@@ -717,14 +577,14 @@ int hp_live_build(struct hp_live *l, const struct hp_live_snap *base,
 	ret = cover(l, err, errlen);
 	if (ret)
 		return ret;
-	if (l->symrec_entries != l->nentries) {
+	if (l->symrec_locs != l->nlocs) {
 		l->symrec.len = 0;
 		l->symrec.err = 0;
 		if (encode_symbols(l, 0, &l->symrec)) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
-		l->symrec_entries = l->nentries;
+		l->symrec_locs = l->nlocs;
 	}
 	hp_buf_put_bytes(&buf, l->meta.data, l->meta.len);
 	if (base)

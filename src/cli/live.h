@@ -66,6 +66,10 @@ struct hp_live_snap {
 
 void hp_live_snap_free(struct hp_live_snap *s);
 
+/* Copies *src into *dst, its frame and time series too (free with
+ * hp_live_snap_free). Returns 0, or -ENOMEM with *dst empty. */
+int hp_live_snap_copy(struct hp_live_snap *dst, const struct hp_live_snap *src);
+
 /* A follower of the capture at path (opened on first use: the recorder
  * may not have created it yet) of process pid, asked with signal sig.
  * stop, when not NULL, is polled while waiting: non-zero ends a wait.

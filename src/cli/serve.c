@@ -87,18 +87,10 @@ static int fresh_snapshot(struct hp_server *s, uint64_t since, struct hp_live_sn
 		s->last = snap;
 		s->have_last = 1;
 	}
-	*out = s->last;
-	out->frame = malloc(s->last.len);
-	out->ts = s->last.ts ? malloc(s->last.ts_len) : NULL;
-	if (!out->frame || (s->last.ts && !out->ts)) {
-		hp_live_snap_free(out);
+	ret = hp_live_snap_copy(out, &s->last);
+	if (ret)
 		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	memcpy(out->frame, s->last.frame, s->last.len);
-	if (out->ts)
-		memcpy(out->ts, s->last.ts, s->last.ts_len);
-	return 0;
+	return ret;
 }
 
 /* The HTTP status for a follower's error. */

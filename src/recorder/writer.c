@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "../common/fmt.h"
+#include "../common/version.h"
 #include "../format/records.h"
 #include "aggregate.h"
 #include "live.h"
@@ -20,7 +21,6 @@
 #include "stacks.h"
 
 #define SAMPLES_PER_RECORD 100 /* a second at the default 10 ms */
-#define VERSION "0.1.0"
 
 /* Everything below is guarded by lock. owner is also read without it: it
  * is written only at open, in the process it names. */
@@ -234,7 +234,7 @@ static void put_meta(const struct hp_config *c, int forked_child)
 		.page_size = hp_os_page_size(),
 	};
 	struct hp_rec_meta_options o = {
-		.recorder_version = hp_rec_str_of(VERSION),
+		.recorder_version = hp_rec_str_of(HP_VERSION),
 		.sample_rate_bytes = c->sample_rate_bytes,
 		.unwind = c->unwind,
 		.max_depth = c->max_depth,

@@ -8,6 +8,7 @@
 #include "../harness/harness.h"
 #include "../harness/query.h"
 #include "../programs/known.h"
+#include "../../src/common/version.h"
 
 static struct hp_capture *run_known(const char *mode)
 {
@@ -104,6 +105,8 @@ HP_TEST(known_dwarf)
 {
 	struct hp_capture *cap = run_known("dwarf");
 	check_known(cap);
+	if (cap)
+		expect_str(cap->recorder_version, HP_VERSION, "the recorder says heapprof's version");
 	hpq_free(cap);
 }
 

@@ -20,6 +20,18 @@ static char *opt_levels(const char *binary)
 			      hp_test_build(), binary);
 }
 
+/* One definition of heapprof's version (src/common/version.h): the
+ * recorder's META once carried a copy of its own, in writer.c. Any other
+ * "N.N.N" string literal in the sources is a second one. Run from the
+ * source tree, as make check runs. */
+HP_TEST(one_version_string)
+{
+	char *where = hp_test_sh_out("grep -rlE '\"[0-9]+\\.[0-9]+\\.[0-9]+\"' src include | sort");
+
+	expect_str(where, "src/common/version.h\n", "the version is written once, in version.h");
+	free(where);
+}
+
 HP_TEST(recorder_is_built_as_the_analyzer)
 {
 	char *recorder, *analyzer;
