@@ -38,6 +38,10 @@ int hp_sampled;
  * the one start time. */
 static struct hp_config config;
 
+/* Slow paths between two looks at the clock (hp_trigger_tick): every one
+ * when sampled (they are rare), every 64th in a full recording. */
+#define TICK_PERIOD (hp_sampled ? 1u : 64u)
+
 /* Threads that have started, to give each its own random stream. */
 static uint64_t threads_started;
 
@@ -50,6 +54,7 @@ static void thread_start(struct hp_thread *t)
 	uint64_t seed = config.seed ? config.seed : hp_os_now_ns() ^ (uintptr_t)t;
 
 	t->rng = hp_hash_u64(seed + n * 0x9e3779b97f4a7c15ULL) | 1;
+	t->ticks = TICK_PERIOD;
 	if (!t->stack_hi) {
 		t->forwarding++; /* glibc may allocate here: not the program's */
 		if (hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
@@ -78,6 +83,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	uint64_t frames[config.max_depth + HP_UNWIND_SLACK];
 	struct hp_live_block stale;
 	uint32_t depth, stack, bucket;
+	uintptr_t room;
 	int r;
 
 	/* Temporaries (thread.h): p is the last block until the countdown
@@ -119,13 +125,16 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 				       (int64_t)size;
 			if (left >= 0) {
 				t->countdown_bytes = t->last_mark = left;
+				room = hp_stack_room(t);
 				goto out;
 			}
 		}
 	}
 	t->countdown_bytes = hp_sampled ? hp_sampler_draw(&t->rng, config.sample_rate_bytes) : 0;
 	t->last_mark = t->countdown_bytes;
-	if (hp_stack_room(t) < HP_RECORD_STACK_BYTES) {
+	/* Measured once: the write budget below is of this same frame. */
+	room = hp_stack_room(t);
+	if (room < HP_RECORD_STACK_BYTES) {
 		/* A small thread stack or signal stack: unwinding could
 		 * overflow it. Say so rather than risk the program. */
 		hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
@@ -157,8 +166,8 @@ out:
 	t->busy = 0;
 	if (__builtin_expect(__atomic_load_n(&exit_consumed, __ATOMIC_RELAXED), 0))
 		rearm_exit();
-	if (hp_stack_room(t) >= HP_WRITE_STACK_BYTES)
-		hp_trigger_tick(hp_sampled ? 1 : 64);
+	if (room >= HP_WRITE_STACK_BYTES)
+		hp_trigger_tick(t, TICK_PERIOD);
 }
 
 int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
@@ -198,7 +207,7 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
 	t->busy++; /* the bucket lock: see hp_record_take */
 	hp_agg_free(blk->bucket, blk->size, temporary);
 	t->busy--;
-	hp_trigger_tick(hp_sampled ? 1 : 64);
+	hp_trigger_tick(t, TICK_PERIOD);
 }
 
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk)

@@ -36,8 +36,10 @@ struct hp_thread {
 	 * recorder itself calls libc functions that allocate (pthread_create,
 	 * setenv, dlsym): such calls pass through unrecorded and uncounted. */
 	uint32_t forwarding;
-	/* Slow paths since this thread last looked at the clock
-	 * (hp_trigger_tick). */
+	/* Slow paths left before this thread looks at the clock again
+	 * (hp_trigger_tick: a countdown; 0 or 1 = at the next one). Set to
+	 * the period by the thread's first slow path, so that the first look
+	 * is a whole period after it starts, as later ones are. */
 	uint32_t ticks;
 	/* The last block this thread's slow path saw allocated (see
 	 * last_mark). */
