@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "intern.h"
+#include "live.h"
 #include "os.h"
 #include "sampler.h"
 #include "spin.h"
@@ -14,6 +15,7 @@
 /* Keyed buckets are at most this many; later keys count as lost. */
 #define MAX_KEYED (1u << 21)
 #define MAX_BUCKETS (HP_AGG_KEYED_FIRST + MAX_KEYED)
+_Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-register entry");
 
 struct bucket {
 	struct hp_spin lock;
