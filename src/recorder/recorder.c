@@ -78,12 +78,28 @@ uintptr_t hp_stack_room(const struct hp_thread *t)
 static int exit_consumed;
 static void rearm_exit(void);
 
+/* Whether frames[0..depth) (of hash hash) are the stack this thread
+ * interned last: then the table is not probed. The hashes are compared
+ * first (one compare on a miss), the frames only when they are equal. */
+static inline int same_as_last(const struct hp_thread *t, const uint64_t *frames, uint32_t depth,
+			       uint64_t hash)
+{
+	const uint64_t *last;
+	uint32_t n;
+
+	if (hash != t->last_stack_hash || !t->last_stack || !depth)
+		return 0;
+	last = hp_stacks_get(t->last_stack, &n);
+	return n == depth && memcmp(last, frames, depth * sizeof *frames) == 0;
+}
+
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 {
 	uint64_t frames[config.max_depth + HP_UNWIND_SLACK];
 	struct hp_live_block stale;
 	uint32_t depth, stack, bucket;
 	uintptr_t room;
+	uint64_t hash;
 	int r;
 
 	/* Temporaries (thread.h): p is the last block until the countdown
@@ -142,8 +158,13 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		return;
 	}
 
-	depth = hp_unwind(t, frames, config.max_depth);
-	stack = hp_stacks_intern(frames, depth);
+	depth = hp_unwind(t, frames, config.max_depth, &hash);
+	stack = same_as_last(t, frames, depth, hash) ? t->last_stack
+						      : hp_stacks_intern_hashed(frames, depth, hash);
+	if (stack) {
+		t->last_stack = stack;
+		t->last_stack_hash = hash;
+	}
 	if (!stack)
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
 	bucket = hp_agg_bucket(stack, 0, 0, hp_sampled ? size : 0);

@@ -44,6 +44,12 @@ struct hp_thread {
 	/* The last block this thread's slow path saw allocated (see
 	 * last_mark). */
 	uintptr_t last_alloc;
+	/* The stack this thread's last recorded allocation interned, and its
+	 * hash: a walk with the same hash is compared with that stack's
+	 * frames first, and when equal skips the table (a loop allocating at
+	 * one site). 0: none yet. */
+	uint32_t last_stack;
+	uint64_t last_stack_hash;
 	uint64_t rng;                   /* xorshift64* state for sampling */
 	uintptr_t stack_lo, stack_hi;   /* for the frame-pointer walk */
 	/* Bytes allocated by this thread not yet added to the byte triggers'

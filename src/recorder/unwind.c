@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "../common/hash.h"
 #include "../format/format.h"
 #include "config.h"
 #include "got.h"
@@ -141,9 +142,10 @@ int hp_unwind_is_own(uintptr_t addr)
 /* Walks saved frame pointers from our own frame. Each frame must lie inside
  * the thread's stack, above the previous one and aligned, so a frame of
  * code built without frame pointers ends the walk instead of crashing it. */
-static uint32_t walk_fp(struct hp_thread *t, uint64_t *out, uint32_t max)
+static uint32_t walk_fp(struct hp_thread *t, uint64_t *out, uint32_t max, uint64_t *hash)
 {
 	const uintptr_t *fp = __builtin_frame_address(0);
+	uint64_t h = HP_HASH_STACK_SEED;
 	uint32_t n = 0;
 
 	/* The thread's bounds are set by its first slow path (recorder.c);
@@ -156,21 +158,24 @@ static uint32_t walk_fp(struct hp_thread *t, uint64_t *out, uint32_t max)
 		ret = fp[1];
 		if (!ret)
 			break;
-		if (n || !hp_unwind_is_own(ret))
+		if (n || !hp_unwind_is_own(ret)) {
 			out[n++] = ret;
+			h = hp_hash_stack_step(h, ret);
+		}
 		if (next <= at)
 			break;
 		fp = (const uintptr_t *)next;
 	}
+	*hash = hp_hash_stack_end(h, n);
 	return n;
 }
 
-uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max)
+uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash)
 {
 	int got, skip = 0;
 
 	if (mode == HP_UNWIND_FP)
-		return walk_fp(t, frames, max);
+		return walk_fp(t, frames, max, hash);
 	/* In place: frames has room for the recorder's own frames too, which
 	 * are then dropped. */
 	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
@@ -181,5 +186,6 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max)
 		max = (uint32_t)(got - skip);
 	if (skip)
 		memmove(frames, frames + skip, max * sizeof *frames);
+	*hash = hp_hash_stack(frames, max);
 	return max;
 }
