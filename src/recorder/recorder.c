@@ -191,7 +191,8 @@ out:
 		hp_trigger_tick(t, TICK_PERIOD);
 }
 
-int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
+static inline __attribute__((always_inline)) int take(struct hp_thread *t, void *p,
+							struct hp_live_block *blk)
 {
 	int r;
 
@@ -212,7 +213,8 @@ int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
 	return r == 1;
 }
 
-void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk)
+static inline __attribute__((always_inline)) void release(struct hp_thread *t, void *p,
+							  const struct hp_live_block *blk)
 {
 	int temporary = t->last_alloc == (uintptr_t)p && t->countdown_bytes == t->last_mark;
 
@@ -229,6 +231,24 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
 	hp_agg_free(blk->bucket, blk->size, temporary);
 	t->busy--;
 	hp_trigger_tick(t, TICK_PERIOD);
+}
+
+int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
+{
+	return take(t, p, blk);
+}
+
+void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk)
+{
+	release(t, p, blk);
+}
+
+void hp_record_free(struct hp_thread *t, void *p)
+{
+	struct hp_live_block blk;
+
+	if (take(t, p, &blk))
+		release(t, p, &blk);
 }
 
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk)
