@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/time.h>
 
 #include "../../src/common/hash.h"
 #include "../../src/recorder/live.h"
+#include "../../src/recorder/os.h"
 #include "../harness/harness.h"
 #include "rec_seam.h"
 
@@ -45,6 +47,59 @@ static void clustered(uintptr_t *out, unsigned n)
 		if (h >> 56 == 7 && (home >= 252 || home < 4))
 			out[k++] = a;
 	}
+}
+
+/* Locks taken with a plain store while the process has one thread
+ * (spin.h) are locks all the same: a signal handler's remove meets the
+ * shard held and gets -EAGAIN; and after a thread was created they are
+ * taken with the atomic exchange, with the same results. First in this
+ * file: no test has created a thread yet when it runs. */
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+static volatile sig_atomic_t st_result;
+
+static void st_remove(int sig)
+{
+	struct hp_live_block b;
+	(void)sig;
+	st_result = hp_live_remove(0x4440, &b, 0);
+}
+
+static void single_threaded_round(const char *mode)
+{
+	struct hp_live_block b;
+
+	expect_eq_u64(hp_live_insert(0x4440, 5, 50, &b), 0, mode);
+	hp_live_lock_all();
+	raise(SIGUSR1);
+	hp_live_unlock_all();
+	expect_eq_u64((uint64_t)(int64_t)st_result, (uint64_t)-EAGAIN, "held: -EAGAIN");
+	raise(SIGUSR1);
+	expect_eq_u64(st_result, 1, "released: removed");
+	expect_eq_u64(live_blocks(), 0, "empty");
+}
+
+HP_TEST(live_single_threaded_locks)
+{
+	struct sigaction sa, old;
+	pthread_t th;
+
+	fresh(0);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = st_remove;
+	sigaction(SIGUSR1, &sa, &old);
+	if (__libc_single_threaded) {
+		expect_eq_u64(hp_os_single_threaded(), 1, "one thread: plain-store locks");
+		single_threaded_round("one thread");
+	}
+	pthread_create(&th, NULL, nothing, NULL);
+	pthread_join(th, NULL);
+	expect_eq_u64(hp_os_single_threaded(), 0, "a thread was created: atomic locks");
+	single_threaded_round("threads");
+	sigaction(SIGUSR1, &old, NULL);
 }
 
 HP_TEST(live_backward_shift_model)
