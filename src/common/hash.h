@@ -64,4 +64,32 @@ static inline uint64_t hp_hash_str(uint64_t h, const char *s)
 	return h;
 }
 
+/* The hash of a call stack, one frame at a time, so that the unwinder can
+ * fold each frame in as it reads it (two instructions a frame, next to
+ * the walk's loads): h = hp_hash_stack_step(h, frame) from
+ * HP_HASH_STACK_SEED, then hp_hash_stack_end(h, depth). A single chain:
+ * each step is a bijection of h for a given frame, so two stacks that
+ * differ in one frame always differ before the end; the finalizer spreads
+ * the bits. The table compares whole keys, so this is for spread only. */
+#define HP_HASH_STACK_SEED 0x68656170ull
+
+static inline uint64_t hp_hash_stack_step(uint64_t h, uint64_t frame)
+{
+	return (h ^ frame) * 0x9e3779b97f4a7c15ULL;
+}
+
+static inline uint64_t hp_hash_stack_end(uint64_t h, size_t depth)
+{
+	return hp_hash_u64(h ^ depth);
+}
+
+/* The same hash over frames[0..depth). */
+static inline uint64_t hp_hash_stack(const uint64_t *frames, size_t depth)
+{
+	uint64_t h = HP_HASH_STACK_SEED;
+	for (size_t i = 0; i < depth; i++)
+		h = hp_hash_stack_step(h, frames[i]);
+	return hp_hash_stack_end(h, depth);
+}
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "intern.h"
+#include "live.h"
 #include "os.h"
 #include "sampler.h"
 #include "spin.h"
@@ -14,6 +15,7 @@
 /* Keyed buckets are at most this many; later keys count as lost. */
 #define MAX_KEYED (1u << 21)
 #define MAX_BUCKETS (HP_AGG_KEYED_FIRST + MAX_KEYED)
+_Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-register entry");
 
 struct bucket {
 	struct hp_spin lock;
@@ -64,6 +66,21 @@ static uint64_t peak_time_ns;
 /* Lost allocations per reason: atomics, any thread or signal handler. */
 static uint64_t lost_count[HP_LOST_KINDS];
 static uint64_t lost_bytes[HP_LOST_KINDS];
+
+/* in_use_bytes or in_use_weight += delta (a two's-complement delta
+ * subtracts), returning the new value: a plain load and store while the
+ * process has one thread (no locked instruction; this thread's signal
+ * handlers never count a block while it is inside the recorder: they see
+ * t->busy and count it lost), an atomic add otherwise. */
+static inline uint64_t in_use_add(uint64_t *v, uint64_t delta)
+{
+	if (hp_os_single_threaded()) {
+		uint64_t n = __atomic_load_n(v, __ATOMIC_RELAXED) + delta;
+		__atomic_store_n(v, n, __ATOMIC_RELAXED);
+		return n;
+	}
+	return __atomic_add_fetch(v, delta, __ATOMIC_ACQ_REL);
+}
 
 int hp_agg_init(void)
 {
@@ -153,11 +170,10 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	/* The peak is found on the estimate, not on the raw bytes: raw bytes
 	 * over-weight big blocks, which are sampled nearly always, against
 	 * small ones, which stand for up to rate bytes each. */
-	raw = __atomic_add_fetch(&in_use_bytes, size, __ATOMIC_ACQ_REL);
-	now = sample_rate_bytes > 1 ? __atomic_add_fetch(&in_use_weight,
-							 hp_sampler_weight(size, sample_rate_bytes),
-							 __ATOMIC_ACQ_REL)
-				    : raw;
+	raw = in_use_add(&in_use_bytes, size);
+	now = sample_rate_bytes > 1
+		      ? in_use_add(&in_use_weight, hp_sampler_weight(size, sample_rate_bytes))
+		      : raw;
 	peak = __atomic_load_n(&peak_weight, __ATOMIC_RELAXED);
 	while (now > peak) {
 		if (__atomic_compare_exchange_n(&peak_weight, &peak, now, 0, __ATOMIC_ACQ_REL,
@@ -186,10 +202,9 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary)
 		SET(b->temp_bytes, b->temp_bytes + size);
 	}
 	hp_spin_unlock(&b->lock);
-	__atomic_sub_fetch(&in_use_bytes, size, __ATOMIC_ACQ_REL);
+	in_use_add(&in_use_bytes, -size);
 	if (sample_rate_bytes > 1)
-		__atomic_sub_fetch(&in_use_weight, hp_sampler_weight(size, sample_rate_bytes),
-				   __ATOMIC_ACQ_REL);
+		in_use_add(&in_use_weight, -hp_sampler_weight(size, sample_rate_bytes));
 }
 
 void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)

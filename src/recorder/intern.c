@@ -55,8 +55,9 @@ static int same_key(const struct hp_intern *t, uint32_t id, const uint64_t *key,
 	return e->len == len && (!len || memcmp(e->key, key, len * sizeof *key) == 0);
 }
 
-/* Probes x for key; returns its id, or 0 with *empty the first empty slot. */
-static uint32_t probe(const struct hp_intern *t, const struct hp_intern_index *x, uint64_t hash,
+/* Probes x for key; returns its id, or 0 with *empty the first empty slot.
+ * Inline: the lookup of a known key is the whole cost of most puts. */
+static inline __attribute__((always_inline)) uint32_t probe(const struct hp_intern *t, const struct hp_intern_index *x, uint64_t hash,
 		      const uint64_t *key, uint32_t len, uint32_t *empty)
 {
 	uint32_t tag = (uint32_t)(hash >> 32);
@@ -121,9 +122,18 @@ static int make_room(struct hp_intern *t, uint32_t id, uint32_t len)
 
 uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 {
-	uint64_t hash = hp_hash_words(key, len, 0x68656170);
+	return hp_intern_put_hashed(t, key, len, hp_hash_words(key, len, 0x68656170));
+}
+
+/* A new key (or one another thread is adding): under the lock. */
+static __attribute__((noinline)) uint32_t insert(struct hp_intern *t, const uint64_t *key,
+						 uint32_t len, uint64_t hash);
+
+uint32_t hp_intern_put_hashed(struct hp_intern *t, const uint64_t *key, uint32_t len,
+			      uint64_t hash)
+{
 	struct hp_intern_index *x;
-	uint32_t empty, id;
+	uint32_t empty = 0, id; /* probe sets empty whenever it returns 0 */
 
 	/* One acquire load of the index: a plain read of t->index here would
 	 * race with grow's release store on another thread. */
@@ -131,8 +141,13 @@ uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 	if (!x || len > HP_INTERN_MAX_KEY_WORDS)
 		return 0;
 	id = probe(t, x, hash, key, len, &empty);
-	if (id)
-		return id;
+	return id ? id : insert(t, key, len, hash);
+}
+
+static uint32_t insert(struct hp_intern *t, const uint64_t *key, uint32_t len, uint64_t hash)
+{
+	struct hp_intern_index *x;
+	uint32_t empty = 0, id; /* probe sets empty whenever it returns 0 */
 
 	hp_spin_lock(&t->lock);
 	x = t->index;

@@ -91,6 +91,13 @@ int hp_intern_init(struct hp_intern *t, uint32_t max_ids, uint64_t max_words);
  * table's lock and may mmap; no allocation; not async-signal-safe. */
 uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len);
 
+/* hp_intern_put with the key's hash given: any function of the key, the
+ * same for every put into t (hp_intern_put uses hp_hash_words; the stack
+ * table hp_hash_stack, which the unwinder computes as it walks). Same
+ * properties as hp_intern_put. */
+uint32_t hp_intern_put_hashed(struct hp_intern *t, const uint64_t *key, uint32_t len,
+			      uint64_t hash);
+
 /* The number of ids handed out plus one (ids 1..count-1 exist). Lock-free,
  * async-signal-safe, no allocation. */
 uint32_t hp_intern_count(const struct hp_intern *t);

@@ -66,19 +66,40 @@ void hp_next_free(void *p)
 	real.free(p);
 }
 
+/* The body of hp_note_free_slow, inlined into hp_free_slow: a free in a
+ * full recording goes free -> hp_free_slow -> hp_record_free. */
+static inline __attribute__((always_inline)) void note_free(void *p)
+{
+	struct hp_thread *t = &hp_self;
+	int saved;
+
+	if (t->forwarding)
+		return;
+	saved = errno;
+	hp_record_free(t, p);
+	errno = saved;
+}
+
 void hp_free_slow(void *p)
 {
 	if (!p || hp_bootstrap_owns(p))
 		return;
-	hp_note_free_slow(p);
+	note_free(p);
 	real.next_free(p);
 }
 
-void hp_note_alloc_slow(void *p, size_t size)
+/* The body of hp_note_alloc_slow, inlined into malloc_slow and
+ * calloc_slow. */
+static inline __attribute__((always_inline)) void note_alloc(void *p, size_t size)
 {
 	int saved = errno;
 	hp_record_alloc(&hp_self, p, size);
 	errno = saved;
+}
+
+void hp_note_alloc_slow(void *p, size_t size)
+{
+	note_alloc(p, size);
 }
 
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
@@ -107,16 +128,7 @@ void *hp_bootstrap_alloc(size_t size, size_t align)
 
 void hp_note_free_slow(void *p)
 {
-	struct hp_thread *t = &hp_self;
-	struct hp_live_block blk;
-	int saved;
-
-	if (t->forwarding)
-		return;
-	saved = errno;
-	if (hp_record_take(t, p, &blk))
-		hp_record_release(t, p, &blk);
-	errno = saved;
+	note_free(p);
 }
 
 #define RESOLVE(name) real.name = (__typeof__(real.name))hp_os_dlsym_next(#name)
@@ -212,7 +224,7 @@ static __attribute__((noinline, cold)) void *malloc_slow(size_t size)
 	void *p = real.malloc(size);
 
 	if (hp_likely(p != NULL))
-		hp_note_alloc_slow(p, size);
+		note_alloc(p, size);
 	return p;
 }
 
@@ -221,7 +233,7 @@ static __attribute__((noinline, cold)) void *calloc_slow(size_t n, size_t size)
 	void *p = real.calloc(n, size);
 
 	if (hp_likely(p != NULL))
-		hp_note_alloc_slow(p, n * size);
+		note_alloc(p, n * size);
 	return p;
 }
 

@@ -6,38 +6,96 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../common/hash.h"
 #include "os.h"
 #include "spin.h"
 
 #define SHARD_BITS 8
 #define SHARDS (1u << SHARD_BITS)
-#define INITIAL_SLOTS 256u
+/* Tables are whole pages: their slot counts are multiples of this. */
+#define PAGE_SLOTS (4096u / sizeof(struct entry))
+#define INITIAL_SLOTS PAGE_SLOTS
 #define EMPTY 0u
 
+/* 16 bytes: the address, and the bucket and size packed in one word (the
+ * low HP_LIVE_BUCKET_BITS bits the bucket, the rest the size). A size that
+ * does not fit below BIG_BASE (4 TiB less 64 bytes, and more) is kept in a
+ * slot of the big-block table, and the size field holds BIG_BASE + the
+ * slot's index. */
 struct entry {
 	uint64_t addr;
-	uint64_t size;
-	uint32_t bucket;
-	uint32_t pad;
+	uint64_t packed;
 };
+
+#define SIZE_BITS (64 - HP_LIVE_BUCKET_BITS)
+#define BIG_BLOCKS 64
+#define BIG_BASE ((UINT64_C(1) << SIZE_BITS) - BIG_BLOCKS)
+#define BUCKET_MASK ((UINT64_C(1) << HP_LIVE_BUCKET_BITS) - 1)
+
+/* The sizes of blocks of BIG_BASE bytes or more. A slot is claimed with a
+ * CAS of used from 0 and belongs to the one entry whose size field names
+ * it; its size is written and read under that entry's shard lock, and
+ * given back (used 0) by the entry's removal. At most BIG_BLOCKS such
+ * blocks live at once (32 of 4 TiB fill a 47-bit address space); one more
+ * is refused like a shard that cannot grow. */
+static struct {
+	uint32_t used; /* atomic */
+	uint64_t size;
+} big[BIG_BLOCKS];
+
+/* The packed word of (bucket, size): 0 or -ENOMEM (a big block and no
+ * slot left). Under the shard lock. */
+static int pack(uint32_t bucket, uint64_t size, uint64_t *out)
+{
+	uint64_t field = size;
+
+	if (size >= BIG_BASE) {
+		unsigned i = 0;
+		for (;; i++) {
+			uint32_t zero = 0;
+			if (i == BIG_BLOCKS)
+				return -ENOMEM;
+			if (!__atomic_load_n(&big[i].used, __ATOMIC_RELAXED) &&
+			    __atomic_compare_exchange_n(&big[i].used, &zero, 1, 0,
+							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				break;
+		}
+		big[i].size = size;
+		field = BIG_BASE + i;
+	}
+	*out = field << HP_LIVE_BUCKET_BITS | bucket;
+	return 0;
+}
+
+/* Unpacks e into *out, giving back its big-block slot if it has one.
+ * Under the shard lock. */
+static void unpack(const struct entry *e, struct hp_live_block *out)
+{
+	uint64_t field = e->packed >> HP_LIVE_BUCKET_BITS;
+
+	out->bucket = (uint32_t)(e->packed & BUCKET_MASK);
+	out->size = field;
+	if (field >= BIG_BASE) {
+		out->size = big[field - BIG_BASE].size;
+		__atomic_store_n(&big[field - BIG_BASE].used, 0, __ATOMIC_RELEASE);
+	}
+}
 
 struct shard {
 	struct hp_spin lock;
-	/* mask and live are written under the lock with relaxed atomic
+	/* slots and live are written under the lock with relaxed atomic
 	 * stores, so that hp_live_usage may read them without it. */
-	uint32_t mask;  /* slots - 1 */
+	uint32_t slots; /* a multiple of PAGE_SLOTS; 1 before the first table */
 	uint32_t live;  /* entries in use */
-	struct entry *slots;
+	struct entry *table;
 } __attribute__((aligned(64))); /* one cache line each: no false sharing */
 
 /* Mapped at init; each shard's fields are guarded by its lock. */
 static struct shard *shards;
-/* A shard's table until its first insert: one empty slot (mask 0), so that
- * a lookup finds nothing and an insert grows it to INITIAL_SLOTS. Mapping
+/* A shard's table until its first insert: one empty slot, so that a
+ * lookup finds nothing and an insert grows it to INITIAL_SLOTS. Mapping
  * every shard's first table at init would take 2 MiB of address space
  * (256 mappings) before the program allocated anything. Never written: an
- * insert always grows a table with mask 0 first. */
+ * insert always grows a table of one slot first. */
 static struct entry no_slots[1];
 /* The filter (live.h): cells are atomics; used in sampled mode, where the
  * mask covers it, and through cell 0 alone in full mode (mask 0). */
@@ -52,7 +110,7 @@ int hp_live_init(int use_filter)
 	if (!shards)
 		return -ENOMEM;
 	for (unsigned i = 0; i < SHARDS; i++)
-		shards[i].slots = no_slots; /* mask 0 */
+		shards[i] = (struct shard){.slots = 1, .table = no_slots};
 	filtering = use_filter;
 	/* Again at each init (the unit tests start afresh). */
 	memset(hp_live_filter, 0, use_filter ? sizeof hp_live_filter : 1);
@@ -88,12 +146,18 @@ static void filter_add(uintptr_t addr, int delta)
 					      __ATOMIC_RELAXED));
 }
 
+/* The next slot after i, cyclically. */
+static inline uint32_t next_slot(const struct shard *s, uint32_t i)
+{
+	return i + 1 == s->slots ? 0 : i + 1;
+}
+
 /* Returns the slot holding addr, or NULL with *free_slot the empty slot
  * that ends its probe path. Under the shard lock. */
 static struct entry *find(struct shard *s, uint64_t h, uint64_t addr, struct entry **free_slot)
 {
-	for (uint32_t i = (uint32_t)h & s->mask;; i = (i + 1) & s->mask) {
-		struct entry *e = &s->slots[i];
+	for (uint32_t i = hp_live_home(h, s->slots);; i = next_slot(s, i)) {
+		struct entry *e = &s->table[i];
 		if (e->addr == addr)
 			return e;
 		if (e->addr == EMPTY) {
@@ -108,66 +172,86 @@ static struct entry *find(struct shard *s, uint64_t h, uint64_t addr, struct ent
  * needs a rehash, and probes stay as short as the load allows. */
 static void delete_at(struct shard *s, uint32_t i)
 {
-	for (uint32_t j = (i + 1) & s->mask; s->slots[j].addr != EMPTY; j = (j + 1) & s->mask) {
-		uint32_t home = (uint32_t)hp_hash_u64(s->slots[j].addr) & s->mask;
+	uint32_t n = s->slots;
+
+	for (uint32_t j = next_slot(s, i); s->table[j].addr != EMPTY; j = next_slot(s, j)) {
+		uint32_t home = hp_live_home(hp_live_hash(s->table[j].addr), n);
 		/* Entry j may move to i when i lies on its probe path, i.e.
 		 * cyclically in [home, j). */
-		if (((j - home) & s->mask) >= ((j - i) & s->mask)) {
-			s->slots[i] = s->slots[j];
+		uint32_t from_home = j >= home ? j - home : j + n - home;
+		uint32_t from_i = j >= i ? j - i : j + n - i;
+		if (from_home >= from_i) {
+			s->table[i] = s->table[j];
 			i = j;
 		}
 	}
-	s->slots[i].addr = EMPTY;
+	s->table[i].addr = EMPTY;
 }
 
-/* Rehashes the shard into a table twice as large (the first table of a
- * shard: INITIAL_SLOTS). Under the shard lock. Returns 0 or -ENOMEM (the
- * old table stays). */
+/* The slots of the table after one of n slots: a quarter more, in whole
+ * pages (the first table: INITIAL_SLOTS). Growing by a quarter at 3/4 full
+ * keeps a large table at least 3/5 full, 16 bytes an entry: under 27 bytes
+ * per live block (doubling would leave it 3/8 full, 43 bytes). */
+static uint32_t grown_slots(uint32_t n)
+{
+	uint32_t want = n > 1 ? n + n / 4 : INITIAL_SLOTS;
+	return (want + PAGE_SLOTS - 1) / PAGE_SLOTS * PAGE_SLOTS;
+}
+
+/* Rehashes the shard into a larger table (grown_slots). Under the shard
+ * lock. Returns 0 or -ENOMEM (the old table stays). */
 static int grow(struct shard *s)
 {
-	uint32_t slots = s->mask ? (s->mask + 1) * 2 : INITIAL_SLOTS;
-	struct entry *old = s->slots, *fresh;
+	uint32_t slots = grown_slots(s->slots);
+	struct entry *old = s->table, *fresh;
 
+	if (slots > HP_LIVE_MAX_SLOTS)
+		return -ENOMEM;
 	fresh = hp_os_map((size_t)slots * sizeof *fresh);
 	if (!fresh)
 		return -ENOMEM;
-	for (uint32_t i = 0; i <= s->mask; i++) {
+	for (uint32_t i = 0; i < s->slots; i++) {
 		if (old[i].addr == EMPTY)
 			continue;
-		uint32_t j = (uint32_t)hp_hash_u64(old[i].addr) & (slots - 1);
+		uint32_t j = hp_live_home(hp_live_hash(old[i].addr), slots);
 		while (fresh[j].addr != EMPTY)
-			j = (j + 1) & (slots - 1);
+			j = j + 1 == slots ? 0 : j + 1;
 		fresh[j] = old[i];
 	}
 	if (old != no_slots)
-		hp_os_unmap(old, (size_t)(s->mask + 1) * sizeof *old);
-	s->slots = fresh;
-	__atomic_store_n(&s->mask, slots - 1, __ATOMIC_RELAXED);
+		hp_os_unmap(old, (size_t)s->slots * sizeof *old);
+	s->table = fresh;
+	__atomic_store_n(&s->slots, slots, __ATOMIC_RELAXED);
 	return 0;
 }
 
 int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)
 {
-	uint64_t h = hp_hash_u64(addr);
+	uint64_t h = hp_live_hash(addr), packed;
 	struct shard *s = &shards[h >> (64 - SHARD_BITS)];
 	struct entry *e, *slot = NULL;
 	int ret = 0;
 
 	hp_spin_lock(&s->lock);
-	if ((s->live + 1) * 4 > (s->mask + 1) * 3 && grow(s) < 0 && s->live + 1 > s->mask) {
+	/* Grow at 3/4 full; a table that cannot grow takes entries while
+	 * one slot stays empty (probes end at an empty slot). */
+	if ((uint64_t)(s->live + 1) * 4 > (uint64_t)s->slots * 3 && grow(s) < 0 &&
+	    s->live + 1 >= s->slots) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	e = find(s, h, addr, &slot);
+	if (pack(bucket, size, &packed) < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	if (e) {
-		stale->size = e->size;
-		stale->bucket = e->bucket;
-		e->size = size;
-		e->bucket = bucket;
+		unpack(e, stale);
+		e->packed = packed;
 		ret = 1;
 		goto out;
 	}
-	*slot = (struct entry){addr, size, bucket, 0};
+	*slot = (struct entry){addr, packed};
 	__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
 	filter_add(addr, 1);
 out:
@@ -177,7 +261,7 @@ out:
 
 int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 {
-	uint64_t h = hp_hash_u64(addr);
+	uint64_t h = hp_live_hash(addr);
 	struct shard *s = &shards[h >> (64 - SHARD_BITS)];
 	struct entry *e, *slot;
 
@@ -187,9 +271,8 @@ int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 		return -EAGAIN;
 	e = find(s, h, addr, &slot);
 	if (e) {
-		out->size = e->size;
-		out->bucket = e->bucket;
-		delete_at(s, (uint32_t)(e - s->slots));
+		unpack(e, out);
+		delete_at(s, (uint32_t)(e - s->table));
 		__atomic_store_n(&s->live, s->live - 1, __ATOMIC_RELAXED);
 		filter_add(addr, -1);
 	}
@@ -201,9 +284,9 @@ void hp_live_usage(uint64_t *blocks, uint64_t *bytes)
 {
 	uint64_t n = 0, b = SHARDS * sizeof *shards;
 	for (unsigned i = 0; i < SHARDS; i++) {
-		uint32_t mask = __atomic_load_n(&shards[i].mask, __ATOMIC_RELAXED);
+		uint32_t slots = __atomic_load_n(&shards[i].slots, __ATOMIC_RELAXED);
 		n += __atomic_load_n(&shards[i].live, __ATOMIC_RELAXED);
-		b += mask ? ((uint64_t)mask + 1) * sizeof(struct entry) : 0; /* 0: no table yet */
+		b += slots > 1 ? (uint64_t)slots * sizeof(struct entry) : 0; /* 1: no table yet */
 	}
 	*blocks = n;
 	*bytes = b;

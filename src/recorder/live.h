@@ -4,11 +4,15 @@
  *
  * Model: 256 shards chosen by the top bits of the address's hash, each an
  * open-addressed table with linear probing and backward-shift deletion (no
- * tombstones), grown (rehashed into a table twice as large, mapped with
- * mmap) when three quarters full. An entry is 24 bytes; with the load
- * between 3/8 and 3/4 that is about 45 bytes per live block. Without
- * tombstones a churning shard never needs a rehash. A shard maps its first
- * table (256 slots) at its first insert, not at init.
+ * tombstones), grown (rehashed into a table a quarter larger, in whole
+ * pages, mapped with mmap) when three quarters full. An entry is 16 bytes
+ * (the address; the bucket and the size in one word); a large table stays
+ * between 3/5 and 3/4 full, so 21 to 27 bytes per live block (small ones,
+ * a few pages, as low as 3/8). Table sizes are not powers of two: the home
+ * slot is the hash's top bits scaled to the table (a multiply and a
+ * shift). Without tombstones a churning shard never needs a rehash. A
+ * shard maps its first table (256 slots, a page) at its first insert, not
+ * at init.
  *
  * In sampled mode most frees are of blocks never recorded; a filter of 2^18
  * one-byte counters lets such a free skip the table with one load. The
@@ -34,6 +38,25 @@ struct hp_live_block {
 	uint64_t size;
 	uint32_t bucket;
 };
+
+/* Buckets are below 1 << HP_LIVE_BUCKET_BITS (aggregate.c checks its ids
+ * fit); a shard's table has at most HP_LIVE_MAX_SLOTS slots. */
+#define HP_LIVE_BUCKET_BITS 22
+#define HP_LIVE_MAX_SLOTS (1u << 30)
+
+/* The hash of an address (a Fibonacci multiply: a bijection, cheap enough
+ * to recompute for every entry a delete shifts): its top 8 bits choose the
+ * shard, the next 32 the home slot. Pure. */
+static inline uint64_t hp_live_hash(uintptr_t addr)
+{
+	return (uint64_t)addr * 0x9e3779b97f4a7c15ull;
+}
+
+/* The home slot of hash h in a table of slots slots. Pure. */
+static inline uint32_t hp_live_home(uint64_t h, uint32_t slots)
+{
+	return (uint32_t)(((h >> 24 & 0xffffffffu) * slots) >> 32);
+}
 
 /* Maps the shards; use_filter for sampled mode. Returns 0 or -ENOMEM.
  * Once, at init: not thread-safe. No allocation (mmap), no lock. */

@@ -150,6 +150,28 @@ static inline void hp_os_cpu_relax(void)
 	__builtin_ia32_pause();
 }
 
+/* Whether this process has one thread: glibc's __libc_single_threaded
+ * (2.32+; 0, "maybe not", without it), which pthread_create clears on the
+ * creating thread before the new thread exists, so a thread that reads 1
+ * is alone, and only its own signal handlers can run between two of its
+ * instructions. glibc's malloc makes the same bet (threads made with a
+ * raw clone(CLONE_VM) are not supported by it either). Inline, read on
+ * every lock: one load. Async-signal-safe, no allocation, no lock. */
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define HP_OS_HAVE_SINGLE_THREADED 1
+#endif
+#endif
+static inline int hp_os_single_threaded(void)
+{
+#ifdef HP_OS_HAVE_SINGLE_THREADED
+	return __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED) != 0;
+#else
+	return 0;
+#endif
+}
+
 /* What a descriptor refers to: the file's device and inode. */
 struct hp_os_file_id {
 	uint64_t dev, ino;

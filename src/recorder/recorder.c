@@ -38,6 +38,10 @@ int hp_sampled;
  * the one start time. */
 static struct hp_config config;
 
+/* Slow paths between two looks at the clock (hp_trigger_tick): every one
+ * when sampled (they are rare), every 64th in a full recording. */
+#define TICK_PERIOD (hp_sampled ? 1u : 64u)
+
 /* Threads that have started, to give each its own random stream. */
 static uint64_t threads_started;
 
@@ -50,6 +54,7 @@ static void thread_start(struct hp_thread *t)
 	uint64_t seed = config.seed ? config.seed : hp_os_now_ns() ^ (uintptr_t)t;
 
 	t->rng = hp_hash_u64(seed + n * 0x9e3779b97f4a7c15ULL) | 1;
+	t->ticks = TICK_PERIOD;
 	if (!t->stack_hi) {
 		t->forwarding++; /* glibc may allocate here: not the program's */
 		if (hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
@@ -73,11 +78,28 @@ uintptr_t hp_stack_room(const struct hp_thread *t)
 static int exit_consumed;
 static void rearm_exit(void);
 
+/* Whether frames[0..depth) (of hash hash) are the stack this thread
+ * interned last: then the table is not probed. The hashes are compared
+ * first (one compare on a miss), the frames only when they are equal. */
+static inline int same_as_last(const struct hp_thread *t, const uint64_t *frames, uint32_t depth,
+			       uint64_t hash)
+{
+	const uint64_t *last;
+	uint32_t n;
+
+	if (hash != t->last_stack_hash || !t->last_stack || !depth)
+		return 0;
+	last = hp_stacks_get(t->last_stack, &n);
+	return n == depth && memcmp(last, frames, depth * sizeof *frames) == 0;
+}
+
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 {
 	uint64_t frames[config.max_depth + HP_UNWIND_SLACK];
 	struct hp_live_block stale;
 	uint32_t depth, stack, bucket;
+	uintptr_t room;
+	uint64_t hash;
 	int r;
 
 	/* Temporaries (thread.h): p is the last block until the countdown
@@ -119,13 +141,16 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 				       (int64_t)size;
 			if (left >= 0) {
 				t->countdown_bytes = t->last_mark = left;
+				room = hp_stack_room(t);
 				goto out;
 			}
 		}
 	}
 	t->countdown_bytes = hp_sampled ? hp_sampler_draw(&t->rng, config.sample_rate_bytes) : 0;
 	t->last_mark = t->countdown_bytes;
-	if (hp_stack_room(t) < HP_RECORD_STACK_BYTES) {
+	/* Measured once: the write budget below is of this same frame. */
+	room = hp_stack_room(t);
+	if (room < HP_RECORD_STACK_BYTES) {
 		/* A small thread stack or signal stack: unwinding could
 		 * overflow it. Say so rather than risk the program. */
 		hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
@@ -133,8 +158,13 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		return;
 	}
 
-	depth = hp_unwind(t, frames, config.max_depth);
-	stack = hp_stacks_intern(frames, depth);
+	depth = hp_unwind(t, frames, config.max_depth, &hash);
+	stack = same_as_last(t, frames, depth, hash) ? t->last_stack
+						      : hp_stacks_intern_hashed(frames, depth, hash);
+	if (stack) {
+		t->last_stack = stack;
+		t->last_stack_hash = hash;
+	}
 	if (!stack)
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
 	bucket = hp_agg_bucket(stack, 0, 0, hp_sampled ? size : 0);
@@ -157,11 +187,12 @@ out:
 	t->busy = 0;
 	if (__builtin_expect(__atomic_load_n(&exit_consumed, __ATOMIC_RELAXED), 0))
 		rearm_exit();
-	if (hp_stack_room(t) >= HP_WRITE_STACK_BYTES)
-		hp_trigger_tick(hp_sampled ? 1 : 64);
+	if (room >= HP_WRITE_STACK_BYTES)
+		hp_trigger_tick(t, TICK_PERIOD);
 }
 
-int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
+static inline __attribute__((always_inline)) int take(struct hp_thread *t, void *p,
+							struct hp_live_block *blk)
 {
 	int r;
 
@@ -182,7 +213,8 @@ int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
 	return r == 1;
 }
 
-void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk)
+static inline __attribute__((always_inline)) void release(struct hp_thread *t, void *p,
+							  const struct hp_live_block *blk)
 {
 	int temporary = t->last_alloc == (uintptr_t)p && t->countdown_bytes == t->last_mark;
 
@@ -198,7 +230,25 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
 	t->busy++; /* the bucket lock: see hp_record_take */
 	hp_agg_free(blk->bucket, blk->size, temporary);
 	t->busy--;
-	hp_trigger_tick(hp_sampled ? 1 : 64);
+	hp_trigger_tick(t, TICK_PERIOD);
+}
+
+int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
+{
+	return take(t, p, blk);
+}
+
+void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk)
+{
+	release(t, p, blk);
+}
+
+void hp_record_free(struct hp_thread *t, void *p)
+{
+	struct hp_live_block blk;
+
+	if (take(t, p, &blk))
+		release(t, p, &blk);
 }
 
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk)

@@ -74,6 +74,10 @@ int hp_record_take(struct hp_thread *t, void *p, struct hp_live_block *blk)
  * snapshot (hp_trigger_tick), so not async-signal-safe as a whole. */
 void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block *blk);
 
+/* hp_record_take, then hp_record_release when p was a recorded block: a
+ * free's whole slow path in one call. Properties of both. */
+void hp_record_free(struct hp_thread *t, void *p) __attribute__((noinline));
+
 /* Puts back a block taken with hp_record_take (a realloc that failed).
  * Same locks and properties as hp_record_take and hp_record_release. */
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk);

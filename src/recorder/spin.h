@@ -18,12 +18,25 @@ struct hp_spin {
 	uint32_t locked; /* accessed only through __atomic builtins */
 };
 
-/* Waits for and takes l: spins, then yields every 256 tries. No
- * allocation; async-signal-safe only where no holder can be the code the
- * signal interrupted (use hp_spin_trylock_for there). */
+/* Waits for and takes l: spins, then yields every 256 tries. While the
+ * process has one thread (hp_os_single_threaded) a free lock is taken
+ * with a plain store, no locked instruction: no other thread can race for
+ * it, and a signal handler of this thread that meets it free between the
+ * load and the store takes it with hp_spin_trylock and gives it back
+ * before it returns. No allocation; async-signal-safe only where no
+ * holder can be the code the signal interrupted (use hp_spin_trylock_for
+ * there). */
 static inline void hp_spin_lock(struct hp_spin *l)
 {
 	unsigned spins = 0;
+
+	if (hp_os_single_threaded() && !__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&l->locked, 1, __ATOMIC_RELAXED);
+		/* Nothing of the critical section moves above the store, as
+		 * seen from this thread's signal handlers. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		return;
+	}
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
 		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
 			if (++spins > 256) {

@@ -3,6 +3,7 @@
  */
 #include "stacks.h"
 
+#include "../common/hash.h"
 #include "config.h"
 #include "intern.h"
 
@@ -24,7 +25,12 @@ int hp_stacks_init(void)
 
 uint32_t hp_stacks_intern(const uint64_t *frames, uint32_t depth)
 {
-	return depth ? hp_intern_put(&table, frames, depth) : 0;
+	return hp_stacks_intern_hashed(frames, depth, hp_hash_stack(frames, depth));
+}
+
+uint32_t hp_stacks_intern_hashed(const uint64_t *frames, uint32_t depth, uint64_t hash)
+{
+	return depth ? hp_intern_put_hashed(&table, frames, depth, hash) : 0;
 }
 
 uint32_t hp_stacks_count(void)

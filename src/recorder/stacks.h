@@ -24,6 +24,11 @@ int hp_stacks_init(void);
  * spinlock and may mmap; no allocation; not async-signal-safe. */
 uint32_t hp_stacks_intern(const uint64_t *frames, uint32_t depth);
 
+/* hp_stacks_intern with the hash of the frames given, which must be
+ * hp_hash_stack(frames, depth) (common/hash.h): the unwinder folds it in
+ * as it walks. Same properties. */
+uint32_t hp_stacks_intern_hashed(const uint64_t *frames, uint32_t depth, uint64_t hash);
+
 /* Ids 1..hp_stacks_count()-1 exist. Lock-free, async-signal-safe, no
  * allocation. */
 uint32_t hp_stacks_count(void);

@@ -36,12 +36,20 @@ struct hp_thread {
 	 * recorder itself calls libc functions that allocate (pthread_create,
 	 * setenv, dlsym): such calls pass through unrecorded and uncounted. */
 	uint32_t forwarding;
-	/* Slow paths since this thread last looked at the clock
-	 * (hp_trigger_tick). */
+	/* Slow paths left before this thread looks at the clock again
+	 * (hp_trigger_tick: a countdown; 0 or 1 = at the next one). Set to
+	 * the period by the thread's first slow path, so that the first look
+	 * is a whole period after it starts, as later ones are. */
 	uint32_t ticks;
 	/* The last block this thread's slow path saw allocated (see
 	 * last_mark). */
 	uintptr_t last_alloc;
+	/* The stack this thread's last recorded allocation interned, and its
+	 * hash: a walk with the same hash is compared with that stack's
+	 * frames first, and when equal skips the table (a loop allocating at
+	 * one site). 0: none yet. */
+	uint32_t last_stack;
+	uint64_t last_stack_hash;
 	uint64_t rng;                   /* xorshift64* state for sampling */
 	uintptr_t stack_lo, stack_hi;   /* for the frame-pointer walk */
 	/* Bytes allocated by this thread not yet added to the byte triggers'

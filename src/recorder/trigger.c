@@ -20,10 +20,9 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SI
 /* Set at init (and in a fork child), read-only otherwise. */
 static const struct hp_config *config;
 
-/* Snapshot requests for the next slow path: a bit per HP_SNAP_* reason,
- * set with atomic OR by any thread or signal handler, taken with an atomic
- * exchange by the thread that writes them. */
-static unsigned pending;
+/* Snapshot requests (trigger.h). */
+unsigned hp_trigger_pending;
+#define pending hp_trigger_pending
 
 /* Byte triggers: bytes allocated, flushed from each thread in chunks so
  * that threads do not fight over one counter; next thresholds. Atomics. */
@@ -162,18 +161,21 @@ void hp_trigger_allocated(uint64_t bytes)
 	}
 }
 
-void hp_trigger_tick(int every)
+void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 {
 	unsigned req;
 	uint64_t now;
 
 	req = __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
-	if (!req && (++hp_self.ticks % (unsigned)every) != 0)
+	if (!req && t->ticks > 1) { /* a request taken by another thread since */
+		t->ticks--;
 		return;
+	}
+	t->ticks = every;
 	now = hp_os_now_ns();
 	/* busy while the writer's lock may be held: a signal handler's
 	 * allocation on top of us must not wait for it. */
-	hp_self.busy++;
+	t->busy++;
 	if (config->timeseries_ms && now >= __atomic_load_n(&next_sample_ns, __ATOMIC_RELAXED)) {
 		struct hp_totals t;
 		__atomic_store_n(&next_sample_ns, now + config->timeseries_ms * 1000000ull,
@@ -192,5 +194,5 @@ void hp_trigger_tick(int every)
 			if (req & (1u << r))
 				hp_writer_snapshot(r, r == HP_SNAP_SIGNAL ? config->dump_signal : 0, 0);
 	}
-	hp_self.busy--;
+	t->busy--;
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "thread.h"
 
 /* Installs the fatal-signal and dump-signal handlers, each only where the
  * program left the default disposition. At start, once: not thread-safe;
@@ -33,13 +34,32 @@ void hp_trigger_init(const struct hp_config *c);
  * allocation, no lock. */
 void hp_trigger_stop(void);
 
+/* Snapshot requests for the next slow path: a bit per HP_SNAP_* reason,
+ * set with atomic OR by any thread or signal handler (hp_trigger_request),
+ * taken with an atomic exchange by the thread that writes them. Exposed
+ * for the inline test of hp_trigger_tick only. */
+extern unsigned hp_trigger_pending;
+
+/* The work of hp_trigger_tick once it is due; same properties. Resets
+ * t->ticks to every. */
+void hp_trigger_tick_due(struct hp_thread *t, uint32_t every) __attribute__((noinline));
+
 /* Periodic work, at the end of a slow path with no recorder lock held and
  * t->busy clear: pending snapshot requests at once; the clock (time-series
- * sample, interval snapshot) once every `every` calls on this thread.
- * Takes the writer's lock and the module table's (dl_iterate_phdr) when
- * it writes; no allocation from the program's malloc; not
- * async-signal-safe. */
-void hp_trigger_tick(int every);
+ * sample, interval snapshot) once every `every` calls on this thread. The
+ * test is inline and a countdown (t->ticks: calls left before the next
+ * look; a `%` was a division on every slow path): one load of the pending
+ * requests, one decrement. When due it takes the writer's lock and the
+ * module table's (dl_iterate_phdr) if it writes; no allocation from the
+ * program's malloc; not async-signal-safe. */
+static inline void hp_trigger_tick(struct hp_thread *t, uint32_t every)
+{
+	if (__builtin_expect(!__atomic_load_n(&hp_trigger_pending, __ATOMIC_ACQUIRE) && t->ticks > 1,
+			     1))
+		t->ticks--;
+	else
+		hp_trigger_tick_due(t, every);
+}
 
 /* Counts bytes allocated for the byte triggers; called from the slow path.
  * Lock-free, no allocation, async-signal-safe (this thread's count and

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "../common/hash.h"
 #include "../format/format.h"
 #include "config.h"
 #include "got.h"
@@ -140,37 +141,57 @@ int hp_unwind_is_own(uintptr_t addr)
 
 /* Walks saved frame pointers from our own frame. Each frame must lie inside
  * the thread's stack, above the previous one and aligned, so a frame of
- * code built without frame pointers ends the walk instead of crashing it. */
-static uint32_t walk_fp(struct hp_thread *t, uint64_t *out, uint32_t max)
+ * code built without frame pointers ends the walk instead of crashing it.
+ * Two loops: the recorder's own frames first (skipped), then the
+ * program's, where a frame above the previous one is above the stack's
+ * low bound already, so each frame costs one bounds compare, the
+ * alignment test, two loads, the store and the hash's two instructions. */
+static uint32_t walk_fp(struct hp_thread *t, uint64_t *out, uint32_t max, uint64_t *hash)
 {
-	const uintptr_t *fp = __builtin_frame_address(0);
+	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+	uintptr_t at = (uintptr_t)__builtin_frame_address(0), next, ret;
+	uint64_t h = HP_HASH_STACK_SEED;
 	uint32_t n = 0;
 
 	/* The thread's bounds are set by its first slow path (recorder.c);
 	 * unknown bounds (1, 1) stop the walk at once. */
-	while (n < max) {
-		uintptr_t at = (uintptr_t)fp, ret, next;
-		if (at < t->stack_lo || at + 2 * sizeof(uintptr_t) > t->stack_hi || (at & 7))
+	if (!max)
+		goto out;
+	for (;;) {
+		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
+			goto out;
+		next = ((const uintptr_t *)at)[0];
+		ret = ((const uintptr_t *)at)[1];
+		if (!ret)
+			goto out;
+		if (!hp_unwind_is_own(ret))
 			break;
-		next = fp[0];
-		ret = fp[1];
+		if (next <= at)
+			goto out;
+		at = next;
+	}
+	for (;;) { /* frame at is valid: its return address ret is the next */
+		out[n++] = ret;
+		h = hp_hash_stack_step(h, ret);
+		if (n >= max || next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
+			break;
+		at = next;
+		next = ((const uintptr_t *)at)[0];
+		ret = ((const uintptr_t *)at)[1];
 		if (!ret)
 			break;
-		if (n || !hp_unwind_is_own(ret))
-			out[n++] = ret;
-		if (next <= at)
-			break;
-		fp = (const uintptr_t *)next;
 	}
+out:
+	*hash = hp_hash_stack_end(h, n);
 	return n;
 }
 
-uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max)
+uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash)
 {
 	int got, skip = 0;
 
 	if (mode == HP_UNWIND_FP)
-		return walk_fp(t, frames, max);
+		return walk_fp(t, frames, max, hash);
 	/* In place: frames has room for the recorder's own frames too, which
 	 * are then dropped. */
 	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
@@ -181,5 +202,6 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max)
 		max = (uint32_t)(got - skip);
 	if (skip)
 		memmove(frames, frames + skip, max * sizeof *frames);
+	*hash = hp_hash_stack(frames, max);
 	return max;
 }

@@ -26,10 +26,12 @@ int hp_unwind_init(unsigned mode);
 
 /* Fills frames[0..max) with return addresses, innermost first; frames must
  * have room for max + HP_UNWIND_SLACK entries. Returns the number written
- * (0 when unwinding failed). Call with t->busy set: libunwind
- * may allocate on its first use in a thread. Allocation-free afterwards,
- * lock-free, not async-signal-safe in DWARF mode (libunwind's caches). */
-uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max);
+ * (0 when unwinding failed), and their hp_hash_stack in *hash (the
+ * frame-pointer walk folds each frame in as it reads it). Call with
+ * t->busy set: libunwind may allocate on its first use in a thread.
+ * Allocation-free afterwards, lock-free, not async-signal-safe in DWARF
+ * mode (libunwind's caches). */
+uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash);
 
 /* Whether addr is inside the recorder's own code. Pure after init:
  * async-signal-safe, no allocation, no lock. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/common/hash.h"
 #include "../../src/recorder/intern.h"
 #include "../harness/harness.h"
 #include "rec_seam.h"
@@ -28,6 +29,50 @@ static int key_is(const struct hp_intern *t, uint32_t id, uint32_t i)
 	uint32_t len, wlen = key_of(i, want);
 	const uint64_t *k = hp_intern_key(t, id, &len);
 	return len == wlen && memcmp(k, want, len * sizeof *k) == 0;
+}
+
+/* A hash given by the caller (the stack table's, computed by the unwinder
+ * as it walks): keys whose hashes are all equal still get distinct ids,
+ * since the table compares whole keys; equal keys get one id whether the
+ * hash comes from hp_hash_stack or a step-by-step fold. */
+HP_TEST(intern_given_hash)
+{
+	struct hp_intern t;
+	uint64_t key[8], h;
+	uint32_t len, bad = 0;
+
+	expect_eq_u64(hp_intern_init(&t, 1u << 12, 1u << 16), 0, "init");
+	for (uint32_t i = 0; i < 500; i++) {
+		len = key_of(i, key);
+		bad += hp_intern_put_hashed(&t, key, len, 42) != i + 1;
+	}
+	expect_eq_u64(bad, 0, "500 keys of one hash: 500 ids");
+	for (uint32_t i = 0; i < 500; i++) {
+		len = key_of(i, key);
+		bad += hp_intern_put_hashed(&t, key, len, 42) != i + 1 || !key_is(&t, i + 1, i);
+	}
+	expect_eq_u64(bad, 0, "each found again, its key intact");
+
+	expect_eq_u64(hp_intern_init(&t, 1u << 12, 1u << 16), 0, "init");
+	len = key_of(5, key);
+	h = HP_HASH_STACK_SEED;
+	for (uint32_t w = 0; w < len; w++)
+		h = hp_hash_stack_step(h, key[w]);
+	expect_eq_u64(hp_hash_stack_end(h, len), hp_hash_stack(key, len), "the fold is the hash");
+	expect_eq_u64(hp_intern_put_hashed(&t, key, len, hp_hash_stack(key, len)), 1, "id 1");
+	expect_eq_u64(hp_intern_put_hashed(&t, key, len, hp_hash_stack_end(h, len)), 1,
+		      "the same id from the folded hash");
+	/* One frame changed, anywhere: a different hash (each step is a
+	 * bijection of the state for a given frame). */
+	for (uint32_t w = 0; w < len; w++) {
+		uint64_t k2[8];
+		memcpy(k2, key, sizeof k2);
+		for (uint64_t d = 1; d < 1000; d++) {
+			k2[w] = key[w] + d * 0x1000;
+			bad += hp_hash_stack(k2, len) == hp_hash_stack(key, len);
+		}
+	}
+	expect_eq_u64(bad, 0, "stacks one frame apart never share a hash");
 }
 
 HP_TEST(intern_dense_ids)
