@@ -285,8 +285,12 @@ function render() {
 	if (!S.view || S.view === 'overview')
 		drawTimeline();
 	markTimeline();
-	renderFlame();
-	renderTable();
+	/* The flame graph and the tables of 100,000 stacks take a while:
+	 * each is made when shown. */
+	if (S.view === 'flame')
+		renderFlame();
+	if (S.view === 'tables')
+		renderTable();
 	dirty = {};
 }
 
@@ -390,13 +394,21 @@ function drawTimeline() {
 		],
 		hooks: {draw: [drawMarks]}
 	}, data, $.chart);
-	plot.over.addEventListener('click', function (e) {
-		if (plot.select && plot.select.width > 2)
-			return;
+	/* uPlot stops the click at its overlay (its drag-to-zoom): listen on
+	 * the way down, once per chart element. */
+	if (!$.chart.hpClick) {
+		$.chart.hpClick = true;
+		$.chart.addEventListener('click', timelineClick, true);
+	}
+}
+function timelineClick(e) {
+	if (!plot || !plot.over.contains(e.target) || (plot.select && plot.select.width > 2))
+		return;
+	{
 		var r = plot.over.getBoundingClientRect();
 		var x = plot.posToVal(e.clientX - r.left, 'x');
 		set({snapshot: nearest(x * 1e9), zoom: ''});
-	});
+	}
 }
 function nearest(ns) {
 	var best = 0, d = Infinity;
@@ -571,7 +583,6 @@ function renderFlame() {
 	$.matched.textContent = S.search ? 'Matched: ' + fmt(m, r.value) + ' (' +
 		(100 * r.share).toFixed(1) + '%)' : '';
 	$.reset.hidden = !S.zoom;
-	cache.search = r;
 	drawFlame();
 }
 function drawFlame() {
@@ -811,8 +822,9 @@ function start() {
 		set: set,
 		tree: function () { return tree(); },
 		node: function (path) { return findNode(path); },
-		search: function (re) { set({search: re}); return cache.search; },
+		search: function (re) { set({search: re}); return search(); },
 		rows: function () { return $.tbody.rows; },
+		plot: function () { return plot; },
 		renderMs: performance.now() - t0
 	};
 	document.body.setAttribute('data-render-ms', Math.round(window.hpReport.renderMs));
