@@ -42,8 +42,16 @@
 
 #define HP_HTML_MAX_POINTS 4000 /* timeline points: enough for a 4000 px wide chart */
 
-enum { COL_INUSE_B, COL_INUSE_O, COL_PEAK_B, COL_ALLOC_B, COL_ALLOC_O, COL_TEMP_O, COL_TEMP_B,
-       NCOLS };
+enum {
+	COL_INUSE_B,
+	COL_INUSE_O,
+	COL_PEAK_B,
+	COL_ALLOC_B,
+	COL_ALLOC_O,
+	COL_TEMP_O,
+	COL_TEMP_B,
+	NCOLS
+};
 
 /* The columns a stack is ranked by: its largest share of any of these. */
 static const int rank_cols[] = {COL_INUSE_B, COL_PEAK_B, COL_ALLOC_B, COL_ALLOC_O, COL_TEMP_O};
@@ -123,7 +131,8 @@ static int frame_of(struct page *p, const struct hp_model *m, const struct hp_lo
 	if (ret || *out < p->nframes)
 		return ret;
 	/* New: the key's index is the next frame's. */
-	if ((ret = intern(p, sym->function, &fr.function)) || (ret = intern(p, sym->file, &fr.file)))
+	if ((ret = intern(p, sym->function, &fr.function)) ||
+	    (ret = intern(p, sym->file, &fr.file)))
 		return ret;
 	if (l->module >= 0) {
 		uint32_t mi;
@@ -227,8 +236,9 @@ static void write_series(FILE *f, const struct hp_capture *cap)
 			uint64_t v = 0;
 			for (size_t j = i; j < i + per && j < n; j++) {
 				const struct hp_rec_sample *s = &cap->samples[j];
-				uint64_t x = k == 0 ? cap->samples[i].time_ns :
-					     k == 1 ? s->heap_bytes : s->rss_bytes;
+				uint64_t x = k == 0   ? cap->samples[i].time_ns
+					     : k == 1 ? s->heap_bytes
+						      : s->rss_bytes;
 				if (x > v)
 					v = x;
 			}
@@ -268,8 +278,7 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	for (int r = 0; r < HP_LOST_KINDS; r++)
 		lost += s->lost_count[r];
 
-	fprintf(f,
-		"{\"seq\":%" PRIu64 ",\"time_ns\":%" PRIu64 ",\"reason\":", s->seq, s->time_ns);
+	fprintf(f, "{\"seq\":%" PRIu64 ",\"time_ns\":%" PRIu64 ",\"reason\":", s->seq, s->time_ns);
 	json_str(f, hp_capture_reason_name(s->reason));
 	fprintf(f,
 		",\"alloc_count\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64 ",\"free_count\":%" PRIu64
@@ -324,8 +333,7 @@ static void write_tables(FILE *f, const struct page *p)
 	fputc(']', f);
 }
 
-static void write_meta(FILE *f, const struct hp_capture *cap, const struct hp_model *m,
-		       size_t top)
+static void write_meta(FILE *f, const struct hp_capture *cap, const struct hp_model *m, size_t top)
 {
 	fputs("\"version\":1,\"heapprof\":", f);
 	json_str(f, HP_VERSION);

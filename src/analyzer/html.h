@@ -28,7 +28,7 @@ struct hp_html_options {
 	 * any metric; the rest are summed into one "other" row. 0 = the
 	 * default. */
 	size_t top_stacks;
-	const char *title;  /* the page's title, or NULL: "heapprof: PROGRAM" */
+	const char *title;     /* the page's title, or NULL: "heapprof: PROGRAM" */
 	const char *debug_dir; /* as hp_model_options.debug_dir */
 };
 

@@ -27,17 +27,17 @@
 
 /* triggers.c: phase N allocates 10 N blocks of 100 N bytes, a snapshot
  * after phases 1, 2 and at exit. */
-#define PHASE_BYTES(n) (10 * (n) * 100 * (n))
+#define PHASE_BYTES(n) (10 * (n)*100 * (n))
 
 static const char chromium_flags[] =
 	"--headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
 	"--disable-background-networking --disable-component-update --disable-sync "
 	"--hide-scrollbars --window-size=1400,1000";
 
-#define require(c, why)                                                                    \
-	do {                                                                               \
-		if (!expect_true(c, why))                                                  \
-			return;                                                            \
+#define require(c, why)                   \
+	do {                              \
+		if (!expect_true(c, why)) \
+			return;           \
 	} while (0)
 
 /* Before the page's scripts: errors and blocked requests. */
@@ -232,8 +232,9 @@ static int write_driven(const char *page, const char *out, const char *driver)
 	fwrite(html, 1, (size_t)(head - html), f);
 	fputs(prologue, f);
 	fwrite(head, 1, (size_t)(end - head), f);
-	fprintf(f, "<pre id=\"hp-result\"></pre>\n<script>\n(function () {\n%stry {\n%s} catch (e) "
-		   "{\n\thpErrors.push('driver: ' + e);\n}\n%s})();\n</script>\n",
+	fprintf(f,
+		"<pre id=\"hp-result\"></pre>\n<script>\n(function () {\n%stry {\n%s} catch (e) "
+		"{\n\thpErrors.push('driver: ' + e);\n}\n%s})();\n</script>\n",
 		helpers, driver, epilogue);
 	fputs(end, f);
 	ok = !ferror(f);
@@ -249,9 +250,10 @@ static char *dump_dom(const char *file, const char *hash, const char *name)
 
 	snprintf(out, sizeof out, "%s/%s.dom", hp_test_tmp(), name);
 	snprintf(profile, sizeof profile, "%s/%s.profile", hp_test_tmp(), name);
-	if (hp_test_sh("rm -rf '%s' && mkdir -p '%s' && timeout 60 chromium %s --user-data-dir='%s' "
-		       "--dump-dom 'file://%s%s' > '%s' 2> '%s.err'",
-		       profile, profile, chromium_flags, profile, file, hash, out, out) != 0) {
+	if (hp_test_sh(
+		    "rm -rf '%s' && mkdir -p '%s' && timeout 60 chromium %s --user-data-dir='%s' "
+		    "--dump-dom 'file://%s%s' > '%s' 2> '%s.err'",
+		    profile, profile, chromium_flags, profile, file, hash, out, out) != 0) {
 		hp_test_sh("tail -5 '%s.err'", out);
 		return NULL;
 	}
@@ -268,9 +270,10 @@ static int screenshot(const char *file, const char *hash, const char *name)
 	snprintf(png, sizeof png, "%s/html-%s.png", hp_test_build(), name);
 	snprintf(profile, sizeof profile, "%s/shot-%s.profile", hp_test_tmp(), name);
 	unlink(png);
-	if (hp_test_sh("rm -rf '%s' && mkdir -p '%s' && timeout 60 chromium %s --user-data-dir='%s' "
-		       "--virtual-time-budget=3000 --screenshot='%s' 'file://%s%s' >/dev/null 2>&1",
-		       profile, profile, chromium_flags, profile, png, file, hash) != 0)
+	if (hp_test_sh(
+		    "rm -rf '%s' && mkdir -p '%s' && timeout 60 chromium %s --user-data-dir='%s' "
+		    "--virtual-time-budget=3000 --screenshot='%s' 'file://%s%s' >/dev/null 2>&1",
+		    profile, profile, chromium_flags, profile, png, file, hash) != 0)
 		return -1;
 	hp_test_sh("rm -rf '%s'", profile);
 	/* A blank 1400x1000 PNG compresses to a few KB; a drawn view does not. */
@@ -323,13 +326,13 @@ static int has(const char *dom, const char *key, const char *part)
 
 	if (got && strstr(got, part))
 		return 1;
-	printf("  %s: expected to contain \"%s\", got \"%s\"\n", key, part, got ? got : "(missing)");
+	printf("  %s: expected to contain \"%s\", got \"%s\"\n", key, part,
+	       got ? got : "(missing)");
 	return 0;
 }
 
 /* Writes the page of capture into DIR/name.html with args; 0 on success. */
-static int render(const char *capture, const char *args, const char *name, char *page,
-		  size_t cap)
+static int render(const char *capture, const char *args, const char *name, char *page, size_t cap)
 {
 	snprintf(page, cap, "%s/%s.html", hp_test_tmp(), name);
 	return hp_test_sh("%s html %s %s -o %s", hp(), args, capture, page) == 0 ? 0 : -1;
@@ -354,7 +357,8 @@ HP_TEST(html_known_figures_in_browser)
 	char *dom;
 
 	require(capture, "heapprof run records known");
-	require(render(capture, "", "known", page, sizeof page) == 0, "heapprof html writes a page");
+	require(render(capture, "", "known", page, sizeof page) == 0,
+		"heapprof html writes a page");
 	if (!have_chromium())
 		return;
 	snprintf(driven, sizeof driven, "%s/known-driven.html", hp_test_tmp());
@@ -392,7 +396,8 @@ HP_TEST(html_known_figures_in_browser)
 	expect_true(is(dom, "sorted_desc", "true"), "a click on a header sorts, largest first");
 	/* main and its callers hold everything but the threads' allocations. */
 	expect_true(result(dom, "sort_first", buf, sizeof buf) && strchr(buf, '/') &&
-			    atof(buf) == atof(strchr(buf, '/') + 1) - THREADS * THREAD_N * THREAD_SIZE,
+			    atof(buf) ==
+				    atof(strchr(buf, '/') + 1) - THREADS * THREAD_N * THREAD_SIZE,
 		    "the first row has allocated all but the threads' bytes");
 	expect_true(is(dom, "sorted_asc", "true"), "a second click sorts the other way");
 	expect_true(has(dom, "sort_hash", "sort=allocated&") && has(dom, "sort_hash", "desc=0"),
@@ -409,7 +414,8 @@ HP_TEST(html_known_figures_in_browser)
 		      "a screenshot of the overview in build/html-known-overview.png");
 	expect_eq_u64(screenshot(page, "#view=flame&metric=peak", "known-flame"), 0,
 		      "of the flame graph");
-	expect_eq_u64(screenshot(page, "#view=flame&metric=peak&search=leak_|peak_", "known-search"),
+	expect_eq_u64(screenshot(page, "#view=flame&metric=peak&search=leak_|peak_",
+				 "known-search"),
 		      0, "of a search");
 	expect_eq_u64(screenshot(page, "#view=tables&table=function&metric=allocations",
 				 "known-tables"),
