@@ -53,10 +53,13 @@ FORMAT_SRC := $(wildcard src/format/*.c)
 RECORDER_SRC := $(wildcard src/recorder/*.c)
 ANALYZER_SRC := $(wildcard src/analyzer/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
-# Page assets (the flame graph's JavaScript and CSS), embedded at build
-# time: scripts/embed.sh writes their bytes into $(BUILD)/gen/assets.c
-# (src/analyzer/assets.h declares them).
-ASSETS := $(sort $(wildcard src/analyzer/assets/*))
+# Page assets (the flame graph's and the HTML report's JavaScript and CSS,
+# and the vendored libraries under assets/vendor/ with their licences),
+# embedded at build time: scripts/embed.sh writes their bytes into
+# $(BUILD)/gen/assets.c (src/analyzer/assets.h declares them).
+ASSETS := $(sort $(wildcard src/analyzer/assets/*.js src/analyzer/assets/*.css \
+	src/analyzer/assets/vendor/*.js src/analyzer/assets/vendor/*.css \
+	src/analyzer/assets/vendor/*.LICENSE))
 ASSET_C := $(BUILD)/gen/assets.c
 ASSET_OBJ := $(BUILD)/host/gen/assets.o
 

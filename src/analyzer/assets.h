@@ -22,4 +22,22 @@ extern const size_t hp_asset_flame_js_len;
 extern const unsigned char hp_asset_flame_css[];
 extern const size_t hp_asset_flame_css_len;
 
+/* assets/report.js and assets/report.css: the HTML report's page
+ * (html.c), inside <script> and <style>: neither contains "</" followed by
+ * a tag name it could close (tests/unit/test_assets.c). */
+extern const unsigned char hp_asset_report_js[];
+extern const size_t hp_asset_report_js_len;
+extern const unsigned char hp_asset_report_css[];
+extern const size_t hp_asset_report_css_len;
+
+/* assets/vendor/uplot.*: uPlot 1.6.32 (MIT, assets/vendor/README.md), the
+ * HTML report's timeline chart, and its licence, which the page carries
+ * in a comment. */
+extern const unsigned char hp_asset_uplot_min_js[];
+extern const size_t hp_asset_uplot_min_js_len;
+extern const unsigned char hp_asset_uplot_min_css[];
+extern const size_t hp_asset_uplot_min_css_len;
+extern const unsigned char hp_asset_uplot_LICENSE[];
+extern const size_t hp_asset_uplot_LICENSE_len;
+
 #endif

@@ -28,6 +28,7 @@ int hp_cmd_inspect(int argc, char **argv);
 int hp_cmd_report(int argc, char **argv);
 int hp_cmd_export(int argc, char **argv);
 int hp_cmd_flamegraph(int argc, char **argv);
+int hp_cmd_html(int argc, char **argv);
 int hp_cmd_diff(int argc, char **argv);
 int hp_cmd_symbolize(int argc, char **argv);
 int hp_cmd_serve(int argc, char **argv);

@@ -27,6 +27,7 @@ static const char usage[] =
 	"  export FILE --format pprof|gperftools|folded -o OUT\n"
 	"                                           for go tool pprof, pprof/jeprof, flame graph tools\n"
 	"  flamegraph FILE -o OUT.svg               an interactive flame graph\n"
+	"  html FILE -o OUT.html                    one page: summary, timeline, flame graph, tables\n"
 	"  diff BASE NEW                            what grew and shrank, per call stack\n"
 	"  symbolize FILE                           embed symbols, for analysis on another machine\n"
 	"  inspect [--stacks] FILE                  show what a capture file holds, check it\n"
@@ -205,7 +206,8 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{"run", hp_cmd_run},           {"inspect", hp_cmd_inspect},
 		{"report", hp_cmd_report},     {"export", hp_cmd_export},
-		{"flamegraph", hp_cmd_flamegraph}, {"diff", hp_cmd_diff},
+		{"flamegraph", hp_cmd_flamegraph}, {"html", hp_cmd_html},
+		{"diff", hp_cmd_diff},
 		{"symbolize", hp_cmd_symbolize}, {"serve", hp_cmd_serve}, {"core", hp_cmd_core},
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

@@ -1,0 +1,455 @@
+/*
+ * html.c - the HTML report (html.h): the page's skeleton, its assets and
+ * the capture's data as one JSON object.
+ *
+ * The data (docs/html.md lists every field):
+ *
+ *   strings    every function, file and module name, once (escaped as
+ *              text.h says, then as JSON)
+ *   frames     [function, file, line, module, inlined]: string indexes
+ *              (module -1 when none); one per distinct symbolic frame
+ *   stacks     each kept call stack as frame indexes, innermost first
+ *              (a location's inlined frames expanded, callee first)
+ *   series     the heap and RSS time series, at most HP_HTML_MAX_POINTS
+ *              points (a longer series keeps each stretch's highest heap
+ *              and highest RSS, so no peak is lost)
+ *   snapshots  per snapshot: the record's figures, the model's unbiased
+ *              totals, and rows [stack, figures...] for the top_stacks
+ *              stacks with the largest share of any metric, plus "other":
+ *              [stacks left out, their figures summed]
+ *
+ * Figures are in the order of COLS: in use (bytes, objects), peak bytes,
+ * allocated (bytes, objects), temporary (objects, bytes), as integers
+ * (hp_estimate_i64). Each snapshot gets its own model, so a stack's
+ * figures are the snapshot's; frames and stacks are shared.
+ *
+ * The JSON sits in a <script> element: every '<', '>' and '&' in it is
+ * written \u003c, \u003e, \u0026, so no string of the capture can close
+ * the element or open a comment.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/strtab.h"
+#include "../common/table.h"
+#include "../common/vec.h"
+#include "../common/version.h"
+#include "assets.h"
+#include "html.h"
+#include "text.h"
+
+#define HP_HTML_MAX_POINTS 4000 /* timeline points: enough for a 4000 px wide chart */
+
+enum {
+	COL_INUSE_B,
+	COL_INUSE_O,
+	COL_PEAK_B,
+	COL_ALLOC_B,
+	COL_ALLOC_O,
+	COL_TEMP_O,
+	COL_TEMP_B,
+	NCOLS
+};
+
+/* The columns a stack is ranked by: its largest share of any of these. */
+static const int rank_cols[] = {COL_INUSE_B, COL_PEAK_B, COL_ALLOC_B, COL_ALLOC_O, COL_TEMP_O};
+
+struct frame {
+	uint32_t function, file, line;
+	int32_t module;
+	int inlined;
+};
+
+/* What the page's data is built from; the frames and stacks of every
+ * snapshot go into one table each. */
+struct page {
+	struct hp_strtab strings;
+	struct hp_strtab frame_keys; /* "function\x1ffile\x1fline\x1fmodule\x1finlined" -> frame */
+	struct frame *frames;
+	size_t nframes, frames_cap;
+	struct hp_u64map stack_index; /* capture stack id -> index in stacks */
+	uint32_t **stacks;            /* frame indexes; [0] is the count */
+	size_t nstacks, stacks_cap;
+	char *key;
+	size_t key_cap;
+};
+
+struct ranked {
+	uint32_t stack;
+	double score;
+};
+
+static void cols_of(const struct hp_values *v, double out[NCOLS])
+{
+	out[COL_INUSE_B] = v->inuse_bytes;
+	out[COL_INUSE_O] = v->inuse_objects;
+	out[COL_PEAK_B] = v->peak_bytes;
+	out[COL_ALLOC_B] = v->alloc_bytes;
+	out[COL_ALLOC_O] = v->alloc_objects;
+	out[COL_TEMP_O] = v->temp_objects;
+	out[COL_TEMP_B] = v->temp_bytes;
+}
+
+static int by_score(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int intern(struct page *p, const char *s, uint32_t *out)
+{
+	return hp_strtab_intern(&p->strings, s ? s : "", out);
+}
+
+/* The frame index of one symbolic frame, added on first sight. */
+static int frame_of(struct page *p, const struct hp_model *m, const struct hp_location *l,
+		    const struct hp_sym *sym, uint32_t *out)
+{
+	const char *mod = l->module >= 0 ? m->modules[l->module].name : "";
+	struct frame fr = {.line = sym->line, .module = -1, .inlined = sym->inlined};
+	int n, ret;
+
+	n = snprintf(p->key, p->key_cap, "%s\x1f%s\x1f%u\x1f%s\x1f%d", sym->function, sym->file,
+		     sym->line, mod, sym->inlined);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= p->key_cap) {
+		char *k = realloc(p->key, (size_t)n + 1);
+		if (!k)
+			return -ENOMEM;
+		p->key = k;
+		p->key_cap = (size_t)n + 1;
+		snprintf(p->key, p->key_cap, "%s\x1f%s\x1f%u\x1f%s\x1f%d", sym->function, sym->file,
+			 sym->line, mod, sym->inlined);
+	}
+	ret = hp_strtab_intern(&p->frame_keys, p->key, out);
+	if (ret || *out < p->nframes)
+		return ret;
+	/* New: the key's index is the next frame's. */
+	if ((ret = intern(p, sym->function, &fr.function)) ||
+	    (ret = intern(p, sym->file, &fr.file)))
+		return ret;
+	if (l->module >= 0) {
+		uint32_t mi;
+		if ((ret = intern(p, mod, &mi)))
+			return ret;
+		fr.module = (int32_t)mi;
+	}
+	if (hp_vec_grow(&p->frames, &p->frames_cap, p->nframes + 1))
+		return -ENOMEM;
+	p->frames[p->nframes++] = fr;
+	return 0;
+}
+
+/* The index in p->stacks of the model's stack id, added on first sight. */
+static int stack_of(struct page *p, const struct hp_model *m, uint32_t id, uint32_t *out)
+{
+	const struct hp_mstack *s = &m->stacks[id];
+	uint32_t *frames, n = 0, cap = 0;
+	int ret;
+
+	if (hp_u64map_get(&p->stack_index, id, out))
+		return 0;
+	for (uint32_t i = 0; i < s->depth; i++)
+		cap += m->locations[s->locations[i]].nsyms;
+	frames = malloc(((size_t)cap + 1) * sizeof *frames);
+	if (!frames)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->depth; i++) {
+		const struct hp_location *l = &m->locations[s->locations[i]];
+		for (uint32_t j = 0; j < l->nsyms; j++) {
+			ret = frame_of(p, m, l, &l->syms[j], &frames[1 + n]);
+			if (ret) {
+				free(frames);
+				return ret;
+			}
+			n++;
+		}
+	}
+	frames[0] = n;
+	if (hp_vec_grow(&p->stacks, &p->stacks_cap, p->nstacks + 1) ||
+	    hp_u64map_put(&p->stack_index, id, (uint32_t)p->nstacks)) {
+		free(frames);
+		return -ENOMEM;
+	}
+	*out = (uint32_t)p->nstacks;
+	p->stacks[p->nstacks++] = frames;
+	return 0;
+}
+
+static void page_free(struct page *p)
+{
+	for (size_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i]);
+	free(p->stacks);
+	free(p->frames);
+	free(p->key);
+	hp_u64map_free(&p->stack_index);
+	hp_strtab_free(&p->strings);
+	hp_strtab_free(&p->frame_keys);
+}
+
+/* A string as JSON, escaped for display first (text.h), then for JSON in
+ * a <script> element. */
+static void json_str(FILE *f, const char *s)
+{
+	char *e = hp_text_dup(s ? s : "");
+	const unsigned char *c = (const unsigned char *)(e ? e : "");
+
+	fputc('"', f);
+	for (; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(f, "\\%c", *c);
+		else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&')
+			fprintf(f, "\\u%04x", *c);
+		else
+			fputc(*c, f);
+	}
+	fputc('"', f);
+	free(e);
+}
+
+static void json_cols(FILE *f, const double v[NCOLS])
+{
+	for (int c = 0; c < NCOLS; c++)
+		fprintf(f, ",%" PRId64, hp_estimate_i64(v[c]));
+}
+
+/* The time series, at most HP_HTML_MAX_POINTS points: each stretch of
+ * samples gives the time of its first, its highest heap and highest RSS. */
+static void write_series(FILE *f, const struct hp_capture *cap)
+{
+	size_t n = cap->nsamples, per = (n + HP_HTML_MAX_POINTS - 1) / HP_HTML_MAX_POINTS;
+	static const char *const names[] = {"t", "heap", "rss"};
+
+	if (per == 0)
+		per = 1;
+	fputs("\"series\":{", f);
+	for (int k = 0; k < 3; k++) {
+		fprintf(f, "%s\"%s\":[", k ? "," : "", names[k]);
+		for (size_t i = 0; i < n; i += per) {
+			uint64_t v = 0;
+			for (size_t j = i; j < i + per && j < n; j++) {
+				const struct hp_rec_sample *s = &cap->samples[j];
+				uint64_t x = k == 0   ? cap->samples[i].time_ns
+					     : k == 1 ? s->heap_bytes
+						      : s->rss_bytes;
+				if (x > v)
+					v = x;
+			}
+			fprintf(f, "%s%" PRIu64, i ? "," : "", v);
+		}
+		fputc(']', f);
+	}
+	fputs("}", f);
+}
+
+/* One snapshot's object: its record's figures, its model's totals, its
+ * top rows and the rest. */
+static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
+			  struct ranked *rank)
+{
+	const struct hp_cap_snapshot *s = m->snap;
+	double total[NCOLS], v[NCOLS], other[NCOLS] = {0};
+	size_t n = 0, kept;
+	uint64_t lost = 0;
+	int ret;
+
+	cols_of(&m->total, total);
+	for (size_t id = 1; id < m->nstacks; id++) {
+		double score = 0;
+		if (!m->stacks[id].nbuckets)
+			continue;
+		cols_of(&m->stacks[id].v, v);
+		for (size_t k = 0; k < sizeof rank_cols / sizeof *rank_cols; k++) {
+			int c = rank_cols[k];
+			if (total[c] > 0 && v[c] / total[c] > score)
+				score = v[c] / total[c];
+		}
+		rank[n++] = (struct ranked){(uint32_t)id, score};
+	}
+	qsort(rank, n, sizeof *rank, by_score);
+	kept = n < top ? n : top;
+	for (int r = 0; r < HP_LOST_KINDS; r++)
+		lost += s->lost_count[r];
+
+	fprintf(f, "{\"seq\":%" PRIu64 ",\"time_ns\":%" PRIu64 ",\"reason\":", s->seq, s->time_ns);
+	json_str(f, hp_capture_reason_name(s->reason));
+	fprintf(f,
+		",\"alloc_count\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64 ",\"free_count\":%" PRIu64
+		",\"free_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"peak_count\":%" PRIu64
+		",\"peak_time_ns\":%" PRIu64 ",\"lost_count\":%" PRIu64 ",\"nstacks\":%zu",
+		s->alloc_count, s->alloc_bytes, s->free_count, s->free_bytes, s->peak_bytes,
+		s->peak_count, s->peak_time_ns, lost, n);
+	fputs(",\"total\":[0", f);
+	json_cols(f, total);
+	fputs("],\"rows\":[", f);
+	for (size_t i = 0; i < kept; i++) {
+		uint32_t idx;
+		if ((ret = stack_of(p, m, rank[i].stack, &idx)))
+			return ret;
+		cols_of(&m->stacks[rank[i].stack].v, v);
+		fprintf(f, "%s[%" PRIu32, i ? "," : "", idx);
+		json_cols(f, v);
+		fputc(']', f);
+	}
+	for (size_t i = kept; i < n; i++) {
+		cols_of(&m->stacks[rank[i].stack].v, v);
+		for (int c = 0; c < NCOLS; c++)
+			other[c] += v[c];
+	}
+	fprintf(f, "],\"other\":[%zu", n - kept);
+	json_cols(f, other);
+	fputs("]}", f);
+	return 0;
+}
+
+static void write_tables(FILE *f, const struct page *p)
+{
+	fputs(",\"strings\":[", f);
+	for (size_t i = 0; i < p->strings.count; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, hp_strtab_get(&p->strings, (uint32_t)i));
+	}
+	fputs("],\"frames\":[", f);
+	for (size_t i = 0; i < p->nframes; i++) {
+		const struct frame *fr = &p->frames[i];
+		fprintf(f, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRId32 ",%d]", i ? "," : "",
+			fr->function, fr->file, fr->line, fr->module, fr->inlined);
+	}
+	fputs("],\"stacks\":[", f);
+	for (size_t i = 0; i < p->nstacks; i++) {
+		fputs(i ? ",[" : "[", f);
+		for (uint32_t j = 0; j < p->stacks[i][0]; j++)
+			fprintf(f, "%s%" PRIu32, j ? "," : "", p->stacks[i][1 + j]);
+		fputc(']', f);
+	}
+	fputc(']', f);
+}
+
+static void write_meta(FILE *f, const struct hp_capture *cap, const struct hp_model *m, size_t top)
+{
+	fputs("\"version\":1,\"heapprof\":", f);
+	json_str(f, HP_VERSION);
+	fputs(",\"program\":", f);
+	json_str(f, hp_model_program_name(cap));
+	fputs(",\"path\":", f);
+	json_str(f, cap->program ? cap->program : "");
+	fputs(",\"argv\":[", f);
+	for (size_t i = 0; i < cap->argc; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, cap->argv[i]);
+	}
+	fprintf(f,
+		"],\"pid\":%" PRIu64 ",\"start_realtime_ns\":%" PRIu64 ",\"sampled\":%s,"
+		"\"sample_rate_bytes\":%" PRIu64 ",\"top\":%zu,\"damaged\":%zu,",
+		cap->pid, cap->start_realtime_ns, m->sampled ? "true" : "false",
+		m->sample_rate_bytes, top, cap->ndamage);
+}
+
+/* Writes an asset inside an element; the caller has checked it. */
+static void put_asset(FILE *f, const unsigned char *data, size_t len)
+{
+	fwrite(data, 1, len, f);
+}
+
+int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_options *opts,
+		  char *err, size_t errlen)
+{
+	size_t top = opts && opts->top_stacks ? opts->top_stacks : HP_HTML_TOP_DEFAULT;
+	struct hp_model_options mo = {.debug_dir = opts ? opts->debug_dir : NULL};
+	struct page p = {0};
+	struct hp_model m;
+	struct ranked *rank = NULL;
+	const char *title = opts ? opts->title : NULL;
+	char deftitle[512];
+	int ret = 0;
+
+	if (!cap->nsnapshots) {
+		snprintf(err, errlen, "the capture has no snapshot");
+		return -ENOENT;
+	}
+	rank = malloc((cap->nstacks ? cap->nstacks : 1) * sizeof *rank);
+	if (!rank) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (!title) {
+		snprintf(deftitle, sizeof deftitle, "heapprof: %s", hp_model_program_name(cap));
+		title = deftitle;
+	}
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width\">\n<title>",
+	      f);
+	{
+		/* The title as HTML text: escaped for display, then for markup. */
+		char *e = hp_text_dup(title);
+		for (const char *c = e ? e : ""; *c; c++) {
+			if (*c == '<')
+				fputs("&lt;", f);
+			else if (*c == '>')
+				fputs("&gt;", f);
+			else if (*c == '&')
+				fputs("&amp;", f);
+			else
+				fputc(*c, f);
+		}
+		free(e);
+	}
+	fputs("</title>\n<style>\n", f);
+	put_asset(f, hp_asset_uplot_min_css, hp_asset_uplot_min_css_len);
+	fputs("\n</style>\n<style>\n", f);
+	put_asset(f, hp_asset_report_css, hp_asset_report_css_len);
+	fputs("</style>\n</head>\n<body>\n<!--\nThe timeline is drawn by uPlot "
+	      "(https://github.com/leeoniya/uPlot), embedded below under its licence:\n\n",
+	      f);
+	put_asset(f, hp_asset_uplot_LICENSE, hp_asset_uplot_LICENSE_len);
+	fputs("-->\n<noscript>This report needs JavaScript.</noscript>\n"
+	      "<script type=\"application/json\" id=\"hp-data\">{",
+	      f);
+
+	for (size_t i = 0; i < cap->nsnapshots; i++) {
+		mo.snapshot = (long)i;
+		ret = hp_model_build(&m, cap, &mo, err, errlen);
+		if (ret)
+			goto out;
+		if (i == 0) {
+			write_meta(f, cap, &m, top);
+			write_series(f, cap);
+			fputs(",\"snapshots\":[", f);
+		} else {
+			fputc(',', f);
+		}
+		ret = write_snapshot(f, &p, &m, top, rank);
+		hp_model_free(&m);
+		if (ret) {
+			snprintf(err, errlen, "%s", strerror(-ret));
+			goto out;
+		}
+	}
+	fputc(']', f);
+	write_tables(f, &p);
+	fputs("}</script>\n<script>\n", f);
+	put_asset(f, hp_asset_uplot_min_js, hp_asset_uplot_min_js_len);
+	fputs("\n</script>\n<script>\n", f);
+	put_asset(f, hp_asset_report_js, hp_asset_report_js_len);
+	fputs("</script>\n</body>\n</html>\n", f);
+	if (ferror(f)) {
+		snprintf(err, errlen, "write error");
+		ret = -EIO;
+	}
+out:
+	free(rank);
+	page_free(&p);
+	return ret;
+}

@@ -1,0 +1,42 @@
+/*
+ * html.h - one self-contained HTML page for a capture: the summary, the
+ * heap and RSS timeline with the snapshots, the flame graph of a selected
+ * snapshot by metric, and tables by stack, function, file:line and module.
+ *
+ * The page carries its data as JSON (in a <script type="application/json">
+ * element) and its code and style embedded at build time (assets.h:
+ * assets/report.js, report.css and the vendored uPlot); it fetches nothing
+ * and a Content-Security-Policy forbids it to. docs/html.md describes the
+ * page and its data.
+ *
+ * Ordinary analyzer C: allocates with malloc, not thread-safe.
+ */
+#ifndef HP_ANALYZER_HTML_H
+#define HP_ANALYZER_HTML_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "capture.h"
+#include "model.h"
+
+/* The default of hp_html_options.top_stacks. */
+#define HP_HTML_TOP_DEFAULT 1000
+
+struct hp_html_options {
+	/* Stacks kept per snapshot: the top_stacks with the largest share of
+	 * any metric; the rest are summed into one "other" row. 0 = the
+	 * default. */
+	size_t top_stacks;
+	const char *title;     /* the page's title, or NULL: "heapprof: PROGRAM" */
+	const char *debug_dir; /* as hp_model_options.debug_dir */
+};
+
+/* Writes the page for cap's selected image (hp_capture_select) to f: one
+ * model per snapshot (hp_model_build), symbolized as hp_model_build does.
+ * Returns 0, or -errno with err set to one line (the capture has no
+ * snapshot, out of memory, a failed write: -EIO). f is not closed. */
+int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_options *opts,
+		  char *err, size_t errlen);
+
+#endif

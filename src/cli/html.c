@@ -1,0 +1,94 @@
+/*
+ * html.c - `heapprof html`: a capture as one self-contained HTML page
+ * (analyzer/html.h): summary, heap and RSS timeline with its snapshots,
+ * flame graph and tables of the selected snapshot.
+ *
+ * The output is written in place; when writing fails the partial file is
+ * removed, so a file that exists is whole.
+ *
+ * Exit status: 0 when written, 1 for a capture that cannot be used or a
+ * failed write, 2 for wrong usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../analyzer/html.h"
+#include "../analyzer/text.h"
+#include "cli.h"
+
+static const char usage[] =
+	"usage: heapprof html FILE -o OUT.html [options]\n"
+	"\n"
+	"Writes one self-contained HTML page to open in a browser (it fetches\n"
+	"nothing): the summary, the heap and RSS over time with the snapshots marked\n"
+	"(click one: every view shows it), the flame graph of the snapshot by metric\n"
+	"(in use, peak, allocated, allocations, temporary) with search and zoom, and\n"
+	"sortable, filterable tables by call stack, function, file:line and module.\n"
+	"  -o, --output OUT     the file to write ('-' = standard output)\n"
+	"  --top N              call stacks kept per snapshot, by their largest share of\n"
+	"                       any metric (default 1000); the rest form one row\n"
+	"  --image N            image N of the capture (1 = the first; default the last\n"
+	"                       with a snapshot: a process that exec'd has several)\n"
+	"  --title T            the page's title (default: heapprof: PROGRAM)\n"
+	"  --debug-dir DIR      also look for separate debug info in DIR\n"
+	"\n"
+	"Open OUT.html#snapshot=N&metric=M&view=flame to start at snapshot N.\n"
+	"Figures of a sampled capture are unbiased estimates.\n";
+
+int hp_cmd_html(int argc, char **argv)
+{
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_OUTPUT, 0, 0, NULL},
+		{HP_OPT_TOP, 1, 1000000L, NULL},
+		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
+		{HP_OPT_TITLE, 0, 0, NULL},
+		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_HELP, 0, 0, NULL},
+	};
+	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
+	struct hp_model_options mo = {0};
+	struct hp_html_options ho = {0};
+	struct hp_capture cap;
+	struct hp_model model;
+	struct hp_cli_output o;
+	char err[512];
+	int ret, status = HP_EXIT_FAILURE;
+
+	if (hp_cli_parse("html", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.noperands != 1) {
+		hp_cli_error("html: give exactly one capture file");
+		return HP_EXIT_USAGE;
+	}
+	if (!a.value[HP_OPT_OUTPUT]) {
+		hp_cli_error("html: say where to write the page (-o OUT.html)");
+		return HP_EXIT_USAGE;
+	}
+	mo.image = hp_cli_image(&a);
+	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	ho.debug_dir = mo.debug_dir;
+	ho.title = a.value[HP_OPT_TITLE];
+	if (a.given[HP_OPT_TOP])
+		ho.top_stacks = (size_t)a.number[HP_OPT_TOP];
+	/* The last snapshot's model, for what loading says (damage, missing
+	 * symbols) and to check the capture; the page builds one per snapshot. */
+	mo.snapshot = -1;
+	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
+		return HP_EXIT_FAILURE;
+	hp_model_free(&model);
+
+	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT], (const char *const *)argv + a.operand,
+			       1))
+		goto err;
+	ret = hp_html_write(o.f, &cap, &ho, err, sizeof err);
+	if (ret && ret != -EIO)
+		hp_cli_error("%s: %s", argv[a.operand], err);
+	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+
+err:
+	hp_capture_free(&cap);
+	return status;
+}
