@@ -158,6 +158,12 @@ static double share(double part, double whole)
 	return whole > 0 ? 100 * part / whole : 0;
 }
 
+/* Whether a share would round to 0% although something is there. */
+static int small_share(double part, double whole)
+{
+	return part > 0 && share(part, whole) < 1;
+}
+
 /* A line's figures and what its percentage is a share of. */
 static const char *metric_text(char *buf, size_t cap, const struct hp_values *v, enum hp_metric m,
 			       double total, int at_exit)
@@ -183,11 +189,14 @@ static const char *metric_text(char *buf, size_t cap, const struct hp_values *v,
 		break;
 	case HP_METRIC_TEMPORARY:
 		snprintf(buf, cap,
-			 "%s (%.1f%% of all temporary ones; %.0f%% of this stack's allocations were "
-			 "temporary)",
-			 plural(b, sizeof b, v->temp_objects, "temporary allocation",
-				"temporary allocations"),
-			 share(v->temp_objects, total), share(v->temp_objects, v->alloc_objects));
+			 "%s temporary (%.1f%% of all temporary; %s%.0f%% of this stack's "
+			 "allocations were temporary)",
+			 hp_units_count(b, sizeof b, v->temp_objects),
+			 share(v->temp_objects, total),
+			 small_share(v->temp_objects, v->alloc_objects) ? "under " : "",
+			 small_share(v->temp_objects, v->alloc_objects)
+				 ? 1
+				 : share(v->temp_objects, v->alloc_objects));
 		break;
 	default:
 		snprintf(buf, cap, "%s in %s (%.1f%% of all bytes allocated)",
@@ -284,15 +293,29 @@ static void print_stack(FILE *out, const struct hp_model *m, uint32_t stack,
 	for (uint32_t i = 0; i < st->depth; i++) {
 		const struct hp_location *l = &m->locations[st->locations[i]];
 		for (uint32_t k = 0; k < l->nsyms; k++) {
-			enum hp_frame_class cls = hp_model_frame_class(m, l, &l->syms[k]);
-			if (!all && cls == HP_FRAME_ENTRY)
-				continue;
-			f[n++] = (struct frame_ref){l, &l->syms[k], cls};
+			f[n++] = (struct frame_ref){l, &l->syms[k], hp_model_frame_class(m, l, &l->syms[k])};
 			if (!all && hp_model_is_main(&l->syms[k]))
 				goto outside_main; /* what is outside main is the runtime's */
 		}
 	}
+	/* A thread's stack: what is outside the last frame of the program's
+	 * own, when it reaches the runtime (start_thread, clone3), is the
+	 * thread library's way to it (std::thread's, glibc's). */
+	if (!all && n && f[n - 1].cls == HP_FRAME_ENTRY) {
+		size_t last_own = n;
+		while (last_own > 0 && f[last_own - 1].cls != HP_FRAME_OWN)
+			last_own--;
+		if (last_own)
+			n = last_own;
+	}
 outside_main:
+	if (!all) { /* the runtime's frames left (_start, a thread without frames of its own) */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (f[i].cls != HP_FRAME_ENTRY)
+				f[k++] = f[i];
+		n = k;
+	}
 	for (first_own = 0; first_own < n && f[first_own].cls != HP_FRAME_OWN; first_own++)
 		;
 	if (first_own == n)
