@@ -265,6 +265,25 @@ static void print_frame(FILE *out, const struct hp_model *m, const struct hp_loc
 	fprintf(out, "%s%s  %s\n", prefix, name, where);
 }
 
+/* A stack's heading, "  N. text": when longer than width, broken after
+ * its last "; " or before its last " (" that fits, the rest on a line
+ * indented under it. */
+static void print_heading(FILE *out, size_t rank, const char *text, unsigned width)
+{
+	size_t lead = 6, len = strlen(text), cut = 0;
+
+	if (width && lead + len > width) {
+		for (size_t i = 1; i + 2 < len && lead + i + 1 <= width; i++)
+			if ((text[i] == ';' && text[i + 1] == ' ') || (text[i] == ' ' && text[i + 1] == '('))
+				cut = text[i] == ';' ? i + 1 : i;
+	}
+	if (!cut) {
+		fprintf(out, "  %2zu. %s\n", rank, text);
+		return;
+	}
+	fprintf(out, "  %2zu. %.*s\n        %s\n", rank, (int)cut, text, text + cut + 1);
+}
+
 struct frame_ref {
 	const struct hp_location *l;
 	const struct hp_sym *s;
@@ -449,9 +468,10 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 			total -= m->suppressed.inuse_bytes;
 		fprintf(out, "\n%s\n", sections[sec].title);
 		for (size_t i = 0; i < shown; i++) {
-			fprintf(out, "  %2zu. %s\n", i + 1,
-				metric_text(line, sizeof line, &best[i]->v, metric, total,
-					    s->reason == HP_SNAP_EXIT));
+			print_heading(out, i + 1,
+				      metric_text(line, sizeof line, &best[i]->v, metric, total,
+						  s->reason == HP_SNAP_EXIT),
+				      o ? o->width : 0);
 			print_stack(out, m, best[i]->stack, o ? o : &def);
 		}
 		if (!shown)
