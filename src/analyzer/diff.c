@@ -218,15 +218,20 @@ static const char *figure(char *buf, size_t cap, double v, int bytes, int sign)
 	return buf;
 }
 
-/* "1.2 KiB, 12 objects" (or the other way round for a count metric),
- * with signs when signed. */
+/* "1200 bytes (1.2 KiB), 12 objects" (or the other way round for a count
+ * metric), with signs when signed: the exact figure, for scripts, and the
+ * size as people read it. */
 static void print_figures(FILE *out, enum hp_metric m, double fig, double comp, int sign)
 {
-	char a[48], b[48];
-	int bytes = hp_metric_is_bytes(m);
+	const char *fu = hp_metric_is_bytes(m) ? "bytes" : "objects";
+	const char *cu = hp_metric_is_bytes(m) ? "objects" : "bytes";
+	double bytes = hp_metric_is_bytes(m) ? fig : comp;
+	char h[48];
 
-	fprintf(out, "%s, %s", figure(a, sizeof a, fig, bytes, sign),
-		figure(b, sizeof b, comp, !bytes, sign));
+	fprintf(out, sign ? "%+lld %s, %+lld %s" : "%lld %s, %lld %s",
+		(long long)hp_estimate_i64(fig), fu, (long long)hp_estimate_i64(comp), cu);
+	fprintf(out, " (%s%s)", sign && hp_estimate_i64(bytes) >= 0 ? "+" : "",
+		hp_units_bytes(h, sizeof h, bytes));
 }
 
 static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, unsigned max)

@@ -298,6 +298,7 @@ static void print_stack(FILE *out, const struct hp_model *m, uint32_t stack,
 	int all = o && o->all_frames;
 	struct frame_ref *f;
 	size_t n = 0, first_own, shown = 0;
+	int no_own;
 
 	if (!st->depth) {
 		fprintf(out, "      (no stack: unwinding failed or the stack table was full)\n");
@@ -337,12 +338,15 @@ outside_main:
 	}
 	for (first_own = 0; first_own < n && f[first_own].cls != HP_FRAME_OWN; first_own++)
 		;
-	if (first_own == n)
+	no_own = first_own == n;
+	if (no_own)
 		first_own = 0; /* no frame of the program's own: count from the first */
 	for (size_t i = 0; i < n; i++) {
 		size_t j = i;
 		char note[64] = "";
-		if (!all && f[i].cls == HP_FRAME_LIBRARY) {
+		/* A stack without a frame of the program's own keeps its
+		 * allocation site on a line of its own. */
+		if (!all && f[i].cls == HP_FRAME_LIBRARY && !(no_own && i == 0)) {
 			while (j + 1 < n && f[j + 1].cls == HP_FRAME_LIBRARY)
 				j++;
 			if (j > i)
