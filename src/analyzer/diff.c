@@ -11,6 +11,8 @@
  */
 #include "diff.h"
 
+#include "../common/units.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -201,15 +203,35 @@ static const char *metric_title(enum hp_metric m)
 	}
 }
 
-/* "1200 bytes, 12 objects" (or the other way round for a count metric),
- * with signs when signed. */
+/* A figure of the metric's unit: bytes human-readable ("1.2 KiB"),
+ * objects grouped ("1,200 objects"); with a sign when signed. */
+static const char *figure(char *buf, size_t cap, double v, int bytes, int sign)
+{
+	char t[32];
+
+	if (bytes)
+		hp_units_bytes(t, sizeof t, v);
+	else
+		snprintf(t, sizeof t, "%s %s", hp_units_count(buf, cap, v),
+			 hp_estimate_i64(v) == 1 || hp_estimate_i64(v) == -1 ? "object" : "objects");
+	snprintf(buf, cap, "%s%s", sign && hp_estimate_i64(v) >= 0 ? "+" : "", t);
+	return buf;
+}
+
+/* "1200 bytes (1.2 KiB), 12 objects" (or the other way round for a count
+ * metric), with signs when signed: the exact figure, for scripts, and the
+ * size as people read it. */
 static void print_figures(FILE *out, enum hp_metric m, double fig, double comp, int sign)
 {
 	const char *fu = hp_metric_is_bytes(m) ? "bytes" : "objects";
 	const char *cu = hp_metric_is_bytes(m) ? "objects" : "bytes";
+	double bytes = hp_metric_is_bytes(m) ? fig : comp;
+	char h[48];
 
 	fprintf(out, sign ? "%+lld %s, %+lld %s" : "%lld %s, %lld %s",
 		(long long)hp_estimate_i64(fig), fu, (long long)hp_estimate_i64(comp), cu);
+	fprintf(out, " (%s%s)", sign && hp_estimate_i64(bytes) >= 0 ? "+" : "",
+		hp_units_bytes(h, sizeof h, bytes));
 }
 
 static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, unsigned max)
@@ -272,10 +294,10 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 			continue;
 		fprintf(out, "%4zu. ", ++shown);
 		print_figures(out, d->metric, nf - bf, nc - bc, 1);
-		fprintf(out, "  (%lld -> %lld %s%s)\n", (long long)hp_estimate_i64(bf),
-			(long long)hp_estimate_i64(nf),
-			hp_metric_is_bytes(d->metric) ? "bytes" : "objects",
-			e->model == d->base ? ", only in BASE"
+		char x[48], y[48];
+		fprintf(out, "  (%s -> %s%s)\n",
+			figure(x, sizeof x, bf, hp_metric_is_bytes(d->metric), 0),
+			figure(y, sizeof y, nf, hp_metric_is_bytes(d->metric), 0), e->model == d->base ? ", only in BASE"
 			: e->base.alloc_objects == 0 ? ", only in NEW" : "");
 		print_frames(out, e->model, e->stack, o->frames);
 	}

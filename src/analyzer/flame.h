@@ -24,13 +24,17 @@
  * hover details (function, file:line, the figure and its share), zoom on
  * click (the ancestors stay, faded; "Reset zoom", a click on the root or
  * Escape goes back), and a search (the Search button or Ctrl-F: a regular
- * expression over function names) that colours matching frames and shows
- * the share they cover. Nothing is fetched: the file works offline and as
+ * expression over function names, typed in a search box in the page; Ctrl-F
+ * goes to it) that colours matching frames and shows the share they cover.
+ * The details of the hovered frame wrap onto three lines under the frames
+ * and are cut in the middle past that: never at the image's edge. With
+ * icicle, the root is at the top and callees below. Nothing is fetched: the file works offline and as
  * an <img> (without interaction).
  *
  * For scripts and tests the page exposes window.hpFlame = {search(re),
  * zoom(frameIndex), reset()}, marks matching frames with class "m" and the
- * ancestors of a zoomed frame with class "a", and sets data-ready="1" on
+ * ancestors of a zoomed frame with class "a", names the search box (an
+ * HTML <input> in a <foreignObject>) class "hp-q", and sets data-ready="1" on
  * its <svg> once the script has run. Each frame is a <g class="f"> with
  * data-n (function), data-d (depth, the root 0), data-p (the parent
  * frame's index in document order), data-x and data-v (its offset and
@@ -52,6 +56,7 @@ struct hp_flame_options {
 	unsigned width_px;   /* the image's width; 0: 1200, at least 200 */
 	double min_fraction; /* frames below this share of the total are not drawn;
 				0: 0.001 (0.1%) */
+	int icicle;          /* the root at the top, the innermost frames below */
 };
 
 /* Merges m's stacks into a tree by metric. Returns 0 with *out set (free it

@@ -17,10 +17,11 @@
  * known without measuring: DejaVu Sans Mono's advance is 0.602 em. */
 #define PAD_PX 10
 #define HEAD_PX 88     /* title, two subtitles, the controls line */
-#define FOOT_PX 30     /* the details line */
+#define FOOT_PX 58     /* the details: up to three lines, wrapped, never cut */
 #define FRAME_PX 16    /* one level, with a 1 px gap */
 #define CHAR_PX 6.7    /* 11 px monospace (the style sets 11px), rounded up */
 #define SUBCHAR_PX 7.3 /* 12 px monospace */
+#define SEARCH_PX 260  /* the search box */
 
 struct node {
 	const char *function, *file; /* the model's strings */

@@ -170,6 +170,7 @@ struct svg {
 	const struct hp_flame *f;
 	const uint8_t *drawn;
 	double total, frame_w, bottom;
+	int icicle;
 	size_t emitted;
 	char colour[64], fig[96]; /* scratch for write_frame, kept off its recursion */
 };
@@ -242,7 +243,9 @@ static void write_frame(struct svg *s, uint32_t id, size_t parent_index, double 
 	const struct hp_flame *f = s->f;
 	const struct node *n = &f->nodes[id];
 	size_t index = s->emitted++;
-	double xpx = PAD_PX, wpx = s->frame_w, ypx = s->bottom - (n->depth + 1) * FRAME_PX;
+	double xpx = PAD_PX, wpx = s->frame_w;
+	double ypx = s->icicle ? HEAD_PX + (double)n->depth * FRAME_PX
+			       : s->bottom - (n->depth + 1) * FRAME_PX;
 	long chars;
 
 	if (n->parent != NONE) { /* the root is as wide as the image, even when empty */
@@ -364,8 +367,16 @@ static void write_header(FILE *out, const struct hp_flame *f, const struct hp_fl
 
 	fprintf(out, "<text class=\"hp-btn hp-reset\" x=\"%d\" y=\"78\" style=\"display:none\">"
 		     "Reset zoom</text>\n", PAD_PX);
-	fprintf(out, "<text class=\"hp-btn hp-search\" x=\"%u\" y=\"78\" text-anchor=\"end\">"
-		     "Search</text>\n", width - PAD_PX);
+	/* The search box: an HTML input in the page (a browser shows it in a
+	 * standalone SVG too), no prompt. The share matched goes left of it. */
+	fprintf(out, "<foreignObject x=\"%u\" y=\"64\" width=\"%d\" height=\"20\">"
+		     "<input xmlns=\"http://www.w3.org/1999/xhtml\" class=\"hp-q\" type=\"search\" "
+		     "placeholder=\"Search functions (regular expression)\" "
+		     "aria-label=\"Search functions\" style=\"width:%dpx;height:18px;box-sizing:"
+		     "border-box;font:12px monospace\"/></foreignObject>\n",
+		width - PAD_PX - SEARCH_PX, SEARCH_PX, SEARCH_PX);
+	fprintf(out, "<text class=\"hp-sub hp-matched\" x=\"%u\" y=\"78\" text-anchor=\"end\"> "
+		     "</text>\n", width - PAD_PX - SEARCH_PX - 8);
 	/* The legend: a swatch per module drawn, as many as fit, then a pale one
 	 * for inlined frames. */
 	lx = PAD_PX + 100;
@@ -375,7 +386,7 @@ static void write_header(FILE *out, const struct hp_flame *f, const struct hp_fl
 		double w = 14 + strlen(name) * CHAR_PX + 12;
 		if (!module_used[i])
 			continue;
-		if (lx + w > width - PAD_PX - 180) {
+		if (lx + w > width - PAD_PX - SEARCH_PX - 230) {
 			fprintf(out, "<text x=\"%.1f\" y=\"78\">...</text>", lx);
 			lx += 4 * CHAR_PX;
 			break;
@@ -415,16 +426,21 @@ int hp_flame_write_svg(FILE *out, const struct hp_flame *f, const struct hp_flam
 	s.total = hp_flame_total(f);
 	s.frame_w = width - 2 * PAD_PX;
 	s.bottom = HEAD_PX + (depth + 1) * FRAME_PX;
+	s.icicle = o->icicle;
 
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
 	fprintf(out,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"hp-flame\" "
 		"width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" data-fx=\"%d\" data-fw=\"%.0f\" "
-		"data-cw=\"%.2f\" data-unit=\"%s\" data-metric=\"%s\" data-sampled=\"%d\">\n",
-		width, height, width, height, PAD_PX, s.frame_w, CHAR_PX, metric_unit(f->metric),
-		hp_metric_name(f->metric), f->m->sampled);
-	fputs("<!-- heapprof flame graph: the root at the bottom, callees above their callers; "
-	      "a frame's width is its share of the total. -->\n", out);
+		"data-cw=\"%.2f\" data-sw=\"%.2f\" data-unit=\"%s\" data-metric=\"%s\" "
+		"data-sampled=\"%d\">\n",
+		width, height, width, height, PAD_PX, s.frame_w, CHAR_PX, SUBCHAR_PX,
+		metric_unit(f->metric), hp_metric_name(f->metric), f->m->sampled);
+	fputs(s.icicle ? "<!-- heapprof icicle graph: the root at the top, callees below their "
+			 "callers; a frame's width is its share of the total. -->\n"
+		       : "<!-- heapprof flame graph: the root at the bottom, callees above their "
+			 "callers; a frame's width is its share of the total. -->\n",
+	      out);
 	fputs("<style>\n", out);
 	fwrite(hp_asset_flame_css, 1, hp_asset_flame_css_len, out);
 	fputs("</style>\n", out);
@@ -434,11 +450,14 @@ int hp_flame_write_svg(FILE *out, const struct hp_flame *f, const struct hp_flam
 	fputs("<g class=\"hp-frames\">\n", out);
 	write_frame(&s, 0, (size_t)-1, 0);
 	fputs("</g>\n", out);
-	fprintf(out, "<text class=\"hp-sub hp-details\" x=\"%d\" y=\"%u\">", PAD_PX, height - 10);
-	put_xml(out, s.total > 0 ? "Hover over a frame for details, click to zoom, Ctrl-F to search."
+	/* The details: three lines under the frames, the script wraps the
+	 * hovered frame's text into them (never cut at the edge). */
+	fprintf(out, "<text class=\"hp-sub hp-details\" x=\"%d\" y=\"%u\">", PAD_PX,
+		height - FOOT_PX + 18);
+	put_xml(out, s.total > 0 ? "Hover over a frame for details, click to zoom, type in the "
+				   "search box (Ctrl-F) to highlight functions."
 				 : "Nothing to draw: this metric is 0 in every call stack.");
-	fprintf(out, "</text>\n<text class=\"hp-sub hp-matched\" x=\"%u\" y=\"%u\" "
-		     "text-anchor=\"end\"> </text>\n", width - PAD_PX, height - 10);
+	fputs("</text>\n", out);
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
 	fwrite(hp_asset_flame_js, 1, hp_asset_flame_js_len, out);
 	fputs("]]></script>\n</svg>\n", out);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,6 +362,13 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		st->nbuckets++;
 		hp_values_add(&st->v, &m->buckets[i].v);
 	}
+	if (opts->filter) {
+		ret = hp_model_filter(m, opts->filter, err, errlen);
+		if (ret) {
+			hp_model_free(m);
+			return ret;
+		}
+	}
 	return 0;
 
 nomem:
@@ -428,4 +436,246 @@ const char *hp_location_where(const struct hp_model *m, const struct hp_location
 	else
 		snprintf(buf, cap, "0x%llx", (unsigned long long)l->address);
 	return buf;
+}
+
+/* --- frames as people read them (model.h) ------------------------------ */
+
+/* The runtime's frames below main and a thread's start routine (glibc's
+ * names; _start is the executable's). */
+static const char *const entry_names[] = {
+	"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_main_alias_2",
+	"__libc_start_call_main", "start_thread", "clone", "clone3", "__clone", "__clone3",
+	"__clone_internal", "__GI___clone", "__GI___clone3", "_dl_start_user",
+};
+
+/* Namespaces of the C++ runtime's implementation. A demangled template
+ * function may start with its return type ("void std::vector<...>::..."):
+ * the qualified name is then after the first space before any '(' or '<'. */
+static const char *const library_namespaces[] = {
+	"std::", "__gnu_cxx::", "__cxxabiv1::", "__gnu_debug::", "__pstl::",
+};
+
+int hp_model_is_main(const struct hp_sym *s)
+{
+	return strcmp(s->function, "main") == 0;
+}
+
+static int in_library_namespace(const char *fn)
+{
+	const char *sp = strpbrk(fn, " (<");
+
+	if (sp && *sp == ' ')
+		fn = sp + 1;
+	for (size_t i = 0; i < sizeof library_namespaces / sizeof *library_namespaces; i++)
+		if (strncmp(fn, library_namespaces[i], strlen(library_namespaces[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static int under(const char *path, const char *dir)
+{
+	return strncmp(path, dir, strlen(dir)) == 0;
+}
+
+enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct hp_location *l,
+					 const struct hp_sym *s)
+{
+	const char *mod;
+
+	for (size_t i = 0; i < sizeof entry_names / sizeof *entry_names; i++)
+		if (strcmp(s->function, entry_names[i]) == 0)
+			return HP_FRAME_ENTRY;
+	if (in_library_namespace(s->function) || under(s->file, "/usr/include/") ||
+	    under(s->file, "/usr/lib/gcc/"))
+		return HP_FRAME_LIBRARY;
+	/* The system's libraries (libc, libstdc++, ld.so) are libraries
+	 * whatever their debug info says. */
+	mod = l->module >= 0 ? m->modules[l->module].cap->path : "";
+	if (under(mod, "/lib/") || under(mod, "/lib64/") || under(mod, "/usr/lib/") ||
+	    under(mod, "/usr/lib64/"))
+		return HP_FRAME_LIBRARY;
+	return HP_FRAME_OWN;
+}
+
+/* Whether name[0..i) ends with "operator" (then '<' is the operator's). */
+static int after_operator(const char *name, size_t i)
+{
+	if (i >= 8 && strncmp(name + i - 8, "operator", 8) == 0)
+		return 1;
+	return i >= 9 && strncmp(name + i - 9, "operator<", 9) == 0;
+}
+
+char *hp_name_shorten(char *out, size_t cap, const char *name)
+{
+	size_t o = 0;
+	int depth = 0;
+
+	if (!cap)
+		return out;
+	for (size_t i = 0; name[i] && o + 1 < cap; i++) {
+		char c = name[i];
+		if (c == '<' && !depth && after_operator(name, i)) {
+			out[o++] = c;
+			continue;
+		}
+		if (c == '<') {
+			if (depth++ == 0) {
+				/* "<...>": the opening and "..." now, the '>' at the end */
+				if (o + 5 >= cap)
+					break;
+				memcpy(out + o, "<...", 4);
+				o += 4;
+			}
+			continue;
+		}
+		if (c == '>' && depth) {
+			if (--depth == 0)
+				out[o++] = '>';
+			continue;
+		}
+		if (!depth)
+			out[o++] = c;
+	}
+	/* An unclosed '<' (a cut name): close what was opened. */
+	if (depth && o + 1 < cap)
+		out[o++] = '>';
+	out[o] = '\0';
+	return out;
+}
+
+/* --- filters (model.h) ------------------------------------------------- */
+
+/* Whether symbolic frame s of l matches re: its function name, or for a
+ * frame without a symbol ("??", "0x..."), its module's file name. */
+static int sym_matches(const struct hp_model *m, const struct hp_location *l,
+		       const struct hp_sym *s, const regex_t *re)
+{
+	if (regexec(re, s->function, 0, NULL, 0) == 0)
+		return 1;
+	if (l->module < 0 || (s->function[0] != '?' && strncmp(s->function, "0x", 2) != 0))
+		return 0;
+	return regexec(re, m->modules[l->module].name, 0, NULL, 0) == 0;
+}
+
+static int stack_matches(const struct hp_model *m, const struct hp_mstack *st, const regex_t *re)
+{
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++)
+			if (sym_matches(m, l, &l->syms[k], re))
+				return 1;
+	}
+	return 0;
+}
+
+static int compile(regex_t *re, const char *pattern, const char *opt, char *err, size_t errlen)
+{
+	char why[256];
+	int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+
+	if (!rc)
+		return 0;
+	regerror(rc, re, why, sizeof why);
+	snprintf(err, errlen, "%s: '%s' is not a regular expression: %s", opt, pattern, why);
+	return rc == REG_ESPACE ? -ENOMEM : -EINVAL;
+}
+
+#define LOC_GONE UINT32_MAX
+
+/* The location to show for l once the frames matching re are hidden: loc
+ * itself, a new location with the other frames, or LOC_GONE. */
+static int hidden_variant(struct hp_model *m, uint32_t loc, const regex_t *re, uint32_t *out)
+{
+	const struct hp_location *l = &m->locations[loc];
+	struct hp_sym kept[MAX_SYMS];
+	int n = 0;
+
+	for (uint32_t k = 0; k < l->nsyms && k < MAX_SYMS; k++)
+		if (!sym_matches(m, l, &l->syms[k], re))
+			kept[n++] = l->syms[k];
+	*out = loc;
+	if ((uint32_t)n == l->nsyms)
+		return 0;
+	if (!n) {
+		*out = LOC_GONE;
+		return 0;
+	}
+	kept[n - 1].inlined = 0; /* the outermost one left holds the address */
+	/* new_location copies kept: l may move, kept does not. */
+	return new_location(m, l->address, kept, n, out);
+}
+
+static int hide_frames(struct hp_model *m, const regex_t *re)
+{
+	size_t n = m->nlocations;
+	uint32_t *variant = malloc((n ? n : 1) * sizeof *variant);
+	int err = 0;
+
+	if (!variant)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++)
+		err = hidden_variant(m, (uint32_t)i, re, &variant[i]);
+	for (size_t id = 0; id < m->nstacks && !err; id++) {
+		struct hp_mstack *st = &m->stacks[id];
+		uint32_t d = 0;
+		for (uint32_t i = 0; i < st->depth; i++)
+			if (variant[st->locations[i]] != LOC_GONE)
+				st->locations[d++] = variant[st->locations[i]];
+		st->depth = d;
+	}
+	free(variant);
+	return err;
+}
+
+int hp_model_filter(struct hp_model *m, const struct hp_model_filter *f, char *err,
+		    size_t errlen)
+{
+	regex_t focus, ignore, hide;
+	int have_focus = 0, have_ignore = 0, have_hide = 0, ret = 0;
+	size_t nb = 0;
+
+	if (f->focus && !(ret = compile(&focus, f->focus, "--focus", err, errlen)))
+		have_focus = 1;
+	if (!ret && f->ignore && !(ret = compile(&ignore, f->ignore, "--ignore", err, errlen)))
+		have_ignore = 1;
+	if (!ret && f->hide && !(ret = compile(&hide, f->hide, "--hide", err, errlen)))
+		have_hide = 1;
+	if (ret)
+		goto out;
+	m->filter_stacks = m->filter_kept = 0;
+	/* focus and ignore see the stacks whole, as pprof does: before hide. */
+	for (size_t id = 0; id < m->nstacks; id++) {
+		struct hp_mstack *st = &m->stacks[id];
+		int keep = (!have_focus || stack_matches(m, st, &focus)) &&
+			   (!have_ignore || !stack_matches(m, st, &ignore));
+		if (!st->nbuckets)
+			continue;
+		m->filter_stacks++;
+		if (keep) {
+			m->filter_kept++;
+			continue;
+		}
+		st->nbuckets = 0;
+		memset(&st->v, 0, sizeof st->v);
+	}
+	memset(&m->total, 0, sizeof m->total);
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		if (!m->stacks[m->buckets[i].stack].nbuckets)
+			continue;
+		m->buckets[nb++] = m->buckets[i];
+		hp_values_add(&m->total, &m->buckets[i].v);
+	}
+	m->nbuckets = nb;
+	if (have_hide)
+		ret = hide_frames(m, &hide);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+out:
+	if (have_focus)
+		regfree(&focus);
+	if (have_ignore)
+		regfree(&ignore);
+	if (have_hide)
+		regfree(&hide);
+	return ret;
 }

@@ -64,6 +64,8 @@ struct hp_mstack {
 	uint32_t *locations; /* indexes into hp_model.locations */
 	uint32_t nbuckets;   /* the buckets of the snapshot on this stack */
 	struct hp_values v;  /* their figures, summed */
+	int suppressed;      /* matches a suppression (hp_model_suppress): its blocks in
+				use are runtime allocations, not leaks */
 };
 
 struct hp_mbucket {
@@ -119,8 +121,17 @@ struct hp_model {
 	struct hp_mbucket *buckets;  /* one per bucket of the snapshot */
 	struct hp_values total;
 
+	/* After hp_model_filter: the stacks with allocations before it, and
+	 * how many of those it kept (both 0 when no filter was applied). */
+	size_t filter_stacks, filter_kept;
+	/* After hp_model_suppress: the figures of the suppressed stacks,
+	 * summed (they stay in total). */
+	struct hp_values suppressed;
+
 	void *priv;                  /* string pool and caches */
 };
+
+struct hp_model_filter;
 
 struct hp_model_options {
 	long snapshot;               /* index into cap->snapshots; -1 = the last */
@@ -129,6 +140,8 @@ struct hp_model_options {
 	const char *debug_dir;       /* extra directory for separate debug info, or NULL */
 	int no_embedded;             /* ignore a SYMBOLS record, read the binaries */
 	int keep_allocator_frames;   /* do not hide the allocator's own frames */
+	const struct hp_model_filter *filter; /* applied once built (hp_model_filter), or
+					       * NULL */
 };
 
 /* Builds the model. Returns 0, or -errno with err set to one line (the
@@ -191,5 +204,83 @@ int64_t hp_estimate_i64(double v);
  * buf is used for the latter. */
 const char *hp_location_where(const struct hp_model *m, const struct hp_location *l, char *buf,
 			      size_t cap);
+
+/* --- frames as people read them --------------------------------------- */
+
+/* What a symbolic frame is to a reader of a report. */
+enum hp_frame_class {
+	HP_FRAME_OWN,     /* the program's own code: what --frames counts from */
+	HP_FRAME_LIBRARY, /* a library's implementation: the C++ standard library's
+			   * namespaces (std::, __gnu_cxx::, __cxxabiv1::), a file
+			   * under /usr/include, or a module under /lib, /usr/lib */
+	HP_FRAME_ENTRY,   /* the runtime below main or a thread's function: _start,
+			   * __libc_start_main and its helpers, start_thread, clone */
+};
+
+/* The class of symbolic frame s of location l. */
+enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct hp_location *l,
+					 const struct hp_sym *s);
+
+/* Whether s is the program's "main" (frames outside it are the runtime's). */
+int hp_model_is_main(const struct hp_sym *s);
+
+/* A function name shortened for reading: the arguments of every template
+ * (the text between an outermost '<' and its '>') become "...", so
+ * "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>"
+ * reads "std::vector<...>::_M_realloc_insert<...>"; operator<, operator<<,
+ * operator<= and operator<=> stay. Writes out[0..cap), always terminated,
+ * cut when it does not fit; returns out. */
+char *hp_name_shorten(char *out, size_t cap, const char *name);
+
+/* --- filters and suppressions (pprof's and LeakSanitizer's meanings) --- */
+
+struct hp_model_filter {
+	const char *focus;  /* keep only stacks with a frame matching, or NULL */
+	const char *ignore; /* drop the stacks with a frame matching, or NULL */
+	const char *hide;   /* remove matching frames from every stack, or NULL */
+};
+
+/* Applies f to a built model, in place: every output then sees the kept
+ * stacks only (their buckets, and total summed again over them), with the
+ * hidden frames gone. The patterns are POSIX extended regular expressions
+ * (regex.h), searched (not anchored) in each symbolic frame's function
+ * name, and in the module's file name for a frame without a symbol.
+ * Returns 0, -EINVAL with err set when a pattern does not compile
+ * ("--focus: ..."), or -ENOMEM. */
+int hp_model_filter(struct hp_model *m, const struct hp_model_filter *f, char *err,
+		    size_t errlen);
+
+/* A list of leak suppressions in LeakSanitizer's format. */
+struct hp_suppressions {
+	size_t n, cap;
+	char **patterns;
+	int builtin; /* the built-in list is in: also suppress what the system's
+		      * libraries allocate in their constructors (a stack under
+		      * _dl_init without a frame of the program's own) */
+};
+
+/* The built-in suppressions: allocations the C and C++ runtimes make once
+ * and keep to the end (libstdc++'s emergency exception pool, stdio's
+ * buffers, the dynamic loader's TLS and link maps, locale and time zone
+ * data, atexit lists). Returns 0 or -ENOMEM. */
+int hp_suppressions_add_builtin(struct hp_suppressions *s);
+
+/* Adds the rules of a file in LeakSanitizer's format: one "leak:PATTERN"
+ * a line, '#' comments and blank lines skipped; other kinds
+ * (race:, called_from_lib:, ...) are not heapprof's and are refused.
+ * Returns 0, or -errno with err set ("FILE:LINE: ..."). */
+int hp_suppressions_load(struct hp_suppressions *s, const char *path, char *err, size_t errlen);
+
+/* Whether text matches a LeakSanitizer pattern: a substring match, '*'
+ * matches any run of characters, a leading '^' and a trailing '$' anchor
+ * it. */
+int hp_suppression_match(const char *pattern, const char *text);
+
+void hp_suppressions_free(struct hp_suppressions *s);
+
+/* Marks the stacks that match a suppression (a pattern matching any
+ * symbolic frame's function name or file, or its module's file name) as
+ * suppressed and sums their figures into m->suppressed. */
+void hp_model_suppress(struct hp_model *m, const struct hp_suppressions *s);
 
 #endif

@@ -108,6 +108,10 @@ out:
 	return out;
 }
 
+/* The stacks are merged by how they read: a suppressed one is merged
+ * with others only if they read the same, so all are suppressed alike
+ * (suppressions match what they read). */
+
 /* Whether a ranks before b: larger first, then lower stack id. */
 static int ranks_before(const struct per_stack *a, const struct per_stack *b, enum hp_metric m)
 {
@@ -118,8 +122,8 @@ static int ranks_before(const struct per_stack *a, const struct per_stack *b, en
 /* The top entries of ps by metric, into best[0..top), in order; returns
  * how many (only those with a value). One pass with insertion into the
  * short list: a million stacks need no full sort. */
-static size_t top_of(const struct per_stack *ps, size_t n, enum hp_metric m, size_t top,
-		     const struct per_stack **best)
+static size_t top_of(const struct hp_model *model, const struct per_stack *ps, size_t n,
+		     enum hp_metric m, size_t top, const struct per_stack **best)
 {
 	size_t k = 0;
 
@@ -127,6 +131,8 @@ static size_t top_of(const struct per_stack *ps, size_t n, enum hp_metric m, siz
 		size_t j;
 		if (hp_values_metric(&ps[i].v, m) <= 0.5)
 			continue;
+		if (m == HP_METRIC_LEAKED && model->stacks[ps[i].stack].suppressed)
+			continue; /* runtime allocations, counted apart */
 		if (k == top && !ranks_before(&ps[i], best[k - 1], m))
 			continue;
 		j = k < top ? k++ : top - 1;
@@ -139,86 +145,224 @@ static size_t top_of(const struct per_stack *ps, size_t n, enum hp_metric m, siz
 	return k;
 }
 
-static const char *metric_text(char *buf, size_t cap, const struct hp_values *v, enum hp_metric m)
+/* "1 block", "2 blocks" (a count rounded as hp_units_count rounds). */
+static const char *plural(char *buf, size_t cap, double n, const char *one, const char *many)
 {
-	char a[32], b[32];
+	char c[32];
+	snprintf(buf, cap, "%s %s", hp_units_count(c, sizeof c, n), hp_estimate_i64(n) == 1 ? one : many);
+	return buf;
+}
+
+static double share(double part, double whole)
+{
+	return whole > 0 ? 100 * part / whole : 0;
+}
+
+/* Whether a share would round to 0% although something is there. */
+static int small_share(double part, double whole)
+{
+	return part > 0 && share(part, whole) < 1;
+}
+
+/* A line's figures and what its percentage is a share of. */
+static const char *metric_text(char *buf, size_t cap, const struct hp_values *v, enum hp_metric m,
+			       double total, int at_exit)
+{
+	char a[32], b[48];
 	switch (m) {
 	case HP_METRIC_PEAK:
-		snprintf(buf, cap, "%s in %s blocks", hp_units_bytes(a, sizeof a, v->peak_bytes),
-			 hp_units_count(b, sizeof b, v->peak_objects));
+		snprintf(buf, cap, "%s in %s (%.1f%% of the peak)",
+			 hp_units_bytes(a, sizeof a, v->peak_bytes),
+			 plural(b, sizeof b, v->peak_objects, "block", "blocks"),
+			 share(v->peak_bytes, total));
 		break;
 	case HP_METRIC_LEAKED:
-		snprintf(buf, cap, "%s in %s blocks", hp_units_bytes(a, sizeof a, v->inuse_bytes),
-			 hp_units_count(b, sizeof b, v->inuse_objects));
+		snprintf(buf, cap, "%s in %s (%.1f%% of the bytes %s)",
+			 hp_units_bytes(a, sizeof a, v->inuse_bytes),
+			 plural(b, sizeof b, v->inuse_objects, "block", "blocks"),
+			 share(v->inuse_bytes, total), at_exit ? "leaked" : "in use");
 		break;
 	case HP_METRIC_ALLOCATIONS:
-		snprintf(buf, cap, "%s allocations, %s",
-			 hp_units_count(a, sizeof a, v->alloc_objects),
-			 hp_units_bytes(b, sizeof b, v->alloc_bytes));
+		snprintf(buf, cap, "%s, %s (%.1f%% of all allocations)",
+			 plural(b, sizeof b, v->alloc_objects, "allocation", "allocations"),
+			 hp_units_bytes(a, sizeof a, v->alloc_bytes), share(v->alloc_objects, total));
 		break;
 	case HP_METRIC_TEMPORARY:
-		snprintf(buf, cap, "%s temporary of %s allocations",
-			 hp_units_count(a, sizeof a, v->temp_objects),
-			 hp_units_count(b, sizeof b, v->alloc_objects));
+		snprintf(buf, cap,
+			 "%s temporary (%.1f%% of all temporary; %s%.0f%% of this stack's "
+			 "allocations were temporary)",
+			 hp_units_count(b, sizeof b, v->temp_objects),
+			 share(v->temp_objects, total),
+			 small_share(v->temp_objects, v->alloc_objects) ? "under " : "",
+			 small_share(v->temp_objects, v->alloc_objects)
+				 ? 1
+				 : share(v->temp_objects, v->alloc_objects));
 		break;
 	default:
-		snprintf(buf, cap, "%s in %s allocations",
+		snprintf(buf, cap, "%s in %s (%.1f%% of all bytes allocated)",
 			 hp_units_bytes(a, sizeof a, v->alloc_bytes),
-			 hp_units_count(b, sizeof b, v->alloc_objects));
+			 plural(b, sizeof b, v->alloc_objects, "allocation", "allocations"),
+			 share(v->alloc_bytes, total));
 	}
 	return buf;
 }
 
-/* Prints one symbolic frame, cut to the width. */
-static void print_frame(FILE *out, const struct hp_model *m, const struct hp_location *l,
-			const struct hp_sym *s, unsigned width)
+/* Copies s into out, at most max bytes of it: when longer, its head and
+ * tail around "...", cut on UTF-8 character boundaries. */
+static void cut_middle(char *out, size_t cap, const char *s, size_t max)
 {
-	char where[512], line[1024];
-	int n;
+	size_t len = strlen(s), head, tail;
+
+	if (max < 5)
+		max = 5;
+	if (len <= max || cap <= max) {
+		snprintf(out, cap, "%s", s);
+		return;
+	}
+	head = (max - 3) / 2;
+	tail = max - 3 - head;
+	while (head && ((unsigned char)s[head] & 0xc0) == 0x80)
+		head--;
+	while (tail && ((unsigned char)s[len - tail] & 0xc0) == 0x80)
+		tail--;
+	snprintf(out, cap, "%.*s...%s", (int)head, s, s + len - tail);
+}
+
+/* One line of a stack: a symbolic frame, with a note after it ("" or a
+ * folded run), fitted to width (0: no limit). */
+static void print_frame(FILE *out, const struct hp_model *m, const struct hp_location *l,
+			const struct hp_sym *s, const char *note, const struct hp_report_options *o)
+{
+	char where[512], name[1024], cut_name[1024], cut_where[512];
+	const char *prefix = s->inlined ? "      (inline) " : "      ";
+	size_t width = o ? o->width : 0, fixed;
 
 	if (s->file[0] && s->line) {
 		const char *base = strrchr(s->file, '/');
-		snprintf(where, sizeof where, "%s:%u", base ? base + 1 : s->file, s->line);
+		snprintf(where, sizeof where, "%s:%u%s", base ? base + 1 : s->file, s->line, note);
 	} else if (l->module >= 0) {
-		snprintf(where, sizeof where, "%s+0x%" PRIx64, m->modules[l->module].name,
-			 l->module_offset);
+		snprintf(where, sizeof where, "%s+0x%" PRIx64 "%s", m->modules[l->module].name,
+			 l->module_offset, note);
 	} else {
-		snprintf(where, sizeof where, "0x%" PRIx64, l->address);
+		snprintf(where, sizeof where, "0x%" PRIx64 "%s", l->address, note);
 	}
-	n = snprintf(line, sizeof line, "      %s%s  %s", s->inlined ? "(inline) " : "", s->function,
-		     where);
-	if (width > 8 && n > (int)width) {
-		/* Shorten the function name, keep where it is. */
-		int keep = (int)width - (int)strlen(where) - 11 - (s->inlined ? 9 : 0);
-		if (keep < 10)
-			keep = 10;
-		snprintf(line, sizeof line, "      %s%.*s...  %s", s->inlined ? "(inline) " : "", keep,
-			 s->function, where);
+	if (o && o->full_names)
+		snprintf(name, sizeof name, "%s", s->function);
+	else
+		hp_name_shorten(name, sizeof name, s->function);
+	fixed = strlen(prefix) + 2;
+	if (width && fixed + strlen(name) + strlen(where) > width) {
+		/* The name gives way first, down to 24 bytes; then where. */
+		size_t room = width > fixed + strlen(where) ? width - fixed - strlen(where) : 0;
+		if (room < 24)
+			room = 24;
+		cut_middle(cut_name, sizeof cut_name, name, room);
+		room = width > fixed + strlen(cut_name) ? width - fixed - strlen(cut_name) : 5;
+		cut_middle(cut_where, sizeof cut_where, where, room);
+		fprintf(out, "%s%s  %s\n", prefix, cut_name, cut_where);
+		return;
 	}
-	fprintf(out, "%s\n", line);
+	fprintf(out, "%s%s  %s\n", prefix, name, where);
 }
 
-static void print_stack(FILE *out, const struct hp_model *m, uint32_t stack, unsigned frames,
-			unsigned width)
+/* A stack's heading, "  N. text": when longer than width, broken after
+ * its last "; " or before its last " (" that fits, the rest on a line
+ * indented under it. */
+static void print_heading(FILE *out, size_t rank, const char *text, unsigned width)
+{
+	size_t lead = 6, len = strlen(text), cut = 0;
+
+	if (width && lead + len > width) {
+		for (size_t i = 1; i + 2 < len && lead + i + 1 <= width; i++)
+			if ((text[i] == ';' && text[i + 1] == ' ') || (text[i] == ' ' && text[i + 1] == '('))
+				cut = text[i] == ';' ? i + 1 : i;
+	}
+	if (!cut) {
+		fprintf(out, "  %2zu. %s\n", rank, text);
+		return;
+	}
+	fprintf(out, "  %2zu. %.*s\n        %s\n", rank, (int)cut, text, text + cut + 1);
+}
+
+struct frame_ref {
+	const struct hp_location *l;
+	const struct hp_sym *s;
+	enum hp_frame_class cls;
+};
+
+static void print_stack(FILE *out, const struct hp_model *m, uint32_t stack,
+			const struct hp_report_options *o)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
-	unsigned shown = 0;
+	unsigned frames = o ? o->frames : 8; /* 0: all */
+	int all = o && o->all_frames;
+	struct frame_ref *f;
+	size_t n = 0, first_own, shown = 0;
+	int no_own;
 
 	if (!st->depth) {
 		fprintf(out, "      (no stack: unwinding failed or the stack table was full)\n");
 		return;
 	}
+	for (uint32_t i = 0; i < st->depth; i++)
+		n += m->locations[st->locations[i]].nsyms;
+	f = malloc(n * sizeof *f);
+	if (!f)
+		return; /* out of memory: the stack is left out, the report goes on */
+	n = 0;
 	for (uint32_t i = 0; i < st->depth; i++) {
 		const struct hp_location *l = &m->locations[st->locations[i]];
 		for (uint32_t k = 0; k < l->nsyms; k++) {
-			if (frames && shown == frames) {
-				fprintf(out, "      ...\n");
-				return;
-			}
-			print_frame(out, m, l, &l->syms[k], width);
-			shown++;
+			f[n++] = (struct frame_ref){l, &l->syms[k], hp_model_frame_class(m, l, &l->syms[k])};
+			if (!all && hp_model_is_main(&l->syms[k]))
+				goto outside_main; /* what is outside main is the runtime's */
 		}
 	}
+	/* A thread's stack: what is outside the last frame of the program's
+	 * own, when it reaches the runtime (start_thread, clone3), is the
+	 * thread library's way to it (std::thread's, glibc's). */
+	if (!all && n && f[n - 1].cls == HP_FRAME_ENTRY) {
+		size_t last_own = n;
+		while (last_own > 0 && f[last_own - 1].cls != HP_FRAME_OWN)
+			last_own--;
+		if (last_own)
+			n = last_own;
+	}
+outside_main:
+	if (!all) { /* the runtime's frames left (_start, a thread without frames of its own) */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (f[i].cls != HP_FRAME_ENTRY)
+				f[k++] = f[i];
+		n = k;
+	}
+	for (first_own = 0; first_own < n && f[first_own].cls != HP_FRAME_OWN; first_own++)
+		;
+	no_own = first_own == n;
+	if (no_own)
+		first_own = 0; /* no frame of the program's own: count from the first */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+		char note[64] = "";
+		/* A stack without a frame of the program's own keeps its
+		 * allocation site on a line of its own. */
+		if (!all && f[i].cls == HP_FRAME_LIBRARY && !(no_own && i == 0)) {
+			while (j + 1 < n && f[j + 1].cls == HP_FRAME_LIBRARY)
+				j++;
+			if (j > i)
+				snprintf(note, sizeof note, "  [+%zu library frame%s]", j - i,
+					 j - i == 1 ? "" : "s");
+		}
+		if (frames && i >= first_own && shown == frames) {
+			fprintf(out, "      ...\n");
+			break;
+		}
+		print_frame(out, m, f[j].l, f[j].s, note, o);
+		if (j >= first_own)
+			shown++;
+		i = j;
+	}
+	free(f);
 }
 
 /* The highest RSS sampled up to the snapshot's time: a report of an early
@@ -246,8 +390,8 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	const struct hp_capture *cap = m->cap;
 	const struct hp_cap_snapshot *s = m->snap;
 	const struct hp_values *t = &m->total;
-	unsigned top = o && o->top ? o->top : 10, width = o ? o->width : 0;
-	unsigned frames = o && o->frames ? o->frames : 8;
+	unsigned top = o && o->top ? o->top : 10;
+	struct hp_report_options def = {.top = 10, .frames = 8};
 	double secs = (double)s->time_ns / 1e9;
 	char a[64], b[64], c[64];
 	size_t n;
@@ -280,22 +424,29 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	fprintf(out, "  allocations     %s (%s/s)\n", hp_units_count(a, sizeof a, t->alloc_objects),
 		hp_units_count(b, sizeof b, secs > 0 ? t->alloc_objects / secs : 0));
 	fprintf(out, "  allocated       %s\n", hp_units_bytes(a, sizeof a, t->alloc_bytes));
-	fprintf(out, "  temporary       %s (%.1f%% of allocations)\n",
-		hp_units_count(a, sizeof a, t->temp_objects),
-		t->alloc_objects > 0 ? 100 * t->temp_objects / t->alloc_objects : 0);
-	fprintf(out, "  peak heap       %s in %s blocks at %.3f s\n",
-		hp_units_bytes(a, sizeof a, t->peak_bytes),
-		hp_units_count(b, sizeof b, t->peak_objects), (double)s->peak_time_ns / 1e9);
+	fprintf(out, "  temporary       %s (%.1f%% of all allocations were temporary)\n",
+		hp_units_count(a, sizeof a, t->temp_objects), share(t->temp_objects, t->alloc_objects));
+	fprintf(out, "  peak heap       %s in %s at %.3f s\n", hp_units_bytes(a, sizeof a, t->peak_bytes),
+		plural(b, sizeof b, t->peak_objects, "block", "blocks"),
+		(double)s->peak_time_ns / 1e9);
 	if (peak_rss(cap, s) > 0) /* no sample yet: nothing to say */
 		fprintf(out, "  peak RSS        %s\n",
 			hp_units_bytes(a, sizeof a, peak_rss(cap, s)));
 	if (s->recorder_bytes)
 		fprintf(out, "  recorder        %s (heapprof's own tables and buffers, mapped)\n",
 			hp_units_bytes(a, sizeof a, (double)s->recorder_bytes));
-	fprintf(out, "  in use          %s in %s blocks%s\n",
-		hp_units_bytes(a, sizeof a, t->inuse_bytes),
-		hp_units_count(b, sizeof b, t->inuse_objects),
+	fprintf(out, "  in use          %s in %s%s\n",
+		hp_units_bytes(a, sizeof a, t->inuse_bytes - m->suppressed.inuse_bytes),
+		plural(b, sizeof b, t->inuse_objects - m->suppressed.inuse_objects, "block", "blocks"),
 		s->reason == HP_SNAP_EXIT ? " (leaked at exit)" : "");
+	if (m->suppressed.inuse_objects > 0.5)
+		fprintf(out, "  suppressed      %s of runtime allocations suppressed (%s)\n",
+			plural(b, sizeof b, m->suppressed.inuse_objects, "block", "blocks"),
+			hp_units_bytes(a, sizeof a, m->suppressed.inuse_bytes));
+	if (m->filter_stacks)
+		fprintf(out, "  filtered        %s of %s stacks kept (--focus, --ignore)\n",
+			hp_units_count(a, sizeof a, (double)m->filter_kept),
+			hp_units_count(b, sizeof b, (double)m->filter_stacks));
 	for (int k = 1; k < HP_LOST_KINDS; k++) {
 		if (!s->lost_count[k] || k == HP_LOST_UNKNOWN_FREE)
 			continue;
@@ -314,15 +465,18 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	for (size_t sec = 0; sec < sizeof sections / sizeof *sections; sec++) {
 		enum hp_metric metric = sections[sec].metric;
 		double total = hp_values_metric(t, metric);
-		size_t shown = top_of(ps, n, metric, top, best);
+		size_t shown = top_of(m, ps, n, metric, top, best);
+		char line[256];
 
+		if (metric == HP_METRIC_LEAKED)
+			total -= m->suppressed.inuse_bytes;
 		fprintf(out, "\n%s\n", sections[sec].title);
 		for (size_t i = 0; i < shown; i++) {
-			double v = hp_values_metric(&best[i]->v, metric);
-			fprintf(out, "  %2zu. %s (%.1f%%)\n", i + 1,
-				metric_text(a, sizeof a, &best[i]->v, metric),
-				total > 0 ? 100 * v / total : 0);
-			print_stack(out, m, best[i]->stack, frames, width);
+			print_heading(out, i + 1,
+				      metric_text(line, sizeof line, &best[i]->v, metric, total,
+						  s->reason == HP_SNAP_EXIT),
+				      o ? o->width : 0);
+			print_stack(out, m, best[i]->stack, o ? o : &def);
 		}
 		if (!shown)
 			fprintf(out, "  none\n");
@@ -424,6 +578,8 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 		s->peak_time_ns, peak_rss(cap, s));
 	fprintf(out, "  \"totals\": ");
 	json_values(out, &m->total);
+	fprintf(out, ",\n  \"suppressed\": ");
+	json_values(out, &m->suppressed);
 	fprintf(out, ",\n  \"lost\": {");
 	first = 1;
 	for (int k = 1; k < HP_LOST_KINDS; k++) {
@@ -442,7 +598,7 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	}
 	fprintf(out, "},\n  \"top\": {");
 	for (size_t sec = 0; sec < sizeof sections / sizeof *sections; sec++) {
-		size_t shown = top_of(ps, n, sections[sec].metric, top, best);
+		size_t shown = top_of(m, ps, n, sections[sec].metric, top, best);
 
 		fprintf(out, "%s\n    \"%s\": [", sec ? "," : "", sections[sec].json);
 		for (size_t i = 0; i < shown; i++) {

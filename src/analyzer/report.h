@@ -19,8 +19,28 @@
 struct hp_report_options {
 	unsigned top;    /* stacks per section (default 10) */
 	unsigned width;  /* columns to fit, 0 = no limit */
-	unsigned frames; /* frames per stack shown (default 8 in text, all in JSON) */
+	unsigned frames; /* frames per stack shown, counted from the program's own
+			    first frame (default 8 in text, all in JSON) */
+	int all_frames;  /* text: show the runtime's frames below main and a thread's
+			    start, and every library frame on a line of its own */
+	int full_names;  /* text: template arguments as they are */
 };
+
+/* How a text report shows a stack (innermost first), unless all_frames:
+ *   - the frames outside main (the runtime's: hp_model_frame_class ENTRY,
+ *     and any frame past "main") are left out;
+ *   - a run of two or more library frames (HP_FRAME_LIBRARY: std::
+ *     internals, libc) is one line, the outermost of the run (the call the
+ *     program made), marked "[+N library frames]";
+ *   - frames counts lines from the first of the program's own frames.
+ * Names are shortened (hp_name_shorten) unless full_names, and a line
+ * longer than width is cut in the middle of the name (then of the
+ * file:line), never at its end.
+ *
+ * Leaks: stacks marked suppressed (hp_model_suppress) are not listed and
+ * their blocks are not in the in-use line, which says how many were
+ * suppressed. */
+
 
 /* Writes the report. Returns 0 or -errno (a failed write). */
 int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o);

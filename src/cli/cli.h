@@ -20,6 +20,8 @@ enum {
 	HP_EXIT_OK = 0,
 	HP_EXIT_FAILURE = 1, /* a capture that cannot be used, a failed write, damage */
 	HP_EXIT_USAGE = 2,   /* a wrong command, option or value: nothing was done */
+	HP_EXIT_GATE = 3,    /* report --fail-if-leaked, --fail-if-peak, diff
+			      * --fail-if-grew: over the limit (the output is whole) */
 };
 
 /* Each returns the process exit status. argv[0] is the subcommand. */
@@ -112,6 +114,19 @@ enum hp_cli_opt {
 	HP_OPT_NO_SYMBOLS,
 	HP_OPT_HTTP, /* run, serve: --http ADDR, the live endpoints (serve.h) */
 	HP_OPT_PID,  /* serve: --pid PID */
+	/* report, export, flamegraph, diff: filters (hp_cli_filter) */
+	HP_OPT_FOCUS,  /* --focus REGEX: keep the stacks with a frame matching */
+	HP_OPT_IGNORE, /* --ignore REGEX: drop the stacks with a frame matching */
+	HP_OPT_HIDE,   /* --hide REGEX: remove the matching frames */
+	/* report: how stacks read; leaks; CI gates */
+	HP_OPT_ALL_FRAMES,     /* --all-frames */
+	HP_OPT_FULL_NAMES,     /* --full-names */
+	HP_OPT_SUPPRESSIONS,   /* --suppressions FILE (LeakSanitizer's format) */
+	HP_OPT_NO_DEFAULT_SUPPRESSIONS,
+	HP_OPT_FAIL_IF_LEAKED, /* --fail-if-leaked BYTES */
+	HP_OPT_FAIL_IF_PEAK,   /* --fail-if-peak BYTES */
+	HP_OPT_FAIL_IF_GREW,   /* diff: --fail-if-grew BYTES */
+	HP_OPT_ICICLE,         /* flamegraph: --icicle */
 	HP_OPT_COUNT
 };
 
@@ -124,6 +139,8 @@ enum hp_cli_kind {
 	HP_CLI_CHOICE, /* one of choices[] */
 	HP_CLI_SIZE,   /* run: a recorder's number, with K/M/G, in [min, max] */
 	HP_CLI_SIGNAL, /* run: a dump signal (hp_option_parse_signal) */
+	HP_CLI_REGEX,  /* a POSIX extended regular expression (regex.h) */
+	HP_CLI_BYTES,  /* a byte count, with K/M/G (hp_option_parse_u64): number[] */
 };
 
 struct hp_cli_option {
@@ -153,6 +170,7 @@ struct hp_cli_args {
 	int given[HP_OPT_COUNT];         /* the option was given */
 	const char *value[HP_OPT_COUNT]; /* its value as given (the last one) */
 	long number[HP_OPT_COUNT];       /* HP_CLI_NUMBER: the value */
+	uint64_t bytes[HP_OPT_COUNT];    /* HP_CLI_BYTES: the value */
 	enum hp_metric metric;           /* HP_OPT_METRIC, when given */
 	int help;                        /* --help: the usage was shown, exit 0 */
 	int operand, noperands;          /* argv[operand..]: what follows the options */
@@ -166,6 +184,11 @@ struct hp_cli_args {
  * reentrant (getopt). */
 int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *uses, size_t nuses,
 		 int in_order, int argc, char **argv, struct hp_cli_args *a);
+
+/* The filter the options --focus, --ignore and --hide ask for, in f (its
+ * strings are a's); NULL when none was given. Their patterns were checked
+ * as they were parsed. */
+const struct hp_model_filter *hp_cli_filter(const struct hp_cli_args *a, struct hp_model_filter *f);
 
 /* --snapshot N as a model's snapshot index (N - 1), or -1 (the last). */
 long hp_cli_snapshot(const struct hp_cli_args *a);

@@ -14,6 +14,7 @@
 
 #include "../analyzer/diff.h"
 #include "../analyzer/pprof.h"
+#include "../common/units.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -32,7 +33,17 @@ static const char usage[] =
 	"  --snapshot N      compare snapshot N of each capture (default the last)\n"
 	"  --image N         use image N of each capture (1 = the first; default the\n"
 	"                    last with a snapshot: a process that exec'd has several)\n"
-	"  --debug-dir DIR   also look for separate debug info in DIR\n";
+	"  --debug-dir DIR   also look for separate debug info in DIR\n"
+	"  --focus REGEX     only the stacks with a function matching REGEX\n"
+	"  --ignore REGEX    leave out the stacks with a function matching REGEX\n"
+	"  --hide REGEX      remove the functions matching REGEX from the stacks\n"
+	"                    (POSIX extended regular expressions, as pprof's)\n"
+	"  --fail-if-grew BYTES  exit 3 when the bytes of the metric (in use at the\n"
+	"                    snapshot by default) grew by more than BYTES; K, M, G\n"
+	"\n"
+	"Exit status: 0 shown, 1 a capture cannot be used, 2 wrong usage, 3 the\n"
+	"--fail-if-grew limit was passed (the diff is shown whole, and one line on\n"
+	"stderr says by how much).\n";
 
 /* --format: text or pprof. Returns 0 or -EINVAL after saying why. */
 static int check_format(const char *cmd, const char *value)
@@ -54,10 +65,15 @@ int hp_cmd_diff(int argc, char **argv)
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_FAIL_IF_GREW, 0, 0, NULL},
+		{HP_OPT_FOCUS, 0, 0, NULL},
+		{HP_OPT_IGNORE, 0, 0, NULL},
+		{HP_OPT_HIDE, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_cli_args a = {.metric = HP_METRIC_LEAKED};
 	struct hp_model_options mo = {0};
+	struct hp_model_filter filter;
 	struct hp_diff_text_options to = {.top = 10, .frames = 8};
 	struct hp_capture cb, cn;
 	struct hp_model mb, mn;
@@ -77,10 +93,16 @@ int hp_cmd_diff(int argc, char **argv)
 	mo.snapshot = hp_cli_snapshot(&a);
 	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	mo.filter = hp_cli_filter(&a, &filter);
 	output = a.value[HP_OPT_OUTPUT];
 	pprof = a.given[HP_OPT_FORMAT] && strcmp(a.value[HP_OPT_FORMAT], "pprof") == 0;
 	if (a.noperands != 2) {
 		hp_cli_error("diff: give two capture files, BASE and NEW");
+		return HP_EXIT_USAGE;
+	}
+	if (a.given[HP_OPT_FAIL_IF_GREW] && !hp_metric_is_bytes(a.metric)) {
+		hp_cli_error("diff: --fail-if-grew is in bytes: use it with --metric leaked, peak "
+			     "or allocated");
 		return HP_EXIT_USAGE;
 	}
 	if (pprof && !output) {
@@ -110,8 +132,22 @@ int hp_cmd_diff(int argc, char **argv)
 		goto err;
 	}
 	ret = pprof ? hp_pprof_write_diff(o.f, &d) : hp_diff_text(o.f, &d, &to);
-	hp_diff_free(&d);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	if (status == HP_EXIT_OK && a.given[HP_OPT_FAIL_IF_GREW]) {
+		double bf, nf, unused;
+		char x[32], y[32], n[32];
+		hp_diff_figures(&d.base_total, a.metric, &bf, &unused);
+		hp_diff_figures(&d.new_total, a.metric, &nf, &unused);
+		if (nf - bf > (double)a.bytes[HP_OPT_FAIL_IF_GREW]) {
+			hp_cli_error("diff: %s grew by %s (%s bytes), over --fail-if-grew %s",
+				     hp_metric_name(a.metric), hp_units_bytes(x, sizeof x, nf - bf),
+				     hp_units_count(n, sizeof n, nf - bf),
+				     hp_units_bytes(y, sizeof y,
+						    (double)a.bytes[HP_OPT_FAIL_IF_GREW]));
+			status = HP_EXIT_GATE;
+		}
+	}
+	hp_diff_free(&d);
 
 err:
 	if (loaded == 2) {

@@ -41,7 +41,10 @@ static const char usage[] =
 	"  --image N            image N of the capture (1 = the first; default the last\n"
 	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
-	"\n"
+	"  --focus REGEX        only the stacks with a function matching REGEX\n"
+	"  --ignore REGEX       leave out the stacks with a function matching REGEX\n"
+	"  --hide REGEX         remove the functions matching REGEX from the stacks\n"
+	"                       (POSIX extended regular expressions, as pprof's)\n"	"\n"
 	"Figures of a sampled capture are unbiased estimates, rounded to integers.\n";
 
 enum format { FMT_NONE, FMT_PPROF, FMT_GPERFTOOLS, FMT_FOLDED };
@@ -80,10 +83,14 @@ int hp_cmd_export(int argc, char **argv)
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_FOCUS, 0, 0, NULL},
+		{HP_OPT_IGNORE, 0, 0, NULL},
+		{HP_OPT_HIDE, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_cli_args a = {.metric = HP_METRIC_LEAKED};
 	struct hp_model_options mo = {0};
+	struct hp_model_filter filter;
 	enum format format = FMT_NONE;
 	const char *output, *at;
 	struct hp_capture cap;
@@ -103,6 +110,7 @@ int hp_cmd_export(int argc, char **argv)
 	mo.snapshot = hp_cli_snapshot(&a);
 	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	mo.filter = hp_cli_filter(&a, &filter);
 	if (a.noperands != 1) {
 		hp_cli_error("export: give exactly one capture file");
 		return HP_EXIT_USAGE;

@@ -19,8 +19,8 @@ static const char usage[] =
 	"\n"
 	"Draws the call stacks of a capture as a flame graph: one self-contained SVG\n"
 	"to open in a browser, the root at the bottom, each frame as wide as its share\n"
-	"of the metric. Hover for details, click to zoom, Ctrl-F (or Search) to\n"
-	"highlight functions matching a regular expression.\n"
+	"of the metric. Hover for details, click to zoom, type a regular expression\n"
+	"in the search box (Ctrl-F goes there) to highlight the functions matching.\n"
 	"  -o, --output OUT     the file to write ('-' = standard output)\n"
 	"  --metric M           peak (default: bytes in use at the peak), leaked (bytes\n"
 	"                       in use at the snapshot), allocated (bytes), allocations,\n"
@@ -31,7 +31,12 @@ static const char usage[] =
 	"  --title T            the title (default: the metric and the program)\n"
 	"  --width PX           the image's width in pixels (default 1200)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
-	"\n"
+	"  --icicle             an icicle graph: the root at the top, the innermost\n"
+	"                       frames below\n"
+	"  --focus REGEX        only the stacks with a function matching REGEX\n"
+	"  --ignore REGEX       leave out the stacks with a function matching REGEX\n"
+	"  --hide REGEX         remove the functions matching REGEX from the stacks\n"
+	"                       (POSIX extended regular expressions, as pprof's)\n"	"\n"
 	"Frames narrower than 0.1% of the total are left out. Figures of a sampled\n"
 	"capture are unbiased estimates.\n";
 
@@ -45,10 +50,15 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_WIDTH, 200, 100000, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_ICICLE, 0, 0, NULL},
+		{HP_OPT_FOCUS, 0, 0, NULL},
+		{HP_OPT_IGNORE, 0, 0, NULL},
+		{HP_OPT_HIDE, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
 	struct hp_model_options mo = {0};
+	struct hp_model_filter filter;
 	struct hp_flame_options fo = {0};
 	struct hp_capture cap;
 	struct hp_model model;
@@ -63,7 +73,9 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	mo.snapshot = hp_cli_snapshot(&a);
 	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	mo.filter = hp_cli_filter(&a, &filter);
 	fo.title = a.value[HP_OPT_TITLE];
+	fo.icicle = a.given[HP_OPT_ICICLE];
 	if (a.given[HP_OPT_WIDTH])
 		fo.width_px = (unsigned)a.number[HP_OPT_WIDTH];
 	if (a.noperands != 1) {

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,18 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 	[HP_OPT_NO_SYMBOLS] = {"no-symbols", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_HTTP] = {"http", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 	[HP_OPT_PID] = {"pid", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_FOCUS] = {"focus", 0, HP_CLI_REGEX, NULL, 0, 0, {NULL}},
+	[HP_OPT_IGNORE] = {"ignore", 0, HP_CLI_REGEX, NULL, 0, 0, {NULL}},
+	[HP_OPT_HIDE] = {"hide", 0, HP_CLI_REGEX, NULL, 0, 0, {NULL}},
+	[HP_OPT_ALL_FRAMES] = {"all-frames", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_FULL_NAMES] = {"full-names", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_SUPPRESSIONS] = {"suppressions", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_NO_DEFAULT_SUPPRESSIONS] = {"no-default-suppressions", 0, HP_CLI_FLAG, NULL, 0, 0,
+		{NULL}},
+	[HP_OPT_FAIL_IF_LEAKED] = {"fail-if-leaked", 0, HP_CLI_BYTES, NULL, 0, UINT64_MAX, {NULL}},
+	[HP_OPT_FAIL_IF_PEAK] = {"fail-if-peak", 0, HP_CLI_BYTES, NULL, 0, UINT64_MAX, {NULL}},
+	[HP_OPT_FAIL_IF_GREW] = {"fail-if-grew", 0, HP_CLI_BYTES, NULL, 0, UINT64_MAX, {NULL}},
+	[HP_OPT_ICICLE] = {"icicle", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 };
 /* clang-format on */
 
@@ -147,6 +160,26 @@ static int take(const char *cmd, const struct hp_cli_use *use, const char *value
 		if (check_recorder(cmd, o, value))
 			return -EINVAL;
 		break;
+	case HP_CLI_BYTES:
+		if (hp_option_parse_u64(value, &a->bytes[use->opt])) {
+			hp_cli_error("%s: %s wants a number of bytes (with K, M or G: 512K, 64MiB), "
+				     "not '%s'", cmd, opt, value);
+			return -EINVAL;
+		}
+		break;
+	case HP_CLI_REGEX: {
+		regex_t re;
+		char why[256];
+		int rc = regcomp(&re, value, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			regerror(rc, &re, why, sizeof why);
+			hp_cli_error("%s: %s wants a regular expression (POSIX extended), not "
+				     "'%s': %s", cmd, opt, value, why);
+			return -EINVAL;
+		}
+		regfree(&re);
+		break;
+	}
 	default: break;
 	}
 	if (use->check && use->check(cmd, value))
@@ -207,6 +240,14 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
 	a->operand = optind;
 	a->noperands = argc - optind;
 	return 0;
+}
+
+const struct hp_model_filter *hp_cli_filter(const struct hp_cli_args *a, struct hp_model_filter *f)
+{
+	f->focus = a->value[HP_OPT_FOCUS];
+	f->ignore = a->value[HP_OPT_IGNORE];
+	f->hide = a->value[HP_OPT_HIDE];
+	return f->focus || f->ignore || f->hide ? f : NULL;
 }
 
 long hp_cli_snapshot(const struct hp_cli_args *a)

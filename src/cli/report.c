@@ -1,6 +1,7 @@
 /*
  * report.c - `heapprof report`: the answers, in the terminal or as JSON.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "../analyzer/report.h"
+#include "../common/units.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -23,7 +25,27 @@ static const char usage[] =
 	"  --image N        image N of the capture (1 = the first; default the last\n"
 	"                   with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR  also look for separate debug info in DIR\n"
-	"  --width N        fit N columns (default: the terminal's)\n";
+	"  --width N        fit N columns (default: the terminal's, else $COLUMNS, else\n"
+	"                   100; 0 = no limit): long names are cut in the middle\n"
+	"  --all-frames     every frame: also the runtime's below main and a thread's\n"
+	"                   start, and library frames one a line (by default a run of\n"
+	"                   them is one line, '[+N library frames]')\n"
+	"  --full-names     template arguments as they are (default: <...>)\n"
+	"  --focus REGEX    only the stacks with a function matching REGEX\n"
+	"  --ignore REGEX   leave out the stacks with a function matching REGEX\n"
+	"  --hide REGEX     remove the functions matching REGEX from the stacks\n"
+	"                   (POSIX extended regular expressions, as pprof's options)\n"
+	"  --suppressions FILE  leaks not to report, in LeakSanitizer's format\n"
+	"                   ('leak:PATTERN' lines: a function, file or module)\n"
+	"  --no-default-suppressions  report the runtime's one-time allocations\n"
+	"                   (libstdc++'s exception pool, stdio buffers, TLS) as leaks\n"
+	"  --fail-if-leaked BYTES  exit 3 when more than BYTES are leaked (in use at\n"
+	"                   the snapshot, suppressions left out); K, M, G suffixes\n"
+	"  --fail-if-peak BYTES    exit 3 when the peak heap is over BYTES\n"
+	"\n"
+	"Exit status: 0 shown, 1 the capture cannot be used, 2 wrong usage, 3 a\n"
+	"--fail-if limit was passed (the report is shown whole, and one line on\n"
+	"stderr says which limit).\n";
 
 static unsigned terminal_width(void)
 {
@@ -34,7 +56,32 @@ static unsigned terminal_width(void)
 		return ws.ws_col;
 	if (cols && atoi(cols) > 0)
 		return (unsigned)atoi(cols);
-	return 0; /* not a terminal: no cutting */
+	return 100; /* piped, no $COLUMNS: what a reader's window shows */
+}
+
+/* The CI gates: HP_EXIT_GATE after one line per limit passed, else
+ * HP_EXIT_OK. Leaks are what the report calls leaks: suppressed stacks left
+ * out. */
+static int gates(const struct hp_cli_args *a, const struct hp_model *m)
+{
+	double leaked = m->total.inuse_bytes - m->suppressed.inuse_bytes;
+	double peak = m->total.peak_bytes;
+	char x[32], y[32], n[32];
+	int status = HP_EXIT_OK;
+
+	if (a->given[HP_OPT_FAIL_IF_LEAKED] && leaked > (double)a->bytes[HP_OPT_FAIL_IF_LEAKED]) {
+		hp_cli_error("report: leaked %s (%s bytes), over --fail-if-leaked %s",
+			     hp_units_bytes(x, sizeof x, leaked), hp_units_count(n, sizeof n, leaked),
+			     hp_units_bytes(y, sizeof y, (double)a->bytes[HP_OPT_FAIL_IF_LEAKED]));
+		status = HP_EXIT_GATE;
+	}
+	if (a->given[HP_OPT_FAIL_IF_PEAK] && peak > (double)a->bytes[HP_OPT_FAIL_IF_PEAK]) {
+		hp_cli_error("report: peak heap %s (%s bytes), over --fail-if-peak %s",
+			     hp_units_bytes(x, sizeof x, peak), hp_units_count(n, sizeof n, peak),
+			     hp_units_bytes(y, sizeof y, (double)a->bytes[HP_OPT_FAIL_IF_PEAK]));
+		status = HP_EXIT_GATE;
+	}
+	return status;
 }
 
 int hp_cmd_report(int argc, char **argv)
@@ -47,15 +94,27 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_WIDTH, 0, LONG_MAX, NULL},
+		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
+		{HP_OPT_FULL_NAMES, 0, 0, NULL},
+		{HP_OPT_FOCUS, 0, 0, NULL},
+		{HP_OPT_IGNORE, 0, 0, NULL},
+		{HP_OPT_HIDE, 0, 0, NULL},
+		{HP_OPT_SUPPRESSIONS, 0, 0, NULL},
+		{HP_OPT_NO_DEFAULT_SUPPRESSIONS, 0, 0, NULL},
+		{HP_OPT_FAIL_IF_LEAKED, 0, 0, NULL},
+		{HP_OPT_FAIL_IF_PEAK, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_cli_args a;
 	struct hp_model_options mo = {0};
+	struct hp_model_filter filter;
+	struct hp_suppressions sup = {0};
+	char err[512];
 	struct hp_report_options ro = {.top = 10, .frames = 8, .width = terminal_width()};
 	struct hp_capture cap;
 	struct hp_model model;
 	struct hp_cli_output o;
-	int ret;
+	int ret, status;
 
 	if (hp_cli_parse("report", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
 		return HP_EXIT_USAGE;
@@ -70,16 +129,33 @@ int hp_cmd_report(int argc, char **argv)
 	mo.snapshot = hp_cli_snapshot(&a);
 	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
+	mo.filter = hp_cli_filter(&a, &filter);
+	ro.all_frames = a.given[HP_OPT_ALL_FRAMES];
+	ro.full_names = a.given[HP_OPT_FULL_NAMES];
 	if (a.noperands != 1) {
 		hp_cli_error("report: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
-	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
+	ret = a.given[HP_OPT_NO_DEFAULT_SUPPRESSIONS] ? 0 : hp_suppressions_add_builtin(&sup);
+	if (!ret && a.given[HP_OPT_SUPPRESSIONS]) {
+		ret = hp_suppressions_load(&sup, a.value[HP_OPT_SUPPRESSIONS], err, sizeof err);
+		if (ret) {
+			hp_cli_error("report: --suppressions: %s", err);
+			hp_suppressions_free(&sup);
+			return ret == -EINVAL ? HP_EXIT_USAGE : HP_EXIT_FAILURE;
+		}
+	}
+	if (ret || hp_cli_load_model(argv[a.operand], &mo, &cap, &model)) {
+		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
+	}
+	hp_model_suppress(&model, &sup);
+	hp_suppressions_free(&sup);
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	ret = a.given[HP_OPT_JSON] ? hp_report_json(o.f, &model, &ro)
 				   : hp_report_text(o.f, &model, &ro);
+	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : gates(&a, &model);
 	hp_model_free(&model);
 	hp_capture_free(&cap);
-	return hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	return status;
 }

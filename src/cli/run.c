@@ -338,7 +338,8 @@ static void summarize(const char *path, const char *prog, int status, int quiet)
 							   : "without a final snapshot",
 				(unsigned long long)s->seq, hp_capture_reason_name(s->reason),
 				(double)s->time_ns / 1e9);
-		fputc('\n', stderr);
+		/* What to do next, to copy. */
+		fprintf(stderr, "; next: heapprof report %s\n", path);
 	}
 	if (cap.ndamage)
 		hp_cli_error("%s is damaged: %s", path, cap.damage[0]);

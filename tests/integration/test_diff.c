@@ -158,7 +158,7 @@ HP_TEST(diff_text_shows_exact_changes)
 	if (g && k)
 		expect_true(k->rank == 1 && g->rank == 2,
 			    "ranked by absolute change: -3000 before +700");
-	snprintf(want, sizeof want, "  change  %+lld bytes, %+lld objects\n",
+	snprintf(want, sizeof want, "  change  %+lld bytes, %+lld objects (",
 		 GROW_CHANGE + SHRINK_CHANGE, (long long)(NEW_GROW - BASE_GROW - BASE_SHRINK));
 	expect_true(strstr(out, want) != NULL, "the totals' change (diffprog allocates nothing else)");
 	expect_true(strstr(out, "2 of 3 stacks changed") != NULL, "2 of the 3 stacks changed");

@@ -20,6 +20,7 @@
 
 #include "../harness/harness.h"
 #include "../harness/query.h"
+#include "../harness/tools.h"
 #include "../programs/known.h"
 
 #define WIDTH_PX 1600 /* wide enough for leak_leaf's label in the leaked graph */
@@ -54,6 +55,31 @@ static const char driver[] =
 	"\tvar other = frame(T.other), labelled = frame(T.label);\n"
 	"\tvar reset = svg.querySelector('.hp-reset');\n"
 	"\tput('ready', svg.getAttribute('data-ready'));\n"
+	"\twindow.prompt = function () { hpErrors.push('window.prompt called'); return null; };\n"
+	"\tvar sr = svg.getBoundingClientRect(), over = 0, lines = 0;\n"
+	"\tgs.forEach(function (g) {\n"
+	"\t\tif (getComputedStyle(g).display === 'none') return;\n"
+	"\t\tfire(g, 'mouseover');\n"
+	"\t\tvar d = svg.querySelector('.hp-details'), r = d.getBoundingClientRect();\n"
+	"\t\tif (r.left < sr.left || r.right > sr.right + 0.5 || r.bottom > sr.bottom) over++;\n"
+	"\t\tlines = Math.max(lines, d.querySelectorAll('tspan').length);\n"
+	"\t});\n"
+	"\tput('details_overflow', over);\n"
+	"\tput('details_lines', lines);\n"
+	"\tvar box = svg.querySelector('.hp-q');\n"
+	"\tput('box', box ? box.tagName.toLowerCase() + ':' + box.type : 'none');\n"
+	"\tdocument.dispatchEvent(new KeyboardEvent('keydown', {key: 'f', ctrlKey: true, bubbles: true}));\n"
+	"\tput('box_focused', document.activeElement === box);\n"
+	"\tbox.value = 'leak_';\n"
+	"\tbox.dispatchEvent(new Event('input', {bubbles: true}));\n"
+	"\tput('box_matched', gs.filter(function (g) { return g.classList.contains('m'); })\n"
+	"\t\t.map(function (g) { return g.getAttribute('data-n'); }).join(','));\n"
+	"\tput('box_text', svg.querySelector('.hp-matched').textContent);\n"
+	"\tbox.value = '';\n"
+	"\tbox.dispatchEvent(new Event('input', {bubbles: true}));\n"
+	"\tput('box_cleared', svg.querySelectorAll('g.m').length);\n"
+	"\tvar br = box.getBoundingClientRect();\n"
+	"\tput('box_inside', br.width > 100 && br.right <= sr.right && br.top >= sr.top);\n"
 	"\tput('frames', gs.length);\n"
 	"\tput('root', root.getAttribute('data-n'));\n"
 	"\tput('root_px', rect(root).width);\n"
@@ -303,6 +329,16 @@ static void check_in_browser(const struct expect *e)
 	expect_true(result(dom, "details", buf, sizeof buf) && strstr(buf, "known.c:") &&
 			    strstr(buf, "% of all") && strstr(buf, " B"),
 		    "hovering shows file:line, the figure with its unit and the share");
+	expect_true(result_is(dom, "box", "input:search"), "the page has a search box");
+	expect_true(result_is(dom, "box_inside", "true"), "inside the image, wide enough to type in");
+	expect_true(result_is(dom, "box_focused", "true"), "Ctrl-F goes to the search box");
+	expect_true(result_is(dom, "box_matched", "leak_path,leak_leaf"),
+		    "typing leak_ in the box marks leak_path and leak_leaf, nothing else");
+	expect_true(result(dom, "box_text", buf, sizeof buf) && strstr(buf, "Matched "),
+		    "and shows the share matched");
+	expect_true(result_is(dom, "box_cleared", "0"), "emptying the box clears the search");
+	expect_true(result_is(dom, "details_overflow", "0"),
+		    "no frame's details go past the image's edge");
 	expect_true(result_is(dom, "matched", "leak_path,leak_leaf"),
 		    "searching leak_ marks leak_path and leak_leaf, nothing else");
 	expect_true(result_is(dom, "matched_fill", "rgb(225,0,225)"), "marked frames are coloured");
@@ -345,6 +381,64 @@ HP_TEST(flame_peak_in_browser)
 {
 	check_in_browser(&(struct expect){"peak", "peak_leaf", "peak_leaf", PEAK_N * PEAK_SIZE,
 					  KNOWN_PEAK_BYTES});
+}
+
+/* At the narrowest width the details of a frame are longer than the
+ * image: they wrap onto more lines and stay inside it (a single line was
+ * cut off at the right edge). */
+HP_TEST(flame_narrow_details_wrap_inside)
+{
+	const char *capture = known_capture();
+	char svg[4600], page[4600], buf[256];
+	char *dom;
+
+	require(capture, "heapprof run records known");
+	require(render(capture, "--metric leaked --width 200", "narrow", svg, sizeof svg) == 0,
+		"heapprof flamegraph --width 200 writes a well-formed SVG");
+	if (!have_chromium())
+		return;
+	snprintf(page, sizeof page, "%s/narrow.html", hp_test_tmp());
+	require(write_page(svg, page,
+			   "{leaf: 'leak_leaf', path: 'leak_path', other: 'main', label: 'all'}") ==
+			0,
+		"the test page is written");
+	dom = dump_dom(page, "narrow-page");
+	require(dom, "chromium runs the test page");
+	expect_true(result_is(dom, "details_overflow", "0"),
+		    "every frame's details stay inside a 200 px image");
+	expect_true(result(dom, "details_lines", buf, sizeof buf) && atoi(buf) >= 2,
+		    "by wrapping onto more lines");
+	free(dom);
+}
+
+/* --icicle: the root at the top, each callee one level below its caller. */
+HP_TEST(flame_icicle)
+{
+	const char *capture = known_capture();
+	char svg[4600];
+	char *out;
+	int root_y, leaf_y;
+
+	require(capture, "heapprof run records known");
+	require(render(capture, "--metric leaked --icicle", "icicle", svg, sizeof svg) == 0,
+		"heapprof flamegraph --icicle writes a well-formed SVG");
+	out = hp_test_sh_out("python3 -c '\n"
+			     "import sys, xml.dom.minidom as m\n"
+			     "d = m.parse(sys.argv[1])\n"
+			     "y = {}\n"
+			     "for g in d.getElementsByTagName(\"g\"):\n"
+			     "    n = g.getAttribute(\"data-n\")\n"
+			     "    if n: y.setdefault(n, g.getElementsByTagName(\"rect\")[0].getAttribute(\"y\"))\n"
+			     "print(y[\"all\"], y[\"leak_leaf\"])' %s",
+			     svg);
+	require(out && sscanf(out, "%d %d", &root_y, &leaf_y) == 2, "the frames have places");
+	expect_eq_u64(root_y, 88, "the root is the first row under the header");
+	expect_true(leaf_y > root_y, "leak_leaf is below the root");
+	free(out);
+	require(render(capture, "--metric leaked", "flame", svg, sizeof svg) == 0,
+		"and without --icicle");
+	expect_eq_u64(hp_test_sh("grep -q 'heapprof flame graph: the root at the bottom' %s", svg), 0,
+		      "the default is still a flame graph");
 }
 
 HP_TEST(flame_cxx_names_are_escaped)

@@ -65,7 +65,8 @@ HP_TEST(report_names_lines_and_figures)
 	expect_output("report", cmd,
 		      (const char *const[]){leak, peak, churn, "leak_path  known.c:",
 					    "48.8 KiB in 50 blocks", "1000 B in 10 blocks",
-					    "1,000 temporary of 1,000 allocations",
+					    "1,000 temporary (",
+					    "; 100% of this stack",
 					    "peak heap       49.8 KiB in 60 blocks", NULL});
 	/* The JSON, checked by a JSON parser. */
 	expect_eq_u64(
@@ -92,7 +93,7 @@ HP_TEST(report_demangles_and_shows_inlines)
 		 line_of("tests/programs/cxx_inline.cpp", "return new int[n];"));
 	snprintf(capture, sizeof capture, "%s/cxx_inline.hpf", hp_test_tmp());
 	hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/cxx_inline", b, capture, b);
-	snprintf(cmd, sizeof cmd, "%s/heapprof report %s", b, capture);
+	snprintf(cmd, sizeof cmd, "%s/heapprof report --full-names %s", b, capture);
 	expect_output("C++ report", cmd,
 		      (const char *const[]){call, "shapes::Factory<int>::build(unsigned long)",
 					    "192 B in 3 blocks", NULL});

@@ -5,11 +5,39 @@ var svg = (cs && cs.ownerSVGElement) || document.querySelector('svg.hp-flame') |
 	document.documentElement;
 var FX = +svg.getAttribute('data-fx'), FW = +svg.getAttribute('data-fw');
 var CW = +svg.getAttribute('data-cw'), unit = svg.getAttribute('data-unit');
+var SW = +svg.getAttribute('data-sw') || CW * 12 / 11;
 var approx = svg.getAttribute('data-sampled') === '1' ? '~' : '';
 var HIT = 'rgb(225,0,225)', DOT = ' \u00b7 ';
 function q(c) { return svg.getElementsByClassName(c)[0]; }
 var details = q('hp-details'), matched = q('hp-matched');
-var resetBtn = q('hp-reset'), searchBtn = q('hp-search'), hint = details.textContent;
+var resetBtn = q('hp-reset'), box = q('hp-q'), hint = details.textContent;
+var NS = 'http://www.w3.org/2000/svg', LINES = 3;
+/* Shows text in the details lines under the frames: wrapped at the
+   width (at ' · ' when it can), up to LINES lines, the last one cut
+   in the middle if it must: nothing goes past the edge. */
+function show(text) {
+	var c = Math.max(20, Math.floor(FW / SW)), lines = [], rest = text;
+	while (rest.length > c && lines.length < LINES - 1) {
+		var at = rest.lastIndexOf(DOT, c);
+		if (at <= 0) at = rest.lastIndexOf(' ', c);
+		if (at <= 0) at = c;
+		lines.push(rest.slice(0, at));
+		rest = rest.slice(at).replace(/^( · | )/, '');
+	}
+	if (rest.length > c) {
+		var h = Math.floor((c - 3) / 2);
+		rest = rest.slice(0, h) + '...' + rest.slice(rest.length - (c - 3 - h));
+	}
+	lines.push(rest);
+	while (details.firstChild) details.removeChild(details.firstChild);
+	lines.forEach(function (l, k) {
+		var t = document.createElementNS(NS, 'tspan');
+		t.setAttribute('x', FX);
+		if (k) t.setAttribute('dy', '15');
+		t.textContent = l;
+		details.appendChild(t);
+	});
+}
 var frames = [], root = null, zoomed = null, term = '';
 var gs = svg.querySelectorAll('g.f');
 for (var i = 0; i < gs.length; i++) {
@@ -82,12 +110,21 @@ function search(t) {
 		});
 	matched.textContent = term ? 'Matched ' + pct(sum, root.v) + ' (' + fmt(sum) + ', ' +
 		hits.length + (hits.length === 1 ? ' frame)' : ' frames)') : '';
-	searchBtn.textContent = term ? 'Clear search' : 'Search';
+	if (box && box.value !== term) box.value = term;
 	return {frames: hits.length, value: sum, share: root.v > 0 ? sum / root.v : 0};
 }
+/* The search box: each keystroke searches; Escape in it clears. */
 function ask() {
-	var t = window.prompt('Search functions (a regular expression):', term);
-	if (t !== null) search(t);
+	if (!box) return;
+	box.focus();
+	box.select();
+}
+if (box) {
+	box.addEventListener('input', function () { search(box.value); });
+	box.addEventListener('keydown', function (e) {
+		e.stopPropagation(); /* typing is not a command */
+		if (e.key === 'Escape') { search(''); box.blur(); }
+	});
 }
 function frameOf(e) {
 	var g = e.target && e.target.closest ? e.target.closest('g.f') : null;
@@ -97,14 +134,13 @@ svg.addEventListener('click', function (e) {
 	var f = frameOf(e);
 	if (f) zoom(f);
 	else if (e.target === resetBtn) zoom(root);
-	else if (e.target === searchBtn) { if (term) search(''); else ask(); }
 });
 svg.addEventListener('mouseover', function (e) {
 	var f = frameOf(e);
-	if (f) details.textContent = f.info + (zoomed && !f.a && f !== zoomed ?
-		DOT + pct(f.v, zoomed.v) + ' of ' + zoomed.n : '');
+	if (f) show(f.info + (zoomed && !f.a && f !== zoomed ?
+		DOT + pct(f.v, zoomed.v) + ' of ' + zoomed.n : ''));
 });
-svg.addEventListener('mouseout', function () { details.textContent = hint; });
+svg.addEventListener('mouseout', function () { show(hint); });
 document.addEventListener('keydown', function (e) {
 	if ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F')) {
 		e.preventDefault();

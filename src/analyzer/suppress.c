@@ -1,0 +1,215 @@
+/*
+ * suppress.c - leak suppressions in LeakSanitizer's format (see model.h).
+ *
+ * A suppressed stack stays in every figure and every output; only the
+ * report's leak section, its in-use line and the CI gate on leaks leave it
+ * out, and say how many blocks they left out. The built-in list names
+ * allocations the C and C++ runtimes make once and never free (they are
+ * reachable to the end, freed by no one): a report of a correct program
+ * shows no leak.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/vec.h"
+
+/* Each entry: one allocation the runtime keeps to the end, by a function
+ * on its stack (glibc 2.3x, libstdc++ of GCC 10 to 14). */
+static const char *const builtin[] = {
+	/* libstdc++: the emergency pool for exceptions thrown out of memory
+	 * (eh_alloc.cc), allocated by a constructor at load time */
+	"leak:(anonymous namespace)::pool::pool",
+	"leak:__gnu_cxx::__freeres",
+	/* stdio: the buffers of stdin, stdout and stderr (and of every FILE),
+	 * allocated on first use */
+	"leak:_IO_file_doallocate",
+	/* the dynamic loader: thread-local storage (the DTV and static TLS
+	 * blocks), link maps and search paths of libraries loaded with dlopen */
+	"leak:_dl_allocate_tls",
+	"leak:_dl_allocate_tls_init",
+	"leak:allocate_dtv",
+	"leak:_dl_new_object",
+	"leak:_dl_map_object",
+	"leak:_dl_init_paths",
+	"leak:_dl_important_hwcaps",
+	"leak:_dlerror_run",
+	/* locales, time zones, name service: loaded once, cached */
+	"leak:_nl_",
+	"leak:setlocale",
+	"leak:tzset_internal",
+	"leak:__tzfile_read",
+	"leak:__nss_",
+	/* atexit and thread_local destructor lists */
+	"leak:__new_exitfn",
+	"leak:__cxa_thread_atexit_impl",
+};
+
+static int add(struct hp_suppressions *s, const char *pattern, size_t len)
+{
+	char *p;
+
+	if (hp_vec_grow(&s->patterns, &s->cap, s->n + 1))
+		return -ENOMEM;
+	p = malloc(len + 1);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, pattern, len);
+	p[len] = '\0';
+	s->patterns[s->n++] = p;
+	return 0;
+}
+
+int hp_suppressions_add_builtin(struct hp_suppressions *s)
+{
+	s->builtin = 1;
+	for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++) {
+		int ret = add(s, builtin[i] + 5, strlen(builtin[i] + 5));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int hp_suppressions_load(struct hp_suppressions *s, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	unsigned lineno = 0;
+	int ret = 0;
+
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	while (!ret && fgets(line, sizeof line, f)) {
+		char *b = line, *e;
+		lineno++;
+		while (*b == ' ' || *b == '\t')
+			b++;
+		e = b + strlen(b);
+		while (e > b && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		*e = '\0';
+		if (!*b || *b == '#')
+			continue;
+		if (strncmp(b, "leak:", 5) != 0 || !b[5]) {
+			snprintf(err, errlen,
+				 "%s:%u: wants 'leak:PATTERN' (LeakSanitizer's format), not '%.80s'",
+				 path, lineno, b);
+			ret = -EINVAL;
+			break;
+		}
+		ret = add(s, b + 5, strlen(b + 5));
+		if (ret)
+			snprintf(err, errlen, "out of memory");
+	}
+	if (!ret && ferror(f)) {
+		snprintf(err, errlen, "%s: cannot read it", path);
+		ret = -EIO;
+	}
+	fclose(f);
+	return ret;
+}
+
+void hp_suppressions_free(struct hp_suppressions *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->patterns[i]);
+	free(s->patterns);
+	memset(s, 0, sizeof *s);
+}
+
+/* Whether pat[0..plen), '*' as any run, matches text at its start; when
+ * to_end, up to its end. */
+static int match_here(const char *pat, size_t plen, const char *text, int to_end)
+{
+	while (plen && *pat != '*') {
+		if (!*text || *pat != *text)
+			return 0;
+		pat++, plen--, text++;
+	}
+	if (!plen)
+		return !to_end || !*text;
+	/* '*': try every split */
+	for (;; text++) {
+		if (match_here(pat + 1, plen - 1, text, to_end))
+			return 1;
+		if (!*text)
+			return 0;
+	}
+}
+
+int hp_suppression_match(const char *pattern, const char *text)
+{
+	size_t plen = strlen(pattern);
+	int start = plen && pattern[0] == '^', end;
+
+	if (start)
+		pattern++, plen--;
+	end = plen && pattern[plen - 1] == '$';
+	if (end)
+		plen--;
+	if (start)
+		return match_here(pattern, plen, text, end);
+	for (const char *t = text;; t++) {
+		if (match_here(pattern, plen, t, end))
+			return 1;
+		if (!*t)
+			return 0;
+	}
+}
+
+/* Whether st is a system library's constructor's: under _dl_init, with
+ * no frame of the program's own (libstdc++'s emergency pool reads this way
+ * when libstdc++ has no symbols). */
+static int library_constructor(const struct hp_model *m, const struct hp_mstack *st)
+{
+	int under_init = 0;
+
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++) {
+			if (hp_model_frame_class(m, l, &l->syms[k]) == HP_FRAME_OWN)
+				return 0;
+			under_init |= strcmp(l->syms[k].function, "_dl_init") == 0;
+		}
+	}
+	return under_init;
+}
+
+static int stack_suppressed(const struct hp_model *m, const struct hp_mstack *st,
+			    const struct hp_suppressions *s)
+{
+	if (s->builtin && library_constructor(m, st))
+		return 1;
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		const char *mod = l->module >= 0 ? m->modules[l->module].cap->path : NULL;
+		for (size_t p = 0; p < s->n; p++) {
+			if (mod && hp_suppression_match(s->patterns[p], mod))
+				return 1;
+			for (uint32_t k = 0; k < l->nsyms; k++)
+				if (hp_suppression_match(s->patterns[p], l->syms[k].function) ||
+				    (l->syms[k].file[0] &&
+				     hp_suppression_match(s->patterns[p], l->syms[k].file)))
+					return 1;
+		}
+	}
+	return 0;
+}
+
+void hp_model_suppress(struct hp_model *m, const struct hp_suppressions *s)
+{
+	memset(&m->suppressed, 0, sizeof m->suppressed);
+	for (size_t id = 0; id < m->nstacks; id++) {
+		struct hp_mstack *st = &m->stacks[id];
+		st->suppressed = st->nbuckets && stack_suppressed(m, st, s);
+		if (st->suppressed)
+			hp_values_add(&m->suppressed, &st->v);
+	}
+}
