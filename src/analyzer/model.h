@@ -280,7 +280,9 @@ void hp_suppressions_free(struct hp_suppressions *s);
 
 /* Marks the stacks that match a suppression (a pattern matching any
  * symbolic frame's function name or file, or its module's file name) as
- * suppressed and sums their figures into m->suppressed. */
-void hp_model_suppress(struct hp_model *m, const struct hp_suppressions *s);
+ * suppressed and sums their figures into m->suppressed. Each location is
+ * matched once, whatever the number of stacks through it. Returns 0 or
+ * -ENOMEM (nothing marked). */
+int hp_model_suppress(struct hp_model *m, const struct hp_suppressions *s);
 
 #endif

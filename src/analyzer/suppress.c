@@ -164,52 +164,73 @@ int hp_suppression_match(const char *pattern, const char *text)
 	}
 }
 
-/* Whether st is a system library's constructor's: under _dl_init, with
- * no frame of the program's own (libstdc++'s emergency pool reads this way
- * when libstdc++ has no symbols). */
-static int library_constructor(const struct hp_model *m, const struct hp_mstack *st)
-{
-	int under_init = 0;
+/* What a location's frames say, found once per location (a location is
+ * shared by every stack through it: a million stacks have far fewer). */
+enum {
+	LOC_KNOWN = 1,      /* the bits below are set */
+	LOC_OWN = 2,        /* a frame of the program's own code */
+	LOC_DL_INIT = 4,    /* _dl_init */
+	LOC_MATCH = 8,      /* a suppression pattern matches its function, file or module */
+};
 
-	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
-		for (uint32_t k = 0; k < l->nsyms; k++) {
-			if (hp_model_frame_class(m, l, &l->syms[k]) == HP_FRAME_OWN)
-				return 0;
-			under_init |= strcmp(l->syms[k].function, "_dl_init") == 0;
-		}
+static uint8_t location_bits(const struct hp_model *m, const struct hp_suppressions *s,
+			     uint32_t id, uint8_t *cache)
+{
+	const struct hp_location *l = &m->locations[id];
+	const char *mod = l->module >= 0 ? m->modules[l->module].cap->path : NULL;
+	uint8_t bits = LOC_KNOWN;
+
+	if (cache[id])
+		return cache[id];
+	for (uint32_t k = 0; k < l->nsyms; k++) {
+		if (hp_model_frame_class(m, l, &l->syms[k]) == HP_FRAME_OWN)
+			bits |= LOC_OWN;
+		if (strcmp(l->syms[k].function, "_dl_init") == 0)
+			bits |= LOC_DL_INIT;
 	}
-	return under_init;
+	for (size_t p = 0; p < s->n && !(bits & LOC_MATCH); p++) {
+		if (mod && hp_suppression_match(s->patterns[p], mod))
+			bits |= LOC_MATCH;
+		for (uint32_t k = 0; k < l->nsyms && !(bits & LOC_MATCH); k++)
+			if (hp_suppression_match(s->patterns[p], l->syms[k].function) ||
+			    (l->syms[k].file[0] &&
+			     hp_suppression_match(s->patterns[p], l->syms[k].file)))
+				bits |= LOC_MATCH;
+	}
+	return cache[id] = bits;
 }
 
+/* Whether st is suppressed: a pattern matches one of its frames, or (with
+ * the built-in list) it is a system library's constructor's: under
+ * _dl_init with no frame of the program's own (libstdc++'s emergency pool
+ * reads this way when libstdc++ has no symbols). */
 static int stack_suppressed(const struct hp_model *m, const struct hp_mstack *st,
-			    const struct hp_suppressions *s)
+			    const struct hp_suppressions *s, uint8_t *cache)
 {
-	if (s->builtin && library_constructor(m, st))
-		return 1;
+	uint8_t any = 0;
+
 	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
-		const char *mod = l->module >= 0 ? m->modules[l->module].cap->path : NULL;
-		for (size_t p = 0; p < s->n; p++) {
-			if (mod && hp_suppression_match(s->patterns[p], mod))
-				return 1;
-			for (uint32_t k = 0; k < l->nsyms; k++)
-				if (hp_suppression_match(s->patterns[p], l->syms[k].function) ||
-				    (l->syms[k].file[0] &&
-				     hp_suppression_match(s->patterns[p], l->syms[k].file)))
-					return 1;
-		}
+		uint8_t bits = location_bits(m, s, st->locations[i], cache);
+		if (bits & LOC_MATCH)
+			return 1;
+		any |= bits;
 	}
-	return 0;
+	return s->builtin && (any & LOC_DL_INIT) && !(any & LOC_OWN);
 }
 
-void hp_model_suppress(struct hp_model *m, const struct hp_suppressions *s)
+int hp_model_suppress(struct hp_model *m, const struct hp_suppressions *s)
 {
+	uint8_t *cache = calloc(m->nlocations ? m->nlocations : 1, 1);
+
+	if (!cache)
+		return -ENOMEM;
 	memset(&m->suppressed, 0, sizeof m->suppressed);
 	for (size_t id = 0; id < m->nstacks; id++) {
 		struct hp_mstack *st = &m->stacks[id];
-		st->suppressed = st->nbuckets && stack_suppressed(m, st, s);
+		st->suppressed = st->nbuckets && stack_suppressed(m, st, s, cache);
 		if (st->suppressed)
 			hp_values_add(&m->suppressed, &st->v);
 	}
+	free(cache);
+	return 0;
 }

@@ -149,8 +149,14 @@ int hp_cmd_report(int argc, char **argv)
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}
-	hp_model_suppress(&model, &sup);
+	ret = hp_model_suppress(&model, &sup);
 	hp_suppressions_free(&sup);
+	if (ret) {
+		hp_cli_error("report: %s", strerror(-ret));
+		hp_model_free(&model);
+		hp_capture_free(&cap);
+		return HP_EXIT_FAILURE;
+	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	ret = a.given[HP_OPT_JSON] ? hp_report_json(o.f, &model, &ro)
 				   : hp_report_text(o.f, &model, &ro);
