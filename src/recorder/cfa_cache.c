@@ -23,8 +23,9 @@
  * cached as "libunwind": a walk that meets one is abandoned and redone by
  * unw_backtrace, so every stack recorded is one libunwind gives.
  *
- * Invariants: an entry's ip is 0 (empty) or a lookup address; its rule
- * depends only on the code mapped at that address, so entries stay valid
+ * Invariants: an entry's ret is 0 (empty) or a return address, its rule
+ * that of the lookup address ret - 1, which depends only on the code
+ * mapped there, so entries stay valid
  * until a dlclose (hp_cfa_flush bumps the generation; each thread clears
  * its own table at its next walk). Each table is read and written only by
  * its own thread, inside the recorder (t->busy set), so it needs no lock.
@@ -37,29 +38,37 @@
 #include <link.h>
 #include <string.h>
 
+#include "../common/hash.h"
 #include "os.h"
+#include "unwind.h"
 
 static void release(void *table);
 
 #define SETS 512 /* a power of two */
 #define WAYS 2
 
-/* Rules, 64 bits: the kind in bits 0-1; for RULE_STEP, bit 2 = the CFA is
- * rsp-based (else rbp-based), bit 3 = rbp is saved, at CFA + the int16 in
- * bits 16-31; the CFA offset is the int32 in bits 32-63. */
-#define RULE_LIBUNWIND 0 /* also what an empty entry would say */
-#define RULE_STEP 1
-#define RULE_LAST 2
-#define RULE_KIND 3u
-#define RULE_CFA_RSP 4u
-#define RULE_RBP_SAVED 8u
+/* What an entry says of its frame (libunwind's frame types, as its fast
+ * trace uses them). */
+enum {
+	RULE_STEP_RSP = 0, /* CFA = rsp + cfa_off */
+	RULE_STEP_RBP = 1, /* CFA = rbp + cfa_off */
+	RULE_LAST = 2,     /* the walk ends here */
+	RULE_LIBUNWIND = 3 /* left to unw_backtrace */
+};
+#define RBP_KEPT INT16_MIN /* rbp_off: rbp unchanged by the frame */
 
 /* libunwind's fast trace stops below this return address (Gtrace.c). */
 #define LOWEST_RIP 0x4000
 
+/* 16 bytes. The rule's fields are read straight from memory, no decoding:
+ * rbp at CFA + rbp_off unless it is RBP_KEPT (an offset libunwind allows
+ * is below 2^14 in magnitude), the return address at CFA - 8. */
 struct entry {
-	uint64_t ip; /* lookup address (return address - 1), 0 = empty */
-	uint64_t rule;
+	uint64_t ret; /* the return address (rule of ret - 1), 0 = empty */
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t kind;
+	uint8_t unused;
 };
 
 struct table {
@@ -94,11 +103,11 @@ void hp_cfa_flush(void)
 	__atomic_fetch_add(&generation, 1, __ATOMIC_RELAXED);
 }
 
-static inline uint32_t set_of(uint64_t ip)
+static inline uint32_t set_of(uint64_t ret)
 {
-	/* Return addresses differ in their low bits; fold in a few higher
-	 * ones so that two modules' hot code does not share sets. */
-	return (uint32_t)(ip ^ (ip >> 9) ^ (ip >> 18)) & (SETS - 1);
+	/* Return addresses differ in their low bits; fold in higher ones so
+	 * that code at the same offset in two pages does not share a set. */
+	return (uint32_t)(ret ^ (ret >> 9)) & (SETS - 1);
 }
 
 /* ---- reading .eh_frame ---------------------------------------------- */
@@ -394,9 +403,9 @@ static int read_cie(const uint8_t *p, struct cie *cie)
 	return 0;
 }
 
-/* The rule for lookup address ip, whose FDE is at p: what libunwind's
- * trace_init_addr would make of it. */
-static uint64_t rule_from_fde(const uint8_t *p, uint64_t ip)
+/* The rule for lookup address ip, whose FDE is at p, into e: what
+ * libunwind's trace_init_addr would make of it. */
+static void rule_from_fde(const uint8_t *p, uint64_t ip, struct entry *e)
 {
 	struct cur c = {p, p + 8, 0};
 	uint64_t len = get_n(&c, 4), cie_off, start, range;
@@ -404,27 +413,26 @@ static uint64_t rule_from_fde(const uint8_t *p, uint64_t ip)
 	struct state s, init;
 	struct cie cie;
 	int64_t rbp_off;
-	uint64_t rule;
 
 	if (len == 0 || len >= 0xfffffff0u)
-		return RULE_LIBUNWIND;
+		return;
 	c.end = p + 4 + len;
 	cie_at = c.p;
 	cie_off = get_n(&c, 4);
 	if (c.bad || cie_off == 0)
-		return RULE_LIBUNWIND;
+		return;
 	cie_at -= cie_off;
 	if (read_cie(cie_at, &cie) < 0)
-		return RULE_LIBUNWIND;
+		return;
 	start = get_encoded(&c, cie.fde_enc);
 	range = get_encoded(&c, cie.fde_enc & 0x0f);
 	if (c.bad || ip < start || ip - start >= range)
-		return RULE_LIBUNWIND;
+		return;
 	if (cie.has_z) { /* the FDE's augmentation data: skipped */
 		uint64_t size = get_uleb(&c);
 
 		if (c.bad || size > (uint64_t)(c.end - c.p))
-			return RULE_LIBUNWIND;
+			return;
 		c.p += size;
 	}
 	/* Every rule starts as "same value" (libunwind's parser), the CFA
@@ -432,49 +440,54 @@ static uint64_t rule_from_fde(const uint8_t *p, uint64_t ip)
 	memset(&s, 0, sizeof s);
 	s.cfa_reg = ~(uint64_t)0;
 	if (run(&cie.init, 0, ~(uint64_t)0, &cie, &s, &s) < 0)
-		return RULE_LIBUNWIND;
+		return;
 	init = s;
 	if (run(&c, start, ip, &cie, &s, &init) < 0)
-		return RULE_LIBUNWIND;
+		return;
 
 	/* libunwind computes the CFA from rsp or rbp only (the other
 	 * registers have no location in its fast trace's cursor). */
 	if (s.cfa_reg != DW_RSP && s.cfa_reg != DW_RBP)
-		return RULE_LIBUNWIND;
+		return;
 	/* apply_reg_state: an undefined return address ends the walk (unw_step
 	 * returns 0); so does an undefined rbp once the step succeeded
 	 * (x86_64 unw_step), which needs the return address readable. */
-	if (s.kind[S_RA] == R_UNDEF)
-		return RULE_LAST;
+	if (s.kind[S_RA] == R_UNDEF) {
+		e->kind = RULE_LAST;
+		return;
+	}
 	if (s.kind[S_RA] != R_OFFSET)
-		return RULE_LIBUNWIND;
-	if (s.kind[S_RBP] == R_UNDEF)
-		return RULE_LAST;
+		return;
+	if (s.kind[S_RBP] == R_UNDEF) {
+		e->kind = RULE_LAST;
+		return;
+	}
 	/* Gstash_frame.c: a standard frame. */
 	if (s.off[S_RA] != -8 || s.cfa_off <= -(1 << 28) || s.cfa_off >= (1 << 28))
-		return RULE_LIBUNWIND;
+		return;
 	if (s.kind[S_RSP] != R_SAME && s.kind[S_RSP] != R_UNDEF)
-		return RULE_LIBUNWIND; /* allowed there, but never seen: not cached */
-	rule = RULE_STEP | (s.cfa_reg == DW_RSP ? RULE_CFA_RSP : 0) |
-	       ((uint64_t)(uint32_t)(int32_t)s.cfa_off << 32);
+		return; /* allowed there, but never seen: not cached */
 	if (s.kind[S_RBP] == R_OFFSET) {
 		rbp_off = s.off[S_RBP];
 		if (rbp_off <= -(1 << 14) || rbp_off >= (1 << 14) || rbp_off == -1)
-			return RULE_LIBUNWIND;
-		rule |= RULE_RBP_SAVED | ((uint64_t)(uint16_t)(int16_t)rbp_off << 16);
-	} else if (s.kind[S_RBP] != R_SAME) {
-		return RULE_LIBUNWIND;
+			return;
+		e->rbp_off = (int16_t)rbp_off;
+	} else if (s.kind[S_RBP] == R_SAME) {
+		e->rbp_off = RBP_KEPT;
+	} else {
+		return;
 	}
 	/* A CFA of rsp + 0 would leave ip and cfa unchanged when the
 	 * return address repeats: libunwind rejects that step. */
-	if ((rule & RULE_CFA_RSP) && s.cfa_off == 0)
-		return RULE_LIBUNWIND;
-	return rule;
+	if (s.cfa_reg == DW_RSP && s.cfa_off == 0)
+		return;
+	e->cfa_off = (int32_t)s.cfa_off;
+	e->kind = s.cfa_reg == DW_RSP ? RULE_STEP_RSP : RULE_STEP_RBP;
 }
 
 /* The rule for ip in the object of .eh_frame_hdr hdr, found as libunwind
  * finds it: the last table entry starting at or below ip. */
-static uint64_t rule_from_hdr(const uint8_t *hdr, uint64_t ip)
+static void rule_from_hdr(const uint8_t *hdr, uint64_t ip, struct entry *e)
 {
 	struct cur c = {hdr, hdr + 4, 0};
 	uint8_t version = (uint8_t)get_n(&c, 1), ptr_enc = (uint8_t)get_n(&c, 1);
@@ -483,12 +496,12 @@ static uint64_t rule_from_hdr(const uint8_t *hdr, uint64_t ip)
 	uint64_t count, lo = 0, hi, mid;
 
 	if (version != 1 || table_enc != 0x3b) /* datarel | sdata4 */
-		return RULE_LIBUNWIND;
+		return;
 	c.end = hdr + 4 + 16;
 	get_encoded(&c, ptr_enc);
 	count = get_encoded(&c, count_enc);
 	if (c.bad)
-		return RULE_LIBUNWIND;
+		return;
 	table = (const int32_t *)c.p;
 	hi = count;
 	while (lo < hi) {
@@ -499,12 +512,13 @@ static uint64_t rule_from_hdr(const uint8_t *hdr, uint64_t ip)
 			lo = mid + 1;
 	}
 	if (!hi)
-		return RULE_LIBUNWIND;
-	return rule_from_fde(hdr + table[2 * (hi - 1) + 1], ip);
+		return;
+	rule_from_fde(hdr + table[2 * (hi - 1) + 1], ip, e);
 }
 
 struct find {
-	uint64_t ip, rule;
+	uint64_t ip;
+	struct entry *e;
 };
 
 /* dl_iterate_phdr callback: the object with a PT_LOAD holding f->ip, as
@@ -528,21 +542,23 @@ static int find_rule(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!found)
 		return 0;
-	f->rule = hdr ? rule_from_hdr(hdr, f->ip) : RULE_LIBUNWIND;
+	if (hdr)
+		rule_from_hdr(hdr, f->ip, f->e);
 	return 1;
 }
 
-static __attribute__((noinline, cold)) uint64_t fill(struct entry *set, uint64_t ip)
+/* Fills the set's first way with ret's rule, the older entry moving to
+ * the second (the one evicted). Returns the new entry. */
+static __attribute__((noinline, cold)) const struct entry *fill(struct entry *set, uint64_t ret)
 {
-	struct find f = {ip, RULE_LIBUNWIND};
+	struct entry e = {.ret = ret, .kind = RULE_LIBUNWIND};
+	struct find f = {ret - 1, &e};
 
 	hp_os_dl_iterate(find_rule, &f);
-	set[1] = set[0]; /* the older entry is the one evicted */
-	set[0].ip = ip;
-	set[0].rule = f.rule;
-	return f.rule;
+	set[1] = set[0];
+	set[0] = e;
+	return &set[0];
 }
-
 
 /* Gives t an empty table of the current generation. Returns 0, or -1
  * when the thread has none (could not map one, or its exit destructor has
@@ -585,15 +601,52 @@ static void release(void *table)
 	hp_self.cfa_cache = NO_TABLE;
 }
 
-__attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max)
+/* One step of libunwind's fast trace from the frame whose return address
+ * is *rip: 0 with *rip, *rsp, *rbp those of the caller's frame; 1 when
+ * the walk ends here (the last frame); -1 when libunwind must walk. */
+static inline __attribute__((always_inline)) int step(struct table *tab, uintptr_t lo,
+						      uintptr_t span, uintptr_t *rip,
+						      uintptr_t *rsp, uintptr_t *rbp)
 {
-	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+	struct entry *set = tab->set[set_of(*rip)];
+	const struct entry *e;
+	uintptr_t cfa;
+
+	if (__builtin_expect(set[0].ret == *rip, 1))
+		e = &set[0];
+	else if (set[1].ret == *rip)
+		e = &set[1];
+	else
+		e = fill(set, *rip);
+	if (__builtin_expect(e->kind > RULE_STEP_RBP, 0))
+		return e->kind == RULE_LAST ? 1 : -1;
+	cfa = (e->kind ? *rbp : *rsp) + (uintptr_t)(intptr_t)e->cfa_off;
+	/* lo + 8 <= cfa <= hi, in one compare */
+	if (__builtin_expect(cfa - lo - 8 > span, 0))
+		return -1;
+	*rip = ((const uintptr_t *)cfa)[-1];
+	if (e->rbp_off != RBP_KEPT) {
+		uintptr_t at = cfa + (uintptr_t)(intptr_t)e->rbp_off;
+
+		if (at - lo > span)
+			return -1;
+		*rbp = *(const uintptr_t *)at;
+	}
+	*rsp = cfa;
+	return 0;
+}
+
+__attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					  uint64_t *hash)
+{
+	const uintptr_t lo = t->stack_lo, span = t->stack_hi - t->stack_lo - 8;
 	const uintptr_t *fp = __builtin_frame_address(0);
-	uintptr_t rip, rsp, rbp, cfa, at;
+	const uint32_t limit = max + HP_UNWIND_SLACK;
+	uintptr_t rip, rsp, rbp;
 	struct table *tab = t->cfa_cache;
-	struct entry *set;
-	uint64_t rule;
-	uint32_t n = 0;
+	uint64_t h = HP_HASH_STACK_SEED;
+	uint32_t n = 0, walked, stop;
+	int r;
 
 	if (__builtin_expect((uintptr_t)tab <= 1 ||
 				     t->cfa_generation !=
@@ -603,43 +656,42 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 			return -1;
 		tab = t->cfa_cache;
 	}
-	if (!max)
-		return 0;
-	/* This function's own frame (frame pointers: the recorder is built
-	 * with them): the step libunwind takes out of unw_backtrace's. */
+	if (t->stack_hi <= t->stack_lo + 16) /* unknown bounds (1, 1) */
+		return -1;
+	/* The walk unw_backtrace(frames, limit) would make from our caller,
+	 * then the recorder's own frames at its start dropped and at most
+	 * max of the rest kept (unwind.c). This function's own frame first (frame pointers: the recorder is built with them): the step
+	 * libunwind takes out of unw_backtrace's. */
 	rbp = fp[0];
 	rip = fp[1];
 	rsp = (uintptr_t)(fp + 2);
-	if (rip < LOWEST_RIP)
-		return 0;
-	frames[n++] = rip;
-	while (n < max) {
-		set = tab->set[set_of(rip - 1)];
-		if (__builtin_expect(set[0].ip == rip - 1, 1))
-			rule = set[0].rule;
-		else if (set[1].ip == rip - 1)
-			rule = set[1].rule;
-		else
-			rule = fill(set, rip - 1);
-		if (__builtin_expect((rule & RULE_KIND) != RULE_STEP, 0)) {
-			if ((rule & RULE_KIND) == RULE_LAST)
-				break;
+	if (!max || rip < LOWEST_RIP)
+		goto out;
+	walked = 1;
+	while (hp_unwind_is_own(rip)) {
+		if (walked >= limit)
+			goto out;
+		r = step(tab, lo, span, &rip, &rsp, &rbp);
+		if (r < 0)
 			return -1;
-		}
-		cfa = ((rule & RULE_CFA_RSP) ? rsp : rbp) + (uintptr_t)(int64_t)(int32_t)(rule >> 32);
-		if (cfa < lo + 8 || cfa > hi)
-			return -1;
-		rip = ((const uintptr_t *)cfa)[-1];
-		if (rule & RULE_RBP_SAVED) {
-			at = cfa + (uintptr_t)(int64_t)(int16_t)(rule >> 16);
-			if (at < lo || at > hi - 8)
-				return -1;
-			rbp = *(const uintptr_t *)at;
-		}
-		rsp = cfa;
-		if (rip < LOWEST_RIP)
-			break;
-		frames[n++] = rip;
+		if (r > 0 || rip < LOWEST_RIP)
+			goto out;
+		walked++;
 	}
+	/* Kept frames end at max, or where the walk's limit falls. */
+	stop = limit - walked + 1 < max ? limit - walked + 1 : max;
+	for (;;) {
+		frames[n++] = rip;
+		h = hp_hash_stack_step(h, rip);
+		if (n >= stop)
+			break;
+		r = step(tab, lo, span, &rip, &rsp, &rbp);
+		if (r < 0)
+			return -1;
+		if (r > 0 || rip < LOWEST_RIP)
+			break;
+	}
+out:
+	*hash = hp_hash_stack_end(h, n);
 	return (int)n;
 }

@@ -25,19 +25,20 @@
  * and every walk returns -1. Returns 0 or -errno. Not thread-safe. */
 int hp_cfa_init(void);
 
-/* Walks the calling thread's stack through its rule cache and fills
- * frames[0..) as unw_backtrace((void **)frames, max) would when called
- * from the same caller: the first entry is the return address into the
- * caller of hp_cfa_walk. Must be called directly from the function that
- * would otherwise call unw_backtrace (a frame of its own, built with frame
- * pointers). Returns the number of frames written, or -1 when the walk
- * met a frame only libunwind can step through (frames[] then holds
- * garbage): call unw_backtrace instead. Call with t->busy set: a miss
- * reads .eh_frame under dl_iterate_phdr (the loader's lock; it may
- * allocate), and a thread's first walk maps its cache (hp_os_map) and
- * sets it as its key's value (pthread_setspecific). Lock-free and
- * allocation-free on hits; not async-signal-safe. */
-int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max);
+/* Walks the calling thread's stack through its rule cache as
+ * hp_unwind does (unwind.h): fills frames[0..max) with the frames
+ * unw_backtrace((void **)f, max + HP_UNWIND_SLACK) would give when called
+ * from the same caller, the recorder's own frames at their start dropped,
+ * and puts their hp_hash_stack in *hash. Must be called directly from
+ * the function that would otherwise call unw_backtrace (a frame of its
+ * own, built with frame pointers). Returns the number of frames written,
+ * or -1 when the walk met a frame only libunwind can step through
+ * (frames[] then holds garbage): call unw_backtrace instead. Call with
+ * t->busy set: a miss reads .eh_frame under dl_iterate_phdr (the loader's
+ * lock; it may allocate), and a thread's first walk maps its cache
+ * (hp_os_map) and sets it as its key's value (pthread_setspecific).
+ * Lock-free and allocation-free on hits; not async-signal-safe. */
+int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash);
 
 /* Invalidates every thread's cache (each clears its own at its next
  * walk): call after a dlclose, since other code may later be mapped where

@@ -210,12 +210,12 @@ static uint32_t drop_own(uint64_t *frames, int got, uint32_t max)
 	return max;
 }
 
-/* HEAPPROF_UNWIND_CHECK: the cache's n frames (of at most max) against
- * unw_backtrace's. Called one frame deeper than the cache's walk was, so
+/* HEAPPROF_UNWIND_CHECK: the cache's n frames (of at most max) and their
+ * hash against unw_backtrace's. Called one frame deeper than the cache's walk was, so
  * libunwind is given room for that one more frame of ours, which
  * drop_own drops. */
 static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_t n,
-						 uint32_t max)
+						 uint32_t max, uint64_t hash)
 {
 	uint64_t theirs[HP_CONFIG_MAX_DEPTH_LIMIT + HP_UNWIND_SLACK + 1];
 	uint32_t m;
@@ -223,7 +223,8 @@ static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_
 
 	got = unw_backtrace((void **)theirs, (int)(max + HP_UNWIND_SLACK + 1));
 	m = drop_own(theirs, got, max);
-	if (m == n && memcmp(frames, theirs, n * sizeof *frames) == 0)
+	if (m == n && memcmp(frames, theirs, n * sizeof *frames) == 0 &&
+	    hash == hp_hash_stack(theirs, m))
 		return;
 	if (__atomic_fetch_add(&differed, 1, __ATOMIC_RELAXED) < 8) {
 		uint32_t i = 0;
@@ -239,31 +240,29 @@ static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_
 
 uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash)
 {
-	const uint32_t limit = max;
-	int got = -1;
+	int got;
 
 	if (mode == HP_UNWIND_FP)
 		return walk_fp(t, frames, max, hash);
-	/* In place: frames has room for the recorder's own frames too, which
-	 * are then dropped. The rule cache first; unw_backtrace for a walk it
-	 * cannot finish. Both called from this frame, so that their first
-	 * frames are the same return address. */
-	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
-	if (use_cache)
-		got = hp_cfa_walk(t, frames, max + HP_UNWIND_SLACK);
-	if (check) {
-		__atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
+	/* The rule cache first, called from this frame as unw_backtrace is
+	 * below, so that both walks start from the same return address. */
+	if (use_cache) {
+		got = hp_cfa_walk(t, frames, max, hash);
+		if (check) {
+			__atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
+			if (got >= 0) {
+				__atomic_fetch_add(&cached_walks, 1, __ATOMIC_RELAXED);
+				check_walk(frames, (uint32_t)got, max, *hash);
+			}
+		}
 		if (got >= 0)
-			__atomic_fetch_add(&cached_walks, 1, __ATOMIC_RELAXED);
+			return (uint32_t)got;
 	}
-	if (got < 0) {
-		got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
-		max = drop_own(frames, got, max);
-	} else {
-		max = drop_own(frames, got, max);
-		if (check)
-			check_walk(frames, max, limit);
-	}
+	/* In place: frames has room for the recorder's own frames too, which
+	 * are then dropped. */
+	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
+	got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
+	max = drop_own(frames, got, max);
 	*hash = hp_hash_stack(frames, max);
 	return max;
 }
