@@ -232,7 +232,7 @@ static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_
 		while (i < n && i < m && frames[i] == theirs[i])
 			i++;
 		hp_log("unwind check: the rule cache gave %u frames, libunwind %u; first "
-		       "difference at frame %u (%#lx, %#lx)",
+		       "difference at frame %u (0x%lx, 0x%lx)",
 		       n, m, i, i < n ? (unsigned long)frames[i] : 0UL,
 		       i < m ? (unsigned long)theirs[i] : 0UL);
 	}

@@ -20,6 +20,14 @@
  *   expression     cfaexpr_call: its CFA is a DWARF expression
  *   dlopen         dlopen, call, dlclose the plugin, ROUNDS times
  *   threads        each thread runs the first three shapes
+ *
+ * With a second argument "swap", main then loads, calls and unloads
+ * libshape1.so and libshape2.so (next to the plugin) in turn, ROUNDS
+ * times: alike in layout, unlike in frames, each loaded where the other
+ * was. With "race", a thread then dlopens, calls and
+ * dlcloses the plugin RACE_LOADS times while the main thread keeps
+ * allocating (its stacks, and so the figures, then vary from run to run:
+ * for HEAPPROF_UNWIND_CHECK only).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -29,6 +37,7 @@
 #include <string.h>
 
 #define ROUNDS 5
+#define RACE_LOADS 200
 #define DEPTHS 80
 #define MAX_BLOCKS 100000
 #define NOFP __attribute__((noinline, optimize("omit-frame-pointer")))
@@ -179,6 +188,27 @@ __attribute__((noinline)) void plugin_shape(const char *path)
 	dlclose(h);
 }
 
+/* dlopen dir/libshapeN.so, call its shape_alloc, dlclose it. */
+__attribute__((noinline)) void swap_shape(const char *plugin, int n)
+{
+	char path[4096];
+	const char *slash = strrchr(plugin, '/');
+	int dir = slash ? (int)(slash - plugin) + 1 : 0;
+	void *h;
+	void (*f)(void);
+
+	snprintf(path, sizeof path, "%.*slibshape%d.so", dir, plugin, n);
+	h = dlopen(path, RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "unwindshapes: %s\n", dlerror());
+		exit(1);
+	}
+	f = (void (*)(void))dlsym(h, "shape_alloc");
+	if (f)
+		f();
+	dlclose(h);
+}
+
 static void *thread_main(void *arg)
 {
 	(void)arg;
@@ -188,6 +218,16 @@ static void *thread_main(void *arg)
 		recurse(5 + r);
 		nofp_outer(64);
 	}
+	return NULL;
+}
+
+static volatile int racing;
+
+static void *loader_main(void *path)
+{
+	for (int i = 0; i < RACE_LOADS; i++)
+		plugin_shape(path);
+	racing = 0;
 	return NULL;
 }
 
@@ -218,6 +258,12 @@ int main(int argc, char **argv)
 		cfaexpr_call(pad_middle, 130);
 		plugin_shape(argv[1]);
 	}
+	if (argc > 2 && strcmp(argv[2], "swap") == 0) {
+		for (int r = 0; r < ROUNDS; r++) {
+			swap_shape(argv[1], 1);
+			swap_shape(argv[1], 2);
+		}
+	}
 	/* The signal again, on an alternate stack. */
 	sigaltstack(&ss, NULL);
 	sa.sa_flags = SA_ONSTACK;
@@ -227,6 +273,21 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++) {
 		if (pthread_create(&th, NULL, thread_main, NULL) != 0)
 			return 1;
+		pthread_join(th, NULL);
+	}
+	if (argc > 2 && strcmp(argv[2], "race") == 0) {
+		racing = 1;
+		if (pthread_create(&th, NULL, loader_main, argv[1]) != 0)
+			return 1;
+		while (racing) {
+			caller_a();
+			nofp_outer(8);
+			if (nblocks > MAX_BLOCKS - 100) {
+				for (int i = 0; i < nblocks; i++)
+					free(blocks[i]);
+				nblocks = 0;
+			}
+		}
 		pthread_join(th, NULL);
 	}
 	for (int i = 0; i < nblocks; i++)
