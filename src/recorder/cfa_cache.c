@@ -211,7 +211,7 @@ struct cie {
 	uint64_t code_align;
 	int64_t data_align;
 	uint8_t fde_enc;
-	uint8_t has_z; /* FDEs carry augmentation data */
+	uint8_t has_z;   /* FDEs carry augmentation data */
 	struct cur init; /* its initial instructions */
 };
 

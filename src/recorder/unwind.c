@@ -211,11 +211,11 @@ static uint32_t drop_own(uint64_t *frames, int got, uint32_t max)
 }
 
 /* HEAPPROF_UNWIND_CHECK: the cache's n frames (of at most max) and their
- * hash against unw_backtrace's. Called one frame deeper than the cache's walk was, so
- * libunwind is given room for that one more frame of ours, which
- * drop_own drops. */
-static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_t n,
-						 uint32_t max, uint64_t hash)
+ * hash against unw_backtrace's. Called one frame deeper than the cache's
+ * walk was, so libunwind is given room for that one more frame of ours,
+ * which drop_own drops. */
+static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_t n, uint32_t max,
+						 uint64_t hash)
 {
 	uint64_t theirs[HP_CONFIG_MAX_DEPTH_LIMIT + HP_UNWIND_SLACK + 1];
 	uint32_t m;

@@ -156,7 +156,8 @@ static void check_paths(const char *name)
 	s = hpq_match(cap, STACK("leaf", "nofp_inner", "nofp_outer", "nofp_vla", "main"));
 	expect_eq_u64(s.alloc_count, 2 * ROUNDS, "under a variable-length array");
 	s = hpq_match(cap, STACK("leaf", "nofp_inner", "nofp_outer", "thread_main"));
-	expect_eq_u64(s.alloc_count, 2 * THREADS * ROUNDS, "frames without frame pointers, threads");
+	expect_eq_u64(s.alloc_count, 2 * THREADS * ROUNDS,
+		      "frames without frame pointers, threads");
 	s = hpq_match(cap, STACK("leaf", "pad_middle", "handler"));
 	expect_eq_u64(s.alloc_count, 2 * ROUNDS, "in the signal handler, both stacks");
 	expect_eq_u64(s.alloc_bytes, 2 * ROUNDS * 91, "in the signal handler: bytes");
@@ -180,7 +181,8 @@ HP_TEST(unwind_cache_capture_equals_libunwind)
 
 	if (expect_true(ba && bb, "both runs and their inspection succeed")) {
 		expect_true(strlen(ba) > 1000, "buckets listed");
-		expect_str(ba, bb, "the same buckets, frames, counts and bytes with either unwinder");
+		expect_str(ba, bb,
+			   "the same buckets, frames, counts and bytes with either unwinder");
 	}
 	check_paths("cache");
 	check_paths("libunwind");
