@@ -68,6 +68,12 @@ void hp_config_load(struct hp_config *c)
 		c->unwind = HP_UNWIND_FP;
 	else if (s && strcmp(s, "dwarf") != 0)
 		hp_log("HEAPPROF_UNWIND=%s is not dwarf or fp, using dwarf", s);
+	flag = 1;
+	get_u64("HEAPPROF_UNWIND_CACHE", &flag, 0, 1);
+	c->unwind_cache = (int)flag;
+	flag = 0;
+	get_u64("HEAPPROF_UNWIND_CHECK", &flag, 0, 1);
+	c->unwind_check = (int)flag;
 	get_uint("HEAPPROF_MAX_DEPTH", &c->max_depth, HP_OPTION_MAX_DEPTH_MIN, HP_OPTION_MAX_DEPTH_MAX);
 	flag = 0;
 	get_u64("HEAPPROF_FOLLOW_FORK", &flag, 0, 1);

@@ -17,6 +17,10 @@
 struct hp_config {
 	uint64_t sample_rate_bytes;  /* HEAPPROF_SAMPLE_RATE, 1 = every allocation */
 	unsigned unwind;             /* HEAPPROF_UNWIND: dwarf (default) or fp */
+	int unwind_cache;            /* HEAPPROF_UNWIND_CACHE, default 1: DWARF walks
+				      * through the rule cache (0: libunwind only) */
+	int unwind_check;            /* HEAPPROF_UNWIND_CHECK=1: every cached walk
+				      * compared with libunwind's (unwind.h) */
 	unsigned max_depth;          /* HEAPPROF_MAX_DEPTH, default 64 */
 	int follow_fork;             /* HEAPPROF_FOLLOW_FORK=1 */
 	int dump_signal;             /* HEAPPROF_DUMP_SIGNAL, default SIGUSR2, 0 = none */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfa_cache.h"
 #include "interpose_inline.h"
 #include "modules.h"
 #include "os.h"
@@ -369,6 +370,7 @@ int dlclose(void *handle)
 	hp_modules_refresh(1);
 	hp_self.forwarding--;
 	r = real.dlclose(handle);
+	hp_cfa_flush(); /* other code may be mapped where it was */
 	hp_self.forwarding++;
 	hp_modules_refresh(1);
 	hp_self.forwarding--;

@@ -241,6 +241,22 @@ HP_OS_DEFINE(int, hp_os_at_thread_exit, (void (*fn)(void *), void *arg))
 	return __cxa_thread_atexit_impl(fn, arg, &__dso_handle) ? -ENOMEM : 0;
 }
 
+HP_OS_DEFINE(int, hp_os_thread_key_create, (unsigned *key, void (*fn)(void *)))
+{
+	pthread_key_t k;
+	int r = pthread_key_create(&k, fn);
+
+	if (r)
+		return -r;
+	*key = (unsigned)k;
+	return 0;
+}
+
+HP_OS_DEFINE(int, hp_os_thread_key_set, (unsigned key, void *value))
+{
+	return -pthread_setspecific((pthread_key_t)key, value);
+}
+
 HP_OS_DEFINE(int, hp_os_dl_iterate,
 	     (int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg))
 {

@@ -114,6 +114,18 @@ HP_OS_FN(int, hp_os_at_exit, (void (*fn)(void *), void *arg));
  * no lock; not async-signal-safe. */
 HP_OS_FN(int, hp_os_at_thread_exit, (void (*fn)(void *), void *arg));
 
+/* pthread_key_create(3): a key whose non-NULL value fn(value) receives at
+ * the exit of each thread that set one (not at exit(): the main thread's
+ * is never called). Create it at init, while the key's index is low:
+ * glibc allocates nothing for the first 32 keys, neither here nor in
+ * hp_os_thread_key_set (a later key's first set in a thread callocs a
+ * second-level array, freed at the thread's exit). Returns 0 or -errno.
+ * Takes glibc's key lock; not async-signal-safe. */
+HP_OS_FN(int, hp_os_thread_key_create, (unsigned *key, void (*fn)(void *)));
+/* pthread_setspecific(3) for a key from hp_os_thread_key_create. Returns
+ * 0 or -errno. No lock; allocates nothing for the first 32 keys. */
+HP_OS_FN(int, hp_os_thread_key_set, (unsigned key, void *value));
+
 struct dl_phdr_info;
 /* dl_iterate_phdr(3): calls fn for every loaded object and returns what
  * the last call returned (a non-zero return stops the walk). Takes the

@@ -325,6 +325,7 @@ static void finish(unsigned flags)
 	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned())
 		return;
 	hp_self.forwarding++;
+	hp_unwind_report();
 	hp_writer_snapshot(HP_SNAP_EXIT, 0, flags);
 	hp_state = HP_STATE_OFF;
 	if (!flags)
@@ -456,7 +457,7 @@ void hp_recorder_start(void)
 		hp_log("cannot map memory for the recorder's tables; not recording");
 		return;
 	}
-	if (hp_unwind_init(config.unwind) < 0)
+	if (hp_unwind_init(config.unwind, config.unwind_cache, config.unwind_check) < 0)
 		hp_log("cannot find the recorder's own code; stacks will include its frames");
 	shadow = malloc_owner();
 	if (shadow) {

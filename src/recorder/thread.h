@@ -58,6 +58,12 @@ struct hp_thread {
 	/* Set while this thread looks up the real allocator with dlsym, whose
 	 * own allocations the bootstrap buffer answers (interpose.c). */
 	uint32_t resolving;
+	/* The thread's DWARF rule cache (cfa_cache.c): NULL until its first
+	 * DWARF walk maps it, (void *)1 once it has none (unmapped at the
+	 * thread's exit, or could not be mapped); and the flush generation
+	 * its contents belong to. */
+	void *cfa_cache;
+	uint32_t cfa_generation;
 };
 
 extern __thread struct hp_thread hp_self __attribute__((tls_model("initial-exec")));

@@ -13,6 +13,7 @@
 
 #include "../common/hash.h"
 #include "../format/format.h"
+#include "cfa_cache.h"
 #include "config.h"
 #include "got.h"
 #include "log.h"
@@ -20,6 +21,12 @@
 
 /* Set once at init, read-only afterwards. */
 static unsigned mode;
+static int use_cache, check; /* HEAPPROF_UNWIND_CACHE, HEAPPROF_UNWIND_CHECK */
+
+/* HEAPPROF_UNWIND_CHECK=1 only: walks, those the rule cache finished,
+ * and those where its stack differed from unw_backtrace's. Any thread,
+ * relaxed atomics. */
+static uint64_t walks, cached_walks, differed;
 static uintptr_t own_lo, own_hi; /* the recorder's executable segment */
 
 static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
@@ -112,7 +119,7 @@ static long unw_syscall(long n, ...)
 	return hp_os_syscall6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-int hp_unwind_init(unsigned m)
+int hp_unwind_init(unsigned m, int cache, int check_it)
 {
 	static const struct hp_got_patch fds[] = {
 		{"pipe2", (void *)unw_pipe2}, {"read", (void *)unw_read},
@@ -121,6 +128,8 @@ int hp_unwind_init(unsigned m)
 	};
 
 	mode = m;
+	use_cache = cache && m == HP_UNWIND_DWARF && hp_cfa_init() == 0;
+	check = check_it && use_cache;
 	hp_os_dl_iterate(find_own, (void *)(uintptr_t)&hp_unwind_init);
 	if (mode == HP_UNWIND_DWARF) {
 		/* Before libunwind's first use, which opens its pipe. */
@@ -186,22 +195,84 @@ out:
 	return n;
 }
 
-uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash)
+/* Drops the recorder's own frames from the got frames of a walk, keeping
+ * at most max of the rest at the front. Returns how many were kept. */
+static uint32_t drop_own(uint64_t *frames, int got, uint32_t max)
 {
-	int got, skip = 0;
+	int skip = 0;
 
-	if (mode == HP_UNWIND_FP)
-		return walk_fp(t, frames, max, hash);
-	/* In place: frames has room for the recorder's own frames too, which
-	 * are then dropped. */
-	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
-	got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
 	while (skip < got && hp_unwind_is_own((uintptr_t)frames[skip]))
 		skip++;
 	if (got - skip < (int)max)
 		max = (uint32_t)(got - skip);
 	if (skip)
 		memmove(frames, frames + skip, max * sizeof *frames);
+	return max;
+}
+
+/* HEAPPROF_UNWIND_CHECK: the cache's n frames (of at most max) and their
+ * hash against unw_backtrace's. Called one frame deeper than the cache's
+ * walk was, so libunwind is given room for that one more frame of ours,
+ * which drop_own drops. */
+static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_t n, uint32_t max,
+						 uint64_t hash)
+{
+	uint64_t theirs[HP_CONFIG_MAX_DEPTH_LIMIT + HP_UNWIND_SLACK + 1];
+	uint32_t m;
+	int got;
+
+	got = unw_backtrace((void **)theirs, (int)(max + HP_UNWIND_SLACK + 1));
+	m = drop_own(theirs, got, max);
+	if (m == n && memcmp(frames, theirs, n * sizeof *frames) == 0 &&
+	    hash == hp_hash_stack(theirs, m))
+		return;
+	if (__atomic_fetch_add(&differed, 1, __ATOMIC_RELAXED) < 8) {
+		uint32_t i = 0;
+
+		while (i < n && i < m && frames[i] == theirs[i])
+			i++;
+		hp_log("unwind check: the rule cache gave %u frames, libunwind %u; first "
+		       "difference at frame %u (0x%lx, 0x%lx)",
+		       n, m, i, i < n ? (unsigned long)frames[i] : 0UL,
+		       i < m ? (unsigned long)theirs[i] : 0UL);
+	}
+}
+
+uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash)
+{
+	int got;
+
+	if (mode == HP_UNWIND_FP)
+		return walk_fp(t, frames, max, hash);
+	/* The rule cache first, called from this frame as unw_backtrace is
+	 * below, so that both walks start from the same return address. */
+	if (use_cache) {
+		got = hp_cfa_walk(t, frames, max, hash);
+		if (check) {
+			__atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
+			if (got >= 0) {
+				__atomic_fetch_add(&cached_walks, 1, __ATOMIC_RELAXED);
+				check_walk(frames, (uint32_t)got, max, *hash);
+			}
+		}
+		if (got >= 0)
+			return (uint32_t)got;
+	}
+	/* In place: frames has room for the recorder's own frames too, which
+	 * are then dropped. */
+	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
+	got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
+	max = drop_own(frames, got, max);
 	*hash = hp_hash_stack(frames, max);
 	return max;
+}
+
+void hp_unwind_report(void)
+{
+	if (!check)
+		return;
+	hp_log("unwind check: %lu walks, %lu by the rule cache, %lu differed from libunwind",
+	       (unsigned long)__atomic_load_n(&walks, __ATOMIC_RELAXED),
+	       (unsigned long)__atomic_load_n(&cached_walks, __ATOMIC_RELAXED),
+	       (unsigned long)__atomic_load_n(&differed, __ATOMIC_RELAXED));
 }

@@ -1,9 +1,11 @@
 /*
  * unwind.h - capturing the call stack of an allocation.
  *
- * Two unwinders: DWARF through libunwind's cached fast path (unw_backtrace
- * with a per-thread cache, no signal masking; its memory validation kept
- * off the program's descriptors, see unwind.c), the default; and a frame-pointer walk that checks every frame against the
+ * Two unwinders: DWARF, the default, through a per-thread cache of frame
+ * rules (cfa_cache.h) that gives exactly libunwind's stacks, and through
+ * libunwind's unw_backtrace for any walk the cache cannot finish (its
+ * per-thread cache, no signal masking; its memory validation kept off the
+ * program's descriptors, see unwind.c); and a frame-pointer walk that checks every frame against the
  * thread's stack bounds. Both drop the recorder's own frames, so frame 0 is
  * the return address in the caller of malloc (or new, or ...).
  */
@@ -14,11 +16,20 @@
 
 #include "thread.h"
 
-/* Chooses the unwinder and finds the recorder's own code range. Call once,
- * at init, with the reentrancy flag set: dl_iterate_phdr takes the
- * loader's lock and may allocate. Not thread-safe, not async-signal-safe.
- * Returns 0 or -errno. */
-int hp_unwind_init(unsigned mode);
+/* Chooses the unwinder and finds the recorder's own code range. With
+ * cache, DWARF walks go through the per-thread rule cache (cfa_cache.h)
+ * first, unw_backtrace doing those it cannot finish; with check, every
+ * walk the cache finished is done again by unw_backtrace and compared
+ * (hp_unwind_report gives the counts). Call once, at init, with the
+ * reentrancy flag set: dl_iterate_phdr takes the loader's lock and may
+ * allocate. Not thread-safe, not async-signal-safe. Returns 0 or -errno. */
+int hp_unwind_init(unsigned mode, int cache, int check);
+
+/* With check: logs one line, the walks, those the rule cache finished and
+ * those that differed from unw_backtrace's ("unwind check: N walks, N by
+ * the rule cache, N differed from libunwind"). No allocation, no lock
+ * (hp_log); call at the end of recording. */
+void hp_unwind_report(void);
 
 /* Room an unwinder needs past max in frames[] for the recorder's own
  * frames, which it drops. */

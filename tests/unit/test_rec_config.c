@@ -19,6 +19,7 @@ static const char *const vars[] = {
 	"HEAPPROF_FOLLOW_FORK", "HEAPPROF_DUMP_SIGNAL", "HEAPPROF_INTERVAL_MS",
 	"HEAPPROF_DUMP_EVERY_BYTES", "HEAPPROF_DUMP_HIGH_WATER_BYTES", "HEAPPROF_TIMESERIES_MS",
 	"HEAPPROF_SEED", "HEAPPROF_OUTPUT_CLAIMED", "HEAPPROF_OUTPUT",
+	"HEAPPROF_UNWIND_CACHE", "HEAPPROF_UNWIND_CHECK",
 };
 
 /* What the recorder wrote to descriptor 2. */
@@ -63,12 +64,28 @@ HP_TEST(config_defaults)
 	expect_eq_u64(c.sample_rate_bytes, 1, "every allocation");
 	expect_eq_u64(c.unwind, HP_UNWIND_DWARF, "dwarf");
 	expect_eq_u64(c.max_depth, 64, "depth");
+	expect_eq_u64(c.unwind_cache, 1, "DWARF walks through the rule cache");
+	expect_eq_u64(c.unwind_check, 0, "no comparison with libunwind");
 	expect_eq_u64(c.dump_signal, SIGUSR2, "SIGUSR2");
 	expect_eq_u64(c.timeseries_ms, 10, "10 ms");
 	expect_eq_u64(c.interval_ms + c.dump_every_bytes + c.high_water_bytes + c.seed, 0, "none");
 	expect_eq_u64(c.follow_fork + c.quiet + c.claimed_pid + c.shadowed, 0, "off");
 	expect_str(c.output, "", "the default name");
 	expect_str(logged, "", "nothing said");
+}
+
+HP_TEST(config_unwind_cache_and_check)
+{
+	struct hp_config c;
+
+	clear();
+	setenv("HEAPPROF_UNWIND_CACHE", "0", 1);
+	setenv("HEAPPROF_UNWIND_CHECK", "1", 1);
+	load(&c);
+	expect_eq_u64(c.unwind_cache, 0, "libunwind alone");
+	expect_eq_u64(c.unwind_check, 1, "every cached walk compared");
+	expect_str(logged, "", "nothing said");
+	clear();
 }
 
 HP_TEST(config_every_variable)

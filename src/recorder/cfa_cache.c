@@ -1,0 +1,697 @@
+/*
+ * cfa_cache.c - the per-thread DWARF rule cache (see cfa_cache.h).
+ *
+ * Model. libunwind's unw_backtrace (1.6, x86_64/Gtrace.c) walks a stack
+ * with a per-thread table of frame rules keyed by the lookup address (the
+ * return address minus one): a "standard" frame has CFA = rsp|rbp + k,
+ * the return address at CFA - 8 and rbp at CFA + j or unchanged, and is
+ * stepped as rip = [CFA - 8], rbp = [CFA + j], rsp = CFA; a frame whose
+ * step returned 0 (the return address or rbp undefined: _start, a
+ * thread's clone) ends the walk; a return address below 0x4000 ends it
+ * too; anything else sends libunwind to its slow unw_step loop. Its table
+ * is a 256 KiB open-addressing hash, probed with a multiply: most of the
+ * ~90 instructions a frame costs there.
+ *
+ * Here the same rules sit in a small set-associative table (512 sets of 2
+ * ways, 16 bytes an entry: 16 KiB a thread), filled on a miss by reading
+ * the frame's FDE through .eh_frame_hdr and running its CFA program up to
+ * the lookup address, exactly as libunwind's parser does (Gparser.c:
+ * run_cfi_program, apply_reg_state; Gstash_frame.c for what is
+ * "standard"). A rule this parser cannot prove to be what libunwind would
+ * find (no .eh_frame_hdr or no FDE, a signal frame, an expression, a
+ * register above 16, a remember/restore stack deeper than ours, ...) is
+ * cached as "libunwind": a walk that meets one is abandoned and redone by
+ * unw_backtrace, so every stack recorded is one libunwind gives.
+ *
+ * Invariants: an entry's ret is 0 (empty) or a return address, its rule
+ * that of the lookup address ret - 1, which depends only on the code
+ * mapped there, so entries stay valid
+ * until a dlclose (hp_cfa_flush bumps the generation; each thread clears
+ * its own table at its next walk). Each table is read and written only by
+ * its own thread, inside the recorder (t->busy set), so it needs no lock.
+ * Frames are read only inside the thread's stack bounds; a walk that would
+ * read outside them goes to libunwind.
+ */
+#include "cfa_cache.h"
+
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+
+#include "../common/hash.h"
+#include "os.h"
+#include "unwind.h"
+
+static void release(void *table);
+
+#define SETS 512 /* a power of two */
+#define WAYS 2
+
+/* What an entry says of its frame (libunwind's frame types, as its fast
+ * trace uses them). */
+enum {
+	RULE_STEP_RSP = 0, /* CFA = rsp + cfa_off */
+	RULE_STEP_RBP = 1, /* CFA = rbp + cfa_off */
+	RULE_LAST = 2,     /* the walk ends here */
+	RULE_LIBUNWIND = 3 /* left to unw_backtrace */
+};
+#define RBP_KEPT INT16_MIN /* rbp_off: rbp unchanged by the frame */
+
+/* libunwind's fast trace stops below this return address (Gtrace.c). */
+#define LOWEST_RIP 0x4000
+
+/* 16 bytes. The rule's fields are read straight from memory, no decoding:
+ * rbp at CFA + rbp_off unless it is RBP_KEPT (an offset libunwind allows
+ * is below 2^14 in magnitude), the return address at CFA - 8. */
+struct entry {
+	uint64_t ret; /* the return address (rule of ret - 1), 0 = empty */
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t kind;
+	uint8_t unused;
+};
+
+struct table {
+	struct entry set[SETS][WAYS];
+};
+
+/* Bumped by hp_cfa_flush (any thread, relaxed); a thread whose
+ * t->cfa_generation differs clears its table before walking. */
+static uint32_t generation;
+
+/* t->cfa_cache once the thread may no longer have a table: its exit
+ * destructor ran, or its table could not be mapped. */
+#define NO_TABLE ((void *)1)
+
+/* The key whose destructor unmaps a thread's table at its exit; set once
+ * by hp_cfa_init, read-only afterwards. A pthread key rather than
+ * __cxa_thread_atexit_impl, which allocates (a block the recorder would
+ * then see freed unrecorded at the thread's exit). */
+static unsigned table_key;
+static int have_key;
+
+int hp_cfa_init(void)
+{
+	int r = hp_os_thread_key_create(&table_key, release);
+
+	have_key = r == 0;
+	return r;
+}
+
+void hp_cfa_flush(void)
+{
+	__atomic_fetch_add(&generation, 1, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t set_of(uint64_t ret)
+{
+	/* Return addresses differ in their low bits; fold in higher ones so
+	 * that code at the same offset in two pages does not share a set. */
+	return (uint32_t)(ret ^ (ret >> 9)) & (SETS - 1);
+}
+
+/* ---- reading .eh_frame ---------------------------------------------- */
+
+/* A cursor over bytes of a loaded object; every read checks end. */
+struct cur {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t get_n(struct cur *c, unsigned n)
+{
+	uint64_t v = 0;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		return 0;
+	}
+	memcpy(&v, c->p, n); /* little-endian */
+	c->p += n;
+	return v;
+}
+
+static uint64_t get_uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		b = (uint8_t)get_n(c, 1);
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while ((b & 0x80) && !c->bad);
+	return v;
+}
+
+static int64_t get_sleb(struct cur *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		b = (uint8_t)get_n(c, 1);
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while ((b & 0x80) && !c->bad);
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+/* A DW_EH_PE_* encoded pointer: absolute or pc-relative (the base is the
+ * field's own address), as libunwind reads FDE addresses. The indirect
+ * bit is ignored (only a personality routine, skipped, has it). Anything
+ * else marks the cursor bad. */
+static uint64_t get_encoded(struct cur *c, uint8_t enc)
+{
+	uintptr_t at = (uintptr_t)c->p;
+	uint64_t v;
+
+	switch (enc & 0x0f) {
+	case 0x00: v = get_n(c, 8); break;
+	case 0x01: v = get_uleb(c); break;
+	case 0x02: v = get_n(c, 2); break;
+	case 0x03: v = get_n(c, 4); break;
+	case 0x04: v = get_n(c, 8); break;
+	case 0x09: v = (uint64_t)get_sleb(c); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)get_n(c, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)get_n(c, 4); break;
+	case 0x0c: v = get_n(c, 8); break;
+	default: c->bad = 1; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += at; break;
+	default: c->bad = 1; return 0;
+	}
+	return v;
+}
+
+/* The rules the walk needs, as libunwind's parser would hold them. */
+enum { R_SAME, R_UNDEF, R_OFFSET, R_OTHER };
+enum { S_RBP, S_RSP, S_RA, SLOTS };
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_RA 16
+#define DW_MAX_REG 16 /* libunwind's DWARF_NUM_PRESERVED_REGS - 1 */
+
+struct state {
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	uint8_t kind[SLOTS];
+	int64_t off[SLOTS];
+};
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint8_t fde_enc;
+	uint8_t has_z;   /* FDEs carry augmentation data */
+	struct cur init; /* its initial instructions */
+};
+
+static int slot_of(uint64_t reg)
+{
+	return reg == DW_RBP ? S_RBP : reg == DW_RSP ? S_RSP : reg == DW_RA ? S_RA : -1;
+}
+
+/* Sets reg's rule (a register the walk does not follow is ignored). */
+static void set_rule(struct state *s, uint64_t reg, uint8_t kind, int64_t off)
+{
+	int i = slot_of(reg);
+
+	if (i >= 0) {
+		s->kind[i] = kind;
+		s->off[i] = off;
+	}
+}
+
+#define STACK_DEPTH 8 /* remember_state nesting; deeper goes to libunwind */
+
+/* Runs a CFA program from location loc while loc <= ip (libunwind's
+ * run_cfi_program: "up to and including" ip). init holds the rules after
+ * the CIE's instructions, for DW_CFA_restore. Returns 0, or -1 for what
+ * only libunwind may interpret. */
+static int run(struct cur *c, uint64_t loc, uint64_t ip, const struct cie *cie, struct state *s,
+	       const struct state *init)
+{
+	struct state stack[STACK_DEPTH];
+	unsigned depth = 0;
+	uint64_t reg, reg2;
+	int64_t off;
+	uint8_t op;
+
+	while (c->p < c->end && loc <= ip) {
+		op = (uint8_t)get_n(c, 1);
+		switch (op >> 6) {
+		case 1: /* DW_CFA_advance_loc */
+			loc += (op & 0x3f) * cie->code_align;
+			continue;
+		case 2: /* DW_CFA_offset */
+			reg = op & 0x3f;
+			off = (int64_t)get_uleb(c) * cie->data_align;
+			if (reg > DW_MAX_REG)
+				return -1;
+			set_rule(s, reg, R_OFFSET, off);
+			continue;
+		case 3: /* DW_CFA_restore */
+			reg = op & 0x3f;
+			if (reg > DW_MAX_REG)
+				return -1;
+			if (slot_of(reg) >= 0)
+				set_rule(s, reg, init->kind[slot_of(reg)], init->off[slot_of(reg)]);
+			continue;
+		}
+		switch (op) {
+		case 0x00: /* DW_CFA_nop */
+			break;
+		case 0x02: /* DW_CFA_advance_loc1 */
+			loc += get_n(c, 1) * cie->code_align;
+			break;
+		case 0x03: /* DW_CFA_advance_loc2 */
+			loc += get_n(c, 2) * cie->code_align;
+			break;
+		case 0x04: /* DW_CFA_advance_loc4 */
+			loc += get_n(c, 4) * cie->code_align;
+			break;
+		case 0x05: /* DW_CFA_offset_extended */
+		case 0x11: /* DW_CFA_offset_extended_sf */
+			reg = get_uleb(c);
+			off = op == 0x05 ? (int64_t)get_uleb(c) : get_sleb(c);
+			if (reg > DW_MAX_REG)
+				return -1;
+			set_rule(s, reg, R_OFFSET, off * cie->data_align);
+			break;
+		case 0x06: /* DW_CFA_restore_extended */
+			reg = get_uleb(c);
+			if (reg > DW_MAX_REG)
+				return -1;
+			if (slot_of(reg) >= 0)
+				set_rule(s, reg, init->kind[slot_of(reg)], init->off[slot_of(reg)]);
+			break;
+		case 0x07: /* DW_CFA_undefined */
+		case 0x08: /* DW_CFA_same_value */
+			reg = get_uleb(c);
+			if (reg > DW_MAX_REG)
+				return -1;
+			set_rule(s, reg, op == 0x07 ? R_UNDEF : R_SAME, 0);
+			break;
+		case 0x09: /* DW_CFA_register */
+			reg = get_uleb(c);
+			reg2 = get_uleb(c);
+			if (reg > DW_MAX_REG || reg2 > DW_MAX_REG)
+				return -1;
+			set_rule(s, reg, R_OTHER, 0);
+			break;
+		case 0x0a: /* DW_CFA_remember_state */
+			if (depth == STACK_DEPTH)
+				return -1;
+			stack[depth++] = *s;
+			break;
+		case 0x0b: /* DW_CFA_restore_state */
+			if (!depth)
+				return -1;
+			*s = stack[--depth];
+			break;
+		case 0x0c: /* DW_CFA_def_cfa */
+			s->cfa_reg = get_uleb(c);
+			s->cfa_off = (int64_t)get_uleb(c);
+			break;
+		case 0x12: /* DW_CFA_def_cfa_sf */
+			s->cfa_reg = get_uleb(c);
+			s->cfa_off = get_sleb(c) * cie->data_align;
+			break;
+		case 0x0d: /* DW_CFA_def_cfa_register */
+			s->cfa_reg = get_uleb(c);
+			break;
+		case 0x0e: /* DW_CFA_def_cfa_offset */
+			s->cfa_off = (int64_t)get_uleb(c);
+			break;
+		case 0x13: /* DW_CFA_def_cfa_offset_sf */
+			s->cfa_off = get_sleb(c) * cie->data_align;
+			break;
+		case 0x2e: /* DW_CFA_GNU_args_size: no rule */
+			get_uleb(c);
+			break;
+		default: /* set_loc, expressions, val_*, vendor ops */
+			return -1;
+		}
+	}
+	return c->bad ? -1 : 0;
+}
+
+/* Reads the CIE at p. Returns 0, or -1 for what is left to libunwind (a
+ * signal frame's 'S', unknown augmentations, a 64-bit length). */
+static int read_cie(const uint8_t *p, struct cie *cie)
+{
+	struct cur c = {p, p + 8, 0};
+	uint64_t len = get_n(&c, 4), id, ra;
+	const char *aug;
+	uint8_t version;
+
+	if (len == 0 || len >= 0xfffffff0u)
+		return -1;
+	c.end = p + 4 + len;
+	id = get_n(&c, 4);
+	version = (uint8_t)get_n(&c, 1);
+	if (c.bad || id != 0 || (version != 1 && version != 3))
+		return -1;
+	aug = (const char *)c.p;
+	while (c.p < c.end && *c.p)
+		c.p++;
+	if (c.p++ >= c.end)
+		return -1;
+	cie->code_align = get_uleb(&c);
+	cie->data_align = get_sleb(&c);
+	ra = version == 1 ? get_n(&c, 1) : get_uleb(&c);
+	cie->fde_enc = 0; /* DW_EH_PE_absptr */
+	cie->has_z = aug[0] == 'z';
+	if (ra != DW_RA)
+		return -1;
+	if (aug[0] == 'z') {
+		uint64_t size = get_uleb(&c);
+		struct cur a = {c.p, c.p + size, 0};
+
+		if (c.bad || size > (uint64_t)(c.end - c.p))
+			return -1;
+		for (const char *q = aug + 1; *q; q++) {
+			if (*q == 'R') {
+				cie->fde_enc = (uint8_t)get_n(&a, 1);
+			} else if (*q == 'L') {
+				get_n(&a, 1);
+			} else if (*q == 'P') {
+				uint8_t enc = (uint8_t)get_n(&a, 1);
+				get_encoded(&a, enc);
+			} else {
+				return -1; /* 'S' (a signal frame) or unknown */
+			}
+		}
+		if (a.bad)
+			return -1;
+		c.p += size;
+	} else if (aug[0]) {
+		return -1;
+	}
+	if (c.bad)
+		return -1;
+	cie->init = c;
+	return 0;
+}
+
+/* The rule for lookup address ip, whose FDE is at p, into e: what
+ * libunwind's trace_init_addr would make of it. */
+static void rule_from_fde(const uint8_t *p, uint64_t ip, struct entry *e)
+{
+	struct cur c = {p, p + 8, 0};
+	uint64_t len = get_n(&c, 4), cie_off, start, range;
+	const uint8_t *cie_at;
+	struct state s, init;
+	struct cie cie;
+	int64_t rbp_off;
+
+	if (len == 0 || len >= 0xfffffff0u)
+		return;
+	c.end = p + 4 + len;
+	cie_at = c.p;
+	cie_off = get_n(&c, 4);
+	if (c.bad || cie_off == 0)
+		return;
+	cie_at -= cie_off;
+	if (read_cie(cie_at, &cie) < 0)
+		return;
+	start = get_encoded(&c, cie.fde_enc);
+	range = get_encoded(&c, cie.fde_enc & 0x0f);
+	if (c.bad || ip < start || ip - start >= range)
+		return;
+	if (cie.has_z) { /* the FDE's augmentation data: skipped */
+		uint64_t size = get_uleb(&c);
+
+		if (c.bad || size > (uint64_t)(c.end - c.p))
+			return;
+		c.p += size;
+	}
+	/* Every rule starts as "same value" (libunwind's parser), the CFA
+	 * undefined until the CIE defines it. */
+	memset(&s, 0, sizeof s);
+	s.cfa_reg = ~(uint64_t)0;
+	if (run(&cie.init, 0, ~(uint64_t)0, &cie, &s, &s) < 0)
+		return;
+	init = s;
+	if (run(&c, start, ip, &cie, &s, &init) < 0)
+		return;
+
+	/* libunwind computes the CFA from rsp or rbp only (the other
+	 * registers have no location in its fast trace's cursor). */
+	if (s.cfa_reg != DW_RSP && s.cfa_reg != DW_RBP)
+		return;
+	/* apply_reg_state: an undefined return address ends the walk (unw_step
+	 * returns 0); so does an undefined rbp once the step succeeded
+	 * (x86_64 unw_step), which needs the return address readable. */
+	if (s.kind[S_RA] == R_UNDEF) {
+		e->kind = RULE_LAST;
+		return;
+	}
+	if (s.kind[S_RA] != R_OFFSET)
+		return;
+	if (s.kind[S_RBP] == R_UNDEF) {
+		e->kind = RULE_LAST;
+		return;
+	}
+	/* Gstash_frame.c: a standard frame. */
+	if (s.off[S_RA] != -8 || s.cfa_off <= -(1 << 28) || s.cfa_off >= (1 << 28))
+		return;
+	if (s.kind[S_RSP] != R_SAME && s.kind[S_RSP] != R_UNDEF)
+		return; /* allowed there, but never seen: not cached */
+	if (s.kind[S_RBP] == R_OFFSET) {
+		rbp_off = s.off[S_RBP];
+		if (rbp_off <= -(1 << 14) || rbp_off >= (1 << 14) || rbp_off == -1)
+			return;
+		e->rbp_off = (int16_t)rbp_off;
+	} else if (s.kind[S_RBP] == R_SAME) {
+		e->rbp_off = RBP_KEPT;
+	} else {
+		return;
+	}
+	/* A CFA of rsp + 0 would leave ip and cfa unchanged when the
+	 * return address repeats: libunwind rejects that step. */
+	if (s.cfa_reg == DW_RSP && s.cfa_off == 0)
+		return;
+	e->cfa_off = (int32_t)s.cfa_off;
+	e->kind = s.cfa_reg == DW_RSP ? RULE_STEP_RSP : RULE_STEP_RBP;
+}
+
+/* The rule for ip in the object of .eh_frame_hdr hdr, found as libunwind
+ * finds it: the last table entry starting at or below ip. */
+static void rule_from_hdr(const uint8_t *hdr, uint64_t ip, struct entry *e)
+{
+	struct cur c = {hdr, hdr + 4, 0};
+	uint8_t version = (uint8_t)get_n(&c, 1), ptr_enc = (uint8_t)get_n(&c, 1);
+	uint8_t count_enc = (uint8_t)get_n(&c, 1), table_enc = (uint8_t)get_n(&c, 1);
+	const int32_t *table;
+	uint64_t count, lo = 0, hi, mid;
+
+	if (version != 1 || table_enc != 0x3b) /* datarel | sdata4 */
+		return;
+	c.end = hdr + 4 + 16;
+	get_encoded(&c, ptr_enc);
+	count = get_encoded(&c, count_enc);
+	if (c.bad)
+		return;
+	table = (const int32_t *)c.p;
+	hi = count;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (ip < (uint64_t)(uintptr_t)(hdr + table[2 * mid]))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (!hi)
+		return;
+	rule_from_fde(hdr + table[2 * (hi - 1) + 1], ip, e);
+}
+
+struct find {
+	uint64_t ip;
+	struct entry *e;
+};
+
+/* dl_iterate_phdr callback: the object with a PT_LOAD holding f->ip, as
+ * libunwind's dwarf_callback finds it. The loader's lock is held, so the
+ * object cannot be unmapped while its .eh_frame is read. */
+static int find_rule(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find *f = arg;
+	const uint8_t *hdr = NULL;
+	int found = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && f->ip >= lo && f->ip < lo + ph->p_memsz)
+			found = 1;
+		else if (ph->p_type == PT_GNU_EH_FRAME)
+			hdr = (const uint8_t *)lo;
+	}
+	if (!found)
+		return 0;
+	if (hdr)
+		rule_from_hdr(hdr, f->ip, f->e);
+	return 1;
+}
+
+/* Fills the set's first way with ret's rule, the older entry moving to
+ * the second (the one evicted). Returns the new entry. */
+static __attribute__((noinline, cold)) const struct entry *fill(struct entry *set, uint64_t ret)
+{
+	struct entry e = {.ret = ret, .kind = RULE_LIBUNWIND};
+	struct find f = {ret - 1, &e};
+
+	hp_os_dl_iterate(find_rule, &f);
+	set[1] = set[0];
+	set[0] = e;
+	return &set[0];
+}
+
+/* Gives t an empty table of the current generation. Returns 0, or -1
+ * when the thread has none (could not map one, or its exit destructor has
+ * run). */
+static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
+{
+	struct table *tab = t->cfa_cache;
+	uint32_t gen = __atomic_load_n(&generation, __ATOMIC_RELAXED);
+	int r;
+
+	if (tab == NO_TABLE)
+		return -1;
+	if (!tab) {
+		tab = have_key ? hp_os_map(sizeof *tab) : NULL;
+		if (!tab) {
+			t->cfa_cache = NO_TABLE;
+			return -1;
+		}
+		t->forwarding++; /* not the program's, if glibc allocates */
+		r = hp_os_thread_key_set(table_key, tab);
+		t->forwarding--;
+		if (r < 0) { /* a table per thread, never unmapped: no */
+			hp_os_unmap(tab, sizeof *tab);
+			t->cfa_cache = NO_TABLE;
+			return -1;
+		}
+		t->cfa_cache = tab;
+	} else {
+		memset(tab, 0, sizeof *tab);
+	}
+	t->cfa_generation = gen;
+	return 0;
+}
+
+/* The thread-exit destructor of a table: the thread walks with libunwind
+ * from now on (other destructors may still allocate). */
+static void release(void *table)
+{
+	hp_os_unmap(table, sizeof(struct table));
+	hp_self.cfa_cache = NO_TABLE;
+}
+
+/* One step of libunwind's fast trace from the frame whose return address
+ * is *rip: 0 with *rip, *rsp, *rbp those of the caller's frame; 1 when
+ * the walk ends here (the last frame); -1 when libunwind must walk. */
+static inline __attribute__((always_inline)) int step(struct table *tab, uintptr_t lo,
+						      uintptr_t span, uintptr_t *rip,
+						      uintptr_t *rsp, uintptr_t *rbp)
+{
+	struct entry *set = tab->set[set_of(*rip)];
+	const struct entry *e;
+	uintptr_t cfa;
+
+	if (__builtin_expect(set[0].ret == *rip, 1))
+		e = &set[0];
+	else if (set[1].ret == *rip)
+		e = &set[1];
+	else
+		e = fill(set, *rip);
+	if (__builtin_expect(e->kind > RULE_STEP_RBP, 0))
+		return e->kind == RULE_LAST ? 1 : -1;
+	cfa = (e->kind ? *rbp : *rsp) + (uintptr_t)(intptr_t)e->cfa_off;
+	/* lo + 8 <= cfa <= hi, in one compare */
+	if (__builtin_expect(cfa - lo - 8 > span, 0))
+		return -1;
+	*rip = ((const uintptr_t *)cfa)[-1];
+	if (e->rbp_off != RBP_KEPT) {
+		uintptr_t at = cfa + (uintptr_t)(intptr_t)e->rbp_off;
+
+		if (at - lo > span)
+			return -1;
+		*rbp = *(const uintptr_t *)at;
+	}
+	*rsp = cfa;
+	return 0;
+}
+
+__attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					  uint64_t *hash)
+{
+	const uintptr_t lo = t->stack_lo, span = t->stack_hi - t->stack_lo - 8;
+	const uintptr_t *fp = __builtin_frame_address(0);
+	const uint32_t limit = max + HP_UNWIND_SLACK;
+	uintptr_t rip, rsp, rbp;
+	struct table *tab = t->cfa_cache;
+	uint64_t h = HP_HASH_STACK_SEED;
+	uint32_t n = 0, walked, stop;
+	int r;
+
+	if (__builtin_expect((uintptr_t)tab <= 1 ||
+				     t->cfa_generation !=
+					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
+			     0)) {
+		if (prepare(t) < 0)
+			return -1;
+		tab = t->cfa_cache;
+	}
+	if (t->stack_hi <= t->stack_lo + 16) /* unknown bounds (1, 1) */
+		return -1;
+	/* The walk unw_backtrace(frames, limit) would make from our caller,
+	 * then the recorder's own frames at its start dropped and at most
+	 * max of the rest kept (unwind.c). This function's own frame first (frame pointers: the recorder is built with them): the step
+	 * libunwind takes out of unw_backtrace's. */
+	rbp = fp[0];
+	rip = fp[1];
+	rsp = (uintptr_t)(fp + 2);
+	if (!max || rip < LOWEST_RIP)
+		goto out;
+	walked = 1;
+	while (hp_unwind_is_own(rip)) {
+		if (walked >= limit)
+			goto out;
+		r = step(tab, lo, span, &rip, &rsp, &rbp);
+		if (r < 0)
+			return -1;
+		if (r > 0 || rip < LOWEST_RIP)
+			goto out;
+		walked++;
+	}
+	/* Kept frames end at max, or where the walk's limit falls. */
+	stop = limit - walked + 1 < max ? limit - walked + 1 : max;
+	for (;;) {
+		frames[n++] = rip;
+		h = hp_hash_stack_step(h, rip);
+		if (n >= stop)
+			break;
+		r = step(tab, lo, span, &rip, &rsp, &rbp);
+		if (r < 0)
+			return -1;
+		if (r > 0 || rip < LOWEST_RIP)
+			break;
+	}
+out:
+	*hash = hp_hash_stack_end(h, n);
+	return (int)n;
+}

@@ -1,0 +1,48 @@
+/*
+ * cfa_cache.h - a per-thread cache of DWARF unwind rules, walked in place
+ * of libunwind's unw_backtrace where it can give the same stack.
+ *
+ * For each return address seen, the cache keeps what libunwind's own fast
+ * trace (x86_64/Gtrace.c) would keep for it: the frame's CFA as rsp or rbp
+ * plus a constant, the return address at CFA - 8, and rbp saved at CFA +
+ * a constant or left alone; or that the frame is the last one; or that
+ * libunwind must do the walk (a signal frame, a frame without .eh_frame
+ * information, a DWARF expression, anything else). A walk that meets only
+ * the first two kinds gives exactly the frames unw_backtrace gives; any
+ * other walk is left to unw_backtrace (docs/internals/recorder.md, "The
+ * DWARF rule cache"). x86-64 only.
+ */
+#ifndef HP_RECORDER_CFA_CACHE_H
+#define HP_RECORDER_CFA_CACHE_H
+
+#include <stdint.h>
+
+#include "thread.h"
+
+/* Creates the key whose destructor unmaps each thread's table at its
+ * exit. Call once, at init, before any walk (so that the key's index is
+ * low: see hp_os_thread_key_create); without it no thread gets a table
+ * and every walk returns -1. Returns 0 or -errno. Not thread-safe. */
+int hp_cfa_init(void);
+
+/* Walks the calling thread's stack through its rule cache as
+ * hp_unwind does (unwind.h): fills frames[0..max) with the frames
+ * unw_backtrace((void **)f, max + HP_UNWIND_SLACK) would give when called
+ * from the same caller, the recorder's own frames at their start dropped,
+ * and puts their hp_hash_stack in *hash. Must be called directly from
+ * the function that would otherwise call unw_backtrace (a frame of its
+ * own, built with frame pointers). Returns the number of frames written,
+ * or -1 when the walk met a frame only libunwind can step through
+ * (frames[] then holds garbage): call unw_backtrace instead. Call with
+ * t->busy set: a miss reads .eh_frame under dl_iterate_phdr (the loader's
+ * lock; it may allocate), and a thread's first walk maps its cache
+ * (hp_os_map) and sets it as its key's value (pthread_setspecific).
+ * Lock-free and allocation-free on hits; not async-signal-safe. */
+int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash);
+
+/* Invalidates every thread's cache (each clears its own at its next
+ * walk): call after a dlclose, since other code may later be mapped where
+ * the closed library's was. Async-signal-safe, no allocation, no lock. */
+void hp_cfa_flush(void);
+
+#endif

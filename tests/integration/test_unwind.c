@@ -1,0 +1,198 @@
+/*
+ * test_unwind.c - the DWARF rule cache (src/recorder/cfa_cache.c) against
+ * libunwind, on tests/programs/unwindshapes.c: two callers with equal
+ * frames reaching the same inner frames, recursion past the depth limit,
+ * frames without frame pointers, libc frames, signal frames (on the
+ * thread's stack and on an alternate one), a frame without unwind
+ * information, a CFA given by a DWARF expression, a plugin dlopen'd and
+ * dlclose'd (while another thread allocates, too), threads; and two
+ * libraries alike but for their frames, loaded in turn at one address.
+ *
+ * Three ways: HEAPPROF_UNWIND_CHECK=1 has the recorder redo every walk the
+ * cache finished with unw_backtrace and count the differences (none);
+ * the captures of a run with the cache and a run with libunwind alone
+ * have the same buckets, frame for frame (as module offsets), with the
+ * same counts, bytes, peaks and temporaries; and both have the call paths
+ * the program makes, with their exact counts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/harness.h"
+#include "../harness/query.h"
+#include "../harness/tools.h"
+
+#define ROUNDS 5 /* as in unwindshapes.c */
+#define DEPTHS 80
+#define THREADS 3
+
+#define STACK(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Runs unwindshapes (with arg after the plugin's path) under the
+ * recorder with env (VAR=value ...) into NAME.hpf; returns its standard
+ * error (malloc'd) or NULL. */
+static char *run_shapes(const char *name, const char *env, const char *arg)
+{
+	return hp_test_sh_out("cd %s && env %s HEAPPROF_OUTPUT=%s/%s.hpf "
+			      "LD_PRELOAD=%s/libheapprof.so "
+			      "%s/tests/programs/unwindshapes %s/tests/programs/libplugin.so %s "
+			      "2>&1 >/dev/null",
+			      hp_test_tmp(), env, hp_test_tmp(), name, hp_test_build(),
+			      hp_test_build(), hp_test_build(), arg);
+}
+
+/* The three figures of the recorder's "unwind check:" line. */
+static int check_line(const char *err, unsigned long *walks, unsigned long *cached,
+		      unsigned long *differed)
+{
+	const char *line = err ? strstr(err, "unwind check: ") : NULL;
+
+	return line && sscanf(line, "unwind check: %lu walks, %lu by the rule cache, %lu differed",
+			      walks, cached, differed) == 3;
+}
+
+HP_TEST(unwind_cache_check_finds_no_difference)
+{
+	unsigned long walks = 0, cached = 0, differed = ~0UL;
+	char *err = run_shapes("check", "HEAPPROF_UNWIND_CHECK=1", "");
+
+	if (!expect_true(err != NULL, "unwindshapes runs under the recorder"))
+		return;
+	expect_true(check_line(err, &walks, &cached, &differed),
+		    "the recorder reports its comparison at exit");
+	expect_eq_u64(differed, 0, "every walk the cache finished is libunwind's, frame for frame");
+	/* The cache walks everything but the walks through a signal frame
+	 * (2 x ROUNDS), through nounwind_call (no FDE) and through
+	 * cfaexpr_call (a CFA expression): ROUNDS each. */
+	expect_eq_u64(walks - cached, 4 * ROUNDS, "walks left to libunwind: exactly those shapes");
+	expect_true(cached >= ROUNDS * (2 + DEPTHS + 4 + 2 + 2) + THREADS * ROUNDS * 5,
+		    "the cache walked every other shape");
+	if (differed)
+		printf("%s", err); /* the first differences, as the recorder logged them */
+	free(err);
+}
+
+/* A thread loads, calls and unloads the plugin while the main thread
+ * allocates: each dlclose empties every thread's table. */
+HP_TEST(unwind_cache_check_across_dlclose)
+{
+	unsigned long walks = 0, cached = 0, differed = ~0UL;
+	char *err = run_shapes("race", "HEAPPROF_UNWIND_CHECK=1", "race");
+
+	if (!expect_true(err != NULL, "unwindshapes race runs under the recorder"))
+		return;
+	expect_true(check_line(err, &walks, &cached, &differed),
+		    "the recorder reports its comparison at exit");
+	expect_eq_u64(differed, 0, "no walk differs from libunwind's");
+	expect_eq_u64(walks - cached, 4 * ROUNDS, "the same walks left to libunwind");
+	expect_true(cached > 200 * 4, "the plugin's allocations walked by the cache");
+	if (differed)
+		printf("%s", err);
+	free(err);
+}
+
+/* libshape1.so and libshape2.so loaded in turn at one address: the same
+ * return address, other frames. Each dlclose empties the rule cache, so
+ * both libraries' blocks have their whole stack. (libunwind 1.6's own
+ * trace cache is never emptied: with it alone, libshape2's frame is
+ * stepped with libshape1's rule, which loses swap_shape; that run is not
+ * compared here.) */
+HP_TEST(unwind_cache_emptied_by_dlclose)
+{
+	char path[512];
+	struct hp_capture *cap;
+	struct hpq_sum s;
+	char *err = run_shapes("swap", "", "swap");
+
+	free(err);
+	snprintf(path, sizeof path, "%s/swap.hpf", hp_test_tmp());
+	cap = hpq_load(path);
+	if (!expect_true(cap != NULL, "capture loads"))
+		return;
+	s = hpq_match(cap, STACK("shape_alloc", "swap_shape", "main"));
+	expect_eq_u64(s.alloc_count, 2 * ROUNDS, "libshape1 and libshape2, in turn, whole stacks");
+	expect_eq_u64(s.alloc_bytes, ROUNDS * (77 + 78), "libshape1's and libshape2's bytes");
+	hpq_free(cap);
+}
+
+/* The last snapshot's buckets as one sorted line each: figures and frames
+ * (module+offset), without the stack ids (their order of interning), and
+ * the lost lines. */
+static char *buckets(const char *name)
+{
+	return hp_test_sh_out(
+		"%s/heapprof inspect --stacks %s/%s.hpf | awk '"
+		"/^buckets of snapshot/ {on = 1; next} /^damage/ {on = 0} /^  lost/ {print} "
+		"on && $1 == \"bucket\" {if (l != \"\") print l; sub(/stack=[0-9]+ /, \"\"); l = $0; "
+		"next} on {l = l \" \" $3} END {print l}' | sort",
+		hp_test_build(), hp_test_tmp(), name);
+}
+
+static void check_paths(const char *name)
+{
+	char path[512];
+	struct hp_capture *cap;
+	struct hpq_sum s;
+
+	snprintf(path, sizeof path, "%s/%s.hpf", hp_test_tmp(), name);
+	cap = hpq_load(path);
+	if (!expect_true(cap != NULL, "capture loads"))
+		return;
+	s = hpq_match(cap, STACK("leaf", "pad_middle", "caller_a", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "caller_a: one block a round");
+	expect_eq_u64(s.alloc_bytes, ROUNDS * 18, "caller_a: 18 bytes each");
+	s = hpq_match(cap, STACK("leaf", "pad_middle", "caller_b", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "caller_b, same frame size: its own stack");
+	expect_eq_u64(s.alloc_bytes, ROUNDS * 19, "caller_b: 19 bytes each");
+	s = hpq_match(cap, STACK("leaf", "pad_middle", "caller_b", "thread_main"));
+	expect_eq_u64(s.alloc_count, THREADS * ROUNDS, "caller_b on the threads");
+	s = hpq_match(cap, STACK("leaf", "recurse"));
+	expect_eq_u64(s.alloc_count, ROUNDS * DEPTHS + THREADS * ROUNDS, "recursion: every depth");
+	s = hpq_match(cap, STACK("leaf", "recurse", "recurse", "recurse", "recurse", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "recursion of depth 4 ends in main");
+	s = hpq_match(cap, STACK("leaf", "nofp_inner", "nofp_outer", "main"));
+	expect_eq_u64(s.alloc_count, 2 * ROUNDS, "frames without frame pointers");
+	s = hpq_match(cap, STACK("leaf", "nofp_inner", "nofp_outer", "nofp_vla", "main"));
+	expect_eq_u64(s.alloc_count, 2 * ROUNDS, "under a variable-length array");
+	s = hpq_match(cap, STACK("leaf", "nofp_inner", "nofp_outer", "thread_main"));
+	expect_eq_u64(s.alloc_count, 2 * THREADS * ROUNDS,
+		      "frames without frame pointers, threads");
+	s = hpq_match(cap, STACK("leaf", "pad_middle", "handler"));
+	expect_eq_u64(s.alloc_count, 2 * ROUNDS, "in the signal handler, both stacks");
+	expect_eq_u64(s.alloc_bytes, 2 * ROUNDS * 91, "in the signal handler: bytes");
+	s = hpq_match(cap, STACK("leaf", "pad_middle", "nounwind_call", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "through a frame without unwind information");
+	s = hpq_match(cap, STACK("leaf", "pad_middle", "cfaexpr_call", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "through a CFA expression");
+	s = hpq_match(cap, STACK("plugin_alloc", "plugin_shape", "main"));
+	expect_eq_u64(s.alloc_count, 4 * ROUNDS, "in the plugin, loaded and unloaded each round");
+	expect_eq_u64(s.alloc_bytes, 4 * ROUNDS * 444, "in the plugin: bytes");
+	s = hpq_match(cap, STACK("leaf", "compare"));
+	expect_true(s.alloc_count > 0, "under qsort's frames");
+	hpq_free(cap);
+}
+
+HP_TEST(unwind_cache_capture_equals_libunwind)
+{
+	char *a = run_shapes("cache", "HEAPPROF_UNWIND_CACHE=1", "");
+	char *b = run_shapes("libunwind", "HEAPPROF_UNWIND_CACHE=0", "");
+	char *ba = a ? buckets("cache") : NULL, *bb = b ? buckets("libunwind") : NULL;
+
+	if (expect_true(ba && bb, "both runs and their inspection succeed")) {
+		expect_true(strlen(ba) > 1000, "buckets listed");
+		expect_str(ba, bb,
+			   "the same buckets, frames, counts and bytes with either unwinder");
+	}
+	check_paths("cache");
+	check_paths("libunwind");
+	free(a);
+	free(b);
+	free(ba);
+	free(bb);
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
