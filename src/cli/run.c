@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../analyzer/capture.h"
@@ -277,6 +279,45 @@ static const char *how_it_ended(char *buf, size_t cap, int status)
  * and, when that is not the program's end (no exit snapshot, no snapshot
  * at all), what became of the program, from its wait status. prog names
  * the program when the capture does not. */
+/* Under --follow-fork, the captures of the run's other processes:
+ * PATH.PID.hpf (PATH without its .hpf), written since the run started.
+ * Embeds their symbols (with symbols) and names each on stderr, after the
+ * program its process ran. */
+static void children(const char *path, time_t since, int symbols, int quiet)
+{
+	char pattern[PATH_MAX + 64], err[512];
+	size_t len = strlen(path);
+	glob_t g;
+
+	if (len > 4 && strcmp(path + len - 4, ".hpf") == 0)
+		len -= 4;
+	snprintf(pattern, sizeof pattern, "%.*s.[0-9]*.hpf", (int)len, path);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *child = g.gl_pathv[i];
+		struct hp_embed_result res;
+		struct hp_capture cap;
+		struct stat st;
+
+		if (lstat(child, &st) < 0 || !S_ISREG(st.st_mode) || st.st_mtime < since)
+			continue;
+		if (symbols) {
+			int ret = hp_embed_symbols(child, NULL, &res, err, sizeof err);
+			if (ret < 0 && ret != -ENODATA)
+				hp_cli_error("%s", err);
+		}
+		if (quiet || hp_capture_load(child, &cap, err, sizeof err) < 0)
+			continue;
+		fprintf(stderr, "heapprof: wrote %s: %s, pid %llu%s\n", child,
+			cap.has_meta ? hp_model_program_name(&cap) : "(no META)",
+			(unsigned long long)cap.pid,
+			hp_capture_last(&cap) ? "" : " (no snapshot)");
+		hp_capture_free(&cap);
+	}
+	globfree(&g);
+}
+
 static void summarize(const char *path, const char *prog, int status, int quiet)
 {
 	struct hp_capture cap;
@@ -371,6 +412,7 @@ int hp_cmd_run(int argc, char **argv)
 	char lib[PATH_MAX], path[PATH_MAX + 64] = "";
 	const char *output;
 	int quiet, symbols, fds[2], status, prog, lfd = -1, sig = SIGUSR2;
+	time_t started;
 	unsigned port = 0;
 	struct hp_server *srv = NULL;
 	siginfo_t info;
@@ -424,6 +466,7 @@ int hp_cmd_run(int argc, char **argv)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
+	started = time(NULL);
 	pid = fork();
 	if (pid < 0) {
 		hp_cli_error("run: fork: %s", strerror(errno));
@@ -499,6 +542,8 @@ int hp_cmd_run(int argc, char **argv)
 			hp_cli_error("%s", err);
 	}
 	summarize(path, argv[prog], status, quiet);
+	if (a.given[HP_OPT_FOLLOW_FORK])
+		children(path, started, symbols, quiet);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

@@ -140,9 +140,30 @@ HP_TEST(fork_exec_with_follow)
 		expect_eq_u64(hpq_match(cap, STACK("execd_work", "main")).alloc_count, 6,
 			      "exec'd program: its allocations");
 		expect_true(strstr(cap->program, "execd") != NULL, "exec'd program: its name");
+		expect_true(cap->has_symbols, "its symbols embedded, as the run's own capture's");
 		hpq_free(cap);
 	}
 	globfree(&g);
+}
+
+HP_TEST(follow_fork_names_every_file_written)
+{
+	/* Without -q: one line per file, the child's named after the program
+	 * it ran. */
+	char execd[512];
+
+	snprintf(execd, sizeof execd, "%s/tests/programs/execd", hp_test_build());
+	hp_test_sh("rm -rf %s/named.dir && mkdir -p %s/named.dir", hp_test_tmp(), hp_test_tmp());
+	expect_eq_u64(hp_test_sh("cd %s/named.dir && %s/heapprof run --follow-fork -o out.hpf -- "
+				 "%s/tests/programs/forker %s 2> err",
+				 hp_test_tmp(), hp_test_build(), hp_test_build(), execd),
+		      0, "exit status");
+	expect_eq_u64(hp_test_sh("grep -q 'wrote .*/out.hpf: ' %s/named.dir/err", hp_test_tmp()), 0,
+		      "the run's own capture named");
+	expect_eq_u64(hp_test_sh("grep -q 'wrote .*/out\\.[0-9]*\\.hpf: execd, pid [0-9]' "
+				 "%s/named.dir/err",
+				 hp_test_tmp()),
+		      0, "the exec'd child's capture named after its program");
 }
 
 HP_TEST(fork_exec_without_follow)
