@@ -362,6 +362,7 @@ void hp_agg_root(struct hp_root *r)
 	r->bucket_counters_off = offsetof(struct bucket, alloc_count);
 	r->peak_epoch_addr = (uintptr_t)&peak_epoch;
 	r->in_use_bytes_addr = (uintptr_t)&in_use_bytes;
+	r->peak_weight_addr = (uintptr_t)&peak_weight;
 	r->peak_bytes_addr = (uintptr_t)&peak_bytes;
 	r->sample_rate_addr = (uintptr_t)&sample_rate_bytes;
 }

@@ -60,8 +60,12 @@ struct hp_root {
 	uint32_t bucket_chunk_bits, bucket_bytes;
 	uint32_t bucket_lock_off, bucket_epoch_off;
 	uint32_t bucket_counters_off, pad0;
-	/* Addresses of the global u64s (aggregate.c). */
-	uint64_t peak_epoch_addr, in_use_bytes_addr, peak_bytes_addr, sample_rate_addr;
+	/* Addresses of the global u64s (aggregate.c): the peak's epoch, the
+	 * raw bytes in use, the largest estimate of the bytes in use (the
+	 * peak; raw in a full recording), the raw bytes in use at that peak
+	 * (sampled mode only), the sampling rate (1: every allocation). */
+	uint64_t peak_epoch_addr, in_use_bytes_addr, peak_weight_addr, peak_bytes_addr;
+	uint64_t sample_rate_addr;
 
 	/* The live register (live.c): at live_shards_addr, the address of an
 	 * array of live_shards shards of shard_bytes; in a shard, the lock
