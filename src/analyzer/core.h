@@ -16,6 +16,9 @@
  *   core_scan.c   the dynamic C++ type of each block (its vtable pointer)
  *                 and reachability from the roots (a conservative scan)
  *   core_report.c the text and JSON reports and --whatis
+ *   core_rec.c    a process that ran under heapprof: the recorder's
+ *                 tables found through heapprof_root (src/recorder/root.h);
+ *                 core_rec_report.c lists them
  *
  * Memory: the core is mapped read-only, never copied; the tables are one
  * entry per chunk of the heap (at least 32 bytes of the core each) and one
