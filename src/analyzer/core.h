@@ -16,6 +16,9 @@
  *   core_scan.c   the dynamic C++ type of each block (its vtable pointer)
  *                 and reachability from the roots (a conservative scan)
  *   core_report.c the text and JSON reports and --whatis
+ *   core_rec.c    a process that ran under heapprof: the recorder's
+ *                 tables found through heapprof_root (src/recorder/root.h);
+ *                 core_rec_report.c lists them
  *
  * Memory: the core is mapped read-only, never copied; the tables are one
  * entry per chunk of the heap (at least 32 bytes of the core each) and one
@@ -78,6 +81,42 @@ struct hp_core_module {
 	struct hp_core_sym *syms; /* sorted by addr; function and object symbols */
 	size_t nsyms;
 	char *strings;
+};
+
+/* What the recorder held at the dump (core_rec.c), for a process that
+ * ran under heapprof. */
+struct hp_core_rec_stack {
+	const uint64_t *frames; /* into the core; NULL when not in it */
+	uint32_t depth;
+};
+
+struct hp_core_rec_bucket {
+	uint32_t id, stack;
+	uint64_t size; /* the bucket key's size (sampled mode), else 0 */
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, temp_count, temp_bytes;
+	uint64_t peak_count, peak_bytes; /* at the global peak */
+	int torn; /* its lock was held at the dump */
+};
+
+struct hp_core_rec_block {
+	uint64_t addr, size;
+	uint32_t bucket, stack;
+};
+
+struct hp_core_rec {
+	int found;           /* the root was found and read */
+	const char *lib;     /* libheapprof's path, when in the core */
+	uint64_t root;       /* heapprof_root's address */
+	uint64_t in_use_bytes, peak_bytes, sample_rate;
+	struct hp_core_rec_stack *stacks; /* ids 0..nstacks-1; 0 = no stack */
+	uint32_t nstacks;
+	struct hp_core_rec_bucket *buckets; /* with counts, sorted by id */
+	size_t nbuckets;
+	struct hp_core_rec_block *blocks; /* live, sorted by addr */
+	size_t nblocks;
+	/* what a torn update or a short core left (see core_rec.c) */
+	size_t torn_buckets, locked_shards, bad_entries, duplicates, miscounted_shards,
+		missing_shards;
 };
 
 /* Kinds of chunk. */
@@ -146,6 +185,8 @@ struct hp_core {
 	char **types; /* demangled class names */
 	size_t ntypes;
 
+	struct hp_core_rec rec; /* the recorder's state (core_rec.c) */
+
 	/* problems met, each one line, shown on stderr by the command */
 	char **notes;
 	size_t nnotes;
@@ -213,6 +254,22 @@ int hp_core_scan(struct hp_core *c);
  * index, or -1 with a root's description in what). */
 typedef void (*hp_core_ref_fn)(void *arg, uint64_t at, long from_block, const char *what);
 void hp_core_refs(const struct hp_core *c, size_t b, hp_core_ref_fn fn, void *arg);
+
+/* --- the recorder's tables (core_rec.c) ------------------------------ */
+
+/* When the core holds libheapprof.so with a usable heapprof_root, reads
+ * its stacks, buckets and live blocks into c->rec (found = 1). A core
+ * without it leaves found 0; one whose root cannot be used is noted.
+ * Needs hp_core_modules first. Returns 0 or -ENOMEM. */
+int hp_core_recorder(struct hp_core *c);
+
+void hp_core_rec_free(struct hp_core_rec *r);
+
+struct hp_core_report_options;
+
+/* The recorder's listing: totals, sites (stacks) by bytes in use with
+ * their frames, live blocks. Returns 0, or -errno when writing failed. */
+int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o);
 
 /* --- reports (core_report.c) ------------------------------------------ */
 

@@ -293,6 +293,7 @@ bad:
 
 void hp_core_close(struct hp_core *c)
 {
+	hp_core_rec_free(&c->rec);
 	for (size_t i = 0; i < c->nmods; i++) {
 		free(c->mods[i].path);
 		free(c->mods[i].syms);

@@ -1,7 +1,9 @@
 /*
  * core.c - `heapprof core CORE [--exe PROGRAM] [--json] [--whatis ADDR...]`:
  * the glibc heap of a process that ran without heapprof, from its core
- * dump (src/analyzer/core.h, docs/core.md).
+ * dump (src/analyzer/core.h, docs/core.md); for a process that ran under
+ * heapprof, what its recorder held at the dump instead: the sites (stacks)
+ * with their figures and every live block (core_rec.c).
  *
  * Exit status: 0 when the heap was walked whole; 1 when the core cannot
  * be read (another architecture, not a core), when it is truncated or its
@@ -25,6 +27,8 @@ static const char usage[] =
 	"every allocated block by size and by dynamic C++ type, and which are definitely\n"
 	"lost, indirectly lost or still reachable from the threads' stacks and registers\n"
 	"and the modules' data (a conservative scan, as memcheck and LeakSanitizer do).\n"
+	"A process that ran under heapprof: its recorder's sites (stacks) with the\n"
+	"objects and bytes allocated, freed, in use and at the peak, and every live block.\n"
 	"  --exe PROGRAM    the program's file, when it is not where the core says\n"
 	"  --json           the same content as JSON, every block listed\n"
 	"  --whatis         the operands after CORE are addresses: for each, the block\n"
@@ -105,8 +109,9 @@ int hp_cmd_core(int argc, char **argv)
 		free(addrs);
 		return HP_EXIT_FAILURE;
 	}
-	if ((ret = hp_core_modules(&c, a.value[HP_OPT_EXE])) ||
-	    (ret = hp_core_heap(&c, a.value[HP_OPT_DEBUG_DIR])) || (ret = hp_core_scan(&c))) {
+	if ((ret = hp_core_modules(&c, a.value[HP_OPT_EXE])) || (ret = hp_core_recorder(&c)) ||
+	    (!c.rec.found &&
+	     ((ret = hp_core_heap(&c, a.value[HP_OPT_DEBUG_DIR])) || (ret = hp_core_scan(&c))))) {
 		hp_cli_error("%s: %s", c.path, strerror(-ret));
 		hp_core_close(&c);
 		free(addrs);
@@ -114,11 +119,12 @@ int hp_cmd_core(int argc, char **argv)
 	}
 	for (size_t i = 0; i < c.nnotes; i++)
 		hp_cli_error("%s", c.notes[i]);
-	if (!c.heap_ok || c.need_bytes > c.map_bytes)
+	if ((!c.heap_ok && !c.rec.found) || c.need_bytes > c.map_bytes)
 		status = HP_EXIT_FAILURE;
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	ret = addrs ? hp_core_whatis(o.f, &c, addrs, naddrs, ro.json)
-		    : hp_core_report(o.f, &c, &ro);
+	      : c.rec.found ? hp_core_rec_report(o.f, &c, &ro)
+			    : hp_core_report(o.f, &c, &ro);
 	if (hp_cli_output_close(&o, ret))
 		status = HP_EXIT_FAILURE;
 	hp_core_close(&c);

@@ -4,11 +4,13 @@
  */
 #include "aggregate.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "intern.h"
 #include "live.h"
 #include "os.h"
+#include "root.h"
 #include "sampler.h"
 #include "spin.h"
 
@@ -345,4 +347,22 @@ void hp_agg_unlock_all(void)
 	for_each_bucket(hp_spin_unlock);
 	hp_spin_unlock(&chunks_lock);
 	hp_spin_unlock(&keys.lock);
+}
+
+void hp_agg_root(struct hp_root *r)
+{
+	hp_intern_root(&keys, &r->keys);
+	r->keyed_first = HP_AGG_KEYED_FIRST;
+	r->bucket_chunks = CHUNKS;
+	r->bucket_chunk_addr = (uintptr_t)chunks;
+	r->bucket_chunk_bits = CHUNK_BITS;
+	r->bucket_bytes = sizeof(struct bucket);
+	r->bucket_lock_off = offsetof(struct bucket, lock);
+	r->bucket_epoch_off = offsetof(struct bucket, epoch);
+	r->bucket_counters_off = offsetof(struct bucket, alloc_count);
+	r->peak_epoch_addr = (uintptr_t)&peak_epoch;
+	r->in_use_bytes_addr = (uintptr_t)&in_use_bytes;
+	r->peak_weight_addr = (uintptr_t)&peak_weight;
+	r->peak_bytes_addr = (uintptr_t)&peak_bytes;
+	r->sample_rate_addr = (uintptr_t)&sample_rate_bytes;
 }

@@ -5,10 +5,12 @@
 #include "intern.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "../common/hash.h"
 #include "os.h"
+#include "root.h"
 
 #define INITIAL_SLOTS 4096u
 #define CHUNK_ENTRIES (1u << HP_INTERN_CHUNK_BITS)
@@ -199,4 +201,17 @@ uint64_t hp_intern_bytes(const struct hp_intern *t)
 			   (uint64_t)n * sizeof(struct hp_intern_entry) +
 			   __atomic_load_n(&t->used_words, __ATOMIC_RELAXED) * sizeof(uint64_t)
 		 : 0;
+}
+
+void hp_intern_root(const struct hp_intern *t, struct hp_root_intern *out)
+{
+	_Static_assert(offsetof(struct hp_intern_entry, key) == 0 &&
+			       offsetof(struct hp_intern_entry, len) == 8,
+		       "root.h's entry layout");
+	out->addr = (uintptr_t)t;
+	out->count_off = offsetof(struct hp_intern, count);
+	out->entries_off = offsetof(struct hp_intern, entries);
+	out->entries_max = sizeof t->entries / sizeof *t->entries;
+	out->chunk_bits = HP_INTERN_CHUNK_BITS;
+	out->entry_bytes = sizeof(struct hp_intern_entry);
 }

@@ -110,4 +110,9 @@ const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *
  * Lock-free, async-signal-safe, no allocation. */
 uint64_t hp_intern_bytes(const struct hp_intern *t);
 
+struct hp_root_intern;
+/* Describes t's layout and address for the core root (root.h). No
+ * allocation, no lock. */
+void hp_intern_root(const struct hp_intern *t, struct hp_root_intern *out);
+
 #endif

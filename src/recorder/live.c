@@ -4,9 +4,11 @@
 #include "live.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "os.h"
+#include "root.h"
 #include "spin.h"
 
 #define SHARD_BITS 8
@@ -302,4 +304,22 @@ void hp_live_unlock_all(void)
 {
 	for (unsigned i = 0; i < SHARDS; i++)
 		hp_spin_unlock(&shards[i].lock);
+}
+
+void hp_live_root(struct hp_root *r)
+{
+	r->live_shards_addr = (uintptr_t)&shards;
+	r->live_shards = SHARDS;
+	r->shard_bytes = sizeof(struct shard);
+	r->shard_lock_off = offsetof(struct shard, lock);
+	r->shard_slots_off = offsetof(struct shard, slots);
+	r->shard_live_off = offsetof(struct shard, live);
+	r->shard_table_off = offsetof(struct shard, table);
+	r->entry_bytes = sizeof(struct entry);
+	r->bucket_bits = HP_LIVE_BUCKET_BITS;
+	r->big_base = BIG_BASE;
+	r->big_addr = (uintptr_t)big;
+	r->big_blocks = BIG_BLOCKS;
+	r->big_bytes = sizeof big[0];
+	r->big_size_off = offsetof(__typeof__(big[0]), size);
 }

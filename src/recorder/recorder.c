@@ -8,6 +8,7 @@
  * one thread exists) and at exit.
  */
 #include "recorder.h"
+#include "root.h"
 
 #include <string.h>
 
@@ -457,6 +458,7 @@ void hp_recorder_start(void)
 		hp_log("cannot map memory for the recorder's tables; not recording");
 		return;
 	}
+	hp_root_fill(); /* for a reader of a core dump (root.h) */
 	if (hp_unwind_init(config.unwind, config.unwind_cache, config.unwind_check) < 0)
 		hp_log("cannot find the recorder's own code; stacks will include its frames");
 	shadow = malloc_owner();

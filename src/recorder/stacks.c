@@ -6,6 +6,7 @@
 #include "../common/hash.h"
 #include "config.h"
 #include "intern.h"
+#include "root.h"
 
 /* Limits: about a million distinct stacks (HP_STACKS_MAX), 64 Mi frames in
  * all (512 MiB at most, mapped in 512 KiB chunks as stacks come). */
@@ -56,4 +57,9 @@ void hp_stacks_lock(void)
 void hp_stacks_unlock(void)
 {
 	hp_spin_unlock(&table.lock);
+}
+
+void hp_stacks_root(struct hp_root *r)
+{
+	hp_intern_root(&table, &r->stacks);
 }

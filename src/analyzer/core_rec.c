@@ -1,0 +1,406 @@
+/*
+ * core_rec.c - the recorder's state in the core of a process that ran
+ * under heapprof (issue 12, first kind; docs/core.md).
+ *
+ * libheapprof.so is found among the core's modules (NT_FILE, its
+ * build-id checked by core_mods.c), heapprof_root by its symbol; the root
+ * (src/recorder/root.h) gives every table's address and layout, so
+ * nothing is guessed: a magic or layout version this reader does not know
+ * is one line. From it: every stack (the stack table's chunks), every
+ * bucket (its counters), every live block (the 256 shards of the live
+ * register), read in the core without copying it.
+ *
+ * Torn updates. The program may die inside an update; each table is read
+ * as it stands, and what can be half-done is bounded:
+ *   - the stack table publishes an id (count, release) after its entry and
+ *     frames are written: ids below count are whole; a missing chunk or
+ *     frames outside the core leave that stack without frames (noted);
+ *   - a bucket's counters change under its lock, a few stores: a bucket
+ *     whose lock word is held may count one allocation or free in its
+ *     count and not yet in its bytes; it is read as it is and marked torn;
+ *   - a live shard changes under its lock: an insert writes the entry
+ *     whole; a removal's backward shift may leave one entry in two slots;
+ *     a growth builds the new table aside (the old stays published). A
+ *     shard whose lock is held is read anyway: duplicate addresses in it
+ *     are kept once, and every entry's bucket id is checked against the
+ *     buckets that exist (an entry naming no bucket is dropped, counted).
+ * Not thread-safe; allocates its tables (freed by hp_core_rec_free).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../recorder/root.h"
+#include "core.h"
+
+static uint64_t rd64(const struct hp_core *c, uint64_t addr, int *ok)
+{
+	const void *p = hp_core_mem(c, addr, 8);
+	uint64_t v = 0;
+	if (p)
+		memcpy(&v, p, 8);
+	else
+		*ok = 0;
+	return v;
+}
+
+static uint32_t rd32(const struct hp_core *c, uint64_t addr, int *ok)
+{
+	const void *p = hp_core_mem(c, addr, 4);
+	uint32_t v = 0;
+	if (p)
+		memcpy(&v, p, 4);
+	else
+		*ok = 0;
+	return v;
+}
+
+/* The address of entry id of an interning table, or 0. */
+static uint64_t intern_entry(const struct hp_core *c, const struct hp_root_intern *t, uint32_t id)
+{
+	int ok = 1;
+	uint32_t chunk = id >> t->chunk_bits;
+	uint64_t base;
+
+	if (chunk >= t->entries_max)
+		return 0;
+	base = rd64(c, t->addr + t->entries_off + (uint64_t)chunk * 8, &ok);
+	if (!ok || !base)
+		return 0;
+	return base + (uint64_t)(id & ((1u << t->chunk_bits) - 1)) * t->entry_bytes;
+}
+
+/* The key of id: its words in the core and its length, or NULL. */
+static const uint64_t *intern_key(const struct hp_core *c, const struct hp_root_intern *t,
+				  uint32_t id, uint32_t *len)
+{
+	uint64_t e = intern_entry(c, t, id), key;
+	int ok = 1;
+
+	*len = 0;
+	if (!e)
+		return NULL;
+	key = rd64(c, e, &ok);
+	*len = rd32(c, e + 8, &ok);
+	if (!ok || *len > 4096)
+		return NULL;
+	return *len ? hp_core_mem(c, key, (uint64_t)*len * 8) : (const uint64_t *)"";
+}
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct hp_core_rec_block *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Finds the root: 0, -ENOENT (no libheapprof in the core), or -EPROTO
+ * (found, unusable: noted). */
+static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_core_module **lib)
+{
+	for (size_t i = 0; i < c->nmods; i++) {
+		const struct hp_core_module *m = &c->mods[i];
+		const char *base = strrchr(m->path, '/');
+		uint64_t at;
+		const void *p;
+
+		base = base ? base + 1 : m->path;
+		if (strncmp(base, "libheapprof", 11) != 0)
+			continue;
+		*lib = m;
+		if (m->status != HP_CORE_MOD_OK) {
+			hp_core_note(c, "%s: cannot be read as it was at the dump: the recorder's "
+					"tables are not found", m->path);
+			return -EPROTO;
+		}
+		at = hp_core_symbol_addr(c, m, "heapprof_root", NULL);
+		if (!at) {
+			hp_core_note(c, "%s: has no heapprof_root symbol (a recorder older than "
+					"this analyzer): its tables are not read", m->path);
+			return -EPROTO;
+		}
+		p = hp_core_mem(c, at, 16);
+		if (!p) {
+			hp_core_note(c, "%s: heapprof_root (0x%llx) is not in the core", m->path,
+				     (unsigned long long)at);
+			return -EPROTO;
+		}
+		memcpy(root, p, 16);
+		if (root->magic != HP_ROOT_MAGIC) {
+			hp_core_note(c, "%s: heapprof_root is not set (the process died before "
+					"the recorder started)", m->path);
+			return -EPROTO;
+		}
+		if (root->version != HP_ROOT_VERSION || root->root_bytes != sizeof *root ||
+		    !(p = hp_core_mem(c, at, sizeof *root))) {
+			hp_core_note(c, "%s: recorder tables of layout %u (%u bytes); this heapprof "
+					"reads layout %u", m->path, root->version,
+				     root->root_bytes, HP_ROOT_VERSION);
+			return -EPROTO;
+		}
+		memcpy(root, p, sizeof *root);
+		c->rec.root = at;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Reads the stacks: c->rec.stacks[id] for ids 1..nstacks-1. */
+static int read_stacks(struct hp_core *c, const struct hp_root *root)
+{
+	struct hp_core_rec *r = &c->rec;
+	int ok = 1;
+	uint32_t n = rd32(c, root->stacks.addr + root->stacks.count_off, &ok), bad = 0;
+
+	if (!ok || n == 0 || n > (root->stacks.entries_max << root->stacks.chunk_bits))
+		n = 1;
+	r->stacks = calloc(n, sizeof *r->stacks);
+	if (!r->stacks)
+		return -ENOMEM;
+	r->nstacks = n;
+	for (uint32_t id = 1; id < n; id++) {
+		r->stacks[id].frames = intern_key(c, &root->stacks, id, &r->stacks[id].depth);
+		if (!r->stacks[id].frames) {
+			r->stacks[id].depth = 0;
+			bad++;
+		}
+	}
+	if (bad)
+		hp_core_note(c, "%u of the recorder's %u stacks are not in the core: their "
+				"frames are not shown", bad, n - 1);
+	return 0;
+}
+
+/* The address of bucket id's counters, or 0 when its chunk is absent. */
+static uint64_t bucket_addr(const struct hp_core *c, const struct hp_root *root, uint32_t id)
+{
+	int ok = 1;
+	uint32_t chunk = id >> root->bucket_chunk_bits;
+	uint64_t base;
+
+	if (chunk >= root->bucket_chunks)
+		return 0;
+	base = rd64(c, root->bucket_chunk_addr + (uint64_t)chunk * 8, &ok);
+	if (!ok || !base)
+		return 0;
+	return base + (uint64_t)(id & ((1u << root->bucket_chunk_bits) - 1)) * root->bucket_bytes;
+}
+
+/* Reads one bucket into the next c->rec.buckets slot; 1 when it holds
+ * counts, 0 when not, -ENOMEM. */
+static int read_bucket(struct hp_core *c, const struct hp_root *root, uint32_t id,
+		       uint64_t epoch, size_t *cap)
+{
+	struct hp_core_rec *r = &c->rec;
+	struct hp_core_rec_bucket *b;
+	uint64_t at = bucket_addr(c, root, id), v[8];
+	const void *p;
+	int ok = 1;
+
+	if (!at || !(p = hp_core_mem(c, at + root->bucket_counters_off, sizeof v)))
+		return 0;
+	memcpy(v, p, sizeof v);
+	if (!v[0])
+		return 0;
+	if (r->nbuckets == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		void *grown = realloc(r->buckets, n * sizeof *r->buckets);
+		if (!grown)
+			return -ENOMEM;
+		r->buckets = grown;
+		*cap = n;
+	}
+	b = &r->buckets[r->nbuckets++];
+	memset(b, 0, sizeof *b);
+	b->id = id;
+	if (id < root->keyed_first) {
+		b->stack = id - 1;
+	} else {
+		uint32_t len;
+		const uint64_t *key = intern_key(c, &root->keys, id - root->keyed_first + 1, &len);
+		b->stack = key && len == 3 && key[0] < r->nstacks ? (uint32_t)key[0] : 0;
+		b->size = key && len == 3 ? key[2] : 0;
+	}
+	b->alloc_count = v[0];
+	b->alloc_bytes = v[1];
+	b->free_count = v[2];
+	b->free_bytes = v[3];
+	b->temp_count = v[4];
+	b->temp_bytes = v[5];
+	if (rd64(c, at + root->bucket_epoch_off, &ok) == epoch && ok) {
+		b->peak_count = v[6];
+		b->peak_bytes = v[7];
+	} else {
+		b->peak_count = v[0] - v[2];
+		b->peak_bytes = v[1] - v[3];
+	}
+	b->torn = rd32(c, at + root->bucket_lock_off, &ok) != 0;
+	r->torn_buckets += b->torn;
+	return 1;
+}
+
+static int cmp_bucket_id(const void *a, const void *b)
+{
+	const struct hp_core_rec_bucket *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int read_buckets(struct hp_core *c, const struct hp_root *root)
+{
+	struct hp_core_rec *r = &c->rec;
+	size_t cap = 0;
+	int ok = 1, ret;
+	uint64_t epoch = rd64(c, root->peak_epoch_addr, &ok);
+	uint32_t keys = rd32(c, root->keys.addr + root->keys.count_off, &ok);
+
+	r->in_use_bytes = rd64(c, root->in_use_bytes_addr, &ok);
+	r->sample_rate = rd64(c, root->sample_rate_addr, &ok);
+	/* The raw bytes at the peak are kept apart in sampled mode only. */
+	r->peak_bytes = rd64(c, r->sample_rate > 1 ? root->peak_bytes_addr : root->peak_weight_addr,
+			     &ok);
+	for (uint32_t id = 1; id <= r->nstacks; id++)
+		if ((ret = read_bucket(c, root, id, epoch, &cap)) < 0)
+			return ret;
+	if (keys > 1 && keys <= (root->keys.entries_max << root->keys.chunk_bits))
+		for (uint32_t k = 1; k < keys; k++)
+			if ((ret = read_bucket(c, root, root->keyed_first + k - 1, epoch, &cap)) <
+			    0)
+				return ret;
+	qsort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
+	return 0;
+}
+
+static const struct hp_core_rec_bucket *bucket_by_id(const struct hp_core_rec *r, uint32_t id)
+{
+	struct hp_core_rec_bucket want = {.id = id};
+	return bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
+}
+
+static int read_live(struct hp_core *c, const struct hp_root *root)
+{
+	struct hp_core_rec *r = &c->rec;
+	size_t cap = 0;
+	int ok = 1;
+	uint64_t shards = rd64(c, root->live_shards_addr, &ok);
+	uint64_t bucket_mask = (UINT64_C(1) << root->bucket_bits) - 1;
+
+	if (!ok || !shards) {
+		hp_core_note(c, "the recorder's live register is not in the core");
+		return 0;
+	}
+	for (uint32_t s = 0; s < root->live_shards; s++) {
+		uint64_t sh = shards + (uint64_t)s * root->shard_bytes, table;
+		uint32_t slots, live, found = 0;
+		size_t first = r->nblocks;
+		const unsigned char *t;
+		int sok = 1;
+
+		slots = rd32(c, sh + root->shard_slots_off, &sok);
+		live = rd32(c, sh + root->shard_live_off, &sok);
+		table = rd64(c, sh + root->shard_table_off, &sok);
+		if (!sok) {
+			r->missing_shards++;
+			continue;
+		}
+		if (rd32(c, sh + root->shard_lock_off, &sok))
+			r->locked_shards++;
+		if (slots <= 1 || !live)
+			continue;
+		t = hp_core_mem(c, table, (uint64_t)slots * root->entry_bytes);
+		if (!t) {
+			r->missing_shards++;
+			continue;
+		}
+		for (uint32_t i = 0; i < slots; i++) {
+			uint64_t e[2];
+			struct hp_core_rec_block *b;
+			const struct hp_core_rec_bucket *bk;
+			memcpy(e, t + (size_t)i * root->entry_bytes, sizeof e);
+			if (!e[0])
+				continue;
+			bk = bucket_by_id(r, (uint32_t)(e[1] & bucket_mask));
+			if (!bk) {
+				r->bad_entries++;
+				continue;
+			}
+			if (r->nblocks == cap) {
+				size_t n = cap ? cap * 2 : 1024;
+				void *grown = realloc(r->blocks, n * sizeof *r->blocks);
+				if (!grown)
+					return -ENOMEM;
+				r->blocks = grown;
+				cap = n;
+			}
+			b = &r->blocks[r->nblocks++];
+			b->addr = e[0];
+			b->size = e[1] >> root->bucket_bits;
+			b->bucket = bk->id;
+			b->stack = bk->stack;
+			if (b->size >= root->big_base) {
+				uint64_t i_big = b->size - root->big_base;
+				b->size = i_big < root->big_blocks
+						  ? rd64(c, root->big_addr + i_big * root->big_bytes +
+								    root->big_size_off, &sok)
+						  : 0;
+			}
+			found++;
+		}
+		/* A removal caught in its backward shift: one address twice. */
+		qsort(r->blocks + first, r->nblocks - first, sizeof *r->blocks, cmp_block);
+		for (size_t i = first + 1, o = first + 1; i <= r->nblocks; i++) {
+			if (i == r->nblocks) {
+				r->duplicates += r->nblocks - o;
+				r->nblocks = o;
+				break;
+			}
+			if (r->blocks[i].addr != r->blocks[o - 1].addr)
+				r->blocks[o++] = r->blocks[i];
+		}
+		if (r->nblocks - first != live)
+			r->miscounted_shards++;
+	}
+	qsort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
+	return 0;
+}
+
+int hp_core_recorder(struct hp_core *c)
+{
+	struct hp_core_rec *r = &c->rec;
+	struct hp_root root;
+	const struct hp_core_module *lib = NULL;
+	int ret;
+
+	memset(r, 0, sizeof *r);
+	ret = find_root(c, &root, &lib);
+	if (lib)
+		r->lib = lib->path;
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return 0; /* noted */
+	if ((ret = read_stacks(c, &root)) || (ret = read_buckets(c, &root)) ||
+	    (ret = read_live(c, &root)))
+		return ret;
+	if (r->torn_buckets)
+		hp_core_note(c, "%zu of the recorder's buckets were being updated at the dump "
+				"(marked torn): their counts may differ by one allocation",
+			     r->torn_buckets);
+	if (r->locked_shards || r->bad_entries || r->duplicates || r->miscounted_shards)
+		hp_core_note(c, "the live register was being updated at the dump: %zu shard(s) "
+				"locked, %zu entries naming no bucket dropped, %zu duplicated, "
+				"%zu shard(s) whose count differs",
+			     r->locked_shards, r->bad_entries, r->duplicates,
+			     r->miscounted_shards);
+	if (r->missing_shards)
+		hp_core_note(c, "%zu shard(s) of the live register are not in the core: their "
+				"blocks are not listed", r->missing_shards);
+	r->found = 1;
+	return 0;
+}
+
+void hp_core_rec_free(struct hp_core_rec *r)
+{
+	free(r->stacks);
+	free(r->buckets);
+	free(r->blocks);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,191 @@
+/*
+ * core_rec_report.c - the listing of what the recorder held at the dump
+ * (core_rec.c): totals, the sites (one per stack, its buckets summed)
+ * by bytes in use with their frames, and every live block with its stack.
+ * Frames are named from the core's modules' symbols (function+offset in
+ * module); text or JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+struct site {
+	uint32_t stack;
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, peak_count, peak_bytes;
+	int torn;
+};
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* "function+0xoff in module", or "0xaddr" (into buf). */
+static const char *frame_name(const struct hp_core *c, uint64_t pc, char *buf, size_t cap)
+{
+	const struct hp_core_module *m = hp_core_module_at(c, pc);
+	const struct hp_core_sym *s = m ? hp_core_symbol_at(m, pc - 1) : NULL;
+	const char *base = m ? strrchr(m->path, '/') : NULL;
+
+	base = base ? base + 1 : m ? m->path : NULL;
+	if (s)
+		snprintf(buf, cap, "%s+0x%" PRIx64 " in %s", s->name, pc - s->addr, base);
+	else if (m)
+		snprintf(buf, cap, "0x%" PRIx64 " in %s", pc - m->bias, base);
+	else
+		snprintf(buf, cap, "0x%" PRIx64, pc);
+	return buf;
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+	uint64_t ux = x->alloc_bytes - x->free_bytes, uy = y->alloc_bytes - y->free_bytes;
+	if (ux != uy)
+		return ux > uy ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The sites, one per stack with counts, sorted by bytes in use. */
+static struct site *sites(const struct hp_core_rec *r, size_t *n)
+{
+	struct site *by_stack = calloc(r->nstacks ? r->nstacks : 1, sizeof *by_stack), *out;
+	size_t k = 0;
+
+	if (!by_stack)
+		return NULL;
+	for (size_t i = 0; i < r->nbuckets; i++) {
+		const struct hp_core_rec_bucket *b = &r->buckets[i];
+		struct site *s = &by_stack[b->stack < r->nstacks ? b->stack : 0];
+		s->alloc_count += b->alloc_count;
+		s->alloc_bytes += b->alloc_bytes;
+		s->free_count += b->free_count;
+		s->free_bytes += b->free_bytes;
+		s->peak_count += b->peak_count;
+		s->peak_bytes += b->peak_bytes;
+		s->torn |= b->torn;
+	}
+	out = by_stack;
+	for (uint32_t id = 0; id < r->nstacks; id++) {
+		if (!by_stack[id].alloc_count)
+			continue;
+		out[k] = by_stack[id];
+		out[k++].stack = id;
+	}
+	qsort(out, k, sizeof *out, site_cmp);
+	*n = k;
+	return out;
+}
+
+static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t ns,
+		 const struct hp_core_report_options *o)
+{
+	const struct hp_core_rec *r = &c->rec;
+	uint64_t bytes = 0;
+	char buf[512];
+
+	for (size_t i = 0; i < r->nblocks; i++)
+		bytes += r->blocks[i].size;
+	fprintf(f, "core: %s\n", c->path);
+	fprintf(f, "program: %s (pid %d), dumped on signal %d\n", c->program, c->pid, c->signal);
+	fprintf(f, "recorder: %s, heapprof_root at 0x%" PRIx64 "\n", r->lib, r->root);
+	fprintf(f, "live blocks: %zu, %" PRIu64 " bytes; in use %" PRIu64 " bytes, peak %" PRIu64
+		   " bytes; %u stacks, %zu buckets%s\n",
+		r->nblocks, bytes, r->in_use_bytes, r->peak_bytes,
+		r->nstacks ? r->nstacks - 1 : 0, r->nbuckets,
+		r->sample_rate > 1 ? " (sampled: raw figures)" : "");
+	fprintf(f, "\nsites by bytes in use:\n");
+	fprintf(f, "%14s %10s %12s %10s %14s\n", "in use bytes", "objects", "allocated", "freed",
+		"peak bytes");
+	for (size_t i = 0; i < ns && i < o->top; i++) {
+		const struct site *x = &s[i];
+		const struct hp_core_rec_stack *st = &r->stacks[x->stack];
+		fprintf(f, "%14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %14" PRIu64
+			   "  stack %u%s\n",
+			x->alloc_bytes - x->free_bytes, x->alloc_count - x->free_count,
+			x->alloc_count, x->free_count, x->peak_bytes, x->stack,
+			x->torn ? " (torn)" : "");
+		for (uint32_t d = 0; st->frames && d < st->depth; d++)
+			fprintf(f, "      %s\n", frame_name(c, st->frames[d], buf, sizeof buf));
+	}
+	fprintf(f, "\nlive blocks (first %u by address):\n", o->top);
+	for (size_t i = 0; i < r->nblocks && i < o->top; i++) {
+		const struct hp_core_rec_block *b = &r->blocks[i];
+		const struct hp_core_rec_stack *st = &r->stacks[b->stack];
+		fprintf(f, "  0x%" PRIx64 " %10" PRIu64 " bytes  stack %u  %s\n", b->addr, b->size,
+			b->stack,
+			st->frames && st->depth ? frame_name(c, st->frames[0], buf, sizeof buf)
+						: "");
+	}
+}
+
+static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t ns)
+{
+	const struct hp_core_rec *r = &c->rec;
+	char buf[512];
+
+	fprintf(f, "{\"core\":");
+	json_str(f, c->path);
+	fprintf(f, ",\n\"program\":");
+	json_str(f, c->program);
+	fprintf(f, ",\"pid\":%d,\"signal\":%d,\n\"recorder\":{\"library\":", c->pid, c->signal);
+	json_str(f, r->lib ? r->lib : "");
+	fprintf(f, ",\"root\":\"0x%" PRIx64 "\",\"stacks\":%u,\"buckets\":%zu,\"in_use_bytes\":%" PRIu64
+		   ",\"peak_bytes\":%" PRIu64 ",\"sample_rate\":%" PRIu64 ",\"torn_buckets\":%zu,"
+		   "\"locked_shards\":%zu,\"dropped_entries\":%zu,\"duplicate_entries\":%zu},\n",
+		r->root, r->nstacks ? r->nstacks - 1 : 0, r->nbuckets, r->in_use_bytes,
+		r->peak_bytes, r->sample_rate, r->torn_buckets, r->locked_shards, r->bad_entries,
+		r->duplicates);
+	fprintf(f, "\"sites\":[");
+	for (size_t i = 0; i < ns; i++) {
+		const struct site *x = &s[i];
+		const struct hp_core_rec_stack *st = &r->stacks[x->stack];
+		fprintf(f, "%s\n{\"stack\":%u,\"alloc_count\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64
+			   ",\"free_count\":%" PRIu64 ",\"free_bytes\":%" PRIu64
+			   ",\"in_use_count\":%" PRIu64 ",\"in_use_bytes\":%" PRIu64
+			   ",\"peak_count\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"torn\":%d,"
+			   "\"frames\":[",
+			i ? "," : "", x->stack, x->alloc_count, x->alloc_bytes, x->free_count,
+			x->free_bytes, x->alloc_count - x->free_count, x->alloc_bytes - x->free_bytes,
+			x->peak_count, x->peak_bytes, x->torn);
+		for (uint32_t d = 0; st->frames && d < st->depth; d++) {
+			fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"name\":", d ? "," : "",
+				st->frames[d]);
+			json_str(f, frame_name(c, st->frames[d], buf, sizeof buf));
+			fputc('}', f);
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "],\n\"blocks\":[");
+	for (size_t i = 0; i < r->nblocks; i++)
+		fprintf(f, "%s\n{\"address\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"stack\":%u}",
+			i ? "," : "", r->blocks[i].addr, r->blocks[i].size, r->blocks[i].stack);
+	fprintf(f, "]}\n");
+}
+
+int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o)
+{
+	size_t ns = 0;
+	struct site *s = sites(&c->rec, &ns);
+
+	if (!s)
+		return -ENOMEM;
+	if (o->json)
+		json(f, c, s, ns);
+	else
+		text(f, c, s, ns, o);
+	free(s);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,99 @@
+/*
+ * root.h - the recorder's root: where its tables are, for a reader of a
+ * core dump (heapprof core, docs/core.md, "A core of a program that ran
+ * under heapprof").
+ *
+ * libheapprof.so exports one data symbol, heapprof_root, a struct hp_root
+ * filled once at init, after the tables are set up and before recording
+ * starts, and never written again. It holds a magic, a layout version and
+ * the addresses of the tables with the offsets and sizes of their fields,
+ * so that the analyzer reads a core without guessing a layout: the
+ * analyzer finds the symbol's address in libheapprof's symbols plus the
+ * load bias, checks magic and version, and follows the addresses in the
+ * core. A change of any layout below bumps HP_ROOT_VERSION.
+ *
+ * This header is pure layout (fixed-width fields, no pointers of the
+ * host): the analyzer includes it too. Nothing here is on the hot path.
+ */
+#ifndef HP_RECORDER_ROOT_H
+#define HP_RECORDER_ROOT_H
+
+#include <stdint.h>
+
+#define HP_ROOT_MAGIC UINT64_C(0x746f6f7270616568) /* "heaproot", little-endian */
+#define HP_ROOT_VERSION 1u
+
+/* An interning table (intern.h): struct hp_intern at its address; its
+ * count (u32, ids 1..count-1 exist) and its entry-chunk pointers (an array
+ * of entries_max pointers, each to 1 << chunk_bits entries of entry_bytes:
+ * the key's address at offset 0, its length in words, u32, at 8). */
+struct hp_root_intern {
+	uint64_t addr;
+	uint32_t count_off, entries_off;
+	uint32_t entries_max, chunk_bits;
+	uint32_t entry_bytes, pad;
+};
+
+struct hp_root {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t root_bytes; /* sizeof (struct hp_root) */
+
+	/* The stack table (stacks.c): keys are return addresses, innermost
+	 * first; id 0 is "no stack". */
+	struct hp_root_intern stacks;
+	/* The keyed buckets' keys (aggregate.c): 3 words, stack id, type tag
+	 * << 32 | context tag, size; the key of id k is bucket
+	 * keyed_first + k - 1. A bucket below keyed_first is the default
+	 * bucket of stack id - 1. */
+	struct hp_root_intern keys;
+	uint32_t keyed_first;
+	/* The buckets: chunks (the address of an array of bucket_chunks
+	 * pointers), each of 1 << chunk_bits buckets of bucket_bytes; in a
+	 * bucket, the lock word (u32) at lock_off, the peak epoch (u64) at
+	 * epoch_off, and eight u64 counters from counters_off: alloc count,
+	 * alloc bytes, free count, free bytes, temporary count and bytes,
+	 * count and bytes at the peak (valid when the bucket's epoch is the
+	 * global one, else its in-use values are). */
+	uint32_t bucket_chunks;
+	uint64_t bucket_chunk_addr;
+	uint32_t bucket_chunk_bits, bucket_bytes;
+	uint32_t bucket_lock_off, bucket_epoch_off;
+	uint32_t bucket_counters_off, pad0;
+	/* Addresses of the global u64s (aggregate.c): the peak's epoch, the
+	 * raw bytes in use, the largest estimate of the bytes in use (the
+	 * peak; raw in a full recording), the raw bytes in use at that peak
+	 * (sampled mode only), the sampling rate (1: every allocation). */
+	uint64_t peak_epoch_addr, in_use_bytes_addr, peak_weight_addr, peak_bytes_addr;
+	uint64_t sample_rate_addr;
+
+	/* The live register (live.c): at live_shards_addr, the address of an
+	 * array of live_shards shards of shard_bytes; in a shard, the lock
+	 * word (u32), the slot count (u32: 1 before the first table) and the
+	 * live count (u32) and the table's address at their offsets. An entry
+	 * is entry_bytes: the address (u64, 0 = empty) at 0, then a u64 with
+	 * the bucket in its low bucket_bits bits and the size above; a size
+	 * field of big_base + i or more names slot i of the big-block table
+	 * (big_blocks slots of big_bytes at big_addr, the size a u64 at
+	 * big_size_off). */
+	uint64_t live_shards_addr;
+	uint32_t live_shards, shard_bytes;
+	uint32_t shard_lock_off, shard_slots_off;
+	uint32_t shard_live_off, shard_table_off;
+	uint32_t entry_bytes, bucket_bits;
+	uint64_t big_base;
+	uint64_t big_addr;
+	uint32_t big_blocks, big_bytes;
+	uint32_t big_size_off, pad1;
+};
+
+/* In the recorder: each module describes its own tables (their struct bodies are its own).
+ * Called once by hp_root_fill. No allocation, no lock. */
+void hp_stacks_root(struct hp_root *r);
+void hp_agg_root(struct hp_root *r);
+void hp_live_root(struct hp_root *r);
+/* Fills heapprof_root: once, at init, after the tables are set up and
+ * before recording starts. Not thread-safe; no allocation, no lock. */
+void hp_root_fill(void);
+
+#endif
