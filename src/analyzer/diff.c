@@ -130,8 +130,21 @@ static int by_change(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/* In use at the peak: the peak figures as the in-use ones. */
+static void at_peak(struct hp_values *v)
+{
+	v->inuse_bytes = v->peak_bytes;
+	v->inuse_objects = v->peak_objects;
+}
+
 int hp_diff_build(struct hp_diff *d, const struct hp_model *base, const struct hp_model *new,
 		  enum hp_metric metric)
+{
+	return hp_diff_build_at(d, base, 0, new, 0, metric);
+}
+
+int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at_peak,
+		     const struct hp_model *new, int new_at_peak, enum hp_metric metric)
 {
 	struct hp_hindex t = {0};
 	struct ranked *r = NULL;
@@ -155,6 +168,16 @@ int hp_diff_build(struct hp_diff *d, const struct hp_model *base, const struct h
 		ret = add_side(d, &t, base, 1);
 	if (ret)
 		goto err;
+	if (base_at_peak)
+		at_peak(&d->base_total);
+	if (new_at_peak)
+		at_peak(&d->new_total);
+	for (size_t i = 0; i < d->nentries; i++) {
+		if (base_at_peak)
+			at_peak(&d->entries[i].base);
+		if (new_at_peak)
+			at_peak(&d->entries[i].new);
+	}
 
 	r = calloc(d->nentries ? d->nentries : 1, sizeof *r);
 	if (!r) {

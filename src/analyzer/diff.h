@@ -55,6 +55,14 @@ struct hp_diff_text_options {
 int hp_diff_build(struct hp_diff *d, const struct hp_model *base, const struct hp_model *new,
 		  enum hp_metric metric);
 
+/* The same, with a side taken at its peak (base_at_peak, new_at_peak):
+ * that side's figures in use are those at the peak of its snapshot (its
+ * peak_bytes and peak_objects), for `diff FILE@peak`. Only the in-use
+ * figures change, so use it with the leaked metric (the peak metric reads
+ * the peak figures anyway; the others do not depend on the moment). */
+int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at_peak,
+		     const struct hp_model *new, int new_at_peak, enum hp_metric metric);
+
 void hp_diff_free(struct hp_diff *d);
 
 /* The metric's figure and its companion (objects for a bytes metric, bytes

@@ -385,6 +385,118 @@ static int same_name(const char *path, const char *name)
 	return strcmp(slash ? slash + 1 : path, name) == 0;
 }
 
+/* --- the timeline ------------------------------------------------------ */
+
+/* The samples of the time series a report of snapshot s shows: those taken
+ * up to its time (a report of an early snapshot shows nothing after it, as
+ * peak_rss). The recorder appends them in time order. */
+static size_t series_len(const struct hp_capture *cap, const struct hp_cap_snapshot *s)
+{
+	size_t n = 0;
+	while (n < cap->nsamples && cap->samples[n].time_ns <= s->time_ns)
+		n++;
+	return n;
+}
+
+/* The chart's column of time t: floor(t * cols / span), the last column
+ * for t >= span. Doubles: a hostile capture's times must not overflow. */
+static size_t chart_column(uint64_t t, uint64_t span, size_t cols)
+{
+	double c = (double)t * (double)cols / (double)(span ? span : 1);
+	return c >= (double)(cols - 1) ? cols - 1 : (size_t)c;
+}
+
+/* Heap in use ('#') and RSS (':') over time, like ms_print's graph, from
+ * the time series up to the snapshot: HP_REPORT_CHART_ROWS rows high, as
+ * wide as the report (width columns; 100 when 0, no limit). Each column is
+ * an equal slice of [0, the snapshot's time]: its height is the highest
+ * sample in the slice, or the last sample before it (the level holds
+ * between samples), rounded to the nearest row. Under the axis, '^' marks
+ * the peak's column and '|' each snapshot's (the peak wins a shared
+ * column). Nothing when the capture has no sample (or all are zero). */
+static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
+{
+	const struct hp_capture *cap = m->cap;
+	const struct hp_cap_snapshot *s = m->snap;
+	size_t n = series_len(cap, s), cols, k = 0, nsnaps = 0;
+	uint64_t span = s->time_ns, heap = 0, rss = 0;
+	double ymax = 0;
+	uint64_t *col_heap = NULL, *col_rss = NULL;
+	char *line = NULL, a[32], b[32];
+
+	if (!n)
+		return;
+	width = width ? width : 100;
+	cols = width > HP_REPORT_CHART_LABEL + 1 + 10 ? width - HP_REPORT_CHART_LABEL - 1 : 10;
+	col_heap = calloc(cols, sizeof *col_heap);
+	col_rss = calloc(cols, sizeof *col_rss);
+	line = malloc(cols + 1);
+	if (!col_heap || !col_rss || !line)
+		goto out; /* out of memory: the chart is left out, the report goes on */
+	for (size_t c = 0; c < cols; c++) {
+		uint64_t h = heap, r = rss; /* the level before this slice */
+		for (; k < n && chart_column(cap->samples[k].time_ns, span, cols) == c; k++) {
+			heap = cap->samples[k].heap_bytes;
+			rss = cap->samples[k].rss_bytes;
+			h = heap > h ? heap : h;
+			r = rss > r ? rss : r;
+		}
+		col_heap[c] = h;
+		col_rss[c] = r;
+		ymax = (double)h > ymax ? (double)h : ymax;
+		ymax = (double)r > ymax ? (double)r : ymax;
+	}
+	if (ymax <= 0)
+		goto out;
+	fprintf(out, "\nheap in use (#) and RSS (:) over time%s\n",
+		m->sampled ? " (the heap estimated)" : "");
+	for (unsigned row = HP_REPORT_CHART_ROWS; row >= 1; row--) {
+		/* A cell is filled when its value reaches the middle of its row. */
+		double level = ((double)row - 0.5) * ymax / HP_REPORT_CHART_ROWS;
+		size_t end = 0;
+		for (size_t c = 0; c < cols; c++) {
+			line[c] = (double)col_heap[c] >= level  ? '#'
+				  : (double)col_rss[c] >= level ? ':'
+								: ' ';
+			if (line[c] != ' ')
+				end = c + 1;
+		}
+		line[end] = '\0';
+		if (row == HP_REPORT_CHART_ROWS)
+			hp_units_bytes(a, sizeof a, ymax);
+		else if (row == HP_REPORT_CHART_ROWS / 2)
+			hp_units_bytes(a, sizeof a, ymax * row / HP_REPORT_CHART_ROWS);
+		else
+			a[0] = '\0';
+		fprintf(out, "%*s |%s\n", HP_REPORT_CHART_LABEL - 1, a, line);
+	}
+	memset(line, '-', cols);
+	line[cols] = '\0';
+	fprintf(out, "%*s +%s\n", HP_REPORT_CHART_LABEL - 1, "0", line);
+	memset(line, ' ', cols);
+	for (size_t i = 0; i < cap->nsnapshots && &cap->snapshots[i] <= s; i++) {
+		line[chart_column(cap->snapshots[i].time_ns, span, cols)] = '|';
+		nsnaps++;
+	}
+	if (s->peak_time_ns <= span)
+		line[chart_column(s->peak_time_ns, span, cols)] = '^';
+	for (k = cols; k > 0 && line[k - 1] == ' '; k--)
+		;
+	line[k] = '\0';
+	fprintf(out, "%*s  %s\n", HP_REPORT_CHART_LABEL - 1, "", line);
+	snprintf(b, sizeof b, "%.3f s", (double)span / 1e9);
+	fprintf(out, "%*s  0 s%*s\n", HP_REPORT_CHART_LABEL - 1, "",
+		cols > 3 + strlen(b) ? (int)(cols - 3) : (int)strlen(b) + 1, b);
+	fprintf(out, "%*s  ^ the peak, %s at %.3f s; | %zu snapshot%s; %zu sample%s\n",
+		HP_REPORT_CHART_LABEL - 1, "", hp_units_bytes(a, sizeof a, m->total.peak_bytes),
+		(double)s->peak_time_ns / 1e9, nsnaps, nsnaps == 1 ? "" : "s", n,
+		n == 1 ? "" : "s");
+out:
+	free(col_heap);
+	free(col_rss);
+	free(line);
+}
+
 int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o)
 {
 	const struct hp_capture *cap = m->cap;
@@ -456,6 +568,7 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 			hp_capture_lost_name((unsigned)k));
 	}
 	(void)lost;
+	print_timeline(out, m, o ? o->width : 0);
 
 	const struct per_stack **best = calloc(top, sizeof *best);
 	if (!best) {
@@ -610,7 +723,21 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 		}
 		fprintf(out, "%s]", shown ? "\n    " : "");
 	}
-	fprintf(out, "\n  }\n}\n");
+	fprintf(out, "\n  },\n  \"series\": [");
+	for (size_t i = 0, ns = series_len(cap, s); i < ns; i++)
+		fprintf(out,
+			"%s\n    {\"time_ns\": %" PRIu64 ", \"heap_bytes\": %" PRIu64
+			", \"rss_bytes\": %" PRIu64 "}",
+			i ? "," : "", cap->samples[i].time_ns, cap->samples[i].heap_bytes,
+			cap->samples[i].rss_bytes);
+	fprintf(out, "%s],\n  \"snapshots\": [", series_len(cap, s) ? "\n  " : "");
+	for (size_t i = 0; i < cap->nsnapshots && &cap->snapshots[i] <= s; i++) {
+		fprintf(out, "%s\n    {\"seq\": %" PRIu64 ", \"reason\": ", i ? "," : "",
+			cap->snapshots[i].seq);
+		json_str(out, hp_capture_reason_name(cap->snapshots[i].reason));
+		fprintf(out, ", \"time_ns\": %" PRIu64 "}", cap->snapshots[i].time_ns);
+	}
+	fprintf(out, "\n  ]\n}\n"); /* the model has a snapshot: s */
 	free(best);
 	free(ps);
 	return ferror(out) ? -EIO : 0;

@@ -8,6 +8,13 @@
  * peak, leaks, allocations, temporary allocations and bytes allocated. Call
  * stacks are merged by capture stack (a sampled capture's per-size buckets
  * add up); each is shown innermost first as function and file:line.
+ *
+ * Between the summary and the stacks, a chart of heap in use and RSS over
+ * time from the capture's time series, up to the snapshot, with the peak
+ * and the snapshots marked (report.c, print_timeline); JSON carries that
+ * series ("series": time_ns, heap_bytes, rss_bytes) and the snapshots'
+ * times ("snapshots": seq, reason, time_ns). In a sampled capture the
+ * series' heap is already an estimate (docs/format.md, TIMESERIES).
  */
 #ifndef HP_ANALYZER_REPORT_H
 #define HP_ANALYZER_REPORT_H
@@ -41,6 +48,12 @@ struct hp_report_options {
  * their blocks are not in the in-use line, which says how many were
  * suppressed. */
 
+
+/* The timeline chart (text): its height in rows, and the width of its
+ * left column (the scale's labels and the axis), so that its plot is
+ * width - HP_REPORT_CHART_LABEL - 1 columns wide. */
+#define HP_REPORT_CHART_ROWS 10
+#define HP_REPORT_CHART_LABEL 10
 
 /* Writes the report. Returns 0 or -errno (a failed write). */
 int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o);

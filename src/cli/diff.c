@@ -3,12 +3,19 @@
  * captures, per call stack (diff.h), as text or as a pprof profile of the
  * changes.
  *
+ * BASE and NEW may be moments of one run (FILE@N, FILE@end, FILE@peak):
+ * the file is loaded once per side, at that snapshot, and the stacks are
+ * matched as for two runs. Two runs are still compared at their last
+ * snapshots by default (in use there; --metric peak compares their peaks),
+ * so that scripts that gate on `diff` keep their meaning.
+ *
  * Exit status: 0 when shown or written, 1 for a capture that cannot be
  * used or a failed write, 2 for wrong usage.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +30,9 @@ static const char usage[] =
 	"Matches the call stacks of two captures by their functions (not their\n"
 	"addresses, which differ between runs) and shows the stacks whose figure\n"
 	"changed most, NEW minus BASE, with the totals.\n"
+	"BASE and NEW may name a moment of a run: FILE@N (snapshot N, as inspect\n"
+	"lists them), FILE@end (the last snapshot), FILE@peak (in use at the peak);\n"
+	"'heapprof diff run.hpf@1 run.hpf@2' shows what grew between two snapshots.\n"
 	"  --metric M        leaked (default: bytes and objects in use at the snapshot),\n"
 	"                    peak, allocated, allocations, temporary\n"
 	"  --top N           stacks shown (default 10, 0 = every stack that changed)\n"
@@ -44,6 +54,79 @@ static const char usage[] =
 	"Exit status: 0 shown, 1 a capture cannot be used, 2 wrong usage, 3 the\n"
 	"--fail-if-grew limit was passed (the diff is shown whole, and one line on\n"
 	"stderr says by how much).\n";
+
+/* A capture operand: FILE, or FILE@N, FILE@end, FILE@peak. */
+struct moment {
+	char path[4096];
+	long snapshot; /* index into the capture's snapshots; -1 = the last */
+	long seq;      /* FILE@N: N, which the snapshot's seq must be; else 0 */
+	int named;     /* a moment was given */
+	int at_peak;   /* FILE@peak */
+};
+
+/* Reads arg into mt, snapshot the --snapshot default. An operand that names
+ * an existing file is that file, '@' or not; otherwise a suffix @N, @end or
+ * @peak after its last '@' is a moment. Returns 0 or -EINVAL after saying
+ * why (a bad moment, a path too long). */
+static int parse_moment(const char *arg, long snapshot, struct moment *mt)
+{
+	const char *at = strrchr(arg, '@');
+	size_t len = strlen(arg);
+	char *end;
+
+	memset(mt, 0, sizeof *mt);
+	mt->snapshot = snapshot;
+	if (len >= sizeof mt->path) {
+		hp_cli_error("diff: %.40s...: path too long", arg);
+		return -EINVAL;
+	}
+	memcpy(mt->path, arg, len + 1);
+	if (!at || access(arg, F_OK) == 0)
+		return 0;
+	mt->path[at - arg] = '\0';
+	mt->named = 1;
+	mt->snapshot = -1;
+	if (strcmp(at + 1, "end") == 0)
+		return 0;
+	if (strcmp(at + 1, "peak") == 0) {
+		mt->at_peak = 1;
+		return 0;
+	}
+	errno = 0;
+	mt->seq = strtol(at + 1, &end, 10);
+	if (at[1] >= '0' && at[1] <= '9' && !*end && !errno && mt->seq >= 1) {
+		mt->snapshot = mt->seq - 1; /* the recorder numbers an image's snapshots from 1 */
+		return 0;
+	}
+	hp_cli_error("diff: %s: a moment is @N (a snapshot, 1 = the first), @end or @peak, "
+		     "not '@%s'", arg, at + 1);
+	return -EINVAL;
+}
+
+/* The header's name of a side: the operand, and for a moment what it is
+ * ("run.hpf@2 (snapshot 2 of 3, api, at 0.512 s)"). Returns 0, or -EINVAL
+ * after saying why when FILE@N found another snapshot than the N-th. */
+static int moment_name(char *buf, size_t cap, const char *arg, const struct moment *mt,
+		       const struct hp_model *m)
+{
+	const struct hp_cap_snapshot *s = m->snap;
+
+	if (mt->seq && s->seq != (uint64_t)mt->seq) {
+		hp_cli_error("diff: %s: snapshot %ld is numbered %llu in the capture", arg,
+			     mt->seq, (unsigned long long)s->seq);
+		return -EINVAL;
+	}
+	if (!mt->named)
+		snprintf(buf, cap, "%s", arg);
+	else if (mt->at_peak)
+		snprintf(buf, cap, "%s (in use at the peak, %.3f s)", arg,
+			 (double)s->peak_time_ns / 1e9);
+	else
+		snprintf(buf, cap, "%s (snapshot %llu of %zu, %s, at %.3f s)", arg,
+			 (unsigned long long)s->seq, m->cap->nsnapshots,
+			 hp_capture_reason_name(s->reason), (double)s->time_ns / 1e9);
+	return 0;
+}
 
 /* --format: text or pprof. Returns 0 or -EINVAL after saying why. */
 static int check_format(const char *cmd, const char *value)
@@ -78,6 +161,8 @@ int hp_cmd_diff(int argc, char **argv)
 	struct hp_capture cb, cn;
 	struct hp_model mb, mn;
 	struct hp_diff d;
+	struct moment mtb, mtn;
+	char base_name[4400], new_name[4400];
 	const char *output;
 	struct hp_cli_output o;
 	int pprof, loaded = 0, ret, status = HP_EXIT_FAILURE;
@@ -113,16 +198,30 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_cli_error("diff: pprof is binary: not writing it to a terminal");
 		return HP_EXIT_USAGE;
 	}
-	to.base_name = argv[a.operand];
-	to.new_name = argv[a.operand + 1];
+	if (parse_moment(argv[a.operand], mo.snapshot, &mtb) ||
+	    parse_moment(argv[a.operand + 1], mo.snapshot, &mtn))
+		return HP_EXIT_USAGE;
+	if ((mtb.at_peak || mtn.at_peak) && a.metric != HP_METRIC_LEAKED &&
+	    a.metric != HP_METRIC_PEAK) {
+		hp_cli_error("diff: @peak is the bytes in use at the peak: use it with --metric "
+			     "leaked (the default) or peak");
+		return HP_EXIT_USAGE;
+	}
 
-	if (hp_cli_load_model(argv[a.operand], &mo, &cb, &mb))
+	mo.snapshot = mtb.snapshot;
+	if (hp_cli_load_model(mtb.path, &mo, &cb, &mb))
 		return HP_EXIT_FAILURE;
 	loaded = 1;
-	if (hp_cli_load_model(argv[a.operand + 1], &mo, &cn, &mn))
+	mo.snapshot = mtn.snapshot;
+	if (hp_cli_load_model(mtn.path, &mo, &cn, &mn))
 		goto err;
 	loaded = 2;
-	ret = hp_diff_build(&d, &mb, &mn, a.metric);
+	if (moment_name(base_name, sizeof base_name, argv[a.operand], &mtb, &mb) ||
+	    moment_name(new_name, sizeof new_name, argv[a.operand + 1], &mtn, &mn))
+		goto err;
+	to.base_name = base_name;
+	to.new_name = new_name;
+	ret = hp_diff_build_at(&d, &mb, mtb.at_peak, &mn, mtn.at_peak, a.metric);
 	if (ret) {
 		hp_cli_error("diff: %s", strerror(-ret));
 		goto err;
