@@ -109,8 +109,10 @@ int hp_cmd_core(int argc, char **argv)
 		free(addrs);
 		return HP_EXIT_FAILURE;
 	}
+	/* The glibc heap is walked when there is no recorder to read, and for
+	 * --whatis, which answers from the heap's blocks in either case. */
 	if ((ret = hp_core_modules(&c, a.value[HP_OPT_EXE])) || (ret = hp_core_recorder(&c)) ||
-	    (!c.rec.found &&
+	    ((!c.rec.found || addrs) &&
 	     ((ret = hp_core_heap(&c, a.value[HP_OPT_DEBUG_DIR])) || (ret = hp_core_scan(&c))))) {
 		hp_cli_error("%s: %s", c.path, strerror(-ret));
 		hp_core_close(&c);
@@ -119,7 +121,7 @@ int hp_cmd_core(int argc, char **argv)
 	}
 	for (size_t i = 0; i < c.nnotes; i++)
 		hp_cli_error("%s", c.notes[i]);
-	if ((!c.heap_ok && !c.rec.found) || c.need_bytes > c.map_bytes)
+	if ((!c.heap_ok && (!c.rec.found || addrs)) || c.need_bytes > c.map_bytes)
 		status = HP_EXIT_FAILURE;
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	ret = addrs ? hp_core_whatis(o.f, &c, addrs, naddrs, ro.json)
