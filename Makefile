@@ -262,8 +262,14 @@ $(BUILD)/tests/programs/rust_v0: tests/programs/rust_known.rs
 	@mkdir -p $(dir $@)
 	$(RUSTC) $(RUST_FLAGS) -C symbol-mangling-version=v0 -o $@ $<
 
+# The capture generator of the analyzer benchmark, for tests that need a
+# capture of many stacks: built with the tests' flags (sanitizers too).
+$(BUILD)/tests/gen_stacks: bench/analyzer/gen_stacks.c $(CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -I. -o $@ $< $(CORE) -lelf -ldw -lzstd -lz -lm -lstdc++
+
 tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_LIBS) $(TEST_BINS) \
-	$(RUST_PROGS)
+	$(RUST_PROGS) $(BUILD)/tests/gen_stacks
 .PHONY: tests
 
 # --- fuzzing ---

@@ -56,12 +56,8 @@ static void thread_start(struct hp_thread *t)
 
 	t->rng = hp_hash_u64(seed + n * 0x9e3779b97f4a7c15ULL) | 1;
 	t->ticks = TICK_PERIOD;
-	if (!t->stack_hi) {
-		t->forwarding++; /* glibc may allocate here: not the program's */
-		if (hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
-			t->stack_lo = t->stack_hi = 1; /* unknown */
-		t->forwarding--;
-	}
+	if (!t->stack_hi && hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
+		t->stack_lo = t->stack_hi = 1; /* unknown (allocation-free: os.h) */
 	t->ready = 1;
 }
 

@@ -471,12 +471,11 @@ HP_TEST(html_100k_stacks_open_quickly)
 	struct stat st;
 	char *dom;
 
-	snprintf(gen, sizeof gen, "%s/gen_stacks", hp_test_tmp());
+	snprintf(gen, sizeof gen, "%s/tests/gen_stacks", hp_test_build());
 	snprintf(capture, sizeof capture, "%s/stacks100k.hpf", hp_test_tmp());
-	require(hp_test_sh("cc -O2 -D_GNU_SOURCE -I. -o %s bench/analyzer/gen_stacks.c "
-			   "%s/libhpcore.a -lelf -lzstd -lz && %s %s %s 100000",
-			   gen, hp_test_build(), gen, capture, hp()) == 0,
-		"gen_stacks writes a capture of 100,000 stacks");
+	/* a generator, not the product: its memory at exit is not ours to check */
+	require(hp_test_sh("ASAN_OPTIONS=detect_leaks=0 %s %s %s 100000", gen, capture, hp()) == 0,
+		"gen_stacks (built by make tests) writes a capture of 100,000 stacks");
 	if (!have_chromium())
 		return;
 	for (size_t i = 0; i < 2; i++) {
