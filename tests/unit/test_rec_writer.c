@@ -6,9 +6,11 @@
  * off again, so the file stays whole, and the lost snapshots are counted);
  * and mmap failing while a snapshot needs a larger buffer.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../../src/analyzer/capture.h"
 #include "../../src/recorder/aggregate.h"
@@ -170,6 +172,60 @@ HP_TEST(writer_mmap_failure)
 	expect_eq_u64(hp_capture_last(&cap)->alloc_count, allocs, "every allocation");
 	hp_capture_free(&cap);
 	hp_writer_close();
+}
+
+/* A write that is a cancellation point, as write(2) is: the cancel
+ * pending on the writing thread would act right here, inside the writer's
+ * lock, if cancellation were enabled. */
+static int (*cancel_real)(int, const void *, size_t, uint64_t);
+
+static int pwrite_cancellation_point(int fd, const void *p, size_t n, uint64_t off)
+{
+	pthread_testcancel();
+	return cancel_real(fd, p, n, off);
+}
+
+static void *snapshot_then_cancelled(void *arg)
+{
+	(void)arg;
+	pthread_cancel(pthread_self()); /* pending: acts at the next cancellation point */
+	hp_writer_snapshot(HP_SNAP_API, 0, 0);
+	pthread_testcancel(); /* the writer is done: cancelled here */
+	return (void *)1;
+}
+
+static void *snapshot_after(void *arg)
+{
+	*(int *)arg = hp_writer_snapshot(HP_SNAP_API, 0, 0);
+	return NULL;
+}
+
+HP_TEST(writer_cancelled_thread_leaves_no_lock_held)
+{
+	/* A thread cancelled while it writes a snapshot must not die holding
+	 * the writer's lock: cancellation is off while the lock is held. The
+	 * next snapshot, on another thread, then completes (bounded: a held
+	 * lock would spin for ever, so the second thread is joined with a
+	 * timeout). */
+	pthread_t t;
+	void *ret = NULL;
+	int after = -1;
+	struct timespec until;
+
+	open_capture("cancel.hpf");
+	cancel_real = hp_os_pwrite_all;
+	hp_os_pwrite_all = pwrite_cancellation_point;
+	pthread_create(&t, NULL, snapshot_then_cancelled, NULL);
+	pthread_join(t, &ret);
+	hp_os_pwrite_all = cancel_real;
+	expect_true(ret == PTHREAD_CANCELED, "the thread was cancelled, after the writer");
+	pthread_create(&t, NULL, snapshot_after, &after);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	if (!expect_eq_u64(pthread_timedjoin_np(t, NULL, &until), 0,
+			   "the next snapshot completes: no lock left held"))
+		return; /* the thread spins on a lock no one holds any more */
+	expect_eq_u64(after, 0, "and is written");
 }
 
 int main(int argc, char **argv)
