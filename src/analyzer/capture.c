@@ -287,11 +287,30 @@ static int parse_snapshot(struct hp_capture *cap, struct hp_cap_image *img, stru
 	}
 	hp_rec_snapshot_tail_get(c, &tail);
 	s.recorder_bytes = tail.recorder_bytes;
+	if (!c->err && c->p < c->end) { /* minor 3: the custom heaps' peaks */
+		uint64_t nheaps;
+		hp_rec_count_get(c, HP_REC_HEAP_PEAK_MIN_BYTES, &nheaps);
+		if (!c->err && nheaps) {
+			if (charge(cap, heap_bytes(nheaps * sizeof *s.heaps))) {
+				free(s.buckets);
+				return -E2BIG;
+			}
+			s.heaps = calloc(nheaps, sizeof *s.heaps);
+			if (!s.heaps) {
+				free(s.buckets);
+				return -ENOMEM;
+			}
+			for (uint64_t i = 0; i < nheaps && !c->err; i++)
+				if (!hp_rec_heap_peak_get(c, &s.heaps[s.nheaps]))
+					s.nheaps++;
+		}
+	}
 	err = c->err ? -EINVAL
 		     : reserve(cap, (void **)&img->snapshots, &img->alloc_snapshots,
 			       img->nsnapshots + 1, sizeof s);
 	if (err) {
 		free(s.buckets);
+		free(s.heaps);
 		return err;
 	}
 	img->snapshots[img->nsnapshots++] = s;
@@ -313,6 +332,48 @@ static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, st
 			img->nsamples++;
 	}
 	return c->err ? -EINVAL : 0;
+}
+
+static int parse_tags(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+{
+	uint64_t n;
+
+	hp_rec_count_get(c, HP_REC_TAG_MIN_BYTES, &n);
+	for (uint64_t i = 0; i < n && !c->err; i++) {
+		struct hp_rec_tag t;
+		struct hp_cap_tag *e;
+		char *name;
+		int err;
+
+		if (hp_rec_tag_get(c, &t))
+			break;
+		/* A kind of a later minor version is skipped; an id past the
+		 * bound is damage (it would make us allocate for it). */
+		if (!t.kind || t.kind >= HP_TAG_KINDS)
+			continue;
+		if (!t.id || t.id > HP_CAP_MAX_TAG_ID)
+			return -EINVAL;
+		err = reserve(cap, (void **)&img->tags[t.kind], &img->alloc_tags[t.kind], t.id + 1,
+			      sizeof *e);
+		if (err)
+			return err;
+		if (img->ntags[t.kind] <= t.id)
+			img->ntags[t.kind] = t.id + 1;
+		name = copy_str(cap, t.name);
+		if (!name)
+			return cap->mem_refused ? -E2BIG : -ENOMEM;
+		e = &img->tags[t.kind][t.id];
+		free(e->name);
+		*e = (struct hp_cap_tag){.a = t.a, .b = t.b, .c = t.c, .name = name, .defined = 1};
+	}
+	return c->err ? -EINVAL : 0;
+}
+
+const struct hp_cap_tag *hp_capture_tag(const struct hp_capture *cap, unsigned kind, uint64_t id)
+{
+	if (kind >= HP_TAG_KINDS || id >= cap->ntags[kind] || !cap->tags[kind][id].defined)
+		return NULL;
+	return &cap->tags[kind][id];
 }
 
 static void free_symbols(struct hp_cap_symbols *s)
@@ -425,6 +486,7 @@ static const char *type_name(unsigned type)
 	case HP_REC_SNAPSHOT: return "SNAPSHOT";
 	case HP_REC_TIMESERIES: return "TIMESERIES";
 	case HP_REC_SYMBOLS: return "SYMBOLS";
+	case HP_REC_TAGS: return "TAGS";
 	default: return "unknown";
 	}
 }
@@ -549,6 +611,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			case HP_REC_SNAPSHOT: perr = parse_snapshot(cap, img, &c); break;
 			case HP_REC_TIMESERIES: perr = parse_timeseries(cap, img, &c); break;
 			case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
+			case HP_REC_TAGS: perr = parse_tags(cap, img, &c); break;
 			default: break; /* a later minor version's record: skip it */
 			}
 			if (img)
@@ -608,10 +671,17 @@ static void free_image(struct hp_cap_image *img)
 	for (size_t i = 0; i < img->nstacks; i++)
 		free(img->stacks[i].frames);
 	free(img->stacks);
-	for (size_t i = 0; i < img->nsnapshots; i++)
+	for (size_t i = 0; i < img->nsnapshots; i++) {
 		free(img->snapshots[i].buckets);
+		free(img->snapshots[i].heaps);
+	}
 	free(img->snapshots);
 	free(img->samples);
+	for (unsigned k = 0; k < HP_TAG_KINDS; k++) {
+		for (size_t i = 0; i < img->ntags[k]; i++)
+			free(img->tags[k][i].name);
+		free(img->tags[k]);
+	}
 	free_symbols(&img->symbols);
 }
 
@@ -652,6 +722,10 @@ int hp_capture_select(struct hp_capture *cap, size_t image)
 	cap->snapshots = img->snapshots;
 	cap->nsamples = img->nsamples;
 	cap->samples = img->samples;
+	for (unsigned k = 0; k < HP_TAG_KINDS; k++) {
+		cap->ntags[k] = img->ntags[k];
+		cap->tags[k] = img->tags[k];
+	}
 	cap->has_symbols = img->has_symbols;
 	cap->symbols = img->symbols;
 	return 0;

@@ -57,7 +57,23 @@ struct hp_cap_snapshot {
 	uint64_t lost_count[HP_LOST_KINDS], lost_bytes[HP_LOST_KINDS];
 	size_t nbuckets;
 	struct hp_rec_bucket *buckets;
+	/* Each custom heap's own peak (format 1.3; none before). */
+	size_t nheaps;
+	struct hp_rec_heap_peak *heaps;
 };
+
+/* What a tag id names (TAGS records, format 1.3): a, b, c and name as the
+ * record's (format.h, enum hp_tag_kind). tags[kind][id]; entry 0 and ids
+ * never defined have defined 0. */
+struct hp_cap_tag {
+	uint64_t a, b, c;
+	char *name; /* NUL-terminated; "" when none */
+	int defined;
+};
+
+/* HP_TAG_* kinds, 1 .. HP_TAG_KINDS-1, index tags[] and ntags[] below. The
+ * reader accepts ids up to HP_CAP_MAX_TAG_ID per kind. */
+#define HP_CAP_MAX_TAG_ID (1u << 24)
 
 /* Symbols embedded by the analyzer (HP_REC_SYMBOLS); frames are the
  * schema's (struct hp_rec_symframe). */
@@ -101,12 +117,15 @@ struct hp_cap_image {
 	struct hp_cap_snapshot *snapshots;
 	size_t nsamples;
 	struct hp_rec_sample *samples;
+	size_t ntags[HP_TAG_KINDS]; /* ids 0 .. ntags[kind]-1 */
+	struct hp_cap_tag *tags[HP_TAG_KINDS];
 
 	int has_symbols;
 	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */
 
 	size_t nrecords; /* intact records of this image (SYMBOLS not counted) */
 	size_t alloc_modules, alloc_stacks, alloc_snapshots, alloc_samples; /* the loader's */
+	size_t alloc_tags[HP_TAG_KINDS];
 };
 
 struct hp_capture {
@@ -130,6 +149,8 @@ struct hp_capture {
 	struct hp_cap_snapshot *snapshots;
 	size_t nsamples;
 	struct hp_rec_sample *samples;
+	size_t ntags[HP_TAG_KINDS]; /* TAGS: tags[kind][id], ids below ntags[kind] */
+	struct hp_cap_tag *tags[HP_TAG_KINDS];
 
 	int has_symbols;
 	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */
@@ -170,6 +191,9 @@ int hp_capture_select(struct hp_capture *cap, size_t image);
  * program an exec'ing wrapper ran), else the last. */
 size_t hp_capture_default_image(const struct hp_capture *cap);
 
+/* The tag of kind (HP_TAG_*) and id, or NULL when the capture does not
+ * define it (id 0 is never defined). */
+const struct hp_cap_tag *hp_capture_tag(const struct hp_capture *cap, unsigned kind, uint64_t id);
 /* The last snapshot, or NULL when the file has none. */
 const struct hp_cap_snapshot *hp_capture_last(const struct hp_capture *cap);
 

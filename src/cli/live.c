@@ -509,13 +509,13 @@ static int encode_symbols(struct hp_live *l, size_t image, struct hp_buf *out)
 static uint64_t key_hash(const struct hp_rec_bucket *b)
 {
 	return hp_hash_u64(((uint64_t)b->stack_id << 32 ^ b->type_tag) ^
-			   hp_hash_u64((uint64_t)b->context_tag << 40 ^ b->size));
+			   hp_hash_u64((uint64_t)b->origin_tag << 40 ^ b->size));
 }
 
 static int same_key(const struct hp_rec_bucket *a, const struct hp_rec_bucket *b)
 {
 	return a->stack_id == b->stack_id && a->type_tag == b->type_tag &&
-	       a->context_tag == b->context_tag && a->size == b->size;
+	       a->origin_tag == b->origin_tag && a->size == b->size;
 }
 
 static uint64_t minus(uint64_t a, uint64_t b)

@@ -280,6 +280,7 @@ DEFINE_GET(snapshot, HP_REC_SNAPSHOT)
 DEFINE_GET(lost, HP_REC_LOST)
 DEFINE_GET(bucket, HP_REC_BUCKET)
 DEFINE_GET(snapshot_tail, HP_REC_SNAPSHOT_TAIL)
+DEFINE_GET(heap_peak, HP_REC_HEAP_PEAK)
 DEFINE_GET(symframe, HP_REC_SYMFRAME)
 DEFINE_GET(symbols_tail, HP_REC_SYMBOLS_TAIL)
 
@@ -292,6 +293,13 @@ int hp_rec_count_get(struct hp_cursor *c, size_t min_item_bytes, uint64_t *n)
 int hp_rec_str_get(struct hp_cursor *c, struct hp_rec_str *s)
 {
 	s->p = (const char *)hp_cursor_blob(c, &s->len);
+	return result(c);
+}
+
+int hp_rec_tag_get(struct hp_cursor *c, struct hp_rec_tag *v)
+{
+	HP_REC_TAG(GET)
+	hp_rec_str_get(c, &v->name);
 	return result(c);
 }
 

@@ -142,6 +142,7 @@ DEFINE_PUT(snapshot, HP_REC_SNAPSHOT)
 DEFINE_PUT(lost, HP_REC_LOST)
 DEFINE_PUT(bucket, HP_REC_BUCKET)
 DEFINE_PUT(snapshot_tail, HP_REC_SNAPSHOT_TAIL)
+DEFINE_PUT(heap_peak, HP_REC_HEAP_PEAK)
 DEFINE_PUT(symaddr, HP_REC_SYMADDR)
 DEFINE_PUT(symframe, HP_REC_SYMFRAME)
 DEFINE_PUT(symbols_tail, HP_REC_SYMBOLS_TAIL)
@@ -154,6 +155,12 @@ void hp_rec_count_put(struct hp_buf *b, uint64_t n)
 void hp_rec_str_put(struct hp_buf *b, struct hp_rec_str s)
 {
 	hp_buf_put_blob(b, s.p, s.len);
+}
+
+void hp_rec_tag_put(struct hp_buf *b, const struct hp_rec_tag *v)
+{
+	HP_REC_TAG(PUT)
+	hp_rec_str_put(b, v->name);
 }
 
 void hp_rec_meta_put(struct hp_buf *b, const struct hp_rec_meta *v)

@@ -86,11 +86,16 @@
  *   u stack_count (ids below it are defined: the highest stack id + 1),
  *   u lost_kinds, lost_kinds x (u reason HP_LOST_*, u count, u bytes),
  *   u bucket_count, bucket_count x
- *     (u stack_id, u type_tag, u context_tag, u size,
+ *     (u stack_id, u type_tag, u origin_tag, u size,
  *      u alloc_count, u alloc_bytes, u free_count, u free_bytes,
  *      u peak_count, u peak_bytes, u temp_count, u temp_bytes),
  *   (minor 1) u recorder_bytes: the memory the recorder holds for its
  *   tables and buffers, i.e. what profiling costs the profiled process
+ *   (minor 3) u heap_count, heap_count x (u heap, u peak_bytes,
+ *   u peak_count, u peak_time, u resets): each custom heap's own peak
+ *   (HP_TAG_HEAP ids; hp_rec_heap_peak). The snapshot's totals and peak
+ *   are malloc's only (heap 0); a custom heap's buckets have their peak_*
+ *   at that heap's own peak.
  *   All figures are raw: in a sampled capture they count sampled allocations
  *   only (see docs/internals/sampling.md for unbiasing). size is the exact
  *   allocation size in a sampled capture (buckets are split by size so that
@@ -118,13 +123,21 @@
  *   (minor 2) u image: the image these frames are of (0 = the first, and
  *     the image of a record without the field)
  *   Frames are innermost first; functions are demangled.
+ *
+ * HP_REC_TAGS (minor 3; before the first snapshot that uses them;
+ * hp_rec_tag)
+ *   u count, count x (u kind (HP_TAG_*), u id, u a, u b, u c, str name)
+ *   Names what a bucket's type_tag (a TYPE id) and origin_tag (an ORIGIN
+ *   id: context x thread x heap) stand for; the meaning of a, b, c and
+ *   name per kind is in enum hp_tag_kind. Ids are per kind, from 1; an
+ *   entry for an id already defined replaces it (a thread renamed).
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 2
+#define HP_FORMAT_MINOR 3
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24
@@ -143,6 +156,7 @@ enum hp_record_type {
 	HP_REC_SNAPSHOT = 4,
 	HP_REC_TIMESERIES = 5,
 	HP_REC_SYMBOLS = 6,
+	HP_REC_TAGS = 7, /* minor 3 */
 };
 
 enum hp_unwind_mode {
@@ -171,6 +185,22 @@ enum hp_snapshot_reason {
 	HP_SNAP_HIGH_WATER = 6,  /* the peak rose by dump_high_water_bytes */
 	HP_SNAP_API = 7,         /* heapprof_dump() */
 	HP_SNAP_EXEC = 8,        /* the process is about to exec */
+};
+
+/* What a TAGS entry names (kind); ids are per kind, from 1. */
+enum hp_tag_kind {
+	HP_TAG_TYPE = 1,    /* a: HP_TYPE_*, b: vtable address, name: explicit name */
+	HP_TAG_CONTEXT = 2, /* a: parent context (0: outermost), name */
+	HP_TAG_THREAD = 3,  /* a: tid, name (a later entry of the same id renames) */
+	HP_TAG_HEAP = 4,    /* name (heap 0, not listed, is malloc's) */
+	HP_TAG_ORIGIN = 5,  /* a: context, b: thread, c: heap (0 each: none) */
+	HP_TAG_KINDS = 6
+};
+
+/* Where a TYPE tag's type comes from. */
+enum hp_type_source {
+	HP_TYPE_EXPLICIT = 1, /* heapprof_set_type: name */
+	HP_TYPE_VTABLE = 2,   /* the block's first word, b: a vtable address */
 };
 
 enum hp_symbols_status {

@@ -12,11 +12,12 @@
  *   MODULES     count x (hp_rec_module_event, segment_count x hp_rec_segment)
  *   STACKS      hp_rec_stacks, count x stack (hp_rec_stack_put / _get)
  *   SNAPSHOT    hp_rec_snapshot, count x hp_rec_lost, count x hp_rec_bucket,
- *               hp_rec_snapshot_tail
+ *               hp_rec_snapshot_tail, (minor 3) count x hp_rec_heap_peak
  *   TIMESERIES  count x hp_rec_sample (times as deltas: hp_rec_sample_put)
  *   SYMBOLS     count x str (strings), count x u (module status),
  *               count x (hp_rec_symaddr, frame_count x hp_rec_symframe),
  *               hp_rec_symbols_tail
+ *   TAGS        count x hp_rec_tag
  *
  * The byte layout of each field is the table in format.h (and
  * docs/format.md); the fields of a fixed group are listed once, below, as
@@ -204,13 +205,15 @@ struct hp_rec_lost {
 
 #define HP_REC_LOST_MIN_BYTES (0 HP_REC_LOST(HP_REC_ONE))
 
-/* One bucket: the allocations that share a stack, tags and size. The
+/* One bucket: the allocations that share a stack, tags and size (the
+ * type tag names a TAGS TYPE entry, the origin tag an ORIGIN entry:
+ * context x thread x heap; 0: none). The
  * recorder's aggregates hand the writer this struct (hp_agg_read), the
  * analyzer keeps it as it is (hp_cap_snapshot.buckets). */
 #define HP_REC_BUCKET(X)                                                       \
 	X(U, uint32_t, stack_id)                                               \
 	X(U, uint32_t, type_tag)                                               \
-	X(U, uint32_t, context_tag)                                            \
+	X(U, uint32_t, origin_tag)                                            \
 	X(U, uint64_t, size)                                                   \
 	X(U, uint64_t, alloc_count)                                            \
 	X(U, uint64_t, alloc_bytes)                                            \
@@ -234,6 +237,24 @@ struct hp_rec_snapshot_tail {
 	HP_REC_SNAPSHOT_TAIL(HP_REC_MEMBER)
 };
 
+/* After the tail (minor 3): a count, then a custom heap's own peak each
+ * (the snapshot's figures are malloc's, heap 0). An older snapshot has
+ * none: read the count only when bytes are left. */
+#define HP_REC_HEAP_PEAK(X)                                                    \
+	X(U, uint64_t, heap)                                                   \
+	X(U, uint64_t, peak_bytes)                                             \
+	X(U, uint64_t, peak_count)                                             \
+	X(U, uint64_t, peak_time_ns)                                           \
+	X(U, uint64_t, resets)
+
+struct hp_rec_heap_peak {
+	HP_REC_HEAP_PEAK(HP_REC_MEMBER)
+};
+
+#define HP_REC_HEAP_PEAK_MIN_BYTES (0 HP_REC_HEAP_PEAK(HP_REC_ONE))
+
+void hp_rec_heap_peak_put(struct hp_buf *b, const struct hp_rec_heap_peak *h);
+int hp_rec_heap_peak_get(struct hp_cursor *c, struct hp_rec_heap_peak *h);
 void hp_rec_snapshot_put(struct hp_buf *b, const struct hp_rec_snapshot *s);
 int hp_rec_snapshot_get(struct hp_cursor *c, struct hp_rec_snapshot *s);
 void hp_rec_lost_put(struct hp_buf *b, const struct hp_rec_lost *l);
@@ -303,6 +324,27 @@ int hp_rec_symframe_get(struct hp_cursor *c, struct hp_rec_symframe *f);
 /* The tail: a record from before minor 2 has none (image 0). */
 void hp_rec_symbols_tail_put(struct hp_buf *b, const struct hp_rec_symbols_tail *t);
 int hp_rec_symbols_tail_get(struct hp_cursor *c, struct hp_rec_symbols_tail *t);
+
+/* --- TAGS: count x tag (minor 3) -------------------------------------- */
+
+/* What a tag id of kind (HP_TAG_*) stands for; a, b, c and name per kind
+ * in format.h (enum hp_tag_kind), unused ones 0 and "". */
+#define HP_REC_TAG(X)                                                          \
+	X(U, uint64_t, kind)                                                   \
+	X(U, uint64_t, id)                                                     \
+	X(U, uint64_t, a)                                                      \
+	X(U, uint64_t, b)                                                      \
+	X(U, uint64_t, c)
+
+struct hp_rec_tag {
+	HP_REC_TAG(HP_REC_MEMBER)
+	struct hp_rec_str name;
+};
+
+#define HP_REC_TAG_MIN_BYTES (1 HP_REC_TAG(HP_REC_ONE))
+
+void hp_rec_tag_put(struct hp_buf *b, const struct hp_rec_tag *t);
+int hp_rec_tag_get(struct hp_cursor *c, struct hp_rec_tag *t);
 
 /* --- the pieces every record uses ---------------------------------------- */
 

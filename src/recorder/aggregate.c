@@ -124,12 +124,12 @@ void hp_agg_set_sample_rate(uint64_t rate_bytes)
 	sample_rate_bytes = rate_bytes ? rate_bytes : 1;
 }
 
-uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_tag, uint64_t size)
+uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag, uint64_t size)
 {
-	uint64_t key[3] = {stack_id, (uint64_t)type_tag << 32 | context_tag, size};
+	uint64_t key[3] = {stack_id, (uint64_t)type_tag << 32 | origin_tag, size};
 	uint32_t id;
 
-	if (!type_tag && !context_tag && !size) {
+	if (!type_tag && !origin_tag && !size) {
 		id = stack_id + 1; /* the stack's default bucket */
 	} else {
 		id = hp_intern_put(&keys, key, 3);
@@ -262,14 +262,14 @@ void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 
 	if (id < HP_AGG_KEYED_FIRST) {
 		out->stack_id = id - 1;
-		out->type_tag = out->context_tag = 0;
+		out->type_tag = out->origin_tag = 0;
 		out->size = 0;
 	} else {
 		uint32_t len;
 		const uint64_t *key = hp_intern_key(&keys, id - HP_AGG_KEYED_FIRST + 1, &len);
 		out->stack_id = (uint32_t)key[0];
 		out->type_tag = (uint32_t)(key[1] >> 32);
-		out->context_tag = (uint32_t)key[1];
+		out->origin_tag = (uint32_t)key[1];
 		out->size = key[2];
 	}
 	out->alloc_count = GET(b->alloc_count);

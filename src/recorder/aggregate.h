@@ -62,7 +62,7 @@ void hp_agg_set_sample_rate(uint64_t rate_bytes);
  * the memory for the bucket cannot be mapped (count it lost). Lock-free
  * when the bucket exists; else takes a lock and may call mmap. No
  * allocation; not async-signal-safe (the lock). */
-uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t context_tag, uint64_t size);
+uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag, uint64_t size);
 
 /* Counts an allocation of size bytes in bucket id (id 0 is ignored), and
  * moves the peak when the bytes in use pass it. Takes the bucket's

@@ -101,7 +101,7 @@ HP_TEST(crafted_newer_minor_is_read)
 			const struct hp_rec_bucket *b = &s->buckets[0];
 			expect_eq_u64(b->stack_id, 1, "bucket stack id");
 			expect_eq_u64(b->type_tag, 2, "type_tag");
-			expect_eq_u64(b->context_tag, 3, "context_tag");
+			expect_eq_u64(b->origin_tag, 3, "origin_tag");
 			expect_eq_u64(b->size, 4, "size");
 			expect_eq_u64(b->alloc_count, 5, "alloc_count");
 			expect_eq_u64(b->peak_count, 9, "peak_count");

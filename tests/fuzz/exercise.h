@@ -157,7 +157,7 @@ static void exercise_capture(const struct hp_capture *cap)
 			if (b->stack_id && b->stack_id >= cap->nstacks)
 				broken("snapshot %zu bucket %zu names stack %u of %zu", i, k,
 				       b->stack_id, cap->nstacks);
-			exercise_sink += b->type_tag + b->context_tag + b->size + b->alloc_count +
+			exercise_sink += b->type_tag + b->origin_tag + b->size + b->alloc_count +
 					 b->alloc_bytes - b->free_bytes + b->free_count +
 					 b->peak_count + b->peak_bytes + b->temp_count + b->temp_bytes;
 			if (b->stack_id && s == last)

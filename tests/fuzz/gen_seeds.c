@@ -172,7 +172,7 @@ static void snapshot(struct seed *s, uint64_t seq, uint64_t reason, const uint64
 		hp_rec_bucket_put(p, &(struct hp_rec_bucket){
 			.stack_id = (uint32_t)ids[i],
 			.type_tag = (uint32_t)(i % 3),
-			.context_tag = (uint32_t)(i % 2),
+			.origin_tag = (uint32_t)(i % 2),
 			.size = i % 2 ? 0 : 4096, /* sampled */
 			.alloc_count = v[0], .alloc_bytes = v[1], .free_count = v[2],
 			.free_bytes = v[3], .peak_count = v[4], .peak_bytes = v[5],

@@ -77,7 +77,7 @@ HP_TEST(agg_keyed_buckets)
 	hp_agg_alloc(b, 48);
 	v = view(b);
 	expect_eq_u64(v.size, 48, "size");
-	expect_eq_u64(v.context_tag, 0, "context");
+	expect_eq_u64(v.origin_tag, 0, "context");
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id))
 		found += id == a || id == b;
 	expect_eq_u64(found, 2, "hp_agg_next visits keyed buckets");
