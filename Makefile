@@ -185,7 +185,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/$(ZSH_DIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/heapprof
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/heapprof/libheapprof.so
-	install -m 644 include/heapprof.h $(DESTDIR)$(PREFIX)/include/heapprof.h
+	install -m 644 include/heapprof.h include/heapprof.hpp $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(DOC)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(DOC)/completion/heapprof \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/heapprof

@@ -115,7 +115,7 @@ HP_TEST(make_and_install_need_only_build_deps)
 	if (!expect_eq_u64(st, 0, "make install DESTDIR=... succeeds as that user"))
 		hp_test_sh("tail -n 20 %s/install.log >&2", dir);
 	expect_eq_u64(hp_test_sh("cd %s/dest/opt/hp && test -x bin/heapprof && "
-				 "test -f lib/heapprof/libheapprof.so && test -f include/heapprof.h && "
+				 "test -f lib/heapprof/libheapprof.so && test -f include/heapprof.h && test -f include/heapprof.hpp && "
 				 "test -f share/man/man1/heapprof.1 && test -f share/man/man1/heapprof-run.1 && "
 				 "test -f share/bash-completion/completions/heapprof && "
 				 "test -f share/zsh/site-functions/_heapprof",
