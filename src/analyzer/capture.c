@@ -768,6 +768,7 @@ const char *hp_capture_reason_name(uint64_t reason)
 	case HP_SNAP_HIGH_WATER: return "high-water mark";
 	case HP_SNAP_API: return "heapprof_dump()";
 	case HP_SNAP_EXEC: return "exec";
+	case HP_SNAP_DETACH: return "detach";
 	default: return "unknown";
 	}
 }

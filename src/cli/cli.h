@@ -35,6 +35,13 @@ int hp_cmd_diff(int argc, char **argv);
 int hp_cmd_symbolize(int argc, char **argv);
 int hp_cmd_serve(int argc, char **argv);
 int hp_cmd_core(int argc, char **argv);
+int hp_cmd_attach(int argc, char **argv);
+int hp_cmd_detach(int argc, char **argv);
+
+/* Finds libheapprof.so: $HEAPPROF_LIB, beside this binary (the build
+ * tree), or in ../lib/heapprof/ (an installed tree). Returns 0 with its
+ * path in out, or -errno with the path it looked for last. */
+int hp_cli_find_recorder(char *out, size_t cap);
 
 /* Loads a capture, selects its image opts->image (or the default one) and
  * builds its model, for the commands that render one. Returns 0, or -errno
@@ -127,6 +134,7 @@ enum hp_cli_opt {
 	HP_OPT_FAIL_IF_PEAK,   /* --fail-if-peak BYTES */
 	HP_OPT_FAIL_IF_GREW,   /* diff: --fail-if-grew BYTES */
 	HP_OPT_ICICLE,         /* flamegraph: --icicle */
+	HP_OPT_FOR,            /* attach: --for SECONDS */
 	HP_OPT_COUNT
 };
 

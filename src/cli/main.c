@@ -34,6 +34,8 @@ static const char usage[] =
 	"  serve --pid PID [--http ADDR]            a running program's heap over HTTP (pprof)\n"
 	"  core CORE [--whatis ADDR...]             the glibc heap in a core dump: blocks by size\n"
 	"                                           and C++ type, leaks (reachability)\n"
+	"  attach [options] PID                     record a running process from now on\n"
+	"  detach PID                               stop recording it\n"
 	"\n"
 	"`heapprof <command> --help` shows a command's options.\n";
 
@@ -209,6 +211,7 @@ int main(int argc, char **argv)
 		{"flamegraph", hp_cmd_flamegraph}, {"html", hp_cmd_html},
 		{"diff", hp_cmd_diff},
 		{"symbolize", hp_cmd_symbolize}, {"serve", hp_cmd_serve}, {"core", hp_cmd_core},
+		{"attach", hp_cmd_attach},     {"detach", hp_cmd_detach},
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)

@@ -62,9 +62,7 @@ static const char usage[] =
 	"or set-group-ID (the loader would not preload the recorder), 127 when it\n"
 	"cannot be found or started.\n";
 
-/* Finds libheapprof.so: $HEAPPROF_LIB, beside this binary (the build
- * tree), or in ../lib/heapprof/ (an installed tree). */
-static int find_recorder(char *out, size_t cap)
+int hp_cli_find_recorder(char *out, size_t cap)
 {
 	char self[PATH_MAX - 64];
 	const char *env = getenv("HEAPPROF_LIB");
@@ -449,7 +447,7 @@ int hp_cmd_run(int argc, char **argv)
 			return RUN_USAGE;
 		}
 	}
-	if (find_recorder(lib, sizeof lib) < 0) {
+	if (hp_cli_find_recorder(lib, sizeof lib) < 0) {
 		hp_cli_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
 		return RUN_USAGE;
 	}

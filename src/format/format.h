@@ -185,6 +185,7 @@ enum hp_snapshot_reason {
 	HP_SNAP_HIGH_WATER = 6,  /* the peak rose by dump_high_water_bytes */
 	HP_SNAP_API = 7,         /* heapprof_dump() */
 	HP_SNAP_EXEC = 8,        /* the process is about to exec */
+	HP_SNAP_DETACH = 9,      /* heapprof detach (minor 3) */
 };
 
 /* What a TAGS entry names (kind); ids are per kind, from 1. */

@@ -13,9 +13,30 @@
 
 _Static_assert(HP_CONFIG_MAX_DEPTH_LIMIT == HP_OPTION_MAX_DEPTH_MAX, "one depth limit");
 
+static const char *source; /* hp_config_set_source's block, or NULL */
+
+void hp_config_set_source(const char *block)
+{
+	source = block;
+}
+
+/* The value of variable name: from the block when one is set, else from
+ * the environment. */
+static const char *lookup(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!source)
+		return hp_os_getenv(name);
+	for (const char *s = source; *s; s += strlen(s) + 1)
+		if (strncmp(s, name, n) == 0 && s[n] == '=')
+			return s + n + 1;
+	return NULL;
+}
+
 static void get_u64(const char *name, uint64_t *v, uint64_t min, uint64_t max)
 {
-	const char *s = hp_os_getenv(name);
+	const char *s = lookup(name);
 	uint64_t x;
 
 	if (!s)
@@ -37,7 +58,7 @@ static void get_uint(const char *name, unsigned *v, unsigned min, unsigned max)
 
 static void get_signal(const char *name, int *v)
 {
-	const char *s = hp_os_getenv(name);
+	const char *s = lookup(name);
 
 	if (s && hp_option_parse_signal(s, v) < 0)
 		hp_log("%s=%s is not a signal a handler can catch (USR1, USR2, HUP, a number, "
@@ -57,13 +78,13 @@ void hp_config_load(struct hp_config *c)
 	c->dump_signal = SIGUSR2;
 	c->timeseries_ms = 10;
 
-	s = hp_os_getenv("HEAPPROF_QUIET");
+	s = lookup("HEAPPROF_QUIET");
 	c->quiet = s && strcmp(s, "1") == 0;
 	hp_log_set_quiet(c->quiet);
 
 	get_u64("HEAPPROF_SAMPLE_RATE", &c->sample_rate_bytes, HP_OPTION_SAMPLE_RATE_MIN,
 		HP_OPTION_SAMPLE_RATE_MAX);
-	s = hp_os_getenv("HEAPPROF_UNWIND");
+	s = lookup("HEAPPROF_UNWIND");
 	if (s && strcmp(s, "fp") == 0)
 		c->unwind = HP_UNWIND_FP;
 	else if (s && strcmp(s, "dwarf") != 0)
@@ -87,7 +108,7 @@ void hp_config_load(struct hp_config *c)
 	flag = 0;
 	get_u64("HEAPPROF_OUTPUT_CLAIMED", &flag, 0, 1u << 30);
 	c->claimed_pid = (int)flag;
-	s = hp_os_getenv("HEAPPROF_OUTPUT");
+	s = lookup("HEAPPROF_OUTPUT");
 	if (s && strlen(s) < sizeof c->output)
 		strcpy(c->output, s);
 	else if (s)

@@ -34,6 +34,9 @@ struct hp_config {
 				      * library's malloc comes first (recorder.c) */
 	int claimed_pid;             /* HEAPPROF_OUTPUT_CLAIMED: the recorded process
 				      * that started the run (see recorder.c) */
+	int attached;                /* not from the environment: started by
+				      * heapprof attach (attach.c): no signal of the
+				      * program's is touched */
 	uint64_t start_ns;           /* not from the environment: when the recorder
 				      * started (monotonic), the one origin of the
 				      * capture's times (recorder.c sets it) */
@@ -44,5 +47,11 @@ struct hp_config {
  * allocation (getenv and the shared parsers), no lock; not thread-safe
  * against setenv. Called once at start. */
 void hp_config_load(struct hp_config *c);
+/* Makes hp_config_load read its variables from block instead of the
+ * environment: NAME=VALUE strings, each ended by a NUL, the block by an
+ * empty one (heapprof attach passes its options so; NULL: the environment
+ * again). block must stay valid until hp_config_load has run. No
+ * allocation, no lock; not thread-safe. */
+void hp_config_set_source(const char *block);
 
 #endif

@@ -22,6 +22,8 @@ struct search {
 	const struct hp_got_patch *patches;
 	size_t n;
 	int found, rewritten;
+	struct hp_got_log *log; /* patch_all: every object but in's, logged */
+	int full;
 };
 
 static int contains(const struct dl_phdr_info *info, uintptr_t addr)
@@ -58,6 +60,23 @@ static int rewrite(const struct dl_phdr_info *info, void **slot, void *fn)
 	return 0;
 }
 
+/* Doubles the log's room (a fresh mapping; the old one unmapped). */
+static int grow(struct hp_got_log *log)
+{
+	size_t cap = log->cap ? log->cap * 2 : 4096;
+	struct hp_got_entry *e = hp_os_map(cap * sizeof *e);
+
+	if (!e)
+		return -ENOMEM;
+	if (log->count)
+		memcpy(e, log->entries, log->count * sizeof *e);
+	if (log->entries)
+		hp_os_unmap(log->entries, log->cap * sizeof *e);
+	log->entries = e;
+	log->cap = cap;
+	return 0;
+}
+
 static void patch_relocs(struct search *s, const struct dl_phdr_info *info, const ElfW(Rela) *r,
 			 size_t bytes, const ElfW(Sym) *symtab, const char *strtab)
 {
@@ -69,11 +88,26 @@ static void patch_relocs(struct search *s, const struct dl_phdr_info *info, cons
 			continue;
 		name = strtab + symtab[ELF64_R_SYM(r[i].r_info)].st_name;
 		for (size_t k = 0; k < s->n; k++) {
+			void **slot = (void **)(info->dlpi_addr + r[i].r_offset);
+			void *old;
+
 			if (strcmp(name, s->patches[k].name) != 0)
 				continue;
-			if (rewrite(info, (void **)(info->dlpi_addr + r[i].r_offset),
-				    s->patches[k].fn) == 0)
-				s->rewritten++;
+			old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+			if (s->log) {
+				if (old == s->patches[k].fn)
+					continue; /* patched already */
+				if (s->log->count == s->log->cap && grow(s->log) < 0) {
+					s->full = 1;
+					return;
+				}
+			}
+			if (rewrite(info, slot, s->patches[k].fn) != 0)
+				continue;
+			s->rewritten++;
+			if (s->log)
+				s->log->entries[s->log->count++] =
+					(struct hp_got_entry){slot, old, s->patches[k].fn};
 		}
 	}
 }
@@ -88,14 +122,14 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	size_t jmprel_bytes = 0, rela_bytes = 0;
 	(void)size;
 
-	if (!contains(info, s->in))
+	if (s->log ? contains(info, s->in) : !contains(info, s->in))
 		return 0;
 	s->found = 1;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
 	if (!dyn)
-		return 1;
+		return !s->log;
 #define ADDR(v) ((uintptr_t)(v) < info->dlpi_addr ? info->dlpi_addr + (uintptr_t)(v) : (uintptr_t)(v))
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
@@ -109,18 +143,59 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 #undef ADDR
 	if (!symtab || !strtab)
-		return 1;
+		return !s->log;
 	if (jmprel)
 		patch_relocs(s, info, (const ElfW(Rela) *)jmprel, jmprel_bytes, symtab, strtab);
-	if (rela)
+	if (rela && !s->full)
 		patch_relocs(s, info, (const ElfW(Rela) *)rela, rela_bytes, symtab, strtab);
-	return 1;
+	return s->log ? s->full : 1; /* patch_all: on to the next object */
 }
 
 int hp_got_patch(uintptr_t in, const struct hp_got_patch *patches, size_t n)
 {
-	struct search s = {in, patches, n, 0, 0};
+	struct search s = {in, patches, n, 0, 0, NULL, 0};
 
 	hp_os_dl_iterate(visit, &s);
 	return s.found ? s.rewritten : -ENOENT;
+}
+
+int hp_got_patch_all(uintptr_t skip, const struct hp_got_patch *patches, size_t n,
+		     struct hp_got_log *log)
+{
+	struct search s = {skip, patches, n, 0, 0, log, 0};
+
+	hp_os_dl_iterate(visit, &s);
+	return s.full ? -ENOMEM : s.rewritten;
+}
+
+static int restore_in(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct hp_got_log *log = arg;
+	(void)size;
+
+	/* Newest first: an entry logged twice (an object unloaded, another
+	 * loaded at its address and patched) ends with its first value. */
+	for (size_t i = log->count; i-- > 0;) {
+		struct hp_got_entry *e = &log->entries[i];
+		if (!e->slot || !contains(info, (uintptr_t)e->slot))
+			continue;
+		if (__atomic_load_n(e->slot, __ATOMIC_ACQUIRE) == e->now &&
+		    rewrite(info, e->slot, e->old) == 0)
+			e->now = e->old;
+		e->slot = NULL; /* done, put back or not ours any more */
+	}
+	return 0;
+}
+
+int hp_got_restore(struct hp_got_log *log)
+{
+	int restored = 0;
+
+	if (!log->count)
+		return 0;
+	hp_os_dl_iterate(restore_in, log);
+	for (size_t i = 0; i < log->count; i++)
+		restored += log->entries[i].now == log->entries[i].old;
+	log->count = 0;
+	return restored;
 }

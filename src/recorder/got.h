@@ -27,4 +27,32 @@ struct hp_got_patch {
  * start, with the reentrancy flag set; not async-signal-safe. */
 int hp_got_patch(uintptr_t in, const struct hp_got_patch *patches, size_t n);
 
+/* The entries hp_got_patch_all rewrote, to put back: in memory of the
+ * recorder's own (mmap), entries[0 .. count). */
+struct hp_got_entry {
+	void **slot;
+	void *old, *now;
+};
+
+struct hp_got_log {
+	struct hp_got_entry *entries;
+	size_t count, cap;
+};
+
+/* In every loaded object but the one that contains address skip (the
+ * recorder itself), points each named import's GOT entries at its fn,
+ * and logs each entry it changes (one already pointing at fn is left
+ * alone: calling it again after a dlopen patches only the new objects).
+ * Returns the number of entries rewritten, or -ENOMEM when the log is
+ * full (the entries logged so far stay patched). Same properties as
+ * hp_got_patch. */
+int hp_got_patch_all(uintptr_t skip, const struct hp_got_patch *patches, size_t n,
+		     struct hp_got_log *log);
+
+/* Puts back every logged entry that still holds what was written there,
+ * in objects still loaded (an object unloaded meanwhile is skipped), and
+ * empties the log. Returns the number put back. Same properties as
+ * hp_got_patch. */
+int hp_got_restore(struct hp_got_log *log);
+
 #endif

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach.h"
 #include "cfa_cache.h"
 #include "interpose_inline.h"
 #include "modules.h"
@@ -190,9 +191,12 @@ int hp_interpose_init(void)
 }
 
 /* Starts the recorder when the library is loaded, even if the program
- * never allocates before main. */
+ * never allocates before main. Loaded by dlopen instead (heapprof attach:
+ * attach.h), nothing reaches it yet: it waits for heapprof_attach. */
 __attribute__((constructor)) static void start_on_load(void)
 {
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 0 && !hp_attach_preloaded())
+		return;
 	hp_interpose_init();
 }
 

@@ -24,6 +24,7 @@
 #include "stacks.h"
 #include "trigger.h"
 #include "unwind.h"
+#include "attach.h"
 #include "writer.h"
 
 __thread struct hp_thread hp_self __attribute__((tls_model("initial-exec"))) = {
@@ -433,6 +434,7 @@ void hp_recorder_start(void)
 	int err;
 
 	hp_config_load(&config);
+	config.attached = hp_attach_starting();
 	config.start_ns = start_ns;
 	role = find_role();
 	if (role == HP_ROLE_DESCENDANT && !config.follow_fork) {
@@ -457,7 +459,7 @@ void hp_recorder_start(void)
 	hp_root_fill(); /* for a reader of a core dump (root.h) */
 	if (hp_unwind_init(config.unwind, config.unwind_cache, config.unwind_check) < 0)
 		hp_log("cannot find the recorder's own code; stacks will include its frames");
-	shadow = malloc_owner();
+	shadow = config.attached ? NULL : malloc_owner(); /* attached: GOT entries, not order */
 	if (shadow) {
 		hp_log("%s defines malloc ahead of libheapprof.so (LD_PRELOAD order): no "
 		       "allocation can be recorded; put libheapprof.so first",
@@ -470,4 +472,17 @@ void hp_recorder_start(void)
 	hp_trigger_init(&config);
 	hp_os_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
+}
+
+void hp_recorder_stop(unsigned reason)
+{
+	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned())
+		return;
+	hp_self.forwarding++;
+	hp_unwind_report();
+	hp_writer_snapshot(reason, 0, 0);
+	__atomic_store_n(&hp_state, HP_STATE_OFF, __ATOMIC_RELEASE);
+	hp_trigger_stop();
+	hp_writer_close();
+	hp_self.forwarding--;
 }

@@ -95,5 +95,10 @@ void hp_record_exit_now(void);
  * writer's lock (only tries it over the recorder: async-signal-safe as
  * exec is, without the module refresh). */
 void hp_record_exec(void);
+/* Ends the recording now, as the exit would: a last snapshot with reason
+ * (HP_SNAP_*), the triggers' signals put back, the capture closed (heapprof
+ * detach). Nothing when not recording. Takes the writer's lock; no
+ * allocation; not async-signal-safe. */
+void hp_recorder_stop(unsigned reason);
 
 #endif

@@ -124,9 +124,12 @@ void hp_trigger_stop(void)
 void hp_trigger_init(const struct hp_config *c)
 {
 	config = c;
-	for (unsigned i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+	/* Attached to a running program: its signals stay as they are (it
+	 * may install handlers of its own at any time, and nothing of ours
+	 * may stay behind after the detach). */
+	for (unsigned i = 0; i < sizeof fatal_signals / sizeof *fatal_signals && !c->attached; i++)
 		install(fatal_signals[i], on_fatal);
-	if (c->dump_signal > 0)
+	if (c->dump_signal > 0 && !c->attached)
 		install(c->dump_signal, on_dump);
 	next_every = c->dump_every_bytes;
 	next_high_water = c->high_water_bytes;

@@ -1,0 +1,343 @@
+/*
+ * attach.c - `heapprof attach PID` and `heapprof detach PID`: record a
+ * running program from now on, and stop, without restarting it.
+ *
+ * attach loads the recorder into the process (inject.h: a dlopen called
+ * on one of its threads at a safe point) and calls its heapprof_attach
+ * with the options, as the HEAPPROF_* variables heapprof run would set;
+ * the recorder then routes the program's allocation calls to itself by
+ * rewriting the modules' GOT entries (src/recorder/attach.c). detach calls
+ * heapprof_detach: the final snapshot, the entries put back. The library
+ * stays loaded (unused), so that the next attach finds it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../analyzer/embed.h"
+#include "cli.h"
+#include "inject.h"
+
+#define RECORDER_NAME "libheapprof.so"
+/* Sampled by default: attach is for programs in production. */
+#define ATTACH_DEFAULT_RATE "524288"
+/* How long to look for a thread at a safe point. */
+#define SAFE_POINT_TIMEOUT_MS 5000
+
+static const char attach_usage[] =
+	"usage: heapprof attach [options] PID\n"
+	"\n"
+	"Records the running process PID from now on, without restarting it: loads\n"
+	"the recorder into it and routes its allocation calls there, until Ctrl-C,\n"
+	"--for SECONDS, `heapprof detach PID`, or the process's exit; then writes\n"
+	"the capture's last snapshot and puts the calls back as they were.\n"
+	"Allocations made before the attach are not in the capture, and their frees\n"
+	"are ignored: \"in use\" is what was allocated since the attach and is still\n"
+	"live. Needs ptrace permission on PID (same user and kernel.yama.ptrace_scope\n"
+	"0, or root) and a dynamically linked program with glibc 2.34 or later.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output FILE        the capture (default heapprof.PID.attach.hpf)\n"
+	"      --for SECONDS        detach after SECONDS\n"
+	"      --sample-rate BYTES  one sample per BYTES allocated (default 524288;\n"
+	"                           1 records every allocation)\n"
+	"      --unwind dwarf|fp    how to unwind (default dwarf)\n"
+	"      --max-depth N        frames per stack (default 64)\n"
+	"      --no-symbols         do not embed symbols in the capture at the end\n"
+	"  -q, --quiet              no messages but errors\n"
+	"  -h, --help               this help\n";
+
+static const char detach_usage[] =
+	"usage: heapprof detach PID\n"
+	"\n"
+	"Stops the recording that `heapprof attach` started in PID: writes the\n"
+	"capture's last snapshot and puts the program's allocation calls back.\n";
+
+static int parse_pid(const char *cmd, const char *s, pid_t *pid)
+{
+	long v;
+
+	if (hp_cli_number(cmd, "PID", s, 1, INT_MAX, &v) < 0)
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static int alive(pid_t pid)
+{
+	char path[64];
+	FILE *f;
+	char state = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* A zombie has exited: its capture is complete. */
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state && state != 'Z' && state != 'X';
+}
+
+/* The recorder's function name in pid, loading the recorder first when
+ * load is set. Returns its address, or 0 after saying why. */
+static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, int load,
+				   const char *name)
+{
+	int found = hp_inject_find_recorder(t, RECORDER_NAME);
+	uintptr_t fn;
+
+	if (found < 0) {
+		hp_cli_error("process %d: cannot read its memory map: %s", (int)t->pid,
+			     strerror(-found));
+		return 0;
+	}
+	if (!found && !load) {
+		hp_cli_error("process %d is not being recorded (no heapprof attach in it)",
+			     (int)t->pid);
+		return 0;
+	}
+	if (!found) {
+		uint64_t args[3] = {HP_INJECT_DATA, RTLD_NOW | RTLD_LOCAL, 0}, handle = 0;
+		if (hp_inject_call(t, t->dlopen, args, lib, strlen(lib) + 1, &handle,
+				   SAFE_POINT_TIMEOUT_MS) < 0)
+			return 0;
+		if (!handle) {
+			hp_cli_error("process %d could not load %s (its dlopen failed: a "
+				     "different architecture, or too little static TLS left)",
+				     (int)t->pid, lib);
+			return 0;
+		}
+		found = hp_inject_find_recorder(t, RECORDER_NAME);
+		if (found <= 0) {
+			hp_cli_error("process %d: %s loaded but not in its map", (int)t->pid, lib);
+			return 0;
+		}
+	}
+	fn = hp_inject_symbol(t->recorder_path, t->recorder_bias, name);
+	if (!fn)
+		hp_cli_error("process %d: its %s has no %s (a heapprof older than this one: "
+			     "restart the program to attach)",
+			     (int)t->pid, t->recorder_path, name);
+	return fn;
+}
+
+/* Calls the recorder's heapprof_detach in pid. Returns 0 or -errno after
+ * saying why. */
+static int detach(pid_t pid, const char *lib)
+{
+	struct hp_inject_target t;
+	uint64_t args[3] = {0, 0, 0}, ret = 0;
+	uintptr_t fn;
+	int err = hp_inject_open(&t, pid);
+
+	if (err < 0)
+		return err;
+	fn = recorder_function(&t, lib, 0, "heapprof_detach");
+	if (!fn)
+		return -ENOENT;
+	err = hp_inject_call(&t, fn, args, NULL, 0, &ret, SAFE_POINT_TIMEOUT_MS);
+	if (err < 0)
+		return err;
+	if ((int)ret == -ENODEV) {
+		hp_cli_error("process %d is not being recorded (it was detached already)",
+			     (int)pid);
+		return -ENODEV;
+	}
+	if ((int)ret < 0) {
+		hp_cli_error("process %d: detaching failed: %s", (int)pid, strerror(-(int)ret));
+		return (int)ret;
+	}
+	return 0;
+}
+
+/* The options as the recorder reads them: NAME=VALUE strings one after
+ * the other, each ended by a NUL, the block by an empty one. */
+static size_t add_var(char *block, size_t at, size_t cap, const char *name, const char *value)
+{
+	int n = snprintf(block + at, cap - at, "%s=%s", name, value);
+
+	if (n < 0 || (size_t)n + 2 > cap - at)
+		return at;
+	return at + (size_t)n + 1;
+}
+
+int hp_cmd_attach(int argc, char **argv)
+{
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_OUTPUT, 0, 0, NULL},      {HP_OPT_FOR, 1, 365L * 24 * 3600, NULL},
+		{HP_OPT_SAMPLE_RATE, 0, 0, NULL}, {HP_OPT_UNWIND, 0, 0, NULL},
+		{HP_OPT_MAX_DEPTH, 0, 0, NULL},   {HP_OPT_NO_SYMBOLS, 0, 0, NULL},
+		{HP_OPT_QUIET, 0, 0, NULL},       {HP_OPT_HELP, 0, 0, NULL},
+	};
+	char lib[PATH_MAX], out[PATH_MAX], name[PATH_MAX], block[PATH_MAX + 1024], num[32];
+	struct hp_inject_target t;
+	struct hp_cli_args a;
+	struct sigaction sa = {0}, old_int, old_term;
+	uint64_t args[3] = {HP_INJECT_DATA, 0, 0}, ret = 0;
+	size_t len = 0;
+	uintptr_t fn;
+	pid_t pid;
+	int err, fd, quiet;
+	time_t start;
+
+	if (hp_cli_parse("attach", attach_usage, uses, sizeof uses / sizeof *uses, 0, argc, argv,
+			 &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.noperands != 1) {
+		hp_cli_error("attach: give exactly one process id");
+		return HP_EXIT_USAGE;
+	}
+	if (parse_pid("attach", argv[a.operand], &pid) < 0)
+		return HP_EXIT_USAGE;
+	quiet = a.given[HP_OPT_QUIET];
+	if (hp_cli_find_recorder(lib, sizeof lib) < 0) {
+		hp_cli_error("attach: cannot find %s (set HEAPPROF_LIB to its path)", lib);
+		return HP_EXIT_FAILURE;
+	}
+	if (hp_inject_open(&t, pid) < 0)
+		return HP_EXIT_FAILURE;
+
+	/* The capture: created here, empty, so that a file that cannot be
+	 * written stops us before anything is loaded; the recorder, running
+	 * as the process and in its directory, takes it over by its full
+	 * path. */
+	if (a.given[HP_OPT_OUTPUT])
+		snprintf(name, sizeof name, "%s", a.value[HP_OPT_OUTPUT]);
+	else
+		snprintf(name, sizeof name, "heapprof.%d.attach.hpf", (int)pid);
+	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+	if (fd < 0) {
+		hp_cli_error("attach: cannot create %s: %s", name, strerror(errno));
+		return HP_EXIT_FAILURE;
+	}
+	close(fd);
+	if (!realpath(name, out)) {
+		hp_cli_error("attach: %s: %s", name, strerror(errno));
+		return HP_EXIT_FAILURE;
+	}
+
+	len = add_var(block, len, sizeof block, "HEAPPROF_OUTPUT", out);
+	snprintf(num, sizeof num, "%d", (int)pid);
+	len = add_var(block, len, sizeof block, "HEAPPROF_OUTPUT_CLAIMED", num);
+	len = add_var(block, len, sizeof block, "HEAPPROF_SAMPLE_RATE",
+		      a.given[HP_OPT_SAMPLE_RATE] ? a.value[HP_OPT_SAMPLE_RATE]
+						  : ATTACH_DEFAULT_RATE);
+	if (a.given[HP_OPT_UNWIND])
+		len = add_var(block, len, sizeof block, "HEAPPROF_UNWIND", a.value[HP_OPT_UNWIND]);
+	if (a.given[HP_OPT_MAX_DEPTH])
+		len = add_var(block, len, sizeof block, "HEAPPROF_MAX_DEPTH",
+			      a.value[HP_OPT_MAX_DEPTH]);
+	/* Its messages would go to the program's stderr: none. Its signals
+	 * are the program's: no dump signal. */
+	len = add_var(block, len, sizeof block, "HEAPPROF_QUIET", "1");
+	len = add_var(block, len, sizeof block, "HEAPPROF_DUMP_SIGNAL", "NONE");
+	block[len++] = '\0';
+
+	fn = recorder_function(&t, lib, 1, "heapprof_attach");
+	if (!fn) {
+		unlink(out);
+		return HP_EXIT_FAILURE;
+	}
+	err = hp_inject_call(&t, fn, args, block, len, &ret, SAFE_POINT_TIMEOUT_MS);
+	if (err < 0) {
+		unlink(out);
+		return HP_EXIT_FAILURE;
+	}
+	if ((int)ret == -EBUSY) {
+		hp_cli_error("attach: process %d is being recorded already (heapprof detach %d "
+			     "first)",
+			     (int)pid, (int)pid);
+		unlink(out);
+		return HP_EXIT_FAILURE;
+	}
+	if ((int)ret == -ENOTSUP) {
+		hp_cli_error("attach: process %d was attached to once already; attaching again "
+			     "needs the program restarted (not supported yet)",
+			     (int)pid);
+		unlink(out);
+		return HP_EXIT_FAILURE;
+	}
+	if ((int)ret < 0) {
+		hp_cli_error("attach: the recorder could not start in process %d: %s", (int)pid,
+			     strerror(-(int)ret));
+		unlink(out);
+		return HP_EXIT_FAILURE;
+	}
+	if (!quiet)
+		fprintf(stderr,
+			"heapprof: attached to process %d, recording to %s; %s\n", (int)pid, out,
+			a.given[HP_OPT_FOR] ? "detaching after --for" : "Ctrl-C detaches");
+
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	start = time(NULL);
+	while (!stop_requested && alive(pid) &&
+	       (!a.given[HP_OPT_FOR] || time(NULL) - start < a.number[HP_OPT_FOR])) {
+		struct timespec ts = {0, 50 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (alive(pid)) {
+		err = detach(pid, lib);
+		if (err < 0 && err != -ENODEV)
+			return HP_EXIT_FAILURE;
+	} else if (!quiet) {
+		fprintf(stderr, "heapprof: process %d exited; its capture ends with its exit\n",
+			(int)pid);
+	}
+	if (!a.given[HP_OPT_NO_SYMBOLS]) {
+		struct hp_embed_result res;
+		char e[512];
+		if (hp_embed_symbols(out, NULL, &res, e, sizeof e) < 0 && !quiet)
+			hp_cli_error("%s", e);
+	}
+	if (!quiet)
+		fprintf(stderr, "heapprof: detached from process %d; wrote %s (heapprof report %s)\n",
+			(int)pid, out, out);
+	return HP_EXIT_OK;
+}
+
+int hp_cmd_detach(int argc, char **argv)
+{
+	static const struct hp_cli_use uses[] = {
+		{HP_OPT_HELP, 0, 0, NULL},
+	};
+	struct hp_cli_args a;
+	char lib[PATH_MAX];
+	pid_t pid;
+
+	if (hp_cli_parse("detach", detach_usage, uses, sizeof uses / sizeof *uses, 0, argc, argv,
+			 &a))
+		return HP_EXIT_USAGE;
+	if (a.help)
+		return HP_EXIT_OK;
+	if (a.noperands != 1) {
+		hp_cli_error("detach: give exactly one process id");
+		return HP_EXIT_USAGE;
+	}
+	if (parse_pid("detach", argv[a.operand], &pid) < 0)
+		return HP_EXIT_USAGE;
+	hp_cli_find_recorder(lib, sizeof lib);
+	return detach(pid, lib) < 0 ? HP_EXIT_FAILURE : HP_EXIT_OK;
+}

@@ -1,0 +1,610 @@
+/*
+ * inject.c - calling a function inside another running process (inject.h).
+ */
+#include "inject.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef NT_X86_XSTATE
+#define NT_X86_XSTATE 0x202
+#endif
+
+/* The stack a borrowed thread must have left below its stack pointer: the
+ * loader and the recorder's start use a few pages. */
+#define CALL_STACK_ROOM (64 * 1024)
+/* Bytes below the stack pointer left alone: the red zone and then some. */
+#define SKIP_BELOW_SP 4096
+/* How far up a thread's stack the safe-point check looks for return
+ * addresses. */
+#define SCAN_BYTES (128 * 1024)
+
+struct map {
+	uintptr_t lo, hi, off;
+	char perms[5];
+	char path[4096];
+};
+
+/* Calls fn for each line of pid's map; stops when fn returns non-zero and
+ * returns that. -errno when the map cannot be read. */
+static int each_map(pid_t pid, int (*fn)(const struct map *, void *), void *arg)
+{
+	char name[64], line[4096 + 128];
+	struct map m;
+	FILE *f;
+	int r = 0;
+
+	snprintf(name, sizeof name, "/proc/%d/maps", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return -errno;
+	while (!r && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, off;
+		memset(&m, 0, sizeof m);
+		if (sscanf(line, "%lx-%lx %4s %lx %*s %*s %4095[^\n]", &lo, &hi, m.perms, &off,
+			   m.path) < 4)
+			continue;
+		m.lo = lo;
+		m.hi = hi;
+		m.off = off;
+		r = fn(&m, arg);
+	}
+	fclose(f);
+	return r;
+}
+
+/* The first PT_LOAD's page-aligned address of the ELF file at path: its
+ * load bias is where that page is mapped minus this. */
+static int first_load_vaddr(const char *path, uintptr_t *vaddr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n;
+	Elf *e;
+	int r = -ENOEXEC;
+
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_getphdrnum(e, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				*vaddr = ph.p_vaddr & ~(uintptr_t)4095;
+				r = 0;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return r;
+}
+
+/* Calls fn for each defined dynamic symbol of the ELF file at path, with
+ * whether it is a hidden (non-default) version; stops when fn returns
+ * non-zero. */
+static int each_dynsym(const char *path,
+		       int (*fn)(const char *name, const GElf_Sym *s, int hidden, void *), void *arg)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Data *syms = NULL, *vers = NULL;
+	size_t strndx = 0, n = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM) {
+			syms = elf_getdata(scn, NULL);
+			strndx = sh.sh_link;
+			n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		} else if (sh.sh_type == SHT_GNU_versym) {
+			vers = elf_getdata(scn, NULL);
+		}
+	}
+	for (size_t i = 0; syms && i < n && !r; i++) {
+		GElf_Sym s;
+		GElf_Versym v = 0;
+		const char *name;
+		if (!gelf_getsym(syms, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		name = elf_strptr(e, strndx, s.st_name);
+		if (!name)
+			continue;
+		if (vers)
+			gelf_getversym(vers, (int)i, &v);
+		r = fn(name, &s, (v & 0x8000) != 0, arg);
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return r;
+}
+
+struct find_sym {
+	const char *name;
+	uintptr_t value;
+	int hidden;
+};
+
+static int match_sym(const char *name, const GElf_Sym *s, int hidden, void *arg)
+{
+	struct find_sym *f = arg;
+
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	if (!f->value || (f->hidden && !hidden)) {
+		f->value = s->st_value;
+		f->hidden = hidden;
+	}
+	return 0;
+}
+
+uintptr_t hp_inject_symbol(const char *path, uintptr_t bias, const char *name)
+{
+	struct find_sym f = {.name = name};
+
+	if (each_dynsym(path, match_sym, &f) < 0 || !f.value)
+		return 0;
+	return bias + f.value;
+}
+
+static void add_unsafe(struct hp_inject_target *t, uintptr_t lo, uintptr_t hi)
+{
+	if (t->nunsafe < HP_INJECT_MAX_UNSAFE && lo < hi) {
+		t->unsafe[t->nunsafe].lo = lo;
+		t->unsafe[t->nunsafe].hi = hi;
+		t->nunsafe++;
+	}
+}
+
+/* The libc functions a borrowed thread must not be inside: the allocator
+ * (its arena locks), the loader's entry points (the loader's lock), fork
+ * and thread creation (which hold both). */
+static const char *const unsafe_libc[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_trim", "malloc_stats",
+	"malloc_info", "mallinfo", "mallinfo2", "malloc_usable_size", "mallopt", "fork",
+	"_Fork", "vfork", "pthread_create", "pthread_exit", "dlopen", "dlmopen", "dlclose",
+	"dlsym", "dlvsym", "dladdr", "dladdr1", "dlinfo", "dl_iterate_phdr", "exit",
+	"__libc_dlopen_mode", "__libc_dlsym", "__libc_dlclose",
+};
+
+
+static int note_unsafe_sym(const char *name, const GElf_Sym *s, int hidden, void *arg)
+{
+	struct hp_inject_target *t = arg;
+
+	(void)hidden;
+	for (size_t i = 0; i < sizeof unsafe_libc / sizeof *unsafe_libc; i++) {
+		if (strcmp(name, unsafe_libc[i]) == 0 && s->st_size) {
+			add_unsafe(t, t->libc_bias + s->st_value,
+				   t->libc_bias + s->st_value + s->st_size);
+			break;
+		}
+	}
+	return 0;
+}
+
+static int is_libc(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	return strcmp(b, "libc.so.6") == 0 || (strncmp(b, "libc-2.", 7) == 0 && strstr(b, ".so"));
+}
+
+static int is_loader(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	return strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "ld-2.", 5) == 0 ||
+	       strncmp(b, "ld.so", 5) == 0;
+}
+
+/* Another allocator loaded as a library: all of its code is unsafe. */
+static int is_allocator(const char *path)
+{
+	return strstr(path, "jemalloc") || strstr(path, "tcmalloc") || strstr(path, "mimalloc");
+}
+
+struct open_scan {
+	struct hp_inject_target *t;
+	int loader;
+	uintptr_t libc_lo;
+};
+
+static int scan_open(const struct map *m, void *arg)
+{
+	struct open_scan *s = arg;
+	int exec = m->perms[2] == 'x';
+
+	if (is_libc(m->path) && m->off == 0 && !s->libc_lo) {
+		snprintf(s->t->libc_path, sizeof s->t->libc_path, "%s", m->path);
+		s->libc_lo = m->lo;
+	}
+	if (is_loader(m->path)) {
+		s->loader = 1;
+		if (exec)
+			add_unsafe(s->t, m->lo, m->hi);
+	}
+	if (exec && is_allocator(m->path))
+		add_unsafe(s->t, m->lo, m->hi);
+	return 0;
+}
+
+int hp_inject_open(struct hp_inject_target *t, pid_t pid)
+{
+	struct open_scan s = {.t = t};
+	uintptr_t vaddr = 0;
+	int err;
+
+	memset(t, 0, sizeof *t);
+	t->pid = pid;
+	err = each_map(pid, scan_open, &s);
+	if (err < 0) {
+		if (err == -ENOENT)
+			hp_cli_error("no process %d", (int)pid);
+		else
+			hp_cli_error("process %d: cannot read its memory map: %s", (int)pid,
+				     strerror(-err));
+		return err == -ENOENT ? -ESRCH : err;
+	}
+	if (!s.loader || !s.libc_lo) {
+		hp_cli_error("process %d is statically linked (no dynamic loader or no libc.so.6 "
+			     "in its map): heapprof attach needs a dynamically linked program",
+			     (int)pid);
+		return -ENOEXEC;
+	}
+	err = first_load_vaddr(t->libc_path, &vaddr);
+	if (err < 0) {
+		hp_cli_error("process %d: cannot read its libc %s: %s", (int)pid, t->libc_path,
+			     strerror(-err));
+		return err;
+	}
+	t->libc_bias = s.libc_lo - vaddr;
+	t->dlopen = hp_inject_symbol(t->libc_path, t->libc_bias, "dlopen");
+	t->dlsym = hp_inject_symbol(t->libc_path, t->libc_bias, "dlsym");
+	t->dlerror = hp_inject_symbol(t->libc_path, t->libc_bias, "dlerror");
+	if (!t->dlopen || !t->dlsym) {
+		hp_cli_error("process %d: its libc (%s) has no dlopen (glibc 2.34 or later is "
+			     "needed to attach)",
+			     (int)pid, t->libc_path);
+		return -ENOSYS;
+	}
+	each_dynsym(t->libc_path, note_unsafe_sym, t);
+	return 0;
+}
+
+struct rec_scan {
+	struct hp_inject_target *t;
+	const char *name;
+	uintptr_t lo;
+	int found;
+};
+
+static int scan_recorder(const struct map *m, void *arg)
+{
+	struct rec_scan *s = arg;
+	const char *b = strrchr(m->path, '/');
+
+	if (!b || strcmp(b + 1, s->name) != 0)
+		return 0;
+	if (!s->found) {
+		snprintf(s->t->recorder_path, sizeof s->t->recorder_path, "%s", m->path);
+		s->lo = m->lo;
+		s->found = 1;
+	}
+	if (m->perms[2] == 'x')
+		add_unsafe(s->t, m->lo, m->hi);
+	return 0;
+}
+
+int hp_inject_find_recorder(struct hp_inject_target *t, const char *name)
+{
+	struct rec_scan s = {.t = t, .name = name};
+	uintptr_t vaddr = 0;
+	int err = each_map(t->pid, scan_recorder, &s);
+
+	if (err < 0)
+		return err;
+	if (!s.found)
+		return 0;
+	err = first_load_vaddr(t->recorder_path, &vaddr);
+	if (err < 0)
+		return err;
+	t->recorder_bias = s.lo - vaddr;
+	return 1;
+}
+
+/* --- threads ------------------------------------------------------------ */
+
+static int is_unsafe(const struct hp_inject_target *t, uint64_t a)
+{
+	for (size_t i = 0; i < t->nunsafe; i++)
+		if (a >= t->unsafe[i].lo && a < t->unsafe[i].hi)
+			return 1;
+	return 0;
+}
+
+struct stack_find {
+	uintptr_t sp;
+	struct map m;
+	int found;
+};
+
+static int find_stack(const struct map *m, void *arg)
+{
+	struct stack_find *s = arg;
+
+	if (s->sp >= m->lo && s->sp < m->hi) {
+		s->m = *m;
+		s->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether the stopped thread tid, with registers r, may be borrowed: room
+ * on its stack, and no unsafe code at its pc or among the words of its
+ * stack (return addresses; a stale word only costs a retry). */
+static int safe_point(const struct hp_inject_target *t, pid_t tid,
+		      const struct user_regs_struct *r)
+{
+	static uint64_t words[SCAN_BYTES / 8];
+	struct stack_find sf = {.sp = r->rsp};
+	struct iovec local, remote;
+	ssize_t got;
+	size_t n;
+
+	if (is_unsafe(t, r->rip))
+		return 0;
+	if (each_map(t->pid, find_stack, &sf) <= 0 || !sf.found)
+		return 0;
+	if (r->rsp - sf.m.lo < CALL_STACK_ROOM && strcmp(sf.m.path, "[stack]") != 0)
+		return 0;
+	n = sf.m.hi - r->rsp < SCAN_BYTES ? sf.m.hi - r->rsp : SCAN_BYTES;
+	local = (struct iovec){words, n};
+	remote = (struct iovec){(void *)(uintptr_t)r->rsp, n};
+	got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+	if (got < 8)
+		return 0;
+	for (size_t i = 0; i < (size_t)got / 8; i++)
+		if (is_unsafe(t, words[i]))
+			return 0;
+	return 1;
+}
+
+/* Stops tid (already seized). Returns 0 with *pending set to a signal that
+ * was on its way (to deliver when we let it go), -errno otherwise. */
+static int stop_thread(pid_t tid, int *pending)
+{
+	int st;
+
+	*pending = 0;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		if (waitpid(tid, &st, __WALL) < 0)
+			return -errno;
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return -ESRCH;
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 16 == PTRACE_EVENT_STOP)
+			return 0;
+		/* A signal-delivery stop: keep the signal for later; the
+		 * interrupt's own stop follows, or this one will do. */
+		*pending = WSTOPSIG(st);
+		return 0;
+	}
+}
+
+static int list_threads(pid_t pid, pid_t *tids, size_t max, size_t *n)
+{
+	char name[64];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(name, sizeof name, "/proc/%d/task", (int)pid);
+	dir = opendir(name);
+	if (!dir)
+		return -errno;
+	*n = 0;
+	/* The main thread first: the likeliest to be idle in a system call. */
+	tids[(*n)++] = pid;
+	while ((d = readdir(dir)) && *n < max) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+		if (tid > 0 && tid != pid)
+			tids[(*n)++] = tid;
+	}
+	closedir(dir);
+	return 0;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+static int say_ptrace_error(pid_t pid, int err)
+{
+	if (err == EPERM) {
+		FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+		int scope = -1;
+		if (f) {
+			if (fscanf(f, "%d", &scope) != 1)
+				scope = -1;
+			fclose(f);
+		}
+		if (scope > 0)
+			hp_cli_error("process %d: ptrace is not permitted (kernel.yama.ptrace_scope "
+				     "= %d: run heapprof as root, or with CAP_SYS_PTRACE)",
+				     (int)pid, scope);
+		else
+			hp_cli_error("process %d: ptrace is not permitted (another user's process, "
+				     "or one already being traced)",
+				     (int)pid);
+	} else if (err == ESRCH) {
+		hp_cli_error("process %d is gone", (int)pid);
+	} else {
+		hp_cli_error("process %d: ptrace: %s", (int)pid, strerror(err));
+	}
+	return -err;
+}
+
+/* Finds a thread at a safe point and leaves it seized and stopped. */
+static int borrow_thread(struct hp_inject_target *t, unsigned timeout_ms, pid_t *out, int *pending,
+			 struct user_regs_struct *regs)
+{
+	pid_t tids[1024];
+	size_t n = 0;
+	unsigned waited = 0;
+	int any_seized = 0;
+
+	for (;;) {
+		int err = list_threads(t->pid, tids, sizeof tids / sizeof *tids, &n);
+		if (err < 0)
+			return say_ptrace_error(t->pid, ESRCH);
+		for (size_t i = 0; i < n; i++) {
+			if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) < 0) {
+				if (errno == ESRCH)
+					continue; /* a thread that just ended */
+				if (!any_seized)
+					return say_ptrace_error(t->pid, errno);
+				continue;
+			}
+			any_seized = 1;
+			if (stop_thread(tids[i], pending) < 0) {
+				ptrace(PTRACE_DETACH, tids[i], 0, 0);
+				continue;
+			}
+			if (ptrace(PTRACE_GETREGS, tids[i], 0, regs) == 0 &&
+			    safe_point(t, tids[i], regs)) {
+				*out = tids[i];
+				return 0;
+			}
+			ptrace(PTRACE_DETACH, tids[i], 0, (void *)(uintptr_t)*pending);
+		}
+		if (waited >= timeout_ms) {
+			hp_cli_error("process %d: no thread came to a safe point in %u ms (each was "
+				     "inside the allocator, the dynamic loader or the recorder, or "
+				     "short of stack)",
+				     (int)t->pid, timeout_ms);
+			return -EBUSY;
+		}
+		sleep_ms(2);
+		waited += 2;
+	}
+}
+
+int hp_inject_call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3],
+		   const void *data, size_t len, uint64_t *ret, unsigned timeout_ms)
+{
+	static uint8_t xstate[16384];
+	struct user_regs_struct saved, r;
+	struct iovec xs = {xstate, sizeof xstate}, local, remote;
+	uint64_t zero = 0, base;
+	pid_t tid = 0;
+	int pending = 0, st, err = 0, have_xstate;
+
+	err = borrow_thread(t, timeout_ms, &tid, &pending, &saved);
+	if (err < 0)
+		return err;
+	have_xstate = ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &xs) == 0;
+	/* The call's frame: below the red zone, the data, 16-aligned, then
+	 * the return address 0, so that the callee sees rsp + 8 aligned. */
+	base = (saved.rsp - SKIP_BELOW_SP - len) & ~(uint64_t)15;
+	r = saved;
+	r.rsp = base - 8;
+	local = (struct iovec){(void *)data, len};
+	remote = (struct iovec){(void *)(uintptr_t)base, len};
+	if (len && process_vm_writev(tid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		err = -errno;
+		hp_cli_error("process %d: cannot write to its stack: %s", (int)t->pid,
+			     strerror(errno));
+		goto out;
+	}
+	local = (struct iovec){&zero, 8};
+	remote = (struct iovec){(void *)(uintptr_t)r.rsp, 8};
+	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) != 8) {
+		err = -errno;
+		hp_cli_error("process %d: cannot write to its stack: %s", (int)t->pid,
+			     strerror(errno));
+		goto out;
+	}
+	{
+		uint64_t a[3];
+		for (int i = 0; i < 3; i++)
+			a[i] = args[i] >= HP_INJECT_DATA ? base + (args[i] - HP_INJECT_DATA)
+							 : args[i];
+		r.rdi = a[0];
+		r.rsi = a[1];
+		r.rdx = a[2];
+	}
+	r.rip = fn;
+	r.rax = 0;
+	r.orig_rax = (uint64_t)-1; /* no system call restart over our call */
+	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0 || ptrace(PTRACE_CONT, tid, 0, 0) < 0) {
+		err = -errno;
+		hp_cli_error("process %d: ptrace: %s", (int)t->pid, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		int sig;
+		if (waitpid(tid, &st, __WALL) < 0) {
+			err = -errno;
+			hp_cli_error("process %d: waiting for the call: %s", (int)t->pid,
+				     strerror(errno));
+			return err;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			hp_cli_error("process %d ended during the call", (int)t->pid);
+			return -ESRCH;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		sig = WSTOPSIG(st);
+		if (st >> 16 == PTRACE_EVENT_STOP) {
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			continue;
+		}
+		if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rip == 0)
+			break; /* our return */
+		/* The program's own signal, during the call: its handler runs
+		 * now, as it would have. */
+		ptrace(PTRACE_CONT, tid, 0, (void *)(uintptr_t)sig);
+	}
+	*ret = r.rax;
+out:
+	ptrace(PTRACE_SETREGS, tid, 0, &saved);
+	if (have_xstate)
+		ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &xs);
+	ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)pending);
+	return err;
+}

@@ -1,0 +1,73 @@
+/*
+ * inject.h - calling a function inside another running process, the way a
+ * debugger does, for `heapprof attach` and `heapprof detach`.
+ *
+ * A call borrows one thread of the target: the thread is stopped with
+ * ptrace, its registers (the vector state included) are saved, it is made
+ * to call the function on its own stack, below its red zone, with a return
+ * address of 0, and the fault of that return is the end of the call; the
+ * registers are then put back as they were and the thread resumes where it
+ * was (a system call it was blocked in is restarted, as after any stop).
+ * The other threads run on meanwhile.
+ *
+ * The thread borrowed is one at a safe point: not inside the C allocator,
+ * the dynamic loader or heapprof's recorder (none of their functions is on
+ * its stack: a call that allocates or loads a library there would wait for
+ * a lock that thread holds), with room on its stack. A thread that is not
+ * is let run a moment and looked at again.
+ *
+ * x86-64 only. Ordinary CLI C: allocates, not thread-safe; every error is
+ * said on stderr in one line and returned as -errno.
+ */
+#ifndef HP_CLI_INJECT_H
+#define HP_CLI_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define HP_INJECT_MAX_UNSAFE 64
+
+/* What the injector knows of a target: its libc's functions, and the
+ * address ranges no borrowed thread may be inside. */
+struct hp_inject_target {
+	pid_t pid;
+	char libc_path[4096];
+	uintptr_t libc_bias;
+	uintptr_t dlopen, dlsym, dlerror; /* in the target; 0: not found */
+	char recorder_path[4096];        /* libheapprof.so, when loaded */
+	uintptr_t recorder_bias;
+	size_t nunsafe;
+	struct {
+		uintptr_t lo, hi;
+	} unsafe[HP_INJECT_MAX_UNSAFE];
+};
+
+/* Reads pid's map and its libc's symbols. Returns 0, or -errno after saying
+ * why: no such process, not dynamically linked (no libc.so.6 or no dynamic
+ * loader: a static program), a libc without dlopen. */
+int hp_inject_open(struct hp_inject_target *t, pid_t pid);
+
+/* The address of symbol name in the object at path loaded with bias
+ * (its dynamic symbols; the default version when there are several).
+ * Returns 0 when it is not there. */
+uintptr_t hp_inject_symbol(const char *path, uintptr_t bias, const char *name);
+
+/* Looks again for the recorder in pid's map (after a dlopen): fills
+ * recorder_path and recorder_bias and adds its code to the unsafe ranges.
+ * Returns 1 when it is loaded, 0 when not, -errno on error. */
+int hp_inject_find_recorder(struct hp_inject_target *t, const char *name);
+
+/* Calls fn(args[0], args[1], args[2]) in the target on a thread at a safe
+ * point. data[0..len) is copied onto that thread's stack first, and
+ * *data_at says where it went (args may point into it: pass args_data
+ * with the offsets: an argument equal to HP_INJECT_DATA + k becomes
+ * *data_at + k). The call's return value goes to *ret. Waits for it as
+ * long as it takes; gives up finding a safe thread after timeout_ms.
+ * Returns 0, or -errno after saying why (-EPERM: ptrace not permitted,
+ * -ESRCH: the process is gone, -EBUSY: no thread at a safe point). */
+#define HP_INJECT_DATA ((uint64_t)0x8000000000000000ull)
+int hp_inject_call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3],
+		   const void *data, size_t len, uint64_t *ret, unsigned timeout_ms);
+
+#endif

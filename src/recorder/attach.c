@@ -1,0 +1,191 @@
+/*
+ * attach.c - heapprof_attach and heapprof_detach (see attach.h).
+ */
+#include "attach.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <stdint.h>
+
+#include "../format/format.h"
+#include "config.h"
+#include "got.h"
+#include "interpose_inline.h"
+#include "log.h"
+#include "os.h"
+#include "recorder.h"
+
+/* 0: never attached; 1: heapprof_attach running; 2: attached; 3: detached.
+ * Written by heapprof_attach and heapprof_detach only, which `heapprof`
+ * calls one at a time. */
+static int phase;
+
+static struct hp_got_log log_;
+
+static void *(*next_dlopen)(const char *, int);
+
+/* What the program's imports are pointed at: the names the recorder
+ * defines (interpose.c, interpose_cxx.c, interpose_exit.c), looked up in
+ * the library itself, and dlopen, which patches what it loads. */
+static const char *const names[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "dlclose", "_exit", "_Exit",
+	"execve", "execv", "execvp", "execvpe", "fexecve", "execveat", "execl", "execlp", "execle",
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
+	"_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
+	"_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm",
+	"_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t", "_ZdlPvSt11align_val_t",
+	"_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
+	"_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+};
+#define NPATCHES (sizeof names / sizeof *names + 1)
+
+static struct hp_got_patch patches[NPATCHES];
+static size_t npatches;
+
+struct order {
+	int index, self, libc;
+};
+
+static int find_order(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct order *o = arg;
+	const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
+	(void)size;
+
+	base = base ? base + 1 : name;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, me = (uintptr_t)hp_attach_preloaded;
+		if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz && o->self < 0)
+			o->self = o->index;
+	}
+	if (base && strcmp(base, "libc.so.6") == 0 && o->libc < 0)
+		o->libc = o->index;
+	o->index++;
+	return 0;
+}
+
+int hp_attach_preloaded(void)
+{
+	/* The loader lists the objects it loaded at start in their lookup
+	 * order, the preloaded ones before libc, and appends those dlopen
+	 * loads later. */
+	struct order o = {0, -1, -1};
+
+	hp_os_dl_iterate(find_order, &o);
+	return o.self >= 0 && (o.libc < 0 || o.self < o.libc);
+}
+
+int hp_attach_starting(void)
+{
+	return __atomic_load_n(&phase, __ATOMIC_RELAXED) == 1;
+}
+
+static int patch_all(void)
+{
+	int r = hp_got_patch_all((uintptr_t)hp_attach_preloaded, patches, npatches, &log_);
+
+	if (r == -ENOMEM)
+		hp_log("attach: no memory for the GOT log; some calls are not recorded");
+	return r;
+}
+
+/* dlopen, for the program: what it loads calls the allocator through its
+ * own GOT, which is patched before the call returns. */
+static void *attach_dlopen(const char *file, int flags)
+{
+	void *h = next_dlopen(file, flags);
+
+	if (h && __atomic_load_n(&phase, __ATOMIC_ACQUIRE) == 2) {
+		hp_self.forwarding++;
+		patch_all();
+		hp_self.forwarding--;
+	}
+	return h;
+}
+
+/* The recorder's own definitions of names[], looked up in the library
+ * itself: taking their addresses in C would reach libc's, the first
+ * definitions in the lookup order. */
+static int find_own(void)
+{
+	Dl_info self;
+	void *h;
+
+	if (npatches)
+		return 0;
+	if (!dladdr((void *)find_own, &self) || !self.dli_fname)
+		return -ENOENT;
+	h = dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		return -ENOENT;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		void *fn = dlsym(h, names[i]);
+		if (fn)
+			patches[npatches++] = (struct hp_got_patch){names[i], fn};
+	}
+	dlclose(h);
+	next_dlopen = (void *(*)(const char *, int))hp_os_dlsym_next("dlopen");
+	if (next_dlopen)
+		patches[npatches++] = (struct hp_got_patch){"dlopen", (void *)attach_dlopen};
+	return npatches ? 0 : -ENOENT;
+}
+
+/* Starts recording the process that loaded us, with the options in block
+ * (HEAPPROF_* variables: config.h). Returns 0, -EBUSY when it is being
+ * recorded already (attached, or preloaded), -ENOTSUP for a second attach
+ * (not yet: the tables of the first would need to be emptied), -EIO when
+ * the recorder could not start (the capture cannot be written: it said
+ * why). Called by `heapprof attach` on a thread it stopped outside the
+ * allocator and the loader; takes the loader's lock and every recorder
+ * lock in turn; allocates through libc (dlopen, dlsym). */
+__attribute__((visibility("default"))) int heapprof_attach(const char *block)
+{
+	int err = 0;
+
+	if (phase == 2 || hp_state == HP_STATE_ACTIVE)
+		return -EBUSY;
+	if (phase == 3)
+		return -ENOTSUP;
+	hp_self.forwarding++;
+	if (hp_attach_preloaded()) {
+		hp_self.forwarding--;
+		return -EBUSY;
+	}
+	err = find_own();
+	if (!err) {
+		hp_config_set_source(block);
+		__atomic_store_n(&phase, 1, __ATOMIC_RELAXED);
+		hp_interpose_init();
+		hp_config_set_source(NULL);
+		if (hp_state != HP_STATE_ACTIVE)
+			err = -EIO;
+	}
+	if (!err) {
+		__atomic_store_n(&phase, 2, __ATOMIC_RELEASE);
+		patch_all();
+	} else {
+		__atomic_store_n(&phase, 0, __ATOMIC_RELAXED);
+	}
+	hp_self.forwarding--;
+	return err;
+}
+
+/* Ends the recording heapprof_attach started: the program's calls go back
+ * to the allocator, then the last snapshot (HP_SNAP_DETACH) is written and
+ * the capture closed. Returns 0, or -ENODEV when not attached. Same
+ * caller and properties as heapprof_attach. */
+__attribute__((visibility("default"))) int heapprof_detach(void)
+{
+	if (__atomic_load_n(&phase, __ATOMIC_ACQUIRE) != 2)
+		return -ENODEV;
+	hp_self.forwarding++;
+	hp_got_restore(&log_);
+	__atomic_store_n(&phase, 3, __ATOMIC_RELEASE);
+	hp_recorder_stop(HP_SNAP_DETACH);
+	hp_self.forwarding--;
+	return 0;
+}
