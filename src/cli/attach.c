@@ -70,6 +70,14 @@ static int parse_pid(const char *cmd, const char *s, pid_t *pid)
 	return 0;
 }
 
+static double elapsed_s(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) / 1e9;
+}
+
 static volatile sig_atomic_t stop_requested;
 
 static void on_stop(int sig)
@@ -195,7 +203,7 @@ int hp_cmd_attach(int argc, char **argv)
 	uintptr_t fn;
 	pid_t pid;
 	int err, fd, quiet;
-	time_t start;
+	struct timespec start;
 
 	if (hp_cli_parse("attach", attach_usage, uses, sizeof uses / sizeof *uses, 0, argc, argv,
 			 &a))
@@ -290,9 +298,9 @@ int hp_cmd_attach(int argc, char **argv)
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	start = time(NULL);
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!stop_requested && alive(pid) &&
-	       (!a.given[HP_OPT_FOR] || time(NULL) - start < a.number[HP_OPT_FOR])) {
+	       (!a.given[HP_OPT_FOR] || elapsed_s(&start) < (double)a.number[HP_OPT_FOR])) {
 		struct timespec ts = {0, 50 * 1000000L};
 		nanosleep(&ts, NULL);
 	}

@@ -1,0 +1,183 @@
+/*
+ * test_attach.c - heapprof attach and detach on a running program
+ * (tests/programs/attachee.c): the capture holds exactly the calls the
+ * program made through the recorder, per site; the program's output and
+ * exit status are those of a bare run; after the detach its GOT is back
+ * to libc; no deadlock with a thread inside realloc; one clear line for
+ * each process that cannot be attached.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../harness/harness.h"
+#include "../harness/query.h"
+
+struct prog {
+	pid_t pid;
+	int in;   /* its standard input */
+	FILE *out; /* its standard output */
+};
+
+static int spawn(struct prog *p, const char *path, const char *arg)
+{
+	int in[2], out[2];
+	char line[64];
+
+	if (pipe(in) || pipe(out))
+		return 0;
+	p->pid = fork();
+	if (p->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(path, path, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->in = in[1];
+	p->out = fdopen(out[0], "r");
+	return p->out && fgets(line, sizeof line, p->out) && strcmp(line, "ready\n") == 0;
+}
+
+struct counts {
+	unsigned long allocs, frees, calls;
+};
+
+/* Stops the program; its counts per site, whether its GOT still pointed
+ * at the recorder, and its exit status. */
+static int finish(struct prog *p, struct counts *kept, struct counts *temp, int *patched)
+{
+	char line[256];
+	int st = -1, got = 0;
+
+	if (write(p->in, "stop\n", 5) != 5)
+		return -1;
+	close(p->in);
+	while (fgets(line, sizeof line, p->out)) {
+		got += sscanf(line, "kept_site allocs %lu frees %lu calls %lu", &kept->allocs,
+			      &kept->frees, &kept->calls) == 3;
+		got += sscanf(line, "temp_site allocs %lu frees %lu calls %lu", &temp->allocs,
+			      &temp->frees, &temp->calls) == 3;
+		got += sscanf(line, "patched %d", patched) == 1;
+	}
+	fclose(p->out);
+	waitpid(p->pid, &st, 0);
+	return got == 3 ? st : -1;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void exact(const char *arg)
+{
+	char prog[4096], cap_path[4096];
+	struct counts kept = {0}, temp = {0};
+	struct hp_capture *cap;
+	struct prog p;
+	int patched = -1, st;
+
+	snprintf(prog, sizeof prog, "%s/tests/programs/attachee", hp_test_build());
+	snprintf(cap_path, sizeof cap_path, "%s/attach%s.hpf", hp_test_tmp(), arg ? arg : "");
+	if (!expect_true(spawn(&p, prog, arg), "attachee starts"))
+		return;
+	sleep_ms(100);
+	expect_eq_u64(hp_test_sh("timeout 60 %s/heapprof attach -q --sample-rate 1 --for 1 -o %s %d",
+				 hp_test_build(), cap_path, (int)p.pid),
+		      0, "heapprof attach --for 1 exits 0 (no deadlock)");
+	sleep_ms(200); /* the program goes on, detached */
+	st = finish(&p, &kept, &temp, &patched);
+	expect_eq_u64((uint64_t)st, 0, "the program exits 0 and prints its counts");
+	expect_eq_u64((uint64_t)patched, 0, "its GOT points at libc again after the detach");
+	expect_true(kept.allocs > 100 && kept.calls > kept.allocs,
+		    "it allocated before, during and after the attach");
+	cap = hpq_load(cap_path);
+	if (!expect_true(cap != NULL, "the capture loads"))
+		return;
+	{
+		const struct hp_cap_snapshot *s = hp_capture_last(cap);
+		struct hpq_sum k = hpq_match(cap, (const char *const[]){"kept_site", "work", NULL});
+		struct hpq_sum t = hpq_match(cap, (const char *const[]){"temp_site", "work", NULL});
+
+		expect_true(s && s->reason == HP_SNAP_DETACH, "its last snapshot is the detach's");
+		expect_eq_u64(k.alloc_count, kept.allocs, "kept_site: every recorded allocation");
+		expect_eq_u64(k.alloc_bytes, kept.allocs * 64, "kept_site: bytes");
+		expect_eq_u64(k.free_count, kept.frees, "kept_site: every recorded free");
+		expect_eq_u64(t.alloc_count, temp.allocs, "temp_site: every recorded allocation");
+		expect_eq_u64(t.free_count, temp.frees, "temp_site: every recorded free");
+		expect_eq_u64(t.alloc_bytes - t.free_bytes, 0, "temp_site: nothing in use");
+	}
+	hpq_free(cap);
+}
+
+HP_TEST(attach_records_exactly_what_the_program_called) { exact(NULL); }
+HP_TEST(attach_beside_a_thread_inside_realloc) { exact("--long"); }
+
+/* One line each for what cannot be attached. */
+HP_TEST(attach_refuses_what_it_cannot_do)
+{
+	char out[8192];
+	char prog[4096];
+	struct counts kept, temp;
+	struct prog p;
+	int patched;
+
+	expect_eq_u64(hp_test_sh("%s/heapprof attach -o %s/none.hpf 99999999999 2>%s/err.txt",
+				 hp_test_build(), hp_test_tmp(), hp_test_tmp()),
+		      2, "a pid out of range is a usage error");
+	expect_eq_u64(hp_test_sh("%s/heapprof attach -o %s/none.hpf 4000000 2>%s/err.txt; "
+				 "test $? = 1 && grep -q 'no process 4000000' %s/err.txt && "
+				 "test $(wc -l < %s/err.txt) = 1",
+				 hp_test_build(), hp_test_tmp(), hp_test_tmp(), hp_test_tmp(),
+				 hp_test_tmp()),
+		      0, "no such process: one line, status 1");
+	/* A static program. */
+	snprintf(out, sizeof out, "%s/static_sleeper", hp_test_tmp());
+	if (expect_eq_u64(hp_test_sh("printf '#include <unistd.h>\\nint main(void){sleep(30);"
+				     "return 0;}\\n' | cc -static -x c -o %s -",
+				     out),
+			  0, "a static program builds (libc6-dev's libc.a)")) {
+		expect_eq_u64(hp_test_sh("%s & pid=$!; sleep 0.2; %s/heapprof attach -o %s/st.hpf "
+					 "$pid 2>%s/err.txt; r=$?; kill $pid; test $r = 1 && "
+					 "grep -q 'statically linked' %s/err.txt",
+					 out, hp_test_build(), hp_test_tmp(), hp_test_tmp(),
+					 hp_test_tmp()),
+			      0, "a static program: says so, status 1");
+	}
+	/* Twice at once, and a program preloaded by heapprof run. */
+	snprintf(prog, sizeof prog, "%s/tests/programs/attachee", hp_test_build());
+	if (expect_true(spawn(&p, prog, NULL), "attachee starts")) {
+		expect_eq_u64(hp_test_sh("%s/heapprof attach -q --for 3 -o %s/one.hpf %d & sleep 1; "
+					 "%s/heapprof attach -o %s/two.hpf %d 2>%s/err.txt; r=$?; "
+					 "wait; test $r = 1 && grep -q 'being recorded already' "
+					 "%s/err.txt",
+					 hp_test_build(), hp_test_tmp(), (int)p.pid, hp_test_build(),
+					 hp_test_tmp(), (int)p.pid, hp_test_tmp(), hp_test_tmp()),
+			      0, "a second attach while the first records: says so, status 1");
+		expect_eq_u64((uint64_t)finish(&p, &kept, &temp, &patched), 0,
+			      "the program is unharmed");
+	}
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s/run.hpf -- sleep 3 & sleep 1; "
+				 "pid=$(cat /proc/$!/task/$!/children); %s/heapprof attach -o %s/three.hpf "
+				 "$pid 2>%s/err.txt; r=$?; wait; test $r = 1 && "
+				 "grep -q 'being recorded already' %s/err.txt",
+				 hp_test_build(), hp_test_tmp(), hp_test_build(), hp_test_tmp(),
+				 hp_test_tmp(), hp_test_tmp()),
+		      0, "a program run under heapprof run: being recorded already");
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
