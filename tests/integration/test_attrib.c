@@ -1,0 +1,188 @@
+/*
+ * test_attrib.c - types, contexts, threads and heaps end to end: the C++
+ * program tests/programs/attrib.cpp, built with g++ and with clang++, run
+ * under heapprof; `heapprof report --by X --json` must give, per type,
+ * context, thread and heap, exactly the objects and bytes it allocated,
+ * has in use and had at the peak, and go tool pprof must read the same in
+ * the labels of the pprof export. The figures are attrib.cpp's (its
+ * comments say each), for libstdc++ on x86-64.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/harness.h"
+#include "../harness/tools.h"
+
+struct fig {
+	long alloc_objects, alloc_bytes, inuse_objects, inuse_bytes, peak_objects, peak_bytes;
+};
+
+/* The figures of the row of key in a report --by X --json, and its
+ * source; 0 when there is no such row. */
+static int row(const char *json, const char *key, struct fig *f, char *source, size_t cap)
+{
+	char want[512];
+	const char *p, *v;
+
+	snprintf(want, sizeof want, "{\"key\": \"%s\"", key);
+	p = strstr(json, want);
+	if (!p)
+		return 0;
+	if (source) {
+		const char *s = strstr(p, "\"source\": \"");
+		const char *vals = strstr(p, "\"values\"");
+		source[0] = '\0';
+		if (s && vals && s < vals)
+			sscanf(s, "\"source\": \"%63[^\"]", source);
+		(void)cap;
+	}
+	v = strstr(p, "\"values\": {");
+	if (!v)
+		return 0;
+#define FIELD(name)                                                                          \
+	do {                                                                                 \
+		const char *q = strstr(v, "\"" #name "\": ");                                \
+		f->name = q ? strtol(q + strlen("\"" #name "\": "), NULL, 10) : -1;           \
+	} while (0)
+	FIELD(alloc_objects);
+	FIELD(alloc_bytes);
+	FIELD(inuse_objects);
+	FIELD(inuse_bytes);
+	FIELD(peak_objects);
+	FIELD(peak_bytes);
+#undef FIELD
+	return 1;
+}
+
+static void expect_fig(const char *json, const char *dim, const char *key, const char *source,
+		       struct fig want)
+{
+	struct fig got = {0, 0, 0, 0, 0, 0};
+	char src[64] = "", why[512];
+
+	snprintf(why, sizeof why, "--by %s has a row %s", dim, key);
+	if (!expect_true(row(json, key, &got, src, sizeof src), why))
+		return;
+#define CHECK(name)                                                                          \
+	do {                                                                                 \
+		snprintf(why, sizeof why, "--by %s %s: " #name, dim, key);                   \
+		expect_eq_u64((uint64_t)got.name, (uint64_t)want.name, why);                 \
+	} while (0)
+	CHECK(alloc_objects);
+	CHECK(alloc_bytes);
+	CHECK(inuse_objects);
+	CHECK(inuse_bytes);
+	CHECK(peak_objects);
+	CHECK(peak_bytes);
+#undef CHECK
+	if (source) {
+		snprintf(why, sizeof why, "--by %s %s: its source", dim, key);
+		expect_str(src, source, why);
+	}
+}
+
+/* Records attrib built by compiler into cap (NULL when that fails). */
+static int record(const char *compiler, char *cap, size_t len)
+{
+	char prog[4096];
+
+	snprintf(prog, sizeof prog, "%s/attrib-%s", hp_test_tmp(), compiler);
+	snprintf(cap, len, "%s/attrib-%s.hpf", hp_test_tmp(), compiler);
+	if (!expect_eq_u64(hp_test_sh("%s -std=c++17 -O1 -g -fno-omit-frame-pointer -pthread -o %s "
+				      "tests/programs/attrib.cpp",
+				      compiler, prog),
+			   0, "attrib.cpp builds"))
+		return 0;
+	return expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s", hp_test_build(), cap,
+					prog),
+			     0, "attrib runs under heapprof");
+}
+
+static char *report(const char *cap, const char *dim)
+{
+	return hp_test_sh_out("%s/heapprof report --by %s --json %s", hp_test_build(), dim, cap);
+}
+
+static void check(const char *compiler)
+{
+	char cap[4096];
+	char *j;
+
+	if (!hp_test_need(compiler, strcmp(compiler, "g++") == 0 ? "g++" : "clang") ||
+	    !record(compiler, cap, sizeof cap))
+		return;
+
+	if ((j = report(cap, "type"))) {
+		/* By their vtable: Square's 5 lived to the snapshot that read
+		 * them, 2 were deleted after it. */
+		expect_fig(j, "type", "Circle", "vtable", (struct fig){3, 48, 3, 48, 3, 48});
+		expect_fig(j, "type", "Square", "vtable", (struct fig){5, 120, 3, 72, 3, 72});
+		expect_fig(j, "type", "Triangle", "vtable", (struct fig){7, 224, 7, 224, 7, 224});
+		/* From the allocator's template frames. */
+		expect_fig(j, "type", "Point", "template", (struct fig){8, 3060, 1, 1536, 1, 1536});
+		expect_fig(j, "type", "std::_Rb_tree_node<std::pair<const int, std::string>>",
+			   "template", (struct fig){10, 720, 10, 720, 10, 720});
+		expect_fig(j, "type", "std::__detail::_Hash_node<std::pair<const int, int>, false>",
+			   "template", (struct fig){10, 160, 10, 160, 10, 160});
+		expect_fig(j, "type", "Big", NULL, (struct fig){4, 224, 4, 224, 4, 224});
+		expect_fig(j, "type", "Bigger", "template", (struct fig){2, 112, 2, 112, 2, 112});
+		/* Named by the program. */
+		expect_fig(j, "type", "Widget", "explicit", (struct fig){1, 152, 1, 152, 1, 152});
+		expect_fig(j, "type", "Record", "explicit", (struct fig){5, 240, 3, 144, 3, 144});
+		free(j);
+	}
+	if ((j = report(cap, "context"))) {
+		expect_fig(j, "context", "request > parse", NULL,
+			   (struct fig){7, 2100, 7, 2100, 7, 2100});
+		expect_fig(j, "context", "request", NULL, (struct fig){7, 2100, 7, 2100, 7, 2100});
+		expect_fig(j, "context", "produce", NULL, (struct fig){20, 2000, 0, 0, 0, 0});
+		expect_fig(j, "context", "consume", NULL, (struct fig){30, 6000, 0, 0, 0, 0});
+		free(j);
+	}
+	if ((j = report(cap, "thread"))) {
+		/* Each frees the other's blocks: they count for the allocator. */
+		expect_fig(j, "thread", "producer", NULL, (struct fig){20, 2000, 0, 0, 0, 0});
+		expect_fig(j, "thread", "consumer", NULL, (struct fig){30, 6000, 0, 0, 0, 0});
+		free(j);
+	}
+	if ((j = report(cap, "heap"))) {
+		/* The arena: 50 x 48 (its own peak), a reset, 10 x 64 with 2
+		 * freed; malloc's totals leave its objects out. */
+		expect_fig(j, "heap", "arena", NULL, (struct fig){60, 3040, 8, 512, 50, 2400});
+		free(j);
+	}
+	{
+		char pb[4200];
+		char *tags;
+
+		if (!hp_test_need_go())
+			return;
+		snprintf(pb, sizeof pb, "%s.pb.gz", cap);
+		if (!expect_eq_u64(hp_test_sh("%s/heapprof export --format pprof -o %s %s",
+					      hp_test_build(), pb, cap),
+				   0, "pprof export"))
+			return;
+		tags = hp_test_sh_out("go tool pprof -unit=B -sample_index=alloc_space -tags %s 2>&1",
+				      pb);
+		if (tags) {
+			expect_true(strstr(tags, "224B (") && strstr(tags, "): Triangle\n"),
+				    "pprof: Triangle's 224 bytes under its type label");
+			expect_true(strstr(tags, "2100B (") && strstr(tags, "): request > parse\n"),
+				    "pprof: the context path");
+			expect_true(strstr(tags, "2000B (") && strstr(tags, "): producer\n"),
+				    "pprof: the thread by its name");
+			expect_true(strstr(tags, "3040B (") && strstr(tags, "): arena\n"),
+				    "pprof: the custom heap");
+			free(tags);
+		}
+	}
+}
+
+HP_TEST(attrib_gxx) { check("g++"); }
+HP_TEST(attrib_clangxx) { check("clang++"); }
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
