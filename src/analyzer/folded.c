@@ -86,7 +86,7 @@ int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		double v = hp_values_metric(&m->buckets[i].v, metric);
-		if (v == 0)
+		if (v == 0 || m->buckets[i].heap) /* custom heaps: kept apart (model.h) */
 			continue;
 		lines[n].value = v;
 		lines[n].text = stack_text(m, m->buckets[i].stack);

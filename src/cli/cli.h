@@ -127,6 +127,7 @@ enum hp_cli_opt {
 	HP_OPT_FAIL_IF_PEAK,   /* --fail-if-peak BYTES */
 	HP_OPT_FAIL_IF_GREW,   /* diff: --fail-if-grew BYTES */
 	HP_OPT_ICICLE,         /* flamegraph: --icicle */
+	HP_OPT_BY,             /* report, diff, export, flamegraph: --by DIM (group.h) */
 	HP_OPT_COUNT
 };
 
