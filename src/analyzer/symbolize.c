@@ -588,6 +588,14 @@ static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sy
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
 	cu = dwfl_module_addrdie(st->mod, pc, &bias);
+	/* clang emits no .debug_aranges by default, and elfutils 0.188 finds
+	 * no CU then: look through the CUs' own ranges. */
+	if (!cu)
+		for (Dwarf_Die *c = NULL; (c = dwfl_module_nextcu(st->mod, c, &bias)) != NULL;)
+			if (dwarf_haspc(c, pc - bias) == 1) {
+				cu = c;
+				break;
+			}
 	Dwarf_Die chain[64];
 	nscopes = cu ? scopes_at(s, st, cu, pc - bias, chain, 64) : 0;
 	scopes = chain;
