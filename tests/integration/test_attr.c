@@ -239,6 +239,52 @@ HP_TEST(attr_report_by_text)
 		      2, "an unknown dimension is a usage error");
 }
 
+/* pprof's labels, as go tool pprof reads them. */
+HP_TEST(attr_pprof_labels)
+{
+	char pb[600];
+	char *tags, *top;
+
+	if (!make_capture() || !hp_test_need_go())
+		return;
+	snprintf(pb, sizeof pb, "%s/attr.pb.gz", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof export --format pprof -o %s %s", hp_test_build(),
+				      pb, capture),
+			   0, "exported"))
+		return;
+	tags = hp_test_sh_out("go tool pprof -unit=B -sample_index=alloc_space -tags %s 2>&1", pb);
+	if (tags) {
+		if (getenv("HP_TEST_VERBOSE"))
+			printf("%s\n", tags);
+		expect_true(strstr(tags, "704.0B (") && strstr(tags, "): conn\n"), "type conn");
+		expect_true(strstr(tags, "): Circle\n") != NULL, "type Circle (vtable)");
+		expect_true(strstr(tags, "): std::_Rb_tree_node<std::pair<const int, int>>\n") != NULL,
+			    "the inferred node type");
+		expect_true(strstr(tags, "736.0B (") && strstr(tags, "): server > request\n"),
+			    "context as a path");
+		expect_true(strstr(tags, "): tid 101\n") != NULL, "an unnamed thread by its id");
+		expect_true(strstr(tags, "6400.0B (") && strstr(tags, "): arena\n"),
+			    "the custom heap apart");
+		free(tags);
+	}
+	top = hp_test_sh_out("go tool pprof -sample_index=alloc_space -tagfocus=type=Circle -top %s "
+			     "2>&1",
+			     pb);
+	if (top) {
+		expect_true(strstr(top, "Showing nodes accounting for 160B") != NULL,
+			    "-tagfocus=type=Circle keeps Circle's 160 bytes");
+		free(top);
+	}
+	top = hp_test_sh_out("go tool pprof -unit=B -sample_index=alloc_space -tagfocus=heap=arena -top %s "
+			     "2>&1",
+			     pb);
+	if (top) {
+		expect_true(strstr(top, "Showing nodes accounting for 6400B") != NULL,
+			    "-tagfocus=heap=arena keeps the arena's 6400 bytes");
+		free(top);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
