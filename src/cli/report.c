@@ -53,18 +53,6 @@ static const char usage[] =
 	"--fail-if limit was passed (the report is shown whole, and one line on\n"
 	"stderr says which limit).\n";
 
-/* --by's check: a dimension group.h knows. */
-static int check_by(const char *cmd, const char *value)
-{
-	enum hp_dim d;
-
-	if (hp_dim_parse(value, &d) == 0)
-		return 0;
-	hp_cli_error("%s: --by: '%s' is not stack, function, line, module, type, context, "
-		     "thread or heap", cmd, value);
-	return -EINVAL;
-}
-
 static unsigned terminal_width(void)
 {
 	struct winsize ws;
@@ -108,7 +96,7 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_TOP, 1, LONG_MAX, NULL},
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
-		{HP_OPT_BY, 0, 0, check_by},
+		{HP_OPT_BY, 0, 0, hp_cli_check_by},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -177,9 +165,7 @@ int hp_cmd_report(int argc, char **argv)
 		return HP_EXIT_FAILURE;
 	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
-	enum hp_dim by = HP_BY_STACK;
-	if (a.given[HP_OPT_BY])
-		hp_dim_parse(a.value[HP_OPT_BY], &by); /* checked as parsed */
+	enum hp_dim by = (enum hp_dim)hp_cli_by(&a);
 	if (by != HP_BY_STACK)
 		ret = a.given[HP_OPT_JSON] ? hp_report_by_json(o.f, &model, &ro, by)
 					   : hp_report_by_text(o.f, &model, &ro, by);

@@ -239,6 +239,52 @@ HP_TEST(attr_report_by_text)
 		      2, "an unknown dimension is a usage error");
 }
 
+HP_TEST(attr_folded_and_flamegraph_by)
+{
+	char svg[600];
+	char *t;
+
+	if (!make_capture())
+		return;
+	t = hp_test_sh_out("%s/heapprof export --format folded --by type --metric allocated -o - %s",
+			   hp_test_build(), capture);
+	if (t) {
+		expect_str(t,
+			   "Circle;0x4001f0;handle_request 160\n"
+			   "conn;0x4001f0;handle_request 704\n"
+			   "std::_Rb_tree_node<std::pair<const int, int>>;0x4000f0 120\n"
+			   "unknown (48 B);0x4001f0;handle_request 96\n",
+			   "folded --by type: the type is the root frame");
+		free(t);
+	}
+	t = hp_test_sh_out("%s/heapprof export --format folded --by context --metric allocated -o - "
+			   "%s",
+			   hp_test_build(), capture);
+	if (t) {
+		expect_str(t,
+			   "(no context);0x4001f0;handle_request 64\n"
+			   "server > db;0x4001f0;handle_request 160\n"
+			   "server > request;0x4001f0;handle_request 736\n"
+			   "server;0x4000f0 120\n",
+			   "folded --by context: the context path is the root frame");
+		free(t);
+	}
+	snprintf(svg, sizeof svg, "%s/attr.svg", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof flamegraph --by type --metric allocated -o %s %s",
+				 hp_test_build(), svg, capture),
+		      0, "flamegraph --by type");
+	/* A root frame (depth 1, parent 0) of 160 bytes. */
+	expect_eq_u64(hp_test_sh("grep -q 'data-n=\"Circle\" data-d=\"1\" data-p=\"0\" "
+				 "data-x=\"[0-9]*\" data-v=\"160\"' %s",
+				 svg),
+		      0,
+		      "the flame graph's root frames are the types");
+	expect_eq_u64(hp_test_sh("%s/heapprof export --format folded --by thread -o - %s "
+				 "2>/dev/null",
+				 hp_test_build(), capture),
+		      2, "folded --by takes type or context only");
+}
+
 /* pprof's labels, as go tool pprof reads them. */
 HP_TEST(attr_pprof_labels)
 {
