@@ -285,6 +285,54 @@ HP_TEST(attr_folded_and_flamegraph_by)
 		      2, "folded --by takes type or context only");
 }
 
+/* diff --by type: BASE has 3 conn in use (192 bytes) and nothing else. */
+HP_TEST(attr_diff_by_type)
+{
+	struct hp_craft c;
+	const uint64_t frames[] = {CODE + 0x200};
+	const char *const names[] = {"handle_request"};
+	const struct hp_craft_tag tags[] = {
+		{HP_TAG_TYPE, 1, HP_TYPE_EXPLICIT, 0, 0, "conn"},
+	};
+	const struct hp_rec_bucket b[] = {{1, 1, 0, 0, 3, 192, 0, 0, 3, 192, 0, 0}};
+	char base[600];
+	char *t;
+
+	if (!make_capture())
+		return;
+	snprintf(base, sizeof base, "%s/attr-base.hpf", hp_test_tmp());
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 99, "/bin/prog", 0);
+	hp_craft_stacks(&c, 1, frames, 1);
+	hp_craft_tags(&c, tags, 1);
+	hp_craft_snapshot_heaps(&c, 1, b, 1, NULL, 0);
+	hp_craft_symbols(&c, frames, names, 1, 0);
+	if (!expect_eq_u64(hp_craft_write(&c, base), 0, "base written"))
+		return;
+	t = hp_test_sh_out("%s/heapprof diff --by type %s %s", hp_test_build(), base, capture);
+	if (t) {
+		expect_true(strstr(t, "\n        +256 B  conn [explicit]\n"
+				      "        +160 B  Circle [vtable]\n"
+				      "         +80 B  std::_Rb_tree_node<std::pair<const int, int>> "
+				      "[template]\n") != NULL,
+			    "what grew in use, by type, most first; unchanged types left out");
+		expect_true(strstr(t, "unknown") == NULL, "the unknown type's 0 bytes in use: no change");
+		free(t);
+	}
+	t = hp_test_sh_out("%s/heapprof diff --by type --json %s %s", hp_test_build(), base,
+			   capture);
+	if (t) {
+		expect_true(strstr(t, "{\"key\": \"conn\", \"source\": \"explicit\", \"change\": "
+				      "256, \"base\": {\"alloc_objects\": 3, \"alloc_bytes\": 192,") !=
+				    NULL,
+			    "JSON: conn's change and both sides");
+		free(t);
+	}
+	expect_eq_u64(hp_test_sh("%s/heapprof diff --json %s %s 2>/dev/null", hp_test_build(), base,
+				 capture),
+		      2, "--json wants --by");
+}
+
 /* pprof's labels, as go tool pprof reads them. */
 HP_TEST(attr_pprof_labels)
 {
