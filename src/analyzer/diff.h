@@ -74,4 +74,13 @@ void hp_diff_figures(const struct hp_values *v, enum hp_metric metric, double *f
  * figure changed, most changed first, with signs. Returns 0 or -EIO. */
 int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_options *o);
 
+/* --by (diff_by.c): the figures of each side summed by a dimension of
+ * group.h (a type with its source), matched by key, NEW minus BASE: the
+ * keys whose metric changed, by absolute change (top of them, 0 = all;
+ * JSON: every key, changed or not). Returns 0 or -errno. */
+int hp_diff_by_text(FILE *out, const struct hp_model *base, const struct hp_model *new, int dim,
+		    enum hp_metric metric, const struct hp_diff_text_options *o);
+int hp_diff_by_json(FILE *out, const struct hp_model *base, const struct hp_model *new, int dim,
+		    enum hp_metric metric);
+
 #endif

@@ -19,6 +19,7 @@
 
 #include "../common/hash.h"
 #include "../common/vec.h"
+#include "group.h"
 
 static int same_str(const char *a, const char *b)
 {
@@ -132,9 +133,45 @@ static int sort_children(struct hp_flame *f)
 	return 0;
 }
 
-int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_flame **out)
+/* Adds v along a stack under node cur: outermost location first; inside
+ * one, the containing function (the last symbolic frame) before what was
+ * inlined into it. */
+static int add_stack(struct hp_flame *f, const struct hp_mstack *st, double v, uint32_t cur,
+		     const size_t *sym_base, const uint64_t *hashes)
 {
 	static const struct hp_sym no_stack = {"[no stack]", "", 0, 0};
+	const struct hp_model *m = f->m;
+	int ret;
+
+	if (!st->depth) {
+		if ((ret = child_of(f, cur, &no_stack, -1, 0, sym_hash(&no_stack, -1), &cur)))
+			return ret;
+		f->nodes[cur].value += v;
+		return 0;
+	}
+	for (uint32_t i = st->depth; i-- > 0;) {
+		uint32_t li = st->locations[i];
+		const struct hp_location *l = &m->locations[li];
+		for (uint32_t j = l->nsyms; j-- > 0;) {
+			ret = child_of(f, cur, &l->syms[j], l->module, l->module_offset,
+				       hashes[sym_base[li] + j], &cur);
+			if (ret)
+				return ret;
+			f->nodes[cur].value += v;
+			add_line(&f->nodes[cur], l->syms[j].line);
+		}
+	}
+	return 0;
+}
+
+int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_flame **out)
+{
+	return hp_flame_build_by(m, metric, HP_BY_STACK, out);
+}
+
+int hp_flame_build_by(const struct hp_model *m, enum hp_metric metric, int dim,
+		      struct hp_flame **out)
+{
 	struct hp_flame *f = calloc(1, sizeof *f);
 	size_t *sym_base = NULL, nsyms = 0;
 	uint64_t *hashes = NULL;
@@ -161,6 +198,31 @@ int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_fl
 			hashes[sym_base[l] + j] =
 				sym_hash(&m->locations[l].syms[j], m->locations[l].module);
 
+	if (dim != HP_BY_STACK) {
+		for (size_t b = 0; b < m->nbuckets; b++) {
+			const struct hp_mbucket *bk = &m->buckets[b];
+			double v = hp_values_metric(&bk->v, metric);
+			char buf[2048];
+			const char *key;
+			uint32_t k;
+
+			if (!(v > 0) || bk->heap) /* custom heaps: kept apart (model.h) */
+				continue;
+			key = hp_group_key(m, bk, dim, buf, sizeof buf, NULL);
+			if (hp_strtab_intern(&f->keys, key, &k)) {
+				ret = -ENOMEM;
+				goto err;
+			}
+			struct hp_sym root_sym = {hp_strtab_get(&f->keys, k), "", 0, 0};
+			f->nodes[0].value += v;
+			if ((ret = child_of(f, 0, &root_sym, -1, 0, sym_hash(&root_sym, -1), &cur)))
+				goto err;
+			f->nodes[cur].value += v;
+			if ((ret = add_stack(f, &m->stacks[bk->stack], v, cur, sym_base, hashes)))
+				goto err;
+		}
+		goto built;
+	}
 	for (size_t s = 0; s < m->nstacks; s++) {
 		const struct hp_mstack *st = &m->stacks[s];
 		double v = hp_values_metric(&st->v, metric); /* its buckets' sum */
@@ -168,28 +230,10 @@ int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_fl
 		if (!(v > 0)) /* nothing for this metric (or NaN from a broken estimate) */
 			continue;
 		f->nodes[0].value += v;
-		cur = 0;
-		if (!st->depth) {
-			if ((ret = child_of(f, 0, &no_stack, -1, 0, sym_hash(&no_stack, -1), &cur)))
-				goto err;
-			f->nodes[cur].value += v;
-			continue;
-		}
-		/* Outermost location first; inside one, the containing function
-		 * (the last symbolic frame) before what was inlined into it. */
-		for (uint32_t i = st->depth; i-- > 0;) {
-			uint32_t li = st->locations[i];
-			const struct hp_location *l = &m->locations[li];
-			for (uint32_t j = l->nsyms; j-- > 0;) {
-				ret = child_of(f, cur, &l->syms[j], l->module, l->module_offset,
-					       hashes[sym_base[li] + j], &cur);
-				if (ret)
-					goto err;
-				f->nodes[cur].value += v;
-				add_line(&f->nodes[cur], l->syms[j].line);
-			}
-		}
+		if ((ret = add_stack(f, st, v, 0, sym_base, hashes)))
+			goto err;
 	}
+built:
 	if ((ret = sort_children(f)))
 		goto err;
 	hp_hindex_free(&f->index); /* only needed while merging */
@@ -212,6 +256,7 @@ void hp_flame_free(struct hp_flame *f)
 	free(f->nodes);
 	free(f->order);
 	hp_hindex_free(&f->index);
+	hp_strtab_free(&f->keys);
 	free(f);
 }
 

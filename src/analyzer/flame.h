@@ -64,6 +64,11 @@ struct hp_flame_options {
  * model's strings. */
 int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_flame **out);
 
+/* The same with each stack under a root frame of its bucket's key in dim
+ * (group.h: HP_BY_TYPE or HP_BY_CONTEXT; HP_BY_STACK: none). */
+int hp_flame_build_by(const struct hp_model *m, enum hp_metric metric, int dim,
+		      struct hp_flame **out);
+
 void hp_flame_free(struct hp_flame *f);
 
 /* The root's value: the metric summed over every bucket. */

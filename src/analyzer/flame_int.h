@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "../common/strtab.h"
 #include "../common/table.h"
 #include "flame.h"
 
@@ -41,6 +42,7 @@ struct hp_flame {
 	struct node *nodes;  /* nodes[0] is the root */
 	uint32_t *order;     /* every non-root node, grouped by parent, largest first */
 	struct hp_hindex index; /* the non-root nodes by hash, while merging */
+	struct hp_strtab keys;  /* hp_flame_build_by: the root frames' names */
 };
 
 #endif

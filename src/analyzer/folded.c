@@ -7,6 +7,7 @@
  * differ only by return address make one line.
  */
 #include "folded.h"
+#include "group.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -77,6 +78,29 @@ static int by_text(const void *a, const void *b)
 
 int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric)
 {
+	return hp_folded_write_by(out, m, metric, HP_BY_STACK);
+}
+
+/* The stack's text under the bucket's key of dim as its root frame. */
+static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, enum hp_dim dim)
+{
+	char buf[2048];
+	struct text t = {0};
+	char *st = stack_text(m, b->stack);
+
+	if (!st)
+		return NULL;
+	if (text_add(&t, hp_group_key(m, b, dim, buf, sizeof buf, NULL), 1) ||
+	    text_add(&t, ";", 0) || text_add(&t, st, 0)) {
+		free(t.p);
+		t.p = NULL;
+	}
+	free(st);
+	return t.p;
+}
+
+int hp_folded_write_by(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim)
+{
 	struct folded_line *lines;
 	size_t n = 0;
 	int ret = 0;
@@ -86,10 +110,11 @@ int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		double v = hp_values_metric(&m->buckets[i].v, metric);
-		if (v == 0)
+		if (v == 0 || m->buckets[i].heap) /* custom heaps: kept apart (model.h) */
 			continue;
 		lines[n].value = v;
-		lines[n].text = stack_text(m, m->buckets[i].stack);
+		lines[n].text = dim == HP_BY_STACK ? stack_text(m, m->buckets[i].stack)
+						   : keyed_text(m, &m->buckets[i], (enum hp_dim)dim);
 		if (!lines[n].text) {
 			ret = -ENOMEM;
 			goto err;

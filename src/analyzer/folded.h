@@ -28,4 +28,9 @@
  * or -EIO when a write failed. out is not closed. */
 int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric);
 
+/* The same with each stack under a root frame of its bucket's key in dim
+ * (group.h: HP_BY_TYPE, "std::string;main;f 64", or HP_BY_CONTEXT;
+ * HP_BY_STACK: none, as hp_folded_write). */
+int hp_folded_write_by(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim);
+
 #endif

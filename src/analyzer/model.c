@@ -12,6 +12,7 @@
 
 #include "../common/table.h"
 #include "../common/vec.h"
+#include "attr.h"
 #include "symbolize.h"
 
 #define MAX_SYMS 64 /* inlined frames at one address */
@@ -20,6 +21,7 @@ struct priv {
 	struct hp_symbolizer *sym;
 	struct hp_u64map index;  /* address (or TRIMMED variant) -> location index */
 	size_t locations_cap;    /* of m->locations */
+	struct hp_attr_state attr; /* types (attr.h) */
 };
 
 static const char *const allocator_prefixes[] = {
@@ -276,6 +278,9 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			if (err)
 				return err;
 		}
+		/* Before the allocator's frames go: they name the type. */
+		m->stacks[id].inferred_type =
+			hp_attr_infer(&((struct priv *)m->priv)->attr, m, locs, depth);
 		if (!opts->keep_allocator_frames && depth) {
 			/* Nearly every stack starts in user code: one name test. */
 			while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
@@ -352,13 +357,19 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		goto nomem;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_rec_bucket *b = &m->snap->buckets[i];
-		struct hp_mstack *st;
 		m->buckets[i].stack = b->stack_id < m->nstacks ? b->stack_id : 0;
 		m->buckets[i].size = b->size;
 		m->buckets[i].raw = b;
 		unbias(m, b, &m->buckets[i].v);
+	}
+	ret = hp_attr_buckets(&p->attr, m, p->sym);
+	if (ret)
+		goto fail;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		struct hp_mstack *st = &m->stacks[m->buckets[i].stack];
+		if (m->buckets[i].heap) /* a custom heap's: kept apart (model.h) */
+			continue;
 		hp_values_add(&m->total, &m->buckets[i].v);
-		st = &m->stacks[m->buckets[i].stack];
 		st->nbuckets++;
 		hp_values_add(&st->v, &m->buckets[i].v);
 	}
@@ -391,7 +402,9 @@ void hp_model_free(struct hp_model *m)
 	free(m->stacks);
 	free(m->buckets);
 	free(m->modules);
+	free(m->types);
 	if (p) {
+		hp_attr_free(&p->attr);
 		hp_symbolizer_free(p->sym);
 		hp_u64map_free(&p->index);
 		free(p);
@@ -663,7 +676,8 @@ int hp_model_filter(struct hp_model *m, const struct hp_model_filter *f, char *e
 		if (!m->stacks[m->buckets[i].stack].nbuckets)
 			continue;
 		m->buckets[nb++] = m->buckets[i];
-		hp_values_add(&m->total, &m->buckets[i].v);
+		if (!m->buckets[i].heap)
+			hp_values_add(&m->total, &m->buckets[i].v);
 	}
 	m->nbuckets = nb;
 	if (have_hide)

@@ -66,6 +66,25 @@ struct hp_mstack {
 	struct hp_values v;  /* their figures, summed */
 	int suppressed;      /* matches a suppression (hp_model_suppress): its blocks in
 				use are runtime allocations, not leaks */
+	const char *inferred_type; /* the type its innermost allocator template frame
+				    * names (typename.h), or NULL */
+};
+
+/* Where a bucket's type comes from (explicit and vtable beat template). */
+enum hp_type_origin {
+	HP_TYPESRC_UNKNOWN = 0,  /* none: named "unknown (N B)" by object size */
+	HP_TYPESRC_EXPLICIT = 1, /* heapprof_set_type (a TYPE tag) */
+	HP_TYPESRC_VTABLE = 2,   /* the objects' vtable (a TYPE tag) */
+	HP_TYPESRC_TEMPLATE = 3, /* an allocator template frame of the stack */
+};
+
+/* "unknown", "explicit", "vtable", "template". */
+const char *hp_type_origin_name(enum hp_type_origin o);
+
+/* A distinct type of the model: name and source. */
+struct hp_mtype {
+	const char *name;
+	enum hp_type_origin source;
 };
 
 struct hp_mbucket {
@@ -73,6 +92,11 @@ struct hp_mbucket {
 	uint64_t size;   /* the allocation size (sampled captures), else 0 */
 	struct hp_values v;
 	const struct hp_rec_bucket *raw;
+	/* Attribution (issue 9): an index into hp_model.types, and the
+	 * bucket's origin: its context, thread and heap tag ids (0: none; heap
+	 * 0 is malloc's). */
+	uint32_t type;
+	uint64_t context, thread, heap;
 };
 
 /* How a module's symbols were found. The SYMBOLS record keeps three of
@@ -118,8 +142,13 @@ struct hp_model {
 	size_t nstacks;
 	struct hp_mstack *stacks;    /* indexed by the capture's stack id; 0 is empty */
 	size_t nbuckets;
-	struct hp_mbucket *buckets;  /* one per bucket of the snapshot */
+	struct hp_mbucket *buckets;  /* one per bucket of the snapshot, custom heaps' too */
+	/* malloc's figures (heap 0): the buckets of custom heaps are kept apart
+	 * (an arena's blocks lie in a chunk malloc counts already), out of
+	 * total and of every stack's v; outputs by stack skip them. */
 	struct hp_values total;
+	size_t ntypes;
+	struct hp_mtype *types;      /* hp_mbucket.type indexes it */
 
 	/* After hp_model_filter: the stacks with allocations before it, and
 	 * how many of those it kept (both 0 when no filter was applied). */
@@ -204,6 +233,22 @@ int64_t hp_estimate_i64(double v);
  * buf is used for the latter. */
 const char *hp_location_where(const struct hp_model *m, const struct hp_location *l, char *buf,
 			      size_t cap);
+
+/* A context tag as a path, outermost first: "outer > inner"; "(no
+ * context)" for 0; a context the capture does not define is
+ * "context N". Writes buf[0..cap); returns buf. */
+const char *hp_model_context_path(const struct hp_model *m, uint64_t context, char *buf,
+				  size_t cap);
+
+/* The parent of a context tag (0: outermost or undefined). */
+uint64_t hp_model_context_parent(const struct hp_model *m, uint64_t context);
+
+/* A thread tag's name: its name, else "tid N"; "(no thread)" for 0. */
+const char *hp_model_thread_name(const struct hp_model *m, uint64_t thread, char *buf,
+				 size_t cap);
+
+/* A heap tag's name: "malloc" for 0, the name given, else "heap N". */
+const char *hp_model_heap_name(const struct hp_model *m, uint64_t heap, char *buf, size_t cap);
 
 /* --- frames as people read them --------------------------------------- */
 

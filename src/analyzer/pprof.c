@@ -36,6 +36,7 @@
 #include "../common/varint.h"
 #include "../format/encode.h"
 #include "diff.h"
+#include "group.h"
 #include "text.h"
 
 /* Field numbers of profile.proto. */
@@ -46,7 +47,7 @@ enum {
 	F_PROFILE_PERIOD = 12, F_PROFILE_COMMENT = 13, F_PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	F_VALUETYPE_TYPE = 1, F_VALUETYPE_UNIT = 2,
 	F_SAMPLE_LOCATION_ID = 1, F_SAMPLE_VALUE = 2, F_SAMPLE_LABEL = 3,
-	F_LABEL_KEY = 1, F_LABEL_NUM = 3, F_LABEL_NUM_UNIT = 4,
+	F_LABEL_KEY = 1, F_LABEL_STR = 2, F_LABEL_NUM = 3, F_LABEL_NUM_UNIT = 4,
 	F_MAPPING_ID = 1, F_MAPPING_MEMORY_START = 2, F_MAPPING_MEMORY_LIMIT = 3,
 	F_MAPPING_FILE_OFFSET = 4, F_MAPPING_FILENAME = 5, F_MAPPING_BUILD_ID = 6,
 	F_MAPPING_HAS_FUNCTIONS = 7, F_MAPPING_HAS_FILENAMES = 8,
@@ -273,10 +274,36 @@ static uint64_t location_id(struct pp *pp, int slot, uint32_t loc)
 	return *id;
 }
 
+/* The string labels of a bucket (issue 9): its type, context, thread
+ * and heap, as report --by names them (group.h). */
+static const struct {
+	const char *key;
+	enum hp_dim dim;
+} attr_labels[] = {
+	{"type", HP_BY_TYPE},
+	{"context", HP_BY_CONTEXT},
+	{"thread", HP_BY_THREAD},
+	{"heap", HP_BY_HEAP},
+};
+
+static void put_attr_labels(struct pp *pp, const struct hp_model *m, const struct hp_mbucket *b)
+{
+	char buf[2048], esc[2048];
+
+	for (size_t i = 0; i < sizeof attr_labels / sizeof *attr_labels; i++) {
+		const char *v = hp_group_key(m, b, attr_labels[i].dim, buf, sizeof buf, NULL);
+		put_uint(&pp->line, F_LABEL_KEY, intern(pp, attr_labels[i].key));
+		/* Escaped (text.h): go tool pprof prints labels as they are. */
+		put_uint(&pp->line, F_LABEL_STR, intern(pp, hp_text_escape(esc, sizeof esc, v)));
+		put_sub(&pp->msg, F_SAMPLE_LABEL, &pp->line);
+	}
+}
+
 /* One Sample: the stack of a model with values[0..n), and a "bytes"
- * label when size is not 0. */
+ * label when size is not 0, and the attribution labels of bucket b when
+ * not NULL. */
 static void put_sample(struct pp *pp, int slot, uint32_t stack, const int64_t *values, int n,
-		       int64_t size)
+		       int64_t size, const struct hp_mbucket *b)
 {
 	const struct hp_mstack *st = &pp->models[slot]->stacks[stack];
 	uint64_t ids[HP_CAP_MAX_DEPTH], v[MAX_VALUES];
@@ -294,6 +321,8 @@ static void put_sample(struct pp *pp, int slot, uint32_t stack, const int64_t *v
 		put_uint(&pp->line, F_LABEL_NUM_UNIT, intern(pp, "bytes"));
 		put_sub(&pp->msg, F_SAMPLE_LABEL, &pp->line);
 	}
+	if (b)
+		put_attr_labels(pp, pp->models[slot], b);
 	put_sub(&pp->out, F_PROFILE_SAMPLE, &pp->msg);
 }
 
@@ -471,7 +500,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 		for (int k = 0; k < NTYPES; k++)
 			zero &= vals[k] == 0;
 		if (!zero)
-			put_sample(&pp, 0, b->stack, vals, NTYPES, size);
+			put_sample(&pp, 0, b->stack, vals, NTYPES, size, b);
 	}
 	return pp_finish(&pp, out);
 
@@ -524,7 +553,7 @@ int hp_pprof_write_diff(FILE *out, const struct hp_diff *d)
 		for (int k = 0; k < MAX_VALUES; k++)
 			zero &= vals[k] == 0;
 		if (!zero)
-			put_sample(&pp, e->model == d->new ? 0 : 1, e->stack, vals, MAX_VALUES, 0);
+			put_sample(&pp, e->model == d->new ? 0 : 1, e->stack, vals, MAX_VALUES, 0, NULL);
 	}
 	return pp_finish(&pp, out);
 

@@ -627,6 +627,18 @@ static void json_str(FILE *out, const char *raw)
 	free(dup);
 }
 
+void hp_report_json_str(FILE *out, const char *raw)
+{
+	json_str(out, raw);
+}
+
+static void json_values(FILE *out, const struct hp_values *v);
+
+void hp_report_json_values(FILE *out, const struct hp_values *v)
+{
+	json_values(out, v);
+}
+
 static void json_values(FILE *out, const struct hp_values *v)
 {
 	fprintf(out,

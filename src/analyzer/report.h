@@ -59,4 +59,18 @@ struct hp_report_options {
 int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o);
 int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_options *o);
 
+/* --by (report_by.c): the summary's figures, then one row per key of
+ * dim (group.h; not HP_BY_STACK): objects and bytes allocated, in use and
+ * at the peak, top rows (all in JSON). A type says its source, a custom
+ * heap its own peak. Returns 0 or -errno. */
+int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o,
+		      int dim);
+int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_report_options *o,
+		      int dim);
+
+/* A JSON string (escaped for display first, text.h) and the figures as
+ * a JSON object, as the report writes them. */
+void hp_report_json_str(FILE *out, const char *raw);
+void hp_report_json_values(FILE *out, const struct hp_values *v);
+
 #endif

@@ -63,6 +63,12 @@ struct module_state {
 	int symtab_read;
 	struct cu_table *cus;
 	size_t ncus, capcus;
+	/* Data symbols (hp_symbolizer_data_symbol) with embedded symbols:
+	 * the binary opened for them alone. */
+	int data_opened;
+	Dwfl *data_dwfl;
+	Dwfl_Module *data_mod;
+	struct hp_symtab *data_symtab;
 };
 
 /* Progress on stderr while symbolizing from the binaries, when stderr is a
@@ -220,6 +226,9 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 		hp_symtab_free(s->mods[i].symtab);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
+		hp_symtab_free(s->mods[i].data_symtab);
+		if (s->mods[i].data_dwfl)
+			dwfl_end(s->mods[i].data_dwfl);
 	}
 	hp_strpool_free(&s->strings);
 	free(s->mods);
@@ -277,13 +286,47 @@ static int open_regular(const char *path)
 	return fd;
 }
 
-static void open_module(struct hp_symbolizer *s, int i)
+/* Opens module i's binary into *dwfl and *mod, checking its build-id.
+ * Returns its status (HP_MODSYM_OK: *mod is usable). */
+static enum hp_module_status open_binary(struct hp_symbolizer *s, int i, Dwfl **dwfl,
+					 Dwfl_Module **mod)
 {
-	struct module_state *st = &s->mods[i];
 	const struct hp_cap_module *m = &s->cap->modules[i];
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	int len, fd;
+
+	*mod = NULL;
+	if (m->path[0] != '/') /* [vdso] and friends: nothing on disk */
+		return HP_MODSYM_MISSING;
+	fd = open_regular(m->path);
+	if (fd < 0)
+		return HP_MODSYM_MISSING;
+	*dwfl = dwfl_begin(&s->callbacks);
+	if (!*dwfl) {
+		close(fd);
+		return HP_MODSYM_MISSING;
+	}
+	/* On success the module owns fd (closed by dwfl_end); on failure
+	 * libdwfl leaves a descriptor it did not open to its caller. */
+	*mod = dwfl_report_elf(*dwfl, m->path, m->path, fd, m->bias, false);
+	dwfl_report_end(*dwfl, NULL, NULL);
+	if (!*mod) {
+		close(fd);
+		return HP_MODSYM_MISSING;
+	}
+	len = dwfl_module_build_id(*mod, &bits, &vaddr);
+	if (m->build_id_len && (len != (int)m->build_id_len ||
+				memcmp(bits, m->build_id, m->build_id_len) != 0)) {
+		*mod = NULL;
+		return HP_MODSYM_MISMATCH;
+	}
+	return HP_MODSYM_OK;
+}
+
+static void open_module(struct hp_symbolizer *s, int i)
+{
+	struct module_state *st = &s->mods[i];
 
 	st->opened = 1;
 	st->status = HP_MODSYM_MISSING;
@@ -293,32 +336,40 @@ static void open_module(struct hp_symbolizer *s, int i)
 		st->status = hp_module_status_of_record(was);
 		return;
 	}
-	if (m->path[0] != '/') /* [vdso] and friends: nothing on disk */
-		return;
-	fd = open_regular(m->path);
-	if (fd < 0)
-		return;
-	st->dwfl = dwfl_begin(&s->callbacks);
-	if (!st->dwfl) {
-		close(fd);
-		return;
+	st->status = open_binary(s, i, &st->dwfl, &st->mod);
+}
+
+const char *hp_symbolizer_data_symbol(struct hp_symbolizer *s, int i, uint64_t address)
+{
+	struct module_state *st;
+	const char *sym;
+
+	if (i < 0 || (size_t)i >= s->cap->nmodules)
+		return NULL;
+	st = &s->mods[i];
+	if (!s->embedded) {
+		if (hp_symbolizer_status(s, i) != HP_MODSYM_OK)
+			return NULL;
+		if (!st->symtab_read) {
+			st->symtab_read = 1;
+			if (hp_symtab_build(&st->symtab, st->mod))
+				st->symtab = NULL;
+		}
+		sym = st->symtab ? hp_symtab_lookup(st->symtab, address)
+				 : dwfl_module_addrname(st->mod, address);
+	} else {
+		if (!st->data_opened) {
+			st->data_opened = 1;
+			if (open_binary(s, i, &st->data_dwfl, &st->data_mod) == HP_MODSYM_OK &&
+			    hp_symtab_build(&st->data_symtab, st->data_mod))
+				st->data_symtab = NULL;
+		}
+		if (!st->data_mod)
+			return NULL;
+		sym = st->data_symtab ? hp_symtab_lookup(st->data_symtab, address)
+				      : dwfl_module_addrname(st->data_mod, address);
 	}
-	/* On success the module owns fd (closed by dwfl_end); on failure
-	 * libdwfl leaves a descriptor it did not open to its caller. */
-	st->mod = dwfl_report_elf(st->dwfl, m->path, m->path, fd, m->bias, false);
-	dwfl_report_end(st->dwfl, NULL, NULL);
-	if (!st->mod) {
-		close(fd);
-		return;
-	}
-	len = dwfl_module_build_id(st->mod, &bits, &vaddr);
-	if (m->build_id_len && (len != (int)m->build_id_len ||
-				memcmp(bits, m->build_id, m->build_id_len) != 0)) {
-		st->status = HP_MODSYM_MISMATCH;
-		st->mod = NULL;
-		return;
-	}
-	st->status = HP_MODSYM_OK;
+	return sym ? intern(s, sym) : NULL;
 }
 
 enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int i)
@@ -537,6 +588,14 @@ static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sy
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
 	cu = dwfl_module_addrdie(st->mod, pc, &bias);
+	/* clang emits no .debug_aranges by default, and elfutils 0.188 finds
+	 * no CU then: look through the CUs' own ranges. */
+	if (!cu)
+		for (Dwarf_Die *c = NULL; (c = dwfl_module_nextcu(st->mod, c, &bias)) != NULL;)
+			if (dwarf_haspc(c, pc - bias) == 1) {
+				cu = c;
+				break;
+			}
 	Dwarf_Die chain[64];
 	nscopes = cu ? scopes_at(s, st, cu, pc - bias, chain, 64) : 0;
 	scopes = chain;

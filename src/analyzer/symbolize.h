@@ -41,6 +41,13 @@ void hp_symbolizer_free(struct hp_symbolizer *s);
 int hp_symbolizer_lookup(struct hp_symbolizer *s, int mod_index, uint64_t address,
 			 struct hp_sym *out, int max, int *count);
 
+/* The raw (mangled) name of the ELF symbol of module mod_index that
+ * contains address (a data address such as a vtable's, as recorded: no
+ * return-address adjustment), or NULL. Reads the module's binary even when
+ * the capture carries embedded symbols (they name code addresses only).
+ * The string lives as long as the symbolizer. */
+const char *hp_symbolizer_data_symbol(struct hp_symbolizer *s, int mod_index, uint64_t address);
+
 /* How the module's symbols were found (after its first lookup). */
 enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int mod_index);
 

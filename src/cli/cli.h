@@ -135,6 +135,7 @@ enum hp_cli_opt {
 	HP_OPT_FAIL_IF_GREW,   /* diff: --fail-if-grew BYTES */
 	HP_OPT_ICICLE,         /* flamegraph: --icicle */
 	HP_OPT_FOR,            /* attach: --for SECONDS */
+	HP_OPT_BY,             /* report, diff, export, flamegraph: --by DIM (group.h) */
 	HP_OPT_COUNT
 };
 
@@ -197,6 +198,15 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
  * strings are a's); NULL when none was given. Their patterns were checked
  * as they were parsed. */
 const struct hp_model_filter *hp_cli_filter(const struct hp_cli_args *a, struct hp_model_filter *f);
+
+/* --by's checks (hp_cli_use.check): any dimension of group.h (report,
+ * diff), or type or context (export --format folded, flamegraph: the
+ * root frame). */
+int hp_cli_check_by(const char *cmd, const char *value);
+int hp_cli_check_by_root(const char *cmd, const char *value);
+
+/* --by as an enum hp_dim (group.h); HP_BY_STACK when not given. */
+int hp_cli_by(const struct hp_cli_args *a);
 
 /* --snapshot N as a model's snapshot index (N - 1), or -1 (the last). */
 long hp_cli_snapshot(const struct hp_cli_args *a);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../analyzer/diff.h"
+#include "../analyzer/group.h"
 #include "../analyzer/pprof.h"
 #include "../common/units.h"
 #include "cli.h"
@@ -37,6 +38,9 @@ static const char usage[] =
 	"                    peak, allocated, allocations, temporary\n"
 	"  --top N           stacks shown (default 10, 0 = every stack that changed)\n"
 	"  --frames N        frames shown per stack (default 8, 0 = all)\n"
+	"  --by DIM          what changed by type (with its source), or by function,\n"
+	"                    line, module, context, thread or heap, instead of by stack\n"
+	"  --json            with --by: the figures of both sides per key, as JSON\n"
 	"  --format F        text (default) or pprof: the changes as a pprof profile\n"
 	"                    (negative values for what shrank), for go tool pprof\n"
 	"  -o, --output OUT  where to write (default standard output for text)\n"
@@ -141,6 +145,8 @@ int hp_cmd_diff(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
 		{HP_OPT_METRIC, 0, 0, NULL},
+		{HP_OPT_BY, 0, 0, hp_cli_check_by},
+		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_TOP, 0, LONG_MAX, NULL},
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_FORMAT, 0, 0, check_format},
@@ -190,6 +196,14 @@ int hp_cmd_diff(int argc, char **argv)
 			     "or allocated");
 		return HP_EXIT_USAGE;
 	}
+	if (a.given[HP_OPT_JSON] && hp_cli_by(&a) == HP_BY_STACK) {
+		hp_cli_error("diff: --json is for --by");
+		return HP_EXIT_USAGE;
+	}
+	if (pprof && a.given[HP_OPT_BY]) {
+		hp_cli_error("diff: --by is for text and --json, not --format pprof");
+		return HP_EXIT_USAGE;
+	}
 	if (pprof && !output) {
 		hp_cli_error("diff: --format pprof wants -o OUT");
 		return HP_EXIT_USAGE;
@@ -230,7 +244,12 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_diff_free(&d);
 		goto err;
 	}
-	ret = pprof ? hp_pprof_write_diff(o.f, &d) : hp_diff_text(o.f, &d, &to);
+	if (hp_cli_by(&a) && a.given[HP_OPT_JSON])
+		ret = hp_diff_by_json(o.f, &mb, &mn, hp_cli_by(&a), a.metric);
+	else if (hp_cli_by(&a))
+		ret = hp_diff_by_text(o.f, &mb, &mn, hp_cli_by(&a), a.metric, &to);
+	else
+		ret = pprof ? hp_pprof_write_diff(o.f, &d) : hp_diff_text(o.f, &d, &to);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 	if (status == HP_EXIT_OK && a.given[HP_OPT_FAIL_IF_GREW]) {
 		double bf, nf, unused;

@@ -34,6 +34,9 @@ static const char usage[] =
 	"  -o, --output OUT     the file to write ('-' = standard output)\n"
 	"  --at end|peak        pprof, gperftools: the in-use figures at the snapshot\n"
 	"                       (default) or at the global peak\n"
+	"  --by type|context    folded: each stack under a root frame of its type or\n"
+	"                       its context path (pprof labels every sample with its\n"
+	"                       type, context, thread and heap)\n"
 	"  --metric M           folded: the value of a stack: leaked (default, bytes in\n"
 	"                       use at the snapshot), peak (bytes in use at the peak),\n"
 	"                       allocated (bytes), allocations, temporary (counts)\n"
@@ -80,6 +83,7 @@ int hp_cmd_export(int argc, char **argv)
 		{HP_OPT_OUTPUT, 0, 0, NULL},
 		{HP_OPT_AT, 0, 0, NULL},
 		{HP_OPT_METRIC, 0, 0, NULL},
+		{HP_OPT_BY, 0, 0, hp_cli_check_by_root},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -123,6 +127,11 @@ int hp_cmd_export(int argc, char **argv)
 		hp_cli_error("export: --at is for pprof and gperftools; folded takes --metric");
 		return HP_EXIT_USAGE;
 	}
+	if (a.given[HP_OPT_BY] && format != FMT_FOLDED) {
+		hp_cli_error("export: --by is for folded; pprof carries type, context, thread "
+			     "and heap as labels");
+		return HP_EXIT_USAGE;
+	}
 	if (a.given[HP_OPT_METRIC] && format != FMT_FOLDED) {
 		hp_cli_error("export: --metric is for folded; pprof and gperftools carry every "
 			     "figure (--at peak for the peak)");
@@ -149,7 +158,7 @@ int hp_cmd_export(int argc, char **argv)
 		ret = hp_legacy_write(out, &model, &lo);
 		break;
 	}
-	default: ret = hp_folded_write(out, &model, a.metric); break;
+	default: ret = hp_folded_write_by(out, &model, a.metric, hp_cli_by(&a)); break;
 	}
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 

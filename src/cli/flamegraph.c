@@ -31,6 +31,8 @@ static const char usage[] =
 	"  --title T            the title (default: the metric and the program)\n"
 	"  --width PX           the image's width in pixels (default 1200)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
+	"  --by type|context    each stack under a root frame of its type or its\n"
+	"                       context path\n"
 	"  --icicle             an icicle graph: the root at the top, the innermost\n"
 	"                       frames below\n"
 	"  --focus REGEX        only the stacks with a function matching REGEX\n"
@@ -51,6 +53,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		{HP_OPT_WIDTH, 200, 100000, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_ICICLE, 0, 0, NULL},
+		{HP_OPT_BY, 0, 0, hp_cli_check_by_root},
 		{HP_OPT_FOCUS, 0, 0, NULL},
 		{HP_OPT_IGNORE, 0, 0, NULL},
 		{HP_OPT_HIDE, 0, 0, NULL},
@@ -89,7 +92,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
 
-	ret = hp_flame_build(&model, a.metric, &flame);
+	ret = hp_flame_build_by(&model, a.metric, hp_cli_by(&a), &flame);
 	if (ret) {
 		hp_cli_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
 		goto err;

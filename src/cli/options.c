@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analyzer/group.h"
 #include "../common/options.h"
 #include "cli.h"
 
@@ -79,6 +80,7 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 	[HP_OPT_FAIL_IF_GREW] = {"fail-if-grew", 0, HP_CLI_BYTES, NULL, 0, UINT64_MAX, {NULL}},
 	[HP_OPT_ICICLE] = {"icicle", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_FOR] = {"for", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_BY] = {"by", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 };
 /* clang-format on */
 
@@ -259,4 +261,34 @@ long hp_cli_snapshot(const struct hp_cli_args *a)
 size_t hp_cli_image(const struct hp_cli_args *a)
 {
 	return a->given[HP_OPT_IMAGE] ? (size_t)a->number[HP_OPT_IMAGE] : 0;
+}
+
+int hp_cli_check_by(const char *cmd, const char *value)
+{
+	enum hp_dim d;
+
+	if (hp_dim_parse(value, &d) == 0)
+		return 0;
+	hp_cli_error("%s: --by: '%s' is not stack, function, line, module, type, context, "
+		     "thread or heap",
+		     cmd, value);
+	return -EINVAL;
+}
+
+int hp_cli_check_by_root(const char *cmd, const char *value)
+{
+	if (strcmp(value, "type") == 0 || strcmp(value, "context") == 0 ||
+	    strcmp(value, "stack") == 0)
+		return 0;
+	hp_cli_error("%s: --by: '%s' is not type or context (or stack, the default)", cmd, value);
+	return -EINVAL;
+}
+
+int hp_cli_by(const struct hp_cli_args *a)
+{
+	enum hp_dim d = HP_BY_STACK;
+
+	if (a->given[HP_OPT_BY])
+		hp_dim_parse(a->value[HP_OPT_BY], &d); /* checked as parsed */
+	return (int)d;
 }

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../analyzer/group.h"
 #include "../analyzer/report.h"
 #include "../common/units.h"
 #include "cli.h"
@@ -20,6 +21,11 @@ static const char usage[] =
 	"and most bytes allocated, by call stack, after a summary.\n"
 	"  --top N          stacks per section (default 10)\n"
 	"  --frames N       frames shown per stack (default 8, 0 = all)\n"
+	"  --by DIM         figures by stack (default), function, line or module (of\n"
+	"                   the allocating frame), type (with its source: explicit,\n"
+	"                   vtable, template, else unknown by size), context (a path\n"
+	"                   'outer > inner', parents including children), thread or\n"
+	"                   heap (malloc's and each custom heap's, with its own peak)\n"
 	"  --json           the same content as JSON, for scripts\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
 	"  --image N        image N of the capture (1 = the first; default the last\n"
@@ -90,6 +96,7 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_TOP, 1, LONG_MAX, NULL},
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
+		{HP_OPT_BY, 0, 0, hp_cli_check_by},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -158,8 +165,13 @@ int hp_cmd_report(int argc, char **argv)
 		return HP_EXIT_FAILURE;
 	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
-	ret = a.given[HP_OPT_JSON] ? hp_report_json(o.f, &model, &ro)
-				   : hp_report_text(o.f, &model, &ro);
+	enum hp_dim by = (enum hp_dim)hp_cli_by(&a);
+	if (by != HP_BY_STACK)
+		ret = a.given[HP_OPT_JSON] ? hp_report_by_json(o.f, &model, &ro, by)
+					   : hp_report_by_text(o.f, &model, &ro, by);
+	else
+		ret = a.given[HP_OPT_JSON] ? hp_report_json(o.f, &model, &ro)
+					   : hp_report_text(o.f, &model, &ro);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : gates(&a, &model);
 	hp_model_free(&model);
 	hp_capture_free(&cap);

@@ -194,6 +194,50 @@ void hp_craft_snapshot_of(struct hp_craft *c, uint64_t seq, uint64_t reason,
 	hp_craft_emit(c, HP_REC_SNAPSHOT);
 }
 
+void hp_craft_snapshot_heaps(struct hp_craft *c, uint64_t seq, const struct hp_rec_bucket *b,
+			     size_t n, const struct hp_rec_heap_peak *heaps, size_t nheaps)
+{
+	struct hp_buf *p = &c->payload;
+	struct hp_rec_snapshot s = {.seq = seq, .time_ns = 1000 * seq, .reason = HP_SNAP_EXIT,
+				    .peak_time_ns = 500 * seq};
+	uint64_t top = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		top = b[i].stack_id > top ? b[i].stack_id : top;
+		if (b[i].origin_tag && c->heap_origin && b[i].origin_tag == c->heap_origin)
+			continue; /* a custom heap's: not in malloc's totals */
+		s.alloc_count += b[i].alloc_count;
+		s.alloc_bytes += b[i].alloc_bytes;
+		s.free_count += b[i].free_count;
+		s.free_bytes += b[i].free_bytes;
+		s.peak_count += b[i].peak_count;
+		s.peak_bytes += b[i].peak_bytes;
+	}
+	s.stack_count = top + 1;
+	hp_rec_snapshot_put(p, &s);
+	hp_rec_count_put(p, 0); /* lost kinds */
+	hp_rec_count_put(p, n);
+	for (size_t i = 0; i < n; i++)
+		hp_rec_bucket_put(p, &b[i]);
+	hp_rec_snapshot_tail_put(p, &(struct hp_rec_snapshot_tail){.recorder_bytes = 4096});
+	hp_rec_count_put(p, nheaps);
+	for (size_t i = 0; i < nheaps; i++)
+		hp_rec_heap_peak_put(p, &heaps[i]);
+	hp_craft_emit(c, HP_REC_SNAPSHOT);
+}
+
+void hp_craft_tags(struct hp_craft *c, const struct hp_craft_tag *t, size_t n)
+{
+	hp_rec_count_put(&c->payload, n);
+	for (size_t i = 0; i < n; i++)
+		hp_rec_tag_put(&c->payload,
+			       &(struct hp_rec_tag){.kind = t[i].kind, .id = t[i].id, .a = t[i].a,
+						    .b = t[i].b, .c = t[i].c,
+						    .name = hp_rec_str_of(t[i].name ? t[i].name
+										    : "")});
+	hp_craft_emit(c, HP_REC_TAGS);
+}
+
 int hp_craft_write(struct hp_craft *c, const char *path)
 {
 	int ret;

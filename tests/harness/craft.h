@@ -22,6 +22,14 @@
 
 struct hp_craft {
 	struct hp_buf file, payload;
+	uint64_t heap_origin; /* hp_craft_snapshot_heaps: buckets of this ORIGIN
+			       * are a custom heap's, left out of the totals */
+};
+
+/* One TAGS entry (format.h, enum hp_tag_kind); name NULL is "". */
+struct hp_craft_tag {
+	uint64_t kind, id, a, b, c;
+	const char *name;
 };
 
 void hp_craft_begin(struct hp_craft *c);
@@ -64,6 +72,15 @@ void hp_craft_snapshot(struct hp_craft *c, const uint64_t *stack_ids, size_t n);
  * sums. */
 void hp_craft_snapshot_of(struct hp_craft *c, uint64_t seq, uint64_t reason,
 			  const struct hp_rec_bucket *b, size_t n);
+
+/* A TAGS record of these entries. */
+void hp_craft_tags(struct hp_craft *c, const struct hp_craft_tag *t, size_t n);
+
+/* A snapshot of these buckets (at exit), with its tail (format 1.1) and
+ * each custom heap's own peak (format 1.3); its totals are the sums of the
+ * buckets but those of origin c->heap_origin (malloc's only). */
+void hp_craft_snapshot_heaps(struct hp_craft *c, uint64_t seq, const struct hp_rec_bucket *b,
+			     size_t n, const struct hp_rec_heap_peak *heaps, size_t nheaps);
 
 /* Writes the file (expecting it built and written) and frees c. Returns 0
  * or -errno. */

@@ -1,0 +1,223 @@
+/*
+ * attr.c - each bucket's type and origin (see attr.h).
+ *
+ * A bucket's type, first found wins:
+ *   1. its TYPE tag: explicit (the name given, a template's
+ *      __PRETTY_FUNCTION__ naming its T), or vtable (the ELF symbol that
+ *      holds the address, "vtable for X", names X; resolved once per tag);
+ *   2. its stack's innermost allocator template frame (hp_mstack.inferred_type);
+ *   3. unknown, by object size: the bucket's size in a sampled capture
+ *      (buckets are split by size), else its bytes over its objects
+ *      allocated (a full capture's bucket may mix sizes: their mean).
+ */
+#include "attr.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/vec.h"
+#include "typename.h"
+
+#define NAME_MAX_BYTES 1024
+
+const char *hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m,
+			  const uint32_t *locs, uint32_t depth)
+{
+	char name[NAME_MAX_BYTES];
+
+	for (uint32_t f = 0; f < depth; f++) {
+		const struct hp_location *l = &m->locations[locs[f]];
+		for (uint32_t s = 0; s < l->nsyms; s++)
+			if (hp_typename_from_frame(l->syms[s].function, name, sizeof name))
+				return hp_strpool_dup(&st->pool, name);
+	}
+	return NULL;
+}
+
+/* The index in m->types of (source, name), added on first sight. */
+static int type_index(struct hp_attr_state *st, struct hp_model *m, enum hp_type_origin source,
+		      const char *name, uint32_t *out)
+{
+	char key[NAME_MAX_BYTES + 4];
+	int ret;
+
+	snprintf(key, sizeof key, "%d\t%s", (int)source, name);
+	ret = hp_strtab_intern(&st->keys, key, out);
+	if (ret)
+		return ret;
+	if (*out < m->ntypes)
+		return 0;
+	if (hp_vec_grow(&m->types, &st->types_cap, m->ntypes + 1))
+		return -ENOMEM;
+	/* The name is the key's, past the source and the tab. */
+	m->types[m->ntypes].name = strchr(hp_strtab_get(&st->keys, *out), '\t') + 1;
+	m->types[m->ntypes].source = source;
+	m->ntypes++;
+	return 0;
+}
+
+/* The type a TYPE tag names, or 0 when it names none (a vtable address
+ * in no symbol of the form "vtable for X"). */
+static int tag_type(const struct hp_model *m, struct hp_symbolizer *sym, uint64_t id,
+		    enum hp_type_origin *source, char *name, size_t cap)
+{
+	const struct hp_cap_tag *t = hp_capture_tag(m->cap, HP_TAG_TYPE, id);
+	const struct hp_cap_module *mod;
+	const char *s;
+
+	if (!t)
+		return 0;
+	if (t->a == HP_TYPE_EXPLICIT && t->name[0]) {
+		*source = HP_TYPESRC_EXPLICIT;
+		hp_typename_explicit(name, cap, t->name);
+		return 1;
+	}
+	if (t->a == HP_TYPE_VTABLE && (mod = hp_capture_module_of(m->cap, t->b)) != NULL &&
+	    (s = hp_symbolizer_data_symbol(sym, (int)(mod - m->cap->modules), t->b)) != NULL &&
+	    hp_typename_from_vtable(s, name, cap)) {
+		*source = HP_TYPESRC_VTABLE;
+		return 1;
+	}
+	return 0;
+}
+
+int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symbolizer *sym)
+{
+	size_t ntypetags = m->cap->ntags[HP_TAG_TYPE];
+	uint32_t *by_tag = calloc(ntypetags ? ntypetags : 1, sizeof *by_tag); /* type + 1 */
+	char name[NAME_MAX_BYTES];
+	int ret = 0;
+
+	if (!by_tag)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		struct hp_mbucket *b = &m->buckets[i];
+		const struct hp_rec_bucket *r = b->raw;
+		const struct hp_cap_tag *o = hp_capture_tag(m->cap, HP_TAG_ORIGIN, r->origin_tag);
+		const char *inferred = m->stacks[b->stack].inferred_type;
+		enum hp_type_origin source;
+
+		if (o) {
+			b->context = o->a;
+			b->thread = o->b;
+			b->heap = o->c;
+		}
+		if (r->type_tag && r->type_tag < ntypetags) {
+			if (!by_tag[r->type_tag] &&
+			    tag_type(m, sym, r->type_tag, &source, name, sizeof name)) {
+				uint32_t t;
+				if ((ret = type_index(st, m, source, name, &t)) != 0)
+					goto out;
+				by_tag[r->type_tag] = t + 1;
+			}
+			if (by_tag[r->type_tag]) {
+				b->type = by_tag[r->type_tag] - 1;
+				continue;
+			}
+		}
+		if (inferred) {
+			ret = type_index(st, m, HP_TYPESRC_TEMPLATE, inferred, &b->type);
+		} else {
+			uint64_t size = r->size ? r->size
+						: r->alloc_count ? (r->alloc_bytes + r->alloc_count / 2) /
+									r->alloc_count
+								 : 0;
+			snprintf(name, sizeof name, "unknown (%" PRIu64 " B)", size);
+			ret = type_index(st, m, HP_TYPESRC_UNKNOWN, name, &b->type);
+		}
+		if (ret)
+			goto out;
+	}
+out:
+	free(by_tag);
+	return ret;
+}
+
+void hp_attr_free(struct hp_attr_state *st)
+{
+	hp_strtab_free(&st->keys);
+	hp_strpool_free(&st->pool);
+	memset(st, 0, sizeof *st);
+}
+
+const char *hp_type_origin_name(enum hp_type_origin o)
+{
+	switch (o) {
+	case HP_TYPESRC_EXPLICIT:
+		return "explicit";
+	case HP_TYPESRC_VTABLE:
+		return "vtable";
+	case HP_TYPESRC_TEMPLATE:
+		return "template";
+	default:
+		return "unknown";
+	}
+}
+
+#define MAX_CONTEXT_DEPTH 64 /* a cycle in a hostile capture stops here */
+
+uint64_t hp_model_context_parent(const struct hp_model *m, uint64_t context)
+{
+	const struct hp_cap_tag *t = hp_capture_tag(m->cap, HP_TAG_CONTEXT, context);
+
+	return t ? t->a : 0;
+}
+
+const char *hp_model_context_path(const struct hp_model *m, uint64_t context, char *buf,
+				  size_t cap)
+{
+	uint64_t chain[MAX_CONTEXT_DEPTH];
+	size_t n = 0, len = 0;
+
+	if (!context) {
+		snprintf(buf, cap, "(no context)");
+		return buf;
+	}
+	for (uint64_t c = context; c && n < MAX_CONTEXT_DEPTH; c = hp_model_context_parent(m, c))
+		chain[n++] = c;
+	buf[0] = '\0';
+	while (n-- > 0 && len < cap) {
+		const struct hp_cap_tag *t = hp_capture_tag(m->cap, HP_TAG_CONTEXT, chain[n]);
+		int w;
+		if (t && t->name[0])
+			w = snprintf(buf + len, cap - len, "%s%s", len ? " > " : "", t->name);
+		else
+			w = snprintf(buf + len, cap - len, "%scontext %" PRIu64, len ? " > " : "",
+				     chain[n]);
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+	return buf;
+}
+
+const char *hp_model_thread_name(const struct hp_model *m, uint64_t thread, char *buf, size_t cap)
+{
+	const struct hp_cap_tag *t = hp_capture_tag(m->cap, HP_TAG_THREAD, thread);
+
+	if (!thread)
+		snprintf(buf, cap, "(no thread)");
+	else if (t && t->name[0])
+		snprintf(buf, cap, "%s", t->name);
+	else if (t)
+		snprintf(buf, cap, "tid %" PRIu64, t->a);
+	else
+		snprintf(buf, cap, "thread %" PRIu64, thread);
+	return buf;
+}
+
+const char *hp_model_heap_name(const struct hp_model *m, uint64_t heap, char *buf, size_t cap)
+{
+	const struct hp_cap_tag *t = hp_capture_tag(m->cap, HP_TAG_HEAP, heap);
+
+	if (!heap)
+		snprintf(buf, cap, "malloc");
+	else if (t && t->name[0])
+		snprintf(buf, cap, "%s", t->name);
+	else
+		snprintf(buf, cap, "heap %" PRIu64, heap);
+	return buf;
+}

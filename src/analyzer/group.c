@@ -1,0 +1,191 @@
+/*
+ * group.c - figures by dimension (see group.h).
+ */
+#include "group.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/vec.h"
+
+static const char *const dim_names[HP_BY_COUNT] = {
+	"stack", "function", "line", "module", "type", "context", "thread", "heap",
+};
+
+int hp_dim_parse(const char *name, enum hp_dim *out)
+{
+	for (int i = 0; i < HP_BY_COUNT; i++) {
+		if (strcmp(name, dim_names[i]) == 0) {
+			*out = (enum hp_dim)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *hp_dim_name(enum hp_dim d)
+{
+	return d < HP_BY_COUNT ? dim_names[d] : "?";
+}
+
+/* The innermost location of a bucket's stack, or NULL. */
+static const struct hp_location *leaf(const struct hp_model *m, const struct hp_mbucket *b)
+{
+	const struct hp_mstack *st = &m->stacks[b->stack];
+
+	return st->depth ? &m->locations[st->locations[0]] : NULL;
+}
+
+const char *hp_group_key(const struct hp_model *m, const struct hp_mbucket *b, enum hp_dim dim,
+			 char *buf, size_t cap, const char **source)
+{
+	const struct hp_location *l;
+	char where[512];
+
+	if (source)
+		*source = NULL;
+	switch (dim) {
+	case HP_BY_FUNCTION:
+		l = leaf(m, b);
+		return l ? l->syms[0].function : "(no stack)";
+	case HP_BY_LINE:
+		l = leaf(m, b);
+		if (!l)
+			return "(no stack)";
+		snprintf(buf, cap, "%s %s", l->syms[0].function,
+			 hp_location_where(m, l, where, sizeof where));
+		return buf;
+	case HP_BY_MODULE:
+		l = leaf(m, b);
+		return l && l->module >= 0 ? m->modules[l->module].name : "(no module)";
+	case HP_BY_TYPE:
+		if (source)
+			*source = hp_type_origin_name(m->types[b->type].source);
+		return m->types[b->type].name;
+	case HP_BY_CONTEXT:
+		return hp_model_context_path(m, b->context, buf, cap);
+	case HP_BY_THREAD:
+		return hp_model_thread_name(m, b->thread, buf, cap);
+	case HP_BY_HEAP:
+		return hp_model_heap_name(m, b->heap, buf, cap);
+	default:
+		return "?";
+	}
+}
+
+/* The row of key (and source), added on first sight. */
+static int row_of(struct hp_groups *g, const char *key, const char *source, size_t *out)
+{
+	char k[2048];
+	uint32_t i;
+
+	/* A type's source is part of its key: one name, two sources, two rows. */
+	snprintf(k, sizeof k, "%s%s%s", key, source ? "\t" : "", source ? source : "");
+	if (hp_strtab_intern(&g->keys, k, &i))
+		return -ENOMEM;
+	if (i == g->n) {
+		if (hp_vec_grow(&g->rows, &g->cap, g->n + 1))
+			return -ENOMEM;
+		memset(&g->rows[g->n], 0, sizeof g->rows[g->n]);
+		g->rows[g->n].source = source;
+		g->n++;
+	}
+	*out = i;
+	return 0;
+}
+
+static int by_rank(const void *pa, const void *pb)
+{
+	const struct hp_group_row *a = pa, *b = pb;
+
+	if (a->v.peak_bytes != b->v.peak_bytes)
+		return a->v.peak_bytes > b->v.peak_bytes ? -1 : 1;
+	if (a->v.alloc_bytes != b->v.alloc_bytes)
+		return a->v.alloc_bytes > b->v.alloc_bytes ? -1 : 1;
+	if (a->v.inuse_bytes != b->v.inuse_bytes)
+		return a->v.inuse_bytes > b->v.inuse_bytes ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+#define MAX_CONTEXT_DEPTH 64
+
+int hp_groups_build(struct hp_groups *g, const struct hp_model *m, enum hp_dim dim)
+{
+	char buf[2048];
+	size_t r;
+
+	memset(g, 0, sizeof *g);
+	g->dim = dim;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		const struct hp_mbucket *b = &m->buckets[i];
+		const char *source, *key;
+
+		if (b->heap && dim != HP_BY_HEAP)
+			continue;
+		key = hp_group_key(m, b, dim, buf, sizeof buf, &source);
+		if (row_of(g, key, source, &r))
+			goto nomem;
+		hp_values_add(&g->rows[r].v, &b->v);
+		hp_values_add(&g->rows[r].self, &b->v);
+		if (dim != HP_BY_CONTEXT || !b->context)
+			continue;
+		/* The parents' totals include their children's. */
+		uint64_t c = hp_model_context_parent(m, b->context);
+		for (int d = 0; c && d < MAX_CONTEXT_DEPTH; d++) {
+			if (row_of(g, hp_model_context_path(m, c, buf, sizeof buf), NULL, &r))
+				goto nomem;
+			hp_values_add(&g->rows[r].v, &b->v);
+			c = hp_model_context_parent(m, c);
+		}
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const char *k = hp_strtab_get(&g->keys, (uint32_t)i);
+		char *tab;
+		g->rows[i].key = k;
+		/* The key without its source. */
+		if (g->rows[i].source && (tab = strrchr(k, '\t')) != NULL)
+			*tab = '\0';
+	}
+	if (dim == HP_BY_HEAP) {
+		for (size_t h = 0; h < m->snap->nheaps; h++) {
+			const struct hp_rec_heap_peak *p = &m->snap->heaps[h];
+			if (!p->heap)
+				continue;
+			if (row_of(g, hp_model_heap_name(m, p->heap, buf, sizeof buf), NULL, &r))
+				goto nomem;
+			g->rows[r].key = hp_strtab_get(&g->keys, (uint32_t)r);
+			g->rows[r].has_heap_peak = 1;
+			g->rows[r].heap_peak_bytes = p->peak_bytes;
+			g->rows[r].heap_peak_count = p->peak_count;
+			g->rows[r].heap_peak_time_ns = p->peak_time_ns;
+			g->rows[r].heap_resets = p->resets;
+		}
+	}
+	qsort(g->rows, g->n, sizeof *g->rows, by_rank);
+	return 0;
+nomem:
+	hp_groups_free(g);
+	return -ENOMEM;
+}
+
+void hp_groups_free(struct hp_groups *g)
+{
+	free(g->rows);
+	hp_strtab_free(&g->keys);
+	memset(g, 0, sizeof *g);
+}
+
+void hp_group_typed(const struct hp_model *m, double *inuse_bytes, double *peak_bytes)
+{
+	*inuse_bytes = *peak_bytes = 0;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		const struct hp_mbucket *b = &m->buckets[i];
+		if (b->heap || m->types[b->type].source == HP_TYPESRC_UNKNOWN)
+			continue;
+		*inuse_bytes += b->v.inuse_bytes;
+		*peak_bytes += b->v.peak_bytes;
+	}
+}

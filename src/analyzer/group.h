@@ -1,0 +1,81 @@
+/*
+ * group.h - a model's figures summed by one dimension (issue 9): by
+ * function, line or module of the allocating frame, by type, context,
+ * thread or heap.
+ *
+ * Keys per bucket (hp_group_key):
+ *   function  the innermost frame's function (allocator frames hidden),
+ *   line      that frame's "function file:line" (or module+offset),
+ *   module    that frame's module file name,
+ *   type      the bucket's type (hp_model.types) with its source,
+ *   context   the path of its context, "outer > inner" ("(no context)"),
+ *   thread    its thread's name, else "tid N" ("(no thread)"),
+ *   heap      "malloc" or the custom heap's name.
+ * Every dimension but heap sums malloc's buckets only (custom heaps are
+ * kept apart, model.h); heap lists malloc's and each custom heap's, with
+ * a custom heap's own peak from the snapshot (hp_rec_heap_peak).
+ * A context's row sums its own buckets and its descendants' (self holds
+ * its own only), so each parent's figures include its children's.
+ *
+ * Rows come sorted by bytes at the peak, then bytes allocated, then key
+ * (descending, descending, ascending): a capture reads the same each time.
+ *
+ * Ordinary analyzer C: allocates, not thread-safe.
+ */
+#ifndef HP_ANALYZER_GROUP_H
+#define HP_ANALYZER_GROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/strtab.h"
+#include "model.h"
+
+enum hp_dim {
+	HP_BY_STACK,
+	HP_BY_FUNCTION,
+	HP_BY_LINE,
+	HP_BY_MODULE,
+	HP_BY_TYPE,
+	HP_BY_CONTEXT,
+	HP_BY_THREAD,
+	HP_BY_HEAP,
+	HP_BY_COUNT
+};
+
+/* Parses "stack", "function", ..., "heap"; 0 or -EINVAL. */
+int hp_dim_parse(const char *name, enum hp_dim *out);
+const char *hp_dim_name(enum hp_dim d);
+
+struct hp_group_row {
+	const char *key;       /* owned by the groups; raw (escape to show it) */
+	const char *source;    /* type: hp_type_origin_name; else NULL */
+	struct hp_values v;    /* context: its own and its descendants' */
+	struct hp_values self; /* context: its own buckets only; else = v */
+	int has_heap_peak;     /* heap: a custom heap's own peak follows */
+	uint64_t heap_peak_bytes, heap_peak_count, heap_peak_time_ns, heap_resets;
+};
+
+struct hp_groups {
+	enum hp_dim dim;
+	size_t n;
+	struct hp_group_row *rows;
+	struct hp_strtab keys; /* row i's key is keys' string i, before sorting */
+	size_t cap;
+};
+
+/* Sums m's buckets by dim (not HP_BY_STACK). Returns 0 or -ENOMEM (g
+ * empty). Free with hp_groups_free. */
+int hp_groups_build(struct hp_groups *g, const struct hp_model *m, enum hp_dim dim);
+void hp_groups_free(struct hp_groups *g);
+
+/* The key of bucket b in dim (not HP_BY_STACK), in buf[0..cap) or a
+ * string of the model's; source (may be NULL) gets a type's source. */
+const char *hp_group_key(const struct hp_model *m, const struct hp_mbucket *b, enum hp_dim dim,
+			 char *buf, size_t cap, const char **source);
+
+/* The share of malloc's heap of known type (not "unknown"): bytes in use
+ * at the snapshot and at the peak. */
+void hp_group_typed(const struct hp_model *m, double *inuse_bytes, double *peak_bytes);
+
+#endif

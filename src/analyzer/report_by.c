@@ -1,0 +1,122 @@
+/*
+ * report_by.c - `heapprof report --by DIM`: the figures by function, line,
+ * module, type, context, thread or heap (see report.h, group.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/units.h"
+#include "group.h"
+#include "report.h"
+#include "text.h"
+
+static double percent(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o,
+		      int dim)
+{
+	const struct hp_values *t = &m->total;
+	unsigned top = o && o->top ? o->top : 10;
+	struct hp_groups g;
+	double typed_inuse, typed_peak;
+	char a[64], b[64], c[64], d[64], e[64], f[64];
+	int ret;
+
+	ret = hp_groups_build(&g, m, (enum hp_dim)dim);
+	if (ret)
+		return ret;
+	hp_group_typed(m, &typed_inuse, &typed_peak);
+	fputs("heapprof report: ", out);
+	hp_text_fputs(hp_model_program_name(m->cap), out);
+	fprintf(out, ", by %s\n", hp_dim_name((enum hp_dim)dim));
+	fprintf(out, "  snapshot %" PRIu64 " of %zu (%s)%s\n", m->snap->seq, m->cap->nsnapshots,
+		hp_capture_reason_name(m->snap->reason),
+		m->sampled ? ", sampled: figures are estimates" : "");
+	fprintf(out, "  malloc's heap: %s allocated, %s in use, %s at the peak\n",
+		hp_units_bytes(a, sizeof a, t->alloc_bytes), hp_units_bytes(b, sizeof b, t->inuse_bytes),
+		hp_units_bytes(c, sizeof c, t->peak_bytes));
+	fprintf(out, "  known type: %.1f%% of the heap in use (%s), %.1f%% at the peak (%s)\n",
+		percent(typed_inuse, t->inuse_bytes), hp_units_bytes(a, sizeof a, typed_inuse),
+		percent(typed_peak, t->peak_bytes), hp_units_bytes(b, sizeof b, typed_peak));
+	fprintf(out, "\n  %10s %10s %10s %10s %10s %10s  %s\n", "peak", "objects", "in use",
+		"objects", "allocated", "objects", hp_dim_name((enum hp_dim)dim));
+	for (size_t i = 0; i < g.n && i < top; i++) {
+		const struct hp_group_row *r = &g.rows[i];
+		fprintf(out, "  %10s %10s %10s %10s %10s %10s  ",
+			hp_units_bytes(a, sizeof a, r->v.peak_bytes),
+			hp_units_count(b, sizeof b, r->v.peak_objects),
+			hp_units_bytes(c, sizeof c, r->v.inuse_bytes),
+			hp_units_count(d, sizeof d, r->v.inuse_objects),
+			hp_units_bytes(e, sizeof e, r->v.alloc_bytes),
+			hp_units_count(f, sizeof f, r->v.alloc_objects));
+		hp_text_fputs(r->key, out);
+		if (r->source)
+			fprintf(out, " [%s]", r->source);
+		if (r->has_heap_peak)
+			fprintf(out, " (own peak %s in %s blocks, %" PRIu64 " resets)",
+				hp_units_bytes(a, sizeof a, (double)r->heap_peak_bytes),
+				hp_units_count(b, sizeof b, (double)r->heap_peak_count),
+				r->heap_resets);
+		fputc('\n', out);
+	}
+	if (g.n > top)
+		fprintf(out, "  ... %zu more (--top)\n", g.n - top);
+	if (!g.n)
+		fprintf(out, "  none\n");
+	hp_groups_free(&g);
+	return ferror(out) ? -EIO : 0;
+}
+
+int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_report_options *o,
+		      int dim)
+{
+	struct hp_groups g;
+	double typed_inuse, typed_peak;
+	int ret;
+
+	(void)o;
+	ret = hp_groups_build(&g, m, (enum hp_dim)dim);
+	if (ret)
+		return ret;
+	hp_group_typed(m, &typed_inuse, &typed_peak);
+	fprintf(out, "{\n  \"program\": ");
+	hp_report_json_str(out, m->cap->program ? m->cap->program : "");
+	fprintf(out, ",\n  \"by\": \"%s\",\n", hp_dim_name((enum hp_dim)dim));
+	fprintf(out, "  \"snapshot\": {\"seq\": %" PRIu64 ", \"of\": %zu},\n", m->snap->seq,
+		m->cap->nsnapshots);
+	fprintf(out, "  \"sampled\": %s,\n  \"totals\": ", m->sampled ? "true" : "false");
+	hp_report_json_values(out, &m->total);
+	fprintf(out, ",\n  \"known_type\": {\"inuse_bytes\": %.0f, \"peak_bytes\": %.0f},\n",
+		typed_inuse, typed_peak);
+	fprintf(out, "  \"rows\": [");
+	for (size_t i = 0; i < g.n; i++) {
+		const struct hp_group_row *r = &g.rows[i];
+		fprintf(out, "%s\n    {\"key\": ", i ? "," : "");
+		hp_report_json_str(out, r->key);
+		if (r->source) {
+			fprintf(out, ", \"source\": ");
+			hp_report_json_str(out, r->source);
+		}
+		fprintf(out, ", \"values\": ");
+		hp_report_json_values(out, &r->v);
+		if (dim == HP_BY_CONTEXT) {
+			fprintf(out, ", \"self\": ");
+			hp_report_json_values(out, &r->self);
+		}
+		if (r->has_heap_peak)
+			fprintf(out,
+				", \"heap_peak\": {\"bytes\": %" PRIu64 ", \"objects\": %" PRIu64
+				", \"time_ns\": %" PRIu64 ", \"resets\": %" PRIu64 "}",
+				r->heap_peak_bytes, r->heap_peak_count, r->heap_peak_time_ns,
+				r->heap_resets);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]\n}\n", g.n ? "\n  " : "");
+	hp_groups_free(&g);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,385 @@
+/*
+ * test_attr.c - attribution read back from a crafted capture (issue 9):
+ * TAGS entries of every kind (an explicit type, a vtable type in a real
+ * shared library built here, a vtable address in no vtable, contexts
+ * nested two deep, a named and an unnamed thread, a custom heap, origins
+ * over them) and buckets over them, whose figures by type, context,
+ * thread, heap and function `heapprof report --by X --json` must give
+ * exactly; and the same labels on every sample of the pprof export, read
+ * by `go tool pprof -tags` and filtered with -tagfocus.
+ *
+ * The buckets (objects / bytes): allocated, freed, at the peak; origin.
+ *   b1 handle_request  conn (explicit)   10/640  4/256  8/512  main, server > request
+ *   b2 handle_request  Circle (vtable)    5/160  0/0    5/160  tid 101, server > db
+ *   b3 allocate<node>  (template)         3/120  1/40   3/120  tid 101, server
+ *   b4 handle_request  (not a vtable)     2/96   2/96   1/48   main, server > request
+ *   b5 arena_alloc     (none)           100/6400 100/6400 50/3200  main, heap "arena"
+ *   b6 handle_request  conn (explicit)    1/64   0/0    1/64   no origin
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/craft.h"
+#include "../harness/harness.h"
+#include "../harness/tools.h"
+
+#define BIAS 0x7f0000000000ull
+#define CODE 0x400000ull
+
+static char capture[512];
+
+/* The address nm gives a symbol of lib, or 0. */
+static uint64_t symbol_address(const char *lib, const char *sym)
+{
+	char *out = hp_test_sh_out("nm %s | awk '$3 == \"%s\" {print $1}'", lib, sym);
+	uint64_t a = out ? strtoull(out, NULL, 16) : 0;
+
+	free(out);
+	return a;
+}
+
+/* Builds the shared library and the capture once. */
+static int make_capture(void)
+{
+	static int made;
+	char lib[512], src[600];
+	uint64_t vt, data;
+
+	if (made)
+		return made > 0;
+	made = -1;
+	snprintf(lib, sizeof lib, "%s/libshapes.so", hp_test_tmp());
+	snprintf(src, sizeof src, "%s/shapes.cpp", hp_test_tmp());
+	static const char code[] = "struct Shape { virtual ~Shape(); };\n"
+				   "struct Circle : Shape { ~Circle() override; double r; };\n"
+				   "Shape::~Shape() {}\nCircle::~Circle() {}\n"
+				   "Shape *make_circle() { return new Circle; }\n"
+				   "int not_a_vtable[64];\n";
+	if (!expect_eq_u64(hp_test_write_file(src, code, sizeof code - 1), 0, "source written") ||
+	    !expect_eq_u64(hp_test_sh("g++ -shared -fPIC -o %s %s", lib, src), 0, "library built"))
+		return 0;
+	vt = symbol_address(lib, "_ZTV6Circle");
+	data = symbol_address(lib, "not_a_vtable");
+	if (!expect_true(vt && data, "nm finds the vtable and the array"))
+		return 0;
+
+	struct hp_craft c;
+	const uint64_t frames[] = {CODE + 0x100, CODE + 0x200, CODE + 0x300};
+	const char *const names[] = {
+		"std::__new_allocator<std::_Rb_tree_node<std::pair<int const, int> > >::allocate("
+		"unsigned long, void const*)",
+		"handle_request", "arena_alloc"};
+	const struct hp_craft_tag tags[] = {
+		{HP_TAG_TYPE, 1, HP_TYPE_EXPLICIT, 0, 0,
+		 "const char* heapprof::type_name() [with T = conn]"},
+		{HP_TAG_TYPE, 2, HP_TYPE_VTABLE, BIAS + vt + 16, 0, NULL},
+		{HP_TAG_TYPE, 3, HP_TYPE_VTABLE, BIAS + data + 8, 0, NULL},
+		{HP_TAG_CONTEXT, 1, 0, 0, 0, "server"},
+		{HP_TAG_CONTEXT, 2, 1, 0, 0, "request"},
+		{HP_TAG_CONTEXT, 3, 1, 0, 0, "db"},
+		{HP_TAG_THREAD, 1, 100, 0, 0, "main"},
+		{HP_TAG_THREAD, 2, 101, 0, 0, NULL},
+		{HP_TAG_HEAP, 1, 0, 0, 0, "arena"},
+		{HP_TAG_ORIGIN, 1, 2, 1, 0, NULL},
+		{HP_TAG_ORIGIN, 2, 3, 2, 0, NULL},
+		{HP_TAG_ORIGIN, 3, 0, 1, 1, NULL},
+		{HP_TAG_ORIGIN, 4, 1, 2, 0, NULL},
+	};
+	/* stack, type, origin, size, alloc, free, peak, temp */
+	const struct hp_rec_bucket b[] = {
+		{2, 1, 1, 0, 10, 640, 4, 256, 8, 512, 0, 0},
+		{2, 2, 2, 0, 5, 160, 0, 0, 5, 160, 0, 0},
+		{1, 0, 4, 0, 3, 120, 1, 40, 3, 120, 0, 0},
+		{2, 3, 1, 0, 2, 96, 2, 96, 1, 48, 0, 0},
+		{3, 0, 3, 0, 100, 6400, 100, 6400, 50, 3200, 0, 0},
+		{2, 1, 0, 0, 1, 64, 0, 0, 1, 64, 0, 0},
+	};
+	const struct hp_rec_heap_peak heaps[] = {{1, 3200, 50, 300, 2}};
+
+	hp_craft_begin(&c);
+	c.heap_origin = 3;
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	hp_craft_module(&c, 0, lib, BIAS, 0, 0x100000);
+	hp_craft_stacks(&c, 1, frames, 3);
+	hp_craft_tags(&c, tags, sizeof tags / sizeof *tags);
+	hp_craft_snapshot_heaps(&c, 1, b, sizeof b / sizeof *b, heaps, 1);
+	hp_craft_symbols(&c, frames, names, 3, 0);
+	snprintf(capture, sizeof capture, "%s/attr.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_craft_write(&c, capture), 0, "capture written"))
+		return 0;
+	made = 1;
+	return 1;
+}
+
+static char *report_by(const char *dim)
+{
+	if (!make_capture())
+		return NULL;
+	return hp_test_sh_out("%s/heapprof report --by %s --json %s", hp_test_build(), dim,
+			      capture);
+}
+
+/* Expects the row of key (and source, NULL: none) with these figures:
+ * objects and bytes allocated, in use, at the peak. */
+static void expect_row(const char *json, const char *key, const char *source, int ao, int ab,
+		       int io, int ib, int po, int pb)
+{
+	char want[1024], src[128] = "", why[1200];
+
+	if (source)
+		snprintf(src, sizeof src, ", \"source\": \"%s\"", source);
+	snprintf(want, sizeof want,
+		 "{\"key\": \"%s\"%s, \"values\": {\"alloc_objects\": %d, \"alloc_bytes\": %d, "
+		 "\"free_objects\": %d, \"free_bytes\": %d, \"inuse_objects\": %d, \"inuse_bytes\": "
+		 "%d, \"peak_objects\": %d, \"peak_bytes\": %d,",
+		 key, src, ao, ab, ao - io, ab - ib, io, ib, po, pb);
+	snprintf(why, sizeof why, "row %s", want);
+	expect_true(strstr(json, want) != NULL, why);
+}
+
+static size_t rows(const char *json)
+{
+	size_t n = 0;
+	for (const char *p = json; (p = strstr(p, "{\"key\": ")) != NULL; p++)
+		n++;
+	return n;
+}
+
+HP_TEST(attr_report_by_type)
+{
+	char *j = report_by("type");
+
+	if (!j)
+		return;
+	expect_row(j, "conn", "explicit", 11, 704, 7, 448, 9, 576);
+	expect_row(j, "Circle", "vtable", 5, 160, 5, 160, 5, 160);
+	expect_row(j, "std::_Rb_tree_node<std::pair<const int, int>>", "template", 3, 120, 2, 80, 3,
+		   120);
+	expect_row(j, "unknown (48 B)", "unknown", 2, 96, 0, 0, 1, 48);
+	expect_eq_u64(rows(j), 4, "four types; the arena's blocks are not malloc's");
+	expect_true(strstr(j, "\"known_type\": {\"inuse_bytes\": 688, \"peak_bytes\": 856}") != NULL,
+		    "the heap of known type: in use, at the peak");
+	expect_true(strstr(j, "\"alloc_objects\": 21, \"alloc_bytes\": 1080,") != NULL,
+		    "malloc's totals leave the custom heap out");
+	free(j);
+}
+
+HP_TEST(attr_report_by_context)
+{
+	char *j = report_by("context");
+
+	if (!j)
+		return;
+	expect_row(j, "server", NULL, 20, 1016, 13, 624, 17, 840);
+	expect_row(j, "server > request", NULL, 12, 736, 6, 384, 9, 560);
+	expect_row(j, "server > db", NULL, 5, 160, 5, 160, 5, 160);
+	expect_row(j, "(no context)", NULL, 1, 64, 1, 64, 1, 64);
+	expect_eq_u64(rows(j), 4, "three contexts and none");
+	expect_true(strstr(j, "\"self\": {\"alloc_objects\": 3, \"alloc_bytes\": 120,") != NULL,
+		    "server's own buckets: the node");
+	free(j);
+}
+
+HP_TEST(attr_report_by_thread)
+{
+	char *j = report_by("thread");
+
+	if (!j)
+		return;
+	expect_row(j, "main", NULL, 12, 736, 6, 384, 9, 560);
+	expect_row(j, "tid 101", NULL, 8, 280, 7, 240, 8, 280);
+	expect_row(j, "(no thread)", NULL, 1, 64, 1, 64, 1, 64);
+	expect_eq_u64(rows(j), 3, "two threads and none");
+	free(j);
+}
+
+HP_TEST(attr_report_by_heap)
+{
+	char *j = report_by("heap");
+
+	if (!j)
+		return;
+	expect_row(j, "malloc", NULL, 21, 1080, 14, 688, 18, 904);
+	expect_row(j, "arena", NULL, 100, 6400, 0, 0, 50, 3200);
+	expect_true(strstr(j, "\"heap_peak\": {\"bytes\": 3200, \"objects\": 50, \"time_ns\": 300, "
+			      "\"resets\": 2}") != NULL,
+		    "the arena's own peak");
+	expect_eq_u64(rows(j), 2, "malloc's and the arena");
+	free(j);
+}
+
+HP_TEST(attr_report_by_function)
+{
+	char *j = report_by("function");
+
+	if (!j)
+		return;
+	expect_row(j, "handle_request", NULL, 18, 960, 12, 608, 15, 784);
+	expect_eq_u64(rows(j), 2, "handle_request and the node's caller");
+	free(j);
+}
+
+HP_TEST(attr_report_by_text)
+{
+	char *t;
+
+	if (!make_capture())
+		return;
+	t = hp_test_sh_out("%s/heapprof report --by type %s", hp_test_build(), capture);
+	if (!t)
+		return;
+	expect_true(strstr(t, "Circle [vtable]") != NULL, "a type says its source");
+	expect_true(strstr(t, "known type: 100.0% of the heap in use") != NULL,
+		    "the summary says how much has a known type");
+	free(t);
+	expect_eq_u64(hp_test_sh("%s/heapprof report --by colour %s 2>/dev/null", hp_test_build(),
+				 capture),
+		      2, "an unknown dimension is a usage error");
+}
+
+HP_TEST(attr_folded_and_flamegraph_by)
+{
+	char svg[600];
+	char *t;
+
+	if (!make_capture())
+		return;
+	t = hp_test_sh_out("%s/heapprof export --format folded --by type --metric allocated -o - %s",
+			   hp_test_build(), capture);
+	if (t) {
+		expect_str(t,
+			   "Circle;0x4001f0;handle_request 160\n"
+			   "conn;0x4001f0;handle_request 704\n"
+			   "std::_Rb_tree_node<std::pair<const int, int>>;0x4000f0 120\n"
+			   "unknown (48 B);0x4001f0;handle_request 96\n",
+			   "folded --by type: the type is the root frame");
+		free(t);
+	}
+	t = hp_test_sh_out("%s/heapprof export --format folded --by context --metric allocated -o - "
+			   "%s",
+			   hp_test_build(), capture);
+	if (t) {
+		expect_str(t,
+			   "(no context);0x4001f0;handle_request 64\n"
+			   "server > db;0x4001f0;handle_request 160\n"
+			   "server > request;0x4001f0;handle_request 736\n"
+			   "server;0x4000f0 120\n",
+			   "folded --by context: the context path is the root frame");
+		free(t);
+	}
+	snprintf(svg, sizeof svg, "%s/attr.svg", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof flamegraph --by type --metric allocated -o %s %s",
+				 hp_test_build(), svg, capture),
+		      0, "flamegraph --by type");
+	/* A root frame (depth 1, parent 0) of 160 bytes. */
+	expect_eq_u64(hp_test_sh("grep -q 'data-n=\"Circle\" data-d=\"1\" data-p=\"0\" "
+				 "data-x=\"[0-9]*\" data-v=\"160\"' %s",
+				 svg),
+		      0,
+		      "the flame graph's root frames are the types");
+	expect_eq_u64(hp_test_sh("%s/heapprof export --format folded --by thread -o - %s "
+				 "2>/dev/null",
+				 hp_test_build(), capture),
+		      2, "folded --by takes type or context only");
+}
+
+/* diff --by type: BASE has 3 conn in use (192 bytes) and nothing else. */
+HP_TEST(attr_diff_by_type)
+{
+	struct hp_craft c;
+	const uint64_t frames[] = {CODE + 0x200};
+	const char *const names[] = {"handle_request"};
+	const struct hp_craft_tag tags[] = {
+		{HP_TAG_TYPE, 1, HP_TYPE_EXPLICIT, 0, 0, "conn"},
+	};
+	const struct hp_rec_bucket b[] = {{1, 1, 0, 0, 3, 192, 0, 0, 3, 192, 0, 0}};
+	char base[600];
+	char *t;
+
+	if (!make_capture())
+		return;
+	snprintf(base, sizeof base, "%s/attr-base.hpf", hp_test_tmp());
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 99, "/bin/prog", 0);
+	hp_craft_stacks(&c, 1, frames, 1);
+	hp_craft_tags(&c, tags, 1);
+	hp_craft_snapshot_heaps(&c, 1, b, 1, NULL, 0);
+	hp_craft_symbols(&c, frames, names, 1, 0);
+	if (!expect_eq_u64(hp_craft_write(&c, base), 0, "base written"))
+		return;
+	t = hp_test_sh_out("%s/heapprof diff --by type %s %s", hp_test_build(), base, capture);
+	if (t) {
+		expect_true(strstr(t, "\n        +256 B  conn [explicit]\n"
+				      "        +160 B  Circle [vtable]\n"
+				      "         +80 B  std::_Rb_tree_node<std::pair<const int, int>> "
+				      "[template]\n") != NULL,
+			    "what grew in use, by type, most first; unchanged types left out");
+		expect_true(strstr(t, "unknown") == NULL, "the unknown type's 0 bytes in use: no change");
+		free(t);
+	}
+	t = hp_test_sh_out("%s/heapprof diff --by type --json %s %s", hp_test_build(), base,
+			   capture);
+	if (t) {
+		expect_true(strstr(t, "{\"key\": \"conn\", \"source\": \"explicit\", \"change\": "
+				      "256, \"base\": {\"alloc_objects\": 3, \"alloc_bytes\": 192,") !=
+				    NULL,
+			    "JSON: conn's change and both sides");
+		free(t);
+	}
+	expect_eq_u64(hp_test_sh("%s/heapprof diff --json %s %s 2>/dev/null", hp_test_build(), base,
+				 capture),
+		      2, "--json wants --by");
+}
+
+/* pprof's labels, as go tool pprof reads them. */
+HP_TEST(attr_pprof_labels)
+{
+	char pb[600];
+	char *tags, *top;
+
+	if (!make_capture() || !hp_test_need_go())
+		return;
+	snprintf(pb, sizeof pb, "%s/attr.pb.gz", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof export --format pprof -o %s %s", hp_test_build(),
+				      pb, capture),
+			   0, "exported"))
+		return;
+	tags = hp_test_sh_out("go tool pprof -unit=B -sample_index=alloc_space -tags %s 2>&1", pb);
+	if (tags) {
+		if (getenv("HP_TEST_VERBOSE"))
+			printf("%s\n", tags);
+		expect_true(strstr(tags, "704.0B (") && strstr(tags, "): conn\n"), "type conn");
+		expect_true(strstr(tags, "): Circle\n") != NULL, "type Circle (vtable)");
+		expect_true(strstr(tags, "): std::_Rb_tree_node<std::pair<const int, int>>\n") != NULL,
+			    "the inferred node type");
+		expect_true(strstr(tags, "736.0B (") && strstr(tags, "): server > request\n"),
+			    "context as a path");
+		expect_true(strstr(tags, "): tid 101\n") != NULL, "an unnamed thread by its id");
+		expect_true(strstr(tags, "6400.0B (") && strstr(tags, "): arena\n"),
+			    "the custom heap apart");
+		free(tags);
+	}
+	top = hp_test_sh_out("go tool pprof -sample_index=alloc_space -tagfocus=type=Circle -top %s "
+			     "2>&1",
+			     pb);
+	if (top) {
+		expect_true(strstr(top, "Showing nodes accounting for 160B") != NULL,
+			    "-tagfocus=type=Circle keeps Circle's 160 bytes");
+		free(top);
+	}
+	top = hp_test_sh_out("go tool pprof -unit=B -sample_index=alloc_space -tagfocus=heap=arena -top %s "
+			     "2>&1",
+			     pb);
+	if (top) {
+		expect_true(strstr(top, "Showing nodes accounting for 6400B") != NULL,
+			    "-tagfocus=heap=arena keeps the arena's 6400 bytes");
+		free(top);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
