@@ -268,7 +268,12 @@ int hp_typename_from_vtable(const char *symbol, char *out, size_t cap)
 		symbol = d ? d : "";
 	}
 	if (strncmp(symbol, prefix, sizeof prefix - 1) == 0 && symbol[sizeof prefix - 1]) {
-		hp_typename_readable(out, cap, symbol + sizeof prefix - 1);
+		const char *cls = symbol + sizeof prefix - 1;
+		/* make_shared's control block (it has a vtable) holds a T:
+		 * the type is T's, as from its frames. */
+		if (strncmp(cls, CONTROL_BLOCK, strlen(CONTROL_BLOCK)) != 0 ||
+		    !hp_typename_from_frame(cls, out, cap))
+			hp_typename_readable(out, cap, cls);
 		ok = 1;
 	}
 	free(d);

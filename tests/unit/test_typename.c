@@ -134,6 +134,11 @@ HP_TEST(typename_explicit_and_vtable)
 	expect_true(hp_typename_from_vtable("_ZTVN5shape6SquareE", out, sizeof out),
 		    "a nested class");
 	expect_str(out, "shape::Square", "vtable for shape::Square");
+	expect_true(hp_typename_from_vtable(
+			    "_ZTVSt23_Sp_counted_ptr_inplaceI3BigSaIvELN9__gnu_cxx12_Lock_policyE2EE",
+			    out, sizeof out),
+		    "make_shared's control block");
+	expect_str(out, "Big", "the control block's vtable names the T it holds");
 	expect_eq_u64(hp_typename_from_vtable("_ZTI6Circle", out, sizeof out), 0,
 		      "typeinfo is no vtable");
 	expect_eq_u64(hp_typename_from_vtable("some_global", out, sizeof out), 0,
