@@ -69,8 +69,17 @@ struct hp_core_sym {
 	const char *name;    /* into the module's string pool */
 };
 
+#define HP_CORE_MOD_MAX_SEGMENTS 16
+
+/* One PT_LOAD of a module, as its program header says (bias not applied). */
+struct hp_core_mod_seg {
+	uint64_t vaddr, memsz, offset;
+	uint32_t flags;
+};
+
 struct hp_core_module {
-	char *path;        /* as NT_FILE names it, or --exe */
+	char *path;        /* as NT_FILE names it */
+	const char *file;  /* the file read for it: path, or --exe (borrowed) */
 	uint64_t lo, hi;   /* lowest and highest address of its mappings */
 	uint64_t bias;     /* load bias */
 	int is_exe;
@@ -78,6 +87,12 @@ struct hp_core_module {
 	/* [rw_lo[i], rw_hi[i]): its writable PT_LOADs (data and bss) */
 	uint64_t rw_lo[4], rw_hi[4];
 	int nrw;
+	/* its PT_LOADs and build-id, from its headers in the core, else from
+	 * the file (for a capture of the dump: core_cap.c) */
+	struct hp_core_mod_seg seg[HP_CORE_MOD_MAX_SEGMENTS];
+	int nseg;
+	unsigned char build_id[64];
+	size_t build_id_len;
 	struct hp_core_sym *syms; /* sorted by addr; function and object symbols */
 	size_t nsyms;
 	char *strings;
@@ -92,6 +107,7 @@ struct hp_core_rec_stack {
 
 struct hp_core_rec_bucket {
 	uint32_t id, stack;
+	uint32_t type_tag, origin_tag; /* the bucket key's tags (0: none) */
 	uint64_t size; /* the bucket key's size (sampled mode), else 0 */
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, temp_count, temp_bytes;
 	uint64_t peak_count, peak_bytes; /* at the global peak */
@@ -266,6 +282,14 @@ int hp_core_recorder(struct hp_core *c);
 void hp_core_rec_free(struct hp_core_rec *r);
 
 struct hp_core_report_options;
+struct hp_buf;
+
+/* Appends to out (its grow function set by the caller) a capture file of
+ * what the recorder held at the dump (core_cap.c): the file header, META,
+ * MODULES, STACKS and one SNAPSHOT whose per-site figures are those of a
+ * fatal-signal snapshot taken at the dump. Needs c->rec.found (-ENOENT
+ * otherwise). Returns 0 or -errno (-ENOMEM). */
+int hp_core_capture(const struct hp_core *c, struct hp_buf *out);
 
 /* The recorder's listing: totals, sites (stacks) by bytes in use with
  * their frames, live blocks. Returns 0, or -errno when writing failed. */

@@ -219,6 +219,8 @@ static int read_bucket(struct hp_core *c, const struct hp_root *root, uint32_t i
 		const uint64_t *key = intern_key(c, &root->keys, id - root->keyed_first + 1, &len);
 		b->stack = key && len == 3 && key[0] < r->nstacks ? (uint32_t)key[0] : 0;
 		b->size = key && len == 3 ? key[2] : 0;
+		b->type_tag = key && len == 3 ? (uint32_t)(key[1] >> 32) : 0;
+		b->origin_tag = key && len == 3 ? (uint32_t)key[1] : 0;
 	}
 	b->alloc_count = v[0];
 	b->alloc_bytes = v[1];
