@@ -297,9 +297,18 @@ int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_re
 
 /* --- reports (core_report.c) ------------------------------------------ */
 
+struct hp_capture;
+struct hp_symbolizer;
+
 struct hp_core_report_options {
 	unsigned top; /* rows per table */
 	int json;
+	/* Optional, for the recorder's listing: the capture of the dump
+	 * (hp_core_capture, loaded) and a symbolizer of it, which give each
+	 * frame its functions, files and lines, inlined frames included, as
+	 * the capture's reports have them. NULL: symbols only. */
+	const struct hp_capture *cap;
+	struct hp_symbolizer *sym;
 };
 
 /* The report. Returns 0, or -errno when writing failed. */

@@ -23,6 +23,7 @@
 
 #include "../analyzer/core.h"
 #include "../analyzer/embed.h"
+#include "../analyzer/symbolize.h"
 #include "../format/encode.h"
 #include "cli.h"
 
@@ -105,6 +106,28 @@ static int write_capture(const struct hp_core *c, const char *path, const char *
 	return 0;
 }
 
+/* The capture of the dump, in memory, and a symbolizer of it (from the
+ * binaries NT_FILE names, their build-ids checked). Returns 0, or -errno
+ * (nothing to free then). */
+static int symbolizer(const struct hp_core *c, const char *debug_dir, struct hp_capture *cap,
+		      struct hp_symbolizer **sym)
+{
+	struct hp_buf buf = {.grow = hp_buf_grow_heap};
+	char err[256];
+	int ret = hp_core_capture(c, &buf);
+
+	if (!ret)
+		ret = hp_capture_load_mem(buf.data, buf.len, cap, err, sizeof err);
+	free(buf.data);
+	if (ret < 0)
+		return ret;
+	if ((ret = hp_symbolizer_new(sym, cap, debug_dir, 0))) {
+		hp_capture_free(cap);
+		return ret;
+	}
+	return 0;
+}
+
 /* Whether path starts with an ELF header of type ET_CORE. */
 static int is_core(const char *path)
 {
@@ -174,6 +197,8 @@ int hp_cmd_core(int argc, char **argv)
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_core_report_options ro = {.top = 20};
+	struct hp_capture cap;
+	struct hp_symbolizer *sym = NULL;
 	struct hp_cli_args a;
 	struct hp_core c;
 	struct hp_cli_output o;
@@ -238,12 +263,22 @@ int hp_cmd_core(int argc, char **argv)
 		hp_core_close(&c);
 		return status;
 	}
+	/* The recorder's frames get file:line from the capture of the dump's
+	 * symbolizer; without it (out of memory) they keep their symbols. */
+	if (c.rec.found && !addrs && symbolizer(&c, a.value[HP_OPT_DEBUG_DIR], &cap, &sym) == 0) {
+		ro.cap = &cap;
+		ro.sym = sym;
+	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	ret = addrs ? hp_core_whatis(o.f, &c, addrs, naddrs, ro.json)
 	      : c.rec.found ? hp_core_rec_report(o.f, &c, &ro)
 			    : hp_core_report(o.f, &c, &ro);
 	if (hp_cli_output_close(&o, ret))
 		status = HP_EXIT_FAILURE;
+	if (ro.sym) {
+		hp_symbolizer_free(sym);
+		hp_capture_free(&cap);
+	}
 	hp_core_close(&c);
 	free(addrs);
 	return status;

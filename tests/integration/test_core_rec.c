@@ -225,6 +225,45 @@ HP_TEST(core_every_command_reads_a_core)
 		      0, "flamegraph and diff read the core; no stack differs from the snapshot");
 }
 
+HP_TEST(core_frames_have_file_and_line)
+{
+	char dir[512];
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return;
+	/* the listing's live blocks: each with its allocation site's file:line */
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core rec.core > list.txt && "
+				 "[ $(grep -c '  1000 bytes  stack [0-9]*  site_mid+0x[0-9a-f]* in "
+				 "corerec  tests/programs/corerec.c:24$' list.txt) = 5 ] && "
+				 "[ $(grep -c '  24 bytes  stack [0-9]*  site_small+0x[0-9a-f]* in "
+				 "corerec  tests/programs/corerec.c:19$' list.txt) = 6 ] && "
+				 "grep -q '  70000 bytes  stack [0-9]*  site_big+0x[0-9a-f]* in corerec "
+				 " tests/programs/corerec.c:29$' list.txt && "
+				 "grep -q '^      main+0x[0-9a-f]* in corerec  tests/programs/corerec.c:52$'"
+				 " list.txt",
+				 dir, b),
+		      0, "site_mid's 5 blocks at corerec.c:24, site_small's 6 at :19, site_big's "
+			 "at :29, its caller at :52");
+	/* JSON: every frame's symbols; libc's printf path (libc6-dbg) has
+	 * inlined frames, each marked and placed before the function holding it */
+	expect_eq_u64(hp_test_sh("%s/heapprof core --json %s/rec.core | python3 -c 'import json,sys\n"
+				 "r=json.load(sys.stdin)\n"
+				 "s={x[\"stack\"]:x for x in r[\"sites\"]}\n"
+				 "mid=[x for x in r[\"sites\"] if x[\"frames\"][0][\"name\"]"
+				 ".startswith(\"site_mid+\")][0]\n"
+				 "f=mid[\"frames\"][0][\"symbols\"]\n"
+				 "assert f==[{\"function\":\"site_mid\",\"file\":\"tests/programs/corerec.c\","
+				 "\"line\":24,\"inlined\":False}], f\n"
+				 "inl=[y for x in r[\"sites\"] for fr in x[\"frames\"] for y in "
+				 "fr.get(\"symbols\",[])[:-1]]\n"
+				 "assert inl and all(y[\"inlined\"] and y[\"line\"] > 0 for y in inl), inl\n"
+				 "'",
+				 b, dir),
+		      0, "site_mid's frame: site_mid at corerec.c:24; inlined frames marked, with "
+			 "their lines");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
