@@ -171,6 +171,7 @@ struct hp_core {
 	const char *path;
 	const unsigned char *map; /* the core file, mapped read-only */
 	size_t map_bytes;
+	int map_borrowed; /* hp_core_open_mem's: the caller's, not unmapped */
 	uint64_t need_bytes; /* what the segments need: > map_bytes when truncated */
 
 	struct hp_core_seg *segs; /* sorted by vaddr */
@@ -213,6 +214,12 @@ struct hp_core {
  * architecture, unreadable). A truncated core is opened and says so in
  * c->notes. On 0, free with hp_core_close. */
 int hp_core_open(struct hp_core *c, const char *path, char *err, size_t errcap);
+
+/* The same for a core already in memory, data[0..size), borrowed until
+ * hp_core_close (the fuzz targets' and tests' way in); name stands for
+ * its path in messages. */
+int hp_core_open_mem(struct hp_core *c, const void *data, size_t size, const char *name,
+		     char *err, size_t errcap);
 
 void hp_core_close(struct hp_core *c);
 
