@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,17 +229,20 @@ static int load_seed(struct seed *s, const char *path)
 	return 0;
 }
 
-HP_TEST(core_fuzz_short_deterministic_run)
+/* Makes the seed (a kernel core of corerec under heapprof) once per
+ * process and loads it into *s. Returns 0, or -1 after saying why. */
+static int seed(struct seed *s)
 {
+	static struct seed made;
+	static int tried;
 	char dir[512];
 	const char *b = hp_test_build();
-	const char *env = getenv("HP_CORE_FUZZ_CASES"), *only = getenv("HP_CORE_FUZZ_CASE");
-	unsigned ncases = env ? (unsigned)strtoul(env, NULL, 10) : 120, failed = 0;
-	struct seed s;
-	unsigned char *d;
 
-	if (only && (unsigned)atoi(only) >= ncases)
-		ncases = (unsigned)atoi(only) + 1;
+	if (tried) {
+		*s = made;
+		return made.data ? 0 : -1;
+	}
+	tried = 1;
 	snprintf(dir, sizeof dir, "%s/corefuzz", hp_test_tmp());
 	if (hp_test_sh("grep -qx core /proc/sys/kernel/core_pattern") ||
 	    hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* && "
@@ -248,13 +252,79 @@ HP_TEST(core_fuzz_short_deterministic_run)
 		       dir, dir, b, dir, b)) {
 		printf("  no kernel core in %s: the seed cannot be made\n", dir);
 		expect_true(!getenv("CI"), "a kernel core of corerec for the seed (CI)");
-		return;
+		return -1;
 	}
 	snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/seed.core");
-	if (load_seed(&s, dir)) {
+	if (load_seed(&made, dir)) {
+		free(made.data);
+		made.data = NULL;
 		expect_true(0, "the seed core holds heapprof_root");
-		return;
+		return -1;
 	}
+	*s = made;
+	return 0;
+}
+
+/* Regressions the fuzz run found: a damaged heapprof_root (a field set so)
+ * is one line, "heapprof_root is damaged", and the rest of the core is
+ * read; before, live_shards 2^32 - 1 looped over the shards for minutes,
+ * a chunk size of 40 bits shifted past the word (undefined), and a
+ * stack count of 2^32 - 1 allocated 64 GiB. */
+static void check_damaged_root(const struct seed *s, size_t field, uint64_t v, size_t width,
+			       const char *what)
+{
+	unsigned char *d = malloc(s->size);
+	struct hp_core c;
+	char err[512];
+	int st, said = 0;
+
+	if (!d)
+		return;
+	memcpy(d, s->data, s->size);
+	memcpy(d + s->root + field, &v, width);
+	st = fork_case(d, s->size);
+	expect_true(WIFEXITED(st) && WEXITSTATUS(st) == CASE_OK, what);
+	if (WIFEXITED(st) && hp_core_open_mem(&c, d, s->size, "damaged.core", err, sizeof err) == 0) {
+		if (hp_core_modules(&c, NULL) == 0 && hp_core_recorder(&c) == 0)
+			for (size_t i = 0; i < c.nnotes; i++)
+				said += strstr(c.notes[i], "heapprof_root is damaged") != NULL;
+		expect_true(said == 1 && !c.rec.found, "one line: heapprof_root is damaged");
+		hp_core_close(&c);
+	}
+	free(d);
+}
+
+HP_TEST(core_fuzz_damaged_root_is_one_line)
+{
+	struct seed s;
+
+	if (seed(&s))
+		return;
+	check_damaged_root(&s, offsetof(struct hp_root, live_shards), 0xffffffff, 4,
+			   "live_shards 2^32 - 1: no loop over them");
+	check_damaged_root(&s, offsetof(struct hp_root, stacks.chunk_bits), 40, 4,
+			   "a stack chunk of 2^40 entries: no shift past the word");
+	check_damaged_root(&s, offsetof(struct hp_root, bucket_bits), 64, 4,
+			   "64 bucket bits: no shift past the word");
+	check_damaged_root(&s, offsetof(struct hp_root, stacks.entries_max), 0xffffffff, 4,
+			   "2^32 - 1 stack chunks: no count past the core's size");
+	check_damaged_root(&s, offsetof(struct hp_root, bucket_counters_off), 0xfffffff0, 4,
+			   "counters past the bucket's end");
+}
+
+HP_TEST(core_fuzz_short_deterministic_run)
+{
+	char dir[512];
+	const char *env = getenv("HP_CORE_FUZZ_CASES"), *only = getenv("HP_CORE_FUZZ_CASE");
+	unsigned ncases = env ? (unsigned)strtoul(env, NULL, 10) : 120, failed = 0;
+	struct seed s;
+	unsigned char *d;
+
+	if (only && (unsigned)atoi(only) >= ncases)
+		ncases = (unsigned)atoi(only) + 1;
+	if (seed(&s))
+		return;
+	snprintf(dir, sizeof dir, "%s/corefuzz/seed.core", hp_test_tmp());
 	expect_eq_u64(WEXITSTATUS(fork_case(s.data, s.size)), CASE_OK, "the seed itself reads");
 	d = malloc(s.size);
 	if (!d)
@@ -297,7 +367,6 @@ HP_TEST(core_fuzz_short_deterministic_run)
 	expect_eq_u64(failed, 0, "every mutated core gives one clear line or a result "
 				 "(replay: HP_CORE_FUZZ_CASE=K)");
 	free(d);
-	free(s.data);
 }
 
 int main(int argc, char **argv)
