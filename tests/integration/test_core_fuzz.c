@@ -22,6 +22,7 @@
  * failure too. HP_CORE_FUZZ_CASES=N runs N cases (default 120), and
  * HP_CORE_FUZZ_CASE=K only case K, to replay one.
  */
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -310,6 +311,44 @@ HP_TEST(core_fuzz_damaged_root_is_one_line)
 			   "2^32 - 1 stack chunks: no count past the core's size");
 	check_damaged_root(&s, offsetof(struct hp_root, bucket_counters_off), 0xfffffff0, 4,
 			   "counters past the bucket's end");
+}
+
+/* A regression the fuzz run found (case 1350): a writable segment whose
+ * program header says 2^40 bytes (a damaged p_memsz) made the roots' walk
+ * and the mmapped-chunk search step through all of them, 8 bytes or a
+ * page at a time, for hours; only the bytes dumped are walked now. */
+HP_TEST(core_fuzz_huge_segment_is_not_walked)
+{
+	struct seed s;
+	unsigned char *d;
+	Elf64_Ehdr eh;
+	int changed = 0, st;
+
+	if (seed(&s))
+		return;
+	d = malloc(s.size);
+	if (!d)
+		return;
+	memcpy(d, s.data, s.size);
+	memcpy(&eh, d, sizeof eh);
+	/* the segment holding heapprof_root: libheapprof's data, above the
+	 * heap, so no range of malloc's covers what follows it */
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		size_t at = eh.e_phoff + (size_t)i * sizeof ph;
+		memcpy(&ph, d + at, sizeof ph);
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_W) || s.root < ph.p_offset ||
+		    s.root - ph.p_offset >= ph.p_filesz)
+			continue;
+		ph.p_memsz = UINT64_C(1) << 40;
+		memcpy(d + at, &ph, sizeof ph);
+		changed++;
+	}
+	expect_eq_u64(changed, 1, "the root's segment made 1 TiB long");
+	st = fork_case(d, s.size);
+	expect_true(WIFEXITED(st) && WEXITSTATUS(st) == CASE_OK,
+		    "heap walk, roots scan and reports finish (10 s) with a result");
+	free(d);
 }
 
 HP_TEST(core_fuzz_short_deterministic_run)
