@@ -69,8 +69,17 @@ struct hp_core_sym {
 	const char *name;    /* into the module's string pool */
 };
 
+#define HP_CORE_MOD_MAX_SEGMENTS 16
+
+/* One PT_LOAD of a module, as its program header says (bias not applied). */
+struct hp_core_mod_seg {
+	uint64_t vaddr, memsz, offset;
+	uint32_t flags;
+};
+
 struct hp_core_module {
-	char *path;        /* as NT_FILE names it, or --exe */
+	char *path;        /* as NT_FILE names it */
+	const char *file;  /* the file read for it: path, or --exe (borrowed) */
 	uint64_t lo, hi;   /* lowest and highest address of its mappings */
 	uint64_t bias;     /* load bias */
 	int is_exe;
@@ -78,6 +87,12 @@ struct hp_core_module {
 	/* [rw_lo[i], rw_hi[i]): its writable PT_LOADs (data and bss) */
 	uint64_t rw_lo[4], rw_hi[4];
 	int nrw;
+	/* its PT_LOADs and build-id, from its headers in the core, else from
+	 * the file (for a capture of the dump: core_cap.c) */
+	struct hp_core_mod_seg seg[HP_CORE_MOD_MAX_SEGMENTS];
+	int nseg;
+	unsigned char build_id[64];
+	size_t build_id_len;
 	struct hp_core_sym *syms; /* sorted by addr; function and object symbols */
 	size_t nsyms;
 	char *strings;
@@ -92,6 +107,7 @@ struct hp_core_rec_stack {
 
 struct hp_core_rec_bucket {
 	uint32_t id, stack;
+	uint32_t type_tag, origin_tag; /* the bucket key's tags (0: none) */
 	uint64_t size; /* the bucket key's size (sampled mode), else 0 */
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, temp_count, temp_bytes;
 	uint64_t peak_count, peak_bytes; /* at the global peak */
@@ -155,6 +171,7 @@ struct hp_core {
 	const char *path;
 	const unsigned char *map; /* the core file, mapped read-only */
 	size_t map_bytes;
+	int map_borrowed; /* hp_core_open_mem's: the caller's, not unmapped */
 	uint64_t need_bytes; /* what the segments need: > map_bytes when truncated */
 
 	struct hp_core_seg *segs; /* sorted by vaddr */
@@ -197,6 +214,12 @@ struct hp_core {
  * architecture, unreadable). A truncated core is opened and says so in
  * c->notes. On 0, free with hp_core_close. */
 int hp_core_open(struct hp_core *c, const char *path, char *err, size_t errcap);
+
+/* The same for a core already in memory, data[0..size), borrowed until
+ * hp_core_close (the fuzz targets' and tests' way in); name stands for
+ * its path in messages. */
+int hp_core_open_mem(struct hp_core *c, const void *data, size_t size, const char *name,
+		     char *err, size_t errcap);
 
 void hp_core_close(struct hp_core *c);
 
@@ -266,6 +289,14 @@ int hp_core_recorder(struct hp_core *c);
 void hp_core_rec_free(struct hp_core_rec *r);
 
 struct hp_core_report_options;
+struct hp_buf;
+
+/* Appends to out (its grow function set by the caller) a capture file of
+ * what the recorder held at the dump (core_cap.c): the file header, META,
+ * MODULES, STACKS and one SNAPSHOT whose per-site figures are those of a
+ * fatal-signal snapshot taken at the dump. Needs c->rec.found (-ENOENT
+ * otherwise). Returns 0 or -errno (-ENOMEM). */
+int hp_core_capture(const struct hp_core *c, struct hp_buf *out);
 
 /* The recorder's listing: totals, sites (stacks) by bytes in use with
  * their frames, live blocks. Returns 0, or -errno when writing failed. */
@@ -273,9 +304,18 @@ int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_re
 
 /* --- reports (core_report.c) ------------------------------------------ */
 
+struct hp_capture;
+struct hp_symbolizer;
+
 struct hp_core_report_options {
 	unsigned top; /* rows per table */
 	int json;
+	/* Optional, for the recorder's listing: the capture of the dump
+	 * (hp_core_capture, loaded) and a symbolizer of it, which give each
+	 * frame its functions, files and lines, inlined frames included, as
+	 * the capture's reports have them. NULL: symbols only. */
+	const struct hp_capture *cap;
+	struct hp_symbolizer *sym;
 };
 
 /* The report. Returns 0, or -errno when writing failed. */

@@ -188,6 +188,8 @@ static void read_notes(struct hp_core *c, const unsigned char *p, uint64_t n)
 	}
 }
 
+static int parse(struct hp_core *c, char *err, size_t errcap);
+
 int hp_core_open(struct hp_core *c, const char *path, char *err, size_t errcap)
 {
 	struct stat st;
@@ -219,6 +221,30 @@ int hp_core_open(struct hp_core *c, const char *path, char *err, size_t errcap)
 		snprintf(err, errcap, "%s: cannot map: %s", path, strerror(errno));
 		return ret;
 	}
+	return parse(c, err, errcap);
+}
+
+int hp_core_open_mem(struct hp_core *c, const void *data, size_t size, const char *name,
+		     char *err, size_t errcap)
+{
+	memset(c, 0, sizeof *c);
+	c->path = name;
+	if (size < sizeof(Elf64_Ehdr)) {
+		snprintf(err, errcap, "%s: not an ELF core (too short)", name);
+		return -EINVAL;
+	}
+	c->map = data;
+	c->map_bytes = size;
+	c->map_borrowed = 1;
+	return parse(c, err, errcap);
+}
+
+/* Reads the headers and notes of the core at c->map (hp_core_open's). */
+static int parse(struct hp_core *c, char *err, size_t errcap)
+{
+	const char *path = c->path;
+	Elf64_Ehdr eh;
+
 	memcpy(&eh, c->map, sizeof eh);
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
 		snprintf(err, errcap, "%s: not an ELF file", path);
@@ -311,7 +337,7 @@ void hp_core_close(struct hp_core *c)
 	free(c->segs);
 	free(c->threads);
 	free(c->maps);
-	if (c->map)
+	if (c->map && !c->map_borrowed)
 		munmap((void *)c->map, c->map_bytes);
 	memset(c, 0, sizeof *c);
 }

@@ -345,7 +345,9 @@ static void find_mmapped(struct walk *w, const struct hp_core_range *heaps, size
 		}
 		if (stack)
 			continue;
-		for (uint64_t p = seg->vaddr; p + PAGE <= end;) {
+		/* Only the pages dumped can hold a header: the walk ends with
+		 * them, whatever the segment's size says. */
+		for (uint64_t p = seg->vaddr; p + PAGE <= end && p - seg->vaddr < seg->present;) {
 			const uint64_t *h = hp_core_mem(c, p, 16);
 			uint64_t sz;
 			struct hp_core_block *b;

@@ -73,9 +73,13 @@ static size_t core_headers(const struct hp_core *c, struct hp_core_module *m, ui
 	if (!have_bias)
 		return 0;
 	m->nrw = 0;
+	m->nseg = 0;
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
 		Elf64_Phdr p;
 		memcpy(&p, ph + i * sizeof p, sizeof p);
+		if (p.p_type == PT_LOAD && m->nseg < HP_CORE_MOD_MAX_SEGMENTS)
+			m->seg[m->nseg++] = (struct hp_core_mod_seg){p.p_vaddr, p.p_memsz,
+								     p.p_offset, p.p_flags};
 		if (p.p_type == PT_LOAD && (p.p_flags & PF_W) && m->nrw < 4) {
 			m->rw_lo[m->nrw] = m->bias + p.p_vaddr;
 			m->rw_hi[m->nrw++] = m->bias + p.p_vaddr + p.p_memsz;
@@ -236,8 +240,13 @@ static void file_headers(struct hp_core_module *m, Elf *e, uint64_t first, uint6
 		}
 	}
 	m->nrw = 0;
+	m->nseg = 0;
 	for (size_t i = 0; i < n && have_bias; i++) {
 		GElf_Phdr p;
+		if (gelf_getphdr(e, (int)i, &p) && p.p_type == PT_LOAD &&
+		    m->nseg < HP_CORE_MOD_MAX_SEGMENTS)
+			m->seg[m->nseg++] = (struct hp_core_mod_seg){p.p_vaddr, p.p_memsz,
+								     p.p_offset, p.p_flags};
 		if (gelf_getphdr(e, (int)i, &p) && p.p_type == PT_LOAD && (p.p_flags & PF_W) &&
 		    m->nrw < 4) {
 			m->rw_lo[m->nrw] = m->bias + p.p_vaddr;
@@ -285,7 +294,12 @@ int hp_core_modules(struct hp_core *c, const char *exe)
 				first_off = c->maps[i].offset;
 		m->is_exe = c->auxv_phdr >= m->lo && c->auxv_phdr < m->hi;
 		file = m->is_exe && exe ? exe : m->path;
+		m->file = file;
 		core_idlen = first_off == 0 ? core_headers(c, m, m->lo, core_id) : 0;
+		if (core_idlen && core_idlen != (size_t)-1) {
+			memcpy(m->build_id, core_id, core_idlen);
+			m->build_id_len = core_idlen;
+		}
 		e = open_elf(file, &fd);
 		if (!e) {
 			m->status = access(file, F_OK) == 0 ? HP_CORE_MOD_NOT_ELF : HP_CORE_MOD_MISSING;
@@ -296,8 +310,10 @@ int hp_core_modules(struct hp_core *c, const char *exe)
 					     hp_text_escape(shown, sizeof shown, file));
 			continue;
 		}
-		if (!core_idlen)
+		if (!core_idlen) {
 			file_headers(m, e, m->lo, first_off);
+			m->build_id_len = elf_build_id(e, m->build_id);
+		}
 		if (core_idlen && core_idlen != (size_t)-1) {
 			size_t n = elf_build_id(e, file_id);
 			if (n != core_idlen || memcmp(file_id, core_id, n) != 0) {

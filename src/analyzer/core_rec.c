@@ -93,6 +93,45 @@ static int cmp_block(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* What is wrong with an interning table's layout, or NULL. */
+static const char *intern_damage(const struct hp_root_intern *t)
+{
+	if (t->chunk_bits >= 32)
+		return "its chunk size";
+	if (t->entry_bytes < 12)
+		return "its entry size";
+	return NULL;
+}
+
+/* What is wrong with a root's layout, or NULL: every shift, offset and
+ * size the reader uses must make sense before a table is followed (a
+ * damaged core, or a root overwritten by the program), and every count
+ * the reader loops over must be backed by bytes of the core, so that what
+ * it reads and allocates stays in proportion to the core's size. */
+static const char *root_damage(const struct hp_core *c, const struct hp_root *r)
+{
+	const char *bad;
+
+	if ((bad = intern_damage(&r->stacks)) || (bad = intern_damage(&r->keys)))
+		return bad;
+	if (r->bucket_chunk_bits >= 32 || r->bucket_bytes < 64 ||
+	    r->bucket_counters_off > r->bucket_bytes - 64 || r->bucket_lock_off > r->bucket_bytes - 4 ||
+	    r->bucket_epoch_off > r->bucket_bytes - 8)
+		return "the buckets' layout";
+	if (r->bucket_bits == 0 || r->bucket_bits >= 64 || r->entry_bytes < 16)
+		return "the live entries' layout";
+	if (r->shard_bytes < 8 || r->shard_lock_off > r->shard_bytes - 4 ||
+	    r->shard_slots_off > r->shard_bytes - 4 || r->shard_live_off > r->shard_bytes - 4 ||
+	    r->shard_table_off > r->shard_bytes - 8)
+		return "the live shards' layout";
+	if ((uint64_t)r->live_shards * r->shard_bytes > c->map_bytes ||
+	    (uint64_t)r->bucket_chunks * 8 > c->map_bytes ||
+	    (uint64_t)r->stacks.entries_max * 8 > c->map_bytes ||
+	    (uint64_t)r->keys.entries_max * 8 > c->map_bytes)
+		return "a count larger than the core";
+	return NULL;
+}
+
 /* Finds the root: 0, -ENOENT (no libheapprof in the core), or -EPROTO
  * (found, unusable: noted). */
 static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_core_module **lib)
@@ -102,6 +141,8 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 		const char *base = strrchr(m->path, '/');
 		uint64_t at;
 		const void *p;
+
+		const char *bad;
 
 		base = base ? base + 1 : m->path;
 		if (strncmp(base, "libheapprof", 11) != 0)
@@ -138,6 +179,11 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 			return -EPROTO;
 		}
 		memcpy(root, p, sizeof *root);
+		if ((bad = root_damage(c, root))) {
+			hp_core_note(c, "%s: heapprof_root is damaged (%s): the recorder's tables "
+					"are not read", m->path, bad);
+			return -EPROTO;
+		}
 		c->rec.root = at;
 		return 0;
 	}
@@ -151,7 +197,10 @@ static int read_stacks(struct hp_core *c, const struct hp_root *root)
 	int ok = 1;
 	uint32_t n = rd32(c, root->stacks.addr + root->stacks.count_off, &ok), bad = 0;
 
-	if (!ok || n == 0 || n > (root->stacks.entries_max << root->stacks.chunk_bits))
+	/* Each id has an entry of entry_bytes in the core: a count past what
+	 * the core could hold is damage, not a reason to allocate. */
+	if (!ok || n == 0 || n > ((uint64_t)root->stacks.entries_max << root->stacks.chunk_bits) ||
+	    n > c->map_bytes / root->stacks.entry_bytes)
 		n = 1;
 	r->stacks = calloc(n, sizeof *r->stacks);
 	if (!r->stacks)
@@ -219,6 +268,8 @@ static int read_bucket(struct hp_core *c, const struct hp_root *root, uint32_t i
 		const uint64_t *key = intern_key(c, &root->keys, id - root->keyed_first + 1, &len);
 		b->stack = key && len == 3 && key[0] < r->nstacks ? (uint32_t)key[0] : 0;
 		b->size = key && len == 3 ? key[2] : 0;
+		b->type_tag = key && len == 3 ? (uint32_t)(key[1] >> 32) : 0;
+		b->origin_tag = key && len == 3 ? (uint32_t)key[1] : 0;
 	}
 	b->alloc_count = v[0];
 	b->alloc_bytes = v[1];
@@ -260,7 +311,8 @@ static int read_buckets(struct hp_core *c, const struct hp_root *root)
 	for (uint32_t id = 1; id <= r->nstacks; id++)
 		if ((ret = read_bucket(c, root, id, epoch, &cap)) < 0)
 			return ret;
-	if (keys > 1 && keys <= (root->keys.entries_max << root->keys.chunk_bits))
+	if (keys > 1 && keys <= ((uint64_t)root->keys.entries_max << root->keys.chunk_bits) &&
+	    keys <= c->map_bytes / root->keys.entry_bytes)
 		for (uint32_t k = 1; k < keys; k++)
 			if ((ret = read_bucket(c, root, root->keyed_first + k - 1, epoch, &cap)) <
 			    0)

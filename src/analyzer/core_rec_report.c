@@ -3,14 +3,20 @@
  * (core_rec.c): totals, the sites (one per stack, its buckets summed)
  * by bytes in use with their frames, and every live block with its stack.
  * Frames are named from the core's modules' symbols (function+offset in
- * module); text or JSON.
+ * module) and, with a symbolizer of the capture of the dump (o->sym), get
+ * the analyzer's functions, files and lines, inlined frames included, as a
+ * capture's report has them; text or JSON.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "core.h"
+#include "symbolize.h"
+
+#define MAX_INLINED 16 /* symbolic frames per address */
 
 struct site {
 	uint32_t stack;
@@ -47,6 +53,40 @@ static const char *frame_name(const struct hp_core *c, uint64_t pc, char *buf, s
 	else
 		snprintf(buf, cap, "0x%" PRIx64, pc);
 	return buf;
+}
+
+/* The symbolic frames at return address pc, innermost (inlined) first,
+ * into out; how many, 0 without a symbolizer or on failure. */
+static int symbols(const struct hp_core_report_options *o, uint64_t pc, struct hp_sym *out)
+{
+	const struct hp_cap_module *m;
+	int n = 0;
+
+	if (!o->sym || !o->cap)
+		return 0;
+	m = hp_capture_module_of(o->cap, pc - 1);
+	if (hp_symbolizer_lookup(o->sym, m ? (int)(m - o->cap->modules) : -1, pc, out,
+				 MAX_INLINED, &n))
+		return 0;
+	return n;
+}
+
+/* One text line per frame: its symbol, then where, "  file:line", each
+ * inlined frame a line of its own before it, marked so. */
+static void text_frame(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+		       uint64_t pc)
+{
+	struct hp_sym syms[MAX_INLINED];
+	int n = symbols(o, pc, syms);
+	char buf[512];
+
+	for (int i = 0; i < n - 1; i++)
+		fprintf(f, "      %s  %s:%u (inlined)\n", syms[i].function,
+			syms[i].file ? syms[i].file : "", syms[i].line);
+	fprintf(f, "      %s", frame_name(c, pc, buf, sizeof buf));
+	if (n && syms[n - 1].file && syms[n - 1].file[0])
+		fprintf(f, "  %s:%u", syms[n - 1].file, syms[n - 1].line);
+	fputc('\n', f);
 }
 
 static int site_cmp(const void *a, const void *b)
@@ -118,20 +158,47 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 			x->alloc_count, x->free_count, x->peak_bytes, x->stack,
 			x->torn ? " (torn)" : "");
 		for (uint32_t d = 0; st->frames && d < st->depth; d++)
-			fprintf(f, "      %s\n", frame_name(c, st->frames[d], buf, sizeof buf));
+			text_frame(f, c, o, st->frames[d]);
 	}
 	fprintf(f, "\nlive blocks (first %u by address):\n", o->top);
 	for (size_t i = 0; i < r->nblocks && i < o->top; i++) {
 		const struct hp_core_rec_block *b = &r->blocks[i];
 		const struct hp_core_rec_stack *st = &r->stacks[b->stack];
-		fprintf(f, "  0x%" PRIx64 " %10" PRIu64 " bytes  stack %u  %s\n", b->addr, b->size,
+		struct hp_sym syms[MAX_INLINED];
+		int n = st->frames && st->depth ? symbols(o, st->frames[0], syms) : 0;
+		fprintf(f, "  0x%" PRIx64 " %10" PRIu64 " bytes  stack %u  %s", b->addr, b->size,
 			b->stack,
 			st->frames && st->depth ? frame_name(c, st->frames[0], buf, sizeof buf)
 						: "");
+		/* where it was allocated: the innermost symbolic frame's line */
+		if (n && syms[0].file && syms[0].file[0])
+			fprintf(f, "  %s:%u", syms[0].file, syms[0].line);
+		fputc('\n', f);
 	}
 }
 
-static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t ns)
+/* ,"symbols":[{function, file, line, inlined}...] when symbolized. */
+static void json_symbols(FILE *f, const struct hp_core_report_options *o, uint64_t pc)
+{
+	struct hp_sym syms[MAX_INLINED];
+	int n = symbols(o, pc, syms);
+
+	if (!n)
+		return;
+	fprintf(f, ",\"symbols\":[");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s{\"function\":", i ? "," : "");
+		json_str(f, syms[i].function ? syms[i].function : "");
+		fprintf(f, ",\"file\":");
+		json_str(f, syms[i].file ? syms[i].file : "");
+		fprintf(f, ",\"line\":%u,\"inlined\":%s}", syms[i].line,
+			syms[i].inlined ? "true" : "false");
+	}
+	fputc(']', f);
+}
+
+static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t ns,
+		 const struct hp_core_report_options *o)
 {
 	const struct hp_core_rec *r = &c->rec;
 	char buf[512];
@@ -164,6 +231,7 @@ static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 			fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"name\":", d ? "," : "",
 				st->frames[d]);
 			json_str(f, frame_name(c, st->frames[d], buf, sizeof buf));
+			json_symbols(f, o, st->frames[d]);
 			fputc('}', f);
 		}
 		fprintf(f, "]}");
@@ -183,7 +251,7 @@ int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_re
 	if (!s)
 		return -ENOMEM;
 	if (o->json)
-		json(f, c, s, ns);
+		json(f, c, s, ns, o);
 	else
 		text(f, c, s, ns, o);
 	free(s);

@@ -96,6 +96,11 @@ static void each_root(const struct hp_core *c, range_fn fn, void *arg)
 			fn(arg, lo, end, ROOT_STACK, owner);
 			continue;
 		}
+		/* Words past the bytes dumped are not in the core: no root
+		 * there, and a segment's size (a damaged header's 2^40 say)
+		 * must not set how long this walk takes. */
+		if (end - seg->vaddr > seg->present)
+			end = seg->vaddr + seg->present;
 		while (lo < end) {
 			uint64_t x = lo, skip = 0;
 			while (x < end && !in_malloc(c, x, &skip))

@@ -52,6 +52,12 @@ int hp_cli_find_recorder(char *out, size_t cap);
 int hp_cli_load_model(const char *path, const struct hp_model_options *opts, struct hp_capture *cap,
 		      struct hp_model *model);
 
+/* hp_capture_load, or for an ELF core of a process that ran under heapprof
+ * the capture of its dump made in memory (core.c: hp_core_capture), so
+ * that every command reading a capture reads such a core too. Same
+ * contract as hp_capture_load; the core's notes go to stderr. */
+int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen);
+
 /* An output file of a command: "-" (or NULL) is standard output.
  *
  * The rules, the same for every command that writes a file:

@@ -17,7 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "../analyzer/core.h"
+#include "../analyzer/embed.h"
+#include "../analyzer/symbolize.h"
+#include "../format/encode.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -29,6 +36,8 @@ static const char usage[] =
 	"and the modules' data (a conservative scan, as memcheck and LeakSanitizer do).\n"
 	"A process that ran under heapprof: its recorder's sites (stacks) with the\n"
 	"objects and bytes allocated, freed, in use and at the peak, and every live block.\n"
+	"  -o FILE          (under heapprof) write a capture of the heap at the dump,\n"
+	"                   with its symbols, for report, export, flamegraph, diff...\n"
 	"  --exe PROGRAM    the program's file, when it is not where the core says\n"
 	"  --json           the same content as JSON, every block listed\n"
 	"  --whatis         the operands after CORE are addresses: for each, the block\n"
@@ -54,9 +63,132 @@ static int parse_addr(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Writes the capture of the dump (hp_core_capture) to path ("-": standard
+ * output), then embeds its symbols in a file (hp_embed_symbols), so it
+ * can be analysed where the binaries are not. Returns 0, or -errno after
+ * saying why. */
+static int write_capture(const struct hp_core *c, const char *path, const char *core,
+			 const char *debug_dir)
+{
+	struct hp_buf buf = {.grow = hp_buf_grow_heap};
+	struct hp_cli_output o;
+	struct hp_embed_result res;
+	char err[1024];
+	int ret;
+
+	if (!c->rec.found) {
+		hp_cli_error("%s: no recorder's tables in the core (the process ran without "
+			     "heapprof): -o writes a capture only for one that ran under it",
+			     c->path);
+		return -ENOENT;
+	}
+	ret = hp_core_capture(c, &buf);
+	if (ret) {
+		hp_cli_error("%s: cannot make a capture: %s", c->path, strerror(-ret));
+		free(buf.data);
+		return ret;
+	}
+	if ((ret = hp_cli_output_open(&o, path, &core, 1))) {
+		free(buf.data);
+		return ret;
+	}
+	if (fwrite(buf.data, 1, buf.len, o.f) != buf.len)
+		ret = errno ? -errno : -EIO;
+	free(buf.data);
+	if ((ret = hp_cli_output_close(&o, ret)))
+		return ret;
+	if (o.to_stdout || !o.regular)
+		return 0;
+	if (hp_embed_symbols(path, debug_dir, &res, err, sizeof err) < 0) {
+		hp_cli_error("%s: symbols not embedded: %s", path, err);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The capture of the dump, in memory, and a symbolizer of it (from the
+ * binaries NT_FILE names, their build-ids checked). Returns 0, or -errno
+ * (nothing to free then). */
+static int symbolizer(const struct hp_core *c, const char *debug_dir, struct hp_capture *cap,
+		      struct hp_symbolizer **sym)
+{
+	struct hp_buf buf = {.grow = hp_buf_grow_heap};
+	char err[256];
+	int ret = hp_core_capture(c, &buf);
+
+	if (!ret)
+		ret = hp_capture_load_mem(buf.data, buf.len, cap, err, sizeof err);
+	free(buf.data);
+	if (ret < 0)
+		return ret;
+	if ((ret = hp_symbolizer_new(sym, cap, debug_dir, 0))) {
+		hp_capture_free(cap);
+		return ret;
+	}
+	return 0;
+}
+
+/* Whether path starts with an ELF header of type ET_CORE. */
+static int is_core(const char *path)
+{
+	unsigned char h[EI_NIDENT + 2];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), yes;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, h, sizeof h);
+	close(fd);
+	/* e_type follows e_ident, in the file's byte order */
+	yes = n == (ssize_t)sizeof h && memcmp(h, ELFMAG, SELFMAG) == 0 &&
+	      (h[EI_DATA] == ELFDATA2MSB ? h[EI_NIDENT] << 8 | h[EI_NIDENT + 1]
+					 : h[EI_NIDENT + 1] << 8 | h[EI_NIDENT]) == ET_CORE;
+	return yes;
+}
+
+int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen)
+{
+	struct hp_buf buf = {.grow = hp_buf_grow_heap};
+	struct hp_core c;
+	char cerr[1024];
+	int ret;
+
+	if (!is_core(path))
+		return hp_capture_load(path, cap, err, errlen);
+	ret = hp_core_open(&c, path, cerr, sizeof cerr);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s", cerr);
+		return ret;
+	}
+	if ((ret = hp_core_modules(&c, NULL)) || (ret = hp_core_recorder(&c))) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		goto out;
+	}
+	for (size_t i = 0; i < c.nnotes; i++)
+		hp_cli_error("%s", c.notes[i]);
+	if (!c.rec.found) {
+		snprintf(err, errlen, "%s: a core without heapprof's recorder in it: `heapprof "
+			 "core %s` shows its heap", path, path);
+		ret = -EINVAL;
+		goto out;
+	}
+	if ((ret = hp_core_capture(&c, &buf))) {
+		snprintf(err, errlen, "%s: cannot make a capture of it: %s", path, strerror(-ret));
+		goto out;
+	}
+	ret = hp_capture_load_mem(buf.data, buf.len, cap, cerr, sizeof cerr);
+	if (ret < 0)
+		snprintf(err, errlen, "%s: %s", path, cerr);
+out:
+	free(buf.data);
+	hp_core_close(&c);
+	return ret;
+}
+
 int hp_cmd_core(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
+		{HP_OPT_OUTPUT, 0, 0, NULL},
 		{HP_OPT_EXE, 0, 0, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_WHATIS, 0, 0, NULL},
@@ -65,6 +197,8 @@ int hp_cmd_core(int argc, char **argv)
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_core_report_options ro = {.top = 20};
+	struct hp_capture cap;
+	struct hp_symbolizer *sym = NULL;
 	struct hp_cli_args a;
 	struct hp_core c;
 	struct hp_cli_output o;
@@ -123,12 +257,28 @@ int hp_cmd_core(int argc, char **argv)
 		hp_cli_error("%s", c.notes[i]);
 	if ((!c.heap_ok && (!c.rec.found || addrs)) || c.need_bytes > c.map_bytes)
 		status = HP_EXIT_FAILURE;
+	if (a.value[HP_OPT_OUTPUT] && !addrs) {
+		status = write_capture(&c, a.value[HP_OPT_OUTPUT], argv[a.operand],
+				       a.value[HP_OPT_DEBUG_DIR]) ? HP_EXIT_FAILURE : status;
+		hp_core_close(&c);
+		return status;
+	}
+	/* The recorder's frames get file:line from the capture of the dump's
+	 * symbolizer; without it (out of memory) they keep their symbols. */
+	if (c.rec.found && !addrs && symbolizer(&c, a.value[HP_OPT_DEBUG_DIR], &cap, &sym) == 0) {
+		ro.cap = &cap;
+		ro.sym = sym;
+	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	ret = addrs ? hp_core_whatis(o.f, &c, addrs, naddrs, ro.json)
 	      : c.rec.found ? hp_core_rec_report(o.f, &c, &ro)
 			    : hp_core_report(o.f, &c, &ro);
 	if (hp_cli_output_close(&o, ret))
 		status = HP_EXIT_FAILURE;
+	if (ro.sym) {
+		hp_symbolizer_free(sym);
+		hp_capture_free(&cap);
+	}
 	hp_core_close(&c);
 	free(addrs);
 	return status;

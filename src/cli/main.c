@@ -132,7 +132,7 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 	char err[512];
 	int ret;
 
-	ret = hp_capture_load(path, cap, err, sizeof err);
+	ret = hp_cli_capture_load(path, cap, err, sizeof err);
 	if (ret < 0) {
 		hp_cli_error("%s", err);
 		return ret;

@@ -48,29 +48,44 @@ static const char check_py[] =
 	"    c=cap[k]; print(\"site.%s=%d,%d\" % (f,c[0]-c[2],c[1]-c[3]))\n"
 	"print(\"same=%d\" % n)\n";
 
+/* Runs tests/programs/corerec under heapprof into dir (its capture
+ * cap.hpf, its core rec.core), once per process. Returns 0, or -1 after
+ * saying why there is no core (a failure in CI, where a test never
+ * skips silently). */
+static int make_core(char *dir, size_t cap)
+{
+	static int made; /* 0: not tried, 1: made, -1: failed */
+	const char *b = hp_test_build();
+
+	snprintf(dir, cap, "%s/corerec", hp_test_tmp());
+	if (made)
+		return made > 0 ? 0 : -1;
+	made = -1;
+	if (hp_test_sh("grep -qx core /proc/sys/kernel/core_pattern")) {
+		printf("  core_pattern is not 'core': the kernel's core goes elsewhere\n");
+		expect_true(!getenv("CI"), "kernel core dumps in the working directory (CI)");
+		return -1;
+	}
+	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* cap.hpf && "
+		       "LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
+		       "%s/tests/programs/corerec > out.txt 2>/dev/null; "
+		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" rec.core",
+		       dir, dir, b, dir, b)) {
+		printf("  no core written in %s (a container without core dumps?)\n", dir);
+		expect_true(!getenv("CI"), "a kernel core of the aborted program (CI)");
+		return -1;
+	}
+	made = 1;
+	return 0;
+}
+
 HP_TEST(core_under_heapprof_equals_fatal_snapshot)
 {
 	char dir[512], *o;
 	const char *b = hp_test_build();
-	int st;
 
-	snprintf(dir, sizeof dir, "%s/corerec", hp_test_tmp());
-	if (hp_test_sh("grep -qx core /proc/sys/kernel/core_pattern")) {
-		/* In CI a test never skips silently: there it fails. */
-		printf("  core_pattern is not 'core': the kernel's core goes elsewhere\n");
-		expect_true(!getenv("CI"), "kernel core dumps in the working directory (CI)");
+	if (make_core(dir, sizeof dir))
 		return;
-	}
-	st = hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* cap.hpf && "
-			"LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
-			"%s/tests/programs/corerec > out.txt 2>/dev/null; "
-			"set -- core*; [ -f \"$1\" ] && mv \"$1\" rec.core",
-			dir, dir, b, dir, b);
-	if (st) {
-		printf("  no core written in %s (a container without core dumps?)\n", dir);
-		expect_true(!getenv("CI"), "a kernel core of the aborted program (CI)");
-		return;
-	}
 	expect_eq_u64(hp_test_sh("%s/heapprof inspect %s/cap.hpf | grep -q 'fatal signal'", b,
 				 dir), 0, "the capture holds the fatal-signal snapshot");
 	expect_eq_u64(hp_test_sh("%s/heapprof core --json %s/rec.core > %s/core.json 2> %s/err.txt "
@@ -107,6 +122,146 @@ HP_TEST(core_under_heapprof_equals_fatal_snapshot)
 				 "grep -q 'allocated'",
 				 b, dir, dir, b, dir, dir),
 		      0, "--whatis on a core made under heapprof finds the block");
+}
+
+/* Compares two `heapprof report --json --top 100` outputs (argv[1], the
+ * core's, and argv[2], the capture's): every table's rows keyed by their
+ * frames (function, file, line), with all their figures, and the totals.
+ * Prints "mismatch ..." per difference, "leak.FUNCTION:LINE=objects,bytes"
+ * for the program's leak rows and "rows=N". */
+static const char report_py[] =
+	"import json,sys\n"
+	"def rows(p):\n"
+	"  r=json.load(open(p)); out={}\n"
+	"  for k,l in r[\"top\"].items():\n"
+	"    for e in l: out[(k,tuple((f[\"function\"],f[\"file\"],f[\"line\"]) for f in "
+	"e[\"stack\"]))]=e[\"values\"]\n"
+	"  return r,out\n"
+	"a,ra=rows(sys.argv[1]); b,rb=rows(sys.argv[2])\n"
+	"if set(ra)!=set(rb): print(\"mismatch rows\",sorted(set(ra)^set(rb)))\n"
+	"for k in ra:\n"
+	"  if k in rb and ra[k]!=rb[k]: print(\"mismatch figures\",k,ra[k],rb[k])\n"
+	"if a[\"totals\"]!=b[\"totals\"]: print(\"mismatch totals\",a[\"totals\"],b[\"totals\"])\n"
+	"if a[\"snapshot\"][\"reason\"]!=b[\"snapshot\"][\"reason\"]: print(\"mismatch reason\")\n"
+	"for (k,st),v in sorted(ra.items()):\n"
+	"  if k==\"leaked\" and st and st[0][0].startswith(\"site_\"):\n"
+	"    print(\"leak.%s:%d=%d,%d\" % (st[0][0],st[0][2],v[\"inuse_objects\"],v[\"inuse_bytes\"]))\n"
+	"print(\"rows=%d\" % len(ra))\n";
+
+/* Checks a report of the core's capture (a file, or the core itself)
+ * against the report of the fatal-signal snapshot. */
+static void check_report(const char *dir, const char *input, const char *what)
+{
+	const char *b = hp_test_build();
+	char *o;
+
+	expect_eq_u64(hp_test_sh("%s/heapprof report --json --top 100 %s/%s > %s/r-core.json && "
+				 "%s/heapprof report --json --top 100 %s/cap.hpf > %s/r-cap.json",
+				 b, dir, input, dir, b, dir, dir), 0, what);
+	o = hp_test_sh_out("python3 -c '%s' %s/r-core.json %s/r-cap.json", report_py, dir, dir);
+	if (!o)
+		return;
+	expect_true(!strstr(o, "mismatch"), "every row of every table and the totals as in the "
+					    "fatal-signal snapshot's report");
+	if (strstr(o, "mismatch"))
+		printf("%s", o);
+	expect_true(strstr(o, "leak.site_small:19=6,144\n") != NULL,
+		    "site_small (corerec.c:19): 6 objects, 144 bytes in use");
+	expect_true(strstr(o, "leak.site_mid:24=5,5000\n") != NULL,
+		    "site_mid (corerec.c:24): 5 objects, 5000 bytes in use");
+	expect_true(strstr(o, "leak.site_big:29=1,70000\n") != NULL,
+		    "site_big (corerec.c:29): 1 object, 70000 bytes in use");
+	expect_true(strstr(o, "rows=0\n") == NULL, "the tables have rows");
+	free(o);
+}
+
+HP_TEST(core_o_writes_capture_of_the_dump)
+{
+	char dir[512];
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return;
+	expect_eq_u64(hp_test_sh("cd %s && rm -f at.hpf && %s/heapprof core rec.core -o at.hpf "
+				 "2> err-o.txt && [ ! -s err-o.txt ]", dir, b),
+		      0, "heapprof core -o exits 0, quietly");
+	expect_eq_u64(hp_test_sh("%s/heapprof inspect %s/at.hpf > %s/at.txt && "
+				 "grep -q 'fatal signal' %s/at.txt && "
+				 "grep -q 'symbols *embedded' %s/at.txt && "
+				 "grep -q 'damage *none' %s/at.txt",
+				 b, dir, dir, dir, dir, dir),
+		      0, "a whole capture: a fatal-signal snapshot, symbols embedded, no damage");
+	/* the buckets (stack ids, figures, frames) are the snapshot's, line by line */
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof inspect --stacks at.hpf | "
+				 "sed -n '/^buckets/,$p' | sed 's,/usr/lib/,/lib/,' > a.b && "
+				 "%s/heapprof inspect --stacks cap.hpf | sed -n '/^buckets/,$p' > "
+				 "c.b && diff -u c.b a.b",
+				 dir, b, b),
+		      0, "every bucket as in the fatal-signal snapshot");
+	check_report(dir, "at.hpf", "report reads the capture of the dump");
+	/* the core is the command's input: never overwritten */
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core rec.core -o rec.core 2>/dev/null; "
+				 "[ $? = 1 ] && [ -s rec.core ]", dir, b),
+		      0, "-o onto its own input is refused, the core kept");
+}
+
+HP_TEST(core_every_command_reads_a_core)
+{
+	char dir[512];
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return;
+	check_report(dir, "rec.core", "report reads the core itself");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof export rec.core --format folded -o f1 && "
+				 "%s/heapprof export cap.hpf --format folded -o f2 && "
+				 "cmp f1 f2 && grep -q site_mid f1",
+				 dir, b, b),
+		      0, "export --format folded: the same as the snapshot's");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof flamegraph rec.core -o f.svg && "
+				 "grep -q 'site_mid' f.svg && %s/heapprof diff cap.hpf rec.core | "
+				 "grep -q '^0 of [0-9]* stacks changed'",
+				 dir, b, b),
+		      0, "flamegraph and diff read the core; no stack differs from the snapshot");
+}
+
+HP_TEST(core_frames_have_file_and_line)
+{
+	char dir[512];
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return;
+	/* the listing's live blocks: each with its allocation site's file:line */
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core rec.core > list.txt && "
+				 "[ $(grep -c '  1000 bytes  stack [0-9]*  site_mid+0x[0-9a-f]* in "
+				 "corerec  tests/programs/corerec.c:24$' list.txt) = 5 ] && "
+				 "[ $(grep -c '  24 bytes  stack [0-9]*  site_small+0x[0-9a-f]* in "
+				 "corerec  tests/programs/corerec.c:19$' list.txt) = 6 ] && "
+				 "grep -q '  70000 bytes  stack [0-9]*  site_big+0x[0-9a-f]* in corerec "
+				 " tests/programs/corerec.c:29$' list.txt && "
+				 "grep -q '^      main+0x[0-9a-f]* in corerec  tests/programs/corerec.c:52$'"
+				 " list.txt",
+				 dir, b),
+		      0, "site_mid's 5 blocks at corerec.c:24, site_small's 6 at :19, site_big's "
+			 "at :29, its caller at :52");
+	/* JSON: every frame's symbols; libc's printf path (libc6-dbg) has
+	 * inlined frames, each marked and placed before the function holding it */
+	expect_eq_u64(hp_test_sh("%s/heapprof core --json %s/rec.core | python3 -c 'import json,sys\n"
+				 "r=json.load(sys.stdin)\n"
+				 "s={x[\"stack\"]:x for x in r[\"sites\"]}\n"
+				 "mid=[x for x in r[\"sites\"] if x[\"frames\"][0][\"name\"]"
+				 ".startswith(\"site_mid+\")][0]\n"
+				 "f=mid[\"frames\"][0][\"symbols\"]\n"
+				 "assert f==[{\"function\":\"site_mid\",\"file\":\"tests/programs/corerec.c\","
+				 "\"line\":24,\"inlined\":False}], f\n"
+				 "inl=[y for x in r[\"sites\"] for fr in x[\"frames\"] for y in "
+				 "fr.get(\"symbols\",[])[:-1]]\n"
+				 "assert inl and all(y[\"inlined\"] and y[\"line\"] > 0 for y in inl), inl\n"
+				 "'",
+				 b, dir),
+		      0, "site_mid's frame: site_mid at corerec.c:24; inlined frames marked, with "
+			 "their lines");
 }
 
 int main(int argc, char **argv)
