@@ -8,8 +8,10 @@
  * and under heapprof run, in both unwinding modes: the figures known.h
  * gives, and per stack exactly what the dynamic recorder records of the
  * same program. heapprof run on a static program without the recorder
- * says so in one line. A fork and an exec from a static program.
+ * says so in one line. Fork, exec, constructors and destructors of static
+ * programs, as test_lifecycle checks them for dynamic ones.
  */
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@
  * test binary. Returns its path, or NULL after a failed expectation. */
 static const char *static_build(const char *name)
 {
-	static char path[4][4400];
+	static char path[8][4400];
 	static int n;
 	char want[4400];
 	int st;
@@ -171,6 +173,87 @@ HP_TEST(static_without_recorder)
 	}
 	free(out);
 	expect_eq_u64(hp_test_sh("test ! -e %s/plain.hpf", tmp), 0, "no empty capture left");
+}
+
+/* heapprof run -q OPTS -o DIR/out.hpf -- PROG ARGS in a fresh DIR. */
+static int run_in(const char *dir, const char *opts, const char *prog, const char *args)
+{
+	hp_test_sh("rm -rf %s && mkdir -p %s", dir, dir);
+	return hp_test_sh("timeout 120 %s/heapprof run -q %s -o %s/out.hpf -- %s %s >%s/stdout",
+			  hp_test_build(), opts, dir, prog, args, dir);
+}
+
+/* test_lifecycle's fork_with_follow and fork_exec_with_follow, static: a
+ * static forker whose child execs a static execd. */
+HP_TEST(static_fork_exec_follow)
+{
+	const char *forker = static_build("forker"), *execd = static_build("execd");
+	char dir[4400], path[4600];
+	struct hp_capture *cap;
+	glob_t g;
+
+	if (!forker || !execd)
+		return;
+	snprintf(dir, sizeof dir, "%s/static-forker", hp_test_tmp());
+	expect_eq_u64(run_in(dir, "--follow-fork", forker, ""), 0, "fork: exit status");
+	snprintf(path, sizeof path, "%s/out.hpf", dir);
+	if ((cap = hpq_load(path))) {
+		expect_eq_u64(hpq_match(cap, STACK("parent_before", "main")).alloc_count, 3,
+			      "parent: before fork");
+		expect_eq_u64(hpq_match(cap, STACK("parent_after", "main")).alloc_count, 4,
+			      "parent: after fork");
+		expect_eq_u64(hpq_match(cap, STACK("child_work", "main")).alloc_count, 0,
+			      "parent: none of the child's");
+		hpq_free(cap);
+	}
+	snprintf(path, sizeof path, "%s/out.*.hpf", dir);
+	if (expect_eq_u64(glob(path, 0, NULL, &g), 0, "the child writes out.<pid>.hpf") &&
+	    expect_eq_u64(g.gl_pathc, 1, "one child capture")) {
+		if ((cap = hpq_load(g.gl_pathv[0]))) {
+			expect_eq_u64(hpq_match(cap, STACK("child_work", "main")).alloc_count, 5,
+				      "child: its own allocations");
+			expect_eq_u64(hpq_match(cap, STACK("parent_before", "main")).alloc_count, 3,
+				      "child: inherits the heap allocated before the fork");
+			expect_true(cap->flags & HP_META_FORKED_CHILD, "child: marked as forked");
+			hpq_free(cap);
+		}
+		globfree(&g);
+	}
+
+	expect_eq_u64(run_in(dir, "--follow-fork", forker, execd), 0, "fork+exec: exit status");
+	if (expect_eq_u64(glob(path, 0, NULL, &g), 0, "a child capture") &&
+	    expect_eq_u64(g.gl_pathc, 1, "one child capture: the exec'd program's")) {
+		if ((cap = hpq_load(g.gl_pathv[0]))) {
+			expect_eq_u64(hpq_match(cap, STACK("execd_work", "main")).alloc_count, 6,
+				      "exec'd static program: its allocations");
+			expect_true(strstr(cap->program, "execd") != NULL, "exec'd program: its name");
+			hpq_free(cap);
+		}
+		globfree(&g);
+	}
+}
+
+/* Constructors, destructors and atexit handlers of a static program: the
+ * recorder's constructor runs before the program's. */
+HP_TEST(static_constructors_and_destructors)
+{
+	const char *prog = static_build("ctor_dtor");
+	char dir[4400], path[4600];
+	struct hp_capture *cap;
+
+	if (!prog)
+		return;
+	snprintf(dir, sizeof dir, "%s/static-ctor", hp_test_tmp());
+	expect_eq_u64(run_in(dir, "", prog, ""), 0, "exit status");
+	snprintf(path, sizeof path, "%s/out.hpf", dir);
+	if (!(cap = hpq_load(path)))
+		return;
+	expect_eq_u64(hpq_match(cap, STACK("ctor_alloc")).alloc_bytes, 3 * 111,
+		      "constructor before main: bytes");
+	expect_eq_u64(hpq_match(cap, STACK("dtor_alloc")).alloc_bytes, 2 * 222,
+		      "destructor after main: bytes");
+	expect_eq_u64(hpq_match(cap, STACK("atexit_alloc")).alloc_bytes, 333, "atexit handler: bytes");
+	hpq_free(cap);
 }
 
 int main(int argc, char **argv)
