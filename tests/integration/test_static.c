@@ -24,7 +24,8 @@
 /* The flags the Makefile builds test programs with (TEST_PROG_CFLAGS). */
 #define PROG_CFLAGS "-O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread"
 
-/* Links tests/programs/NAME.c statically with the recorder, through the
+/* Links tests/programs/NAME.c (or NAME.cpp, with c++ and the flags the
+ * Makefile adds for C++) statically with the recorder, through the
  * build tree's heapprof-static.pc, into the scratch directory, once per
  * test binary. Returns its path, or NULL after a failed expectation. */
 static const char *static_build(const char *name)
@@ -39,9 +40,12 @@ static const char *static_build(const char *name)
 		if (strcmp(path[i], want) == 0)
 			return path[i];
 	st = hp_test_sh("PKG_CONFIG_PATH=%s/pkgconfig; export PKG_CONFIG_PATH; "
+			"if test -f tests/programs/%s.cpp; then "
+			"c++ " PROG_CFLAGS " -std=c++17 -fsized-deallocation -static -o %s "
+			"tests/programs/%s.cpp $(pkg-config --static --libs heapprof-static); else "
 			"cc " PROG_CFLAGS " -static -o %s tests/programs/%s.c "
-			"$(pkg-config --static --libs heapprof-static) >%s.log 2>&1",
-			hp_test_build(), want, name, want);
+			"$(pkg-config --static --libs heapprof-static); fi >%s.log 2>&1",
+			hp_test_build(), name, want, name, want, name, want);
 	if (!expect_eq_u64(st, 0, "cc -static $(pkg-config --static --libs heapprof-static)")) {
 		hp_test_sh("tail -n 20 %s.log >&2", want);
 		return NULL;
@@ -254,6 +258,54 @@ HP_TEST(static_constructors_and_destructors)
 		      "destructor after main: bytes");
 	expect_eq_u64(hpq_match(cap, STACK("atexit_alloc")).alloc_bytes, 333, "atexit handler: bytes");
 	hpq_free(cap);
+}
+
+/* Every C++ operator (tests/programs/cxx_all.cpp, test_cxx's program),
+ * linked statically with libstdc++.a: per function, exactly the dynamic
+ * recorder's figures. The link itself is part of the test: libunwind.a's
+ * _Unwind_Resume must not collide with libgcc_eh.a's. */
+HP_TEST(static_cxx_every_operator)
+{
+	static const char *const fns[] = {
+		"new_plain",           "new_array",         "new_nothrow",
+		"new_array_nothrow",   "new_aligned",       "new_aligned_array",
+		"new_aligned_nothrow", "new_aligned_array_nothrow", "explicit_operators",
+		"new_fails",           "after_exception",
+	};
+	const char *prog = static_build("cxx_all");
+	char st_out[4600], dyn_out[4600];
+	struct hp_capture *st, *dyn;
+
+	if (!prog)
+		return;
+	snprintf(st_out, sizeof st_out, "%s/static-cxx.hpf", hp_test_tmp());
+	snprintf(dyn_out, sizeof dyn_out, "%s/dynamic-cxx.hpf", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s", hp_test_build(), st_out, prog), 0,
+		      "the static cxx_all exits 0 (bad_alloc thrown and caught through the recorder)");
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/cxx_all",
+				 hp_test_build(), dyn_out, hp_test_build()),
+		      0, "the dynamic cxx_all exits 0");
+	st = hpq_load(st_out);
+	dyn = hpq_load(dyn_out);
+	if (st && dyn) {
+		for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
+			struct hpq_sum a = hpq_match(st, STACK(fns[i], "main"));
+			struct hpq_sum b = hpq_match(dyn, STACK(fns[i], "main"));
+			char why[160];
+			snprintf(why, sizeof why, "%s: allocations as the dynamic recorder's", fns[i]);
+			expect_eq_u64(a.alloc_count, b.alloc_count, why);
+			snprintf(why, sizeof why, "%s: bytes as the dynamic recorder's", fns[i]);
+			expect_eq_u64(a.alloc_bytes, b.alloc_bytes, why);
+			snprintf(why, sizeof why, "%s: frees as the dynamic recorder's", fns[i]);
+			expect_eq_u64(a.free_count, b.free_count, why);
+			snprintf(why, sizeof why, "%s: freed bytes as the dynamic recorder's", fns[i]);
+			expect_eq_u64(a.free_bytes, b.free_bytes, why);
+		}
+		expect_true(hpq_match(st, STACK("new_plain", "main")).alloc_count > 0,
+			    "operator new recorded at all");
+	}
+	hpq_free(st);
+	hpq_free(dyn);
 }
 
 int main(int argc, char **argv)
