@@ -86,6 +86,33 @@ RECTEST_SRC := $(filter-out src/recorder/interpose% src/recorder/api.c src/recor
 RECTEST_OBJ := $(call obj,rtest,$(RECTEST_SRC))
 RECTEST := $(BUILD)/librectest.a
 
+# The static recorder (libheapprof.a) for programs linked with -static: the
+# recorder's objects built again with -DHP_STATIC (entry points __wrap_X,
+# real functions __real_X: see interpose_inline.h), without what needs a
+# loader (attach.c, got.c). Their text sections are renamed into one,
+# heapprof_text, whose bounds the linker defines (__start_/__stop_), so that
+# the unwinder knows the recorder's own frames inside a one-segment program.
+# heapprof-static.pc says how to link with it: the --wrap list and the
+# dependencies' static archives (libunwind.a needs liblzma.a).
+STATIC_SRC := $(filter-out src/recorder/attach.c src/recorder/got.c,$(RECORDER_SRC)) \
+	src/format/encode.c $(filter-out $(COMMON_HEAP_SRC),$(COMMON_SRC))
+STATIC_OBJ := $(call obj,static,$(STATIC_SRC))
+STATIC_LIB := $(BUILD)/libheapprof.a
+STATIC_TEXT := .text .text.unlikely .text.hot .text.startup .text.exit
+STATIC_WRAP := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
+	valloc pvalloc _exit _Exit execve execv execvp execvpe fexecve execveat execl execlp execle \
+	sigaction signal \
+	_Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t \
+	_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t \
+	_ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t \
+	_ZdlPvSt11align_val_t _ZdaPvSt11align_val_t _ZdlPvmSt11align_val_t _ZdaPvmSt11align_val_t \
+	_ZdlPvSt11align_val_tRKSt9nothrow_t _ZdaPvSt11align_val_tRKSt9nothrow_t
+STATIC_PC := $(BUILD)/pkgconfig/heapprof-static.pc
+STATIC_PC_IN := src/recorder/heapprof-static.pc.in
+comma := ,
+empty :=
+space := $(empty) $(empty)
+
 LIB := $(BUILD)/libheapprof.so
 BIN := $(BUILD)/heapprof
 CORE := $(BUILD)/libhpcore.a
@@ -100,7 +127,7 @@ DOC := $(BUILD)/doc
 all: deps-build
 	@$(MAKE) --no-print-directory binaries docs
 
-binaries: $(LIB) $(BIN)
+binaries: $(LIB) $(BIN) $(STATIC_LIB) $(STATIC_PC)
 
 # The man pages and completions say what the built binary's --help says
 # (scripts/gendocs.sh); one stamp for the lot, as their names come from it.
@@ -114,6 +141,27 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(RECORDER_CFLAGS) -c $< -o $@
 
+
+$(BUILD)/static/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RECORDER_CFLAGS) -DHP_STATIC -c $< -o $@.tmp
+	objcopy $(foreach s,$(STATIC_TEXT),--rename-section $(s)=heapprof_text) $@.tmp $@
+	@rm -f $@.tmp
+
+$(STATIC_LIB): $(STATIC_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The .pc file for a prefix: $(call static_pc,PREFIX,LIBDIR,OUT).
+static_pc = sed -e 's|@PREFIX@|$(1)|' -e 's|@LIBDIR@|$(2)|' \
+	-e 's|@VERSION@|$(shell sed -n 's/.*HP_VERSION "\(.*\)".*/\1/p' src/common/version.h)|' \
+	-e 's|@WRAP@|-Wl,--wrap=$(subst $(space),$(comma)--wrap=,$(strip $(STATIC_WRAP)))|' \
+	$(STATIC_PC_IN) > $(3)
+
+# The build tree's own, for the tests (PKG_CONFIG_PATH=$(BUILD)/pkgconfig).
+$(STATIC_PC): $(STATIC_PC_IN) Makefile src/common/version.h
+	@mkdir -p $(dir $@)
+	$(call static_pc,$(abspath $(BUILD)),$${prefix},$@)
 
 $(BUILD)/host/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -185,6 +233,9 @@ install: all
 		$(DESTDIR)$(PREFIX)/$(ZSH_DIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/heapprof
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/heapprof/libheapprof.so
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/heapprof/libheapprof.a
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	$(call static_pc,$(PREFIX),$${prefix}/lib/heapprof,$(DESTDIR)$(PREFIX)/lib/pkgconfig/heapprof-static.pc)
 	install -m 644 include/heapprof.h include/heapprof.hpp $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(DOC)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(DOC)/completion/heapprof \

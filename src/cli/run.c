@@ -7,6 +7,7 @@
  * The child reports the capture's path, or why exec failed, through a
  * close-on-exec pipe: EOF means the exec succeeded.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -59,7 +60,8 @@ static const char usage[] =
 	"Exit status: the program's, or 128+N when it died of signal N; without\n"
 	"running it: 2 for a wrong option, 125 when the capture file cannot be\n"
 	"created, 126 when PROGRAM is a directory, not executable, or set-user-ID\n"
-	"or set-group-ID (the loader would not preload the recorder), 127 when it\n"
+	"or set-group-ID (the loader would not preload the recorder), or statically\n"
+	"linked without the recorder (pkg-config heapprof-static), 127 when it\n"
 	"cannot be found or started.\n";
 
 int hp_cli_find_recorder(char *out, size_t cap)
@@ -157,12 +159,66 @@ static int resolve_program(const char *name, char *out, size_t cap, struct stat 
 	return found ? 0 : -ENOENT;
 }
 
+/* Whether the program at path is statically linked (no PT_INTERP, no
+ * PT_DYNAMIC: the loader never runs, LD_PRELOAD does nothing) and, if so,
+ * whether the static recorder is linked in: its note, "heapprof" in a
+ * PT_NOTE segment (src/recorder/interpose.c), which strip keeps. Returns 1
+ * for a static program with the recorder, 0 for one without, -1 for
+ * anything else (a dynamic program, a script, an unreadable file, not
+ * ELF64: left to the loader as before). A static-pie (PT_DYNAMIC, no
+ * PT_INTERP) is not told from the loader itself run as a program: -1. */
+static int static_recorder(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), dynamic = 0, note = 0;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof ph)
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) !=
+		    (ssize_t)sizeof ph)
+			goto out;
+		if (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC)
+			dynamic = 1;
+		else if (ph.p_type == PT_NOTE && ph.p_filesz <= 1 << 16 && !note) {
+			/* Each note: namesz, descsz, type, then the name and
+			 * the descriptor, each padded to 4 bytes. */
+			unsigned char buf[1 << 16];
+			size_t at = 0, n = (size_t)ph.p_filesz;
+			if (pread(fd, buf, n, (off_t)ph.p_offset) != (ssize_t)n)
+				goto out;
+			while (at + 12 <= n) {
+				Elf64_Nhdr nh;
+				memcpy(&nh, buf + at, sizeof nh);
+				at += sizeof nh;
+				if (nh.n_namesz == 9 && at + 9 <= n && memcmp(buf + at, "heapprof", 9) == 0)
+					note = 1;
+				at += ((size_t)nh.n_namesz + 3) / 4 * 4 + ((size_t)nh.n_descsz + 3) / 4 * 4;
+			}
+		}
+	}
+	close(fd);
+	return dynamic ? -1 : note;
+out:
+	close(fd);
+	return -1;
+}
+
 /* Refuses, in one line, a program the recorder cannot be preloaded into:
  * a directory, a file that is not executable, and a set-user-ID or
  * set-group-ID program that would change identity (the loader ignores
  * LD_PRELOAD for those, so the run would record nothing). A program that
- * is not found is left to execvp, which says so. Returns 0, or -EISDIR,
- * -EACCES or -EPERM after saying why. */
+ * is not found is left to execvp, which says so. A statically linked
+ * program without the static recorder is refused too (the capture would
+ * stay empty); one with it linked in runs as any other, reading
+ * HEAPPROF_OUTPUT and the rest (LD_PRELOAD, useless to it, still reaches
+ * the dynamic programs it execs). Returns 0, or -EISDIR, -EACCES or -EPERM
+ * after saying why. */
 static int check_program(const char *name)
 {
 	char path[PATH_MAX];
@@ -183,6 +239,12 @@ static int check_program(const char *name)
 		hp_cli_error("run: cannot record %s: it is set-%s-ID, and the loader ignores "
 			     "LD_PRELOAD for such programs (record a copy without the bit)",
 			     path, st.st_mode & S_ISUID ? "user" : "group");
+		return -EPERM;
+	}
+	if (static_recorder(path) == 0) {
+		hp_cli_error("run: cannot record %s: statically linked without the recorder: "
+			     "link it with pkg-config heapprof-static, or use a dynamic build",
+			     path);
 		return -EPERM;
 	}
 	return 0;

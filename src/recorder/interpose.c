@@ -13,6 +13,12 @@
  * functions are known. A thread-local flag marks the lookup, and calls made
  * during it are served from a static buffer; frees of that buffer are no-ops.
  * Other threads arriving meanwhile wait for the lookup to finish.
+ *
+ * Built into the static archive (HP_STATIC), the entry points are
+ * __wrap_malloc and so on, and the real functions are __real_malloc and so
+ * on, known at link time (interpose_inline.h, HP_ENTRY): no dlsym, nothing
+ * served from the bootstrap buffer, no dlclose to watch (a static program
+ * loads no libraries of its own).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -29,6 +35,39 @@
 /* Everything this file defines with external linkage is exported (the
  * version script then keeps just the interposed names). */
 #pragma GCC visibility push(default)
+
+#ifdef HP_STATIC
+/* The mark heapprof run looks for in a static program to know that the
+ * recorder is linked in (src/cli/run.c): an ELF note, name "heapprof",
+ * type 1, no descriptor. A note, so that strip keeps it and ld's
+ * --gc-sections does not drop it. */
+__asm__(".pushsection .note.heapprof,\"a\",@note\n"
+	"\t.balign 4\n"
+	"\t.long 9, 0, 1\n"
+	"\t.asciz \"heapprof\"\n"
+	"\t.balign 4\n"
+	"\t.popsection\n");
+
+/* attach.c is not in the archive (a static program has no loader to
+ * dlopen the recorder with): never attached. */
+int hp_attach_starting(void)
+{
+	return 0;
+}
+#endif
+
+#ifdef HP_STATIC
+extern void *__real_malloc(size_t);
+extern void __real_free(void *);
+extern void *__real_calloc(size_t, size_t);
+extern void *__real_realloc(void *, size_t);
+extern void *__real_reallocarray(void *, size_t, size_t);
+extern int __real_posix_memalign(void **, size_t, size_t);
+extern void *__real_aligned_alloc(size_t, size_t);
+extern void *__real_memalign(size_t, size_t);
+extern void *__real_valloc(size_t);
+extern void *__real_pvalloc(size_t);
+#endif
 
 static void *first_malloc(size_t size);
 static void *first_calloc(size_t n, size_t size);
@@ -53,7 +92,28 @@ static struct {
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	int (*dlclose)(void *);
-} real = {.malloc = first_malloc, .free = hp_free_slow, .calloc = first_calloc};
+} real = {.malloc = first_malloc,
+	.free = hp_free_slow,
+	.calloc = first_calloc,
+#ifdef HP_STATIC
+	/* Known from the start: frees of blocks made before the recorder
+	 * started (libc's own, see constructed) reach it. */
+	.next_free = __real_free,
+#endif
+};
+
+#ifdef HP_STATIC
+/* 0 until start_on_load runs, among the first constructors: libc's
+ * start-up allocates earlier (_dl_non_dynamic_init, before the program's
+ * list of loaded objects exists, which the unwinders need), and those
+ * calls go straight to the real functions, unrecorded, as the loader's do
+ * before a preloaded recorder starts. Written once, by the main thread. */
+static int constructed;
+#define EARLY(real_call, boot_call) \
+	(__atomic_load_n(&constructed, __ATOMIC_ACQUIRE) ? (boot_call) : (real_call))
+#else
+#define EARLY(real_call, boot_call) (boot_call)
+#endif
 
 /* The C++ operators' fast path calls the next malloc and free directly
  * (see interpose_cxx.c); free is only reached for blocks malloc made, so
@@ -133,7 +193,12 @@ void hp_note_free_slow(void *p)
 	note_free(p);
 }
 
-#define RESOLVE(name) real.name = (__typeof__(real.name))hp_os_dlsym_next(#name)
+#ifdef HP_STATIC
+#define NEXT_OF(name) ((void *)__real_##name)
+#else
+#define NEXT_OF(name) hp_os_dlsym_next(#name)
+#endif
+#define RESOLVE(name) real.name = (__typeof__(real.name))NEXT_OF(name)
 
 int hp_interpose_init(void)
 {
@@ -143,6 +208,10 @@ int hp_interpose_init(void)
 		return 0;
 	if (hp_self.resolving)
 		return -1;
+#ifdef HP_STATIC
+	if (!__atomic_load_n(&constructed, __ATOMIC_ACQUIRE))
+		return -1;
+#endif
 	if (__atomic_compare_exchange_n(&resolved, &expected, 1, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
 		int saved = errno; /* a successful first malloc keeps errno */
@@ -151,9 +220,9 @@ int hp_interpose_init(void)
 		hp_self.resolving = 1;
 		/* malloc last: once it is set, the fast path (which does not
 		 * test resolved) may hand out blocks that free must know. */
-		next_malloc = hp_os_dlsym_next("malloc");
-		real.next_free = (__typeof__(real.free))hp_os_dlsym_next("free");
-		real.calloc = (__typeof__(real.calloc))hp_os_dlsym_next("calloc");
+		next_malloc = NEXT_OF(malloc);
+		real.next_free = (__typeof__(real.free))NEXT_OF(free);
+		real.calloc = (__typeof__(real.calloc))NEXT_OF(calloc);
 		RESOLVE(realloc);
 		RESOLVE(reallocarray);
 		RESOLVE(posix_memalign);
@@ -161,7 +230,9 @@ int hp_interpose_init(void)
 		RESOLVE(memalign);
 		RESOLVE(valloc);
 		RESOLVE(pvalloc);
+#ifndef HP_STATIC
 		RESOLVE(dlclose);
+#endif
 		hp_interpose_exit_resolve();
 		__atomic_store_n(&real.malloc, (__typeof__(real.malloc))next_malloc,
 				 __ATOMIC_RELEASE);
@@ -190,13 +261,26 @@ int hp_interpose_init(void)
 	return 0;
 }
 
+/* Linked into a static program, before the program's own constructors
+ * (the lowest priority not reserved to the implementation): the order of
+ * .init_array would otherwise run those first. */
+#ifdef HP_STATIC
+#define HP_CONSTRUCTOR_PRIORITY 101
+#else
+#define HP_CONSTRUCTOR_PRIORITY 65535
+#endif
+
 /* Starts the recorder when the library is loaded, even if the program
  * never allocates before main. Loaded by dlopen instead (heapprof attach:
  * attach.h), nothing reaches it yet: it waits for heapprof_attach. */
-__attribute__((constructor)) static void start_on_load(void)
+__attribute__((constructor(HP_CONSTRUCTOR_PRIORITY))) static void start_on_load(void)
 {
+#ifdef HP_STATIC /* linked in: always started, never attached */
+	__atomic_store_n(&constructed, 1, __ATOMIC_RELEASE);
+#else
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 0 && !hp_attach_preloaded())
 		return;
+#endif
 	hp_interpose_init();
 }
 
@@ -208,7 +292,7 @@ __attribute__((constructor)) static void start_on_load(void)
 static void *first_malloc(size_t size)
 {
 	if (hp_interpose_init() < 0)
-		return hp_bootstrap_alloc(size, 16);
+		return EARLY(__real_malloc(size), hp_bootstrap_alloc(size, 16));
 	return real.malloc(size);
 }
 
@@ -217,8 +301,8 @@ static void *first_calloc(size_t n, size_t size)
 {
 	if (!READY()) {
 		if (size && n > SIZE_MAX / size)
-			return NULL;
-		return hp_bootstrap_alloc(n * size, 16);
+			return EARLY(__real_calloc(n, size), NULL);
+		return EARLY(__real_calloc(n, size), hp_bootstrap_alloc(n * size, 16));
 	}
 	return real.calloc(n, size);
 }
@@ -245,14 +329,14 @@ static __attribute__((noinline, cold)) void *calloc_slow(size_t n, size_t size)
 /* The countdown first, then a tail call: a failed allocation on the fast
  * path has counted its bytes down, which only moves the next sample (the
  * sampled bytes stay a Poisson process over the bytes asked for). */
-void *malloc(size_t size)
+void *HP_ENTRY(malloc)(size_t size)
 {
 	if (hp_likely(hp_fast_alloc(&hp_self, size)))
 		return real.malloc(size);
 	return malloc_slow(size);
 }
 
-void free(void *p)
+void HP_ENTRY(free)(void *p)
 {
 	if (hp_unlikely(hp_live_maybe((uintptr_t)p)))
 		hp_free_slow(p);
@@ -260,7 +344,7 @@ void free(void *p)
 		real.free(p);
 }
 
-void *calloc(size_t n, size_t size)
+void *HP_ENTRY(calloc)(size_t n, size_t size)
 {
 	size_t bytes;
 
@@ -273,13 +357,13 @@ void *calloc(size_t n, size_t size)
 static void *realloc_bootstrap(void *old, size_t size)
 {
 	size_t room = (size_t)(boot_buf + sizeof boot_buf - (uint8_t *)old);
-	void *p = malloc(size);
+	void *p = HP_ENTRY(malloc)(size);
 	if (p)
 		memcpy(p, old, size < room ? size : room);
 	return p;
 }
 
-void *realloc(void *old, size_t size)
+void *HP_ENTRY(realloc)(void *old, size_t size)
 {
 	struct hp_thread *t;
 	struct hp_live_block blk;
@@ -287,9 +371,9 @@ void *realloc(void *old, size_t size)
 	void *p;
 
 	if (!READY())
-		return old ? NULL : hp_bootstrap_alloc(size, 16);
+		return EARLY(__real_realloc(old, size), old ? NULL : hp_bootstrap_alloc(size, 16));
 	if (!old)
-		return malloc(size);
+		return HP_ENTRY(malloc)(size);
 	if (hp_bootstrap_owns(old))
 		return realloc_bootstrap(old, size);
 	t = &hp_self;
@@ -319,20 +403,24 @@ void *realloc(void *old, size_t size)
 	return p;
 }
 
-void *reallocarray(void *old, size_t n, size_t size)
+void *HP_ENTRY(reallocarray)(void *old, size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return realloc(old, n * size);
+	return HP_ENTRY(realloc)(old, n * size);
 }
 
-int posix_memalign(void **out, size_t align, size_t size)
+int HP_ENTRY(posix_memalign)(void **out, size_t align, size_t size)
 {
 	int err;
 
 	if (!READY()) {
+#ifdef HP_STATIC
+		if (!__atomic_load_n(&constructed, __ATOMIC_ACQUIRE))
+			return __real_posix_memalign(out, align, size);
+#endif
 		if (!align || (align & (align - 1)) || align % sizeof(void *))
 			return EINVAL;
 		*out = hp_bootstrap_alloc(size, align);
@@ -345,11 +433,12 @@ int posix_memalign(void **out, size_t align, size_t size)
 }
 
 #define ALIGNED(name, params, call, size)                          \
-	void *name params                                          \
+	void *HP_ENTRY(name) params                                 \
 	{                                                          \
 		void *p;                                           \
 		if (!READY())                                      \
-			return hp_bootstrap_alloc(size, 4096);     \
+			return EARLY(__real_##call,                \
+				     hp_bootstrap_alloc(size, 4096)); \
 		p = real.call;                                     \
 		if (hp_likely(p != NULL))                          \
 			hp_note_alloc(p, size);                    \
@@ -361,6 +450,7 @@ ALIGNED(memalign, (size_t align, size_t size), memalign(align, size), size)
 ALIGNED(valloc, (size_t size), valloc(size), size)
 ALIGNED(pvalloc, (size_t size), pvalloc(size), size)
 
+#ifndef HP_STATIC
 /* A library about to be unloaded: note it in the module map while it is
  * still there, and its unloading after, so that stacks through it stay
  * resolvable. */
@@ -380,3 +470,4 @@ int dlclose(void *handle)
 	hp_self.forwarding--;
 	return r;
 }
+#endif

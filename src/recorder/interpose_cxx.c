@@ -17,6 +17,11 @@
  *
  * If no C++ runtime is loaded (nobody else defines the operators, yet
  * someone calls them), new falls back to malloc and delete to free.
+ *
+ * In the static archive (HP_STATIC) each operator is __wrap_<name> and the
+ * next one __real_<name>, from the link (interpose_inline.h): this object
+ * is only linked into programs that call an operator, which then come with
+ * libstdc++.a.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -55,10 +60,16 @@ static inline int64_t start_forwarding(void)
 
 /* The real operator, looked up on first use: written racily, but every
  * thread writes the same value. */
+#ifdef HP_STATIC
+#define REAL(sym, type)                                  \
+	extern __typeof__(HP_ENTRY(sym)) __real_##sym;   \
+	static const type real_ = __real_##sym
+#else
 #define REAL(sym, type) \
 	static type real_; \
 	if (hp_unlikely(!real_)) \
 		real_ = (type)hp_os_dlsym_next(#sym)
+#endif
 
 typedef void *(*new_fn)(size_t);
 typedef void *(*new_nothrow_fn)(size_t, const void *);
@@ -118,7 +129,7 @@ static inline void *new_fast(size_t n)
 }
 
 #define NEW(sym)                                          \
-	void *sym(size_t n)                               \
+	void *HP_ENTRY(sym)(size_t n)                               \
 	{                                                 \
 		void *p = new_fast(n);                    \
 		if (hp_likely(p != NULL))                 \
@@ -128,7 +139,7 @@ static inline void *new_fast(size_t n)
 	}
 
 #define NEW_NOTHROW(sym)                                   \
-	void *sym(size_t n, const void *tag)               \
+	void *HP_ENTRY(sym)(size_t n, const void *tag)               \
 	{                                                  \
 		void *p = new_fast(n);                     \
 		if (hp_likely(p != NULL))                  \
@@ -144,14 +155,14 @@ static inline void *new_fast(size_t n)
 	}
 
 #define NEW_ALIGNED(sym)                                      \
-	void *sym(size_t n, size_t align)                     \
+	void *HP_ENTRY(sym)(size_t n, size_t align)                     \
 	{                                                     \
 		REAL(sym, new_aligned_fn);                    \
 		return forward_new_aligned(real_, n, align);  \
 	}
 
 #define NEW_ALIGNED_NOTHROW(sym)                                             \
-	void *sym(size_t n, size_t align, const void *tag)                   \
+	void *HP_ENTRY(sym)(size_t n, size_t align, const void *tag)                   \
 	{                                                                    \
 		void *p;                                                     \
 		REAL(sym, new_aligned_nothrow_fn);                           \
@@ -169,7 +180,7 @@ static inline void *new_fast(size_t n)
 
 /* delete of an unaligned block: as free, the filter, then the next free. */
 #define DELETE_FAST(sym, params)                            \
-	void sym params                                     \
+	void HP_ENTRY(sym) params                                     \
 	{                                                   \
 		if (hp_unlikely(hp_live_maybe((uintptr_t)p))) \
 			hp_free_slow(p);                    \
@@ -179,7 +190,7 @@ static inline void *new_fast(size_t n)
 
 /* delete of an aligned block: out of the register, then forward. */
 #define DELETE(sym, type, params, args)             \
-	void sym params                             \
+	void HP_ENTRY(sym) params                             \
 	{                                           \
 		REAL(sym, type);                    \
 		if (!p)                             \

@@ -15,11 +15,17 @@
  * system), so every public entry point is interposed on its own.
  * A vfork child shares our memory and must not write the parent's
  * capture: the recorder checks the pid before writing (writer.h).
+ *
+ * In the static archive (HP_STATIC) the entry points are __wrap_X and the
+ * next definitions __real_X, from the link (interpose_inline.h). There
+ * libc's exit reaches _exit through the wrapper too: the snapshot is then
+ * already written, and hp_record_exit_now does nothing more.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <unistd.h>
 
+#include "interpose_inline.h"
 #include "os.h"
 #include "recorder.h"
 
@@ -42,9 +48,23 @@ static execv_fn next_execv, next_execvp;
 static fexecve_fn next_fexecve;
 static execveat_fn next_execveat;
 
+#ifdef HP_STATIC
+extern void __real__exit(int);
+extern void __real__Exit(int);
+extern int __real_execve(const char *, char *const[], char *const[]);
+extern int __real_execv(const char *, char *const[]);
+extern int __real_execvp(const char *, char *const[]);
+extern int __real_execvpe(const char *, char *const[], char *const[]);
+extern int __real_fexecve(int, char *const[], char *const[]);
+extern int __real_execveat(int, const char *, char *const[], char *const[], int);
+#define NEXT(type, name)          \
+	if (!next_##name)         \
+	next_##name = __real_##name
+#else
 #define NEXT(type, name)          \
 	if (!next_##name)         \
 	next_##name = (type)hp_os_dlsym_next(#name)
+#endif
 
 void hp_interpose_exit_resolve(void)
 {
@@ -67,14 +87,14 @@ static __attribute__((noreturn)) void end(exit_fn next, int status)
 		hp_os_exit_group(status);
 }
 
-void _exit(int status)
+void HP_ENTRY(_exit)(int status)
 {
 	NEXT(exit_fn, _exit);
 	hp_record_exit_now();
 	end(next__exit, status);
 }
 
-void _Exit(int status)
+void HP_ENTRY(_Exit)(int status)
 {
 	NEXT(exit_fn, _Exit);
 	hp_record_exit_now();
@@ -82,42 +102,42 @@ void _Exit(int status)
 }
 
 
-int execve(const char *path, char *const argv[], char *const envp[])
+int HP_ENTRY(execve)(const char *path, char *const argv[], char *const envp[])
 {
 	NEXT(execve_fn, execve);
 	hp_record_exec();
 	return next_execve(path, argv, envp);
 }
 
-int execv(const char *path, char *const argv[])
+int HP_ENTRY(execv)(const char *path, char *const argv[])
 {
 	NEXT(execv_fn, execv);
 	hp_record_exec();
 	return next_execv(path, argv);
 }
 
-int execvp(const char *file, char *const argv[])
+int HP_ENTRY(execvp)(const char *file, char *const argv[])
 {
 	NEXT(execv_fn, execvp);
 	hp_record_exec();
 	return next_execvp(file, argv);
 }
 
-int execvpe(const char *file, char *const argv[], char *const envp[])
+int HP_ENTRY(execvpe)(const char *file, char *const argv[], char *const envp[])
 {
 	NEXT(execve_fn, execvpe);
 	hp_record_exec();
 	return next_execvpe(file, argv, envp);
 }
 
-int fexecve(int fd, char *const argv[], char *const envp[])
+int HP_ENTRY(fexecve)(int fd, char *const argv[], char *const envp[])
 {
 	NEXT(fexecve_fn, fexecve);
 	hp_record_exec();
 	return next_fexecve(fd, argv, envp);
 }
 
-int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+int HP_ENTRY(execveat)(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
 	NEXT(execveat_fn, execveat);
 	hp_record_exec();
@@ -138,28 +158,28 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
 	for (size_t i = 1; i <= n; i++)                                 \
 		argv[i] = va_arg(ap, const char *)
 
-int execl(const char *path, const char *arg, ...)
+int HP_ENTRY(execl)(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	GATHER(arg, ap, argv);
 	va_end(ap);
-	return execv(path, (char *const *)argv);
+	return HP_ENTRY(execv)(path, (char *const *)argv);
 }
 
-int execlp(const char *file, const char *arg, ...)
+int HP_ENTRY(execlp)(const char *file, const char *arg, ...)
 {
 	va_list ap;
 	GATHER(arg, ap, argv);
 	va_end(ap);
-	return execvp(file, (char *const *)argv);
+	return HP_ENTRY(execvp)(file, (char *const *)argv);
 }
 
-int execle(const char *path, const char *arg, ...)
+int HP_ENTRY(execle)(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	char *const *envp;
 	GATHER(arg, ap, argv);
 	envp = va_arg(ap, char *const *);
 	va_end(ap);
-	return execve(path, (char *const *)argv, envp);
+	return HP_ENTRY(execve)(path, (char *const *)argv, envp);
 }

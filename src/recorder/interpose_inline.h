@@ -18,6 +18,20 @@
 
 #include "recorder.h"
 
+/* The name of an interposed entry point. In libheapprof.so, the function
+ * itself (found first in the lookup order: LD_PRELOAD). In the static
+ * archive (libheapprof.a, built with -DHP_STATIC), __wrap_X: the program is
+ * linked with -Wl,--wrap=X (heapprof-static.pc), which sends every call to
+ * X in the link, libc's own included, to __wrap_X, and __real_X to the real
+ * X. Replacing the whole malloc family instead would collide with libc.a's
+ * malloc.o, which holds malloc and __libc_malloc alike (README, "Static
+ * programs"). */
+#ifdef HP_STATIC
+#define HP_ENTRY(name) __wrap_##name
+#else
+#define HP_ENTRY(name) name
+#endif
+
 #define hp_likely(x) __builtin_expect(!!(x), 1)
 #define hp_unlikely(x) __builtin_expect(!!(x), 0)
 

@@ -9,10 +9,14 @@
  * about a signal the recorder handles, these report SIG_DFL, as the
  * program would see without heapprof. Installing a handler works as
  * always, and replaces the recorder's.
+ *
+ * In the static archive (HP_STATIC) the entry points are __wrap_X and the
+ * next definitions __real_X, from the link (interpose_inline.h).
  */
 #include <signal.h>
 #include <string.h>
 
+#include "interpose_inline.h"
 #include "os.h"
 #include "trigger.h"
 
@@ -28,12 +32,20 @@ typedef void (*(*signal_fn)(int, void (*)(int)))(int);
 static sigaction_fn next_sigaction;
 static signal_fn next_signal;
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+#ifdef HP_STATIC
+extern int __real_sigaction(int, const struct sigaction *, struct sigaction *);
+extern void (*__real_signal(int, void (*)(int)))(int);
+#define NEXT_OF(name) __real_##name
+#else
+#define NEXT_OF(name) (__typeof__(next_##name))hp_os_dlsym_next(#name)
+#endif
+
+int HP_ENTRY(sigaction)(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int r;
 
 	if (!next_sigaction)
-		next_sigaction = (sigaction_fn)hp_os_dlsym_next("sigaction");
+		next_sigaction = NEXT_OF(sigaction);
 	r = next_sigaction(sig, act, old);
 	if (r == 0 && old && !(old->sa_flags & SA_SIGINFO) && hp_trigger_owns(old->sa_handler)) {
 		memset(old, 0, sizeof *old);
@@ -42,12 +54,12 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	return r;
 }
 
-void (*signal(int sig, void (*handler)(int)))(int)
+void (*HP_ENTRY(signal)(int sig, void (*handler)(int)))(int)
 {
 	void (*prev)(int);
 
 	if (!next_signal)
-		next_signal = (signal_fn)hp_os_dlsym_next("signal");
+		next_signal = NEXT_OF(signal);
 	prev = next_signal(sig, handler);
 	return hp_trigger_owns(prev) ? SIG_DFL : prev;
 }

@@ -263,14 +263,27 @@ HP_OS_DEFINE(int, hp_os_dl_iterate,
 	return dl_iterate_phdr(fn, arg);
 }
 
+/* In the static archive (HP_STATIC) there is nothing to look up: the
+ * interposers' next functions come from the link (__real_X), and a static
+ * program has no loader to ask. NULL, without linking libc.a's dlsym. */
 HP_OS_DEFINE(void *, hp_os_dlsym_next, (const char *name))
 {
+#ifdef HP_STATIC
+	(void)name;
+	return NULL;
+#else
 	return dlsym(RTLD_NEXT, name);
+#endif
 }
 
 HP_OS_DEFINE(void *, hp_os_dlsym_default, (const char *name))
 {
+#ifdef HP_STATIC
+	(void)name;
+	return NULL;
+#else
 	return dlsym(RTLD_DEFAULT, name);
+#endif
 }
 
 HP_OS_DEFINE(const char *, hp_os_object_of, (const void *addr))

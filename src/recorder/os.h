@@ -136,7 +136,8 @@ HP_OS_FN(int, hp_os_dl_iterate, (int (*fn)(struct dl_phdr_info *, size_t, void *
 /* dlsym(RTLD_NEXT, name): the next definition after this library, or
  * NULL. Takes the loader's lock and may allocate (dlsym's error buffer:
  * served by the bootstrap buffer until the real allocator is known); not
- * async-signal-safe. */
+ * async-signal-safe. In the static archive (HP_STATIC): always NULL, no
+ * lock, no allocation. */
 HP_OS_FN(void *, hp_os_dlsym_next, (const char *name));
 
 /* dlsym(RTLD_DEFAULT, name): the definition the program's own references

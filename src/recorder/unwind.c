@@ -29,6 +29,14 @@ static int use_cache, check; /* HEAPPROF_UNWIND_CACHE, HEAPPROF_UNWIND_CHECK */
 static uint64_t walks, cached_walks, differed;
 static uintptr_t own_lo, own_hi; /* the recorder's executable segment */
 
+#ifdef HP_STATIC
+/* Linked into a static program (libheapprof.a), the recorder shares the
+ * program's segment: its code is the output section heapprof_text instead,
+ * into which the archive's objects had their text sections renamed
+ * (Makefile, objcopy). The linker defines these bounds. */
+extern const char __start_heapprof_text[], __stop_heapprof_text[];
+#endif
+
 static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	uintptr_t self = (uintptr_t)arg;
@@ -130,12 +138,22 @@ int hp_unwind_init(unsigned m, int cache, int check_it)
 	mode = m;
 	use_cache = cache && m == HP_UNWIND_DWARF && hp_cfa_init() == 0;
 	check = check_it && use_cache;
+#ifdef HP_STATIC
+	(void)find_own;
+	(void)fds;
+	own_lo = (uintptr_t)__start_heapprof_text;
+	own_hi = (uintptr_t)__stop_heapprof_text;
+#else
 	hp_os_dl_iterate(find_own, (void *)(uintptr_t)&hp_unwind_init);
+#endif
 	if (mode == HP_UNWIND_DWARF) {
-		/* Before libunwind's first use, which opens its pipe. */
+#ifndef HP_STATIC
+		/* Before libunwind's first use, which opens its pipe. A
+		 * static program has no GOT: libunwind keeps its own. */
 		if (hp_got_patch((uintptr_t)&unw_backtrace, fds, sizeof fds / sizeof *fds) < 3)
 			hp_log("cannot keep libunwind off the program's descriptors: it may use "
 			       "two of them");
+#endif
 		/* The per-thread cache keeps unw_backtrace on its fast path: the
 		 * global cache would mask signals around every lookup. */
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);

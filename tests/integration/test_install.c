@@ -121,6 +121,27 @@ HP_TEST(make_and_install_need_only_build_deps)
 				 "test -f share/zsh/site-functions/_heapprof",
 				 dir),
 		      0, "binary, recorder, header, man pages and completions under DESTDIR/PREFIX");
+	/* The static recorder and its .pc, read by pkg-config itself (its
+	 * prefix moved under DESTDIR): a static known linked with what it says
+	 * records its leak under the installed heapprof run. */
+	expect_eq_u64(hp_test_sh("cd %s/dest/opt/hp && test -f lib/heapprof/libheapprof.a && "
+				 "test -f lib/pkgconfig/heapprof-static.pc",
+				 dir),
+		      0, "the static recorder and heapprof-static.pc under DESTDIR/PREFIX");
+	expect_eq_u64(hp_test_sh("PKG_CONFIG_PATH=%s/dest/opt/hp/lib/pkgconfig pkg-config --static --libs "
+				 "--define-variable=prefix=%s/dest/opt/hp heapprof-static | grep -q -- "
+				 "'^-Wl,--wrap=malloc,.* -L%s/dest/opt/hp/lib/heapprof -l:libheapprof.a .*-lunwind -llzma .*-lzstd .*-lz $'",
+				 dir, dir, dir),
+		      0, "pkg-config --static --libs: the --wrap list, the archive, its dependencies");
+	st = hp_test_sh("cd %s && PKG_CONFIG_PATH=%s/dest/opt/hp/lib/pkgconfig && export PKG_CONFIG_PATH && "
+			"cc -O1 -g -fno-omit-frame-pointer -pthread -static -o known-static src/tests/programs/known.c "
+			"$(pkg-config --static --libs --define-variable=prefix=%s/dest/opt/hp heapprof-static) "
+			">static.log 2>&1 && "
+			"%s/dest/opt/hp/bin/heapprof run -q -o static.hpf -- ./known-static && "
+			"%s/dest/opt/hp/bin/heapprof report static.hpf | grep -q 'leak_leaf  known.c:'",
+			dir, dir, dir, dir, dir);
+	if (!expect_eq_u64(st, 0, "a program linked with the installed .pc records its leak"))
+		hp_test_sh("tail -n 20 %s/static.log >&2", dir);
 
 	st = hp_test_sh("cd %s/src && %s make demo >%s/demo.log 2>&1 && "
 			"grep -q 'heapprof report' %s/demo.log",
