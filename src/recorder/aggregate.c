@@ -14,6 +14,10 @@
 #include "sampler.h"
 #include "spin.h"
 
+#define ORIGIN_MASK 0xffffffu
+#define HEAP_SHIFT 24
+_Static_assert(HP_AGG_MAX_HEAPS < 1u << (32 - HEAP_SHIFT), "heap ids fit a bucket's tag");
+
 /* Keyed buckets are at most this many; later keys count as lost. */
 #define MAX_KEYED (1u << 21)
 #define MAX_BUCKETS (HP_AGG_KEYED_FIRST + MAX_KEYED)
@@ -21,10 +25,15 @@ _Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-
 
 struct bucket {
 	struct hp_spin lock;
-	/* The custom heap of the bucket's blocks (0: malloc's), whose peak
-	 * epoch its at-peak values follow: set by its first count, under
-	 * lock; a bucket never mixes heaps (the heap is in its origin tag). */
-	uint32_t heap;
+	/* Two fields in one atomic word (the struct keeps its size):
+	 * bits 0..23, in a stack's default bucket (id stack + 1), the origin
+	 * it counts for, claimed by the first allocation at that stack (a CAS
+	 * from 0), so that a program with one thread and no contexts never
+	 * looks a bucket up (other origins get keyed buckets; 0 in keyed
+	 * buckets); bits 24..31 the custom heap of the bucket's blocks (0:
+	 * malloc's), whose peak epoch its at-peak values follow, set by its
+	 * first count (a bucket never mixes heaps: the heap is in its origin). */
+	uint32_t tag;
 	uint64_t epoch; /* peak epoch at the last change; under lock */
 	/* Counters: written under lock with relaxed atomic stores so that the
 	 * writer may read them without the lock. */
@@ -145,14 +154,25 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 	uint64_t key[3] = {stack_id, (uint64_t)type_tag << 32 | origin_tag, size};
 	uint32_t id;
 
-	if (!type_tag && !origin_tag && !size) {
-		id = stack_id + 1; /* the stack's default bucket */
-	} else {
-		id = hp_intern_put(&keys, key, 3);
-		if (!id)
+	if (!type_tag && !size) {
+		/* The stack's default bucket, when its origin is this one or
+		 * none yet (claimed now). */
+		id = stack_id + 1;
+		if (chunk_of(id) || map_chunk(id)) {
+			uint32_t *o = &bucket_at(id)->tag, seen = __atomic_load_n(o, __ATOMIC_ACQUIRE);
+			if ((seen & ORIGIN_MASK) == origin_tag ||
+			    (!seen && (__atomic_compare_exchange_n(o, &seen, origin_tag, 0,
+								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+				       (seen & ORIGIN_MASK) == origin_tag)))
+				return id;
+		} else if (!origin_tag) {
 			return 0;
-		id = HP_AGG_KEYED_FIRST + id - 1;
+		}
 	}
+	id = hp_intern_put(&keys, key, 3);
+	if (!id)
+		return 0;
+	id = HP_AGG_KEYED_FIRST + id - 1;
 	return chunk_of(id) || map_chunk(id) ? id : 0;
 }
 
@@ -161,6 +181,19 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 
 /* Before a change: on the first change since the peak moved, the current
  * in-use value is the bucket's value at that peak. Under the bucket lock. */
+/* The heap of b's blocks. */
+static inline uint32_t heap_of(const struct bucket *b)
+{
+	return __atomic_load_n(&b->tag, __ATOMIC_RELAXED) >> HEAP_SHIFT;
+}
+
+/* Marks b as heap's, if not yet. */
+static inline void set_heap(struct bucket *b, uint32_t heap)
+{
+	if (heap && heap_of(b) != heap)
+		__atomic_or_fetch(&b->tag, heap << HEAP_SHIFT, __ATOMIC_RELAXED);
+}
+
 static inline uint64_t *epoch_of(uint32_t heap)
 {
 	return heap ? &heaps[heap].epoch : &peak_epoch;
@@ -168,7 +201,7 @@ static inline uint64_t *epoch_of(uint32_t heap)
 
 static void catch_up(struct bucket *b)
 {
-	uint64_t epoch = __atomic_load_n(epoch_of(b->heap), __ATOMIC_ACQUIRE);
+	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 	if (b->epoch != epoch) {
 		SET(b->peak_count, b->alloc_count - b->free_count);
 		SET(b->peak_bytes, b->alloc_bytes - b->free_bytes);
@@ -240,7 +273,7 @@ void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)
 		return;
 	b = bucket_at(id);
 	hp_spin_lock(&b->lock);
-	b->heap = heap;
+	set_heap(b, heap);
 	catch_up(b);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
@@ -294,7 +327,7 @@ void hp_agg_heap_peak(uint32_t heap, struct hp_rec_heap_peak *out)
 
 uint32_t hp_agg_heap_of(uint32_t id)
 {
-	return id ? __atomic_load_n(&bucket_at(id)->heap, __ATOMIC_RELAXED) : 0;
+	return id ? heap_of(bucket_at(id)) : 0;
 }
 
 void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
@@ -307,23 +340,24 @@ void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
 		return;
 	a = bucket_at(from);
 	hp_spin_lock(&a->lock);
-	heap = a->heap;
-	/* A bucket unchanged since the peak held this block at the peak
-	 * (docs/internals/recorder.md, "Moving a block"). */
-	at_peak = a->epoch != __atomic_load_n(epoch_of(heap), __ATOMIC_ACQUIRE);
+	heap = heap_of(a);
 	catch_up(a);
+	/* Was the block in use at the peak? When the bucket held at the peak
+	 * at least as many blocks as it holds now (it has only freed since,
+	 * or not changed), every block it holds now was: count it there
+	 * (docs/internals/recorder.md, "Moving a block"). */
+	at_peak = a->peak_count && a->peak_count >= a->alloc_count - a->free_count &&
+		  a->peak_bytes >= size;
 	SET(a->alloc_count, a->alloc_count - 1);
 	SET(a->alloc_bytes, a->alloc_bytes - size);
-	if (at_peak && a->peak_count) {
+	if (at_peak) {
 		SET(a->peak_count, a->peak_count - 1);
 		SET(a->peak_bytes, a->peak_bytes - size);
-	} else {
-		at_peak = 0;
 	}
 	hp_spin_unlock(&a->lock);
 	b = bucket_at(to);
 	hp_spin_lock(&b->lock);
-	b->heap = heap;
+	set_heap(b, heap);
 	catch_up(b);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
@@ -339,7 +373,8 @@ void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *o
 {
 	if (id < HP_AGG_KEYED_FIRST) {
 		*stack_id = id - 1;
-		*type_tag = *origin_tag = 0;
+		*type_tag = 0;
+		*origin_tag = __atomic_load_n(&bucket_at(id)->tag, __ATOMIC_ACQUIRE) & ORIGIN_MASK;
 		*size = 0;
 	} else {
 		uint32_t len;
@@ -409,7 +444,7 @@ uint32_t hp_agg_next(uint32_t id)
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 {
 	const struct bucket *b = bucket_at(id);
-	uint64_t epoch = __atomic_load_n(epoch_of(GET(b->heap)), __ATOMIC_ACQUIRE);
+	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 
 	hp_agg_key(id, &out->stack_id, &out->type_tag, &out->origin_tag, &out->size);
 	out->alloc_count = GET(b->alloc_count);

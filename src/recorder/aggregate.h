@@ -1,7 +1,7 @@
 /*
  * aggregate.h - per-bucket counters, the global peak and what was lost.
  *
- * A bucket is keyed by (stack id, type tag, context tag, size) and counts
+ * A bucket is keyed by (stack id, type tag, origin tag, size) and counts
  * objects and bytes allocated, freed, freed as temporaries, and in use at
  * the global peak. size is the allocation's exact size in sampled mode
  * (so the analyzer can unbias each size exactly) and 0 in full mode; the
@@ -15,10 +15,12 @@
  * its value at that peak, into peak_*. A reader takes peak_* when the
  * bucket's epoch is current and the live value otherwise.
  *
- * Bucket ids: a bucket with no tags and size 0 (every bucket of a full
- * recording without tags) is its stack's default bucket, id stack + 1,
- * found without a lookup; other keys go through an interning table and get
- * ids from HP_AGG_KEYED_FIRST. Iterate with hp_agg_next. The counters live
+ * Bucket ids: a bucket with no type and size 0 is its stack's default
+ * bucket, id stack + 1, found without a lookup, when its origin tag is the
+ * one the default bucket was claimed for (by the first allocation at that
+ * stack: in a full recording of one thread without contexts, every
+ * bucket); other keys go through an interning table and get ids from
+ * HP_AGG_KEYED_FIRST. Iterate with hp_agg_next. The counters live
  * in chunks of 4096 buckets mapped when first needed (aggregate.c).
  *
  * Locking: each bucket has its own spinlock for its counters; the global

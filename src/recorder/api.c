@@ -57,11 +57,8 @@ __attribute__((visibility("default"))) void heapprof_context_push(const char *na
 	struct hp_attr *a = &hp_attr_self;
 	uint32_t d = a->depth;
 
-	if (d < HP_ATTR_MAX_DEPTH) {
+	if (d < HP_ATTR_MAX_DEPTH)
 		a->ctx_name[d] = name;
-		if (a->interned > d)
-			a->interned = d;
-	}
 	a->depth = d + 1;
 	__atomic_store_n(&a->gen, a->gen + 1, __ATOMIC_RELAXED);
 }
@@ -73,8 +70,6 @@ __attribute__((visibility("default"))) void heapprof_context_pop(void)
 	if (!a->depth)
 		return;
 	a->depth--;
-	if (a->interned > a->depth)
-		a->interned = a->depth;
 	__atomic_store_n(&a->gen, a->gen + 1, __ATOMIC_RELAXED);
 }
 

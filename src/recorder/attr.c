@@ -47,16 +47,12 @@ uint32_t hp_attr_origin(struct hp_attr *a, uint32_t heap)
 	if (!heap && a->origin && a->origin_gen == gen)
 		return a->origin;
 	depth = a->depth < HP_ATTR_MAX_DEPTH ? a->depth : HP_ATTR_MAX_DEPTH;
-	for (uint32_t i = a->interned; i < depth; i++) {
-		uint32_t id = hp_tags_context(i ? a->ctx_id[i - 1] : 0, a->ctx_name[i]);
+	for (uint32_t i = 0; i < depth; i++) {
+		uint32_t id = hp_tags_context(ctx, a->ctx_name[i]);
 		if (!id)
 			break; /* the table is full: the outer scope stands */
-		a->ctx_id[i] = id;
-		a->interned = i + 1;
+		ctx = id;
 	}
-	if (a->interned < depth)
-		depth = a->interned;
-	ctx = depth ? a->ctx_id[depth - 1] : 0;
 	origin = hp_tags_origin(ctx, a->thread, heap);
 	if (!heap && gen == __atomic_load_n(&a->gen, __ATOMIC_RELAXED)) {
 		a->origin = origin;
@@ -68,7 +64,6 @@ uint32_t hp_attr_origin(struct hp_attr *a, uint32_t heap)
 void hp_attr_reset_caches(struct hp_attr *a)
 {
 	a->origin = 0;
-	a->last_bucket = 0;
 	a->type_name = NULL;
 	a->type_id = 0;
 }

@@ -6,12 +6,14 @@
  *
  * Model. A thread's contexts are a pseudo-stack of names in TLS
  * (heapprof_context_push/pop store a pointer and move a generation, nothing
- * else); the slow path interns the names it has not interned yet, parent
- * first (tags.h), and caches the origin (context x thread x heap 0) until
- * the generation moves. Scopes deeper than HP_ATTR_MAX_DEPTH count in the
- * deepest one kept. The slow path also caches the bucket of its last
- * allocation (stack, origin, size): a loop allocating at one site finds
- * its bucket without a lookup.
+ * else); the slow path interns the scopes' names, outermost first (tags.h:
+ * lock-free lookups once known), and caches the origin (context x thread x
+ * heap 0) until the generation moves. Scopes deeper than HP_ATTR_MAX_DEPTH
+ * count in the deepest one kept. The state is small (about 300 bytes):
+ * static TLS comes out of every thread's stack, and a program may give its
+ * threads small ones. The bucket of an allocation is found without a
+ * lookup in the common case by aggregate.c (a stack's default bucket
+ * belongs to the first origin that uses it).
  *
  * Every field is thread-local, written by its own thread (and by its
  * signal handlers: a handler's push pops before it returns). Static
@@ -29,18 +31,12 @@
 
 struct hp_attr {
 	const char *ctx_name[HP_ATTR_MAX_DEPTH]; /* the program's strings */
-	uint32_t ctx_id[HP_ATTR_MAX_DEPTH];      /* their ids, below interned */
 	uint32_t depth;    /* scopes open (may pass HP_ATTR_MAX_DEPTH) */
-	uint32_t interned; /* ctx_id[0 .. interned) are valid */
 	uint32_t gen;      /* moved by every push and pop */
 	uint32_t origin_gen; /* gen when origin was computed */
 	uint32_t origin;     /* the origin of heap 0 (0: not yet computed) */
 	uint32_t thread;     /* this thread's id (tags.h); 0 until its first slow path */
 	char name[16];       /* its name as last read */
-	/* The last bucket an allocation of this thread counted in, and its
-	 * key (type 0). */
-	uint32_t last_bucket, last_bucket_stack, last_bucket_origin;
-	uint64_t last_bucket_size;
 	/* heapprof_set_type's last name (a pointer) and its type id. */
 	const char *type_name;
 	uint32_t type_id;
@@ -61,8 +57,15 @@ void hp_attr_thread_refresh(struct hp_attr *a, int new_tid);
 
 /* The origin of an allocation by this thread now in heap (interning
  * contexts and the origin when new); 0 when a table is full. Not
- * async-signal-safe (table locks); no allocation. */
+ * async-signal-safe (table locks); no allocation. hp_attr_origin_of is
+ * its inline test of the cache. */
 uint32_t hp_attr_origin(struct hp_attr *a, uint32_t heap);
+static inline uint32_t hp_attr_origin_of(struct hp_attr *a, uint32_t heap)
+{
+	if (!heap && a->origin && a->origin_gen == __atomic_load_n(&a->gen, __ATOMIC_RELAXED))
+		return a->origin;
+	return hp_attr_origin(a, heap);
+}
 
 /* Forgets the thread's caches (a fork child). */
 void hp_attr_reset_caches(struct hp_attr *a);

@@ -96,24 +96,10 @@ static inline int same_as_last(const struct hp_thread *t, const uint64_t *frames
 }
 
 /* The bucket of an allocation by this thread now (type 0) at stack, of
- * size (0 in a full recording): its last one when the key is the same (a
- * loop at one site: no lookup), else the table's. */
+ * size (0 in a full recording). */
 static inline uint32_t bucket_of(uint32_t stack, uint32_t heap, uint64_t size)
 {
-	struct hp_attr *a = &hp_attr_self;
-	uint32_t origin = hp_attr_origin(a, heap), bucket;
-
-	if (a->last_bucket && a->last_bucket_stack == stack && a->last_bucket_origin == origin &&
-	    a->last_bucket_size == size)
-		return a->last_bucket;
-	bucket = hp_agg_bucket(stack, 0, origin, size);
-	if (bucket) {
-		a->last_bucket = bucket;
-		a->last_bucket_stack = stack;
-		a->last_bucket_origin = origin;
-		a->last_bucket_size = size;
-	}
-	return bucket;
+	return hp_agg_bucket(stack, 0, hp_attr_origin_of(&hp_attr_self, heap), size);
 }
 
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
@@ -210,10 +196,6 @@ out:
 	t->busy = 0;
 	if (__builtin_expect(__atomic_load_n(&exit_consumed, __ATOMIC_RELAXED), 0))
 		rearm_exit();
-	/* Each time the thread looks at the clock, its name again: one set
-	 * later, from another thread too, shows up. */
-	if (t->ticks <= 1)
-		hp_attr_thread_refresh(&hp_attr_self, 0);
 	if (room >= HP_WRITE_STACK_BYTES)
 		hp_trigger_tick(t, TICK_PERIOD);
 }
@@ -252,7 +234,7 @@ int hp_record_heap_alloc(struct hp_thread *t, const void *p, size_t size, uint32
 	stack = hp_stacks_intern_hashed(frames, depth, hash);
 	if (!stack)
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
-	origin = hp_attr_origin(a, heap);
+	origin = hp_attr_origin_of(a, heap);
 	bucket = hp_agg_bucket(stack, 0, origin, hp_sampled ? size : 0);
 	r = bucket ? hp_live_insert(hp_attr_key(p, heap), bucket, size, &stale) : -ENOMEM;
 	if (r < 0) {
