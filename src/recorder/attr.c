@@ -191,7 +191,11 @@ uint64_t hp_attr_vtable_scan(void)
 {
 	struct scan sc = {0};
 
-	hp_modules_lock();
+	/* Not waiting: the caller may hold the loader's lock (a dump from a
+	 * dl_iterate_phdr callback) that a refreshing thread, holding the
+	 * table lock, waits for. The next snapshot reads the types then. */
+	if (!hp_modules_trylock())
+		return 0;
 	nranges = hp_modules_ranges(ranges, MAX_RANGES);
 	hp_live_walk(vtable_fn, &sc);
 	hp_modules_unlock();

@@ -223,6 +223,11 @@ void hp_modules_encode(struct hp_buf *b, uint32_t from, uint32_t to)
 	}
 }
 
+int hp_modules_trylock(void)
+{
+	return hp_spin_trylock(&lock);
+}
+
 void hp_modules_lock(void)
 {
 	hp_spin_lock(&lock);

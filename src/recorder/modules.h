@@ -55,6 +55,11 @@ struct hp_modules_range {
  * (hp_modules_lock). No allocation. */
 uint32_t hp_modules_ranges(struct hp_modules_range *out, uint32_t cap);
 
+/* Takes the table lock if it is free: returns whether it did (then
+ * hp_modules_unlock). For a caller that may hold the loader's lock, which
+ * a refreshing thread holding the table lock may be waiting for. */
+int hp_modules_trylock(void);
+
 /* For fork: take and release the table lock. No allocation; not
  * async-signal-safe. */
 void hp_modules_lock(void);
