@@ -31,12 +31,12 @@
 
 struct hp_attr {
 	const char *ctx_name[HP_ATTR_MAX_DEPTH]; /* the program's strings */
-	uint32_t depth;    /* scopes open (may pass HP_ATTR_MAX_DEPTH) */
-	uint32_t gen;      /* moved by every push and pop */
-	uint32_t origin_gen; /* gen when origin was computed */
-	uint32_t origin;     /* the origin of heap 0 (0: not yet computed) */
-	uint32_t thread;     /* this thread's id (tags.h); 0 until its first slow path */
-	char name[16];       /* its name as last read */
+	uint32_t depth;                          /* scopes open (may pass HP_ATTR_MAX_DEPTH) */
+	uint32_t gen;                            /* moved by every push and pop */
+	uint32_t origin_gen;                     /* gen when origin was computed */
+	uint32_t origin;                         /* the origin of heap 0 (0: not yet computed) */
+	uint32_t thread; /* this thread's id (tags.h); 0 until its first slow path */
+	char name[16];   /* its name as last read */
 	/* heapprof_set_type's last name (a pointer) and its type id. */
 	const char *type_name;
 	uint32_t type_id;

@@ -249,7 +249,8 @@ uint32_t hp_tags_encode(struct hp_buf *b, const struct hp_tags_mark *m,
 		for (uint32_t id = m->next[HP_TAG_TYPE] ? m->next[HP_TAG_TYPE] : 1;
 		     id < ends[HP_TAG_TYPE]; id++) {
 			key = hp_intern_key(&types, id, &len);
-			t = (struct hp_rec_tag){HP_TAG_TYPE, id, key[0], key[1], 0, name_at(key, 2)};
+			t = (struct hp_rec_tag){HP_TAG_TYPE, id, key[0],
+						key[1],      0,  name_at(key, 2)};
 			hp_rec_tag_put(b, &t);
 		}
 		for (uint32_t id = m->next[HP_TAG_CONTEXT] ? m->next[HP_TAG_CONTEXT] : 1;
@@ -266,21 +267,24 @@ uint32_t hp_tags_encode(struct hp_buf *b, const struct hp_tags_mark *m,
 			w[0] = __atomic_load_n(&e->name[0], __ATOMIC_RELAXED);
 			w[1] = __atomic_load_n(&e->name[1], __ATOMIC_RELAXED);
 			w[2] = 0;
-			t = (struct hp_rec_tag){HP_TAG_THREAD, id,
-						__atomic_load_n(&e->tid, __ATOMIC_RELAXED), 0, 0,
+			t = (struct hp_rec_tag){HP_TAG_THREAD,
+						id,
+						__atomic_load_n(&e->tid, __ATOMIC_RELAXED),
+						0,
+						0,
 						hp_rec_str_of((const char *)w)};
 			hp_rec_tag_put(b, &t);
 		}
 		for (uint32_t id = m->next[HP_TAG_HEAP] ? m->next[HP_TAG_HEAP] : 1;
 		     id < ends[HP_TAG_HEAP]; id++) {
-			t = (struct hp_rec_tag){HP_TAG_HEAP, id, 0, 0, 0,
-						hp_rec_str_of(heap_names[id])};
+			t = (struct hp_rec_tag){HP_TAG_HEAP, id, 0,
+						0,           0,  hp_rec_str_of(heap_names[id])};
 			hp_rec_tag_put(b, &t);
 		}
 		for (uint32_t id = m->next[HP_TAG_ORIGIN] ? m->next[HP_TAG_ORIGIN] : 1;
 		     id < ends[HP_TAG_ORIGIN]; id++) {
 			key = hp_intern_key(&origins, id, &len);
-			t = (struct hp_rec_tag){HP_TAG_ORIGIN, id, key[0], key[1] >> 32,
+			t = (struct hp_rec_tag){HP_TAG_ORIGIN,        id,     key[0], key[1] >> 32,
 						key[1] & 0xffffffffu, {"", 0}};
 			hp_rec_tag_put(b, &t);
 		}

@@ -30,8 +30,8 @@
 
 #include "../format/encode.h"
 
-#define HP_TAGS_MAX_THREADS 4096u /* the last id stands for every later thread */
-#define HP_TAGS_MAX_HEAPS 255u    /* heap ids 1..255 (include/heapprof.h) */
+#define HP_TAGS_MAX_THREADS 4096u   /* the last id stands for every later thread */
+#define HP_TAGS_MAX_HEAPS 255u      /* heap ids 1..255 (include/heapprof.h) */
 #define HP_TAGS_MAX_NAME_BYTES 255u /* longer names are cut */
 
 /* Maps the tables. Returns 0 or -ENOMEM. Once, at init (the unit tests
