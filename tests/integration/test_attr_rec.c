@@ -1,5 +1,5 @@
 /*
- * test_attr.c - attribution (issue 9), the recorder's side: the programs
+ * test_attr_rec.c - attribution (issue 9), the recorder's side: the programs
  * tests/programs/attr.c and attr_cxx.cpp run under libheapprof.so, and
  * their captures read back with the capture reader: the TAGS entries
  * (kinds, names, parents, tids, thread names, vtable addresses) and the
