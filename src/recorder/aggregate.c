@@ -14,6 +14,10 @@
 #include "sampler.h"
 #include "spin.h"
 
+#define ORIGIN_MASK 0xffffffu
+#define HEAP_SHIFT 24
+_Static_assert(HP_AGG_MAX_HEAPS < 1u << (32 - HEAP_SHIFT), "heap ids fit a bucket's tag");
+
 /* Keyed buckets are at most this many; later keys count as lost. */
 #define MAX_KEYED (1u << 21)
 #define MAX_BUCKETS (HP_AGG_KEYED_FIRST + MAX_KEYED)
@@ -21,7 +25,15 @@ _Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-
 
 struct bucket {
 	struct hp_spin lock;
-	uint32_t pad;
+	/* Two fields in one atomic word (the struct keeps its size):
+	 * bits 0..23, in a stack's default bucket (id stack + 1), the origin
+	 * it counts for, claimed by the first allocation at that stack (a CAS
+	 * from 0), so that a program with one thread and no contexts never
+	 * looks a bucket up (other origins get keyed buckets; 0 in keyed
+	 * buckets); bits 24..31 the custom heap of the bucket's blocks (0:
+	 * malloc's), whose peak epoch its at-peak values follow, set by its
+	 * first count (a bucket never mixes heaps: the heap is in its origin). */
+	uint32_t tag;
 	uint64_t epoch; /* peak epoch at the last change; under lock */
 	/* Counters: written under lock with relaxed atomic stores so that the
 	 * writer may read them without the lock. */
@@ -65,6 +77,17 @@ static uint64_t peak_bytes;
 static uint64_t peak_epoch = 1;
 static uint64_t peak_time_ns;
 
+/* Each custom heap's own figures (index 0 unused: malloc's are the
+ * globals above): bytes and blocks in use, the peak of the bytes (raw,
+ * sampled blocks only in a sampled recording) with the blocks in use and
+ * the time at that moment, its epoch (the at-peak scheme above, per
+ * heap), and its resets. Atomics, any thread. */
+static struct heap_stat {
+	uint64_t in_use_bytes, in_use_count;
+	uint64_t peak_bytes, peak_count, peak_time_ns;
+	uint64_t epoch, resets;
+} heaps[HP_AGG_MAX_HEAPS + 1];
+
 /* Lost allocations per reason: atomics, any thread or signal handler. */
 static uint64_t lost_count[HP_LOST_KINDS];
 static uint64_t lost_bytes[HP_LOST_KINDS];
@@ -86,6 +109,8 @@ static inline uint64_t in_use_add(uint64_t *v, uint64_t delta)
 
 int hp_agg_init(void)
 {
+	for (unsigned i = 0; i <= HP_AGG_MAX_HEAPS; i++)
+		heaps[i] = (struct heap_stat){.epoch = 1};
 	return hp_intern_init(&keys, MAX_KEYED, 3 * (uint64_t)MAX_KEYED);
 }
 
@@ -129,14 +154,25 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 	uint64_t key[3] = {stack_id, (uint64_t)type_tag << 32 | origin_tag, size};
 	uint32_t id;
 
-	if (!type_tag && !origin_tag && !size) {
-		id = stack_id + 1; /* the stack's default bucket */
-	} else {
-		id = hp_intern_put(&keys, key, 3);
-		if (!id)
+	if (!type_tag && !size) {
+		/* The stack's default bucket, when its origin is this one or
+		 * none yet (claimed now). */
+		id = stack_id + 1;
+		if (chunk_of(id) || map_chunk(id)) {
+			uint32_t *o = &bucket_at(id)->tag, seen = __atomic_load_n(o, __ATOMIC_ACQUIRE);
+			if ((seen & ORIGIN_MASK) == origin_tag ||
+			    (!seen && (__atomic_compare_exchange_n(o, &seen, origin_tag, 0,
+								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+				       (seen & ORIGIN_MASK) == origin_tag)))
+				return id;
+		} else if (!origin_tag) {
 			return 0;
-		id = HP_AGG_KEYED_FIRST + id - 1;
+		}
 	}
+	id = hp_intern_put(&keys, key, 3);
+	if (!id)
+		return 0;
+	id = HP_AGG_KEYED_FIRST + id - 1;
 	return chunk_of(id) || map_chunk(id) ? id : 0;
 }
 
@@ -145,9 +181,27 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 
 /* Before a change: on the first change since the peak moved, the current
  * in-use value is the bucket's value at that peak. Under the bucket lock. */
+/* The heap of b's blocks. */
+static inline uint32_t heap_of(const struct bucket *b)
+{
+	return __atomic_load_n(&b->tag, __ATOMIC_RELAXED) >> HEAP_SHIFT;
+}
+
+/* Marks b as heap's, if not yet. */
+static inline void set_heap(struct bucket *b, uint32_t heap)
+{
+	if (heap && heap_of(b) != heap)
+		__atomic_or_fetch(&b->tag, heap << HEAP_SHIFT, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t *epoch_of(uint32_t heap)
+{
+	return heap ? &heaps[heap].epoch : &peak_epoch;
+}
+
 static void catch_up(struct bucket *b)
 {
-	uint64_t epoch = __atomic_load_n(&peak_epoch, __ATOMIC_ACQUIRE);
+	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 	if (b->epoch != epoch) {
 		SET(b->peak_count, b->alloc_count - b->free_count);
 		SET(b->peak_bytes, b->alloc_bytes - b->free_bytes);
@@ -209,6 +263,129 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary)
 		in_use_add(&in_use_weight, -hp_sampler_weight(size, sample_rate_bytes));
 }
 
+void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)
+{
+	struct heap_stat *h = &heaps[heap];
+	struct bucket *b;
+	uint64_t now, count, peak;
+
+	if (!id || !heap || heap > HP_AGG_MAX_HEAPS)
+		return;
+	b = bucket_at(id);
+	hp_spin_lock(&b->lock);
+	set_heap(b, heap);
+	catch_up(b);
+	SET(b->alloc_count, b->alloc_count + 1);
+	SET(b->alloc_bytes, b->alloc_bytes + size);
+	hp_spin_unlock(&b->lock);
+	now = __atomic_add_fetch(&h->in_use_bytes, size, __ATOMIC_ACQ_REL);
+	count = __atomic_add_fetch(&h->in_use_count, 1, __ATOMIC_ACQ_REL);
+	peak = __atomic_load_n(&h->peak_bytes, __ATOMIC_RELAXED);
+	while (now > peak) {
+		if (__atomic_compare_exchange_n(&h->peak_bytes, &peak, now, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&h->peak_count, count, __ATOMIC_RELAXED);
+			__atomic_store_n(&h->peak_time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
+			__atomic_add_fetch(&h->epoch, 1, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+}
+
+void hp_agg_heap_free(uint32_t id, uint64_t size, uint32_t heap)
+{
+	struct bucket *b;
+
+	if (!id || !heap || heap > HP_AGG_MAX_HEAPS)
+		return;
+	b = bucket_at(id);
+	hp_spin_lock(&b->lock);
+	catch_up(b);
+	SET(b->free_count, b->free_count + 1);
+	SET(b->free_bytes, b->free_bytes + size);
+	hp_spin_unlock(&b->lock);
+	__atomic_sub_fetch(&heaps[heap].in_use_bytes, size, __ATOMIC_ACQ_REL);
+	__atomic_sub_fetch(&heaps[heap].in_use_count, 1, __ATOMIC_ACQ_REL);
+}
+
+void hp_agg_heap_reset_counted(uint32_t heap)
+{
+	if (heap && heap <= HP_AGG_MAX_HEAPS)
+		__atomic_add_fetch(&heaps[heap].resets, 1, __ATOMIC_RELAXED);
+}
+
+void hp_agg_heap_peak(uint32_t heap, struct hp_rec_heap_peak *out)
+{
+	const struct heap_stat *h = &heaps[heap];
+
+	out->heap = heap;
+	out->peak_bytes = __atomic_load_n(&h->peak_bytes, __ATOMIC_RELAXED);
+	out->peak_count = __atomic_load_n(&h->peak_count, __ATOMIC_RELAXED);
+	out->peak_time_ns = __atomic_load_n(&h->peak_time_ns, __ATOMIC_RELAXED);
+	out->resets = __atomic_load_n(&h->resets, __ATOMIC_RELAXED);
+}
+
+uint32_t hp_agg_heap_of(uint32_t id)
+{
+	return id ? heap_of(bucket_at(id)) : 0;
+}
+
+void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
+{
+	struct bucket *a, *b;
+	uint32_t heap;
+	int at_peak;
+
+	if (!from || !to || from == to)
+		return;
+	a = bucket_at(from);
+	hp_spin_lock(&a->lock);
+	heap = heap_of(a);
+	catch_up(a);
+	/* Was the block in use at the peak? When the bucket held at the peak
+	 * at least as many blocks as it holds now (it has only freed since,
+	 * or not changed), every block it holds now was: count it there
+	 * (docs/internals/recorder.md, "Moving a block"). */
+	at_peak = a->peak_count && a->peak_count >= a->alloc_count - a->free_count &&
+		  a->peak_bytes >= size;
+	SET(a->alloc_count, a->alloc_count - 1);
+	SET(a->alloc_bytes, a->alloc_bytes - size);
+	if (at_peak) {
+		SET(a->peak_count, a->peak_count - 1);
+		SET(a->peak_bytes, a->peak_bytes - size);
+	}
+	hp_spin_unlock(&a->lock);
+	b = bucket_at(to);
+	hp_spin_lock(&b->lock);
+	set_heap(b, heap);
+	catch_up(b);
+	SET(b->alloc_count, b->alloc_count + 1);
+	SET(b->alloc_bytes, b->alloc_bytes + size);
+	if (at_peak) {
+		SET(b->peak_count, b->peak_count + 1);
+		SET(b->peak_bytes, b->peak_bytes + size);
+	}
+	hp_spin_unlock(&b->lock);
+}
+
+void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *origin_tag,
+		uint64_t *size)
+{
+	if (id < HP_AGG_KEYED_FIRST) {
+		*stack_id = id - 1;
+		*type_tag = 0;
+		*origin_tag = __atomic_load_n(&bucket_at(id)->tag, __ATOMIC_ACQUIRE) & ORIGIN_MASK;
+		*size = 0;
+	} else {
+		uint32_t len;
+		const uint64_t *key = hp_intern_key(&keys, id - HP_AGG_KEYED_FIRST + 1, &len);
+		*stack_id = (uint32_t)key[0];
+		*type_tag = (uint32_t)(key[1] >> 32);
+		*origin_tag = (uint32_t)key[1];
+		*size = key[2];
+	}
+}
+
 void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
 {
 	if ((unsigned)why >= HP_LOST_KINDS)
@@ -229,6 +406,15 @@ void hp_agg_restart_peak(void)
 	__atomic_store_n(&peak_time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
 	/* Every bucket's at-peak value is now its current one. */
 	__atomic_add_fetch(&peak_epoch, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 1; i <= HP_AGG_MAX_HEAPS; i++) {
+		struct heap_stat *h = &heaps[i];
+		__atomic_store_n(&h->peak_bytes, __atomic_load_n(&h->in_use_bytes, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&h->peak_count, __atomic_load_n(&h->in_use_count, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&h->peak_time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
+		__atomic_add_fetch(&h->epoch, 1, __ATOMIC_RELEASE);
+	}
 }
 
 uint32_t hp_agg_next(uint32_t id)
@@ -258,20 +444,9 @@ uint32_t hp_agg_next(uint32_t id)
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 {
 	const struct bucket *b = bucket_at(id);
-	uint64_t epoch = __atomic_load_n(&peak_epoch, __ATOMIC_ACQUIRE);
+	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 
-	if (id < HP_AGG_KEYED_FIRST) {
-		out->stack_id = id - 1;
-		out->type_tag = out->origin_tag = 0;
-		out->size = 0;
-	} else {
-		uint32_t len;
-		const uint64_t *key = hp_intern_key(&keys, id - HP_AGG_KEYED_FIRST + 1, &len);
-		out->stack_id = (uint32_t)key[0];
-		out->type_tag = (uint32_t)(key[1] >> 32);
-		out->origin_tag = (uint32_t)key[1];
-		out->size = key[2];
-	}
+	hp_agg_key(id, &out->stack_id, &out->type_tag, &out->origin_tag, &out->size);
 	out->alloc_count = GET(b->alloc_count);
 	out->alloc_bytes = GET(b->alloc_bytes);
 	out->free_count = GET(b->free_count);

@@ -1,7 +1,7 @@
 /*
  * aggregate.h - per-bucket counters, the global peak and what was lost.
  *
- * A bucket is keyed by (stack id, type tag, context tag, size) and counts
+ * A bucket is keyed by (stack id, type tag, origin tag, size) and counts
  * objects and bytes allocated, freed, freed as temporaries, and in use at
  * the global peak. size is the allocation's exact size in sampled mode
  * (so the analyzer can unbias each size exactly) and 0 in full mode; the
@@ -15,10 +15,12 @@
  * its value at that peak, into peak_*. A reader takes peak_* when the
  * bucket's epoch is current and the live value otherwise.
  *
- * Bucket ids: a bucket with no tags and size 0 (every bucket of a full
- * recording without tags) is its stack's default bucket, id stack + 1,
- * found without a lookup; other keys go through an interning table and get
- * ids from HP_AGG_KEYED_FIRST. Iterate with hp_agg_next. The counters live
+ * Bucket ids: a bucket with no type and size 0 is its stack's default
+ * bucket, id stack + 1, found without a lookup, when its origin tag is the
+ * one the default bucket was claimed for (by the first allocation at that
+ * stack: in a full recording of one thread without contexts, every
+ * bucket); other keys go through an interning table and get ids from
+ * HP_AGG_KEYED_FIRST. Iterate with hp_agg_next. The counters live
  * in chunks of 4096 buckets mapped when first needed (aggregate.c).
  *
  * Locking: each bucket has its own spinlock for its counters; the global
@@ -74,6 +76,34 @@ void hp_agg_alloc(uint32_t id, uint64_t size);
  * the last one its thread allocated. Same lock and properties as
  * hp_agg_alloc. */
 void hp_agg_free(uint32_t id, uint64_t size, int temporary);
+
+/* Custom heaps (1..HP_AGG_MAX_HEAPS): their blocks' buckets count like
+ * malloc's, but the bytes in use, the peak and its epoch are the heap's own
+ * (none of malloc's totals, triggers or peak): hp_agg_heap_alloc and
+ * hp_agg_heap_free are hp_agg_alloc and hp_agg_free for a block of heap.
+ * A bucket holds the blocks of one heap. Same lock and properties. */
+#define HP_AGG_MAX_HEAPS 255u
+void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap);
+void hp_agg_heap_free(uint32_t id, uint64_t size, uint32_t heap);
+/* Counts a reset of heap. Lock-free, no allocation. */
+void hp_agg_heap_reset_counted(uint32_t heap);
+/* Heap's peak (bytes, blocks, time) and resets. Lock-free, no allocation. */
+void hp_agg_heap_peak(uint32_t heap, struct hp_rec_heap_peak *out);
+/* The heap of bucket id's blocks (0: malloc's). Lock-free. */
+uint32_t hp_agg_heap_of(uint32_t id);
+
+/* Moves a live block of size bytes from bucket from to bucket to (a type
+ * named later, heapprof_set_type or a vtable): its allocation goes with
+ * it, and its at-peak value when from's epoch says the block was counted
+ * at the peak (from unchanged since the peak). Both buckets are of the
+ * same heap. Takes each bucket's lock in turn, never both; call with the
+ * block's shard lock held (so that its free cannot run in between). No
+ * allocation; not async-signal-safe. */
+void hp_agg_move(uint32_t from, uint32_t to, uint64_t size);
+
+/* The key of bucket id. Lock-free, async-signal-safe, no allocation. */
+void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *origin_tag,
+		uint64_t *size);
 
 /* Counts count allocations totalling bytes that could not be recorded.
  * Lock-free, async-signal-safe, no allocation. */

@@ -30,6 +30,8 @@ struct hp_config {
 	unsigned timeseries_ms;      /* HEAPPROF_TIMESERIES_MS, default 10, 0 = none */
 	uint64_t seed;               /* HEAPPROF_SEED, 0 = from the clock */
 	int quiet;                   /* HEAPPROF_QUIET=1 */
+	int types;                   /* HEAPPROF_TYPES, default 1: C++ dynamic types
+				      * read from live blocks at snapshots (0: not) */
 	int shadowed;                /* not from the environment: another
 				      * library's malloc comes first (recorder.c) */
 	int claimed_pid;             /* HEAPPROF_OUTPUT_CLAIMED: the recorded process

@@ -282,6 +282,70 @@ int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 	return e != NULL;
 }
 
+/* The block of e, its big-block slot kept. Under the shard lock. */
+static void peek(const struct entry *e, struct hp_live_block *out)
+{
+	uint64_t field = e->packed >> HP_LIVE_BUCKET_BITS;
+
+	out->bucket = (uint32_t)(e->packed & BUCKET_MASK);
+	out->size = field >= BIG_BASE ? big[field - BIG_BASE].size : field;
+}
+
+/* Applies fn's answer to entry i of s: returns whether the slot must be
+ * examined again (an entry was deleted and another shifted into it).
+ * Under the shard lock. */
+static int visit(struct shard *s, uint32_t i, hp_live_fn *fn, void *arg)
+{
+	struct entry *e = &s->table[i];
+	struct hp_live_block blk;
+	uint64_t addr = e->addr;
+	int r;
+
+	peek(e, &blk);
+	r = fn(arg, addr, &blk);
+	if (r == HP_LIVE_RETAG) {
+		e->packed = (e->packed & ~BUCKET_MASK) | (blk.bucket & BUCKET_MASK);
+	} else if (r == HP_LIVE_DROP) {
+		unpack(e, &blk);
+		delete_at(s, i);
+		__atomic_store_n(&s->live, s->live - 1, __ATOMIC_RELAXED);
+		filter_add(addr, -1);
+		return s->table[i].addr != EMPTY;
+	}
+	return 0;
+}
+
+int hp_live_update(uintptr_t addr, hp_live_fn *fn, void *arg)
+{
+	uint64_t h = hp_live_hash(addr);
+	struct shard *s = &shards[h >> (64 - SHARD_BITS)];
+	struct entry *e, *slot;
+
+	hp_spin_lock(&s->lock);
+	e = find(s, h, addr, &slot);
+	if (e)
+		visit(s, (uint32_t)(e - s->table), fn, arg);
+	hp_spin_unlock(&s->lock);
+	return e != NULL;
+}
+
+void hp_live_walk(hp_live_fn *fn, void *arg)
+{
+	for (unsigned k = 0; k < SHARDS; k++) {
+		struct shard *s = &shards[k];
+		hp_spin_lock(&s->lock);
+		/* A deletion shifts later entries back (cyclically) into the
+		 * emptied slot: that slot is examined again. An entry that
+		 * wrapped round to the table's start and shifts to its end is
+		 * examined twice, which fn's answers allow (KEEP or RETAG
+		 * again). */
+		for (uint32_t i = 0; i < s->slots; i++)
+			while (s->table[i].addr != EMPTY && visit(s, i, fn, arg))
+				;
+		hp_spin_unlock(&s->lock);
+	}
+}
+
 void hp_live_usage(uint64_t *blocks, uint64_t *bytes)
 {
 	uint64_t n = 0, b = SHARDS * sizeof *shards;

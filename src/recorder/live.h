@@ -79,6 +79,23 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
  * async-signal-safe. Takes the shard's spinlock; no allocation. */
 int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block);
 
+/* What hp_live_update and hp_live_walk do with a block, fn's answer:
+ * leave it, give it the bucket fn wrote into blk->bucket, or remove it
+ * (fn has counted its free). */
+enum { HP_LIVE_KEEP = 0, HP_LIVE_RETAG = 1, HP_LIVE_DROP = 2 };
+typedef int hp_live_fn(void *arg, uintptr_t addr, struct hp_live_block *blk);
+
+/* Calls fn on the block at addr, under its shard's lock, and applies its
+ * answer; returns 1 when addr is present, 0 when not. fn may take bucket
+ * and table locks (the lock order: a shard's, then those), never a shard
+ * lock, and must not allocate. Not async-signal-safe; no allocation. */
+int hp_live_update(uintptr_t addr, hp_live_fn *fn, void *arg);
+
+/* Calls fn on every block, each shard's under its lock in turn, and
+ * applies its answers (fn as for hp_live_update; it may see an entry
+ * twice). O(slots). Not async-signal-safe; no allocation. */
+void hp_live_walk(hp_live_fn *fn, void *arg);
+
 /* Live blocks and the bytes of recorder memory the shards occupy.
  * Lock-free (relaxed reads), async-signal-safe, no allocation. */
 void hp_live_usage(uint64_t *blocks, uint64_t *bytes);

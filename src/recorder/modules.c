@@ -175,6 +175,27 @@ void hp_modules_refresh(int wait)
 	hp_spin_unlock(&lock);
 }
 
+uint32_t hp_modules_ranges(struct hp_modules_range *out, uint32_t cap)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < nmodules; i++) {
+		const struct module *m = &modules[i];
+		for (uint32_t k = 0; m->loaded && k < m->nseg && n < cap; k++) {
+			struct hp_modules_range r = {m->bias + m->seg[k].vaddr,
+						     m->bias + m->seg[k].vaddr + m->seg[k].memsz};
+			uint32_t j = n++;
+			/* Insertion sort: a few hundred segments, once a snapshot. */
+			while (j && out[j - 1].lo > r.lo) {
+				out[j] = out[j - 1];
+				j--;
+			}
+			out[j] = r;
+		}
+	}
+	return n;
+}
+
 uint32_t hp_modules_events(void)
 {
 	return __atomic_load_n(&nevents, __ATOMIC_ACQUIRE);
@@ -200,6 +221,11 @@ void hp_modules_encode(struct hp_buf *b, uint32_t from, uint32_t to)
 		for (uint32_t s = 0; ev.kind == HP_MOD_LOAD && s < m->nseg; s++)
 			hp_rec_segment_put(b, &m->seg[s]);
 	}
+}
+
+int hp_modules_trylock(void)
+{
+	return hp_spin_trylock(&lock);
 }
 
 void hp_modules_lock(void)

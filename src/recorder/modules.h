@@ -45,6 +45,21 @@ uint32_t hp_modules_events(void);
  * nothing but b's own growth, through b's grow function (mmap). */
 void hp_modules_encode(struct hp_buf *b, uint32_t from, uint32_t to);
 
+/* A mapped segment of a loaded module: [lo, hi). */
+struct hp_modules_range {
+	uintptr_t lo, hi;
+};
+
+/* Fills out[0..cap) with the segments of the loaded modules, sorted by
+ * start, and returns how many. Call with the table lock held
+ * (hp_modules_lock). No allocation. */
+uint32_t hp_modules_ranges(struct hp_modules_range *out, uint32_t cap);
+
+/* Takes the table lock if it is free: returns whether it did (then
+ * hp_modules_unlock). For a caller that may hold the loader's lock, which
+ * a refreshing thread holding the table lock may be waiting for. */
+int hp_modules_trylock(void);
+
 /* For fork: take and release the table lock. No allocation; not
  * async-signal-safe. */
 void hp_modules_lock(void);

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -376,6 +377,18 @@ HP_OS_DEFINE(void, hp_os_exe_path, (char *buf, size_t cap))
 HP_OS_DEFINE(pid_t, hp_os_getpid, (void))
 {
 	return (pid_t)syscall(SYS_getpid);
+}
+
+HP_OS_DEFINE(pid_t, hp_os_gettid, (void))
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+HP_OS_DEFINE(void, hp_os_thread_name, (char buf[16]))
+{
+	if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0)
+		buf[0] = '\0';
+	buf[15] = '\0';
 }
 
 HP_OS_DEFINE(pid_t, hp_os_getppid, (void))

@@ -244,6 +244,12 @@ HP_OS_FN(void, hp_os_exe_path, (char *buf, size_t cap));
 HP_OS_FN(pid_t, hp_os_getpid, (void));
 HP_OS_FN(pid_t, hp_os_getppid, (void));
 HP_OS_FN(size_t, hp_os_page_size, (void));
+/* gettid(2), the calling thread's kernel id; and its name (prctl
+ * PR_GET_NAME, as pthread_setname_np sets it from any thread) into
+ * buf[16], NUL-terminated (empty when it cannot be read). Both
+ * async-signal-safe, no allocation, no lock. */
+HP_OS_FN(pid_t, hp_os_gettid, (void));
+HP_OS_FN(void, hp_os_thread_name, (char buf[16]));
 
 /* The bounds [*lo, *hi) of the signal stack the calling thread is running
  * on, if it is on one (sigaltstack). Returns 0, or -ENOENT when not on a

@@ -10,18 +10,21 @@
 #include "recorder.h"
 #include "root.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "../common/fmt.h"
 #include "../common/hash.h"
 #include "../format/format.h"
 #include "aggregate.h"
+#include "attr.h"
 #include "config.h"
 #include "log.h"
 #include "modules.h"
 #include "os.h"
 #include "sampler.h"
 #include "stacks.h"
+#include "tags.h"
 #include "trigger.h"
 #include "unwind.h"
 #include "attach.h"
@@ -59,6 +62,8 @@ static void thread_start(struct hp_thread *t)
 	t->ticks = TICK_PERIOD;
 	if (!t->stack_hi && hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
 		t->stack_lo = t->stack_hi = 1; /* unknown (allocation-free: os.h) */
+	if (!hp_attr_self.thread)
+		hp_attr_thread_start(&hp_attr_self);
 	t->ready = 1;
 }
 
@@ -89,6 +94,13 @@ static inline int same_as_last(const struct hp_thread *t, const uint64_t *frames
 		return 0;
 	last = hp_stacks_get(t->last_stack, &n);
 	return n == depth && memcmp(last, frames, depth * sizeof *frames) == 0;
+}
+
+/* The bucket of an allocation by this thread now (type 0) at stack, of
+ * size (0 in a full recording). */
+static inline uint32_t bucket_of(uint32_t stack, uint32_t heap, uint64_t size)
+{
+	return hp_agg_bucket(stack, 0, hp_attr_origin_of(&hp_attr_self, heap), size);
 }
 
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
@@ -165,7 +177,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	}
 	if (!stack)
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
-	bucket = hp_agg_bucket(stack, 0, 0, hp_sampled ? size : 0);
+	bucket = bucket_of(stack, 0, hp_sampled ? size : 0);
 	if (!bucket) {
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
 		goto out;
@@ -187,6 +199,70 @@ out:
 		rearm_exit();
 	if (room >= HP_WRITE_STACK_BYTES)
 		hp_trigger_tick(t, TICK_PERIOD);
+}
+
+int hp_record_heap_alloc(struct hp_thread *t, const void *p, size_t size, uint32_t heap)
+{
+	uint64_t frames[config.max_depth + HP_UNWIND_SLACK];
+	struct hp_attr *a = &hp_attr_self;
+	struct hp_live_block stale;
+	uint32_t depth, stack, bucket, origin;
+	uint64_t hash;
+	int r;
+
+	if (hp_state != HP_STATE_ACTIVE || t->busy || t->forwarding)
+		return -ENODEV;
+	if (!heap || heap > hp_tags_heap_count())
+		return -EINVAL;
+	t->busy = 1;
+	if (!t->ready)
+		thread_start(t);
+	if (hp_sampled) {
+		/* A countdown of the heap's own (attr.h), as malloc's. */
+		if (size && (int64_t)size <= a->heap_countdown) {
+			a->heap_countdown -= (int64_t)size;
+			t->busy = 0;
+			return 0;
+		}
+		a->heap_countdown = hp_sampler_draw(&t->rng, config.sample_rate_bytes);
+	}
+	if (hp_stack_room(t) < HP_RECORD_STACK_BYTES) {
+		hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
+		t->busy = 0;
+		return -ENOSPC;
+	}
+	depth = hp_unwind(t, frames, config.max_depth, &hash);
+	stack = hp_stacks_intern_hashed(frames, depth, hash);
+	if (!stack)
+		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
+	origin = hp_attr_origin_of(a, heap);
+	bucket = hp_agg_bucket(stack, 0, origin, hp_sampled ? size : 0);
+	r = bucket ? hp_live_insert(hp_attr_key(p, heap), bucket, size, &stale) : -ENOMEM;
+	if (r < 0) {
+		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
+	} else {
+		if (r == 1) /* a block still live there: freed first */
+			hp_agg_heap_free(stale.bucket, stale.size, heap);
+		hp_agg_heap_alloc(bucket, size, heap);
+	}
+	t->busy = 0;
+	return r < 0 ? r : 0;
+}
+
+void hp_record_heap_free(struct hp_thread *t, const void *p, uint32_t heap)
+{
+	struct hp_live_block blk;
+	int r;
+
+	if (hp_state != HP_STATE_ACTIVE || t->busy || t->forwarding)
+		return;
+	t->busy = 1;
+	r = hp_live_remove(hp_attr_key(p, heap), &blk, 1);
+	if (r == 1)
+		hp_agg_heap_free(blk.bucket, blk.size, heap);
+	else if (!hp_sampled)
+		hp_agg_lost(HP_LOST_UNKNOWN_FREE, 1, 0);
+	t->busy = 0;
 }
 
 static inline __attribute__((always_inline)) int take(struct hp_thread *t, void *p,
@@ -274,16 +350,19 @@ static void fork_prepare(void)
 	hp_self.forwarding++;
 	hp_writer_lock();
 	hp_modules_lock();
+	/* The lock order (attr.c): shards, then tables and buckets. */
+	hp_live_lock_all();
+	hp_tags_lock_all();
 	hp_stacks_lock();
 	hp_agg_lock_all();
-	hp_live_lock_all();
 }
 
 static void fork_parent(void)
 {
-	hp_live_unlock_all();
 	hp_agg_unlock_all();
 	hp_stacks_unlock();
+	hp_tags_unlock_all();
+	hp_live_unlock_all();
 	hp_modules_unlock();
 	hp_writer_unlock();
 	hp_self.forwarding--;
@@ -310,6 +389,9 @@ static void fork_child(void)
 	 * counted, since the child owns those blocks too, but the parent's
 	 * peak is not the child's: its peak starts at what it inherited. */
 	hp_agg_restart_peak();
+	/* This thread is the child's only one, with a tid of its own. */
+	hp_attr_reset_caches(&hp_attr_self);
+	hp_attr_thread_refresh(&hp_attr_self, 1);
 	hp_self.forwarding++;
 	if (hp_writer_open(&config, HP_ROLE_FORKED) < 0)
 		hp_state = HP_STATE_OFF;
@@ -450,6 +532,8 @@ void hp_recorder_start(void)
 		err = hp_agg_init();
 	if (!err)
 		err = hp_live_init(hp_sampled);
+	if (!err)
+		err = hp_tags_init();
 	if (!err)
 		err = hp_modules_init(&config);
 	if (err) {

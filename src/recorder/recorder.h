@@ -89,6 +89,15 @@ void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *
  * allocate nothing; takes the writer's lock. */
 void hp_record_exit_now(void);
 
+/* heapprof_heap_alloc and heapprof_heap_free (attr.h: keys, heaps): a
+ * block of custom heap heap at p, recorded with the caller's stack (the
+ * recorder's own frames skipped) and the thread's context, apart from
+ * malloc's. Returns 0, -ENODEV (not recording, or inside the recorder),
+ * -EINVAL (no such heap), -ENOSPC or -ENOMEM (counted lost). Locks as
+ * hp_record_alloc; not async-signal-safe (it unwinds). */
+int hp_record_heap_alloc(struct hp_thread *t, const void *p, size_t size, uint32_t heap);
+void hp_record_heap_free(struct hp_thread *t, const void *p, uint32_t heap);
+
 /* The program is about to exec: a snapshot of the image that ends here,
  * written into its capture if it has one (the new image appends to it).
  * Recording goes on: the exec may fail. No allocation; takes the

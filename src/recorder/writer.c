@@ -13,12 +13,14 @@
 #include "../common/version.h"
 #include "../format/records.h"
 #include "aggregate.h"
+#include "attr.h"
 #include "live.h"
 #include "log.h"
 #include "modules.h"
 #include "os.h"
 #include "spin.h"
 #include "stacks.h"
+#include "tags.h"
 
 #define SAMPLES_PER_RECORD 100 /* a second at the default 10 ms */
 
@@ -35,6 +37,8 @@ static char scratch[HP_CONFIG_PATH_MAX + 8192];
 static uint32_t snapshot_seq;
 static uint32_t stacks_written = 1; /* ids below this are in the file */
 static uint32_t module_events_written;
+/* The tags the file has, and those of the TAGS record being written. */
+static struct hp_tags_mark tags_written, tags_pending;
 static struct hp_rec_sample samples[SAMPLES_PER_RECORD];
 static unsigned nsamples;
 static struct hp_buf payload, out, buckets_buf;
@@ -346,6 +350,7 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role)
 	snapshot_seq = 0;
 	stacks_written = 1;
 	module_events_written = 0;
+	memset(&tags_written, 0, sizeof tags_written);
 	nsamples = 0;
 	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
 	reserve_buffers();
@@ -410,12 +415,14 @@ static void collect_buckets(struct bucket_sums *sum)
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		hp_agg_read(id, &v);
 		hp_rec_bucket_put(&buckets_buf, &v);
+		sum->n++;
+		if (hp_agg_heap_of(id))
+			continue; /* a custom heap's: not in malloc's totals */
 		sum->alloc_count += v.alloc_count;
 		sum->alloc_bytes += v.alloc_bytes;
 		sum->free_count += v.free_count;
 		sum->free_bytes += v.free_bytes;
 		sum->peak_count += v.peak_count;
-		sum->n++;
 	}
 }
 
@@ -425,7 +432,7 @@ static uint64_t recorder_bytes(void)
 	uint64_t blocks, live;
 
 	hp_live_usage(&blocks, &live);
-	return hp_stacks_bytes() + hp_agg_bytes() + live + payload.cap + out.cap + buckets_buf.cap;
+	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap + buckets_buf.cap;
 }
 
 /* The totals are the sums of the buckets written, exactly, even while
@@ -435,6 +442,7 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
 {
 	struct hp_totals t;
 	unsigned lost_kinds = 0;
+	uint32_t nheaps;
 
 	if (buckets_buf.err && !payload.err)
 		payload.err = buckets_buf.err;
@@ -467,6 +475,20 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
 	hp_buf_put_bytes(&payload, buckets_buf.data, buckets_buf.len); /* hp_rec_bucket_put's */
 	hp_rec_snapshot_tail_put(&payload,
 				 &(struct hp_rec_snapshot_tail){.recorder_bytes = recorder_bytes()});
+	/* Each custom heap's own peak (minor 3); none written, as a reader
+	 * allows, while the program has created no heap. */
+	nheaps = hp_tags_heap_count();
+	if (nheaps)
+		hp_rec_count_put(&payload, nheaps);
+	for (uint32_t h = 1; h <= nheaps; h++) {
+		struct hp_rec_heap_peak hp;
+		hp_agg_heap_peak(h, &hp);
+		if (hp.peak_time_ns > config->start_ns)
+			hp.peak_time_ns -= config->start_ns;
+		else
+			hp.peak_time_ns = 0;
+		hp_rec_heap_peak_put(&payload, &hp);
+	}
 }
 
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
@@ -479,8 +501,13 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	 * (a raw clone without fork handlers): the file is not its own. */
 	if (!hp_writer_owned())
 		return -ESRCH;
-	if (!(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL)))
+	if (!(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL))) {
 		hp_modules_refresh(0);
+		/* Reads live blocks: never from a signal handler, which may
+		 * hold a lock of the walk (attr.h). */
+		if (config && config->types)
+			hp_attr_vtable_scan();
+	}
 	cancel = lock_for(flags);
 	if (cancel < 0)
 		return -EDEADLK;
@@ -514,6 +541,15 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	if (!err && nsamples) {
 		put_timeseries();
 		err = emit(HP_REC_TIMESERIES);
+	}
+	/* After the buckets were read: every tag they name is counted. */
+	if (!err) {
+		memcpy(&tags_pending, &tags_written, sizeof tags_pending);
+		if (hp_tags_encode(&payload, &tags_written, &tags_pending)) {
+			err = emit(HP_REC_TAGS);
+			if (!err)
+				memcpy(&tags_written, &tags_pending, sizeof tags_written);
+		}
 	}
 	if (!err) {
 		put_snapshot(reason, signo, nstacks, &sums);

@@ -1,0 +1,203 @@
+/*
+ * attr.c - attribution: contexts, threads, explicit and vtable types, the
+ * reset of a custom heap (see attr.h for the model; the tables are in
+ * tags.c, the maths of moving a block in docs/internals/recorder.md).
+ *
+ * Lock order, everywhere: the module table's, a live shard's, then a
+ * bucket's or a table's (tags, bucket keys), one at a time. Nothing takes a
+ * shard lock while it holds a bucket or table lock.
+ */
+#include "attr.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "../format/format.h"
+#include "aggregate.h"
+#include "modules.h"
+#include "os.h"
+#include "tags.h"
+
+__thread struct hp_attr hp_attr_self __attribute__((tls_model("initial-exec")));
+
+void hp_attr_thread_start(struct hp_attr *a)
+{
+	hp_os_thread_name(a->name);
+	a->thread = hp_tags_thread_new((uint32_t)hp_os_gettid(), a->name);
+}
+
+void hp_attr_thread_refresh(struct hp_attr *a, int new_tid)
+{
+	char name[16];
+
+	if (!a->thread)
+		return;
+	hp_os_thread_name(name);
+	if (!new_tid && memcmp(name, a->name, sizeof name) == 0)
+		return;
+	memcpy(a->name, name, sizeof name);
+	hp_tags_thread_set(a->thread, (uint32_t)hp_os_gettid(), a->name);
+}
+
+uint32_t hp_attr_origin(struct hp_attr *a, uint32_t heap)
+{
+	uint32_t gen = __atomic_load_n(&a->gen, __ATOMIC_RELAXED);
+	uint32_t depth, ctx = 0, origin;
+
+	if (!heap && a->origin && a->origin_gen == gen)
+		return a->origin;
+	depth = a->depth < HP_ATTR_MAX_DEPTH ? a->depth : HP_ATTR_MAX_DEPTH;
+	for (uint32_t i = 0; i < depth; i++) {
+		uint32_t id = hp_tags_context(ctx, a->ctx_name[i]);
+		if (!id)
+			break; /* the table is full: the outer scope stands */
+		ctx = id;
+	}
+	origin = hp_tags_origin(ctx, a->thread, heap);
+	if (!heap && gen == __atomic_load_n(&a->gen, __ATOMIC_RELAXED)) {
+		a->origin = origin;
+		a->origin_gen = gen;
+	}
+	return origin;
+}
+
+void hp_attr_reset_caches(struct hp_attr *a)
+{
+	a->origin = 0;
+	a->type_name = NULL;
+	a->type_id = 0;
+}
+
+/* The bucket of blk's key with type type, and the block moved into it:
+ * fn's answer for hp_live_*. Under the block's shard lock. */
+static int retype(uint32_t type, struct hp_live_block *blk)
+{
+	uint32_t stack, old_type, origin, to;
+	uint64_t size;
+
+	hp_agg_key(blk->bucket, &stack, &old_type, &origin, &size);
+	if (old_type == type)
+		return HP_LIVE_KEEP;
+	to = hp_agg_bucket(stack, type, origin, size);
+	if (!to)
+		return HP_LIVE_KEEP; /* the table is full: the block stays untyped */
+	hp_agg_move(blk->bucket, to, blk->size);
+	blk->bucket = to;
+	return HP_LIVE_RETAG;
+}
+
+static int set_type_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)
+{
+	(void)addr;
+	return retype(*(const uint32_t *)arg, blk);
+}
+
+int hp_attr_set_type(struct hp_attr *a, const void *p, const char *name)
+{
+	uint32_t type, heaps;
+
+	if (a->type_name == name && a->type_id && hp_tags_type_is(a->type_id, name)) {
+		type = a->type_id;
+	} else {
+		type = hp_tags_type(HP_TYPE_EXPLICIT, 0, name);
+		if (!type)
+			return -ENOSPC;
+		a->type_name = name;
+		a->type_id = type;
+	}
+	if (hp_live_update((uintptr_t)p, set_type_fn, &type))
+		return 0;
+	heaps = hp_tags_heap_count();
+	for (uint32_t h = 1; h <= heaps; h++)
+		if (hp_live_update(hp_attr_key(p, h), set_type_fn, &type))
+			return 0;
+	return -ENOENT;
+}
+
+static int reset_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)
+{
+	uint32_t heap = *(const uint32_t *)arg;
+
+	if (addr >> 48 != heap)
+		return HP_LIVE_KEEP;
+	hp_agg_heap_free(blk->bucket, blk->size, heap);
+	return HP_LIVE_DROP;
+}
+
+void hp_attr_heap_reset(uint32_t heap)
+{
+	hp_agg_heap_reset_counted(heap);
+	hp_live_walk(reset_fn, &heap);
+}
+
+/* --- vtable types ------------------------------------------------------ */
+
+/* The mapped segments of the loaded modules, sorted by start: filled and
+ * read under the module table's lock, which also makes scans one at a
+ * time. */
+#define MAX_RANGES 8192
+static struct hp_modules_range ranges[MAX_RANGES];
+static uint32_t nranges;
+
+/* The range holding a, or NULL. */
+static const struct hp_modules_range *range_of(uintptr_t a)
+{
+	uint32_t lo = 0, hi = nranges;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (a < ranges[mid].lo)
+			hi = mid;
+		else if (a >= ranges[mid].hi)
+			lo = mid + 1;
+		else
+			return &ranges[mid];
+	}
+	return NULL;
+}
+
+struct scan {
+	uint64_t read_count;
+};
+
+/* The Itanium C++ ABI: an object's first word points at its vtable's
+ * address point, 16 bytes into the vtable, after the offset-to-top (0 in
+ * a complete object) and the typeinfo pointer. */
+static int vtable_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)
+{
+	struct scan *sc = arg;
+	const struct hp_modules_range *r;
+	uint32_t stack, type, origin;
+	uint64_t size, w;
+
+	if (addr >> 48 || blk->size < 8)
+		return HP_LIVE_KEEP; /* a custom heap's block: its arena may be gone */
+	hp_agg_key(blk->bucket, &stack, &type, &origin, &size);
+	if (type)
+		return HP_LIVE_KEEP;
+	sc->read_count++;
+	/* Live while its shard lock is held: a free takes it out of the
+	 * register before the real free. */
+	w = __atomic_load_n((const uint64_t *)addr, __ATOMIC_RELAXED);
+	if (w & 7 || w < 16 || !(r = range_of(w)) || w - 16 < r->lo)
+		return HP_LIVE_KEEP;
+	if (((const uint64_t *)w)[-2] != 0 || !range_of(((const uint64_t *)w)[-1]))
+		return HP_LIVE_KEEP;
+	type = hp_tags_type(HP_TYPE_VTABLE, w, NULL);
+	return type ? retype(type, blk) : HP_LIVE_KEEP;
+}
+
+uint64_t hp_attr_vtable_scan(void)
+{
+	struct scan sc = {0};
+
+	/* Not waiting: the caller may hold the loader's lock (a dump from a
+	 * dl_iterate_phdr callback) that a refreshing thread, holding the
+	 * table lock, waits for. The next snapshot reads the types then. */
+	if (!hp_modules_trylock())
+		return 0;
+	nranges = hp_modules_ranges(ranges, MAX_RANGES);
+	hp_live_walk(vtable_fn, &sc);
+	hp_modules_unlock();
+	return sc.read_count;
+}
