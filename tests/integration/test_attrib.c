@@ -166,13 +166,13 @@ static void check(const char *compiler)
 		tags = hp_test_sh_out("go tool pprof -unit=B -sample_index=alloc_space -tags %s 2>&1",
 				      pb);
 		if (tags) {
-			expect_true(strstr(tags, "224B (") && strstr(tags, "): Triangle\n"),
+			expect_true(strstr(tags, "224.0B (") && strstr(tags, "): Triangle\n"),
 				    "pprof: Triangle's 224 bytes under its type label");
-			expect_true(strstr(tags, "2100B (") && strstr(tags, "): request > parse\n"),
+			expect_true(strstr(tags, "2100.0B (") && strstr(tags, "): request > parse\n"),
 				    "pprof: the context path");
-			expect_true(strstr(tags, "2000B (") && strstr(tags, "): producer\n"),
+			expect_true(strstr(tags, "2000.0B (") && strstr(tags, "): producer\n"),
 				    "pprof: the thread by its name");
-			expect_true(strstr(tags, "3040B (") && strstr(tags, "): arena\n"),
+			expect_true(strstr(tags, "3040.0B (") && strstr(tags, "): arena\n"),
 				    "pprof: the custom heap");
 			free(tags);
 		}

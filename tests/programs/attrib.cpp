@@ -147,7 +147,7 @@ static void explicit_types(void)
 /* --- contexts and threads ----------------------------------------------- */
 
 /* "request" > "parse": 7 blocks of 300 bytes, kept. */
-static void *parsed[7];
+static void *volatile parsed[7];
 
 static void nested_contexts(void)
 {
