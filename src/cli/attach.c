@@ -260,6 +260,10 @@ int hp_cmd_attach(int argc, char **argv)
 	len = add_var(block, len, sizeof block, "HEAPPROF_DUMP_SIGNAL", "NONE");
 	block[len++] = '\0';
 
+	/* Ctrl-C from now on ends the recording (once it has started). */
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	fn = recorder_function(&t, lib, 1, "heapprof_attach");
 	if (!fn) {
 		unlink(out);
@@ -277,9 +281,9 @@ int hp_cmd_attach(int argc, char **argv)
 		unlink(out);
 		return HP_EXIT_FAILURE;
 	}
-	if ((int)ret == -ENOTSUP) {
-		hp_cli_error("attach: process %d was attached to once already; attaching again "
-			     "needs the program restarted (not supported yet)",
+	if ((int)ret == -EINVAL) {
+		hp_cli_error("attach: process %d was attached to before with another "
+			     "--sample-rate, --unwind or --max-depth: attach with the same ones",
 			     (int)pid);
 		unlink(out);
 		return HP_EXIT_FAILURE;
@@ -295,17 +299,14 @@ int hp_cmd_attach(int argc, char **argv)
 			"heapprof: attached to process %d, recording to %s; %s\n", (int)pid, out,
 			a.given[HP_OPT_FOR] ? "detaching after --for" : "Ctrl-C detaches");
 
-	sa.sa_handler = on_stop;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!stop_requested && alive(pid) &&
 	       (!a.given[HP_OPT_FOR] || elapsed_s(&start) < (double)a.number[HP_OPT_FOR])) {
 		struct timespec ts = {0, 50 * 1000000L};
 		nanosleep(&ts, NULL);
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	/* Ctrl-C again (or a signal to the whole process group, as timeout
+	 * sends) must not stop us before the detach: the handler stays. */
 	if (alive(pid)) {
 		err = detach(pid, lib);
 		if (err < 0 && err != -ENODEV)
@@ -314,6 +315,8 @@ int hp_cmd_attach(int argc, char **argv)
 		fprintf(stderr, "heapprof: process %d exited; its capture ends with its exit\n",
 			(int)pid);
 	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	if (!a.given[HP_OPT_NO_SYMBOLS]) {
 		struct hp_embed_result res;
 		char e[512];

@@ -523,8 +523,26 @@ static int borrow_thread(struct hp_inject_target *t, unsigned timeout_ms, pid_t 
 	}
 }
 
+static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3],
+		const void *data, size_t len, uint64_t *ret, unsigned timeout_ms);
+
 int hp_inject_call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3],
 		   const void *data, size_t len, uint64_t *ret, unsigned timeout_ms)
+{
+	sigset_t all, old;
+	int err;
+
+	/* Killed in the middle of the call, we would leave the thread to
+	 * return to address 0: the signals that can wait, wait. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	err = call(t, fn, args, data, len, ret, timeout_ms);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3],
+		const void *data, size_t len, uint64_t *ret, unsigned timeout_ms)
 {
 	static uint8_t xstate[16384];
 	struct user_regs_struct saved, r;

@@ -65,7 +65,10 @@ int hp_inject_find_recorder(struct hp_inject_target *t, const char *name);
  * *data_at + k). The call's return value goes to *ret. Waits for it as
  * long as it takes; gives up finding a safe thread after timeout_ms.
  * Returns 0, or -errno after saying why (-EPERM: ptrace not permitted,
- * -ESRCH: the process is gone, -EBUSY: no thread at a safe point). */
+ * -ESRCH: the process is gone, -EBUSY: no thread at a safe point).
+ * Every signal that can be blocked is blocked meanwhile (this process
+ * killed in the middle would leave the thread to return to address 0);
+ * SIGKILL cannot be: do not SIGKILL heapprof during an attach. */
 #define HP_INJECT_DATA ((uint64_t)0x8000000000000000ull)
 int hp_inject_call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3],
 		   const void *data, size_t len, uint64_t *ret, unsigned timeout_ms);

@@ -394,6 +394,44 @@ void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
 	__atomic_add_fetch(&lost_bytes[why], bytes, __ATOMIC_RELAXED);
 }
 
+void hp_agg_zero(void)
+{
+	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
+		struct bucket *b = bucket_at(id);
+		hp_spin_lock(&b->lock);
+		b->epoch = 0;
+		__atomic_store_n(&b->alloc_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->alloc_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->free_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->free_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->temp_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->temp_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->peak_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->peak_bytes, 0, __ATOMIC_RELAXED);
+		hp_spin_unlock(&b->lock);
+	}
+	__atomic_store_n(&in_use_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&in_use_weight, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&peak_weight, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&peak_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&peak_time_ns, 0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&peak_epoch, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 1; i <= HP_AGG_MAX_HEAPS; i++) {
+		struct heap_stat *h = &heaps[i];
+		__atomic_store_n(&h->in_use_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->in_use_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->peak_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->peak_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->peak_time_ns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->resets, 0, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&h->epoch, 1, __ATOMIC_RELEASE);
+	}
+	for (unsigned i = 0; i < HP_LOST_KINDS; i++) {
+		__atomic_store_n(&lost_count[i], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&lost_bytes[i], 0, __ATOMIC_RELAXED);
+	}
+}
+
 void hp_agg_restart_peak(void)
 {
 	uint64_t raw = __atomic_load_n(&in_use_bytes, __ATOMIC_RELAXED);

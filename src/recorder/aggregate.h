@@ -126,6 +126,11 @@ void hp_agg_totals(struct hp_totals *out);
  * async-signal-safe, no allocation. */
 uint64_t hp_agg_bytes(void);
 
+/* Zeroes every counter, the totals, the peaks and the lost counts, each
+ * bucket under its lock; bucket ids and keys stay (a new recording in the
+ * same process: heapprof attach again, after hp_live_clear). No
+ * allocation; not async-signal-safe. */
+void hp_agg_zero(void);
 /* Makes the bytes in use now the peak (a followed fork child's start).
  * Lock-free, async-signal-safe, no allocation. */
 void hp_agg_restart_peak(void);

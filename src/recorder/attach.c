@@ -136,10 +136,10 @@ static int find_own(void)
 
 /* Starts recording the process that loaded us, with the options in block
  * (HEAPPROF_* variables: config.h). Returns 0, -EBUSY when it is being
- * recorded already (attached, or preloaded), -ENOTSUP for a second attach
- * (not yet: the tables of the first would need to be emptied), -EIO when
- * the recorder could not start (the capture cannot be written: it said
- * why). Called by `heapprof attach` on a thread it stopped outside the
+ * recorded already (attached, or preloaded), -EINVAL when a later attach
+ * asks for another sampling rate, unwinder or depth than the first,
+ * -EIO when the recorder could not start (the capture cannot be
+ * written). Called by `heapprof attach` on a thread it stopped outside the
  * allocator and the loader; takes the loader's lock and every recorder
  * lock in turn; allocates through libc (dlopen, dlsym). */
 __attribute__((visibility("default"))) int heapprof_attach(const char *block)
@@ -148,9 +148,18 @@ __attribute__((visibility("default"))) int heapprof_attach(const char *block)
 
 	if (phase == 2 || hp_state == HP_STATE_ACTIVE)
 		return -EBUSY;
-	if (phase == 3)
-		return -ENOTSUP;
 	hp_self.forwarding++;
+	if (phase == 3) { /* attached before: the same tables, emptied */
+		hp_config_set_source(block);
+		err = hp_recorder_restart();
+		hp_config_set_source(NULL);
+		if (!err) {
+			__atomic_store_n(&phase, 2, __ATOMIC_RELEASE);
+			patch_all();
+		}
+		hp_self.forwarding--;
+		return err;
+	}
 	if (hp_attach_preloaded()) {
 		hp_self.forwarding--;
 		return -EBUSY;

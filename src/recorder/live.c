@@ -358,6 +358,23 @@ void hp_live_usage(uint64_t *blocks, uint64_t *bytes)
 	*bytes = b;
 }
 
+void hp_live_clear(void)
+{
+	for (unsigned i = 0; i < SHARDS; i++) {
+		struct shard *sh = &shards[i];
+		hp_spin_lock(&sh->lock);
+		if (sh->table != no_slots)
+			memset(sh->table, 0, (size_t)sh->slots * sizeof *sh->table);
+		__atomic_store_n(&sh->live, 0, __ATOMIC_RELAXED);
+		hp_spin_unlock(&sh->lock);
+	}
+	for (unsigned i = 0; i < BIG_BLOCKS; i++)
+		__atomic_store_n(&big[i].used, 0, __ATOMIC_RELEASE);
+	if (filtering)
+		for (size_t i = 0; i < sizeof hp_live_filter; i++)
+			__atomic_store_n(&hp_live_filter[i], 0, __ATOMIC_RELAXED);
+}
+
 void hp_live_lock_all(void)
 {
 	for (unsigned i = 0; i < SHARDS; i++)

@@ -100,6 +100,10 @@ void hp_live_walk(hp_live_fn *fn, void *arg);
  * Lock-free (relaxed reads), async-signal-safe, no allocation. */
 void hp_live_usage(uint64_t *blocks, uint64_t *bytes);
 
+/* Empties the register (a new recording in the same process: heapprof
+ * attach again), each shard under its lock; the tables keep their size.
+ * No allocation; not async-signal-safe. */
+void hp_live_clear(void);
 /* For fork: take and release every shard lock. No allocation; not
  * async-signal-safe. */
 void hp_live_lock_all(void);

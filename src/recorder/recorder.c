@@ -11,6 +11,7 @@
 #include "root.h"
 
 #include <errno.h>
+#include <errno.h>
 #include <string.h>
 
 #include "../common/fmt.h"
@@ -556,6 +557,34 @@ void hp_recorder_start(void)
 	hp_trigger_init(&config);
 	hp_os_atfork(fork_prepare, fork_parent, fork_child);
 	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
+}
+
+int hp_recorder_restart(void)
+{
+	struct hp_config old = config;
+
+	hp_config_load(&config);
+	config.start_ns = hp_os_now_ns();
+	config.attached = 1;
+	config.claimed_pid = old.claimed_pid ? old.claimed_pid : config.claimed_pid;
+	if (config.sample_rate_bytes != old.sample_rate_bytes || config.unwind != old.unwind ||
+	    config.max_depth != old.max_depth) {
+		/* The live filter, the unwinder and the frame buffers were set
+		 * up for the first recording's. */
+		char output[sizeof config.output];
+		memcpy(output, config.output, sizeof output);
+		config = old;
+		memcpy(config.output, output, sizeof output);
+		return -EINVAL;
+	}
+	hp_live_clear();
+	hp_agg_zero();
+	hp_modules_refresh(1);
+	if (hp_writer_open(&config, find_role()) < 0)
+		return -EIO;
+	hp_trigger_init(&config);
+	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void hp_recorder_stop(unsigned reason)

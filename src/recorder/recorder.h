@@ -109,5 +109,15 @@ void hp_record_exec(void);
  * detach). Nothing when not recording. Takes the writer's lock; no
  * allocation; not async-signal-safe. */
 void hp_recorder_stop(unsigned reason);
+/* Starts a new recording in a process whose recording was stopped by
+ * hp_recorder_stop (heapprof attach again): the options read again (the
+ * sampling rate, the unwinder and the depth must be the first
+ * recording's: -EINVAL otherwise), the register and the counters emptied
+ * (stacks, types and contexts keep their ids), a new capture. Returns 0,
+ * -EINVAL, or -EIO when the capture cannot be written. Takes every lock in
+ * turn; no allocation; not async-signal-safe. A thread still inside a
+ * slow path of the previous recording (it passed the state check before
+ * the stop) may add its one allocation to the new one. */
+int hp_recorder_restart(void);
 
 #endif

@@ -124,6 +124,53 @@ static void exact(const char *arg)
 HP_TEST(attach_records_exactly_what_the_program_called) { exact(NULL); }
 HP_TEST(attach_beside_a_thread_inside_realloc) { exact("--long"); }
 
+/* Attached and detached 20 times (Ctrl-C ends each): every capture is
+ * whole, and together they hold exactly the calls that reached the
+ * recorder; the program is unharmed and detached at the end. */
+HP_TEST(attach_detach_twenty_times)
+{
+	char prog[4096];
+	struct counts kept = {0}, temp = {0};
+	uint64_t kept_allocs = 0, temp_allocs = 0, temp_frees = 0;
+	struct prog p;
+	int patched = -1, whole = 0;
+
+	snprintf(prog, sizeof prog, "%s/tests/programs/attachee", hp_test_build());
+	if (!expect_true(spawn(&p, prog, NULL), "attachee starts"))
+		return;
+	for (int i = 0; i < 20; i++) {
+		char cap_path[4096];
+		struct hp_capture *cap;
+
+		snprintf(cap_path, sizeof cap_path, "%s/cycle%d.hpf", hp_test_tmp(), i);
+		if (hp_test_sh("timeout --preserve-status -s INT 0.3 %s/heapprof attach -q "
+			       "--sample-rate 1 -o %s %d",
+			       hp_test_build(), cap_path, (int)p.pid) != 0)
+			break;
+		cap = hpq_load(cap_path);
+		if (!cap)
+			break;
+		{
+			const struct hp_cap_snapshot *s = hp_capture_last(cap);
+			struct hpq_sum k =
+				hpq_match(cap, (const char *const[]){"kept_site", "work", NULL});
+			struct hpq_sum t =
+				hpq_match(cap, (const char *const[]){"temp_site", "work", NULL});
+			whole += s && s->reason == HP_SNAP_DETACH;
+			kept_allocs += k.alloc_count;
+			temp_allocs += t.alloc_count;
+			temp_frees += t.free_count;
+		}
+		hpq_free(cap);
+	}
+	expect_eq_u64((uint64_t)whole, 20, "20 attaches, each ended by its detach");
+	expect_eq_u64((uint64_t)finish(&p, &kept, &temp, &patched), 0, "the program exits 0");
+	expect_eq_u64((uint64_t)patched, 0, "its GOT is libc's at the end");
+	expect_eq_u64(kept_allocs, kept.allocs, "kept_site: the captures hold every recorded call");
+	expect_eq_u64(temp_allocs, temp.allocs, "temp_site: the captures hold every recorded call");
+	expect_eq_u64(temp_frees, temp.frees, "temp_site: and every recorded free");
+}
+
 /* One line each for what cannot be attached. */
 HP_TEST(attach_refuses_what_it_cannot_do)
 {
