@@ -321,6 +321,28 @@ static int read_buckets(struct hp_core *c, const struct hp_root *root)
 	return 0;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+	const struct hp_core_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Adds [lo, lo + bytes) to the live register's memory (c->rec.tables). */
+static int add_table(struct hp_core_rec *r, uint64_t lo, uint64_t bytes, size_t *cap)
+{
+	if (r->ntables == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		void *grown = realloc(r->tables, n * sizeof *r->tables);
+		if (!grown)
+			return -ENOMEM;
+		r->tables = grown;
+		*cap = n;
+	}
+	r->tables[r->ntables].lo = lo;
+	r->tables[r->ntables++].hi = lo + bytes < lo ? UINT64_MAX : lo + bytes;
+	return 0;
+}
+
 static const struct hp_core_rec_bucket *bucket_by_id(const struct hp_core_rec *r, uint32_t id)
 {
 	struct hp_core_rec_bucket want = {.id = id};
@@ -330,8 +352,8 @@ static const struct hp_core_rec_bucket *bucket_by_id(const struct hp_core_rec *r
 static int read_live(struct hp_core *c, const struct hp_root *root)
 {
 	struct hp_core_rec *r = &c->rec;
-	size_t cap = 0;
-	int ok = 1;
+	size_t cap = 0, tcap = 0;
+	int ok = 1, ret = 0;
 	uint64_t shards = rd64(c, root->live_shards_addr, &ok);
 	uint64_t bucket_mask = (UINT64_C(1) << root->bucket_bits) - 1;
 
@@ -339,6 +361,8 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 		hp_core_note(c, "the recorder's live register is not in the core");
 		return 0;
 	}
+	if ((ret = add_table(r, shards, (uint64_t)root->live_shards * root->shard_bytes, &tcap)))
+		return ret;
 	for (uint32_t s = 0; s < root->live_shards; s++) {
 		uint64_t sh = shards + (uint64_t)s * root->shard_bytes, table;
 		uint32_t slots, live, found = 0;
@@ -362,6 +386,8 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			r->missing_shards++;
 			continue;
 		}
+		if ((ret = add_table(r, table, (uint64_t)slots * root->entry_bytes, &tcap)))
+			return ret;
 		for (uint32_t i = 0; i < slots; i++) {
 			uint64_t e[2];
 			struct hp_core_rec_block *b;
@@ -387,6 +413,7 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			b->size = e[1] >> root->bucket_bits;
 			b->bucket = bk->id;
 			b->stack = bk->stack;
+			b->reach = HP_CORE_UNKNOWN;
 			if (b->size >= root->big_base) {
 				uint64_t i_big = b->size - root->big_base;
 				b->size = i_big < root->big_blocks
@@ -411,6 +438,7 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			r->miscounted_shards++;
 	}
 	qsort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
+	qsort(r->tables, r->ntables, sizeof *r->tables, cmp_range);
 	return 0;
 }
 
@@ -454,5 +482,6 @@ void hp_core_rec_free(struct hp_core_rec *r)
 	free(r->stacks);
 	free(r->buckets);
 	free(r->blocks);
+	free(r->tables);
 	memset(r, 0, sizeof *r);
 }

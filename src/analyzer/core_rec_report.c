@@ -22,6 +22,22 @@ struct site {
 	uint32_t stack;
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, peak_count, peak_bytes;
 	int torn;
+	/* its live blocks by enum hp_core_reach: objects, bytes */
+	uint64_t reach[HP_CORE_UNKNOWN + 1][2];
+};
+
+static const char *reach_name[] = {
+	[HP_CORE_REACHABLE] = "still reachable",
+	[HP_CORE_LOST] = "definitely lost",
+	[HP_CORE_INDIRECT] = "indirectly lost",
+	[HP_CORE_UNKNOWN] = "not in the heap walk",
+};
+
+static const char *reach_key[] = {
+	[HP_CORE_REACHABLE] = "reachable",
+	[HP_CORE_LOST] = "lost",
+	[HP_CORE_INDIRECT] = "indirect",
+	[HP_CORE_UNKNOWN] = "unknown",
 };
 
 static void json_str(FILE *f, const char *s)
@@ -117,6 +133,13 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 		s->peak_bytes += b->peak_bytes;
 		s->torn |= b->torn;
 	}
+	for (size_t i = 0; i < r->nblocks; i++) {
+		const struct hp_core_rec_block *b = &r->blocks[i];
+		struct site *s = &by_stack[b->stack < r->nstacks ? b->stack : 0];
+		unsigned k = b->reach <= HP_CORE_UNKNOWN ? b->reach : HP_CORE_UNKNOWN;
+		s->reach[k][0]++;
+		s->reach[k][1] += b->size;
+	}
 	out = by_stack;
 	for (uint32_t id = 0; id < r->nstacks; id++) {
 		if (!by_stack[id].alloc_count)
@@ -127,6 +150,24 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 	qsort(out, k, sizeof *out, site_cmp);
 	*n = k;
 	return out;
+}
+
+/* "  |  definitely lost 440 bytes in 5 blocks, ...": the site's live
+ * blocks by reachability, on its line (its in-use figures before). */
+static void text_reach(FILE *f, const struct site *x)
+{
+	static const int order[] = {HP_CORE_LOST, HP_CORE_INDIRECT, HP_CORE_REACHABLE,
+				    HP_CORE_UNKNOWN};
+	int first = 1;
+
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		const uint64_t *v = x->reach[order[i]];
+		if (!v[0] && (order[i] == HP_CORE_UNKNOWN || order[i] == HP_CORE_INDIRECT))
+			continue;
+		fprintf(f, "%s%s %" PRIu64 " bytes in %" PRIu64 " blocks", first ? "  |  " : ", ",
+			reach_name[order[i]], v[1], v[0]);
+		first = 0;
+	}
 }
 
 static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t ns,
@@ -146,6 +187,25 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 		r->nblocks, bytes, r->in_use_bytes, r->peak_bytes,
 		r->nstacks ? r->nstacks - 1 : 0, r->nbuckets,
 		r->sample_rate > 1 ? " (sampled: raw figures)" : "");
+	if (r->joined) {
+		uint64_t t[HP_CORE_UNKNOWN + 1][2] = {{0}};
+		for (size_t i = 0; i < ns; i++)
+			for (int k = 0; k <= HP_CORE_UNKNOWN; k++) {
+				t[k][0] += s[i].reach[k][0];
+				t[k][1] += s[i].reach[k][1];
+			}
+		fprintf(f, "reachability of the live blocks (a conservative scan, as memcheck's):\n"
+			   "  definitely lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n"
+			   "  indirectly lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n"
+			   "  still reachable: %" PRIu64 " bytes in %" PRIu64 " blocks\n",
+			t[HP_CORE_LOST][1], t[HP_CORE_LOST][0], t[HP_CORE_INDIRECT][1],
+			t[HP_CORE_INDIRECT][0], t[HP_CORE_REACHABLE][1], t[HP_CORE_REACHABLE][0]);
+		if (t[HP_CORE_UNKNOWN][0])
+			fprintf(f, "  not in the heap walk: %" PRIu64 " bytes in %" PRIu64
+				   " blocks\n", t[HP_CORE_UNKNOWN][1], t[HP_CORE_UNKNOWN][0]);
+	} else {
+		fprintf(f, "reachability: unknown (glibc's heap was not walked)\n");
+	}
 	fprintf(f, "\nsites by bytes in use:\n");
 	fprintf(f, "%14s %10s %12s %10s %14s\n", "in use bytes", "objects", "allocated", "freed",
 		"peak bytes");
@@ -153,10 +213,13 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 		const struct site *x = &s[i];
 		const struct hp_core_rec_stack *st = &r->stacks[x->stack];
 		fprintf(f, "%14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %14" PRIu64
-			   "  stack %u%s\n",
+			   "  stack %u%s",
 			x->alloc_bytes - x->free_bytes, x->alloc_count - x->free_count,
 			x->alloc_count, x->free_count, x->peak_bytes, x->stack,
 			x->torn ? " (torn)" : "");
+		if (r->joined)
+			text_reach(f, x);
+		fputc('\n', f);
 		for (uint32_t d = 0; st->frames && d < st->depth; d++)
 			text_frame(f, c, o, st->frames[d]);
 	}
@@ -166,6 +229,10 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 		const struct hp_core_rec_stack *st = &r->stacks[b->stack];
 		struct hp_sym syms[MAX_INLINED];
 		int n = st->frames && st->depth ? symbols(o, st->frames[0], syms) : 0;
+		/* its reachability first: a column of 15 characters */
+		if (r->joined)
+			fprintf(f, "  %s", b->reach < HP_CORE_UNKNOWN ? reach_name[b->reach]
+								 : "not in the heap");
 		fprintf(f, "  0x%" PRIx64 " %10" PRIu64 " bytes  stack %u  %s", b->addr, b->size,
 			b->stack,
 			st->frames && st->depth ? frame_name(c, st->frames[0], buf, sizeof buf)
@@ -197,11 +264,25 @@ static void json_symbols(FILE *f, const struct hp_core_report_options *o, uint64
 	fputc(']', f);
 }
 
+/* The frames of stack st, as JSON objects separated by commas. */
+static void json_frames(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			const struct hp_core_rec_stack *st)
+{
+	char buf[512];
+
+	for (uint32_t d = 0; st->frames && d < st->depth; d++) {
+		fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"name\":", d ? "," : "",
+			st->frames[d]);
+		json_str(f, frame_name(c, st->frames[d], buf, sizeof buf));
+		json_symbols(f, o, st->frames[d]);
+		fputc('}', f);
+	}
+}
+
 static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t ns,
 		 const struct hp_core_report_options *o)
 {
 	const struct hp_core_rec *r = &c->rec;
-	char buf[512];
 
 	fprintf(f, "{\"core\":");
 	json_str(f, c->path);
@@ -211,10 +292,11 @@ static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 	json_str(f, r->lib ? r->lib : "");
 	fprintf(f, ",\"root\":\"0x%" PRIx64 "\",\"stacks\":%u,\"buckets\":%zu,\"in_use_bytes\":%" PRIu64
 		   ",\"peak_bytes\":%" PRIu64 ",\"sample_rate\":%" PRIu64 ",\"torn_buckets\":%zu,"
-		   "\"locked_shards\":%zu,\"dropped_entries\":%zu,\"duplicate_entries\":%zu},\n",
+		   "\"locked_shards\":%zu,\"dropped_entries\":%zu,\"duplicate_entries\":%zu,"
+		   "\"reachability\":%s},\n",
 		r->root, r->nstacks ? r->nstacks - 1 : 0, r->nbuckets, r->in_use_bytes,
 		r->peak_bytes, r->sample_rate, r->torn_buckets, r->locked_shards, r->bad_entries,
-		r->duplicates);
+		r->duplicates, r->joined ? "true" : "false");
 	fprintf(f, "\"sites\":[");
 	for (size_t i = 0; i < ns; i++) {
 		const struct site *x = &s[i];
@@ -227,19 +309,24 @@ static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 			i ? "," : "", x->stack, x->alloc_count, x->alloc_bytes, x->free_count,
 			x->free_bytes, x->alloc_count - x->free_count, x->alloc_bytes - x->free_bytes,
 			x->peak_count, x->peak_bytes, x->torn);
-		for (uint32_t d = 0; st->frames && d < st->depth; d++) {
-			fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"name\":", d ? "," : "",
-				st->frames[d]);
-			json_str(f, frame_name(c, st->frames[d], buf, sizeof buf));
-			json_symbols(f, o, st->frames[d]);
-			fputc('}', f);
-		}
-		fprintf(f, "]}");
+		json_frames(f, c, o, st);
+		fprintf(f, "]");
+		if (r->joined)
+			for (int k = 0; k <= HP_CORE_UNKNOWN; k++)
+				fprintf(f, ",\"%s_count\":%" PRIu64 ",\"%s_bytes\":%" PRIu64,
+					reach_key[k], x->reach[k][0], reach_key[k], x->reach[k][1]);
+		fprintf(f, "}");
 	}
 	fprintf(f, "],\n\"blocks\":[");
-	for (size_t i = 0; i < r->nblocks; i++)
-		fprintf(f, "%s\n{\"address\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"stack\":%u}",
-			i ? "," : "", r->blocks[i].addr, r->blocks[i].size, r->blocks[i].stack);
+	for (size_t i = 0; i < r->nblocks; i++) {
+		const struct hp_core_rec_block *b = &r->blocks[i];
+		fprintf(f, "%s\n{\"address\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"stack\":%u",
+			i ? "," : "", b->addr, b->size, b->stack);
+		if (r->joined)
+			fprintf(f, ",\"reachability\":\"%s\"",
+				reach_name[b->reach <= HP_CORE_UNKNOWN ? b->reach : HP_CORE_UNKNOWN]);
+		fputc('}', f);
+	}
 	fprintf(f, "]}\n");
 }
 
@@ -256,4 +343,47 @@ int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_re
 		text(f, c, s, ns, o);
 	free(s);
 	return ferror(f) ? -EIO : 0;
+}
+
+long hp_core_rec_block_at(const struct hp_core *c, uint64_t addr)
+{
+	const struct hp_core_rec *r = &c->rec;
+	size_t lo = 0, hi = r->nblocks;
+
+	/* the first block starting after addr; the one before may hold it */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->blocks[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr - r->blocks[lo - 1].addr < (r->blocks[lo - 1].size ? r->blocks[lo - 1].size
+									 : 1))
+		return (long)lo - 1;
+	return -1;
+}
+
+void hp_core_rec_whatis(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			size_t i)
+{
+	const struct hp_core_rec_block *b = &c->rec.blocks[i];
+	const struct hp_core_rec_stack *st =
+		&c->rec.stacks[b->stack < c->rec.nstacks ? b->stack : 0];
+
+	if (o->json) {
+		fprintf(f, "{\"address\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
+			   ",\"stack\":%u,\"frames\":[",
+			b->addr, b->size, b->stack);
+		json_frames(f, c, o, st);
+		fprintf(f, "]}");
+		return;
+	}
+	fprintf(f, "  recorded by heapprof: block 0x%" PRIx64 " of %" PRIu64
+		   " bytes (as requested), stack %u, allocated at:\n",
+		b->addr, b->size, b->stack);
+	for (uint32_t d = 0; st->frames && d < st->depth; d++)
+		text_frame(f, c, o, st->frames[d]);
+	if (!st->frames || !st->depth)
+		fprintf(f, "      (no frames in the core)\n");
 }

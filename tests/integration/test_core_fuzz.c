@@ -151,8 +151,12 @@ static int run_case(const unsigned char *d, size_t n)
 			hp_core_rec_report(f, &c, &ro);
 		hp_core_report(f, &c, &ro);
 	}
-	if (c.nblocks)
-		hp_core_whatis(f, &c, &c.blocks[c.nblocks / 2].addr, 1, 0);
+	for (ro.json = 0; ro.json < 2; ro.json++) {
+		if (c.nblocks)
+			hp_core_whatis(f, &c, &c.blocks[c.nblocks / 2].addr, 1, &ro);
+		if (c.rec.nblocks)
+			hp_core_whatis(f, &c, &c.rec.blocks[c.rec.nblocks / 2].addr, 1, &ro);
+	}
 	fclose(f);
 	if (c.rec.found && !(ret = hp_core_capture(&c, &buf))) {
 		struct hp_capture cap;
