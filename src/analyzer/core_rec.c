@@ -317,7 +317,9 @@ static int read_buckets(struct hp_core *c, const struct hp_root *root)
 			if ((ret = read_bucket(c, root, root->keyed_first + k - 1, epoch, &cap)) <
 			    0)
 				return ret;
-	qsort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
+	/* qsort and bsearch want a real array even for no element */
+	if (r->nbuckets)
+		qsort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
 	return 0;
 }
 
@@ -346,6 +348,8 @@ static int add_table(struct hp_core_rec *r, uint64_t lo, uint64_t bytes, size_t 
 static const struct hp_core_rec_bucket *bucket_by_id(const struct hp_core_rec *r, uint32_t id)
 {
 	struct hp_core_rec_bucket want = {.id = id};
+	if (!r->nbuckets)
+		return NULL;
 	return bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
 }
 
@@ -423,22 +427,26 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			}
 			found++;
 		}
-		/* A removal caught in its backward shift: one address twice. */
-		qsort(r->blocks + first, r->nblocks - first, sizeof *r->blocks, cmp_block);
-		for (size_t i = first + 1, o = first + 1; i <= r->nblocks; i++) {
-			if (i == r->nblocks) {
-				r->duplicates += r->nblocks - o;
-				r->nblocks = o;
-				break;
+		if (r->nblocks > first) {
+			/* A removal caught in its backward shift: one address twice. */
+			qsort(r->blocks + first, r->nblocks - first, sizeof *r->blocks, cmp_block);
+			for (size_t i = first + 1, o = first + 1; i <= r->nblocks; i++) {
+				if (i == r->nblocks) {
+					r->duplicates += r->nblocks - o;
+					r->nblocks = o;
+					break;
+				}
+				if (r->blocks[i].addr != r->blocks[o - 1].addr)
+					r->blocks[o++] = r->blocks[i];
 			}
-			if (r->blocks[i].addr != r->blocks[o - 1].addr)
-				r->blocks[o++] = r->blocks[i];
 		}
 		if (r->nblocks - first != live)
 			r->miscounted_shards++;
 	}
-	qsort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
-	qsort(r->tables, r->ntables, sizeof *r->tables, cmp_range);
+	if (r->nblocks)
+		qsort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
+	if (r->ntables)
+		qsort(r->tables, r->ntables, sizeof *r->tables, cmp_range);
 	return 0;
 }
 
