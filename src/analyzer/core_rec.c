@@ -304,7 +304,12 @@ static int read_buckets(struct hp_core *c, const struct hp_root *root)
 	uint32_t keys = rd32(c, root->keys.addr + root->keys.count_off, &ok);
 
 	r->in_use_bytes = rd64(c, root->in_use_bytes_addr, &ok);
-	r->sample_rate = rd64(c, root->sample_rate_addr, &ok);
+	int rate_ok = 1;
+
+	r->sample_rate = rd64(c, root->sample_rate_addr, &rate_ok);
+	if (!rate_ok)
+		hp_core_note(c, "the recorder's sampling rate is not in the core: its figures are "
+				"shown as recorded, not unbiased");
 	/* The raw bytes at the peak are kept apart in sampled mode only. */
 	r->peak_bytes = rd64(c, r->sample_rate > 1 ? root->peak_bytes_addr : root->peak_weight_addr,
 			     &ok);

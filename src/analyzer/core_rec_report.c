@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../format/records.h"
 #include "capture.h"
 #include "core.h"
+#include "model.h"
 #include "symbolize.h"
 
 #define MAX_INLINED 16 /* symbolic frames per address */
@@ -24,6 +26,12 @@ struct site {
 	int torn;
 	/* its live blocks by enum hp_core_reach: objects, bytes */
 	uint64_t reach[HP_CORE_UNKNOWN + 1][2];
+	/* Sampled (rate > 1): the figures unbiased per bucket as the model
+	 * does (hp_model_unbias_scale), summed in bucket order as a capture's
+	 * report sums a stack's; and the reachability's, each block weighted
+	 * by its bucket's scale. Full recording: the figures themselves. */
+	struct hp_values est;
+	double est_reach[HP_CORE_UNKNOWN + 1][2];
 };
 
 static const char *reach_name[] = {
@@ -109,9 +117,30 @@ static int site_cmp(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
 	uint64_t ux = x->alloc_bytes - x->free_bytes, uy = y->alloc_bytes - y->free_bytes;
+	if (x->est.inuse_bytes != y->est.inuse_bytes) /* the estimates: raw in a full recording */
+		return x->est.inuse_bytes > y->est.inuse_bytes ? -1 : 1;
 	if (ux != uy)
 		return ux > uy ? -1 : 1;
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The allocations one recorded allocation of bucket b stands for: 1 in a
+ * full recording; in a sampled one, as the model unbiases a capture's
+ * bucket (docs/internals/sampling.md). */
+static double scale_of(const struct hp_core_rec *r, const struct hp_core_rec_bucket *b)
+{
+	struct hp_rec_bucket rb = {
+		.size = b->size,
+		.alloc_count = b->alloc_count,
+		.alloc_bytes = b->alloc_bytes,
+	};
+	return hp_model_unbias_scale(&rb, r->sample_rate);
+}
+
+static int cmp_bucket_id(const void *a, const void *b)
+{
+	const struct hp_core_rec_bucket *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /* The sites, one per stack with counts, sorted by bytes in use. */
@@ -132,6 +161,17 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 		s->peak_count += b->peak_count;
 		s->peak_bytes += b->peak_bytes;
 		s->torn |= b->torn;
+		double k = scale_of(r, b);
+		s->est.alloc_objects += k * (double)b->alloc_count;
+		s->est.alloc_bytes += k * (double)b->alloc_bytes;
+		s->est.free_objects += k * (double)b->free_count;
+		s->est.free_bytes += k * (double)b->free_bytes;
+		s->est.peak_objects += k * (double)b->peak_count;
+		s->est.peak_bytes += k * (double)b->peak_bytes;
+		s->est.temp_objects += k * (double)b->temp_count;
+		s->est.temp_bytes += k * (double)b->temp_bytes;
+		s->est.inuse_objects = s->est.alloc_objects - s->est.free_objects;
+		s->est.inuse_bytes = s->est.alloc_bytes - s->est.free_bytes;
 	}
 	for (size_t i = 0; i < r->nblocks; i++) {
 		const struct hp_core_rec_block *b = &r->blocks[i];
@@ -139,6 +179,14 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 		unsigned k = b->reach <= HP_CORE_UNKNOWN ? b->reach : HP_CORE_UNKNOWN;
 		s->reach[k][0]++;
 		s->reach[k][1] += b->size;
+		struct hp_core_rec_bucket want = {.id = b->bucket};
+		const struct hp_core_rec_bucket *bk =
+			r->nbuckets ? bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets,
+					      cmp_bucket_id)
+				    : NULL;
+		double w = bk ? scale_of(r, bk) : 1;
+		s->est_reach[k][0] += w;
+		s->est_reach[k][1] += w * (double)b->size;
 	}
 	out = by_stack;
 	for (uint32_t id = 0; id < r->nstacks; id++) {
@@ -154,14 +202,18 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 
 /* "  |  definitely lost 440 bytes in 5 blocks, ...": the site's live
  * blocks by reachability, on its line (its in-use figures before). */
-static void text_reach(FILE *f, const struct site *x)
+static void text_reach(FILE *f, const struct site *x, int sampled)
 {
 	static const int order[] = {HP_CORE_LOST, HP_CORE_INDIRECT, HP_CORE_REACHABLE,
 				    HP_CORE_UNKNOWN};
 	int first = 1;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
-		const uint64_t *v = x->reach[order[i]];
+		uint64_t v[2] = {x->reach[order[i]][0], x->reach[order[i]][1]};
+		if (sampled) {
+			v[0] = (uint64_t)hp_estimate_i64(x->est_reach[order[i]][0]);
+			v[1] = (uint64_t)hp_estimate_i64(x->est_reach[order[i]][1]);
+		}
 		if (!v[0] && (order[i] == HP_CORE_UNKNOWN || order[i] == HP_CORE_INDIRECT))
 			continue;
 		fprintf(f, "%s%s %" PRIu64 " bytes in %" PRIu64 " blocks", first ? "  |  " : ", ",
@@ -176,6 +228,7 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 	const struct hp_core_rec *r = &c->rec;
 	uint64_t bytes = 0;
 	char buf[512];
+	int sampled = r->sample_rate > 1;
 
 	for (size_t i = 0; i < r->nblocks; i++)
 		bytes += r->blocks[i].size;
@@ -186,13 +239,19 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 		   " bytes; %u stacks, %zu buckets%s\n",
 		r->nblocks, bytes, r->in_use_bytes, r->peak_bytes,
 		r->nstacks ? r->nstacks - 1 : 0, r->nbuckets,
-		r->sample_rate > 1 ? " (sampled: raw figures)" : "");
+		r->sample_rate > 1 ? " (as sampled)" : "");
+	if (r->sample_rate > 1)
+		fprintf(f, "sampled: one allocation per %" PRIu64 " bytes on average; the figures "
+			   "below are estimates, unbiased per allocation size as `heapprof report` "
+			   "does\n", r->sample_rate);
 	if (r->joined) {
 		uint64_t t[HP_CORE_UNKNOWN + 1][2] = {{0}};
 		for (size_t i = 0; i < ns; i++)
 			for (int k = 0; k <= HP_CORE_UNKNOWN; k++) {
-				t[k][0] += s[i].reach[k][0];
-				t[k][1] += s[i].reach[k][1];
+				t[k][0] += sampled ? (uint64_t)hp_estimate_i64(s[i].est_reach[k][0])
+						   : s[i].reach[k][0];
+				t[k][1] += sampled ? (uint64_t)hp_estimate_i64(s[i].est_reach[k][1])
+						   : s[i].reach[k][1];
 			}
 		fprintf(f, "reachability of the live blocks (a conservative scan, as memcheck's):\n"
 			   "  definitely lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n"
@@ -212,13 +271,21 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 	for (size_t i = 0; i < ns && i < o->top; i++) {
 		const struct site *x = &s[i];
 		const struct hp_core_rec_stack *st = &r->stacks[x->stack];
-		fprintf(f, "%14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %14" PRIu64
-			   "  stack %u%s",
-			x->alloc_bytes - x->free_bytes, x->alloc_count - x->free_count,
-			x->alloc_count, x->free_count, x->peak_bytes, x->stack,
-			x->torn ? " (torn)" : "");
+		if (sampled)
+			fprintf(f, "%14" PRId64 " %10" PRId64 " %12" PRId64 " %10" PRId64
+				   " %14" PRId64 "  stack %u%s",
+				hp_estimate_i64(x->est.inuse_bytes), hp_estimate_i64(x->est.inuse_objects),
+				hp_estimate_i64(x->est.alloc_objects),
+				hp_estimate_i64(x->est.free_objects), hp_estimate_i64(x->est.peak_bytes),
+				x->stack, x->torn ? " (torn)" : "");
+		else
+			fprintf(f, "%14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64
+				   " %14" PRIu64 "  stack %u%s",
+				x->alloc_bytes - x->free_bytes, x->alloc_count - x->free_count,
+				x->alloc_count, x->free_count, x->peak_bytes, x->stack,
+				x->torn ? " (torn)" : "");
 		if (r->joined)
-			text_reach(f, x);
+			text_reach(f, x, sampled);
 		fputc('\n', f);
 		for (uint32_t d = 0; st->frames && d < st->depth; d++)
 			text_frame(f, c, o, st->frames[d]);
@@ -262,6 +329,30 @@ static void json_symbols(FILE *f, const struct hp_core_report_options *o, uint64
 			syms[i].inlined ? "true" : "false");
 	}
 	fputc(']', f);
+}
+
+/* ,"estimates":{...}: a sampled site's figures unbiased, as the capture's
+ * report has them (alloc_objects ... as its "values"), and its
+ * reachability's. */
+static void json_estimates(FILE *f, const struct site *x, int joined)
+{
+	const struct hp_values *v = &x->est;
+
+	fprintf(f, ",\"estimates\":{\"alloc_objects\":%" PRId64 ",\"alloc_bytes\":%" PRId64
+		   ",\"free_objects\":%" PRId64 ",\"free_bytes\":%" PRId64
+		   ",\"inuse_objects\":%" PRId64 ",\"inuse_bytes\":%" PRId64
+		   ",\"peak_objects\":%" PRId64 ",\"peak_bytes\":%" PRId64
+		   ",\"temp_objects\":%" PRId64 ",\"temp_bytes\":%" PRId64,
+		hp_estimate_i64(v->alloc_objects), hp_estimate_i64(v->alloc_bytes),
+		hp_estimate_i64(v->free_objects), hp_estimate_i64(v->free_bytes),
+		hp_estimate_i64(v->inuse_objects), hp_estimate_i64(v->inuse_bytes),
+		hp_estimate_i64(v->peak_objects), hp_estimate_i64(v->peak_bytes),
+		hp_estimate_i64(v->temp_objects), hp_estimate_i64(v->temp_bytes));
+	for (int k = 0; joined && k <= HP_CORE_UNKNOWN; k++)
+		fprintf(f, ",\"%s_count\":%" PRId64 ",\"%s_bytes\":%" PRId64, reach_key[k],
+			hp_estimate_i64(x->est_reach[k][0]), reach_key[k],
+			hp_estimate_i64(x->est_reach[k][1]));
+	fputc('}', f);
 }
 
 /* The frames of stack st, as JSON objects separated by commas. */
@@ -315,6 +406,8 @@ static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 			for (int k = 0; k <= HP_CORE_UNKNOWN; k++)
 				fprintf(f, ",\"%s_count\":%" PRIu64 ",\"%s_bytes\":%" PRIu64,
 					reach_key[k], x->reach[k][0], reach_key[k], x->reach[k][1]);
+		if (r->sample_rate > 1)
+			json_estimates(f, x, r->joined);
 		fprintf(f, "}");
 	}
 	fprintf(f, "],\n\"blocks\":[");
