@@ -24,6 +24,9 @@
  *     shard whose lock is held is read anyway: duplicate addresses in it
  *     are kept once, and every entry's bucket id is checked against the
  *     buckets that exist (an entry naming no bucket is dropped, counted).
+ * The live register's own memory (its shards and tables) is kept in
+ * c->rec.tables, for core_scan.c: it holds every live block's address and
+ * is no root of the reachability scan.
  * Not thread-safe; allocates its tables (freed by hp_core_rec_free).
  */
 #include <errno.h>

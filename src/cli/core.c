@@ -35,14 +35,15 @@ static const char usage[] =
 	"lost, indirectly lost or still reachable from the threads' stacks and registers\n"
 	"and the modules' data (a conservative scan, as memcheck and LeakSanitizer do).\n"
 	"A process that ran under heapprof: its recorder's sites (stacks) with the\n"
-	"objects and bytes allocated, freed, in use and at the peak, and every live block.\n"
+	"objects and bytes allocated, freed, in use and at the peak (estimates when it\n"
+	"sampled), how much of each site's is lost or still reachable, and every live block.\n"
 	"  -o FILE          (under heapprof) write a capture of the heap at the dump,\n"
 	"                   with its symbols, for report, export, flamegraph, diff...\n"
 	"  --exe PROGRAM    the program's file, when it is not where the core says\n"
 	"  --json           the same content as JSON, every block listed\n"
 	"  --whatis         the operands after CORE are addresses: for each, the block\n"
 	"                   holding it (start, size, offset), allocated or free, its type,\n"
-	"                   and what points to it\n"
+	"                   what points to it, and (under heapprof) its allocation stack\n"
 	"  --top N          rows per table (default 20)\n"
 	"  --debug-dir DIR  also look for libc's debug file (by build-id) in DIR\n";
 
