@@ -363,6 +363,25 @@ fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_capture $(FUZZ)/gen_seeds binaries $(FUZZ_PROGS)
 	@bash tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
 
+# make fuzz-core: the core reader (src/analyzer/core_*.c, and what it
+# calls: the whole analyzer) under libFuzzer, for FUZZ_SECONDS, seeded with
+# real cores of test programs with and without heapprof
+# (tests/fuzz/run_core.sh). Crash inputs go to tests/fuzz/crashes-core/.
+FUZZ_CORE_SRC := $(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC) $(ASSET_C)
+FUZZ_CORE_PROGS := $(addprefix $(BUILD)/tests/programs/,corereach coreheap)
+
+$(FUZZ)/fuzz_core: tests/fuzz/fuzz_core.c $(FUZZ_CORE_SRC) $(wildcard src/analyzer/*.h) \
+		$(FUZZ_HDR) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ tests/fuzz/fuzz_core.c $(FUZZ_CORE_SRC) \
+		-lelf -ldw -liberty -lzstd -lz -lm
+
+fuzz-core: deps-fuzz
+	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_capture $(FUZZ)/fuzz_core binaries \
+		$(FUZZ_CORE_PROGS)
+	@bash tests/fuzz/run_core.sh $(BUILD) $(FUZZ_SECONDS)
+.PHONY: fuzz-core
+
 deps-fuzz:
 	@bash scripts/deps.sh fuzz
 .PHONY: deps-fuzz

@@ -115,8 +115,17 @@ struct hp_core_rec_bucket {
 };
 
 struct hp_core_rec_block {
-	uint64_t addr, size;
+	uint64_t addr, size; /* size: as requested (the recorder's) */
 	uint32_t bucket, stack;
+	/* enum hp_core_reach of the heap's block at addr (hp_core_scan joins
+	 * them), HP_CORE_UNKNOWN when the heap was not walked or has no
+	 * allocated block starting there */
+	uint8_t reach;
+};
+
+/* A range of memory. */
+struct hp_core_range {
+	uint64_t lo, hi;
 };
 
 struct hp_core_rec {
@@ -130,6 +139,12 @@ struct hp_core_rec {
 	size_t nbuckets;
 	struct hp_core_rec_block *blocks; /* live, sorted by addr */
 	size_t nblocks;
+	/* The live register's own memory (its shards and their tables),
+	 * sorted: it holds every live block's address, so the reachability
+	 * scan must not take it for a root. */
+	struct hp_core_range *tables;
+	size_t ntables;
+	int joined; /* blocks[].reach was set from a heap walk (hp_core_scan) */
 	/* what a torn update or a short core left (see core_rec.c) */
 	size_t torn_buckets, locked_shards, bad_entries, duplicates, miscounted_shards,
 		missing_shards;
@@ -150,6 +165,7 @@ enum hp_core_reach {
 	HP_CORE_REACHABLE,      /* "still reachable": from a root, transitively */
 	HP_CORE_LOST,           /* "definitely lost": nothing points to it */
 	HP_CORE_INDIRECT,       /* "indirectly lost": only from lost blocks */
+	HP_CORE_UNKNOWN,        /* a recorded block the heap walk did not find */
 };
 
 struct hp_core_block {
@@ -160,11 +176,6 @@ struct hp_core_block {
 	uint8_t reach;  /* enum hp_core_reach, for HP_CORE_ALLOCATED */
 	uint8_t mmapped;
 	uint8_t arena;  /* 0 = main arena, then in main_arena.next order (capped at 255) */
-};
-
-/* A range the roots scan must skip: malloc's own memory. */
-struct hp_core_range {
-	uint64_t lo, hi;
 };
 
 struct hp_core {
@@ -268,8 +279,11 @@ long hp_core_block_at(const struct hp_core *c, uint64_t addr);
 /* --- types and reachability (core_scan.c) ----------------------------- */
 
 /* Names the dynamic type of every allocated block with a vtable pointer
- * and classifies every allocated block's reachability. Returns 0 or
- * -ENOMEM. */
+ * and classifies every allocated block's reachability; when the recorder's
+ * tables were read (c->rec.found), gives each recorded live block the
+ * reachability of the heap's block at its address (c->rec.joined).
+ * The roots leave out malloc's memory and the live register's tables.
+ * Returns 0 or -ENOMEM. */
 int hp_core_scan(struct hp_core *c);
 
 /* Calls fn for each aligned word of the roots and the allocated blocks
@@ -302,6 +316,15 @@ int hp_core_capture(const struct hp_core *c, struct hp_buf *out);
  * their frames, live blocks. Returns 0, or -errno when writing failed. */
 int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o);
 
+/* The recorded live block (c->rec.blocks) whose bytes hold addr, or -1. */
+long hp_core_rec_block_at(const struct hp_core *c, uint64_t addr);
+
+struct hp_core_report_options;
+/* For --whatis: recorded block i's address, requested size, stack and
+ * frames (file:line with o->sym), as text lines or one JSON object. */
+void hp_core_rec_whatis(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			size_t i);
+
 /* --- reports (core_report.c) ------------------------------------------ */
 
 struct hp_capture;
@@ -321,7 +344,11 @@ struct hp_core_report_options {
 /* The report. Returns 0, or -errno when writing failed. */
 int hp_core_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o);
 
-/* For each of the n addresses, what holds it. Returns 0 or -errno. */
-int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size_t n, int json);
+/* For each of the n addresses, what holds it: the heap's block, and
+ * under heapprof the recorder's block with its allocation stack (its
+ * frames named with o->sym when set); text, or JSON with o->json.
+ * Returns 0 or -errno. */
+int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size_t n,
+		   const struct hp_core_report_options *o);
 
 #endif

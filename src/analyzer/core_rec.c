@@ -24,6 +24,9 @@
  *     shard whose lock is held is read anyway: duplicate addresses in it
  *     are kept once, and every entry's bucket id is checked against the
  *     buckets that exist (an entry naming no bucket is dropped, counted).
+ * The live register's own memory (its shards and tables) is kept in
+ * c->rec.tables, for core_scan.c: it holds every live block's address and
+ * is no root of the reachability scan.
  * Not thread-safe; allocates its tables (freed by hp_core_rec_free).
  */
 #include <errno.h>
@@ -304,7 +307,12 @@ static int read_buckets(struct hp_core *c, const struct hp_root *root)
 	uint32_t keys = rd32(c, root->keys.addr + root->keys.count_off, &ok);
 
 	r->in_use_bytes = rd64(c, root->in_use_bytes_addr, &ok);
-	r->sample_rate = rd64(c, root->sample_rate_addr, &ok);
+	int rate_ok = 1;
+
+	r->sample_rate = rd64(c, root->sample_rate_addr, &rate_ok);
+	if (!rate_ok)
+		hp_core_note(c, "the recorder's sampling rate is not in the core: its figures are "
+				"shown as recorded, not unbiased");
 	/* The raw bytes at the peak are kept apart in sampled mode only. */
 	r->peak_bytes = rd64(c, r->sample_rate > 1 ? root->peak_bytes_addr : root->peak_weight_addr,
 			     &ok);
@@ -317,21 +325,47 @@ static int read_buckets(struct hp_core *c, const struct hp_root *root)
 			if ((ret = read_bucket(c, root, root->keyed_first + k - 1, epoch, &cap)) <
 			    0)
 				return ret;
-	qsort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
+	/* qsort and bsearch want a real array even for no element */
+	if (r->nbuckets)
+		qsort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct hp_core_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Adds [lo, lo + bytes) to the live register's memory (c->rec.tables). */
+static int add_table(struct hp_core_rec *r, uint64_t lo, uint64_t bytes, size_t *cap)
+{
+	if (r->ntables == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		void *grown = realloc(r->tables, n * sizeof *r->tables);
+		if (!grown)
+			return -ENOMEM;
+		r->tables = grown;
+		*cap = n;
+	}
+	r->tables[r->ntables].lo = lo;
+	r->tables[r->ntables++].hi = lo + bytes < lo ? UINT64_MAX : lo + bytes;
 	return 0;
 }
 
 static const struct hp_core_rec_bucket *bucket_by_id(const struct hp_core_rec *r, uint32_t id)
 {
 	struct hp_core_rec_bucket want = {.id = id};
+	if (!r->nbuckets)
+		return NULL;
 	return bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
 }
 
 static int read_live(struct hp_core *c, const struct hp_root *root)
 {
 	struct hp_core_rec *r = &c->rec;
-	size_t cap = 0;
-	int ok = 1;
+	size_t cap = 0, tcap = 0;
+	int ok = 1, ret = 0;
 	uint64_t shards = rd64(c, root->live_shards_addr, &ok);
 	uint64_t bucket_mask = (UINT64_C(1) << root->bucket_bits) - 1;
 
@@ -339,6 +373,8 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 		hp_core_note(c, "the recorder's live register is not in the core");
 		return 0;
 	}
+	if ((ret = add_table(r, shards, (uint64_t)root->live_shards * root->shard_bytes, &tcap)))
+		return ret;
 	for (uint32_t s = 0; s < root->live_shards; s++) {
 		uint64_t sh = shards + (uint64_t)s * root->shard_bytes, table;
 		uint32_t slots, live, found = 0;
@@ -362,6 +398,8 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			r->missing_shards++;
 			continue;
 		}
+		if ((ret = add_table(r, table, (uint64_t)slots * root->entry_bytes, &tcap)))
+			return ret;
 		for (uint32_t i = 0; i < slots; i++) {
 			uint64_t e[2];
 			struct hp_core_rec_block *b;
@@ -387,6 +425,7 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			b->size = e[1] >> root->bucket_bits;
 			b->bucket = bk->id;
 			b->stack = bk->stack;
+			b->reach = HP_CORE_UNKNOWN;
 			if (b->size >= root->big_base) {
 				uint64_t i_big = b->size - root->big_base;
 				b->size = i_big < root->big_blocks
@@ -396,21 +435,26 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			}
 			found++;
 		}
-		/* A removal caught in its backward shift: one address twice. */
-		qsort(r->blocks + first, r->nblocks - first, sizeof *r->blocks, cmp_block);
-		for (size_t i = first + 1, o = first + 1; i <= r->nblocks; i++) {
-			if (i == r->nblocks) {
-				r->duplicates += r->nblocks - o;
-				r->nblocks = o;
-				break;
+		if (r->nblocks > first) {
+			/* A removal caught in its backward shift: one address twice. */
+			qsort(r->blocks + first, r->nblocks - first, sizeof *r->blocks, cmp_block);
+			for (size_t i = first + 1, o = first + 1; i <= r->nblocks; i++) {
+				if (i == r->nblocks) {
+					r->duplicates += r->nblocks - o;
+					r->nblocks = o;
+					break;
+				}
+				if (r->blocks[i].addr != r->blocks[o - 1].addr)
+					r->blocks[o++] = r->blocks[i];
 			}
-			if (r->blocks[i].addr != r->blocks[o - 1].addr)
-				r->blocks[o++] = r->blocks[i];
 		}
 		if (r->nblocks - first != live)
 			r->miscounted_shards++;
 	}
-	qsort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
+	if (r->nblocks)
+		qsort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
+	if (r->ntables)
+		qsort(r->tables, r->ntables, sizeof *r->tables, cmp_range);
 	return 0;
 }
 
@@ -454,5 +498,6 @@ void hp_core_rec_free(struct hp_core_rec *r)
 	free(r->stacks);
 	free(r->buckets);
 	free(r->blocks);
+	free(r->tables);
 	memset(r, 0, sizeof *r);
 }

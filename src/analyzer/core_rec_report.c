@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../format/records.h"
 #include "capture.h"
 #include "core.h"
+#include "model.h"
 #include "symbolize.h"
 
 #define MAX_INLINED 16 /* symbolic frames per address */
@@ -22,6 +24,28 @@ struct site {
 	uint32_t stack;
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, peak_count, peak_bytes;
 	int torn;
+	/* its live blocks by enum hp_core_reach: objects, bytes */
+	uint64_t reach[HP_CORE_UNKNOWN + 1][2];
+	/* Sampled (rate > 1): the figures unbiased per bucket as the model
+	 * does (hp_model_unbias_scale), summed in bucket order as a capture's
+	 * report sums a stack's; and the reachability's, each block weighted
+	 * by its bucket's scale. Full recording: the figures themselves. */
+	struct hp_values est;
+	double est_reach[HP_CORE_UNKNOWN + 1][2];
+};
+
+static const char *reach_name[] = {
+	[HP_CORE_REACHABLE] = "still reachable",
+	[HP_CORE_LOST] = "definitely lost",
+	[HP_CORE_INDIRECT] = "indirectly lost",
+	[HP_CORE_UNKNOWN] = "not in the heap walk",
+};
+
+static const char *reach_key[] = {
+	[HP_CORE_REACHABLE] = "reachable",
+	[HP_CORE_LOST] = "lost",
+	[HP_CORE_INDIRECT] = "indirect",
+	[HP_CORE_UNKNOWN] = "unknown",
 };
 
 static void json_str(FILE *f, const char *s)
@@ -93,9 +117,30 @@ static int site_cmp(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
 	uint64_t ux = x->alloc_bytes - x->free_bytes, uy = y->alloc_bytes - y->free_bytes;
+	if (x->est.inuse_bytes != y->est.inuse_bytes) /* the estimates: raw in a full recording */
+		return x->est.inuse_bytes > y->est.inuse_bytes ? -1 : 1;
 	if (ux != uy)
 		return ux > uy ? -1 : 1;
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The allocations one recorded allocation of bucket b stands for: 1 in a
+ * full recording; in a sampled one, as the model unbiases a capture's
+ * bucket (docs/internals/sampling.md). */
+static double scale_of(const struct hp_core_rec *r, const struct hp_core_rec_bucket *b)
+{
+	struct hp_rec_bucket rb = {
+		.size = b->size,
+		.alloc_count = b->alloc_count,
+		.alloc_bytes = b->alloc_bytes,
+	};
+	return hp_model_unbias_scale(&rb, r->sample_rate);
+}
+
+static int cmp_bucket_id(const void *a, const void *b)
+{
+	const struct hp_core_rec_bucket *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /* The sites, one per stack with counts, sorted by bytes in use. */
@@ -116,6 +161,32 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 		s->peak_count += b->peak_count;
 		s->peak_bytes += b->peak_bytes;
 		s->torn |= b->torn;
+		double k = scale_of(r, b);
+		s->est.alloc_objects += k * (double)b->alloc_count;
+		s->est.alloc_bytes += k * (double)b->alloc_bytes;
+		s->est.free_objects += k * (double)b->free_count;
+		s->est.free_bytes += k * (double)b->free_bytes;
+		s->est.peak_objects += k * (double)b->peak_count;
+		s->est.peak_bytes += k * (double)b->peak_bytes;
+		s->est.temp_objects += k * (double)b->temp_count;
+		s->est.temp_bytes += k * (double)b->temp_bytes;
+		s->est.inuse_objects = s->est.alloc_objects - s->est.free_objects;
+		s->est.inuse_bytes = s->est.alloc_bytes - s->est.free_bytes;
+	}
+	for (size_t i = 0; i < r->nblocks; i++) {
+		const struct hp_core_rec_block *b = &r->blocks[i];
+		struct site *s = &by_stack[b->stack < r->nstacks ? b->stack : 0];
+		unsigned k = b->reach <= HP_CORE_UNKNOWN ? b->reach : HP_CORE_UNKNOWN;
+		s->reach[k][0]++;
+		s->reach[k][1] += b->size;
+		struct hp_core_rec_bucket want = {.id = b->bucket};
+		const struct hp_core_rec_bucket *bk =
+			r->nbuckets ? bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets,
+					      cmp_bucket_id)
+				    : NULL;
+		double w = bk ? scale_of(r, bk) : 1;
+		s->est_reach[k][0] += w;
+		s->est_reach[k][1] += w * (double)b->size;
 	}
 	out = by_stack;
 	for (uint32_t id = 0; id < r->nstacks; id++) {
@@ -129,12 +200,35 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 	return out;
 }
 
+/* "  |  definitely lost 440 bytes in 5 blocks, ...": the site's live
+ * blocks by reachability, on its line (its in-use figures before). */
+static void text_reach(FILE *f, const struct site *x, int sampled)
+{
+	static const int order[] = {HP_CORE_LOST, HP_CORE_INDIRECT, HP_CORE_REACHABLE,
+				    HP_CORE_UNKNOWN};
+	int first = 1;
+
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		uint64_t v[2] = {x->reach[order[i]][0], x->reach[order[i]][1]};
+		if (sampled) {
+			v[0] = (uint64_t)hp_estimate_i64(x->est_reach[order[i]][0]);
+			v[1] = (uint64_t)hp_estimate_i64(x->est_reach[order[i]][1]);
+		}
+		if (!v[0] && (order[i] == HP_CORE_UNKNOWN || order[i] == HP_CORE_INDIRECT))
+			continue;
+		fprintf(f, "%s%s %" PRIu64 " bytes in %" PRIu64 " blocks", first ? "  |  " : ", ",
+			reach_name[order[i]], v[1], v[0]);
+		first = 0;
+	}
+}
+
 static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t ns,
 		 const struct hp_core_report_options *o)
 {
 	const struct hp_core_rec *r = &c->rec;
 	uint64_t bytes = 0;
 	char buf[512];
+	int sampled = r->sample_rate > 1;
 
 	for (size_t i = 0; i < r->nblocks; i++)
 		bytes += r->blocks[i].size;
@@ -145,18 +239,54 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 		   " bytes; %u stacks, %zu buckets%s\n",
 		r->nblocks, bytes, r->in_use_bytes, r->peak_bytes,
 		r->nstacks ? r->nstacks - 1 : 0, r->nbuckets,
-		r->sample_rate > 1 ? " (sampled: raw figures)" : "");
+		r->sample_rate > 1 ? " (as sampled)" : "");
+	if (r->sample_rate > 1)
+		fprintf(f, "sampled: one allocation per %" PRIu64 " bytes on average; the figures "
+			   "below are estimates, unbiased per allocation size as `heapprof report` "
+			   "does\n", r->sample_rate);
+	if (r->joined) {
+		uint64_t t[HP_CORE_UNKNOWN + 1][2] = {{0}};
+		for (size_t i = 0; i < ns; i++)
+			for (int k = 0; k <= HP_CORE_UNKNOWN; k++) {
+				t[k][0] += sampled ? (uint64_t)hp_estimate_i64(s[i].est_reach[k][0])
+						   : s[i].reach[k][0];
+				t[k][1] += sampled ? (uint64_t)hp_estimate_i64(s[i].est_reach[k][1])
+						   : s[i].reach[k][1];
+			}
+		fprintf(f, "reachability of the live blocks (a conservative scan, as memcheck's):\n"
+			   "  definitely lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n"
+			   "  indirectly lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n"
+			   "  still reachable: %" PRIu64 " bytes in %" PRIu64 " blocks\n",
+			t[HP_CORE_LOST][1], t[HP_CORE_LOST][0], t[HP_CORE_INDIRECT][1],
+			t[HP_CORE_INDIRECT][0], t[HP_CORE_REACHABLE][1], t[HP_CORE_REACHABLE][0]);
+		if (t[HP_CORE_UNKNOWN][0])
+			fprintf(f, "  not in the heap walk: %" PRIu64 " bytes in %" PRIu64
+				   " blocks\n", t[HP_CORE_UNKNOWN][1], t[HP_CORE_UNKNOWN][0]);
+	} else {
+		fprintf(f, "reachability: unknown (glibc's heap was not walked)\n");
+	}
 	fprintf(f, "\nsites by bytes in use:\n");
 	fprintf(f, "%14s %10s %12s %10s %14s\n", "in use bytes", "objects", "allocated", "freed",
 		"peak bytes");
 	for (size_t i = 0; i < ns && i < o->top; i++) {
 		const struct site *x = &s[i];
 		const struct hp_core_rec_stack *st = &r->stacks[x->stack];
-		fprintf(f, "%14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 " %14" PRIu64
-			   "  stack %u%s\n",
-			x->alloc_bytes - x->free_bytes, x->alloc_count - x->free_count,
-			x->alloc_count, x->free_count, x->peak_bytes, x->stack,
-			x->torn ? " (torn)" : "");
+		if (sampled)
+			fprintf(f, "%14" PRId64 " %10" PRId64 " %12" PRId64 " %10" PRId64
+				   " %14" PRId64 "  stack %u%s",
+				hp_estimate_i64(x->est.inuse_bytes), hp_estimate_i64(x->est.inuse_objects),
+				hp_estimate_i64(x->est.alloc_objects),
+				hp_estimate_i64(x->est.free_objects), hp_estimate_i64(x->est.peak_bytes),
+				x->stack, x->torn ? " (torn)" : "");
+		else
+			fprintf(f, "%14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64
+				   " %14" PRIu64 "  stack %u%s",
+				x->alloc_bytes - x->free_bytes, x->alloc_count - x->free_count,
+				x->alloc_count, x->free_count, x->peak_bytes, x->stack,
+				x->torn ? " (torn)" : "");
+		if (r->joined)
+			text_reach(f, x, sampled);
+		fputc('\n', f);
 		for (uint32_t d = 0; st->frames && d < st->depth; d++)
 			text_frame(f, c, o, st->frames[d]);
 	}
@@ -166,6 +296,10 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 		const struct hp_core_rec_stack *st = &r->stacks[b->stack];
 		struct hp_sym syms[MAX_INLINED];
 		int n = st->frames && st->depth ? symbols(o, st->frames[0], syms) : 0;
+		/* its reachability first: a column of 15 characters */
+		if (r->joined)
+			fprintf(f, "  %s", b->reach < HP_CORE_UNKNOWN ? reach_name[b->reach]
+								 : "not in the heap");
 		fprintf(f, "  0x%" PRIx64 " %10" PRIu64 " bytes  stack %u  %s", b->addr, b->size,
 			b->stack,
 			st->frames && st->depth ? frame_name(c, st->frames[0], buf, sizeof buf)
@@ -197,11 +331,49 @@ static void json_symbols(FILE *f, const struct hp_core_report_options *o, uint64
 	fputc(']', f);
 }
 
+/* ,"estimates":{...}: a sampled site's figures unbiased, as the capture's
+ * report has them (alloc_objects ... as its "values"), and its
+ * reachability's. */
+static void json_estimates(FILE *f, const struct site *x, int joined)
+{
+	const struct hp_values *v = &x->est;
+
+	fprintf(f, ",\"estimates\":{\"alloc_objects\":%" PRId64 ",\"alloc_bytes\":%" PRId64
+		   ",\"free_objects\":%" PRId64 ",\"free_bytes\":%" PRId64
+		   ",\"inuse_objects\":%" PRId64 ",\"inuse_bytes\":%" PRId64
+		   ",\"peak_objects\":%" PRId64 ",\"peak_bytes\":%" PRId64
+		   ",\"temp_objects\":%" PRId64 ",\"temp_bytes\":%" PRId64,
+		hp_estimate_i64(v->alloc_objects), hp_estimate_i64(v->alloc_bytes),
+		hp_estimate_i64(v->free_objects), hp_estimate_i64(v->free_bytes),
+		hp_estimate_i64(v->inuse_objects), hp_estimate_i64(v->inuse_bytes),
+		hp_estimate_i64(v->peak_objects), hp_estimate_i64(v->peak_bytes),
+		hp_estimate_i64(v->temp_objects), hp_estimate_i64(v->temp_bytes));
+	for (int k = 0; joined && k <= HP_CORE_UNKNOWN; k++)
+		fprintf(f, ",\"%s_count\":%" PRId64 ",\"%s_bytes\":%" PRId64, reach_key[k],
+			hp_estimate_i64(x->est_reach[k][0]), reach_key[k],
+			hp_estimate_i64(x->est_reach[k][1]));
+	fputc('}', f);
+}
+
+/* The frames of stack st, as JSON objects separated by commas. */
+static void json_frames(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			const struct hp_core_rec_stack *st)
+{
+	char buf[512];
+
+	for (uint32_t d = 0; st->frames && d < st->depth; d++) {
+		fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"name\":", d ? "," : "",
+			st->frames[d]);
+		json_str(f, frame_name(c, st->frames[d], buf, sizeof buf));
+		json_symbols(f, o, st->frames[d]);
+		fputc('}', f);
+	}
+}
+
 static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t ns,
 		 const struct hp_core_report_options *o)
 {
 	const struct hp_core_rec *r = &c->rec;
-	char buf[512];
 
 	fprintf(f, "{\"core\":");
 	json_str(f, c->path);
@@ -211,10 +383,11 @@ static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 	json_str(f, r->lib ? r->lib : "");
 	fprintf(f, ",\"root\":\"0x%" PRIx64 "\",\"stacks\":%u,\"buckets\":%zu,\"in_use_bytes\":%" PRIu64
 		   ",\"peak_bytes\":%" PRIu64 ",\"sample_rate\":%" PRIu64 ",\"torn_buckets\":%zu,"
-		   "\"locked_shards\":%zu,\"dropped_entries\":%zu,\"duplicate_entries\":%zu},\n",
+		   "\"locked_shards\":%zu,\"dropped_entries\":%zu,\"duplicate_entries\":%zu,"
+		   "\"reachability\":%s},\n",
 		r->root, r->nstacks ? r->nstacks - 1 : 0, r->nbuckets, r->in_use_bytes,
 		r->peak_bytes, r->sample_rate, r->torn_buckets, r->locked_shards, r->bad_entries,
-		r->duplicates);
+		r->duplicates, r->joined ? "true" : "false");
 	fprintf(f, "\"sites\":[");
 	for (size_t i = 0; i < ns; i++) {
 		const struct site *x = &s[i];
@@ -227,19 +400,26 @@ static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 			i ? "," : "", x->stack, x->alloc_count, x->alloc_bytes, x->free_count,
 			x->free_bytes, x->alloc_count - x->free_count, x->alloc_bytes - x->free_bytes,
 			x->peak_count, x->peak_bytes, x->torn);
-		for (uint32_t d = 0; st->frames && d < st->depth; d++) {
-			fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"name\":", d ? "," : "",
-				st->frames[d]);
-			json_str(f, frame_name(c, st->frames[d], buf, sizeof buf));
-			json_symbols(f, o, st->frames[d]);
-			fputc('}', f);
-		}
-		fprintf(f, "]}");
+		json_frames(f, c, o, st);
+		fprintf(f, "]");
+		if (r->joined)
+			for (int k = 0; k <= HP_CORE_UNKNOWN; k++)
+				fprintf(f, ",\"%s_count\":%" PRIu64 ",\"%s_bytes\":%" PRIu64,
+					reach_key[k], x->reach[k][0], reach_key[k], x->reach[k][1]);
+		if (r->sample_rate > 1)
+			json_estimates(f, x, r->joined);
+		fprintf(f, "}");
 	}
 	fprintf(f, "],\n\"blocks\":[");
-	for (size_t i = 0; i < r->nblocks; i++)
-		fprintf(f, "%s\n{\"address\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"stack\":%u}",
-			i ? "," : "", r->blocks[i].addr, r->blocks[i].size, r->blocks[i].stack);
+	for (size_t i = 0; i < r->nblocks; i++) {
+		const struct hp_core_rec_block *b = &r->blocks[i];
+		fprintf(f, "%s\n{\"address\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"stack\":%u",
+			i ? "," : "", b->addr, b->size, b->stack);
+		if (r->joined)
+			fprintf(f, ",\"reachability\":\"%s\"",
+				reach_name[b->reach <= HP_CORE_UNKNOWN ? b->reach : HP_CORE_UNKNOWN]);
+		fputc('}', f);
+	}
 	fprintf(f, "]}\n");
 }
 
@@ -256,4 +436,47 @@ int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_re
 		text(f, c, s, ns, o);
 	free(s);
 	return ferror(f) ? -EIO : 0;
+}
+
+long hp_core_rec_block_at(const struct hp_core *c, uint64_t addr)
+{
+	const struct hp_core_rec *r = &c->rec;
+	size_t lo = 0, hi = r->nblocks;
+
+	/* the first block starting after addr; the one before may hold it */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->blocks[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr - r->blocks[lo - 1].addr < (r->blocks[lo - 1].size ? r->blocks[lo - 1].size
+									 : 1))
+		return (long)lo - 1;
+	return -1;
+}
+
+void hp_core_rec_whatis(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			size_t i)
+{
+	const struct hp_core_rec_block *b = &c->rec.blocks[i];
+	const struct hp_core_rec_stack *st =
+		&c->rec.stacks[b->stack < c->rec.nstacks ? b->stack : 0];
+
+	if (o->json) {
+		fprintf(f, "{\"address\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
+			   ",\"stack\":%u,\"frames\":[",
+			b->addr, b->size, b->stack);
+		json_frames(f, c, o, st);
+		fprintf(f, "]}");
+		return;
+	}
+	fprintf(f, "  recorded by heapprof: block 0x%" PRIx64 " of %" PRIu64
+		   " bytes (as requested), stack %u, allocated at:\n",
+		b->addr, b->size, b->stack);
+	for (uint32_t d = 0; st->frames && d < st->depth; d++)
+		text_frame(f, c, o, st->frames[d]);
+	if (!st->frames || !st->depth)
+		fprintf(f, "      (no frames in the core)\n");
 }

@@ -29,6 +29,7 @@ static const char *reach_name[] = {
 	[HP_CORE_REACHABLE] = "still reachable",
 	[HP_CORE_LOST] = "definitely lost",
 	[HP_CORE_INDIRECT] = "indirectly lost",
+	[HP_CORE_UNKNOWN] = "unknown", /* a recorded block's only */
 };
 
 static void json_str(FILE *f, const char *s)
@@ -420,9 +421,29 @@ static void describe_elsewhere(const struct hp_core *c, uint64_t a, char *buf, s
 	snprintf(buf, cap, hp_core_seg_at(c, a) ? "in anonymous memory" : "not in the core");
 }
 
-int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size_t n, int json)
+/* The recorded block for address a, in heap block i (-1: none): the one
+ * starting where the heap's allocated block does (a may lie in the bytes
+ * malloc rounded up), else, outside the heap's blocks, the one holding a;
+ * -1 without. */
+static long recorded(const struct hp_core *c, long i, uint64_t a)
+{
+	long r;
+
+	if (!c->rec.found)
+		return -1;
+	if (i < 0)
+		return hp_core_rec_block_at(c, a);
+	if (c->blocks[i].state != HP_CORE_ALLOCATED)
+		return -1;
+	r = hp_core_rec_block_at(c, c->blocks[i].addr);
+	return r >= 0 && c->rec.blocks[r].addr == c->blocks[i].addr ? r : -1;
+}
+
+int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size_t n,
+		   const struct hp_core_report_options *o)
 {
 	char buf[1024];
+	int json = o->json;
 
 	if (json)
 		fputs("{\"whatis\":[", f);
@@ -437,8 +458,16 @@ int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size
 				header = 1;
 			}
 		}
+		long ri = recorded(c, i, a);
 		if (json) {
 			fprintf(f, "%s\n {\"address\":\"0x%llx\"", k ? "," : "", (unsigned long long)a);
+			if (c->rec.found) {
+				fputs(",\"recorded\":", f);
+				if (ri >= 0)
+					hp_core_rec_whatis(f, c, o, (size_t)ri);
+				else
+					fputs("null", f);
+			}
 		}
 		if (i < 0) {
 			describe_elsewhere(c, a, buf, sizeof buf);
@@ -446,6 +475,12 @@ int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size
 				fputs(",\"block\":null,\"where\":", f);
 				json_str(f, buf);
 				fputs("}", f);
+			} else if (ri >= 0) {
+				fprintf(f, "0x%llx: not among the heap's blocks (%s), in a block the "
+					"recorder holds live, at offset %llu\n", (unsigned long long)a,
+					c->heap_ok ? "not found by the heap walk" : "the heap was not walked",
+					(unsigned long long)(a - c->rec.blocks[ri].addr));
+				hp_core_rec_whatis(f, c, o, (size_t)ri);
 			} else {
 				fprintf(f, "0x%llx: not in a heap block: %s\n", (unsigned long long)a, buf);
 			}
@@ -486,6 +521,8 @@ int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size
 			if (b->state == HP_CORE_ALLOCATED)
 				fprintf(f, ", %s", reach_name[b->reach]);
 			fputc('\n', f);
+			if (ri >= 0)
+				hp_core_rec_whatis(f, c, o, (size_t)ri);
 		}
 		if (b->state == HP_CORE_ALLOCATED)
 			hp_core_refs(c, (size_t)i, print_ref, &w);

@@ -19,6 +19,15 @@
  * from lost blocks); a cycle of blocks nothing else points to counts its
  * lowest block as definitely lost and the rest as indirectly lost.
  *
+ * Under heapprof, the recorder's live register holds every live block's
+ * address: its shards and tables (c->rec.tables) are not roots, and each
+ * recorded block takes the reachability of the heap's block at its
+ * address (join), so that a site's figures say how much of what it holds
+ * is lost. The recorder keeps one more pointer, each thread's last
+ * allocated block in its thread-local state (hp_self.last_alloc, not in
+ * heapprof_root): a stale pointer that keeps that one block reachable, as
+ * a stale register does.
+ *
  * Memory: a mark byte and a work-list entry per block.
  */
 #include <errno.h>
@@ -53,12 +62,35 @@ static uint64_t chunk_end(const struct hp_core_block *b)
 	return b->addr + b->size - 8;
 }
 
-/* Whether x is in malloc's own memory (a chunk or an internal range);
- * *skip_to is where that memory ends. */
+/* Whether x is in the recorder's live register (c->rec.tables, sorted);
+ * *skip_to is where that table ends. */
+static int in_register(const struct hp_core *c, uint64_t x, uint64_t *skip_to)
+{
+	size_t lo = 0, hi = c->rec.ntables;
+
+	/* the first table starting after x; the one before may hold it */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->rec.tables[mid].lo <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && x < c->rec.tables[lo - 1].hi) {
+		*skip_to = c->rec.tables[lo - 1].hi;
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether x is in malloc's own memory (a chunk or an internal range) or
+ * the recorder's live register; *skip_to is where that memory ends. */
 static int in_malloc(const struct hp_core *c, uint64_t x, uint64_t *skip_to)
 {
 	size_t lo = 0, hi = c->nblocks;
 
+	if (in_register(c, x, skip_to))
+		return 1;
 	for (size_t i = 0; i < c->ninternal; i++)
 		if (x >= c->internal[i].lo && x < c->internal[i].hi) {
 			*skip_to = c->internal[i].hi;
@@ -208,6 +240,27 @@ static int type_of(struct hp_core *c, uint64_t vptr, uint32_t *out)
 	return 0;
 }
 
+/* Gives each recorded live block the reachability of the heap's
+ * allocated block that starts at its address (the recorder keeps the
+ * address malloc returned, which is the chunk's user address; an
+ * aligned allocation's too). */
+static void join(struct hp_core *c)
+{
+	struct hp_core_rec *r = &c->rec;
+
+	if (!r->found || !c->heap_ok)
+		return;
+	for (size_t i = 0; i < r->nblocks; i++) {
+		long k = hp_core_block_at(c, r->blocks[i].addr);
+		const struct hp_core_block *b = k >= 0 ? &c->blocks[k] : NULL;
+		r->blocks[i].reach = b && b->addr == r->blocks[i].addr &&
+					     b->state == HP_CORE_ALLOCATED
+				     ? b->reach
+				     : HP_CORE_UNKNOWN;
+	}
+	r->joined = 1;
+}
+
 int hp_core_scan(struct hp_core *c)
 {
 	struct mark m = {.c = c, .self = -1};
@@ -284,6 +337,7 @@ int hp_core_scan(struct hp_core *c)
 			}
 		}
 	}
+	join(c);
 out:
 	free(pointed);
 	free(m.seen);

@@ -35,14 +35,15 @@ static const char usage[] =
 	"lost, indirectly lost or still reachable from the threads' stacks and registers\n"
 	"and the modules' data (a conservative scan, as memcheck and LeakSanitizer do).\n"
 	"A process that ran under heapprof: its recorder's sites (stacks) with the\n"
-	"objects and bytes allocated, freed, in use and at the peak, and every live block.\n"
+	"objects and bytes allocated, freed, in use and at the peak (estimates when it\n"
+	"sampled), how much of each site's is lost or still reachable, and every live block.\n"
 	"  -o FILE          (under heapprof) write a capture of the heap at the dump,\n"
 	"                   with its symbols, for report, export, flamegraph, diff...\n"
 	"  --exe PROGRAM    the program's file, when it is not where the core says\n"
 	"  --json           the same content as JSON, every block listed\n"
 	"  --whatis         the operands after CORE are addresses: for each, the block\n"
 	"                   holding it (start, size, offset), allocated or free, its type,\n"
-	"                   and what points to it\n"
+	"                   what points to it, and (under heapprof) its allocation stack\n"
 	"  --top N          rows per table (default 20)\n"
 	"  --debug-dir DIR  also look for libc's debug file (by build-id) in DIR\n";
 
@@ -243,10 +244,12 @@ int hp_cmd_core(int argc, char **argv)
 		free(addrs);
 		return HP_EXIT_FAILURE;
 	}
-	/* The glibc heap is walked when there is no recorder to read, and for
-	 * --whatis, which answers from the heap's blocks in either case. */
+	/* The glibc heap is walked in either case: without a recorder it is
+	 * the answer; with one, it gives each recorded block its reachability
+	 * (a heap that cannot be walked then costs only that), and --whatis
+	 * answers from its blocks. A capture (-o) needs only the recorder. */
 	if ((ret = hp_core_modules(&c, a.value[HP_OPT_EXE])) || (ret = hp_core_recorder(&c)) ||
-	    ((!c.rec.found || addrs) &&
+	    ((!c.rec.found || !a.value[HP_OPT_OUTPUT] || addrs) &&
 	     ((ret = hp_core_heap(&c, a.value[HP_OPT_DEBUG_DIR])) || (ret = hp_core_scan(&c))))) {
 		hp_cli_error("%s: %s", c.path, strerror(-ret));
 		hp_core_close(&c);
@@ -255,7 +258,7 @@ int hp_cmd_core(int argc, char **argv)
 	}
 	for (size_t i = 0; i < c.nnotes; i++)
 		hp_cli_error("%s", c.notes[i]);
-	if ((!c.heap_ok && (!c.rec.found || addrs)) || c.need_bytes > c.map_bytes)
+	if ((!c.heap_ok && !c.rec.found) || c.need_bytes > c.map_bytes)
 		status = HP_EXIT_FAILURE;
 	if (a.value[HP_OPT_OUTPUT] && !addrs) {
 		status = write_capture(&c, a.value[HP_OPT_OUTPUT], argv[a.operand],
@@ -265,12 +268,12 @@ int hp_cmd_core(int argc, char **argv)
 	}
 	/* The recorder's frames get file:line from the capture of the dump's
 	 * symbolizer; without it (out of memory) they keep their symbols. */
-	if (c.rec.found && !addrs && symbolizer(&c, a.value[HP_OPT_DEBUG_DIR], &cap, &sym) == 0) {
+	if (c.rec.found && symbolizer(&c, a.value[HP_OPT_DEBUG_DIR], &cap, &sym) == 0) {
 		ro.cap = &cap;
 		ro.sym = sym;
 	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
-	ret = addrs ? hp_core_whatis(o.f, &c, addrs, naddrs, ro.json)
+	ret = addrs ? hp_core_whatis(o.f, &c, addrs, naddrs, &ro)
 	      : c.rec.found ? hp_core_rec_report(o.f, &c, &ro)
 			    : hp_core_report(o.f, &c, &ro);
 	if (hp_cli_output_close(&o, ret))

@@ -225,6 +225,93 @@ HP_TEST(core_every_command_reads_a_core)
 		      0, "flamegraph and diff read the core; no stack differs from the snapshot");
 }
 
+/* Compares a sampled core's `heapprof core --json` (argv[1]) and the
+ * reports of the core (argv[2]) and of the fatal-signal snapshot
+ * (argv[3]): "rate=R,R2,R3" the rates each says, "mismatch ..." per
+ * difference of the two reports, and "est ..." when the estimates of
+ * the sites of one place (innermost function and line, caller's line)
+ * differ from the report's row for it in the allocations table (which
+ * merges the call sites of an unrolled loop: the sum of their rounded
+ * figures may differ from the rounded sum by one per extra site), then
+ * "sites=N" compared. */
+static const char sampled_py[] =
+	"import json,sys\n"
+	"c=json.load(open(sys.argv[1])); a=json.load(open(sys.argv[2])); "
+	"b=json.load(open(sys.argv[3]))\n"
+	"print(\"rate=%d,%s%d,%s%d\" % (c[\"recorder\"][\"sample_rate\"],a[\"sampled\"],"
+	"a[\"sample_rate_bytes\"],b[\"sampled\"],b[\"sample_rate_bytes\"]))\n"
+	"def rows(r):\n"
+	"  out={}\n"
+	"  for k,l in r[\"top\"].items():\n"
+	"    for e in l: out[(k,tuple((f[\"function\"],f[\"line\"]) for f in e[\"stack\"]))]="
+	"e[\"values\"]\n"
+	"  return out\n"
+	"ra,rb=rows(a),rows(b)\n"
+	"if ra!=rb: print(\"mismatch rows\")\n"
+	"if a[\"totals\"]!=b[\"totals\"]: print(\"mismatch totals\")\n"
+	"alloc={}\n"
+	"for e in b[\"top\"][\"allocations\"]:\n"
+	"  s=e[\"stack\"]; alloc[(s[0][\"function\"],s[0][\"line\"],s[1][\"line\"])]=e[\"values\"]\n"
+	"n=0; got={}\n"
+	"for s in c[\"sites\"]:\n"
+	"  fr=s[\"frames\"]\n"
+	"  if len(fr)<2 or not fr[0][\"name\"].startswith(\"site_\"): continue\n"
+	"  k=(fr[0][\"symbols\"][-1][\"function\"],fr[0][\"symbols\"][-1][\"line\"],"
+	"fr[1][\"symbols\"][-1][\"line\"])\n"
+	"  g=got.setdefault(k,[0,{}]); g[0]+=1\n"
+	"  for x,y in s[\"estimates\"].items(): g[1][x]=g[1].get(x,0)+y\n"
+	"  n+=1\n"
+	"for k,(m,e) in got.items():\n"
+	"  v=alloc.get(k)\n"
+	"  if v is None or any(abs(e[x]-v[x])>(m-1) for x in v): print(\"est\",k,m,e,v)\n"
+	"print(\"sites=%d\" % n)\n";
+
+/* A core of a sampled recording (--sample-rate 4096): the capture of the
+ * dump says the rate, so `heapprof report CORE` unbiases as the report of
+ * the fatal-signal snapshot does, row by row; and the listing of
+ * `heapprof core` shows each site's estimates, the same figures. */
+HP_TEST(core_sampled_is_unbiased)
+{
+	char dir[512], *o;
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return; /* no kernel cores here: said there */
+	snprintf(dir, sizeof dir, "%s/corerec-sampled", hp_test_tmp());
+	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* && "
+		       "LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
+		       "HEAPPROF_SAMPLE_RATE=4096 %s/tests/programs/corerec > out.txt 2>/dev/null; "
+		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" rec.core",
+		       dir, dir, b, dir, b)) {
+		expect_true(0, "a kernel core of the sampled program");
+		return;
+	}
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core --json rec.core > core.json && "
+				 "%s/heapprof report --json --top 100 rec.core > r-core.json && "
+				 "%s/heapprof report --json --top 100 cap.hpf > r-cap.json",
+				 dir, b, b, b),
+		      0, "core --json and both reports exit 0");
+	o = hp_test_sh_out("cd %s && python3 -c '%s' core.json r-core.json r-cap.json", dir,
+			   sampled_py);
+	if (!o)
+		return;
+	printf("%s", o);
+	expect_true(strstr(o, "rate=4096,True4096,True4096\n") != NULL,
+		    "the root's rate, in the capture of the dump as in the recorder's own");
+	expect_true(!strstr(o, "mismatch"), "report CORE: every row and the totals, unbiased, "
+					    "as the fatal-signal snapshot's report");
+	expect_true(!strstr(o, "est "), "heapprof core: each site's estimates as the report's row");
+	/* which small blocks were sampled is chance; both 70,000-byte ones
+	 * are, all but surely (1 - e^-17 each) */
+	const char *n = strstr(o, "sites=");
+	expect_true(n && atoi(n + 6) >= 2, "the sites sampled, site_big's two among them");
+	free(o);
+	expect_eq_u64(hp_test_sh("%s/heapprof core %s/rec.core | grep -q '^sampled: one "
+				 "allocation per 4096 bytes on average; the figures below are "
+				 "estimates'", b, dir),
+		      0, "the listing says its figures are estimates");
+}
+
 HP_TEST(core_frames_have_file_and_line)
 {
 	char dir[512];

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tests/fuzz/run_core.sh BUILD SECONDS - what `make fuzz-core` runs once the
+# core reader's fuzz target is built (Makefile, "--- fuzzing ---").
+#
+# Makes the seeds in BUILD/fuzz/core-seeds: kernel cores (core_pattern must
+# be 'core') of tests/programs/corereach under heapprof (the recorder's root,
+# tables and live blocks) and of tests/programs/coreheap without it (glibc's
+# heap, C++ types), then runs BUILD/fuzz/fuzz_core for SECONDS in one
+# process over the scratch corpus BUILD/fuzz/core-corpus (kept between
+# runs). The log is BUILD/fuzz/fuzz-core.log. An input that crashed, leaked,
+# ran out of memory or timed out is copied into tests/fuzz/crashes-core/ and
+# the script fails, naming it.
+set -u
+build=$(cd "$1" && pwd) seconds=$2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+fuzz=$build/fuzz
+log=$fuzz/fuzz-core.log
+seeds=$fuzz/core-seeds
+crashes=$root/tests/fuzz/crashes-core
+mkdir -p "$fuzz/core-corpus" "$fuzz/core-artifacts" "$crashes"
+rm -rf "$seeds" "$fuzz/core-artifacts"/*
+mkdir -p "$seeds"
+
+if ! grep -qx core /proc/sys/kernel/core_pattern; then
+	echo "fuzz-core: /proc/sys/kernel/core_pattern is not 'core': no seed cores" >&2
+	exit 1
+fi
+progs=$build/tests/programs
+(cd "$seeds" && LD_PRELOAD=$build/libheapprof.so HEAPPROF_OUTPUT=/dev/null \
+	"$progs/corereach" >/dev/null 2>&1; set -- core*; [ -f "$1" ] && mv "$1" rec.core)
+(cd "$seeds" && "$progs/coreheap" abort >/dev/null 2>&1; set -- core*; [ -f "$1" ] && mv "$1" heap.core)
+ls "$seeds"/rec.core "$seeds"/heap.core >/dev/null || exit 1
+max=$(stat -c %s "$seeds"/*.core | sort -n | tail -n 1)
+
+echo "fuzz-core: $fuzz/fuzz_core for ${seconds} s (log: $log)"
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+"$fuzz/fuzz_core" -max_len="$max" -max_total_time="$seconds" -timeout=20 \
+	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$fuzz/core-artifacts/" \
+	"$fuzz/core-corpus" "$seeds" "$crashes" >"$log" 2>&1
+status=$?
+
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9]+[a-zA-Z]*' "$log" | tail -n 1)
+echo "fuzz-core: ${runs:-?} runs, ${rate:-?}/s, ${cov:-no coverage line}"
+found=0
+for f in "$fuzz/core-artifacts"/*; do
+	[ -f "$f" ] || continue
+	cp "$f" "$crashes/" && echo "fuzz-core: found $crashes/$(basename "$f")" >&2
+	found=1
+done
+if [ "$status" -ne 0 ] || [ "$found" -ne 0 ]; then
+	echo "fuzz-core: failed (status $status); see $log" >&2
+	exit 1
+fi
