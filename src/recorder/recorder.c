@@ -117,7 +117,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	 * moves or another slow path sets last_alloc. Each branch below takes
 	 * the mark as soon as it has set the countdown, before anything that
 	 * may allocate (unwinding), so that such an allocation ends it. */
-	t->last_alloc = (uintptr_t)p;
+	t->last_alloc = ~(uintptr_t)p; /* not a pointer: thread.h */
 	if (hp_sampled && !size) {
 		/* Size 0 takes the slow path only so that the fast path
 		 * needs one compare: never sampled (no byte of it), and the
@@ -291,7 +291,7 @@ static inline __attribute__((always_inline)) int take(struct hp_thread *t, void 
 static inline __attribute__((always_inline)) void release(struct hp_thread *t, void *p,
 							  const struct hp_live_block *blk)
 {
-	int temporary = t->last_alloc == (uintptr_t)p && t->countdown_bytes == t->last_mark;
+	int temporary = t->last_alloc == ~(uintptr_t)p && t->countdown_bytes == t->last_mark;
 
 	if (temporary)
 		t->last_alloc = 0;

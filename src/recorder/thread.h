@@ -42,7 +42,9 @@ struct hp_thread {
 	 * is a whole period after it starts, as later ones are. */
 	uint32_t ticks;
 	/* The last block this thread's slow path saw allocated (see
-	 * last_mark). */
+	 * last_mark), complemented: a pointer to it here would make a leak
+	 * look reachable to a scan of the memory (heapprof core, a leak
+	 * checker). 0: none. */
 	uintptr_t last_alloc;
 	/* The stack this thread's last recorded allocation interned, and its
 	 * hash: a walk with the same hash is compared with that stack's

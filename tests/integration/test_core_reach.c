@@ -106,13 +106,16 @@ HP_TEST(core_reach_per_site_exact)
 		    "site_tail: the rest of the list, indirectly lost");
 	expect_true(strstr(o, "site.site_last=0,0,0,0,1,16\n") != NULL,
 		    "site_last: 1 x 16 in a global, still reachable");
+	expect_true(strstr(o, "site.site_final=1,24,0,0,0,0\n") != NULL,
+		    "site_final: the thread's last block, dropped: definitely lost (the "
+		    "recorder's note of it is no pointer)");
 	expect_true(strstr(o, "unknown=0\n") != NULL, "every recorded block found in the heap");
 	expect_true(strstr(o, "blocks=0\n") != NULL,
 		    "every block's reachability adds up to its site's figures");
 	free(o);
 	/* the text listing: totals, and the figures on each site's line */
 	expect_eq_u64(hp_test_sh("%s/heapprof core %s/reach.core > %s/list.txt && "
-				 "grep -q '^  definitely lost: 488 bytes in 6 blocks$' %s/list.txt && "
+				 "grep -q '^  definitely lost: 512 bytes in 7 blocks$' %s/list.txt && "
 				 "grep -q '^  indirectly lost: 144 bytes in 3 blocks$' %s/list.txt && "
 				 "grep -A1 '^ *440 *5 *5 *0 *440  stack [0-9]*  |  definitely lost "
 				 "440 bytes in 5 blocks, still reachable 0 bytes in 0 blocks$' "

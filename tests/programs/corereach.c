@@ -10,9 +10,11 @@
  *   site_head     1 x 48   a list dropped whole: its head -> definitely lost
  *   site_tail     3 x 48   and the rest of it             -> indirectly lost
  *   site_last     1 x 16   kept in a global, allocated last (the recorder
- *                          keeps the last block each thread allocated in
- *                          its thread-local state: a stale pointer that
- *                          must name a block that is reachable anyway)
+ *                          remembers the last block each thread allocated,
+ *                          complemented: not a pointer that could make it
+ *                          reachable)
+ *   site_final    1 x 24   the main thread's very last block, its pointer
+ *                          dropped                        -> definitely lost
  * It prints "global ADDR", "inner ADDR", "lost ADDR" (one block of each)
  * for --whatis, scrubs the dead part of its stack (where the dropped
  * pointers lay in the frames of malloc and of the recorder), and aborts.
@@ -25,7 +27,7 @@
 
 static void *g_global[3];
 static void **g_holder;
-static void *g_last;
+void *volatile g_last; /* read by nothing: volatile keeps the store */
 
 __attribute__((noinline)) static void *site_global(void) { return malloc(40); }
 __attribute__((noinline)) static void *site_stack(void) { return malloc(56); }
@@ -35,6 +37,12 @@ __attribute__((noinline)) static void *site_lost(void) { return malloc(88); }
 __attribute__((noinline)) static void *site_head(void) { return malloc(48); }
 __attribute__((noinline)) static void *site_tail(void) { return malloc(48); }
 __attribute__((noinline)) static void *site_last(void) { return malloc(16); }
+__attribute__((noinline)) static void site_final(void)
+{
+	void *p = malloc(24);
+	memset(p, 0, 24);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
 
 /* Allocates the lost blocks; only an address, as a number xor'ed with a
  * constant, leaves (to print one). */
@@ -92,6 +100,8 @@ int main(void)
 	g_last = site_last();
 	printf("global %p\ninner %p\nlost 0x%lx\nstack %p\n", g_global[1], g_holder[3],
 	       (unsigned long)(lost ^ 0x5a5a5a5a5a5a5a5aULL), on_stack[0]);
+	fflush(stdout);
+	site_final(); /* the thread's very last block, dropped */
 	scrub();
 	abort();
 }
