@@ -221,3 +221,16 @@ const char *hp_model_heap_name(const struct hp_model *m, uint64_t heap, char *bu
 		snprintf(buf, cap, "heap %" PRIu64, heap);
 	return buf;
 }
+
+int64_t hp_model_find_heap(const struct hp_model *m, const char *name)
+{
+	char buf[256];
+
+	if (strcmp(name, "malloc") == 0)
+		return 0;
+	for (uint64_t h = 1; h < m->cap->ntags[HP_TAG_HEAP]; h++)
+		if (hp_capture_tag(m->cap, HP_TAG_HEAP, h) &&
+		    strcmp(hp_model_heap_name(m, h, buf, sizeof buf), name) == 0)
+			return (int64_t)h;
+	return -1;
+}

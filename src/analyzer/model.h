@@ -147,6 +147,9 @@ struct hp_model {
 	 * (an arena's blocks lie in a chunk malloc counts already), out of
 	 * total and of every stack's v; outputs by stack skip them. */
 	struct hp_values total;
+	/* The heap the views by dimension show (report --by X --heap NAME):
+	 * 0, malloc's, unless set after the build (hp_model_find_heap). */
+	uint64_t view_heap;
 	size_t ntypes;
 	struct hp_mtype *types;      /* hp_mbucket.type indexes it */
 
@@ -247,6 +250,9 @@ uint64_t hp_model_context_parent(const struct hp_model *m, uint64_t context);
 const char *hp_model_thread_name(const struct hp_model *m, uint64_t thread, char *buf,
 				 size_t cap);
 
+/* The heap id named name ("malloc" is 0; a custom heap's name, or "heap
+ * N"), or -1 when the capture has none of that name. */
+int64_t hp_model_find_heap(const struct hp_model *m, const char *name);
 /* A heap tag's name: "malloc" for 0, the name given, else "heap N". */
 const char *hp_model_heap_name(const struct hp_model *m, uint64_t heap, char *buf, size_t cap);
 

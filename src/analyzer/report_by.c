@@ -20,7 +20,9 @@ static double percent(double part, double whole)
 int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o,
 		      int dim)
 {
-	const struct hp_values *t = &m->total;
+	struct hp_values total;
+	const struct hp_values *t = &total;
+	char heap[256];
 	unsigned top = o && o->top ? o->top : 10;
 	struct hp_groups g;
 	double typed_inuse, typed_peak;
@@ -30,6 +32,7 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 	ret = hp_groups_build(&g, m, (enum hp_dim)dim);
 	if (ret)
 		return ret;
+	hp_group_heap_total(m, &total);
 	hp_group_typed(m, &typed_inuse, &typed_peak);
 	fputs("heapprof report: ", out);
 	hp_text_fputs(hp_model_program_name(m->cap), out);
@@ -37,9 +40,19 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 	fprintf(out, "  snapshot %" PRIu64 " of %zu (%s)%s\n", m->snap->seq, m->cap->nsnapshots,
 		hp_capture_reason_name(m->snap->reason),
 		m->sampled ? ", sampled: figures are estimates" : "");
-	fprintf(out, "  malloc's heap: %s allocated, %s in use, %s at the peak\n",
-		hp_units_bytes(a, sizeof a, t->alloc_bytes), hp_units_bytes(b, sizeof b, t->inuse_bytes),
-		hp_units_bytes(c, sizeof c, t->peak_bytes));
+	if (m->view_heap) {
+		fputs("  heap ", out);
+		hp_text_fputs(hp_model_heap_name(m, m->view_heap, heap, sizeof heap), out);
+		fprintf(out, ": %s allocated, %s in use, %s at its own peak\n",
+			hp_units_bytes(a, sizeof a, t->alloc_bytes),
+			hp_units_bytes(b, sizeof b, t->inuse_bytes),
+			hp_units_bytes(c, sizeof c, t->peak_bytes));
+	} else {
+		fprintf(out, "  malloc's heap: %s allocated, %s in use, %s at the peak\n",
+			hp_units_bytes(a, sizeof a, t->alloc_bytes),
+			hp_units_bytes(b, sizeof b, t->inuse_bytes),
+			hp_units_bytes(c, sizeof c, t->peak_bytes));
+	}
 	fprintf(out, "  known type: %.1f%% of the heap in use (%s), %.1f%% at the peak (%s)\n",
 		percent(typed_inuse, t->inuse_bytes), hp_units_bytes(a, sizeof a, typed_inuse),
 		percent(typed_peak, t->peak_bytes), hp_units_bytes(b, sizeof b, typed_peak));
@@ -76,21 +89,26 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
 		      int dim)
 {
 	struct hp_groups g;
+	struct hp_values total;
 	double typed_inuse, typed_peak;
+	char heap[256];
 	int ret;
 
 	(void)o;
 	ret = hp_groups_build(&g, m, (enum hp_dim)dim);
 	if (ret)
 		return ret;
+	hp_group_heap_total(m, &total);
 	hp_group_typed(m, &typed_inuse, &typed_peak);
 	fprintf(out, "{\n  \"program\": ");
 	hp_report_json_str(out, m->cap->program ? m->cap->program : "");
 	fprintf(out, ",\n  \"by\": \"%s\",\n", hp_dim_name((enum hp_dim)dim));
 	fprintf(out, "  \"snapshot\": {\"seq\": %" PRIu64 ", \"of\": %zu},\n", m->snap->seq,
 		m->cap->nsnapshots);
-	fprintf(out, "  \"sampled\": %s,\n  \"totals\": ", m->sampled ? "true" : "false");
-	hp_report_json_values(out, &m->total);
+	fprintf(out, "  \"heap\": ");
+	hp_report_json_str(out, hp_model_heap_name(m, m->view_heap, heap, sizeof heap));
+	fprintf(out, ",\n  \"sampled\": %s,\n  \"totals\": ", m->sampled ? "true" : "false");
+	hp_report_json_values(out, &total);
 	fprintf(out, ",\n  \"known_type\": {\"inuse_bytes\": %.0f, \"peak_bytes\": %.0f},\n",
 		typed_inuse, typed_peak);
 	fprintf(out, "  \"rows\": [");

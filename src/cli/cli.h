@@ -141,6 +141,7 @@ enum hp_cli_opt {
 	HP_OPT_FAIL_IF_GREW,   /* diff: --fail-if-grew BYTES */
 	HP_OPT_ICICLE,         /* flamegraph: --icicle */
 	HP_OPT_FOR,            /* attach: --for SECONDS */
+	HP_OPT_HEAP,           /* report --by: --heap NAME, the heap shown */
 	HP_OPT_BY,             /* report, diff, export, flamegraph: --by DIM (group.h) */
 	HP_OPT_COUNT
 };

@@ -80,6 +80,7 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 	[HP_OPT_FAIL_IF_GREW] = {"fail-if-grew", 0, HP_CLI_BYTES, NULL, 0, UINT64_MAX, {NULL}},
 	[HP_OPT_ICICLE] = {"icicle", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_FOR] = {"for", 0, HP_CLI_NUMBER, NULL, 0, 0, {NULL}},
+	[HP_OPT_HEAP] = {"heap", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 	[HP_OPT_BY] = {"by", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 };
 /* clang-format on */

@@ -26,6 +26,7 @@ static const char usage[] =
 	"                   vtable, template, else unknown by size), context (a path\n"
 	"                   'outer > inner', parents including children), thread or\n"
 	"                   heap (malloc's and each custom heap's, with its own peak)\n"
+	"  --heap NAME      with --by: the blocks of custom heap NAME (default malloc)\n"
 	"  --json           the same content as JSON, for scripts\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
 	"  --image N        image N of the capture (1 = the first; default the last\n"
@@ -97,6 +98,7 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_BY, 0, 0, hp_cli_check_by},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -164,8 +166,24 @@ int hp_cmd_report(int argc, char **argv)
 		hp_capture_free(&cap);
 		return HP_EXIT_FAILURE;
 	}
-	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	enum hp_dim by = (enum hp_dim)hp_cli_by(&a);
+	if (a.given[HP_OPT_HEAP]) {
+		int64_t h = hp_model_find_heap(&model, a.value[HP_OPT_HEAP]);
+		if (h < 0 || by == HP_BY_STACK || by == HP_BY_HEAP) {
+			if (h < 0)
+				hp_cli_error("report: %s has no heap named '%s' (report --by heap "
+					     "lists its heaps)",
+					     argv[a.operand], a.value[HP_OPT_HEAP]);
+			else
+				hp_cli_error("report: --heap goes with --by function, line, "
+					     "module, type, context or thread");
+			hp_model_free(&model);
+			hp_capture_free(&cap);
+			return h < 0 ? HP_EXIT_FAILURE : HP_EXIT_USAGE;
+		}
+		model.view_heap = (uint64_t)h;
+	}
+	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	if (by != HP_BY_STACK)
 		ret = a.given[HP_OPT_JSON] ? hp_report_by_json(o.f, &model, &ro, by)
 					   : hp_report_by_text(o.f, &model, &ro, by);

@@ -179,6 +179,45 @@ static void check(const char *compiler)
 	}
 }
 
+/* examples/arena.c: 50 requests of n = 200 + 10 r tokens in an arena
+ * ("requests", reset after each), 100 x 200 bytes of configuration in
+ * another ("config"). Objects are rounded up to 16 bytes. */
+HP_TEST(attrib_example_arena)
+{
+	char prog[4096], cap[4096];
+	char *j;
+
+	snprintf(prog, sizeof prog, "%s/arena", hp_test_tmp());
+	snprintf(cap, sizeof cap, "%s/arena.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("cc -O2 -g -Wall -Werror -o %s examples/arena.c", prog), 0,
+			   "examples/arena.c builds") ||
+	    !expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s > /dev/null", hp_test_build(),
+				      cap, prog),
+			   0, "it runs under heapprof"))
+		return;
+	if ((j = report(cap, "heap"))) {
+		/* 50 + 2 x 22250 objects (a token array, n tokens, n nodes),
+		 * 72 bytes per token; the peak is the last request's, n = 690. */
+		expect_fig(j, "heap", "requests", NULL,
+			   (struct fig){44550, 1602000, 0, 0, 1381, 49680});
+		expect_fig(j, "heap", "config", NULL, (struct fig){100, 20800, 100, 20800, 100, 20800});
+		free(j);
+	}
+	if ((j = report(cap, "type --heap requests"))) {
+		expect_fig(j, "type", "struct token", "explicit", (struct fig){22250, 712000, 0, 0, 690, 22080});
+		expect_fig(j, "type", "struct node", "explicit", (struct fig){22250, 712000, 0, 0, 690, 22080});
+		free(j);
+	}
+	if ((j = report(cap, "context --heap requests"))) {
+		expect_fig(j, "context", "tokenize", NULL, (struct fig){22300, 890000, 0, 0, 691, 27600});
+		expect_fig(j, "context", "parse", NULL, (struct fig){22250, 712000, 0, 0, 690, 22080});
+		free(j);
+	}
+	expect_eq_u64(hp_test_sh("%s/heapprof report --by type --heap nosuch %s 2>/dev/null",
+				 hp_test_build(), cap),
+		      1, "--heap of a heap the capture does not have: status 1");
+}
+
 HP_TEST(attrib_gxx) { check("g++"); }
 HP_TEST(attrib_clangxx) { check("clang++"); }
 
