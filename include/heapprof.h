@@ -39,7 +39,9 @@ int heapprof_active(void) __attribute__((weak));
 
 /* Names the type of the live block that starts at p (a pointer malloc,
  * new or a custom heap returned): its figures from now on, and its whole
- * life's, count under that type. name is copied. Returns 0, -ENOENT when
+ * life's, count under that type. name is copied. Where a custom heap's
+ * block and malloc's start at the same address (an arena's first object
+ * in its chunk), the custom heap's is named. Returns 0, -ENOENT when
  * p is not a recorded block (never recorded, or not sampled in sampled
  * mode), -ENODEV when the recorder is not recording. C++ objects with a
  * virtual table need no call: their dynamic type is read at snapshots. Not

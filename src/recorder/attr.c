@@ -105,12 +105,15 @@ int hp_attr_set_type(struct hp_attr *a, const void *p, const char *name)
 		a->type_name = name;
 		a->type_id = type;
 	}
-	if (hp_live_update((uintptr_t)p, set_type_fn, &type))
-		return 0;
+	/* A custom heap's block first: an arena's first object starts where
+	 * its chunk from malloc does, and the object is what a program names
+	 * (the chunk is the arena's own). */
 	heaps = hp_tags_heap_count();
-	for (uint32_t h = 1; h <= heaps; h++)
+	for (uint32_t h = heaps; h >= 1; h--)
 		if (hp_live_update(hp_attr_key(p, h), set_type_fn, &type))
 			return 0;
+	if (hp_live_update((uintptr_t)p, set_type_fn, &type))
+		return 0;
 	return -ENOENT;
 }
 

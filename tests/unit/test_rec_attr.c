@@ -202,6 +202,23 @@ HP_TEST(heap_reset_frees_its_blocks_only)
 	expect_eq_u64(peak.peak_bytes, 192, "the heap's peak");
 	expect_eq_u64(peak.peak_count, 3, "its blocks");
 	expect_eq_u64(peak.resets, 1, "one reset");
+	{
+		/* A heap block at the chunk's address again: set_type names
+		 * it, not the chunk under it. */
+		struct hp_attr a = {0};
+		uint32_t typed;
+
+		hp_live_insert(hp_attr_key((void *)addr, heap), hb, 64, &blk);
+		hp_agg_heap_alloc(hb, 64, heap);
+		expect_eq_u64(hp_attr_set_type(&a, (void *)addr, "struct token"), 0, "typed");
+		typed = hp_agg_bucket(stack, a.type_id, origin, 0);
+		hp_agg_read(typed, &v);
+		expect_eq_u64(v.alloc_count, 1, "the heap's block named, not malloc's chunk");
+		typed = hp_agg_bucket(stack, a.type_id, hp_tags_origin(0, 1, 0), 0);
+		hp_agg_read(typed, &v);
+		expect_eq_u64(v.alloc_count, 0, "the chunk keeps no type");
+		hp_attr_heap_reset(heap);
+	}
 	expect_eq_u64(hp_live_remove(addr, &blk, 1), 1, "the chunk is still live");
 	expect_eq_u64(blk.size, 4096, "with its size");
 	hp_agg_read(mb, &v);
