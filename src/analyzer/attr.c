@@ -84,6 +84,45 @@ static int tag_type(const struct hp_model *m, struct hp_symbolizer *sym, uint64_
 	return 0;
 }
 
+static const struct hp_capture *sort_cap;
+
+static int by_thread_name(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	int c = strcmp(sort_cap->tags[HP_TAG_THREAD][a].name, sort_cap->tags[HP_TAG_THREAD][b].name);
+
+	return c ? c : (a > b) - (a < b);
+}
+
+/* Marks the thread tags whose name another one has too. */
+static int mark_shared_threads(struct hp_model *m)
+{
+	size_t n = m->cap->ntags[HP_TAG_THREAD], k = 0;
+	uint64_t *ids;
+
+	if (!n)
+		return 0;
+	m->thread_shared = calloc(n, 1);
+	ids = malloc(n * sizeof *ids);
+	if (!m->thread_shared || !ids) {
+		free(ids);
+		return -ENOMEM;
+	}
+	m->nthread_shared = n;
+	for (uint64_t id = 1; id < n; id++)
+		if (m->cap->tags[HP_TAG_THREAD][id].defined && m->cap->tags[HP_TAG_THREAD][id].name[0])
+			ids[k++] = id;
+	sort_cap = m->cap;
+	qsort(ids, k, sizeof *ids, by_thread_name);
+	for (size_t i = 1; i < k; i++) {
+		if (strcmp(m->cap->tags[HP_TAG_THREAD][ids[i]].name,
+			   m->cap->tags[HP_TAG_THREAD][ids[i - 1]].name) == 0)
+			m->thread_shared[ids[i]] = m->thread_shared[ids[i - 1]] = 1;
+	}
+	free(ids);
+	return 0;
+}
+
 int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symbolizer *sym)
 {
 	size_t ntypetags = m->cap->ntags[HP_TAG_TYPE];
@@ -91,8 +130,10 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 	char name[NAME_MAX_BYTES];
 	int ret = 0;
 
-	if (!by_tag)
+	if (!by_tag || mark_shared_threads(m)) {
+		free(by_tag);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		struct hp_mbucket *b = &m->buckets[i];
 		const struct hp_rec_bucket *r = b->raw;
@@ -125,7 +166,11 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 						: r->alloc_count ? (r->alloc_bytes + r->alloc_count / 2) /
 									r->alloc_count
 								 : 0;
-			snprintf(name, sizeof name, "unknown (%" PRIu64 " B)", size);
+			/* A sampled bucket has one size; a full one, a stack's
+			 * blocks of any size: their mean. */
+			snprintf(name, sizeof name, r->size ? "unknown (%" PRIu64 " B)"
+							    : "unknown (avg %" PRIu64 " B)",
+				 size);
 			ret = type_index(st, m, HP_TYPESRC_UNKNOWN, name, &b->type);
 		}
 		if (ret)
@@ -200,6 +245,8 @@ const char *hp_model_thread_name(const struct hp_model *m, uint64_t thread, char
 
 	if (!thread)
 		snprintf(buf, cap, "(no thread)");
+	else if (t && t->name[0] && thread < m->nthread_shared && m->thread_shared[thread])
+		snprintf(buf, cap, "%s (tid %" PRIu64 ")", t->name, t->a);
 	else if (t && t->name[0])
 		snprintf(buf, cap, "%s", t->name);
 	else if (t)

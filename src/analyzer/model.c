@@ -403,6 +403,7 @@ void hp_model_free(struct hp_model *m)
 	free(m->buckets);
 	free(m->modules);
 	free(m->types);
+	free(m->thread_shared);
 	if (p) {
 		hp_attr_free(&p->attr);
 		hp_symbolizer_free(p->sym);

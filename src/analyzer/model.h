@@ -152,6 +152,11 @@ struct hp_model {
 	uint64_t view_heap;
 	size_t ntypes;
 	struct hp_mtype *types;      /* hp_mbucket.type indexes it */
+	/* thread_shared[id]: another thread of the capture has the same name
+	 * (an unnamed thread has its process's, inherited): such threads are
+	 * told apart by their tid. nthread_shared entries. */
+	size_t nthread_shared;
+	uint8_t *thread_shared;
 
 	/* After hp_model_filter: the stacks with allocations before it, and
 	 * how many of those it kept (both 0 when no filter was applied). */

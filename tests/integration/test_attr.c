@@ -157,7 +157,7 @@ HP_TEST(attr_report_by_type)
 	expect_row(j, "Circle", "vtable", 5, 160, 5, 160, 5, 160);
 	expect_row(j, "std::_Rb_tree_node<std::pair<const int, int>>", "template", 3, 120, 2, 80, 3,
 		   120);
-	expect_row(j, "unknown (48 B)", "unknown", 2, 96, 0, 0, 1, 48);
+	expect_row(j, "unknown (avg 48 B)", "unknown", 2, 96, 0, 0, 1, 48);
 	expect_eq_u64(rows(j), 4, "four types; the arena's blocks are not malloc's");
 	expect_true(strstr(j, "\"known_type\": {\"inuse_bytes\": 688, \"peak_bytes\": 856}") != NULL,
 		    "the heap of known type: in use, at the peak");
@@ -253,7 +253,7 @@ HP_TEST(attr_folded_and_flamegraph_by)
 			   "Circle;0x4001f0;handle_request 160\n"
 			   "conn;0x4001f0;handle_request 704\n"
 			   "std::_Rb_tree_node<std::pair<const int, int>>;0x4000f0 120\n"
-			   "unknown (48 B);0x4001f0;handle_request 96\n",
+			   "unknown (avg 48 B);0x4001f0;handle_request 96\n",
 			   "folded --by type: the type is the root frame");
 		free(t);
 	}

@@ -218,6 +218,33 @@ HP_TEST(attrib_example_arena)
 		      1, "--heap of a heap the capture does not have: status 1");
 }
 
+/* tests/programs/threads.c: 8 unnamed threads (each has the process's
+ * name, inherited) of 125,000 allocations each: one row each, told apart
+ * by tid. */
+HP_TEST(attrib_unnamed_threads_apart)
+{
+	char cap[4096];
+	char *j;
+
+	snprintf(cap, sizeof cap, "%s/threads.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/threads",
+				      hp_test_build(), cap, hp_test_build()),
+			   0, "threads runs"))
+		return;
+	j = hp_test_sh_out("%s/heapprof report --by thread --json --top 100 %s | python3 -c '"
+			   "import json,sys; r=json.load(sys.stdin)[\"rows\"]; "
+			   "t=[x for x in r if x[\"key\"].startswith(\"threads (tid \")]; "
+			   "print(len(r), len(t), sum(x[\"values\"][\"alloc_objects\"] == 125000 "
+			   "for x in t))'",
+			   hp_test_build(), cap);
+	if (j) {
+		expect_str(j, "9 9 8\n",
+			   "9 rows 'threads (tid N)' (the main thread too), 8 of 125,000 "
+			   "allocations each");
+		free(j);
+	}
+}
+
 HP_TEST(attrib_gxx) { check("g++"); }
 HP_TEST(attrib_clangxx) { check("clang++"); }
 
