@@ -78,6 +78,31 @@ static double elapsed_s(const struct timespec *since)
 	return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) / 1e9;
 }
 
+/* The real user and group ids of pid. */
+static int process_owner(pid_t pid, uid_t *uid, gid_t *gid)
+{
+	char path[64], line[256];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long v;
+		if (sscanf(line, "Uid: %lu", &v) == 1) {
+			*uid = (uid_t)v;
+			found |= 1;
+		} else if (sscanf(line, "Gid: %lu", &v) == 1) {
+			*gid = (gid_t)v;
+			found |= 2;
+		}
+	}
+	fclose(f);
+	return found == 3 ? 0 : -EINVAL;
+}
+
 static volatile sig_atomic_t stop_requested;
 
 static void on_stop(int sig)
@@ -146,9 +171,14 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 	return fn;
 }
 
+static const char preloaded_line[] =
+	"process %d runs under heapprof already (heapprof run, or LD_PRELOAD): it "
+	"records from its start until it exits, into its own capture (its dump signal "
+	"adds a snapshot; heapprof serve --pid %d serves it live)";
+
 /* Calls the recorder's heapprof_detach in pid. Returns 0 or -errno after
- * saying why. */
-static int detach(pid_t pid, const char *lib)
+ * saying why (-ENODEV, not attached, silently when quiet_unattached). */
+static int detach(pid_t pid, const char *lib, int quiet_unattached)
 {
 	struct hp_inject_target t;
 	uint64_t args[3] = {0, 0, 0}, ret = 0;
@@ -164,9 +194,15 @@ static int detach(pid_t pid, const char *lib)
 	if (err < 0)
 		return err;
 	if ((int)ret == -ENODEV) {
-		hp_cli_error("process %d is not being recorded (it was detached already)",
-			     (int)pid);
+		if (!quiet_unattached)
+			hp_cli_error("process %d is not being recorded by heapprof attach (it was "
+				     "detached already)",
+				     (int)pid);
 		return -ENODEV;
+	}
+	if ((int)ret == -EEXIST) {
+		hp_cli_error(preloaded_line, (int)pid, (int)pid);
+		return -EEXIST;
 	}
 	if ((int)ret < 0) {
 		hp_cli_error("process %d: detaching failed: %s", (int)pid, strerror(-(int)ret));
@@ -232,10 +268,24 @@ int hp_cmd_attach(int argc, char **argv)
 		snprintf(name, sizeof name, "%s", a.value[HP_OPT_OUTPUT]);
 	else
 		snprintf(name, sizeof name, "heapprof.%d.attach.hpf", (int)pid);
-	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (fd < 0) {
 		hp_cli_error("attach: cannot create %s: %s", name, strerror(errno));
 		return HP_EXIT_FAILURE;
+	}
+	/* Created 0600, as every capture: a profile holds the program's paths
+	 * and symbols. The process writes it: root attaching to another
+	 * user's process gives the file to that user. */
+	if (geteuid() == 0) {
+		uid_t uid = 0;
+		gid_t gid = 0;
+		if (process_owner(pid, &uid, &gid) == 0 && uid != 0 && fchown(fd, uid, gid) < 0) {
+			hp_cli_error("attach: cannot give %s to the process's user: %s", name,
+				     strerror(errno));
+			close(fd);
+			unlink(name);
+			return HP_EXIT_FAILURE;
+		}
 	}
 	close(fd);
 	if (!realpath(name, out)) {
@@ -274,6 +324,11 @@ int hp_cmd_attach(int argc, char **argv)
 		unlink(out);
 		return HP_EXIT_FAILURE;
 	}
+	if ((int)ret == -EEXIST) {
+		hp_cli_error(preloaded_line, (int)pid, (int)pid);
+		unlink(out);
+		return HP_EXIT_FAILURE;
+	}
 	if ((int)ret == -EBUSY) {
 		hp_cli_error("attach: process %d is being recorded already (heapprof detach %d "
 			     "first)",
@@ -308,8 +363,12 @@ int hp_cmd_attach(int argc, char **argv)
 	/* Ctrl-C again (or a signal to the whole process group, as timeout
 	 * sends) must not stop us before the detach: the handler stays. */
 	if (alive(pid)) {
-		err = detach(pid, lib);
-		if (err < 0 && err != -ENODEV)
+		err = detach(pid, lib, 1);
+		if (err == -ENODEV && !quiet)
+			fprintf(stderr, "heapprof: process %d was detached meanwhile (heapprof "
+					"detach)\n",
+				(int)pid);
+		else if (err < 0)
 			return HP_EXIT_FAILURE;
 	} else if (!quiet) {
 		fprintf(stderr, "heapprof: process %d exited; its capture ends with its exit\n",
@@ -350,5 +409,8 @@ int hp_cmd_detach(int argc, char **argv)
 	if (parse_pid("detach", argv[a.operand], &pid) < 0)
 		return HP_EXIT_USAGE;
 	hp_cli_find_recorder(lib, sizeof lib);
-	return detach(pid, lib) < 0 ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	if (detach(pid, lib, 0) < 0)
+		return HP_EXIT_FAILURE;
+	fprintf(stderr, "heapprof: detached from process %d; its capture is complete\n", (int)pid);
+	return HP_EXIT_OK;
 }

@@ -136,7 +136,8 @@ static int find_own(void)
 
 /* Starts recording the process that loaded us, with the options in block
  * (HEAPPROF_* variables: config.h). Returns 0, -EBUSY when it is being
- * recorded already (attached, or preloaded), -EINVAL when a later attach
+ * recorded by an attach already, -EEXIST when the recorder was preloaded
+ * (it records from the start, until the exit), -EINVAL when a later attach
  * asks for another sampling rate, unwinder or depth than the first,
  * -EIO when the recorder could not start (the capture cannot be
  * written). Called by `heapprof attach` on a thread it stopped outside the
@@ -146,9 +147,17 @@ __attribute__((visibility("default"))) int heapprof_attach(const char *block)
 {
 	int err = 0;
 
-	if (phase == 2 || hp_state == HP_STATE_ACTIVE)
+	if (phase == 2)
 		return -EBUSY;
 	hp_self.forwarding++;
+	if (hp_attach_preloaded()) {
+		hp_self.forwarding--;
+		return -EEXIST;
+	}
+	if (hp_state == HP_STATE_ACTIVE) {
+		hp_self.forwarding--;
+		return -EBUSY;
+	}
 	if (phase == 3) { /* attached before: the same tables, emptied */
 		hp_config_set_source(block);
 		err = hp_recorder_restart();
@@ -159,10 +168,6 @@ __attribute__((visibility("default"))) int heapprof_attach(const char *block)
 		}
 		hp_self.forwarding--;
 		return err;
-	}
-	if (hp_attach_preloaded()) {
-		hp_self.forwarding--;
-		return -EBUSY;
 	}
 	err = find_own();
 	if (!err) {
@@ -185,12 +190,18 @@ __attribute__((visibility("default"))) int heapprof_attach(const char *block)
 
 /* Ends the recording heapprof_attach started: the program's calls go back
  * to the allocator, then the last snapshot (HP_SNAP_DETACH) is written and
- * the capture closed. Returns 0, or -ENODEV when not attached. Same
+ * the capture closed. Returns 0, -ENODEV when not attached, -EEXIST when
+ * the recorder was preloaded (not attached: it records until the exit). Same
  * caller and properties as heapprof_attach. */
 __attribute__((visibility("default"))) int heapprof_detach(void)
 {
-	if (__atomic_load_n(&phase, __ATOMIC_ACQUIRE) != 2)
-		return -ENODEV;
+	if (__atomic_load_n(&phase, __ATOMIC_ACQUIRE) != 2) {
+		int preloaded;
+		hp_self.forwarding++;
+		preloaded = hp_attach_preloaded();
+		hp_self.forwarding--;
+		return preloaded ? -EEXIST : -ENODEV;
+	}
 	hp_self.forwarding++;
 	hp_got_restore(&log_);
 	__atomic_store_n(&phase, 3, __ATOMIC_RELEASE);

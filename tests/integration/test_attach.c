@@ -111,6 +111,8 @@ static void exact(const char *arg)
 		struct hpq_sum t = hpq_match(cap, (const char *const[]){"temp_site", "work", NULL});
 
 		expect_true(s && s->reason == HP_SNAP_DETACH, "its last snapshot is the detach's");
+		expect_eq_u64(hp_test_sh("test $(stat -c %%a %s) = 600", cap_path), 0,
+			      "the capture is 0600, as every capture");
 		expect_eq_u64(k.alloc_count, kept.allocs, "kept_site: every recorded allocation");
 		expect_eq_u64(k.alloc_bytes, kept.allocs * 64, "kept_site: bytes");
 		expect_eq_u64(k.free_count, kept.frees, "kept_site: every recorded free");
@@ -218,10 +220,18 @@ HP_TEST(attach_refuses_what_it_cannot_do)
 	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s/run.hpf -- sleep 3 & sleep 1; "
 				 "pid=$(cat /proc/$!/task/$!/children); %s/heapprof attach -o %s/three.hpf "
 				 "$pid 2>%s/err.txt; r=$?; wait; test $r = 1 && "
-				 "grep -q 'being recorded already' %s/err.txt",
+				 "grep -q 'runs under heapprof already' %s/err.txt && "
+				 "test $(wc -l < %s/err.txt) = 1",
 				 hp_test_build(), hp_test_tmp(), hp_test_build(), hp_test_tmp(),
-				 hp_test_tmp(), hp_test_tmp()),
-		      0, "a program run under heapprof run: being recorded already");
+				 hp_test_tmp(), hp_test_tmp(), hp_test_tmp()),
+		      0, "a program run under heapprof run: it runs under heapprof already");
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s/run2.hpf -- sleep 3 & sleep 1; "
+				 "pid=$(cat /proc/$!/task/$!/children); %s/heapprof detach $pid "
+				 "2>%s/err.txt; r=$?; wait; test $r = 1 && "
+				 "grep -q 'runs under heapprof already' %s/err.txt",
+				 hp_test_build(), hp_test_tmp(), hp_test_build(), hp_test_tmp(),
+				 hp_test_tmp()),
+		      0, "detach of a program run under heapprof run: the same line, not a loop");
 }
 
 int main(int argc, char **argv)
