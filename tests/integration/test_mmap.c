@@ -9,9 +9,12 @@
  * and heapprof attach record the same; python3's obmalloc arenas; and
  * nothing of it without the option.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../harness/harness.h"
 #include "../harness/query.h"
@@ -142,7 +145,8 @@ static void expect_mmapper(const char *path, const char *how)
 		expect_eq_u64(hp->peak_count, 3, "its peak blocks");
 	}
 	s = sum_of(cap, NULL, "");
-	expect_true(s.alloc_bytes < 1024 * KIB + 4 * KIB,
+	/* (Attached: stdin's 4 KiB buffer too.) */
+	expect_true(s.alloc_bytes < 1024 * KIB + 16 * KIB,
 		    "malloc's heap: the 1 MiB block and small ones, no mapping");
 	hpq_free(cap);
 }
@@ -199,6 +203,80 @@ HP_TEST(mmap_run_option_and_report_json)
 	expect_true(strstr(out, "\"heap_peak\": {\"bytes\": 262144, \"objects\": 3,") != NULL,
 		    "the heap's own peak");
 	free(out);
+}
+
+/* The static recorder (libheapprof.a, heapprof-static.pc's --wrap list):
+ * the same figures. In libc.a too, malloc and pthread_create map with the
+ * internal __mmap, which --wrap=mmap does not reach. */
+HP_TEST(mmap_static_recorder_exact)
+{
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+	char path[4200];
+
+	if (!expect_eq_u64(hp_test_sh("PKG_CONFIG_PATH=%s/pkgconfig; export PKG_CONFIG_PATH; "
+				      "cc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls "
+				      "-pthread -static -o %s/mmapper-static tests/programs/mmapper.c "
+				      "$(pkg-config --static --libs heapprof-static) >%s/static.log "
+				      "2>&1 || { cat %s/static.log >&2; exit 1; }",
+				      b, t, t, t),
+			   0, "cc -static mmapper.c $(pkg-config --static --libs heapprof-static)"))
+		return;
+	if (!expect_eq_u64(hp_test_sh("cd %s && HEAPPROF_MMAP=1 HEAPPROF_OUTPUT=%s/st.hpf "
+				      "./mmapper-static",
+				      t, t),
+			   0, "the static mmapper, HEAPPROF_MMAP=1"))
+		return;
+	snprintf(path, sizeof path, "%s/st.hpf", t);
+	expect_mmapper(path, "static");
+}
+
+/* heapprof attach --mmap: the program's GOT entries of the mmap family
+ * patched too; the figures at the detach's snapshot. */
+HP_TEST(mmap_attach_exact)
+{
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+	char prog[4200], path[4200], line[64];
+	int in[2], out[2], st = -1;
+	FILE *o;
+	pid_t pid;
+
+	snprintf(prog, sizeof prog, "%s/tests/programs/mmapper", b);
+	snprintf(path, sizeof path, "%s/attach.hpf", t);
+	if (pipe(in) || pipe(out))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(prog, prog, "--attach", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	o = fdopen(out[0], "r");
+	if (!expect_true(o && fgets(line, sizeof line, o) && !strcmp(line, "ready\n"),
+			 "mmapper --attach starts")) {
+		kill(pid, SIGKILL);
+		goto out;
+	}
+	/* --for 2: the program maps as soon as it sees its GOT patched,
+	 * within milliseconds; the detach comes after. */
+	expect_eq_u64(hp_test_sh("timeout 60 %s/heapprof attach -q --mmap --sample-rate 1 --for 2 "
+				 "-o %s %d",
+				 b, path, (int)pid),
+		      0, "heapprof attach --mmap --for 2");
+	expect_true(fgets(line, sizeof line, o) && !strcmp(line, "done\n"),
+		    "the program mapped while attached");
+out:
+	close(in[1]);
+	if (o)
+		fclose(o);
+	waitpid(pid, &st, 0);
+	if (!expect_eq_u64((uint64_t)st, 0, "mmapper exits 0"))
+		return;
+	expect_mmapper(path, "attach");
 }
 
 /* Without the option: no mmap heap, no bucket of it, and malloc's

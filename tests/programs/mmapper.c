@@ -15,9 +15,17 @@
  *   96), then 16 given back (sbrk_shrink): 240 left at exit.
  * Functions are noinline and end with a compiler barrier so that each
  * keeps its frame. Exits 1 when a call fails.
+ *
+ * With --attach (tests/integration/test_mmap.c, heapprof attach --mmap):
+ * prints "ready", waits until its GOT entries of the mmap family point
+ * away from libc's (the recorder patched them), does the same, prints
+ * "done", and exits when its standard input ends.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <string.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,10 +153,47 @@ static void *thread_main(void *arg)
 	return arg;
 }
 
-int main(void)
+/* The GOT's entries, read each time. */
+#define GOT(name)                                                                  \
+	static void *got_##name(void)                                              \
+	{                                                                          \
+		void *f;                                                           \
+		__asm__ volatile("mov " #name "@GOTPCREL(%%rip), %0" : "=r"(f));   \
+		return f;                                                          \
+	}
+GOT(mmap)
+GOT(munmap)
+GOT(mremap)
+GOT(sbrk)
+
+/* Waits (up to 30 s) until every entry points away from libc's. */
+static int wait_patched(void)
 {
-	char *leaked, *p, *q, *brk0;
+	struct timespec ms = {0, 1000000};
+
+	for (int i = 0; i < 30000; i++) {
+		if (got_mmap() != dlsym(RTLD_NEXT, "mmap") &&
+		    got_munmap() != dlsym(RTLD_NEXT, "munmap") &&
+		    got_mremap() != dlsym(RTLD_NEXT, "mremap") &&
+		    got_sbrk() != dlsym(RTLD_NEXT, "sbrk"))
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char *leaked, *p, *q, *brk0, buf[64];
+	int attach = argc > 1 && strcmp(argv[1], "--attach") == 0;
 	pthread_t th;
+
+	if (attach) {
+		printf("ready\n");
+		fflush(stdout);
+		if (!wait_patched())
+			return 2;
+	}
 
 	leaked = leak_map();
 	check(leaked != MAP_FAILED, "leak_map");
@@ -192,5 +237,11 @@ int main(void)
 	brk0 = sbrk_grow();
 	check(brk0 != (char *)-1, "sbrk_grow");
 	check(sbrk_shrink() == brk0 + 96 * KIB, "sbrk_shrink");
+	if (attach) {
+		printf("done\n");
+		fflush(stdout);
+		while (fgets(buf, sizeof buf, stdin))
+			;
+	}
 	return broken;
 }
