@@ -118,8 +118,7 @@ static void expect_mmapper(const char *path, const char *how)
 	expect_sum(sum_of(cap, "pair_a", "mmap"), 2, 96 * KIB, 2, 96 * KIB, 0, 0, "pair_a");
 	expect_sum(sum_of(cap, "pair_b", "mmap"), 1, 32 * KIB, 1, 32 * KIB, 0, 0, "pair_b");
 	expect_sum(sum_of(cap, "grow_map", "mmap"), 1, 16 * KIB, 1, 16 * KIB, 0, 0, "grow_map");
-	expect_sum(sum_of(cap, "grow_remap", "mmap"), 1, 64 * KIB, 1, 64 * KIB, 0, 0,
-		   "grow_remap");
+	expect_sum(sum_of(cap, "grow_remap", "mmap"), 1, 64 * KIB, 1, 64 * KIB, 0, 0, "grow_remap");
 	expect_sum(sum_of(cap, "shrink_remap", "mmap"), 1, 32 * KIB, 1, 32 * KIB, 0, 0,
 		   "shrink_remap");
 	expect_sum(sum_of(cap, "own_stack", "mmap"), 1, 64 * KIB, 1, 64 * KIB, 0, 0, "own_stack");
@@ -213,13 +212,14 @@ HP_TEST(mmap_static_recorder_exact)
 	const char *b = hp_test_build(), *t = hp_test_tmp();
 	char path[4200];
 
-	if (!expect_eq_u64(hp_test_sh("PKG_CONFIG_PATH=%s/pkgconfig; export PKG_CONFIG_PATH; "
-				      "cc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls "
-				      "-pthread -static -o %s/mmapper-static tests/programs/mmapper.c "
-				      "$(pkg-config --static --libs heapprof-static) >%s/static.log "
-				      "2>&1 || { cat %s/static.log >&2; exit 1; }",
-				      b, t, t, t),
-			   0, "cc -static mmapper.c $(pkg-config --static --libs heapprof-static)"))
+	if (!expect_eq_u64(
+		    hp_test_sh("PKG_CONFIG_PATH=%s/pkgconfig; export PKG_CONFIG_PATH; "
+			       "cc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls "
+			       "-pthread -static -o %s/mmapper-static tests/programs/mmapper.c "
+			       "$(pkg-config --static --libs heapprof-static) >%s/static.log "
+			       "2>&1 || { cat %s/static.log >&2; exit 1; }",
+			       b, t, t, t),
+		    0, "cc -static mmapper.c $(pkg-config --static --libs heapprof-static)"))
 		return;
 	if (!expect_eq_u64(hp_test_sh("cd %s && HEAPPROF_MMAP=1 HEAPPROF_OUTPUT=%s/st.hpf "
 				      "./mmapper-static",
@@ -228,6 +228,35 @@ HP_TEST(mmap_static_recorder_exact)
 		return;
 	snprintf(path, sizeof path, "%s/st.hpf", t);
 	expect_mmapper(path, "static");
+}
+
+/* Threads mapping and splitting at once: every block counted, none left,
+ * no deadlock. */
+HP_TEST(mmap_threads_exact)
+{
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+	struct hp_capture *cap;
+	char path[4200];
+	uint64_t n = 4 * 2000; /* mmapper.c: THREADS x ROUNDS */
+
+	if (!expect_eq_u64(hp_test_sh("timeout 120 %s/heapprof run -q --mmap -o %s/thr.hpf -- "
+				      "%s/tests/programs/mmapper --threads",
+				      b, t, b),
+			   0, "mmapper --threads under heapprof run --mmap"))
+		return;
+	snprintf(path, sizeof path, "%s/thr.hpf", t);
+	cap = hpq_load(path);
+	if (!expect_true(cap != NULL, "the capture loads"))
+		return;
+	/* Each round: 64 mapped; the upper 32 unmapped (64 freed, 32 back);
+	 * the rest unmapped. */
+	expect_sum(sum_of(cap, "thread_map", "mmap"), 2 * n, n * 96 * KIB, 2 * n, n * 96 * KIB,
+		   sum_of(cap, "thread_map", "mmap").peak_count,
+		   sum_of(cap, "thread_map", "mmap").peak_bytes, "thread_map");
+	expect_true(sum_of(cap, "thread_map", "mmap").peak_bytes <= 4 * 64 * KIB,
+		    "at the peak, at most a mapping per thread");
+	expect_eq_u64(hp_capture_last(cap)->lost_count[HP_LOST_REENTRANT], 0, "nothing lost");
+	hpq_free(cap);
 }
 
 /* heapprof attach --mmap: the program's GOT entries of the mmap family

@@ -20,6 +20,9 @@
  * prints "ready", waits until its GOT entries of the mmap family point
  * away from libc's (the recorder patched them), does the same, prints
  * "done", and exits when its standard input ends.
+ *
+ * With --threads: only THREADS threads, each ROUNDS times mapping 64 KiB
+ * at thread_map, unmapping its upper half, then the rest.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -78,8 +81,8 @@ NOINLINE char *pair_a(void)
 
 NOINLINE char *pair_b(char *at)
 {
-	char *p = mmap(at, 32 * KIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-		       -1, 0);
+	char *p = mmap(at, 32 * KIB, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	KEEP(p);
 	return p;
 }
@@ -153,13 +156,46 @@ static void *thread_main(void *arg)
 	return arg;
 }
 
+#define THREADS 4
+#define ROUNDS 2000
+
+NOINLINE char *thread_map(void)
+{
+	char *p = ANON(64 * KIB);
+	KEEP(p);
+	return p;
+}
+
+static void *mapper(void *arg)
+{
+	for (int i = 0; i < ROUNDS; i++) {
+		char *p = thread_map();
+		check(p != MAP_FAILED, "thread_map");
+		p[0] = 1;
+		check(munmap(p + 32 * KIB, 32 * KIB) == 0, "munmap the upper half");
+		check(munmap(p, 32 * KIB) == 0, "munmap the rest");
+	}
+	return arg;
+}
+
+static int threads(void)
+{
+	pthread_t th[THREADS];
+
+	for (int i = 0; i < THREADS; i++)
+		check(pthread_create(&th[i], NULL, mapper, NULL) == 0, "pthread_create");
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	return broken;
+}
+
 /* The GOT's entries, read each time. */
-#define GOT(name)                                                                  \
-	static void *got_##name(void)                                              \
-	{                                                                          \
-		void *f;                                                           \
-		__asm__ volatile("mov " #name "@GOTPCREL(%%rip), %0" : "=r"(f));   \
-		return f;                                                          \
+#define GOT(name)                                                                \
+	static void *got_##name(void)                                            \
+	{                                                                        \
+		void *f;                                                         \
+		__asm__ volatile("mov " #name "@GOTPCREL(%%rip), %0" : "=r"(f)); \
+		return f;                                                        \
 	}
 GOT(mmap)
 GOT(munmap)
@@ -188,6 +224,8 @@ int main(int argc, char **argv)
 	int attach = argc > 1 && strcmp(argv[1], "--attach") == 0;
 	pthread_t th;
 
+	if (argc > 1 && strcmp(argv[1], "--threads") == 0)
+		return threads();
 	if (attach) {
 		printf("ready\n");
 		fflush(stdout);
