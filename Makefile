@@ -101,7 +101,7 @@ STATIC_LIB := $(BUILD)/libheapprof.a
 STATIC_TEXT := .text .text.unlikely .text.hot .text.startup .text.exit
 STATIC_WRAP := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
 	valloc pvalloc _exit _Exit execve execv execvp execvpe fexecve execveat execl execlp execle \
-	sigaction signal \
+	sigaction signal mmap mmap64 munmap mremap brk sbrk \
 	_Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t \
 	_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t \
 	_ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t \

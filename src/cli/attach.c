@@ -50,6 +50,7 @@ static const char attach_usage[] =
 	"                           1 records every allocation)\n"
 	"      --unwind dwarf|fp    how to unwind (default dwarf)\n"
 	"      --max-depth N        frames per stack (default 64)\n"
+	"      --mmap               also record anonymous mmap/munmap/mremap and brk/sbrk\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"  -q, --quiet              no messages but errors\n"
 	"  -h, --help               this help\n";
@@ -229,6 +230,7 @@ int hp_cmd_attach(int argc, char **argv)
 		{HP_OPT_SAMPLE_RATE, 0, 0, NULL}, {HP_OPT_UNWIND, 0, 0, NULL},
 		{HP_OPT_MAX_DEPTH, 0, 0, NULL},   {HP_OPT_NO_SYMBOLS, 0, 0, NULL},
 		{HP_OPT_QUIET, 0, 0, NULL},       {HP_OPT_HELP, 0, 0, NULL},
+		{HP_OPT_MMAP, 0, 0, NULL},
 	};
 	char lib[PATH_MAX], out[PATH_MAX], name[PATH_MAX], block[PATH_MAX + 1024], num[32];
 	struct hp_inject_target t;
@@ -304,6 +306,8 @@ int hp_cmd_attach(int argc, char **argv)
 	if (a.given[HP_OPT_MAX_DEPTH])
 		len = add_var(block, len, sizeof block, "HEAPPROF_MAX_DEPTH",
 			      a.value[HP_OPT_MAX_DEPTH]);
+	if (a.given[HP_OPT_MMAP])
+		len = add_var(block, len, sizeof block, "HEAPPROF_MMAP", "1");
 	/* Its messages would go to the program's stderr: none. Its signals
 	 * are the program's: no dump signal. */
 	len = add_var(block, len, sizeof block, "HEAPPROF_QUIET", "1");

@@ -123,6 +123,7 @@ enum hp_cli_opt {
 	HP_OPT_TIMESERIES,
 	HP_OPT_SEED,
 	HP_OPT_FOLLOW_FORK,
+	HP_OPT_MMAP, /* run, attach: --mmap, the "mmap" heap (interpose_mmap.c) */
 	HP_OPT_QUIET,
 	HP_OPT_NO_SYMBOLS,
 	HP_OPT_HTTP, /* run, serve: --http ADDR, the live endpoints (serve.h) */

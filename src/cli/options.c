@@ -63,6 +63,7 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 		0, HP_OPTION_TIMESERIES_MS_MAX, {NULL}},
 	[HP_OPT_SEED] = {"seed", 0, HP_CLI_SIZE, "HEAPPROF_SEED", 0, UINT64_MAX, {NULL}},
 	[HP_OPT_FOLLOW_FORK] = {"follow-fork", 0, HP_CLI_FLAG, "HEAPPROF_FOLLOW_FORK", 0, 0, {NULL}},
+	[HP_OPT_MMAP] = {"mmap", 0, HP_CLI_FLAG, "HEAPPROF_MMAP", 0, 0, {NULL}},
 	[HP_OPT_QUIET] = {"quiet", 'q', HP_CLI_FLAG, "HEAPPROF_QUIET", 0, 0, {NULL}},
 	[HP_OPT_NO_SYMBOLS] = {"no-symbols", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_HTTP] = {"http", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},

@@ -42,6 +42,8 @@ static const char usage[] =
 	"      --unwind MODE        dwarf (default, libunwind) or fp (frame pointers)\n"
 	"      --max-depth N        frames per stack, 1..256 (default 64)\n"
 	"      --follow-fork        record forked children and programs they exec\n"
+	"      --mmap               also record anonymous mmap/munmap/mremap and the\n"
+	"                           program's brk/sbrk, as the heap \"mmap\"\n"
 	"      --dump-signal SIG    signal that appends a snapshot: USR1, USR2 (default),\n"
 	"                           HUP, PROF, WINCH, URG, a number, or NONE\n"
 	"      --interval MS        append a snapshot every MS milliseconds (up to a day)\n"
@@ -463,6 +465,7 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_SEED, 0, 0, NULL},
 		{HP_OPT_OUTPUT, 0, 0, NULL},
 		{HP_OPT_FOLLOW_FORK, 0, 0, NULL},
+		{HP_OPT_MMAP, 0, 0, NULL},
 		{HP_OPT_QUIET, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 		{HP_OPT_NO_SYMBOLS, 0, 0, NULL},

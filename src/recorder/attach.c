@@ -39,7 +39,10 @@ static const char *const names[] = {
 	"_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t", "_ZdlPvSt11align_val_t",
 	"_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
 	"_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+	/* Last, patched only with HEAPPROF_MMAP=1 (see drop_mmap). */
+	"mmap", "mmap64", "munmap", "mremap", "brk", "sbrk",
 };
+#define NMMAP_NAMES 6
 #define NPATCHES (sizeof names / sizeof *names + 1)
 
 static struct hp_got_patch patches[NPATCHES];
@@ -134,6 +137,25 @@ static int find_own(void)
 	return npatches ? 0 : -ENOENT;
 }
 
+/* Without the mmap heap, the program's mmap family is left alone: its
+ * names (the last of names[]) come out of patches[]. */
+static void drop_mmap(void)
+{
+	size_t kept = 0;
+
+	if (hp_interpose_mmap_on())
+		return;
+	for (size_t i = 0; i < npatches; i++) {
+		int is_mmap = 0;
+		for (size_t k = sizeof names / sizeof *names - NMMAP_NAMES;
+		     k < sizeof names / sizeof *names; k++)
+			is_mmap |= strcmp(patches[i].name, names[k]) == 0;
+		if (!is_mmap)
+			patches[kept++] = patches[i];
+	}
+	npatches = kept;
+}
+
 /* Starts recording the process that loaded us, with the options in block
  * (HEAPPROF_* variables: config.h). Returns 0, -EBUSY when it is being
  * recorded by an attach already, -EEXIST when the recorder was preloaded
@@ -180,6 +202,7 @@ __attribute__((visibility("default"))) int heapprof_attach(const char *block)
 	}
 	if (!err) {
 		__atomic_store_n(&phase, 2, __ATOMIC_RELEASE);
+		drop_mmap();
 		patch_all();
 	} else {
 		__atomic_store_n(&phase, 0, __ATOMIC_RELAXED);

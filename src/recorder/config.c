@@ -109,6 +109,9 @@ void hp_config_load(struct hp_config *c)
 	get_u64("HEAPPROF_TYPES", &flag, 0, 1);
 	c->types = (int)flag;
 	flag = 0;
+	get_u64("HEAPPROF_MMAP", &flag, 0, 1);
+	c->mmap = (int)flag;
+	flag = 0;
 	get_u64("HEAPPROF_OUTPUT_CLAIMED", &flag, 0, 1u << 30);
 	c->claimed_pid = (int)flag;
 	s = lookup("HEAPPROF_OUTPUT");

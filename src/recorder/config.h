@@ -32,6 +32,9 @@ struct hp_config {
 	int quiet;                   /* HEAPPROF_QUIET=1 */
 	int types;                   /* HEAPPROF_TYPES, default 1: C++ dynamic types
 				      * read from live blocks at snapshots (0: not) */
+	int mmap;                    /* HEAPPROF_MMAP=1: anonymous mmap, munmap,
+				      * mremap and the program's brk/sbrk recorded
+				      * as the "mmap" heap (interpose_mmap.c) */
 	int shadowed;                /* not from the environment: another
 				      * library's malloc comes first (recorder.c) */
 	int claimed_pid;             /* HEAPPROF_OUTPUT_CLAIMED: the recorded process

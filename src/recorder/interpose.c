@@ -234,6 +234,7 @@ int hp_interpose_init(void)
 		RESOLVE(dlclose);
 #endif
 		hp_interpose_exit_resolve();
+		hp_interpose_mmap_resolve();
 		__atomic_store_n(&real.malloc, (__typeof__(real.malloc))next_malloc,
 				 __ATOMIC_RELEASE);
 		hp_self.resolving = 0;

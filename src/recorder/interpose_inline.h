@@ -113,4 +113,20 @@ int hp_interpose_init(void);
  * Called once by hp_interpose_init; calls dlsym. */
 void hp_interpose_exit_resolve(void) __attribute__((visibility("hidden")));
 
+/* interpose_mmap.c. Looks up the next mmap, munmap, mremap, brk and sbrk;
+ * called once by hp_interpose_init (calls dlsym; nothing in the static
+ * recorder, which knows them at link time). */
+void hp_interpose_mmap_resolve(void) __attribute__((visibility("hidden")));
+/* Creates the "mmap" heap and starts recording anonymous mappings and the
+ * program's brk/sbrk into it (HEAPPROF_MMAP=1). Returns 0 or -ENOSPC (no
+ * heap id left). Once, by hp_recorder_start, before recording starts;
+ * takes the heaps' lock; no allocation. */
+int hp_interpose_mmap_start(void) __attribute__((visibility("hidden")));
+/* Whether the mmap heap is recorded. Lock-free. */
+int hp_interpose_mmap_on(void) __attribute__((visibility("hidden")));
+/* For fork: take and release the range map's lock (first of the
+ * recorder's locks, attr.c's order). Nothing when the option is off. */
+void hp_interpose_mmap_lock(void) __attribute__((visibility("hidden")));
+void hp_interpose_mmap_unlock(void) __attribute__((visibility("hidden")));
+
 #endif

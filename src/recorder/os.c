@@ -36,15 +36,17 @@
 
 HP_OS_DEFINE(void *, hp_os_map, (size_t n))
 {
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	/* The kernel's call, not mmap: the recorder's own memory must not
+	 * reach its mmap interposer (interpose_mmap.c), under --wrap too. */
+	void *p = (void *)syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
 HP_OS_DEFINE(void, hp_os_unmap, (void *p, size_t n))
 {
 	if (p)
-		munmap(p, n);
+		syscall(SYS_munmap, p, n); /* not munmap: see hp_os_map */
 }
 
 HP_OS_DEFINE(int, hp_os_protect, (void *p, size_t n, int writable))

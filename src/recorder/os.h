@@ -31,7 +31,8 @@
 
 /* Maps n bytes of zeroed, private, read-write memory, reserved lazily (pages
  * cost nothing until touched). Returns NULL on failure. Async-signal-safe,
- * no allocation, no lock (mmap(2)). */
+ * no allocation, no lock (mmap(2), the system call itself: never the interposed
+ * mmap of interpose_mmap.c). */
 HP_OS_FN(void *, hp_os_map, (size_t n));
 /* Unmaps what hp_os_map returned (NULL: nothing). Async-signal-safe, no
  * allocation, no lock. */

@@ -30,6 +30,7 @@
 #include "unwind.h"
 #include "attach.h"
 #include "writer.h"
+#include "interpose_inline.h"
 
 __thread struct hp_thread hp_self __attribute__((tls_model("initial-exec"))) = {
 	.countdown_bytes = 0, /* the first allocation takes the slow path */
@@ -349,6 +350,7 @@ void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *
 static void fork_prepare(void)
 {
 	hp_self.forwarding++;
+	hp_interpose_mmap_lock();
 	hp_writer_lock();
 	hp_modules_lock();
 	/* The lock order (attr.c): shards, then tables and buckets. */
@@ -366,6 +368,7 @@ static void fork_parent(void)
 	hp_live_unlock_all();
 	hp_modules_unlock();
 	hp_writer_unlock();
+	hp_interpose_mmap_unlock();
 	hp_self.forwarding--;
 }
 
@@ -541,6 +544,8 @@ void hp_recorder_start(void)
 		hp_log("cannot map memory for the recorder's tables; not recording");
 		return;
 	}
+	if (config.mmap && hp_interpose_mmap_start() < 0)
+		hp_log("no heap id left for the mmap heap; mappings are not recorded");
 	hp_root_fill(); /* for a reader of a core dump (root.h) */
 	if (hp_unwind_init(config.unwind, config.unwind_cache, config.unwind_check) < 0)
 		hp_log("cannot find the recorder's own code; stacks will include its frames");
