@@ -207,27 +207,6 @@ static const char *metric_text(char *buf, size_t cap, const struct hp_values *v,
 	return buf;
 }
 
-/* Copies s into out, at most max bytes of it: when longer, its head and
- * tail around "...", cut on UTF-8 character boundaries. */
-static void cut_middle(char *out, size_t cap, const char *s, size_t max)
-{
-	size_t len = strlen(s), head, tail;
-
-	if (max < 5)
-		max = 5;
-	if (len <= max || cap <= max) {
-		snprintf(out, cap, "%s", s);
-		return;
-	}
-	head = (max - 3) / 2;
-	tail = max - 3 - head;
-	while (head && ((unsigned char)s[head] & 0xc0) == 0x80)
-		head--;
-	while (tail && ((unsigned char)s[len - tail] & 0xc0) == 0x80)
-		tail--;
-	snprintf(out, cap, "%.*s...%s", (int)head, s, s + len - tail);
-}
-
 /* One line of a stack: a symbolic frame, with a note after it ("" or a
  * folded run), fitted to width (0: no limit). */
 static void print_frame(FILE *out, const struct hp_model *m, const struct hp_location *l,
@@ -256,9 +235,9 @@ static void print_frame(FILE *out, const struct hp_model *m, const struct hp_loc
 		size_t room = width > fixed + strlen(where) ? width - fixed - strlen(where) : 0;
 		if (room < 24)
 			room = 24;
-		cut_middle(cut_name, sizeof cut_name, name, room);
+		hp_text_cut_middle(cut_name, sizeof cut_name, name, room);
 		room = width > fixed + strlen(cut_name) ? width - fixed - strlen(cut_name) : 5;
-		cut_middle(cut_where, sizeof cut_where, where, room);
+		hp_text_cut_middle(cut_where, sizeof cut_where, where, room);
 		fprintf(out, "%s%s  %s\n", prefix, cut_name, cut_where);
 		return;
 	}

@@ -60,21 +60,44 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 		"objects", "allocated", "objects", hp_dim_name((enum hp_dim)dim));
 	for (size_t i = 0; i < g.n && i < top; i++) {
 		const struct hp_group_row *r = &g.rows[i];
-		fprintf(out, "  %10s %10s %10s %10s %10s %10s  ",
+		size_t len = strlen(r->key) + (r->source ? strlen(r->source) + 3 : 0);
+		unsigned width = o ? o->width : 0;
+
+		/* A key too long for the rest of the line has a line of its own,
+		 * above its figures, cut in the middle to the width. */
+		if (width && 68 + len > width) {
+			char cut[1024];
+			hp_text_cut_middle(cut, sizeof cut, r->key,
+					   width > 4 + (len - strlen(r->key)) ? width - 4 - (len - strlen(r->key)) : 5);
+			fputs("  ", out);
+			hp_text_fputs(cut, out);
+			if (r->source)
+				fprintf(out, " [%s]", r->source);
+			fputs("\n", out);
+		}
+		fprintf(out, "  %10s %10s %10s %10s %10s %10s",
 			hp_units_bytes(a, sizeof a, r->v.peak_bytes),
 			hp_units_count(b, sizeof b, r->v.peak_objects),
 			hp_units_bytes(c, sizeof c, r->v.inuse_bytes),
 			hp_units_count(d, sizeof d, r->v.inuse_objects),
 			hp_units_bytes(e, sizeof e, r->v.alloc_bytes),
 			hp_units_count(f, sizeof f, r->v.alloc_objects));
-		hp_text_fputs(r->key, out);
-		if (r->source)
-			fprintf(out, " [%s]", r->source);
-		if (r->has_heap_peak)
-			fprintf(out, " (own peak %s in %s blocks, %" PRIu64 " resets)",
+		if (!(width && 68 + len > width)) {
+			fputs("  ", out);
+			hp_text_fputs(r->key, out);
+			if (r->source)
+				fprintf(out, " [%s]", r->source);
+		}
+		if (r->has_heap_peak) {
+			fprintf(out, "%sown peak %s in %s block%s, %" PRIu64 " reset%s",
+				width && 68 + len + 50 > width ? "\n      " : " (",
 				hp_units_bytes(a, sizeof a, (double)r->heap_peak_bytes),
 				hp_units_count(b, sizeof b, (double)r->heap_peak_count),
-				r->heap_resets);
+				r->heap_peak_count == 1 ? "" : "s", r->heap_resets,
+				r->heap_resets == 1 ? "" : "s");
+			if (!(width && 68 + len + 50 > width))
+				fputc(')', out);
+		}
 		fputc('\n', out);
 	}
 	if (g.n > top)

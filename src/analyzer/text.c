@@ -132,3 +132,24 @@ int hp_text_fputs(const char *s, FILE *f)
 	}
 	return ret;
 }
+
+/* Copies s into out, at most max bytes of it: when longer, its head and
+ * tail around "...", cut on UTF-8 character boundaries. */
+void hp_text_cut_middle(char *out, size_t cap, const char *s, size_t max)
+{
+	size_t len = strlen(s), head, tail;
+
+	if (max < 5)
+		max = 5;
+	if (len <= max || cap <= max) {
+		snprintf(out, cap, "%s", s);
+		return;
+	}
+	head = (max - 3) / 2;
+	tail = max - 3 - head;
+	while (head && ((unsigned char)s[head] & 0xc0) == 0x80)
+		head--;
+	while (tail && ((unsigned char)s[len - tail] & 0xc0) == 0x80)
+		tail--;
+	snprintf(out, cap, "%.*s...%s", (int)head, s, s + len - tail);
+}

@@ -42,4 +42,8 @@ char *hp_text_dup(const char *s);
 /* fputs of s escaped. Returns what fputs returns. */
 int hp_text_fputs(const char *s, FILE *f);
 
+/* Copies s into out, at most max bytes of it (at least 5): when longer,
+ * its head and tail around "...", cut on UTF-8 character boundaries. */
+void hp_text_cut_middle(char *out, size_t cap, const char *s, size_t max);
+
 #endif
