@@ -505,9 +505,21 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	}
 	fprintf(out, "  pid %" PRIu64 ", snapshot %" PRIu64 " of %zu (%s) at %.3f s\n", cap->pid,
 		s->seq, cap->nsnapshots, hp_capture_reason_name(s->reason), secs);
-	if (m->sampled)
+	if (m->sampled) {
+		uint64_t samples = 0, live = 0;
+		for (size_t i = 0; i < s->nbuckets; i++) {
+			samples += s->buckets[i].alloc_count;
+			live += s->buckets[i].alloc_count - s->buckets[i].free_count;
+		}
 		fprintf(out, "  sampled every %s on average: figures are estimates (unbiased)\n",
 			hp_units_bytes(a, sizeof a, (double)m->sample_rate_bytes));
+		/* An estimate rests on its samples: with few, say so. */
+		fprintf(out, "  from %" PRIu64 " sampled allocation%s, %" PRIu64 " of them live%s\n",
+			samples, samples == 1 ? "" : "s", live,
+			live < 100 ? ": too few for\n  close figures (a lower --sample-rate, or a longer "
+				     "run, gives more)"
+				   : "");
+	}
 	if (cap->flags & HP_META_SHADOWED)
 		fprintf(out, "  nothing recorded: another library's malloc came before heapprof's in\n"
 			     "  LD_PRELOAD; put libheapprof.so first\n");
