@@ -286,6 +286,12 @@ long hp_core_block_at(const struct hp_core *c, uint64_t addr);
  * Returns 0 or -ENOMEM. */
 int hp_core_scan(struct hp_core *c);
 
+/* The _ZTV symbol (a vtable) of a module of the core that vptr, an
+ * object's first word, points 16 bytes or more into (past the
+ * offset-to-top and the typeinfo pointer, Itanium C++ ABI), or NULL.
+ * The test hp_core_scan names a block's type with. */
+const struct hp_core_sym *hp_core_vtable_at(const struct hp_core *c, uint64_t vptr);
+
 /* Calls fn for each aligned word of the roots and the allocated blocks
  * that points into block b's user range: where the word is (a block
  * index, or -1 with a root's description in what). */

@@ -351,6 +351,72 @@ HP_TEST(core_frames_have_file_and_line)
 			 "their lines");
 }
 
+/* Prints "KEY=inuse_objects,inuse_bytes,peak_objects,peak_bytes,alloc_objects"
+ * per row of a report --by type --json (argv[1]), then "totals=" the same
+ * for its totals. */
+static const char bytype_py[] =
+	"import json,sys\n"
+	"r=json.load(open(sys.argv[1]))\n"
+	"f=lambda v: \"%d,%d,%d,%d,%d\" % (v[\"inuse_objects\"],v[\"inuse_bytes\"],"
+	"v[\"peak_objects\"],v[\"peak_bytes\"],v[\"alloc_objects\"])\n"
+	"for x in r[\"rows\"]: print(\"%s=%s\" % (x[\"key\"],f(x[\"values\"])))\n"
+	"print(\"totals=%s\" % f(r[\"totals\"]))\n";
+
+/* A C++ program under heapprof that aborts: the recorder names vtable
+ * types only at an ordinary snapshot (none before a fatal signal), so its
+ * own capture has every object of unknown type; the core holds the
+ * objects, and the capture of the dump reads their vtables
+ * (tests/programs/corevt.cpp: 4 Circle x 16, 3 Square x 24, 2 Poly x 40
+ * in use; 2 Circles deleted; 5 plain malloc(24)). */
+HP_TEST(core_vtable_types)
+{
+	char dir[512], *o, *c;
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return; /* no kernel cores here: said there */
+	snprintf(dir, sizeof dir, "%s/corevt", hp_test_tmp());
+	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* && "
+		       "LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
+		       "%s/tests/programs/corevt > out.txt 2>/dev/null; "
+		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" vt.core",
+		       dir, dir, b, dir, b)) {
+		expect_true(0, "a kernel core of the aborted C++ program");
+		return;
+	}
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof report --by type --json vt.core > t-core.json"
+				 " && %s/heapprof report --by type --json cap.hpf > t-cap.json && "
+				 "%s/heapprof core vt.core -o vt.hpf && "
+				 "%s/heapprof report --by type --json vt.hpf > t-o.json",
+				 dir, b, b, b, b),
+		      0, "report --by type on the core, its capture and -o's file exit 0");
+	o = hp_test_sh_out("cd %s && python3 -c '%s' t-core.json", dir, bytype_py);
+	c = hp_test_sh_out("cd %s && python3 -c '%s' t-cap.json", dir, bytype_py);
+	if (!o || !c) {
+		free(o);
+		free(c);
+		return;
+	}
+	printf("%s", o);
+	expect_true(strstr(o, "\nCircle=4,64,4,64,4\n") != NULL,
+		    "Circle: 4 x 16 in use and at the peak (the 2 deleted stay untyped)");
+	expect_true(strstr(o, "\nSquare=3,72,3,72,3\n") != NULL, "Square: 3 x 24");
+	expect_true(strstr(o, "\nPoly=2,80,2,80,2\n") != NULL, "Poly: 2 x 40");
+	expect_true(strstr(o, "\nunknown (avg 24 B)=5,120,5,120,5\n") != NULL,
+		    "the 5 plain malloc(24) blocks stay unknown");
+	expect_true(strstr(o, "\nunknown (avg 16 B)=0,0,0,0,2\n") != NULL,
+		    "the 2 Circles deleted stay in the untyped bucket");
+	expect_true(!strstr(c, "Circle="), "the recorder's own capture has no types (a fatal "
+					    "signal's snapshot reads no vtables)");
+	expect_true(strstr(o, "\ntotals=") && strstr(c, "\ntotals=") &&
+			    strcmp(strstr(o, "\ntotals="), strstr(c, "\ntotals=")) == 0,
+		    "the totals are the fatal-signal snapshot's: blocks only moved");
+	free(o);
+	free(c);
+	expect_eq_u64(hp_test_sh("cd %s && cmp -s t-core.json t-o.json", dir), 0,
+		      "-o's file reports the same types");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
