@@ -312,6 +312,41 @@ HP_TEST(core_sampled_is_unbiased)
 		      0, "the listing says its figures are estimates");
 }
 
+/* A capture of a dump has no clock (the root carries no time): the report
+ * leaves out the rates and times ("allocations 9 (0/s)", "at 0.000 s"
+ * were shown), JSON has null for them; the recorder's own capture keeps
+ * them. */
+HP_TEST(core_report_has_no_times)
+{
+	char dir[512];
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return;
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof report rec.core > r-core.txt && "
+				 "%s/heapprof report cap.hpf > r-cap.txt", dir, b, b),
+		      0, "both reports exit 0");
+	expect_eq_u64(hp_test_sh("cd %s && grep -qx '  pid [0-9]*, snapshot 1 of 1 (fatal signal)' "
+				 "r-core.txt && grep -qx '  allocations     21' r-core.txt && "
+				 "grep -qx '  peak heap       .* in [0-9]* blocks' r-core.txt && "
+				 "! grep -Eq ' at [0-9.]+ s|/s\\)' r-core.txt", dir),
+		      0, "report CORE: no rate, no snapshot time, no peak time");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q '^  pid [0-9]*, snapshot 1 of 1 (fatal signal) "
+				 "at [0-9.]* s$' r-cap.txt && grep -q '^  allocations     21 ([0-9,.]*k*/s)$' "
+				 "r-cap.txt && grep -q '^  peak heap       .* at [0-9.]* s$' r-cap.txt",
+				 dir),
+		      0, "the recorder's own capture keeps them");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof report --json rec.core | python3 -c 'import "
+				 "json,sys\nr=json.load(sys.stdin)\n"
+				 "assert r[\"snapshot\"][\"time_ns\"] is None and r[\"peak_time_ns\"] is None"
+				 " and all(x[\"time_ns\"] is None for x in r[\"snapshots\"]), r[\"snapshot\"]\n' && "
+				 "%s/heapprof report --json cap.hpf | python3 -c 'import json,sys\n"
+				 "r=json.load(sys.stdin)\nassert r[\"snapshot\"][\"time_ns\"] > 0 and "
+				 "r[\"peak_time_ns\"] > 0\n'",
+				 dir, b, b),
+		      0, "JSON: null times for the core, numbers for the recorder's capture");
+}
+
 HP_TEST(core_frames_have_file_and_line)
 {
 	char dir[512];
