@@ -345,6 +345,9 @@ struct hp_core_report_options {
 	 * the capture's reports have them. NULL: symbols only. */
 	const struct hp_capture *cap;
 	struct hp_symbolizer *sym;
+	/* the text's frames: all of them, the runtime's below main and a
+	 * thread's start too (--all-frames), not only the report's */
+	int all_frames;
 };
 
 /* The report. Returns 0, or -errno when writing failed. */

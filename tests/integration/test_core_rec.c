@@ -109,8 +109,9 @@ HP_TEST(core_under_heapprof_equals_fatal_snapshot)
 		    "site_big: one kept, the other freed");
 	expect_true(strstr(o, "site.site_gone=0,0\n") != NULL, "site_gone: all freed");
 	free(o);
-	/* the text listing names the sites */
-	expect_eq_u64(hp_test_sh("%s/heapprof core %s/rec.core | grep -A1 '^ *5000 *5 *5 *0 *5000 "
+	/* the text listing names the sites (under the figures, the site's
+	 * reachability line, then its frames) */
+	expect_eq_u64(hp_test_sh("%s/heapprof core %s/rec.core | grep -A2 '^ *5000 *5 *5 *0 *5000 "
 				 " stack' | grep -q 'site_mid+0x[0-9a-f]* in corerec'", b, dir),
 		      0, "the text listing: site_mid's figures and frame");
 	/* --whatis answers from the glibc heap, recorder or not: the
@@ -450,6 +451,22 @@ HP_TEST(core_vtable_types)
 	free(c);
 	expect_eq_u64(hp_test_sh("cd %s && cmp -s t-core.json t-o.json", dir), 0,
 		      "-o's file reports the same types");
+	/* the listing, as read in a terminal: C++ names demangled, nothing
+	 * below main unless --all-frames, the signal named */
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core vt.core > list.txt && "
+				 "%s/heapprof core --all-frames vt.core > all.txt && "
+				 "grep -q '^program: corevt (pid [0-9]*), dumped on SIGABRT (signal 6)$' "
+				 "list.txt && grep -A2 '^ *64 *4 *6 *2 *64  stack [0-9]*$' list.txt > "
+				 "circle.txt && sed -n 2p circle.txt | "
+				 "grep -qx '        | still reachable 64 bytes in 4 blocks' && "
+				 "sed -n 3p circle.txt | grep -q '^      make_circle()+0x[0-9a-f]* in corevt "
+				 " tests/programs/corevt.cpp:44$' && ! grep -q '_ZL' list.txt && "
+				 "! grep -q '_start\\|__libc_start' list.txt && "
+				 "grep -q '^      _start+0x[0-9a-f]* in corevt' all.txt && "
+				 "grep -q '__libc_start' all.txt",
+				 dir, b, b),
+		      0, "core's listing: make_circle() demangled, its reachability on a line of its "
+			 "own, no frame below main (but with --all-frames), SIGABRT");
 }
 
 int main(int argc, char **argv)
