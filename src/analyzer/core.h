@@ -286,6 +286,12 @@ long hp_core_block_at(const struct hp_core *c, uint64_t addr);
  * Returns 0 or -ENOMEM. */
 int hp_core_scan(struct hp_core *c);
 
+/* The _ZTV symbol (a vtable) of a module of the core that vptr, an
+ * object's first word, points 16 bytes or more into (past the
+ * offset-to-top and the typeinfo pointer, Itanium C++ ABI), or NULL.
+ * The test hp_core_scan names a block's type with. */
+const struct hp_core_sym *hp_core_vtable_at(const struct hp_core *c, uint64_t vptr);
+
 /* Calls fn for each aligned word of the roots and the allocated blocks
  * that points into block b's user range: where the word is (a block
  * index, or -1 with a root's description in what). */
@@ -339,6 +345,9 @@ struct hp_core_report_options {
 	 * the capture's reports have them. NULL: symbols only. */
 	const struct hp_capture *cap;
 	struct hp_symbolizer *sym;
+	/* the text's frames: all of them, the runtime's below main and a
+	 * thread's start too (--all-frames), not only the report's */
+	int all_frames;
 };
 
 /* The report. Returns 0, or -errno when writing failed. */

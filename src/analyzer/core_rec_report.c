@@ -6,15 +6,24 @@
  * module) and, with a symbolizer of the capture of the dump (o->sym), get
  * the analyzer's functions, files and lines, inlined frames included, as a
  * capture's report has them; text or JSON.
+ *
+ * The text is read in a terminal, as the report's: names demangled and
+ * shortened (hp_name_shorten), the runtime's frames below main and a
+ * thread's start left out unless o->all_frames (the report's rules,
+ * hp_model_frame_class), each site's reachability on lines of its own
+ * without its zero figures, "1 block" and "2 blocks". JSON keeps every
+ * frame and the symbols as they are in the modules.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../format/records.h"
 #include "capture.h"
 #include "core.h"
+#include "demangle.h"
 #include "model.h"
 #include "symbolize.h"
 
@@ -95,6 +104,38 @@ static int symbols(const struct hp_core_report_options *o, uint64_t pc, struct h
 	return n;
 }
 
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* "function+0xoff in module" as frame_name, the function demangled and
+ * shortened; without a symbol in the core, the symbolizer's function
+ * (sym, may be NULL) "in module". Into buf. */
+static const char *frame_text(const struct hp_core *c, uint64_t pc, const struct hp_sym *sym,
+			      char *buf, size_t cap)
+{
+	const struct hp_core_module *m = hp_core_module_at(c, pc);
+	const struct hp_core_sym *s = m ? hp_core_symbol_at(m, pc - 1) : NULL;
+	const char *base = m ? strrchr(m->path, '/') : NULL;
+	char name[256]; /* shortened, so this is room enough; cut past it */
+	char *dm;
+
+	base = base ? base + 1 : m ? m->path : NULL;
+	if (!s && (!sym || !sym->function || !sym->function[0]))
+		return frame_name(c, pc, buf, cap);
+	if (s) {
+		dm = hp_demangle(s->name);
+		hp_name_shorten(name, sizeof name, dm ? dm : s->name);
+		free(dm);
+		snprintf(buf, cap, "%s+0x%" PRIx64 " in %s", name, pc - s->addr, base);
+	} else {
+		hp_name_shorten(name, sizeof name, sym->function);
+		snprintf(buf, cap, "%s in %s", name, base ? base : "?");
+	}
+	return buf;
+}
+
 /* One text line per frame: its symbol, then where, "  file:line", each
  * inlined frame a line of its own before it, marked so. */
 static void text_frame(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
@@ -102,15 +143,82 @@ static void text_frame(FILE *f, const struct hp_core *c, const struct hp_core_re
 {
 	struct hp_sym syms[MAX_INLINED];
 	int n = symbols(o, pc, syms);
-	char buf[512];
+	char buf[512], name[512];
 
 	for (int i = 0; i < n - 1; i++)
-		fprintf(f, "      %s  %s:%u (inlined)\n", syms[i].function,
+		fprintf(f, "      %s  %s:%u (inlined)\n",
+			hp_name_shorten(name, sizeof name, syms[i].function ? syms[i].function : ""),
 			syms[i].file ? syms[i].file : "", syms[i].line);
-	fprintf(f, "      %s", frame_name(c, pc, buf, sizeof buf));
+	fprintf(f, "      %s", frame_text(c, pc, n ? &syms[n - 1] : NULL, buf, sizeof buf));
 	if (n && syms[n - 1].file && syms[n - 1].file[0])
 		fprintf(f, "  %s:%u", syms[n - 1].file, syms[n - 1].line);
 	fputc('\n', f);
+}
+
+/* How the report classes the frame at pc (hp_model_frame_class on its
+ * outermost symbol: the symbolizer's, else the core's), and whether one
+ * of its symbols is main. A module of the system's (under /lib, /usr/lib)
+ * is a library's whatever its symbols say, as in the report. */
+static enum hp_frame_class frame_class(const struct hp_core *c,
+				       const struct hp_core_report_options *o, uint64_t pc,
+				       int *is_main)
+{
+	static const struct hp_location none = {.module = -1};
+	const struct hp_core_module *m = hp_core_module_at(c, pc);
+	const struct hp_core_sym *s = m ? hp_core_symbol_at(m, pc - 1) : NULL;
+	struct hp_sym syms[MAX_INLINED];
+	int n = symbols(o, pc, syms);
+	enum hp_frame_class k;
+
+	*is_main = 0;
+	for (int i = 0; i < n; i++)
+		*is_main |= syms[i].function && hp_model_is_main(&syms[i]);
+	if (!n && s) {
+		syms[0] = (struct hp_sym){.function = s->name, .file = ""};
+		*is_main = hp_model_is_main(&syms[0]);
+		n = 1;
+	}
+	if (!n || !syms[n - 1].function)
+		return m ? HP_FRAME_LIBRARY : HP_FRAME_OWN;
+	if (!syms[n - 1].file)
+		syms[n - 1].file = "";
+	/* no model: a location without a module, the module judged here */
+	k = hp_model_frame_class(NULL, &none, &syms[n - 1]);
+	if (k == HP_FRAME_OWN && m &&
+	    (strncmp(m->path, "/lib/", 5) == 0 || strncmp(m->path, "/lib64/", 7) == 0 ||
+	     strncmp(m->path, "/usr/lib/", 9) == 0 || strncmp(m->path, "/usr/lib64/", 11) == 0))
+		k = HP_FRAME_LIBRARY;
+	return k;
+}
+
+/* The frames of st as text lines; unless o->all_frames, as the report
+ * shows them: none below main, and in a thread's stack (one that ends in
+ * the runtime: start_thread, clone3) none past the program's last own
+ * frame; the runtime's (_start, __libc_start_main...) never. */
+static void text_frames(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			const struct hp_core_rec_stack *st)
+{
+	uint32_t n = st->frames ? st->depth : 0, last_own = 0;
+	int is_main, entry_last = 0;
+
+	if (!o->all_frames) {
+		for (uint32_t d = 0; d < n; d++) {
+			enum hp_frame_class k = frame_class(c, o, st->frames[d], &is_main);
+			if (k == HP_FRAME_OWN)
+				last_own = d + 1;
+			entry_last = k == HP_FRAME_ENTRY;
+			if (is_main) {
+				n = d + 1;
+				entry_last = 0;
+				break;
+			}
+		}
+		if (entry_last && last_own)
+			n = last_own;
+	}
+	for (uint32_t d = 0; d < n; d++)
+		if (o->all_frames || frame_class(c, o, st->frames[d], &is_main) != HP_FRAME_ENTRY)
+			text_frame(f, c, o, st->frames[d]);
 }
 
 static int site_cmp(const void *a, const void *b)
@@ -200,13 +308,13 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 	return out;
 }
 
-/* "  |  definitely lost 440 bytes in 5 blocks, ...": the site's live
- * blocks by reachability, on its line (its in-use figures before). */
+/* "        | definitely lost 440 bytes in 5 blocks": the site's live
+ * blocks by reachability, a line each under the site's figures, the kinds
+ * it has none of left out (each line fits 80 columns). */
 static void text_reach(FILE *f, const struct site *x, int sampled)
 {
 	static const int order[] = {HP_CORE_LOST, HP_CORE_INDIRECT, HP_CORE_REACHABLE,
 				    HP_CORE_UNKNOWN};
-	int first = 1;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
 		uint64_t v[2] = {x->reach[order[i]][0], x->reach[order[i]][1]};
@@ -214,12 +322,23 @@ static void text_reach(FILE *f, const struct site *x, int sampled)
 			v[0] = (uint64_t)hp_estimate_i64(x->est_reach[order[i]][0]);
 			v[1] = (uint64_t)hp_estimate_i64(x->est_reach[order[i]][1]);
 		}
-		if (!v[0] && (order[i] == HP_CORE_UNKNOWN || order[i] == HP_CORE_INDIRECT))
+		if (!v[0] && !v[1])
 			continue;
-		fprintf(f, "%s%s %" PRIu64 " bytes in %" PRIu64 " blocks", first ? "  |  " : ", ",
-			reach_name[order[i]], v[1], v[0]);
-		first = 0;
+		fprintf(f, "        | %s %" PRIu64 " byte%s in %" PRIu64 " block%s\n",
+			reach_name[order[i]], v[1], plural(v[1]), v[0], plural(v[0]));
 	}
+}
+
+/* "SIGABRT (signal 6)", or "signal N" for a number without a name. */
+static const char *signal_name(int sig, char *buf, size_t cap)
+{
+	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+	if (abbrev)
+		snprintf(buf, cap, "SIG%s (signal %d)", abbrev, sig);
+	else
+		snprintf(buf, cap, "signal %d", sig);
+	return buf;
 }
 
 static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t ns,
@@ -233,12 +352,18 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 	for (size_t i = 0; i < r->nblocks; i++)
 		bytes += r->blocks[i].size;
 	fprintf(f, "core: %s\n", c->path);
-	fprintf(f, "program: %s (pid %d), dumped on signal %d\n", c->program, c->pid, c->signal);
+	if (c->signal > 0)
+		fprintf(f, "program: %s (pid %d), dumped on %s\n", c->program, c->pid,
+			signal_name(c->signal, buf, sizeof buf));
+	else
+		fprintf(f, "program: %s (pid %d), dumped without a signal (gcore)\n", c->program,
+			c->pid);
 	fprintf(f, "recorder: %s, heapprof_root at 0x%" PRIx64 "\n", r->lib, r->root);
-	fprintf(f, "live blocks: %zu, %" PRIu64 " bytes; in use %" PRIu64 " bytes, peak %" PRIu64
-		   " bytes; %u stacks, %zu buckets%s\n",
-		r->nblocks, bytes, r->in_use_bytes, r->peak_bytes,
-		r->nstacks ? r->nstacks - 1 : 0, r->nbuckets,
+	fprintf(f, "live blocks: %zu, %" PRIu64 " byte%s; in use %" PRIu64 " byte%s, peak %" PRIu64
+		   " byte%s; %u stack%s, %zu bucket%s%s\n",
+		r->nblocks, bytes, plural(bytes), r->in_use_bytes, plural(r->in_use_bytes),
+		r->peak_bytes, plural(r->peak_bytes), r->nstacks ? r->nstacks - 1 : 0,
+		plural(r->nstacks ? r->nstacks - 1 : 0), r->nbuckets, plural(r->nbuckets),
 		r->sample_rate > 1 ? " (as sampled)" : "");
 	if (r->sample_rate > 1)
 		fprintf(f, "sampled: one allocation per %" PRIu64 " bytes on average; the figures "
@@ -253,15 +378,16 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 				t[k][1] += sampled ? (uint64_t)hp_estimate_i64(s[i].est_reach[k][1])
 						   : s[i].reach[k][1];
 			}
-		fprintf(f, "reachability of the live blocks (a conservative scan, as memcheck's):\n"
-			   "  definitely lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n"
-			   "  indirectly lost: %" PRIu64 " bytes in %" PRIu64 " blocks\n"
-			   "  still reachable: %" PRIu64 " bytes in %" PRIu64 " blocks\n",
-			t[HP_CORE_LOST][1], t[HP_CORE_LOST][0], t[HP_CORE_INDIRECT][1],
-			t[HP_CORE_INDIRECT][0], t[HP_CORE_REACHABLE][1], t[HP_CORE_REACHABLE][0]);
+		static const int order[] = {HP_CORE_LOST, HP_CORE_INDIRECT, HP_CORE_REACHABLE};
+		fprintf(f, "reachability of the live blocks (a conservative scan, as memcheck's):\n");
+		for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+			fprintf(f, "  %s: %" PRIu64 " byte%s in %" PRIu64 " block%s\n",
+				reach_name[order[k]], t[order[k]][1], plural(t[order[k]][1]),
+				t[order[k]][0], plural(t[order[k]][0]));
 		if (t[HP_CORE_UNKNOWN][0])
-			fprintf(f, "  not in the heap walk: %" PRIu64 " bytes in %" PRIu64
-				   " blocks\n", t[HP_CORE_UNKNOWN][1], t[HP_CORE_UNKNOWN][0]);
+			fprintf(f, "  not in the heap walk: %" PRIu64 " byte%s in %" PRIu64
+				   " block%s\n", t[HP_CORE_UNKNOWN][1], plural(t[HP_CORE_UNKNOWN][1]),
+				t[HP_CORE_UNKNOWN][0], plural(t[HP_CORE_UNKNOWN][0]));
 	} else {
 		fprintf(f, "reachability: unknown (glibc's heap was not walked)\n");
 	}
@@ -284,11 +410,10 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 				x->alloc_bytes - x->free_bytes, x->alloc_count - x->free_count,
 				x->alloc_count, x->free_count, x->peak_bytes, x->stack,
 				x->torn ? " (torn)" : "");
+		fputc('\n', f);
 		if (r->joined)
 			text_reach(f, x, sampled);
-		fputc('\n', f);
-		for (uint32_t d = 0; st->frames && d < st->depth; d++)
-			text_frame(f, c, o, st->frames[d]);
+		text_frames(f, c, o, st);
 	}
 	fprintf(f, "\nlive blocks (first %u by address):\n", o->top);
 	for (size_t i = 0; i < r->nblocks && i < o->top; i++) {
@@ -300,10 +425,11 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 		if (r->joined)
 			fprintf(f, "  %s", b->reach < HP_CORE_UNKNOWN ? reach_name[b->reach]
 								 : "not in the heap");
-		fprintf(f, "  0x%" PRIx64 " %10" PRIu64 " bytes  stack %u  %s", b->addr, b->size,
-			b->stack,
-			st->frames && st->depth ? frame_name(c, st->frames[0], buf, sizeof buf)
-						: "");
+		fprintf(f, "  0x%" PRIx64 " %10" PRIu64 " byte%s  stack %u  %s", b->addr, b->size,
+			plural(b->size), b->stack,
+			st->frames && st->depth
+				? frame_text(c, st->frames[0], n ? &syms[n - 1] : NULL, buf, sizeof buf)
+				: "");
 		/* where it was allocated: the innermost symbolic frame's line */
 		if (n && syms[0].file && syms[0].file[0])
 			fprintf(f, "  %s:%u", syms[0].file, syms[0].line);
@@ -473,10 +599,9 @@ void hp_core_rec_whatis(FILE *f, const struct hp_core *c, const struct hp_core_r
 		return;
 	}
 	fprintf(f, "  recorded by heapprof: block 0x%" PRIx64 " of %" PRIu64
-		   " bytes (as requested), stack %u, allocated at:\n",
-		b->addr, b->size, b->stack);
-	for (uint32_t d = 0; st->frames && d < st->depth; d++)
-		text_frame(f, c, o, st->frames[d]);
+		   " byte%s (as requested), stack %u, allocated at:\n",
+		b->addr, b->size, plural(b->size), b->stack);
+	text_frames(f, c, o, st);
 	if (!st->frames || !st->depth)
 		fprintf(f, "      (no frames in the core)\n");
 }

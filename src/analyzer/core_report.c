@@ -179,8 +179,9 @@ static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 		c->arena_by_heuristic ? "signature" : "symbol", c->narenas,
 		c->narenas == 1 ? "" : "s", c->nheaps, c->nheaps == 1 ? "" : "s", c->nmmapped,
 		c->nmmapped == 1 ? "" : "s");
-	fprintf(f, "in use: %llu blocks, %llu bytes\n", (unsigned long long)t.alloc[0],
-		(unsigned long long)t.alloc[1]);
+	fprintf(f, "in use: %llu block%s, %llu byte%s\n", (unsigned long long)t.alloc[0],
+		t.alloc[0] == 1 ? "" : "s", (unsigned long long)t.alloc[1],
+		t.alloc[1] == 1 ? "" : "s");
 	fprintf(f, "free: %llu chunks in tcache, %llu in fastbins, %llu in bins (%llu bytes); top "
 		"chunk %llu bytes\n", (unsigned long long)t.tcache[0], (unsigned long long)t.fast[0],
 		(unsigned long long)t.bins[0],
@@ -188,9 +189,9 @@ static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 		(unsigned long long)t.top);
 	for (int r = 0; r < 3; r++) {
 		static const int order[3] = {HP_CORE_LOST, HP_CORE_INDIRECT, HP_CORE_REACHABLE};
-		fprintf(f, "%s: %llu blocks, %llu bytes\n", reach_name[order[r]],
-			(unsigned long long)t.reach[order[r]][0],
-			(unsigned long long)t.reach[order[r]][1]);
+		fprintf(f, "%s: %llu block%s, %llu byte%s\n", reach_name[order[r]],
+			(unsigned long long)t.reach[order[r]][0], t.reach[order[r]][0] == 1 ? "" : "s",
+			(unsigned long long)t.reach[order[r]][1], t.reach[order[r]][1] == 1 ? "" : "s");
 	}
 	qsort(sizes, nsizes, sizeof *sizes, by_bytes_desc);
 	fprintf(f, "\nin-use blocks by size (top %u by bytes):\n", o->top);

@@ -206,17 +206,26 @@ static void drain(struct mark *m)
 	}
 }
 
-static int type_of(struct hp_core *c, uint64_t vptr, uint32_t *out)
+const struct hp_core_sym *hp_core_vtable_at(const struct hp_core *c, uint64_t vptr)
 {
 	const struct hp_core_module *m = hp_core_module_at(c, vptr);
 	const struct hp_core_sym *s;
+
+	if (!m || !m->nsyms)
+		return NULL;
+	s = hp_core_symbol_at(m, vptr);
+	if (!s || strncmp(s->name, "_ZTV", 4) != 0 || vptr < s->addr + 16)
+		return NULL;
+	return s;
+}
+
+static int type_of(struct hp_core *c, uint64_t vptr, uint32_t *out)
+{
+	const struct hp_core_sym *s = hp_core_vtable_at(c, vptr);
 	char *name, **t;
 
 	*out = UINT32_MAX;
-	if (!m || !m->nsyms)
-		return 0;
-	s = hp_core_symbol_at(m, vptr);
-	if (!s || strncmp(s->name, "_ZTV", 4) != 0 || vptr < s->addr + 16)
+	if (!s)
 		return 0;
 	name = hp_demangle(s->name);
 	if (!name)

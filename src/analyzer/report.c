@@ -476,6 +476,23 @@ out:
 	free(line);
 }
 
+/* Whether the capture has a clock up to snapshot s. A capture converted
+ * from a core (src/analyzer/core_cap.c) has none: its root carries no
+ * time, so its snapshot's time and its peak's are 0 and it has no time
+ * series. A recorder's snapshot is always taken some nanoseconds after
+ * its start (times count from it), so all three at 0 mean no clock, and
+ * rates and times are left out (text) or null (JSON) rather than shown
+ * as "0/s" and "at 0.000 s". */
+static int has_times(const struct hp_capture *cap, const struct hp_cap_snapshot *s)
+{
+	if (s->time_ns || s->peak_time_ns || cap->nsamples)
+		return 1;
+	for (size_t i = 0; i < cap->nsnapshots && &cap->snapshots[i] <= s; i++)
+		if (cap->snapshots[i].time_ns)
+			return 1;
+	return 0;
+}
+
 int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o)
 {
 	const struct hp_capture *cap = m->cap;
@@ -484,6 +501,7 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	unsigned top = o && o->top ? o->top : 10;
 	struct hp_report_options def = {.top = 10, .frames = 8};
 	double secs = (double)s->time_ns / 1e9;
+	int timed = has_times(cap, s);
 	char a[64], b[64], c[64];
 	size_t n;
 	struct per_stack *ps = sum_by_stack(m, &n);
@@ -503,8 +521,11 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		hp_text_fputs(cap->program, out);
 		fputc('\n', out);
 	}
-	fprintf(out, "  pid %" PRIu64 ", snapshot %" PRIu64 " of %zu (%s) at %.3f s\n", cap->pid,
-		s->seq, cap->nsnapshots, hp_capture_reason_name(s->reason), secs);
+	fprintf(out, "  pid %" PRIu64 ", snapshot %" PRIu64 " of %zu (%s)", cap->pid, s->seq,
+		cap->nsnapshots, hp_capture_reason_name(s->reason));
+	if (timed)
+		fprintf(out, " at %.3f s", secs);
+	fputc('\n', out);
 	if (m->sampled) {
 		uint64_t samples = 0, live = 0;
 		for (size_t i = 0; i < s->nbuckets; i++) {
@@ -524,14 +545,18 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		fprintf(out, "  nothing recorded: another library's malloc came before heapprof's in\n"
 			     "  LD_PRELOAD; put libheapprof.so first\n");
 	fprintf(out, "\n");
-	fprintf(out, "  allocations     %s (%s/s)\n", hp_units_count(a, sizeof a, t->alloc_objects),
-		hp_units_count(b, sizeof b, secs > 0 ? t->alloc_objects / secs : 0));
+	fprintf(out, "  allocations     %s", hp_units_count(a, sizeof a, t->alloc_objects));
+	if (timed)
+		fprintf(out, " (%s/s)", hp_units_count(b, sizeof b, secs > 0 ? t->alloc_objects / secs : 0));
+	fputc('\n', out);
 	fprintf(out, "  allocated       %s\n", hp_units_bytes(a, sizeof a, t->alloc_bytes));
 	fprintf(out, "  temporary       %s (%.1f%% of all allocations were temporary)\n",
 		hp_units_count(a, sizeof a, t->temp_objects), share(t->temp_objects, t->alloc_objects));
-	fprintf(out, "  peak heap       %s in %s at %.3f s\n", hp_units_bytes(a, sizeof a, t->peak_bytes),
-		plural(b, sizeof b, t->peak_objects, "block", "blocks"),
-		(double)s->peak_time_ns / 1e9);
+	fprintf(out, "  peak heap       %s in %s", hp_units_bytes(a, sizeof a, t->peak_bytes),
+		plural(b, sizeof b, t->peak_objects, "block", "blocks"));
+	if (timed)
+		fprintf(out, " at %.3f s", (double)s->peak_time_ns / 1e9);
+	fputc('\n', out);
 	if (peak_rss(cap, s) > 0) /* no sample yet: nothing to say */
 		fprintf(out, "  peak RSS        %s\n",
 			hp_units_bytes(a, sizeof a, peak_rss(cap, s)));
@@ -664,6 +689,15 @@ static void json_stack(FILE *out, const struct hp_model *m, uint32_t stack)
 	fputc(']', out);
 }
 
+/* A time in nanoseconds, or null in a capture without a clock. */
+static void json_time(FILE *out, int timed, uint64_t ns)
+{
+	if (timed)
+		fprintf(out, "%" PRIu64, ns);
+	else
+		fputs("null", out);
+}
+
 int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_options *o)
 {
 	const struct hp_capture *cap = m->cap;
@@ -671,7 +705,7 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	unsigned top = o && o->top ? o->top : 10;
 	size_t n;
 	struct per_stack *ps = sum_by_stack(m, &n);
-	int first;
+	int first, timed = has_times(cap, s);
 
 	if (!ps)
 		return -ENOMEM;
@@ -686,12 +720,15 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	fprintf(out, "  \"snapshot\": {\"seq\": %" PRIu64 ", \"of\": %zu, \"reason\": ", s->seq,
 		cap->nsnapshots);
 	json_str(out, hp_capture_reason_name(s->reason));
-	fprintf(out, ", \"time_ns\": %" PRIu64 "},\n", s->time_ns);
+	fprintf(out, ", \"time_ns\": ");
+	json_time(out, timed, s->time_ns);
+	fprintf(out, "},\n");
 	fprintf(out, "  \"sampled\": %s,\n  \"sample_rate_bytes\": %" PRIu64 ",\n",
 		m->sampled ? "true" : "false", m->sample_rate_bytes);
 	fprintf(out, "  \"malloc_shadowed\": %s,\n", cap->flags & HP_META_SHADOWED ? "true" : "false");
-	fprintf(out, "  \"peak_time_ns\": %" PRIu64 ",\n  \"peak_rss_bytes\": %.0f,\n",
-		s->peak_time_ns, peak_rss(cap, s));
+	fprintf(out, "  \"peak_time_ns\": ");
+	json_time(out, timed, s->peak_time_ns);
+	fprintf(out, ",\n  \"peak_rss_bytes\": %.0f,\n", peak_rss(cap, s));
 	fprintf(out, "  \"totals\": ");
 	json_values(out, &m->total);
 	fprintf(out, ",\n  \"suppressed\": ");
@@ -738,7 +775,9 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 		fprintf(out, "%s\n    {\"seq\": %" PRIu64 ", \"reason\": ", i ? "," : "",
 			cap->snapshots[i].seq);
 		json_str(out, hp_capture_reason_name(cap->snapshots[i].reason));
-		fprintf(out, ", \"time_ns\": %" PRIu64 "}", cap->snapshots[i].time_ns);
+		fprintf(out, ", \"time_ns\": ");
+		json_time(out, timed, cap->snapshots[i].time_ns);
+		fputc('}', out);
 	}
 	fprintf(out, "\n  ]\n}\n"); /* the model has a snapshot: s */
 	free(best);

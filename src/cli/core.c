@@ -45,6 +45,9 @@ static const char usage[] =
 	"                   holding it (start, size, offset), allocated or free, its type,\n"
 	"                   what points to it, and (under heapprof) its allocation stack\n"
 	"  --top N          rows per table (default 20)\n"
+	"  --all-frames     (under heapprof) every frame: also the runtime's below main\n"
+	"                   and a thread's start, which the listing leaves out as the\n"
+	"                   report does\n"
 	"  --debug-dir DIR  also look for libc's debug file (by build-id) in DIR\n";
 
 static int parse_addr(const char *s, uint64_t *out)
@@ -194,6 +197,7 @@ int hp_cmd_core(int argc, char **argv)
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_WHATIS, 0, 0, NULL},
 		{HP_OPT_TOP, 1, LONG_MAX, NULL},
+		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
@@ -215,6 +219,7 @@ int hp_cmd_core(int argc, char **argv)
 	if (a.given[HP_OPT_TOP])
 		ro.top = (unsigned)a.number[HP_OPT_TOP];
 	ro.json = a.given[HP_OPT_JSON];
+	ro.all_frames = a.given[HP_OPT_ALL_FRAMES];
 	if (a.noperands < 1 || (a.noperands > 1 && !a.given[HP_OPT_WHATIS])) {
 		hp_cli_error("core: give one core file (and addresses after --whatis)");
 		return HP_EXIT_USAGE;

@@ -113,15 +113,21 @@ HP_TEST(core_reach_per_site_exact)
 	expect_true(strstr(o, "blocks=0\n") != NULL,
 		    "every block's reachability adds up to its site's figures");
 	free(o);
-	/* the text listing: totals, and the figures on each site's line */
+	/* the text listing: totals, and each site's reachability on lines of
+	 * its own under its figures, its zero figures left out */
 	expect_eq_u64(hp_test_sh("%s/heapprof core %s/reach.core > %s/list.txt && "
 				 "grep -q '^  definitely lost: 512 bytes in 7 blocks$' %s/list.txt && "
 				 "grep -q '^  indirectly lost: 144 bytes in 3 blocks$' %s/list.txt && "
-				 "grep -A1 '^ *440 *5 *5 *0 *440  stack [0-9]*  |  definitely lost "
-				 "440 bytes in 5 blocks, still reachable 0 bytes in 0 blocks$' "
-				 "%s/list.txt | grep -q 'site_lost+0x[0-9a-f]* in corereach'",
-				 b, dir, dir, dir, dir, dir),
-		      0, "the text listing: the totals and site_lost's line");
+				 "grep -A2 '^ *440 *5 *5 *0 *440  stack [0-9]*$' %s/list.txt > "
+				 "%s/lost.txt && sed -n 2p %s/lost.txt | "
+				 "grep -qx '        | definitely lost 440 bytes in 5 blocks' && "
+				 "sed -n 3p %s/lost.txt | grep -q '^      site_lost+0x[0-9a-f]* in corereach'",
+				 b, dir, dir, dir, dir, dir, dir, dir, dir),
+		      0, "the text listing: the totals and site_lost's lines");
+	expect_eq_u64(hp_test_sh("grep -q '^        | ' %s/list.txt && "
+				 "! grep '^        | ' %s/list.txt | grep -q ' 0 bytes\\|.\\{81\\}' && "
+				 "! grep -q ' 1 blocks\\| 1 bytes' %s/list.txt", dir, dir, dir),
+		      0, "reachability lines: within 80 columns, no zero figure, \"1 block\"");
 }
 
 HP_TEST(core_reach_whatis_names_the_site)

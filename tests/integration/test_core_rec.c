@@ -109,8 +109,9 @@ HP_TEST(core_under_heapprof_equals_fatal_snapshot)
 		    "site_big: one kept, the other freed");
 	expect_true(strstr(o, "site.site_gone=0,0\n") != NULL, "site_gone: all freed");
 	free(o);
-	/* the text listing names the sites */
-	expect_eq_u64(hp_test_sh("%s/heapprof core %s/rec.core | grep -A1 '^ *5000 *5 *5 *0 *5000 "
+	/* the text listing names the sites (under the figures, the site's
+	 * reachability line, then its frames) */
+	expect_eq_u64(hp_test_sh("%s/heapprof core %s/rec.core | grep -A2 '^ *5000 *5 *5 *0 *5000 "
 				 " stack' | grep -q 'site_mid+0x[0-9a-f]* in corerec'", b, dir),
 		      0, "the text listing: site_mid's figures and frame");
 	/* --whatis answers from the glibc heap, recorder or not: the
@@ -312,6 +313,41 @@ HP_TEST(core_sampled_is_unbiased)
 		      0, "the listing says its figures are estimates");
 }
 
+/* A capture of a dump has no clock (the root carries no time): the report
+ * leaves out the rates and times ("allocations 9 (0/s)", "at 0.000 s"
+ * were shown), JSON has null for them; the recorder's own capture keeps
+ * them. */
+HP_TEST(core_report_has_no_times)
+{
+	char dir[512];
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return;
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof report rec.core > r-core.txt && "
+				 "%s/heapprof report cap.hpf > r-cap.txt", dir, b, b),
+		      0, "both reports exit 0");
+	expect_eq_u64(hp_test_sh("cd %s && grep -qx '  pid [0-9]*, snapshot 1 of 1 (fatal signal)' "
+				 "r-core.txt && grep -qx '  allocations     21' r-core.txt && "
+				 "grep -qx '  peak heap       .* in [0-9]* blocks' r-core.txt && "
+				 "! grep -Eq ' at [0-9.]+ s|/s\\)' r-core.txt", dir),
+		      0, "report CORE: no rate, no snapshot time, no peak time");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q '^  pid [0-9]*, snapshot 1 of 1 (fatal signal) "
+				 "at [0-9.]* s$' r-cap.txt && grep -q '^  allocations     21 ([0-9,.]*k*/s)$' "
+				 "r-cap.txt && grep -q '^  peak heap       .* at [0-9.]* s$' r-cap.txt",
+				 dir),
+		      0, "the recorder's own capture keeps them");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof report --json rec.core | python3 -c 'import "
+				 "json,sys\nr=json.load(sys.stdin)\n"
+				 "assert r[\"snapshot\"][\"time_ns\"] is None and r[\"peak_time_ns\"] is None"
+				 " and all(x[\"time_ns\"] is None for x in r[\"snapshots\"]), r[\"snapshot\"]\n' && "
+				 "%s/heapprof report --json cap.hpf | python3 -c 'import json,sys\n"
+				 "r=json.load(sys.stdin)\nassert r[\"snapshot\"][\"time_ns\"] > 0 and "
+				 "r[\"peak_time_ns\"] > 0\n'",
+				 dir, b, b),
+		      0, "JSON: null times for the core, numbers for the recorder's capture");
+}
+
 HP_TEST(core_frames_have_file_and_line)
 {
 	char dir[512];
@@ -349,6 +385,88 @@ HP_TEST(core_frames_have_file_and_line)
 				 b, dir),
 		      0, "site_mid's frame: site_mid at corerec.c:24; inlined frames marked, with "
 			 "their lines");
+}
+
+/* Prints "KEY=inuse_objects,inuse_bytes,peak_objects,peak_bytes,alloc_objects"
+ * per row of a report --by type --json (argv[1]), then "totals=" the same
+ * for its totals. */
+static const char bytype_py[] =
+	"import json,sys\n"
+	"r=json.load(open(sys.argv[1]))\n"
+	"f=lambda v: \"%d,%d,%d,%d,%d\" % (v[\"inuse_objects\"],v[\"inuse_bytes\"],"
+	"v[\"peak_objects\"],v[\"peak_bytes\"],v[\"alloc_objects\"])\n"
+	"for x in r[\"rows\"]: print(\"%s=%s\" % (x[\"key\"],f(x[\"values\"])))\n"
+	"print(\"totals=%s\" % f(r[\"totals\"]))\n";
+
+/* A C++ program under heapprof that aborts: the recorder names vtable
+ * types only at an ordinary snapshot (none before a fatal signal), so its
+ * own capture has every object of unknown type; the core holds the
+ * objects, and the capture of the dump reads their vtables
+ * (tests/programs/corevt.cpp: 4 Circle x 16, 3 Square x 24, 2 Poly x 40
+ * in use; 2 Circles deleted; 5 plain malloc(24)). */
+HP_TEST(core_vtable_types)
+{
+	char dir[512], *o, *c;
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return; /* no kernel cores here: said there */
+	snprintf(dir, sizeof dir, "%s/corevt", hp_test_tmp());
+	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* && "
+		       "LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
+		       "%s/tests/programs/corevt > out.txt 2>/dev/null; "
+		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" vt.core",
+		       dir, dir, b, dir, b)) {
+		expect_true(0, "a kernel core of the aborted C++ program");
+		return;
+	}
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof report --by type --json vt.core > t-core.json"
+				 " && %s/heapprof report --by type --json cap.hpf > t-cap.json && "
+				 "%s/heapprof core vt.core -o vt.hpf && "
+				 "%s/heapprof report --by type --json vt.hpf > t-o.json",
+				 dir, b, b, b, b),
+		      0, "report --by type on the core, its capture and -o's file exit 0");
+	o = hp_test_sh_out("cd %s && python3 -c '%s' t-core.json", dir, bytype_py);
+	c = hp_test_sh_out("cd %s && python3 -c '%s' t-cap.json", dir, bytype_py);
+	if (!o || !c) {
+		free(o);
+		free(c);
+		return;
+	}
+	printf("%s", o);
+	expect_true(strstr(o, "\nCircle=4,64,4,64,4\n") != NULL,
+		    "Circle: 4 x 16 in use and at the peak (the 2 deleted stay untyped)");
+	expect_true(strstr(o, "\nSquare=3,72,3,72,3\n") != NULL, "Square: 3 x 24");
+	expect_true(strstr(o, "\nPoly=2,80,2,80,2\n") != NULL, "Poly: 2 x 40");
+	expect_true(strstr(o, "\nunknown (avg 24 B)=5,120,5,120,5\n") != NULL,
+		    "the 5 plain malloc(24) blocks stay unknown");
+	expect_true(strstr(o, "\nunknown (avg 16 B)=0,0,0,0,2\n") != NULL,
+		    "the 2 Circles deleted stay in the untyped bucket");
+	expect_true(!strstr(c, "Circle="), "the recorder's own capture has no types (a fatal "
+					    "signal's snapshot reads no vtables)");
+	expect_true(strstr(o, "\ntotals=") && strstr(c, "\ntotals=") &&
+			    strcmp(strstr(o, "\ntotals="), strstr(c, "\ntotals=")) == 0,
+		    "the totals are the fatal-signal snapshot's: blocks only moved");
+	free(o);
+	free(c);
+	expect_eq_u64(hp_test_sh("cd %s && cmp -s t-core.json t-o.json", dir), 0,
+		      "-o's file reports the same types");
+	/* the listing, as read in a terminal: C++ names demangled, nothing
+	 * below main unless --all-frames, the signal named */
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core vt.core > list.txt && "
+				 "%s/heapprof core --all-frames vt.core > all.txt && "
+				 "grep -q '^program: corevt (pid [0-9]*), dumped on SIGABRT (signal 6)$' "
+				 "list.txt && grep -A2 '^ *64 *4 *6 *2 *64  stack [0-9]*$' list.txt > "
+				 "circle.txt && sed -n 2p circle.txt | "
+				 "grep -qx '        | still reachable 64 bytes in 4 blocks' && "
+				 "sed -n 3p circle.txt | grep -q '^      make_circle()+0x[0-9a-f]* in corevt "
+				 " tests/programs/corevt.cpp:44$' && ! grep -q '_ZL' list.txt && "
+				 "! grep -q '_start\\|__libc_start' list.txt && "
+				 "grep -q '^      _start+0x[0-9a-f]* in corevt' all.txt && "
+				 "grep -q '__libc_start' all.txt",
+				 dir, b, b),
+		      0, "core's listing: make_circle() demangled, its reachability on a line of its "
+			 "own, no frame below main (but with --all-frames), SIGABRT");
 }
 
 int main(int argc, char **argv)
