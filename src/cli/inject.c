@@ -269,6 +269,10 @@ int hp_inject_open(struct hp_inject_target *t, pid_t pid)
 	if (err < 0) {
 		if (err == -ENOENT)
 			hp_cli_error("no process %d", (int)pid);
+		else if (err == -EACCES || err == -EPERM)
+			hp_cli_error("process %d is another user's: attaching to it needs root (or "
+				     "CAP_SYS_PTRACE)",
+				     (int)pid);
 		else
 			hp_cli_error("process %d: cannot read its memory map: %s", (int)pid,
 				     strerror(-err));

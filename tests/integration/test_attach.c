@@ -204,6 +204,32 @@ HP_TEST(attach_refuses_what_it_cannot_do)
 					 hp_test_tmp()),
 			      0, "a static program: says so, status 1");
 	}
+	/* Another user's process, as that user's heapprof would see it. */
+	expect_eq_u64(hp_test_sh("sleep 5 & pid=$!; setpriv --reuid=nobody --regid=nogroup "
+				 "--clear-groups %s/heapprof attach -o /tmp/hp-nobody-$$.hpf $pid "
+				 "2>%s/err.txt; r=$?; kill $pid; test $r = 1 && "
+				 "grep -q 'is another user.s' %s/err.txt && test $(wc -l < %s/err.txt) = 1",
+				 hp_test_build(), hp_test_tmp(), hp_test_tmp(), hp_test_tmp()),
+		      0, "another user's process: one line, status 1");
+	/* A process that exits while attached: its capture ends with its
+	 * exit snapshot; attach says so and exits 0. */
+	expect_eq_u64(hp_test_sh("sh -c 'sleep 1; exec ls / > /dev/null' & pid=$!; sleep 0.3; "
+				 "%s/heapprof attach --for 10 -o %s/gone.hpf $pid 2>%s/err.txt; "
+				 "r=$?; wait; test $r = 0 && grep -q 'exited' %s/err.txt",
+				 hp_test_build(), hp_test_tmp(), hp_test_tmp(), hp_test_tmp()),
+		      0, "a process that exits while attached: attach ends, status 0");
+	{
+		char gone[4200];
+		struct hp_capture *cap;
+		snprintf(gone, sizeof gone, "%s/gone.hpf", hp_test_tmp());
+		cap = hpq_load(gone);
+		if (expect_true(cap != NULL, "its capture loads")) {
+			const struct hp_cap_snapshot *s = hp_capture_last(cap);
+			expect_true(s && (s->reason == HP_SNAP_EXEC || s->reason == HP_SNAP_EXIT),
+				    "it ends with the exec's (or the exit's) snapshot");
+			hpq_free(cap);
+		}
+	}
 	/* Twice at once, and a program preloaded by heapprof run. */
 	snprintf(prog, sizeof prog, "%s/tests/programs/attachee", hp_test_build());
 	if (expect_true(spawn(&p, prog, NULL), "attachee starts")) {
