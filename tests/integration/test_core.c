@@ -316,6 +316,35 @@ HP_TEST(core_gcore_running_program)
 	check_whatis(core, dir);
 }
 
+/* A static program's core (gdb's gcore): its heap is walked all the same,
+ * main_arena found by its symbol in the program itself; 3 blocks of 1000
+ * bytes it keeps in a global (reachable), 2 of 3000 whose pointers it
+ * dropped (a stale copy in a register or on the stack may keep one
+ * "reachable": a conservative scan cannot know). */
+HP_TEST(core_static_program)
+{
+	const char *dir = core_dir("static");
+
+	if (!hp_test_need("gdb", "gdb"))
+		return;
+	expect_eq_u64(hp_test_sh("mkdir -p %s && cd %s && printf '%%s\\n' '#include <stdlib.h>' '#include <unistd.h>' "
+				 "'#include <string.h>' 'void *volatile keep[3];' "
+				 "'int main(void){ for (int i = 0; i < 3; i++) keep[i] = malloc(1000);' "
+				 "'for (int i = 0; i < 2; i++) { char *volatile p = malloc(3000); "
+				 "memset(p, 0, 3000); p = 0; }' 'sleep(30); return 0; }' > st.c && "
+				 "cc -static -O1 -g -o st st.c && (./st & echo $! > pid) && sleep 0.5 && "
+				 "gcore -o st.core $(cat pid) > /dev/null 2>&1; kill $(cat pid); "
+				 "%s/heapprof core st.core.$(cat pid) > out.txt 2> err.txt",
+				 dir, dir, hp_test_build()),
+		      0, "heapprof core reads a static program's core");
+	if (!expect_eq_u64(hp_test_sh("cd %s && grep -q 'main_arena at 0x[0-9a-f]* (found by its symbol)' "
+				 "out.txt && grep -Eq '^ +1000 +3 +3000 +0 +0 +3$' out.txt && "
+				 "grep -Eq '^ +3000 +2 +6000 ' out.txt",
+				 dir),
+		      0, "its blocks by size: 3 x 1000 reachable, 2 x 3000"))
+		hp_test_sh("cat %s/out.txt %s/err.txt", dir, dir);
+}
+
 HP_TEST(core_binary_gone_changed_or_given)
 {
 	char core[600], *o;
