@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/units.h"
+
 #include "../common/vec.h"
 #include "typename.h"
 
@@ -168,9 +170,10 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 								 : 0;
 			/* A sampled bucket has one size; a full one, a stack's
 			 * blocks of any size: their mean. */
-			snprintf(name, sizeof name, r->size ? "unknown (%" PRIu64 " B)"
-							    : "unknown (avg %" PRIu64 " B)",
-				 size);
+			char bytes[32];
+			hp_units_bytes(bytes, sizeof bytes, (double)size);
+			snprintf(name, sizeof name, r->size ? "unknown (%s)" : "unknown (avg %s)",
+				 bytes);
 			ret = type_index(st, m, HP_TYPESRC_UNKNOWN, name, &b->type);
 		}
 		if (ret)

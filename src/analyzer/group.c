@@ -125,6 +125,10 @@ int hp_groups_build(struct hp_groups *g, const struct hp_model *m, enum hp_dim d
 
 		if (b->heap != m->view_heap && dim != HP_BY_HEAP)
 			continue;
+		/* The runtime's one-off allocations (hp_model_suppress): not in
+		 * these views, as not in the report's figures in use. */
+		if (m->stacks[b->stack].suppressed)
+			continue;
 		key = hp_group_key(m, b, dim, buf, sizeof buf, &source);
 		if (row_of(g, key, source, &r))
 			goto nomem;
@@ -180,13 +184,9 @@ void hp_groups_free(struct hp_groups *g)
 
 void hp_group_heap_total(const struct hp_model *m, struct hp_values *out)
 {
-	if (!m->view_heap) {
-		*out = m->total;
-		return;
-	}
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < m->nbuckets; i++)
-		if (m->buckets[i].heap == m->view_heap)
+		if (m->buckets[i].heap == m->view_heap && !m->stacks[m->buckets[i].stack].suppressed)
 			hp_values_add(out, &m->buckets[i].v);
 }
 
@@ -195,7 +195,8 @@ void hp_group_typed(const struct hp_model *m, double *inuse_bytes, double *peak_
 	*inuse_bytes = *peak_bytes = 0;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
-		if (b->heap != m->view_heap || m->types[b->type].source == HP_TYPESRC_UNKNOWN)
+		if (b->heap != m->view_heap || m->stacks[b->stack].suppressed ||
+		    m->types[b->type].source == HP_TYPESRC_UNKNOWN)
 			continue;
 		*inuse_bytes += b->v.inuse_bytes;
 		*peak_bytes += b->v.peak_bytes;

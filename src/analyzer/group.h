@@ -76,8 +76,9 @@ const char *hp_group_key(const struct hp_model *m, const struct hp_mbucket *b, e
 
 /* The share of malloc's heap of known type (not "unknown"): bytes in use
  * at the snapshot and at the peak. */
-/* The totals of the heap the views show (m->view_heap): malloc's are the
- * model's total; a custom heap's, its buckets' sums (its peak: its own). */
+/* The totals of the heap the views show (m->view_heap): its buckets'
+ * sums, the runtime's suppressed allocations left out (a custom heap's
+ * peak: its own). */
 void hp_group_heap_total(const struct hp_model *m, struct hp_values *out);
 void hp_group_typed(const struct hp_model *m, double *inuse_bytes, double *peak_bytes);
 

@@ -53,6 +53,12 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 			hp_units_bytes(b, sizeof b, t->inuse_bytes),
 			hp_units_bytes(c, sizeof c, t->peak_bytes));
 	}
+	if (!m->view_heap && m->suppressed.alloc_objects > 0.5)
+		fprintf(out, "  runtime allocations left out: %s in %s block%s "
+			     "(--no-default-suppressions)\n",
+			hp_units_bytes(a, sizeof a, m->suppressed.alloc_bytes),
+			hp_units_count(b, sizeof b, m->suppressed.alloc_objects),
+			m->suppressed.alloc_objects == 1 ? "" : "s");
 	fprintf(out, "  known type: %.1f%% of the heap in use (%s), %.1f%% at the peak (%s)\n",
 		percent(typed_inuse, t->inuse_bytes), hp_units_bytes(a, sizeof a, typed_inuse),
 		percent(typed_peak, t->peak_bytes), hp_units_bytes(b, sizeof b, typed_peak));

@@ -434,6 +434,19 @@ HP_TEST(core_vtable_types)
 		return;
 	}
 	printf("%s", o);
+	{
+		/* every line, the first too, after a newline */
+		char *lines = malloc(strlen(o) + 2);
+		if (!lines) {
+			free(o);
+			free(c);
+			return;
+		}
+		lines[0] = '\n';
+		strcpy(lines + 1, o);
+		free(o);
+		o = lines;
+	}
 	expect_true(strstr(o, "\nCircle=4,64,4,64,4\n") != NULL,
 		    "Circle: 4 x 16 in use and at the peak (the 2 deleted stay untyped)");
 	expect_true(strstr(o, "\nSquare=3,72,3,72,3\n") != NULL, "Square: 3 x 24");
