@@ -334,6 +334,37 @@ static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, st
 	return c->err ? -EINVAL : 0;
 }
 
+static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+{
+	uint64_t n, t = 0; /* each record's first time is absolute, as TIMESERIES' */
+	int err = hp_rec_count_get(c, HP_REC_TICK_MIN_BYTES, &n);
+
+	if (!err)
+		err = reserve(cap, (void **)&img->ticks, &img->alloc_ticks, img->nticks + n,
+			      sizeof *img->ticks);
+	for (uint64_t i = 0; i < n && !err && !c->err; i++) {
+		struct hp_rec_tick tick;
+		struct hp_cap_tick *k = &img->ticks[img->nticks];
+		if (hp_rec_tick_get(c, &tick, &t))
+			break;
+		err = reserve(cap, (void **)&img->sites, &img->alloc_sites,
+			      img->nsites + tick.entry_count, sizeof *img->sites);
+		if (err)
+			break;
+		*k = (struct hp_cap_tick){tick.time_ns, img->nsites, 0};
+		for (uint64_t e = 0; e < tick.entry_count && !c->err; e++)
+			if (!hp_rec_site_get(c, &img->sites[k->first + k->count]))
+				k->count++;
+		/* A tick cut short by damage is dropped whole: a partial one
+		 * would read as buckets unchanged. */
+		if (!c->err) {
+			img->nsites += k->count;
+			img->nticks++;
+		}
+	}
+	return err ? err : c->err ? -EINVAL : 0;
+}
+
 static int parse_tags(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n;
@@ -485,6 +516,7 @@ static const char *type_name(unsigned type)
 	case HP_REC_STACKS: return "STACKS";
 	case HP_REC_SNAPSHOT: return "SNAPSHOT";
 	case HP_REC_TIMESERIES: return "TIMESERIES";
+	case HP_REC_TIMELINE: return "TIMELINE";
 	case HP_REC_SYMBOLS: return "SYMBOLS";
 	case HP_REC_TAGS: return "TAGS";
 	default: return "unknown";
@@ -612,6 +644,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			case HP_REC_TIMESERIES: perr = parse_timeseries(cap, img, &c); break;
 			case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
 			case HP_REC_TAGS: perr = parse_tags(cap, img, &c); break;
+			case HP_REC_TIMELINE: perr = parse_timeline(cap, img, &c); break;
 			default: break; /* a later minor version's record: skip it */
 			}
 			if (img)
@@ -677,6 +710,8 @@ static void free_image(struct hp_cap_image *img)
 	}
 	free(img->snapshots);
 	free(img->samples);
+	free(img->ticks);
+	free(img->sites);
 	for (unsigned k = 0; k < HP_TAG_KINDS; k++) {
 		for (size_t i = 0; i < img->ntags[k]; i++)
 			free(img->tags[k][i].name);
@@ -722,6 +757,10 @@ int hp_capture_select(struct hp_capture *cap, size_t image)
 	cap->snapshots = img->snapshots;
 	cap->nsamples = img->nsamples;
 	cap->samples = img->samples;
+	cap->nticks = img->nticks;
+	cap->ticks = img->ticks;
+	cap->nsites = img->nsites;
+	cap->sites = img->sites;
 	for (unsigned k = 0; k < HP_TAG_KINDS; k++) {
 		cap->ntags[k] = img->ntags[k];
 		cap->tags[k] = img->tags[k];

@@ -94,6 +94,14 @@ struct hp_cap_symbols {
 	struct hp_rec_symframe *frames;
 };
 
+/* A tick of the per-site timeline (format.h, HP_REC_TIMELINE): its time
+ * and its entries, sites[first .. first + count) of the image: the buckets
+ * changed since the tick before, with what each holds in use then. */
+struct hp_cap_tick {
+	uint64_t time_ns;
+	size_t first, count;
+};
+
 /* One image: what one program of the process recorded, from a META
  * record up to the next META (format.h, "Images"). A process that execs
  * keeps its capture file: the new program appends a META of its own and
@@ -117,6 +125,9 @@ struct hp_cap_image {
 	struct hp_cap_snapshot *snapshots;
 	size_t nsamples;
 	struct hp_rec_sample *samples;
+	size_t nticks, nsites; /* the timeline, in the file's order */
+	struct hp_cap_tick *ticks;
+	struct hp_rec_site *sites;
 	size_t ntags[HP_TAG_KINDS]; /* ids 0 .. ntags[kind]-1 */
 	struct hp_cap_tag *tags[HP_TAG_KINDS];
 
@@ -125,6 +136,7 @@ struct hp_cap_image {
 
 	size_t nrecords; /* intact records of this image (SYMBOLS not counted) */
 	size_t alloc_modules, alloc_stacks, alloc_snapshots, alloc_samples; /* the loader's */
+	size_t alloc_ticks, alloc_sites;
 	size_t alloc_tags[HP_TAG_KINDS];
 };
 
@@ -149,6 +161,9 @@ struct hp_capture {
 	struct hp_cap_snapshot *snapshots;
 	size_t nsamples;
 	struct hp_rec_sample *samples;
+	size_t nticks, nsites; /* the per-site timeline (hp_cap_tick) */
+	struct hp_cap_tick *ticks;
+	struct hp_rec_site *sites;
 	size_t ntags[HP_TAG_KINDS]; /* TAGS: tags[kind][id], ids below ntags[kind] */
 	struct hp_cap_tag *tags[HP_TAG_KINDS];
 

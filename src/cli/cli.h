@@ -121,6 +121,7 @@ enum hp_cli_opt {
 	HP_OPT_DUMP_EVERY,
 	HP_OPT_DUMP_HIGH_WATER,
 	HP_OPT_TIMESERIES,
+	HP_OPT_TIMELINE, /* --timeline MS: the per-site timeline's period */
 	HP_OPT_SEED,
 	HP_OPT_FOLLOW_FORK,
 	HP_OPT_QUIET,

@@ -146,6 +146,7 @@ DEFINE_PUT(heap_peak, HP_REC_HEAP_PEAK)
 DEFINE_PUT(symaddr, HP_REC_SYMADDR)
 DEFINE_PUT(symframe, HP_REC_SYMFRAME)
 DEFINE_PUT(symbols_tail, HP_REC_SYMBOLS_TAIL)
+DEFINE_PUT(site, HP_REC_SITE)
 
 void hp_rec_count_put(struct hp_buf *b, uint64_t n)
 {
@@ -198,4 +199,11 @@ void hp_rec_sample_put(struct hp_buf *b, const struct hp_rec_sample *v, uint64_t
 	hp_buf_put_s(b, (int64_t)(v->time_ns - *prev_ns));
 	*prev_ns = v->time_ns;
 	HP_REC_SAMPLE(PUT)
+}
+
+void hp_rec_tick_put(struct hp_buf *b, const struct hp_rec_tick *v, uint64_t *prev_ns)
+{
+	hp_buf_put_s(b, (int64_t)(v->time_ns - *prev_ns));
+	*prev_ns = v->time_ns;
+	HP_REC_TICK(PUT)
 }

@@ -131,13 +131,27 @@
  *   id: context x thread x heap) stand for; the meaning of a, b, c and
  *   name per kind is in enum hp_tag_kind. Ids are per kind, from 1; an
  *   entry for an id already defined replaces it (a thread renamed).
+ *
+ * HP_REC_TIMELINE (minor 4; the per-site timeline: every timeline period,
+ * about a second's ticks per record, and before each snapshot;
+ * hp_rec_tick, hp_rec_site)
+ *   u count, count x tick:
+ *   s time delta from the previous tick in this record (the first from 0,
+ *   i.e. absolute), u entry_count, entry_count x
+ *     (u bucket (the recorder's id: a key within this image's timeline),
+ *      u stack_id, u size (as a snapshot bucket's), u in_use_count,
+ *      u in_use_bytes)
+ *   A tick lists the buckets that changed since the previous tick, with
+ *   what they hold in use at that tick (raw, as a snapshot's figures); a
+ *   bucket not listed holds what it held at its last entry (0 before its
+ *   first). Its stack may be defined by a later STACKS record only.
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 3
+#define HP_FORMAT_MINOR 4
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24
@@ -157,6 +171,7 @@ enum hp_record_type {
 	HP_REC_TIMESERIES = 5,
 	HP_REC_SYMBOLS = 6,
 	HP_REC_TAGS = 7, /* minor 3 */
+	HP_REC_TIMELINE = 8, /* minor 4 */
 };
 
 enum hp_unwind_mode {

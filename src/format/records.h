@@ -18,6 +18,8 @@
  *               count x (hp_rec_symaddr, frame_count x hp_rec_symframe),
  *               hp_rec_symbols_tail
  *   TAGS        count x hp_rec_tag
+ *   TIMELINE    count x (hp_rec_tick (time as a delta: hp_rec_tick_put),
+ *               entry_count x hp_rec_site)
  *
  * The byte layout of each field is the table in format.h (and
  * docs/format.md); the fields of a fixed group are listed once, below, as
@@ -345,6 +347,43 @@ struct hp_rec_tag {
 
 void hp_rec_tag_put(struct hp_buf *b, const struct hp_rec_tag *t);
 int hp_rec_tag_get(struct hp_cursor *c, struct hp_rec_tag *t);
+
+/* --- TIMELINE: count x (tick, entry_count x site) (minor 4) --------- */
+
+/* A tick of the per-site timeline: its time, a delta on the wire as a
+ * sample's (*prev_ns: 0 at the start of each record, both functions move
+ * it on), then entry_count sites. */
+#define HP_REC_TICK(X) X(U, uint64_t, entry_count)
+
+struct hp_rec_tick {
+	uint64_t time_ns;
+	HP_REC_TICK(HP_REC_MEMBER)
+};
+
+#define HP_REC_TICK_MIN_BYTES (1 HP_REC_TICK(HP_REC_ONE))
+
+/* A bucket that changed since the previous tick of its process: its id in
+ * the recorder (a key of this image's timeline, not of the snapshots), its
+ * stack and size (as the bucket's in a snapshot), and what it holds in use
+ * now (raw, as a snapshot's figures). */
+#define HP_REC_SITE(X)                                                         \
+	X(U, uint32_t, bucket)                                                 \
+	X(U, uint32_t, stack_id)                                               \
+	X(U, uint64_t, size)                                                   \
+	X(U, uint64_t, in_use_count)                                           \
+	X(U, uint64_t, in_use_bytes)
+
+struct hp_rec_site {
+	HP_REC_SITE(HP_REC_MEMBER)
+};
+
+#define HP_REC_SITE_MIN_BYTES (0 HP_REC_SITE(HP_REC_ONE))
+
+void hp_rec_tick_put(struct hp_buf *b, const struct hp_rec_tick *t, uint64_t *prev_ns);
+/* entry_count is bounded by the bytes left. */
+int hp_rec_tick_get(struct hp_cursor *c, struct hp_rec_tick *t, uint64_t *prev_ns);
+void hp_rec_site_put(struct hp_buf *b, const struct hp_rec_site *s);
+int hp_rec_site_get(struct hp_cursor *c, struct hp_rec_site *s);
 
 /* --- the pieces every record uses ---------------------------------------- */
 

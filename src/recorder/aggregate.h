@@ -118,6 +118,13 @@ uint32_t hp_agg_next(uint32_t id);
  * allocation), async-signal-safe, no allocation. */
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out);
 
+/* The per-site timeline: when bucket id changed since the last call that
+ * returned 1 for it (or ever), or force, fills *out with its key and what
+ * it holds in use now, and returns 1; else returns 0. A change racing the call
+ * shows at the next. Call from one thread at a time (the writer, under its
+ * lock). Lock-free, no allocation; async-signal-safe. */
+int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out);
+
 /* The global figures and lost counts. Lock-free (each an atomic load),
  * async-signal-safe, no allocation. */
 void hp_agg_totals(struct hp_totals *out);

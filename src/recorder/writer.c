@@ -23,6 +23,10 @@
 #include "tags.h"
 
 #define SAMPLES_PER_RECORD 100 /* a second at the default 10 ms */
+/* Ticks gathered into one TIMELINE record: a second at the default
+ * 100 ms, or fewer when their entries pass TICKS_RECORD_BYTES. */
+#define TICKS_PER_RECORD 10
+#define TICKS_RECORD_BYTES (256u << 10)
 
 /* Everything below is guarded by lock. owner is also read without it: it
  * is written only at open, in the process it names. */
@@ -42,6 +46,14 @@ static struct hp_tags_mark tags_written, tags_pending;
 static struct hp_rec_sample samples[SAMPLES_PER_RECORD];
 static unsigned nsamples;
 static struct hp_buf payload, out, buckets_buf;
+/* The per-site timeline: the ticks not yet written (ticks_buf, nticks of
+ * them, times as deltas from tick_prev_ns), the entries of the tick being
+ * taken (tick_buf), and whether the next tick lists every bucket (the
+ * first of a forked child, whose buckets' marks are its parent's). */
+static struct hp_buf ticks_buf, tick_buf;
+static unsigned nticks;
+static uint64_t tick_prev_ns;
+static int tick_all;
 static uint64_t file_bytes; /* written whole so far: records end here */
 static ZSTD_CCtx *cctx;
 /* The file still to be created (NULL once tried); the configuration, for
@@ -59,6 +71,7 @@ static enum hp_role file_role;
 #define PAYLOAD_INITIAL_BYTES (1u << 20)
 #define OUT_INITIAL_BYTES (PAYLOAD_INITIAL_BYTES + (16u << 10))
 #define BUCKETS_INITIAL_BYTES (256u << 10)
+#define TICKS_INITIAL_BYTES (64u << 10) /* each of ticks_buf and tick_buf */
 
 /* Grows an hp_buf with mmap: map the new size, copy, unmap the old. An
  * empty buffer gets what it needs (at least 64 KiB), a full one doubles. */
@@ -90,6 +103,10 @@ static void reserve_buffers(void)
 		grow_mapped(&out, OUT_INITIAL_BYTES);
 	if (!buckets_buf.cap)
 		grow_mapped(&buckets_buf, BUCKETS_INITIAL_BYTES);
+	if (config && config->timeline_ms && !ticks_buf.cap)
+		grow_mapped(&ticks_buf, TICKS_INITIAL_BYTES);
+	if (config && config->timeline_ms && !tick_buf.cap)
+		grow_mapped(&tick_buf, TICKS_INITIAL_BYTES);
 }
 
 /* A zstd context in a workspace mapped once, at the size compression level
@@ -352,11 +369,17 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role)
 	module_events_written = 0;
 	memset(&tags_written, 0, sizeof tags_written);
 	nsamples = 0;
+	ticks_buf.len = tick_buf.len = 0;
+	ticks_buf.err = tick_buf.err = 0;
+	nticks = 0;
+	tick_prev_ns = 0;
+	tick_all = role == HP_ROLE_FORKED;
 	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
+	ticks_buf.grow = tick_buf.grow = grow_mapped;
+	file_config = config = c;
 	reserve_buffers();
 	if (!cctx)
 		cctx = new_cctx();
-	file_config = config = c;
 	file_role = role;
 	/* A forked child, or a program exec'd by a recorded one, creates its
 	 * file when it first has something to say: one that only execs (a
@@ -387,6 +410,45 @@ static void put_timeseries(void)
 	for (unsigned i = 0; i < nsamples; i++)
 		hp_rec_sample_put(&payload, &samples[i], &prev);
 	nsamples = 0;
+}
+
+/* Takes a tick of the timeline into ticks_buf: the buckets changed since
+ * the last. Returns how many it lists. Under the lock. */
+static uint32_t take_tick(void)
+{
+	struct hp_rec_site site;
+	uint32_t n = 0;
+
+	tick_buf.len = 0;
+	tick_buf.err = 0;
+	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
+		if (!hp_agg_take_change(id, tick_all, &site))
+			continue;
+		hp_rec_site_put(&tick_buf, &site);
+		n++;
+	}
+	tick_all = 0;
+	hp_rec_tick_put(&ticks_buf,
+			&(struct hp_rec_tick){hp_os_now_ns() - config->start_ns, n}, &tick_prev_ns);
+	hp_buf_put_bytes(&ticks_buf, tick_buf.data, tick_buf.len);
+	if (tick_buf.err && !ticks_buf.err)
+		ticks_buf.err = tick_buf.err;
+	nticks++;
+	return n;
+}
+
+/* The ticks not yet written, as a TIMELINE payload. The first time of a
+ * record is absolute, as in put_timeseries. */
+static void put_timeline(void)
+{
+	hp_rec_count_put(&payload, nticks);
+	hp_buf_put_bytes(&payload, ticks_buf.data, ticks_buf.len);
+	if (ticks_buf.err && !payload.err)
+		payload.err = ticks_buf.err;
+	ticks_buf.len = 0;
+	ticks_buf.err = 0;
+	nticks = 0;
+	tick_prev_ns = 0;
 }
 
 static void put_stacks(uint32_t from, uint32_t to)
@@ -432,7 +494,8 @@ static uint64_t recorder_bytes(void)
 	uint64_t blocks, live;
 
 	hp_live_usage(&blocks, &live);
-	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap + buckets_buf.cap;
+	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap +
+	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap;
 }
 
 /* The totals are the sums of the buckets written, exactly, even while
@@ -542,6 +605,21 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		put_timeseries();
 		err = emit(HP_REC_TIMESERIES);
 	}
+	/* The timeline at this moment too, so that its last tick before the
+	 * snapshot agrees with it (give or take the allocations in between,
+	 * in another thread). */
+	if (!err && config->timeline_ms) {
+		take_tick();
+		put_timeline();
+		/* A timeline that could not be built (no memory left for its
+		 * buffers) or written is lost, not the snapshot: the payload
+		 * starts clean for it. */
+		if (emit(HP_REC_TIMELINE)) {
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+			payload.len = 0;
+			payload.err = out.err = 0;
+		}
+	}
 	/* After the buckets were read: every tag they name is counted. */
 	if (!err) {
 		memcpy(&tags_pending, &tags_written, sizeof tags_pending);
@@ -583,6 +661,27 @@ void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
 			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
 	unlock(cancel);
+}
+
+uint32_t hp_writer_timeline(void)
+{
+	uint32_t n;
+	int cancel;
+
+	if (!hp_writer_owned())
+		return 0;
+	cancel = lock_for(0);
+	n = take_tick();
+	if ((nticks >= TICKS_PER_RECORD || ticks_buf.len >= TICKS_RECORD_BYTES) &&
+	    ensure_file() == 0) {
+		put_timeline();
+		if (emit(HP_REC_TIMELINE))
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+		payload.len = 0;
+		payload.err = out.err = 0;
+	}
+	unlock(cancel);
+	return n;
 }
 
 void hp_writer_close(void)
