@@ -428,8 +428,8 @@ static uint32_t take_tick(void)
 		n++;
 	}
 	tick_all = 0;
-	hp_rec_tick_put(&ticks_buf,
-			&(struct hp_rec_tick){hp_os_now_ns() - config->start_ns, n}, &tick_prev_ns);
+	struct hp_rec_tick tick = {hp_os_now_ns() - config->start_ns, n};
+	hp_rec_tick_put(&ticks_buf, &tick, &tick_prev_ns);
 	hp_buf_put_bytes(&ticks_buf, tick_buf.data, tick_buf.len);
 	if (tick_buf.err && !ticks_buf.err)
 		ticks_buf.err = tick_buf.err;

@@ -24,6 +24,7 @@
 
 #include "../harness/harness.h"
 #include "../programs/known.h"
+#include "../programs/phases.h"
 
 /* triggers.c: phase N allocates 10 N blocks of 100 N bytes, a snapshot
  * after phases 1, 2 and at exit. */
@@ -460,6 +461,59 @@ HP_TEST(html_snapshots_switch_views)
 	free(dom);
 	expect_eq_u64(screenshot(page, "#snapshot=2", "triggers-overview"), 0,
 		      "a screenshot of the timeline with 3 snapshots");
+}
+
+/* The driver for phases: the per-site timeline's lines, their values at
+ * each snapshot, a click on it. */
+static const char phases_driver[] =
+	"var sp = hpReport.sitesPlot(), d = sp ? sp.data : [[]], s = hpReport.data.snapshots;\n"
+	"put('sites_canvas', document.querySelectorAll('#hp-sites canvas').length);\n"
+	"put('sites_lines', sp ? sp.series.length - 1 : 0);\n"
+	"put('sites_labels', sp.series.slice(1).map(function (x) {\n"
+	"\treturn x.label.split(' ')[0]; }).join(','));\n"
+	"function at(i, ns) {\n"
+	"\tvar v = 0;\n"
+	"\tfor (var k = 0; k < d[0].length && d[0][k] <= ns / 1e9; k++) v = d[i][k];\n"
+	"\treturn v;\n}\n"
+	"put('b_at', [at(1, s[0].time_ns), at(1, s[1].time_ns), at(1, s[2].time_ns)].join(','));\n"
+	"put('a_at', [at(2, s[0].time_ns), at(2, s[1].time_ns), at(2, s[2].time_ns)].join(','));\n"
+	"put('c_at', [at(3, s[0].time_ns), at(3, s[1].time_ns), at(3, s[2].time_ns)].join(','));\n"
+	"var over = sp.over, box = over.getBoundingClientRect();\n"
+	"over.dispatchEvent(new MouseEvent('click', {bubbles: true,\n"
+	"\tclientX: box.left + sp.valToPos(s[0].time_ns / 1e9, 'x'), clientY: box.top + 10}));\n"
+	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n";
+
+HP_TEST(html_sites_over_time)
+{
+	const char *capture = record("phases");
+	char page[4600], driven[4600], want[128];
+	char *dom;
+
+	require(capture, "heapprof run records phases");
+	require(render(capture, "", "phases", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/phases-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, phases_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "#snapshot=3", "phases");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(num(dom, "sites_canvas") >= 1, "the sites' timeline is drawn");
+	expect_true(is(dom, "sites_lines", "3"), "a line per site that held memory");
+	expect_true(is(dom, "sites_labels", "build_b,build_a,leak_c"),
+		    "named by function, the largest first");
+	snprintf(want, sizeof want, "0,%d,0", PHASE_B_N * PHASE_B_SIZE);
+	expect_true(is(dom, "b_at", want), "B's line: all of B at snapshot 2 only");
+	snprintf(want, sizeof want, "%d,0,0", PHASE_A_N * PHASE_A_SIZE);
+	expect_true(is(dom, "a_at", want), "A's line: all of A at snapshot 1 only");
+	snprintf(want, sizeof want, "0,0,%d", PHASE_C_N * PHASE_C_SIZE);
+	expect_true(is(dom, "c_at", want), "C's line: all of C at exit only");
+	expect_true(is(dom, "click_snapshot", "1"),
+		    "a click on the sites' timeline at snapshot 1 selects it");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview", "phases-sites"), 0,
+		      "a screenshot of the overview with the sites' timeline");
 }
 
 /* The page of a capture with 100,000 stacks (bench/analyzer/gen_stacks.c)

@@ -134,6 +134,7 @@ function build() {
 	/* Overview: the summary, the timeline, the snapshots. */
 	$.summary = el('dl', {id: 'hp-summary'});
 	$.chart = el('div', {id: 'hp-timeline'});
+	$.sites = el('div', {id: 'hp-sites'});
 	$.snaps = el('tbody');
 	$.overview = el('section', {id: 'hp-overview'}, [
 		el('h2', {text: 'Summary'}), $.summary,
@@ -141,6 +142,11 @@ function build() {
 		el('p', {cls: 'hp-hint', text: 'Click near a snapshot (the vertical lines) to select ' +
 			'it; drag to zoom, double-click to unzoom.'}),
 		$.chart,
+		D.sites && D.sites.lines.length ? el('h2', {text: 'Top sites over time'}) : null,
+		D.sites && D.sites.lines.length ? el('p', {cls: 'hp-hint', text: 'The bytes in use ' +
+			'of the ' + D.sites.lines.length + ' call stacks that held the most at any ' +
+			'moment (innermost function and line). Click near a snapshot to select it.'}) : null,
+		D.sites && D.sites.lines.length ? $.sites : null,
 		el('h2', {text: 'Snapshots'}),
 		el('table', {id: 'hp-snaps', cls: 'hp-table'}, [
 			el('thead', {}, [el('tr', {}, ['#', 'Time', 'Reason', 'In use', 'Peak so far',
@@ -398,16 +404,58 @@ function drawTimeline() {
 	 * the way down, once per chart element. */
 	if (!$.chart.hpClick) {
 		$.chart.hpClick = true;
-		$.chart.addEventListener('click', timelineClick, true);
+		$.chart.addEventListener('click', function (e) { timelineClick(e, plot); }, true);
 	}
+	drawSites(w, end, axisSecs, axisBytes);
 }
-function timelineClick(e) {
-	if (!plot || !plot.over.contains(e.target) || (plot.select && plot.select.width > 2))
+function timelineClick(e, p) {
+	if (!p || !p.over.contains(e.target) || (p.select && p.select.width > 2))
 		return;
 	{
-		var r = plot.over.getBoundingClientRect();
-		var x = plot.posToVal(e.clientX - r.left, 'x');
+		var r = p.over.getBoundingClientRect();
+		var x = p.posToVal(e.clientX - r.left, 'x');
 		set({snapshot: nearest(x * 1e9), zoom: ''});
+	}
+}
+
+/* The per-site timeline: a line per top site, on the heap chart's time
+ * axis, with the same snapshot marks. */
+var sitesPlot = null;
+var SITE_COLOURS = ['#c0392b', '#2c6fbb', '#27ae60', '#8e44ad', '#e67e00', '#16a085',
+	'#7f8c8d', '#d35400', '#2c3e50', '#b7950b'];
+function siteLabel(line) {
+	var st = D.stacks[line.stack];
+	return st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)';
+}
+function drawSites(w, end, axisSecs, axisBytes) {
+	if (!D.sites || !D.sites.lines.length)
+		return;
+	if (sitesPlot)
+		sitesPlot.destroy();
+	var x = D.sites.t.map(function (t) { return t / 1e9; });
+	var fmtB = function (u, v) { return v == null ? '-' : bytes(v); };
+	var series = [{label: 'time', value: function (u, v) {
+		return v == null ? '-' : v.toFixed(4) + ' s';
+	}}];
+	var data = [x];
+	D.sites.lines.forEach(function (l, i) {
+		series.push({label: siteLabel(l), stroke: SITE_COLOURS[i % SITE_COLOURS.length],
+			width: 1.5, paths: uPlot.paths && uPlot.paths.stepped ?
+				uPlot.paths.stepped({align: 1}) : undefined, value: fmtB});
+		data.push(l.v);
+	});
+	sitesPlot = new uPlot({
+		width: w, height: 300,
+		scales: {x: {time: false, range: function (u, min, max) { return [0, Math.max(end, max)]; }},
+			y: {range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; }}},
+		axes: [{label: 'seconds', values: axisSecs},
+			{values: axisBytes, size: 80, label: 'bytes in use'}],
+		series: series,
+		hooks: {draw: [drawMarks]}
+	}, data, $.sites);
+	if (!$.sites.hpClick) {
+		$.sites.hpClick = true;
+		$.sites.addEventListener('click', function (e) { timelineClick(e, sitesPlot); }, true);
 	}
 }
 function nearest(ns) {
@@ -452,6 +500,8 @@ function drawMarks(u) {
 function markTimeline() {
 	if (plot && dirty.snapshot)
 		plot.redraw(false, false);
+	if (sitesPlot && dirty.snapshot)
+		sitesPlot.redraw(false, false);
 }
 
 /* --- icicle graph ---------------------------------------------------- */
@@ -825,6 +875,7 @@ function start() {
 		search: function (re) { set({search: re}); return search(); },
 		rows: function () { return $.tbody.rows; },
 		plot: function () { return plot; },
+		sitesPlot: function () { return sitesPlot; },
 		renderMs: performance.now() - t0
 	};
 	document.body.setAttribute('data-render-ms', Math.round(window.hpReport.renderMs));
