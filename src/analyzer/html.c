@@ -307,8 +307,8 @@ static int write_sites(FILE *f, const struct hp_site_series *sites, size_t nsite
 				now = s->points[j++].inuse_bytes;
 			v[k] = now;
 		}
-		fprintf(f, "%s{\"stack\":%" PRIu32 ",\"max\":%.0f,\"v\":[", i ? "," : "",
-			stacks[i], s->max_bytes);
+		fprintf(f, "%s{\"stack\":%" PRIu32 ",\"max\":%.0f,\"v\":[", i ? "," : "", stacks[i],
+			s->max_bytes);
 		for (size_t k = 0; k < nt; k += per) {
 			double x = 0;
 			for (size_t q = k; q < k + per && q < nt; q++)
