@@ -572,11 +572,7 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	print_timeline(out, m, o ? o->width : 0);
 
 	const struct per_stack **best = calloc(top, sizeof *best);
-	/* The top sites' timelines: as many as the top stacks. */
-	struct hp_site_series *sites = NULL;
-	size_t nsites = 0;
-	if (!best || hp_timeline_sites(m, top, &sites, &nsites)) {
-		free(best);
+	if (!best) {
 		free(ps);
 		return -ENOMEM;
 	}
