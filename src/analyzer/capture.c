@@ -365,6 +365,75 @@ static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, stru
 	return err ? err : c->err ? -EINVAL : 0;
 }
 
+/* The histograms of the image's snapshot of seq (the last of that seq,
+ * which the recorder wrote just before), sparse (hp_cap_snapshot). */
+static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
+			    struct hp_cursor *c)
+{
+	struct hp_rec_hists h;
+	struct hp_cap_snapshot *s = NULL;
+	uint32_t *first = NULL;
+	struct hp_cap_hclass *cls = NULL;
+	size_t n = 0, alloc = 0;
+	int err = hp_rec_hists_get(c, &h);
+
+	if (err)
+		return -EINVAL;
+	for (size_t i = img->nsnapshots; i-- > 0 && !s;)
+		if (img->snapshots[i].seq == h.seq)
+			s = &img->snapshots[i];
+	if (!s || s->nbuckets != h.count || s->hist_first)
+		return -EINVAL; /* not the snapshot's: malformed */
+	if (charge(cap, (h.count + 1) * sizeof *first))
+		return -E2BIG;
+	first = malloc((h.count + 1) * sizeof *first);
+	if (!first)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < h.count && !err; i++) {
+		struct hp_rec_hist v;
+		first[i] = (uint32_t)n;
+		if (hp_rec_hist_get(c, &v)) {
+			err = -EINVAL;
+			break;
+		}
+		for (unsigned w = 0; w < 2 && !err; w++) {
+			const uint64_t *k = w ? v.life : v.size;
+			unsigned nk = w ? HP_HIST_LIFE_CLASSES : HP_HIST_SIZE_CLASSES;
+			for (unsigned j = 0; j < nk && !err; j++) {
+				if (!k[j])
+					continue;
+				err = reserve(cap, (void **)&cls, &alloc, n + 1, sizeof *cls);
+				if (!err)
+					cls[n++] = (struct hp_cap_hclass){(uint8_t)w, (uint8_t)j, k[j]};
+			}
+		}
+	}
+	if (err) {
+		free(first);
+		free(cls);
+		return err;
+	}
+	first[h.count] = (uint32_t)n;
+	s->hist_first = first;
+	s->hist = cls;
+	return 0;
+}
+
+int hp_capture_hist(const struct hp_cap_snapshot *s, size_t i, struct hp_rec_hist *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!s->hist_first || i >= s->nbuckets)
+		return 0;
+	for (uint32_t k = s->hist_first[i]; k < s->hist_first[i + 1]; k++) {
+		const struct hp_cap_hclass *h = &s->hist[k];
+		if (h->which == HP_CAP_HIST_SIZE)
+			out->size[h->cls] = h->count;
+		else
+			out->life[h->cls] = h->count;
+	}
+	return 1;
+}
+
 static int parse_tags(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n;
@@ -517,6 +586,7 @@ static const char *type_name(unsigned type)
 	case HP_REC_SNAPSHOT: return "SNAPSHOT";
 	case HP_REC_TIMESERIES: return "TIMESERIES";
 	case HP_REC_TIMELINE: return "TIMELINE";
+	case HP_REC_HISTOGRAMS: return "HISTOGRAMS";
 	case HP_REC_SYMBOLS: return "SYMBOLS";
 	case HP_REC_TAGS: return "TAGS";
 	default: return "unknown";
@@ -645,6 +715,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
 			case HP_REC_TAGS: perr = parse_tags(cap, img, &c); break;
 			case HP_REC_TIMELINE: perr = parse_timeline(cap, img, &c); break;
+			case HP_REC_HISTOGRAMS: perr = parse_histograms(cap, img, &c); break;
 			default: break; /* a later minor version's record: skip it */
 			}
 			if (img)
@@ -707,6 +778,8 @@ static void free_image(struct hp_cap_image *img)
 	for (size_t i = 0; i < img->nsnapshots; i++) {
 		free(img->snapshots[i].buckets);
 		free(img->snapshots[i].heaps);
+		free(img->snapshots[i].hist_first);
+		free(img->snapshots[i].hist);
 	}
 	free(img->snapshots);
 	free(img->samples);

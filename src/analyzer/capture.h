@@ -60,7 +60,25 @@ struct hp_cap_snapshot {
 	/* Each custom heap's own peak (format 1.3; none before). */
 	size_t nheaps;
 	struct hp_rec_heap_peak *heaps;
+	/* The buckets' size and lifetime histograms (HISTOGRAMS, format 1.4;
+	 * NULL before, or when lost), kept sparse: bucket i's nonzero classes
+	 * are hist[hist_first[i] .. hist_first[i + 1]); read them with
+	 * hp_capture_hist. */
+	uint32_t *hist_first; /* nbuckets + 1 */
+	struct hp_cap_hclass *hist;
 };
+
+/* A nonzero class of a bucket's histograms: which (HP_CAP_HIST_SIZE or
+ * _LIFE) and its class, and its count. */
+enum { HP_CAP_HIST_SIZE = 0, HP_CAP_HIST_LIFE = 1 };
+struct hp_cap_hclass {
+	uint8_t which, cls;
+	uint64_t count;
+};
+
+/* Bucket i's histograms into *out (all 0 when the snapshot has none).
+ * Returns whether it has them. Pure. */
+int hp_capture_hist(const struct hp_cap_snapshot *s, size_t i, struct hp_rec_hist *out);
 
 /* What a tag id names (TAGS records, format 1.3): a, b, c and name as the
  * record's (format.h, enum hp_tag_kind). tags[kind][id]; entry 0 and ids

@@ -2,6 +2,7 @@
  * report.c - the text and JSON reports (see report.h).
  */
 #include "report.h"
+#include "histo.h"
 #include "timeline.h"
 
 #include "../common/hash.h"
@@ -761,7 +762,14 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 				sites[i].points[k].inuse_objects);
 		fprintf(out, "]}");
 	}
-	fprintf(out, "%s],\n  \"snapshots\": [", nsites ? "\n  " : "");
+	fprintf(out, "%s],\n  \"histograms\": ", nsites ? "\n  " : "");
+	if (hp_report_hist_json(out, m, top)) {
+		hp_timeline_free(sites, nsites);
+		free(best);
+		free(ps);
+		return -ENOMEM;
+	}
+	fprintf(out, ",\n  \"snapshots\": [");
 	for (size_t i = 0; i < cap->nsnapshots && &cap->snapshots[i] <= s; i++) {
 		fprintf(out, "%s\n    {\"seq\": %" PRIu64 ", \"reason\": ", i ? "," : "",
 			cap->snapshots[i].seq);

@@ -110,6 +110,7 @@ enum hp_cli_opt {
 	HP_OPT_AT,        /* --at end|peak */
 	HP_OPT_TITLE,     /* --title T */
 	HP_OPT_STACKS,    /* --stacks */
+	HP_OPT_HISTOGRAMS, /* report: --histograms */
 	HP_OPT_EXE,       /* core: --exe PROGRAM */
 	HP_OPT_WHATIS,    /* core: --whatis (the operands after the core are addresses) */
 	/* heapprof run (docs/options.md) */

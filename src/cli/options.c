@@ -41,6 +41,7 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 	[HP_OPT_AT] =        {"at", 0, HP_CLI_CHOICE, NULL, 0, 0, {"end", "peak"}},
 	[HP_OPT_TITLE] =     {"title", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 	[HP_OPT_STACKS] =    {"stacks", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_HISTOGRAMS] = {"histograms", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_EXE] =       {"exe", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 	[HP_OPT_WHATIS] =    {"whatis", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	/* heapprof run: each recorder option becomes its HEAPPROF_ variable,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../analyzer/group.h"
+#include "../analyzer/histo.h"
 #include "../analyzer/report.h"
 #include "../common/units.h"
 #include "cli.h"
@@ -27,6 +28,8 @@ static const char usage[] =
 	"                   'outer > inner', parents including children), thread or\n"
 	"                   heap (malloc's and each custom heap's, with its own peak)\n"
 	"  --json           the same content as JSON, for scripts\n"
+	"  --histograms     also each top stack's allocations by size and frees by\n"
+	"                   lifetime (allocations lived through), powers of two\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
 	"  --image N        image N of the capture (1 = the first; default the last\n"
 	"                   with a snapshot: a process that exec'd has several)\n"
@@ -96,6 +99,7 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_TOP, 1, LONG_MAX, NULL},
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
+		{HP_OPT_HISTOGRAMS, 0, 0, NULL},
 		{HP_OPT_BY, 0, 0, hp_cli_check_by},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
@@ -172,6 +176,9 @@ int hp_cmd_report(int argc, char **argv)
 	else
 		ret = a.given[HP_OPT_JSON] ? hp_report_json(o.f, &model, &ro)
 					   : hp_report_text(o.f, &model, &ro);
+	/* The histograms after the text report (JSON has them always). */
+	if (!ret && a.given[HP_OPT_HISTOGRAMS] && !a.given[HP_OPT_JSON])
+		ret = hp_report_hist_text(o.f, &model, &ro);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : gates(&a, &model);
 	hp_model_free(&model);
 	hp_capture_free(&cap);

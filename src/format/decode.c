@@ -285,6 +285,33 @@ DEFINE_GET(symframe, HP_REC_SYMFRAME)
 DEFINE_GET(symbols_tail, HP_REC_SYMBOLS_TAIL)
 DEFINE_GET(site, HP_REC_SITE)
 
+int hp_rec_hists_get(struct hp_cursor *c, struct hp_rec_hists *v)
+{
+	HP_REC_HISTS(GET)
+	bound(c, &v->count, 2);
+	return result(c);
+}
+
+static void get_classes(struct hp_cursor *c, uint64_t *v, unsigned max)
+{
+	uint64_t n = hp_cursor_u(c);
+
+	memset(v, 0, max * sizeof *v);
+	if (n > max) {
+		c->err = 1;
+		return;
+	}
+	for (uint64_t i = 0; i < n && !c->err; i++)
+		v[i] = hp_cursor_u(c);
+}
+
+int hp_rec_hist_get(struct hp_cursor *c, struct hp_rec_hist *v)
+{
+	get_classes(c, v->size, HP_HIST_SIZE_CLASSES);
+	get_classes(c, v->life, HP_HIST_LIFE_CLASSES);
+	return result(c);
+}
+
 int hp_rec_count_get(struct hp_cursor *c, size_t min_item_bytes, uint64_t *n)
 {
 	*n = hp_cursor_count(c, (uint64_t)(c->end - c->p) / min_item_bytes);

@@ -147,6 +147,23 @@ DEFINE_PUT(symaddr, HP_REC_SYMADDR)
 DEFINE_PUT(symframe, HP_REC_SYMFRAME)
 DEFINE_PUT(symbols_tail, HP_REC_SYMBOLS_TAIL)
 DEFINE_PUT(site, HP_REC_SITE)
+DEFINE_PUT(hists, HP_REC_HISTS)
+
+/* A run of classes, its trailing zeros left out. */
+static void put_classes(struct hp_buf *b, const uint64_t *v, unsigned n)
+{
+	while (n && !v[n - 1])
+		n--;
+	hp_buf_put_u(b, n);
+	for (unsigned i = 0; i < n; i++)
+		hp_buf_put_u(b, v[i]);
+}
+
+void hp_rec_hist_put(struct hp_buf *b, const struct hp_rec_hist *h)
+{
+	put_classes(b, h->size, HP_HIST_SIZE_CLASSES);
+	put_classes(b, h->life, HP_HIST_LIFE_CLASSES);
+}
 
 void hp_rec_count_put(struct hp_buf *b, uint64_t n)
 {

@@ -145,6 +145,19 @@
  *   what they hold in use at that tick (raw, as a snapshot's figures); a
  *   bucket not listed holds what it held at its last entry (0 before its
  *   first). Its stack may be defined by a later STACKS record only.
+ *
+ * HP_REC_HISTOGRAMS (minor 4; right after each SNAPSHOT; hp_rec_hists,
+ * hp_rec_hist)
+ *   u seq (the snapshot's), u count (its bucket_count), count x, in the
+ *   order of its buckets: u n, n x u (allocations by size class 0..n-1),
+ *   u m, m x u (frees by lifetime class 0..m-1); classes past n and m
+ *   are 0. Size class c: 0 for size 0, else [2^(c-1), 2^c) bytes, class
+ *   23 all from 4 MiB. Lifetime class c (allocations recorded between a
+ *   block's allocation and its free, counted in units of 64): 0 below
+ *   64, else [2^(c+5), 2^(c+6)), class 16 all from 2 Mi. Raw, as the
+ *   snapshot's figures; frees the recorder could not see are in no
+ *   lifetime class. 32-bit counters in the recorder: a class that passed
+ *   2^32 counts modulo 2^32.
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
@@ -172,6 +185,7 @@ enum hp_record_type {
 	HP_REC_SYMBOLS = 6,
 	HP_REC_TAGS = 7, /* minor 3 */
 	HP_REC_TIMELINE = 8, /* minor 4 */
+	HP_REC_HISTOGRAMS = 9, /* minor 4 */
 };
 
 enum hp_unwind_mode {

@@ -73,9 +73,11 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 void hp_agg_alloc(uint32_t id, uint64_t size);
 
 /* Counts a free of size bytes from bucket id; temporary when the block was
- * the last one its thread allocated. Same lock and properties as
- * hp_agg_alloc. */
-void hp_agg_free(uint32_t id, uint64_t size, int temporary);
+ * the last one its thread allocated; age_count the allocations it lived
+ * for (hp_live_age), or HP_AGG_AGE_UNKNOWN (not counted in the lifetime
+ * histogram). Same lock and properties as hp_agg_alloc. */
+#define HP_AGG_AGE_UNKNOWN UINT64_MAX
+void hp_agg_free(uint32_t id, uint64_t size, int temporary, uint64_t age_count);
 
 /* Custom heaps (1..HP_AGG_MAX_HEAPS): their blocks' buckets count like
  * malloc's, but the bytes in use, the peak and its epoch are the heap's own
@@ -100,6 +102,12 @@ uint32_t hp_agg_heap_of(uint32_t id);
  * block's shard lock held (so that its free cannot run in between). No
  * allocation; not async-signal-safe. */
 void hp_agg_move(uint32_t from, uint32_t to, uint64_t size);
+
+/* The size and lifetime histograms of bucket id (format.h, HISTOGRAMS):
+ * its allocations by size class (hp_rec_hist's classes) and its frees by
+ * lifetime class. Counts are 32-bit and wrap. Lock-free (relaxed reads),
+ * async-signal-safe, no allocation. */
+void hp_agg_hist(uint32_t id, struct hp_rec_hist *out);
 
 /* The key of bucket id. Lock-free, async-signal-safe, no allocation. */
 void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *origin_tag,

@@ -37,7 +37,26 @@
 struct hp_live_block {
 	uint64_t size;
 	uint32_t bucket;
+	uint16_t born; /* the birth stamp (hp_live_age), set by hp_live_insert */
 };
+
+/* Lifetimes. Every insert counts one birth (a recorded allocation); an
+ * entry keeps the births before it in units of 2^HP_LIVE_AGE_SHIFT, in the
+ * 16 bits its packed word has to spare (live.c), so that a free knows how
+ * many allocations the block lived for without a clock read or a wider
+ * entry: to within one unit (64), up to 2^16 units (4 Mi allocations),
+ * beyond which the count wraps (a block that lives longer reads younger by
+ * a multiple of 4 Mi). docs/internals/lifetimes.md. */
+#define HP_LIVE_AGE_SHIFT 6
+/* An entry's size field (live.c): sizes from 2^HP_LIVE_SIZE_BITS less
+ * HP_LIVE_BIG_BLOCKS bytes go to the big-block table, which holds
+ * HP_LIVE_BIG_BLOCKS of them at once. */
+#define HP_LIVE_SIZE_BITS 26
+#define HP_LIVE_BIG_BLOCKS 1024
+/* The allocations recorded since a block of birth stamp born was: a
+ * multiple of 2^HP_LIVE_AGE_SHIFT (0: born in the current unit).
+ * Lock-free (a relaxed load), async-signal-safe, no allocation. */
+uint64_t hp_live_age(uint16_t born);
 
 /* Buckets are below 1 << HP_LIVE_BUCKET_BITS (aggregate.c checks its ids
  * fit); a shard's table has at most HP_LIVE_MAX_SLOTS slots. */

@@ -51,6 +51,9 @@ static struct hp_buf payload, out, buckets_buf;
  * taken (tick_buf), and whether the next tick lists every bucket (the
  * first of a forked child, whose buckets' marks are its parent's). */
 static struct hp_buf ticks_buf, tick_buf;
+/* The histograms of the buckets of the snapshot being written, in their
+ * order (collect_buckets). */
+static struct hp_buf hists_buf;
 static unsigned nticks;
 static uint64_t tick_prev_ns;
 static int tick_all;
@@ -375,7 +378,7 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role)
 	tick_prev_ns = 0;
 	tick_all = role == HP_ROLE_FORKED;
 	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
-	ticks_buf.grow = tick_buf.grow = grow_mapped;
+	ticks_buf.grow = tick_buf.grow = hists_buf.grow = grow_mapped;
 	file_config = config = c;
 	reserve_buffers();
 	if (!cctx)
@@ -471,12 +474,17 @@ struct bucket_sums {
 static void collect_buckets(struct bucket_sums *sum)
 {
 	struct hp_rec_bucket v;
+	struct hp_rec_hist h;
 
 	memset(sum, 0, sizeof *sum);
 	buckets_buf.len = 0;
+	hists_buf.len = 0;
+	hists_buf.err = 0;
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		hp_agg_read(id, &v);
 		hp_rec_bucket_put(&buckets_buf, &v);
+		hp_agg_hist(id, &h);
+		hp_rec_hist_put(&hists_buf, &h);
 		sum->n++;
 		if (hp_agg_heap_of(id))
 			continue; /* a custom heap's: not in malloc's totals */
@@ -495,7 +503,7 @@ static uint64_t recorder_bytes(void)
 
 	hp_live_usage(&blocks, &live);
 	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap +
-	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap;
+	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + hists_buf.cap;
 }
 
 /* The totals are the sums of the buckets written, exactly, even while
@@ -632,6 +640,16 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	if (!err) {
 		put_snapshot(reason, signo, nstacks, &sums);
 		err = emit(HP_REC_SNAPSHOT);
+	}
+	/* Its buckets' histograms: lost alone when they cannot be written. */
+	if (!err) {
+		hp_rec_hists_put(&payload,
+				 &(struct hp_rec_hists){.seq = snapshot_seq, .count = sums.n});
+		hp_buf_put_bytes(&payload, hists_buf.data, hists_buf.len);
+		if (hists_buf.err && !payload.err)
+			payload.err = hists_buf.err;
+		if (emit(HP_REC_HISTOGRAMS))
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
 out:
 	payload.len = 0;

@@ -11,6 +11,9 @@
  *     nothing before or after), A still whole until one timeline period
  *     before B begins;
  *   - --timeline 0 writes none;
+ *   - the size and lifetime histograms of tests/programs/lifetimes.c
+ *     (lifetimes.h), exact per site in `report --json` (python3's json)
+ *     and in `report --histograms`;
  *   - the cost: on churn, whose every bucket changes between two ticks,
  *     the timeline adds at most TIMELINE_MAX_BYTES_PER_S to the capture
  *     (it measured 11 KB/s, 6.6 MB for 10 minutes, against 32 KB/s
@@ -25,6 +28,7 @@
 #include "../harness/harness.h"
 #include "../harness/tools.h"
 #include "../programs/churn.h"
+#include "../programs/lifetimes.h"
 #include "../programs/phases.h"
 
 #define PERIOD_NS 10000000ull /* --timeline 10 */
@@ -178,6 +182,65 @@ HP_TEST(timeline_off_writes_none)
 	if (ss && path && load_sites(path, ss))
 		expect_eq_u64(ss->n, 0, "--timeline 0: no sites");
 	free(ss);
+}
+
+/* Site function's histograms in report --json: "sizes=lo-hi:n,...
+ * lifetimes=lo-hi:n,... allocations frees". */
+static char *hist_of(const char *capture, const char *function)
+{
+	return hp_test_sh_out(
+		"%s/heapprof report --json --top 20 %s | python3 -c '"
+		"import json,sys; r=json.load(sys.stdin)\n"
+		"for h in r[\"histograms\"]:\n"
+		"  if h[\"function\"] == \"%s\":\n"
+		"    c = lambda v: \",\".join(\"%%d-%%d:%%d\" %% tuple(x) for x in v)\n"
+		"    print(\"sizes=\" + c(h[\"sizes\"]), \"lifetimes=\" + c(h[\"lifetimes\"]),"
+		" h[\"allocations\"], h[\"frees\"], end=\"\")'",
+		hp_test_build(), capture, function);
+}
+
+HP_TEST(histograms_are_exact)
+{
+	char path[4200], want[256], *got;
+	static const struct {
+		const char *function;
+		unsigned size_lo, n, life_lo, life_hi, freed;
+	} sites[] = {
+		{"short_lived", 16, SHORT_N, 0, 63, SHORT_N},
+		{"filler", 8, FILLER_N, 0, 63, FILLER_N},
+		{"long_lived", 2048, LONG_N, 1024, 2047, LONG_N},
+		{"leak", 65536, LEAK_N, 0, 0, 0},
+	};
+
+	snprintf(path, sizeof path, "%s/lifetimes.hpf", hp_test_tmp());
+	if (!expect_true(hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/lifetimes",
+				    hp_test_build(), path, hp_test_build()) == 0,
+			 "lifetimes runs under heapprof"))
+		return;
+	for (size_t i = 0; i < sizeof sites / sizeof *sites; i++) {
+		if (sites[i].freed)
+			snprintf(want, sizeof want, "sizes=%u-%u:%u lifetimes=%u-%u:%u %u %u",
+				 sites[i].size_lo, 2 * sites[i].size_lo - 1, sites[i].n,
+				 sites[i].life_lo, sites[i].life_hi, sites[i].freed, sites[i].n,
+				 sites[i].freed);
+		else
+			snprintf(want, sizeof want, "sizes=%u-%u:%u lifetimes= %u 0",
+				 sites[i].size_lo, 2 * sites[i].size_lo - 1, sites[i].n,
+				 sites[i].n);
+		got = hist_of(path, sites[i].function);
+		expect_str(got ? got : "", want, sites[i].function);
+		free(got);
+	}
+	got = hp_test_sh_out(
+		"%s/heapprof report --histograms %s | grep -A2 '^  #[0-9]* long_lived '",
+		hp_test_build(), path);
+	expect_true(got && strstr(got, "10 allocations, 10 freed, 0 live") &&
+			    strstr(got, "sizes     [2.0 KiB, 4.0 KiB): 10 (100%)") &&
+			    strstr(got, "lifetimes 1,024-2,047: 10 (100%)"),
+		    "report --histograms: long_lived's sizes and lifetimes");
+	if (got)
+		printf("%s", got);
+	free(got);
 }
 
 static long long file_bytes(const char *path)
