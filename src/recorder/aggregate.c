@@ -264,7 +264,7 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	}
 }
 
-void hp_agg_free(uint32_t id, uint64_t size, int temporary, uint64_t age_count)
+void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
 {
 	struct bucket *b;
 
@@ -279,10 +279,8 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary, uint64_t age_count)
 		SET(b->temp_count, b->temp_count + 1);
 		SET(b->temp_bytes, b->temp_bytes + size);
 	}
-	if (age_count != HP_AGG_AGE_UNKNOWN) {
-		unsigned c = hp_hist_life_class(age_count);
-		SET(b->life_hist[c], b->life_hist[c] + 1);
-	}
+	if ((unsigned)life_class < HP_HIST_LIFE_CLASSES)
+		SET(b->life_hist[life_class], b->life_hist[life_class] + 1);
 	touched(b);
 	hp_spin_unlock(&b->lock);
 	in_use_add(&in_use_bytes, -size);

@@ -73,11 +73,11 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 void hp_agg_alloc(uint32_t id, uint64_t size);
 
 /* Counts a free of size bytes from bucket id; temporary when the block was
- * the last one its thread allocated; age_count the allocations it lived
- * for (hp_live_age), or HP_AGG_AGE_UNKNOWN (not counted in the lifetime
- * histogram). Same lock and properties as hp_agg_alloc. */
-#define HP_AGG_AGE_UNKNOWN UINT64_MAX
-void hp_agg_free(uint32_t id, uint64_t size, int temporary, uint64_t age_count);
+ * the last one its thread allocated; life_class its lifetime class
+ * (hp_hist_life_class, hp_live_life_class), or HP_AGG_LIFE_UNKNOWN (in
+ * no class). Same lock and properties as hp_agg_alloc. */
+#define HP_AGG_LIFE_UNKNOWN (-1)
+void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class);
 
 /* Custom heaps (1..HP_AGG_MAX_HEAPS): their blocks' buckets count like
  * malloc's, but the bytes in use, the peak and its epoch are the heap's own

@@ -234,29 +234,18 @@ static int grow(struct shard *s)
 	return 0;
 }
 
-/* Recorded allocations so far (hp_live_age): a plain load and store while
- * the process has one thread (as aggregate.c's in_use_add), an atomic add
- * otherwise. Any thread. */
-static uint64_t births;
+/* live.h. A relaxed load and store, not a locked add: a clock for
+ * lifetimes need not count every racing birth, and the add would cost
+ * every allocation of a threaded program a locked instruction. */
+uint64_t hp_live_births;
 
 /* Counts a birth; its stamp. */
 static inline uint16_t birth(void)
 {
-	uint64_t n;
+	uint64_t n = __atomic_load_n(&hp_live_births, __ATOMIC_RELAXED) + 1;
 
-	if (hp_os_single_threaded()) {
-		n = __atomic_load_n(&births, __ATOMIC_RELAXED) + 1;
-		__atomic_store_n(&births, n, __ATOMIC_RELAXED);
-	} else {
-		n = __atomic_add_fetch(&births, 1, __ATOMIC_RELAXED);
-	}
+	__atomic_store_n(&hp_live_births, n, __ATOMIC_RELAXED);
 	return (uint16_t)(n >> HP_LIVE_AGE_SHIFT);
-}
-
-uint64_t hp_live_age(uint16_t born)
-{
-	uint16_t now = (uint16_t)(__atomic_load_n(&births, __ATOMIC_RELAXED) >> HP_LIVE_AGE_SHIFT);
-	return (uint64_t)(uint16_t)(now - born) << HP_LIVE_AGE_SHIFT;
 }
 
 int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)

@@ -224,7 +224,7 @@ HP_TEST(writer_bytes_are_the_format)
 	alloc(0x401200, 3, 0, 9, 48, 4);
 	alloc(0x401200, 3, 0, 9, 4096, 1);
 	fake_now = 3000000;
-	hp_agg_free(b, 100, 1, 0);
+	hp_agg_free(b, 100, 1, (int)hp_hist_life_class(0));
 	hp_agg_lost(HP_LOST_UNKNOWN_FREE, 2, 64);
 	hp_agg_lost(HP_LOST_STACK_ROOM, 1, 0);
 	hp_writer_sample(1000, 2u << 20);
@@ -236,7 +236,7 @@ HP_TEST(writer_bytes_are_the_format)
 	unload_second = 1;
 	fake_now = 5000000;
 	alloc(0x401300, 2, 0, 0, 0, 1);
-	hp_agg_free(b, 101, 0, 640);
+	hp_agg_free(b, 101, 0, (int)hp_hist_life_class(640));
 	fake_now = 6000000;
 	expect_eq_u64(hp_writer_snapshot(HP_SNAP_EXIT, 0, 0), 0, "last snapshot");
 	hp_writer_close();

@@ -18,6 +18,7 @@
 #include <sys/time.h>
 
 #include "../../src/common/hash.h"
+#include "../../src/format/records.h"
 #include "../../src/recorder/live.h"
 #include "../../src/recorder/os.h"
 #include "../harness/harness.h"
@@ -221,6 +222,8 @@ HP_TEST(live_ages)
 	expect_true(hp_live_age(b.born) == 10 * unit || hp_live_age(b.born) == 11 * unit,
 		    "it lived through 10 units of inserts (11 when it was born late in one)");
 	expect_eq_u64(b.size * 100 + b.bucket, 4003, "its size and bucket beside the stamp");
+	expect_eq_u64(hp_live_life_class(b.born), hp_hist_life_class(hp_live_age(b.born)),
+		      "its lifetime class, from the units, is the format's");
 	expect_eq_u64(hp_live_insert(0x5000, 3, 40, &b), 0, "again");
 	expect_eq_u64(hp_live_remove(0x5000, &b, 1), 1, "freed at once");
 	expect_eq_u64(hp_live_age(b.born), 0, "no insert in between: age 0");
