@@ -19,6 +19,10 @@
  *              "max": highest bytes, "v": [bytes at each time]}]}, at
  *              most HP_HTML_MAX_POINTS times (a longer one keeps each
  *              stretch's highest value per site)
+ *   hists      the size and lifetime histograms (histo.h) of the last
+ *              snapshot's HP_HTML_SITES stacks with the most allocations:
+ *              [{"stack": index in stacks, "allocs", "frees", "size":
+ *              [per size class], "life": [per lifetime class]}]
  *   snapshots  per snapshot: the record's figures, the model's unbiased
  *              totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
@@ -45,6 +49,7 @@
 #include "assets.h"
 #include "html.h"
 #include "text.h"
+#include "histo.h"
 #include "timeline.h"
 
 #define HP_HTML_MAX_POINTS 4000 /* timeline points: enough for a 4000 px wide chart */
@@ -257,6 +262,24 @@ static void write_series(FILE *f, const struct hp_capture *cap)
 	fputs("}", f);
 }
 
+/* The histograms of the top stacks by allocations; stacks[i] is h[i]'s
+ * index in the page's stacks. */
+static void write_hists(FILE *f, const struct hp_stack_hist *h, size_t n, const uint32_t *stacks)
+{
+	fputs(",\"hists\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"stack\":%" PRIu32 ",\"allocs\":%.0f,\"frees\":%.0f,\"size\":[",
+			i ? "," : "", stacks[i], h[i].allocs, h[i].frees);
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			fprintf(f, "%s%.0f", c ? "," : "", h[i].size[c]);
+		fputs("],\"life\":[", f);
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			fprintf(f, "%s%.0f", c ? "," : "", h[i].life[c]);
+		fputs("]}", f);
+	}
+	fputc(']', f);
+}
+
 static int by_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -444,8 +467,9 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct hp_model m;
 	struct ranked *rank = NULL;
 	struct hp_site_series *sites = NULL;
-	uint32_t *site_stacks = NULL;
-	size_t nsites = 0;
+	uint32_t *site_stacks = NULL, *hist_stacks = NULL;
+	struct hp_stack_hist *hists = NULL;
+	size_t nsites = 0, nhists = 0;
 	const char *title = opts ? opts->title : NULL;
 	char deftitle[512];
 	int ret = 0;
@@ -517,6 +541,14 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				ret = -ENOMEM;
 			for (size_t k = 0; !ret && k < nsites; k++)
 				ret = stack_of(&p, &m, sites[k].stack, &site_stacks[k]);
+			if (!ret)
+				ret = hp_histo_by_stack(&m, &hists, &nhists);
+			if (nhists > HP_HTML_SITES)
+				nhists = HP_HTML_SITES;
+			if (!ret && !(hist_stacks = calloc(nhists + 1, sizeof *hist_stacks)))
+				ret = -ENOMEM;
+			for (size_t k = 0; !ret && k < nhists; k++)
+				ret = stack_of(&p, &m, hists[k].stack, &hist_stacks[k]);
 		}
 		hp_model_free(&m);
 		if (ret) {
@@ -526,6 +558,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	}
 	fputc(']', f);
 	ret = write_sites(f, sites, nsites, site_stacks);
+	write_hists(f, hists, nhists, hist_stacks);
 	if (ret) {
 		snprintf(err, errlen, "%s", strerror(-ret));
 		goto out;
@@ -543,6 +576,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 out:
 	hp_timeline_free(sites, nsites);
 	free(site_stacks);
+	free(hists);
+	free(hist_stacks);
 	free(rank);
 	page_free(&p);
 	return ret;

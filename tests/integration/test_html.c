@@ -24,6 +24,7 @@
 
 #include "../harness/harness.h"
 #include "../programs/known.h"
+#include "../programs/lifetimes.h"
 #include "../programs/phases.h"
 
 /* triggers.c: phase N allocates 10 N blocks of 100 N bytes, a snapshot
@@ -514,6 +515,49 @@ HP_TEST(html_sites_over_time)
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "phases-sites"), 0,
 		      "a screenshot of the overview with the sites' timeline");
+}
+
+/* The driver for lifetimes: each site's bars, "kind:class=count ...". */
+static const char lifetimes_driver[] =
+	"function bars(fn) {\n"
+	"\tvar r = document.querySelector('#hp-hists tr[data-function=\"' + fn + '\"]');\n"
+	"\tif (!r) return 'missing';\n"
+	"\treturn Array.prototype.map.call(r.querySelectorAll('.hp-bar-col'), function (b) {\n"
+	"\t\treturn b.getAttribute('data-kind') + ':' + b.getAttribute('data-class') + '=' +\n"
+	"\t\t\tb.getAttribute('data-v'); }).join(' ');\n}\n"
+	"put('rows', document.querySelectorAll('#hp-hists tbody tr').length);\n"
+	"['short_lived', 'filler', 'long_lived', 'leak'].forEach(function (f) { put(f, bars(f)); });\n";
+
+HP_TEST(html_sizes_and_lifetimes)
+{
+	const char *capture = record("lifetimes");
+	char page[4600], driven[4600], want[128];
+	char *dom;
+
+	require(capture, "heapprof run records lifetimes");
+	require(render(capture, "", "lifetimes", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/lifetimes-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, lifetimes_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "lifetimes");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(num(dom, "rows") >= 4, "a row per site that allocated");
+	/* Size class c is [2^(c-1), 2^c); lifetime class c >= 1 is
+	 * [2^(c+5), 2^(c+6)) allocations, 0 below 64. */
+	snprintf(want, sizeof want, "size:5=%d life:0=%d", LIFE_SHORT_N, LIFE_SHORT_N);
+	expect_true(is(dom, "short_lived", want), "short_lived: [16, 32) B, < 64");
+	snprintf(want, sizeof want, "size:4=%d life:0=%d", LIFE_FILLER_N, LIFE_FILLER_N);
+	expect_true(is(dom, "filler", want), "filler: [8, 16) B, < 64");
+	snprintf(want, sizeof want, "size:12=%d life:5=%d", LIFE_LONG_N, LIFE_LONG_N);
+	expect_true(is(dom, "long_lived", want), "long_lived: [2 KiB, 4 KiB), [1,024, 2,048)");
+	snprintf(want, sizeof want, "size:17=%d", LIFE_LEAK_N);
+	expect_true(is(dom, "leak", want), "leak: [64 KiB, 128 KiB), never freed");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview", "lifetimes-overview"), 0,
+		      "a screenshot of the overview with the histograms");
 }
 
 /* The page of a capture with 100,000 stacks (bench/analyzer/gen_stacks.c)

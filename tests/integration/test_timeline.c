@@ -206,10 +206,10 @@ HP_TEST(histograms_are_exact)
 		const char *function;
 		unsigned size_lo, n, life_lo, life_hi, freed;
 	} sites[] = {
-		{"short_lived", 16, SHORT_N, 0, 63, SHORT_N},
-		{"filler", 8, FILLER_N, 0, 63, FILLER_N},
-		{"long_lived", 2048, LONG_N, 1024, 2047, LONG_N},
-		{"leak", 65536, LEAK_N, 0, 0, 0},
+		{"short_lived", 16, LIFE_SHORT_N, 0, 63, LIFE_SHORT_N},
+		{"filler", 8, LIFE_FILLER_N, 0, 63, LIFE_FILLER_N},
+		{"long_lived", 2048, LIFE_LONG_N, 1024, 2047, LIFE_LONG_N},
+		{"leak", 65536, LIFE_LEAK_N, 0, 0, 0},
 	};
 
 	snprintf(path, sizeof path, "%s/lifetimes.hpf", hp_test_tmp());

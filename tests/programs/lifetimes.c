@@ -8,12 +8,12 @@
 #define NOINLINE __attribute__((noinline))
 #define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
 
-static void *held[LONG_N];
+static void *held[LIFE_LONG_N];
 
 NOINLINE void short_lived(void)
 {
-	for (int i = 0; i < SHORT_N; i++) {
-		void *p = malloc(SHORT_SIZE);
+	for (int i = 0; i < LIFE_SHORT_N; i++) {
+		void *p = malloc(LIFE_SHORT_SIZE);
 		KEEP(p);
 		free(p);
 	}
@@ -21,8 +21,8 @@ NOINLINE void short_lived(void)
 
 NOINLINE void filler(void)
 {
-	for (int i = 0; i < FILLER_N; i++) {
-		void *p = malloc(FILLER_SIZE);
+	for (int i = 0; i < LIFE_FILLER_N; i++) {
+		void *p = malloc(LIFE_FILLER_SIZE);
 		KEEP(p);
 		free(p);
 	}
@@ -30,17 +30,17 @@ NOINLINE void filler(void)
 
 NOINLINE void long_lived(void)
 {
-	for (int i = 0; i < LONG_N; i++)
-		KEEP(held[i] = malloc(LONG_SIZE));
+	for (int i = 0; i < LIFE_LONG_N; i++)
+		KEEP(held[i] = malloc(LIFE_LONG_SIZE));
 	filler();
-	for (int i = 0; i < LONG_N; i++)
+	for (int i = 0; i < LIFE_LONG_N; i++)
 		free(held[i]);
 }
 
 NOINLINE void leak(void)
 {
-	for (int i = 0; i < LEAK_N; i++)
-		KEEP(malloc(LEAK_SIZE));
+	for (int i = 0; i < LIFE_LEAK_N; i++)
+		KEEP(malloc(LIFE_LEAK_SIZE));
 }
 
 int main(void)

@@ -147,6 +147,12 @@ function build() {
 			'of the ' + D.sites.lines.length + ' call stacks that held the most at any ' +
 			'moment (innermost function and line). Click near a snapshot to select it.'}) : null,
 		D.sites && D.sites.lines.length ? $.sites : null,
+		D.hists && D.hists.length ? el('h2', {text: 'Sizes and lifetimes'}) : null,
+		D.hists && D.hists.length ? el('p', {cls: 'hp-hint', text: 'The call stacks with ' +
+			'the most allocations (in the last snapshot): their allocations by size, and ' +
+			'their frees by lifetime, counted in allocations the block lived through ' +
+			'(powers of two).'}) : null,
+		D.hists && D.hists.length ? renderHists() : null,
 		el('h2', {text: 'Snapshots'}),
 		el('table', {id: 'hp-snaps', cls: 'hp-table'}, [
 			el('thead', {}, [el('tr', {}, ['#', 'Time', 'Reason', 'In use', 'Peak so far',
@@ -416,6 +422,65 @@ function timelineClick(e, p) {
 		var x = p.posToVal(e.clientX - r.left, 'x');
 		set({snapshot: nearest(x * 1e9), zoom: ''});
 	}
+}
+
+/* Size and lifetime histograms: a row per stack, a bar per class. */
+var SIZE_UNITS = ['B', 'KiB', 'MiB', 'GiB'];
+function pow2(e, units) {
+	var u = 0;
+	while (e >= 10 && u + 1 < units.length) {
+		e -= 10;
+		u++;
+	}
+	return Math.pow(2, e) + (units.length > 1 ? ' ' + units[u] : '');
+}
+function sizeClass(c) {
+	if (!c)
+		return '0 B';
+	return c >= 23 ? '>= ' + pow2(22, SIZE_UNITS) : pow2(c - 1, SIZE_UNITS);
+}
+function lifeClass(c) {
+	if (!c)
+		return '< 64';
+	return c >= 16 ? '>= ' + commas(Math.pow(2, 21)) : commas(Math.pow(2, c + 5));
+}
+function histBars(v, total, label, kind) {
+	var first = -1, last = -1;
+	v.forEach(function (x, i) {
+		if (x > 0) {
+			if (first < 0)
+				first = i;
+			last = i;
+		}
+	});
+	if (first < 0)
+		return el('div', {cls: 'hp-hist hp-none', text: 'none'});
+	var bars = [];
+	for (var i = first; i <= last; i++) {
+		var share = total > 0 ? v[i] / total : 0;
+		bars.push(el('div', {cls: 'hp-bar-col', 'data-kind': kind, 'data-class': i,
+			'data-v': v[i], title: label(i) + ': ' + commas(v[i]) + ' (' + pct(v[i], total) + ')'}, [
+			el('div', {cls: 'hp-bar-fill', style: 'height:' + Math.round(60 * share) + 'px'}),
+			el('div', {cls: 'hp-bar-label', text: label(i)})]));
+	}
+	return el('div', {cls: 'hp-hist'}, bars);
+}
+function renderHists() {
+	var rows = D.hists.map(function (h) {
+		var st = D.stacks[h.stack];
+		var name = st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)';
+		return el('tr', {'data-function': st && st.length ? fname(st[0]) : ''}, [
+			el('td', {text: name}),
+			el('td', {cls: 'hp-num', text: commas(h.allocs)}),
+			el('td', {}, [histBars(h.size, h.allocs, sizeClass, 'size')]),
+			el('td', {}, [histBars(h.life, h.frees, lifeClass, 'life')])]);
+	});
+	return el('table', {id: 'hp-hists', cls: 'hp-table'}, [
+		el('thead', {}, [el('tr', {}, ['Call stack (innermost)', 'Allocations',
+			'By size (from)', 'Frees by lifetime (allocations, from)'].map(function (h) {
+			return el('th', {text: h});
+		}))]),
+		el('tbody', {}, rows)]);
 }
 
 /* The per-site timeline: a line per top site, on the heap chart's time
