@@ -419,6 +419,48 @@ static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
 	return 0;
 }
 
+static int block_by_address(const void *a, const void *b)
+{
+	const struct hp_rec_block *x = a, *y = b;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* The live blocks of the image's snapshot of seq, sorted by address, a
+ * block seen twice by the recorder's walk kept once. */
+static int parse_blocks(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+{
+	struct hp_rec_hists h;
+	struct hp_cap_snapshot *s = NULL;
+	struct hp_rec_block *v;
+	size_t n = 0;
+
+	if (hp_rec_hists_get(c, &h))
+		return -EINVAL;
+	for (size_t i = img->nsnapshots; i-- > 0 && !s;)
+		if (img->snapshots[i].seq == h.seq)
+			s = &img->snapshots[i];
+	if (!s || s->has_blocks || h.count > (uint64_t)(c->end - c->p) / HP_REC_BLOCK_MIN_BYTES)
+		return -EINVAL;
+	if (charge(cap, (h.count ? h.count : 1) * sizeof *v))
+		return -E2BIG;
+	v = malloc((h.count ? h.count : 1) * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < h.count; i++)
+		if (hp_rec_block_get(c, &v[i])) {
+			free(v);
+			return -EINVAL;
+		}
+	qsort(v, h.count, sizeof *v, block_by_address);
+	for (size_t i = 0; i < h.count; i++)
+		if (!n || v[i].address != v[n - 1].address)
+			v[n++] = v[i];
+	s->has_blocks = 1;
+	s->nblocks = n;
+	s->blocks = v;
+	return 0;
+}
+
 int hp_capture_hist(const struct hp_cap_snapshot *s, size_t i, struct hp_rec_hist *out)
 {
 	memset(out, 0, sizeof *out);
@@ -587,6 +629,7 @@ static const char *type_name(unsigned type)
 	case HP_REC_TIMESERIES: return "TIMESERIES";
 	case HP_REC_TIMELINE: return "TIMELINE";
 	case HP_REC_HISTOGRAMS: return "HISTOGRAMS";
+	case HP_REC_BLOCKS: return "BLOCKS";
 	case HP_REC_SYMBOLS: return "SYMBOLS";
 	case HP_REC_TAGS: return "TAGS";
 	default: return "unknown";
@@ -716,6 +759,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			case HP_REC_TAGS: perr = parse_tags(cap, img, &c); break;
 			case HP_REC_TIMELINE: perr = parse_timeline(cap, img, &c); break;
 			case HP_REC_HISTOGRAMS: perr = parse_histograms(cap, img, &c); break;
+			case HP_REC_BLOCKS: perr = parse_blocks(cap, img, &c); break;
 			default: break; /* a later minor version's record: skip it */
 			}
 			if (img)
@@ -780,6 +824,7 @@ static void free_image(struct hp_cap_image *img)
 		free(img->snapshots[i].heaps);
 		free(img->snapshots[i].hist_first);
 		free(img->snapshots[i].hist);
+		free(img->snapshots[i].blocks);
 	}
 	free(img->snapshots);
 	free(img->samples);

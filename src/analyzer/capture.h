@@ -66,6 +66,11 @@ struct hp_cap_snapshot {
 	 * hp_capture_hist. */
 	uint32_t *hist_first; /* nbuckets + 1 */
 	struct hp_cap_hclass *hist;
+	/* The live blocks (BLOCKS, format 1.4, with --live-blocks), sorted by
+	 * address, each once; has_blocks 0 when the snapshot has none. */
+	int has_blocks;
+	size_t nblocks;
+	struct hp_rec_block *blocks;
 };
 
 /* A nonzero class of a bucket's histograms: which (HP_CAP_HIST_SIZE or

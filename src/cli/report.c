@@ -11,6 +11,7 @@
 
 #include "../analyzer/group.h"
 #include "../analyzer/histo.h"
+#include "../analyzer/memmap.h"
 #include "../analyzer/report.h"
 #include "../common/units.h"
 #include "cli.h"
@@ -30,6 +31,9 @@ static const char usage[] =
 	"  --json           the same content as JSON, for scripts\n"
 	"  --histograms     also each top stack's allocations by size and frees by\n"
 	"                   lifetime (allocations lived through), powers of two\n"
+	"  --map            instead, the memory map: where the live blocks lie, by\n"
+	"                   region, in use against span (needs run --live-blocks);\n"
+	"                   with --json, every block\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
 	"  --image N        image N of the capture (1 = the first; default the last\n"
 	"                   with a snapshot: a process that exec'd has several)\n"
@@ -100,6 +104,7 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_HISTOGRAMS, 0, 0, NULL},
+		{HP_OPT_MAP, 0, 0, NULL},
 		{HP_OPT_BY, 0, 0, hp_cli_check_by},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
@@ -170,14 +175,16 @@ int hp_cmd_report(int argc, char **argv)
 	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	enum hp_dim by = (enum hp_dim)hp_cli_by(&a);
-	if (by != HP_BY_STACK)
+	if (a.given[HP_OPT_MAP])
+		ret = hp_report_map(o.f, &model, &ro, a.given[HP_OPT_JSON]);
+	else if (by != HP_BY_STACK)
 		ret = a.given[HP_OPT_JSON] ? hp_report_by_json(o.f, &model, &ro, by)
 					   : hp_report_by_text(o.f, &model, &ro, by);
 	else
 		ret = a.given[HP_OPT_JSON] ? hp_report_json(o.f, &model, &ro)
 					   : hp_report_text(o.f, &model, &ro);
 	/* The histograms after the text report (JSON has them always). */
-	if (!ret && a.given[HP_OPT_HISTOGRAMS] && !a.given[HP_OPT_JSON])
+	if (!ret && a.given[HP_OPT_HISTOGRAMS] && !a.given[HP_OPT_JSON] && !a.given[HP_OPT_MAP])
 		ret = hp_report_hist_text(o.f, &model, &ro);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : gates(&a, &model);
 	hp_model_free(&model);

@@ -284,6 +284,7 @@ DEFINE_GET(heap_peak, HP_REC_HEAP_PEAK)
 DEFINE_GET(symframe, HP_REC_SYMFRAME)
 DEFINE_GET(symbols_tail, HP_REC_SYMBOLS_TAIL)
 DEFINE_GET(site, HP_REC_SITE)
+DEFINE_GET(block, HP_REC_BLOCK)
 
 int hp_rec_hists_get(struct hp_cursor *c, struct hp_rec_hists *v)
 {

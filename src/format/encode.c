@@ -148,6 +148,7 @@ DEFINE_PUT(symframe, HP_REC_SYMFRAME)
 DEFINE_PUT(symbols_tail, HP_REC_SYMBOLS_TAIL)
 DEFINE_PUT(site, HP_REC_SITE)
 DEFINE_PUT(hists, HP_REC_HISTS)
+DEFINE_PUT(block, HP_REC_BLOCK)
 
 /* A run of classes, its trailing zeros left out. */
 static void put_classes(struct hp_buf *b, const uint64_t *v, unsigned n)

@@ -158,6 +158,13 @@
  *   snapshot's figures; frees the recorder could not see are in no
  *   lifetime class. 32-bit counters in the recorder: a class that passed
  *   2^32 counts modulo 2^32.
+ *
+ * HP_REC_BLOCKS (minor 4; with --live-blocks, after each snapshot's
+ * HISTOGRAMS, not from a signal handler; hp_rec_hists, hp_rec_block)
+ *   u seq (the snapshot's), u count, count x (u address, u size,
+ *   u stack_id): every live block the recorder holds (the sampled ones in
+ *   a sampled recording; malloc's, not custom heaps'), in no particular
+ *   order.
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
@@ -186,6 +193,7 @@ enum hp_record_type {
 	HP_REC_TAGS = 7, /* minor 3 */
 	HP_REC_TIMELINE = 8, /* minor 4 */
 	HP_REC_HISTOGRAMS = 9, /* minor 4 */
+	HP_REC_BLOCKS = 10,    /* minor 4 */
 };
 
 enum hp_unwind_mode {

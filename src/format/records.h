@@ -19,6 +19,7 @@
  *               hp_rec_symbols_tail
  *   TAGS        count x hp_rec_tag
  *   HISTOGRAMS  hp_rec_hists, count x hp_rec_hist
+ *   BLOCKS      hp_rec_hists, count x hp_rec_block
  *   TIMELINE    count x (hp_rec_tick (time as a delta: hp_rec_tick_put),
  *               entry_count x hp_rec_site)
  *
@@ -431,6 +432,22 @@ void hp_rec_hists_put(struct hp_buf *b, const struct hp_rec_hists *h);
 int hp_rec_hists_get(struct hp_cursor *c, struct hp_rec_hists *h);
 void hp_rec_hist_put(struct hp_buf *b, const struct hp_rec_hist *h);
 int hp_rec_hist_get(struct hp_cursor *c, struct hp_rec_hist *h);
+
+/* --- BLOCKS: hp_rec_hists (seq, count), count x hp_rec_block (minor 4) */
+
+#define HP_REC_BLOCK(X)                                                        \
+	X(U, uint64_t, address)                                                \
+	X(U, uint64_t, size)                                                   \
+	X(U, uint32_t, stack_id)
+
+struct hp_rec_block {
+	HP_REC_BLOCK(HP_REC_MEMBER)
+};
+
+#define HP_REC_BLOCK_MIN_BYTES (0 HP_REC_BLOCK(HP_REC_ONE))
+
+void hp_rec_block_put(struct hp_buf *b, const struct hp_rec_block *v);
+int hp_rec_block_get(struct hp_cursor *c, struct hp_rec_block *v);
 
 /* --- the pieces every record uses ---------------------------------------- */
 

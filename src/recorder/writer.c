@@ -54,6 +54,9 @@ static struct hp_buf ticks_buf, tick_buf;
 /* The histograms of the buckets of the snapshot being written, in their
  * order (collect_buckets). */
 static struct hp_buf hists_buf;
+/* The live blocks of the snapshot being written (--live-blocks). */
+static struct hp_buf blocks_buf;
+static uint64_t nblocks;
 static unsigned nticks;
 static uint64_t tick_prev_ns;
 static int tick_all;
@@ -378,7 +381,7 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role)
 	tick_prev_ns = 0;
 	tick_all = role == HP_ROLE_FORKED;
 	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
-	ticks_buf.grow = tick_buf.grow = hists_buf.grow = grow_mapped;
+	ticks_buf.grow = tick_buf.grow = hists_buf.grow = blocks_buf.grow = grow_mapped;
 	file_config = config = c;
 	reserve_buffers();
 	if (!cctx)
@@ -496,6 +499,23 @@ static void collect_buckets(struct bucket_sums *sum)
 	}
 }
 
+/* hp_live_walk's callback: a live block of malloc's into blocks_buf.
+ * Under its shard lock (blocks_buf may grow with mmap there, as a shard
+ * does). */
+static int put_block(void *arg, uintptr_t addr, struct hp_live_block *blk)
+{
+	uint32_t stack_id, type_tag, origin_tag;
+	uint64_t size;
+
+	(void)arg;
+	if (addr & ~HP_ATTR_ADDR_MASK)
+		return HP_LIVE_KEEP; /* a custom heap's block */
+	hp_agg_key(blk->bucket, &stack_id, &type_tag, &origin_tag, &size);
+	hp_rec_block_put(&blocks_buf, &(struct hp_rec_block){addr, blk->size, stack_id});
+	nblocks++;
+	return HP_LIVE_KEEP;
+}
+
 /* What the recorder holds: its tables and the writer's buffers. */
 static uint64_t recorder_bytes(void)
 {
@@ -503,7 +523,7 @@ static uint64_t recorder_bytes(void)
 
 	hp_live_usage(&blocks, &live);
 	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap +
-	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + hists_buf.cap;
+	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + hists_buf.cap + blocks_buf.cap;
 }
 
 /* The totals are the sums of the buckets written, exactly, even while
@@ -649,6 +669,22 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		if (hists_buf.err && !payload.err)
 			payload.err = hists_buf.err;
 		if (emit(HP_REC_HISTOGRAMS))
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+	}
+	/* The live blocks (--live-blocks): the walk takes every shard lock
+	 * in turn, which a signal handler must not (the interrupted code may
+	 * hold one). An entry moved by a racing insert may be seen twice
+	 * (hp_live_walk); the analyzer keeps one. */
+	if (!err && config->live_blocks && !(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL))) {
+		blocks_buf.len = 0;
+		blocks_buf.err = 0;
+		nblocks = 0;
+		hp_live_walk(put_block, NULL);
+		hp_rec_hists_put(&payload, &(struct hp_rec_hists){.seq = snapshot_seq, .count = nblocks});
+		hp_buf_put_bytes(&payload, blocks_buf.data, blocks_buf.len);
+		if (blocks_buf.err && !payload.err)
+			payload.err = blocks_buf.err;
+		if (emit(HP_REC_BLOCKS))
 			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
 out:
