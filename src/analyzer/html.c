@@ -23,6 +23,9 @@
  *              snapshot's HP_HTML_SITES stacks with the most allocations:
  *              [{"stack": index in stacks, "allocs", "frees", "size":
  *              [per size class], "life": [per lifetime class]}]
+ *   map        the last snapshot's live blocks (run --live-blocks), at
+ *              most HP_HTML_MAX_BLOCKS, by address: {"seq", "blocks":
+ *              [[address, size, index in stacks]...]}, or null
  *   snapshots  per snapshot: the record's figures, the model's unbiased
  *              totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
@@ -52,8 +55,9 @@
 #include "histo.h"
 #include "timeline.h"
 
-#define HP_HTML_MAX_POINTS 4000 /* timeline points: enough for a 4000 px wide chart */
-#define HP_HTML_SITES 10        /* lines of the per-site timeline */
+#define HP_HTML_MAX_POINTS 4000   /* timeline points: enough for a 4000 px wide chart */
+#define HP_HTML_SITES 10          /* lines of the per-site timeline */
+#define HP_HTML_MAX_BLOCKS 100000 /* blocks of the memory map */
 
 enum {
 	COL_INUSE_B,
@@ -280,6 +284,30 @@ static void write_hists(FILE *f, const struct hp_stack_hist *h, size_t n, const 
 	fputc(']', f);
 }
 
+/* The memory map: the blocks of s (sorted by address), their stacks as
+ * indexes into the page's stacks (stacks[i], UINT32_MAX: none). */
+static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *stacks)
+{
+	size_t n = s && s->has_blocks ? s->nblocks : 0;
+
+	if (!s || !s->has_blocks) {
+		fputs(",\"map\":null", f);
+		return;
+	}
+	if (n > HP_HTML_MAX_BLOCKS)
+		n = HP_HTML_MAX_BLOCKS;
+	fprintf(f, ",\"map\":{\"seq\":%" PRIu64 ",\"total\":%zu,\"blocks\":[", s->seq, s->nblocks);
+	for (size_t i = 0; i < n; i++) {
+		if (stacks[i] == UINT32_MAX)
+			fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",-1]", i ? "," : "",
+				s->blocks[i].address, s->blocks[i].size);
+		else
+			fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu32 "]", i ? "," : "",
+				s->blocks[i].address, s->blocks[i].size, stacks[i]);
+	}
+	fputs("]}", f);
+}
+
 static int by_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -467,7 +495,9 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct hp_model m;
 	struct ranked *rank = NULL;
 	struct hp_site_series *sites = NULL;
-	uint32_t *site_stacks = NULL, *hist_stacks = NULL;
+	uint32_t *site_stacks = NULL, *hist_stacks = NULL, *map_stacks = NULL;
+	const struct hp_cap_snapshot *map_snap = NULL;
+	size_t nmap = 0;
 	struct hp_stack_hist *hists = NULL;
 	size_t nsites = 0, nhists = 0;
 	const char *title = opts ? opts->title : NULL;
@@ -549,6 +579,18 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				ret = -ENOMEM;
 			for (size_t k = 0; !ret && k < nhists; k++)
 				ret = stack_of(&p, &m, hists[k].stack, &hist_stacks[k]);
+			map_snap = &cap->snapshots[i];
+			nmap = map_snap->has_blocks ? map_snap->nblocks : 0;
+			if (nmap > HP_HTML_MAX_BLOCKS)
+				nmap = HP_HTML_MAX_BLOCKS;
+			if (!ret && !(map_stacks = calloc(nmap + 1, sizeof *map_stacks)))
+				ret = -ENOMEM;
+			for (size_t k = 0; !ret && k < nmap; k++) {
+				uint32_t st = map_snap->blocks[k].stack_id;
+				map_stacks[k] = UINT32_MAX;
+				if (st < m.nstacks && m.stacks[st].depth)
+					ret = stack_of(&p, &m, st, &map_stacks[k]);
+			}
 		}
 		hp_model_free(&m);
 		if (ret) {
@@ -559,6 +601,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	fputc(']', f);
 	ret = write_sites(f, sites, nsites, site_stacks);
 	write_hists(f, hists, nhists, hist_stacks);
+	write_map(f, map_snap, map_stacks);
 	if (ret) {
 		snprintf(err, errlen, "%s", strerror(-ret));
 		goto out;
@@ -578,6 +621,7 @@ out:
 	free(site_stacks);
 	free(hists);
 	free(hist_stacks);
+	free(map_stacks);
 	free(rank);
 	page_free(&p);
 	return ret;

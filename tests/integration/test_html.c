@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../harness/harness.h"
+#include "../harness/tools.h"
 #include "../programs/known.h"
 #include "../programs/lifetimes.h"
 #include "../programs/phases.h"
@@ -558,6 +559,55 @@ HP_TEST(html_sizes_and_lifetimes)
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "lifetimes-overview"), 0,
 		      "a screenshot of the overview with the histograms");
+}
+
+/* The driver for mapprog's memory map: its regions and blocks. */
+static const char map_driver[] =
+	"var g = hpReport.mapRegions(), b = hpReport.data.map.blocks, mine = 0, bytes = 0;\n"
+	"b.forEach(function (x) {\n"
+	"\tvar st = x[2] >= 0 ? hpReport.data.stacks[x[2]] : null;\n"
+	"\tif (st && hpReport.data.strings[hpReport.data.frames[st[0]][0]] === 'make_blocks') {\n"
+	"\t\tmine++; bytes += x[1]; }\n});\n"
+	"put('canvases', document.querySelectorAll('#hp-map canvas').length);\n"
+	"put('regions', g.length);\n"
+	"put('mine', mine + '/' + bytes);\n";
+
+HP_TEST(html_memory_map)
+{
+	char capture[4600], page[4600], driven[4600], want[64], *out;
+	unsigned long long sum = 0;
+	unsigned n = 0;
+	char *dom;
+
+	snprintf(capture, sizeof capture, "%s/mapprog.hpf", hp_test_tmp());
+	out = hp_test_sh_out("%s run -q --live-blocks -o %s -- %s/tests/programs/mapprog", hp(),
+			     capture, hp_test_build());
+	require(out, "heapprof run --live-blocks records mapprog");
+	for (char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long a, s;
+		if (sscanf(l, "%llu %llu", &a, &s) == 2) {
+			n++;
+			sum += s;
+		}
+	}
+	free(out);
+	require(render(capture, "", "mapprog", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/mapprog-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, map_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "mapprog");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(num(dom, "regions") >= 1 && num(dom, "canvases") == num(dom, "regions"),
+		    "a canvas per region");
+	snprintf(want, sizeof want, "%u/%llu", n, sum);
+	expect_true(is(dom, "mine", want),
+		    "the map holds make_blocks' live blocks, as many and as large as printed");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview", "mapprog-overview"), 0,
+		      "a screenshot of the overview with the memory map");
 }
 
 /* The page of a capture with 100,000 stacks (bench/analyzer/gen_stacks.c)

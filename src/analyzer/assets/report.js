@@ -153,6 +153,12 @@ function build() {
 			'their frees by lifetime, counted in allocations the block lived through ' +
 			'(powers of two).'}) : null,
 		D.hists && D.hists.length ? renderHists() : null,
+		D.map ? el('h2', {text: 'Memory map'}) : null,
+		D.map ? el('p', {cls: 'hp-hint', text: 'Where the live blocks of snapshot #' + D.map.seq +
+			' lie (run --live-blocks): each region of the address space (blocks less than ' +
+			'1 MiB apart) is a row, left to right, a block a bar coloured by its call stack ' +
+			'(grey: the gaps between blocks). Hover for details.'}) : null,
+		D.map ? renderMap() : null,
 		el('h2', {text: 'Snapshots'}),
 		el('table', {id: 'hp-snaps', cls: 'hp-table'}, [
 			el('thead', {}, [el('tr', {}, ['#', 'Time', 'Reason', 'In use', 'Peak so far',
@@ -481,6 +487,57 @@ function renderHists() {
 			return el('th', {text: h});
 		}))]),
 		el('tbody', {}, rows)]);
+}
+
+/* The memory map: regions of blocks (gaps under 1 MiB), a canvas row
+ * each, a block a bar coloured by its stack. */
+var mapRegions = [];
+function mapColour(stack) {
+	return stack < 0 ? '#999' : SITE_COLOURS[stack % SITE_COLOURS.length];
+}
+function renderMap() {
+	var b = D.map.blocks, regions = [], r = null, i;
+	for (i = 0; i < b.length; i++) {
+		if (!r || b[i][0] >= r.end + 1048576) {
+			r = {start: b[i][0], end: b[i][0] + b[i][1], first: i, count: 0, bytes: 0};
+			regions.push(r);
+		}
+		r.count++;
+		r.bytes += b[i][1];
+		r.end = Math.max(r.end, b[i][0] + b[i][1]);
+	}
+	mapRegions = regions;
+	var box = el('div', {id: 'hp-map'});
+	var tip = el('div', {id: 'hp-map-tip', cls: 'hp-hint'});
+	regions.forEach(function (g, k) {
+		var w = 1200, h = 28, span = Math.max(1, g.end - g.start);
+		var c = el('canvas', {width: w, height: h, 'data-region': k});
+		var ctx = c.getContext('2d');
+		ctx.fillStyle = '#e4e4e4';
+		ctx.fillRect(0, 0, w, h);
+		for (var j = g.first; j < g.first + g.count; j++) {
+			var x = (b[j][0] - g.start) / span * w, bw = Math.max(1, b[j][1] / span * w);
+			ctx.fillStyle = mapColour(b[j][2]);
+			ctx.fillRect(x, 2, bw, h - 4);
+		}
+		c.addEventListener('mousemove', function (e) {
+			var rc = c.getBoundingClientRect();
+			var a = g.start + (e.clientX - rc.left) / rc.width * span, found = null;
+			for (var j = g.first; j < g.first + g.count && !found; j++)
+				if (a >= b[j][0] && a < b[j][0] + b[j][1])
+					found = b[j];
+			var st = found && found[2] >= 0 ? D.stacks[found[2]] : null;
+			tip.textContent = found ? '0x' + found[0].toString(16) + ': ' + commas(found[1]) +
+				' B, ' + (st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)') :
+				'a gap';
+		});
+		box.appendChild(el('div', {cls: 'hp-map-region', text: '0x' + g.start.toString(16) +
+			' - 0x' + g.end.toString(16) + ': ' + commas(g.count) + ' blocks, ' +
+			bytes(g.bytes) + ' in ' + bytes(span) + ' (' + pct(g.bytes, span) + ' in use)'}));
+		box.appendChild(c);
+	});
+	box.appendChild(tip);
+	return box;
 }
 
 /* The per-site timeline: a line per top site, on the heap chart's time
@@ -941,6 +998,7 @@ function start() {
 		rows: function () { return $.tbody.rows; },
 		plot: function () { return plot; },
 		sitesPlot: function () { return sitesPlot; },
+		mapRegions: function () { return mapRegions; },
 		renderMs: performance.now() - t0
 	};
 	document.body.setAttribute('data-render-ms', Math.round(window.hpReport.renderMs));
