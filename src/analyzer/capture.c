@@ -334,6 +334,148 @@ static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, st
 	return c->err ? -EINVAL : 0;
 }
 
+static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+{
+	uint64_t n, t = 0; /* each record's first time is absolute, as TIMESERIES' */
+	int err = hp_rec_count_get(c, HP_REC_TICK_MIN_BYTES, &n);
+
+	if (!err)
+		err = reserve(cap, (void **)&img->ticks, &img->alloc_ticks, img->nticks + n,
+			      sizeof *img->ticks);
+	for (uint64_t i = 0; i < n && !err && !c->err; i++) {
+		struct hp_rec_tick tick;
+		struct hp_cap_tick *k = &img->ticks[img->nticks];
+		if (hp_rec_tick_get(c, &tick, &t))
+			break;
+		err = reserve(cap, (void **)&img->sites, &img->alloc_sites,
+			      img->nsites + tick.entry_count, sizeof *img->sites);
+		if (err)
+			break;
+		*k = (struct hp_cap_tick){tick.time_ns, img->nsites, 0};
+		for (uint64_t e = 0; e < tick.entry_count && !c->err; e++)
+			if (!hp_rec_site_get(c, &img->sites[k->first + k->count]))
+				k->count++;
+		/* A tick cut short by damage is dropped whole: a partial one
+		 * would read as buckets unchanged. */
+		if (!c->err) {
+			img->nsites += k->count;
+			img->nticks++;
+		}
+	}
+	return err ? err : c->err ? -EINVAL : 0;
+}
+
+/* The histograms of the image's snapshot of seq (the last of that seq,
+ * which the recorder wrote just before), sparse (hp_cap_snapshot). */
+static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
+			    struct hp_cursor *c)
+{
+	struct hp_rec_hists h;
+	struct hp_cap_snapshot *s = NULL;
+	uint32_t *first = NULL;
+	struct hp_cap_hclass *cls = NULL;
+	size_t n = 0, alloc = 0;
+	int err = hp_rec_hists_get(c, &h);
+
+	if (err)
+		return -EINVAL;
+	for (size_t i = img->nsnapshots; i-- > 0 && !s;)
+		if (img->snapshots[i].seq == h.seq)
+			s = &img->snapshots[i];
+	if (!s || s->nbuckets != h.count || s->hist_first)
+		return -EINVAL; /* not the snapshot's: malformed */
+	if (charge(cap, (h.count + 1) * sizeof *first))
+		return -E2BIG;
+	first = malloc((h.count + 1) * sizeof *first);
+	if (!first)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < h.count && !err; i++) {
+		struct hp_rec_hist v;
+		first[i] = (uint32_t)n;
+		if (hp_rec_hist_get(c, &v)) {
+			err = -EINVAL;
+			break;
+		}
+		for (unsigned w = 0; w < 2 && !err; w++) {
+			const uint64_t *k = w ? v.life : v.size;
+			unsigned nk = w ? HP_HIST_LIFE_CLASSES : HP_HIST_SIZE_CLASSES;
+			for (unsigned j = 0; j < nk && !err; j++) {
+				if (!k[j])
+					continue;
+				err = reserve(cap, (void **)&cls, &alloc, n + 1, sizeof *cls);
+				if (!err)
+					cls[n++] = (struct hp_cap_hclass){(uint8_t)w, (uint8_t)j, k[j]};
+			}
+		}
+	}
+	if (err) {
+		free(first);
+		free(cls);
+		return err;
+	}
+	first[h.count] = (uint32_t)n;
+	s->hist_first = first;
+	s->hist = cls;
+	return 0;
+}
+
+static int block_by_address(const void *a, const void *b)
+{
+	const struct hp_rec_block *x = a, *y = b;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* The live blocks of the image's snapshot of seq, sorted by address, a
+ * block seen twice by the recorder's walk kept once. */
+static int parse_blocks(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+{
+	struct hp_rec_hists h;
+	struct hp_cap_snapshot *s = NULL;
+	struct hp_rec_block *v;
+	size_t n = 0;
+
+	if (hp_rec_hists_get(c, &h))
+		return -EINVAL;
+	for (size_t i = img->nsnapshots; i-- > 0 && !s;)
+		if (img->snapshots[i].seq == h.seq)
+			s = &img->snapshots[i];
+	if (!s || s->has_blocks || h.count > (uint64_t)(c->end - c->p) / HP_REC_BLOCK_MIN_BYTES)
+		return -EINVAL;
+	if (charge(cap, (h.count ? h.count : 1) * sizeof *v))
+		return -E2BIG;
+	v = malloc((h.count ? h.count : 1) * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < h.count; i++)
+		if (hp_rec_block_get(c, &v[i])) {
+			free(v);
+			return -EINVAL;
+		}
+	qsort(v, h.count, sizeof *v, block_by_address);
+	for (size_t i = 0; i < h.count; i++)
+		if (!n || v[i].address != v[n - 1].address)
+			v[n++] = v[i];
+	s->has_blocks = 1;
+	s->nblocks = n;
+	s->blocks = v;
+	return 0;
+}
+
+int hp_capture_hist(const struct hp_cap_snapshot *s, size_t i, struct hp_rec_hist *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!s->hist_first || i >= s->nbuckets)
+		return 0;
+	for (uint32_t k = s->hist_first[i]; k < s->hist_first[i + 1]; k++) {
+		const struct hp_cap_hclass *h = &s->hist[k];
+		if (h->which == HP_CAP_HIST_SIZE)
+			out->size[h->cls] = h->count;
+		else
+			out->life[h->cls] = h->count;
+	}
+	return 1;
+}
+
 static int parse_tags(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n;
@@ -485,6 +627,9 @@ static const char *type_name(unsigned type)
 	case HP_REC_STACKS: return "STACKS";
 	case HP_REC_SNAPSHOT: return "SNAPSHOT";
 	case HP_REC_TIMESERIES: return "TIMESERIES";
+	case HP_REC_TIMELINE: return "TIMELINE";
+	case HP_REC_HISTOGRAMS: return "HISTOGRAMS";
+	case HP_REC_BLOCKS: return "BLOCKS";
 	case HP_REC_SYMBOLS: return "SYMBOLS";
 	case HP_REC_TAGS: return "TAGS";
 	default: return "unknown";
@@ -612,6 +757,9 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			case HP_REC_TIMESERIES: perr = parse_timeseries(cap, img, &c); break;
 			case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
 			case HP_REC_TAGS: perr = parse_tags(cap, img, &c); break;
+			case HP_REC_TIMELINE: perr = parse_timeline(cap, img, &c); break;
+			case HP_REC_HISTOGRAMS: perr = parse_histograms(cap, img, &c); break;
+			case HP_REC_BLOCKS: perr = parse_blocks(cap, img, &c); break;
 			default: break; /* a later minor version's record: skip it */
 			}
 			if (img)
@@ -674,9 +822,14 @@ static void free_image(struct hp_cap_image *img)
 	for (size_t i = 0; i < img->nsnapshots; i++) {
 		free(img->snapshots[i].buckets);
 		free(img->snapshots[i].heaps);
+		free(img->snapshots[i].hist_first);
+		free(img->snapshots[i].hist);
+		free(img->snapshots[i].blocks);
 	}
 	free(img->snapshots);
 	free(img->samples);
+	free(img->ticks);
+	free(img->sites);
 	for (unsigned k = 0; k < HP_TAG_KINDS; k++) {
 		for (size_t i = 0; i < img->ntags[k]; i++)
 			free(img->tags[k][i].name);
@@ -722,6 +875,10 @@ int hp_capture_select(struct hp_capture *cap, size_t image)
 	cap->snapshots = img->snapshots;
 	cap->nsamples = img->nsamples;
 	cap->samples = img->samples;
+	cap->nticks = img->nticks;
+	cap->ticks = img->ticks;
+	cap->nsites = img->nsites;
+	cap->sites = img->sites;
 	for (unsigned k = 0; k < HP_TAG_KINDS; k++) {
 		cap->ntags[k] = img->ntags[k];
 		cap->tags[k] = img->tags[k];

@@ -60,7 +60,30 @@ struct hp_cap_snapshot {
 	/* Each custom heap's own peak (format 1.3; none before). */
 	size_t nheaps;
 	struct hp_rec_heap_peak *heaps;
+	/* The buckets' size and lifetime histograms (HISTOGRAMS, format 1.4;
+	 * NULL before, or when lost), kept sparse: bucket i's nonzero classes
+	 * are hist[hist_first[i] .. hist_first[i + 1]); read them with
+	 * hp_capture_hist. */
+	uint32_t *hist_first; /* nbuckets + 1 */
+	struct hp_cap_hclass *hist;
+	/* The live blocks (BLOCKS, format 1.4, with --live-blocks), sorted by
+	 * address, each once; has_blocks 0 when the snapshot has none. */
+	int has_blocks;
+	size_t nblocks;
+	struct hp_rec_block *blocks;
 };
+
+/* A nonzero class of a bucket's histograms: which (HP_CAP_HIST_SIZE or
+ * _LIFE) and its class, and its count. */
+enum { HP_CAP_HIST_SIZE = 0, HP_CAP_HIST_LIFE = 1 };
+struct hp_cap_hclass {
+	uint8_t which, cls;
+	uint64_t count;
+};
+
+/* Bucket i's histograms into *out (all 0 when the snapshot has none).
+ * Returns whether it has them. Pure. */
+int hp_capture_hist(const struct hp_cap_snapshot *s, size_t i, struct hp_rec_hist *out);
 
 /* What a tag id names (TAGS records, format 1.3): a, b, c and name as the
  * record's (format.h, enum hp_tag_kind). tags[kind][id]; entry 0 and ids
@@ -94,6 +117,14 @@ struct hp_cap_symbols {
 	struct hp_rec_symframe *frames;
 };
 
+/* A tick of the per-site timeline (format.h, HP_REC_TIMELINE): its time
+ * and its entries, sites[first .. first + count) of the image: the buckets
+ * changed since the tick before, with what each holds in use then. */
+struct hp_cap_tick {
+	uint64_t time_ns;
+	size_t first, count;
+};
+
 /* One image: what one program of the process recorded, from a META
  * record up to the next META (format.h, "Images"). A process that execs
  * keeps its capture file: the new program appends a META of its own and
@@ -117,6 +148,9 @@ struct hp_cap_image {
 	struct hp_cap_snapshot *snapshots;
 	size_t nsamples;
 	struct hp_rec_sample *samples;
+	size_t nticks, nsites; /* the timeline, in the file's order */
+	struct hp_cap_tick *ticks;
+	struct hp_rec_site *sites;
 	size_t ntags[HP_TAG_KINDS]; /* ids 0 .. ntags[kind]-1 */
 	struct hp_cap_tag *tags[HP_TAG_KINDS];
 
@@ -125,6 +159,7 @@ struct hp_cap_image {
 
 	size_t nrecords; /* intact records of this image (SYMBOLS not counted) */
 	size_t alloc_modules, alloc_stacks, alloc_snapshots, alloc_samples; /* the loader's */
+	size_t alloc_ticks, alloc_sites;
 	size_t alloc_tags[HP_TAG_KINDS];
 };
 
@@ -149,6 +184,9 @@ struct hp_capture {
 	struct hp_cap_snapshot *snapshots;
 	size_t nsamples;
 	struct hp_rec_sample *samples;
+	size_t nticks, nsites; /* the per-site timeline (hp_cap_tick) */
+	struct hp_cap_tick *ticks;
+	struct hp_rec_site *sites;
 	size_t ntags[HP_TAG_KINDS]; /* TAGS: tags[kind][id], ids below ntags[kind] */
 	struct hp_cap_tag *tags[HP_TAG_KINDS];
 

@@ -423,6 +423,8 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			b = &r->blocks[r->nblocks++];
 			b->addr = e[0];
 			b->size = e[1] >> root->bucket_bits;
+			if (root->size_bits && root->size_bits < 64)
+				b->size &= (UINT64_C(1) << root->size_bits) - 1;
 			b->bucket = bk->id;
 			b->stack = bk->stack;
 			b->reach = HP_CORE_UNKNOWN;

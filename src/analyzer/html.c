@@ -13,6 +13,19 @@
  *   series     the heap and RSS time series, at most HP_HTML_MAX_POINTS
  *              points (a longer series keeps each stretch's highest heap
  *              and highest RSS, so no peak is lost)
+ *   sites      the per-site timeline (timeline.h) of the HP_HTML_SITES
+ *              sites with the highest bytes in use over the whole run:
+ *              {"t": [times], "lines": [{"stack": index in stacks,
+ *              "max": highest bytes, "v": [bytes at each time]}]}, at
+ *              most HP_HTML_MAX_POINTS times (a longer one keeps each
+ *              stretch's highest value per site)
+ *   hists      the size and lifetime histograms (histo.h) of the last
+ *              snapshot's HP_HTML_SITES stacks with the most allocations:
+ *              [{"stack": index in stacks, "allocs", "frees", "size":
+ *              [per size class], "life": [per lifetime class]}]
+ *   map        the last snapshot's live blocks (run --live-blocks), at
+ *              most HP_HTML_MAX_BLOCKS, by address: {"seq", "blocks":
+ *              [[address, size, index in stacks]...]}, or null
  *   snapshots  per snapshot: the record's figures, the model's unbiased
  *              totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
@@ -39,8 +52,12 @@
 #include "assets.h"
 #include "html.h"
 #include "text.h"
+#include "histo.h"
+#include "timeline.h"
 
-#define HP_HTML_MAX_POINTS 4000 /* timeline points: enough for a 4000 px wide chart */
+#define HP_HTML_MAX_POINTS 4000   /* timeline points: enough for a 4000 px wide chart */
+#define HP_HTML_SITES 10          /* lines of the per-site timeline */
+#define HP_HTML_MAX_BLOCKS 100000 /* blocks of the memory map */
 
 enum {
 	COL_INUSE_B,
@@ -249,6 +266,115 @@ static void write_series(FILE *f, const struct hp_capture *cap)
 	fputs("}", f);
 }
 
+/* The histograms of the top stacks by allocations; stacks[i] is h[i]'s
+ * index in the page's stacks. */
+static void write_hists(FILE *f, const struct hp_stack_hist *h, size_t n, const uint32_t *stacks)
+{
+	fputs(",\"hists\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"stack\":%" PRIu32 ",\"allocs\":%.0f,\"frees\":%.0f,\"size\":[",
+			i ? "," : "", stacks[i], h[i].allocs, h[i].frees);
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			fprintf(f, "%s%.0f", c ? "," : "", h[i].size[c]);
+		fputs("],\"life\":[", f);
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			fprintf(f, "%s%.0f", c ? "," : "", h[i].life[c]);
+		fputs("]}", f);
+	}
+	fputc(']', f);
+}
+
+/* The memory map: the blocks of s (sorted by address), their stacks as
+ * indexes into the page's stacks (stacks[i], UINT32_MAX: none). */
+static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *stacks)
+{
+	size_t n = s && s->has_blocks ? s->nblocks : 0;
+
+	if (!s || !s->has_blocks) {
+		fputs(",\"map\":null", f);
+		return;
+	}
+	if (n > HP_HTML_MAX_BLOCKS)
+		n = HP_HTML_MAX_BLOCKS;
+	fprintf(f, ",\"map\":{\"seq\":%" PRIu64 ",\"total\":%zu,\"blocks\":[", s->seq, s->nblocks);
+	for (size_t i = 0; i < n; i++) {
+		if (stacks[i] == UINT32_MAX)
+			fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",-1]", i ? "," : "",
+				s->blocks[i].address, s->blocks[i].size);
+		else
+			fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu32 "]", i ? "," : "",
+				s->blocks[i].address, s->blocks[i].size, stacks[i]);
+	}
+	fputs("]}", f);
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The per-site timeline as the page draws it: one time axis for every
+ * line (the union of their points' times), each line's value carried
+ * forward to each time; stacks[i] is sites[i]'s index in the page's
+ * stacks. Returns 0 or -ENOMEM. */
+static int write_sites(FILE *f, const struct hp_site_series *sites, size_t nsites,
+		       const uint32_t *stacks)
+{
+	size_t n = 0, nt = 0, per;
+	uint64_t *t;
+	double *v;
+
+	for (size_t i = 0; i < nsites; i++)
+		n += sites[i].npoints;
+	t = malloc((n ? n : 1) * sizeof *t);
+	v = malloc((n ? n : 1) * sizeof *v);
+	if (!t || !v) {
+		free(t);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0, k = 0; i < nsites; i++)
+		for (size_t j = 0; j < sites[i].npoints; j++)
+			t[k++] = sites[i].points[j].time_ns;
+	qsort(t, n, sizeof *t, by_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!nt || t[i] != t[nt - 1])
+			t[nt++] = t[i];
+	per = (nt + HP_HTML_MAX_POINTS - 1) / HP_HTML_MAX_POINTS;
+	if (!per)
+		per = 1;
+	fputs(",\"sites\":{\"t\":[", f);
+	for (size_t i = 0; i < nt; i += per)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", t[i]);
+	fputs("],\"lines\":[", f);
+	for (size_t i = 0; i < nsites; i++) {
+		const struct hp_site_series *s = &sites[i];
+		size_t j = 0;
+		double now = 0;
+		/* The value at each time: the last point at or before it. */
+		for (size_t k = 0; k < nt; k++) {
+			while (j < s->npoints && s->points[j].time_ns <= t[k])
+				now = s->points[j++].inuse_bytes;
+			v[k] = now;
+		}
+		fprintf(f, "%s{\"stack\":%" PRIu32 ",\"max\":%.0f,\"v\":[", i ? "," : "", stacks[i],
+			s->max_bytes);
+		for (size_t k = 0; k < nt; k += per) {
+			double x = 0;
+			for (size_t q = k; q < k + per && q < nt; q++)
+				if (v[q] > x)
+					x = v[q];
+			fprintf(f, "%s%.0f", k ? "," : "", x);
+		}
+		fputs("]}", f);
+	}
+	fputs("]}", f);
+	free(t);
+	free(v);
+	return 0;
+}
+
 /* One snapshot's object: its record's figures, its model's totals, its
  * top rows and the rest. */
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
@@ -368,6 +494,12 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct page p = {0};
 	struct hp_model m;
 	struct ranked *rank = NULL;
+	struct hp_site_series *sites = NULL;
+	uint32_t *site_stacks = NULL, *hist_stacks = NULL, *map_stacks = NULL;
+	const struct hp_cap_snapshot *map_snap = NULL;
+	size_t nmap = 0;
+	struct hp_stack_hist *hists = NULL;
+	size_t nsites = 0, nhists = 0;
 	const char *title = opts ? opts->title : NULL;
 	char deftitle[512];
 	int ret = 0;
@@ -431,6 +563,35 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 			fputc(',', f);
 		}
 		ret = write_snapshot(f, &p, &m, top, rank);
+		/* The sites over the whole run: from the last snapshot's model,
+		 * their stacks in the page's table. */
+		if (!ret && i + 1 == cap->nsnapshots) {
+			ret = hp_timeline_sites(&m, HP_HTML_SITES, &sites, &nsites);
+			if (!ret && !(site_stacks = calloc(nsites + 1, sizeof *site_stacks)))
+				ret = -ENOMEM;
+			for (size_t k = 0; !ret && k < nsites; k++)
+				ret = stack_of(&p, &m, sites[k].stack, &site_stacks[k]);
+			if (!ret)
+				ret = hp_histo_by_stack(&m, &hists, &nhists);
+			if (nhists > HP_HTML_SITES)
+				nhists = HP_HTML_SITES;
+			if (!ret && !(hist_stacks = calloc(nhists + 1, sizeof *hist_stacks)))
+				ret = -ENOMEM;
+			for (size_t k = 0; !ret && k < nhists; k++)
+				ret = stack_of(&p, &m, hists[k].stack, &hist_stacks[k]);
+			map_snap = &cap->snapshots[i];
+			nmap = map_snap->has_blocks ? map_snap->nblocks : 0;
+			if (nmap > HP_HTML_MAX_BLOCKS)
+				nmap = HP_HTML_MAX_BLOCKS;
+			if (!ret && !(map_stacks = calloc(nmap + 1, sizeof *map_stacks)))
+				ret = -ENOMEM;
+			for (size_t k = 0; !ret && k < nmap; k++) {
+				uint32_t st = map_snap->blocks[k].stack_id;
+				map_stacks[k] = UINT32_MAX;
+				if (st < m.nstacks && m.stacks[st].depth)
+					ret = stack_of(&p, &m, st, &map_stacks[k]);
+			}
+		}
 		hp_model_free(&m);
 		if (ret) {
 			snprintf(err, errlen, "%s", strerror(-ret));
@@ -438,6 +599,13 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		}
 	}
 	fputc(']', f);
+	ret = write_sites(f, sites, nsites, site_stacks);
+	write_hists(f, hists, nhists, hist_stacks);
+	write_map(f, map_snap, map_stacks);
+	if (ret) {
+		snprintf(err, errlen, "%s", strerror(-ret));
+		goto out;
+	}
 	write_tables(f, &p);
 	fputs("}</script>\n<script>\n", f);
 	put_asset(f, hp_asset_uplot_min_js, hp_asset_uplot_min_js_len);
@@ -449,6 +617,11 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		ret = -EIO;
 	}
 out:
+	hp_timeline_free(sites, nsites);
+	free(site_stacks);
+	free(hists);
+	free(hist_stacks);
+	free(map_stacks);
 	free(rank);
 	page_free(&p);
 	return ret;

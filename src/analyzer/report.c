@@ -2,6 +2,8 @@
  * report.c - the text and JSON reports (see report.h).
  */
 #include "report.h"
+#include "histo.h"
+#include "timeline.h"
 
 #include "../common/hash.h"
 #include "../common/units.h"
@@ -745,7 +747,11 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 		first = 0;
 	}
 	const struct per_stack **best = calloc(top, sizeof *best);
-	if (!best) {
+	/* The top sites' timelines: as many as the top stacks. */
+	struct hp_site_series *sites = NULL;
+	size_t nsites = 0;
+	if (!best || hp_timeline_sites(m, top, &sites, &nsites)) {
+		free(best);
 		free(ps);
 		return -ENOMEM;
 	}
@@ -770,7 +776,28 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 			", \"rss_bytes\": %" PRIu64 "}",
 			i ? "," : "", cap->samples[i].time_ns, cap->samples[i].heap_bytes,
 			cap->samples[i].rss_bytes);
-	fprintf(out, "%s],\n  \"snapshots\": [", series_len(cap, s) ? "\n  " : "");
+	fprintf(out, "%s],\n  \"sites\": [", series_len(cap, s) ? "\n  " : "");
+	for (size_t i = 0; i < nsites; i++) {
+		fprintf(out,
+			"%s\n    {\"stack_id\": %" PRIu32 ", \"max_inuse_bytes\": %.0f, "
+			"\"max_time_ns\": %" PRIu64 ", \"stack\": ",
+			i ? "," : "", sites[i].stack, sites[i].max_bytes, sites[i].max_time_ns);
+		json_stack(out, m, sites[i].stack);
+		fprintf(out, ",\n     \"series\": [");
+		for (size_t k = 0; k < sites[i].npoints; k++)
+			fprintf(out, "%s[%" PRIu64 ", %.0f, %.0f]", k ? ", " : "",
+				sites[i].points[k].time_ns, sites[i].points[k].inuse_bytes,
+				sites[i].points[k].inuse_objects);
+		fprintf(out, "]}");
+	}
+	fprintf(out, "%s],\n  \"histograms\": ", nsites ? "\n  " : "");
+	if (hp_report_hist_json(out, m, top)) {
+		hp_timeline_free(sites, nsites);
+		free(best);
+		free(ps);
+		return -ENOMEM;
+	}
+	fprintf(out, ",\n  \"snapshots\": [");
 	for (size_t i = 0; i < cap->nsnapshots && &cap->snapshots[i] <= s; i++) {
 		fprintf(out, "%s\n    {\"seq\": %" PRIu64 ", \"reason\": ", i ? "," : "",
 			cap->snapshots[i].seq);
@@ -780,6 +807,7 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 		fputc('}', out);
 	}
 	fprintf(out, "\n  ]\n}\n"); /* the model has a snapshot: s */
+	hp_timeline_free(sites, nsites);
 	free(best);
 	free(ps);
 	return ferror(out) ? -EIO : 0;

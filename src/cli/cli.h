@@ -110,6 +110,8 @@ enum hp_cli_opt {
 	HP_OPT_AT,        /* --at end|peak */
 	HP_OPT_TITLE,     /* --title T */
 	HP_OPT_STACKS,    /* --stacks */
+	HP_OPT_HISTOGRAMS, /* report: --histograms */
+	HP_OPT_MAP,        /* report: --map */
 	HP_OPT_EXE,       /* core: --exe PROGRAM */
 	HP_OPT_WHATIS,    /* core: --whatis (the operands after the core are addresses) */
 	/* heapprof run (docs/options.md) */
@@ -121,6 +123,8 @@ enum hp_cli_opt {
 	HP_OPT_DUMP_EVERY,
 	HP_OPT_DUMP_HIGH_WATER,
 	HP_OPT_TIMESERIES,
+	HP_OPT_TIMELINE, /* --timeline MS: the per-site timeline's period */
+	HP_OPT_LIVE_BLOCKS, /* run: --live-blocks */
 	HP_OPT_SEED,
 	HP_OPT_FOLLOW_FORK,
 	HP_OPT_MMAP, /* run, attach: --mmap, the "mmap" heap (interpose_mmap.c) */

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "../analyzer/group.h"
+#include "../analyzer/histo.h"
+#include "../analyzer/memmap.h"
 #include "../analyzer/report.h"
 #include "../common/units.h"
 #include "cli.h"
@@ -28,6 +30,11 @@ static const char usage[] =
 	"                   heap (malloc's and each custom heap's, with its own peak)\n"
 	"  --heap NAME      with --by: the blocks of custom heap NAME (default malloc)\n"
 	"  --json           the same content as JSON, for scripts\n"
+	"  --histograms     also each top stack's allocations by size and frees by\n"
+	"                   lifetime (allocations lived through), powers of two\n"
+	"  --map            instead, the memory map: where the live blocks lie, by\n"
+	"                   region, in use against span (needs run --live-blocks);\n"
+	"                   with --json, every block\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
 	"  --image N        image N of the capture (1 = the first; default the last\n"
 	"                   with a snapshot: a process that exec'd has several)\n"
@@ -97,6 +104,8 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_TOP, 1, LONG_MAX, NULL},
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
+		{HP_OPT_HISTOGRAMS, 0, 0, NULL},
+		{HP_OPT_MAP, 0, 0, NULL},
 		{HP_OPT_BY, 0, 0, hp_cli_check_by},
 		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
@@ -184,12 +193,17 @@ int hp_cmd_report(int argc, char **argv)
 		model.view_heap = (uint64_t)h;
 	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
-	if (by != HP_BY_STACK)
+	if (a.given[HP_OPT_MAP])
+		ret = hp_report_map(o.f, &model, &ro, a.given[HP_OPT_JSON]);
+	else if (by != HP_BY_STACK)
 		ret = a.given[HP_OPT_JSON] ? hp_report_by_json(o.f, &model, &ro, by)
 					   : hp_report_by_text(o.f, &model, &ro, by);
 	else
 		ret = a.given[HP_OPT_JSON] ? hp_report_json(o.f, &model, &ro)
 					   : hp_report_text(o.f, &model, &ro);
+	/* The histograms after the text report (JSON has them always). */
+	if (!ret && a.given[HP_OPT_HISTOGRAMS] && !a.given[HP_OPT_JSON] && !a.given[HP_OPT_MAP])
+		ret = hp_report_hist_text(o.f, &model, &ro);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : gates(&a, &model);
 	hp_model_free(&model);
 	hp_capture_free(&cap);

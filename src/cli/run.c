@@ -50,6 +50,9 @@ static const char usage[] =
 	"      --dump-every BYTES   append a snapshot every BYTES allocated\n"
 	"      --dump-high-water BYTES  append one each time the peak grows by BYTES\n"
 	"      --timeseries MS      heap/RSS sample period, up to 60000 (default 10; 0 = off)\n"
+	"      --timeline MS        per-site timeline period, up to 60000 (default 100; 0 = off)\n"
+	"      --live-blocks        each snapshot lists every live block (address, size,\n"
+	"                           stack): heapprof report --map\n"
 	"      --seed N             fixed seed for sampling (reproducible runs)\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"      --http ADDR          serve the live heap while it runs, as Go programs do:\n"
@@ -462,6 +465,8 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_DUMP_EVERY, 0, 0, NULL},
 		{HP_OPT_DUMP_HIGH_WATER, 0, 0, NULL},
 		{HP_OPT_TIMESERIES, 0, 0, NULL},
+		{HP_OPT_TIMELINE, 0, 0, NULL},
+		{HP_OPT_LIVE_BLOCKS, 0, 0, NULL},
 		{HP_OPT_SEED, 0, 0, NULL},
 		{HP_OPT_OUTPUT, 0, 0, NULL},
 		{HP_OPT_FOLLOW_FORK, 0, 0, NULL},

@@ -283,6 +283,35 @@ DEFINE_GET(snapshot_tail, HP_REC_SNAPSHOT_TAIL)
 DEFINE_GET(heap_peak, HP_REC_HEAP_PEAK)
 DEFINE_GET(symframe, HP_REC_SYMFRAME)
 DEFINE_GET(symbols_tail, HP_REC_SYMBOLS_TAIL)
+DEFINE_GET(site, HP_REC_SITE)
+DEFINE_GET(block, HP_REC_BLOCK)
+
+int hp_rec_hists_get(struct hp_cursor *c, struct hp_rec_hists *v)
+{
+	HP_REC_HISTS(GET)
+	bound(c, &v->count, 2);
+	return result(c);
+}
+
+static void get_classes(struct hp_cursor *c, uint64_t *v, unsigned max)
+{
+	uint64_t n = hp_cursor_u(c);
+
+	memset(v, 0, max * sizeof *v);
+	if (n > max) {
+		c->err = 1;
+		return;
+	}
+	for (uint64_t i = 0; i < n && !c->err; i++)
+		v[i] = hp_cursor_u(c);
+}
+
+int hp_rec_hist_get(struct hp_cursor *c, struct hp_rec_hist *v)
+{
+	get_classes(c, v->size, HP_HIST_SIZE_CLASSES);
+	get_classes(c, v->life, HP_HIST_LIFE_CLASSES);
+	return result(c);
+}
 
 int hp_rec_count_get(struct hp_cursor *c, size_t min_item_bytes, uint64_t *n)
 {
@@ -362,6 +391,15 @@ int hp_rec_sample_get(struct hp_cursor *c, struct hp_rec_sample *v, uint64_t *pr
 	v->time_ns = *prev_ns + (uint64_t)hp_cursor_s(c);
 	*prev_ns = v->time_ns;
 	HP_REC_SAMPLE(GET)
+	return result(c);
+}
+
+int hp_rec_tick_get(struct hp_cursor *c, struct hp_rec_tick *v, uint64_t *prev_ns)
+{
+	v->time_ns = *prev_ns + (uint64_t)hp_cursor_s(c);
+	*prev_ns = v->time_ns;
+	HP_REC_TICK(GET)
+	bound(c, &v->entry_count, HP_REC_SITE_MIN_BYTES);
 	return result(c);
 }
 

@@ -146,6 +146,25 @@ DEFINE_PUT(heap_peak, HP_REC_HEAP_PEAK)
 DEFINE_PUT(symaddr, HP_REC_SYMADDR)
 DEFINE_PUT(symframe, HP_REC_SYMFRAME)
 DEFINE_PUT(symbols_tail, HP_REC_SYMBOLS_TAIL)
+DEFINE_PUT(site, HP_REC_SITE)
+DEFINE_PUT(hists, HP_REC_HISTS)
+DEFINE_PUT(block, HP_REC_BLOCK)
+
+/* A run of classes, its trailing zeros left out. */
+static void put_classes(struct hp_buf *b, const uint64_t *v, unsigned n)
+{
+	while (n && !v[n - 1])
+		n--;
+	hp_buf_put_u(b, n);
+	for (unsigned i = 0; i < n; i++)
+		hp_buf_put_u(b, v[i]);
+}
+
+void hp_rec_hist_put(struct hp_buf *b, const struct hp_rec_hist *h)
+{
+	put_classes(b, h->size, HP_HIST_SIZE_CLASSES);
+	put_classes(b, h->life, HP_HIST_LIFE_CLASSES);
+}
 
 void hp_rec_count_put(struct hp_buf *b, uint64_t n)
 {
@@ -198,4 +217,11 @@ void hp_rec_sample_put(struct hp_buf *b, const struct hp_rec_sample *v, uint64_t
 	hp_buf_put_s(b, (int64_t)(v->time_ns - *prev_ns));
 	*prev_ns = v->time_ns;
 	HP_REC_SAMPLE(PUT)
+}
+
+void hp_rec_tick_put(struct hp_buf *b, const struct hp_rec_tick *v, uint64_t *prev_ns)
+{
+	hp_buf_put_s(b, (int64_t)(v->time_ns - *prev_ns));
+	*prev_ns = v->time_ns;
+	HP_REC_TICK(PUT)
 }

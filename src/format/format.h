@@ -131,13 +131,47 @@
  *   id: context x thread x heap) stand for; the meaning of a, b, c and
  *   name per kind is in enum hp_tag_kind. Ids are per kind, from 1; an
  *   entry for an id already defined replaces it (a thread renamed).
+ *
+ * HP_REC_TIMELINE (minor 4; the per-site timeline: every timeline period,
+ * about a second's ticks per record, and before each snapshot;
+ * hp_rec_tick, hp_rec_site)
+ *   u count, count x tick:
+ *   s time delta from the previous tick in this record (the first from 0,
+ *   i.e. absolute), u entry_count, entry_count x
+ *     (u bucket (the recorder's id: a key within this image's timeline),
+ *      u stack_id, u size (as a snapshot bucket's), u in_use_count,
+ *      u in_use_bytes)
+ *   A tick lists the buckets that changed since the previous tick, with
+ *   what they hold in use at that tick (raw, as a snapshot's figures); a
+ *   bucket not listed holds what it held at its last entry (0 before its
+ *   first). Its stack may be defined by a later STACKS record only.
+ *
+ * HP_REC_HISTOGRAMS (minor 4; right after each SNAPSHOT; hp_rec_hists,
+ * hp_rec_hist)
+ *   u seq (the snapshot's), u count (its bucket_count), count x, in the
+ *   order of its buckets: u n, n x u (allocations by size class 0..n-1),
+ *   u m, m x u (frees by lifetime class 0..m-1); classes past n and m
+ *   are 0. Size class c: 0 for size 0, else [2^(c-1), 2^c) bytes, class
+ *   23 all from 4 MiB. Lifetime class c (allocations recorded between a
+ *   block's allocation and its free, counted in units of 64): 0 below
+ *   64, else [2^(c+5), 2^(c+6)), class 16 all from 2 Mi. Raw, as the
+ *   snapshot's figures; frees the recorder could not see are in no
+ *   lifetime class. 32-bit counters in the recorder: a class that passed
+ *   2^32 counts modulo 2^32.
+ *
+ * HP_REC_BLOCKS (minor 4; with --live-blocks, after each snapshot's
+ * HISTOGRAMS, not from a signal handler; hp_rec_hists, hp_rec_block)
+ *   u seq (the snapshot's), u count, count x (u address, u size,
+ *   u stack_id): every live block the recorder holds (the sampled ones in
+ *   a sampled recording; malloc's, not custom heaps'), in no particular
+ *   order.
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 3
+#define HP_FORMAT_MINOR 4
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24
@@ -157,6 +191,9 @@ enum hp_record_type {
 	HP_REC_TIMESERIES = 5,
 	HP_REC_SYMBOLS = 6,
 	HP_REC_TAGS = 7, /* minor 3 */
+	HP_REC_TIMELINE = 8, /* minor 4 */
+	HP_REC_HISTOGRAMS = 9, /* minor 4 */
+	HP_REC_BLOCKS = 10,    /* minor 4 */
 };
 
 enum hp_unwind_mode {

@@ -18,6 +18,10 @@
  *               count x (hp_rec_symaddr, frame_count x hp_rec_symframe),
  *               hp_rec_symbols_tail
  *   TAGS        count x hp_rec_tag
+ *   HISTOGRAMS  hp_rec_hists, count x hp_rec_hist
+ *   BLOCKS      hp_rec_hists, count x hp_rec_block
+ *   TIMELINE    count x (hp_rec_tick (time as a delta: hp_rec_tick_put),
+ *               entry_count x hp_rec_site)
  *
  * The byte layout of each field is the table in format.h (and
  * docs/format.md); the fields of a fixed group are listed once, below, as
@@ -345,6 +349,105 @@ struct hp_rec_tag {
 
 void hp_rec_tag_put(struct hp_buf *b, const struct hp_rec_tag *t);
 int hp_rec_tag_get(struct hp_cursor *c, struct hp_rec_tag *t);
+
+/* --- TIMELINE: count x (tick, entry_count x site) (minor 4) --------- */
+
+/* A tick of the per-site timeline: its time, a delta on the wire as a
+ * sample's (*prev_ns: 0 at the start of each record, both functions move
+ * it on), then entry_count sites. */
+#define HP_REC_TICK(X) X(U, uint64_t, entry_count)
+
+struct hp_rec_tick {
+	uint64_t time_ns;
+	HP_REC_TICK(HP_REC_MEMBER)
+};
+
+#define HP_REC_TICK_MIN_BYTES (1 HP_REC_TICK(HP_REC_ONE))
+
+/* A bucket that changed since the previous tick of its process: its id in
+ * the recorder (a key of this image's timeline, not of the snapshots), its
+ * stack and size (as the bucket's in a snapshot), and what it holds in use
+ * now (raw, as a snapshot's figures). */
+#define HP_REC_SITE(X)                                                         \
+	X(U, uint32_t, bucket)                                                 \
+	X(U, uint32_t, stack_id)                                               \
+	X(U, uint64_t, size)                                                   \
+	X(U, uint64_t, in_use_count)                                           \
+	X(U, uint64_t, in_use_bytes)
+
+struct hp_rec_site {
+	HP_REC_SITE(HP_REC_MEMBER)
+};
+
+#define HP_REC_SITE_MIN_BYTES (0 HP_REC_SITE(HP_REC_ONE))
+
+void hp_rec_tick_put(struct hp_buf *b, const struct hp_rec_tick *t, uint64_t *prev_ns);
+/* entry_count is bounded by the bytes left. */
+int hp_rec_tick_get(struct hp_cursor *c, struct hp_rec_tick *t, uint64_t *prev_ns);
+void hp_rec_site_put(struct hp_buf *b, const struct hp_rec_site *s);
+int hp_rec_site_get(struct hp_cursor *c, struct hp_rec_site *s);
+
+/* --- HISTOGRAMS: hp_rec_hists, count x hp_rec_hist (minor 4) --------- */
+
+/* Size class c of an allocation of size bytes: 0 for 0, else the bit
+ * length of size ([2^(c-1), 2^c)), the last class taking all larger. */
+#define HP_HIST_SIZE_CLASSES 24
+static inline unsigned hp_hist_size_class(uint64_t size)
+{
+	unsigned c = size ? 64 - (unsigned)__builtin_clzll(size) : 0;
+	return c < HP_HIST_SIZE_CLASSES ? c : HP_HIST_SIZE_CLASSES - 1;
+}
+
+/* Lifetime class c of a block freed after age allocations (counted in
+ * units of 64, live.h): 0 below 64, else [2^(c+5), 2^(c+6)), the last
+ * class taking all longer. */
+#define HP_HIST_LIFE_CLASSES 17
+static inline unsigned hp_hist_life_class(uint64_t age)
+{
+	unsigned c = age >= 64 ? 64 - (unsigned)__builtin_clzll(age) - 6 : 0;
+	return c < HP_HIST_LIFE_CLASSES ? c : HP_HIST_LIFE_CLASSES - 1;
+}
+
+/* Which snapshot the histograms are of (the SNAPSHOT record just before,
+ * of this seq), and how many buckets: its bucket_count. */
+#define HP_REC_HISTS(X)                                                        \
+	X(U, uint64_t, seq)                                                    \
+	X(U, uint64_t, count)
+
+struct hp_rec_hists {
+	HP_REC_HISTS(HP_REC_MEMBER)
+};
+
+/* A bucket's histograms, in the order of the snapshot's buckets: on the
+ * wire u n, n x u (size classes 0..n-1, the rest 0), u m, m x u (lifetime
+ * classes), trailing zero classes left out. A reader refuses n or m over
+ * the classes it knows. */
+struct hp_rec_hist {
+	uint64_t size[HP_HIST_SIZE_CLASSES];
+	uint64_t life[HP_HIST_LIFE_CLASSES];
+};
+
+void hp_rec_hists_put(struct hp_buf *b, const struct hp_rec_hists *h);
+/* count is bounded by the bytes left (a bucket takes two at least). */
+int hp_rec_hists_get(struct hp_cursor *c, struct hp_rec_hists *h);
+void hp_rec_hist_put(struct hp_buf *b, const struct hp_rec_hist *h);
+int hp_rec_hist_get(struct hp_cursor *c, struct hp_rec_hist *h);
+
+/* --- BLOCKS: hp_rec_hists (seq, count), count x hp_rec_block (minor 4) */
+
+#define HP_REC_BLOCK(X)                                                        \
+	X(U, uint64_t, address)                                                \
+	X(U, uint64_t, size)                                                   \
+	X(U, uint32_t, stack_id)
+
+struct hp_rec_block {
+	HP_REC_BLOCK(HP_REC_MEMBER)
+};
+
+#define HP_REC_BLOCK_MIN_BYTES (0 HP_REC_BLOCK(HP_REC_ONE))
+
+void hp_rec_block_put(struct hp_buf *b, const struct hp_rec_block *v);
+int hp_rec_block_get(struct hp_cursor *c, struct hp_rec_block *v);
 
 /* --- the pieces every record uses ---------------------------------------- */
 

@@ -39,9 +39,21 @@ struct bucket {
 	 * writer may read them without the lock. */
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 	uint64_t temp_count, temp_bytes, peak_count, peak_bytes;
+	/* The per-site timeline (hp_agg_take_change): changes counts the
+	 * bucket's changes, stored with release after its counters, under
+	 * lock; taken is the value of changes at the last entry written,
+	 * written and read by the writer only, under its lock. A bucket has
+	 * changed since its last entry when the two differ (a wrap needs 2^32
+	 * changes between two ticks). */
+	uint32_t changes, taken;
+	/* Allocations by size class, frees by lifetime class (hp_rec_hist):
+	 * under lock, relaxed stores, as the counters. 32 bits: 164 bytes a
+	 * bucket where 64 would take 328. */
+	uint32_t size_hist[HP_HIST_SIZE_CLASSES];
+	uint32_t life_hist[HP_HIST_LIFE_CLASSES];
 };
 
-/* Buckets live in chunks of 4096 (320 KiB), each mapped when a bucket in
+/* Buckets live in chunks of 4096 (1 MiB), each mapped when a bucket in
  * it is first handed out: mapping the whole table (3 Mi buckets, 240 MiB)
  * up front would take that much of a program's address-space limit. A
  * chunk is published with a release store and read with an acquire load,
@@ -199,6 +211,14 @@ static inline uint64_t *epoch_of(uint32_t heap)
 	return heap ? &heaps[heap].epoch : &peak_epoch;
 }
 
+/* After a change, before the unlock: the timeline sees it. Under the
+ * bucket lock (one writer), so a plain add; release, so that a reader that
+ * sees the new count sees the counters it counts. */
+static inline void touched(struct bucket *b)
+{
+	__atomic_store_n(&b->changes, b->changes + 1, __ATOMIC_RELEASE);
+}
+
 static void catch_up(struct bucket *b)
 {
 	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
@@ -221,6 +241,8 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	catch_up(b);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
+	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
+	touched(b);
 	hp_spin_unlock(&b->lock);
 
 	/* The peak is found on the estimate, not on the raw bytes: raw bytes
@@ -242,7 +264,7 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	}
 }
 
-void hp_agg_free(uint32_t id, uint64_t size, int temporary)
+void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
 {
 	struct bucket *b;
 
@@ -257,6 +279,9 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary)
 		SET(b->temp_count, b->temp_count + 1);
 		SET(b->temp_bytes, b->temp_bytes + size);
 	}
+	if ((unsigned)life_class < HP_HIST_LIFE_CLASSES)
+		SET(b->life_hist[life_class], b->life_hist[life_class] + 1);
+	touched(b);
 	hp_spin_unlock(&b->lock);
 	in_use_add(&in_use_bytes, -size);
 	if (sample_rate_bytes > 1)
@@ -277,6 +302,8 @@ void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)
 	catch_up(b);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
+	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
+	touched(b);
 	hp_spin_unlock(&b->lock);
 	now = __atomic_add_fetch(&h->in_use_bytes, size, __ATOMIC_ACQ_REL);
 	count = __atomic_add_fetch(&h->in_use_count, 1, __ATOMIC_ACQ_REL);
@@ -303,6 +330,7 @@ void hp_agg_heap_free(uint32_t id, uint64_t size, uint32_t heap)
 	catch_up(b);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
+	touched(b);
 	hp_spin_unlock(&b->lock);
 	__atomic_sub_fetch(&heaps[heap].in_use_bytes, size, __ATOMIC_ACQ_REL);
 	__atomic_sub_fetch(&heaps[heap].in_use_count, 1, __ATOMIC_ACQ_REL);
@@ -350,10 +378,12 @@ void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
 		  a->peak_bytes >= size;
 	SET(a->alloc_count, a->alloc_count - 1);
 	SET(a->alloc_bytes, a->alloc_bytes - size);
+	SET(a->size_hist[hp_hist_size_class(size)], a->size_hist[hp_hist_size_class(size)] - 1);
 	if (at_peak) {
 		SET(a->peak_count, a->peak_count - 1);
 		SET(a->peak_bytes, a->peak_bytes - size);
 	}
+	touched(a);
 	hp_spin_unlock(&a->lock);
 	b = bucket_at(to);
 	hp_spin_lock(&b->lock);
@@ -361,10 +391,12 @@ void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
 	catch_up(b);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
+	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
 	if (at_peak) {
 		SET(b->peak_count, b->peak_count + 1);
 		SET(b->peak_bytes, b->peak_bytes + size);
 	}
+	touched(b);
 	hp_spin_unlock(&b->lock);
 }
 
@@ -498,6 +530,39 @@ void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 		out->peak_count = out->alloc_count - out->free_count;
 		out->peak_bytes = out->alloc_bytes - out->free_bytes;
 	}
+}
+
+void hp_agg_hist(uint32_t id, struct hp_rec_hist *out)
+{
+	const struct bucket *b = bucket_at(id);
+
+	for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+		out->size[c] = GET(b->size_hist[c]);
+	for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+		out->life[c] = GET(b->life_hist[c]);
+}
+
+int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out)
+{
+	struct bucket *b = bucket_at(id);
+	uint32_t changes = __atomic_load_n(&b->changes, __ATOMIC_ACQUIRE);
+	uint32_t stack_id, type_tag, origin_tag;
+	uint64_t free_count, free_bytes;
+
+	if (changes == b->taken && !force)
+		return 0;
+	b->taken = changes;
+	hp_agg_key(id, &stack_id, &type_tag, &origin_tag, &out->size);
+	/* The frees first: a block is counted allocated before it is freed,
+	 * so reads that straddle changes (shown again at the next tick) never
+	 * make in use negative. */
+	free_count = __atomic_load_n(&b->free_count, __ATOMIC_ACQUIRE);
+	free_bytes = __atomic_load_n(&b->free_bytes, __ATOMIC_ACQUIRE);
+	out->bucket = id;
+	out->stack_id = stack_id;
+	out->in_use_count = GET(b->alloc_count) - free_count;
+	out->in_use_bytes = GET(b->alloc_bytes) - free_bytes;
+	return 1;
 }
 
 void hp_agg_totals(struct hp_totals *out)

@@ -73,9 +73,11 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 void hp_agg_alloc(uint32_t id, uint64_t size);
 
 /* Counts a free of size bytes from bucket id; temporary when the block was
- * the last one its thread allocated. Same lock and properties as
- * hp_agg_alloc. */
-void hp_agg_free(uint32_t id, uint64_t size, int temporary);
+ * the last one its thread allocated; life_class its lifetime class
+ * (hp_hist_life_class, hp_live_life_class), or HP_AGG_LIFE_UNKNOWN (in
+ * no class). Same lock and properties as hp_agg_alloc. */
+#define HP_AGG_LIFE_UNKNOWN (-1)
+void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class);
 
 /* Custom heaps (1..HP_AGG_MAX_HEAPS): their blocks' buckets count like
  * malloc's, but the bytes in use, the peak and its epoch are the heap's own
@@ -101,6 +103,12 @@ uint32_t hp_agg_heap_of(uint32_t id);
  * allocation; not async-signal-safe. */
 void hp_agg_move(uint32_t from, uint32_t to, uint64_t size);
 
+/* The size and lifetime histograms of bucket id (format.h, HISTOGRAMS):
+ * its allocations by size class (hp_rec_hist's classes) and its frees by
+ * lifetime class. Counts are 32-bit and wrap. Lock-free (relaxed reads),
+ * async-signal-safe, no allocation. */
+void hp_agg_hist(uint32_t id, struct hp_rec_hist *out);
+
 /* The key of bucket id. Lock-free, async-signal-safe, no allocation. */
 void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *origin_tag,
 		uint64_t *size);
@@ -117,6 +125,13 @@ uint32_t hp_agg_next(uint32_t id);
  * writer encodes: a consistent-enough copy. Lock-free (reads may straddle a concurrent update by one
  * allocation), async-signal-safe, no allocation. */
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out);
+
+/* The per-site timeline: when bucket id changed since the last call that
+ * returned 1 for it (or ever), or force, fills *out with its key and what
+ * it holds in use now, and returns 1; else returns 0. A change racing the call
+ * shows at the next. Call from one thread at a time (the writer, under its
+ * lock). Lock-free, no allocation; async-signal-safe. */
+int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out);
 
 /* The global figures and lost counts. Lock-free (each an atomic load),
  * async-signal-safe, no allocation. */

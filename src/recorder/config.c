@@ -77,6 +77,7 @@ void hp_config_load(struct hp_config *c)
 	c->max_depth = 64;
 	c->dump_signal = SIGUSR2;
 	c->timeseries_ms = 10;
+	c->timeline_ms = 100;
 
 	s = lookup("HEAPPROF_QUIET");
 	c->quiet = s && strcmp(s, "1") == 0;
@@ -104,6 +105,10 @@ void hp_config_load(struct hp_config *c)
 	get_u64("HEAPPROF_DUMP_EVERY_BYTES", &c->dump_every_bytes, 0, UINT64_MAX);
 	get_u64("HEAPPROF_DUMP_HIGH_WATER_BYTES", &c->high_water_bytes, 0, UINT64_MAX);
 	get_uint("HEAPPROF_TIMESERIES_MS", &c->timeseries_ms, 0, HP_OPTION_TIMESERIES_MS_MAX);
+	get_uint("HEAPPROF_TIMELINE_MS", &c->timeline_ms, 0, HP_OPTION_TIMESERIES_MS_MAX);
+	flag = 0;
+	get_u64("HEAPPROF_LIVE_BLOCKS", &flag, 0, 1);
+	c->live_blocks = (int)flag;
 	get_u64("HEAPPROF_SEED", &c->seed, 0, UINT64_MAX);
 	flag = 1;
 	get_u64("HEAPPROF_TYPES", &flag, 0, 1);

@@ -28,6 +28,10 @@ struct hp_config {
 	uint64_t dump_every_bytes;   /* HEAPPROF_DUMP_EVERY_BYTES, 0 = none */
 	uint64_t high_water_bytes;   /* HEAPPROF_DUMP_HIGH_WATER_BYTES, 0 = none */
 	unsigned timeseries_ms;      /* HEAPPROF_TIMESERIES_MS, default 10, 0 = none */
+	int live_blocks;             /* HEAPPROF_LIVE_BLOCKS=1: each snapshot lists
+				      * the live blocks (BLOCKS record) */
+	unsigned timeline_ms;        /* HEAPPROF_TIMELINE_MS, default 100, 0 = none:
+				      * the per-site timeline's period */
 	uint64_t seed;               /* HEAPPROF_SEED, 0 = from the clock */
 	int quiet;                   /* HEAPPROF_QUIET=1 */
 	int types;                   /* HEAPPROF_TYPES, default 1: C++ dynamic types

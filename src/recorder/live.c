@@ -18,18 +18,23 @@
 #define INITIAL_SLOTS PAGE_SLOTS
 #define EMPTY 0u
 
-/* 16 bytes: the address, and the bucket and size packed in one word (the
- * low HP_LIVE_BUCKET_BITS bits the bucket, the rest the size). A size that
- * does not fit below BIG_BASE (4 TiB less 64 bytes, and more) is kept in a
- * slot of the big-block table, and the size field holds BIG_BASE + the
- * slot's index. */
+/* 16 bytes: the address, and the bucket, size and birth stamp packed in
+ * one word (the low HP_LIVE_BUCKET_BITS bits the bucket, the next
+ * SIZE_BITS the size, the top STAMP_BITS the birth stamp). A size that does
+ * not fit below BIG_BASE (64 MiB less BIG_BLOCKS bytes, and more) is kept
+ * in a slot of the big-block table, and the size field holds BIG_BASE +
+ * the slot's index. */
 struct entry {
 	uint64_t addr;
 	uint64_t packed;
 };
 
-#define SIZE_BITS (64 - HP_LIVE_BUCKET_BITS)
-#define BIG_BLOCKS 64
+#define SIZE_BITS HP_LIVE_SIZE_BITS
+#define STAMP_BITS (64 - HP_LIVE_BUCKET_BITS - SIZE_BITS)
+_Static_assert(STAMP_BITS == 16, "the birth stamp is 16 bits (live.h)");
+#define SIZE_MASK ((UINT64_C(1) << SIZE_BITS) - 1)
+#define STAMP_SHIFT (HP_LIVE_BUCKET_BITS + SIZE_BITS)
+#define BIG_BLOCKS HP_LIVE_BIG_BLOCKS
 #define BIG_BASE ((UINT64_C(1) << SIZE_BITS) - BIG_BLOCKS)
 #define BUCKET_MASK ((UINT64_C(1) << HP_LIVE_BUCKET_BITS) - 1)
 
@@ -37,8 +42,9 @@ struct entry {
  * CAS of used from 0 and belongs to the one entry whose size field names
  * it; its size is written and read under that entry's shard lock, and
  * given back (used 0) by the entry's removal. At most BIG_BLOCKS such
- * blocks live at once (32 of 4 TiB fill a 47-bit address space); one more
- * is refused like a shard that cannot grow. */
+ * blocks live at once (64 GiB of them at least); one more is refused like
+ * a shard that cannot grow. (The size field was 42 bits, 4 TiB, until the
+ * birth stamp took 16 of them.) */
 static struct {
 	uint32_t used; /* atomic */
 	uint64_t size;
@@ -46,7 +52,7 @@ static struct {
 
 /* The packed word of (bucket, size): 0 or -ENOMEM (a big block and no
  * slot left). Under the shard lock. */
-static int pack(uint32_t bucket, uint64_t size, uint64_t *out)
+static int pack(uint32_t bucket, uint64_t size, uint16_t born, uint64_t *out)
 {
 	uint64_t field = size;
 
@@ -64,7 +70,7 @@ static int pack(uint32_t bucket, uint64_t size, uint64_t *out)
 		big[i].size = size;
 		field = BIG_BASE + i;
 	}
-	*out = field << HP_LIVE_BUCKET_BITS | bucket;
+	*out = (uint64_t)born << STAMP_SHIFT | field << HP_LIVE_BUCKET_BITS | bucket;
 	return 0;
 }
 
@@ -72,9 +78,10 @@ static int pack(uint32_t bucket, uint64_t size, uint64_t *out)
  * Under the shard lock. */
 static void unpack(const struct entry *e, struct hp_live_block *out)
 {
-	uint64_t field = e->packed >> HP_LIVE_BUCKET_BITS;
+	uint64_t field = e->packed >> HP_LIVE_BUCKET_BITS & SIZE_MASK;
 
 	out->bucket = (uint32_t)(e->packed & BUCKET_MASK);
+	out->born = (uint16_t)(e->packed >> STAMP_SHIFT);
 	out->size = field;
 	if (field >= BIG_BASE) {
 		out->size = big[field - BIG_BASE].size;
@@ -227,6 +234,20 @@ static int grow(struct shard *s)
 	return 0;
 }
 
+/* live.h. A relaxed load and store, not a locked add: a clock for
+ * lifetimes need not count every racing birth, and the add would cost
+ * every allocation of a threaded program a locked instruction. */
+uint64_t hp_live_births;
+
+/* Counts a birth; its stamp. */
+static inline uint16_t birth(void)
+{
+	uint64_t n = __atomic_load_n(&hp_live_births, __ATOMIC_RELAXED) + 1;
+
+	__atomic_store_n(&hp_live_births, n, __ATOMIC_RELAXED);
+	return (uint16_t)(n >> HP_LIVE_AGE_SHIFT);
+}
+
 int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)
 {
 	uint64_t h = hp_live_hash(addr), packed;
@@ -243,7 +264,7 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
 		goto out;
 	}
 	e = find(s, h, addr, &slot);
-	if (pack(bucket, size, &packed) < 0) {
+	if (pack(bucket, size, birth(), &packed) < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -285,9 +306,10 @@ int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 /* The block of e, its big-block slot kept. Under the shard lock. */
 static void peek(const struct entry *e, struct hp_live_block *out)
 {
-	uint64_t field = e->packed >> HP_LIVE_BUCKET_BITS;
+	uint64_t field = e->packed >> HP_LIVE_BUCKET_BITS & SIZE_MASK;
 
 	out->bucket = (uint32_t)(e->packed & BUCKET_MASK);
+	out->born = (uint16_t)(e->packed >> STAMP_SHIFT);
 	out->size = field >= BIG_BASE ? big[field - BIG_BASE].size : field;
 }
 
@@ -403,4 +425,5 @@ void hp_live_root(struct hp_root *r)
 	r->big_blocks = BIG_BLOCKS;
 	r->big_bytes = sizeof big[0];
 	r->big_size_off = offsetof(__typeof__(big[0]), size);
+	r->size_bits = SIZE_BITS;
 }

@@ -37,7 +37,52 @@
 struct hp_live_block {
 	uint64_t size;
 	uint32_t bucket;
+	uint16_t born; /* the birth stamp (hp_live_age), set by hp_live_insert */
 };
+
+/* Lifetimes. Every insert counts one birth (a recorded allocation); an
+ * entry keeps the births before it in units of 2^HP_LIVE_AGE_SHIFT, in the
+ * 16 bits its packed word has to spare (live.c), so that a free knows how
+ * many allocations the block lived for without a clock read or a wider
+ * entry: to within one unit (64), up to 2^16 units (4 Mi allocations),
+ * beyond which the count wraps (a block that lives longer reads younger by
+ * a multiple of 4 Mi). docs/internals/lifetimes.md. */
+#define HP_LIVE_AGE_SHIFT 6
+/* An entry's size field (live.c): sizes from 2^HP_LIVE_SIZE_BITS less
+ * HP_LIVE_BIG_BLOCKS bytes go to the big-block table, which holds
+ * HP_LIVE_BIG_BLOCKS of them at once. */
+#define HP_LIVE_SIZE_BITS 26
+#define HP_LIVE_BIG_BLOCKS 1024
+/* Recorded allocations so far: counted by hp_live_insert with a relaxed
+ * load and store (no locked add: births that race in two threads may count
+ * once, which makes lifetimes a little shorter, never longer); read by
+ * anyone. Exposed for the inline functions below only. */
+extern uint64_t hp_live_births;
+
+/* The stamp units since a block of birth stamp born was. */
+static inline uint32_t hp_live_age_units(uint16_t born)
+{
+	return (uint16_t)((uint16_t)(__atomic_load_n(&hp_live_births, __ATOMIC_RELAXED) >>
+				     HP_LIVE_AGE_SHIFT) -
+			  born);
+}
+
+/* The allocations recorded since a block of birth stamp born was: a
+ * multiple of 2^HP_LIVE_AGE_SHIFT (0: born in the current unit).
+ * Lock-free (a relaxed load), async-signal-safe, no allocation. */
+static inline uint64_t hp_live_age(uint16_t born)
+{
+	return (uint64_t)hp_live_age_units(born) << HP_LIVE_AGE_SHIFT;
+}
+
+/* Its lifetime class (format.h, HISTOGRAMS: hp_hist_life_class of
+ * hp_live_age, computed on the units: their bit length). Same
+ * properties. */
+static inline unsigned hp_live_life_class(uint16_t born)
+{
+	uint32_t u = hp_live_age_units(born);
+	return u ? 32 - (unsigned)__builtin_clz(u) : 0;
+}
 
 /* Buckets are below 1 << HP_LIVE_BUCKET_BITS (aggregate.c checks its ids
  * fit); a shard's table has at most HP_LIVE_MAX_SLOTS slots. */

@@ -190,7 +190,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		goto out;
 	}
 	if (r == 1) /* its free went unseen: count it now */
-		hp_agg_free(stale.bucket, stale.size, 0);
+		hp_agg_free(stale.bucket, stale.size, 0, HP_AGG_LIFE_UNKNOWN);
 	hp_agg_alloc(bucket, size);
 	/* Byte triggers count what the run allocated: each sampled block at
 	 * its unbiased weight (its size in a full recording). */
@@ -304,7 +304,7 @@ static inline __attribute__((always_inline)) void release(struct hp_thread *t, v
 		return;
 	}
 	t->busy++; /* the bucket lock: see hp_record_take */
-	hp_agg_free(blk->bucket, blk->size, temporary);
+	hp_agg_free(blk->bucket, blk->size, temporary, (int)hp_live_life_class(blk->born));
 	t->busy--;
 	hp_trigger_tick(t, TICK_PERIOD);
 }
@@ -341,7 +341,7 @@ void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *
 		/* Not back in the register: count it freed now, so that its
 		 * bytes do not stay in use forever. */
 		t->busy++;
-		hp_agg_free(blk->bucket, blk->size, 0);
+		hp_agg_free(blk->bucket, blk->size, 0, HP_AGG_LIFE_UNKNOWN);
 		t->busy--;
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, blk->size);
 	}

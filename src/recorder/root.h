@@ -72,8 +72,9 @@ struct hp_root {
 	 * word (u32), the slot count (u32: 1 before the first table) and the
 	 * live count (u32) and the table's address at their offsets. An entry
 	 * is entry_bytes: the address (u64, 0 = empty) at 0, then a u64 with
-	 * the bucket in its low bucket_bits bits and the size above; a size
-	 * field of big_base + i or more names slot i of the big-block table
+	 * the bucket in its low bucket_bits bits and the size in the
+	 * size_bits above (0: all of them, before the birth stamp took the
+	 * top 16); a size field of big_base + i or more names slot i of the big-block table
 	 * (big_blocks slots of big_bytes at big_addr, the size a u64 at
 	 * big_size_off). */
 	uint64_t live_shards_addr;
@@ -84,7 +85,7 @@ struct hp_root {
 	uint64_t big_base;
 	uint64_t big_addr;
 	uint32_t big_blocks, big_bytes;
-	uint32_t big_size_off, pad1;
+	uint32_t big_size_off, size_bits;
 };
 
 /* In the recorder: each module describes its own tables (their struct bodies are its own).

@@ -37,6 +37,13 @@ static uint64_t next_high_water;
  * a sample. */
 static uint64_t next_sample_ns;
 static uint64_t next_interval_ns;
+static uint64_t next_tick_ns; /* the timeline's, as the sample's */
+
+/* A timeline tick that lists more buckets than this pushes the next one
+ * back in proportion, so that a program that changes many sites keeps a
+ * small capture: at most about TICK_ENTRIES * 1000 / timeline_ms entries
+ * a second (docs/format.md, TIMELINE). */
+#define TICK_ENTRIES 256u
 
 void hp_trigger_request(unsigned reason)
 {
@@ -189,6 +196,16 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 				 __ATOMIC_RELAXED);
 		hp_agg_totals(&t);
 		hp_writer_sample(t.in_use_estimate_bytes, hp_os_rss_bytes());
+	}
+	if (config->timeline_ms && now >= __atomic_load_n(&next_tick_ns, __ATOMIC_RELAXED)) {
+		uint64_t period = config->timeline_ms * 1000000ull;
+		/* Claimed before the tick, so that another thread does not take
+		 * one too; then pushed back by the tick's size. */
+		__atomic_store_n(&next_tick_ns, now + period, __ATOMIC_RELAXED);
+		uint32_t n = hp_writer_timeline();
+		if (n > TICK_ENTRIES)
+			__atomic_store_n(&next_tick_ns, now + period * (n / TICK_ENTRIES),
+					 __ATOMIC_RELAXED);
 	}
 	if (config->interval_ms && now >= __atomic_load_n(&next_interval_ns, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&next_interval_ns, now + config->interval_ms * 1000000ull,

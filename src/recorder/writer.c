@@ -23,6 +23,10 @@
 #include "tags.h"
 
 #define SAMPLES_PER_RECORD 100 /* a second at the default 10 ms */
+/* Ticks gathered into one TIMELINE record: a second at the default
+ * 100 ms, or fewer when their entries pass TICKS_RECORD_BYTES. */
+#define TICKS_PER_RECORD 10
+#define TICKS_RECORD_BYTES (256u << 10)
 
 /* Everything below is guarded by lock. owner is also read without it: it
  * is written only at open, in the process it names. */
@@ -42,6 +46,20 @@ static struct hp_tags_mark tags_written, tags_pending;
 static struct hp_rec_sample samples[SAMPLES_PER_RECORD];
 static unsigned nsamples;
 static struct hp_buf payload, out, buckets_buf;
+/* The per-site timeline: the ticks not yet written (ticks_buf, nticks of
+ * them, times as deltas from tick_prev_ns), the entries of the tick being
+ * taken (tick_buf), and whether the next tick lists every bucket (the
+ * first of a forked child, whose buckets' marks are its parent's). */
+static struct hp_buf ticks_buf, tick_buf;
+/* The histograms of the buckets of the snapshot being written, in their
+ * order (collect_buckets). */
+static struct hp_buf hists_buf;
+/* The live blocks of the snapshot being written (--live-blocks). */
+static struct hp_buf blocks_buf;
+static uint64_t nblocks;
+static unsigned nticks;
+static uint64_t tick_prev_ns;
+static int tick_all;
 static uint64_t file_bytes; /* written whole so far: records end here */
 static ZSTD_CCtx *cctx;
 /* The file still to be created (NULL once tried); the configuration, for
@@ -59,6 +77,7 @@ static enum hp_role file_role;
 #define PAYLOAD_INITIAL_BYTES (1u << 20)
 #define OUT_INITIAL_BYTES (PAYLOAD_INITIAL_BYTES + (16u << 10))
 #define BUCKETS_INITIAL_BYTES (256u << 10)
+#define TICKS_INITIAL_BYTES (64u << 10) /* each of ticks_buf and tick_buf */
 
 /* Grows an hp_buf with mmap: map the new size, copy, unmap the old. An
  * empty buffer gets what it needs (at least 64 KiB), a full one doubles. */
@@ -90,6 +109,10 @@ static void reserve_buffers(void)
 		grow_mapped(&out, OUT_INITIAL_BYTES);
 	if (!buckets_buf.cap)
 		grow_mapped(&buckets_buf, BUCKETS_INITIAL_BYTES);
+	if (config && config->timeline_ms && !ticks_buf.cap)
+		grow_mapped(&ticks_buf, TICKS_INITIAL_BYTES);
+	if (config && config->timeline_ms && !tick_buf.cap)
+		grow_mapped(&tick_buf, TICKS_INITIAL_BYTES);
 }
 
 /* A zstd context in a workspace mapped once, at the size compression level
@@ -352,11 +375,17 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role)
 	module_events_written = 0;
 	memset(&tags_written, 0, sizeof tags_written);
 	nsamples = 0;
+	ticks_buf.len = tick_buf.len = 0;
+	ticks_buf.err = tick_buf.err = 0;
+	nticks = 0;
+	tick_prev_ns = 0;
+	tick_all = role == HP_ROLE_FORKED;
 	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
+	ticks_buf.grow = tick_buf.grow = hists_buf.grow = blocks_buf.grow = grow_mapped;
+	file_config = config = c;
 	reserve_buffers();
 	if (!cctx)
 		cctx = new_cctx();
-	file_config = config = c;
 	file_role = role;
 	/* A forked child, or a program exec'd by a recorded one, creates its
 	 * file when it first has something to say: one that only execs (a
@@ -389,6 +418,45 @@ static void put_timeseries(void)
 	nsamples = 0;
 }
 
+/* Takes a tick of the timeline into ticks_buf: the buckets changed since
+ * the last. Returns how many it lists. Under the lock. */
+static uint32_t take_tick(void)
+{
+	struct hp_rec_site site;
+	uint32_t n = 0;
+
+	tick_buf.len = 0;
+	tick_buf.err = 0;
+	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
+		if (!hp_agg_take_change(id, tick_all, &site))
+			continue;
+		hp_rec_site_put(&tick_buf, &site);
+		n++;
+	}
+	tick_all = 0;
+	struct hp_rec_tick tick = {hp_os_now_ns() - config->start_ns, n};
+	hp_rec_tick_put(&ticks_buf, &tick, &tick_prev_ns);
+	hp_buf_put_bytes(&ticks_buf, tick_buf.data, tick_buf.len);
+	if (tick_buf.err && !ticks_buf.err)
+		ticks_buf.err = tick_buf.err;
+	nticks++;
+	return n;
+}
+
+/* The ticks not yet written, as a TIMELINE payload. The first time of a
+ * record is absolute, as in put_timeseries. */
+static void put_timeline(void)
+{
+	hp_rec_count_put(&payload, nticks);
+	hp_buf_put_bytes(&payload, ticks_buf.data, ticks_buf.len);
+	if (ticks_buf.err && !payload.err)
+		payload.err = ticks_buf.err;
+	ticks_buf.len = 0;
+	ticks_buf.err = 0;
+	nticks = 0;
+	tick_prev_ns = 0;
+}
+
 static void put_stacks(uint32_t from, uint32_t to)
 {
 	hp_rec_stacks_put(&payload, &(struct hp_rec_stacks){.first_id = from, .count = to - from});
@@ -409,12 +477,17 @@ struct bucket_sums {
 static void collect_buckets(struct bucket_sums *sum)
 {
 	struct hp_rec_bucket v;
+	struct hp_rec_hist h;
 
 	memset(sum, 0, sizeof *sum);
 	buckets_buf.len = 0;
+	hists_buf.len = 0;
+	hists_buf.err = 0;
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		hp_agg_read(id, &v);
 		hp_rec_bucket_put(&buckets_buf, &v);
+		hp_agg_hist(id, &h);
+		hp_rec_hist_put(&hists_buf, &h);
 		sum->n++;
 		if (hp_agg_heap_of(id))
 			continue; /* a custom heap's: not in malloc's totals */
@@ -426,13 +499,31 @@ static void collect_buckets(struct bucket_sums *sum)
 	}
 }
 
+/* hp_live_walk's callback: a live block of malloc's into blocks_buf.
+ * Under its shard lock (blocks_buf may grow with mmap there, as a shard
+ * does). */
+static int put_block(void *arg, uintptr_t addr, struct hp_live_block *blk)
+{
+	uint32_t stack_id, type_tag, origin_tag;
+	uint64_t size;
+
+	(void)arg;
+	if (addr & ~HP_ATTR_ADDR_MASK)
+		return HP_LIVE_KEEP; /* a custom heap's block */
+	hp_agg_key(blk->bucket, &stack_id, &type_tag, &origin_tag, &size);
+	hp_rec_block_put(&blocks_buf, &(struct hp_rec_block){addr, blk->size, stack_id});
+	nblocks++;
+	return HP_LIVE_KEEP;
+}
+
 /* What the recorder holds: its tables and the writer's buffers. */
 static uint64_t recorder_bytes(void)
 {
 	uint64_t blocks, live;
 
 	hp_live_usage(&blocks, &live);
-	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap + buckets_buf.cap;
+	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap +
+	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + hists_buf.cap + blocks_buf.cap;
 }
 
 /* The totals are the sums of the buckets written, exactly, even while
@@ -542,6 +633,21 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		put_timeseries();
 		err = emit(HP_REC_TIMESERIES);
 	}
+	/* The timeline at this moment too, so that its last tick before the
+	 * snapshot agrees with it (give or take the allocations in between,
+	 * in another thread). */
+	if (!err && config->timeline_ms) {
+		take_tick();
+		put_timeline();
+		/* A timeline that could not be built (no memory left for its
+		 * buffers) or written is lost, not the snapshot: the payload
+		 * starts clean for it. */
+		if (emit(HP_REC_TIMELINE)) {
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+			payload.len = 0;
+			payload.err = out.err = 0;
+		}
+	}
 	/* After the buckets were read: every tag they name is counted. */
 	if (!err) {
 		memcpy(&tags_pending, &tags_written, sizeof tags_pending);
@@ -554,6 +660,32 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	if (!err) {
 		put_snapshot(reason, signo, nstacks, &sums);
 		err = emit(HP_REC_SNAPSHOT);
+	}
+	/* Its buckets' histograms: lost alone when they cannot be written. */
+	if (!err) {
+		hp_rec_hists_put(&payload,
+				 &(struct hp_rec_hists){.seq = snapshot_seq, .count = sums.n});
+		hp_buf_put_bytes(&payload, hists_buf.data, hists_buf.len);
+		if (hists_buf.err && !payload.err)
+			payload.err = hists_buf.err;
+		if (emit(HP_REC_HISTOGRAMS))
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+	}
+	/* The live blocks (--live-blocks): the walk takes every shard lock
+	 * in turn, which a signal handler must not (the interrupted code may
+	 * hold one). An entry moved by a racing insert may be seen twice
+	 * (hp_live_walk); the analyzer keeps one. */
+	if (!err && config->live_blocks && !(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL))) {
+		blocks_buf.len = 0;
+		blocks_buf.err = 0;
+		nblocks = 0;
+		hp_live_walk(put_block, NULL);
+		hp_rec_hists_put(&payload, &(struct hp_rec_hists){.seq = snapshot_seq, .count = nblocks});
+		hp_buf_put_bytes(&payload, blocks_buf.data, blocks_buf.len);
+		if (blocks_buf.err && !payload.err)
+			payload.err = blocks_buf.err;
+		if (emit(HP_REC_BLOCKS))
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
 out:
 	payload.len = 0;
@@ -583,6 +715,27 @@ void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
 			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
 	unlock(cancel);
+}
+
+uint32_t hp_writer_timeline(void)
+{
+	uint32_t n;
+	int cancel;
+
+	if (!hp_writer_owned())
+		return 0;
+	cancel = lock_for(0);
+	n = take_tick();
+	if ((nticks >= TICKS_PER_RECORD || ticks_buf.len >= TICKS_RECORD_BYTES) &&
+	    ensure_file() == 0) {
+		put_timeline();
+		if (emit(HP_REC_TIMELINE))
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+		payload.len = 0;
+		payload.err = out.err = 0;
+	}
+	unlock(cancel);
+	return n;
 }
 
 void hp_writer_close(void)

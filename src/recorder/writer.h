@@ -3,7 +3,8 @@
  * snapshot, closed at exit.
  *
  * A snapshot appends, in order: the module events, stacks and time-series
- * samples not yet in the file, then an HP_REC_SNAPSHOT with every bucket.
+ * samples not yet in the file, the timeline's ticks not yet in the file
+ * and one more, then an HP_REC_SNAPSHOT with every bucket.
  * Each record is written with write(2) as soon as it is built, so a process
  * killed with SIGKILL leaves a file that is whole up to its last record.
  *
@@ -72,6 +73,14 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags);
  * every 100 samples. Takes the writer's lock; no allocation from malloc;
  * not async-signal-safe. */
 void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes);
+
+/* Takes a tick of the per-site timeline (format.h, HP_REC_TIMELINE): the
+ * buckets changed since the last tick, with what they hold in use now,
+ * flushing a record every 10 ticks (fewer when they are large); each
+ * snapshot takes one too. Returns how many buckets the tick lists. Takes
+ * the writer's lock; no allocation from malloc (buffers grow with mmap);
+ * not async-signal-safe. */
+uint32_t hp_writer_timeline(void);
 
 /* Closes the file (when the descriptor is still ours). Later snapshots are
  * dropped. Takes the writer's lock; no allocation; not async-signal-safe. */

@@ -314,8 +314,13 @@ HP_TEST(truncate_inside_last_record)
 
 	if (!get_real())
 		return;
+	/* The exit snapshot: the last record, or the one before the last
+	 * when its HISTOGRAMS (format 1.4) follow it, which a cut inside it
+	 * loses too. */
 	last = &real.recs[real.nrecs - 1];
-	expect_eq_u64(last->type, HP_REC_SNAPSHOT, "the last record is the exit snapshot");
+	if (last->type == HP_REC_HISTOGRAMS)
+		last--;
+	expect_eq_u64(last->type, HP_REC_SNAPSHOT, "the last snapshot is the exit snapshot");
 
 	/* Cut in the middle of the payload, then in the middle of the frame. */
 	size_t cuts[2] = {last->off + 24 + (last->end - last->off - 24) / 2, last->off + 12};
@@ -327,7 +332,7 @@ HP_TEST(truncate_inside_last_record)
 			continue;
 		expect_eq_u64(cap.ndamage, 1, "one damage: the cut");
 		expect_true(cap.ndamage && strstr(cap.damage[0], "truncated"), "called truncated");
-		expect_eq_u64(cap.nrecords, real.nrecs - 1, "every record before it is read");
+		expect_eq_u64(cap.nrecords, (size_t)(last - real.recs), "every record before it is read");
 		expect_true(cap.has_meta, "META is kept");
 		expect_str(cap.program, real.cap.program, "with the program's path");
 		expect_eq_u64(cap.argc, real.cap.argc, "and its arguments");

@@ -23,7 +23,10 @@
 #include <unistd.h>
 
 #include "../harness/harness.h"
+#include "../harness/tools.h"
 #include "../programs/known.h"
+#include "../programs/lifetimes.h"
+#include "../programs/phases.h"
 
 /* triggers.c: phase N allocates 10 N blocks of 100 N bytes, a snapshot
  * after phases 1, 2 and at exit. */
@@ -460,6 +463,151 @@ HP_TEST(html_snapshots_switch_views)
 	free(dom);
 	expect_eq_u64(screenshot(page, "#snapshot=2", "triggers-overview"), 0,
 		      "a screenshot of the timeline with 3 snapshots");
+}
+
+/* The driver for phases: the per-site timeline's lines, their values at
+ * each snapshot, a click on it. */
+static const char phases_driver[] =
+	"var sp = hpReport.sitesPlot(), d = sp ? sp.data : [[]], s = hpReport.data.snapshots;\n"
+	"put('sites_canvas', document.querySelectorAll('#hp-sites canvas').length);\n"
+	"put('sites_lines', sp ? sp.series.length - 1 : 0);\n"
+	"put('sites_labels', sp.series.slice(1).map(function (x) {\n"
+	"\treturn x.label.split(' ')[0]; }).join(','));\n"
+	"function at(i, ns) {\n"
+	"\tvar v = 0;\n"
+	"\tfor (var k = 0; k < d[0].length && d[0][k] <= ns / 1e9; k++) v = d[i][k];\n"
+	"\treturn v;\n}\n"
+	"put('b_at', [at(1, s[0].time_ns), at(1, s[1].time_ns), at(1, s[2].time_ns)].join(','));\n"
+	"put('a_at', [at(2, s[0].time_ns), at(2, s[1].time_ns), at(2, s[2].time_ns)].join(','));\n"
+	"put('c_at', [at(3, s[0].time_ns), at(3, s[1].time_ns), at(3, s[2].time_ns)].join(','));\n"
+	"var over = sp.over, box = over.getBoundingClientRect();\n"
+	"over.dispatchEvent(new MouseEvent('click', {bubbles: true,\n"
+	"\tclientX: box.left + sp.valToPos(s[0].time_ns / 1e9, 'x'), clientY: box.top + 10}));\n"
+	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n";
+
+HP_TEST(html_sites_over_time)
+{
+	const char *capture = record("phases");
+	char page[4600], driven[4600], want[128];
+	char *dom;
+
+	require(capture, "heapprof run records phases");
+	require(render(capture, "", "phases", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/phases-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, phases_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "#snapshot=3", "phases");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(num(dom, "sites_canvas") >= 1, "the sites' timeline is drawn");
+	expect_true(is(dom, "sites_lines", "3"), "a line per site that held memory");
+	expect_true(is(dom, "sites_labels", "build_b,build_a,leak_c"),
+		    "named by function, the largest first");
+	snprintf(want, sizeof want, "0,%d,0", PHASE_B_N * PHASE_B_SIZE);
+	expect_true(is(dom, "b_at", want), "B's line: all of B at snapshot 2 only");
+	snprintf(want, sizeof want, "%d,0,0", PHASE_A_N * PHASE_A_SIZE);
+	expect_true(is(dom, "a_at", want), "A's line: all of A at snapshot 1 only");
+	snprintf(want, sizeof want, "0,0,%d", PHASE_C_N * PHASE_C_SIZE);
+	expect_true(is(dom, "c_at", want), "C's line: all of C at exit only");
+	expect_true(is(dom, "click_snapshot", "1"),
+		    "a click on the sites' timeline at snapshot 1 selects it");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview", "phases-sites"), 0,
+		      "a screenshot of the overview with the sites' timeline");
+}
+
+/* The driver for lifetimes: each site's bars, "kind:class=count ...". */
+static const char lifetimes_driver[] =
+	"function bars(fn) {\n"
+	"\tvar r = document.querySelector('#hp-hists tr[data-function=\"' + fn + '\"]');\n"
+	"\tif (!r) return 'missing';\n"
+	"\treturn Array.prototype.map.call(r.querySelectorAll('.hp-bar-col'), function (b) {\n"
+	"\t\treturn b.getAttribute('data-kind') + ':' + b.getAttribute('data-class') + '=' +\n"
+	"\t\t\tb.getAttribute('data-v'); }).join(' ');\n}\n"
+	"put('rows', document.querySelectorAll('#hp-hists tbody tr').length);\n"
+	"['short_lived', 'filler', 'long_lived', 'leak'].forEach(function (f) { put(f, bars(f)); });\n";
+
+HP_TEST(html_sizes_and_lifetimes)
+{
+	const char *capture = record("lifetimes");
+	char page[4600], driven[4600], want[128];
+	char *dom;
+
+	require(capture, "heapprof run records lifetimes");
+	require(render(capture, "", "lifetimes", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/lifetimes-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, lifetimes_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "lifetimes");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(num(dom, "rows") >= 4, "a row per site that allocated");
+	/* Size class c is [2^(c-1), 2^c); lifetime class c >= 1 is
+	 * [2^(c+5), 2^(c+6)) allocations, 0 below 64. */
+	snprintf(want, sizeof want, "size:5=%d life:0=%d", LIFE_SHORT_N, LIFE_SHORT_N);
+	expect_true(is(dom, "short_lived", want), "short_lived: [16, 32) B, < 64");
+	snprintf(want, sizeof want, "size:4=%d life:0=%d", LIFE_FILLER_N, LIFE_FILLER_N);
+	expect_true(is(dom, "filler", want), "filler: [8, 16) B, < 64");
+	snprintf(want, sizeof want, "size:12=%d life:5=%d", LIFE_LONG_N, LIFE_LONG_N);
+	expect_true(is(dom, "long_lived", want), "long_lived: [2 KiB, 4 KiB), [1,024, 2,048)");
+	snprintf(want, sizeof want, "size:17=%d", LIFE_LEAK_N);
+	expect_true(is(dom, "leak", want), "leak: [64 KiB, 128 KiB), never freed");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview", "lifetimes-overview"), 0,
+		      "a screenshot of the overview with the histograms");
+}
+
+/* The driver for mapprog's memory map: its regions and blocks. */
+static const char map_driver[] =
+	"var g = hpReport.mapRegions(), b = hpReport.data.map.blocks, mine = 0, bytes = 0;\n"
+	"b.forEach(function (x) {\n"
+	"\tvar st = x[2] >= 0 ? hpReport.data.stacks[x[2]] : null;\n"
+	"\tif (st && hpReport.data.strings[hpReport.data.frames[st[0]][0]] === 'make_blocks') {\n"
+	"\t\tmine++; bytes += x[1]; }\n});\n"
+	"put('canvases', document.querySelectorAll('#hp-map canvas').length);\n"
+	"put('regions', g.length);\n"
+	"put('mine', mine + '/' + bytes);\n";
+
+HP_TEST(html_memory_map)
+{
+	char capture[4600], page[4600], driven[4600], want[64], *out;
+	unsigned long long sum = 0;
+	unsigned n = 0;
+	char *dom;
+
+	snprintf(capture, sizeof capture, "%s/mapprog.hpf", hp_test_tmp());
+	out = hp_test_sh_out("%s run -q --live-blocks -o %s -- %s/tests/programs/mapprog", hp(),
+			     capture, hp_test_build());
+	require(out, "heapprof run --live-blocks records mapprog");
+	for (char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long a, s;
+		if (sscanf(l, "%llu %llu", &a, &s) == 2) {
+			n++;
+			sum += s;
+		}
+	}
+	free(out);
+	require(render(capture, "", "mapprog", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/mapprog-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, map_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "mapprog");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(num(dom, "regions") >= 1 && num(dom, "canvases") == num(dom, "regions"),
+		    "a canvas per region");
+	snprintf(want, sizeof want, "%u/%llu", n, sum);
+	expect_true(is(dom, "mine", want),
+		    "the map holds make_blocks' live blocks, as many and as large as printed");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview", "mapprog-overview"), 0,
+		      "a screenshot of the overview with the memory map");
 }
 
 /* The page of a capture with 100,000 stacks (bench/analyzer/gen_stacks.c)

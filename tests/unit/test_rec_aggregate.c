@@ -81,7 +81,41 @@ HP_TEST(agg_keyed_buckets)
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id))
 		found += id == a || id == b;
 	expect_eq_u64(found, 2, "hp_agg_next visits keyed buckets");
-	hp_agg_free(b, 48, 0);
+	hp_agg_free(b, 48, 0, HP_AGG_LIFE_UNKNOWN);
+}
+
+HP_TEST(agg_histograms)
+{
+	struct hp_rec_hist h;
+	uint32_t b;
+
+	setup();
+	b = hp_agg_bucket(stack(0x3101), 0, 0, 0);
+	hp_agg_alloc(b, 0);                          /* size class 0 */
+	hp_agg_alloc(b, 1);                          /* 1: [1, 2) */
+	hp_agg_alloc(b, 24);                         /* 5: [16, 32) */
+	hp_agg_alloc(b, 31);                         /* 5 */
+	hp_agg_alloc(b, 4096);                       /* 13: [4096, 8192) */
+	hp_agg_alloc(b, 1ull << 40);                 /* the last class: 4 MiB and more */
+	hp_agg_free(b, 24, 0, (int)hp_hist_life_class(0));         /* lifetime class 0: < 64 */
+	hp_agg_free(b, 31, 0, (int)hp_hist_life_class(64));        /* 1: [64, 128) */
+	hp_agg_free(b, 1, 0, (int)hp_hist_life_class(1536));       /* 5: [1024, 2048) */
+	hp_agg_free(b, 0, 0, (int)hp_hist_life_class(1ull << 30)); /* the last: 2 Mi and more */
+	hp_agg_free(b, 4096, 0, HP_AGG_LIFE_UNKNOWN);              /* in no class */
+	hp_agg_hist(b, &h);
+	expect_eq_u64(h.size[0] * 100000 + h.size[1] * 10000 + h.size[5] * 1000 + h.size[13] * 100 +
+			      h.size[HP_HIST_SIZE_CLASSES - 1],
+		      112101, "sizes by class");
+	expect_eq_u64(h.life[0] * 1000 + h.life[1] * 100 + h.life[5] * 10 +
+			      h.life[HP_HIST_LIFE_CLASSES - 1],
+		      1111, "lifetimes by class");
+	{
+		uint64_t n = 0;
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			n += h.life[c];
+		expect_eq_u64(n, 4, "an unknown lifetime is in no class");
+	}
+	hp_agg_free(b, 1ull << 40, 0, HP_AGG_LIFE_UNKNOWN);
 }
 
 HP_TEST(agg_at_peak)
@@ -95,7 +129,7 @@ HP_TEST(agg_at_peak)
 	b2 = hp_agg_bucket(stack(0x3002), 0, 0, 0);
 	hp_agg_alloc(b1, 100);
 	hp_agg_alloc(b2, 50); /* peak 150: b1 100, b2 50 */
-	hp_agg_free(b1, 100, 1);
+	hp_agg_free(b1, 100, 1, HP_AGG_LIFE_UNKNOWN);
 	hp_agg_alloc(b2, 20); /* 70 in use, the peak stays */
 	v = view(b1);
 	expect_eq_u64(v.peak_bytes, 100, "b1 at the peak");
@@ -110,9 +144,9 @@ HP_TEST(agg_at_peak)
 	expect_eq_u64(t.peak_estimate_bytes, 150, "full mode: the estimate is the raw value");
 
 	hp_agg_alloc(b1, 200); /* a new peak, 270: b1 200, b2 70 (unchanged since) */
-	hp_agg_free(b2, 50, 0);
-	hp_agg_free(b2, 20, 0);
-	hp_agg_free(b1, 200, 0);
+	hp_agg_free(b2, 50, 0, HP_AGG_LIFE_UNKNOWN);
+	hp_agg_free(b2, 20, 0, HP_AGG_LIFE_UNKNOWN);
+	hp_agg_free(b1, 200, 0, HP_AGG_LIFE_UNKNOWN);
 	v = view(b1);
 	expect_eq_u64(v.peak_bytes * 10 + v.peak_count, 2001, "b1 at the new peak");
 	v = view(b2);
@@ -140,7 +174,7 @@ HP_TEST(agg_sampled_peak)
 	big = hp_agg_bucket(stack(0x4001), 0, 0, 1 << 20);
 	small = hp_agg_bucket(stack(0x4002), 0, 0, 100);
 	hp_agg_alloc(big, 1 << 20);
-	hp_agg_free(big, 1 << 20, 0);
+	hp_agg_free(big, 1 << 20, 0, HP_AGG_LIFE_UNKNOWN);
 	for (int i = 0; i < 300; i++)
 		hp_agg_alloc(small, 100);
 	hp_agg_totals(&t);
@@ -153,7 +187,7 @@ HP_TEST(agg_sampled_peak)
 	v = view(small);
 	expect_eq_u64(v.peak_count, 300, "every small block at the peak");
 	for (int i = 0; i < 300; i++)
-		hp_agg_free(small, 100, 0);
+		hp_agg_free(small, 100, 0, HP_AGG_LIFE_UNKNOWN);
 	hp_agg_totals(&t);
 	expect_eq_u64(t.in_use_estimate_bytes, 0, "a free takes back exactly its weight");
 	hp_agg_set_sample_rate(1);
@@ -190,12 +224,12 @@ static void *counter(void *arg)
 	for (uint32_t i = 0; i < ROUNDS; i++) {
 		uint32_t b = shared_bucket[(i + n) % 4];
 		hp_agg_alloc(b, 16 + n);
-		hp_agg_free(b, 16 + n, i & 1);
+		hp_agg_free(b, 16 + n, i & 1, HP_AGG_LIFE_UNKNOWN);
 		if (i % 64 == 0) { /* a keyed bucket: created by this thread, then found */
 			uint32_t k = hp_agg_bucket(1, (uint32_t)n + 100, 0, i);
 			bad += !k || hp_agg_bucket(1, (uint32_t)n + 100, 0, i) != k;
 			hp_agg_alloc(k, 1);
-			hp_agg_free(k, 1, 0);
+			hp_agg_free(k, 1, 0, HP_AGG_LIFE_UNKNOWN);
 		}
 	}
 	return (void *)(uintptr_t)bad;

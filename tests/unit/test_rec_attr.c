@@ -140,7 +140,7 @@ HP_TEST(set_type_moves_the_block_with_its_history)
 		hp_agg_alloc(b, 24); /* each a new peak */
 	}
 	hp_live_remove(0x1000, &blk, 1);
-	hp_agg_free(b, 24, 0);
+	hp_agg_free(b, 24, 0, HP_AGG_LIFE_UNKNOWN);
 	expect_eq_u64(hp_attr_set_type(&a, (void *)0x1020, "struct point"), 0, "typed");
 	expect_eq_u64(hp_attr_set_type(&a, (void *)0x1040, "struct point"), 0, "typed");
 	expect_eq_u64(hp_attr_set_type(&a, (void *)0x1000, "struct point"), -ENOENT, "freed");

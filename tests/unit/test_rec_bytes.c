@@ -21,6 +21,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "../../src/analyzer/capture.h"
 #include "../../src/format/decode.h"
 #include "../../src/format/format.h"
 #include "../../src/recorder/aggregate.h"
@@ -182,10 +183,17 @@ HP_TEST(writer_bytes_are_the_format)
 {
 	/* What the writer wrote before the schemas moved (commit 66472bc):
 	 * META, MODULES, STACKS, TIMESERIES, SNAPSHOT, then MODULES (the
-	 * unload), STACKS, TIMESERIES, SNAPSHOT. */
-	static const unsigned want_types[] = {1, 2, 3, 5, 4, 2, 3, 5, 4};
-	static const uint32_t want_crcs[] = {1379041446, 4044483481, 3034644353, 561738225, 1815565938,
-					     934691671,  2710718069, 4002590734, 405876489};
+	 * unload), STACKS, TIMESERIES, SNAPSHOT. The SNAPSHOTs' since the
+	 * per-site timeline: its two counters per bucket (aggregate.c) make
+	 * each bucket 8 bytes larger, and so the recorder_bytes of the
+	 * snapshots' tails (nothing else changed: with the old bucket size in
+	 * hp_agg_bytes they read 1815565938 and 405876489 again); then a
+	 * HISTOGRAMS record after each SNAPSHOT, whose buckets' histograms
+	 * (164 bytes more each) grew recorder_bytes again. */
+	static const unsigned want_types[] = {1, 2, 3, 5, 4, 9, 2, 3, 5, 4, 9};
+	static const uint32_t want_crcs[] = {1379041446, 4044483481, 3034644353, 561738225,
+					     968038587,  1907550996, 934691671,  2710718069,
+					     4002590734, 1154145241, 3965519960};
 	static struct hp_config config;
 	uint32_t crcs[16], b;
 	unsigned types[16];
@@ -216,7 +224,7 @@ HP_TEST(writer_bytes_are_the_format)
 	alloc(0x401200, 3, 0, 9, 48, 4);
 	alloc(0x401200, 3, 0, 9, 4096, 1);
 	fake_now = 3000000;
-	hp_agg_free(b, 100, 1);
+	hp_agg_free(b, 100, 1, (int)hp_hist_life_class(0));
 	hp_agg_lost(HP_LOST_UNKNOWN_FREE, 2, 64);
 	hp_agg_lost(HP_LOST_STACK_ROOM, 1, 0);
 	hp_writer_sample(1000, 2u << 20);
@@ -228,7 +236,7 @@ HP_TEST(writer_bytes_are_the_format)
 	unload_second = 1;
 	fake_now = 5000000;
 	alloc(0x401300, 2, 0, 0, 0, 1);
-	hp_agg_free(b, 101, 0);
+	hp_agg_free(b, 101, 0, (int)hp_hist_life_class(640));
 	fake_now = 6000000;
 	expect_eq_u64(hp_writer_snapshot(HP_SNAP_EXIT, 0, 0), 0, "last snapshot");
 	hp_writer_close();
@@ -241,6 +249,28 @@ HP_TEST(writer_bytes_are_the_format)
 		expect_eq_u64(types[i], want_types[i], why);
 		snprintf(why, sizeof why, "record %zu (type %u): payload CRC", i, types[i]);
 		expect_eq_u64(crcs[i], want_crcs[i], why);
+	}
+	/* The HISTOGRAMS' figures (format 1.4), read back: the bucket of
+	 * two blocks of 100 and 101 bytes freed 0 and 640 allocations old. */
+	{
+		struct hp_capture cap;
+		char err[256];
+		int found = 0;
+		if (expect_eq_u64(hp_capture_load(config.output, &cap, err, sizeof err), 0,
+				  "the capture reads back")) {
+			const struct hp_cap_snapshot *last = &cap.snapshots[cap.nsnapshots - 1];
+			for (size_t i = 0; i < last->nbuckets; i++) {
+				struct hp_rec_hist h;
+				if (last->buckets[i].free_count != 2 || !hp_capture_hist(last, i, &h))
+					continue;
+				found = 1;
+				expect_eq_u64(h.size[7], 2, "100 and 101 bytes: class [64, 128)");
+				expect_eq_u64(h.life[0] * 10 + h.life[4], 11,
+					      "lifetimes 0 (< 64) and 640 ([512, 1024))");
+			}
+			hp_capture_free(&cap);
+		}
+		expect_true(found, "the last snapshot's histograms hold the freed bucket");
 	}
 }
 

@@ -18,6 +18,7 @@
 #include <sys/time.h>
 
 #include "../../src/common/hash.h"
+#include "../../src/format/records.h"
 #include "../../src/recorder/live.h"
 #include "../../src/recorder/os.h"
 #include "../harness/harness.h"
@@ -113,7 +114,7 @@ HP_TEST(live_backward_shift_model)
 	fresh(0);
 	clustered(addr, N);
 	for (int op = 0; op < 50000; op++) {
-		struct hp_live_block b = {0, 0};
+		struct hp_live_block b = {0, 0, 0};
 		unsigned k;
 
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
@@ -202,34 +203,60 @@ HP_TEST(live_million_blocks_bytes)
 	expect_eq_u64(live_blocks(), 0, "empty");
 }
 
-/* Sizes too large for an entry's size field (4 TiB less 64 bytes and up)
- * come back exact from the big-block table, also as stale blocks; 64 of
- * them can be live at once, the 65th is refused and nothing changes. */
+/* Sizes too large for an entry's size field (64 MiB less 1,024 bytes and
+ * up, since the birth stamp took 16 of its bits) come back exact from the
+ * big-block table, also as stale blocks; HP_LIVE_BIG_BLOCKS of them can
+ * be live at once, the next is refused and nothing changes. */
+/* A block's birth stamp: the inserts since, in units of
+ * 2^HP_LIVE_AGE_SHIFT, within one unit; a RETAG keeps it. */
+HP_TEST(live_ages)
+{
+	const uint64_t unit = UINT64_C(1) << HP_LIVE_AGE_SHIFT;
+	struct hp_live_block b;
+
+	fresh(0);
+	expect_eq_u64(hp_live_insert(0x5000, 3, 40, &b), 0, "a block");
+	for (uintptr_t a = 0; a < 10 * unit; a++)
+		hp_live_insert(0x600000 + a * 16, 4, 8, &b);
+	expect_eq_u64(hp_live_remove(0x5000, &b, 1), 1, "found");
+	expect_true(hp_live_age(b.born) == 10 * unit || hp_live_age(b.born) == 11 * unit,
+		    "it lived through 10 units of inserts (11 when it was born late in one)");
+	expect_eq_u64(b.size * 100 + b.bucket, 4003, "its size and bucket beside the stamp");
+	expect_eq_u64(hp_live_life_class(b.born), hp_hist_life_class(hp_live_age(b.born)),
+		      "its lifetime class, from the units, is the format's");
+	expect_eq_u64(hp_live_insert(0x5000, 3, 40, &b), 0, "again");
+	expect_eq_u64(hp_live_remove(0x5000, &b, 1), 1, "freed at once");
+	expect_eq_u64(hp_live_age(b.born), 0, "no insert in between: age 0");
+	for (uintptr_t a = 0; a < 10 * unit; a++)
+		hp_live_remove(0x600000 + a * 16, &b, 1);
+}
+
 HP_TEST(live_big_sizes)
 {
-	const uint64_t field_max = (UINT64_C(1) << (64 - HP_LIVE_BUCKET_BITS)) - 1;
+	const uint64_t field_max = (UINT64_C(1) << HP_LIVE_SIZE_BITS) - 1;
+	const uint64_t nbig = HP_LIVE_BIG_BLOCKS;
 	struct hp_live_block b;
 	uint64_t bad = 0;
 
 	fresh(0);
-	expect_eq_u64(hp_live_insert(0x1000, 7, field_max - 64, &b), 0, "the largest packed size");
-	expect_eq_u64(hp_live_insert(0x2000, 8, field_max - 63, &b), 0, "the smallest big size");
+	expect_eq_u64(hp_live_insert(0x1000, 7, field_max - nbig, &b), 0, "the largest packed size");
+	expect_eq_u64(hp_live_insert(0x2000, 8, field_max - nbig + 1, &b), 0, "the smallest big size");
 	expect_eq_u64(hp_live_insert(0x3000, 9, UINT64_MAX, &b), 0, "the largest size");
 	expect_eq_u64(hp_live_insert(0x2000, 10, 5, &b), 1, "a big block's free unseen");
-	expect_eq_u64(b.size, field_max - 63, "its size comes back exact");
+	expect_eq_u64(b.size, field_max - nbig + 1, "its size comes back exact");
 	expect_eq_u64(b.bucket, 8, "and its bucket");
 	expect_eq_u64(hp_live_insert(0x2000, 11, UINT64_MAX - 1, &b), 1, "small, then big again");
 	expect_eq_u64(b.size, 5, "the small one's size");
-	for (uintptr_t a = 0; a < 62; a++)
+	for (uintptr_t a = 0; a < nbig - 2; a++)
 		bad += hp_live_insert(0x100000 + a * 16, (uint32_t)a, (UINT64_C(1) << 50) + a, &b) != 0;
-	expect_eq_u64(bad, 0, "64 big blocks live");
+	expect_eq_u64(bad, 0, "HP_LIVE_BIG_BLOCKS big blocks live");
 	expect_eq_u64(hp_live_insert(0x9000, 1, UINT64_MAX, &b), (uint64_t)-ENOMEM,
-		      "the 65th is refused");
+		      "one more is refused");
 	expect_eq_u64(hp_live_insert(0x1000, 1, UINT64_MAX, &b), (uint64_t)-ENOMEM,
 		      "also over a small stale block");
 	expect_eq_u64(hp_live_remove(0x9000, &b, 1), 0, "nothing added");
 	expect_eq_u64(hp_live_remove(0x1000, &b, 1), 1, "the small block stayed");
-	expect_eq_u64(b.size * 100 + b.bucket, (field_max - 64) * 100 + 7, "unchanged");
+	expect_eq_u64(b.size * 100 + b.bucket, (field_max - nbig) * 100 + 7, "unchanged");
 	expect_eq_u64(hp_live_remove(0x3000, &b, 1), 1, "a big block freed");
 	expect_eq_u64(b.size, UINT64_MAX, "its size");
 	expect_eq_u64(hp_live_insert(0x9000, 12, UINT64_MAX - 2, &b), 0, "its slot taken again");
@@ -237,7 +264,7 @@ HP_TEST(live_big_sizes)
 	expect_eq_u64(b.size * 100 + b.bucket, (UINT64_MAX - 1) * 100 + 11, "big, exact");
 	expect_eq_u64(hp_live_remove(0x9000, &b, 1), 1, "removed");
 	expect_eq_u64(b.size, UINT64_MAX - 2, "big, exact");
-	for (uintptr_t a = 0; a < 62; a++)
+	for (uintptr_t a = 0; a < nbig - 2; a++)
 		bad += hp_live_remove(0x100000 + a * 16, &b, 1) != 1 ||
 		       b.size != (UINT64_C(1) << 50) + a || b.bucket != a;
 	expect_eq_u64(bad, 0, "each big block with its size and bucket");

@@ -134,6 +134,7 @@ function build() {
 	/* Overview: the summary, the timeline, the snapshots. */
 	$.summary = el('dl', {id: 'hp-summary'});
 	$.chart = el('div', {id: 'hp-timeline'});
+	$.sites = el('div', {id: 'hp-sites'});
 	$.snaps = el('tbody');
 	$.overview = el('section', {id: 'hp-overview'}, [
 		el('h2', {text: 'Summary'}), $.summary,
@@ -141,6 +142,23 @@ function build() {
 		el('p', {cls: 'hp-hint', text: 'Click near a snapshot (the vertical lines) to select ' +
 			'it; drag to zoom, double-click to unzoom.'}),
 		$.chart,
+		D.sites && D.sites.lines.length ? el('h2', {text: 'Top sites over time'}) : null,
+		D.sites && D.sites.lines.length ? el('p', {cls: 'hp-hint', text: 'The bytes in use ' +
+			'of the ' + D.sites.lines.length + ' call stacks that held the most at any ' +
+			'moment (innermost function and line). Click near a snapshot to select it.'}) : null,
+		D.sites && D.sites.lines.length ? $.sites : null,
+		D.hists && D.hists.length ? el('h2', {text: 'Sizes and lifetimes'}) : null,
+		D.hists && D.hists.length ? el('p', {cls: 'hp-hint', text: 'The call stacks with ' +
+			'the most allocations (in the last snapshot): their allocations by size, and ' +
+			'their frees by lifetime, counted in allocations the block lived through ' +
+			'(powers of two).'}) : null,
+		D.hists && D.hists.length ? renderHists() : null,
+		D.map ? el('h2', {text: 'Memory map'}) : null,
+		D.map ? el('p', {cls: 'hp-hint', text: 'Where the live blocks of snapshot #' + D.map.seq +
+			' lie (run --live-blocks): each region of the address space (blocks less than ' +
+			'1 MiB apart) is a row, left to right, a block a bar coloured by its call stack ' +
+			'(grey: the gaps between blocks). Hover for details.'}) : null,
+		D.map ? renderMap() : null,
 		el('h2', {text: 'Snapshots'}),
 		el('table', {id: 'hp-snaps', cls: 'hp-table'}, [
 			el('thead', {}, [el('tr', {}, ['#', 'Time', 'Reason', 'In use', 'Peak so far',
@@ -398,16 +416,168 @@ function drawTimeline() {
 	 * the way down, once per chart element. */
 	if (!$.chart.hpClick) {
 		$.chart.hpClick = true;
-		$.chart.addEventListener('click', timelineClick, true);
+		$.chart.addEventListener('click', function (e) { timelineClick(e, plot); }, true);
 	}
+	drawSites(w, end, axisSecs, axisBytes);
 }
-function timelineClick(e) {
-	if (!plot || !plot.over.contains(e.target) || (plot.select && plot.select.width > 2))
+function timelineClick(e, p) {
+	if (!p || !p.over.contains(e.target) || (p.select && p.select.width > 2))
 		return;
 	{
-		var r = plot.over.getBoundingClientRect();
-		var x = plot.posToVal(e.clientX - r.left, 'x');
+		var r = p.over.getBoundingClientRect();
+		var x = p.posToVal(e.clientX - r.left, 'x');
 		set({snapshot: nearest(x * 1e9), zoom: ''});
+	}
+}
+
+/* Size and lifetime histograms: a row per stack, a bar per class. */
+var SIZE_UNITS = ['B', 'KiB', 'MiB', 'GiB'];
+function pow2(e, units) {
+	var u = 0;
+	while (e >= 10 && u + 1 < units.length) {
+		e -= 10;
+		u++;
+	}
+	return Math.pow(2, e) + (units.length > 1 ? ' ' + units[u] : '');
+}
+function sizeClass(c) {
+	if (!c)
+		return '0 B';
+	return c >= 23 ? '>= ' + pow2(22, SIZE_UNITS) : pow2(c - 1, SIZE_UNITS);
+}
+function lifeClass(c) {
+	if (!c)
+		return '< 64';
+	return c >= 16 ? '>= ' + commas(Math.pow(2, 21)) : commas(Math.pow(2, c + 5));
+}
+function histBars(v, total, label, kind) {
+	var first = -1, last = -1;
+	v.forEach(function (x, i) {
+		if (x > 0) {
+			if (first < 0)
+				first = i;
+			last = i;
+		}
+	});
+	if (first < 0)
+		return el('div', {cls: 'hp-hist hp-none', text: 'none'});
+	var bars = [];
+	for (var i = first; i <= last; i++) {
+		var share = total > 0 ? v[i] / total : 0;
+		bars.push(el('div', {cls: 'hp-bar-col', 'data-kind': kind, 'data-class': i,
+			'data-v': v[i], title: label(i) + ': ' + commas(v[i]) + ' (' + pct(v[i], total) + ')'}, [
+			el('div', {cls: 'hp-bar-fill', style: 'height:' + Math.round(60 * share) + 'px'}),
+			el('div', {cls: 'hp-bar-label', text: label(i)})]));
+	}
+	return el('div', {cls: 'hp-hist'}, bars);
+}
+function renderHists() {
+	var rows = D.hists.map(function (h) {
+		var st = D.stacks[h.stack];
+		var name = st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)';
+		return el('tr', {'data-function': st && st.length ? fname(st[0]) : ''}, [
+			el('td', {text: name}),
+			el('td', {cls: 'hp-num', text: commas(h.allocs)}),
+			el('td', {}, [histBars(h.size, h.allocs, sizeClass, 'size')]),
+			el('td', {}, [histBars(h.life, h.frees, lifeClass, 'life')])]);
+	});
+	return el('table', {id: 'hp-hists', cls: 'hp-table'}, [
+		el('thead', {}, [el('tr', {}, ['Call stack (innermost)', 'Allocations',
+			'By size (from)', 'Frees by lifetime (allocations, from)'].map(function (h) {
+			return el('th', {text: h});
+		}))]),
+		el('tbody', {}, rows)]);
+}
+
+/* The memory map: regions of blocks (gaps under 1 MiB), a canvas row
+ * each, a block a bar coloured by its stack. */
+var mapRegions = [];
+function mapColour(stack) {
+	return stack < 0 ? '#999' : SITE_COLOURS[stack % SITE_COLOURS.length];
+}
+function renderMap() {
+	var b = D.map.blocks, regions = [], r = null, i;
+	for (i = 0; i < b.length; i++) {
+		if (!r || b[i][0] >= r.end + 1048576) {
+			r = {start: b[i][0], end: b[i][0] + b[i][1], first: i, count: 0, bytes: 0};
+			regions.push(r);
+		}
+		r.count++;
+		r.bytes += b[i][1];
+		r.end = Math.max(r.end, b[i][0] + b[i][1]);
+	}
+	mapRegions = regions;
+	var box = el('div', {id: 'hp-map'});
+	var tip = el('div', {id: 'hp-map-tip', cls: 'hp-hint'});
+	regions.forEach(function (g, k) {
+		var w = 1200, h = 28, span = Math.max(1, g.end - g.start);
+		var c = el('canvas', {width: w, height: h, 'data-region': k});
+		var ctx = c.getContext('2d');
+		ctx.fillStyle = '#e4e4e4';
+		ctx.fillRect(0, 0, w, h);
+		for (var j = g.first; j < g.first + g.count; j++) {
+			var x = (b[j][0] - g.start) / span * w, bw = Math.max(1, b[j][1] / span * w);
+			ctx.fillStyle = mapColour(b[j][2]);
+			ctx.fillRect(x, 2, bw, h - 4);
+		}
+		c.addEventListener('mousemove', function (e) {
+			var rc = c.getBoundingClientRect();
+			var a = g.start + (e.clientX - rc.left) / rc.width * span, found = null;
+			for (var j = g.first; j < g.first + g.count && !found; j++)
+				if (a >= b[j][0] && a < b[j][0] + b[j][1])
+					found = b[j];
+			var st = found && found[2] >= 0 ? D.stacks[found[2]] : null;
+			tip.textContent = found ? '0x' + found[0].toString(16) + ': ' + commas(found[1]) +
+				' B, ' + (st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)') :
+				'a gap';
+		});
+		box.appendChild(el('div', {cls: 'hp-map-region', text: '0x' + g.start.toString(16) +
+			' - 0x' + g.end.toString(16) + ': ' + commas(g.count) + ' blocks, ' +
+			bytes(g.bytes) + ' in ' + bytes(span) + ' (' + pct(g.bytes, span) + ' in use)'}));
+		box.appendChild(c);
+	});
+	box.appendChild(tip);
+	return box;
+}
+
+/* The per-site timeline: a line per top site, on the heap chart's time
+ * axis, with the same snapshot marks. */
+var sitesPlot = null;
+var SITE_COLOURS = ['#c0392b', '#2c6fbb', '#27ae60', '#8e44ad', '#e67e00', '#16a085',
+	'#7f8c8d', '#d35400', '#2c3e50', '#b7950b'];
+function siteLabel(line) {
+	var st = D.stacks[line.stack];
+	return st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)';
+}
+function drawSites(w, end, axisSecs, axisBytes) {
+	if (!D.sites || !D.sites.lines.length)
+		return;
+	if (sitesPlot)
+		sitesPlot.destroy();
+	var x = D.sites.t.map(function (t) { return t / 1e9; });
+	var fmtB = function (u, v) { return v == null ? '-' : bytes(v); };
+	var series = [{label: 'time', value: function (u, v) {
+		return v == null ? '-' : v.toFixed(4) + ' s';
+	}}];
+	var data = [x];
+	D.sites.lines.forEach(function (l, i) {
+		series.push({label: siteLabel(l), stroke: SITE_COLOURS[i % SITE_COLOURS.length],
+			width: 1.5, paths: uPlot.paths && uPlot.paths.stepped ?
+				uPlot.paths.stepped({align: 1}) : undefined, value: fmtB});
+		data.push(l.v);
+	});
+	sitesPlot = new uPlot({
+		width: w, height: 300,
+		scales: {x: {time: false, range: function (u, min, max) { return [0, Math.max(end, max)]; }},
+			y: {range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; }}},
+		axes: [{label: 'seconds', values: axisSecs},
+			{values: axisBytes, size: 80, label: 'bytes in use'}],
+		series: series,
+		hooks: {draw: [drawMarks]}
+	}, data, $.sites);
+	if (!$.sites.hpClick) {
+		$.sites.hpClick = true;
+		$.sites.addEventListener('click', function (e) { timelineClick(e, sitesPlot); }, true);
 	}
 }
 function nearest(ns) {
@@ -452,6 +622,8 @@ function drawMarks(u) {
 function markTimeline() {
 	if (plot && dirty.snapshot)
 		plot.redraw(false, false);
+	if (sitesPlot && dirty.snapshot)
+		sitesPlot.redraw(false, false);
 }
 
 /* --- icicle graph ---------------------------------------------------- */
@@ -825,6 +997,8 @@ function start() {
 		search: function (re) { set({search: re}); return search(); },
 		rows: function () { return $.tbody.rows; },
 		plot: function () { return plot; },
+		sitesPlot: function () { return sitesPlot; },
+		mapRegions: function () { return mapRegions; },
 		renderMs: performance.now() - t0
 	};
 	document.body.setAttribute('data-render-ms', Math.round(window.hpReport.renderMs));
