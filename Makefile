@@ -144,7 +144,7 @@ $(BUILD)/pic/%.o: %.c
 
 $(BUILD)/static/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(RECORDER_CFLAGS) -DHP_STATIC -c $< -o $@.tmp
+	$(CC) $(RECORDER_CFLAGS) -DHP_STATIC -MF $(@:.o=.d) -MT $@ -c $< -o $@.tmp
 	objcopy $(foreach s,$(STATIC_TEXT),--rename-section $(s)=heapprof_text) $@.tmp $@
 	@rm -f $@.tmp
 
