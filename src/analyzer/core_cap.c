@@ -194,7 +194,10 @@ static int vtables(const struct hp_core *c, struct typed *t)
 			bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
 		uint64_t w;
 		int ok;
-		if (!k || k->type_tag || b->size < 8)
+		/* Every block, a typed bucket's too: the recorder's own TYPE
+		 * tags are not in the core's root, so its vtable types (a
+		 * snapshot's, a crash's) are read again here. */
+		if (!k || b->size < 8)
 			continue;
 		w = hp_core_word(c, b->addr, &ok);
 		if (!ok || w < 4096)

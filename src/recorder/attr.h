@@ -92,9 +92,10 @@ void hp_attr_heap_reset(uint32_t heap);
 /* Moves every live malloc'd block of no type whose first word points at a
  * C++ virtual table into the bucket of that vtable's type; returns the
  * number of blocks read. Before a snapshot, in the process that owns the
- * capture, never from a signal handler: takes the module table's lock
- * (when free: else it reads nothing now), then each shard's, then bucket
- * and table locks. No allocation. */
+ * capture; from a signal handler only when it interrupted code outside the
+ * recorder (HP_WRITE_OUTSIDE: the thread holds none of these locks): takes
+ * the module table's lock (when free: else it reads nothing now), then
+ * each shard's, then bucket and table locks. No allocation. */
 uint64_t hp_attr_vtable_scan(void);
 
 #endif

@@ -58,8 +58,9 @@ static void on_fatal(int sig)
 	 * SIGSEGV instead of its own signal. */
 	if (!__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL) && hp_state == HP_STATE_ACTIVE &&
 	    hp_stack_room(&hp_self) >= HP_WRITE_STACK_BYTES) {
+		unsigned outside = !hp_self.busy && !hp_self.forwarding ? HP_WRITE_OUTSIDE : 0;
 		hp_self.busy++;
-		hp_writer_snapshot(HP_SNAP_FATAL, sig, HP_WRITE_FATAL);
+		hp_writer_snapshot(HP_SNAP_FATAL, sig, HP_WRITE_FATAL | outside);
 		hp_state = HP_STATE_OFF;
 		hp_self.busy--;
 	}
@@ -81,7 +82,8 @@ static void on_dump(int sig)
 	if (hp_state == HP_STATE_ACTIVE && !hp_self.busy && !hp_self.forwarding &&
 	    hp_stack_room(&hp_self) >= HP_WRITE_STACK_BYTES) {
 		hp_self.forwarding++;
-		if (hp_writer_snapshot(HP_SNAP_SIGNAL, sig, HP_WRITE_SIGNAL) == -EDEADLK)
+		if (hp_writer_snapshot(HP_SNAP_SIGNAL, sig, HP_WRITE_SIGNAL | HP_WRITE_OUTSIDE) ==
+		    -EDEADLK)
 			hp_trigger_request(HP_SNAP_SIGNAL);
 		hp_self.forwarding--;
 	} else {

@@ -594,10 +594,14 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		return -ESRCH;
 	if (!(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL))) {
 		hp_modules_refresh(0);
-		/* Reads live blocks: never from a signal handler, which may
-		 * hold a lock of the walk (attr.h). */
 		if (config && config->types)
 			hp_attr_vtable_scan();
+	} else if ((flags & HP_WRITE_OUTSIDE) && config && config->types) {
+		/* Reads live blocks: from a signal handler only when it
+		 * interrupted code outside the recorder, which may hold a lock
+		 * of the walk otherwise (attr.h). A crash's snapshot types its
+		 * objects too. */
+		hp_attr_vtable_scan();
 	}
 	cancel = lock_for(flags);
 	if (cancel < 0)

@@ -29,6 +29,11 @@
 enum {
 	HP_WRITE_FATAL = 1,  /* in a fatal signal handler: wait for the lock briefly */
 	HP_WRITE_SIGNAL = 2, /* in a signal handler: do not wait for the lock */
+	/* With FATAL or SIGNAL: the handler interrupted code outside the
+	 * recorder (neither busy nor forwarding), so this thread holds none of
+	 * its table locks and the live blocks' vtables may be read (other
+	 * threads hold those locks only for a few stores). */
+	HP_WRITE_OUTSIDE = 4,
 };
 
 /* Who this process is in a recorded run; decides the capture's name. */
