@@ -29,7 +29,10 @@
  *   snapshots  per snapshot: the record's figures, the model's unbiased
  *              totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
- *              [stacks left out, their figures summed]
+ *              [stacks left out, their figures summed]; when the capture
+ *              has attribution (TAGS), "groups": {"type": [...],
+ *              "context", "thread", "heap"}, each group.h's rows in its
+ *              order, at most top_stacks: [key, source or "", figures...]
  *
  * Figures are in the order of COLS: in use (bytes, objects), peak bytes,
  * allocated (bytes, objects), temporary (objects, bytes), as integers
@@ -52,6 +55,7 @@
 #include "assets.h"
 #include "html.h"
 #include "text.h"
+#include "group.h"
 #include "histo.h"
 #include "timeline.h"
 
@@ -235,6 +239,48 @@ static void json_cols(FILE *f, const double v[NCOLS])
 {
 	for (int c = 0; c < NCOLS; c++)
 		fprintf(f, ",%" PRId64, hp_estimate_i64(v[c]));
+}
+
+/* Whether the capture says more than call stacks: its TAGS records name
+ * a type, a context or a custom heap, or a second thread (every capture
+ * names its main thread: that alone would make tables of one row). */
+static int has_attribution(const struct hp_capture *cap)
+{
+	return cap->ntags[HP_TAG_TYPE] > 1 || cap->ntags[HP_TAG_CONTEXT] > 1 ||
+	       cap->ntags[HP_TAG_HEAP] > 1 || cap->ntags[HP_TAG_THREAD] > 2;
+}
+
+/* The snapshot's figures by type, context, thread and heap (group.h), at
+ * most top rows each. Returns 0 or -ENOMEM. */
+static int write_groups(FILE *f, const struct hp_model *m, size_t top)
+{
+	static const enum hp_dim dims[] = {HP_BY_TYPE, HP_BY_CONTEXT, HP_BY_THREAD, HP_BY_HEAP};
+	struct hp_groups g;
+	double v[NCOLS];
+	int ret;
+
+	fputs(",\"groups\":{", f);
+	for (size_t d = 0; d < sizeof dims / sizeof *dims; d++) {
+		if ((ret = hp_groups_build(&g, m, dims[d])))
+			return ret;
+		fprintf(f, "%s\"%s\":[", d ? "," : "", hp_dim_name(dims[d]));
+		for (size_t i = 0; i < g.n && i < top; i++) {
+			fputs(i ? ",[" : "[", f);
+			json_str(f, g.rows[i].key);
+			fputc(',', f);
+			json_str(f, g.rows[i].source ? g.rows[i].source : "");
+			cols_of(&g.rows[i].v, v);
+			/* A custom heap's peak is its own, as report --by heap says. */
+			if (g.rows[i].has_heap_peak)
+				v[COL_PEAK_B] = (double)g.rows[i].heap_peak_bytes;
+			json_cols(f, v);
+			fputc(']', f);
+		}
+		fputc(']', f);
+		hp_groups_free(&g);
+	}
+	fputc('}', f);
+	return 0;
 }
 
 /* The time series, at most HP_HTML_MAX_POINTS points: each stretch of
@@ -431,7 +477,10 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	}
 	fprintf(f, "],\"other\":[%zu", n - kept);
 	json_cols(f, other);
-	fputs("]}", f);
+	fputc(']', f);
+	if (has_attribution(m->cap) && (ret = write_groups(f, m, top)))
+		return ret;
+	fputc('}', f);
 	return 0;
 }
 

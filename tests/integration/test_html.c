@@ -168,10 +168,10 @@ static const char *hp(void)
 /* Records a test program once per name; the capture's path, or NULL. */
 static const char *record(const char *prog)
 {
-	static char paths[4][4400];
-	static const char *names[4];
+	static char paths[8][4400];
+	static const char *names[8];
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 8; i++) {
 		if (names[i] && strcmp(names[i], prog) == 0)
 			return paths[i][0] ? paths[i] : NULL;
 		if (!names[i]) {
@@ -516,6 +516,165 @@ HP_TEST(html_sites_over_time)
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "phases-sites"), 0,
 		      "a screenshot of the overview with the sites' timeline");
+}
+
+/* The driver for a brush on phases' timeline: a drag from snapshot 1 to
+ * snapshot 2 (mouse events as a person's), then the hash's grew=2-3; each
+ * changed stack "innermost function:change:blocks:before:after". */
+static const char brush_driver[] =
+	"function grew() {\n"
+	"\treturn Array.prototype.map.call(document.querySelectorAll('#hp-grew-table tbody tr'),\n"
+	"\t\tfunction (tr) { var c = tr.cells;\n"
+	"\t\t\treturn c[0].textContent.split(' ')[0] + ':' + [2, 3, 4, 5].map(function (i) {\n"
+	"\t\t\t\treturn c[i].getAttribute('data-v'); }).join(':'); }).join(' ');\n}\n"
+	"put('tabs', Array.prototype.map.call(document.querySelectorAll('.hp-tabs button'),\n"
+	"\tfunction (b) { return b.getAttribute('data-table'); }).join(','));\n"
+	"var p = hpReport.plot(), over = p.over, box = over.getBoundingClientRect();\n"
+	"var s = hpReport.data.snapshots;\n"
+	"function mouse(type, target, ns) {\n"
+	"\ttarget.dispatchEvent(new MouseEvent(type, {bubbles: true, button: 0, buttons: 1,\n"
+	"\t\tclientX: box.left + p.valToPos(ns / 1e9, 'x'), clientY: box.top + 20}));\n}\n"
+	"mouse('mousedown', over, s[0].time_ns + 1e6);\n"
+	"mouse('mousemove', document, (s[0].time_ns + s[1].time_ns) / 2);\n"
+	"mouse('mouseup', document, s[1].time_ns - 1e6);\n"
+	"put('brush_hash', location.hash);\n"
+	"put('brush_title', document.getElementById('hp-grew-title').textContent.split(' (')[0]);\n"
+	"put('brush_rows', grew());\n"
+	"put('brush_snapshot', document.body.getAttribute('data-snapshot'));\n"
+	"hpReport.apply('#view=overview&grew=2-3');\n"
+	"put('hash_rows', grew());\n"
+	"p = hpReport.plot(); over = p.over; box = over.getBoundingClientRect();\n"
+	"over.dispatchEvent(new MouseEvent('click', {bubbles: true,\n"
+	"\tclientX: box.left + p.valToPos(s[1].time_ns / 1e9, 'x'), clientY: box.top + 10}));\n"
+	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n"
+	"put('click_rows', grew());\n"
+	"hpReport.apply('#view=overview&grew=3-3');\n"
+	"put('same_rows', document.querySelectorAll('#hp-grew-table').length);\n"
+	"document.getElementById('hp-grew-clear').click();\n"
+	"put('cleared', document.getElementById('hp-grew').textContent === '' ? 'yes' : 'no');\n";
+
+/* A brush on the timeline: what grew between the snapshots nearest to
+ * its ends, per stack, as `heapprof diff FILE@1 FILE@2` says (phases.h's
+ * figures); a click still selects a moment. */
+HP_TEST(html_brush_what_grew)
+{
+	const char *capture = record("phases");
+	char page[4600], driven[4600], want[256];
+	char *dom, *diff;
+
+	require(capture, "heapprof run records phases");
+	require(render(capture, "", "phases", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	/* The CLI's figures, which the page's must equal. */
+	diff = hp_test_sh_out("%s diff %s@1 %s@2", hp(), capture, capture);
+	require(diff, "heapprof diff FILE@1 FILE@2 runs");
+	snprintf(want, sizeof want, "+%d bytes, +%d objects", PHASE_B_N * PHASE_B_SIZE, PHASE_B_N);
+	expect_true(strstr(diff, want) != NULL, "diff: B grew");
+	snprintf(want, sizeof want, "-%d bytes, -%d objects", PHASE_A_N * PHASE_A_SIZE, PHASE_A_N);
+	expect_true(strstr(diff, want) != NULL, "diff: A shrank");
+	free(diff);
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/phases-brush.html", hp_test_tmp());
+	require(write_driven(page, driven, brush_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "#snapshot=3", "phases-brush");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(is(dom, "tabs", "stack,function,line,module"),
+		    "no attribution in phases: no tables by type, context, thread or heap");
+	expect_true(has(dom, "brush_hash", "grew=1-2"), "the brush is kept in the hash");
+	expect_true(is(dom, "brush_title", "What grew from snapshot #1"),
+		    "the range's ends are nearest to snapshots 1 and 2");
+	snprintf(want, sizeof want, "build_b:%d:%d:0:%d build_a:%d:%d:%d:0",
+		 PHASE_B_N * PHASE_B_SIZE, PHASE_B_N, PHASE_B_N * PHASE_B_SIZE,
+		 -PHASE_A_N * PHASE_A_SIZE, -PHASE_A_N, PHASE_A_N * PHASE_A_SIZE);
+	expect_true(is(dom, "brush_rows", want),
+		    "B grew, A shrank, largest change first, as heapprof diff says");
+	expect_true(is(dom, "brush_snapshot", "3"), "a brush does not select a snapshot");
+	snprintf(want, sizeof want, "build_b:%d:%d:%d:0 leak_c:%d:%d:0:%d",
+		 -PHASE_B_N * PHASE_B_SIZE, -PHASE_B_N, PHASE_B_N * PHASE_B_SIZE,
+		 PHASE_C_N * PHASE_C_SIZE, PHASE_C_N, PHASE_C_N * PHASE_C_SIZE);
+	expect_true(is(dom, "hash_rows", want), "grew=2-3: B freed, C leaked");
+	expect_true(is(dom, "click_snapshot", "2"), "a click still selects a moment");
+	expect_true(is(dom, "click_rows", want), "and leaves the range's table as it was");
+	expect_true(is(dom, "same_rows", "0"), "two ends nearest to one snapshot: no table");
+	expect_true(is(dom, "cleared", "yes"), "Clear removes the range's view");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview&grew=1-2", "phases-grew"), 0,
+		      "a screenshot of what grew from snapshot 1 to 2");
+}
+
+/* The driver for attrib: the tables by type, context, thread and heap;
+ * each row "allocations,allocated,blocks in use,in use,at peak/where". */
+static const char attrib_driver[] =
+	"function fig(name) {\n"
+	"\tvar tr = rowOf(name);\n"
+	"\tif (!tr) return 'missing';\n"
+	"\treturn [num(tr, 'allocations'), num(tr, 'allocated'), num(tr, 'objects'),\n"
+	"\t\tnum(tr, 'inuse'), num(tr, 'peak')].join(',') + '/' + cell(tr, 'where').textContent;\n"
+	"}\n"
+	"put('tabs', Array.prototype.map.call(document.querySelectorAll('.hp-tabs button'),\n"
+	"\tfunction (b) { return b.getAttribute('data-table'); }).join(','));\n"
+	"hpReport.set({view: 'tables', table: 'type', sort: '', filter: ''});\n"
+	"put('where_header', document.querySelector('#hp-table th[data-col=\"where\"]').textContent);\n"
+	"['Circle', 'Triangle', 'Point', 'Widget', 'Record'].forEach(function (t) {\n"
+	"\tput('type_' + t, fig(t)); });\n"
+	"document.querySelector('#hp-table th[data-col=\"allocated\"]').click();\n"
+	"var v = rows().map(function (tr) { return num(tr, 'allocated'); });\n"
+	"put('type_sorted', v.length > 5 && v.every(function (x, i) { return !i || v[i - 1] >= x; }));\n"
+	"var f = document.getElementById('hp-filter');\n"
+	"f.value = '^(Tri|Cir)'; f.dispatchEvent(new Event('input'));\n"
+	"put('type_filtered', rows().map(function (tr) { return tr.cells[0].textContent; }).join(','));\n"
+	"put('type_hash', location.hash);\n"
+	"hpReport.set({table: 'context', filter: '', sort: ''});\n"
+	"['request > parse', 'request', 'produce', 'consume'].forEach(function (t) {\n"
+	"\tput('context_' + t.replace(/\\W+/g, '_'), fig(t)); });\n"
+	"hpReport.set({table: 'thread'});\n"
+	"['producer', 'consumer'].forEach(function (t) { put('thread_' + t, fig(t)); });\n"
+	"hpReport.set({table: 'heap'});\n"
+	"put('heap_arena', fig('arena'));\n";
+
+/* Tables by type, context, thread and heap for a capture with attribution
+ * (tests/programs/attrib.cpp: test_attrib.c's figures, report --by X's). */
+HP_TEST(html_attribution_tables)
+{
+	const char *capture = record("attrib");
+	char page[4600], driven[4600];
+	char *dom;
+
+	require(capture, "heapprof run records attrib");
+	require(render(capture, "", "attrib", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/attrib-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, attrib_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "attrib");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(is(dom, "tabs", "stack,function,line,module,type,context,thread,heap"),
+		    "the tables by type, context, thread and heap are there");
+	expect_true(is(dom, "where_header", "Source"), "a type's where is its source");
+	expect_true(is(dom, "type_Circle", "3,48,3,48,48/vtable"), "Circle, by its vtable");
+	expect_true(is(dom, "type_Triangle", "7,224,7,224,224/vtable"), "Triangle, by its vtable");
+	expect_true(is(dom, "type_Point", "8,3060,1,1536,1536/template"),
+		    "Point, from the allocator's template frames");
+	expect_true(is(dom, "type_Widget", "1,152,1,152,152/explicit"), "Widget, named");
+	expect_true(is(dom, "type_Record", "5,240,3,144,144/explicit"), "Record, named");
+	expect_true(is(dom, "type_sorted", "true"), "the type table sorts");
+	expect_true(is(dom, "type_filtered", "Triangle,Circle"), "and filters");
+	expect_true(has(dom, "type_hash", "table=type"), "the table is kept in the hash");
+	expect_true(is(dom, "context_request_parse", "7,2100,7,2100,2100/"), "request > parse");
+	expect_true(is(dom, "context_request", "7,2100,7,2100,2100/"),
+		    "request: its own and its children's");
+	expect_true(is(dom, "context_produce", "20,2000,0,0,0/"), "produce");
+	expect_true(is(dom, "context_consume", "30,6000,0,0,0/"), "consume");
+	expect_true(is(dom, "thread_producer", "20,2000,0,0,0/"), "the producer thread");
+	expect_true(is(dom, "thread_consumer", "30,6000,0,0,0/"), "the consumer thread");
+	expect_true(is(dom, "heap_arena", "60,3040,8,512,2400/"), "the arena: its own peak");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=tables&table=type", "attrib-types"), 0,
+		      "a screenshot of the table by type");
 }
 
 /* The driver for lifetimes: each site's bars, "kind:class=count ...". */

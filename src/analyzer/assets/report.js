@@ -31,8 +31,15 @@ var TABLES = [
 	{id: 'stack', name: 'Call stacks'},
 	{id: 'function', name: 'Functions'},
 	{id: 'line', name: 'File:line'},
-	{id: 'module', name: 'Modules'}
-];
+	{id: 'module', name: 'Modules'},
+	/* From the capture's attribution (html.c "groups"), when it has one:
+	 * the figures summed by type (its source as where), context, thread,
+	 * heap, as report --by X sums them. */
+	{id: 'type', name: 'Types', group: true},
+	{id: 'context', name: 'Contexts', group: true},
+	{id: 'thread', name: 'Threads', group: true},
+	{id: 'heap', name: 'Heaps', group: true}
+].filter(function (t) { return !t.group || !!D.snapshots[0].groups; });
 var VIEWS = [
 	{id: 'overview', name: 'Overview'},
 	{id: 'flame', name: 'Flame graph'},
@@ -40,7 +47,7 @@ var VIEWS = [
 ];
 
 var S = {snapshot: D.snapshots.length - 1, metric: 'inuse', view: 'overview', table: 'function',
-	sort: '', desc: true, filter: '', search: '', zoom: ''};
+	sort: '', desc: true, filter: '', search: '', zoom: '', grew: ''};
 
 /* --- formatting ------------------------------------------------------ */
 
@@ -140,8 +147,10 @@ function build() {
 		el('h2', {text: 'Summary'}), $.summary,
 		el('h2', {text: 'Heap and RSS over time'}),
 		el('p', {cls: 'hp-hint', text: 'Click near a snapshot (the vertical lines) to select ' +
-			'it; drag to zoom, double-click to unzoom.'}),
+			'it; drag over a range to zoom to it and see what grew in it, double-click to ' +
+			'unzoom.'}),
 		$.chart,
+		$.grew = el('div', {id: 'hp-grew'}),
 		D.sites && D.sites.lines.length ? el('h2', {text: 'Top sites over time'}) : null,
 		D.sites && D.sites.lines.length ? el('p', {cls: 'hp-hint', text: 'The bytes in use ' +
 			'of the ' + D.sites.lines.length + ' call stacks that held the most at any ' +
@@ -250,7 +259,7 @@ function hashOf() {
 	var parts = ['snapshot=' + (S.snapshot + 1), 'metric=' + S.metric, 'view=' + S.view];
 	if (S.view === 'tables')
 		parts.push('table=' + S.table);
-	['sort', 'filter', 'search', 'zoom'].forEach(function (k) {
+	['sort', 'filter', 'search', 'zoom', 'grew'].forEach(function (k) {
 		if (S[k])
 			parts.push(k + '=' + encodeURIComponent(S[k]));
 	});
@@ -300,8 +309,10 @@ function render() {
 	document.body.setAttribute('data-view', S.view);
 	renderSummary();
 	renderSnaps();
-	if (!S.view || S.view === 'overview')
+	if (!S.view || S.view === 'overview') {
 		drawTimeline();
+		renderGrew();
+	}
 	markTimeline();
 	/* The flame graph and the tables of 100,000 stacks take a while:
 	 * each is made when shown. */
@@ -417,6 +428,10 @@ function drawTimeline() {
 	if (!$.chart.hpClick) {
 		$.chart.hpClick = true;
 		$.chart.addEventListener('click', function (e) { timelineClick(e, plot); }, true);
+		$.chart.addEventListener('mousedown', function (e) { brushStart(e, plot); }, true);
+		/* On the window, on the way down: before uPlot's own mouseup on
+		 * the document zooms, so the scale still reads as at the start. */
+		window.addEventListener('mouseup', function (e) { brushEnd(e, plot); }, true);
 	}
 	drawSites(w, end, axisSecs, axisBytes);
 }
@@ -428,6 +443,119 @@ function timelineClick(e, p) {
 		var x = p.posToVal(e.clientX - r.left, 'x');
 		set({snapshot: nearest(x * 1e9), zoom: ''});
 	}
+}
+
+/* A brush: a drag over the timeline (more than 2 px) selects the
+ * snapshots nearest to its ends; what grew between them is shown under
+ * the chart (renderGrew). uPlot zooms to the range as well. */
+var brush = null;
+function brushStart(e, p) {
+	brush = null;
+	if (!p || !p.over.contains(e.target) || e.button)
+		return;
+	brush = {x: e.clientX};
+}
+function brushEnd(e, p) {
+	var b = brush;
+	brush = null;
+	if (!b || !p || Math.abs(e.clientX - b.x) <= 2)
+		return;
+	var r = p.over.getBoundingClientRect();
+	var t0 = p.posToVal(Math.min(b.x, e.clientX) - r.left, 'x');
+	var t1 = p.posToVal(Math.max(b.x, e.clientX) - r.left, 'x');
+	set({grew: (nearest(t0 * 1e9) + 1) + '-' + (nearest(t1 * 1e9) + 1)});
+}
+
+/* What grew from snapshot a to snapshot b (indexes), as `heapprof diff
+ * FILE@a FILE@b` computes it with its default metric: the stacks matched
+ * by their chain of function names (inlined frames included), each
+ * chain's bytes and blocks in use summed on both sides, the chains whose
+ * figures changed, the largest change in bytes first (ties: first seen,
+ * b's stacks before a's). The stacks a snapshot did not keep (html.c's
+ * --top) are one "other" row. */
+function grewRows(a, b) {
+	var key = a + '-' + b;
+	if (cache.grewKey === key)
+		return cache.grew;
+	var chains = {}, list = [];
+	var add = function (s, side) {
+		s.rows.forEach(function (d) {
+			var st = D.stacks[d[0]];
+			var k = st.map(function (f) { return D.frames[f][0]; }).join(',');
+			var r = chains[k];
+			if (!r) {
+				r = chains[k] = {stack: d[0], frames: st, was: [0, 0], now: [0, 0]};
+				list.push(r);
+			}
+			var v = side ? r.now : r.was;
+			v[0] += d[1];
+			v[1] += d[2];
+		});
+	};
+	add(D.snapshots[b], 1);
+	add(D.snapshots[a], 0);
+	var sa = D.snapshots[a], sb = D.snapshots[b];
+	if (sa.other[0] || sb.other[0])
+		list.push({stack: -1, frames: [], other: true, was: [sa.other[1], sa.other[2]],
+			now: [sb.other[1], sb.other[2]]});
+	list = list.filter(function (r) {
+		r.change = r.now[0] - r.was[0];
+		r.objects = r.now[1] - r.was[1];
+		return r.change || r.objects;
+	});
+	list.sort(function (x, y) { return Math.abs(y.change) - Math.abs(x.change); });
+	cache.grewKey = key;
+	cache.grew = list;
+	return list;
+}
+function signed(v, f) { return (v > 0 ? '+' : v < 0 ? '\u2212' : '') + f(Math.abs(v)); }
+function renderGrew() {
+	var m = /^(\d+)-(\d+)$/.exec(S.grew), n = D.snapshots.length;
+	$.grew.textContent = '';
+	if (!m || +m[1] < 1 || +m[2] < 1 || +m[1] > n || +m[2] > n)
+		return;
+	var a = Math.min(+m[1], +m[2]) - 1, b = Math.max(+m[1], +m[2]) - 1;
+	var sa = D.snapshots[a], sb = D.snapshots[b];
+	var clear = el('button', {id: 'hp-grew-clear', text: 'Clear', onclick: function () {
+		set({grew: ''});
+	}});
+	$.grew.appendChild(el('h2', {id: 'hp-grew-title', text: 'What grew from snapshot #' +
+		(a + 1) + ' (' + secs(sa.time_ns) + ') to #' + (b + 1) + ' (' + secs(sb.time_ns) + ')'}));
+	if (a === b) {
+		$.grew.appendChild(el('p', {cls: 'hp-hint', id: 'hp-grew-total', text: 'Both ends ' +
+			'of the range are nearest to snapshot #' + (a + 1) + ': drag over a range ' +
+			'that spans two snapshots.'}, [clear]));
+		return;
+	}
+	var rows = grewRows(a, b), dt = sb.total[1] - sa.total[1];
+	$.grew.appendChild(el('p', {cls: 'hp-hint', id: 'hp-grew-total', text: 'The snapshots ' +
+		'nearest to the range\'s ends, as heapprof diff FILE@' + (a + 1) + ' FILE@' + (b + 1) +
+		' compares them: heap in use ' + bytes(sa.total[1]) + ' \u2192 ' + bytes(sb.total[1]) +
+		' (' + signed(dt, bytes) + ', ' + signed(sb.total[2] - sa.total[2], commas) +
+		' blocks); ' + commas(rows.length) + ' call stacks changed' +
+		(rows.length > MAX_ROWS ? ', the first ' + MAX_ROWS + ' shown' : '') + '. '}, [clear]));
+	var body = el('tbody');
+	rows.slice(0, MAX_ROWS).forEach(function (r) {
+		var st = r.frames, name = r.other ? '(call stacks not kept)' :
+			st.slice(0, 6).map(fname).join(' \u2190 ') + (st.length > 6 ? ' \u2190 ...' : '');
+		var num = function (v, f) {
+			return el('td', {cls: 'num', 'data-v': v, text: f(v)});
+		};
+		body.appendChild(el('tr', r.other ? {cls: 'hp-other'} : {'data-stack': r.stack}, [
+			el('td', {text: name, title: st.map(function (f) {
+				return fname(f) + '  ' + fline(f);
+			}).join('\n')}),
+			el('td', {text: st.length ? fline(st[0]) : ''}),
+			num(r.change, function (v) { return signed(v, bytes); }),
+			num(r.objects, function (v) { return signed(v, commas); }),
+			num(r.was[0], bytes), num(r.now[0], bytes)
+		]));
+	});
+	$.grew.appendChild(el('table', {id: 'hp-grew-table', cls: 'hp-table'}, [
+		el('thead', {}, [el('tr', {}, ['Call stack', 'Where', 'Change', 'Blocks',
+			'In use at #' + (a + 1), 'In use at #' + (b + 1)].map(function (h, i) {
+			return el('th', {text: h, cls: i > 1 ? 'num' : ''});
+		}))]), body]));
 }
 
 /* Size and lifetime histograms: a row per stack, a bar per class. */
@@ -849,6 +977,16 @@ function tableRows() {
 	if (cache.rowsKey === key)
 		return cache.rows;
 	var s = snap(), rows = [], map = {}, other;
+	if (TABLES.some(function (t) { return t.group && t.id === S.table; })) {
+		/* [key, source, figures...]: a row each, its own figures flat. */
+		rows = (s.groups[S.table] || []).map(function (g) {
+			var v = [0].concat(g.slice(2));
+			return {name: g[0], where: g[1], v: v, flat: v, frames: null, stack: -1};
+		});
+		cache.rowsKey = key;
+		cache.rows = rows;
+		return rows;
+	}
 	var row = function (k, where, frames) {
 		var r = map[k];
 		if (!r) {
@@ -932,6 +1070,10 @@ function renderTable() {
 		});
 	});
 	var desc = S.sort ? S.desc : true, get = col.get;
+	/* A stack's or a group's flat figure is its own: no column of it. */
+	var noFlat = S.table === 'stack' || TABLES.some(function (t) {
+		return t.group && t.id === S.table;
+	});
 	rows.sort(function (a, b) {
 		var x = get(a), y = get(b), d;
 		d = typeof x === 'number' ? x - y : (x < y ? -1 : x > y ? 1 : 0);
@@ -943,12 +1085,13 @@ function renderTable() {
 	$.thead.appendChild(el('tr', {}, COLS.map(function (c) {
 		var name = c.id === 'flat' ? 'Flat ' + metricName(m, s).toLowerCase() :
 			c.id === 'name' ? TABLES.filter(function (t) { return t.id === S.table; })[0].name :
-			c.id === 'inuse' ? metricName(METRICS[0], s) : c.name;
+			c.id === 'inuse' ? metricName(METRICS[0], s) :
+			c.id === 'where' && S.table === 'type' ? 'Source' : c.name;
 		var th = el('th', {text: name + (c === col ? (desc ? ' \u25bc' : ' \u25b2') : ''),
 			'data-col': c.id, cls: c.num ? 'num' : '', onclick: function () {
 				set({sort: c.id, desc: c === col ? !desc : !!c.num});
 			}});
-		if (S.table === 'stack' && c.id === 'flat')
+		if (noFlat && c.id === 'flat')
 			th.hidden = true;
 		return th;
 	})));
@@ -968,7 +1111,7 @@ function renderTable() {
 				if (c.id === m.id)
 					td.appendChild(el('span', {cls: 'pct', text: ' ' + pct(v, total[m.col])}));
 			}
-			if (S.table === 'stack' && c.id === 'flat')
+			if (noFlat && c.id === 'flat')
 				td.hidden = true;
 			tr.appendChild(td);
 		});
