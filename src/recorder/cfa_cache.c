@@ -98,7 +98,7 @@ struct memo {
 	uint32_t max;            /* the walk's max */
 	uint32_t reads;          /* words read; 0 = empty */
 	uint32_t n;              /* frames kept */
-	uint32_t unused;
+	uint32_t stack;          /* their id in the stack table; 0: not known yet */
 	uint64_t hash;                 /* of the kept frames */
 	uint64_t kept;                 /* bit i: word i is a kept frame */
 	uint32_t off[MEMO_READS];      /* word i at stack_lo + off[i] */
@@ -696,11 +696,11 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
 /* The remembered walk of set from (rip, rsp, rbp) for max whose every
  * word still holds what it read: its frames into frames[] and their hash
  * into *hash. Returns their number, or -1 when none is. */
-static inline int recall(struct table *tab, uint32_t set, uintptr_t lo, uintptr_t rip,
-			 uintptr_t rsp, uintptr_t rbp, uint32_t max, uint64_t *frames,
-			 uint64_t *hash)
+static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, uintptr_t lo,
+			 uintptr_t rip, uintptr_t rsp, uintptr_t rbp, uint32_t max,
+			 uint64_t *frames, uint64_t *hash, uint32_t *stack)
 {
-	const struct memo *m = tab->memo[set];
+	struct memo *m = tab->memo[set];
 	uint32_t i, n;
 	uint64_t kept;
 
@@ -713,16 +713,29 @@ static inline int recall(struct table *tab, uint32_t set, uintptr_t lo, uintptr_
 				break;
 		if (i != UINT32_MAX)
 			continue;
+		t->cfa_memo = m;
+		*hash = m->hash;
+		if (stack && m->stack) { /* interned already: no frames needed */
+			*stack = m->stack;
+			return (int)m->n;
+		}
 		for (n = 0, kept = m->kept; kept; kept &= kept - 1)
 			frames[n++] = m->val[__builtin_ctzll(kept)];
-		*hash = m->hash;
 		return (int)n;
 	}
 	return -1;
 }
 
+void hp_cfa_remember(struct hp_thread *t, uint32_t stack)
+{
+	struct memo *m = t->cfa_memo;
+
+	if (m)
+		m->stack = stack;
+}
+
 __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
-					  uint64_t *hash)
+					  uint64_t *hash, uint32_t *stack)
 {
 	const uintptr_t lo = t->stack_lo, span = t->stack_hi - t->stack_lo - 8;
 	const uintptr_t *fp = __builtin_frame_address(0);
@@ -735,6 +748,9 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	uintptr_t rbp_at = 0; /* where rbp was last read from, until a step uses it */
 	int r;
 
+	if (stack)
+		*stack = 0;
+	t->cfa_memo = NULL;
 	if (__builtin_expect((uintptr_t)tab <= 1 ||
 				     t->cfa_generation !=
 					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
@@ -757,7 +773,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	 * less than 4 GiB. */
 	set = (uint32_t)(rsp >> 4) & (MEMO_SETS - 1);
 	if (__builtin_expect(span < UINT32_MAX, 1)) {
-		r = recall(tab, set, lo, rip, rsp, rbp, max, frames, hash);
+		r = recall(t, tab, set, lo, rip, rsp, rbp, max, frames, hash, stack);
 		if (r >= 0)
 			return r;
 	}
@@ -807,8 +823,11 @@ out:
 		tr->max = max;
 		tr->n = n;
 		tr->hash = *hash;
+		tr->stack = 0;
 		if (!tr->reads) /* read nothing: nothing to remember */
 			tr->rsp = 0;
+		else
+			t->cfa_memo = tr;
 	} else {
 		tr->reads = 0;
 	}

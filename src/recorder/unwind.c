@@ -256,16 +256,26 @@ static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_
 	}
 }
 
-uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash)
+void hp_unwind_remember(struct hp_thread *t, uint32_t stack)
+{
+	if (use_cache)
+		hp_cfa_remember(t, stack);
+}
+
+uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+		   uint32_t *stack)
 {
 	int got;
 
+	if (stack)
+		*stack = 0;
 	if (mode == HP_UNWIND_FP)
 		return walk_fp(t, frames, max, hash);
 	/* The rule cache first, called from this frame as unw_backtrace is
-	 * below, so that both walks start from the same return address. */
+	 * below, so that both walks start from the same return address. With
+	 * the check, every walk gives its frames, to be compared. */
 	if (use_cache) {
-		got = hp_cfa_walk(t, frames, max, hash);
+		got = hp_cfa_walk(t, frames, max, hash, check ? NULL : stack);
 		if (check) {
 			__atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
 			if (got >= 0) {

@@ -38,11 +38,20 @@ void hp_unwind_report(void);
 /* Fills frames[0..max) with return addresses, innermost first; frames must
  * have room for max + HP_UNWIND_SLACK entries. Returns the number written
  * (0 when unwinding failed), and their hp_hash_stack in *hash (the
- * frame-pointer walk folds each frame in as it reads it). Call with
- * t->busy set: libunwind may allocate on its first use in a thread.
- * Allocation-free afterwards, lock-free, not async-signal-safe in DWARF
- * mode (libunwind's caches). */
-uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash);
+ * walks fold each frame in as they read it). With stack non-NULL, the
+ * DWARF rule cache may know the walk's stack id already (it remembers the
+ * thread's last walks, cfa_cache.h): then *stack is that id and frames[]
+ * is not written (the return value and *hash are); otherwise *stack is 0,
+ * frames[] is written, and the caller, once it has interned them, passes
+ * their id to hp_unwind_remember. Call with t->busy set: libunwind may
+ * allocate on its first use in a thread. Allocation-free afterwards,
+ * lock-free, not async-signal-safe in DWARF mode (libunwind's caches). */
+uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+		   uint32_t *stack);
+
+/* The stack id of the frames the thread's last hp_unwind wrote,
+ * for the walks equal to it later (cfa_cache.h). No allocation, no lock. */
+void hp_unwind_remember(struct hp_thread *t, uint32_t stack);
 
 /* Whether addr is inside the recorder's own code. Pure after init:
  * async-signal-safe, no allocation, no lock. */
