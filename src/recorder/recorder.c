@@ -175,7 +175,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		stack = same_as_last(t, frames, depth, hash)
 				? t->last_stack
 				: hp_stacks_intern_hashed(frames, depth, hash);
-		if (stack)
+		if (stack && t->cfa_memo) /* a remembered DWARF walk */
 			hp_unwind_remember(t, stack);
 	}
 	if (stack) {
