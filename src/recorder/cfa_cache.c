@@ -13,7 +13,8 @@
  * ~90 instructions a frame costs there.
  *
  * Here the same rules sit in a small set-associative table (512 sets of 2
- * ways, 16 bytes an entry: 16 KiB a thread), filled on a miss by reading
+ * ways, 16 bytes an entry: 16 KiB a thread, and 52 KiB of remembered
+ * walks next to it, touched as they fill), filled on a miss by reading
  * the frame's FDE through .eh_frame_hdr and running its CFA program up to
  * the lookup address, exactly as libunwind's parser does (Gparser.c:
  * run_cfi_program, apply_reg_state; Gstash_frame.c for what is
@@ -22,6 +23,9 @@
  * register above 16, a remember/restore stack deeper than ours, ...) is
  * cached as "libunwind": a walk that meets one is abandoned and redone by
  * unw_backtrace, so every stack recorded is one libunwind gives.
+ *
+ * Next to the rules, the thread's last walks are remembered with the
+ * words each read (struct memo): a walk equal to one is not stepped again.
  *
  * Invariants: an entry's ret is 0 (empty) or a return address, its rule
  * that of the lookup address ret - 1, which depends only on the code
@@ -636,7 +640,13 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 		}
 		t->cfa_cache = tab;
 	} else {
-		memset(tab, 0, sizeof *tab);
+		/* The rules, and the remembered walks without writing to
+		 * those never filled (pages not touched stay unbacked). */
+		memset(tab->set, 0, sizeof tab->set);
+		for (unsigned i = 0; i < MEMO_SETS; i++)
+			for (unsigned w = 0; w < MEMO_WAYS; w++)
+				if (tab->memo[i][w].reads)
+					tab->memo[i][w].reads = 0;
 	}
 	t->cfa_generation = gen;
 	return 0;
