@@ -846,3 +846,89 @@ fail:
 	tr->reads = 0;
 	return -1;
 }
+
+__attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					     uint64_t *hash, uint32_t *stack)
+{
+	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+	uintptr_t at = (uintptr_t)__builtin_frame_address(0), next, ret;
+	const uintptr_t start = at;
+	struct table *tab = t->cfa_cache;
+	struct memo *tr;
+	uint64_t h = HP_HASH_STACK_SEED;
+	uint32_t n = 0, set;
+	int r;
+
+	if (stack)
+		*stack = 0;
+	t->cfa_memo = NULL;
+	if (__builtin_expect((uintptr_t)tab <= 1 ||
+				     t->cfa_generation !=
+					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
+			     0)) {
+		if (prepare(t) < 0)
+			return -1;
+		tab = t->cfa_cache;
+	}
+	/* Unknown bounds (1, 1), or too large for the words' offsets. */
+	if (hi <= lo + 16 || hi - lo >= UINT32_MAX)
+		return -1;
+	/* As for the DWARF walks: the walk from this frame is a function of
+	 * its address and the words it reads (the walk of unwind.c's
+	 * walk_fp, which reads two words a frame). */
+	set = (uint32_t)(at >> 4) & (MEMO_SETS - 1);
+	r = recall(t, tab, set, lo, 0, at, 0, max, frames, hash, stack);
+	if (r >= 0)
+		return r;
+	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
+	tr->reads = 0;
+	tr->kept = 0;
+	if (!max)
+		goto out;
+	for (;;) {
+		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
+			goto out;
+		next = ((const uintptr_t *)at)[0];
+		note(tr, lo, at, next);
+		ret = ((const uintptr_t *)at)[1];
+		note(tr, lo, at + 8, ret);
+		if (!ret)
+			goto out;
+		if (!hp_unwind_is_own(ret))
+			break;
+		if (next <= at)
+			goto out;
+		at = next;
+	}
+	for (;;) { /* frame at is valid: its return address ret is the next */
+		frames[n++] = ret;
+		if (tr->reads - 1 < MEMO_READS)
+			tr->kept |= 1ull << (tr->reads - 1);
+		h = hp_hash_stack_step(h, ret);
+		if (n >= max || next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
+			break;
+		at = next;
+		next = ((const uintptr_t *)at)[0];
+		note(tr, lo, at, next);
+		ret = ((const uintptr_t *)at)[1];
+		note(tr, lo, at + 8, ret);
+		if (!ret)
+			break;
+	}
+out:
+	*hash = hp_hash_stack_end(h, n);
+	if (tr->reads && tr->reads <= MEMO_READS &&
+	    (uint32_t)__builtin_popcountll(tr->kept) == n) {
+		tr->rip = 0;
+		tr->rsp = start;
+		tr->rbp = 0;
+		tr->max = max;
+		tr->n = n;
+		tr->hash = *hash;
+		tr->stack = 0;
+		t->cfa_memo = tr;
+	} else {
+		tr->reads = 0;
+	}
+	return (int)n;
+}

@@ -47,7 +47,19 @@ int hp_cfa_init(void);
 int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
 		uint32_t *stack);
 
-/* Gives the thread's last hp_cfa_walk, when it was remembered, the id the
+/* The frame-pointer walk of unwind.c (every frame inside the thread's
+ * stack bounds, above the previous one, aligned; the recorder's own frames
+ * at its start dropped, at most max kept), through the same remembered
+ * walks: a walk from this function's frame whose every word (two a frame)
+ * is unchanged is not walked again. Call directly from hp_unwind, with
+ * t->busy set (a thread's first walk maps its table). Returns as
+ * hp_cfa_walk does: the frames (or the stack id in *stack), or -1 when
+ * the thread has no table or its stack bounds are unknown (walk without
+ * it). Lock-free, no allocation but the table's mapping. */
+int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+		   uint32_t *stack);
+
+/* Gives the thread's last hp_cfa_walk or hp_cfa_walk_fp, when it was remembered, the id the
  * stack table gave its frames (ids are never reused), so that the next
  * walk equal to it skips the table. Call right after that walk, with
  * t->busy set. No allocation, no lock. */

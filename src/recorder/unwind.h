@@ -18,8 +18,10 @@
 
 /* Chooses the unwinder and finds the recorder's own code range. With
  * cache, DWARF walks go through the per-thread rule cache (cfa_cache.h)
- * first, unw_backtrace doing those it cannot finish; with check, every
- * walk the cache finished is done again by unw_backtrace and compared
+ * first, unw_backtrace doing those it cannot finish, and frame-pointer
+ * walks through its remembered walks; with check, every walk the cache
+ * finished is done again by unw_backtrace (or a fresh frame-pointer
+ * walk) and compared
  * (hp_unwind_report gives the counts). Call once, at init, with the
  * reentrancy flag set: dl_iterate_phdr takes the loader's lock and may
  * allocate. Not thread-safe, not async-signal-safe. Returns 0 or -errno. */
@@ -39,8 +41,8 @@ void hp_unwind_report(void);
  * have room for max + HP_UNWIND_SLACK entries. Returns the number written
  * (0 when unwinding failed), and their hp_hash_stack in *hash (the
  * walks fold each frame in as they read it). With stack non-NULL, the
- * DWARF rule cache may know the walk's stack id already (it remembers the
- * thread's last walks, cfa_cache.h): then *stack is that id and frames[]
+ * thread's remembered walks (cfa_cache.h; both unwinders, unless
+ * HEAPPROF_UNWIND_CACHE=0) may know the walk's stack id already: then *stack is that id and frames[]
  * is not written (the return value and *hash are); otherwise *stack is 0,
  * frames[] is written, and the caller, once it has interned them, passes
  * their id to hp_unwind_remember. Call with t->busy set: libunwind may
