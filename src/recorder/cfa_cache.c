@@ -13,7 +13,8 @@
  * ~90 instructions a frame costs there.
  *
  * Here the same rules sit in a small set-associative table (512 sets of 2
- * ways, 16 bytes an entry: 16 KiB a thread), filled on a miss by reading
+ * ways, 16 bytes an entry: 16 KiB a thread, and 52 KiB of remembered
+ * walks next to it, touched as they fill), filled on a miss by reading
  * the frame's FDE through .eh_frame_hdr and running its CFA program up to
  * the lookup address, exactly as libunwind's parser does (Gparser.c:
  * run_cfi_program, apply_reg_state; Gstash_frame.c for what is
@@ -22,6 +23,9 @@
  * register above 16, a remember/restore stack deeper than ours, ...) is
  * cached as "libunwind": a walk that meets one is abandoned and redone by
  * unw_backtrace, so every stack recorded is one libunwind gives.
+ *
+ * Next to the rules, the thread's last walks are remembered with the
+ * words each read (struct memo): a walk equal to one is not stepped again.
  *
  * Invariants: an entry's ret is 0 (empty) or a return address, its rule
  * that of the lookup address ret - 1, which depends only on the code
@@ -71,9 +75,58 @@ struct entry {
 	uint8_t unused;
 };
 
+/*
+ * Remembered walks. A walk is a pure function of its starting registers
+ * (rip, rsp, rbp), of the words of the stack it reads and of the table's
+ * rules, which stay until a flush: when a later walk starts with the same
+ * registers and every word a remembered walk read still holds the value
+ * it read, the walk would read the same words again, apply the same rules
+ * and give the same frames. Matching the starting registers alone is not
+ * enough: two callers with frames of one size reach the same inner frames
+ * at the same rsp, and only a word further up (a return address into one
+ * caller or the other) tells their walks apart; so every word is
+ * compared, the outermost first (where such walks differ).
+ *
+ * MEMO_SETS sets of MEMO_WAYS, chosen by rsp (the depth of the call):
+ * the callers reaching one depth share a set. A walk that read more than
+ * MEMO_READS words is not remembered. Words are stored as their offsets
+ * from the thread's stack_lo (a stack of less than 4 GiB), and the frames
+ * a walk kept are the words marked in kept, in order.
+ */
+#define MEMO_SETS 16 /* a power of two */
+#define MEMO_WAYS 4
+#define MEMO_READS 64 /* bits of kept */
+
+struct memo {
+	uintptr_t rip, rsp, rbp; /* the starting registers */
+	uint32_t max;            /* the walk's max */
+	uint32_t reads;          /* words read; 0 = empty */
+	uint32_t n;              /* frames kept */
+	uint32_t stack;          /* their id in the stack table; 0: not known yet */
+	uint64_t hash;                 /* of the kept frames */
+	uint64_t kept;                 /* bit i: word i is a kept frame */
+	uint32_t off[MEMO_READS];      /* word i at stack_lo + off[i] */
+	uint64_t val[MEMO_READS];      /* its value */
+};
+
 struct table {
 	struct entry set[SETS][WAYS];
+	struct memo memo[MEMO_SETS][MEMO_WAYS];
+	uint8_t memo_next[MEMO_SETS]; /* the way a set fills next */
 };
+
+/* Notes the word val read at at into the memo being filled (reads past
+ * MEMO_READS are counted only: such a walk is not remembered). */
+static inline __attribute__((always_inline)) void note(struct memo *tr, uintptr_t lo,
+						       uintptr_t at, uint64_t val)
+{
+	uint32_t i = tr->reads++;
+
+	if (i < MEMO_READS) {
+		tr->off[i] = (uint32_t)(at - lo);
+		tr->val[i] = val;
+	}
+}
 
 /* Bumped by hp_cfa_flush (any thread, relaxed); a thread whose
  * t->cfa_generation differs clears its table before walking. */
@@ -587,7 +640,13 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 		}
 		t->cfa_cache = tab;
 	} else {
-		memset(tab, 0, sizeof *tab);
+		/* The rules, and the remembered walks without writing to
+		 * those never filled (pages not touched stay unbacked). */
+		memset(tab->set, 0, sizeof tab->set);
+		for (unsigned i = 0; i < MEMO_SETS; i++)
+			for (unsigned w = 0; w < MEMO_WAYS; w++)
+				if (tab->memo[i][w].reads)
+					tab->memo[i][w].reads = 0;
 	}
 	t->cfa_generation = gen;
 	return 0;
@@ -606,7 +665,8 @@ static void release(void *table)
  * the walk ends here (the last frame); -1 when libunwind must walk. */
 static inline __attribute__((always_inline)) int step(struct table *tab, uintptr_t lo,
 						      uintptr_t span, uintptr_t *rip,
-						      uintptr_t *rsp, uintptr_t *rbp)
+						      uintptr_t *rsp, uintptr_t *rbp,
+						      struct memo *tr, uintptr_t *rbp_at)
 {
 	struct entry *set = tab->set[set_of(*rip)];
 	const struct entry *e;
@@ -620,34 +680,87 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
 		e = fill(set, *rip);
 	if (__builtin_expect(e->kind > RULE_STEP_RBP, 0))
 		return e->kind == RULE_LAST ? 1 : -1;
+	if (e->kind == RULE_STEP_RBP && *rbp_at) {
+		/* The walk depends on a saved rbp only from here */
+		note(tr, lo, *rbp_at, *rbp);
+		*rbp_at = 0;
+	}
 	cfa = (e->kind ? *rbp : *rsp) + (uintptr_t)(intptr_t)e->cfa_off;
 	/* lo + 8 <= cfa <= hi, in one compare */
 	if (__builtin_expect(cfa - lo - 8 > span, 0))
 		return -1;
 	*rip = ((const uintptr_t *)cfa)[-1];
+	note(tr, lo, cfa - 8, *rip);
 	if (e->rbp_off != RBP_KEPT) {
 		uintptr_t at = cfa + (uintptr_t)(intptr_t)e->rbp_off;
 
 		if (at - lo > span)
 			return -1;
 		*rbp = *(const uintptr_t *)at;
+		*rbp_at = at; /* noted when a later step uses it */
 	}
 	*rsp = cfa;
 	return 0;
 }
 
+/* The remembered walk of set from (rip, rsp, rbp) for max whose every
+ * word still holds what it read: its frames into frames[] and their hash
+ * into *hash. Returns their number, or -1 when none is. */
+static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, uintptr_t lo,
+			 uintptr_t rip, uintptr_t rsp, uintptr_t rbp, uint32_t max,
+			 uint64_t *frames, uint64_t *hash, uint32_t *stack)
+{
+	struct memo *m = tab->memo[set];
+	uint32_t i, n;
+	uint64_t kept;
+
+	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
+		if (m->rsp != rsp || m->rip != rip || m->rbp != rbp || m->max != max || !m->reads)
+			continue;
+		/* The outermost words first: where two callers differ. */
+		for (i = m->reads; i-- > 0;)
+			if (*(const uint64_t *)(lo + m->off[i]) != m->val[i])
+				break;
+		if (i != UINT32_MAX)
+			continue;
+		t->cfa_memo = m;
+		*hash = m->hash;
+		if (stack && m->stack) { /* interned already: no frames needed */
+			*stack = m->stack;
+			return (int)m->n;
+		}
+		for (n = 0, kept = m->kept; kept; kept &= kept - 1)
+			frames[n++] = m->val[__builtin_ctzll(kept)];
+		return (int)n;
+	}
+	return -1;
+}
+
+void hp_cfa_remember(struct hp_thread *t, uint32_t stack)
+{
+	struct memo *m = t->cfa_memo;
+
+	if (m)
+		m->stack = stack;
+}
+
 __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
-					  uint64_t *hash)
+					  uint64_t *hash, uint32_t *stack)
 {
 	const uintptr_t lo = t->stack_lo, span = t->stack_hi - t->stack_lo - 8;
 	const uintptr_t *fp = __builtin_frame_address(0);
 	const uint32_t limit = max + HP_UNWIND_SLACK;
 	uintptr_t rip, rsp, rbp;
 	struct table *tab = t->cfa_cache;
+	struct memo *tr;
 	uint64_t h = HP_HASH_STACK_SEED;
-	uint32_t n = 0, walked, stop;
+	uint32_t n = 0, walked, stop, set, rip_at = UINT32_MAX;
+	uintptr_t rbp_at = 0; /* where rbp was last read from, until a step uses it */
 	int r;
 
+	if (stack)
+		*stack = 0;
+	t->cfa_memo = NULL;
 	if (__builtin_expect((uintptr_t)tab <= 1 ||
 				     t->cfa_generation !=
 					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
@@ -665,15 +778,29 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	rbp = fp[0];
 	rip = fp[1];
 	rsp = (uintptr_t)(fp + 2);
+	/* A walk remembered from these registers whose words are unchanged
+	 * is this walk (see struct memo); offsets from lo need a stack of
+	 * less than 4 GiB. */
+	set = (uint32_t)(rsp >> 4) & (MEMO_SETS - 1);
+	if (__builtin_expect(span < UINT32_MAX, 1)) {
+		r = recall(t, tab, set, lo, rip, rsp, rbp, max, frames, hash, stack);
+		if (r >= 0)
+			return r;
+	}
+	/* Else this walk is noted into the set's next way, the one evicted. */
+	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
+	tr->reads = 0;
+	tr->kept = 0;
 	if (!max || rip < LOWEST_RIP)
 		goto out;
 	walked = 1;
 	while (hp_unwind_is_own(rip)) {
 		if (walked >= limit)
 			goto out;
-		r = step(tab, lo, span, &rip, &rsp, &rbp);
+		r = step(tab, lo, span, &rip, &rsp, &rbp, tr, &rbp_at);
 		if (r < 0)
-			return -1;
+			goto fail;
+		rip_at = tr->reads - 1; /* the word rip came from: step's last note */
 		if (r > 0 || rip < LOWEST_RIP)
 			goto out;
 		walked++;
@@ -682,16 +809,126 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	stop = limit - walked + 1 < max ? limit - walked + 1 : max;
 	for (;;) {
 		frames[n++] = rip;
+		if (rip_at < MEMO_READS)
+			tr->kept |= 1ull << rip_at;
 		h = hp_hash_stack_step(h, rip);
 		if (n >= stop)
 			break;
-		r = step(tab, lo, span, &rip, &rsp, &rbp);
+		r = step(tab, lo, span, &rip, &rsp, &rbp, tr, &rbp_at);
 		if (r < 0)
-			return -1;
+			goto fail;
+		rip_at = tr->reads - 1;
 		if (r > 0 || rip < LOWEST_RIP)
 			break;
 	}
 out:
 	*hash = hp_hash_stack_end(h, n);
+	/* Remembered when every word fits and every kept frame is a word
+	 * read (not the starting rip). */
+	if (tr->reads <= MEMO_READS && span < UINT32_MAX &&
+	    (uint32_t)__builtin_popcountll(tr->kept) == n) {
+		tr->rip = fp[1];
+		tr->rsp = (uintptr_t)(fp + 2);
+		tr->rbp = fp[0];
+		tr->max = max;
+		tr->n = n;
+		tr->hash = *hash;
+		tr->stack = 0;
+		if (!tr->reads) /* read nothing: nothing to remember */
+			tr->rsp = 0;
+		else
+			t->cfa_memo = tr;
+	} else {
+		tr->reads = 0;
+	}
+	return (int)n;
+fail:
+	tr->reads = 0;
+	return -1;
+}
+
+__attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					     uint64_t *hash, uint32_t *stack)
+{
+	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+	uintptr_t at = (uintptr_t)__builtin_frame_address(0), next, ret;
+	const uintptr_t start = at;
+	struct table *tab = t->cfa_cache;
+	struct memo *tr;
+	uint64_t h = HP_HASH_STACK_SEED;
+	uint32_t n = 0, set;
+	int r;
+
+	if (stack)
+		*stack = 0;
+	t->cfa_memo = NULL;
+	if (__builtin_expect((uintptr_t)tab <= 1 ||
+				     t->cfa_generation !=
+					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
+			     0)) {
+		if (prepare(t) < 0)
+			return -1;
+		tab = t->cfa_cache;
+	}
+	/* Unknown bounds (1, 1), or too large for the words' offsets. */
+	if (hi <= lo + 16 || hi - lo >= UINT32_MAX)
+		return -1;
+	/* As for the DWARF walks: the walk from this frame is a function of
+	 * its address and the words it reads (the walk of unwind.c's
+	 * walk_fp, which reads two words a frame). */
+	set = (uint32_t)(at >> 4) & (MEMO_SETS - 1);
+	r = recall(t, tab, set, lo, 0, at, 0, max, frames, hash, stack);
+	if (r >= 0)
+		return r;
+	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
+	tr->reads = 0;
+	tr->kept = 0;
+	if (!max)
+		goto out;
+	for (;;) {
+		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
+			goto out;
+		next = ((const uintptr_t *)at)[0];
+		note(tr, lo, at, next);
+		ret = ((const uintptr_t *)at)[1];
+		note(tr, lo, at + 8, ret);
+		if (!ret)
+			goto out;
+		if (!hp_unwind_is_own(ret))
+			break;
+		if (next <= at)
+			goto out;
+		at = next;
+	}
+	for (;;) { /* frame at is valid: its return address ret is the next */
+		frames[n++] = ret;
+		if (tr->reads - 1 < MEMO_READS)
+			tr->kept |= 1ull << (tr->reads - 1);
+		h = hp_hash_stack_step(h, ret);
+		if (n >= max || next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
+			break;
+		at = next;
+		next = ((const uintptr_t *)at)[0];
+		note(tr, lo, at, next);
+		ret = ((const uintptr_t *)at)[1];
+		note(tr, lo, at + 8, ret);
+		if (!ret)
+			break;
+	}
+out:
+	*hash = hp_hash_stack_end(h, n);
+	if (tr->reads && tr->reads <= MEMO_READS &&
+	    (uint32_t)__builtin_popcountll(tr->kept) == n) {
+		tr->rip = 0;
+		tr->rsp = start;
+		tr->rbp = 0;
+		tr->max = max;
+		tr->n = n;
+		tr->hash = *hash;
+		tr->stack = 0;
+		t->cfa_memo = tr;
+	} else {
+		tr->reads = 0;
+	}
 	return (int)n;
 }

@@ -37,8 +37,33 @@ int hp_cfa_init(void);
  * t->busy set: a miss reads .eh_frame under dl_iterate_phdr (the loader's
  * lock; it may allocate), and a thread's first walk maps its cache
  * (hp_os_map) and sets it as its key's value (pthread_setspecific).
- * Lock-free and allocation-free on hits; not async-signal-safe. */
-int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash);
+ * Lock-free and allocation-free on hits; not async-signal-safe.
+ *
+ * The thread's last walks are remembered (cfa_cache.c, struct memo):
+ * with stack non-NULL, a walk that is one of them and whose stack id was
+ * given to hp_cfa_remember puts that id in *stack and returns the number
+ * of frames without writing frames[] (*hash is set); otherwise *stack is
+ * 0 and frames[] is written. */
+int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+		uint32_t *stack);
+
+/* The frame-pointer walk of unwind.c (every frame inside the thread's
+ * stack bounds, above the previous one, aligned; the recorder's own frames
+ * at its start dropped, at most max kept), through the same remembered
+ * walks: a walk from this function's frame whose every word (two a frame)
+ * is unchanged is not walked again. Call directly from hp_unwind, with
+ * t->busy set (a thread's first walk maps its table). Returns as
+ * hp_cfa_walk does: the frames (or the stack id in *stack), or -1 when
+ * the thread has no table or its stack bounds are unknown (walk without
+ * it). Lock-free, no allocation but the table's mapping. */
+int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+		   uint32_t *stack);
+
+/* Gives the thread's last hp_cfa_walk or hp_cfa_walk_fp, when it was remembered, the id the
+ * stack table gave its frames (ids are never reused), so that the next
+ * walk equal to it skips the table. Call right after that walk, with
+ * t->busy set. No allocation, no lock. */
+void hp_cfa_remember(struct hp_thread *t, uint32_t stack);
 
 /* Invalidates every thread's cache (each clears its own at its next
  * walk): call after a dlclose, since other code may later be mapped where

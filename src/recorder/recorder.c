@@ -170,9 +170,14 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		return;
 	}
 
-	depth = hp_unwind(t, frames, config.max_depth, &hash);
-	stack = same_as_last(t, frames, depth, hash) ? t->last_stack
-						      : hp_stacks_intern_hashed(frames, depth, hash);
+	depth = hp_unwind(t, frames, config.max_depth, &hash, &stack);
+	if (!stack) { /* the frames are in frames[] */
+		stack = same_as_last(t, frames, depth, hash)
+				? t->last_stack
+				: hp_stacks_intern_hashed(frames, depth, hash);
+		if (stack && t->cfa_memo) /* a remembered DWARF walk */
+			hp_unwind_remember(t, stack);
+	}
 	if (stack) {
 		t->last_stack = stack;
 		t->last_stack_hash = hash;
@@ -233,7 +238,7 @@ int hp_record_heap_alloc(struct hp_thread *t, const void *p, size_t size, uint32
 		t->busy = 0;
 		return -ENOSPC;
 	}
-	depth = hp_unwind(t, frames, config.max_depth, &hash);
+	depth = hp_unwind(t, frames, config.max_depth, &hash, NULL);
 	stack = hp_stacks_intern_hashed(frames, depth, hash);
 	if (!stack)
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);

@@ -66,6 +66,9 @@ struct hp_thread {
 	 * its contents belong to. */
 	void *cfa_cache;
 	uint32_t cfa_generation;
+	/* The remembered walk (in cfa_cache) the thread's last DWARF walk was
+	 * or filled, for hp_cfa_remember; NULL: none. */
+	void *cfa_memo;
 };
 
 extern __thread struct hp_thread hp_self __attribute__((tls_model("initial-exec")));

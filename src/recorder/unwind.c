@@ -22,6 +22,7 @@
 /* Set once at init, read-only afterwards. */
 static unsigned mode;
 static int use_cache, check; /* HEAPPROF_UNWIND_CACHE, HEAPPROF_UNWIND_CHECK */
+static int fp_memo; /* HEAPPROF_UNWIND_CACHE in fp mode: remembered walks */
 
 /* HEAPPROF_UNWIND_CHECK=1 only: walks, those the rule cache finished,
  * and those where its stack differed from unw_backtrace's. Any thread,
@@ -137,7 +138,8 @@ int hp_unwind_init(unsigned m, int cache, int check_it)
 
 	mode = m;
 	use_cache = cache && m == HP_UNWIND_DWARF && hp_cfa_init() == 0;
-	check = check_it && use_cache;
+	fp_memo = cache && m == HP_UNWIND_FP && hp_cfa_init() == 0;
+	check = check_it && (use_cache || fp_memo);
 #ifdef HP_STATIC
 	(void)find_own;
 	(void)fds;
@@ -256,16 +258,54 @@ static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_
 	}
 }
 
-uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash)
+void hp_unwind_remember(struct hp_thread *t, uint32_t stack)
+{
+	hp_cfa_remember(t, stack); /* t->cfa_memo: only with a table */
+}
+
+/* HEAPPROF_UNWIND_CHECK in fp mode: the remembered walks' n frames and
+ * hash against walk_fp's. */
+static __attribute__((noinline)) void check_walk_fp(struct hp_thread *t, const uint64_t *frames,
+						    uint32_t n, uint32_t max, uint64_t hash)
+{
+	uint64_t theirs[HP_CONFIG_MAX_DEPTH_LIMIT + HP_UNWIND_SLACK];
+	uint64_t h;
+	uint32_t m = walk_fp(t, theirs, max, &h);
+
+	if (m == n && memcmp(frames, theirs, n * sizeof *frames) == 0 && h == hash)
+		return;
+	if (__atomic_fetch_add(&differed, 1, __ATOMIC_RELAXED) < 8)
+		hp_log("unwind check: the remembered walk gave %u frames, the frame-pointer walk %u",
+		       n, m);
+}
+
+uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+		   uint32_t *stack)
 {
 	int got;
 
-	if (mode == HP_UNWIND_FP)
+	if (stack)
+		*stack = 0;
+	if (mode == HP_UNWIND_FP) {
+		if (fp_memo) {
+			got = hp_cfa_walk_fp(t, frames, max, hash, check ? NULL : stack);
+			if (check) {
+				__atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
+				if (got >= 0) {
+					__atomic_fetch_add(&cached_walks, 1, __ATOMIC_RELAXED);
+					check_walk_fp(t, frames, (uint32_t)got, max, *hash);
+				}
+			}
+			if (got >= 0)
+				return (uint32_t)got;
+		}
 		return walk_fp(t, frames, max, hash);
+	}
 	/* The rule cache first, called from this frame as unw_backtrace is
-	 * below, so that both walks start from the same return address. */
+	 * below, so that both walks start from the same return address. With
+	 * the check, every walk gives its frames, to be compared. */
 	if (use_cache) {
-		got = hp_cfa_walk(t, frames, max, hash);
+		got = hp_cfa_walk(t, frames, max, hash, check ? NULL : stack);
 		if (check) {
 			__atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
 			if (got >= 0) {

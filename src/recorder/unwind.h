@@ -18,8 +18,10 @@
 
 /* Chooses the unwinder and finds the recorder's own code range. With
  * cache, DWARF walks go through the per-thread rule cache (cfa_cache.h)
- * first, unw_backtrace doing those it cannot finish; with check, every
- * walk the cache finished is done again by unw_backtrace and compared
+ * first, unw_backtrace doing those it cannot finish, and frame-pointer
+ * walks through its remembered walks; with check, every walk the cache
+ * finished is done again by unw_backtrace (or a fresh frame-pointer
+ * walk) and compared
  * (hp_unwind_report gives the counts). Call once, at init, with the
  * reentrancy flag set: dl_iterate_phdr takes the loader's lock and may
  * allocate. Not thread-safe, not async-signal-safe. Returns 0 or -errno. */
@@ -38,11 +40,20 @@ void hp_unwind_report(void);
 /* Fills frames[0..max) with return addresses, innermost first; frames must
  * have room for max + HP_UNWIND_SLACK entries. Returns the number written
  * (0 when unwinding failed), and their hp_hash_stack in *hash (the
- * frame-pointer walk folds each frame in as it reads it). Call with
- * t->busy set: libunwind may allocate on its first use in a thread.
- * Allocation-free afterwards, lock-free, not async-signal-safe in DWARF
- * mode (libunwind's caches). */
-uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash);
+ * walks fold each frame in as they read it). With stack non-NULL, the
+ * thread's remembered walks (cfa_cache.h; both unwinders, unless
+ * HEAPPROF_UNWIND_CACHE=0) may know the walk's stack id already: then *stack is that id and frames[]
+ * is not written (the return value and *hash are); otherwise *stack is 0,
+ * frames[] is written, and the caller, once it has interned them, passes
+ * their id to hp_unwind_remember. Call with t->busy set: libunwind may
+ * allocate on its first use in a thread. Allocation-free afterwards,
+ * lock-free, not async-signal-safe in DWARF mode (libunwind's caches). */
+uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+		   uint32_t *stack);
+
+/* The stack id of the frames the thread's last hp_unwind wrote,
+ * for the walks equal to it later (cfa_cache.h). No allocation, no lock. */
+void hp_unwind_remember(struct hp_thread *t, uint32_t stack);
 
 /* Whether addr is inside the recorder's own code. Pure after init:
  * async-signal-safe, no allocation, no lock. */

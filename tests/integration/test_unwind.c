@@ -66,11 +66,49 @@ HP_TEST(unwind_cache_check_finds_no_difference)
 	 * (2 x ROUNDS), through nounwind_call (no FDE) and through
 	 * cfaexpr_call (a CFA expression): ROUNDS each. */
 	expect_eq_u64(walks - cached, 4 * ROUNDS, "walks left to libunwind: exactly those shapes");
-	expect_true(cached >= ROUNDS * (2 + DEPTHS + 4 + 2 + 2) + THREADS * ROUNDS * 5,
+	expect_true(cached >= ROUNDS * (2 + DEPTHS + 4 + 2 + 2 + 2) + THREADS * ROUNDS * 5,
 		    "the cache walked every other shape");
 	if (differed)
 		printf("%s", err); /* the first differences, as the recorder logged them */
 	free(err);
+}
+
+/* The frame-pointer walk through the remembered walks: each checked
+ * against a fresh walk (none differs), and the paths unwindshapes makes
+ * with frame pointers (caller_a and caller_b at one rsp; moved_a and
+ * moved_b, whose inner frames share one) counted apart. */
+HP_TEST(unwind_fp_remembered_check_finds_no_difference)
+{
+	unsigned long walks = 0, cached = 0, differed = ~0UL;
+	char path[512];
+	struct hp_capture *cap;
+	struct hpq_sum s;
+	char *err = run_shapes("fpcheck", "HEAPPROF_UNWIND=fp HEAPPROF_UNWIND_CHECK=1", "");
+
+	if (!expect_true(err != NULL, "unwindshapes runs under the recorder"))
+		return;
+	expect_true(check_line(err, &walks, &cached, &differed),
+		    "the recorder reports its comparison at exit");
+	expect_eq_u64(differed, 0, "every remembered walk is the frame-pointer walk");
+	expect_eq_u64(walks, cached, "every walk went through the remembered walks");
+	if (differed)
+		printf("%s", err);
+	free(err);
+	err = run_shapes("fp", "HEAPPROF_UNWIND=fp", "");
+	free(err);
+	snprintf(path, sizeof path, "%s/fp.hpf", hp_test_tmp());
+	cap = hpq_load(path);
+	if (!expect_true(cap != NULL, "capture loads"))
+		return;
+	s = hpq_match(cap, STACK("leaf", "pad_middle", "caller_a", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "fp: caller_a");
+	s = hpq_match(cap, STACK("leaf", "pad_middle", "caller_b", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "fp: caller_b, same frame size: its own stack");
+	s = hpq_match(cap, STACK("leaf", "moved_mid", "moved_a", "moved_shape", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "fp: moved_a");
+	s = hpq_match(cap, STACK("leaf", "moved_mid", "moved_b", "moved_shape", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "fp: moved_b, its own stack");
+	hpq_free(cap);
 }
 
 /* A thread loads, calls and unloads the plugin while the main thread
@@ -161,6 +199,11 @@ static void check_paths(const char *name)
 	s = hpq_match(cap, STACK("leaf", "pad_middle", "handler"));
 	expect_eq_u64(s.alloc_count, 2 * ROUNDS, "in the signal handler, both stacks");
 	expect_eq_u64(s.alloc_bytes, 2 * ROUNDS * 91, "in the signal handler: bytes");
+	s = hpq_match(cap, STACK("leaf", "moved_mid", "moved_a", "moved_shape", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS, "moved_a: one block a round");
+	s = hpq_match(cap, STACK("leaf", "moved_mid", "moved_b", "moved_shape", "main"));
+	expect_eq_u64(s.alloc_count, ROUNDS,
+		      "moved_b, inner frames at moved_a's rsp, moved_mid elsewhere: its own stack");
 	s = hpq_match(cap, STACK("leaf", "pad_middle", "nounwind_call", "main"));
 	expect_eq_u64(s.alloc_count, ROUNDS, "through a frame without unwind information");
 	s = hpq_match(cap, STACK("leaf", "pad_middle", "cfaexpr_call", "main"));

@@ -13,6 +13,8 @@
  *   recursion      recurse to depths 1..DEPTHS, past the recorder's 64
  *   rsp frames     functions without frame pointers (CFA = rsp + k), one
  *                  with a variable-length array (CFA moves to rbp)
+ *   moved frames   moved_a and moved_b, called from one site, move
+ *                  moved_mid's frame (rbp) but not the inner frames (rsp)
  *   libc frames    qsort calling a comparator that allocates
  *   signal frames  a handler that allocates, raised on the thread's stack
  *                  and on an alternate signal stack
@@ -108,6 +110,47 @@ NOFP void nofp_vla(size_t n)
 
 	vla[0] = 1;
 	nofp_outer(n + (size_t)vla[0]);
+}
+
+/* Moved frames: moved_a and moved_b, called from one call site (through
+ * a pointer), each move moved_mid's frame by the size of a variable-length
+ * array of their own, and moved_mid's array takes the difference back, so
+ * the inner frames sit at one rsp with the same words above them. Only
+ * rbp, saved on the way and read back where moved_mid's CFA rule (rbp +
+ * 16) needs it, puts moved_mid's return address at another word: a walk
+ * remembered from one of them must not be taken for the other. */
+__attribute__((noinline)) void moved_mid(size_t n)
+{
+	volatile char vla[n];
+
+	vla[0] = 1;
+	leaf(55 + (size_t)vla[0] - 1);
+}
+
+__attribute__((noinline)) void moved_a(size_t pad_bytes, size_t n)
+{
+	volatile char pad[pad_bytes];
+
+	pad[0] = 1;
+	moved_mid(n + (size_t)pad[0] - 1);
+}
+
+__attribute__((noinline)) void moved_b(size_t pad_bytes, size_t n)
+{
+	volatile char pad[pad_bytes];
+
+	pad[0] = 2;
+	moved_mid(n + (size_t)pad[0] - 2);
+}
+
+static void (*volatile moved[2])(size_t, size_t) = {moved_a, moved_b};
+static volatile size_t moved_pad[2] = {272, 16}, moved_n[2] = {16, 272};
+static volatile int moved_count = 2; /* a loop the compiler cannot unroll */
+
+__attribute__((noinline)) void moved_shape(void)
+{
+	for (int i = 0; i < moved_count; i++)
+		moved[i](moved_pad[i], moved_n[i]); /* one call site */
 }
 
 static int compare(const void *a, const void *b)
@@ -252,6 +295,7 @@ int main(int argc, char **argv)
 			recurse(d);
 		nofp_outer(40);
 		nofp_vla(100);
+		moved_shape();
 		sort_shape();
 		raise_shape();
 		nounwind_call(pad_middle, 120);
