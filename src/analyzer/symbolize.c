@@ -54,8 +54,20 @@ struct cu_table {
 	size_t nranges, capranges;
 };
 
+/* A CU's address range, for modules without .debug_aranges. */
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off offset; /* of the CU DIE */
+};
+
 struct module_state {
 	int opened;
+	/* The CUs' ranges, sorted, read once when an address has no CU by
+	 * .debug_aranges (clang writes none): cu_ranges_read, then ncu_ranges
+	 * entries (NULL when none or short of memory). */
+	int cu_ranges_read;
+	struct cu_range *cu_ranges;
+	size_t ncu_ranges;
 	enum hp_module_status status;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
@@ -223,6 +235,7 @@ void hp_symbolizer_free(struct hp_symbolizer *s)
 			free(s->mods[i].cus[c].ranges);
 		}
 		free(s->mods[i].cus);
+		free(s->mods[i].cu_ranges);
 		hp_symtab_free(s->mods[i].symtab);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
@@ -549,6 +562,65 @@ static int scopes_at(struct hp_symbolizer *s, struct module_state *st, Dwarf_Die
 
 /* hp_symbolizer_lookup's frames: how many, with s->nomem set when an
  * allocation failed on the way. */
+static int by_cu_lo(const void *pa, const void *pb)
+{
+	const struct cu_range *a = pa, *b = pb;
+	return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* Reads the CUs' ranges of st's module, sorted (cu_ranges). */
+static void read_cu_ranges(struct module_state *st)
+{
+	size_t cap = 0;
+	Dwarf_Addr bias;
+
+	st->cu_ranges_read = 1;
+	for (Dwarf_Die *c = NULL; (c = dwfl_module_nextcu(st->mod, c, &bias)) != NULL;) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(c, off, &base, &lo, &hi)) > 0) {
+			if (hp_vec_grow(&st->cu_ranges, &cap, st->ncu_ranges + 1)) {
+				free(st->cu_ranges);
+				st->cu_ranges = NULL;
+				st->ncu_ranges = 0;
+				return;
+			}
+			st->cu_ranges[st->ncu_ranges++] =
+				(struct cu_range){lo + bias, hi + bias, dwarf_dieoffset(c)};
+		}
+	}
+	qsort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
+}
+
+/* The CU holding pc (an address with the module's bias) by the CUs' own
+ * ranges, into *die, or NULL. */
+static Dwarf_Die *cu_by_ranges(struct module_state *st, Dwarf_Addr pc, Dwarf_Addr *bias,
+			       Dwarf_Die *die)
+{
+	size_t lo = 0, hi;
+	Dwarf *dbg;
+
+	if (!st->cu_ranges_read)
+		read_cu_ranges(st);
+	hi = st->ncu_ranges;
+	/* past the last range starting at or below pc; then back over the
+	 * ranges that start below it, the nearest first */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (st->cu_ranges[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	dbg = dwfl_module_getdwarf(st->mod, bias);
+	for (size_t k = lo, seen = 0; k-- > 0 && dbg && seen < 64; seen++) {
+		const struct cu_range *r = &st->cu_ranges[k];
+		if (pc >= r->lo && pc < r->hi)
+			return dwarf_offdie(dbg, r->offset, die);
+	}
+	return NULL;
+}
+
 static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out, int max)
 {
 	/* The call instruction, not the instruction after it. */
@@ -589,13 +661,11 @@ static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sy
 
 	cu = dwfl_module_addrdie(st->mod, pc, &bias);
 	/* clang emits no .debug_aranges by default, and elfutils 0.188 finds
-	 * no CU then: look through the CUs' own ranges. */
+	 * no CU then: look through the CUs' own ranges (sorted once: a scan
+	 * of every CU for each address took seconds on large programs). */
+	Dwarf_Die cu_die;
 	if (!cu)
-		for (Dwarf_Die *c = NULL; (c = dwfl_module_nextcu(st->mod, c, &bias)) != NULL;)
-			if (dwarf_haspc(c, pc - bias) == 1) {
-				cu = c;
-				break;
-			}
+		cu = cu_by_ranges(st, pc, &bias, &cu_die);
 	Dwarf_Die chain[64];
 	nscopes = cu ? scopes_at(s, st, cu, pc - bias, chain, 64) : 0;
 	scopes = chain;

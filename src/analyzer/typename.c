@@ -112,8 +112,18 @@ static const struct {
 
 int hp_typename_from_frame(const char *function, char *out, size_t cap)
 {
+	/* Most frames name no allocator template: a substring search (fast)
+	 * rules them out before the nesting-aware one (a walk per template).
+	 * Every prefix has "alloc", "make_" or "_Sp_counted" in it. */
+	if (!strstr(function, "alloc") && !strstr(function, "make_") &&
+	    !strstr(function, "_Sp_counted"))
+		return 0;
 	for (size_t i = 0; i < sizeof templates / sizeof *templates; i++) {
-		const char *p = find_top(function, templates[i].prefix);
+		const char *p;
+
+		if (!strstr(function, templates[i].prefix))
+			continue;
+		p = find_top(function, templates[i].prefix);
 		const char *t;
 		size_t n;
 		char raw[1024];
