@@ -109,12 +109,25 @@ static struct entry no_slots[1];
 /* The filter (live.h): cells are atomics; used in sampled mode, where the
  * mask covers it, and through cell 0 alone in full mode (mask 0). */
 uint8_t hp_live_filter[1u << HP_LIVE_FILTER_BITS];
-uintptr_t hp_live_filter_mask;
+struct hp_live_filter_geom hp_live_filter_geom __attribute__((aligned(16)));
 /* Whether the filter is in use (sampled mode): written at init. */
 static int filtering;
 
-int hp_live_init(int use_filter)
+unsigned hp_live_filter_shift_for(uint64_t rate_bytes)
 {
+	unsigned shift = 4;
+
+	if (rate_bytes <= 1)
+		return 0;
+	while (shift < 12 && (2ull << shift) <= rate_bytes >> 7)
+		shift++;
+	return shift;
+}
+
+int hp_live_init(unsigned filter_shift)
+{
+	int use_filter = filter_shift != 0;
+
 	shards = hp_os_map(SHARDS * sizeof *shards);
 	if (!shards)
 		return -ENOMEM;
@@ -123,7 +136,8 @@ int hp_live_init(int use_filter)
 	filtering = use_filter;
 	/* Again at each init (the unit tests start afresh). */
 	memset(hp_live_filter, 0, use_filter ? sizeof hp_live_filter : 1);
-	hp_live_filter_mask = use_filter ? sizeof hp_live_filter - 1 : 0;
+	hp_live_filter_geom.mask = use_filter ? sizeof hp_live_filter - 1 : 0;
+	hp_live_filter_geom.shift = use_filter ? filter_shift : 0;
 	if (!use_filter)
 		hp_live_filter[0] = 255;
 	return 0;
@@ -135,7 +149,8 @@ void hp_live_filter_pin(uintptr_t lo, uintptr_t hi)
 		hp_live_filter[0] = 255;
 		return;
 	}
-	for (uintptr_t a = lo & ~(uintptr_t)15; a < hi; a += 16)
+	uintptr_t granule = (uintptr_t)1 << hp_live_filter_geom.shift;
+	for (uintptr_t a = lo & ~(granule - 1); a < hi; a += granule)
 		__atomic_store_n(hp_live_filter_cell(a), 255, __ATOMIC_RELAXED);
 }
 

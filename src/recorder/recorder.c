@@ -540,7 +540,7 @@ void hp_recorder_start(void)
 	if (!err)
 		err = hp_agg_init();
 	if (!err)
-		err = hp_live_init(hp_sampled);
+		err = hp_live_init(hp_live_filter_shift_for(config.sample_rate_bytes));
 	if (!err)
 		err = hp_tags_init();
 	if (!err)

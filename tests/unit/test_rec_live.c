@@ -31,10 +31,11 @@ static uint64_t live_blocks(void)
 	return blocks;
 }
 
-/* A fresh register (the old one is left mapped), full mode. */
-static void fresh(int filter)
+/* A fresh register (the old one is left mapped): full mode (0) or
+ * sampled with a filter of 2^filter_shift-byte granules. */
+static void fresh(unsigned filter_shift)
 {
-	expect_eq_u64(hp_live_init(filter), 0, "init");
+	expect_eq_u64(hp_live_init(filter_shift), 0, "init");
 }
 
 /* n addresses (16-byte aligned) in shard 7 whose home slot in a 256-slot
@@ -278,8 +279,8 @@ HP_TEST(live_filter)
 	fresh(0);
 	expect_eq_u64(hp_live_maybe(0x5550), 1, "full mode: every address maybe");
 	expect_eq_u64(hp_live_maybe(0x123456789ab0), 1, "full mode: every address maybe");
-	fresh(1);
-	expect_eq_u64(hp_live_filter_mask, (1u << HP_LIVE_FILTER_BITS) - 1,
+	fresh(4);
+	expect_eq_u64(hp_live_filter_geom.mask, (1u << HP_LIVE_FILTER_BITS) - 1,
 		      "sampled mode: the whole filter");
 	hp_live_filter_pin(0x9990, 0x9990 + 64);
 	expect_eq_u64(hp_live_maybe(0x9990) && hp_live_maybe(0x99c0), 1, "pinned: maybe");
@@ -298,7 +299,35 @@ HP_TEST(live_filter)
 		hp_live_remove(0x7770 + ((uintptr_t)i << 22), &b, 1);
 	expect_eq_u64(*hp_live_filter_cell(0x7770), 255, "a saturated cell stays set");
 	expect_eq_u64(live_blocks(), 0, "empty");
+
+	/* Page granules: a block makes its whole page "maybe" (a false
+	 * positive costs a lookup that finds nothing), not the next page;
+	 * aliases 2^30 on; two blocks in one page count twice. */
+	fresh(12);
+	expect_eq_u64(hp_live_maybe(0x20010), 0, "page granule: nothing there");
+	hp_live_insert(0x20010, 1, 8, &b);
+	hp_live_insert(0x20ff0, 1, 8, &b);
+	expect_eq_u64(hp_live_maybe(0x20010) && hp_live_maybe(0x20ff0) && hp_live_maybe(0x20800), 1,
+		      "the page's every address maybe");
+	expect_eq_u64(hp_live_maybe(0x21000) || hp_live_maybe(0x1fff0), 0, "not the pages beside");
+	expect_eq_u64(hp_live_maybe(0x20010 + (1ull << 30)), 1, "its alias 1 GiB on");
+	expect_eq_u64(hp_live_remove(0x20800, &b, 1), 0, "a false positive: the register has nothing");
+	hp_live_remove(0x20010, &b, 1);
+	expect_eq_u64(hp_live_maybe(0x20800), 1, "one block left in the page");
+	hp_live_remove(0x20ff0, &b, 1);
+	expect_eq_u64(hp_live_maybe(0x20800), 0, "both removed");
+	hp_live_filter_pin(0x30010, 0x30010 + 8192);
+	expect_eq_u64(hp_live_maybe(0x30000) && hp_live_maybe(0x32000) && !hp_live_maybe(0x33000), 1,
+		      "pinned: the pages the range touches");
 	fresh(0);
+
+	/* The granule follows the rate: rate/128, 16 B..4 KiB. */
+	expect_eq_u64(hp_live_filter_shift_for(1), 0, "full mode: no filter");
+	expect_eq_u64(hp_live_filter_shift_for(512), 4, "small rates: 16 B");
+	expect_eq_u64(hp_live_filter_shift_for(4096), 5, "4 KiB: 32 B");
+	expect_eq_u64(hp_live_filter_shift_for(65536), 9, "64 KiB: 512 B");
+	expect_eq_u64(hp_live_filter_shift_for(524288), 12, "512 KiB: a page");
+	expect_eq_u64(hp_live_filter_shift_for(1ull << 30), 12, "at most a page");
 }
 
 HP_TEST(live_mmap_failure)
