@@ -186,9 +186,9 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 	}
 	t->ticks = every;
 	now = hp_os_now_ns();
-	/* Each time the thread looks at the clock, its name again: one set
-	 * later, from another thread too, shows up (attr.h). */
-	hp_attr_thread_refresh(&hp_attr_self, 0);
+	/* The thread's name again, every 10 ms at most: one set later, from
+	 * another thread too, shows up (attr.h). */
+	hp_attr_thread_due(&hp_attr_self, now);
 	/* busy while the writer's lock may be held: a signal handler's
 	 * allocation on top of us must not wait for it. */
 	t->busy++;
