@@ -440,6 +440,10 @@ void hp_agg_zero(void)
 		__atomic_store_n(&b->temp_bytes, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->peak_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->peak_bytes, 0, __ATOMIC_RELAXED);
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			__atomic_store_n(&b->size_hist[c], 0, __ATOMIC_RELAXED);
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			__atomic_store_n(&b->life_hist[c], 0, __ATOMIC_RELAXED);
 		hp_spin_unlock(&b->lock);
 	}
 	__atomic_store_n(&in_use_bytes, 0, __ATOMIC_RELAXED);

@@ -103,6 +103,7 @@ struct memo {
 	uint32_t reads;          /* words read; 0 = empty */
 	uint32_t n;              /* frames kept */
 	uint32_t stack;          /* their id in the stack table; 0: not known yet */
+	uint32_t origin, bucket; /* the bucket (0: none yet) of stack for origin */
 	uint64_t hash;                 /* of the kept frames */
 	uint64_t kept;                 /* bit i: word i is a kept frame */
 	uint32_t off[MEMO_READS];      /* word i at stack_lo + off[i] */
@@ -740,8 +741,27 @@ void hp_cfa_remember(struct hp_thread *t, uint32_t stack)
 {
 	struct memo *m = t->cfa_memo;
 
-	if (m)
+	if (m && m->stack != stack) {
 		m->stack = stack;
+		m->bucket = 0;
+	}
+}
+
+uint32_t hp_cfa_bucket(const struct hp_thread *t, uint32_t origin)
+{
+	const struct memo *m = t->cfa_memo;
+
+	return m && m->stack && m->origin == origin ? m->bucket : 0;
+}
+
+void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket)
+{
+	struct memo *m = t->cfa_memo;
+
+	if (m && m->stack) {
+		m->origin = origin;
+		m->bucket = bucket;
+	}
 }
 
 __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
@@ -834,6 +854,7 @@ out:
 		tr->n = n;
 		tr->hash = *hash;
 		tr->stack = 0;
+		tr->bucket = 0;
 		if (!tr->reads) /* read nothing: nothing to remember */
 			tr->rsp = 0;
 		else
@@ -926,6 +947,7 @@ out:
 		tr->n = n;
 		tr->hash = *hash;
 		tr->stack = 0;
+		tr->bucket = 0;
 		t->cfa_memo = tr;
 	} else {
 		tr->reads = 0;

@@ -65,6 +65,17 @@ int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
  * t->busy set. No allocation, no lock. */
 void hp_cfa_remember(struct hp_thread *t, uint32_t stack);
 
+/* The bucket given by hp_cfa_remember_bucket for origin to the thread's
+ * last walk, when that walk was remembered with its stack id, or 0: the
+ * walk's stack in origin's bucket without a lookup (a stack's default
+ * bucket belongs to one origin, so every other thread's allocations there
+ * look their bucket up in the keyed table). No allocation, no lock. */
+uint32_t hp_cfa_bucket(const struct hp_thread *t, uint32_t origin);
+/* Remembers bucket as the bucket of origin (and size 0, type 0) for the
+ * thread's last walk, when it was remembered with its stack id. No
+ * allocation, no lock. */
+void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket);
+
 /* Invalidates every thread's cache (each clears its own at its next
  * walk): call after a dlclose, since other code may later be mapped where
  * the closed library's was. Async-signal-safe, no allocation, no lock. */

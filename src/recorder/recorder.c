@@ -184,7 +184,21 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	}
 	if (!stack)
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
-	bucket = bucket_of(stack, 0, hp_sampled ? size : 0);
+	if (hp_sampled) {
+		bucket = bucket_of(stack, 0, size);
+	} else {
+		/* The bucket remembered with the walk, for this origin: every
+		 * thread but the one that claimed a stack's default bucket
+		 * would look its bucket up (churn on 2 threads: -100
+		 * instructions an allocation on the second). */
+		uint32_t origin = hp_attr_origin_of(&hp_attr_self, 0);
+		bucket = t->cfa_memo ? hp_unwind_bucket(t, origin) : 0;
+		if (!bucket) {
+			bucket = hp_agg_bucket(stack, 0, origin, 0);
+			if (bucket && t->cfa_memo)
+				hp_unwind_remember_bucket(t, origin, bucket);
+		}
+	}
 	if (!bucket) {
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
 		goto out;

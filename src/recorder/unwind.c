@@ -263,6 +263,16 @@ void hp_unwind_remember(struct hp_thread *t, uint32_t stack)
 	hp_cfa_remember(t, stack); /* t->cfa_memo: only with a table */
 }
 
+uint32_t hp_unwind_bucket(const struct hp_thread *t, uint32_t origin)
+{
+	return hp_cfa_bucket(t, origin);
+}
+
+void hp_unwind_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket)
+{
+	hp_cfa_remember_bucket(t, origin, bucket);
+}
+
 /* HEAPPROF_UNWIND_CHECK in fp mode: the remembered walks' n frames and
  * hash against walk_fp's. */
 static __attribute__((noinline)) void check_walk_fp(struct hp_thread *t, const uint64_t *frames,

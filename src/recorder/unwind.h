@@ -55,6 +55,12 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
  * for the walks equal to it later (cfa_cache.h). No allocation, no lock. */
 void hp_unwind_remember(struct hp_thread *t, uint32_t stack);
 
+/* With t->cfa_memo set (the last walk was a remembered one): the bucket
+ * remembered for origin with it, or 0 (cfa_cache.h, hp_cfa_bucket); and
+ * remembering one. No allocation, no lock. */
+uint32_t hp_unwind_bucket(const struct hp_thread *t, uint32_t origin);
+void hp_unwind_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket);
+
 /* Whether addr is inside the recorder's own code. Pure after init:
  * async-signal-safe, no allocation, no lock. */
 int hp_unwind_is_own(uintptr_t addr);
