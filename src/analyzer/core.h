@@ -114,6 +114,16 @@ struct hp_core_rec_bucket {
 	int torn; /* its lock was held at the dump */
 };
 
+/* A tag of the recorder's tables (TAGS record entries, format.h): kind
+ * HP_TAG_*, its id, a, b, c as in the record; name points into the core
+ * (len bytes, not NUL-terminated) or is "". */
+struct hp_core_rec_tag {
+	uint32_t kind, id;
+	uint64_t a, b, c;
+	const char *name;
+	size_t len;
+};
+
 struct hp_core_rec_block {
 	uint64_t addr, size; /* size: as requested (the recorder's) */
 	uint32_t bucket, stack;
@@ -139,6 +149,18 @@ struct hp_core_rec {
 	size_t nbuckets;
 	struct hp_core_rec_block *blocks; /* live, sorted by addr */
 	size_t nblocks;
+	/* The tags (types, contexts, threads, heaps, origins) of a recorder
+	 * whose root has them (version 2), each kind in id order; types
+	 * holds the count of type ids (1..types-1) among them. */
+	struct hp_core_rec_tag *tags;
+	size_t ntags;
+	uint32_t types;
+	/* The custom heaps' own peaks (bytes, blocks, resets; no time), ids
+	 * 1..nheaps, at heap_peaks[id - 1]. */
+	struct hp_core_rec_heap {
+		uint64_t peak_bytes, peak_count, resets;
+	} *heap_peaks;
+	uint32_t nheaps;
 	/* The live register's own memory (its shards and their tables),
 	 * sorted: it holds every live block's address, so the reachability
 	 * scan must not take it for a root. */

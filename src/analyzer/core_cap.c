@@ -14,8 +14,9 @@
  *             else from the file), so the analyzer's symbolizer opens the
  *             same files and refuses the same changed ones
  *   STACKS    every stack id below the table's count, the same ids
- *   TAGS      one TYPE tag (source HP_TYPE_VTABLE) per vtable address
- *             found below, when there is one
+ *   TAGS      the recorder's tags (types, contexts, threads, heaps,
+ *             origins: its root's tag tables, version 2), then one TYPE
+ *             tag (source HP_TYPE_VTABLE) per vtable address found below
  *   SNAPSHOT  one, seq 1, reason HP_SNAP_FATAL with the core's signal
  *             (HP_SNAP_SIGNAL, signal 0, for a core without one, gcore's);
  *             its buckets as the recorder's table holds them, the totals
@@ -35,7 +36,7 @@
  * in-use counts and bytes move with the blocks. What was in use at the
  * peak is not known per block: min(blocks moved, the bucket's peak_count)
  * move, with the moved blocks' mean bytes (docs/core.md). The TYPE ids
- * start above the recorder's own type ids, which have no TAGS here.
+ * start above the recorder's own type ids.
  *
  * A stack whose frames are not in
  * the core is written with one frame, 0 (a stack needs one), and a deeper
@@ -184,6 +185,8 @@ static int vtables(const struct hp_core *c, struct typed *t)
 	if (r->nbuckets)
 		memcpy(t->buckets, r->buckets, r->nbuckets * sizeof *t->buckets);
 	t->nbuckets = r->nbuckets;
+	if (r->types > t->first_tag)
+		t->first_tag = r->types;
 	for (size_t i = 0; i < r->nbuckets; i++)
 		if (r->buckets[i].type_tag >= t->first_tag)
 			t->first_tag = r->buckets[i].type_tag + 1;
@@ -269,9 +272,20 @@ static int vtables(const struct hp_core *c, struct typed *t)
 	return 0;
 }
 
-static void put_tags(struct hp_buf *p, const struct typed *t)
+static void put_tags(struct hp_buf *p, const struct hp_core_rec *r, const struct typed *t)
 {
-	hp_rec_count_put(p, t->nvptrs);
+	hp_rec_count_put(p, r->ntags + t->nvptrs);
+	for (size_t i = 0; i < r->ntags; i++) {
+		const struct hp_core_rec_tag *g = &r->tags[i];
+		hp_rec_tag_put(p, &(struct hp_rec_tag){
+			.kind = g->kind,
+			.id = g->id,
+			.a = g->a,
+			.b = g->b,
+			.c = g->c,
+			.name = {g->name, g->len},
+		});
+	}
 	for (size_t i = 0; i < t->nvptrs; i++)
 		hp_rec_tag_put(p, &(struct hp_rec_tag){
 			.kind = HP_TAG_TYPE,
@@ -322,7 +336,15 @@ static void put_snapshot(struct hp_buf *p, const struct hp_core *c, const struct
 		});
 	}
 	hp_rec_snapshot_tail_put(p, &(struct hp_rec_snapshot_tail){0});
-	hp_rec_count_put(p, 0); /* custom heaps' peaks: none known */
+	/* The custom heaps' own peaks, with no time (the root has no start) */
+	hp_rec_count_put(p, r->nheaps);
+	for (uint32_t h = 1; h <= r->nheaps; h++)
+		hp_rec_heap_peak_put(p, &(struct hp_rec_heap_peak){
+			.heap = h,
+			.peak_bytes = r->heap_peaks[h - 1].peak_bytes,
+			.peak_count = r->heap_peaks[h - 1].peak_count,
+			.resets = r->heap_peaks[h - 1].resets,
+		});
 }
 
 int hp_core_capture(const struct hp_core *c, struct hp_buf *out)
@@ -348,8 +370,8 @@ int hp_core_capture(const struct hp_core *c, struct hp_buf *out)
 	if (!ret && !(ret = p.err))
 		ret = hp_format_put_record(out, HP_REC_STACKS, p.data, p.len, NULL);
 	p.len = 0;
-	if (t.nvptrs) {
-		put_tags(&p, &t);
+	if (c->rec.ntags || t.nvptrs) {
+		put_tags(&p, &c->rec, &t);
 		if (!ret && !(ret = p.err))
 			ret = hp_format_put_record(out, HP_REC_TAGS, p.data, p.len, NULL);
 		p.len = 0;

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../format/format.h"
 #include "../recorder/root.h"
 #include "core.h"
 
@@ -127,6 +128,22 @@ static const char *root_damage(const struct hp_core *c, const struct hp_root *r)
 	    r->shard_slots_off > r->shard_bytes - 4 || r->shard_live_off > r->shard_bytes - 4 ||
 	    r->shard_table_off > r->shard_bytes - 8)
 		return "the live shards' layout";
+	if (r->version >= 2 &&
+	    ((bad = intern_damage(&r->types)) || (bad = intern_damage(&r->contexts)) ||
+	     (bad = intern_damage(&r->origins))))
+		return bad;
+	if (r->version >= 2 && (r->thread_bytes < 24 || r->thread_tid_off > r->thread_bytes - 4 ||
+				r->thread_gen_off > r->thread_bytes - 4 || r->heap_name_bytes < 1 ||
+				r->bucket_tag_off > r->bucket_bytes - 4 || r->tag_origin_bits > 32 ||
+				r->heap_stat_bytes < 8 || r->heap_peak_bytes_off > r->heap_stat_bytes - 8 ||
+				r->heap_peak_count_off > r->heap_stat_bytes - 8 ||
+				r->heap_resets_off > r->heap_stat_bytes - 8 ||
+				(uint64_t)r->threads_max * r->thread_bytes > c->map_bytes ||
+				(uint64_t)r->heaps_max * r->heap_name_bytes > c->map_bytes ||
+				(uint64_t)r->types.entries_max * 8 > c->map_bytes ||
+				(uint64_t)r->contexts.entries_max * 8 > c->map_bytes ||
+				(uint64_t)r->origins.entries_max * 8 > c->map_bytes))
+		return "the tag tables' layout";
 	if ((uint64_t)r->live_shards * r->shard_bytes > c->map_bytes ||
 	    (uint64_t)r->bucket_chunks * 8 > c->map_bytes ||
 	    (uint64_t)r->stacks.entries_max * 8 > c->map_bytes ||
@@ -144,7 +161,7 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 		const char *base = strrchr(m->path, '/');
 		uint64_t at;
 		const void *p;
-
+		uint32_t bytes;
 		const char *bad;
 
 		base = base ? base + 1 : m->path;
@@ -174,14 +191,17 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 					"the recorder started)", m->path);
 			return -EPROTO;
 		}
-		if (root->version != HP_ROOT_VERSION || root->root_bytes != sizeof *root ||
-		    !(p = hp_core_mem(c, at, sizeof *root))) {
+		if (!((root->version == HP_ROOT_VERSION && root->root_bytes == sizeof *root) ||
+		      (root->version == 1 && root->root_bytes == HP_ROOT_V1_BYTES)) ||
+		    !(p = hp_core_mem(c, at, root->root_bytes))) {
 			hp_core_note(c, "%s: recorder tables of layout %u (%u bytes); this heapprof "
 					"reads layout %u", m->path, root->version,
 				     root->root_bytes, HP_ROOT_VERSION);
 			return -EPROTO;
 		}
-		memcpy(root, p, sizeof *root);
+		bytes = root->root_bytes; /* sizeof *root, or a version 1 root's */
+		memset(root, 0, sizeof *root);
+		memcpy(root, p, bytes);
 		if ((bad = root_damage(c, root))) {
 			hp_core_note(c, "%s: heapprof_root is damaged (%s): the recorder's tables "
 					"are not read", m->path, bad);
@@ -266,6 +286,9 @@ static int read_bucket(struct hp_core *c, const struct hp_root *root, uint32_t i
 	b->id = id;
 	if (id < root->keyed_first) {
 		b->stack = id - 1;
+		if (root->version >= 2) /* the origin the default bucket counts for */
+			b->origin_tag = rd32(c, at + root->bucket_tag_off, &ok) &
+					(uint32_t)((1ull << root->tag_origin_bits) - 1);
 	} else {
 		uint32_t len;
 		const uint64_t *key = intern_key(c, &root->keys, id - root->keyed_first + 1, &len);
@@ -460,6 +483,132 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 	return 0;
 }
 
+/* Appends a tag to c->rec.tags. */
+static int add_tag(struct hp_core_rec *r, size_t *cap, const struct hp_core_rec_tag *t)
+{
+	if (r->ntags == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		struct hp_core_rec_tag *g = realloc(r->tags, n * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		r->tags = g;
+		*cap = n;
+	}
+	r->tags[r->ntags++] = *t;
+	return 0;
+}
+
+/* The count of an interning table (ids 1..count-1), bounded by its
+ * entries; 0 when unreadable. */
+static uint32_t intern_count(const struct hp_core *c, const struct hp_root_intern *t)
+{
+	int ok = 1;
+	uint32_t n = rd32(c, t->addr + t->count_off, &ok);
+	uint64_t most = (uint64_t)t->entries_max << t->chunk_bits;
+
+	return ok ? (n > most ? (uint32_t)most : n) : 0;
+}
+
+/* The name a key holds from word at: its length, then its bytes, within
+ * the key's len words. */
+static void key_name(const uint64_t *key, uint32_t len, uint32_t at, struct hp_core_rec_tag *t)
+{
+	t->name = "";
+	t->len = 0;
+	if (at < len && key[at] <= (uint64_t)(len - at - 1) * 8) {
+		t->name = (const char *)&key[at + 1];
+		t->len = (size_t)key[at];
+	}
+}
+
+/* Reads the tag tables of a version 2 root: c->rec.tags. An entry that
+ * is not in the core is left out (its id then shows as unknown). */
+static int read_tags(struct hp_core *c, const struct hp_root *root)
+{
+	struct hp_core_rec *r = &c->rec;
+	size_t cap = 0;
+	uint32_t n, len;
+	const uint64_t *key;
+	int ok = 1;
+
+	if (root->version < 2)
+		return 0;
+	n = intern_count(c, &root->types);
+	r->types = n;
+	for (uint32_t id = 1; id < n; id++) {
+		struct hp_core_rec_tag t = {.kind = HP_TAG_TYPE, .id = id};
+		if (!(key = intern_key(c, &root->types, id, &len)) || len < 3)
+			continue;
+		t.a = key[0];
+		t.b = key[1];
+		key_name(key, len, 2, &t);
+		if (add_tag(r, &cap, &t))
+			return -ENOMEM;
+	}
+	n = intern_count(c, &root->contexts);
+	for (uint32_t id = 1; id < n; id++) {
+		struct hp_core_rec_tag t = {.kind = HP_TAG_CONTEXT, .id = id};
+		if (!(key = intern_key(c, &root->contexts, id, &len)) || len < 2)
+			continue;
+		t.a = key[0];
+		key_name(key, len, 1, &t);
+		if (add_tag(r, &cap, &t))
+			return -ENOMEM;
+	}
+	n = rd32(c, root->threads_used_addr, &ok);
+	for (uint32_t id = 1; ok && id <= n && id <= root->threads_max; id++) {
+		uint64_t e = root->threads_addr + (uint64_t)id * root->thread_bytes;
+		const char *name = hp_core_mem(c, e, 16);
+		int eok = 1;
+		uint32_t tid = rd32(c, e + root->thread_tid_off, &eok);
+		uint32_t gen = rd32(c, e + root->thread_gen_off, &eok);
+		if (!name || !eok || !gen)
+			continue;
+		if (add_tag(r, &cap, &(struct hp_core_rec_tag){.kind = HP_TAG_THREAD, .id = id,
+							       .a = tid, .name = name,
+							       .len = strnlen(name, 16)}))
+			return -ENOMEM;
+	}
+	ok = 1;
+	n = rd32(c, root->heap_count_addr, &ok);
+	if (!ok || n > root->heaps_max)
+		n = 0;
+	if (n && !(r->heap_peaks = calloc(n, sizeof *r->heap_peaks)))
+		return -ENOMEM;
+	for (uint32_t id = 1; id <= n; id++) {
+		uint64_t e = root->heap_stats_addr + (uint64_t)id * root->heap_stat_bytes;
+		struct hp_core_rec_heap *h = &r->heap_peaks[id - 1];
+		int hok = 1;
+		h->peak_bytes = rd64(c, e + root->heap_peak_bytes_off, &hok);
+		h->peak_count = rd64(c, e + root->heap_peak_count_off, &hok);
+		h->resets = rd64(c, e + root->heap_resets_off, &hok);
+		if (!hok)
+			*h = (struct hp_core_rec_heap){0};
+	}
+	r->nheaps = n;
+	for (uint32_t id = 1; id <= n; id++) {
+		const char *name =
+			hp_core_mem(c, root->heap_names_addr + (uint64_t)id * root->heap_name_bytes,
+				    root->heap_name_bytes);
+		if (!name)
+			continue;
+		if (add_tag(r, &cap, &(struct hp_core_rec_tag){.kind = HP_TAG_HEAP, .id = id,
+							       .name = name,
+							       .len = strnlen(name, root->heap_name_bytes)}))
+			return -ENOMEM;
+	}
+	n = intern_count(c, &root->origins);
+	for (uint32_t id = 1; id < n; id++) {
+		if (!(key = intern_key(c, &root->origins, id, &len)) || len < 2)
+			continue;
+		if (add_tag(r, &cap, &(struct hp_core_rec_tag){.kind = HP_TAG_ORIGIN, .id = id,
+							       .a = key[0], .b = key[1] >> 32,
+							       .c = key[1] & 0xffffffffu}))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int hp_core_recorder(struct hp_core *c)
 {
 	struct hp_core_rec *r = &c->rec;
@@ -476,7 +625,7 @@ int hp_core_recorder(struct hp_core *c)
 	if (ret < 0)
 		return 0; /* noted */
 	if ((ret = read_stacks(c, &root)) || (ret = read_buckets(c, &root)) ||
-	    (ret = read_live(c, &root)))
+	    (ret = read_live(c, &root)) || (ret = read_tags(c, &root)))
 		return ret;
 	if (r->torn_buckets)
 		hp_core_note(c, "%zu of the recorder's buckets were being updated at the dump "
@@ -501,5 +650,7 @@ void hp_core_rec_free(struct hp_core_rec *r)
 	free(r->buckets);
 	free(r->blocks);
 	free(r->tables);
+	free(r->tags);
+	free(r->heap_peaks);
 	memset(r, 0, sizeof *r);
 }

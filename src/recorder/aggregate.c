@@ -642,6 +642,13 @@ void hp_agg_root(struct hp_root *r)
 	r->bucket_lock_off = offsetof(struct bucket, lock);
 	r->bucket_epoch_off = offsetof(struct bucket, epoch);
 	r->bucket_counters_off = offsetof(struct bucket, alloc_count);
+	r->bucket_tag_off = offsetof(struct bucket, tag);
+	r->tag_origin_bits = HEAP_SHIFT;
+	r->heap_stats_addr = (uintptr_t)heaps;
+	r->heap_stat_bytes = sizeof heaps[0];
+	r->heap_peak_bytes_off = offsetof(struct heap_stat, peak_bytes);
+	r->heap_peak_count_off = offsetof(struct heap_stat, peak_count);
+	r->heap_resets_off = offsetof(struct heap_stat, resets);
 	r->peak_epoch_addr = (uintptr_t)&peak_epoch;
 	r->in_use_bytes_addr = (uintptr_t)&in_use_bytes;
 	r->peak_weight_addr = (uintptr_t)&peak_weight;

@@ -24,6 +24,7 @@ void hp_root_fill(void)
 	hp_stacks_root(&r);
 	hp_agg_root(&r);
 	hp_live_root(&r);
+	hp_tags_root(&r);
 	/* The magic last: a core dumped during init shows no half root. */
 	r.magic = 0;
 	heapprof_root = r;

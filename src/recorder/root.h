@@ -18,10 +18,13 @@
 #ifndef HP_RECORDER_ROOT_H
 #define HP_RECORDER_ROOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define HP_ROOT_MAGIC UINT64_C(0x746f6f7270616568) /* "heaproot", little-endian */
-#define HP_ROOT_VERSION 1u
+/* 2 added the tag tables (the fields from types on); a reader takes a
+ * version 1 root of HP_ROOT_V1_BYTES without them. */
+#define HP_ROOT_VERSION 2u
 
 /* An interning table (intern.h): struct hp_intern at its address; its
  * count (u32, ids 1..count-1 exist) and its entry-chunk pointers (an array
@@ -86,13 +89,44 @@ struct hp_root {
 	uint64_t big_addr;
 	uint32_t big_blocks, big_bytes;
 	uint32_t big_size_off, size_bits;
+
+	/* Since version 2, the tag tables (tags.c, the TAGS record's
+	 * entries): types (keys: source, vtable, name length in bytes, the
+	 * name 8 bytes a word), contexts (parent, name length, name), origins
+	 * (context, thread << 32 | heap). Threads: at threads_addr an array
+	 * of threads_max + 1 entries of thread_bytes (id i at index i): the
+	 * name, 16 bytes NUL-padded, at 0, the tid (u32) at thread_tid_off,
+	 * a generation (u32, 0: unused) at thread_gen_off; the ids handed
+	 * out (u32) at threads_used_addr. Heaps: heap_names_addr holds
+	 * heaps_max + 1 names of heap_name_bytes (id i at index i, NUL-
+	 * terminated), heap_count (u32) at heap_count_addr. */
+	struct hp_root_intern types, contexts, origins;
+	uint64_t threads_addr, threads_used_addr;
+	uint32_t threads_max, thread_bytes;
+	uint32_t thread_tid_off, thread_gen_off;
+	uint64_t heap_names_addr, heap_count_addr;
+	uint32_t heaps_max, heap_name_bytes;
+	/* A bucket's tag word (u32) at bucket_tag_off: in a stack's default
+	 * bucket (below keyed_first) the origin it counts for in bits
+	 * 0..tag_origin_bits-1 (a keyed bucket's origin is in its key). */
+	uint32_t bucket_tag_off, tag_origin_bits;
+	/* Each custom heap's own figures (aggregate.c): heaps_max + 1
+	 * entries of heap_stat_bytes at heap_stats_addr (id i at index i),
+	 * the u64s peak bytes, the blocks in use then, and resets at their
+	 * offsets. */
+	uint64_t heap_stats_addr;
+	uint32_t heap_stat_bytes, heap_peak_bytes_off;
+	uint32_t heap_peak_count_off, heap_resets_off;
 };
+
+#define HP_ROOT_V1_BYTES ((uint32_t)offsetof(struct hp_root, types))
 
 /* In the recorder: each module describes its own tables (their struct bodies are its own).
  * Called once by hp_root_fill. No allocation, no lock. */
 void hp_stacks_root(struct hp_root *r);
 void hp_agg_root(struct hp_root *r);
 void hp_live_root(struct hp_root *r);
+void hp_tags_root(struct hp_root *r);
 /* Fills heapprof_root: once, at init, after the tables are set up and
  * before recording starts. Not thread-safe; no allocation, no lock. */
 void hp_root_fill(void);

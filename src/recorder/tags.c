@@ -9,11 +9,13 @@
  */
 #include "tags.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "../format/records.h"
 #include "intern.h"
 #include "os.h"
+#include "root.h"
 #include "spin.h"
 
 #define MAX_TYPES (1u << 16)
@@ -298,6 +300,23 @@ uint64_t hp_tags_bytes(void)
 		return 0; /* not set up */
 	return hp_intern_bytes(&types) + hp_intern_bytes(&contexts) + hp_intern_bytes(&origins) +
 	       (uint64_t)(__atomic_load_n(&threads_used, __ATOMIC_RELAXED) + 1) * sizeof *threads;
+}
+
+void hp_tags_root(struct hp_root *r)
+{
+	hp_intern_root(&types, &r->types);
+	hp_intern_root(&contexts, &r->contexts);
+	hp_intern_root(&origins, &r->origins);
+	r->threads_addr = (uintptr_t)threads;
+	r->threads_used_addr = (uintptr_t)&threads_used;
+	r->threads_max = HP_TAGS_MAX_THREADS;
+	r->thread_bytes = sizeof *threads;
+	r->thread_tid_off = offsetof(struct thread_entry, tid);
+	r->thread_gen_off = offsetof(struct thread_entry, gen);
+	r->heap_names_addr = (uintptr_t)heap_names;
+	r->heap_count_addr = (uintptr_t)&heap_count;
+	r->heaps_max = HP_TAGS_MAX_HEAPS;
+	r->heap_name_bytes = sizeof heap_names[0];
 }
 
 void hp_tags_lock_all(void)

@@ -482,6 +482,73 @@ HP_TEST(core_vtable_types)
 			 "own, no frame below main (but with --all-frames), SIGABRT");
 }
 
+/* Threads, contexts, custom heaps and explicit types in a core: the
+ * recorder's root (version 2) holds its tag tables, so the capture of the
+ * dump names them as the recorder's own fatal-signal snapshot does
+ * (tests/programs/corectx.c: "loader" 3 x 100 "struct record" in "load";
+ * the main thread 2 x 50 in "serve > parse"; heap "arena" 4 x 32 in a
+ * 4096-byte chunk). */
+HP_TEST(core_tags)
+{
+	static const char *const by[] = {"thread", "context", "heap", "type"};
+	static const char *const want[] = {
+		"\nloader=3,300,3,300,3\n",
+		"\ncorectx=3,4196,3,4196,3\n",
+		"\nload=3,300,3,300,3\n",
+		"\nserve > parse=2,100,2,100,2\n",
+		"\nserve=2,100,2,100,2\n",
+		"\narena=4,128,4,128,4\n",
+		"\nmalloc=6,4496,6,4496,6\n",
+		"\nstruct record=3,300,3,300,3\n",
+	};
+	char dir[512], *all = NULL;
+	const char *b = hp_test_build();
+	size_t len = 1;
+
+	if (make_core(dir, sizeof dir))
+		return; /* no kernel cores here: said there */
+	snprintf(dir, sizeof dir, "%s/corectx", hp_test_tmp());
+	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* && "
+		       "LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
+		       "%s/tests/programs/corectx > out.txt 2>/dev/null; "
+		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" ctx.core",
+		       dir, dir, b, dir, b)) {
+		expect_true(0, "a kernel core of the aborted program");
+		return;
+	}
+	for (size_t i = 0; i < sizeof by / sizeof *by; i++) {
+		char *o, *c, *grown;
+		expect_eq_u64(hp_test_sh("cd %s && %s/heapprof report --by %s --json ctx.core > "
+					 "%s-core.json && %s/heapprof report --by %s --json cap.hpf > "
+					 "%s-cap.json",
+					 dir, b, by[i], by[i], b, by[i], by[i]),
+			      0, "report --by on the core and on the capture");
+		o = hp_test_sh_out("cd %s && python3 -c '%s' %s-core.json", dir, bytype_py, by[i]);
+		c = hp_test_sh_out("cd %s && python3 -c '%s' %s-cap.json", dir, bytype_py, by[i]);
+		printf("  --by %s:\n%s", by[i], o ? o : "");
+		expect_true(o && c && strcmp(o, c) == 0,
+			    "the core's rows are the recorder's own fatal-signal snapshot's");
+		grown = o ? realloc(all, len + strlen(o) + 1) : NULL;
+		if (grown) {
+			all = grown;
+			if (len == 1)
+				strcpy(all, "\n");
+			strcat(all, o);
+			len += strlen(o);
+		}
+		free(o);
+		free(c);
+	}
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+		expect_true(all && strstr(all, want[i]), want[i] + 1);
+	free(all);
+	expect_eq_u64(hp_test_sh("cd %s && python3 -c 'import json; r=json.load(open(\"heap-core.json\"));"
+				 " h=[x for x in r[\"rows\"] if x[\"key\"]==\"arena\"][0][\"heap_peak\"];"
+				 " assert (h[\"bytes\"],h[\"objects\"],h[\"resets\"])==(128,4,0)'",
+				 dir),
+		      0, "arena's own peak, 128 bytes in 4 blocks, from the core");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
