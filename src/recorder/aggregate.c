@@ -553,6 +553,8 @@ int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out)
 		return 0;
 	b->taken = changes;
 	hp_agg_key(id, &stack_id, &type_tag, &origin_tag, &out->size);
+	out->type_tag = type_tag;
+	out->origin_tag = origin_tag;
 	/* The frees first: a block is counted allocated before it is freed,
 	 * so reads that straddle changes (shown again at the next tick) never
 	 * make in use negative. */

@@ -127,8 +127,8 @@ uint32_t hp_agg_next(uint32_t id);
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out);
 
 /* The per-site timeline: when bucket id changed since the last call that
- * returned 1 for it (or ever), or force, fills *out with its key and what
- * it holds in use now, and returns 1; else returns 0. A change racing the call
+ * returned 1 for it (or ever), or force, fills *out with its key (stack,
+ * size, type and origin tags) and what it holds in use now, and returns 1; else returns 0. A change racing the call
  * shows at the next. Call from one thread at a time (the writer, under its
  * lock). Lock-free, no allocation; async-signal-safe. */
 int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out);
