@@ -342,7 +342,7 @@ static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, st
 static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n, ntags, t = 0; /* each record's first time is absolute, as TIMESERIES' */
-	size_t first_site = img->nsites;
+	size_t first_site = img->nsites, first_tick = img->nticks;
 	int err = hp_rec_count_get(c, HP_REC_TICK_MIN_BYTES, &n);
 
 	if (!err)
@@ -357,7 +357,7 @@ static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, stru
 			      img->nsites + tick.entry_count, sizeof *img->sites);
 		if (err)
 			break;
-		*k = (struct hp_cap_tick){tick.time_ns, img->nsites, 0};
+		*k = (struct hp_cap_tick){tick.time_ns, img->nsites, 0, 0};
 		for (uint64_t e = 0; e < tick.entry_count && !c->err; e++) {
 			struct hp_rec_site *site = &img->sites[k->first + k->count];
 			memset(site, 0, sizeof *site);
@@ -378,10 +378,14 @@ static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, stru
 		return -EINVAL;
 	for (size_t i = first_site; i < img->nsites && !c->err; i++)
 		hp_rec_site_tags_get(c, &img->sites[i]);
-	if (c->err) /* no tags rather than some */
+	if (c->err) { /* no tags rather than some */
 		for (size_t i = first_site; i < img->nsites; i++)
 			img->sites[i].type_tag = img->sites[i].origin_tag = 0;
-	return c->err ? -EINVAL : 0;
+		return -EINVAL;
+	}
+	for (size_t i = first_tick; i < img->nticks; i++)
+		img->ticks[i].tagged = 1;
+	return 0;
 }
 
 /* The histograms of the image's snapshot of seq (the last of that seq,

@@ -68,6 +68,21 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_report_options *o,
 		      int dim);
 
+/* --timeline (report_timeline.c): the bytes in use over time of the top
+ * groups of dim (timeline.h, hp_timeline_by; HP_BY_STACK included), then
+ * "other". Text: one line per group, each column the highest of its time
+ * slice up to the snapshot, scaled to the group's own highest. JSON: an
+ * array, the groups highest first, each {"key", "source" (type only),
+ * "stack_id" and "where" (stack only; key is the innermost function),
+ * "max_inuse_bytes", "max_time_ns", "series": [[time_ns, inuse_bytes,
+ * inuse_objects], ...] (a point at each tick where it changed: the value
+ * holds until the next; none before its first)}, the last, when other
+ * groups held memory, {"key": "other", "other": true, "groups": N, ...}.
+ * Returns 0 or -errno. */
+int hp_report_timeline_text(FILE *out, const struct hp_model *m,
+			    const struct hp_report_options *o, int dim);
+int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, int dim);
+
 /* A JSON string (escaped for display first, text.h) and the figures as
  * a JSON object, as the report writes them. */
 void hp_report_json_str(FILE *out, const char *raw);

@@ -262,6 +262,9 @@ HP_TEST(crafted_timeline_site_tags)
 		expect_eq_u64(cap.sites[8].origin_tag + cap.sites[9].type_tag, 0,
 			      "a wrong count: no tags");
 		expect_eq_u64(cap.ticks[1].time_ns, 20, "times as before");
+		expect_eq_u64(cap.ticks[0].tagged + cap.ticks[1].tagged, 2, "1.5: tagged ticks");
+		expect_eq_u64(cap.ticks[2].tagged + cap.ticks[3].tagged + cap.ticks[4].tagged, 0,
+			      "1.4, and a wrong count: untagged ticks");
 	}
 	hp_capture_free(&cap);
 }
