@@ -511,6 +511,24 @@ uint32_t hp_agg_next(uint32_t id)
 	return 0;
 }
 
+uint32_t hp_agg_next_tick(uint32_t id)
+{
+	uint32_t stacks = hp_stacks_count();
+
+	for (id++; id <= stacks; id++) {
+		struct bucket *b;
+		if (!chunk_of(id)) {
+			id |= CHUNK_BUCKETS - 1;
+			continue;
+		}
+		b = bucket_at(id);
+		if (__atomic_load_n(&b->alloc_count, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&b->changes, __ATOMIC_RELAXED) != b->taken)
+			return id;
+	}
+	return hp_agg_next(id - 1); /* the keyed buckets, as hp_agg_next's */
+}
+
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 {
 	const struct bucket *b = bucket_at(id);

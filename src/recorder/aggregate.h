@@ -121,6 +121,13 @@ void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes);
  * when there is none. Lock-free, async-signal-safe, no allocation. */
 uint32_t hp_agg_next(uint32_t id);
 
+/* hp_agg_next for the timeline's ticks: also a stack's default bucket
+ * that no longer holds counts (its blocks all moved to a typed bucket,
+ * hp_agg_move) but changed since its last timeline entry, so that its
+ * fall to nothing is written. Call from the writer, under its lock.
+ * Lock-free, async-signal-safe, no allocation. */
+uint32_t hp_agg_next_tick(uint32_t id);
+
 /* Copies bucket id, as the record schema's bucket (format/records.h) the
  * writer encodes: a consistent-enough copy. Lock-free (reads may straddle a concurrent update by one
  * allocation), async-signal-safe, no allocation. */

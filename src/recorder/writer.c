@@ -435,7 +435,7 @@ static uint32_t take_tick(void)
 
 	tick_buf.len = 0;
 	tick_buf.err = 0;
-	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
+	for (uint32_t id = hp_agg_next_tick(0); id; id = hp_agg_next_tick(id)) {
 		if (!hp_agg_take_change(id, tick_all, &site))
 			continue;
 		hp_rec_site_put(&tick_buf, &site);
