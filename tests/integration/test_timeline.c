@@ -11,6 +11,13 @@
  *     nothing before or after), A still whole until one timeline period
  *     before B begins;
  *   - --timeline 0 writes none;
+ *   - by type, context, thread and heap, on tests/programs/tlphases.cpp
+ *     (tlphases.h: Circles in context "load", then Squares in context
+ *     "serve" on a named thread, a custom heap filled then reset): `report
+ *     --by X --json`'s "timeline", exact bytes and objects per group at
+ *     each snapshot, Circles whole through the pause and gone when the
+ *     Squares come, within one period; --top's "other"; the text lines of
+ *     `report --timeline`; the same lines in the page's data ("tgroups");
  *   - the size and lifetime histograms of tests/programs/lifetimes.c
  *     (lifetimes.h), exact per site in `report --json` (python3's json)
  *     and in `report --histograms`;
@@ -482,6 +489,58 @@ HP_TEST(timeline_by_type_context_thread_heap)
 		printf("%s", strstr(text, "bytes in use over time"));
 	free(text);
 	free(ss);
+}
+
+/* The page's data (heapprof html): "tgroups" holds the same lines by
+ * type, context, thread and heap, on one time axis per dimension. */
+HP_TEST(page_carries_the_timeline_by_dimension)
+{
+	char path[4200], *got;
+
+	snprintf(path, sizeof path, "%s/tlphases-page.hpf", hp_test_tmp());
+	if (!expect_true(hp_test_sh("HEAPPROF_TIMELINE_MS=10 %s/heapprof run -q -o %s -- "
+				    "%s/tests/programs/tlphases && %s/heapprof html %s -o %s.html",
+				    hp_test_build(), path, hp_test_build(), hp_test_build(), path,
+				    path) == 0,
+			 "tlphases runs, its page is written"))
+		return;
+	/* Per dimension and key: its highest, and its bytes at the time of
+	 * each snapshot (the last axis time at or before it). */
+	got = hp_test_sh_out(
+		"python3 -c '"
+		"import json,re,sys\n"
+		"page = open(sys.argv[1]).read()\n"
+		"d = json.loads(re.search(r\"id=.hp-data.>(.*?)</script>\", page, re.S).group(1))\n"
+		"snaps = [s[\"time_ns\"] for s in d[\"snapshots\"]]\n"
+		"def at(tl, l, t):\n"
+		"  v = 0\n"
+		"  for i, x in enumerate(tl[\"t\"]):\n"
+		"    if x <= t: v = l[\"v\"][i]\n"
+		"  return v\n"
+		"for dim, key in ((\"type\", \"Circle\"), (\"type\", \"Square\"), (\"context\", \"load\"),"
+		" (\"context\", \"serve\"), (\"thread\", \"" TL_THREAD "\"), (\"heap\", \"arena\")):\n"
+		"  tl = d[\"tgroups\"][dim]\n"
+		"  l = [l for l in tl[\"lines\"] if l[\"key\"] == key][0]\n"
+		"  print(dim, key, l[\"max\"], *[at(tl, l, t) for t in snaps])\n"
+		"' %s.html",
+		path);
+	char want[1024];
+	snprintf(want, sizeof want,
+		 "type Circle %llu %llu 0 0\n"
+		 "type Square %llu 0 %llu 0\n"
+		 "context load %llu %llu 0 0\n"
+		 "context serve %llu 0 %llu 0\n"
+		 "thread " TL_THREAD " %llu 0 %llu 0\n"
+		 "heap arena %llu 0 %llu 0\n",
+		 (unsigned long long)TL_CIRCLE_BYTES, (unsigned long long)TL_CIRCLE_BYTES,
+		 (unsigned long long)TL_SQUARE_BYTES, (unsigned long long)TL_SQUARE_BYTES,
+		 (unsigned long long)TL_CIRCLE_BYTES, (unsigned long long)TL_CIRCLE_BYTES,
+		 (unsigned long long)TL_SQUARE_BYTES, (unsigned long long)TL_SQUARE_BYTES,
+		 (unsigned long long)TL_SQUARE_BYTES, (unsigned long long)TL_SQUARE_BYTES,
+		 (unsigned long long)TL_ARENA_BYTES, (unsigned long long)TL_ARENA_BYTES);
+	expect_str(got ? got : "", want,
+		   "the page's tgroups: each line's highest and its bytes at the snapshots");
+	free(got);
 }
 
 int main(int argc, char **argv)
