@@ -126,7 +126,7 @@ int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 	for (size_t i = 0; i < g.n && i < 3; i++)
 		fprintf(out, "%s %s", i ? "," : "",
 			hp_units_bytes(a, sizeof a, value_at(&g.groups[i], span)));
-	fprintf(out, "%s (the first %s)\n", g.n > 3 ? ", ..." : "", g.n > 3 ? "three" : "lines");
+	fprintf(out, "%s\n", g.n > 3 ? ", ..." : "");
 out:
 	free(line);
 	hp_timeline_by_free(&g);
