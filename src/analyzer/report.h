@@ -12,8 +12,10 @@
  * Between the summary and the stacks, a chart of heap in use and RSS over
  * time from the capture's time series, up to the snapshot, with the peak
  * and the snapshots marked (report.c, print_timeline); JSON carries that
- * series ("series": time_ns, heap_bytes, rss_bytes) and the snapshots'
- * times ("snapshots": seq, reason, time_ns). In a sampled capture the
+ * series ("series": time_ns, heap_bytes, rss_bytes), the snapshots'
+ * times ("snapshots": seq, reason, time_ns), the top sites' timelines
+ * with their stacks ("sites") and the same by stack with "other"
+ * ("timeline", hp_report_timeline_json). In a sampled capture the
  * series' heap is already an estimate (docs/format.md, TIMESERIES).
  */
 #ifndef HP_ANALYZER_REPORT_H

@@ -208,8 +208,8 @@ int hp_cmd_report(int argc, char **argv)
 	/* The histograms after the text report (JSON has them always). */
 	if (!ret && a.given[HP_OPT_HISTOGRAMS] && !a.given[HP_OPT_JSON] && !a.given[HP_OPT_MAP])
 		ret = hp_report_hist_text(o.f, &model, &ro);
-	/* The timeline by the same dimension after it (JSON: "timeline" with
-	 * --by, "sites" by stack, always). */
+	/* The timeline by the same dimension after it (JSON: "timeline",
+	 * always). */
 	if (!ret && a.given[HP_OPT_OVER_TIME] && !a.given[HP_OPT_JSON] && !a.given[HP_OPT_MAP])
 		ret = hp_report_timeline_text(o.f, &model, &ro, by);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : gates(&a, &model);

@@ -10,6 +10,8 @@
  *     and objects at each snapshot exactly (A at 1, B at 2, C at exit,
  *     nothing before or after), A still whole until one timeline period
  *     before B begins;
+ *   - report --json's "timeline" by stack: --top 2 gives B, A and other
+ *     (C), exact at the snapshots;
  *   - --timeline 0 writes none;
  *   - by type, context, thread and heap, on tests/programs/tlphases.cpp
  *     (tlphases.h: Circles in context "load", then Squares in context
@@ -182,6 +184,33 @@ HP_TEST(sites_show_the_phases)
 	expect_true(b->n && b->p[0].t >= ss->snap[0] + PAUSE_NS - PERIOD_NS - TICK_SLACK_NS &&
 			    b->p[0].t <= ss->snap[1],
 		    "B first shows when its build begins, within one timeline period");
+	free(ss);
+}
+
+static int load_groups(const char *path, const char *dim, unsigned top, struct sites *ss);
+static const struct site *group(const struct sites *ss, const char *key);
+
+/* By stack (report --json's "timeline"): --top 2 gives B, A and other,
+ * which is C. */
+HP_TEST(timeline_by_stack_has_other)
+{
+	struct sites *ss = malloc(sizeof *ss);
+	const char *path = capture("timeline-other", "--timeline 10");
+	const struct site *g;
+
+	if (!ss || !path || !load_groups(path, "stack", 2, ss)) {
+		free(ss);
+		return;
+	}
+	if (expect_eq_u64(ss->n, 3, "two stacks and other")) {
+		expect_str(ss->s[0].function, "build_b", "B first");
+		expect_str(ss->s[1].function, "build_a", "then A");
+		g = group(ss, "other");
+		expect_eq_u64(g->max_bytes, C_BYTES, "other's highest: C");
+		expect_eq_u64(at(g, ss->snap[2]).bytes, C_BYTES, "other at exit: C's bytes");
+		expect_eq_u64(at(g, ss->snap[2]).objects, PHASE_C_N, "and objects");
+		expect_eq_u64(at(&ss->s[0], ss->snap[1]).bytes, B_BYTES, "B at snapshot 2");
+	}
 	free(ss);
 }
 
