@@ -334,9 +334,15 @@ static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, st
 	return c->err ? -EINVAL : 0;
 }
 
+/* A TIMELINE record: its ticks, then (minor 5) its sites' tags, one pair
+ * per site of the record in their order. A record without them (minor 4)
+ * leaves the sites with no type and no origin; a count that is not the
+ * record's sites makes the record malformed (its ticks are kept, their
+ * tags 0). */
 static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
-	uint64_t n, t = 0; /* each record's first time is absolute, as TIMESERIES' */
+	uint64_t n, ntags, t = 0; /* each record's first time is absolute, as TIMESERIES' */
+	size_t first_site = img->nsites, first_tick = img->nticks;
 	int err = hp_rec_count_get(c, HP_REC_TICK_MIN_BYTES, &n);
 
 	if (!err)
@@ -351,10 +357,13 @@ static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, stru
 			      img->nsites + tick.entry_count, sizeof *img->sites);
 		if (err)
 			break;
-		*k = (struct hp_cap_tick){tick.time_ns, img->nsites, 0};
-		for (uint64_t e = 0; e < tick.entry_count && !c->err; e++)
-			if (!hp_rec_site_get(c, &img->sites[k->first + k->count]))
+		*k = (struct hp_cap_tick){tick.time_ns, img->nsites, 0, 0};
+		for (uint64_t e = 0; e < tick.entry_count && !c->err; e++) {
+			struct hp_rec_site *site = &img->sites[k->first + k->count];
+			memset(site, 0, sizeof *site);
+			if (!hp_rec_site_get(c, site))
 				k->count++;
+		}
 		/* A tick cut short by damage is dropped whole: a partial one
 		 * would read as buckets unchanged. */
 		if (!c->err) {
@@ -362,7 +371,21 @@ static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, stru
 			img->nticks++;
 		}
 	}
-	return err ? err : c->err ? -EINVAL : 0;
+	if (err || c->err || c->p >= c->end)
+		return err ? err : c->err ? -EINVAL : 0;
+	if (hp_rec_count_get(c, HP_REC_SITE_TAGS_MIN_BYTES, &ntags) ||
+	    ntags != img->nsites - first_site)
+		return -EINVAL;
+	for (size_t i = first_site; i < img->nsites && !c->err; i++)
+		hp_rec_site_tags_get(c, &img->sites[i]);
+	if (c->err) { /* no tags rather than some */
+		for (size_t i = first_site; i < img->nsites; i++)
+			img->sites[i].type_tag = img->sites[i].origin_tag = 0;
+		return -EINVAL;
+	}
+	for (size_t i = first_tick; i < img->nticks; i++)
+		img->ticks[i].tagged = 1;
+	return 0;
 }
 
 /* The histograms of the image's snapshot of seq (the last of that seq,

@@ -123,6 +123,8 @@ struct hp_cap_symbols {
 struct hp_cap_tick {
 	uint64_t time_ns;
 	size_t first, count;
+	int tagged; /* its record carried the sites' type and origin tags (format
+		     * 1.5); else they read 0, unknown */
 };
 
 /* One image: what one program of the process recorded, from a META

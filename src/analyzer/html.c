@@ -19,6 +19,14 @@
  *              "max": highest bytes, "v": [bytes at each time]}]}, at
  *              most HP_HTML_MAX_POINTS times (a longer one keeps each
  *              stretch's highest value per site)
+ *   tgroups    (with attribution, as "groups") the timeline by type,
+ *              context, thread and heap (timeline.h, hp_timeline_by): the
+ *              HP_HTML_SITES groups with the highest bytes in use over
+ *              the run, then "other", as sites: {"type": {"t": [times],
+ *              "lines": [{"key", "source" (type only), "other": true and
+ *              "groups": N (the last line, summing N groups, when there
+ *              are more), "max", "v": [bytes at each time]}]}, "context",
+ *              "thread", "heap"}
  *   hists      the size and lifetime histograms (histo.h) of the last
  *              snapshot's HP_HTML_SITES stacks with the most allocations:
  *              [{"stack": index in stacks, "allocs", "frees", "size":
@@ -61,6 +69,7 @@
 
 #define HP_HTML_MAX_POINTS 4000   /* timeline points: enough for a 4000 px wide chart */
 #define HP_HTML_SITES 10          /* lines of the per-site timeline */
+#define HP_HTML_TL_DIMS 4         /* the timeline by type, context, thread and heap */
 #define HP_HTML_MAX_BLOCKS 100000 /* blocks of the memory map */
 
 enum {
@@ -360,19 +369,27 @@ static int by_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The per-site timeline as the page draws it: one time axis for every
- * line (the union of their points' times), each line's value carried
- * forward to each time; stacks[i] is sites[i]'s index in the page's
- * stacks. Returns 0 or -ENOMEM. */
-static int write_sites(FILE *f, const struct hp_site_series *sites, size_t nsites,
-		       const uint32_t *stacks)
+/* A line of a timeline the page draws: its points, and its fields before
+ * "v" (written by a write_lines callback). */
+struct line {
+	const struct hp_site_point *points;
+	size_t npoints;
+};
+
+/* Timelines as the page draws them: {"t": [times], "lines": [{head(i)
+ * "v": [bytes at each time]}...]}: one time axis for every line (the
+ * union of their points' times, at most HP_HTML_MAX_POINTS: a longer one
+ * keeps each stretch's highest value per line), each line's value carried
+ * forward to each time. Returns 0 or -ENOMEM. */
+static int write_lines(FILE *f, const struct line *lines, size_t nlines,
+		       void (*head)(FILE *f, size_t i, const void *arg), const void *arg)
 {
 	size_t n = 0, nt = 0, per;
 	uint64_t *t;
 	double *v;
 
-	for (size_t i = 0; i < nsites; i++)
-		n += sites[i].npoints;
+	for (size_t i = 0; i < nlines; i++)
+		n += lines[i].npoints;
 	t = malloc((n ? n : 1) * sizeof *t);
 	v = malloc((n ? n : 1) * sizeof *v);
 	if (!t || !v) {
@@ -380,9 +397,9 @@ static int write_sites(FILE *f, const struct hp_site_series *sites, size_t nsite
 		free(v);
 		return -ENOMEM;
 	}
-	for (size_t i = 0, k = 0; i < nsites; i++)
-		for (size_t j = 0; j < sites[i].npoints; j++)
-			t[k++] = sites[i].points[j].time_ns;
+	for (size_t i = 0, k = 0; i < nlines; i++)
+		for (size_t j = 0; j < lines[i].npoints; j++)
+			t[k++] = lines[i].points[j].time_ns;
 	qsort(t, n, sizeof *t, by_u64);
 	for (size_t i = 0; i < n; i++)
 		if (!nt || t[i] != t[nt - 1])
@@ -390,12 +407,12 @@ static int write_sites(FILE *f, const struct hp_site_series *sites, size_t nsite
 	per = (nt + HP_HTML_MAX_POINTS - 1) / HP_HTML_MAX_POINTS;
 	if (!per)
 		per = 1;
-	fputs(",\"sites\":{\"t\":[", f);
+	fputs("{\"t\":[", f);
 	for (size_t i = 0; i < nt; i += per)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", t[i]);
 	fputs("],\"lines\":[", f);
-	for (size_t i = 0; i < nsites; i++) {
-		const struct hp_site_series *s = &sites[i];
+	for (size_t i = 0; i < nlines; i++) {
+		const struct line *s = &lines[i];
 		size_t j = 0;
 		double now = 0;
 		/* The value at each time: the last point at or before it. */
@@ -404,8 +421,9 @@ static int write_sites(FILE *f, const struct hp_site_series *sites, size_t nsite
 				now = s->points[j++].inuse_bytes;
 			v[k] = now;
 		}
-		fprintf(f, "%s{\"stack\":%" PRIu32 ",\"max\":%.0f,\"v\":[", i ? "," : "", stacks[i],
-			s->max_bytes);
+		fputs(i ? ",{" : "{", f);
+		head(f, i, arg);
+		fputs("\"v\":[", f);
 		for (size_t k = 0; k < nt; k += per) {
 			double x = 0;
 			for (size_t q = k; q < k + per && q < nt; q++)
@@ -421,8 +439,79 @@ static int write_sites(FILE *f, const struct hp_site_series *sites, size_t nsite
 	return 0;
 }
 
-/* One snapshot's object: its record's figures, its model's totals, its
- * top rows and the rest. */
+struct sites_arg {
+	const struct hp_site_series *sites;
+	const uint32_t *stacks;
+};
+
+static void site_head(FILE *f, size_t i, const void *arg)
+{
+	const struct sites_arg *a = arg;
+
+	fprintf(f, "\"stack\":%" PRIu32 ",\"max\":%.0f,", a->stacks[i], a->sites[i].max_bytes);
+}
+
+/* The per-site timeline: stacks[i] is sites[i]'s index in the page's
+ * stacks. Returns 0 or -ENOMEM. */
+static int write_sites(FILE *f, const struct hp_site_series *sites, size_t nsites,
+		       const uint32_t *stacks)
+{
+	struct sites_arg a = {sites, stacks};
+	struct line *lines = calloc(nsites + 1, sizeof *lines);
+	int ret;
+
+	if (!lines)
+		return -ENOMEM;
+	for (size_t i = 0; i < nsites; i++)
+		lines[i] = (struct line){sites[i].points, sites[i].npoints};
+	fputs(",\"sites\":", f);
+	ret = write_lines(f, lines, nsites, site_head, &a);
+	free(lines);
+	return ret;
+}
+
+/* The timeline by type, context, thread and heap (timeline.h,
+ * hp_timeline_by), as the page draws it. */
+static const enum hp_dim tl_dims[HP_HTML_TL_DIMS] = {HP_BY_TYPE, HP_BY_CONTEXT, HP_BY_THREAD,
+						    HP_BY_HEAP};
+
+static void group_head(FILE *f, size_t i, const void *arg)
+{
+	const struct hp_tl_group *g = &((const struct hp_tl_groups *)arg)->groups[i];
+
+	fputs("\"key\":", f);
+	json_str(f, g->key);
+	if (g->source) {
+		fputs(",\"source\":", f);
+		json_str(f, g->source);
+	}
+	if (g->other)
+		fprintf(f, ",\"other\":true,\"groups\":%zu", g->members);
+	fprintf(f, ",\"max\":%.0f,", g->max_bytes);
+}
+
+/* "tgroups": {"type": {"t", "lines"}, "context", "thread", "heap"}, each
+ * line {"key", "source" (type), "other" and "groups" (the last, when
+ * other groups held memory), "max", "v"}. Returns 0 or -ENOMEM. */
+static int write_tgroups(FILE *f, const struct hp_tl_groups *tg)
+{
+	int ret = 0;
+
+	fputs(",\"tgroups\":{", f);
+	for (size_t d = 0; d < HP_HTML_TL_DIMS && !ret; d++) {
+		struct line *lines = calloc(tg[d].n + 1, sizeof *lines);
+		if (!lines)
+			return -ENOMEM;
+		for (size_t i = 0; i < tg[d].n; i++)
+			lines[i] = (struct line){tg[d].groups[i].points, tg[d].groups[i].npoints};
+		fprintf(f, "%s\"%s\":", d ? "," : "", hp_dim_name(tl_dims[d]));
+		ret = write_lines(f, lines, tg[d].n, group_head, &tg[d]);
+		free(lines);
+	}
+	fputc('}', f);
+	return ret;
+}
+
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
 			  struct ranked *rank)
 {
@@ -544,6 +633,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct hp_model m;
 	struct ranked *rank = NULL;
 	struct hp_site_series *sites = NULL;
+	struct hp_tl_groups tgroups[HP_HTML_TL_DIMS] = {0};
+	int has_tgroups = has_attribution(cap);
 	uint32_t *site_stacks = NULL, *hist_stacks = NULL, *map_stacks = NULL;
 	const struct hp_cap_snapshot *map_snap = NULL;
 	size_t nmap = 0;
@@ -620,6 +711,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				ret = -ENOMEM;
 			for (size_t k = 0; !ret && k < nsites; k++)
 				ret = stack_of(&p, &m, sites[k].stack, &site_stacks[k]);
+			for (size_t d = 0; !ret && has_tgroups && d < HP_HTML_TL_DIMS; d++)
+				ret = hp_timeline_by(&m, tl_dims[d], HP_HTML_SITES, &tgroups[d]);
 			if (!ret)
 				ret = hp_histo_by_stack(&m, &hists, &nhists);
 			if (nhists > HP_HTML_SITES)
@@ -649,6 +742,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	}
 	fputc(']', f);
 	ret = write_sites(f, sites, nsites, site_stacks);
+	if (!ret && has_tgroups)
+		ret = write_tgroups(f, tgroups);
 	write_hists(f, hists, nhists, hist_stacks);
 	write_map(f, map_snap, map_stacks);
 	if (ret) {
@@ -667,6 +762,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	}
 out:
 	hp_timeline_free(sites, nsites);
+	for (size_t d = 0; d < HP_HTML_TL_DIMS; d++)
+		hp_timeline_by_free(&tgroups[d]);
 	free(site_stacks);
 	free(hists);
 	free(hist_stacks);

@@ -790,7 +790,15 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 				sites[i].points[k].inuse_objects);
 		fprintf(out, "]}");
 	}
-	fprintf(out, "%s],\n  \"histograms\": ", nsites ? "\n  " : "");
+	/* The same by stack with "other", as report --by X's "timeline". */
+	fprintf(out, "%s],\n  \"timeline\": ", nsites ? "\n  " : "");
+	if (hp_report_timeline_json(out, m, top, HP_BY_STACK)) {
+		hp_timeline_free(sites, nsites);
+		free(best);
+		free(ps);
+		return -ENOMEM;
+	}
+	fprintf(out, ",\n  \"histograms\": ");
 	if (hp_report_hist_json(out, m, top)) {
 		hp_timeline_free(sites, nsites);
 		free(best);

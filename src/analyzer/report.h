@@ -12,8 +12,10 @@
  * Between the summary and the stacks, a chart of heap in use and RSS over
  * time from the capture's time series, up to the snapshot, with the peak
  * and the snapshots marked (report.c, print_timeline); JSON carries that
- * series ("series": time_ns, heap_bytes, rss_bytes) and the snapshots'
- * times ("snapshots": seq, reason, time_ns). In a sampled capture the
+ * series ("series": time_ns, heap_bytes, rss_bytes), the snapshots'
+ * times ("snapshots": seq, reason, time_ns), the top sites' timelines
+ * with their stacks ("sites") and the same by stack with "other"
+ * ("timeline", hp_report_timeline_json). In a sampled capture the
  * series' heap is already an estimate (docs/format.md, TIMESERIES).
  */
 #ifndef HP_ANALYZER_REPORT_H
@@ -67,6 +69,21 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 		      int dim);
 int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_report_options *o,
 		      int dim);
+
+/* --timeline (report_timeline.c): the bytes in use over time of the top
+ * groups of dim (timeline.h, hp_timeline_by; HP_BY_STACK included), then
+ * "other". Text: one line per group, each column the highest of its time
+ * slice up to the snapshot, scaled to the group's own highest. JSON: an
+ * array, the groups highest first, each {"key", "source" (type only),
+ * "stack_id" and "where" (stack only; key is the innermost function),
+ * "max_inuse_bytes", "max_time_ns", "series": [[time_ns, inuse_bytes,
+ * inuse_objects], ...] (a point at each tick where it changed: the value
+ * holds until the next; none before its first)}, the last, when other
+ * groups held memory, {"key": "other", "other": true, "groups": N, ...}.
+ * Returns 0 or -errno. */
+int hp_report_timeline_text(FILE *out, const struct hp_model *m,
+			    const struct hp_report_options *o, int dim);
+int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, int dim);
 
 /* A JSON string (escaped for display first, text.h) and the figures as
  * a JSON object, as the report writes them. */

@@ -123,7 +123,6 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
 	char heap[256];
 	int ret;
 
-	(void)o;
 	ret = hp_groups_build(&g, m, (enum hp_dim)dim);
 	if (ret)
 		return ret;
@@ -163,7 +162,12 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
 				r->heap_resets);
 		fputc('}', out);
 	}
-	fprintf(out, "%s]\n}\n", g.n ? "\n  " : "");
+	fprintf(out, "%s],\n  \"timeline\": ", g.n ? "\n  " : "");
 	hp_groups_free(&g);
+	/* The top groups over time, as many as a text report's rows. */
+	ret = hp_report_timeline_json(out, m, o && o->top ? o->top : 10, dim);
+	if (ret)
+		return ret;
+	fprintf(out, "\n}\n");
 	return ferror(out) ? -EIO : 0;
 }

@@ -112,6 +112,8 @@ enum hp_cli_opt {
 	HP_OPT_STACKS,    /* --stacks */
 	HP_OPT_HISTOGRAMS, /* report: --histograms */
 	HP_OPT_MAP,        /* report: --map */
+	HP_OPT_OVER_TIME,  /* report: --timeline (the view; run's --timeline MS is
+			    * HP_OPT_TIMELINE) */
 	HP_OPT_EXE,       /* core: --exe PROGRAM */
 	HP_OPT_WHATIS,    /* core: --whatis (the operands after the core are addresses) */
 	/* heapprof run (docs/options.md) */

@@ -32,6 +32,9 @@ static const char usage[] =
 	"  --json           the same content as JSON, for scripts\n"
 	"  --histograms     also each top stack's allocations by size and frees by\n"
 	"                   lifetime (allocations lived through), powers of two\n"
+	"  --timeline       also the bytes in use over time of the top --by groups\n"
+	"                   (stacks by default), one line each, then 'other' (the\n"
+	"                   recorder's per-site timeline; --json has it always)\n"
 	"  --map            instead, the memory map: where the live blocks lie, by\n"
 	"                   region, in use against span (needs run --live-blocks);\n"
 	"                   with --json, every block\n"
@@ -106,6 +109,7 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_HISTOGRAMS, 0, 0, NULL},
 		{HP_OPT_MAP, 0, 0, NULL},
+		{HP_OPT_OVER_TIME, 0, 0, NULL},
 		{HP_OPT_BY, 0, 0, hp_cli_check_by},
 		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
@@ -204,6 +208,10 @@ int hp_cmd_report(int argc, char **argv)
 	/* The histograms after the text report (JSON has them always). */
 	if (!ret && a.given[HP_OPT_HISTOGRAMS] && !a.given[HP_OPT_JSON] && !a.given[HP_OPT_MAP])
 		ret = hp_report_hist_text(o.f, &model, &ro);
+	/* The timeline by the same dimension after it (JSON: "timeline",
+	 * always). */
+	if (!ret && a.given[HP_OPT_OVER_TIME] && !a.given[HP_OPT_JSON] && !a.given[HP_OPT_MAP])
+		ret = hp_report_timeline_text(o.f, &model, &ro, by);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : gates(&a, &model);
 	hp_model_free(&model);
 	hp_capture_free(&cap);

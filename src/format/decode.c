@@ -394,6 +394,12 @@ int hp_rec_sample_get(struct hp_cursor *c, struct hp_rec_sample *v, uint64_t *pr
 	return result(c);
 }
 
+int hp_rec_site_tags_get(struct hp_cursor *c, struct hp_rec_site *v)
+{
+	HP_REC_SITE_TAGS(GET)
+	return result(c);
+}
+
 int hp_rec_tick_get(struct hp_cursor *c, struct hp_rec_tick *v, uint64_t *prev_ns)
 {
 	v->time_ns = *prev_ns + (uint64_t)hp_cursor_s(c);

@@ -219,6 +219,11 @@ void hp_rec_sample_put(struct hp_buf *b, const struct hp_rec_sample *v, uint64_t
 	HP_REC_SAMPLE(PUT)
 }
 
+void hp_rec_site_tags_put(struct hp_buf *b, const struct hp_rec_site *v)
+{
+	HP_REC_SITE_TAGS(PUT)
+}
+
 void hp_rec_tick_put(struct hp_buf *b, const struct hp_rec_tick *v, uint64_t *prev_ns)
 {
 	hp_buf_put_s(b, (int64_t)(v->time_ns - *prev_ns));

@@ -141,10 +141,15 @@
  *     (u bucket (the recorder's id: a key within this image's timeline),
  *      u stack_id, u size (as a snapshot bucket's), u in_use_count,
  *      u in_use_bytes)
+ *   (minor 5) then u count (the sites of all the record's ticks), count x
+ *     (u type_tag, u origin_tag): each site's bucket's tags, as a snapshot
+ *     bucket's, in the order of the sites (hp_rec_site_tags); absent in a
+ *     minor 4 record (no type, no origin known).
  *   A tick lists the buckets that changed since the previous tick, with
  *   what they hold in use at that tick (raw, as a snapshot's figures); a
  *   bucket not listed holds what it held at its last entry (0 before its
- *   first). Its stack may be defined by a later STACKS record only.
+ *   first). Its stack may be defined by a later STACKS record only, its
+ *   tags by a later TAGS record only.
  *
  * HP_REC_HISTOGRAMS (minor 4; right after each SNAPSHOT; hp_rec_hists,
  * hp_rec_hist)
@@ -171,7 +176,7 @@
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 4
+#define HP_FORMAT_MINOR 5 /* 5: the TIMELINE sites' tags */
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24

@@ -21,7 +21,8 @@
  *   HISTOGRAMS  hp_rec_hists, count x hp_rec_hist
  *   BLOCKS      hp_rec_hists, count x hp_rec_block
  *   TIMELINE    count x (hp_rec_tick (time as a delta: hp_rec_tick_put),
- *               entry_count x hp_rec_site)
+ *               entry_count x hp_rec_site), (minor 5) count x the sites'
+ *               tags (hp_rec_site_tags_put), one per site in their order
  *
  * The byte layout of each field is the table in format.h (and
  * docs/format.md); the fields of a fixed group are listed once, below, as
@@ -375,17 +376,35 @@ struct hp_rec_tick {
 	X(U, uint64_t, in_use_count)                                           \
 	X(U, uint64_t, in_use_bytes)
 
+/* A site's tags (minor 5): its bucket's type_tag and origin_tag, as a
+ * snapshot bucket's. A site is a repeated item, so they cannot follow its
+ * fields: they stand after the record's ticks, as a u count (the record's
+ * sites, all ticks together) and one pair per site in their order, where
+ * a reader of minor 4 ignores them (bytes left over). A record without
+ * them (minor 4) gives 0 and 0: no type, no origin. */
+#define HP_REC_SITE_TAGS(X)                                                    \
+	X(U, uint32_t, type_tag)                                               \
+	X(U, uint32_t, origin_tag)
+
 struct hp_rec_site {
 	HP_REC_SITE(HP_REC_MEMBER)
+	HP_REC_SITE_TAGS(HP_REC_MEMBER)
 };
 
 #define HP_REC_SITE_MIN_BYTES (0 HP_REC_SITE(HP_REC_ONE))
+#define HP_REC_SITE_TAGS_MIN_BYTES (0 HP_REC_SITE_TAGS(HP_REC_ONE))
 
 void hp_rec_tick_put(struct hp_buf *b, const struct hp_rec_tick *t, uint64_t *prev_ns);
 /* entry_count is bounded by the bytes left. */
 int hp_rec_tick_get(struct hp_cursor *c, struct hp_rec_tick *t, uint64_t *prev_ns);
+/* The site's fields in its tick (HP_REC_SITE; its tags untouched by the
+ * decoder). */
 void hp_rec_site_put(struct hp_buf *b, const struct hp_rec_site *s);
 int hp_rec_site_get(struct hp_cursor *c, struct hp_rec_site *s);
+/* Its tags, after the ticks (HP_REC_SITE_TAGS); the count before them is
+ * hp_rec_count_put / hp_rec_count_get (HP_REC_SITE_TAGS_MIN_BYTES). */
+void hp_rec_site_tags_put(struct hp_buf *b, const struct hp_rec_site *s);
+int hp_rec_site_tags_get(struct hp_cursor *c, struct hp_rec_site *s);
 
 /* --- HISTOGRAMS: hp_rec_hists, count x hp_rec_hist (minor 4) --------- */
 

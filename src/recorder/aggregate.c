@@ -515,6 +515,24 @@ uint32_t hp_agg_next(uint32_t id)
 	return 0;
 }
 
+uint32_t hp_agg_next_tick(uint32_t id)
+{
+	uint32_t stacks = hp_stacks_count();
+
+	for (id++; id <= stacks; id++) {
+		struct bucket *b;
+		if (!chunk_of(id)) {
+			id |= CHUNK_BUCKETS - 1;
+			continue;
+		}
+		b = bucket_at(id);
+		if (__atomic_load_n(&b->alloc_count, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&b->changes, __ATOMIC_RELAXED) != b->taken)
+			return id;
+	}
+	return hp_agg_next(id - 1); /* the keyed buckets, as hp_agg_next's */
+}
+
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 {
 	const struct bucket *b = bucket_at(id);
@@ -557,6 +575,8 @@ int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out)
 		return 0;
 	b->taken = changes;
 	hp_agg_key(id, &stack_id, &type_tag, &origin_tag, &out->size);
+	out->type_tag = type_tag;
+	out->origin_tag = origin_tag;
 	/* The frees first: a block is counted allocated before it is freed,
 	 * so reads that straddle changes (shown again at the next tick) never
 	 * make in use negative. */

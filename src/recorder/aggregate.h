@@ -121,14 +121,21 @@ void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes);
  * when there is none. Lock-free, async-signal-safe, no allocation. */
 uint32_t hp_agg_next(uint32_t id);
 
+/* hp_agg_next for the timeline's ticks: also a stack's default bucket
+ * that no longer holds counts (its blocks all moved to a typed bucket,
+ * hp_agg_move) but changed since its last timeline entry, so that its
+ * fall to nothing is written. Call from the writer, under its lock.
+ * Lock-free, async-signal-safe, no allocation. */
+uint32_t hp_agg_next_tick(uint32_t id);
+
 /* Copies bucket id, as the record schema's bucket (format/records.h) the
  * writer encodes: a consistent-enough copy. Lock-free (reads may straddle a concurrent update by one
  * allocation), async-signal-safe, no allocation. */
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out);
 
 /* The per-site timeline: when bucket id changed since the last call that
- * returned 1 for it (or ever), or force, fills *out with its key and what
- * it holds in use now, and returns 1; else returns 0. A change racing the call
+ * returned 1 for it (or ever), or force, fills *out with its key (stack,
+ * size, type and origin tags) and what it holds in use now, and returns 1; else returns 0. A change racing the call
  * shows at the next. Call from one thread at a time (the writer, under its
  * lock). Lock-free, no allocation; async-signal-safe. */
 int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out);

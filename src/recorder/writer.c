@@ -48,9 +48,12 @@ static unsigned nsamples;
 static struct hp_buf payload, out, buckets_buf;
 /* The per-site timeline: the ticks not yet written (ticks_buf, nticks of
  * them, times as deltas from tick_prev_ns), the entries of the tick being
- * taken (tick_buf), and whether the next tick lists every bucket (the
- * first of a forked child, whose buckets' marks are its parent's). */
-static struct hp_buf ticks_buf, tick_buf;
+ * taken (tick_buf), the tags of every site in ticks_buf, in their order
+ * (site_tags_buf, nsites of them: the record's tail since minor 5), and
+ * whether the next tick lists every bucket (the first of a forked child,
+ * whose buckets' marks are its parent's). */
+static struct hp_buf ticks_buf, tick_buf, site_tags_buf;
+static uint64_t nsites;
 /* The histograms of the buckets of the snapshot being written, in their
  * order (collect_buckets). */
 static struct hp_buf hists_buf;
@@ -78,6 +81,7 @@ static enum hp_role file_role;
 #define OUT_INITIAL_BYTES (PAYLOAD_INITIAL_BYTES + (16u << 10))
 #define BUCKETS_INITIAL_BYTES (256u << 10)
 #define TICKS_INITIAL_BYTES (64u << 10) /* each of ticks_buf and tick_buf */
+#define SITE_TAGS_INITIAL_BYTES (16u << 10) /* two bytes a site, mostly */
 
 /* Grows an hp_buf with mmap: map the new size, copy, unmap the old. An
  * empty buffer gets what it needs (at least 64 KiB), a full one doubles. */
@@ -113,6 +117,8 @@ static void reserve_buffers(void)
 		grow_mapped(&ticks_buf, TICKS_INITIAL_BYTES);
 	if (config && config->timeline_ms && !tick_buf.cap)
 		grow_mapped(&tick_buf, TICKS_INITIAL_BYTES);
+	if (config && config->timeline_ms && !site_tags_buf.cap)
+		grow_mapped(&site_tags_buf, SITE_TAGS_INITIAL_BYTES);
 }
 
 /* A zstd context in a workspace mapped once, at the size compression level
@@ -375,13 +381,15 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role)
 	module_events_written = 0;
 	memset(&tags_written, 0, sizeof tags_written);
 	nsamples = 0;
-	ticks_buf.len = tick_buf.len = 0;
-	ticks_buf.err = tick_buf.err = 0;
+	ticks_buf.len = tick_buf.len = site_tags_buf.len = 0;
+	ticks_buf.err = tick_buf.err = site_tags_buf.err = 0;
 	nticks = 0;
+	nsites = 0;
 	tick_prev_ns = 0;
 	tick_all = role == HP_ROLE_FORKED;
 	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
 	ticks_buf.grow = tick_buf.grow = hists_buf.grow = blocks_buf.grow = grow_mapped;
+	site_tags_buf.grow = grow_mapped;
 	file_config = config = c;
 	reserve_buffers();
 	if (!cctx)
@@ -427,10 +435,11 @@ static uint32_t take_tick(void)
 
 	tick_buf.len = 0;
 	tick_buf.err = 0;
-	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
+	for (uint32_t id = hp_agg_next_tick(0); id; id = hp_agg_next_tick(id)) {
 		if (!hp_agg_take_change(id, tick_all, &site))
 			continue;
 		hp_rec_site_put(&tick_buf, &site);
+		hp_rec_site_tags_put(&site_tags_buf, &site);
 		n++;
 	}
 	tick_all = 0;
@@ -440,20 +449,29 @@ static uint32_t take_tick(void)
 	if (tick_buf.err && !ticks_buf.err)
 		ticks_buf.err = tick_buf.err;
 	nticks++;
+	nsites += n;
 	return n;
 }
 
-/* The ticks not yet written, as a TIMELINE payload. The first time of a
- * record is absolute, as in put_timeseries. */
+/* The ticks not yet written, as a TIMELINE payload, then their sites'
+ * tags (minor 5). The first time of a record is absolute, as in
+ * put_timeseries. A buffer that could not grow loses the record (its
+ * error goes to the payload): a timeline without its tags would put
+ * every site in no type and no context. */
 static void put_timeline(void)
 {
 	hp_rec_count_put(&payload, nticks);
 	hp_buf_put_bytes(&payload, ticks_buf.data, ticks_buf.len);
+	hp_rec_count_put(&payload, nsites);
+	hp_buf_put_bytes(&payload, site_tags_buf.data, site_tags_buf.len);
 	if (ticks_buf.err && !payload.err)
 		payload.err = ticks_buf.err;
-	ticks_buf.len = 0;
-	ticks_buf.err = 0;
+	if (site_tags_buf.err && !payload.err)
+		payload.err = site_tags_buf.err;
+	ticks_buf.len = site_tags_buf.len = 0;
+	ticks_buf.err = site_tags_buf.err = 0;
 	nticks = 0;
+	nsites = 0;
 	tick_prev_ns = 0;
 }
 
@@ -523,7 +541,8 @@ static uint64_t recorder_bytes(void)
 
 	hp_live_usage(&blocks, &live);
 	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap +
-	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + hists_buf.cap + blocks_buf.cap;
+	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + site_tags_buf.cap + hists_buf.cap +
+	       blocks_buf.cap;
 }
 
 /* The totals are the sums of the buckets written, exactly, even while

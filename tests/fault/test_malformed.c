@@ -203,6 +203,72 @@ HP_TEST(crafted_timeseries_deltas_chain_across_records)
 	hp_capture_free(&cap);
 }
 
+/* A TIMELINE record of n ticks at times 10, 20, ...: tick i lists sites
+ * i*2 and i*2+1 of s; with tags, the tail of format 1.5 (ntags pairs,
+ * which should be 2n), without, a 1.4 record. */
+static void timeline_record(struct hp_craft *c, const struct hp_rec_site *s, size_t n,
+			    int tags, uint64_t ntags)
+{
+	uint64_t prev = 0;
+
+	hp_rec_count_put(&c->payload, n);
+	for (size_t i = 0; i < n; i++) {
+		hp_rec_tick_put(&c->payload, &(struct hp_rec_tick){10 * (i + 1), 2}, &prev);
+		hp_rec_site_put(&c->payload, &s[2 * i]);
+		hp_rec_site_put(&c->payload, &s[2 * i + 1]);
+	}
+	if (tags) {
+		hp_rec_count_put(&c->payload, ntags);
+		for (size_t i = 0; i < ntags && i < 2 * n; i++)
+			hp_rec_site_tags_put(&c->payload, &s[i]);
+	}
+	hp_craft_emit(c, HP_REC_TIMELINE);
+}
+
+HP_TEST(crafted_timeline_site_tags)
+{
+	/* Format 1.5 puts each site's type and origin tags after the ticks;
+	 * a 1.4 record has none (0 and 0); a count that is not the record's
+	 * sites is malformed, its ticks kept without tags. */
+	static const struct hp_rec_site s[4] = {
+		{1, 1, 0, 2, 32, 3, 7},
+		{2, 1, 0, 1, 16, 0, 8},
+		{1, 1, 0, 1, 16, 3, 7},
+		{3, 2, 0, 5, 500, 4, 9},
+	};
+	struct hp_craft c;
+	struct hp_capture cap;
+
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	timeline_record(&c, s, 2, 1, 4);
+	timeline_record(&c, s, 2, 0, 0);
+	timeline_record(&c, s, 1, 1, 3);
+	if (craft_load(&c, "timeline-tags.hpf", &cap))
+		return;
+	expect_eq_u64(cap.ndamage, 1, "the third record's count is wrong: malformed");
+	if (expect_eq_u64(cap.nticks, 5, "every tick is kept") &&
+	    expect_eq_u64(cap.nsites, 10, "and every site")) {
+		for (size_t i = 0; i < 4; i++) {
+			expect_eq_u64(cap.sites[i].bucket, s[i].bucket, "1.5: the bucket");
+			expect_eq_u64(cap.sites[i].type_tag, s[i].type_tag, "1.5: its type tag");
+			expect_eq_u64(cap.sites[i].origin_tag, s[i].origin_tag,
+				      "1.5: its origin tag");
+			expect_eq_u64(cap.sites[4 + i].in_use_bytes, s[i].in_use_bytes,
+				      "1.4: the figures");
+			expect_eq_u64(cap.sites[4 + i].type_tag + cap.sites[4 + i].origin_tag, 0,
+				      "1.4: no tags");
+		}
+		expect_eq_u64(cap.sites[8].origin_tag + cap.sites[9].type_tag, 0,
+			      "a wrong count: no tags");
+		expect_eq_u64(cap.ticks[1].time_ns, 20, "times as before");
+		expect_eq_u64(cap.ticks[0].tagged + cap.ticks[1].tagged, 2, "1.5: tagged ticks");
+		expect_eq_u64(cap.ticks[2].tagged + cap.ticks[3].tagged + cap.ticks[4].tagged, 0,
+			      "1.4, and a wrong count: untagged ticks");
+	}
+	hp_capture_free(&cap);
+}
+
 HP_TEST(crafted_duplicate_meta)
 {
 	/* Two META records in a row (a buggy writer, or a process that exec'd

@@ -196,6 +196,26 @@ static void timeseries(struct seed *s, size_t n)
 	emit(s, HP_REC_TIMESERIES);
 }
 
+/* A TIMELINE record of n ticks, three sites each, with their tags (format
+ * 1.5's tail: one pair per site of the record). */
+static void timeline(struct seed *s, size_t n)
+{
+	struct hp_buf *p = &s->pl;
+	uint64_t prev = 0;
+
+	hp_rec_count_put(p, n);
+	for (size_t i = 0; i < n; i++) {
+		hp_rec_tick_put(p, &(struct hp_rec_tick){100000000 * (i + 1), 3}, &prev);
+		for (uint32_t k = 0; k < 3; k++)
+			hp_rec_site_put(p, &(struct hp_rec_site){k + 1, k + 1, 0, i * k, 64 * i * k,
+								 0, 0});
+	}
+	hp_rec_count_put(p, 3 * n);
+	for (uint32_t i = 0; i < 3 * n; i++)
+		hp_rec_site_tags_put(p, &(struct hp_rec_site){.type_tag = i % 2, .origin_tag = i % 3});
+	emit(s, HP_REC_TIMELINE);
+}
+
 static void symbols(struct seed *s)
 {
 	struct hp_buf *p = &s->pl;
@@ -258,6 +278,7 @@ static void full(struct seed *s)
 	modules(s);
 	stacks(s, 1, depths, 5);
 	timeseries(s, 3);
+	timeline(s, 4);
 	snapshot(s, 1, HP_SNAP_INTERVAL, ids1, 6);
 	stacks(s, 10, later, 2); /* ids 6..9: a STACKS record lost */
 	timeseries(s, 40);

@@ -10,7 +10,16 @@
  *     and objects at each snapshot exactly (A at 1, B at 2, C at exit,
  *     nothing before or after), A still whole until one timeline period
  *     before B begins;
+ *   - report --json's "timeline" by stack: --top 2 gives B, A and other
+ *     (C), exact at the snapshots;
  *   - --timeline 0 writes none;
+ *   - by type, context, thread and heap, on tests/programs/tlphases.cpp
+ *     (tlphases.h: Circles in context "load", then Squares in context
+ *     "serve" on a named thread, a custom heap filled then reset): `report
+ *     --by X --json`'s "timeline", exact bytes and objects per group at
+ *     each snapshot, Circles whole through the pause and gone when the
+ *     Squares come, within one period; --top's "other"; the text lines of
+ *     `report --timeline`; the same lines in the page's data ("tgroups");
  *   - the size and lifetime histograms of tests/programs/lifetimes.c
  *     (lifetimes.h), exact per site in `report --json` (python3's json)
  *     and in `report --histograms`;
@@ -33,6 +42,7 @@
 #include "../programs/churn.h"
 #include "../programs/lifetimes.h"
 #include "../programs/phases.h"
+#include "../programs/tlphases.h"
 
 #define PERIOD_NS 10000000ull /* --timeline 10 */
 #define TICK_SLACK_NS 5000000ull
@@ -177,6 +187,33 @@ HP_TEST(sites_show_the_phases)
 	free(ss);
 }
 
+static int load_groups(const char *path, const char *dim, unsigned top, struct sites *ss);
+static const struct site *group(const struct sites *ss, const char *key);
+
+/* By stack (report --json's "timeline"): --top 2 gives B, A and other,
+ * which is C. */
+HP_TEST(timeline_by_stack_has_other)
+{
+	struct sites *ss = malloc(sizeof *ss);
+	const char *path = capture("timeline-other", "--timeline 10");
+	const struct site *g;
+
+	if (!ss || !path || !load_groups(path, "stack", 2, ss)) {
+		free(ss);
+		return;
+	}
+	if (expect_eq_u64(ss->n, 3, "two stacks and other")) {
+		expect_str(ss->s[0].function, "build_b", "B first");
+		expect_str(ss->s[1].function, "build_a", "then A");
+		g = group(ss, "other");
+		expect_eq_u64(g->max_bytes, C_BYTES, "other's highest: C");
+		expect_eq_u64(at(g, ss->snap[2]).bytes, C_BYTES, "other at exit: C's bytes");
+		expect_eq_u64(at(g, ss->snap[2]).objects, PHASE_C_N, "and objects");
+		expect_eq_u64(at(&ss->s[0], ss->snap[1]).bytes, B_BYTES, "B at snapshot 2");
+	}
+	free(ss);
+}
+
 HP_TEST(timeline_off_writes_none)
 {
 	struct sites *ss = malloc(sizeof *ss);
@@ -307,6 +344,232 @@ HP_TEST(timeline_cost_is_bounded)
 	expect_true(grown > 0, "the timeline is written by default");
 	expect_true(grown * 1000 / CHURN_MS <= TIMELINE_MAX_BYTES_PER_S,
 		    "the timeline of a program whose every site churns stays small");
+}
+
+/* --- by type, context, thread and heap (tlphases.h) -------------------- */
+
+#define TL_CIRCLE_BYTES ((uint64_t)TL_CIRCLE_N * TL_CIRCLE_SIZE)
+#define TL_SQUARE_BYTES ((uint64_t)TL_SQUARE_N * TL_SQUARE_SIZE)
+#define TL_ARENA_BYTES ((uint64_t)TL_ARENA_N * TL_ARENA_SIZE)
+#define TL_PAUSE_NS (TL_PAUSE_MS * 1000000ull)
+
+/* `report --by DIM --json --top TOP`'s "timeline" (python3's json), into
+ * ss: the snapshots' times (from report --json), then per group "S key
+ * max_bytes" (spaces in the key as '_') and its points. */
+static int load_groups(const char *path, const char *dim, unsigned top, struct sites *ss)
+{
+	char *out = hp_test_sh_out(
+		"%s/heapprof report --json %s | python3 -c '"
+		"import json,sys; r=json.load(sys.stdin)\n"
+		"print(*[s[\"time_ns\"] for s in r[\"snapshots\"]])' && "
+		"%s/heapprof report --by %s --json --top %u %s | python3 -c '"
+		"import json,sys; r=json.load(sys.stdin)\n"
+		"for g in r[\"timeline\"]:\n"
+		"  print(\"S\", g[\"key\"].replace(\" \", \"_\"), g[\"max_inuse_bytes\"])\n"
+		"  for p in g[\"series\"]: print(\"P\", *p)'",
+		hp_test_build(), path, hp_test_build(), dim, top, path);
+	char *line;
+	int ok;
+
+	memset(ss, 0, sizeof *ss);
+	if (!out)
+		return 0;
+	ok = sscanf(out, "%" SCNu64 " %" SCNu64 " %" SCNu64, &ss->snap[0], &ss->snap[1],
+		    &ss->snap[2]) == 3;
+	for (line = strchr(out, '\n'); ok && line && line[1]; line = strchr(line + 1, '\n')) {
+		struct site *s = ss->n ? &ss->s[ss->n - 1] : NULL;
+		struct point pt;
+		if (line[1] == 'S' && ss->n < MAX_SITES) {
+			s = &ss->s[ss->n++];
+			ok = sscanf(line + 1, "S %63s %" SCNu64, s->function, &s->max_bytes) == 2;
+		} else if (line[1] == 'P' && s && s->n < MAX_POINTS) {
+			ok = sscanf(line + 1, "P %" SCNu64 " %" SCNu64 " %" SCNu64, &pt.t,
+				    &pt.bytes, &pt.objects) == 3;
+			s->p[s->n++] = pt;
+		}
+	}
+	free(out);
+	return expect_true(ok, "report --by --json: three snapshots and the timeline");
+}
+
+/* The group named key, or an empty one (nothing at any time). */
+static const struct site *group(const struct sites *ss, const char *key)
+{
+	static const struct site none;
+
+	for (size_t i = 0; i < ss->n; i++)
+		if (strcmp(ss->s[i].function, key) == 0)
+			return &ss->s[i];
+	printf("  no group %s\n", key);
+	return &none;
+}
+
+/* Whether g holds exactly bytes and objects at t. */
+static int holds(const struct site *g, uint64_t t, uint64_t bytes, uint64_t objects,
+		 const char *why)
+{
+	struct point v = at(g, t);
+	int ok = expect_eq_u64(v.bytes, bytes, why) & expect_eq_u64(v.objects, objects, why);
+	return ok;
+}
+
+/* The time of g's first point after from whose bytes differ from was; 0
+ * when none. */
+static uint64_t change_after(const struct site *g, uint64_t from, uint64_t was)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->p[i].t > from && g->p[i].bytes != was)
+			return g->p[i].t;
+	return 0;
+}
+
+HP_TEST(timeline_by_type_context_thread_heap)
+{
+	struct sites *ss = malloc(sizeof *ss);
+	char path[4200];
+	const struct site *circle, *square, *load, *serve, *g;
+	uint64_t drop, rise, lo;
+	char *text;
+
+	snprintf(path, sizeof path, "%s/tlphases.hpf", hp_test_tmp());
+	if (!ss || !expect_true(hp_test_sh("HEAPPROF_TIMELINE_MS=10 %s/heapprof run -q -o %s -- "
+					   "%s/tests/programs/tlphases",
+					   hp_test_build(), path, hp_test_build()) == 0,
+				"tlphases runs under heapprof")) {
+		free(ss);
+		return;
+	}
+
+	/* By type: Circles in phase 1, Squares in phase 2, nothing at exit. */
+	if (load_groups(path, "type", 8, ss)) {
+		uint64_t s1 = ss->snap[0], s2 = ss->snap[1], s3 = ss->snap[2];
+		circle = group(ss, "Circle");
+		square = group(ss, "Square");
+		expect_eq_u64(circle->max_bytes, TL_CIRCLE_BYTES, "Circle's highest: all of them");
+		expect_eq_u64(square->max_bytes, TL_SQUARE_BYTES, "Square's highest: all of them");
+		holds(circle, s1, TL_CIRCLE_BYTES, TL_CIRCLE_N, "Circle at snapshot 1");
+		holds(square, s1, 0, 0, "no Square at snapshot 1");
+		holds(circle, s2, 0, 0, "no Circle at snapshot 2");
+		holds(square, s2, TL_SQUARE_BYTES, TL_SQUARE_N, "Square at snapshot 2");
+		holds(square, s3, 0, 0, "no Square at exit");
+		/* Whole through the pause; freed when phase 2 begins, within a
+		 * timeline period of its start (the pause's end at the
+		 * earliest). */
+		drop = change_after(circle, s1, TL_CIRCLE_BYTES);
+		lo = s1 + TL_PAUSE_NS - PERIOD_NS - TICK_SLACK_NS;
+		expect_true(drop >= lo && drop <= s2,
+			    "Circles stay whole through the pause, freed when phase 2 begins");
+		printf("  snapshots at %.3f %.3f %.3f s; Circles freed at %.3f s\n", s1 / 1e9,
+		       s2 / 1e9, s3 / 1e9, drop / 1e9);
+	}
+	/* --top 1: Square, then "other" (Circle and the rest). */
+	if (load_groups(path, "type", 1, ss)) {
+		expect_eq_u64(ss->n, 2, "--top 1: one type and other");
+		expect_str(ss->s[0].function, "Square", "the top type");
+		g = group(ss, "other");
+		expect_true(g->max_bytes >= TL_CIRCLE_BYTES, "other holds the Circles at its highest");
+		holds(g, ss->snap[0], TL_CIRCLE_BYTES, TL_CIRCLE_N,
+		      "other at snapshot 1: the Circles");
+	}
+
+	/* By context: "load" then "serve"; a free counts in the context of
+	 * the allocation, whichever thread frees. */
+	if (load_groups(path, "context", 8, ss)) {
+		uint64_t s1 = ss->snap[0], s2 = ss->snap[1], s3 = ss->snap[2];
+		load = group(ss, "load");
+		serve = group(ss, "serve");
+		holds(load, s1, TL_CIRCLE_BYTES, TL_CIRCLE_N, "load at snapshot 1");
+		holds(serve, s1, 0, 0, "no serve at snapshot 1");
+		holds(load, s2, 0, 0, "load at snapshot 2: every Circle freed");
+		holds(serve, s2, TL_SQUARE_BYTES, TL_SQUARE_N, "serve at snapshot 2");
+		holds(serve, s3, 0, 0, "no serve at exit");
+		drop = change_after(load, s1, TL_CIRCLE_BYTES);
+		rise = change_after(serve, s1, 0);
+		expect_true(drop && rise && (drop > rise ? drop - rise : rise - drop) <= PERIOD_NS,
+			    "load falls and serve rises within one timeline period");
+	}
+
+	/* By thread: the named thread holds the Squares. */
+	if (load_groups(path, "thread", 8, ss)) {
+		g = group(ss, TL_THREAD);
+		expect_eq_u64(g->max_bytes, TL_SQUARE_BYTES, "the server's highest: the Squares");
+		holds(g, ss->snap[1], TL_SQUARE_BYTES, TL_SQUARE_N, "the server at snapshot 2");
+		holds(g, ss->snap[2], 0, 0, "the server at exit");
+	}
+
+	/* By heap: malloc's and the arena, filled in phase 2, reset at exit. */
+	if (load_groups(path, "heap", 8, ss)) {
+		g = group(ss, "arena");
+		expect_eq_u64(g->max_bytes, TL_ARENA_BYTES, "the arena's highest");
+		holds(g, ss->snap[0], 0, 0, "an empty arena at snapshot 1");
+		holds(g, ss->snap[1], TL_ARENA_BYTES, TL_ARENA_N, "the arena at snapshot 2");
+		holds(g, ss->snap[2], 0, 0, "the arena reset at exit");
+		g = group(ss, "malloc");
+		expect_true(at(g, ss->snap[1]).bytes >= TL_SQUARE_BYTES,
+			    "malloc's heap holds the Squares at snapshot 2");
+	}
+
+	text = hp_test_sh_out("%s/heapprof report --by heap --timeline --width 100 %s",
+			      hp_test_build(), path);
+	expect_true(text && strstr(text, "bytes in use over time, by heap") &&
+			    strstr(text, "2.5 KiB") && strstr(text, "| arena"),
+		    "report --timeline --by heap draws the arena's line");
+	if (text && strstr(text, "bytes in use over time"))
+		printf("%s", strstr(text, "bytes in use over time"));
+	free(text);
+	free(ss);
+}
+
+/* The page's data (heapprof html): "tgroups" holds the same lines by
+ * type, context, thread and heap, on one time axis per dimension. */
+HP_TEST(page_carries_the_timeline_by_dimension)
+{
+	char path[4200], *got;
+
+	snprintf(path, sizeof path, "%s/tlphases-page.hpf", hp_test_tmp());
+	if (!expect_true(hp_test_sh("HEAPPROF_TIMELINE_MS=10 %s/heapprof run -q -o %s -- "
+				    "%s/tests/programs/tlphases && %s/heapprof html %s -o %s.html",
+				    hp_test_build(), path, hp_test_build(), hp_test_build(), path,
+				    path) == 0,
+			 "tlphases runs, its page is written"))
+		return;
+	/* Per dimension and key: its highest, and its bytes at the time of
+	 * each snapshot (the last axis time at or before it). */
+	got = hp_test_sh_out(
+		"python3 -c '"
+		"import json,re,sys\n"
+		"page = open(sys.argv[1]).read()\n"
+		"d = json.loads(re.search(r\"id=.hp-data.>(.*?)</script>\", page, re.S).group(1))\n"
+		"snaps = [s[\"time_ns\"] for s in d[\"snapshots\"]]\n"
+		"def at(tl, l, t):\n"
+		"  v = 0\n"
+		"  for i, x in enumerate(tl[\"t\"]):\n"
+		"    if x <= t: v = l[\"v\"][i]\n"
+		"  return v\n"
+		"for dim, key in ((\"type\", \"Circle\"), (\"type\", \"Square\"), (\"context\", \"load\"),"
+		" (\"context\", \"serve\"), (\"thread\", \"" TL_THREAD "\"), (\"heap\", \"arena\")):\n"
+		"  tl = d[\"tgroups\"][dim]\n"
+		"  l = [l for l in tl[\"lines\"] if l[\"key\"] == key][0]\n"
+		"  print(dim, key, l[\"max\"], *[at(tl, l, t) for t in snaps])\n"
+		"' %s.html",
+		path);
+	char want[1024];
+	snprintf(want, sizeof want,
+		 "type Circle %llu %llu 0 0\n"
+		 "type Square %llu 0 %llu 0\n"
+		 "context load %llu %llu 0 0\n"
+		 "context serve %llu 0 %llu 0\n"
+		 "thread " TL_THREAD " %llu 0 %llu 0\n"
+		 "heap arena %llu 0 %llu 0\n",
+		 (unsigned long long)TL_CIRCLE_BYTES, (unsigned long long)TL_CIRCLE_BYTES,
+		 (unsigned long long)TL_SQUARE_BYTES, (unsigned long long)TL_SQUARE_BYTES,
+		 (unsigned long long)TL_CIRCLE_BYTES, (unsigned long long)TL_CIRCLE_BYTES,
+		 (unsigned long long)TL_SQUARE_BYTES, (unsigned long long)TL_SQUARE_BYTES,
+		 (unsigned long long)TL_SQUARE_BYTES, (unsigned long long)TL_SQUARE_BYTES,
+		 (unsigned long long)TL_ARENA_BYTES, (unsigned long long)TL_ARENA_BYTES);
+	expect_str(got ? got : "", want,
+		   "the page's tgroups: each line's highest and its bytes at the snapshots");
+	free(got);
 }
 
 int main(int argc, char **argv)

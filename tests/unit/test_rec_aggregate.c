@@ -84,6 +84,50 @@ HP_TEST(agg_keyed_buckets)
 	hp_agg_free(b, 48, 0, HP_AGG_LIFE_UNKNOWN);
 }
 
+/* The timeline's walk (hp_agg_next_tick): a default bucket whose blocks
+ * all moved to a typed one holds no allocation, so hp_agg_next (the
+ * snapshots') skips it, but its fall to nothing must reach the timeline
+ * once, with its key and tags. */
+HP_TEST(agg_next_tick_sees_an_emptied_bucket)
+{
+	struct hp_rec_site site;
+	uint32_t s, plain, typed;
+	int seen_next = 0, seen_tick = 0, again = 0;
+
+	setup();
+	s = stack(0x3001);
+	plain = hp_agg_bucket(s, 0, 0, 0);
+	typed = hp_agg_bucket(s, 5, 0, 0);
+	hp_agg_alloc(plain, 16);
+	hp_agg_alloc(plain, 16);
+	for (uint32_t id = hp_agg_next_tick(0); id; id = hp_agg_next_tick(id))
+		hp_agg_take_change(id, 0, &site); /* the timeline is up to date */
+	hp_agg_move(plain, typed, 16);
+	hp_agg_move(plain, typed, 16);
+	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id))
+		seen_next += id == plain;
+	expect_eq_u64(seen_next, 0, "hp_agg_next skips the emptied default bucket");
+	for (uint32_t id = hp_agg_next_tick(0); id; id = hp_agg_next_tick(id)) {
+		if (!hp_agg_take_change(id, 0, &site))
+			continue;
+		if (id == plain) {
+			seen_tick++;
+			expect_eq_u64(site.in_use_bytes + site.in_use_count, 0, "it holds nothing");
+		} else if (id == typed) {
+			seen_tick += 10;
+			expect_eq_u64(site.in_use_bytes, 32, "the typed bucket holds both");
+			expect_eq_u64(site.type_tag, 5, "with its type tag");
+			expect_eq_u64(site.stack_id, s, "and its stack");
+		}
+	}
+	expect_eq_u64(seen_tick, 11, "the timeline's walk lists both buckets' change");
+	for (uint32_t id = hp_agg_next_tick(0); id; id = hp_agg_next_tick(id))
+		again += id == plain;
+	expect_eq_u64(again, 0, "once: then the emptied bucket is left out again");
+	hp_agg_free(typed, 16, 0, HP_AGG_LIFE_UNKNOWN);
+	hp_agg_free(typed, 16, 0, HP_AGG_LIFE_UNKNOWN);
+}
+
 HP_TEST(agg_histograms)
 {
 	struct hp_rec_hist h;

@@ -1,0 +1,175 @@
+/*
+ * report_timeline.c - `heapprof report --timeline [--by DIM]`: the bytes in
+ * use over time of the top groups of a dimension (timeline.h,
+ * hp_timeline_by), one line each in a terminal, series in JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/units.h"
+#include "report.h"
+#include "text.h"
+#include "timeline.h"
+
+/* Darker is more: a cell's character for a value at share v of its line's
+ * highest (any value above 0 shows). */
+static const char ramp[] = " .:-=+*#%@";
+
+/* The column of time t: floor(t * cols / span), the last for t >= span. */
+static size_t column(uint64_t t, uint64_t span, size_t cols)
+{
+	double c = (double)t * (double)cols / (double)(span ? span : 1);
+	return c >= (double)(cols - 1) ? cols - 1 : (size_t)c;
+}
+
+/* The group's name: a stack's innermost function and where, a type with
+ * its source, "other (N groups)". */
+static const char *name_of(const struct hp_model *m, const struct hp_tl_group *g, char *buf,
+			   size_t cap)
+{
+	char where[512];
+
+	if (g->other) {
+		snprintf(buf, cap, "(%zu other%s)", g->members, g->members == 1 ? "" : "s");
+	} else if (!*g->key && g->stack < m->nstacks && m->stacks[g->stack].depth) {
+		const struct hp_location *l = &m->locations[m->stacks[g->stack].locations[0]];
+		snprintf(buf, cap, "%s %s", l->syms[0].function,
+			 hp_location_where(m, l, where, sizeof where));
+	} else if (!*g->key) {
+		snprintf(buf, cap, "(no stack)");
+	} else {
+		snprintf(buf, cap, "%s%s%s%s", g->key, g->source ? " [" : "",
+			 g->source ? g->source : "", g->source ? "]" : "");
+	}
+	return buf;
+}
+
+/* The group's line: in each column the highest value of its time slice
+ * (or the level it held from before), as a character of ramp. */
+static void draw(const struct hp_tl_group *g, uint64_t span, size_t cols, char *line)
+{
+	double level = 0;
+	size_t k = 0;
+
+	for (size_t c = 0; c < cols; c++) {
+		double h = level;
+		for (; k < g->npoints && column(g->points[k].time_ns, span, cols) == c; k++) {
+			level = g->points[k].inuse_bytes;
+			h = level > h ? level : h;
+		}
+		if (h <= 0 || g->max_bytes <= 0) {
+			line[c] = ' ';
+		} else {
+			size_t i = (size_t)(h / g->max_bytes * (double)(sizeof ramp - 2) + 0.999999);
+			line[c] = ramp[i < 1 ? 1 : i > sizeof ramp - 2 ? sizeof ramp - 2 : i];
+		}
+	}
+	line[cols] = '\0';
+}
+
+/* A group's value at time t: its last point at or before t. */
+static double value_at(const struct hp_tl_group *g, uint64_t t)
+{
+	double v = 0;
+	for (size_t i = 0; i < g->npoints && g->points[i].time_ns <= t; i++)
+		v = g->points[i].inuse_bytes;
+	return v;
+}
+
+int hp_report_timeline_text(FILE *out, const struct hp_model *m,
+			    const struct hp_report_options *o, int dim)
+{
+	unsigned top = o && o->top ? o->top : 10;
+	unsigned width = o && o->width ? o->width : 100;
+	uint64_t span = m->snap->time_ns;
+	struct hp_tl_groups g;
+	size_t cols;
+	char *line, a[32], b[32], name[2048], cut[2048];
+	int ret = hp_timeline_by(m, (enum hp_dim)dim, top, &g);
+
+	if (ret)
+		return ret;
+	/* "  highest  at time |chart| name": 22 columns before the chart, 3
+	 * around it, 40 for the name after it, the chart 20 to 60. */
+	cols = width > 22 + 3 + 40 + 20 ? width - 22 - 3 - 40 : 20;
+	cols = cols > 60 ? 60 : cols;
+	if (!(line = malloc(cols + 1))) {
+		hp_timeline_by_free(&g);
+		return -ENOMEM;
+	}
+	fprintf(out, "\nbytes in use over time, by %s%s (the per-site timeline; each line\n"
+		     "scaled to its own highest, '%c'; a column holds the highest of its slice)\n",
+		hp_dim_name((enum hp_dim)dim), m->sampled ? ", estimated" : "",
+		ramp[sizeof ramp - 2]);
+	if (!g.n) {
+		fprintf(out, "  none: the capture has no timeline (run --timeline MS) up to this "
+			     "snapshot\n");
+		goto out;
+	}
+	snprintf(b, sizeof b, "%.3f s", (double)span / 1e9);
+	fprintf(out, "  %9s %8s  0 s%*s\n", "highest", "at", (int)(cols - 3), b);
+	for (size_t i = 0; i < g.n; i++) {
+		const struct hp_tl_group *s = &g.groups[i];
+		size_t room = width > 22 + 3 + cols + 24 ? width - 22 - 3 - cols : 24;
+		draw(s, span, cols, line);
+		hp_text_cut_middle(cut, sizeof cut, name_of(m, s, name, sizeof name),
+				   room > 5 ? room : 5);
+		fprintf(out, "  %9s %6.3f s |%s| ", hp_units_bytes(a, sizeof a, s->max_bytes),
+			(double)s->max_time_ns / 1e9, line);
+		hp_text_fputs(cut, out);
+		fputc('\n', out);
+	}
+	fprintf(out, "  at the snapshot (%.3f s):", (double)span / 1e9);
+	for (size_t i = 0; i < g.n && i < 3; i++)
+		fprintf(out, "%s %s", i ? "," : "",
+			hp_units_bytes(a, sizeof a, value_at(&g.groups[i], span)));
+	fprintf(out, "%s\n", g.n > 3 ? ", ..." : "");
+out:
+	free(line);
+	hp_timeline_by_free(&g);
+	return ferror(out) ? -EIO : 0;
+}
+
+int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, int dim)
+{
+	struct hp_tl_groups g;
+	char where[512];
+	int ret = hp_timeline_by(m, (enum hp_dim)dim, top ? top : 10, &g);
+
+	if (ret)
+		return ret;
+	fputc('[', out);
+	for (size_t i = 0; i < g.n; i++) {
+		const struct hp_tl_group *s = &g.groups[i];
+		fprintf(out, "%s\n    {\"key\": ", i ? "," : "");
+		if (s->other) {
+			fprintf(out, "\"other\", \"other\": true, \"groups\": %zu", s->members);
+		} else if (dim == HP_BY_STACK) {
+			const struct hp_mstack *st = s->stack < m->nstacks ? &m->stacks[s->stack] : NULL;
+			const struct hp_location *l =
+				st && st->depth ? &m->locations[st->locations[0]] : NULL;
+			hp_report_json_str(out, l ? l->syms[0].function : "(no stack)");
+			fprintf(out, ", \"stack_id\": %" PRIu32 ", \"where\": ", s->stack);
+			hp_report_json_str(out, l ? hp_location_where(m, l, where, sizeof where) : "");
+		} else {
+			hp_report_json_str(out, s->key);
+			if (s->source) {
+				fprintf(out, ", \"source\": ");
+				hp_report_json_str(out, s->source);
+			}
+		}
+		fprintf(out, ", \"max_inuse_bytes\": %.0f, \"max_time_ns\": %" PRIu64 ",\n"
+			     "     \"series\": [", s->max_bytes, s->max_time_ns);
+		for (size_t k = 0; k < s->npoints; k++)
+			fprintf(out, "%s[%" PRIu64 ", %.0f, %.0f]", k ? ", " : "",
+				s->points[k].time_ns, s->points[k].inuse_bytes,
+				s->points[k].inuse_objects);
+		fputs("]}", out);
+	}
+	fprintf(out, "%s]", g.n ? "\n  " : "");
+	hp_timeline_by_free(&g);
+	return ferror(out) ? -EIO : 0;
+}
