@@ -243,8 +243,8 @@ static int map_text(FILE *out, const struct hp_model *m, const struct hp_map *ma
 			hp_units_bytes(a, sizeof a, (double)rss),
 			m->sampled ? " (the sampled blocks only)" : "");
 	else
-		fprintf(out, "(blocks less than 1 MiB apart: the capture has no mappings, "
-			     "format 1.4)\n");
+		fprintf(out, "of blocks less than 1 MiB apart (no mappings recorded: "
+			     "before format 1.5, or lost)\n");
 	fprintf(out, "  %-14s  %-5s %9s %9s %9s %6s %11s %5s\n", "start", "kind", "size", "RSS",
 		"in use", "blocks", "largest gap", "frag");
 	for (size_t i = 0; i < map->n; i++) {
@@ -275,8 +275,9 @@ static int map_text(FILE *out, const struct hp_model *m, const struct hp_map *ma
 		}
 	}
 	if (map->outside_count)
-		fprintf(out, "  outside the regions: %s blocks, %s\n",
+		fprintf(out, "  outside the regions: %s block%s, %s\n",
 			hp_units_count(a, sizeof a, (double)map->outside_count),
+			map->outside_count == 1 ? "" : "s",
 			hp_units_bytes(b, sizeof b, (double)map->outside_bytes));
 	return 0;
 }
