@@ -226,7 +226,7 @@ static int map_text(FILE *out, const struct hp_model *m, const struct hp_map *ma
 		    const struct hp_report_options *o)
 {
 	const struct hp_cap_snapshot *s = m->snap;
-	size_t width = o && o->width ? o->width : 80;
+	size_t width = o ? o->width : 80; /* 0: no limit */
 	uint64_t bytes = 0, rss = 0;
 	char a[40], b[40], c[40], d[40], e[40], f[16];
 	struct hp_map_holder top[TEXT_HOLDERS];
