@@ -239,9 +239,9 @@ static int map_text(FILE *out, const struct hp_model *m, const struct hp_map *ma
 		s->seq, hp_units_count(a, sizeof a, (double)s->nblocks),
 		hp_units_bytes(b, sizeof b, (double)bytes), map->n, map->n == 1 ? "" : "s");
 	if (map->from_maps)
-		fprintf(out, "that hold the heap, %s resident; frag = 1 - in use / RSS%s\n",
+		fprintf(out, "that hold the heap, %s resident; frag = 1 - in use / RSS\n%s",
 			hp_units_bytes(a, sizeof a, (double)rss),
-			m->sampled ? " (the sampled blocks only)" : "");
+			m->sampled ? "(a sampled recording: the sampled blocks only)\n" : "");
 	else
 		fprintf(out, "of blocks less than 1 MiB apart (no mappings recorded: "
 			     "before format 1.5, or lost)\n");
