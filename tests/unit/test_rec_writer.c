@@ -299,7 +299,7 @@ HP_TEST(writer_maps_of_live_blocks)
 	const struct hp_cap_snapshot *s;
 	size_t page = hp_os_page_size();
 	uint64_t lost = 0, frames[2] = {0x3000, 0x3001};
-	uint32_t bucket = hp_agg_bucket(hp_stacks_intern(frames, 2), 0, 0, 0);
+	uint32_t bucket;
 	struct hp_live_block gone;
 	char *small, *big;
 
@@ -313,8 +313,9 @@ HP_TEST(writer_maps_of_live_blocks)
 	if (!expect_true(small && big, "malloc"))
 		return;
 	memset(big, 1, 3 * page); /* with its header's page: 4 pages (or 3) */
-	open_capture("maps.hpf");
+	open_capture("maps.hpf"); /* the tables, the first time */
 	config.live_blocks = 1;
+	bucket = hp_agg_bucket(hp_stacks_intern(frames, 2), 0, 0, 0);
 	expect_eq_u64(hp_live_insert((uintptr_t)small, bucket, 100, NULL) |
 			      hp_live_insert((uintptr_t)big, bucket, BIG_BYTES, NULL),
 		      0, "recorded");
