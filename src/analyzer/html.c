@@ -391,8 +391,8 @@ static void write_regions(FILE *f, const struct hp_cap_snapshot *s, const struct
 	fputs(",\"regions\":[", f);
 	for (size_t r = 0; r < mp->map.n; r++) {
 		const struct hp_map_region *g = &mp->map.regions[r];
-		fprintf(f, "%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"kind\":\"%s\",", r ? "," : "",
-			g->start, g->end, hp_map_kind_name(g->kind));
+		fprintf(f, "%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"kind\":\"%s\",",
+			r ? "," : "", g->start, g->end, hp_map_kind_name(g->kind));
 		if (g->has_rss) {
 			hp_map_perms(g->perms, perms);
 			fprintf(f, "\"perms\":\"%s\",\"name\":", perms);
@@ -409,13 +409,12 @@ static void write_regions(FILE *f, const struct hp_cap_snapshot *s, const struct
 			fputs("\"frag\":null,\"holders\":[", f);
 		for (size_t i = 0; i < mp->nholders[r]; i++) {
 			const struct hp_map_holder *h = &mp->holders[r * HP_HTML_MAP_HOLDERS + i];
-			fprintf(f, "%s[%" PRIu32 ",%zu,%" PRIu64 "]", i ? "," : "", h->stack, h->count,
-				h->bytes);
+			fprintf(f, "%s[%" PRIu32 ",%zu,%" PRIu64 "]", i ? "," : "", h->stack,
+				h->count, h->bytes);
 		}
 		fputs("]}", f);
 	}
-	fprintf(f, "],\"outside\":[%zu,%" PRIu64 "]", mp->map.outside_count,
-		mp->map.outside_bytes);
+	fprintf(f, "],\"outside\":[%zu,%" PRIu64 "]", mp->map.outside_count, mp->map.outside_bytes);
 	(void)s;
 }
 

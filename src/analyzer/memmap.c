@@ -41,7 +41,8 @@ static void measure(const struct hp_cap_snapshot *s, struct hp_map_region *r)
 	r->inuse_bytes = r->largest_gap_bytes = 0;
 	for (size_t i = r->first; i < r->first + r->count; i++) {
 		const struct hp_rec_block *b = &s->blocks[i];
-		uint64_t end = b->address + b->size < b->address ? UINT64_MAX : b->address + b->size;
+		uint64_t end =
+			b->address + b->size < b->address ? UINT64_MAX : b->address + b->size;
 		if (b->address > at && b->address - at > r->largest_gap_bytes)
 			r->largest_gap_bytes = b->address - at;
 		if (end > at)
@@ -59,10 +60,15 @@ static int from_blocks(const struct hp_cap_snapshot *s, struct hp_map *map)
 
 	for (size_t i = 0; i < s->nblocks; i++) {
 		const struct hp_rec_block *b = &s->blocks[i];
-		uint64_t end = b->address + b->size < b->address ? UINT64_MAX : b->address + b->size;
+		uint64_t end =
+			b->address + b->size < b->address ? UINT64_MAX : b->address + b->size;
 		struct hp_map_region *last = map->n ? &map->regions[map->n - 1] : NULL;
-		if (!last || b->address >= last->end + HP_MAP_GAP_BYTES || last->end + HP_MAP_GAP_BYTES < last->end) {
-			struct hp_map_region r = {.start = b->address, .end = end, .name = "", .first = i};
+		if (!last || b->address >= last->end + HP_MAP_GAP_BYTES ||
+		    last->end + HP_MAP_GAP_BYTES < last->end) {
+			struct hp_map_region r = {.start = b->address,
+						  .end = end,
+						  .name = "",
+						  .first = i};
 			if (push(map, &cap, &r))
 				return -ENOMEM;
 			last = &map->regions[map->n - 1];
@@ -260,7 +266,8 @@ static int map_text(FILE *out, const struct hp_model *m, const struct hp_map *ma
 		snprintf(e, sizeof e, "0x%" PRIx64, r->start);
 		fprintf(out, "  %-14s  %-5s %9s %9s ", e, hp_map_kind_name(r->kind),
 			hp_units_bytes(a, sizeof a, (double)(r->end - r->start)), b);
-		fprintf(out, "%9s %6s %11s %5s\n", hp_units_bytes(c, sizeof c, (double)r->inuse_bytes),
+		fprintf(out, "%9s %6s %11s %5s\n",
+			hp_units_bytes(c, sizeof c, (double)r->inuse_bytes),
 			hp_units_count(d, sizeof d, (double)r->count),
 			hp_units_bytes(e, sizeof e, (double)r->largest_gap_bytes), f);
 		if (r->kind == HP_MAP_OTHER && r->name[0]) {
@@ -271,7 +278,8 @@ static int map_text(FILE *out, const struct hp_model *m, const struct hp_map *ma
 			int at = fprintf(out, "      %s in %s  ",
 					 hp_units_bytes(a, sizeof a, (double)top[j].bytes),
 					 hp_units_count(b, sizeof b, (double)top[j].count));
-			put_fitted(out, function_of(m, top[j].stack), at > 0 ? (size_t)at : 0, width);
+			put_fitted(out, function_of(m, top[j].stack), at > 0 ? (size_t)at : 0,
+				   width);
 		}
 	}
 	if (map->outside_count)
@@ -311,7 +319,8 @@ static void map_json(FILE *out, const struct hp_model *m, const struct hp_map *m
 		fprintf(out,
 			"%s\n    {\"start\": %" PRIu64 ", \"end\": %" PRIu64 ", \"size\": %" PRIu64
 			", \"kind\": \"%s\", ",
-			i ? "," : "", g->start, g->end, g->end - g->start, hp_map_kind_name(g->kind));
+			i ? "," : "", g->start, g->end, g->end - g->start,
+			hp_map_kind_name(g->kind));
 		if (g->has_rss) {
 			hp_map_perms(g->perms, perms);
 			fprintf(out, "\"perms\": \"%s\", \"name\": ", perms);
@@ -338,8 +347,7 @@ static void map_json(FILE *out, const struct hp_model *m, const struct hp_map *m
 		}
 		fputs("]}", out);
 	}
-	fprintf(out,
-		"%s],\n  \"outside\": {\"blocks\": %zu, \"bytes\": %" PRIu64 "}\n}\n",
+	fprintf(out, "%s],\n  \"outside\": {\"blocks\": %zu, \"bytes\": %" PRIu64 "}\n}\n",
 		map->n ? "\n  " : "", map->outside_count, map->outside_bytes);
 }
 

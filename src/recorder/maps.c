@@ -48,7 +48,7 @@
 
 struct part {
 	uint64_t lo, hi;
-	uint32_t kind, perms; /* HP_MAP_*, HP_MAP_PERM_* */
+	uint32_t kind, perms;        /* HP_MAP_*, HP_MAP_PERM_* */
 	uint32_t name_off, name_len; /* into names */
 	uint32_t marked, pad;        /* a live block lies in it */
 };
@@ -170,8 +170,9 @@ static int on_mapping(const struct hp_os_mapping *e, void *arg)
 		return 0;
 	if (e->path_len == 6 && memcmp(e->path, "[heap]", 6) == 0)
 		add(e->lo, e->hi, HP_MAP_BRK, e);
-	else if (!e->path_len && (e->perms & (HP_OS_MAP_READ | HP_OS_MAP_WRITE | HP_OS_MAP_SHARED)) ==
-					 (HP_OS_MAP_READ | HP_OS_MAP_WRITE))
+	else if (!e->path_len &&
+		 (e->perms & (HP_OS_MAP_READ | HP_OS_MAP_WRITE | HP_OS_MAP_SHARED)) ==
+			 (HP_OS_MAP_READ | HP_OS_MAP_WRITE))
 		split(e);
 	else
 		add(e->lo, e->hi, HP_MAP_OTHER, e);
@@ -253,8 +254,8 @@ int hp_maps_encode(struct hp_buf *out, uint64_t seq)
 					    .perms = p[i].perms,
 					    .rss_bytes = rss,
 					    .name = {p[i].name_len ? (const char *)names.data +
-									   p[i].name_off
-								 : "",
+									     p[i].name_off
+								   : "",
 						     p[i].name_len},
 				    });
 	}

@@ -379,7 +379,8 @@ static void craft_maps(const char *path, const struct hp_rec_block *blocks, size
 		hp_rec_block_put(&c.payload, &blocks[i]);
 	hp_craft_emit(&c, HP_REC_BLOCKS);
 	for (int k = 0; nmaps != (size_t)-1 && k < 1 + twice; k++) {
-		hp_rec_hists_put(&c.payload, &(struct hp_rec_hists){.seq = maps_seq, .count = nmaps});
+		hp_rec_hists_put(&c.payload,
+				 &(struct hp_rec_hists){.seq = maps_seq, .count = nmaps});
 		for (size_t i = 0; i < nmaps; i++)
 			hp_rec_map_put(&c.payload, &maps[i]);
 		hp_craft_emit(&c, HP_REC_MAPS);
@@ -388,16 +389,24 @@ static void craft_maps(const char *path, const struct hp_rec_block *blocks, size
 }
 
 static const struct hp_rec_block map_blocks[] = {
-	{0x10010, 100, 1}, {0x10100, 200, 1}, {0x20000, 1000, 1}, /* brk */
-	{0x7f0000000010, 400, 2},                                 /* the chunk */
-	{0x7f0000100000, 200, 2},                                 /* in no region */
+	{0x10010, 100, 1},        {0x10100, 200, 1}, {0x20000, 1000, 1}, /* brk */
+	{0x7f0000000010, 400, 2},                                        /* the chunk */
+	{0x7f0000100000, 200, 2},                                        /* in no region */
 };
 
 static const struct hp_rec_map map_regions[] = {
-	{.start = 0x10000, .size = 0x20000, .kind = HP_MAP_BRK, .perms = 3, .rss_bytes = 0x8000,
+	{.start = 0x10000,
+	 .size = 0x20000,
+	 .kind = HP_MAP_BRK,
+	 .perms = 3,
+	 .rss_bytes = 0x8000,
 	 .name = {"[heap]", 6}},
-	{.start = 0x7f0000000000, .size = 0x1000, .kind = HP_MAP_CHUNK, .perms = 3,
-	 .rss_bytes = 0x1000, .name = {"", 0}},
+	{.start = 0x7f0000000000,
+	 .size = 0x1000,
+	 .kind = HP_MAP_CHUNK,
+	 .perms = 3,
+	 .rss_bytes = 0x1000,
+	 .name = {"", 0}},
 };
 
 /* The analyzer's figures of a crafted map, exactly: each block in its
@@ -423,7 +432,8 @@ HP_TEST(crafted_maps_regions_are_measured)
 		expect_eq_u64(r[0].count, 3, "brk: 3 blocks");
 		expect_eq_u64(r[0].inuse_bytes, 1300, "brk: 1300 bytes in use");
 		/* 0x101c8 .. 0x20000, longer than the 0x203e8 .. 0x30000 after */
-		expect_eq_u64(r[0].largest_gap_bytes, 0x20000 - 0x101c8, "brk: the gap before 0x20000");
+		expect_eq_u64(r[0].largest_gap_bytes, 0x20000 - 0x101c8,
+			      "brk: the gap before 0x20000");
 		expect_eq_u64((uint64_t)(hp_map_fragmentation(&r[0]) * 1e6),
 			      (uint64_t)((1.0 - 1300.0 / 32768.0) * 1e6), "brk: 1 - 1300 / 32 KiB");
 		expect_eq_u64(r[1].kind, HP_MAP_CHUNK, "the chunk's kind");
@@ -435,7 +445,8 @@ HP_TEST(crafted_maps_regions_are_measured)
 	}
 	hp_capture_free(&cap);
 	text = hp_test_sh_out("%s/heapprof report --map %s 2>&1", hp_test_build(), path);
-	expect_true(text && strstr(text, "  0x10000         brk   128.0 KiB  32.0 KiB   1.3 KiB"
+	expect_true(text &&
+			    strstr(text, "  0x10000         brk   128.0 KiB  32.0 KiB   1.3 KiB"
 					 "      3    63.6 KiB   96%\n") &&
 			    strstr(text, "  outside the regions: 1 block, 200 B\n"),
 		    "report --map: the brk heap's line, the block outside");
@@ -456,18 +467,36 @@ HP_TEST(crafted_maps_bad_fields_one_line)
 		int twice;
 	} cases[] = {
 		{"size0", "a region of size 0", {.start = 0x7f0000000000, .kind = 3}, 1, 0},
-		{"wraps", "past the end of the address space",
-		 {.start = UINT64_MAX - 0xfff, .size = 0x2000, .kind = 3}, 1, 0},
-		{"overlap", "out of address order, or overlapping",
-		 {.start = 0x2f000, .size = 0x2000, .kind = 3}, 1, 0},
-		{"rss", "more resident bytes than its size",
-		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 3, .rss_bytes = 0x2000}, 1, 0},
-		{"kind", "a region of an unknown kind",
-		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 9}, 1, 0},
-		{"seq", "its snapshot is not in the file", {.start = 0x7f0000000000, .size = 0x1000, .kind = 3},
-		 7, 0},
-		{"twice", "a second one for the same snapshot",
-		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 3}, 1, 1},
+		{"wraps",
+		 "past the end of the address space",
+		 {.start = UINT64_MAX - 0xfff, .size = 0x2000, .kind = 3},
+		 1,
+		 0},
+		{"overlap",
+		 "out of address order, or overlapping",
+		 {.start = 0x2f000, .size = 0x2000, .kind = 3},
+		 1,
+		 0},
+		{"rss",
+		 "more resident bytes than its size",
+		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 3, .rss_bytes = 0x2000},
+		 1,
+		 0},
+		{"kind",
+		 "a region of an unknown kind",
+		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 9},
+		 1,
+		 0},
+		{"seq",
+		 "its snapshot is not in the file",
+		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 3},
+		 7,
+		 0},
+		{"twice",
+		 "a second one for the same snapshot",
+		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 3},
+		 1,
+		 1},
 	};
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -170,8 +170,8 @@ static void exercise_capture(const struct hp_capture *cap)
 			if (!m->size || m->start + m->size < m->start || m->rss_bytes > m->size ||
 			    !m->kind || m->kind >= HP_MAP_KINDS ||
 			    (k && m->start < s->maps[k - 1].start + s->maps[k - 1].size))
-				broken("snapshot %zu region %zu: [%llx, +%llx) kind %u rss %llu", i, k,
-				       (unsigned long long)m->start, (unsigned long long)m->size,
+				broken("snapshot %zu region %zu: [%llx, +%llx) kind %u rss %llu", i,
+				       k, (unsigned long long)m->start, (unsigned long long)m->size,
 				       m->kind, (unsigned long long)m->rss_bytes);
 			exercise_str(m->name, "a region's name");
 		}

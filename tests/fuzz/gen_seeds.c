@@ -253,7 +253,7 @@ static int finish(struct seed *s, const char *dir, const char *name, size_t keep
 static void memmap(struct seed *s, uint64_t seq)
 {
 	static const struct hp_rec_block b[] = {
-		{0x55550010, 100, 1}, {0x55550100, 200, 2}, {0x7f0000000010, 1 << 20, 3},
+		{0x55550010, 100, 1},    {0x55550100, 200, 2},    {0x7f0000000010, 1 << 20, 3},
 		{0x7f1004000900, 64, 4}, {0x7f2000000000, 32, 5}, {0x7fff00000000, 8, 0},
 	};
 	static const struct hp_rec_map m[] = {

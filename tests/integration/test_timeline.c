@@ -296,25 +296,26 @@ HP_TEST(memory_map_regions_are_the_programs_mappings)
 			     "%s/tests/programs/mapregions >%s && "
 			     "%s/heapprof report --map --json %s >%s.json && "
 			     "python3 tests/integration/mapregions.py %s %s.json",
-			     hp_test_build(), path, hp_test_build(), out, hp_test_build(), path, out,
-			     out, out);
-	expect_str(got ? got : "",
-		   "small: 32 blocks in 1 region, brk, the [heap] mapping: yes\n"
-		   "small: make_small holds 32 blocks, 14336 bytes; they are the printed ones: yes\n"
-		   "small: RSS within the region, at least the pages holding blocks: yes\n"
-		   "big A: mmap region at the block - 16, 1052672 bytes, 1 block, 1048576 in use, "
-		   "largest gap 4080\n"
-		   "big B: mmap region at the block - 16, 528384 bytes, 1 block, 524288 in use, "
-		   "largest gap 4080\n"
-		   "big A: RSS 64 KiB + a page, within a page: yes (69632); big B: RSS 528384\n"
-		   "thread: 20 blocks in 1 region, arena, 64 MiB aligned: yes, the mapping's rw "
-		   "part: yes, reserved to 64 MiB: yes\n"
-		   "thread: make_threaded holds 20 blocks, 20000 bytes; they are the printed "
-		   "ones: yes\n"
-		   "thread: RSS within the region, at least the pages holding blocks: yes\n"
-		   "regions: inside a mapping: yes, in order: yes, blocks counted: yes, "
-		   "fragmentation = 1 - in use / RSS: yes, blocks outside: 0\n",
-		   "report --map --json: mapregions' regions, blocks, bytes and RSS");
+			     hp_test_build(), path, hp_test_build(), out, hp_test_build(), path,
+			     out, out, out);
+	expect_str(
+		got ? got : "",
+		"small: 32 blocks in 1 region, brk, the [heap] mapping: yes\n"
+		"small: make_small holds 32 blocks, 14336 bytes; they are the printed ones: yes\n"
+		"small: RSS within the region, at least the pages holding blocks: yes\n"
+		"big A: mmap region at the block - 16, 1052672 bytes, 1 block, 1048576 in use, "
+		"largest gap 4080\n"
+		"big B: mmap region at the block - 16, 528384 bytes, 1 block, 524288 in use, "
+		"largest gap 4080\n"
+		"big A: RSS 64 KiB + a page, within a page: yes (69632); big B: RSS 528384\n"
+		"thread: 20 blocks in 1 region, arena, 64 MiB aligned: yes, the mapping's rw "
+		"part: yes, reserved to 64 MiB: yes\n"
+		"thread: make_threaded holds 20 blocks, 20000 bytes; they are the printed "
+		"ones: yes\n"
+		"thread: RSS within the region, at least the pages holding blocks: yes\n"
+		"regions: inside a mapping: yes, in order: yes, blocks counted: yes, "
+		"fragmentation = 1 - in use / RSS: yes, blocks outside: 0\n",
+		"report --map --json: mapregions' regions, blocks, bytes and RSS");
 	free(got);
 	/* The text: a line per region, its kind, its holders, in 80 columns. */
 	text = hp_test_sh_out("%s/heapprof report --map %s", hp_test_build(), path);

@@ -278,8 +278,7 @@ static const struct hp_cap_map *region_of(const struct hp_cap_snapshot *snap, ui
 	return NULL;
 }
 
-static int (*maps_each_real)(char *, size_t, int (*)(const struct hp_os_mapping *, void *),
-			    void *);
+static int (*maps_each_real)(char *, size_t, int (*)(const struct hp_os_mapping *, void *), void *);
 
 static int maps_fail(char *scratch, size_t cap, int (*fn)(const struct hp_os_mapping *, void *),
 		     void *arg)
