@@ -484,6 +484,76 @@ static int parse_blocks(struct hp_capture *cap, struct hp_cap_image *img, struct
 	return 0;
 }
 
+/* The regions of the image's snapshot of seq that hold the heap (MAPS).
+ * A region the recorder cannot have written (size 0, past 2^64, before
+ * the end of the one before, more resident than its size, an unknown
+ * kind) refuses the record, saying which (cap->why). */
+static int parse_maps(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+{
+	struct hp_rec_hists h;
+	struct hp_cap_snapshot *s = NULL;
+	struct hp_cap_map *v;
+	uint64_t end = 0;
+	int err = 0;
+
+	if (hp_rec_hists_get(c, &h))
+		return -EINVAL;
+	for (size_t i = img->nsnapshots; i-- > 0 && !s;)
+		if (img->snapshots[i].seq == h.seq)
+			s = &img->snapshots[i];
+	if (!s) {
+		cap->why = "its snapshot is not in the file";
+		return -EINVAL;
+	}
+	if (s->has_maps) {
+		cap->why = "a second one for the same snapshot";
+		return -EINVAL;
+	}
+	if (h.count > (uint64_t)(c->end - c->p) / HP_REC_MAP_MIN_BYTES)
+		return -EINVAL;
+	if (charge(cap, (h.count ? h.count : 1) * sizeof *v))
+		return -E2BIG;
+	v = calloc(h.count ? h.count : 1, sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	for (uint64_t i = 0; !err && i < h.count; i++) {
+		struct hp_rec_map m;
+		if (hp_rec_map_get(c, &m)) {
+			err = -EINVAL;
+			break;
+		}
+		if (!m.size || m.start + m.size < m.start)
+			cap->why = "a region of size 0, or past the end of the address space";
+		else if (m.start < end)
+			cap->why = "regions out of address order, or overlapping";
+		else if (m.rss_bytes > m.size)
+			cap->why = "a region with more resident bytes than its size";
+		else if (!m.kind || m.kind >= HP_MAP_KINDS)
+			cap->why = "a region of an unknown kind";
+		if (cap->why) {
+			err = -EINVAL;
+			break;
+		}
+#define HP_MAP_FIELD(kind, type, name) v[i].name = m.name;
+		HP_REC_MAP(HP_MAP_FIELD)
+#undef HP_MAP_FIELD
+		v[i].name = copy_str(cap, m.name);
+		if (!v[i].name)
+			err = cap->mem_refused ? -E2BIG : -ENOMEM;
+		end = m.start + m.size;
+	}
+	if (err) {
+		for (uint64_t i = 0; i < h.count; i++)
+			free(v[i].name);
+		free(v);
+		return err;
+	}
+	s->has_maps = 1;
+	s->nmaps = h.count;
+	s->maps = v;
+	return 0;
+}
+
 int hp_capture_hist(const struct hp_cap_snapshot *s, size_t i, struct hp_rec_hist *out)
 {
 	memset(out, 0, sizeof *out);
@@ -653,6 +723,7 @@ static const char *type_name(unsigned type)
 	case HP_REC_TIMELINE: return "TIMELINE";
 	case HP_REC_HISTOGRAMS: return "HISTOGRAMS";
 	case HP_REC_BLOCKS: return "BLOCKS";
+	case HP_REC_MAPS: return "MAPS";
 	case HP_REC_SYMBOLS: return "SYMBOLS";
 	case HP_REC_TAGS: return "TAGS";
 	default: return "unknown";
@@ -768,6 +839,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 		c = (struct hp_cursor){rec.payload, rec.payload + rec.len, 0};
 		cap->nrecords++;
 		cap->mem_refused = 0;
+		cap->why = NULL;
 		/* SYMBOLS records come after every image and name theirs. */
 		if (rec.type != HP_REC_SYMBOLS)
 			perr = image_for(cap, rec.type, &alloc_images, &img);
@@ -783,6 +855,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			case HP_REC_TIMELINE: perr = parse_timeline(cap, img, &c); break;
 			case HP_REC_HISTOGRAMS: perr = parse_histograms(cap, img, &c); break;
 			case HP_REC_BLOCKS: perr = parse_blocks(cap, img, &c); break;
+			case HP_REC_MAPS: perr = parse_maps(cap, img, &c); break;
 			default: break; /* a later minor version's record: skip it */
 			}
 			if (img)
@@ -797,6 +870,9 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			note_damage(cap, "offset %zu: %s record would take the reader past %d times "
 				    "the file's size in memory, skipped", rec.offset,
 				    type_name(rec.type), HP_CAP_MEM_FACTOR);
+		else if (perr && cap->why)
+			note_damage(cap, "offset %zu: %s record is malformed (%s), skipped",
+				    rec.offset, type_name(rec.type), cap->why);
 		else if (perr)
 			note_damage(cap, "offset %zu: %s record is malformed, skipped", rec.offset,
 				    type_name(rec.type));
@@ -848,6 +924,9 @@ static void free_image(struct hp_cap_image *img)
 		free(img->snapshots[i].hist_first);
 		free(img->snapshots[i].hist);
 		free(img->snapshots[i].blocks);
+		for (size_t k = 0; k < img->snapshots[i].nmaps; k++)
+			free(img->snapshots[i].maps[k].name);
+		free(img->snapshots[i].maps);
 	}
 	free(img->snapshots);
 	free(img->samples);

@@ -71,6 +71,19 @@ struct hp_cap_snapshot {
 	int has_blocks;
 	size_t nblocks;
 	struct hp_rec_block *blocks;
+	/* The regions that hold the heap (MAPS, format 1.5, with
+	 * --live-blocks), by address, none overlapping, each checked (size
+	 * above 0, rss_bytes at most size, a known kind); has_maps 0 when
+	 * the snapshot has none. */
+	int has_maps;
+	size_t nmaps;
+	struct hp_cap_map *maps;
+};
+
+/* A MAPS region: the schema's fields (records.h), its name a string. */
+struct hp_cap_map {
+	HP_REC_MAP(HP_REC_MEMBER)
+	char *name; /* NUL-terminated; "" when anonymous */
 };
 
 /* A nonzero class of a bucket's histograms: which (HP_CAP_HIST_SIZE or
@@ -206,6 +219,9 @@ struct hp_capture {
 	 * damage, whatever it claims; mem_refused is the reader's flag. */
 	size_t mem_bytes, mem_limit_bytes;
 	int mem_refused;
+	/* What is wrong with the record being read, when its parser says
+	 * more than "malformed" (a static string). */
+	const char *why;
 	size_t nrecords;
 	size_t ndamage; /* may exceed HP_CAP_MAX_DAMAGE; only the first are kept */
 	char *damage[HP_CAP_MAX_DAMAGE];

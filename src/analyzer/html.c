@@ -32,8 +32,16 @@
  *              [{"stack": index in stacks, "allocs", "frees", "size":
  *              [per size class], "life": [per lifetime class]}]
  *   map        the last snapshot's live blocks (run --live-blocks), at
- *              most HP_HTML_MAX_BLOCKS, by address: {"seq", "blocks":
- *              [[address, size, index in stacks]...]}, or null
+ *              most HP_HTML_MAX_BLOCKS, by address: {"seq", "total",
+ *              "blocks": [[address, size, index in stacks]...], "regions":
+ *              [{"start", "end", "kind" (memmap.h's name), "perms", "name",
+ *              "rss" (null before format 1.5), "inuse", "count", "first"
+ *              (its first block's index in the full list: a region's
+ *              blocks are first .. first + count - 1), "gap" (largest
+ *              free stretch), "frag" (1 - in use / RSS, null without
+ *              RSS), "holders": [[index in stacks, blocks, bytes]...] (up
+ *              to HP_HTML_MAP_HOLDERS)}...], "outside": [blocks, bytes]},
+ *              or null
  *   snapshots  per snapshot: the record's figures, the model's unbiased
  *              totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
@@ -65,12 +73,14 @@
 #include "text.h"
 #include "group.h"
 #include "histo.h"
+#include "memmap.h"
 #include "timeline.h"
 
 #define HP_HTML_MAX_POINTS 4000   /* timeline points: enough for a 4000 px wide chart */
 #define HP_HTML_SITES 10          /* lines of the per-site timeline */
 #define HP_HTML_TL_DIMS 4         /* the timeline by type, context, thread and heap */
 #define HP_HTML_MAX_BLOCKS 100000 /* blocks of the memory map */
+#define HP_HTML_MAP_HOLDERS 5     /* top stacks of each of its regions */
 
 enum {
 	COL_INUSE_B,
@@ -339,9 +349,89 @@ static void write_hists(FILE *f, const struct hp_stack_hist *h, size_t n, const 
 	fputc(']', f);
 }
 
+/* The regions of the map (memmap.h), each with its top holders:
+ * holders[r * HP_HTML_MAP_HOLDERS ..], nholders[r] of them, their stack
+ * an index into the page's stacks. */
+struct map_page {
+	struct hp_map map;
+	struct hp_map_holder *holders;
+	size_t *nholders;
+};
+
+static void map_page_free(struct map_page *mp)
+{
+	hp_map_free(&mp->map);
+	free(mp->holders);
+	free(mp->nholders);
+}
+
+/* The regions of s and their holders, from the model m of s. 0 or -errno. */
+static int map_page_build(struct map_page *mp, struct page *p, const struct hp_model *m,
+			  const struct hp_cap_snapshot *s)
+{
+	int ret = hp_map_build(s, &mp->map);
+	size_t n = mp->map.n;
+
+	if (ret)
+		return ret;
+	mp->holders = calloc(n * HP_HTML_MAP_HOLDERS + 1, sizeof *mp->holders);
+	mp->nholders = calloc(n + 1, sizeof *mp->nholders);
+	if (!mp->holders || !mp->nholders)
+		return -ENOMEM;
+	for (size_t r = 0; !ret && r < n; r++) {
+		struct hp_map_holder *h = &mp->holders[r * HP_HTML_MAP_HOLDERS];
+		size_t k = hp_map_holders(s, &mp->map.regions[r], h, HP_HTML_MAP_HOLDERS), j = 0;
+		for (size_t i = 0; !ret && i < k; i++) {
+			uint32_t st = h[i].stack;
+			if (st >= m->nstacks || !m->stacks[st].depth)
+				continue; /* no stack: not in the page's table */
+			h[j] = h[i];
+			ret = stack_of(p, m, st, &h[j++].stack);
+		}
+		mp->nholders[r] = j;
+	}
+	return ret;
+}
+
+static void write_regions(FILE *f, const struct hp_cap_snapshot *s, const struct map_page *mp)
+{
+	char perms[5];
+
+	fputs(",\"regions\":[", f);
+	for (size_t r = 0; r < mp->map.n; r++) {
+		const struct hp_map_region *g = &mp->map.regions[r];
+		fprintf(f, "%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"kind\":\"%s\",",
+			r ? "," : "", g->start, g->end, hp_map_kind_name(g->kind));
+		if (g->has_rss) {
+			hp_map_perms(g->perms, perms);
+			fprintf(f, "\"perms\":\"%s\",\"name\":", perms);
+			json_str(f, g->name);
+			fprintf(f, ",\"rss\":%" PRIu64 ",", g->rss_bytes);
+		} else {
+			fputs("\"perms\":null,\"name\":null,\"rss\":null,", f);
+		}
+		fprintf(f, "\"inuse\":%" PRIu64 ",\"count\":%zu,\"first\":%zu,\"gap\":%" PRIu64 ",",
+			g->inuse_bytes, g->count, g->first, g->largest_gap_bytes);
+		if (g->has_rss)
+			fprintf(f, "\"frag\":%.4f,\"holders\":[", hp_map_fragmentation(g));
+		else
+			fputs("\"frag\":null,\"holders\":[", f);
+		for (size_t i = 0; i < mp->nholders[r]; i++) {
+			const struct hp_map_holder *h = &mp->holders[r * HP_HTML_MAP_HOLDERS + i];
+			fprintf(f, "%s[%" PRIu32 ",%zu,%" PRIu64 "]", i ? "," : "", h->stack,
+				h->count, h->bytes);
+		}
+		fputs("]}", f);
+	}
+	fprintf(f, "],\"outside\":[%zu,%" PRIu64 "]", mp->map.outside_count, mp->map.outside_bytes);
+	(void)s;
+}
+
 /* The memory map: the blocks of s (sorted by address), their stacks as
- * indexes into the page's stacks (stacks[i], UINT32_MAX: none). */
-static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *stacks)
+ * indexes into the page's stacks (stacks[i], UINT32_MAX: none), and its
+ * regions (mp). */
+static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *stacks,
+		      const struct map_page *mp)
 {
 	size_t n = s && s->has_blocks ? s->nblocks : 0;
 
@@ -360,7 +450,9 @@ static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *
 			fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu32 "]", i ? "," : "",
 				s->blocks[i].address, s->blocks[i].size, stacks[i]);
 	}
-	fputs("]}", f);
+	fputc(']', f);
+	write_regions(f, s, mp);
+	fputc('}', f);
 }
 
 static int by_u64(const void *a, const void *b)
@@ -637,6 +729,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	int has_tgroups = has_attribution(cap);
 	uint32_t *site_stacks = NULL, *hist_stacks = NULL, *map_stacks = NULL;
 	const struct hp_cap_snapshot *map_snap = NULL;
+	struct map_page map_page = {0};
 	size_t nmap = 0;
 	struct hp_stack_hist *hists = NULL;
 	size_t nsites = 0, nhists = 0;
@@ -733,6 +826,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				if (st < m.nstacks && m.stacks[st].depth)
 					ret = stack_of(&p, &m, st, &map_stacks[k]);
 			}
+			if (!ret && map_snap->has_blocks)
+				ret = map_page_build(&map_page, &p, &m, map_snap);
 		}
 		hp_model_free(&m);
 		if (ret) {
@@ -745,7 +840,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	if (!ret && has_tgroups)
 		ret = write_tgroups(f, tgroups);
 	write_hists(f, hists, nhists, hist_stacks);
-	write_map(f, map_snap, map_stacks);
+	write_map(f, map_snap, map_stacks, &map_page);
 	if (ret) {
 		snprintf(err, errlen, "%s", strerror(-ret));
 		goto out;
@@ -768,6 +863,7 @@ out:
 	free(hists);
 	free(hist_stacks);
 	free(map_stacks);
+	map_page_free(&map_page);
 	free(rank);
 	page_free(&p);
 	return ret;

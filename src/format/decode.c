@@ -332,6 +332,13 @@ int hp_rec_tag_get(struct hp_cursor *c, struct hp_rec_tag *v)
 	return result(c);
 }
 
+int hp_rec_map_get(struct hp_cursor *c, struct hp_rec_map *v)
+{
+	HP_REC_MAP(GET)
+	hp_rec_str_get(c, &v->name);
+	return result(c);
+}
+
 int hp_rec_meta_get(struct hp_cursor *c, struct hp_rec_meta *v)
 {
 	HP_REC_META_PROCESS(GET)

@@ -182,6 +182,12 @@ void hp_rec_tag_put(struct hp_buf *b, const struct hp_rec_tag *v)
 	hp_rec_str_put(b, v->name);
 }
 
+void hp_rec_map_put(struct hp_buf *b, const struct hp_rec_map *v)
+{
+	HP_REC_MAP(PUT)
+	hp_rec_str_put(b, v->name);
+}
+
 void hp_rec_meta_put(struct hp_buf *b, const struct hp_rec_meta *v)
 {
 	HP_REC_META_PROCESS(PUT)

@@ -170,13 +170,25 @@
  *   u stack_id): every live block the recorder holds (the sampled ones in
  *   a sampled recording; malloc's, not custom heaps'), in no particular
  *   order.
+ *
+ * HP_REC_MAPS (minor 5; with --live-blocks, right after each BLOCKS;
+ * hp_rec_hists, hp_rec_map)
+ *   u seq (the snapshot's), u count, count x (u start, u size, u kind
+ *   (HP_MAP_*), u perms (HP_MAP_PERM_*), u rss_bytes, str name): the
+ *   regions of the address space that hold the heap, by address, none
+ *   overlapping: glibc's brk heap, each heap of its other arenas (the
+ *   read-write part of a 64 MiB aligned mapping), each mmap'd chunk, and
+ *   any other mapping (or the rest of one) that holds a block of the
+ *   BLOCKS record. rss_bytes: its resident bytes (mincore(2)) when the
+ *   record was written, at most size. name: the mapping's in
+ *   /proc/self/maps ("[heap]", a path; "" anonymous).
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 5 /* 5: the TIMELINE sites' tags */
+#define HP_FORMAT_MINOR 5 /* 5: the TIMELINE sites' tags, MAPS */
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24
@@ -199,6 +211,27 @@ enum hp_record_type {
 	HP_REC_TIMELINE = 8, /* minor 4 */
 	HP_REC_HISTOGRAMS = 9, /* minor 4 */
 	HP_REC_BLOCKS = 10,    /* minor 4 */
+	HP_REC_MAPS = 11,      /* minor 5 */
+};
+
+/* What a MAPS region is (kind). */
+enum hp_map_kind {
+	HP_MAP_BRK = 1,   /* glibc's main arena: the brk heap, [heap] */
+	HP_MAP_ARENA = 2, /* a heap of another arena: the read-write part of a
+			   * 64 MiB aligned mapping that starts with glibc's
+			   * heap_info */
+	HP_MAP_CHUNK = 3, /* one chunk glibc mmap'd for a large block */
+	HP_MAP_OTHER = 4, /* another mapping (or the rest of one) holding a
+			   * live block */
+	HP_MAP_KINDS = 5
+};
+
+/* A MAPS region's protection (perms), as /proc/self/maps has it. */
+enum hp_map_perm {
+	HP_MAP_PERM_READ = 1,
+	HP_MAP_PERM_WRITE = 2,
+	HP_MAP_PERM_EXEC = 4,
+	HP_MAP_PERM_SHARED = 8,
 };
 
 enum hp_unwind_mode {

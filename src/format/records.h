@@ -20,6 +20,7 @@
  *   TAGS        count x hp_rec_tag
  *   HISTOGRAMS  hp_rec_hists, count x hp_rec_hist
  *   BLOCKS      hp_rec_hists, count x hp_rec_block
+ *   MAPS        hp_rec_hists, count x hp_rec_map
  *   TIMELINE    count x (hp_rec_tick (time as a delta: hp_rec_tick_put),
  *               entry_count x hp_rec_site), (minor 5) count x the sites'
  *               tags (hp_rec_site_tags_put), one per site in their order
@@ -467,6 +468,32 @@ struct hp_rec_block {
 
 void hp_rec_block_put(struct hp_buf *b, const struct hp_rec_block *v);
 int hp_rec_block_get(struct hp_cursor *c, struct hp_rec_block *v);
+
+/* --- MAPS: hp_rec_hists (seq, count), count x hp_rec_map (minor 5) ---- */
+
+/* A region of the address space that holds heap (format.h, MAPS): its
+ * bounds [start, start + size), what it is (HP_MAP_*), its protection
+ * (HP_MAP_PERM_*), its resident bytes, and the name of the mapping it is
+ * part of (a path, "[heap]", "" when anonymous). */
+#define HP_REC_MAP(X)                                                          \
+	X(U, uint64_t, start)                                                  \
+	X(U, uint64_t, size)                                                   \
+	X(U, uint32_t, kind)                                                   \
+	X(U, uint32_t, perms)                                                  \
+	X(U, uint64_t, rss_bytes)
+
+struct hp_rec_map {
+	HP_REC_MAP(HP_REC_MEMBER)
+	struct hp_rec_str name;
+};
+
+#define HP_REC_MAP_MIN_BYTES (1 HP_REC_MAP(HP_REC_ONE))
+
+void hp_rec_map_put(struct hp_buf *b, const struct hp_rec_map *v);
+/* Refuses nothing but malformed varints and a name past the payload; the
+ * reader checks bounds and kinds (size 0, start + size past 2^64, rss
+ * over size, an unknown kind). */
+int hp_rec_map_get(struct hp_cursor *c, struct hp_rec_map *v);
 
 /* --- the pieces every record uses ---------------------------------------- */
 

@@ -432,20 +432,21 @@ static uint64_t parse_hex(const char **s)
 }
 
 /* One line of /proc/self/maps: "lo-hi perms offset dev inode   path". */
-struct maps_entry {
-	uint64_t lo, hi;
-	const char *path; /* not NUL-terminated; "" when anonymous */
-	size_t path_len;
-};
-
-static int maps_parse(const char *line, const char *end, struct maps_entry *e)
+static int maps_parse(const char *line, const char *end, struct hp_os_mapping *e)
 {
 	const char *p = line, *path;
+	static const char flag[4] = {'r', 'w', 'x', 's'};
 
 	e->lo = parse_hex(&p);
 	if (*p++ != '-')
 		return -1;
 	e->hi = parse_hex(&p);
+	e->perms = 0;
+	if (p < end && *p == ' ')
+		p++;
+	for (unsigned i = 0; i < 4 && p + i < end; i++)
+		if (p[i] == flag[i])
+			e->perms |= 1u << i; /* HP_OS_MAP_READ .. _SHARED */
 	/* The path follows perms, offset, dev and inode. */
 	for (int field = 0; field < 4 && p < end; field++) {
 		while (p < end && *p == ' ')
@@ -461,11 +462,9 @@ static int maps_parse(const char *line, const char *end, struct maps_entry *e)
 	return 0;
 }
 
-/* Calls fn on each mapping of the process, in address order, until fn
- * returns non-zero; returns that, 0 at the end, or -errno. scratch holds
- * the lines being read (a line longer than it is skipped). */
-static int maps_each(char *scratch, size_t cap, int (*fn)(const struct maps_entry *, void *),
-		     void *arg)
+HP_OS_DEFINE(int, hp_os_maps_each,
+	     (char *scratch, size_t cap, int (*fn)(const struct hp_os_mapping *, void *),
+	      void *arg))
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	size_t have = 0;
@@ -483,7 +482,7 @@ static int maps_each(char *scratch, size_t cap, int (*fn)(const struct maps_entr
 			break;
 		have += (size_t)r;
 		while (!ret && (nl = memchr(line, '\n', have - (size_t)(line - scratch)))) {
-			struct maps_entry e;
+			struct hp_os_mapping e;
 			if (!skipping && maps_parse(line, nl, &e) == 0)
 				ret = fn(&e, arg);
 			skipping = 0;
@@ -506,7 +505,7 @@ struct path_find {
 	size_t cap;
 };
 
-static int find_path(const struct maps_entry *e, void *arg)
+static int find_path(const struct hp_os_mapping *e, void *arg)
 {
 	struct path_find *f = arg;
 
@@ -523,7 +522,7 @@ HP_OS_DEFINE(int, hp_os_mapped_path,
 	     (uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap))
 {
 	struct path_find f = {addr, buf, cap};
-	int r = maps_each(scratch, scratch_cap, find_path, &f);
+	int r = hp_os_maps_each(scratch, scratch_cap, find_path, &f);
 
 	return r == 1 ? 0 : (r < 0 ? r : -ENOENT);
 }
@@ -541,7 +540,7 @@ struct stack_find {
 
 extern void *__libc_stack_end; /* ld.so's, set before any code of ours runs */
 
-static int find_stack(const struct maps_entry *e, void *arg)
+static int find_stack(const struct hp_os_mapping *e, void *arg)
 {
 	struct stack_find *f = arg;
 
@@ -562,7 +561,7 @@ HP_OS_DEFINE(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi))
 	struct stack_find f = {(uintptr_t)__builtin_frame_address(0), 0, 0, 0,
 			       (uintptr_t)__libc_stack_end, 0};
 	struct rlimit lim;
-	int r = maps_each(scratch, sizeof scratch, find_stack, &f);
+	int r = hp_os_maps_each(scratch, sizeof scratch, find_stack, &f);
 
 	if (r != 1)
 		return r < 0 ? r : -ENOENT;
@@ -575,6 +574,29 @@ HP_OS_DEFINE(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi))
 			*lo = f.hi - lim.rlim_cur;
 	}
 	return 0;
+}
+
+HP_OS_DEFINE(uint64_t, hp_os_resident_bytes, (uintptr_t lo, uintptr_t hi))
+{
+	/* A vector on the stack: 1 KiB asks about 4 MiB of 4 KiB pages a
+	 * call, so a 64 MiB arena takes 16 calls. */
+	unsigned char vec[1024];
+	size_t page = hp_os_page_size();
+	uint64_t bytes = 0;
+
+	lo &= ~(uintptr_t)(page - 1);
+	while (lo < hi) {
+		size_t pages = (hi - lo + page - 1) / page;
+		if (pages > sizeof vec)
+			pages = sizeof vec;
+		if (mincore((void *)lo, pages * page, vec) != 0)
+			break; /* unmapped since (ENOMEM): what was counted */
+		for (size_t i = 0; i < pages; i++)
+			bytes += vec[i] & 1 ? page : 0;
+		lo += pages * page;
+	}
+	/* The last page may reach past hi (hi not page-aligned). */
+	return bytes;
 }
 
 HP_OS_DEFINE(size_t, hp_os_cmdline, (char *buf, size_t cap))

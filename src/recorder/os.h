@@ -264,6 +264,39 @@ HP_OS_FN(int, hp_os_altstack, (uintptr_t *lo, uintptr_t *hi));
 HP_OS_FN(int, hp_os_mapped_path,
 	 (uintptr_t addr, char *buf, size_t cap, char *scratch, size_t scratch_cap));
 
+/* One mapping of the process, a line of /proc/self/maps: [lo, hi), its
+ * protection (HP_OS_MAP_*: the r, w, x and s letters) and its name. */
+enum {
+	HP_OS_MAP_READ = 1,
+	HP_OS_MAP_WRITE = 2,
+	HP_OS_MAP_EXEC = 4,
+	HP_OS_MAP_SHARED = 8,
+};
+
+struct hp_os_mapping {
+	uint64_t lo, hi;
+	unsigned perms;
+	const char *path; /* not NUL-terminated; "" when anonymous */
+	size_t path_len;
+};
+
+/* Calls fn on each mapping of the process (/proc/self/maps, a descriptor
+ * of its own, opened and closed here), in address order, until fn returns
+ * non-zero; returns that, 0 at the end, or -errno. scratch[cap] holds the
+ * lines being read (a line longer than it is skipped); e->path points
+ * into it, valid during the call only. Async-signal-safe (open, read,
+ * close), no allocation, no lock; a cancellation point. */
+HP_OS_FN(int, hp_os_maps_each,
+	 (char *scratch, size_t cap, int (*fn)(const struct hp_os_mapping *e, void *arg),
+	  void *arg));
+
+/* The resident bytes of the pages of [lo, hi) (lo rounded down to a page),
+ * with mincore(2): a page counts when the process's page table maps it
+ * (for anonymous memory: written, or read since it was mapped). Pages
+ * that are not mapped end the count there. Async-signal-safe, no
+ * allocation, no lock, no descriptor; 1 KiB of stack. */
+HP_OS_FN(uint64_t, hp_os_resident_bytes, (uintptr_t lo, uintptr_t hi));
+
 /* Reads /proc/self/cmdline into buf; returns its length (arguments separated
  * by NULs). Async-signal-safe, no allocation, no lock. */
 HP_OS_FN(size_t, hp_os_cmdline, (char *buf, size_t cap));

@@ -16,6 +16,7 @@
 #include "attr.h"
 #include "live.h"
 #include "log.h"
+#include "maps.h"
 #include "modules.h"
 #include "os.h"
 #include "spin.h"
@@ -517,8 +518,8 @@ static void collect_buckets(struct bucket_sums *sum)
 	}
 }
 
-/* hp_live_walk's callback: a live block of malloc's into blocks_buf.
- * Under its shard lock (blocks_buf may grow with mmap there, as a shard
+/* hp_live_walk's callback: a live block of malloc's into blocks_buf, and
+ * its region marked (maps.h). Under its shard lock (blocks_buf may grow with mmap there, as a shard
  * does). */
 static int put_block(void *arg, uintptr_t addr, struct hp_live_block *blk)
 {
@@ -530,6 +531,7 @@ static int put_block(void *arg, uintptr_t addr, struct hp_live_block *blk)
 		return HP_LIVE_KEEP; /* a custom heap's block */
 	hp_agg_key(blk->bucket, &stack_id, &type_tag, &origin_tag, &size);
 	hp_rec_block_put(&blocks_buf, &(struct hp_rec_block){addr, blk->size, stack_id});
+	hp_maps_mark(addr);
 	nblocks++;
 	return HP_LIVE_KEEP;
 }
@@ -542,7 +544,7 @@ static uint64_t recorder_bytes(void)
 	hp_live_usage(&blocks, &live);
 	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap +
 	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + site_tags_buf.cap + hists_buf.cap +
-	       blocks_buf.cap;
+	       blocks_buf.cap + hp_maps_bytes();
 }
 
 /* The totals are the sums of the buckets written, exactly, even while
@@ -702,12 +704,21 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		blocks_buf.len = 0;
 		blocks_buf.err = 0;
 		nblocks = 0;
+		/* The mappings first: the walk marks those holding a block. */
+		int maps_err = hp_maps_read();
 		hp_live_walk(put_block, NULL);
 		hp_rec_hists_put(&payload, &(struct hp_rec_hists){.seq = snapshot_seq, .count = nblocks});
 		hp_buf_put_bytes(&payload, blocks_buf.data, blocks_buf.len);
 		if (blocks_buf.err && !payload.err)
 			payload.err = blocks_buf.err;
 		if (emit(HP_REC_BLOCKS))
+			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
+		/* The mappings that hold them and the heap, with their RSS
+		 * (format 1.5): lost alone when they cannot be read or
+		 * written. */
+		payload.len = 0;
+		payload.err = out.err = 0;
+		if (maps_err || hp_maps_encode(&payload, snapshot_seq) || emit(HP_REC_MAPS))
 			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
 out:

@@ -21,6 +21,7 @@
 #include <zstd.h>
 
 #include "../../src/analyzer/capture.h"
+#include "../../src/analyzer/memmap.h"
 #include "../../src/format/encode.h"
 #include "../../src/format/format.h"
 #include "../harness/craft.h"
@@ -418,4 +419,172 @@ HP_TEST(crafted_zstd_empty_payload)
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
+}
+
+/* ---- MAPS (format 1.5): the regions that hold the heap ------------------- */
+
+/* A capture whose snapshot has these blocks and, unless nmaps is
+ * (size_t)-1, a MAPS record of these regions for snapshot maps_seq
+ * (written twice when twice). Stacks 1 and 2. */
+static void craft_maps(const char *path, const struct hp_rec_block *blocks, size_t nblocks,
+		       const struct hp_rec_map *maps, size_t nmaps, uint64_t maps_seq, int twice)
+{
+	static const uint64_t f0[] = {0x401000, 0x402000};
+	static const struct hp_rec_bucket b[] = {
+		{.stack_id = 1, .alloc_count = 3, .alloc_bytes = 1300},
+		{.stack_id = 2, .alloc_count = 2, .alloc_bytes = 600},
+	};
+	struct hp_craft c;
+
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	hp_craft_stacks(&c, 1, f0, 2);
+	hp_craft_snapshot_of(&c, 1, HP_SNAP_EXIT, b, 2);
+	hp_rec_hists_put(&c.payload, &(struct hp_rec_hists){.seq = 1, .count = nblocks});
+	for (size_t i = 0; i < nblocks; i++)
+		hp_rec_block_put(&c.payload, &blocks[i]);
+	hp_craft_emit(&c, HP_REC_BLOCKS);
+	for (int k = 0; nmaps != (size_t)-1 && k < 1 + twice; k++) {
+		hp_rec_hists_put(&c.payload,
+				 &(struct hp_rec_hists){.seq = maps_seq, .count = nmaps});
+		for (size_t i = 0; i < nmaps; i++)
+			hp_rec_map_put(&c.payload, &maps[i]);
+		hp_craft_emit(&c, HP_REC_MAPS);
+	}
+	hp_craft_write(&c, path);
+}
+
+static const struct hp_rec_block map_blocks[] = {
+	{0x10010, 100, 1},        {0x10100, 200, 1}, {0x20000, 1000, 1}, /* brk */
+	{0x7f0000000010, 400, 2},                                        /* the chunk */
+	{0x7f0000100000, 200, 2},                                        /* in no region */
+};
+
+static const struct hp_rec_map map_regions[] = {
+	{.start = 0x10000,
+	 .size = 0x20000,
+	 .kind = HP_MAP_BRK,
+	 .perms = 3,
+	 .rss_bytes = 0x8000,
+	 .name = {"[heap]", 6}},
+	{.start = 0x7f0000000000,
+	 .size = 0x1000,
+	 .kind = HP_MAP_CHUNK,
+	 .perms = 3,
+	 .rss_bytes = 0x1000,
+	 .name = {"", 0}},
+};
+
+/* The analyzer's figures of a crafted map, exactly: each block in its
+ * region, in use, the largest free stretch, fragmentation, the blocks in
+ * none; and the region's name and kind as written. */
+HP_TEST(crafted_maps_regions_are_measured)
+{
+	const char *path = tmp_path("maps.hpf");
+	struct hp_capture cap;
+	struct hp_map map;
+	char err[512], *text;
+
+	craft_maps(path, map_blocks, 5, map_regions, 2, 1, 0);
+	if (!expect_eq_u64((uint64_t)hp_capture_load(path, &cap, err, sizeof err), 0, "loads"))
+		return;
+	expect_eq_u64(cap.ndamage, 0, "no damage");
+	if (expect_eq_u64(cap.nsnapshots, 1, "one snapshot") &&
+	    expect_true(cap.snapshots[0].has_maps, "with its regions") &&
+	    expect_eq_u64((uint64_t)hp_map_build(&cap.snapshots[0], &map), 0, "built") &&
+	    expect_eq_u64(map.n, 2, "two regions")) {
+		const struct hp_map_region *r = map.regions;
+		expect_str(r[0].name, "[heap]", "the brk heap's name");
+		expect_eq_u64(r[0].count, 3, "brk: 3 blocks");
+		expect_eq_u64(r[0].inuse_bytes, 1300, "brk: 1300 bytes in use");
+		/* 0x101c8 .. 0x20000, longer than the 0x203e8 .. 0x30000 after */
+		expect_eq_u64(r[0].largest_gap_bytes, 0x20000 - 0x101c8,
+			      "brk: the gap before 0x20000");
+		expect_eq_u64((uint64_t)(hp_map_fragmentation(&r[0]) * 1e6),
+			      (uint64_t)((1.0 - 1300.0 / 32768.0) * 1e6), "brk: 1 - 1300 / 32 KiB");
+		expect_eq_u64(r[1].kind, HP_MAP_CHUNK, "the chunk's kind");
+		expect_eq_u64(r[1].count, 1, "chunk: 1 block");
+		expect_eq_u64(r[1].largest_gap_bytes, 0x1000 - 0x10 - 400, "chunk: its tail");
+		expect_eq_u64(map.outside_count, 1, "one block in no region");
+		expect_eq_u64(map.outside_bytes, 200, "of 200 bytes");
+		hp_map_free(&map);
+	}
+	hp_capture_free(&cap);
+	text = hp_test_sh_out("%s/heapprof report --map %s 2>&1", hp_test_build(), path);
+	expect_true(text &&
+			    strstr(text, "  0x10000         brk   128.0 KiB  32.0 KiB   1.3 KiB"
+					 "      3    63.6 KiB   96%\n") &&
+			    strstr(text, "  outside the regions: 1 block, 200 B\n"),
+		    "report --map: the brk heap's line, the block outside");
+	if (text)
+		printf("%s", text);
+	free(text);
+}
+
+/* A MAPS record whose regions the recorder cannot have written: one line
+ * says which, the record is skipped, the map is still drawn from the
+ * blocks. */
+HP_TEST(crafted_maps_bad_fields_one_line)
+{
+	static const struct {
+		const char *name, *why;
+		struct hp_rec_map second;
+		uint64_t seq;
+		int twice;
+	} cases[] = {
+		{"size0", "a region of size 0", {.start = 0x7f0000000000, .kind = 3}, 1, 0},
+		{"wraps",
+		 "past the end of the address space",
+		 {.start = UINT64_MAX - 0xfff, .size = 0x2000, .kind = 3},
+		 1,
+		 0},
+		{"overlap",
+		 "out of address order, or overlapping",
+		 {.start = 0x2f000, .size = 0x2000, .kind = 3},
+		 1,
+		 0},
+		{"rss",
+		 "more resident bytes than its size",
+		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 3, .rss_bytes = 0x2000},
+		 1,
+		 0},
+		{"kind",
+		 "a region of an unknown kind",
+		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 9},
+		 1,
+		 0},
+		{"seq",
+		 "its snapshot is not in the file",
+		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 3},
+		 7,
+		 0},
+		{"twice",
+		 "a second one for the same snapshot",
+		 {.start = 0x7f0000000000, .size = 0x1000, .kind = 3},
+		 1,
+		 1},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct hp_rec_map m[2] = {map_regions[0], cases[i].second};
+		char name[64], *err, *out;
+		snprintf(name, sizeof name, "maps-%s.hpf", cases[i].name);
+		craft_maps(tmp_path(name), map_blocks, 5, m, 2, cases[i].seq, cases[i].twice);
+		err = hp_test_sh_out("%s/heapprof report --map %s 2>&1 >/dev/null", hp_test_build(),
+				     tmp_path(name));
+		out = hp_test_sh_out("%s/heapprof report --map %s 2>/dev/null", hp_test_build(),
+				     tmp_path(name));
+		expect_true(err && strstr(err, "MAPS record is malformed (") &&
+				    strstr(err, cases[i].why) && strstr(err, "), skipped\n") &&
+				    strchr(err, '\n') == err + strlen(err) - 1,
+			    "one line says what is wrong");
+		/* A second MAPS is dropped: the first stands. */
+		expect_true(out && strstr(out, cases[i].twice ? "that hold the heap"
+							      : "no mappings recorded"),
+			    "the map is still drawn");
+		if (err)
+			printf("  %s: %s", cases[i].name, err);
+		free(err);
+		free(out);
+	}
 }

@@ -163,6 +163,21 @@ static void exercise_capture(const struct hp_capture *cap)
 			if (b->stack_id && s == last)
 				exercise_stack(cap, b->stack_id);
 		}
+		/* The memory map's regions (MAPS): what the reader promises
+		 * memmap.c, which walks them beside the sorted blocks. */
+		for (size_t k = 0; k < s->nmaps; k++) {
+			const struct hp_cap_map *m = &s->maps[k];
+			if (!m->size || m->start + m->size < m->start || m->rss_bytes > m->size ||
+			    !m->kind || m->kind >= HP_MAP_KINDS ||
+			    (k && m->start < s->maps[k - 1].start + s->maps[k - 1].size))
+				broken("snapshot %zu region %zu: [%llx, +%llx) kind %u rss %llu", i,
+				       k, (unsigned long long)m->start, (unsigned long long)m->size,
+				       m->kind, (unsigned long long)m->rss_bytes);
+			exercise_str(m->name, "a region's name");
+		}
+		for (size_t k = 1; k < s->nblocks; k++)
+			if (s->blocks[k].address <= s->blocks[k - 1].address)
+				broken("snapshot %zu: blocks not sorted at %zu", i, k);
 	}
 	for (size_t i = 0; i < cap->nsamples; i++)
 		exercise_sink += cap->samples[i].time_ns + cap->samples[i].heap_bytes +

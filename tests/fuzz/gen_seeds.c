@@ -9,7 +9,8 @@
  * load and unload events, stacks deep and shallow (one past the 256 frames
  * a reader accepts), a gap in the stack ids, snapshots with lost counts and
  * buckets without a stack, a time series, embedded symbols with inlined
- * frames, a record type from a later minor version, a longer file header,
+ * frames, a memory map (BLOCKS and MAPS), a record type from a later
+ * minor version, a longer file header,
  * zstd-compressed and plain payloads, a damaged record and a cut end.
  * Real captures (`heapprof run`) complement them; tests/fuzz/run.sh makes
  * both.
@@ -267,6 +268,31 @@ static int finish(struct seed *s, const char *dir, const char *name, size_t keep
 }
 
 /* The whole capture: every record type, more than once. */
+/* The memory map of snapshot seq: its blocks (BLOCKS), then the regions
+ * holding them (MAPS, format 1.5), one of each kind, a block in none. */
+static void memmap(struct seed *s, uint64_t seq)
+{
+	static const struct hp_rec_block b[] = {
+		{0x55550010, 100, 1},    {0x55550100, 200, 2},    {0x7f0000000010, 1 << 20, 3},
+		{0x7f1004000900, 64, 4}, {0x7f2000000000, 32, 5}, {0x7fff00000000, 8, 0},
+	};
+	static const struct hp_rec_map m[] = {
+		{0x55550000, 0x21000, HP_MAP_BRK, 3, 0x3000, {"[heap]", 6}},
+		{0x7f0000000000, 0x101000, HP_MAP_CHUNK, 3, 0x11000, {"", 0}},
+		{0x7f1004000000, 0x21000, HP_MAP_ARENA, 3, 0x1000, {"", 0}},
+		{0x7f2000000000, 0x1000, HP_MAP_OTHER, 7, 0, {"/dev/zero (deleted)", 19}},
+	};
+
+	hp_rec_hists_put(&s->pl, &(struct hp_rec_hists){.seq = seq, .count = 6});
+	for (size_t i = 0; i < 6; i++)
+		hp_rec_block_put(&s->pl, &b[i]);
+	emit(s, HP_REC_BLOCKS);
+	hp_rec_hists_put(&s->pl, &(struct hp_rec_hists){.seq = seq, .count = 4});
+	for (size_t i = 0; i < 4; i++)
+		hp_rec_map_put(&s->pl, &m[i]);
+	emit(s, HP_REC_MAPS);
+}
+
 static void full(struct seed *s)
 {
 	static const unsigned depths[] = {1, 2, 5, 16, 257};
@@ -283,6 +309,7 @@ static void full(struct seed *s)
 	stacks(s, 10, later, 2); /* ids 6..9: a STACKS record lost */
 	timeseries(s, 40);
 	snapshot(s, 2, HP_SNAP_EXIT, ids2, 8);
+	memmap(s, 2);
 	symbols(s);
 }
 

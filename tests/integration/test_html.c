@@ -729,7 +729,14 @@ static const char map_driver[] =
 	"\t\tmine++; bytes += x[1]; }\n});\n"
 	"put('canvases', document.querySelectorAll('#hp-map canvas').length);\n"
 	"put('regions', g.length);\n"
-	"put('mine', mine + '/' + bytes);\n";
+	"put('mine', mine + '/' + bytes);\n"
+	/* The regions the page embeds (format 1.5): the brk heap's top holder
+	 * is make_blocks, with every one of its blocks, and its RSS. */
+	"var R = hpReport.data.map.regions.filter(function (r) { return r.kind === 'brk'; });\n"
+	"var h = R.length ? R[0].holders[0] : null, D = hpReport.data;\n"
+	"put('brk', R.length + ':' + (h ? D.strings[D.frames[D.stacks[h[0]][0]][0]] + ':' + h[1] +\n"
+	"\t'/' + h[2] + ':' + (R[0].rss > 0 && R[0].rss <= R[0].end - R[0].start &&\n"
+	"\tR[0].count >= h[1] && R[0].name === '[heap]') : 'none'));\n";
 
 HP_TEST(html_memory_map)
 {
@@ -764,6 +771,9 @@ HP_TEST(html_memory_map)
 	snprintf(want, sizeof want, "%u/%llu", n, sum);
 	expect_true(is(dom, "mine", want),
 		    "the map holds make_blocks' live blocks, as many and as large as printed");
+	snprintf(want, sizeof want, "1:make_blocks:%u/%llu:true", n, sum);
+	expect_true(is(dom, "brk", want),
+		    "its regions: the brk heap, make_blocks its top holder, with its RSS");
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "mapprog-overview"), 0,
 		      "a screenshot of the overview with the memory map");

@@ -317,6 +317,63 @@ HP_TEST(memory_map_lists_the_live_blocks)
 	free(text);
 }
 
+/* mapregions.c's blocks in the brk heap, two mmap'd chunks and a second
+ * thread's arena: report --map lists the regions holding them, each of
+ * the kind and at the place the program's /proc/self/maps and its printed
+ * addresses say, with exact block counts and bytes, and RSS as the
+ * program wrote its pages (tests/integration/mapregions.py checks the
+ * JSON against the program's output). */
+HP_TEST(memory_map_regions_are_the_programs_mappings)
+{
+	char path[4200], out[4200], *got, *text;
+
+	snprintf(path, sizeof path, "%s/mapregions.hpf", hp_test_tmp());
+	snprintf(out, sizeof out, "%s/mapregions.out", hp_test_tmp());
+	got = hp_test_sh_out("%s/heapprof run -q --live-blocks -o %s -- "
+			     "%s/tests/programs/mapregions >%s && "
+			     "%s/heapprof report --map --json %s >%s.json && "
+			     "python3 tests/integration/mapregions.py %s %s.json",
+			     hp_test_build(), path, hp_test_build(), out, hp_test_build(), path,
+			     out, out, out);
+	expect_str(
+		got ? got : "",
+		"small: 32 blocks in 1 region, brk, the [heap] mapping: yes\n"
+		"small: make_small holds 32 blocks, 14336 bytes; they are the printed ones: yes\n"
+		"small: RSS within the region, at least the pages holding blocks: yes\n"
+		"big A: mmap region at the block - 16, 1052672 bytes, 1 block, 1048576 in use, "
+		"largest gap 4080\n"
+		"big B: mmap region at the block - 16, 528384 bytes, 1 block, 524288 in use, "
+		"largest gap 4080\n"
+		"big A: RSS 64 KiB + a page, within a page: yes (69632); big B: RSS 528384\n"
+		"thread: 20 blocks in 1 region, arena, 64 MiB aligned: yes, the mapping's rw "
+		"part: yes, reserved to 64 MiB: yes\n"
+		"thread: make_threaded holds 20 blocks, 20000 bytes; they are the printed "
+		"ones: yes\n"
+		"thread: RSS within the region, at least the pages holding blocks: yes\n"
+		"regions: inside a mapping: yes, in order: yes, blocks counted: yes, "
+		"fragmentation = 1 - in use / RSS: yes, blocks outside: 0\n",
+		"report --map --json: mapregions' regions, blocks, bytes and RSS");
+	free(got);
+	/* The text: a line per region, its kind, its holders, in 80 columns. */
+	text = hp_test_sh_out("%s/heapprof report --map %s", hp_test_build(), path);
+	expect_true(text && strstr(text, "frag = 1 - in use / RSS") && strstr(text, "  brk ") &&
+			    strstr(text, "  arena ") && strstr(text, "  mmap ") &&
+			    strstr(text, "14.0 KiB in 32  make_small") &&
+			    strstr(text, "19.5 KiB in 20  make_threaded") &&
+			    strstr(text, "1.0 MiB in 1  make_big") &&
+			    strstr(text, "512.0 KiB in 1  make_big"),
+		    "report --map: the regions by kind, with their holders");
+	for (const char *l = text; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		expect_true(len <= 80, "report --map fits 80 columns");
+		l = nl ? nl + 1 : l + len;
+	}
+	if (text)
+		printf("%s", text);
+	free(text);
+}
+
 static long long file_bytes(const char *path)
 {
 	struct stat st;
