@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../harness/harness.h"
+#include "../harness/png.h"
 #include "../harness/tools.h"
 #include "../programs/known.h"
 #include "../programs/lifetimes.h"
@@ -70,7 +71,15 @@ static const char helpers[] =
 	"\treturn tr.cells[i];\n}\n"
 	"function rowOf(name) {\n"
 	"\treturn rows().filter(function (tr) { return tr.cells[0].textContent === name; })[0];\n}\n"
-	"function num(tr, col) { return +cell(tr, col).getAttribute('data-v'); }\n";
+	"function num(tr, col) { return +cell(tr, col).getAttribute('data-v'); }\n"
+	/* The headers of the tables sel matches, for headers_shown:
+	 * "text@left,top,width,height|..." in CSS pixels (the screenshots are
+	 * at device pixel ratio 1). */
+	"function heads(sel) {\n"
+	"\treturn Array.prototype.map.call(document.querySelectorAll(sel + ' thead th'),\n"
+	"\t\tfunction (th) { var r = th.getBoundingClientRect();\n"
+	"\t\t\treturn th.textContent + '@' + [r.left, r.top, r.width, r.height].map(Math.round)\n"
+	"\t\t\t\t.join(','); }).join('|');\n}\n";
 
 static const char epilogue[] =
 	"put('ready', document.body.getAttribute('data-ready'));\n"
@@ -334,6 +343,53 @@ static int has(const char *dom, const char *key, const char *part)
 	return 0;
 }
 
+/* Whether every header of key's list (heads() of the helpers) is painted in the
+ * screenshot png: over its box (2 px in from each side), at least half
+ * the pixels the headers' background (#f3f3f3, report.css .hp-table th)
+ * and some dark ones (its text, #222). A header the DOM has but Chromium
+ * did not paint (a white box) fails; says which. Returns how many are
+ * shown, -1 when the list or the image cannot be read. */
+static int headers_shown(const char *dom, const char *key, const char *png)
+{
+	char buf[4096];
+	const char *list = result(dom, key, buf, sizeof buf);
+	struct hp_png img;
+	int shown = 0;
+
+	if (!list || !*list || hp_png_read(png, &img))
+		return -1;
+	for (char *h = buf; h && *h;) {
+		char *next = strchr(h, '|'), *at;
+		int x, y, w, ht;
+		unsigned long bg = 0, dark = 0, all = 0;
+		if (next)
+			*next++ = '\0';
+		at = strrchr(h, '@');
+		if (!at || sscanf(at + 1, "%d,%d,%d,%d", &x, &y, &w, &ht) != 4) {
+			hp_png_free(&img);
+			return -1;
+		}
+		*at = '\0';
+		for (int j = y + 2; j < y + ht - 2; j++)
+			for (int i = x + 2; i < x + w - 2; i++) {
+				uint32_t c = hp_png_at(&img, (uint32_t)i, (uint32_t)j);
+				int lum = ((c >> 16) + (c >> 8 & 0xff) + (c & 0xff)) / 3;
+				all++;
+				bg += c == 0xf3f3f3;
+				dark += lum < 110;
+			}
+		if (all && 2 * bg >= all && dark >= 10)
+			shown++;
+		else
+			printf("  header \"%s\" at %d,%d %dx%d not painted: %lu of %lu pixels its "
+			       "background, %lu dark\n",
+			       h, x, y, w, ht, bg, all, dark);
+		h = next;
+	}
+	hp_png_free(&img);
+	return shown;
+}
+
 /* Writes the page of capture into DIR/name.html with args; 0 on success. */
 static int render(const char *capture, const char *args, const char *name, char *page, size_t cap)
 {
@@ -559,7 +615,7 @@ static const char brush_driver[] =
 HP_TEST(html_brush_what_grew)
 {
 	const char *capture = record("phases");
-	char page[4600], driven[4600], want[256];
+	char page[4600], driven[4600], want[256], png[4600];
 	char *dom, *diff;
 
 	require(capture, "heapprof run records phases");
@@ -602,6 +658,22 @@ HP_TEST(html_brush_what_grew)
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview&grew=1-2", "phases-grew"), 0,
 		      "a screenshot of what grew from snapshot 1 to 2");
+	/* What the screenshot shows: every header of the table, painted. */
+	snprintf(driven, sizeof driven, "%s/phases-heads.html", hp_test_tmp());
+	require(write_driven(page, driven,
+			     "put('grew_heads', heads('#hp-grew-table'));\n"
+			     "put('grew_bottom', Math.round(document.querySelector("
+			     "'#hp-grew-table thead').getBoundingClientRect().bottom));\n") == 0,
+		"the driven copy is written");
+	dom = dump_dom(driven, "#view=overview&grew=1-2", "phases-heads");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(num(dom, "grew_bottom") > 0 && num(dom, "grew_bottom") <= 1000,
+		    "the table's headers are inside the screenshot's 1000 px");
+	snprintf(png, sizeof png, "%s/html-phases-grew.png", hp_test_build());
+	expect_eq_u64((uint64_t)headers_shown(dom, "grew_heads", png), 6,
+		      "the screenshot shows all 6 headers of what grew, not only the first");
+	free(dom);
 }
 
 /* The driver for attrib: the tables by type, context, thread and heap;
