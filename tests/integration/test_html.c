@@ -760,6 +760,155 @@ static const char lifetimes_driver[] =
 	"put('rows', document.querySelectorAll('#hp-hists tbody tr').length);\n"
 	"['short_lived', 'filler', 'long_lived', 'leak'].forEach(function (f) { put(f, bars(f)); });\n";
 
+/* The driver for the selected site on lifetimes: the panel's bars
+ * ("kind:class=count ...") with no site, after a click on a function's
+ * row, a stack's row, a flame graph frame, from the hash, and cleared. */
+static const char site_driver[] =
+	"function panel() {\n"
+	"\tvar b = document.querySelectorAll('#hp-site-bars .hp-bar-col');\n"
+	"\treturn Array.prototype.map.call(b, function (x) {\n"
+	"\t\treturn x.getAttribute('data-kind') + ':' + x.getAttribute('data-class') + '=' +\n"
+	"\t\t\tx.getAttribute('data-v'); }).join(' ');\n}\n"
+	"function shown() {\n"
+	"\tvar p = document.getElementById('hp-site-hist');\n"
+	"\treturn p && p.offsetParent !== null && p.closest('section').getAttribute('data-view');\n}\n"
+	"put('none_title', document.getElementById('hp-site-title').textContent);\n"
+	"put('none_bars', panel());\n"
+	"put('none_shown', shown());\n"
+	"hpReport.set({view: 'tables', table: 'function', filter: '', sort: ''});\n"
+	"rowOf('long_lived').click();\n"
+	"put('fn_site', hpReport.state.site);\n"
+	"put('fn_hash', location.hash);\n"
+	"put('fn_title', document.getElementById('hp-site-title').textContent);\n"
+	"put('fn_bars', panel());\n"
+	"put('fn_shown', shown());\n"
+	"put('fn_on', document.querySelectorAll('#hp-table tr.on').length);\n"
+	"hpReport.set({table: 'stack'});\n"
+	"rows().filter(function (tr) { return /^short_lived /.test(tr.cells[0].textContent); })[0]"
+	".click();\n"
+	"put('stack_site', hpReport.state.site.replace(/[0-9]+$/, 'N'));\n"
+	"put('stack_bars', panel());\n"
+	"hpReport.set({view: 'flame', metric: 'allocations'});\n"
+	"function clickFrame(name) {\n"
+	"\tvar n = byName(hpReport.tree().root, name), c = document.getElementById('hp-flame');\n"
+	"\tvar r = c.getBoundingClientRect(), w = r.width / hpReport.tree().root.v;\n"
+	"\tc.dispatchEvent(new MouseEvent('click', {bubbles: true,\n"
+	"\t\tclientX: r.left + (n.x + n.v / 2) * w, clientY: r.top + n.depth * 18 + 9}));\n}\n"
+	"clickFrame('leak');\n"
+	"put('leak_site', hpReport.state.site.replace(/^flame:.*;/, 'flame:...;'));\n"
+	"put('leak_bars', panel());\n"
+	"put('leak_life', document.querySelector('#hp-site-bars .hp-none[data-kind=\"life\"]') ?\n"
+	"\t'none' : 'some');\n"
+	"put('leak_shown', shown());\n"
+	"hpReport.set({zoom: ''});\n"
+	"clickFrame('main');\n"
+	"put('main_bars', panel());\n"
+	"hpReport.apply('#view=overview&site=function%3Afiller');\n"
+	"put('hash_bars', panel());\n"
+	"put('hash_shown', shown());\n"
+	"document.getElementById('hp-site-clear').click();\n"
+	"put('cleared_site', hpReport.state.site === '' ? 'none' : hpReport.state.site);\n"
+	"put('cleared_bars', panel());\n"
+	"document.querySelector('#hp-hists tr[data-function=\"long_lived\"]').click();\n"
+	"put('list_bars', panel());\n";
+
+/* The panel's bars as the page draws them (histograms.js histBars): for
+ * sizes then lifetimes, each class from the first nonzero to the last,
+ * "kind:class=count" (class c's count in size[c], life[c]). */
+static const char *bars(char *buf, size_t cap, const int size[24], const int life[17])
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < 2; k++) {
+		const int *v = k ? life : size;
+		int len = k ? 17 : 24, first = -1, last = -1;
+		for (int c = 0; c < len; c++)
+			if (v[c]) {
+				if (first < 0)
+					first = c;
+				last = c;
+			}
+		for (int c = first; first >= 0 && c <= last && n < cap; c++)
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s:%d=%d", n ? " " : "",
+					      k ? "life" : "size", c, v[c]);
+	}
+	return buf;
+}
+
+/* The sizes and lifetimes of the selected site (tests/programs/
+ * lifetimes.c: four sites of known sizes and lifetimes): the whole
+ * program's with none, each site's exactly when a table row, a flame
+ * graph frame, the hash or the overview's list selects it. */
+HP_TEST(html_selected_site_histograms)
+{
+	const char *capture = record("lifetimes");
+	char page[4600], driven[4600], want[256], all[256];
+	char *dom;
+
+	require(capture, "heapprof run records lifetimes");
+	require(render(capture, "", "lifetimes", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/lifetimes-site.html", hp_test_tmp());
+	require(write_driven(page, driven, site_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "lifetimes-site");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	/* Size class c is [2^(c-1), 2^c); lifetime class c >= 1 is
+	 * [2^(c+5), 2^(c+6)) allocations, 0 below 64 (histo.h): short_lived
+	 * 24 B (5), filler 8 B (4), long_lived 3000 B (12), living through
+	 * filler's 1,500 allocations (5), leak 100,000 B (17), never freed. */
+	int short_s[24] = {[5] = LIFE_SHORT_N}, short_l[17] = {[0] = LIFE_SHORT_N};
+	int filler_s[24] = {[4] = LIFE_FILLER_N}, filler_l[17] = {[0] = LIFE_FILLER_N};
+	int leak_s[24] = {[17] = LIFE_LEAK_N}, none_l[17] = {0};
+	/* long_lived's function: its own blocks and filler's, which it calls. */
+	int long_s[24] = {[4] = LIFE_FILLER_N, [12] = LIFE_LONG_N};
+	int long_l[17] = {[0] = LIFE_FILLER_N, [5] = LIFE_LONG_N};
+	int all_s[24] = {[4] = LIFE_FILLER_N, [5] = LIFE_SHORT_N, [12] = LIFE_LONG_N,
+			 [17] = LIFE_LEAK_N};
+	int all_l[17] = {[0] = LIFE_FILLER_N + LIFE_SHORT_N, [5] = LIFE_LONG_N};
+
+	bars(all, sizeof all, all_s, all_l);
+	expect_true(is(dom, "none_title", "Sizes and lifetimes: the whole program"),
+		    "no site selected: the whole program's");
+	expect_true(is(dom, "none_bars", all), "every site's allocations by size, frees by lifetime");
+	expect_true(is(dom, "none_shown", "overview"), "on the overview");
+	expect_true(is(dom, "fn_site", "function:long_lived"), "a function's row selects it");
+	expect_true(has(dom, "fn_hash", "site=function%3Along_lived"), "kept in the hash");
+	expect_true(has(dom, "fn_title", "function long_lived"), "the panel names it");
+	expect_true(is(dom, "fn_bars", bars(want, sizeof want, long_s, long_l)),
+		    "long_lived: its 3000 B blocks that lived through 1,500 allocations, and the "
+		    "8 B ones of filler, which it calls");
+	expect_true(is(dom, "fn_shown", "tables"), "shown with the tables");
+	expect_true(is(dom, "fn_on", "1"), "its row marked");
+	expect_true(is(dom, "stack_site", "stack:N"), "a call stack's row selects it");
+	expect_true(is(dom, "stack_bars", bars(want, sizeof want, short_s, short_l)),
+		    "short_lived's stack: [16, 32) B, < 64");
+	expect_true(is(dom, "leak_site", "flame:...;leak"), "a flame graph frame selects its path");
+	expect_true(is(dom, "leak_bars", bars(want, sizeof want, leak_s, none_l)),
+		    "leak: [64 KiB, 128 KiB)");
+	expect_true(is(dom, "leak_life", "none"), "never freed: no lifetime");
+	expect_true(is(dom, "leak_shown", "flame"), "shown under the flame graph");
+	expect_true(is(dom, "main_bars", all), "main's frame: every stack through it, once each");
+	expect_true(is(dom, "hash_bars", bars(want, sizeof want, filler_s, filler_l)),
+		    "site=function:filler in the hash: filler's");
+	expect_true(is(dom, "hash_shown", "overview"), "on the overview");
+	expect_true(is(dom, "cleared_site", "none"), "'Whole program' clears the site");
+	expect_true(is(dom, "cleared_bars", all), "and shows the whole program's again");
+	long_s[4] = long_l[0] = 0;
+	expect_true(is(dom, "list_bars", bars(want, sizeof want, long_s, long_l)),
+		    "a click on the overview's list selects long_lived's own stack");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=tables&table=function&site=function%3Along_lived",
+				 "lifetimes-site"),
+		      0, "a screenshot of a site's histograms in build/html-lifetimes-site.png");
+	expect_eq_u64(screenshot(page, "#view=flame&metric=allocations&site=function%3Ashort_lived",
+				 "lifetimes-flame-site"),
+		      0, "and under the flame graph");
+}
+
 HP_TEST(html_sizes_and_lifetimes)
 {
 	const char *capture = record("lifetimes");

@@ -150,6 +150,10 @@ function renderSiteHist() {
 	if (cache.siteHistKey === S.site)
 		return;
 	cache.siteHistKey = S.site;
+	Array.prototype.forEach.call(document.querySelectorAll('#hp-hists tr[data-stack]'),
+		function (tr) {
+			tr.classList.toggle('on', 'stack:' + tr.getAttribute('data-stack') === S.site);
+		});
 	var h = siteHist(S.site);
 	$.siteTitle.textContent = 'Sizes and lifetimes: ' + (S.site ? siteName(S.site) :
 		'the whole program');
