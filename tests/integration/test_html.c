@@ -539,12 +539,53 @@ static const char phases_driver[] =
 	"var over = sp.over, box = over.getBoundingClientRect();\n"
 	"over.dispatchEvent(new MouseEvent('click', {bubbles: true,\n"
 	"\tclientX: box.left + sp.valToPos(s[0].time_ns / 1e9, 'x'), clientY: box.top + 10}));\n"
-	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n";
+	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n"
+	"put('by', Array.prototype.map.call(document.querySelectorAll('#hp-by option'),\n"
+	"\tfunction (o) { return o.value; }).join(','));\n";
+
+/* The driver for phases' page with a grouping the data does not have yet
+ * (a "timelines" member, added by the test): the selector offers it, and
+ * choosing it draws its lines. */
+static const char groups_driver[] =
+	"function labels() {\n"
+	"\treturn hpReport.sitesPlot().series.slice(1).map(function (x) {\n"
+	"\t\treturn x.label.split(' ')[0]; }).join(',');\n}\n"
+	"put('by', Array.prototype.map.call(document.querySelectorAll('#hp-by option'),\n"
+	"\tfunction (o) { return o.value + ':' + o.textContent; }).join(','));\n"
+	"put('first', labels());\n"
+	"var sel = document.getElementById('hp-by');\n"
+	"sel.value = 'thread'; sel.dispatchEvent(new Event('change'));\n"
+	"put('thread', labels());\n"
+	"put('thread_v', hpReport.sitesPlot().data.slice(1).map(function (v) {\n"
+	"\treturn v.join(':'); }).join(','));\n"
+	"put('thread_hash', location.hash);\n"
+	"hpReport.apply('#view=overview&by=stack');\n"
+	"put('back', labels());\n";
+
+/* Copies page to out with text inserted before the first marker. */
+static int inject(const char *page, const char *out, const char *marker, const char *text)
+{
+	char *html = slurp(page, NULL), *at = html ? strstr(html, marker) : NULL;
+	FILE *f;
+	int ok;
+
+	if (!at || !(f = fopen(out, "w"))) {
+		free(html);
+		return -1;
+	}
+	fwrite(html, 1, (size_t)(at - html), f);
+	fputs(text, f);
+	fputs(at, f);
+	ok = !ferror(f);
+	ok &= fclose(f) == 0;
+	free(html);
+	return ok ? 0 : -1;
+}
 
 HP_TEST(html_sites_over_time)
 {
 	const char *capture = record("phases");
-	char page[4600], driven[4600], want[128];
+	char page[4600], driven[4600], grouped[4600], want[128];
 	char *dom;
 
 	require(capture, "heapprof run records phases");
@@ -569,9 +610,32 @@ HP_TEST(html_sites_over_time)
 	expect_true(is(dom, "c_at", want), "C's line: all of C at exit only");
 	expect_true(is(dom, "click_snapshot", "1"),
 		    "a click on the sites' timeline at snapshot 1 selects it");
+	expect_true(is(dom, "by", "stack"), "one grouping over time: by call stack");
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "phases-sites"), 0,
 		      "a screenshot of the overview with the sites' timeline");
+
+	/* A grouping by thread, as html.c may write one (docs/html.md
+	 * "timelines"): two threads, their bytes at two times. */
+	snprintf(grouped, sizeof grouped, "%s/phases-groups.html", hp_test_tmp());
+	require(inject(page, grouped, ",\"sites\":{",
+		       ",\"timelines\":{\"thread\":{\"t\":[0,100000000],\"lines\":["
+		       "{\"key\":\"worker\",\"max\":7000,\"v\":[7000,0]},"
+		       "{\"key\":\"main\",\"max\":300,\"v\":[100,300]}]}}") == 0,
+		"the page with a grouping by thread is written");
+	snprintf(driven, sizeof driven, "%s/phases-groups-driven.html", hp_test_tmp());
+	require(write_driven(grouped, driven, groups_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "phases-groups");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(is(dom, "by", "stack:call stack,thread:thread"),
+		    "the selector offers every grouping the data has");
+	expect_true(is(dom, "first", "build_b,build_a,leak_c"), "by call stack first");
+	expect_true(is(dom, "thread", "worker,main"), "choosing thread draws a line per thread");
+	expect_true(is(dom, "thread_v", "7000:0,100:300"), "with its figures");
+	expect_true(has(dom, "thread_hash", "by=thread"), "the grouping is kept in the hash");
+	expect_true(is(dom, "back", "build_b,build_a,leak_c"), "by=stack in the hash goes back");
+	free(dom);
 }
 
 /* The driver for a brush on phases' timeline: a drag from snapshot 1 to
