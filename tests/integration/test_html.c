@@ -412,7 +412,7 @@ static void expect_clean(const char *dom)
 HP_TEST(html_known_figures_in_browser)
 {
 	const char *capture = record("known");
-	char page[4600], driven[4600], buf[256];
+	char page[4600], driven[4600], buf[256], png[4600];
 	char *dom;
 
 	require(capture, "heapprof run records known");
@@ -479,6 +479,17 @@ HP_TEST(html_known_figures_in_browser)
 	expect_eq_u64(screenshot(page, "#view=tables&table=function&metric=allocations",
 				 "known-tables"),
 		      0, "of the tables");
+	/* What that screenshot shows: every header of the table, painted. */
+	snprintf(driven, sizeof driven, "%s/known-heads.html", hp_test_tmp());
+	require(write_driven(page, driven, "put('heads', heads('#hp-table'));\n") == 0,
+		"the driven copy is written");
+	dom = dump_dom(driven, "#view=tables&table=function&metric=allocations", "known-heads");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	snprintf(png, sizeof png, "%s/html-known-tables.png", hp_test_build());
+	expect_eq_u64((uint64_t)headers_shown(dom, "heads", png), 9,
+		      "the screenshot shows the 9 headers of the function table");
+	free(dom);
 }
 
 HP_TEST(html_snapshots_switch_views)

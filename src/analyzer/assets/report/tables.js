@@ -164,8 +164,9 @@ function renderTable() {
 	$.tbody.textContent = '';
 	var total = s.total;
 	rows.slice(0, MAX_ROWS).forEach(function (r) {
-		/* A row of a stack, function, line or module selects its site. */
-		var tr = el('tr', r.other ? {cls: 'hp-other'} : r.site ? {cls: 'hp-pick' +
+		/* A row of a stack, function, line or module selects its site
+		 * (when the capture has histograms to show for it). */
+		var tr = el('tr', r.other ? {cls: 'hp-other'} : r.site && D.histograms ? {cls: 'hp-pick' +
 			(r.site === S.site ? ' on' : ''), 'data-site': r.site, onclick: function () {
 				selectSite(r.site);
 			}} : {});
