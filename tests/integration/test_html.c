@@ -918,7 +918,7 @@ static const char *bars(char *buf, size_t cap, const int size[24], const int lif
 HP_TEST(html_selected_site_histograms)
 {
 	const char *capture = record("lifetimes");
-	char page[4600], driven[4600], want[256], all[256];
+	char page[4600], driven[4600], want[256], all[256], png[4600];
 	char *dom;
 
 	require(capture, "heapprof run records lifetimes");
@@ -982,6 +982,47 @@ HP_TEST(html_selected_site_histograms)
 	expect_eq_u64(screenshot(page, "#view=flame&metric=allocations&site=function%3Ashort_lived",
 				 "lifetimes-flame-site"),
 		      0, "and under the flame graph");
+	/* In that screenshot the selected function's frame is outlined in
+	 * black (flame.js siteMark), another is not: the black pixels along
+	 * the top of each frame (a label's glyphs never reach it). */
+	snprintf(driven, sizeof driven, "%s/lifetimes-frames.html", hp_test_tmp());
+	require(write_driven(page, driven,
+			     "function rect(name) {\n"
+			     "\tvar n = byName(hpReport.tree().root, name);\n"
+			     "\tvar r = document.getElementById('hp-flame').getBoundingClientRect();\n"
+			     "\tvar k = r.width / hpReport.tree().root.v;\n"
+			     "\treturn [r.left + n.x * k, r.top + n.depth * 18, n.v * k].map(Math.round)"
+			     ".join(',');\n}\n"
+			     "put('short_lived', rect('short_lived'));\n"
+			     "put('long_lived', rect('long_lived'));\n") == 0,
+		"the driven copy is written");
+	dom = dump_dom(driven, "#view=flame&metric=allocations&site=function%3Ashort_lived",
+		       "lifetimes-frames");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	snprintf(png, sizeof png, "%s/html-lifetimes-flame-site.png", hp_test_build());
+	{
+		static const char *const names[] = {"short_lived", "long_lived"};
+		struct hp_png img;
+		require(hp_png_read(png, &img) == 0, "the screenshot reads back");
+		for (int i = 0; i < 2; i++) {
+			char buf[128];
+			int x, y, w, black = 0;
+			if (!expect_true(result(dom, names[i], buf, sizeof buf) &&
+						 sscanf(buf, "%d,%d,%d", &x, &y, &w) == 3 && w > 20,
+					 "the frame's box"))
+				continue;
+			for (int j = x + 4; j < x + w - 4; j++)
+				black += hp_png_at(&img, (uint32_t)j, (uint32_t)y + 1) == 0;
+			if (i == 0)
+				expect_true(black >= (w - 8) * 9 / 10,
+					    "short_lived's frame is outlined: its top edge black");
+			else
+				expect_eq_u64((uint64_t)black, 0, "long_lived's is not");
+		}
+		hp_png_free(&img);
+	}
+	free(dom);
 }
 
 HP_TEST(html_sizes_and_lifetimes)

@@ -202,12 +202,18 @@ function drawFlame() {
 		return;
 	}
 	var scale = w / z.v, left = z.x, charW = ctx.measureText('m').width * 0.8;
+	var mark = siteMark();
 	var box = function (n, x, bw, faded) {
 		var y = n.depth * ROW;
 		ctx.fillStyle = color(n);
 		ctx.globalAlpha = faded ? 0.45 : 1;
 		ctx.fillRect(x, y, Math.max(bw - 1, 0.5), ROW - 1);
 		ctx.globalAlpha = 1;
+		if (mark && mark(n)) {
+			ctx.strokeStyle = '#000';
+			ctx.lineWidth = 2;
+			ctx.strokeRect(x + 1, y + 1, Math.max(bw - 3, 0.5), ROW - 3);
+		}
 		if (bw > 28) {
 			var label = n.name, max = Math.floor((bw - 6) / charW);
 			if (label.length > max)
@@ -228,6 +234,27 @@ function drawFlame() {
 		n.kids.forEach(walk);
 	};
 	walk(z);
+}
+/* Which frames the selected site (histograms.js) outlines: a function's
+ * frames, a call stack's path, a flame graph frame; null for none (a
+ * line or a module: frames are merged by function name). */
+function siteMark() {
+	var i = S.site.indexOf(':'), kind = S.site.slice(0, i), key = S.site.slice(i + 1);
+	var on = new Set(), n = tree().root, names;
+	if (kind === 'function')
+		return function (x) { return x.name === key; };
+	if (kind === 'stack' && D.stacks[+key])
+		names = D.stacks[+key].map(fname).reverse();
+	else if (kind === 'flame')
+		names = key.split(';');
+	else
+		return null;
+	for (var k = 0; k < names.length && n; k++) {
+		n = n.kids.filter(function (c) { return c.name === names[k]; })[0];
+		if (n && (kind === 'stack' || k === names.length - 1))
+			on.add(n);
+	}
+	return function (x) { return on.has(x); };
 }
 function nodeAt(e) {
 	var r = $.canvas.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
