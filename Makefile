@@ -57,9 +57,16 @@ CLI_SRC := $(wildcard src/cli/*.c)
 # and the vendored libraries under assets/vendor/ with their licences),
 # embedded at build time: scripts/embed.sh writes their bytes into
 # $(BUILD)/gen/assets.c (src/analyzer/assets.h declares them).
+# The HTML report's script is the files of assets/report/, one per view
+# around a core, in this order (core.js defines what the others use,
+# main.js starts the page), joined into $(BUILD)/gen/report.js in one
+# function scope, embedded as report.js.
+REPORT_JS := $(addprefix src/analyzer/assets/report/,core.js overview.js timeline.js grew.js \
+	flame.js tables.js histograms.js memmap.js main.js)
+REPORT_JS_OUT := $(BUILD)/gen/report.js
 ASSETS := $(sort $(wildcard src/analyzer/assets/*.js src/analyzer/assets/*.css \
 	src/analyzer/assets/vendor/*.js src/analyzer/assets/vendor/*.css \
-	src/analyzer/assets/vendor/*.LICENSE))
+	src/analyzer/assets/vendor/*.LICENSE) $(REPORT_JS_OUT))
 ASSET_C := $(BUILD)/gen/assets.c
 ASSET_OBJ := $(BUILD)/host/gen/assets.o
 
@@ -174,6 +181,10 @@ $(BUILD)/rtest/%.o: %.c
 $(RECTEST): $(RECTEST_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+$(REPORT_JS_OUT): $(REPORT_JS) scripts/join.sh
+	@mkdir -p $(dir $@)
+	sh scripts/join.sh $@ $(REPORT_JS)
 
 $(ASSET_C): $(ASSETS) scripts/embed.sh
 	@mkdir -p $(dir $@)

@@ -7,7 +7,8 @@
  * The stacks are 8 frames deep, drawn from ADDRESSES (default 20000)
  * distinct addresses spread over BINARY's executable segment, which is
  * recorded as the only module (at a load bias of its own), so
- * the analyzer symbolizes against a real file. Each stack has one bucket.
+ * the analyzer symbolizes against a real file. Each stack has one bucket,
+ * with its size and lifetime histograms.
  */
 #include <elf.h>
 #include <errno.h>
@@ -142,6 +143,19 @@ int main(int argc, char **argv)
 							      .peak_count = 1, .peak_bytes = 100,
 							      .temp_count = 1, .temp_bytes = 100});
 	hp_format_put_record(&out, HP_REC_SNAPSHOT, p.data, p.len, z);
+	p.len = 0;
+	/* HISTOGRAMS: each bucket's 3 allocations of 100 B (size class 7), its
+	 * 2 frees in a lifetime class of its own (0..16), as a run records. */
+	hp_rec_hists_put(&p, &(struct hp_rec_hists){.seq = 1, .count = nstacks});
+	for (size_t i = 1; i <= nstacks; i++) {
+		struct hp_rec_hist h = {0};
+		h.size[hp_hist_size_class(100)] = 3;
+		h.life[i % HP_HIST_LIFE_CLASSES] = 2;
+		hp_rec_hist_put(&p, &h);
+	}
+	/* Uncompressed: so regular a payload would pass the reader's limit on
+	 * the ratio of compression (format.h HP_FORMAT_MAX_RATIO). */
+	hp_format_put_record(&out, HP_REC_HISTOGRAMS, p.data, p.len, NULL);
 
 	FILE *f = fopen(argv[1], "w");
 	if (!f || out.err || fwrite(out.data, 1, out.len, f) != out.len || fclose(f)) {

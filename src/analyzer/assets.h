@@ -22,9 +22,11 @@ extern const size_t hp_asset_flame_js_len;
 extern const unsigned char hp_asset_flame_css[];
 extern const size_t hp_asset_flame_css_len;
 
-/* assets/report.js and assets/report.css: the HTML report's page
- * (html.c), inside <script> and <style>: neither contains "</" followed by
- * a tag name it could close (tests/unit/test_assets.c). */
+/* report.js and assets/report.css: the HTML report's page (html.c),
+ * inside <script> and <style>: neither contains "</" followed by a tag
+ * name it could close (tests/unit/test_assets.c). report.js is made by
+ * scripts/join.sh from the files of assets/report/ (the Makefile's
+ * REPORT_JS, in its order) in one function scope. */
 extern const unsigned char hp_asset_report_js[];
 extern const size_t hp_asset_report_js_len;
 extern const unsigned char hp_asset_report_css[];

@@ -19,7 +19,7 @@
  *              "max": highest bytes, "v": [bytes at each time]}]}, at
  *              most HP_HTML_MAX_POINTS times (a longer one keeps each
  *              stretch's highest value per site)
- *   tgroups    (with attribution, as "groups") the timeline by type,
+ *   timelines  (with attribution, as "groups") the timeline by type,
  *              context, thread and heap (timeline.h, hp_timeline_by): the
  *              HP_HTML_SITES groups with the highest bytes in use over
  *              the run, then "other", as sites: {"type": {"t": [times],
@@ -27,10 +27,15 @@
  *              "groups": N (the last line, summing N groups, when there
  *              are more), "max", "v": [bytes at each time]}]}, "context",
  *              "thread", "heap"}
- *   hists      the size and lifetime histograms (histo.h) of the last
- *              snapshot's HP_HTML_SITES stacks with the most allocations:
- *              [{"stack": index in stacks, "allocs", "frees", "size":
- *              [per size class], "life": [per lifetime class]}]
+ *   histograms the size and lifetime histograms (histo.h) of the last
+ *              snapshot: {"seq", "total": the whole program's {"allocs",
+ *              "frees", "size": [per size class], "life": [per lifetime
+ *              class]}, "stacks": per entry of stacks, 0 when it has none,
+ *              else [allocs, frees, [class, count, ...], [class, count,
+ *              ...]], its nonzero size and lifetime classes}; null when
+ *              the capture has no HISTOGRAMS (write_histograms). The
+ *              HP_HTML_SITES stacks with the most allocations are kept in
+ *              stacks for it.
  *   map        the last snapshot's live blocks (run --live-blocks), at
  *              most HP_HTML_MAX_BLOCKS, by address: {"seq", "total",
  *              "blocks": [[address, size, index in stacks]...], "regions":
@@ -331,22 +336,69 @@ static void write_series(FILE *f, const struct hp_capture *cap)
 	fputs("}", f);
 }
 
-/* The histograms of the top stacks by allocations; stacks[i] is h[i]'s
- * index in the page's stacks. */
-static void write_hists(FILE *f, const struct hp_stack_hist *h, size_t n, const uint32_t *stacks)
+/* The histograms of the last snapshot (seq), from h[0..n) (histo.h, by
+ * capture stack id): the whole program's, then each of the page's stacks'
+ * by its index, sparse (only the nonzero classes). Returns 0 or -ENOMEM. */
+static int write_histograms(FILE *f, const struct page *p, const struct hp_stack_hist *h,
+			    size_t n, uint64_t seq)
 {
-	fputs(",\"hists\":[", f);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s{\"stack\":%" PRIu32 ",\"allocs\":%.0f,\"frees\":%.0f,\"size\":[",
-			i ? "," : "", stacks[i], h[i].allocs, h[i].frees);
-		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-			fprintf(f, "%s%.0f", c ? "," : "", h[i].size[c]);
-		fputs("],\"life\":[", f);
-		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-			fprintf(f, "%s%.0f", c ? "," : "", h[i].life[c]);
-		fputs("]}", f);
+	struct hp_stack_hist all = {0};
+	int32_t *at;
+
+	if (!n) {
+		fputs(",\"histograms\":null", f);
+		return 0;
 	}
-	fputc(']', f);
+	if (!(at = malloc((p->nstacks ? p->nstacks : 1) * sizeof *at)))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nstacks; i++)
+		at[i] = -1;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t idx;
+		all.allocs += h[k].allocs;
+		all.frees += h[k].frees;
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			all.size[c] += h[k].size[c];
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			all.life[c] += h[k].life[c];
+		if (hp_u64map_get(&p->stack_index, h[k].stack, &idx))
+			at[idx] = (int32_t)k;
+	}
+	fprintf(f, ",\"histograms\":{\"seq\":%" PRIu64 ",\"total\":{\"allocs\":%.0f,\"frees\":%.0f,"
+		"\"size\":[", seq, all.allocs, all.frees);
+	for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+		fprintf(f, "%s%.0f", c ? "," : "", all.size[c]);
+	fputs("],\"life\":[", f);
+	for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+		fprintf(f, "%s%.0f", c ? "," : "", all.life[c]);
+	fputs("]},\"stacks\":[", f);
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct hp_stack_hist *x = at[i] >= 0 ? &h[at[i]] : NULL;
+		int first = 1;
+		if (i)
+			fputc(',', f);
+		if (!x) {
+			fputc('0', f);
+			continue;
+		}
+		fprintf(f, "[%.0f,%.0f,[", x->allocs, x->frees);
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			if (x->size[c] > 0) {
+				fprintf(f, "%s%u,%.0f", first ? "" : ",", c, x->size[c]);
+				first = 0;
+			}
+		fputs("],[", f);
+		first = 1;
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			if (x->life[c] > 0) {
+				fprintf(f, "%s%u,%.0f", first ? "" : ",", c, x->life[c]);
+				first = 0;
+			}
+		fputs("]]", f);
+	}
+	fputs("]}", f);
+	free(at);
+	return 0;
 }
 
 /* The regions of the map (memmap.h), each with its top holders:
@@ -582,14 +634,14 @@ static void group_head(FILE *f, size_t i, const void *arg)
 	fprintf(f, ",\"max\":%.0f,", g->max_bytes);
 }
 
-/* "tgroups": {"type": {"t", "lines"}, "context", "thread", "heap"}, each
+/* "timelines": {"type": {"t", "lines"}, "context", "thread", "heap"}, each
  * line {"key", "source" (type), "other" and "groups" (the last, when
  * other groups held memory), "max", "v"}. Returns 0 or -ENOMEM. */
 static int write_tgroups(FILE *f, const struct hp_tl_groups *tg)
 {
 	int ret = 0;
 
-	fputs(",\"tgroups\":{", f);
+	fputs(",\"timelines\":{", f);
 	for (size_t d = 0; d < HP_HTML_TL_DIMS && !ret; d++) {
 		struct line *lines = calloc(tg[d].n + 1, sizeof *lines);
 		if (!lines)
@@ -727,7 +779,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct hp_site_series *sites = NULL;
 	struct hp_tl_groups tgroups[HP_HTML_TL_DIMS] = {0};
 	int has_tgroups = has_attribution(cap);
-	uint32_t *site_stacks = NULL, *hist_stacks = NULL, *map_stacks = NULL;
+	uint32_t *site_stacks = NULL, *map_stacks = NULL;
 	const struct hp_cap_snapshot *map_snap = NULL;
 	struct map_page map_page = {0};
 	size_t nmap = 0;
@@ -808,12 +860,10 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				ret = hp_timeline_by(&m, tl_dims[d], HP_HTML_SITES, &tgroups[d]);
 			if (!ret)
 				ret = hp_histo_by_stack(&m, &hists, &nhists);
-			if (nhists > HP_HTML_SITES)
-				nhists = HP_HTML_SITES;
-			if (!ret && !(hist_stacks = calloc(nhists + 1, sizeof *hist_stacks)))
-				ret = -ENOMEM;
-			for (size_t k = 0; !ret && k < nhists; k++)
-				ret = stack_of(&p, &m, hists[k].stack, &hist_stacks[k]);
+			for (size_t k = 0; !ret && k < nhists && k < HP_HTML_SITES; k++) {
+				uint32_t idx;
+				ret = stack_of(&p, &m, hists[k].stack, &idx);
+			}
 			map_snap = &cap->snapshots[i];
 			nmap = map_snap->has_blocks ? map_snap->nblocks : 0;
 			if (nmap > HP_HTML_MAX_BLOCKS)
@@ -839,8 +889,9 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	ret = write_sites(f, sites, nsites, site_stacks);
 	if (!ret && has_tgroups)
 		ret = write_tgroups(f, tgroups);
-	write_hists(f, hists, nhists, hist_stacks);
 	write_map(f, map_snap, map_stacks, &map_page);
+	if (!ret)
+		ret = write_histograms(f, &p, hists, nhists, cap->snapshots[cap->nsnapshots - 1].seq);
 	if (ret) {
 		snprintf(err, errlen, "%s", strerror(-ret));
 		goto out;
@@ -861,7 +912,6 @@ out:
 		hp_timeline_by_free(&tgroups[d]);
 	free(site_stacks);
 	free(hists);
-	free(hist_stacks);
 	free(map_stacks);
 	map_page_free(&map_page);
 	free(rank);

@@ -1,11 +1,13 @@
 /*
  * html.h - one self-contained HTML page for a capture: the summary, the
  * heap and RSS timeline with the snapshots, the flame graph of a selected
- * snapshot by metric, and tables by stack, function, file:line and module.
+ * snapshot by metric, tables by stack, function, file:line and module,
+ * the sizes and lifetimes of a selected site, the memory map.
  *
  * The page carries its data as JSON (in a <script type="application/json">
  * element) and its code and style embedded at build time (assets.h:
- * assets/report.js, report.css and the vendored uPlot); it fetches nothing
+ * report.js, joined from assets/report/, report.css and the vendored
+ * uPlot); it fetches nothing
  * and a Content-Security-Policy forbids it to. docs/html.md describes the
  * page and its data.
  *

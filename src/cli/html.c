@@ -24,7 +24,8 @@ static const char usage[] =
 	"nothing): the summary, the heap and RSS over time with the snapshots marked\n"
 	"(click one: every view shows it), the flame graph of the snapshot by metric\n"
 	"(in use, peak, allocated, allocations, temporary) with search and zoom, and\n"
-	"sortable, filterable tables by call stack, function, file:line and module.\n"
+	"sortable, filterable tables by call stack, function, file:line and module;\n"
+	"click a row or a frame for that site's sizes and lifetimes.\n"
 	"  -o, --output OUT     the file to write ('-' = standard output)\n"
 	"  --top N              call stacks kept per snapshot, by their largest share of\n"
 	"                       any metric (default 1000); the rest form one row\n"
@@ -33,7 +34,8 @@ static const char usage[] =
 	"  --title T            the page's title (default: heapprof: PROGRAM)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
 	"\n"
-	"Open OUT.html#snapshot=N&metric=M&view=flame to start at snapshot N.\n"
+	"Open OUT.html#snapshot=N&metric=M&view=flame to start at snapshot N\n"
+	"(site=function:NAME selects a site; docs/html.md lists the others).\n"
 	"Figures of a sampled capture are unbiased estimates.\n";
 
 int hp_cmd_html(int argc, char **argv)

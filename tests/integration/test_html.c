@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../harness/harness.h"
+#include "../harness/png.h"
 #include "../harness/tools.h"
 #include "../programs/known.h"
 #include "../programs/lifetimes.h"
@@ -70,7 +71,15 @@ static const char helpers[] =
 	"\treturn tr.cells[i];\n}\n"
 	"function rowOf(name) {\n"
 	"\treturn rows().filter(function (tr) { return tr.cells[0].textContent === name; })[0];\n}\n"
-	"function num(tr, col) { return +cell(tr, col).getAttribute('data-v'); }\n";
+	"function num(tr, col) { return +cell(tr, col).getAttribute('data-v'); }\n"
+	/* The headers of the tables sel matches, for headers_shown:
+	 * "text@left,top,width,height|..." in CSS pixels (the screenshots are
+	 * at device pixel ratio 1). */
+	"function heads(sel) {\n"
+	"\treturn Array.prototype.map.call(document.querySelectorAll(sel + ' thead th'),\n"
+	"\t\tfunction (th) { var r = th.getBoundingClientRect();\n"
+	"\t\t\treturn th.textContent + '@' + [r.left, r.top, r.width, r.height].map(Math.round)\n"
+	"\t\t\t\t.join(','); }).join('|');\n}\n";
 
 static const char epilogue[] =
 	"put('ready', document.body.getAttribute('data-ready'));\n"
@@ -334,6 +343,53 @@ static int has(const char *dom, const char *key, const char *part)
 	return 0;
 }
 
+/* Whether every header of key's list (heads() of the helpers) is painted in the
+ * screenshot png: over its box (2 px in from each side), at least half
+ * the pixels the headers' background (#f3f3f3, report.css .hp-table th)
+ * and some dark ones (its text, #222). A header the DOM has but Chromium
+ * did not paint (a white box) fails; says which. Returns how many are
+ * shown, -1 when the list or the image cannot be read. */
+static int headers_shown(const char *dom, const char *key, const char *png)
+{
+	char buf[4096];
+	const char *list = result(dom, key, buf, sizeof buf);
+	struct hp_png img;
+	int shown = 0;
+
+	if (!list || !*list || hp_png_read(png, &img))
+		return -1;
+	for (char *h = buf; h && *h;) {
+		char *next = strchr(h, '|'), *at;
+		int x, y, w, ht;
+		unsigned long bg = 0, dark = 0, all = 0;
+		if (next)
+			*next++ = '\0';
+		at = strrchr(h, '@');
+		if (!at || sscanf(at + 1, "%d,%d,%d,%d", &x, &y, &w, &ht) != 4) {
+			hp_png_free(&img);
+			return -1;
+		}
+		*at = '\0';
+		for (int j = y + 2; j < y + ht - 2; j++)
+			for (int i = x + 2; i < x + w - 2; i++) {
+				uint32_t c = hp_png_at(&img, (uint32_t)i, (uint32_t)j);
+				int lum = ((c >> 16) + (c >> 8 & 0xff) + (c & 0xff)) / 3;
+				all++;
+				bg += c == 0xf3f3f3;
+				dark += lum < 110;
+			}
+		if (all && 2 * bg >= all && dark >= 10)
+			shown++;
+		else
+			printf("  header \"%s\" at %d,%d %dx%d not painted: %lu of %lu pixels its "
+			       "background, %lu dark\n",
+			       h, x, y, w, ht, bg, all, dark);
+		h = next;
+	}
+	hp_png_free(&img);
+	return shown;
+}
+
 /* Writes the page of capture into DIR/name.html with args; 0 on success. */
 static int render(const char *capture, const char *args, const char *name, char *page, size_t cap)
 {
@@ -356,7 +412,7 @@ static void expect_clean(const char *dom)
 HP_TEST(html_known_figures_in_browser)
 {
 	const char *capture = record("known");
-	char page[4600], driven[4600], buf[256];
+	char page[4600], driven[4600], buf[256], png[4600];
 	char *dom;
 
 	require(capture, "heapprof run records known");
@@ -423,6 +479,17 @@ HP_TEST(html_known_figures_in_browser)
 	expect_eq_u64(screenshot(page, "#view=tables&table=function&metric=allocations",
 				 "known-tables"),
 		      0, "of the tables");
+	/* What that screenshot shows: every header of the table, painted. */
+	snprintf(driven, sizeof driven, "%s/known-heads.html", hp_test_tmp());
+	require(write_driven(page, driven, "put('heads', heads('#hp-table'));\n") == 0,
+		"the driven copy is written");
+	dom = dump_dom(driven, "#view=tables&table=function&metric=allocations", "known-heads");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	snprintf(png, sizeof png, "%s/html-known-tables.png", hp_test_build());
+	expect_eq_u64((uint64_t)headers_shown(dom, "heads", png), 9,
+		      "the screenshot shows the 9 headers of the function table");
+	free(dom);
 }
 
 HP_TEST(html_snapshots_switch_views)
@@ -483,12 +550,53 @@ static const char phases_driver[] =
 	"var over = sp.over, box = over.getBoundingClientRect();\n"
 	"over.dispatchEvent(new MouseEvent('click', {bubbles: true,\n"
 	"\tclientX: box.left + sp.valToPos(s[0].time_ns / 1e9, 'x'), clientY: box.top + 10}));\n"
-	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n";
+	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n"
+	"put('by', Array.prototype.map.call(document.querySelectorAll('#hp-by option'),\n"
+	"\tfunction (o) { return o.value; }).join(','));\n";
+
+/* The driver for phases' page with a grouping the data does not have yet
+ * (a "timelines" member, added by the test): the selector offers it, and
+ * choosing it draws its lines. */
+static const char groups_driver[] =
+	"function labels() {\n"
+	"\treturn hpReport.sitesPlot().series.slice(1).map(function (x) {\n"
+	"\t\treturn x.label.split(' ')[0]; }).join(',');\n}\n"
+	"put('by', Array.prototype.map.call(document.querySelectorAll('#hp-by option'),\n"
+	"\tfunction (o) { return o.value + ':' + o.textContent; }).join(','));\n"
+	"put('first', labels());\n"
+	"var sel = document.getElementById('hp-by');\n"
+	"sel.value = 'thread'; sel.dispatchEvent(new Event('change'));\n"
+	"put('thread', labels());\n"
+	"put('thread_v', hpReport.sitesPlot().data.slice(1).map(function (v) {\n"
+	"\treturn v.join(':'); }).join(','));\n"
+	"put('thread_hash', location.hash);\n"
+	"hpReport.apply('#view=overview&by=stack');\n"
+	"put('back', labels());\n";
+
+/* Copies page to out with text inserted before the first marker. */
+static int inject(const char *page, const char *out, const char *marker, const char *text)
+{
+	char *html = slurp(page, NULL), *at = html ? strstr(html, marker) : NULL;
+	FILE *f;
+	int ok;
+
+	if (!at || !(f = fopen(out, "w"))) {
+		free(html);
+		return -1;
+	}
+	fwrite(html, 1, (size_t)(at - html), f);
+	fputs(text, f);
+	fputs(at, f);
+	ok = !ferror(f);
+	ok &= fclose(f) == 0;
+	free(html);
+	return ok ? 0 : -1;
+}
 
 HP_TEST(html_sites_over_time)
 {
 	const char *capture = record("phases");
-	char page[4600], driven[4600], want[128];
+	char page[4600], driven[4600], grouped[4600], want[128];
 	char *dom;
 
 	require(capture, "heapprof run records phases");
@@ -513,9 +621,32 @@ HP_TEST(html_sites_over_time)
 	expect_true(is(dom, "c_at", want), "C's line: all of C at exit only");
 	expect_true(is(dom, "click_snapshot", "1"),
 		    "a click on the sites' timeline at snapshot 1 selects it");
+	expect_true(is(dom, "by", "stack"), "one grouping over time: by call stack");
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "phases-sites"), 0,
 		      "a screenshot of the overview with the sites' timeline");
+
+	/* A grouping by thread, as html.c may write one (docs/html.md
+	 * "timelines"): two threads, their bytes at two times. */
+	snprintf(grouped, sizeof grouped, "%s/phases-groups.html", hp_test_tmp());
+	require(inject(page, grouped, ",\"sites\":{",
+		       ",\"timelines\":{\"thread\":{\"t\":[0,100000000],\"lines\":["
+		       "{\"key\":\"worker\",\"max\":7000,\"v\":[7000,0]},"
+		       "{\"key\":\"main\",\"max\":300,\"v\":[100,300]}]}}") == 0,
+		"the page with a grouping by thread is written");
+	snprintf(driven, sizeof driven, "%s/phases-groups-driven.html", hp_test_tmp());
+	require(write_driven(grouped, driven, groups_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "phases-groups");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(is(dom, "by", "stack:call stack,thread:thread"),
+		    "the selector offers every grouping the data has");
+	expect_true(is(dom, "first", "build_b,build_a,leak_c"), "by call stack first");
+	expect_true(is(dom, "thread", "worker,main"), "choosing thread draws a line per thread");
+	expect_true(is(dom, "thread_v", "7000:0,100:300"), "with its figures");
+	expect_true(has(dom, "thread_hash", "by=thread"), "the grouping is kept in the hash");
+	expect_true(is(dom, "back", "build_b,build_a,leak_c"), "by=stack in the hash goes back");
+	free(dom);
 }
 
 /* The driver for a brush on phases' timeline: a drag from snapshot 1 to
@@ -559,7 +690,7 @@ static const char brush_driver[] =
 HP_TEST(html_brush_what_grew)
 {
 	const char *capture = record("phases");
-	char page[4600], driven[4600], want[256];
+	char page[4600], driven[4600], want[256], png[4600];
 	char *dom, *diff;
 
 	require(capture, "heapprof run records phases");
@@ -602,6 +733,22 @@ HP_TEST(html_brush_what_grew)
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview&grew=1-2", "phases-grew"), 0,
 		      "a screenshot of what grew from snapshot 1 to 2");
+	/* What the screenshot shows: every header of the table, painted. */
+	snprintf(driven, sizeof driven, "%s/phases-heads.html", hp_test_tmp());
+	require(write_driven(page, driven,
+			     "put('grew_heads', heads('#hp-grew-table'));\n"
+			     "put('grew_bottom', Math.round(document.querySelector("
+			     "'#hp-grew-table thead').getBoundingClientRect().bottom));\n") == 0,
+		"the driven copy is written");
+	dom = dump_dom(driven, "#view=overview&grew=1-2", "phases-heads");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(num(dom, "grew_bottom") > 0 && num(dom, "grew_bottom") <= 1000,
+		    "the table's headers are inside the screenshot's 1000 px");
+	snprintf(png, sizeof png, "%s/html-phases-grew.png", hp_test_build());
+	expect_eq_u64((uint64_t)headers_shown(dom, "grew_heads", png), 6,
+		      "the screenshot shows all 6 headers of what grew, not only the first");
+	free(dom);
 }
 
 /* The driver for attrib: the tables by type, context, thread and heap;
@@ -687,6 +834,196 @@ static const char lifetimes_driver[] =
 	"\t\t\tb.getAttribute('data-v'); }).join(' ');\n}\n"
 	"put('rows', document.querySelectorAll('#hp-hists tbody tr').length);\n"
 	"['short_lived', 'filler', 'long_lived', 'leak'].forEach(function (f) { put(f, bars(f)); });\n";
+
+/* The driver for the selected site on lifetimes: the panel's bars
+ * ("kind:class=count ...") with no site, after a click on a function's
+ * row, a stack's row, a flame graph frame, from the hash, and cleared. */
+static const char site_driver[] =
+	"function panel() {\n"
+	"\tvar b = document.querySelectorAll('#hp-site-bars .hp-bar-col');\n"
+	"\treturn Array.prototype.map.call(b, function (x) {\n"
+	"\t\treturn x.getAttribute('data-kind') + ':' + x.getAttribute('data-class') + '=' +\n"
+	"\t\t\tx.getAttribute('data-v'); }).join(' ');\n}\n"
+	"function shown() {\n"
+	"\tvar p = document.getElementById('hp-site-hist');\n"
+	"\treturn p && p.offsetParent !== null && p.closest('section').getAttribute('data-view');\n}\n"
+	"put('none_title', document.getElementById('hp-site-title').textContent);\n"
+	"put('none_bars', panel());\n"
+	"put('none_shown', shown());\n"
+	"hpReport.set({view: 'tables', table: 'function', filter: '', sort: ''});\n"
+	"rowOf('long_lived').click();\n"
+	"put('fn_site', hpReport.state.site);\n"
+	"put('fn_hash', location.hash);\n"
+	"put('fn_title', document.getElementById('hp-site-title').textContent);\n"
+	"put('fn_bars', panel());\n"
+	"put('fn_shown', shown());\n"
+	"put('fn_on', document.querySelectorAll('#hp-table tr.on').length);\n"
+	"hpReport.set({table: 'stack'});\n"
+	"rows().filter(function (tr) { return /^short_lived /.test(tr.cells[0].textContent); })[0]"
+	".click();\n"
+	"put('stack_site', hpReport.state.site.replace(/[0-9]+$/, 'N'));\n"
+	"put('stack_bars', panel());\n"
+	"hpReport.set({view: 'flame', metric: 'allocations'});\n"
+	"function clickFrame(name) {\n"
+	"\tvar n = byName(hpReport.tree().root, name), c = document.getElementById('hp-flame');\n"
+	"\tvar r = c.getBoundingClientRect(), w = r.width / hpReport.tree().root.v;\n"
+	"\tc.dispatchEvent(new MouseEvent('click', {bubbles: true,\n"
+	"\t\tclientX: r.left + (n.x + n.v / 2) * w, clientY: r.top + n.depth * 18 + 9}));\n}\n"
+	"clickFrame('leak');\n"
+	"put('leak_site', hpReport.state.site.replace(/^flame:.*;/, 'flame:...;'));\n"
+	"put('leak_bars', panel());\n"
+	"put('leak_life', document.querySelector('#hp-site-bars .hp-none[data-kind=\"life\"]') ?\n"
+	"\t'none' : 'some');\n"
+	"put('leak_shown', shown());\n"
+	"hpReport.set({zoom: ''});\n"
+	"clickFrame('main');\n"
+	"put('main_bars', panel());\n"
+	"hpReport.apply('#view=overview&site=function%3Afiller');\n"
+	"put('hash_bars', panel());\n"
+	"put('hash_shown', shown());\n"
+	"document.getElementById('hp-site-clear').click();\n"
+	"put('cleared_site', hpReport.state.site === '' ? 'none' : hpReport.state.site);\n"
+	"put('cleared_bars', panel());\n"
+	"document.querySelector('#hp-hists tr[data-function=\"long_lived\"]').click();\n"
+	"put('list_bars', panel());\n";
+
+/* The panel's bars as the page draws them (histograms.js histBars): for
+ * sizes then lifetimes, each class from the first nonzero to the last,
+ * "kind:class=count" (class c's count in size[c], life[c]). */
+static const char *bars(char *buf, size_t cap, const int size[24], const int life[17])
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < 2; k++) {
+		const int *v = k ? life : size;
+		int len = k ? 17 : 24, first = -1, last = -1;
+		for (int c = 0; c < len; c++)
+			if (v[c]) {
+				if (first < 0)
+					first = c;
+				last = c;
+			}
+		for (int c = first; first >= 0 && c <= last && n < cap; c++)
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s:%d=%d", n ? " " : "",
+					      k ? "life" : "size", c, v[c]);
+	}
+	return buf;
+}
+
+/* The sizes and lifetimes of the selected site (tests/programs/
+ * lifetimes.c: four sites of known sizes and lifetimes): the whole
+ * program's with none, each site's exactly when a table row, a flame
+ * graph frame, the hash or the overview's list selects it. */
+HP_TEST(html_selected_site_histograms)
+{
+	const char *capture = record("lifetimes");
+	char page[4600], driven[4600], want[256], all[256], png[4600];
+	char *dom;
+
+	require(capture, "heapprof run records lifetimes");
+	require(render(capture, "", "lifetimes", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/lifetimes-site.html", hp_test_tmp());
+	require(write_driven(page, driven, site_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "lifetimes-site");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	/* Size class c is [2^(c-1), 2^c); lifetime class c >= 1 is
+	 * [2^(c+5), 2^(c+6)) allocations, 0 below 64 (histo.h): short_lived
+	 * 24 B (5), filler 8 B (4), long_lived 3000 B (12), living through
+	 * filler's 1,500 allocations (5), leak 100,000 B (17), never freed. */
+	int short_s[24] = {[5] = LIFE_SHORT_N}, short_l[17] = {[0] = LIFE_SHORT_N};
+	int filler_s[24] = {[4] = LIFE_FILLER_N}, filler_l[17] = {[0] = LIFE_FILLER_N};
+	int leak_s[24] = {[17] = LIFE_LEAK_N}, none_l[17] = {0};
+	/* long_lived's function: its own blocks and filler's, which it calls. */
+	int long_s[24] = {[4] = LIFE_FILLER_N, [12] = LIFE_LONG_N};
+	int long_l[17] = {[0] = LIFE_FILLER_N, [5] = LIFE_LONG_N};
+	int all_s[24] = {[4] = LIFE_FILLER_N, [5] = LIFE_SHORT_N, [12] = LIFE_LONG_N,
+			 [17] = LIFE_LEAK_N};
+	int all_l[17] = {[0] = LIFE_FILLER_N + LIFE_SHORT_N, [5] = LIFE_LONG_N};
+
+	bars(all, sizeof all, all_s, all_l);
+	expect_true(is(dom, "none_title", "Sizes and lifetimes: the whole program"),
+		    "no site selected: the whole program's");
+	expect_true(is(dom, "none_bars", all), "every site's allocations by size, frees by lifetime");
+	expect_true(is(dom, "none_shown", "overview"), "on the overview");
+	expect_true(is(dom, "fn_site", "function:long_lived"), "a function's row selects it");
+	expect_true(has(dom, "fn_hash", "site=function%3Along_lived"), "kept in the hash");
+	expect_true(has(dom, "fn_title", "function long_lived"), "the panel names it");
+	expect_true(is(dom, "fn_bars", bars(want, sizeof want, long_s, long_l)),
+		    "long_lived: its 3000 B blocks that lived through 1,500 allocations, and the "
+		    "8 B ones of filler, which it calls");
+	expect_true(is(dom, "fn_shown", "tables"), "shown with the tables");
+	expect_true(is(dom, "fn_on", "1"), "its row marked");
+	expect_true(is(dom, "stack_site", "stack:N"), "a call stack's row selects it");
+	expect_true(is(dom, "stack_bars", bars(want, sizeof want, short_s, short_l)),
+		    "short_lived's stack: [16, 32) B, < 64");
+	expect_true(is(dom, "leak_site", "flame:...;leak"), "a flame graph frame selects its path");
+	expect_true(is(dom, "leak_bars", bars(want, sizeof want, leak_s, none_l)),
+		    "leak: [64 KiB, 128 KiB)");
+	expect_true(is(dom, "leak_life", "none"), "never freed: no lifetime");
+	expect_true(is(dom, "leak_shown", "flame"), "shown under the flame graph");
+	expect_true(is(dom, "main_bars", all), "main's frame: every stack through it, once each");
+	expect_true(is(dom, "hash_bars", bars(want, sizeof want, filler_s, filler_l)),
+		    "site=function:filler in the hash: filler's");
+	expect_true(is(dom, "hash_shown", "overview"), "on the overview");
+	expect_true(is(dom, "cleared_site", "none"), "'Whole program' clears the site");
+	expect_true(is(dom, "cleared_bars", all), "and shows the whole program's again");
+	long_s[4] = long_l[0] = 0;
+	expect_true(is(dom, "list_bars", bars(want, sizeof want, long_s, long_l)),
+		    "a click on the overview's list selects long_lived's own stack");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=tables&table=function&site=function%3Along_lived",
+				 "lifetimes-site"),
+		      0, "a screenshot of a site's histograms in build/html-lifetimes-site.png");
+	expect_eq_u64(screenshot(page, "#view=flame&metric=allocations&site=function%3Ashort_lived",
+				 "lifetimes-flame-site"),
+		      0, "and under the flame graph");
+	/* In that screenshot the selected function's frame is outlined in
+	 * black (flame.js siteMark), another is not: the black pixels along
+	 * the top of each frame (a label's glyphs never reach it). */
+	snprintf(driven, sizeof driven, "%s/lifetimes-frames.html", hp_test_tmp());
+	require(write_driven(page, driven,
+			     "function rect(name) {\n"
+			     "\tvar n = byName(hpReport.tree().root, name);\n"
+			     "\tvar r = document.getElementById('hp-flame').getBoundingClientRect();\n"
+			     "\tvar k = r.width / hpReport.tree().root.v;\n"
+			     "\treturn [r.left + n.x * k, r.top + n.depth * 18, n.v * k].map(Math.round)"
+			     ".join(',');\n}\n"
+			     "put('short_lived', rect('short_lived'));\n"
+			     "put('long_lived', rect('long_lived'));\n") == 0,
+		"the driven copy is written");
+	dom = dump_dom(driven, "#view=flame&metric=allocations&site=function%3Ashort_lived",
+		       "lifetimes-frames");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	snprintf(png, sizeof png, "%s/html-lifetimes-flame-site.png", hp_test_build());
+	{
+		static const char *const names[] = {"short_lived", "long_lived"};
+		struct hp_png img;
+		require(hp_png_read(png, &img) == 0, "the screenshot reads back");
+		for (int i = 0; i < 2; i++) {
+			char buf[128];
+			int x, y, w, black = 0;
+			if (!expect_true(result(dom, names[i], buf, sizeof buf) &&
+						 sscanf(buf, "%d,%d,%d", &x, &y, &w) == 3 && w > 20,
+					 "the frame's box"))
+				continue;
+			for (int j = x + 4; j < x + w - 4; j++)
+				black += hp_png_at(&img, (uint32_t)j, (uint32_t)y + 1) == 0;
+			if (i == 0)
+				expect_true(black >= (w - 8) * 9 / 10,
+					    "short_lived's frame is outlined: its top edge black");
+			else
+				expect_eq_u64((uint64_t)black, 0, "long_lived's is not");
+		}
+		hp_png_free(&img);
+	}
+	free(dom);
+}
 
 HP_TEST(html_sizes_and_lifetimes)
 {

@@ -19,7 +19,7 @@
  *     --by X --json`'s "timeline", exact bytes and objects per group at
  *     each snapshot, Circles whole through the pause and gone when the
  *     Squares come, within one period; --top's "other"; the text lines of
- *     `report --timeline`; the same lines in the page's data ("tgroups");
+ *     `report --timeline`; the same lines in the page's data ("timelines");
  *   - the size and lifetime histograms of tests/programs/lifetimes.c
  *     (lifetimes.h), exact per site in `report --json` (python3's json)
  *     and in `report --histograms`;
@@ -577,7 +577,7 @@ HP_TEST(timeline_by_type_context_thread_heap)
 	free(ss);
 }
 
-/* The page's data (heapprof html): "tgroups" holds the same lines by
+/* The page's data (heapprof html): "timelines" holds the same lines by
  * type, context, thread and heap, on one time axis per dimension. */
 HP_TEST(page_carries_the_timeline_by_dimension)
 {
@@ -605,7 +605,7 @@ HP_TEST(page_carries_the_timeline_by_dimension)
 		"  return v\n"
 		"for dim, key in ((\"type\", \"Circle\"), (\"type\", \"Square\"), (\"context\", \"load\"),"
 		" (\"context\", \"serve\"), (\"thread\", \"" TL_THREAD "\"), (\"heap\", \"arena\")):\n"
-		"  tl = d[\"tgroups\"][dim]\n"
+		"  tl = d[\"timelines\"][dim]\n"
 		"  l = [l for l in tl[\"lines\"] if l[\"key\"] == key][0]\n"
 		"  print(dim, key, l[\"max\"], *[at(tl, l, t) for t in snaps])\n"
 		"' %s.html",
@@ -625,7 +625,7 @@ HP_TEST(page_carries_the_timeline_by_dimension)
 		 (unsigned long long)TL_SQUARE_BYTES, (unsigned long long)TL_SQUARE_BYTES,
 		 (unsigned long long)TL_ARENA_BYTES, (unsigned long long)TL_ARENA_BYTES);
 	expect_str(got ? got : "", want,
-		   "the page's tgroups: each line's highest and its bytes at the snapshots");
+		   "the page's timelines: each line's highest and its bytes at the snapshots");
 	free(got);
 }
 

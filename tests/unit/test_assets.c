@@ -2,8 +2,10 @@
  * test_assets.c - the page assets embedded at build time
  * (src/analyzer/assets.h): each array holds its file's bytes exactly (a
  * stale or truncated embedding fails here), NUL-terminated, and the flame
- * graph's script can sit in a CDATA section.
+ * graph's script can sit in a CDATA section; the HTML report's script is
+ * every file of assets/report/ joined in one function (scripts/join.sh).
  */
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,50 @@ HP_TEST(assets_are_their_files)
 {
 	same_as_file(hp_asset_flame_js, hp_asset_flame_js_len, "src/analyzer/assets/flame.js");
 	same_as_file(hp_asset_flame_css, hp_asset_flame_css_len, "src/analyzer/assets/flame.css");
+}
+
+/* report.js: "(function () {", "'use strict';", then each file of
+ * assets/report/ after a line naming it, whole, core.js first and
+ * main.js last, then "})();", nothing else; and no "</" that could end
+ * its element. */
+HP_TEST(report_script_is_its_files)
+{
+	static const char open_[] = "(function () {\n'use strict';\n", close_[] = "})();\n";
+	static const char dir[] = "src/analyzer/assets/report/";
+	const char *js = (const char *)hp_asset_report_js, *first = NULL, *last = NULL;
+	size_t len = hp_asset_report_js_len, covered = strlen(open_) + strlen(close_);
+	char marker[256];
+	glob_t g;
+
+	expect_true(strncmp(js, open_, strlen(open_)) == 0, "the function first");
+	expect_true(len > strlen(close_) && strcmp(js + len - strlen(close_), close_) == 0,
+		    "its end last");
+	/* make check runs from the source tree */
+	if (!expect_true(glob("src/analyzer/assets/report/*.js", 0, NULL, &g) == 0 &&
+				 g.gl_pathc >= 9,
+			 "the script's files, one per view and a core"))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		size_t flen = 0;
+		char *data = slurp(g.gl_pathv[i], &flen);
+		const char *at;
+		snprintf(marker, sizeof marker, "/* --- %s --- */\n", g.gl_pathv[i]);
+		at = strstr(js, marker);
+		expect_true(at && data && strncmp(at + strlen(marker), data, flen) == 0, g.gl_pathv[i]);
+		if (at && (!first || at < first))
+			first = at;
+		if (at && (!last || at > last))
+			last = at;
+		covered += strlen(marker) + flen;
+		free(data);
+	}
+	globfree(&g);
+	snprintf(marker, sizeof marker, "/* --- %score.js --- */\n", dir);
+	expect_true(first && strncmp(first, marker, strlen(marker)) == 0, "core.js first");
+	snprintf(marker, sizeof marker, "/* --- %smain.js --- */\n", dir);
+	expect_true(last && strncmp(last, marker, strlen(marker)) == 0, "main.js last");
+	expect_eq_u64(len, covered, "nothing but the files");
+	expect_true(strstr(js, "</") == NULL, "no \"</\" to end the script element");
 }
 
 HP_TEST(flame_script_fits_in_cdata)

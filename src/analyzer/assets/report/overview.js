@@ -1,0 +1,64 @@
+/*
+ * overview.js - the summary of the selected snapshot and the list of
+ * snapshots (click a row to select it), first and last on the overview.
+ */
+
+function buildSummary() {
+	$.summary = el('dl', {id: 'hp-summary'});
+	return [el('h2', {text: 'Summary'}), $.summary];
+}
+function renderSummary() {
+	var s = snap(), last = D.snapshots[D.snapshots.length - 1], tot = s.total;
+	var rssPeak = 0, i, items;
+	for (i = 0; i < D.series.rss.length; i++)
+		if (D.series.rss[i] > rssPeak)
+			rssPeak = D.series.rss[i];
+	items = [
+		['Program', D.program],
+		['Snapshot', '#' + (S.snapshot + 1) + ' of ' + D.snapshots.length + ', ' + s.reason +
+			' at ' + secs(s.time_ns)],
+		['Allocations', commas(tot[5]) + ' (' + bytes(tot[4]) + ')'],
+		['Frees', commas(s.free_count) + ' (' + bytes(s.free_bytes) + ')'],
+		['Temporary allocations', commas(tot[6]) + ' (' + bytes(tot[7]) + ')'],
+		['Peak heap', bytes(s.peak_bytes) + ' in ' + commas(s.peak_count) + ' blocks at ' +
+			secs(s.peak_time_ns)],
+		['Peak RSS', rssPeak ? bytes(rssPeak) : 'not recorded'],
+		[s.reason === 'exit' ? 'Leaked at exit' : 'In use', bytes(tot[1]) + ' in ' +
+			commas(tot[2]) + ' blocks'],
+		['Call stacks', commas(s.nstacks) + (s.other[0] ? ' (the top ' + commas(s.rows.length) +
+			' kept; the rest summed in one row)' : '')],
+		['Recording', D.sampled ? 'sampled, one byte in ' + bytes(D.sample_rate_bytes) +
+			' (figures are estimates)' : 'every allocation'],
+		['Lost', s.lost_count ? commas(s.lost_count) + ' allocations not recorded' : 'nothing'],
+		['Duration', secs(last.time_ns)]
+	];
+	if (D.damaged)
+		items.push(['Damage', D.damaged + ' damaged records: showing what is readable']);
+	$.summary.textContent = '';
+	items.forEach(function (kv) {
+		$.summary.appendChild(el('dt', {text: kv[0]}));
+		$.summary.appendChild(el('dd', {text: kv[1]}));
+	});
+}
+
+function buildSnaps() {
+	$.snaps = el('tbody');
+	return [el('h2', {text: 'Snapshots'}),
+		el('table', {id: 'hp-snaps', cls: 'hp-table'}, [
+			el('thead', {}, [el('tr', {}, ['#', 'Time', 'Reason', 'In use', 'Peak so far',
+				'Allocations', 'Call stacks'].map(function (h) {
+				return el('th', {text: h});
+			}))]), $.snaps])];
+}
+function renderSnaps() {
+	$.snaps.textContent = '';
+	D.snapshots.forEach(function (s, i) {
+		var tr = el('tr', {cls: 'hp-snap' + (i === S.snapshot ? ' on' : ''), 'data-i': i + 1,
+			onclick: function () { set({snapshot: i, zoom: ''}); }},
+		[i + 1, secs(s.time_ns), s.reason, bytes(s.total[1]), bytes(s.peak_bytes),
+			commas(s.total[5]), commas(s.nstacks)].map(function (v) {
+			return el('td', {text: v});
+		}));
+		$.snaps.appendChild(tr);
+	});
+}

@@ -1,0 +1,275 @@
+/*
+ * timeline.js - the charts over time (uPlot, vendored): the heap in use
+ * and the RSS (the data's "series"), and under it the bytes in use of the
+ * top lines of one grouping (the data's "sites" by call stack, and any
+ * grouping of "timelines": timelineGroups), with a selector of the
+ * grouping. Both mark the snapshots; a click selects the nearest one, a
+ * drag over the heap's chart (the brush) shows what grew in the range
+ * (grew.js).
+ */
+
+var plot = null, plotWidth = 0;
+var SITE_COLOURS = ['#c0392b', '#2c6fbb', '#27ae60', '#8e44ad', '#e67e00', '#16a085',
+	'#7f8c8d', '#d35400', '#2c3e50', '#b7950b'];
+
+function axisBytes(u, vals) { return vals.map(function (v) { return bytes(v); }); }
+function axisSecs(u, vals, ax, space, incr) {
+	var dec = Math.max(0, Math.min(9, -Math.floor(Math.log10(incr || 1))));
+	return vals.map(function (v) { return v.toFixed(dec); });
+}
+function fmtB(u, v) { return v == null ? '-' : bytes(v); }
+function fmtT(u, v) { return v == null ? '-' : v.toFixed(4) + ' s'; }
+/* The end of the time axis: the last point or the last snapshot. */
+function timeEnd(x) {
+	var end = x.length ? x[x.length - 1] : 0;
+	D.snapshots.forEach(function (s) { end = Math.max(end, s.time_ns / 1e9); });
+	return end;
+}
+
+function seriesData() {
+	var t = D.series.t, heap = D.series.heap, rss = D.series.rss, x = [], i;
+	if (!t.length) {
+		/* No time series: the snapshots' figures alone. */
+		D.snapshots.forEach(function (s) {
+			x.push(s.time_ns / 1e9);
+		});
+		return [x, D.snapshots.map(function (s) { return s.total[1]; }),
+			D.snapshots.map(function () { return null; })];
+	}
+	for (i = 0; i < t.length; i++)
+		x.push(t[i] / 1e9);
+	return [x, heap.slice(), rss.map(function (v) { return v || null; })];
+}
+
+function buildTimeline() {
+	$.chart = el('div', {id: 'hp-timeline'});
+	$.grew = el('div', {id: 'hp-grew'});
+	return [
+		el('h2', {text: 'Heap and RSS over time'}),
+		el('p', {cls: 'hp-hint', text: 'Click near a snapshot (the vertical lines) to select ' +
+			'it; drag over a range to zoom to it and see what grew in it, double-click to ' +
+			'unzoom.'}),
+		$.chart, $.grew
+	].concat(buildGroups());
+}
+
+/* Draws the heap's chart when it is new or the page's width changed, and
+ * the grouping's chart under it. */
+function drawTimeline() {
+	var w = Math.max(400, $.chart.clientWidth || 1000);
+	if (typeof uPlot === 'undefined')
+		return;
+	if (!plot || plotWidth !== w) {
+		if (plot)
+			plot.destroy();
+		plotWidth = w;
+		var data = seriesData(), end = timeEnd(data[0]);
+		/* Heap and RSS on scales of their own (the heap is often a sliver
+		 * of the RSS): heap on the left, RSS on the right, each in its
+		 * colour. */
+		plot = new uPlot({
+			width: w, height: 300,
+			scales: {x: {time: false, range: function (u, min, max) {
+				return [0, Math.max(end, max)];
+			}},
+			heap: {range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; }},
+			rss: {range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; }}},
+			axes: [{label: 'seconds', values: axisSecs},
+				{scale: 'heap', values: axisBytes, size: 80, stroke: '#c0392b',
+					label: 'heap in use'},
+				{scale: 'rss', values: axisBytes, size: 80, side: 1, stroke: '#2c6fbb',
+					label: 'RSS', grid: {show: false}}],
+			series: [
+				{label: 'time', value: fmtT},
+				{label: 'heap in use', scale: 'heap', stroke: '#c0392b',
+					fill: 'rgba(192,57,43,0.12)', width: 1.5, value: fmtB},
+				{label: 'RSS', scale: 'rss', stroke: '#2c6fbb', width: 1.5, value: fmtB}
+			],
+			hooks: {draw: [drawMarks]}
+		}, data, $.chart);
+		/* uPlot stops the click at its overlay (its drag-to-zoom): listen
+		 * on the way down, once per chart element. */
+		if (!$.chart.hpClick) {
+			$.chart.hpClick = true;
+			$.chart.addEventListener('click', function (e) { timelineClick(e, plot); }, true);
+			$.chart.addEventListener('mousedown', function (e) { brushStart(e, plot); }, true);
+			/* On the window, on the way down: before uPlot's own mouseup
+			 * on the document zooms, so the scale still reads as at the
+			 * start. */
+			window.addEventListener('mouseup', function (e) { brushEnd(e, plot); }, true);
+		}
+	}
+	drawGroup(w);
+}
+function timelineClick(e, p) {
+	if (!p || !p.over.contains(e.target) || (p.select && p.select.width > 2))
+		return;
+	var r = p.over.getBoundingClientRect();
+	var x = p.posToVal(e.clientX - r.left, 'x');
+	set({snapshot: nearest(x * 1e9), zoom: ''});
+}
+
+/* A brush: a drag over the timeline (more than 2 px) selects the
+ * snapshots nearest to its ends; what grew between them is shown under
+ * the chart (renderGrew). uPlot zooms to the range as well. */
+var brush = null;
+function brushStart(e, p) {
+	brush = null;
+	if (!p || !p.over.contains(e.target) || e.button)
+		return;
+	brush = {x: e.clientX};
+}
+function brushEnd(e, p) {
+	var b = brush;
+	brush = null;
+	if (!b || !p || Math.abs(e.clientX - b.x) <= 2)
+		return;
+	var r = p.over.getBoundingClientRect();
+	var t0 = p.posToVal(Math.min(b.x, e.clientX) - r.left, 'x');
+	var t1 = p.posToVal(Math.max(b.x, e.clientX) - r.left, 'x');
+	set({grew: (nearest(t0 * 1e9) + 1) + '-' + (nearest(t1 * 1e9) + 1)});
+}
+
+function nearest(ns) {
+	var best = 0, d = Infinity;
+	D.snapshots.forEach(function (s, i) {
+		var e = Math.abs(s.time_ns - ns);
+		if (e < d) {
+			d = e;
+			best = i;
+		}
+	});
+	return best;
+}
+/* The snapshots as vertical lines, the selected one bold, and the peak. */
+function drawMarks(u) {
+	var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = window.devicePixelRatio || 1;
+	var last = D.snapshots[D.snapshots.length - 1];
+	ctx.save();
+	ctx.font = (11 * dpr) + 'px sans-serif';
+	ctx.textBaseline = 'top';
+	var line = function (ns, color, width, dash, label) {
+		var x = u.valToPos(ns / 1e9, 'x', true);
+		if (x < u.bbox.left - 1 || x > u.bbox.left + u.bbox.width + 1)
+			return;
+		ctx.strokeStyle = color;
+		ctx.fillStyle = color;
+		ctx.lineWidth = width * dpr;
+		ctx.setLineDash(dash);
+		ctx.beginPath();
+		ctx.moveTo(x, top);
+		ctx.lineTo(x, top + h);
+		ctx.stroke();
+		ctx.fillText(label, x + 3 * dpr, top + 2 * dpr);
+	};
+	line(last.peak_time_ns, '#888', 1, [4 * dpr, 4 * dpr], 'peak');
+	D.snapshots.forEach(function (s, i) {
+		var on = i === S.snapshot;
+		line(s.time_ns, on ? '#e67e00' : '#555', on ? 3 : 1, [], '#' + (i + 1));
+	});
+	ctx.restore();
+}
+function markTimeline() {
+	if (plot && dirty.snapshot)
+		plot.redraw(false, false);
+	if (sitesPlot && dirty.snapshot)
+		sitesPlot.redraw(false, false);
+}
+
+/* --- the groupings over time ----------------------------------------- */
+
+/* The names of the groupings the data may carry, in the selector's
+ * order; a grouping the page does not know is shown by its key. */
+var GROUPINGS = [
+	{id: 'stack', name: 'call stack'},
+	{id: 'type', name: 'type'},
+	{id: 'context', name: 'context'},
+	{id: 'thread', name: 'thread'},
+	{id: 'heap', name: 'heap'}
+];
+
+/* The groupings the data has, each {id, name, t: [times, ns], lines:
+ * [{label, stack (index in D.stacks, or -1), max, v: [bytes at each
+ * time]}]}: "sites" (html.c) as the grouping by call stack, then each
+ * member of "timelines" ({dimension: {t, lines: [{key or stack, max,
+ * v}]}}), the known ones in GROUPINGS' order. Only those with a line. */
+function timelineGroups() {
+	if (cache.groups)
+		return cache.groups;
+	var out = [], srcs = {stack: D.sites}, ids = GROUPINGS.map(function (g) { return g.id; });
+	for (var k in D.timelines || {}) {
+		srcs[k] = D.timelines[k];
+		if (ids.indexOf(k) < 0)
+			ids.push(k);
+	}
+	ids.forEach(function (id) {
+		var src = srcs[id], known = GROUPINGS.filter(function (g) { return g.id === id; })[0];
+		if (!src || !src.lines || !src.lines.length)
+			return;
+		out.push({id: id, name: known ? known.name : id, t: src.t, lines: src.lines.map(function (l) {
+			var st = l.stack != null && l.stack >= 0 ? l.stack : -1;
+			return {label: st >= 0 ? stackLabel(st) : String(l.key), stack: st, max: l.max, v: l.v};
+		})});
+	});
+	cache.groups = out;
+	return out;
+}
+/* The grouping S.by names, or the first. */
+function timelineGroup() {
+	var g = timelineGroups();
+	return g.filter(function (x) { return x.id === S.by; })[0] || g[0] || null;
+}
+/* A stack by its innermost frame: "function file:line". */
+function stackLabel(i) {
+	var st = D.stacks[i];
+	return st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)';
+}
+
+var sitesPlot = null, sitesKey = '';
+function buildGroups() {
+	var groups = timelineGroups();
+	if (!groups.length)
+		return [];
+	$.sites = el('div', {id: 'hp-sites'});
+	$.bySel = el('select', {id: 'hp-by', onchange: function () { set({by: this.value}); }});
+	groups.forEach(function (g) { $.bySel.appendChild(el('option', {value: g.id, text: g.name})); });
+	$.sitesHint = el('p', {cls: 'hp-hint'});
+	return [el('h2', {text: 'In use over time, by '}, [$.bySel]), $.sitesHint, $.sites];
+}
+/* The chart of the selected grouping: a line per group (the top ones:
+ * html.c keeps the 10 that held the most at any moment), stepped, on the
+ * heap chart's time axis, with the same snapshot marks. */
+function drawGroup(w) {
+	var g = timelineGroup();
+	if (!g || typeof uPlot === 'undefined' || (sitesPlot && sitesKey === w + '/' + g.id))
+		return;
+	if (sitesPlot)
+		sitesPlot.destroy();
+	sitesKey = w + '/' + g.id;
+	$.bySel.value = g.id;
+	$.sitesHint.textContent = 'The bytes in use of the ' + g.lines.length + ' ' + g.name +
+		(g.lines.length > 1 ? 's' : '') + ' that held the most at any moment' +
+		(g.id === 'stack' ? ' (innermost function and line)' : '') +
+		'. Click near a snapshot to select it.';
+	var x = g.t.map(function (t) { return t / 1e9; }), end = timeEnd(x);
+	var series = [{label: 'time', value: fmtT}], data = [x];
+	g.lines.forEach(function (l, i) {
+		series.push({label: l.label, stroke: SITE_COLOURS[i % SITE_COLOURS.length],
+			width: 1.5, paths: uPlot.paths && uPlot.paths.stepped ?
+				uPlot.paths.stepped({align: 1}) : undefined, value: fmtB});
+		data.push(l.v);
+	});
+	sitesPlot = new uPlot({
+		width: w, height: 300,
+		scales: {x: {time: false, range: function (u, min, max) { return [0, Math.max(end, max)]; }},
+			y: {range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; }}},
+		axes: [{label: 'seconds', values: axisSecs},
+			{values: axisBytes, size: 80, label: 'bytes in use'}],
+		series: series,
+		hooks: {draw: [drawMarks]}
+	}, data, $.sites);
+	if (!$.sites.hpClick) {
+		$.sites.hpClick = true;
+		$.sites.addEventListener('click', function (e) { timelineClick(e, sitesPlot); }, true);
+	}
+}
