@@ -7,6 +7,9 @@ set -u
 build=${1:-build}
 only=${2:-*}
 export HP_BUILD=$build
+# heapprof's symbol cache (docs/options.md): the tests' own, never the
+# user's; shared by every test, so the suite also runs on cache hits.
+export HEAPPROF_CACHE_DIR="$build/tmp/symcache"
 passed=0 failed=0
 for t in "$build"/tests/unit/* "$build"/tests/integration/* "$build"/tests/fault/*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
