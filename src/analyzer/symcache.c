@@ -17,33 +17,14 @@
  * entries of a file with the same stamp (another process may have
  * written since), and renames a temporary file over it.
  *
- * The file (all integers little-endian):
- *
- *   offset size  field
- *   0      8     magic "hpsymc\0\n"
- *   8      4     version (1)
- *   12     4     CRC-32 (zlib's) of the body
- *   16     8     body length: the file's size - 32
- *   24     8     0
- *   32     ...   body:
- *     str   producer ("heapprof VERSION build-id HEX libdw VERSION")
- *     str   build-id (raw bytes, 1 to 64)
- *     str   module path, str debug search path
- *     u32   files stamped, each: str path, u8 present, u64 device,
- *           u64 inode, u64 size, u64 mtime in ns
- *     u32   strings, each a str (clean: text.h, no NUL)
- *     u32   frame entries, each: u64 offset, u32 frames (1..1024), each
- *           frame: u32 function, u32 file (string indices), u32 line,
- *           u8 inlined (0 or 1)
- *     u32   data entries, each: u64 offset, u32 string index + 1 (0: none)
- *   str = u32 length + bytes. The body ends exactly at the file's end.
+ * The file format is in symcache_file.c, the stamps in symcache_stamp.c;
+ * what they share, in symcache_int.h.
  *
  * Not thread-safe (one cache per symbolizing thread).
  */
 #include "symcache.h"
 
 #include <dirent.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,84 +36,20 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "../common/options.h"
-#include "../common/strtab.h"
-#include "../common/table.h"
 #include "../common/vec.h"
 #include "../common/version.h"
+#include "symcache_int.h"
 #include "text.h"
 
-#define MAGIC "hpsymc\0\n"
-#define VERSION 1u
-#define HEADER_BYTES 32
-#define MAX_BUILD_ID 64
-#define MAX_FRAMES 1024	   /* per address in a file */
-#define MAX_STAMPED 4096   /* files per stamp in a file */
 #define STALE_TMP_SEC 3600 /* a temporary file older than this was abandoned */
 
-struct stamp_file {
-	char *path;
-	uint8_t present;
-	uint64_t dev, ino, size, mtime_ns;
-};
+	/* --- the directory ------------------------------------------------------ */
 
-struct stamp {
-	struct stamp_file *files;
-	size_t n, cap;
-};
-
-struct cframe {
-	uint32_t fn, file, line;
-	uint8_t inlined;
-};
-
-struct centry {
-	uint64_t offset;
-	uint32_t first, n; /* frames[first..first+n) */
-};
-
-struct cdata {
-	uint64_t offset;
-	uint32_t name; /* string index + 1, 0: no symbol */
-};
-
-struct hp_symcache_mod {
-	struct hp_symcache *cache;
-	struct hp_symcache_mod *next;
-	uint8_t build_id[MAX_BUILD_ID];
-	size_t build_id_len;
-	char *path, *search;
-	int valid;   /* entries loaded from a file whose stamp holds now */
-	int stamped; /* stamp set from libdwfl: puts are taken */
-	int broken;  /* short of memory once: nothing more is stored */
-	size_t added; /* entries not in the file yet */
-	struct stamp stamp;
-	struct hp_strtab strings;
-	struct cframe *frames;
-	size_t nframes, capframes;
-	struct centry *entries;
-	size_t nentries, capentries;
-	struct hp_u64map index; /* offset -> entries[] */
-	struct cdata *data;
-	size_t ndata, capdata;
-	struct hp_u64map data_index; /* offset -> data[] */
-};
-
-struct hp_symcache {
-	char *dir; /* .../symbols, NULL when off */
-	const char *why;
-	char *producer;
-	uint64_t max_bytes;
-	struct hp_symcache_mod *mods;
-	struct hp_symcache_stats stats;
-};
-
-/* --- the directory ------------------------------------------------------ */
-
-/* Makes dir and its missing parents, each 0700. Returns 0 or -errno. */
-static int make_dirs(char *dir)
+	/* Makes dir and its missing parents, each 0700. Returns 0 or -errno. */
+	static int
+	make_dirs(char *dir)
 {
 	for (char *p = dir + 1;; p++) {
 		if (*p != '/' && *p)
@@ -172,8 +89,7 @@ static int find_dir(struct hp_symcache *c)
 		char cwd[PATH_MAX];
 		n = getcwd(cwd, sizeof cwd) ? snprintf(root, sizeof root, "%s/%s/symbols", cwd, env)
 					    : -1;
-	}
-	else if (xdg && xdg[0] == '/') /* the XDG spec: a relative one is ignored */
+	} else if (xdg && xdg[0] == '/') /* the XDG spec: a relative one is ignored */
 		n = snprintf(root, sizeof root, "%s/heapprof/symbols", xdg);
 	else if (home && home[0] == '/')
 		n = snprintf(root, sizeof root, "%s/.cache/heapprof/symbols", home);
@@ -202,7 +118,7 @@ static int find_dir(struct hp_symcache *c)
 
 struct self {
 	uintptr_t addr;
-	char hex[2 * MAX_BUILD_ID + 1];
+	char hex[2 * HP_SYMCACHE_MAX_BUILD_ID + 1];
 };
 
 /* The build-id of the object this code is in (heapprof, or a test that
@@ -233,7 +149,7 @@ static int self_build_id(struct dl_phdr_info *info, size_t size, void *arg)
 			const uint8_t *d = p + off + sizeof *nh + name;
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
 			    memcmp(p + off + sizeof *nh, "GNU", 4) == 0 &&
-			    nh->n_descsz <= MAX_BUILD_ID) {
+			    nh->n_descsz <= HP_SYMCACHE_MAX_BUILD_ID) {
 				for (size_t k = 0; k < nh->n_descsz; k++)
 					snprintf(me->hex + 2 * k, 3, "%02x", d[k]);
 				return 1;
@@ -295,214 +211,9 @@ void hp_symcache_count_debuginfo(struct hp_symcache *c, size_t n)
 	c->stats.debuginfo += n;
 }
 
-/* --- stamps ------------------------------------------------------------- */
-
-static void stamp_free(struct stamp *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->files[i].path);
-	free(s->files);
-	memset(s, 0, sizeof *s);
-}
-
-static void stat_file(struct stamp_file *f)
-{
-	struct stat st;
-
-	f->present = stat(f->path, &st) == 0;
-	f->dev = f->present ? (uint64_t)st.st_dev : 0;
-	f->ino = f->present ? (uint64_t)st.st_ino : 0;
-	f->size = f->present ? (uint64_t)st.st_size : 0;
-	f->mtime_ns = f->present ? (uint64_t)st.st_mtim.tv_sec * 1000000000u +
-					   (uint64_t)st.st_mtim.tv_nsec
-				 : 0;
-}
-
-static int same_file(const struct stamp_file *a, const struct stamp_file *b)
-{
-	return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
-	       a->size == b->size && a->mtime_ns == b->mtime_ns;
-}
-
-/* Adds path (once) with its state now. Returns 0 or -ENOMEM. */
-static int stamp_add(struct stamp *s, const char *path)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->files[i].path, path) == 0)
-			return 0;
-	if (hp_vec_grow(&s->files, &s->cap, s->n + 1))
-		return -ENOMEM;
-	s->files[s->n].path = strdup(path);
-	if (!s->files[s->n].path)
-		return -ENOMEM;
-	stat_file(&s->files[s->n++]);
-	return 0;
-}
-
-static int stamp_equal(const struct stamp *a, const struct stamp *b)
-{
-	if (a->n != b->n)
-		return 0;
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->files[i].path, b->files[i].path) ||
-		    !same_file(&a->files[i], &b->files[i]))
-			return 0;
-	return 1;
-}
-
-/* Whether every file of s is as it was stamped. */
-static int stamp_holds(const struct stamp *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		struct stamp_file now = {.path = s->files[i].path};
-		stat_file(&now);
-		if (!same_file(&now, &s->files[i]))
-			return 0;
-	}
-	return 1;
-}
-
-/* "/.build-id/xx/rest.debug" under each absolute directory of search. */
-static int add_by_build_id(struct stamp *s, const char *search, const uint8_t *id, size_t len)
-{
-	char *copy = strdup(search), *rest, *dir, name[PATH_MAX];
-	int ret = copy ? 0 : -ENOMEM;
-
-	if (len < 3 || len > MAX_BUILD_ID) /* libdwfl's bounds: it looks nowhere */
-		len = 0;
-	for (rest = copy; !ret && len && (dir = strsep(&rest, ":")) != NULL;) {
-		char hex[2 * MAX_BUILD_ID + 1];
-		if (*dir == '+' || *dir == '-')
-			dir++;
-		if (*dir != '/')
-			continue;
-		for (size_t k = 1; k < len; k++)
-			snprintf(hex + 2 * (k - 1), 3, "%02x", id[k]);
-		if (snprintf(name, sizeof name, "%s/.build-id/%02x/%s.debug", dir, id[0], hex) <
-		    (int)sizeof name)
-			ret = stamp_add(s, name);
-	}
-	free(copy);
-	return ret;
-}
-
-/* Adds dir/sub/name (parts may be NULL) when it fits. */
-static int add_joined(struct stamp *s, const char *dir, const char *sub, const char *name)
-{
-	char path[PATH_MAX];
-	int n = snprintf(path, sizeof path, "%s%s%s%s%s", dir ? dir : "", dir ? "/" : "",
-			 sub ? sub : "", sub ? "/" : "", name);
-
-	return n > 0 && (size_t)n < sizeof path ? stamp_add(s, path) : 0;
-}
-
-/* The places libdwfl's find_debuginfo_in_path tries for file's debuglink
- * (elfutils 0.188): the file's directory, its relative subdirectories
- * (.debug), and under each absolute directory the file's directory and
- * each of its tails; with no debuglink, "BASENAME.debug" and BASENAME. */
-static int add_by_link(struct stamp *s, const char *search, const char *file, const char *link)
-{
-	const char *slash = strrchr(file, '/');
-	const char *base = slash ? slash + 1 : file;
-	char dirname[PATH_MAX], made[PATH_MAX], *copy, *rest, *p;
-	const char *names[2];
-	int nnames = 0, ret = 0;
-
-	if (!slash || (size_t)(slash - file) >= sizeof dirname)
-		return 0;
-	memcpy(dirname, file, (size_t)(slash - file));
-	dirname[slash - file] = '\0';
-	if (link) {
-		names[nnames++] = link;
-	} else {
-		snprintf(made, sizeof made, "%s.debug", base);
-		names[nnames++] = made;
-		names[nnames++] = base;
-	}
-	copy = strdup(search);
-	if (!copy)
-		return -ENOMEM;
-	rest = copy;
-	if (*rest == '+' || *rest == '-')
-		rest++;
-	while (!ret && (p = strsep(&rest, ":")) != NULL) {
-		if (*p == '+' || *p == '-')
-			p++;
-		for (int k = 0; k < nnames && !ret; k++) {
-			if (!*p) {
-				if (k == 0) /* the main directory: the debuglink name only */
-					ret = add_joined(s, dirname, NULL, names[k]);
-			} else if (*p == '/') {
-				if (dirname[0] != '/')
-					continue;
-				for (const char *sub = dirname; !ret && sub;) {
-					sub = strchr(sub, '/');
-					if (sub)
-						sub++;
-					if (sub && !*sub)
-						break;
-					ret = add_joined(s, p, sub, names[k]);
-				}
-			} else {
-				ret = add_joined(s, dirname, p, names[k]);
-			}
-		}
-	}
-	free(copy);
-	return ret;
-}
-
-/* The module's stamp from libdwfl: the files it read and the places it
- * would have found others. Returns 0 or -ENOMEM. */
-static int make_stamp(struct hp_symcache_mod *m, Dwfl_Module *mod, struct stamp *s)
-{
-	const char *mainfile = NULL, *debugfile = NULL, *link = NULL, *altname = NULL;
-	const void *altid = NULL;
-	Dwarf_Addr bias;
-	Dwarf *dw = dwfl_module_getdwarf(mod, &bias); /* looks for the debug file */
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	GElf_Word crc;
-	ssize_t altlen = 0;
-	char *canon;
-	int ret;
-
-	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
-	if (elf)
-		link = dwelf_elf_gnu_debuglink(elf, &crc);
-	if (dw)
-		altlen = dwelf_dwarf_gnu_debugaltlink(dw, &altname, &altid);
-	ret = stamp_add(s, m->path);
-	if (!ret && mainfile)
-		ret = stamp_add(s, mainfile);
-	if (!ret && debugfile)
-		ret = stamp_add(s, debugfile);
-	if (!ret)
-		ret = add_by_build_id(s, m->search, m->build_id, m->build_id_len);
-	if (!ret)
-		ret = add_by_link(s, m->search, m->path, link);
-	canon = realpath(m->path, NULL);
-	if (!ret && canon && strcmp(canon, m->path) != 0)
-		ret = add_by_link(s, m->search, canon, link);
-	free(canon);
-	/* A dwz file, by its build-id, or by its name (absolute, or beside
-	 * the debug file). */
-	if (!ret && altlen > 0)
-		ret = add_by_build_id(s, m->search, altid, (size_t)altlen);
-	if (!ret && altlen > 0 && altname && altname[0] == '/')
-		ret = stamp_add(s, altname);
-	else if (!ret && altlen > 0 && altname && debugfile && strrchr(debugfile, '/')) {
-		char path[PATH_MAX];
-		int n = snprintf(path, sizeof path, "%.*s/%s",
-				 (int)(strrchr(debugfile, '/') - debugfile), debugfile, altname);
-		if (n > 0 && (size_t)n < sizeof path)
-			ret = stamp_add(s, path);
-	}
-	return ret;
-}
-
 /* --- a module's entries --------------------------------------------------- */
 
-static void mod_clear(struct hp_symcache_mod *m)
+void hp_symcache_mod_clear(struct hp_symcache_mod *m)
 {
 	hp_strtab_free(&m->strings);
 	free(m->frames);
@@ -519,8 +230,8 @@ static void mod_clear(struct hp_symcache_mod *m)
 
 static void mod_free(struct hp_symcache_mod *m)
 {
-	mod_clear(m);
-	stamp_free(&m->stamp);
+	hp_symcache_mod_clear(m);
+	hp_symcache_stamp_free(&m->stamp);
 	free(m->path);
 	free(m->search);
 	free(m);
@@ -528,18 +239,18 @@ static void mod_free(struct hp_symcache_mod *m)
 
 /* Adds frames at offset (not cached yet). Returns 0 or -ENOMEM (the
  * module may then hold strings no entry uses, nothing worse). */
-static int add_frames(struct hp_symcache_mod *m, uint64_t offset, const struct hp_sym *syms,
-		      int n)
+int hp_symcache_mod_add_frames(struct hp_symcache_mod *m, uint64_t offset,
+			       const struct hp_sym *syms, int n)
 {
 	uint32_t first = (uint32_t)m->nframes;
 
-	if (n < 1 || m->nentries >= HP_HINDEX_NONE - 1 ||
-	    m->nframes + (size_t)n >= UINT32_MAX ||
+	if (n < 1 || m->nentries >= HP_HINDEX_NONE - 1 || m->nframes + (size_t)n >= UINT32_MAX ||
 	    hp_vec_grow(&m->frames, &m->capframes, m->nframes + (size_t)n) ||
 	    hp_vec_grow(&m->entries, &m->capentries, m->nentries + 1))
 		return -ENOMEM;
 	for (int k = 0; k < n; k++) {
-		struct cframe f = {.line = syms[k].line, .inlined = syms[k].inlined != 0};
+		struct hp_symcache_frame f = {.line = syms[k].line,
+					      .inlined = syms[k].inlined != 0};
 		if (hp_strtab_intern(&m->strings, syms[k].function, &f.fn) ||
 		    hp_strtab_intern(&m->strings, syms[k].file, &f.file))
 			return -ENOMEM;
@@ -548,11 +259,11 @@ static int add_frames(struct hp_symcache_mod *m, uint64_t offset, const struct h
 	if (hp_u64map_put(&m->index, offset, (uint32_t)m->nentries))
 		return -ENOMEM;
 	m->nframes += (size_t)n;
-	m->entries[m->nentries++] = (struct centry){offset, first, (uint32_t)n};
+	m->entries[m->nentries++] = (struct hp_symcache_entry){offset, first, (uint32_t)n};
 	return 0;
 }
 
-static int add_data(struct hp_symcache_mod *m, uint64_t offset, const char *name)
+int hp_symcache_mod_add_data(struct hp_symcache_mod *m, uint64_t offset, const char *name)
 {
 	uint32_t idx = 0;
 
@@ -562,7 +273,7 @@ static int add_data(struct hp_symcache_mod *m, uint64_t offset, const char *name
 		return -ENOMEM;
 	if (hp_u64map_put(&m->data_index, offset, (uint32_t)m->ndata))
 		return -ENOMEM;
-	m->data[m->ndata++] = (struct cdata){offset, name ? idx + 1 : 0};
+	m->data[m->ndata++] = (struct hp_symcache_datum){offset, name ? idx + 1 : 0};
 	return 0;
 }
 
@@ -578,13 +289,13 @@ void hp_symcache_put_frames(struct hp_symcache_mod *m, uint64_t offset, const st
 {
 	uint32_t unused;
 
-	if (!m || !m->stamped || m->broken || n < 1 || n > MAX_FRAMES ||
+	if (!m || !m->stamped || m->broken || n < 1 || n > HP_SYMCACHE_MAX_FRAMES ||
 	    hp_u64map_get(&m->index, offset, &unused))
 		return;
 	for (int k = 0; k < n; k++)
 		if (!storable(syms[k].function) || !storable(syms[k].file))
 			return;
-	if (add_frames(m, offset, syms, n)) {
+	if (hp_symcache_mod_add_frames(m, offset, syms, n)) {
 		m->broken = 1;
 		return;
 	}
@@ -598,7 +309,7 @@ void hp_symcache_put_data(struct hp_symcache_mod *m, uint64_t offset, const char
 	if (!m || !m->stamped || m->broken || hp_u64map_get(&m->data_index, offset, &unused) ||
 	    (name && !storable(name)))
 		return;
-	if (add_data(m, offset, name)) {
+	if (hp_symcache_mod_add_data(m, offset, name)) {
 		m->broken = 1;
 		return;
 	}
@@ -606,10 +317,10 @@ void hp_symcache_put_data(struct hp_symcache_mod *m, uint64_t offset, const char
 }
 
 /* The frames of entry i into out[0..its count). */
-static void entry_syms(const struct hp_symcache_mod *m, uint32_t i, struct hp_sym *out)
+void hp_symcache_entry_syms(const struct hp_symcache_mod *m, uint32_t i, struct hp_sym *out)
 {
 	for (uint32_t k = 0; k < m->entries[i].n; k++) {
-		const struct cframe *f = &m->frames[m->entries[i].first + k];
+		const struct hp_symcache_frame *f = &m->frames[m->entries[i].first + k];
 		out[k] = (struct hp_sym){hp_strtab_get(&m->strings, f->fn),
 					 hp_strtab_get(&m->strings, f->file), f->line, f->inlined};
 	}
@@ -621,7 +332,7 @@ int hp_symcache_frames(struct hp_symcache_mod *m, uint64_t offset, struct hp_sym
 
 	if (!m || !hp_u64map_get(&m->index, offset, &i) || m->entries[i].n > (uint32_t)max)
 		return 0;
-	entry_syms(m, i, out);
+	hp_symcache_entry_syms(m, i, out);
 	m->cache->stats.cached++;
 	return (int)m->entries[i].n;
 }
@@ -643,244 +354,29 @@ int hp_symcache_valid(const struct hp_symcache_mod *m)
 
 void hp_symcache_stamp(struct hp_symcache_mod *m, Dwfl_Module *mod)
 {
-	struct stamp s = {0};
+	struct hp_symcache_stamp_list s = {0};
 
 	if (!m || m->stamped || m->broken)
 		return;
-	if (make_stamp(m, mod, &s)) {
-		stamp_free(&s);
+	if (hp_symcache_stamp_make(m, mod, &s)) {
+		hp_symcache_stamp_free(&s);
 		m->broken = 1;
 		return;
 	}
 	/* The files libdwfl chose are the ones the entries were made from,
 	 * unless the stamp says otherwise: then they are stale. */
-	if (!stamp_equal(&s, &m->stamp)) {
-		mod_clear(m);
+	if (!hp_symcache_stamp_equal(&s, &m->stamp)) {
+		hp_symcache_mod_clear(m);
 		m->valid = 0;
 	}
-	stamp_free(&m->stamp);
+	hp_symcache_stamp_free(&m->stamp);
 	m->stamp = s;
 	m->stamped = 1;
 }
 
-/* --- the file ------------------------------------------------------------- */
-
-struct reader {
-	const uint8_t *p;
-	size_t len, pos;
-	int bad;
-};
-
-static uint64_t get_le(struct reader *r, size_t n)
-{
-	uint64_t v = 0;
-
-	if (r->bad || r->len - r->pos < n) {
-		r->bad = 1;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)r->p[r->pos + i] << (8 * i);
-	r->pos += n;
-	return v;
-}
-
-/* A string of the file: *len bytes at the returned pointer (not
- * terminated), or NULL. */
-static const uint8_t *get_str(struct reader *r, size_t *len)
-{
-	uint64_t n = get_le(r, 4);
-
-	if (r->bad || r->len - r->pos < n) {
-		r->bad = 1;
-		return NULL;
-	}
-	*len = (size_t)n;
-	r->pos += (size_t)n;
-	return r->p + r->pos - n;
-}
-
-/* Whether the next string is s exactly. */
-static int get_same(struct reader *r, const void *s, size_t slen)
-{
-	size_t len;
-	const uint8_t *p = get_str(r, &len);
-
-	return p && len == slen && memcmp(p, s, len) == 0;
-}
-
-/* A count of items of at least min_bytes each, which the rest of the file
- * must be able to hold (so a count never asks for more memory than the
- * file's size warrants). */
-static size_t get_count(struct reader *r, size_t min_bytes, size_t max)
-{
-	uint64_t n = get_le(r, 4);
-
-	if (r->bad || n > max || n > (r->len - r->pos) / min_bytes) {
-		r->bad = 1;
-		return 0;
-	}
-	return (size_t)n;
-}
-
-/* Reads a whole file of at most HP_SYMCACHE_MAX_FILE_BYTES, a regular
- * file of this user, not through a symbolic link. Returns 0 or -1. */
-static int read_file(const char *path, uint8_t **data, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
-	size_t done = 0;
-	uint8_t *buf = NULL;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    st.st_size < HEADER_BYTES || st.st_size > HP_SYMCACHE_MAX_FILE_BYTES ||
-	    !(buf = malloc((size_t)st.st_size)))
-		goto err;
-	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + done, (size_t)st.st_size - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto err;
-		done += (size_t)n;
-	}
-	close(fd);
-	*data = buf;
-	*len = done;
-	return 0;
-err:
-	free(buf);
-	close(fd);
-	return -1;
-}
-
-/* Parses a file's bytes into out, a fresh module with its key (build-id,
- * path, search) set: its stamp and entries. Returns 0, or -1 when the
- * file is not a valid one of this key and producer (nothing is kept
- * then: out is cleared). */
-static int parse(struct hp_symcache *c, const uint8_t *d, size_t len, struct hp_symcache_mod *out)
-{
-	struct reader r = {d + HEADER_BYTES, len - HEADER_BYTES, 0, 0};
-	struct reader h = {d, HEADER_BYTES, 0, 0};
-	uint32_t *map = NULL;
-	char *tmp = NULL;
-	size_t tmpcap = 0, n;
-	struct hp_sym *syms = NULL;
-
-	if (len < HEADER_BYTES || memcmp(d, MAGIC, 8) != 0)
-		return -1;
-	h.pos = 8;
-	uint32_t version = (uint32_t)get_le(&h, 4), crc = (uint32_t)get_le(&h, 4);
-	uint64_t body = get_le(&h, 8);
-	if (version != VERSION || body != len - HEADER_BYTES ||
-	    crc != (uint32_t)crc32(0, r.p, (uInt)r.len))
-		return -1;
-	if (!get_same(&r, c->producer, strlen(c->producer)) ||
-	    !get_same(&r, out->build_id, out->build_id_len) ||
-	    !get_same(&r, out->path, strlen(out->path)) ||
-	    !get_same(&r, out->search, strlen(out->search)))
-		return -1;
-	n = get_count(&r, 4 + 1 + 32, MAX_STAMPED);
-	for (size_t i = 0; i < n && !r.bad; i++) {
-		size_t plen;
-		const uint8_t *p = get_str(&r, &plen);
-		struct stamp_file f;
-		if (!p || memchr(p, 0, plen) || hp_vec_grow(&out->stamp.files, &out->stamp.cap, i + 1) ||
-		    !(f.path = strndup((const char *)p, plen))) {
-			r.bad = 1;
-			break;
-		}
-		f.present = (uint8_t)get_le(&r, 1);
-		f.dev = get_le(&r, 8);
-		f.ino = get_le(&r, 8);
-		f.size = get_le(&r, 8);
-		f.mtime_ns = get_le(&r, 8);
-		out->stamp.files[out->stamp.n++] = f;
-	}
-	/* Strings: the file's index to this module's. */
-	n = get_count(&r, 4, UINT32_MAX - 1);
-	map = malloc((n + 1) * sizeof *map);
-	if (!map)
-		r.bad = 1;
-	for (size_t i = 0; i < n && !r.bad; i++) {
-		size_t slen;
-		const uint8_t *p = get_str(&r, &slen);
-		if (!p || memchr(p, 0, slen) || hp_vec_grow(&tmp, &tmpcap, slen + 1)) {
-			r.bad = 1;
-			break;
-		}
-		memcpy(tmp, p, slen);
-		tmp[slen] = '\0';
-		if (!hp_text_is_clean(tmp) || hp_strtab_intern(&out->strings, tmp, &map[i]))
-			r.bad = 1;
-	}
-	size_t nstrings = n;
-	syms = malloc(MAX_FRAMES * sizeof *syms);
-	if (!syms)
-		r.bad = 1;
-	n = get_count(&r, 8 + 4 + 13, UINT32_MAX - 1);
-	for (size_t i = 0; i < n && !r.bad; i++) {
-		uint64_t offset = get_le(&r, 8);
-		size_t nf = get_count(&r, 13, MAX_FRAMES);
-		uint32_t unused;
-		if (nf < 1)
-			r.bad = 1;
-		for (size_t k = 0; k < nf && !r.bad; k++) {
-			uint64_t fn = get_le(&r, 4), file = get_le(&r, 4), line = get_le(&r, 4);
-			uint64_t inl = get_le(&r, 1);
-			if (fn >= nstrings || file >= nstrings || inl > 1) {
-				r.bad = 1;
-				break;
-			}
-			syms[k] = (struct hp_sym){hp_strtab_get(&out->strings, map[fn]),
-						  hp_strtab_get(&out->strings, map[file]),
-						  (uint32_t)line, (int)inl};
-		}
-		if (r.bad || hp_u64map_get(&out->index, offset, &unused)) {
-			r.bad = 1; /* an offset twice: not a file this code wrote */
-			break;
-		}
-		if (add_frames(out, offset, syms, (int)nf))
-			r.bad = 1;
-	}
-	n = get_count(&r, 12, UINT32_MAX - 1);
-	for (size_t i = 0; i < n && !r.bad; i++) {
-		uint64_t offset = get_le(&r, 8), name = get_le(&r, 4);
-		uint32_t unused;
-		if (r.bad || name > nstrings || hp_u64map_get(&out->data_index, offset, &unused) ||
-		    add_data(out, offset,
-			     name ? hp_strtab_get(&out->strings, map[name - 1]) : NULL))
-			r.bad = 1;
-	}
-	if (r.pos != r.len)
-		r.bad = 1;
-	free(map);
-	free(tmp);
-	free(syms);
-	if (r.bad) {
-		mod_clear(out);
-		stamp_free(&out->stamp);
-		return -1;
-	}
-	return 0;
-}
-
-static void file_name(const struct hp_symcache *c, const struct hp_symcache_mod *m, char *out,
-		      size_t cap)
-{
-	char hex[2 * MAX_BUILD_ID + 1];
-
-	for (size_t k = 0; k < m->build_id_len; k++)
-		snprintf(hex + 2 * k, 3, "%02x", m->build_id[k]);
-	hex[2 * m->build_id_len] = '\0';
-	snprintf(out, cap, "%s/%s.hpsym", c->dir, hex);
-}
-
 /* A fresh module with m's key, for parsing into. */
-static struct hp_symcache_mod *mod_new(struct hp_symcache *c, const char *path,
-				       const uint8_t *id, size_t idlen, const char *search)
+static struct hp_symcache_mod *mod_new(struct hp_symcache *c, const char *path, const uint8_t *id,
+				       size_t idlen, const char *search)
 {
 	struct hp_symcache_mod *m = calloc(1, sizeof *m);
 
@@ -907,7 +403,8 @@ struct hp_symcache_mod *hp_symcache_module(struct hp_symcache *c, const char *pa
 	uint8_t *data;
 	size_t len;
 
-	if (!c || !c->dir || !build_id_len || build_id_len > MAX_BUILD_ID || path[0] != '/')
+	if (!c || !c->dir || !build_id_len || build_id_len > HP_SYMCACHE_MAX_BUILD_ID ||
+	    path[0] != '/')
 		return NULL;
 	for (m = c->mods; m; m = m->next)
 		if (m->build_id_len == build_id_len &&
@@ -919,103 +416,19 @@ struct hp_symcache_mod *hp_symcache_module(struct hp_symcache *c, const char *pa
 		return NULL;
 	m->next = c->mods;
 	c->mods = m;
-	file_name(c, m, name, sizeof name);
-	if (read_file(name, &data, &len) == 0) {
-		if (parse(c, data, len, m) == 0 && stamp_holds(&m->stamp)) {
+	hp_symcache_file_name(c, m, name, sizeof name);
+	if (hp_symcache_file_read(name, &data, &len) == 0) {
+		if (hp_symcache_file_parse(c, data, len, m) == 0 &&
+		    hp_symcache_stamp_holds(&m->stamp)) {
 			m->valid = 1;
 			/* Used now: the last to be removed (hp_symcache_flush). */
 			utimensat(AT_FDCWD, name, NULL, AT_SYMLINK_NOFOLLOW);
 		} else {
-			mod_clear(m);
+			hp_symcache_mod_clear(m);
 		}
 		free(data);
 	}
 	return m;
-}
-
-/* --- writing ---------------------------------------------------------------- */
-
-struct writer {
-	uint8_t *p;
-	size_t len, cap;
-	int err;
-};
-
-static void put_bytes(struct writer *w, const void *d, size_t n)
-{
-	if (w->err || hp_vec_grow(&w->p, &w->cap, w->len + n)) {
-		w->err = 1;
-		return;
-	}
-	memcpy(w->p + w->len, d, n);
-	w->len += n;
-}
-
-static void put_le(struct writer *w, uint64_t v, size_t n)
-{
-	uint8_t b[8];
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	put_bytes(w, b, n);
-}
-
-static void put_str(struct writer *w, const void *s, size_t n)
-{
-	put_le(w, n, 4);
-	put_bytes(w, s, n);
-}
-
-static void serialize(const struct hp_symcache *c, const struct hp_symcache_mod *m,
-		      struct writer *w)
-{
-	uint8_t header[HEADER_BYTES] = {0};
-
-	put_bytes(w, header, sizeof header);
-	put_str(w, c->producer, strlen(c->producer));
-	put_str(w, m->build_id, m->build_id_len);
-	put_str(w, m->path, strlen(m->path));
-	put_str(w, m->search, strlen(m->search));
-	put_le(w, m->stamp.n, 4);
-	for (size_t i = 0; i < m->stamp.n; i++) {
-		const struct stamp_file *f = &m->stamp.files[i];
-		put_str(w, f->path, strlen(f->path));
-		put_le(w, f->present, 1);
-		put_le(w, f->dev, 8);
-		put_le(w, f->ino, 8);
-		put_le(w, f->size, 8);
-		put_le(w, f->mtime_ns, 8);
-	}
-	put_le(w, m->strings.count, 4);
-	for (size_t i = 0; i < m->strings.count; i++) {
-		const char *s = hp_strtab_get(&m->strings, (uint32_t)i);
-		put_str(w, s, strlen(s));
-	}
-	put_le(w, m->nentries, 4);
-	for (size_t i = 0; i < m->nentries; i++) {
-		const struct centry *e = &m->entries[i];
-		put_le(w, e->offset, 8);
-		put_le(w, e->n, 4);
-		for (uint32_t k = 0; k < e->n; k++) {
-			const struct cframe *f = &m->frames[e->first + k];
-			put_le(w, f->fn, 4);
-			put_le(w, f->file, 4);
-			put_le(w, f->line, 4);
-			put_le(w, f->inlined, 1);
-		}
-	}
-	put_le(w, m->ndata, 4);
-	for (size_t i = 0; i < m->ndata; i++) {
-		put_le(w, m->data[i].offset, 8);
-		put_le(w, m->data[i].name, 4);
-	}
-	if (w->err || w->len - HEADER_BYTES > UINT32_MAX)
-		return;
-	struct writer h = {w->p, 0, w->len, 0};
-	put_bytes(&h, MAGIC, 8);
-	put_le(&h, VERSION, 4);
-	put_le(&h, (uint32_t)crc32(0, w->p + HEADER_BYTES, (uInt)(w->len - HEADER_BYTES)), 4);
-	put_le(&h, w->len - HEADER_BYTES, 8);
 }
 
 /* Adds to m the entries of file that m lacks, when the file has m's
@@ -1023,63 +436,38 @@ static void serialize(const struct hp_symcache *c, const struct hp_symcache_mod 
 static void merge_file(struct hp_symcache *c, struct hp_symcache_mod *m, const char *name)
 {
 	struct hp_symcache_mod *disk;
-	struct hp_sym syms[MAX_FRAMES];
+	struct hp_sym syms[HP_SYMCACHE_MAX_FRAMES];
 	uint8_t *data;
 	size_t len;
 	uint32_t unused;
 
-	if (read_file(name, &data, &len) < 0)
+	if (hp_symcache_file_read(name, &data, &len) < 0)
 		return;
 	disk = mod_new(c, m->path, m->build_id, m->build_id_len, m->search);
-	if (disk && parse(c, data, len, disk) == 0 && stamp_equal(&disk->stamp, &m->stamp)) {
+	if (disk && hp_symcache_file_parse(c, data, len, disk) == 0 &&
+	    hp_symcache_stamp_equal(&disk->stamp, &m->stamp)) {
 		for (size_t i = 0; i < disk->nentries; i++) {
-			const struct centry *e = &disk->entries[i];
+			const struct hp_symcache_entry *e = &disk->entries[i];
 			if (hp_u64map_get(&m->index, e->offset, &unused))
 				continue;
-			entry_syms(disk, (uint32_t)i, syms);
-			if (add_frames(m, e->offset, syms, (int)e->n))
+			hp_symcache_entry_syms(disk, (uint32_t)i, syms);
+			if (hp_symcache_mod_add_frames(m, e->offset, syms, (int)e->n))
 				break;
 		}
 		for (size_t i = 0; i < disk->ndata; i++) {
-			const struct cdata *d = &disk->data[i];
+			const struct hp_symcache_datum *d = &disk->data[i];
 			if (hp_u64map_get(&m->data_index, d->offset, &unused))
 				continue;
-			if (add_data(m, d->offset,
-				     d->name ? hp_strtab_get(&disk->strings, d->name - 1) : NULL))
+			if (hp_symcache_mod_add_data(m, d->offset,
+						     d->name ? hp_strtab_get(&disk->strings,
+									     d->name - 1)
+							     : NULL))
 				break;
 		}
 	}
 	if (disk)
 		mod_free(disk);
 	free(data);
-}
-
-/* Writes data to a temporary file in the directory and renames it to
- * name. Returns 0 or -1 (no file is left behind). */
-static int write_file(const struct hp_symcache *c, const char *name, const uint8_t *data,
-		      size_t len)
-{
-	char tmp[PATH_MAX + 64];
-	size_t done = 0;
-	int fd;
-
-	snprintf(tmp, sizeof tmp, "%s/.tmp.XXXXXX", c->dir);
-	fd = mkostemp(tmp, O_CLOEXEC); /* 0600 */
-	if (fd < 0)
-		return -1;
-	while (done < len) {
-		ssize_t n = write(fd, data + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	if (close(fd) < 0 || done < len || rename(tmp, name) < 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
 }
 
 struct dirent_info {
@@ -1148,16 +536,17 @@ void hp_symcache_flush(struct hp_symcache *c)
 	if (!c || !c->dir)
 		return;
 	for (struct hp_symcache_mod *m = c->mods; m; m = m->next) {
-		struct writer w = {0};
+		uint8_t *data = NULL;
+		size_t len = 0;
 		if (!m->added || !m->stamped || m->broken)
 			continue;
-		file_name(c, m, name, sizeof name);
+		hp_symcache_file_name(c, m, name, sizeof name);
 		merge_file(c, m, name);
-		serialize(c, m, &w);
-		if (!w.err && w.len <= HP_SYMCACHE_MAX_FILE_BYTES &&
-		    write_file(c, name, w.p, w.len) == 0)
+		if (hp_symcache_file_serialize(c, m, &data, &len) == 0 &&
+		    len <= HP_SYMCACHE_MAX_FILE_BYTES &&
+		    hp_symcache_file_write(c, name, data, len) == 0)
 			written++;
-		free(w.p);
+		free(data);
 		m->added = 0; /* once: a failed write is not tried again */
 	}
 	c->stats.files_written += written;

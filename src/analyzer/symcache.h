@@ -56,7 +56,7 @@ struct Dwfl_Module;
 
 /* What a cache saw, for `heapprof run --verbose` and the tests. */
 struct hp_symcache_stats {
-	size_t cached;	       /* frame addresses answered from the cache */
+	size_t cached;         /* frame addresses answered from the cache */
 	size_t debuginfo;      /* frame addresses read from the binaries (libdw) */
 	size_t modules_opened; /* modules opened with libdw */
 	size_t files_written;  /* cache files written */

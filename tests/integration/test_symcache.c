@@ -32,8 +32,9 @@ static struct counts counts_of(const char *out)
 	struct counts c = {0};
 	const char *p = out ? strstr(out, "symbols: ") : NULL;
 
-	c.found = p && sscanf(p, "symbols: %zu addresses from the cache, %zu from debug info "
-				 "(%zu modules opened)",
+	c.found = p && sscanf(p,
+			      "symbols: %zu addresses from the cache, %zu from debug info "
+			      "(%zu modules opened)",
 			      &c.cached, &c.debuginfo, &c.opened) == 3;
 	if (!c.found)
 		printf("  no counts in: %s\n", out ? out : "(nothing)");
@@ -84,7 +85,8 @@ static char *symbols_text(const char *path)
 		return NULL;
 	f = open_memstream(&buf, &len);
 	for (size_t i = 0; f && i < cap.symbols.nstatus; i++)
-		fprintf(f, "module %zu status %llu\n", i, (unsigned long long)cap.symbols.status[i]);
+		fprintf(f, "module %zu status %llu\n", i,
+			(unsigned long long)cap.symbols.status[i]);
 	for (size_t i = 0; f && i < cap.symbols.naddrs; i++) {
 		const struct hp_cap_symaddr *a = &cap.symbols.addrs[i];
 		for (uint32_t k = 0; k < a->count; k++) {
@@ -253,7 +255,8 @@ HP_TEST(symcache_damaged_file_is_a_miss)
 		hp_test_sh(damage[i], file, file);
 		snprintf(name, sizeof name, "d%zu.hpf", i + 2);
 		c = symbolize(name, dir, &got);
-		expect_true(c.found && c.debuginfo > 0, "a damaged file: those addresses are read again");
+		expect_true(c.found && c.debuginfo > 0,
+			    "a damaged file: those addresses are read again");
 		expect_true(want && got && strcmp(got, want) == 0,
 			    "and the symbols are the binaries' all the same");
 		free(got);
@@ -267,8 +270,7 @@ HP_TEST(symcache_damaged_file_is_a_miss)
 
 /* heapprof run -v of prog with the cache at dir; its counts, and the
  * capture's SYMBOLS text in *text. */
-static struct counts run_prog(const char *dir, const char *prog, const char *capture,
-			      char **text)
+static struct counts run_prog(const char *dir, const char *prog, const char *capture, char **text)
 {
 	char *out = hp_test_sh_out("HEAPPROF_CACHE_DIR=%s %s/heapprof run -v -o %s -- %s 2>&1 "
 				   ">/dev/null",
