@@ -9,7 +9,7 @@
  *   8      4     version (1)
  *   12     4     CRC-32 (zlib's) of the body
  *   16     8     body length: the file's size - 32
- *   24     8     0
+ *   24     8     0 (reserved: a file with anything else is not read)
  *   32     ...   body:
  *     str   producer ("heapprof VERSION build-id HEX libdw VERSION")
  *     str   build-id (raw bytes, 1 to 64)
@@ -158,8 +158,8 @@ int hp_symcache_file_parse(struct hp_symcache *c, const uint8_t *d, size_t len,
 		return -1;
 	h.pos = 8;
 	uint32_t version = (uint32_t)get_le(&h, 4), crc = (uint32_t)get_le(&h, 4);
-	uint64_t body = get_le(&h, 8);
-	if (version != VERSION || body != len - HEADER_BYTES ||
+	uint64_t body = get_le(&h, 8), reserved = get_le(&h, 8);
+	if (version != VERSION || body != len - HEADER_BYTES || reserved != 0 ||
 	    crc != (uint32_t)crc32(0, r.p, (uInt)r.len))
 		return -1;
 	if (!get_same(&r, c->producer, strlen(c->producer)) ||
