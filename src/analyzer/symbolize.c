@@ -657,7 +657,8 @@ static void read_cu_ranges(struct module_state *st)
 				(struct cu_range){lo + bias, hi + bias, dwarf_dieoffset(c)};
 		}
 	}
-	qsort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
+	if (st->ncu_ranges) /* none: cu_ranges is NULL, which qsort may not be given */
+		qsort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
 }
 
 /* The CU holding pc (an address with the module's bias) by the CUs' own

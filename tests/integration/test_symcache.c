@@ -41,14 +41,16 @@ static struct counts counts_of(const char *out)
 	return c;
 }
 
-/* A scratch path of this test binary (kept until the end). */
+/* A scratch path of this test binary (kept until the end: a pool, so
+ * that LeakSanitizer has nothing to say). */
 static const char *tmp(const char *name)
 {
-	char buf[4200], *b;
+	static char pool[512][512];
+	static size_t next;
+	char *b = pool[next++ % 512];
 
-	snprintf(buf, sizeof buf, "%s/%s", hp_test_tmp(), name);
-	b = strdup(buf);
-	return b ? b : "/nonexistent";
+	snprintf(b, sizeof pool[0], "%s/%s", hp_test_tmp(), name);
+	return b;
 }
 
 /* Frame addresses of the capture's SYMBOLS record in modules on disk with
