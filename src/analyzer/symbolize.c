@@ -705,19 +705,6 @@ static int from_dwarf(struct hp_symbolizer *s, int i, uint64_t address, struct h
 	int lineno = 0, n = 0, nscopes;
 
 	line = dwfl_module_getsrc(st->mod, pc);
-		const struct hp_cap_symaddr *a = hp_capture_symbols_of(s->cap, address);
-		const struct hp_cap_symbols *sy = &s->cap->symbols;
-		if (a && a->count) {
-			int k;
-			for (k = 0; k < (int)a->count && k < max; k++) {
-				const struct hp_rec_symframe *f = &sy->frames[a->first + k];
-				/* The record is the capture's word: escaped too. */
-				out[k] = (struct hp_sym){shown(s, sy->strings[f->function]),
-							 shown(s, sy->strings[f->file]), f->line,
-							 (int)(f->flags & HP_SYMFRAME_INLINED)};
-			}
-			return k;
-		}
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 

@@ -366,6 +366,14 @@ HP_TEST(symcache_installed_debug_info_refreshes)
 	run_prog("off", prog, tmp("g4.hpf"), &fresh);
 	expect_true(text && fresh && strcmp(text, fresh) == 0,
 		    "as the binaries say without the cache");
+	free(fresh);
+	/* The capture made before, symbolized again: from the binaries as
+	 * they are now, not from the record it carries. */
+	hp_test_sh("cp %s %s && %s/heapprof symbolize --no-symbol-cache %s 2>/dev/null",
+		   tmp("g1.hpf"), tmp("g5.hpf"), b, tmp("g5.hpf"));
+	fresh = symbols_text(tmp("g5.hpf"));
+	expect_true(fresh && strstr(fresh, "known.c:"),
+		    "symbolize reads the binaries, not the capture's old record");
 	free(text);
 	free(fresh);
 }
