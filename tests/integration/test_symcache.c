@@ -512,6 +512,26 @@ HP_TEST(symcache_report_fills_the_cache)
 	free(want);
 }
 
+HP_TEST(symcache_live_server_fills_the_cache)
+{
+	const char *dir = tmp("cache-live"), *b = hp_test_build();
+	char *out;
+
+	if (!hp_test_need("curl", "curl"))
+		return;
+	/* Without symbols at the end: only the server symbolizes. */
+	out = hp_test_sh_out(
+		"cd %s && (HEAPPROF_CACHE_DIR=%s %s/heapprof run --no-symbols --http 127.0.0.1:0 "
+		"-o live.hpf -- sleep 2 2>live.err &) && for i in $(seq 100); do "
+		"port=$(sed -n 's/.*(port \\([0-9]*\\)).*/\\1/p' live.err); "
+		"[ -n \"$port\" ] && break; sleep 0.05; done; "
+		"curl -sf -o live.prof http://127.0.0.1:$port/debug/pprof/heap && "
+		"ls %s/symbols | grep -c 'hpsym$'; sleep 2.5",
+		hp_test_tmp(), dir, b, dir);
+	expect_true(out && atoi(out) >= 1, "the server's symbols went through the cache");
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
