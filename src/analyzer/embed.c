@@ -149,20 +149,34 @@ static int image_record(const struct hp_model *m, size_t image, ZSTD_CCtx *cctx,
 int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
 		     char *err, size_t errlen)
 {
-	struct hp_model_options mo = {.snapshot = -1,
-				      .debug_dir = debug_dir,
-				      .no_embedded = 1,
-				      .keep_allocator_frames = 1};
+	struct hp_embed_options o = {.debug_dir = debug_dir};
+
+	return hp_embed_symbols_with(path, &o, res, err, errlen);
+}
+
+int hp_embed_symbols_with(const char *path, const struct hp_embed_options *opts,
+			  struct hp_embed_result *res, char *err, size_t errlen)
+{
+	static const struct hp_embed_options defaults;
+	struct hp_model_options mo = {.snapshot = -1, .no_embedded = 1, .keep_allocator_frames = 1};
 	struct hp_capture cap;
 	struct hp_buf rec = {.grow = hp_buf_grow_heap};
+	struct hp_symcache *cache = NULL;
 	ZSTD_CCtx *cctx = NULL;
 	size_t records = 0;
 	int ret;
 
+	if (!opts)
+		opts = &defaults;
+	mo.debug_dir = opts->debug_dir;
 	memset(res, 0, sizeof *res);
 	ret = hp_capture_load(path, &cap, err, errlen);
 	if (ret)
 		return ret;
+	/* One cache for every image: they share modules (libc). */
+	if (hp_symcache_open(&cache, opts->no_symbol_cache))
+		goto nomem;
+	mo.symcache = cache;
 	cctx = ZSTD_createCCtx();
 	if (!cctx)
 		goto nomem;
@@ -197,6 +211,12 @@ nomem:
 	ret = -ENOMEM;
 	snprintf(err, errlen, "%s: out of memory while embedding symbols", path);
 out:
+	if (cache) {
+		hp_symcache_flush(cache);
+		hp_symcache_stats(cache, &res->cache);
+		res->cache_off = hp_symcache_why(cache);
+		hp_symcache_close(cache);
+	}
 	ZSTD_freeCCtx(cctx);
 	free(rec.data);
 	hp_capture_free(&cap);

@@ -11,6 +11,9 @@
  * that image's frames with that image's modules, all in one append; a
  * reader uses the last record of each image. A failed append (a full
  * disk) is cut off again: the file is left as it was.
+ *
+ * The binaries are read through the user's symbol cache (symcache.h):
+ * what it holds is not read again, what it lacks is added to it.
  */
 #ifndef HP_ANALYZER_EMBED_H
 #define HP_ANALYZER_EMBED_H
@@ -20,16 +23,29 @@
 
 #include "../format/encode.h"
 #include "model.h"
+#include "symcache.h"
 
 struct hp_embed_result {
 	size_t addresses;  /* frame addresses symbolized */
 	size_t unresolved; /* of which no function was found */
 	size_t modules_missing, modules_changed;
+	struct hp_symcache_stats cache; /* where the symbols came from */
+	const char *cache_off;		/* why no symbol cache was used (static), or NULL */
 };
 
-/* Returns 0, or -errno with err set to one line. debug_dir may be NULL. */
+struct hp_embed_options {
+	const char *debug_dir; /* extra directory for separate debug info, or NULL */
+	int no_symbol_cache;   /* every address from the binaries, nothing stored */
+};
+
+/* Returns 0, or -errno with err set to one line. debug_dir may be NULL.
+ * With the user's symbol cache. */
 int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_result *res,
 		     char *err, size_t errlen);
+
+/* hp_embed_symbols with options (opts NULL: the defaults). */
+int hp_embed_symbols_with(const char *path, const struct hp_embed_options *opts,
+			  struct hp_embed_result *res, char *err, size_t errlen);
 
 /* Appends to rec one SYMBOLS record (format.h) for image: status[i] for
  * each of the nmodules modules of the image, then the frames of

@@ -14,11 +14,13 @@
 #include "../common/vec.h"
 #include "attr.h"
 #include "symbolize.h"
+#include "symcache.h"
 
 #define MAX_SYMS 64 /* inlined frames at one address */
 
 struct priv {
 	struct hp_symbolizer *sym;
+	struct hp_symcache *own_cache; /* opened here when the options give none */
 	struct hp_u64map index;  /* address (or TRIMMED variant) -> location index */
 	size_t locations_cap;    /* of m->locations */
 	struct hp_attr_state attr; /* types (attr.h) */
@@ -328,6 +330,13 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir, !opts->no_embedded);
 	if (ret)
 		goto fail;
+	/* Symbols from the binaries go through the user's symbol cache
+	 * unless the caller brings its own (an "off" one included). */
+	if (opts->symcache)
+		hp_symbolizer_set_cache(p->sym, opts->symcache);
+	else if ((opts->no_embedded || !cap->has_symbols) &&
+		 hp_symcache_open(&p->own_cache, 0) == 0)
+		hp_symbolizer_set_cache(p->sym, p->own_cache);
 
 	m->nmodules = cap->nmodules;
 	m->modules = calloc(m->nmodules ? m->nmodules : 1, sizeof *m->modules);
@@ -336,7 +345,10 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	ret = build_stacks(m, opts);
 	if (ret)
 		goto fail;
-	/* Modules no frame falls in are never opened: a program maps dozens. */
+	/* Modules no frame falls in are never opened: a program maps dozens.
+	 * (HP_MODSYM_OK is 0, calloc's value: each starts unused.) */
+	for (size_t i = 0; i < m->nmodules; i++)
+		m->modules[i].status = HP_MODSYM_UNUSED;
 	for (size_t l = 0; l < m->nlocations; l++)
 		if (m->locations[l].module >= 0)
 			m->modules[m->locations[l].module].status = HP_MODSYM_OK;
@@ -407,6 +419,7 @@ void hp_model_free(struct hp_model *m)
 	if (p) {
 		hp_attr_free(&p->attr);
 		hp_symbolizer_free(p->sym);
+		hp_symcache_close(p->own_cache); /* writes what was read */
 		hp_u64map_free(&p->index);
 		free(p);
 	}

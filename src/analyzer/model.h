@@ -169,6 +169,7 @@ struct hp_model {
 };
 
 struct hp_model_filter;
+struct hp_symcache;
 
 struct hp_model_options {
 	long snapshot;               /* index into cap->snapshots; -1 = the last */
@@ -176,6 +177,10 @@ struct hp_model_options {
 				      * first, 1 = the first; 0 = the capture's default */
 	const char *debug_dir;       /* extra directory for separate debug info, or NULL */
 	int no_embedded;             /* ignore a SYMBOLS record, read the binaries */
+	struct hp_symcache *symcache; /* the symbol cache for reading the binaries
+				       * (symcache.h; the caller's, flushed by it),
+				       * or NULL: the user's, opened and written by
+				       * the model */
 	int keep_allocator_frames;   /* do not hide the allocator's own frames */
 	const struct hp_model_filter *filter; /* applied once built (hp_model_filter), or
 					       * NULL */

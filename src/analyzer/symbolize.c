@@ -8,6 +8,12 @@
  * the inline chain (innermost first) with the call sites' files and lines;
  * the line table gives the innermost line; the ELF symbol table names
  * functions that have no DWARF.
+ *
+ * With a symbol cache (symcache.h), each address is first looked up
+ * there, by its module's build-id; only the addresses it lacks go to
+ * libdw, and what libdw answers is stored in it. A module whose addresses
+ * all hit is never opened: its status is the one its cache file vouches
+ * for (HP_MODSYM_OK).
  */
 #include "symbolize.h"
 
@@ -27,6 +33,7 @@
 #include "../common/table.h"
 #include "../common/vec.h"
 #include "demangle.h"
+#include "symcache.h"
 #include "symtab.h"
 #include "text.h"
 
@@ -61,7 +68,10 @@ struct cu_range {
 };
 
 struct module_state {
-	int opened;
+	int opened; /* libdw was asked: status is its answer */
+	/* The module's symbol cache (NULL: none), looked up once. */
+	int cache_looked;
+	struct hp_symcache_mod *cache;
 	/* The CUs' ranges, sorted, read once when an address has no CU by
 	 * .debug_aranges (clang writes none): cu_ranges_read, then ncu_ranges
 	 * entries (NULL when none or short of memory). */
@@ -102,6 +112,7 @@ struct hp_symbolizer {
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
 	struct module_state *mods;
+	struct hp_symcache *cache; /* the caller's, or NULL */
 	struct hp_strpool strings; /* every name returned */
 	struct progress progress;
 	int nomem; /* an allocation failed during the lookup at hand */
@@ -224,6 +235,11 @@ int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 	return 0;
 }
 
+void hp_symbolizer_set_cache(struct hp_symbolizer *s, struct hp_symcache *cache)
+{
+	s->cache = s->embedded ? NULL : cache;
+}
+
 void hp_symbolizer_free(struct hp_symbolizer *s)
 {
 	if (!s)
@@ -320,6 +336,8 @@ static enum hp_module_status open_binary(struct hp_symbolizer *s, int i, Dwfl **
 		close(fd);
 		return HP_MODSYM_MISSING;
 	}
+	if (s->cache)
+		hp_symcache_count_open(s->cache);
 	/* On success the module owns fd (closed by dwfl_end); on failure
 	 * libdwfl leaves a descriptor it did not open to its caller. */
 	*mod = dwfl_report_elf(*dwfl, m->path, m->path, fd, m->bias, false);
@@ -337,6 +355,33 @@ static enum hp_module_status open_binary(struct hp_symbolizer *s, int i, Dwfl **
 	return HP_MODSYM_OK;
 }
 
+/* Module i's symbol cache, or NULL (no cache, no build-id, nothing on
+ * disk to stamp). */
+static struct hp_symcache_mod *cache_of(struct hp_symbolizer *s, int i)
+{
+	struct module_state *st = &s->mods[i];
+	const struct hp_cap_module *m = &s->cap->modules[i];
+
+	if (!st->cache_looked) {
+		st->cache_looked = 1;
+		if (s->cache && m->path[0] == '/' && m->build_id_len)
+			st->cache = hp_symcache_module(s->cache, m->path, m->build_id,
+						       m->build_id_len, s->debuginfo_path);
+	}
+	return st->cache;
+}
+
+/* Whether module i may answer from its cache: it has one, and libdw was
+ * not asked or found the module as the capture names it. */
+static struct hp_symcache_mod *usable_cache(struct hp_symbolizer *s, int i)
+{
+	struct module_state *st = &s->mods[i];
+
+	if (st->opened && st->status != HP_MODSYM_OK)
+		return NULL;
+	return cache_of(s, i);
+}
+
 static void open_module(struct hp_symbolizer *s, int i)
 {
 	struct module_state *st = &s->mods[i];
@@ -350,6 +395,10 @@ static void open_module(struct hp_symbolizer *s, int i)
 		return;
 	}
 	st->status = open_binary(s, i, &st->dwfl, &st->mod);
+	/* What the cache holds is valid if made from the files libdwfl
+	 * chose now (and is dropped otherwise). */
+	if (st->status == HP_MODSYM_OK && cache_of(s, i))
+		hp_symcache_stamp(st->cache, st->mod);
 }
 
 const char *hp_symbolizer_data_symbol(struct hp_symbolizer *s, int i, uint64_t address)
@@ -361,7 +410,16 @@ const char *hp_symbolizer_data_symbol(struct hp_symbolizer *s, int i, uint64_t a
 		return NULL;
 	st = &s->mods[i];
 	if (!s->embedded) {
-		if (hp_symbolizer_status(s, i) != HP_MODSYM_OK)
+		struct hp_symcache_mod *cm = usable_cache(s, i);
+		uint64_t offset = address - s->cap->modules[i].bias;
+		const char *out;
+		int nomem = s->nomem;
+
+		if (hp_symcache_data(cm, offset, &sym))
+			return sym ? intern(s, sym) : NULL;
+		if (!st->opened)
+			open_module(s, i);
+		if (st->status != HP_MODSYM_OK)
 			return NULL;
 		if (!st->symtab_read) {
 			st->symtab_read = 1;
@@ -370,6 +428,12 @@ const char *hp_symbolizer_data_symbol(struct hp_symbolizer *s, int i, uint64_t a
 		}
 		sym = st->symtab ? hp_symtab_lookup(st->symtab, address)
 				 : dwfl_module_addrname(st->mod, address);
+		s->nomem = 0;
+		out = sym ? intern(s, sym) : NULL;
+		if (!s->nomem) /* what a lookup answers, never a placeholder */
+			hp_symcache_put_data(cm, offset, out);
+		s->nomem |= nomem;
+		return out;
 	} else {
 		if (!st->data_opened) {
 			st->data_opened = 1;
@@ -389,8 +453,12 @@ enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int i)
 {
 	if (i < 0 || (size_t)i >= s->cap->nmodules)
 		return HP_MODSYM_MISSING;
-	if (!s->mods[i].opened)
+	if (!s->mods[i].opened) {
+		/* A valid cache file vouches for the module without opening it. */
+		if (!s->embedded && hp_symcache_valid(cache_of(s, i)))
+			return HP_MODSYM_OK;
 		open_module(s, i);
+	}
 	return s->mods[i].status;
 }
 
@@ -589,7 +657,8 @@ static void read_cu_ranges(struct module_state *st)
 				(struct cu_range){lo + bias, hi + bias, dwarf_dieoffset(c)};
 		}
 	}
-	qsort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
+	if (st->ncu_ranges) /* none: cu_ranges is NULL, which qsort may not be given */
+		qsort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
 }
 
 /* The CU holding pc (an address with the module's bias) by the CUs' own
@@ -621,40 +690,20 @@ static Dwarf_Die *cu_by_ranges(struct module_state *st, Dwarf_Addr pc, Dwarf_Add
 	return NULL;
 }
 
-static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out, int max)
+/* The frames at address in module i, open in libdw with status
+ * HP_MODSYM_OK; returns how many. */
+static int from_dwarf(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out,
+		      int max)
 {
 	/* The call instruction, not the instruction after it. */
 	Dwarf_Addr pc = address - 1, bias;
-	const struct hp_cap_module *m = i >= 0 ? &s->cap->modules[i] : NULL;
-	struct module_state *st;
+	const struct hp_cap_module *m = &s->cap->modules[i];
+	struct module_state *st = &s->mods[i];
 	Dwarf_Die *cu, *scopes;
 	Dwfl_Line *line;
 	const char *file = NULL, *sym;
 	int lineno = 0, n = 0, nscopes;
 
-	if (s->embedded) {
-		const struct hp_cap_symaddr *a = hp_capture_symbols_of(s->cap, address);
-		const struct hp_cap_symbols *sy = &s->cap->symbols;
-		if (a && a->count) {
-			int k;
-			for (k = 0; k < (int)a->count && k < max; k++) {
-				const struct hp_rec_symframe *f = &sy->frames[a->first + k];
-				/* The record is the capture's word: escaped too. */
-				out[k] = (struct hp_sym){shown(s, sy->strings[f->function]),
-							 shown(s, sy->strings[f->file]), f->line,
-							 (int)(f->flags & HP_SYMFRAME_INLINED)};
-			}
-			return k;
-		}
-		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
-		return 1;
-	}
-	progress_step(&s->progress, s->cap, i);
-	if (!m || hp_symbolizer_status(s, i) != HP_MODSYM_OK) {
-		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
-		return 1;
-	}
-	st = &s->mods[i];
 	line = dwfl_module_getsrc(st->mod, pc);
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -716,6 +765,55 @@ static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sy
 	if (!sym && !file && st->status == HP_MODSYM_OK)
 		st->status = HP_MODSYM_OK; /* a module may lack symbols for some addresses only */
 	return 1;
+}
+
+static int lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out, int max)
+{
+	const struct hp_cap_module *m = i >= 0 ? &s->cap->modules[i] : NULL;
+	struct hp_symcache_mod *cm;
+	int n;
+
+	if (s->embedded) {
+		const struct hp_cap_symaddr *a = hp_capture_symbols_of(s->cap, address);
+		const struct hp_cap_symbols *sy = &s->cap->symbols;
+		if (a && a->count) {
+			int k;
+			for (k = 0; k < (int)a->count && k < max; k++) {
+				const struct hp_rec_symframe *f = &sy->frames[a->first + k];
+				/* The record is the capture's word: escaped too. */
+				out[k] = (struct hp_sym){shown(s, sy->strings[f->function]),
+							 shown(s, sy->strings[f->file]), f->line,
+							 (int)(f->flags & HP_SYMFRAME_INLINED)};
+			}
+			return k;
+		}
+		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
+		return 1;
+	}
+	progress_step(&s->progress, s->cap, i);
+	/* The cache first: its strings are copied, so they live as long as
+	 * the symbolizer (as every name it returns). */
+	if (m && (cm = usable_cache(s, i)) &&
+	    (n = hp_symcache_frames(cm, address - m->bias, out, max)) > 0) {
+		for (int k = 0; k < n; k++) {
+			out[k].function = intern(s, out[k].function);
+			out[k].file = intern(s, out[k].file);
+		}
+		return n;
+	}
+	if (m && !s->mods[i].opened)
+		open_module(s, i);
+	if (!m || s->mods[i].status != HP_MODSYM_OK) {
+		out[0] = (struct hp_sym){unknown(s, m ? address - m->bias : address), "", 0, 0};
+		return 1;
+	}
+	n = from_dwarf(s, i, address, out, max);
+	if (s->cache) {
+		hp_symcache_count_debuginfo(s->cache, 1);
+		if (!s->nomem) /* never a placeholder for a name not stored */
+			hp_symcache_put_frames(s->mods[i].cache, address - m->bias, out, n);
+	}
+	return n;
 }
 
 int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struct hp_sym *out,

@@ -25,11 +25,20 @@
 
 struct hp_symbolizer;
 
+struct hp_symcache;
+
 /* debug_dir may be NULL. With use_embedded and a capture that carries a
  * SYMBOLS record, symbols come from the record and no binary is opened.
  * Returns 0 or -ENOMEM. */
 int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 		      const char *debug_dir, int use_embedded);
+
+/* Gives the symbolizer a symbol cache (symcache.h), before its first
+ * lookup: unless it answers from a SYMBOLS record, addresses are looked
+ * up there first, and what the binaries answer is stored in it
+ * (hp_symcache_flush writes it). The cache must outlive the symbolizer.
+ * Without one, every address is read from the binaries. */
+void hp_symbolizer_set_cache(struct hp_symbolizer *s, struct hp_symcache *cache);
 void hp_symbolizer_free(struct hp_symbolizer *s);
 
 /* Fills out[0..max) with the frames at a return address in module

@@ -92,6 +92,12 @@ int hp_cli_output_close(struct hp_cli_output *o, int ret);
 /* Prints "heapprof: <message>" on stderr. */
 void hp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+struct hp_embed_result;
+
+/* --verbose of run and symbolize (symbolize.c): on stderr, where the
+ * symbols embedded in path came from (the symbol cache, debug info). */
+void hp_cli_say_symbols(const char *path, const struct hp_embed_result *res);
+
 /* --- options (options.c) ---------------------------------------------- */
 
 /* Every option of every subcommand, once. */
@@ -150,6 +156,8 @@ enum hp_cli_opt {
 	HP_OPT_FOR,            /* attach: --for SECONDS */
 	HP_OPT_HEAP,           /* report --by: --heap NAME, the heap shown */
 	HP_OPT_BY,             /* report, diff, export, flamegraph: --by DIM (group.h) */
+	HP_OPT_NO_SYMBOL_CACHE, /* run, symbolize: --no-symbol-cache (symcache.h) */
+	HP_OPT_VERBOSE,         /* run, symbolize: -v, --verbose: where symbols came from */
 	HP_OPT_COUNT
 };
 

@@ -9,8 +9,10 @@
  * capture of the image's records, whose module list the symbolizer reads)
  * and every address it resolved, with its frames (a location each, found
  * by address through index), which the SYMBOLS record of a built capture
- * is encoded from (embed.h's encoder, the one `heapprof run` uses). All of
- * it is guarded by the server's lock (live.h: not thread-safe).
+ * is encoded from (embed.h's encoder, the one `heapprof run` uses); under
+ * the symbolizer, the user's persistent symbol cache (symcache.h), written
+ * after each pass that read binaries. All of it is guarded by the
+ * server's lock (live.h: not thread-safe).
  */
 #include "live.h"
 
@@ -27,6 +29,7 @@
 
 #include "../analyzer/embed.h"
 #include "../analyzer/symbolize.h"
+#include "../analyzer/symcache.h"
 #include "../common/hash.h"
 #include "../common/table.h"
 #include "../common/vec.h"
@@ -68,6 +71,7 @@ struct hp_live {
 	size_t sym_image;
 	size_t sym_meta_len; /* meta.len when the cache last covered every stack */
 	struct hp_symbolizer *sym;
+	struct hp_symcache *symcache; /* the user's symbol cache, for every symbolizer */
 	struct hp_location *locs; /* every address resolved, in order of first sight */
 	size_t nlocs, locs_cap;
 	struct hp_u64map index; /* address -> its index in locs */
@@ -155,6 +159,7 @@ void hp_live_free(struct hp_live *l)
 	if (!l)
 		return;
 	reset_symbols(l);
+	hp_symcache_close(l->symcache);
 	if (l->fd >= 0)
 		close(l->fd);
 	if (l->pidfd >= 0)
@@ -468,6 +473,9 @@ static int cover(struct hp_live *l, char *err, size_t errlen)
 		l->have_symcap = 1;
 		l->sym_image = l->image;
 		ret = hp_symbolizer_new(&l->sym, &l->symcap, NULL, 0);
+		/* No cache (short of memory) only means reading the binaries. */
+		if (!ret && (l->symcache || hp_symcache_open(&l->symcache, 0) == 0))
+			hp_symbolizer_set_cache(l->sym, l->symcache);
 	}
 	for (size_t s = 1; !ret && s < cap.nstacks; s++)
 		for (uint32_t f = 0; !ret && f < cap.stacks[s].depth; f++)
@@ -479,6 +487,7 @@ static int cover(struct hp_live *l, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return ret;
 	}
+	hp_symcache_flush(l->symcache); /* what this pass read from the binaries */
 	l->sym_meta_len = l->meta.len;
 	return 0;
 }

@@ -56,10 +56,13 @@ static const char usage[] =
 	"                           RSS: heapprof report --map\n"
 	"      --seed N             fixed seed for sampling (reproducible runs)\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
+	"      --no-symbol-cache    read every symbol from the binaries, store none\n"
+	"                           (the cache: HEAPPROF_CACHE_DIR, docs/options.md)\n"
 	"      --http ADDR          serve the live heap while it runs, as Go programs do:\n"
 	"                           go tool pprof http://ADDR/debug/pprof/heap (HOST:PORT;\n"
 	"                           loopback unless a host is given; heapprof serve --help)\n"
 	"  -q, --quiet              no summary line, no recorder messages\n"
+	"  -v, --verbose            also say where the symbols came from\n"
 	"\n"
 	"BYTES accept K, M and G suffixes (powers of 1024).\n"
 	"\n"
@@ -349,7 +352,8 @@ static const char *how_it_ended(char *buf, size_t cap, int status)
  * PATH.PID.hpf (PATH without its .hpf), written since the run started.
  * Embeds their symbols (with symbols) and names each on stderr, after the
  * program its process ran. */
-static void children(const char *path, time_t since, int symbols, int quiet)
+static void children(const char *path, time_t since, int symbols, int quiet,
+		     const struct hp_embed_options *eo, int verbose)
 {
 	char pattern[PATH_MAX + 64], err[512];
 	size_t len = strlen(path);
@@ -369,9 +373,11 @@ static void children(const char *path, time_t since, int symbols, int quiet)
 		if (lstat(child, &st) < 0 || !S_ISREG(st.st_mode) || st.st_mtime < since)
 			continue;
 		if (symbols) {
-			int ret = hp_embed_symbols(child, NULL, &res, err, sizeof err);
+			int ret = hp_embed_symbols_with(child, eo, &res, err, sizeof err);
 			if (ret < 0 && ret != -ENODATA)
 				hp_cli_error("%s", err);
+			if (ret == 0 && verbose)
+				hp_cli_say_symbols(child, &res);
 		}
 		if (quiet || hp_capture_load(child, &cap, err, sizeof err) < 0)
 			continue;
@@ -475,12 +481,15 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_QUIET, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 		{HP_OPT_NO_SYMBOLS, 0, 0, NULL},
+		{HP_OPT_NO_SYMBOL_CACHE, 0, 0, NULL},
+		{HP_OPT_VERBOSE, 0, 0, NULL},
 		{HP_OPT_HTTP, 0, 0, NULL},
 	};
 	struct hp_cli_args a;
 	char lib[PATH_MAX], path[PATH_MAX + 64] = "";
 	const char *output;
-	int quiet, symbols, fds[2], status, prog, lfd = -1, sig = SIGUSR2;
+	int quiet, symbols, fds[2], status, prog, lfd = -1, sig = SIGUSR2, verbose;
+	struct hp_embed_options eo = {0};
 	time_t started;
 	unsigned port = 0;
 	struct hp_server *srv = NULL;
@@ -503,6 +512,8 @@ int hp_cmd_run(int argc, char **argv)
 	output = a.value[HP_OPT_OUTPUT];
 	quiet = a.given[HP_OPT_QUIET];
 	symbols = !a.given[HP_OPT_NO_SYMBOLS];
+	eo.no_symbol_cache = a.given[HP_OPT_NO_SYMBOL_CACHE];
+	verbose = a.given[HP_OPT_VERBOSE];
 	prog = a.operand; /* argv[prog] is the program */
 	if (prog >= argc) {
 		hp_cli_error("run: no program given (heapprof run [options] -- PROGRAM [ARGS...])");
@@ -604,15 +615,17 @@ int hp_cmd_run(int argc, char **argv)
 	if (symbols && access(path, F_OK) == 0) {
 		struct hp_embed_result res;
 		char err[512];
-		int ret = hp_embed_symbols(path, NULL, &res, err, sizeof err);
+		int ret = hp_embed_symbols_with(path, &eo, &res, err, sizeof err);
 		/* A capture without a snapshot (-ENODATA, hp_model_build) has no
 		 * frames to name: summarize() says what became of the program. */
 		if (ret < 0 && ret != -ENODATA)
 			hp_cli_error("%s", err);
+		if (ret == 0 && verbose)
+			hp_cli_say_symbols(path, &res);
 	}
 	summarize(path, argv[prog], status, quiet);
 	if (a.given[HP_OPT_FOLLOW_FORK])
-		children(path, started, symbols, quiet);
+		children(path, started, symbols, quiet, &eo, verbose);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
