@@ -415,7 +415,7 @@ cpu_ratio() { # WORKLOAD MODE
 	fi
 	# shellcheck disable=SC2086 # the lists are meant to split into arguments
 	awk -v t="$(median ${cpu_list[$1.$2]})" -v b="$(median ${cpu_list[$1.bare]})" \
-		'BEGIN { printf "%.2f", b > 0 ? t / b : 0 }'
+		'BEGIN { printf "%.2f", (b > 0 ? t / b : 0) }'
 }
 
 print_row() { # WORKLOAD MODE
