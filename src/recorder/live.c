@@ -112,6 +112,10 @@ uint8_t hp_live_filter[1u << HP_LIVE_FILTER_BITS];
 struct hp_live_filter_geom hp_live_filter_geom __attribute__((aligned(16)));
 /* Whether the filter is in use (sampled mode): written at init. */
 static int filtering;
+/* Whether a cell may be set (any but the initial .bss zeroes): set by
+ * whatever sets one, so that the next init clears them. Relaxed atomic:
+ * written by sampled inserts (rare) and pins, read by init only. */
+static int filter_dirty;
 
 unsigned hp_live_filter_shift_for(uint64_t rate_bytes)
 {
@@ -134,8 +138,13 @@ int hp_live_init(unsigned filter_shift)
 	for (unsigned i = 0; i < SHARDS; i++)
 		shards[i] = (struct shard){.slots = 1, .table = no_slots};
 	filtering = use_filter;
-	/* Again at each init (the unit tests start afresh). */
-	memset(hp_live_filter, 0, use_filter ? sizeof hp_live_filter : 1);
+	/* Again at each init (the unit tests start afresh), but only when a
+	 * cell was ever set: the array is in .bss, and clearing its 64 pages
+	 * for nothing faulted them all in (a third of the recorder's start,
+	 * perf record of short runs). */
+	if (__atomic_load_n(&filter_dirty, __ATOMIC_RELAXED))
+		memset(hp_live_filter, 0, sizeof hp_live_filter);
+	__atomic_store_n(&filter_dirty, !use_filter, __ATOMIC_RELAXED);
 	hp_live_filter_geom.mask = use_filter ? sizeof hp_live_filter - 1 : 0;
 	hp_live_filter_geom.shift = use_filter ? filter_shift : 0;
 	if (!use_filter)
@@ -150,6 +159,7 @@ void hp_live_filter_pin(uintptr_t lo, uintptr_t hi)
 		return;
 	}
 	uintptr_t granule = (uintptr_t)1 << hp_live_filter_geom.shift;
+	__atomic_store_n(&filter_dirty, 1, __ATOMIC_RELAXED);
 	for (uintptr_t a = lo & ~(granule - 1); a < hi; a += granule)
 		__atomic_store_n(hp_live_filter_cell(a), 255, __ATOMIC_RELAXED);
 }
@@ -161,6 +171,8 @@ static void filter_add(uintptr_t addr, int delta)
 
 	if (!filtering)
 		return;
+	if (delta > 0)
+		__atomic_store_n(&filter_dirty, 1, __ATOMIC_RELAXED);
 	cell = hp_live_filter_cell(addr);
 	v = __atomic_load_n(cell, __ATOMIC_RELAXED);
 	do {
