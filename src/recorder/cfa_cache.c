@@ -707,6 +707,9 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
 /* The remembered walk of set from (rip, rsp, rbp) for max whose every
  * word still holds what it read: its frames into frames[] and their hash
  * into *hash. Returns their number, or -1 when none is. */
+/* The stack word at offset off from lo. */
+#define WORD(lo, off) (*(const uint64_t *)((lo) + (off)))
+
 static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, uintptr_t lo,
 			 uintptr_t rip, uintptr_t rsp, uintptr_t rbp, uint32_t max,
 			 uint64_t *frames, uint64_t *hash, uint32_t *stack)
@@ -718,11 +721,16 @@ static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, u
 	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
 		if (m->rsp != rsp || m->rip != rip || m->rbp != rbp || m->max != max || !m->reads)
 			continue;
-		/* The outermost words first: where two callers differ. */
-		for (i = m->reads; i-- > 0;)
-			if (*(const uint64_t *)(lo + m->off[i]) != m->val[i])
+		/* The outermost words first: where two callers differ. Two
+		 * words a test (one branch on the or of their differences):
+		 * the loop is most of a remembered walk's cost (cachegrind,
+		 * churn: DWARF 1388 -> 1365 instructions a pair, fp 1545 ->
+		 * 1489; four a test did worse). */
+		for (i = m->reads; i >= 2; i -= 2)
+			if ((WORD(lo, m->off[i - 1]) ^ m->val[i - 1]) |
+			    (WORD(lo, m->off[i - 2]) ^ m->val[i - 2]))
 				break;
-		if (i != UINT32_MAX)
+		if (i >= 2 || (i && WORD(lo, m->off[0]) != m->val[0]))
 			continue;
 		t->cfa_memo = m;
 		*hash = m->hash;
