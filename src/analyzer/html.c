@@ -54,6 +54,10 @@
  *              has attribution (TAGS), "groups": {"type": [...],
  *              "context", "thread", "heap"}, each group.h's rows in its
  *              order, at most top_stacks: [key, source or "", figures...]
+ *              (the suppressed stacks left out, as report --by leaves
+ *              them); "suppressed": [0, figures...] of the stacks the
+ *              options' suppressions match (hp_model_suppress), all 0
+ *              without
  *
  * Figures are in the order of COLS: in use (bytes, objects), peak bytes,
  * allocated (bytes, objects), temporary (objects, bytes), as integers
@@ -693,6 +697,9 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		s->peak_count, s->peak_time_ns, lost, n);
 	fputs(",\"total\":[0", f);
 	json_cols(f, total);
+	cols_of(&m->suppressed, v);
+	fputs("],\"suppressed\":[0", f);
+	json_cols(f, v);
 	fputs("],\"rows\":[", f);
 	for (size_t i = 0; i < kept; i++) {
 		uint32_t idx;
@@ -840,6 +847,11 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		ret = hp_model_build(&m, cap, &mo, err, errlen);
 		if (ret)
 			goto out;
+		if (opts && opts->suppressions && (ret = hp_model_suppress(&m, opts->suppressions))) {
+			hp_model_free(&m);
+			snprintf(err, errlen, "%s", strerror(-ret));
+			goto out;
+		}
 		if (i == 0) {
 			write_meta(f, cap, &m, top);
 			write_series(f, cap);

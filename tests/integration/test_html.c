@@ -779,15 +779,43 @@ static const char attrib_driver[] =
 	"hpReport.set({table: 'thread'});\n"
 	"['producer', 'consumer'].forEach(function (t) { put('thread_' + t, fig(t)); });\n"
 	"hpReport.set({table: 'heap'});\n"
-	"put('heap_arena', fig('arena'));\n";
+	"put('heap_arena', fig('arena'));\n"
+	"hpReport.set({table: 'context'});\n"
+	"put('context_none', fig('(no context)'));\n"
+	"put('summary', document.getElementById('hp-summary').textContent);\n";
+
+/* report --by context --json's row KEY as the attrib driver's fig() says
+ * it: "allocations,allocated,objects in use,in use,peak/"; NULL when
+ * report has no such row. */
+static char *report_row(const char *capture, const char *key, char *buf, size_t cap)
+{
+	char *out = hp_test_sh_out("%s report --by context --json %s", hp(), capture);
+	char pat[256];
+	const char *p;
+	unsigned long long v[5];
+
+	snprintf(pat, sizeof pat, "{\"key\": \"%s\", \"values\": ", key);
+	p = out ? strstr(out, pat) : NULL;
+	if (!p || sscanf(p + strlen(pat),
+			 "{\"alloc_objects\": %llu, \"alloc_bytes\": %llu, \"free_objects\": %*u, "
+			 "\"free_bytes\": %*u, \"inuse_objects\": %llu, \"inuse_bytes\": %llu, "
+			 "\"peak_objects\": %*u, \"peak_bytes\": %llu",
+			 &v[0], &v[1], &v[2], &v[3], &v[4]) != 5) {
+		free(out);
+		return NULL;
+	}
+	snprintf(buf, cap, "%llu,%llu,%llu,%llu,%llu/", v[0], v[1], v[2], v[3], v[4]);
+	free(out);
+	return buf;
+}
 
 /* Tables by type, context, thread and heap for a capture with attribution
  * (tests/programs/attrib.cpp: test_attrib.c's figures, report --by X's). */
 HP_TEST(html_attribution_tables)
 {
 	const char *capture = record("attrib");
-	char page[4600], driven[4600];
-	char *dom;
+	char page[4600], driven[4600], want[512];
+	char *dom, *out;
 
 	require(capture, "heapprof run records attrib");
 	require(render(capture, "", "attrib", page, sizeof page) == 0,
@@ -819,6 +847,25 @@ HP_TEST(html_attribution_tables)
 	expect_true(is(dom, "thread_producer", "20,2000,0,0,0/"), "the producer thread");
 	expect_true(is(dom, "thread_consumer", "30,6000,0,0,0/"), "the consumer thread");
 	expect_true(is(dom, "heap_arena", "60,3040,8,512,2400/"), "the arena: its own peak");
+	/* The runtime's own allocations (libstdc++'s emergency pool...) are
+	 * left out of the groups as report --by leaves them out, and out of
+	 * the summary's figure in use as report's summary leaves them. */
+	require(report_row(capture, "(no context)", want, sizeof want),
+		"report --by context --json has the (no context) row");
+	expect_true(is(dom, "context_none", want), "(no context): report --by context's figures");
+	out = hp_test_sh_out("%s report %s | sed -n 's/^  in use *\\([^ ]*\\) \\([^ ]*\\) in "
+			     "\\([0-9,]*\\) blocks\\{0,1\\} (leaked.*/\\1 \\2 in \\3 blocks/p; "
+			     "s/^  suppressed *\\([0-9,]*\\) blocks\\{0,1\\} of runtime "
+			     "allocations suppressed.*/\\1 blocks of runtime/p'",
+			     hp(), capture);
+	require(out && strchr(out, '\n') && strchr(out, '\n')[1], "report says in use and suppressed");
+	*strchr(out, '\n') = '\0';
+	*strchr(out + strlen(out) + 1, '\n') = '\0';
+	snprintf(want, sizeof want, "Leaked at exit%s", out);
+	expect_true(has(dom, "summary", want), "the summary's leaked figure is report's");
+	snprintf(want, sizeof want, "Suppressed%s", out + strlen(out) + 1);
+	expect_true(has(dom, "summary", want), "and it says what it left out, as report does");
+	free(out);
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=tables&table=type", "attrib-types"), 0,
 		      "a screenshot of the table by type");

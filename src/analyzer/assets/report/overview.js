@@ -7,9 +7,15 @@ function buildSummary() {
 	$.summary = el('dl', {id: 'hp-summary'});
 	return [el('h2', {text: 'Summary'}), $.summary];
 }
+/* The snapshot's bytes and blocks in use as heapprof report says them:
+ * the suppressed runtime allocations ("suppressed", html.c) left out. */
+function inUse(s) {
+	var sup = s.suppressed || [0, 0, 0];
+	return [s.total[1] - sup[1], s.total[2] - sup[2]];
+}
 function renderSummary() {
 	var s = snap(), last = D.snapshots[D.snapshots.length - 1], tot = s.total;
-	var rssPeak = 0, i, items;
+	var rssPeak = 0, i, items, use = inUse(s), sup = s.suppressed || [0, 0, 0];
 	for (i = 0; i < D.series.rss.length; i++)
 		if (D.series.rss[i] > rssPeak)
 			rssPeak = D.series.rss[i];
@@ -23,8 +29,8 @@ function renderSummary() {
 		['Peak heap', bytes(s.peak_bytes) + ' in ' + commas(s.peak_count) + ' blocks at ' +
 			secs(s.peak_time_ns)],
 		['Peak RSS', rssPeak ? bytes(rssPeak) : 'not recorded'],
-		[s.reason === 'exit' ? 'Leaked at exit' : 'In use', bytes(tot[1]) + ' in ' +
-			commas(tot[2]) + ' blocks'],
+		[s.reason === 'exit' ? 'Leaked at exit' : 'In use', bytes(use[0]) + ' in ' +
+			commas(use[1]) + ' blocks'],
 		['Call stacks', commas(s.nstacks) + (s.other[0] ? ' (the top ' + commas(s.rows.length) +
 			' kept; the rest summed in one row)' : '')],
 		['Recording', D.sampled ? 'sampled, one byte in ' + bytes(D.sample_rate_bytes) +
@@ -32,6 +38,10 @@ function renderSummary() {
 		['Lost', s.lost_count ? commas(s.lost_count) + ' allocations not recorded' : 'nothing'],
 		['Duration', secs(last.time_ns)]
 	];
+	if (sup[2] > 0)
+		items.splice(8, 0, ['Suppressed', commas(sup[2]) + ' blocks of runtime allocations (' +
+			bytes(sup[1]) + '), left out of the line above and the tables by type, ' +
+			'context, thread and heap']);
 	if (D.damaged)
 		items.push(['Damage', D.damaged + ' damaged records: showing what is readable']);
 	$.summary.textContent = '';
@@ -55,7 +65,7 @@ function renderSnaps() {
 	D.snapshots.forEach(function (s, i) {
 		var tr = el('tr', {cls: 'hp-snap' + (i === S.snapshot ? ' on' : ''), 'data-i': i + 1,
 			onclick: function () { set({snapshot: i, zoom: ''}); }},
-		[i + 1, secs(s.time_ns), s.reason, bytes(s.total[1]), bytes(s.peak_bytes),
+		[i + 1, secs(s.time_ns), s.reason, bytes(inUse(s)[0]), bytes(s.peak_bytes),
 			commas(s.total[5]), commas(s.nstacks)].map(function (v) {
 			return el('td', {text: v});
 		}));
