@@ -513,11 +513,22 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		return -ENOMEM;
 	fputs("heapprof report: ", out);
 	hp_text_fputs(hp_model_program_name(cap), out);
-	for (size_t i = 1; i < cap->argc && i < 8; i++) {
-		fputc(' ', out);
-		hp_text_fputs(cap->argv[i], out);
+	{
+		/* Up to 7 arguments, as many as fit the width with " ..." after
+		 * them when some are left out (a long command line, gcc's cc1,
+		 * must not run past the terminal's edge). */
+		size_t col = strlen("heapprof report: ") + strlen(hp_model_program_name(cap)), i;
+		unsigned width = o && o->width ? o->width : 0;
+		for (i = 1; i < cap->argc && i < 8; i++) {
+			size_t len = 1 + strlen(cap->argv[i]);
+			if (width && col + len + (i + 1 < cap->argc ? 4 : 0) > width)
+				break;
+			fputc(' ', out);
+			hp_text_fputs(cap->argv[i], out);
+			col += len;
+		}
+		fprintf(out, "%s\n", i < cap->argc ? " ..." : "");
 	}
-	fprintf(out, "%s\n", cap->argc > 8 ? " ..." : "");
 	if (cap->program && !same_name(cap->program, hp_model_program_name(cap))) {
 		fputs("  executable ", out);
 		hp_text_fputs(cap->program, out);
