@@ -392,7 +392,8 @@ static size_t chart_column(uint64_t t, uint64_t span, size_t cols)
  * wide as the report (width columns; 100 when 0, no limit). Each column is
  * an equal slice of [0, the snapshot's time]: its height is the highest
  * sample in the slice, or the last sample before it (the level holds
- * between samples), rounded to the nearest row. Under the axis, '^' marks
+ * between samples), rounded to the nearest row; the peak's column at least
+ * the peak's bytes (known exactly, between samples). Under the axis, '^' marks
  * the peak's column and '|' each snapshot's (the peak wins a shared
  * column). Nothing when the capture has no sample (or all are zero). */
 static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
@@ -424,8 +425,19 @@ static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
 		}
 		col_heap[c] = h;
 		col_rss[c] = r;
-		ymax = (double)h > ymax ? (double)h : ymax;
-		ymax = (double)r > ymax ? (double)r : ymax;
+	}
+	/* The peak is known exactly (its bytes and time), samples are not: a
+	 * peak between two samples (a program that allocates seldom samples
+	 * seldom) would be marked '^' under a column far lower. Its column
+	 * reaches it. */
+	if (s->peak_time_ns <= span && m->total.peak_bytes > 0) {
+		size_t c = chart_column(s->peak_time_ns, span, cols);
+		if (m->total.peak_bytes > (double)col_heap[c])
+			col_heap[c] = (uint64_t)m->total.peak_bytes;
+	}
+	for (size_t c = 0; c < cols; c++) {
+		ymax = (double)col_heap[c] > ymax ? (double)col_heap[c] : ymax;
+		ymax = (double)col_rss[c] > ymax ? (double)col_rss[c] : ymax;
 	}
 	if (ymax <= 0)
 		goto out;

@@ -649,6 +649,48 @@ HP_TEST(html_sites_over_time)
 	free(dom);
 }
 
+/* The driver for phases recorded with a sample a second: the heap's
+ * chart, its highest sample, its highest point and its point at the
+ * peak's time. */
+static const char peak_driver[] =
+	"var p = hpReport.plot(), s = hpReport.data.snapshots, last = s[s.length - 1];\n"
+	"put('samples_max', Math.max.apply(null, hpReport.data.series.heap));\n"
+	"put('chart_max', Math.max.apply(null, p.data[1]));\n"
+	"var k = p.data[0].indexOf(last.peak_time_ns / 1e9);\n"
+	"put('at_peak', k < 0 ? 'none' : p.data[1][k]);\n"
+	"put('rss_spans', p.series[2].spanGaps ? 'yes' : 'no');\n";
+
+/* The heap's chart reaches the peak (the summary's Peak heap, its dashed
+ * line) when no sample caught it: phases sampled once a second has
+ * samples at its snapshots only, before B's peak (B and a temporary block
+ * of the pause after it). */
+HP_TEST(html_heap_chart_reaches_the_peak)
+{
+	char capture[4600], page[4600], driven[4600], want[64];
+	char *dom;
+
+	snprintf(capture, sizeof capture, "%s/phases-1s.hpf", hp_test_tmp());
+	require(hp_test_sh("%s run -q --timeseries 1000 -o %s -- %s/tests/programs/phases", hp(),
+			   capture, hp_test_build()) == 0,
+		"heapprof run records phases with a sample a second");
+	require(render(capture, "", "phases-1s", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/phases-1s-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, peak_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "phases-1s");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	snprintf(want, sizeof want, "%d", PHASE_B_N * PHASE_B_SIZE);
+	expect_true(is(dom, "samples_max", want), "no sample caught the peak: B alone at most");
+	snprintf(want, sizeof want, "%d", PHASE_B_N * PHASE_B_SIZE + PHASE_TEMP_SIZE);
+	expect_true(is(dom, "chart_max", want), "the chart reaches the peak: B and a temporary");
+	expect_true(is(dom, "at_peak", want), "at the peak's time");
+	expect_true(is(dom, "rss_spans", "yes"), "the RSS line spans the point it has no RSS for");
+	free(dom);
+}
+
 /* The driver for a brush on phases' timeline: a drag from snapshot 1 to
  * snapshot 2 (mouse events as a person's), then the hash's grew=2-3; each
  * changed stack "innermost function:change:blocks:before:after". */

@@ -38,7 +38,25 @@ function seriesData() {
 	}
 	for (i = 0; i < t.length; i++)
 		x.push(t[i] / 1e9);
-	return [x, heap.slice(), rss.map(function (v) { return v || null; })];
+	heap = heap.slice();
+	rss = rss.map(function (v) { return v || null; });
+	/* The peak is known exactly, the samples are not: a peak between two
+	 * samples (a program that allocates seldom samples seldom) would be
+	 * marked by its dashed line over a curve far lower. It is a point of
+	 * the heap's curve (no RSS there: the RSS line spans it). */
+	var last = D.snapshots[D.snapshots.length - 1], pt = last.peak_time_ns / 1e9;
+	if (last.peak_bytes > 0) {
+		for (i = 0; i < x.length && x[i] < pt; i++)
+			;
+		if (i < x.length && x[i] === pt) {
+			heap[i] = Math.max(heap[i], last.peak_bytes);
+		} else {
+			x.splice(i, 0, pt);
+			heap.splice(i, 0, last.peak_bytes);
+			rss.splice(i, 0, null);
+		}
+	}
+	return [x, heap, rss];
 }
 
 function buildTimeline() {
@@ -83,7 +101,8 @@ function drawTimeline() {
 				{label: 'time', value: fmtT},
 				{label: 'heap in use', scale: 'heap', stroke: '#c0392b',
 					fill: 'rgba(192,57,43,0.12)', width: 1.5, value: fmtB},
-				{label: 'RSS', scale: 'rss', stroke: '#2c6fbb', width: 1.5, value: fmtB}
+				{label: 'RSS', scale: 'rss', stroke: '#2c6fbb', width: 1.5, value: fmtB,
+					spanGaps: true}
 			],
 			hooks: {draw: [drawMarks]}
 		}, data, $.chart);
