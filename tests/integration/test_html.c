@@ -552,7 +552,17 @@ static const char phases_driver[] =
 	"\tclientX: box.left + sp.valToPos(s[0].time_ns / 1e9, 'x'), clientY: box.top + 10}));\n"
 	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n"
 	"put('by', Array.prototype.map.call(document.querySelectorAll('#hp-by option'),\n"
-	"\tfunction (o) { return o.value; }).join(','));\n";
+	"\tfunction (o) { return o.value; }).join(','));\n"
+	/* The heap chart's labels: phases' peak is a moment after snapshot 2. */
+	"var hp = hpReport.plot(), L = hp.hpLabels || [], bad = [];\n"
+	"var left = hp.bbox.left / devicePixelRatio, right = left + hp.bbox.width / devicePixelRatio;\n"
+	"L.forEach(function (a, i) {\n"
+	"\tif (a.x < left || a.x + a.w > right) bad.push(a.text + ' out');\n"
+	"\tL.slice(i + 1).forEach(function (b) {\n"
+	"\t\tif (a.y === b.y && a.x < b.x + b.w && b.x < a.x + a.w) bad.push(a.text + '/' + b.text);\n"
+	"\t}); });\n"
+	"put('labels', L.map(function (a) { return a.text; }).join(','));\n"
+	"put('labels_apart', bad.length ? bad.join(' ') : 'yes');\n";
 
 /* The driver for phases' page with a grouping the data does not have yet
  * (a "timelines" member, added by the test): the selector offers it, and
@@ -622,6 +632,9 @@ HP_TEST(html_sites_over_time)
 	expect_true(is(dom, "click_snapshot", "1"),
 		    "a click on the sites' timeline at snapshot 1 selects it");
 	expect_true(is(dom, "by", "stack"), "one grouping over time: by call stack");
+	expect_true(is(dom, "labels", "#1,#2,#3,peak"), "the heap chart labels its marks");
+	expect_true(is(dom, "labels_apart", "yes"),
+		    "no label over another (the peak just after #2), none past the plot");
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "phases-sites"), 0,
 		      "a screenshot of the overview with the sites' timeline");

@@ -160,16 +160,31 @@ function nearest(ns) {
 	});
 	return best;
 }
-/* The snapshots as vertical lines, the selected one bold, and the peak. */
+/* The snapshots as vertical lines, the selected one bold, and the peak,
+ * each labelled at its top. A label goes right of its line, or left of it
+ * at the plot's right edge, on the first row where it overlaps no other
+ * (the peak is often a moment after a snapshot: "#2" and "peak" would be
+ * drawn over each other). u.hpLabels keeps where each went (for tests). */
 function drawMarks(u) {
 	var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = window.devicePixelRatio || 1;
-	var last = D.snapshots[D.snapshots.length - 1];
+	var last = D.snapshots[D.snapshots.length - 1], rows = [], right = u.bbox.left + u.bbox.width;
 	ctx.save();
 	ctx.font = (11 * dpr) + 'px sans-serif';
 	ctx.textBaseline = 'top';
+	u.hpLabels = [];
+	var place = function (x, w) {
+		var x0 = x + 3 * dpr + w > right ? x - 3 * dpr - w : x + 3 * dpr, r;
+		for (r = 0; ; r++) {
+			rows[r] = rows[r] || [];
+			if (!rows[r].some(function (b) { return x0 < b[1] + 2 * dpr && b[0] < x0 + w + 2 * dpr; }))
+				break;
+		}
+		rows[r].push([x0, x0 + w]);
+		return [x0, top + (2 + 13 * r) * dpr];
+	};
 	var line = function (ns, color, width, dash, label) {
-		var x = u.valToPos(ns / 1e9, 'x', true);
-		if (x < u.bbox.left - 1 || x > u.bbox.left + u.bbox.width + 1)
+		var x = u.valToPos(ns / 1e9, 'x', true), w, at;
+		if (x < u.bbox.left - 1 || x > right + 1)
 			return;
 		ctx.strokeStyle = color;
 		ctx.fillStyle = color;
@@ -179,13 +194,16 @@ function drawMarks(u) {
 		ctx.moveTo(x, top);
 		ctx.lineTo(x, top + h);
 		ctx.stroke();
-		ctx.fillText(label, x + 3 * dpr, top + 2 * dpr);
+		w = ctx.measureText(label).width;
+		at = place(x, w);
+		ctx.fillText(label, at[0], at[1]);
+		u.hpLabels.push({text: label, x: at[0] / dpr, y: at[1] / dpr, w: w / dpr});
 	};
-	line(last.peak_time_ns, '#888', 1, [4 * dpr, 4 * dpr], 'peak');
 	D.snapshots.forEach(function (s, i) {
 		var on = i === S.snapshot;
 		line(s.time_ns, on ? '#e67e00' : '#555', on ? 3 : 1, [], '#' + (i + 1));
 	});
+	line(last.peak_time_ns, '#888', 1, [4 * dpr, 4 * dpr], 'peak');
 	ctx.restore();
 }
 function markTimeline() {
