@@ -1175,7 +1175,13 @@ static const char map_driver[] =
 	"var h = R.length ? R[0].holders[0] : null, D = hpReport.data;\n"
 	"put('brk', R.length + ':' + (h ? D.strings[D.frames[D.stacks[h[0]][0]][0]] + ':' + h[1] +\n"
 	"\t'/' + h[2] + ':' + (R[0].rss > 0 && R[0].rss <= R[0].end - R[0].start &&\n"
-	"\tR[0].count >= h[1] && R[0].name === '[heap]') : 'none'));\n";
+	"\tR[0].count >= h[1] && R[0].name === '[heap]') : 'none'));\n"
+	/* A region with more in use than resident (untouched pages): no share
+	 * of its RSS above 100%; one with less: its share. */
+	"put('untouched', hpReport.mapRegionText({start: 4096, end: 8192, kind: 'brk', count: 1,\n"
+	"\tbytes: 3000, rss: 1024}));\n"
+	"put('touched', hpReport.mapRegionText({start: 4096, end: 8192, kind: 'brk', count: 2,\n"
+	"\tbytes: 1024, rss: 4096}));\n";
 
 HP_TEST(html_memory_map)
 {
@@ -1213,6 +1219,13 @@ HP_TEST(html_memory_map)
 	snprintf(want, sizeof want, "1:make_blocks:%u/%llu:true", n, sum);
 	expect_true(is(dom, "brk", want),
 		    "its regions: the brk heap, make_blocks its top holder, with its RSS");
+	expect_true(is(dom, "untouched", "0x1000 - 0x2000: brk, 1 block, 3,000 B in 4,096 B "
+					 "(73.2% in use), RSS 1,024 B (less than in use: pages not "
+					 "touched yet)"),
+		    "more in use than resident: no share of the RSS over 100%");
+	expect_true(is(dom, "touched", "0x1000 - 0x2000: brk, 2 blocks, 1,024 B in 4,096 B "
+				       "(25.0% in use), RSS 4,096 B (25.0% of it in use)"),
+		    "less: its share (and one block, two blocks)");
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "mapprog-overview"), 0,
 		      "a screenshot of the overview with the memory map");

@@ -120,6 +120,7 @@ function start() {
 		sitesPlot: function () { return sitesPlot; },
 		groups: function () { return timelineGroups(); },
 		mapRegions: function () { return mapRegions; },
+		mapRegionText: mapRegionText,
 		siteHist: function (site) { return D.histograms ? siteHist(site || '') : null; },
 		renderMs: performance.now() - t0
 	};
