@@ -562,7 +562,17 @@ static const char phases_driver[] =
 	"\t\tif (a.y === b.y && a.x < b.x + b.w && b.x < a.x + a.w) bad.push(a.text + '/' + b.text);\n"
 	"\t}); });\n"
 	"put('labels', L.map(function (a) { return a.text; }).join(','));\n"
-	"put('labels_apart', bad.length ? bad.join(' ') : 'yes');\n";
+	"put('labels_apart', bad.length ? bad.join(' ') : 'yes');\n"
+	/* The time axis's ticks: as many decimals as their step has, so
+	 * equal steps read equal. */
+	"put('secs', hpReport.axisSecs(null, [0, 0.025, 0.05, 0.075], null, null, 0.025).join(' ') +\n"
+	"\t'|' + hpReport.axisSecs(null, [0, 0.1, 0.2], null, null, 0.1).join(' ') +\n"
+	"\t'|' + hpReport.axisSecs(null, [0, 2, 4], null, null, 2).join(' '));\n"
+	"function steps(u) {\n"
+	"\tvar v = (u.axes[0]._values || []).map(Number), d = [];\n"
+	"\tfor (var i = 1; i < v.length; i++) d.push(Math.round((v[i] - v[i - 1]) * 1e9));\n"
+	"\treturn v.length > 2 && d.every(function (x) { return x === d[0]; }) ? 'equal' : v.join(' ');\n}\n"
+	"put('ticks', steps(hp) + ',' + steps(sp));\n";
 
 /* The driver for phases' page with a grouping the data does not have yet
  * (a "timelines" member, added by the test): the selector offers it, and
@@ -633,6 +643,9 @@ HP_TEST(html_sites_over_time)
 		    "a click on the sites' timeline at snapshot 1 selects it");
 	expect_true(is(dom, "by", "stack"), "one grouping over time: by call stack");
 	expect_true(is(dom, "labels", "#1,#2,#3,peak"), "the heap chart labels its marks");
+	expect_true(is(dom, "secs", "0.000 0.025 0.050 0.075|0.0 0.1 0.2|0 2 4"),
+		    "seconds with the decimals of the ticks' step");
+	expect_true(is(dom, "ticks", "equal,equal"), "both charts' time ticks read equally apart");
 	expect_true(is(dom, "labels_apart", "yes"),
 		    "no label over another (the peak just after #2), none past the plot");
 	free(dom);

@@ -121,6 +121,7 @@ function start() {
 		groups: function () { return timelineGroups(); },
 		mapRegions: function () { return mapRegions; },
 		mapRegionText: mapRegionText,
+		axisSecs: axisSecs,
 		siteHist: function (site) { return D.histograms ? siteHist(site || '') : null; },
 		renderMs: performance.now() - t0
 	};

@@ -13,8 +13,13 @@ var SITE_COLOURS = ['#c0392b', '#2c6fbb', '#27ae60', '#8e44ad', '#e67e00', '#16a
 	'#7f8c8d', '#d35400', '#2c3e50', '#b7950b'];
 
 function axisBytes(u, vals) { return vals.map(function (v) { return bytes(v); }); }
+/* Seconds with as many decimals as the ticks' increment has: 0.025 s
+ * apart reads 0.025, 0.050, 0.075 (not 0.03, 0.05, 0.08). */
 function axisSecs(u, vals, ax, space, incr) {
 	var dec = Math.max(0, Math.min(9, -Math.floor(Math.log10(incr || 1))));
+	while (dec < 9 && Math.abs(incr * Math.pow(10, dec) - Math.round(incr * Math.pow(10, dec))) >
+		1e-6 * incr * Math.pow(10, dec))
+		dec++;
 	return vals.map(function (v) { return v.toFixed(dec); });
 }
 function fmtB(u, v) { return v == null ? '-' : bytes(v); }
