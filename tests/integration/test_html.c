@@ -1191,6 +1191,7 @@ static const char map_driver[] =
 	"\tR[0].count >= h[1] && R[0].name === '[heap]') : 'none'));\n"
 	/* A region with more in use than resident (untouched pages): no share
 	 * of its RSS above 100%; one with less: its share. */
+	"put('summary', document.getElementById('hp-summary').textContent);\n"
 	"put('untouched', hpReport.mapRegionText({start: 4096, end: 8192, kind: 'brk', count: 1,\n"
 	"\tbytes: 3000, rss: 1024}));\n"
 	"put('touched', hpReport.mapRegionText({start: 4096, end: 8192, kind: 'brk', count: 2,\n"
@@ -1239,6 +1240,13 @@ HP_TEST(html_memory_map)
 	expect_true(is(dom, "touched", "0x1000 - 0x2000: brk, 2 blocks, 1,024 B in 4,096 B "
 				       "(25.0% in use), RSS 4,096 B (25.0% of it in use)"),
 		    "less: its share (and one block, two blocks)");
+	/* mapprog's stdout buffer is the runtime's one block it suppresses. */
+	out = hp_test_sh_out("%s report %s | grep -c '^  suppressed *1 block of runtime'", hp(),
+			     capture);
+	require(out, "report says mapprog's one suppressed block");
+	free(out);
+	expect_true(has(dom, "summary", "Suppressed1 block of runtime allocations ("),
+		    "the summary says it as report does: one block");
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "mapprog-overview"), 0,
 		      "a screenshot of the overview with the memory map");

@@ -69,6 +69,8 @@ function bytes(n) {
 	}
 	return n.toFixed(n >= 100 ? 0 : 1) + ' ' + u[i];
 }
+/* "1 block", "2 blocks": n grouped, then the word, plural unless one. */
+function blocks(n) { return commas(n) + (Math.round(n) === 1 ? ' block' : ' blocks'); }
 function fmt(m, v) { return m.bytes ? bytes(v) : commas(v); }
 function secs(ns) {
 	return ns < 1e8 ? (ns / 1e6).toFixed(3) + ' ms' : (ns / 1e9).toFixed(3) + ' s';

@@ -53,7 +53,7 @@ var MAP_FACTS = [
 		var what = [g.kind, g.name, g.perms].filter(function (t) { return t; });
 		return what.length ? what.map(String).join(' ') : null;
 	},
-	function (g) { return commas(g.count) + (g.count === 1 ? ' block' : ' blocks'); },
+	function (g) { return blocks(g.count); },
 	function (g) {
 		var span = Math.max(1, g.end - g.start);
 		return bytes(g.bytes) + ' in ' + bytes(span) + ' (' + pct(g.bytes, span) + ' in use)';

@@ -26,11 +26,11 @@ function renderSummary() {
 		['Allocations', commas(tot[5]) + ' (' + bytes(tot[4]) + ')'],
 		['Frees', commas(s.free_count) + ' (' + bytes(s.free_bytes) + ')'],
 		['Temporary allocations', commas(tot[6]) + ' (' + bytes(tot[7]) + ')'],
-		['Peak heap', bytes(s.peak_bytes) + ' in ' + commas(s.peak_count) + ' blocks at ' +
+		['Peak heap', bytes(s.peak_bytes) + ' in ' + blocks(s.peak_count) + ' at ' +
 			secs(s.peak_time_ns)],
 		['Peak RSS', rssPeak ? bytes(rssPeak) : 'not recorded'],
 		[s.reason === 'exit' ? 'Leaked at exit' : 'In use', bytes(use[0]) + ' in ' +
-			commas(use[1]) + ' blocks'],
+			blocks(use[1])],
 		['Call stacks', commas(s.nstacks) + (s.other[0] ? ' (the top ' + commas(s.rows.length) +
 			' kept; the rest summed in one row)' : '')],
 		['Recording', D.sampled ? 'sampled, one byte in ' + bytes(D.sample_rate_bytes) +
@@ -39,7 +39,7 @@ function renderSummary() {
 		['Duration', secs(last.time_ns)]
 	];
 	if (sup[2] > 0)
-		items.splice(8, 0, ['Suppressed', commas(sup[2]) + ' blocks of runtime allocations (' +
+		items.splice(8, 0, ['Suppressed', blocks(sup[2]) + ' of runtime allocations (' +
 			bytes(sup[1]) + '), left out of the line above and the tables by type, ' +
 			'context, thread and heap']);
 	if (D.damaged)
