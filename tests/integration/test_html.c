@@ -314,6 +314,13 @@ static const char *result(const char *dom, const char *key, char *buf, size_t ca
 	return NULL;
 }
 
+/* key's value in dom (a static buffer; "" when missing). */
+static const char *buf_of(const char *dom, const char *key)
+{
+	static char buf[4096];
+	return result(dom, key, buf, sizeof buf) ? buf : "";
+}
+
 static double num(const char *dom, const char *key)
 {
 	char buf[128];
@@ -850,6 +857,11 @@ static const char attrib_driver[] =
 	"put('heap_arena', fig('arena'));\n"
 	"hpReport.set({table: 'context'});\n"
 	"put('context_none', fig('(no context)'));\n"
+	/* The timeline by type: its lines named as report --timeline --by type
+	 * names them (a type and its source; the rest "(N others)"). */
+	"hpReport.set({view: 'overview', by: 'type'});\n"
+	"put('tl_type', hpReport.sitesPlot().series.slice(1).map(function (x) {\n"
+	"\treturn x.label; }).join('|'));\n"
 	"put('summary', document.getElementById('hp-summary').textContent);\n";
 
 /* report --by context --json's row KEY as the attrib driver's fig() says
@@ -921,6 +933,28 @@ HP_TEST(html_attribution_tables)
 	require(report_row(capture, "(no context)", want, sizeof want),
 		"report --by context --json has the (no context) row");
 	expect_true(is(dom, "context_none", want), "(no context): report --by context's figures");
+	{
+		/* report's names of the lines (its long names are cut, the
+		 * page's are not): types with their source, then the rest */
+		char *names = hp_test_sh_out(
+			"%s report --timeline --by type --width 0 %s | sed -n "
+			"'/^bytes in use over time/,$s/^ *[0-9.]* [KMG]*i*B  *[0-9.]* s |[^|]*| //p' | "
+			"tr '\\n' '|'",
+			hp(), capture);
+		char *others = names ? strstr(names, "|(") : NULL;
+		require(names && strstr(names, "|Big [template]|Big [vtable]|Triangle [vtable]|") &&
+				others,
+			"report --timeline --by type names its lines: Big twice, by its source");
+		expect_true(has(dom, "tl_type", "|Big [template]|Big [vtable]|Triangle [vtable]|"),
+			    "the page names them so too");
+		others[strlen(others) - 1] = '\0'; /* "|(N others)" */
+		snprintf(want, sizeof want, "%s", others);
+		expect_true(strlen(buf_of(dom, "tl_type")) > strlen(want) &&
+				    strcmp(buf_of(dom, "tl_type") + strlen(buf_of(dom, "tl_type")) -
+						   strlen(want), want) == 0,
+			    "and its last line as report does, \"(N others)\"");
+		free(names);
+	}
 	out = hp_test_sh_out("%s report %s | sed -n 's/^  in use *\\([^ ]*\\) \\([^ ]*\\) in "
 			     "\\([0-9,]*\\) blocks\\{0,1\\} (leaked.*/\\1 \\2 in \\3 blocks/p; "
 			     "s/^  suppressed *\\([0-9,]*\\) blocks\\{0,1\\} of runtime "

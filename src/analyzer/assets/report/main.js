@@ -119,6 +119,7 @@ function start() {
 		plot: function () { return plot; },
 		sitesPlot: function () { return sitesPlot; },
 		groups: function () { return timelineGroups(); },
+		groupLabel: groupLabel,
 		mapRegions: function () { return mapRegions; },
 		mapRegionText: mapRegionText,
 		axisSecs: axisSecs,

@@ -220,6 +220,15 @@ function markTimeline() {
 
 /* --- the groupings over time ----------------------------------------- */
 
+/* A line of a grouping as report --timeline --by X names it: a type with
+ * its source ("Big [vtable]", "Big [template]": two lines of one name),
+ * the last line "(N others)". */
+function groupLabel(l) {
+	if (l.other)
+		return '(' + commas(l.groups) + ' other' + (l.groups === 1 ? ')' : 's)');
+	return String(l.key) + (l.source ? ' [' + l.source + ']' : '');
+}
+
 /* The names of the groupings the data may carry, in the selector's
  * order; a grouping the page does not know is shown by its key. */
 var GROUPINGS = [
@@ -250,7 +259,8 @@ function timelineGroups() {
 			return;
 		out.push({id: id, name: known ? known.name : id, t: src.t, lines: src.lines.map(function (l) {
 			var st = l.stack != null && l.stack >= 0 ? l.stack : -1;
-			return {label: st >= 0 ? stackLabel(st) : String(l.key), stack: st, max: l.max, v: l.v};
+			return {label: st >= 0 ? stackLabel(st) : groupLabel(l), stack: st, max: l.max,
+				v: l.v};
 		})});
 	});
 	cache.groups = out;
