@@ -47,8 +47,10 @@
  *              RSS), "holders": [[index in stacks, blocks, bytes]...] (up
  *              to HP_HTML_MAP_HOLDERS)}...], "outside": [blocks, bytes]},
  *              or null
- *   snapshots  per snapshot: the record's figures, the model's unbiased
- *              totals, and rows [stack, figures...] for the top_stacks
+ *   snapshots  per snapshot: the record's figures (but its frees and peak,
+ *              "free_count", "free_bytes", "peak_bytes", "peak_count":
+ *              the model's, unbiased, as report says them), the model's
+ *              unbiased totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
  *              [stacks left out, their figures summed]; when the capture
  *              has attribution (TAGS), "groups": {"type": [...],
@@ -693,8 +695,10 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		",\"alloc_count\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64 ",\"free_count\":%" PRIu64
 		",\"free_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"peak_count\":%" PRIu64
 		",\"peak_time_ns\":%" PRIu64 ",\"lost_count\":%" PRIu64 ",\"nstacks\":%zu",
-		s->alloc_count, s->alloc_bytes, s->free_count, s->free_bytes, s->peak_bytes,
-		s->peak_count, s->peak_time_ns, lost, n);
+		s->alloc_count, s->alloc_bytes, (uint64_t)hp_estimate_i64(m->total.free_objects),
+		(uint64_t)hp_estimate_i64(m->total.free_bytes),
+		(uint64_t)hp_estimate_i64(m->total.peak_bytes),
+		(uint64_t)hp_estimate_i64(m->total.peak_objects), s->peak_time_ns, lost, n);
 	fputs(",\"total\":[0", f);
 	json_cols(f, total);
 	cols_of(&m->suppressed, v);

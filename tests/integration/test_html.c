@@ -724,6 +724,48 @@ HP_TEST(html_heap_chart_reaches_the_peak)
 	free(dom);
 }
 
+/* A sampled capture's page says its figures as report does: unbiased
+ * estimates (its frees and peak were the record's raw samples: "Frees 47
+ * (28.7 MiB)" beside "Allocations 3,809 (46.1 MiB)"). */
+HP_TEST(html_sampled_summary_is_reports)
+{
+	char capture[4600], page[4600], driven[4600], want[256];
+	char *dom, *frees, *peak;
+
+	snprintf(capture, sizeof capture, "%s/sampling.hpf", hp_test_tmp());
+	require(hp_test_sh("%s run -q --sample-rate 64K --seed 7 -o %s -- %s/tests/programs/sampling"
+			   " > /dev/null",
+			   hp(), capture, hp_test_build()) == 0,
+		"heapprof run records sampling, sampled");
+	require(render(capture, "", "sampling", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	frees = hp_test_sh_out("%s report --json %s | python3 -c 'import json, sys; "
+			       "print(\"{:,}\".format(json.load(sys.stdin)[\"totals\"][\"free_objects\"]))'",
+			       hp(), capture);
+	peak = hp_test_sh_out("%s report %s | sed -n 's/^  peak heap  *\\(.* in .*\\) at .*/\\1/p'",
+			      hp(), capture);
+	require(frees && *frees && peak && *peak, "report says the frees and the peak");
+	frees[strcspn(frees, "\n")] = '\0';
+	peak[strcspn(peak, "\n")] = '\0';
+	snprintf(driven, sizeof driven, "%s/sampling-driven.html", hp_test_tmp());
+	require(write_driven(page, driven,
+			     "put('summary', document.getElementById('hp-summary').textContent);\n") ==
+			0,
+		"the driven copy is written");
+	dom = dump_dom(driven, "", "sampling");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	snprintf(want, sizeof want, "Frees%s (", frees);
+	expect_true(has(dom, "summary", want), "the frees: report's estimate");
+	snprintf(want, sizeof want, "Peak heap%s at ", peak);
+	expect_true(has(dom, "summary", want), "the peak: report's estimate");
+	free(frees);
+	free(peak);
+	free(dom);
+}
+
 /* The driver for a brush on phases' timeline: a drag from snapshot 1 to
  * snapshot 2 (mouse events as a person's), then the hash's grew=2-3; each
  * changed stack "innermost function:change:blocks:before:after". */
