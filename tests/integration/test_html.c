@@ -445,7 +445,8 @@ HP_TEST(html_known_figures_in_browser)
 		      "leak_leaf's leaks at exit");
 	expect_eq_u64((uint64_t)num(dom, "matched_value"), LEAK_N * LEAK_SIZE,
 		      "searching leak_ matches leak_path and leak_leaf, counted once");
-	expect_true(has(dom, "matched_text", "Matched: 1,000 B"), "the match is shown");
+	expect_true(has(dom, "matched_text", "Matched: 1000 B"),
+		    "the match is shown (in bytes as report says them)");
 	expect_eq_u64((uint64_t)num(dom, "churn_allocs"), CHURN_N, "churn_leaf's allocations");
 	expect_eq_u64((uint64_t)num(dom, "churn_temp"), CHURN_N,
 		      "each of them a temporary allocation");
@@ -761,6 +762,16 @@ HP_TEST(html_sampled_summary_is_reports)
 	expect_true(has(dom, "summary", want), "the frees: report's estimate");
 	snprintf(want, sizeof want, "Peak heap%s at ", peak);
 	expect_true(has(dom, "summary", want), "the peak: report's estimate");
+	{
+		/* bytes as report writes them ("256.6 MiB", not "257 MiB") */
+		char *alloc = hp_test_sh_out("%s report %s | sed -n 's/^  allocated  *//p'", hp(),
+					     capture);
+		require(alloc && *alloc, "report says the bytes allocated");
+		alloc[strcspn(alloc, "\n")] = '\0';
+		snprintf(want, sizeof want, " (%s)Frees", alloc);
+		expect_true(has(dom, "summary", want), "the bytes allocated: report's figure");
+		free(alloc);
+	}
 	free(frees);
 	free(peak);
 	free(dom);
@@ -1309,12 +1320,12 @@ HP_TEST(html_memory_map)
 	snprintf(want, sizeof want, "1:make_blocks:%u/%llu:true", n, sum);
 	expect_true(is(dom, "brk", want),
 		    "its regions: the brk heap, make_blocks its top holder, with its RSS");
-	expect_true(is(dom, "untouched", "0x1000 - 0x2000: brk, 1 block, 3,000 B in 4,096 B "
-					 "(73.2% in use), RSS 1,024 B (less than in use: pages not "
+	expect_true(is(dom, "untouched", "0x1000 - 0x2000: brk, 1 block, 2.9 KiB in 4.0 KiB "
+					 "(73.2% in use), RSS 1.0 KiB (less than in use: pages not "
 					 "touched yet)"),
 		    "more in use than resident: no share of the RSS over 100%");
-	expect_true(is(dom, "touched", "0x1000 - 0x2000: brk, 2 blocks, 1,024 B in 4,096 B "
-				       "(25.0% in use), RSS 4,096 B (25.0% of it in use)"),
+	expect_true(is(dom, "touched", "0x1000 - 0x2000: brk, 2 blocks, 1.0 KiB in 4.0 KiB "
+				       "(25.0% in use), RSS 4.0 KiB (25.0% of it in use)"),
 		    "less: its share (and one block, two blocks)");
 	/* mapprog's stdout buffer is the runtime's one block it suppresses. */
 	out = hp_test_sh_out("%s report %s | grep -c '^  suppressed *1 block of runtime'", hp(),
