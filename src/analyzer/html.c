@@ -59,7 +59,8 @@
  *              (the suppressed stacks left out, as report --by leaves
  *              them); "suppressed": [0, figures...] of the stacks the
  *              options' suppressions match (hp_model_suppress), all 0
- *              without
+ *              without; their blocks in use are left out of "total", of
+ *              their rows and of "other" (in use as report says it)
  *
  * Figures are in the order of COLS: in use (bytes, objects), peak bytes,
  * allocated (bytes, objects), temporary (objects, bytes), as integers
@@ -141,6 +142,16 @@ static void cols_of(const struct hp_values *v, double out[NCOLS])
 	out[COL_ALLOC_O] = v->alloc_objects;
 	out[COL_TEMP_O] = v->temp_objects;
 	out[COL_TEMP_B] = v->temp_bytes;
+}
+
+/* A stack's figures as the page shows them: a suppressed stack's (the
+ * runtime's one-time allocations, hp_model_suppress) with nothing in use,
+ * as report's leaked section shows it. */
+static void inuse_cols_of(const struct hp_model *m, uint32_t stack, double out[NCOLS])
+{
+	cols_of(&m->stacks[stack].v, out);
+	if (m->stacks[stack].suppressed)
+		out[COL_INUSE_B] = out[COL_INUSE_O] = 0;
 }
 
 static int by_score(const void *a, const void *b)
@@ -699,6 +710,11 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		(uint64_t)hp_estimate_i64(m->total.free_bytes),
 		(uint64_t)hp_estimate_i64(m->total.peak_bytes),
 		(uint64_t)hp_estimate_i64(m->total.peak_objects), s->peak_time_ns, lost, n);
+	/* In use as report says it: the suppressed stacks' blocks left out
+	 * (of the total, their rows and "other"), as report's summary and its
+	 * leaked section leave them out (hp_model_suppress). */
+	total[COL_INUSE_B] -= m->suppressed.inuse_bytes;
+	total[COL_INUSE_O] -= m->suppressed.inuse_objects;
 	fputs(",\"total\":[0", f);
 	json_cols(f, total);
 	cols_of(&m->suppressed, v);
@@ -709,13 +725,13 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		uint32_t idx;
 		if ((ret = stack_of(p, m, rank[i].stack, &idx)))
 			return ret;
-		cols_of(&m->stacks[rank[i].stack].v, v);
+		inuse_cols_of(m, rank[i].stack, v);
 		fprintf(f, "%s[%" PRIu32, i ? "," : "", idx);
 		json_cols(f, v);
 		fputc(']', f);
 	}
 	for (size_t i = kept; i < n; i++) {
-		cols_of(&m->stacks[rank[i].stack].v, v);
+		inuse_cols_of(m, rank[i].stack, v);
 		for (int c = 0; c < NCOLS; c++)
 			other[c] += v[c];
 	}

@@ -915,7 +915,9 @@ static const char attrib_driver[] =
 	"hpReport.set({view: 'overview', by: 'type'});\n"
 	"put('tl_type', hpReport.sitesPlot().series.slice(1).map(function (x) {\n"
 	"\treturn x.label; }).join('|'));\n"
-	"put('summary', document.getElementById('hp-summary').textContent);\n";
+	"put('summary', document.getElementById('hp-summary').textContent);\n"
+	"hpReport.set({view: 'flame', metric: 'inuse', zoom: '', search: ''});\n"
+	"put('flame_inuse', hpReport.tree().root.v);\n";
 
 /* report --by context --json's row KEY as the attrib driver's fig() says
  * it: "allocations,allocated,objects in use,in use,peak/"; NULL when
@@ -986,6 +988,18 @@ HP_TEST(html_attribution_tables)
 	require(report_row(capture, "(no context)", want, sizeof want),
 		"report --by context --json has the (no context) row");
 	expect_true(is(dom, "context_none", want), "(no context): report --by context's figures");
+	{
+		/* the flame graph of what is in use at exit: report's leaked bytes */
+		char *leaked = hp_test_sh_out("%s report --json %s | python3 -c 'import json, sys; "
+					      "d = json.load(sys.stdin); print(d[\"totals\"][\"inuse_bytes\"]"
+					      " - d[\"suppressed\"][\"inuse_bytes\"])'",
+					      hp(), capture);
+		require(leaked && atoll(leaked) > 0, "report says what leaked");
+		leaked[strcspn(leaked, "\n")] = '\0';
+		expect_true(is(dom, "flame_inuse", leaked),
+			    "the flame graph in use: report's, the runtime's blocks left out");
+		free(leaked);
+	}
 	{
 		/* report's names of the lines (its long names are cut, the
 		 * page's are not): types with their source, then the rest */

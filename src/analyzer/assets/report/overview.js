@@ -7,11 +7,10 @@ function buildSummary() {
 	$.summary = el('dl', {id: 'hp-summary'});
 	return [el('h2', {text: 'Summary'}), $.summary];
 }
-/* The snapshot's bytes and blocks in use as heapprof report says them:
- * the suppressed runtime allocations ("suppressed", html.c) left out. */
+/* The snapshot's bytes and blocks in use, as heapprof report says them
+ * (html.c leaves the suppressed runtime allocations out of them). */
 function inUse(s) {
-	var sup = s.suppressed || [0, 0, 0];
-	return [s.total[1] - sup[1], s.total[2] - sup[2]];
+	return [s.total[1], s.total[2]];
 }
 function renderSummary() {
 	var s = snap(), last = D.snapshots[D.snapshots.length - 1], tot = s.total;
@@ -40,8 +39,8 @@ function renderSummary() {
 	];
 	if (sup[2] > 0)
 		items.splice(8, 0, ['Suppressed', blocks(sup[2]) + ' of runtime allocations (' +
-			bytes(sup[1]) + '), left out of the line above and the tables by type, ' +
-			'context, thread and heap']);
+			bytes(sup[1]) + '), left out of what is in use (the line above, the flame graph, the ' +
+			'tables)']);
 	if (D.damaged)
 		items.push(['Damage', D.damaged + ' damaged records: showing what is readable']);
 	$.summary.textContent = '';
