@@ -580,7 +580,12 @@ static const char phases_driver[] =
 	"\tvar v = (u.axes[0]._values || []).map(Number), d = [];\n"
 	"\tfor (var i = 1; i < v.length; i++) d.push(Math.round((v[i] - v[i - 1]) * 1e9));\n"
 	"\treturn v.length > 2 && d.every(function (x) { return x === d[0]; }) ? 'equal' : v.join(' ');\n}\n"
-	"put('ticks', steps(hp) + ',' + steps(sp));\n";
+	"put('ticks', steps(hp) + ',' + steps(sp));\n"
+	/* The two pauses' stacks read the same innermost frame: their rows
+	 * are told apart by the line of main that calls each. */
+	"put('pauses', Array.prototype.map.call(\n"
+	"\tdocument.querySelectorAll('#hp-hists tr[data-function=\"pause_busy\"]'),\n"
+	"\tfunction (tr) { return tr.cells[0].textContent; }).sort().join('|'));\n";
 
 /* The driver for phases' page with a grouping the data does not have yet
  * (a "timelines" member, added by the test): the selector offers it, and
@@ -654,6 +659,9 @@ HP_TEST(html_sites_over_time)
 	expect_true(is(dom, "secs", "0.000 0.025 0.050 0.075|0.0 0.1 0.2|0 2 4"),
 		    "seconds with the decimals of the ticks' step");
 	expect_true(is(dom, "ticks", "equal,equal"), "both charts' time ticks read equally apart");
+	expect_true(is(dom, "pauses", "pause_busy phases.c:35 \u2190 main phases.c:70|"
+				      "pause_busy phases.c:35 \u2190 main phases.c:74"),
+		    "two stacks of one innermost frame: told apart by their caller's line");
 	expect_true(is(dom, "labels_apart", "yes"),
 		    "no label over another (the peak just after #2), none past the plot");
 	free(dom);

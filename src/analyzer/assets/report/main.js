@@ -120,6 +120,7 @@ function start() {
 		sitesPlot: function () { return sitesPlot; },
 		groups: function () { return timelineGroups(); },
 		groupLabel: groupLabel,
+		stackLabels: stackLabels,
 		mapRegions: function () { return mapRegions; },
 		mapRegionText: mapRegionText,
 		axisSecs: axisSecs,

@@ -257,10 +257,12 @@ function timelineGroups() {
 		var src = srcs[id], known = GROUPINGS.filter(function (g) { return g.id === id; })[0];
 		if (!src || !src.lines || !src.lines.length)
 			return;
-		out.push({id: id, name: known ? known.name : id, t: src.t, lines: src.lines.map(function (l) {
-			var st = l.stack != null && l.stack >= 0 ? l.stack : -1;
-			return {label: st >= 0 ? stackLabel(st) : groupLabel(l), stack: st, max: l.max,
-				v: l.v};
+		var sts = src.lines.map(function (l) {
+			return l.stack != null && l.stack >= 0 ? l.stack : -1;
+		}), names = stackLabels(sts);
+		out.push({id: id, name: known ? known.name : id, t: src.t, lines: src.lines.map(function (l, k) {
+			var st = sts[k];
+			return {label: st >= 0 ? names[k] : groupLabel(l), stack: st, max: l.max, v: l.v};
 		})});
 	});
 	cache.groups = out;
@@ -275,6 +277,49 @@ function timelineGroup() {
 function stackLabel(i) {
 	var st = D.stacks[i];
 	return st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)';
+}
+/* The labels of the stacks ids, told apart: stacks whose innermost frame
+ * reads the same (sqlite's allocator wrapper, python's _PyObject_Malloc)
+ * get " <- CALLER", the first caller where they part, again while some
+ * still read the same (up to 8 callers), then "(2)", "(3)"... */
+function stackLabels(ids) {
+	var labels = ids.map(stackLabel), depth = ids.map(function () { return 0; });
+	/* a caller: its function and file:line (two calls from one
+	 * function part at their lines); shown by name when names part */
+	var at = function (k, d, name) {
+		var st = D.stacks[ids[k]] || [];
+		return d >= st.length ? '' : name ? fname(st[d]) : fname(st[d]) + ' ' + fline(st[d]);
+	};
+	for (var round = 0; round < 8; round++) {
+		var seen = {}, more = false;
+		labels.forEach(function (l, k) { (seen[l] = seen[l] || []).push(k); });
+		Object.keys(seen).forEach(function (l) {
+			var g = seen[l];
+			if (g.length < 2)
+				return;
+			/* the first depth past the last one used where any two part */
+			var d = depth[g[0]] + 1, len = 0;
+			g.forEach(function (k) { len = Math.max(len, (D.stacks[ids[k]] || []).length); });
+			for (; d < len; d++)
+				if (g.some(function (k) { return at(k, d) !== at(g[0], d); }))
+					break;
+			if (d >= len)
+				return;
+			var byName = g.some(function (k) { return at(k, d, 1) !== at(g[0], d, 1); });
+			g.forEach(function (k) {
+				labels[k] += ' \u2190 ' + (at(k, d, byName) || '(end)');
+				depth[k] = d;
+			});
+			more = true;
+		});
+		if (!more)
+			break;
+	}
+	var n = {};
+	return labels.map(function (l) {
+		n[l] = (n[l] || 0) + 1;
+		return n[l] > 1 ? l + ' (' + n[l] + ')' : l;
+	});
 }
 
 var sitesPlot = null, sitesKey = '';
