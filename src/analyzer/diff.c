@@ -12,6 +12,7 @@
 #include "diff.h"
 
 #include "../common/units.h"
+#include "text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -244,20 +245,41 @@ static const char *figure(char *buf, size_t cap, double v, int bytes, int sign)
 /* "1200 bytes (1.2 KiB), 12 objects" (or the other way round for a count
  * metric), with signs when signed: the exact figure, for scripts, and the
  * size as people read it. */
-static void print_figures(FILE *out, enum hp_metric m, double fig, double comp, int sign)
+static int print_figures(FILE *out, enum hp_metric m, double fig, double comp, int sign)
 {
 	const char *fu = hp_metric_is_bytes(m) ? "bytes" : "objects";
 	const char *cu = hp_metric_is_bytes(m) ? "objects" : "bytes";
 	double bytes = hp_metric_is_bytes(m) ? fig : comp;
 	char h[48];
+	int n;
 
-	fprintf(out, sign ? "%+lld %s, %+lld %s" : "%lld %s, %lld %s",
-		(long long)hp_estimate_i64(fig), fu, (long long)hp_estimate_i64(comp), cu);
-	fprintf(out, " (%s%s)", sign && hp_estimate_i64(bytes) >= 0 ? "+" : "",
-		hp_units_bytes(h, sizeof h, bytes));
+	long long f = (long long)hp_estimate_i64(fig), c = (long long)hp_estimate_i64(comp);
+
+	/* "1 object", "-1 object": the unit's singular for one. */
+	n = fprintf(out, sign ? "%+lld %.*s, %+lld %.*s" : "%lld %.*s, %lld %.*s", f,
+		    (int)strlen(fu) - (f == 1 || f == -1), fu, c, (int)strlen(cu) - (c == 1 || c == -1),
+		    cu);
+	return n + fprintf(out, " (%s%s)", sign && hp_estimate_i64(bytes) >= 0 ? "+" : "",
+			   hp_units_bytes(h, sizeof h, bytes));
 }
 
-static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, unsigned max)
+/* A side's name after its figures ("  base    FIGURES  NAME"), on a line
+ * of its own under them when the line would pass width (used columns
+ * already). */
+static void print_name(FILE *out, int used, const char *name, unsigned width)
+{
+	if (!name || !*name) {
+		fputc('\n', out);
+		return;
+	}
+	if (width && (size_t)used + 2 + strlen(name) > width)
+		fprintf(out, "\n          %s\n", name);
+	else
+		fprintf(out, "  %s\n", name);
+}
+
+static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, unsigned max,
+			 unsigned width)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
 	unsigned shown = 0;
@@ -278,7 +300,16 @@ static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, un
 				snprintf(where, sizeof where, "%s:%u", base ? base + 1 : y->file, y->line);
 			else
 				hp_location_where(m, l, where, sizeof where);
-			fprintf(out, "      %s%s  %s\n", y->inlined ? "(inline) " : "", y->function, where);
+			/* "      [(inline) ]FUNCTION  WHERE": a function too long for
+			 * the width is cut in its middle (at least 20 columns). */
+			size_t fixed = 6 + (y->inlined ? 9 : 0) + 2 + strlen(where);
+			char cut[1024];
+			if (width && fixed + strlen(y->function) > width)
+				hp_text_cut_middle(cut, sizeof cut, y->function,
+						   width > fixed + 20 ? width - fixed : 20);
+			else
+				snprintf(cut, sizeof cut, "%s", y->function);
+			fprintf(out, "      %s%s  %s\n", y->inlined ? "(inline) " : "", cut, where);
 		}
 	}
 }
@@ -290,13 +321,20 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 
 	hp_diff_figures(&d->base_total, d->metric, &bf, &bc);
 	hp_diff_figures(&d->new_total, d->metric, &nf, &nc);
-	fprintf(out, "heapprof diff: %s, NEW minus BASE%s\n", metric_title(d->metric),
-		d->base->sampled || d->new->sampled ? "; sampled figures are estimates" : "");
+	{
+		/* The title, its tail on a second line when it would pass the width. */
+		const char *tail = d->base->sampled || d->new->sampled
+					   ? "NEW minus BASE; sampled figures are estimates"
+					   : "NEW minus BASE";
+		size_t len = strlen("heapprof diff: , ") + strlen(metric_title(d->metric)) + strlen(tail);
+		fprintf(out, "heapprof diff: %s,%s%s\n", metric_title(d->metric),
+			o->width && len > o->width ? "\n  " : " ", tail);
+	}
 	fprintf(out, "  base    ");
-	print_figures(out, d->metric, bf, bc, 0);
-	fprintf(out, "  %s\n  new     ", o->base_name ? o->base_name : "");
-	print_figures(out, d->metric, nf, nc, 0);
-	fprintf(out, "  %s\n  change  ", o->new_name ? o->new_name : "");
+	print_name(out, 10 + print_figures(out, d->metric, bf, bc, 0), o->base_name, o->width);
+	fprintf(out, "  new     ");
+	print_name(out, 10 + print_figures(out, d->metric, nf, nc, 0), o->new_name, o->width);
+	fprintf(out, "  change  ");
 	print_figures(out, d->metric, nf - bf, nc - bc, 1);
 	fputc('\n', out);
 
@@ -315,14 +353,16 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 		hp_diff_figures(&e->new, d->metric, &nf, &nc);
 		if (hp_estimate_i64(nf - bf) == 0 && hp_estimate_i64(nc - bc) == 0)
 			continue;
-		fprintf(out, "%4zu. ", ++shown);
-		print_figures(out, d->metric, nf - bf, nc - bc, 1);
-		char x[48], y[48];
-		fprintf(out, "  (%s -> %s%s)\n",
-			figure(x, sizeof x, bf, hp_metric_is_bytes(d->metric), 0),
-			figure(y, sizeof y, nf, hp_metric_is_bytes(d->metric), 0), e->model == d->base ? ", only in BASE"
-			: e->base.alloc_objects == 0 ? ", only in NEW" : "");
-		print_frames(out, e->model, e->stack, o->frames);
+		int used = fprintf(out, "%4zu. ", ++shown);
+		used += print_figures(out, d->metric, nf - bf, nc - bc, 1);
+		char x[48], y[48], was[160];
+		snprintf(was, sizeof was, "(%s -> %s%s)",
+			 figure(x, sizeof x, bf, hp_metric_is_bytes(d->metric), 0),
+			 figure(y, sizeof y, nf, hp_metric_is_bytes(d->metric), 0),
+			 e->model == d->base ? ", only in BASE"
+			 : e->base.alloc_objects == 0 ? ", only in NEW" : "");
+		print_name(out, used, was, o->width);
+		print_frames(out, e->model, e->stack, o->frames, o->width);
 	}
 	return ferror(out) ? -EIO : 0;
 }

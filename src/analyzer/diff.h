@@ -47,6 +47,9 @@ struct hp_diff {
 struct hp_diff_text_options {
 	unsigned top;    /* chains shown; 0 = every chain that changed */
 	unsigned frames; /* frames shown per chain; 0 = all */
+	unsigned width;  /* columns the text fits (a name too long is cut in its
+			  * middle, a header's file name goes on a line of its
+			  * own); 0 = no limit */
 	const char *base_name, *new_name; /* for the header */
 };
 
@@ -77,10 +80,15 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 /* --by (diff_by.c): the figures of each side summed by a dimension of
  * group.h (a type with its source), matched by key, NEW minus BASE: the
  * keys whose metric changed, by absolute change (top of them, 0 = all;
- * JSON: every key, changed or not). Returns 0 or -errno. */
+ * JSON: every key, changed or not). at_peak: HP_DIFF_BASE_AT_PEAK and/or
+ * HP_DIFF_NEW_AT_PEAK, a side taken at its peak as hp_diff_build_at takes
+ * it (its in-use figures, totals and rows, those at the peak). Returns 0
+ * or -errno. */
+#define HP_DIFF_BASE_AT_PEAK 1u
+#define HP_DIFF_NEW_AT_PEAK 2u
 int hp_diff_by_text(FILE *out, const struct hp_model *base, const struct hp_model *new, int dim,
-		    enum hp_metric metric, const struct hp_diff_text_options *o);
+		    enum hp_metric metric, unsigned at_peak, const struct hp_diff_text_options *o);
 int hp_diff_by_json(FILE *out, const struct hp_model *base, const struct hp_model *new, int dim,
-		    enum hp_metric metric);
+		    enum hp_metric metric, unsigned at_peak);
 
 #endif

@@ -52,8 +52,21 @@ static void by_diff_free(struct by_diff *d)
 	free(d->rows);
 }
 
+/* v as a side at its peak sees it (at_peak): in use, what was in use at
+ * the peak; else v. */
+static struct hp_values side_values(const struct hp_values *v, int at_peak)
+{
+	struct hp_values r = *v;
+
+	if (at_peak) {
+		r.inuse_bytes = v->peak_bytes;
+		r.inuse_objects = v->peak_objects;
+	}
+	return r;
+}
+
 static int by_diff_build(struct by_diff *d, const struct hp_model *base,
-			 const struct hp_model *new, int dim, enum hp_metric metric)
+			 const struct hp_model *new, int dim, enum hp_metric metric, unsigned at_peak)
 {
 	memset(d, 0, sizeof *d);
 	if (hp_groups_build(&d->g[0], base, (enum hp_dim)dim) ||
@@ -75,7 +88,9 @@ static int by_diff_build(struct by_diff *d, const struct hp_model *base,
 				d->rows[d->n].source = r->source;
 				d->n++;
 			}
-			hp_values_add(side ? &d->rows[idx].new : &d->rows[idx].base, &r->v);
+			struct hp_values v = side_values(&r->v, at_peak & (side ? HP_DIFF_NEW_AT_PEAK
+									       : HP_DIFF_BASE_AT_PEAK));
+			hp_values_add(side ? &d->rows[idx].new : &d->rows[idx].base, &v);
 		}
 	}
 	for (size_t i = 0; i < d->n; i++)
@@ -106,27 +121,35 @@ static const char *signed_figure(char *buf, size_t cap, double v, enum hp_metric
 }
 
 int hp_diff_by_text(FILE *out, const struct hp_model *base, const struct hp_model *new, int dim,
-		    enum hp_metric metric, const struct hp_diff_text_options *o)
+		    enum hp_metric metric, unsigned at_peak, const struct hp_diff_text_options *o)
 {
 	struct by_diff d;
 	unsigned top = o ? o->top : 10;
 	char a[64], b[64], c[64];
 	size_t shown = 0;
-	int ret = by_diff_build(&d, base, new, dim, metric);
+	int ret = by_diff_build(&d, base, new, dim, metric, at_peak);
+	struct hp_values bt = side_values(&base->total, at_peak & HP_DIFF_BASE_AT_PEAK);
+	struct hp_values nt = side_values(&new->total, at_peak & HP_DIFF_NEW_AT_PEAK);
 
 	if (ret)
 		return ret;
-	fprintf(out, "heapprof diff by %s, %s: ", hp_dim_name((enum hp_dim)dim),
-		hp_metric_name(metric));
-	hp_text_fputs(o && o->base_name ? o->base_name : "BASE", out);
-	fputs(" -> ", out);
-	hp_text_fputs(o && o->new_name ? o->new_name : "NEW", out);
+	{
+		/* "heapprof diff by DIM, METRIC: BASE -> NEW", each side on a
+		 * line of its own when that would pass the width. */
+		const char *bn = o && o->base_name ? o->base_name : "BASE";
+		const char *nn = o && o->new_name ? o->new_name : "NEW";
+		int n = fprintf(out, "heapprof diff by %s, %s:", hp_dim_name((enum hp_dim)dim),
+				hp_metric_name(metric));
+		int split = o && o->width && (size_t)n + 1 + strlen(bn) + 4 + strlen(nn) > o->width;
+		fputs(split ? "\n  " : " ", out);
+		hp_text_fputs(bn, out);
+		fputs(split ? "\n  -> " : " -> ", out);
+		hp_text_fputs(nn, out);
+	}
 	fprintf(out, "\n  total %s -> %s (%s)\n\n",
-		figure(a, sizeof a, hp_values_metric(&base->total, metric), metric),
-		figure(b, sizeof b, hp_values_metric(&new->total, metric), metric),
-		signed_figure(c, sizeof c,
-			      hp_values_metric(&new->total, metric) -
-				      hp_values_metric(&base->total, metric),
+		figure(a, sizeof a, hp_values_metric(&bt, metric), metric),
+		figure(b, sizeof b, hp_values_metric(&nt, metric), metric),
+		signed_figure(c, sizeof c, hp_values_metric(&nt, metric) - hp_values_metric(&bt, metric),
 			      metric));
 	for (size_t i = 0; i < d.n && (!top || shown < top); i++) {
 		const struct by_row *r = &d.rows[i];
@@ -146,18 +169,20 @@ int hp_diff_by_text(FILE *out, const struct hp_model *base, const struct hp_mode
 }
 
 int hp_diff_by_json(FILE *out, const struct hp_model *base, const struct hp_model *new, int dim,
-		    enum hp_metric metric)
+		    enum hp_metric metric, unsigned at_peak)
 {
 	struct by_diff d;
-	int ret = by_diff_build(&d, base, new, dim, metric);
+	int ret = by_diff_build(&d, base, new, dim, metric, at_peak);
+	struct hp_values bt = side_values(&base->total, at_peak & HP_DIFF_BASE_AT_PEAK);
+	struct hp_values nt = side_values(&new->total, at_peak & HP_DIFF_NEW_AT_PEAK);
 
 	if (ret)
 		return ret;
 	fprintf(out, "{\n  \"by\": \"%s\",\n  \"metric\": \"%s\",\n  \"base_totals\": ",
 		hp_dim_name((enum hp_dim)dim), hp_metric_name(metric));
-	hp_report_json_values(out, &base->total);
+	hp_report_json_values(out, &bt);
 	fprintf(out, ",\n  \"new_totals\": ");
-	hp_report_json_values(out, &new->total);
+	hp_report_json_values(out, &nt);
 	fprintf(out, ",\n  \"rows\": [");
 	for (size_t i = 0; i < d.n; i++) {
 		const struct by_row *r = &d.rows[i];

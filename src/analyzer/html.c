@@ -47,13 +47,20 @@
  *              RSS), "holders": [[index in stacks, blocks, bytes]...] (up
  *              to HP_HTML_MAP_HOLDERS)}...], "outside": [blocks, bytes]},
  *              or null
- *   snapshots  per snapshot: the record's figures, the model's unbiased
- *              totals, and rows [stack, figures...] for the top_stacks
+ *   snapshots  per snapshot: the record's figures (but its frees and peak,
+ *              "free_count", "free_bytes", "peak_bytes", "peak_count":
+ *              the model's, unbiased, as report says them), the model's
+ *              unbiased totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
  *              [stacks left out, their figures summed]; when the capture
  *              has attribution (TAGS), "groups": {"type": [...],
  *              "context", "thread", "heap"}, each group.h's rows in its
  *              order, at most top_stacks: [key, source or "", figures...]
+ *              (the suppressed stacks left out, as report --by leaves
+ *              them); "suppressed": [0, figures...] of the stacks the
+ *              options' suppressions match (hp_model_suppress), all 0
+ *              without; their blocks in use are left out of "total", of
+ *              their rows and of "other" (in use as report says it)
  *
  * Figures are in the order of COLS: in use (bytes, objects), peak bytes,
  * allocated (bytes, objects), temporary (objects, bytes), as integers
@@ -135,6 +142,16 @@ static void cols_of(const struct hp_values *v, double out[NCOLS])
 	out[COL_ALLOC_O] = v->alloc_objects;
 	out[COL_TEMP_O] = v->temp_objects;
 	out[COL_TEMP_B] = v->temp_bytes;
+}
+
+/* A stack's figures as the page shows them: a suppressed stack's (the
+ * runtime's one-time allocations, hp_model_suppress) with nothing in use,
+ * as report's leaked section shows it. */
+static void inuse_cols_of(const struct hp_model *m, uint32_t stack, double out[NCOLS])
+{
+	cols_of(&m->stacks[stack].v, out);
+	if (m->stacks[stack].suppressed)
+		out[COL_INUSE_B] = out[COL_INUSE_O] = 0;
 }
 
 static int by_score(const void *a, const void *b)
@@ -689,22 +706,32 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		",\"alloc_count\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64 ",\"free_count\":%" PRIu64
 		",\"free_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"peak_count\":%" PRIu64
 		",\"peak_time_ns\":%" PRIu64 ",\"lost_count\":%" PRIu64 ",\"nstacks\":%zu",
-		s->alloc_count, s->alloc_bytes, s->free_count, s->free_bytes, s->peak_bytes,
-		s->peak_count, s->peak_time_ns, lost, n);
+		s->alloc_count, s->alloc_bytes, (uint64_t)hp_estimate_i64(m->total.free_objects),
+		(uint64_t)hp_estimate_i64(m->total.free_bytes),
+		(uint64_t)hp_estimate_i64(m->total.peak_bytes),
+		(uint64_t)hp_estimate_i64(m->total.peak_objects), s->peak_time_ns, lost, n);
+	/* In use as report says it: the suppressed stacks' blocks left out
+	 * (of the total, their rows and "other"), as report's summary and its
+	 * leaked section leave them out (hp_model_suppress). */
+	total[COL_INUSE_B] -= m->suppressed.inuse_bytes;
+	total[COL_INUSE_O] -= m->suppressed.inuse_objects;
 	fputs(",\"total\":[0", f);
 	json_cols(f, total);
+	cols_of(&m->suppressed, v);
+	fputs("],\"suppressed\":[0", f);
+	json_cols(f, v);
 	fputs("],\"rows\":[", f);
 	for (size_t i = 0; i < kept; i++) {
 		uint32_t idx;
 		if ((ret = stack_of(p, m, rank[i].stack, &idx)))
 			return ret;
-		cols_of(&m->stacks[rank[i].stack].v, v);
+		inuse_cols_of(m, rank[i].stack, v);
 		fprintf(f, "%s[%" PRIu32, i ? "," : "", idx);
 		json_cols(f, v);
 		fputc(']', f);
 	}
 	for (size_t i = kept; i < n; i++) {
-		cols_of(&m->stacks[rank[i].stack].v, v);
+		inuse_cols_of(m, rank[i].stack, v);
 		for (int c = 0; c < NCOLS; c++)
 			other[c] += v[c];
 	}
@@ -840,6 +867,11 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		ret = hp_model_build(&m, cap, &mo, err, errlen);
 		if (ret)
 			goto out;
+		if (opts && opts->suppressions && (ret = hp_model_suppress(&m, opts->suppressions))) {
+			hp_model_free(&m);
+			snprintf(err, errlen, "%s", strerror(-ret));
+			goto out;
+		}
 		if (i == 0) {
 			write_meta(f, cap, &m, top);
 			write_series(f, cap);

@@ -32,6 +32,12 @@ struct hp_html_options {
 	size_t top_stacks;
 	const char *title;     /* the page's title, or NULL: "heapprof: PROGRAM" */
 	const char *debug_dir; /* as hp_model_options.debug_dir */
+	/* The suppressions applied to each snapshot's model (hp_model_suppress),
+	 * as heapprof report applies them: the tables by type, context, thread
+	 * and heap and their timelines leave the suppressed stacks out, the
+	 * summary's in use or leaked figure too (each snapshot's "suppressed").
+	 * NULL: none. Not owned. */
+	const struct hp_suppressions *suppressions;
 };
 
 /* Writes the page for cap's selected image (hp_capture_select) to f: one

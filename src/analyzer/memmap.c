@@ -363,8 +363,8 @@ int hp_report_map(FILE *out, const struct hp_model *m, const struct hp_report_op
 				s->seq);
 		else
 			fprintf(out,
-				"Memory map: snapshot #%" PRIu64 " has no list of live blocks "
-				"(record with heapprof run --live-blocks)\n",
+				"Memory map: snapshot #%" PRIu64 " has no list of live blocks\n"
+				"  (record with heapprof run --live-blocks)\n",
 				s->seq);
 		return ferror(out) ? -EIO : 0;
 	}

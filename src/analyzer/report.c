@@ -392,7 +392,8 @@ static size_t chart_column(uint64_t t, uint64_t span, size_t cols)
  * wide as the report (width columns; 100 when 0, no limit). Each column is
  * an equal slice of [0, the snapshot's time]: its height is the highest
  * sample in the slice, or the last sample before it (the level holds
- * between samples), rounded to the nearest row. Under the axis, '^' marks
+ * between samples), rounded to the nearest row; the peak's column at least
+ * the peak's bytes (known exactly, between samples). Under the axis, '^' marks
  * the peak's column and '|' each snapshot's (the peak wins a shared
  * column). Nothing when the capture has no sample (or all are zero). */
 static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
@@ -424,8 +425,19 @@ static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
 		}
 		col_heap[c] = h;
 		col_rss[c] = r;
-		ymax = (double)h > ymax ? (double)h : ymax;
-		ymax = (double)r > ymax ? (double)r : ymax;
+	}
+	/* The peak is known exactly (its bytes and time), samples are not: a
+	 * peak between two samples (a program that allocates seldom samples
+	 * seldom) would be marked '^' under a column far lower. Its column
+	 * reaches it. */
+	if (s->peak_time_ns <= span && m->total.peak_bytes > 0) {
+		size_t c = chart_column(s->peak_time_ns, span, cols);
+		if (m->total.peak_bytes > (double)col_heap[c])
+			col_heap[c] = (uint64_t)m->total.peak_bytes;
+	}
+	for (size_t c = 0; c < cols; c++) {
+		ymax = (double)col_heap[c] > ymax ? (double)col_heap[c] : ymax;
+		ymax = (double)col_rss[c] > ymax ? (double)col_rss[c] : ymax;
 	}
 	if (ymax <= 0)
 		goto out;
@@ -513,11 +525,22 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		return -ENOMEM;
 	fputs("heapprof report: ", out);
 	hp_text_fputs(hp_model_program_name(cap), out);
-	for (size_t i = 1; i < cap->argc && i < 8; i++) {
-		fputc(' ', out);
-		hp_text_fputs(cap->argv[i], out);
+	{
+		/* Up to 7 arguments, as many as fit the width with " ..." after
+		 * them when some are left out (a long command line, gcc's cc1,
+		 * must not run past the terminal's edge). */
+		size_t col = strlen("heapprof report: ") + strlen(hp_model_program_name(cap)), i;
+		unsigned width = o && o->width ? o->width : 0;
+		for (i = 1; i < cap->argc && i < 8; i++) {
+			size_t len = 1 + strlen(cap->argv[i]);
+			if (width && col + len + (i + 1 < cap->argc ? 4 : 0) > width)
+				break;
+			fputc(' ', out);
+			hp_text_fputs(cap->argv[i], out);
+			col += len;
+		}
+		fprintf(out, "%s\n", i < cap->argc ? " ..." : "");
 	}
-	fprintf(out, "%s\n", cap->argc > 8 ? " ..." : "");
 	if (cap->program && !same_name(cap->program, hp_model_program_name(cap))) {
 		fputs("  executable ", out);
 		hp_text_fputs(cap->program, out);

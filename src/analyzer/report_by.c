@@ -12,6 +12,10 @@
 #include "report.h"
 #include "text.h"
 
+/* The columns of a row's six figures: two spaces, then six of 10 with a
+ * space between ("  %10s %10s %10s %10s %10s %10s"). */
+#define FIGURES_COLS (2 + 6 * 10 + 5)
+
 static double percent(double part, double whole)
 {
 	return whole > 0 ? 100.0 * part / whole : 0;
@@ -54,7 +58,7 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 			hp_units_bytes(c, sizeof c, t->peak_bytes));
 	}
 	if (!m->view_heap && m->suppressed.alloc_objects > 0.5)
-		fprintf(out, "  runtime allocations left out: %s in %s block%s "
+		fprintf(out, "  left out: %s in %s runtime block%s "
 			     "(--no-default-suppressions)\n",
 			hp_units_bytes(a, sizeof a, m->suppressed.alloc_bytes),
 			hp_units_count(b, sizeof b, m->suppressed.alloc_objects),
@@ -70,8 +74,9 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 		unsigned width = o ? o->width : 0;
 
 		/* A key too long for the rest of the line has a line of its own,
-		 * above its figures, cut in the middle to the width. */
-		if (width && 68 + len > width) {
+		 * above its figures, cut in the middle to the width. The figures
+		 * take FIGURES_COLS columns, then two spaces and the key. */
+		if (width && FIGURES_COLS + 2 + len > width) {
 			char cut[1024];
 			hp_text_cut_middle(cut, sizeof cut, r->key,
 					   width > 4 + (len - strlen(r->key)) ? width - 4 - (len - strlen(r->key)) : 5);
@@ -88,7 +93,7 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 			hp_units_count(d, sizeof d, r->v.inuse_objects),
 			hp_units_bytes(e, sizeof e, r->v.alloc_bytes),
 			hp_units_count(f, sizeof f, r->v.alloc_objects));
-		if (!(width && 68 + len > width)) {
+		if (!(width && FIGURES_COLS + 2 + len > width)) {
 			fputs("  ", out);
 			hp_text_fputs(r->key, out);
 			if (r->source)
@@ -96,12 +101,12 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 		}
 		if (r->has_heap_peak) {
 			fprintf(out, "%sown peak %s in %s block%s, %" PRIu64 " reset%s",
-				width && 68 + len + 50 > width ? "\n      " : " (",
+				width && FIGURES_COLS + 2 + len + 50 > width ? "\n      " : " (",
 				hp_units_bytes(a, sizeof a, (double)r->heap_peak_bytes),
 				hp_units_count(b, sizeof b, (double)r->heap_peak_count),
 				r->heap_peak_count == 1 ? "" : "s", r->heap_resets,
 				r->heap_resets == 1 ? "" : "s");
-			if (!(width && 68 + len + 50 > width))
+			if (!(width && FIGURES_COLS + 2 + len + 50 > width))
 				fputc(')', out);
 		}
 		fputc('\n', out);

@@ -237,6 +237,10 @@ long hp_cli_snapshot(const struct hp_cli_args *a);
  * of its process). */
 #define HP_CLI_IMAGE_MAX 1000000L
 
+/* The columns text output fits (report, diff; src/cli/report.c): the
+ * terminal's, else $COLUMNS, else 100 (piped). */
+unsigned hp_cli_terminal_width(void);
+
 /* --image N as hp_model_options.image (N, counted from 1), or 0 (the
  * capture's default image). */
 size_t hp_cli_image(const struct hp_cli_args *a);

@@ -38,6 +38,8 @@ static const char usage[] =
 	"                    peak, allocated, allocations, temporary\n"
 	"  --top N           stacks shown (default 10, 0 = every stack that changed)\n"
 	"  --frames N        frames shown per stack (default 8, 0 = all)\n"
+	"  --width N         fit N columns (default: the terminal's, else $COLUMNS, else\n"
+	"                    100; 0 = no limit)\n"
 	"  --by DIM          what changed by type (with its source), or by function,\n"
 	"                    line, module, context, thread or heap, instead of by stack\n"
 	"  --json            with --by: the figures of both sides per key, as JSON\n"
@@ -149,6 +151,7 @@ int hp_cmd_diff(int argc, char **argv)
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_TOP, 0, LONG_MAX, NULL},
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
+		{HP_OPT_WIDTH, 0, LONG_MAX, NULL},
 		{HP_OPT_FORMAT, 0, 0, check_format},
 		{HP_OPT_OUTPUT, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
@@ -163,7 +166,8 @@ int hp_cmd_diff(int argc, char **argv)
 	struct hp_cli_args a = {.metric = HP_METRIC_LEAKED};
 	struct hp_model_options mo = {0};
 	struct hp_model_filter filter;
-	struct hp_diff_text_options to = {.top = 10, .frames = 8};
+	unsigned at_peak = 0;
+	struct hp_diff_text_options to = {.top = 10, .frames = 8, .width = hp_cli_terminal_width()};
 	struct hp_capture cb, cn;
 	struct hp_model mb, mn;
 	struct hp_diff d;
@@ -181,6 +185,8 @@ int hp_cmd_diff(int argc, char **argv)
 		to.top = (unsigned)a.number[HP_OPT_TOP];
 	if (a.given[HP_OPT_FRAMES])
 		to.frames = (unsigned)a.number[HP_OPT_FRAMES];
+	if (a.given[HP_OPT_WIDTH])
+		to.width = (unsigned)a.number[HP_OPT_WIDTH];
 	mo.snapshot = hp_cli_snapshot(&a);
 	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
@@ -235,6 +241,7 @@ int hp_cmd_diff(int argc, char **argv)
 		goto err;
 	to.base_name = base_name;
 	to.new_name = new_name;
+	at_peak = (mtb.at_peak ? HP_DIFF_BASE_AT_PEAK : 0) | (mtn.at_peak ? HP_DIFF_NEW_AT_PEAK : 0);
 	ret = hp_diff_build_at(&d, &mb, mtb.at_peak, &mn, mtn.at_peak, a.metric);
 	if (ret) {
 		hp_cli_error("diff: %s", strerror(-ret));
@@ -245,9 +252,9 @@ int hp_cmd_diff(int argc, char **argv)
 		goto err;
 	}
 	if (hp_cli_by(&a) && a.given[HP_OPT_JSON])
-		ret = hp_diff_by_json(o.f, &mb, &mn, hp_cli_by(&a), a.metric);
+		ret = hp_diff_by_json(o.f, &mb, &mn, hp_cli_by(&a), a.metric, at_peak);
 	else if (hp_cli_by(&a))
-		ret = hp_diff_by_text(o.f, &mb, &mn, hp_cli_by(&a), a.metric, &to);
+		ret = hp_diff_by_text(o.f, &mb, &mn, hp_cli_by(&a), a.metric, at_peak, &to);
 	else
 		ret = pprof ? hp_pprof_write_diff(o.f, &d) : hp_diff_text(o.f, &d, &to);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;

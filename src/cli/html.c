@@ -33,6 +33,9 @@ static const char usage[] =
 	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --title T            the page's title (default: heapprof: PROGRAM)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
+	"  --suppressions FILE  leaks not to report, in LeakSanitizer's format\n"
+	"  --no-default-suppressions  keep the runtime's one-time allocations in what\n"
+	"                       is in use and the tables by type, context, thread, heap\n"
 	"\n"
 	"Open OUT.html#snapshot=N&metric=M&view=flame to start at snapshot N\n"
 	"(site=function:NAME selects a site; docs/html.md lists the others).\n"
@@ -46,11 +49,14 @@ int hp_cmd_html(int argc, char **argv)
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_SUPPRESSIONS, 0, 0, NULL},
+		{HP_OPT_NO_DEFAULT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
 	struct hp_model_options mo = {0};
 	struct hp_html_options ho = {0};
+	struct hp_suppressions sup = {0};
 	struct hp_capture cap;
 	struct hp_model model;
 	struct hp_cli_output o;
@@ -75,11 +81,30 @@ int hp_cmd_html(int argc, char **argv)
 	ho.title = a.value[HP_OPT_TITLE];
 	if (a.given[HP_OPT_TOP])
 		ho.top_stacks = (size_t)a.number[HP_OPT_TOP];
+	/* The suppressions report applies (src/cli/report.c), so the page's
+	 * summary and tables by type, context, thread and heap agree with it. */
+	ret = a.given[HP_OPT_NO_DEFAULT_SUPPRESSIONS] ? 0 : hp_suppressions_add_builtin(&sup);
+	if (!ret && a.given[HP_OPT_SUPPRESSIONS]) {
+		ret = hp_suppressions_load(&sup, a.value[HP_OPT_SUPPRESSIONS], err, sizeof err);
+		if (ret) {
+			hp_cli_error("html: --suppressions: %s", err);
+			hp_suppressions_free(&sup);
+			return ret == -EINVAL ? HP_EXIT_USAGE : HP_EXIT_FAILURE;
+		}
+	}
+	if (ret) {
+		hp_cli_error("html: %s", strerror(-ret));
+		hp_suppressions_free(&sup);
+		return HP_EXIT_FAILURE;
+	}
+	ho.suppressions = &sup;
 	/* The last snapshot's model, for what loading says (damage, missing
 	 * symbols) and to check the capture; the page builds one per snapshot. */
 	mo.snapshot = -1;
-	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
+	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model)) {
+		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
+	}
 	hp_model_free(&model);
 
 	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT], (const char *const *)argv + a.operand,
@@ -92,5 +117,6 @@ int hp_cmd_html(int argc, char **argv)
 
 err:
 	hp_capture_free(&cap);
+	hp_suppressions_free(&sup);
 	return status;
 }

@@ -66,7 +66,7 @@ static const char usage[] =
 	"--fail-if limit was passed (the report is shown whole, and one line on\n"
 	"stderr says which limit).\n";
 
-static unsigned terminal_width(void)
+unsigned hp_cli_terminal_width(void)
 {
 	struct winsize ws;
 	const char *cols = getenv("COLUMNS");
@@ -134,7 +134,7 @@ int hp_cmd_report(int argc, char **argv)
 	struct hp_model_filter filter;
 	struct hp_suppressions sup = {0};
 	char err[512];
-	struct hp_report_options ro = {.top = 10, .frames = 8, .width = terminal_width()};
+	struct hp_report_options ro = {.top = 10, .frames = 8, .width = hp_cli_terminal_width()};
 	struct hp_capture cap;
 	struct hp_model model;
 	struct hp_cli_output o;

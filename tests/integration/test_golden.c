@@ -578,7 +578,7 @@ static const struct {
 } outputs[] = {
 	{"report.txt", "$hp report --width 100 new.hpf > $out", 0},
 	{"report-frames.txt", "$hp report --width 60 --top 3 --frames 2 new.hpf > $out", 0},
-	{"report-snapshot1.txt", "$hp report --snapshot 1 new.hpf > $out", 0},
+	{"report-snapshot1.txt", "$hp report --width 100 --snapshot 1 new.hpf > $out", 0},
 	{"report.json", "$hp report --json new.hpf > $out", 0},
 	{"inspect.txt", "$hp inspect new.hpf > $out", 0},
 	{"inspect-stacks.txt", "$hp inspect --stacks new.hpf > $out", 0},
@@ -596,9 +596,9 @@ static const struct {
 	{"base-export-gperftools.txt", "$hp export base.hpf --format gperftools -o $out", 0},
 	{"base-export-folded.txt", "$hp export base.hpf --format folded --metric allocated -o $out", 0},
 	{"base-flamegraph.svg", "$hp flamegraph base.hpf --metric allocations -o $out", 0},
-	{"diff.txt", "$hp diff base.hpf new.hpf > $out", 0},
-	{"diff-peak.txt", "$hp diff --metric peak --top 0 --frames 0 base.hpf new.hpf > $out", 0},
-	{"diff-allocations.txt", "$hp diff --metric allocations base.hpf new.hpf > $out", 0},
+	{"diff.txt", "$hp diff --width 100 base.hpf new.hpf > $out", 0},
+	{"diff-peak.txt", "$hp diff --width 100 --metric peak --top 0 --frames 0 base.hpf new.hpf > $out", 0},
+	{"diff-allocations.txt", "$hp diff --width 80 --metric allocations base.hpf new.hpf > $out", 0},
 	{"diff-pprof.txt", "$hp diff --format pprof -o $out.pb.gz base.hpf new.hpf", 1},
 };
 

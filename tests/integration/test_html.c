@@ -314,6 +314,13 @@ static const char *result(const char *dom, const char *key, char *buf, size_t ca
 	return NULL;
 }
 
+/* key's value in dom (a static buffer; "" when missing). */
+static const char *buf_of(const char *dom, const char *key)
+{
+	static char buf[4096];
+	return result(dom, key, buf, sizeof buf) ? buf : "";
+}
+
 static double num(const char *dom, const char *key)
 {
 	char buf[128];
@@ -438,7 +445,8 @@ HP_TEST(html_known_figures_in_browser)
 		      "leak_leaf's leaks at exit");
 	expect_eq_u64((uint64_t)num(dom, "matched_value"), LEAK_N * LEAK_SIZE,
 		      "searching leak_ matches leak_path and leak_leaf, counted once");
-	expect_true(has(dom, "matched_text", "Matched: 1,000 B"), "the match is shown");
+	expect_true(has(dom, "matched_text", "Matched: 1000 B"),
+		    "the match is shown (in bytes as report says them)");
 	expect_eq_u64((uint64_t)num(dom, "churn_allocs"), CHURN_N, "churn_leaf's allocations");
 	expect_eq_u64((uint64_t)num(dom, "churn_temp"), CHURN_N,
 		      "each of them a temporary allocation");
@@ -552,7 +560,32 @@ static const char phases_driver[] =
 	"\tclientX: box.left + sp.valToPos(s[0].time_ns / 1e9, 'x'), clientY: box.top + 10}));\n"
 	"put('click_snapshot', document.body.getAttribute('data-snapshot'));\n"
 	"put('by', Array.prototype.map.call(document.querySelectorAll('#hp-by option'),\n"
-	"\tfunction (o) { return o.value; }).join(','));\n";
+	"\tfunction (o) { return o.value; }).join(','));\n"
+	/* The heap chart's labels: phases' peak is a moment after snapshot 2. */
+	"var hp = hpReport.plot(), L = hp.hpLabels || [], bad = [];\n"
+	"var left = hp.bbox.left / devicePixelRatio, right = left + hp.bbox.width / devicePixelRatio;\n"
+	"L.forEach(function (a, i) {\n"
+	"\tif (a.x < left || a.x + a.w > right) bad.push(a.text + ' out');\n"
+	"\tL.slice(i + 1).forEach(function (b) {\n"
+	"\t\tif (a.y === b.y && a.x < b.x + b.w && b.x < a.x + a.w) bad.push(a.text + '/' + b.text);\n"
+	"\t}); });\n"
+	"put('labels', L.map(function (a) { return a.text; }).join(','));\n"
+	"put('labels_apart', bad.length ? bad.join(' ') : 'yes');\n"
+	/* The time axis's ticks: as many decimals as their step has, so
+	 * equal steps read equal. */
+	"put('secs', hpReport.axisSecs(null, [0, 0.025, 0.05, 0.075], null, null, 0.025).join(' ') +\n"
+	"\t'|' + hpReport.axisSecs(null, [0, 0.1, 0.2], null, null, 0.1).join(' ') +\n"
+	"\t'|' + hpReport.axisSecs(null, [0, 2, 4], null, null, 2).join(' '));\n"
+	"function steps(u) {\n"
+	"\tvar v = (u.axes[0]._values || []).map(Number), d = [];\n"
+	"\tfor (var i = 1; i < v.length; i++) d.push(Math.round((v[i] - v[i - 1]) * 1e9));\n"
+	"\treturn v.length > 2 && d.every(function (x) { return x === d[0]; }) ? 'equal' : v.join(' ');\n}\n"
+	"put('ticks', steps(hp) + ',' + steps(sp));\n"
+	/* The two pauses' stacks read the same innermost frame: their rows
+	 * are told apart by the line of main that calls each. */
+	"put('pauses', Array.prototype.map.call(\n"
+	"\tdocument.querySelectorAll('#hp-hists tr[data-function=\"pause_busy\"]'),\n"
+	"\tfunction (tr) { return tr.cells[0].textContent; }).sort().join('|'));\n";
 
 /* The driver for phases' page with a grouping the data does not have yet
  * (a "timelines" member, added by the test): the selector offers it, and
@@ -622,6 +655,15 @@ HP_TEST(html_sites_over_time)
 	expect_true(is(dom, "click_snapshot", "1"),
 		    "a click on the sites' timeline at snapshot 1 selects it");
 	expect_true(is(dom, "by", "stack"), "one grouping over time: by call stack");
+	expect_true(is(dom, "labels", "#1,#2,#3,peak"), "the heap chart labels its marks");
+	expect_true(is(dom, "secs", "0.000 0.025 0.050 0.075|0.0 0.1 0.2|0 2 4"),
+		    "seconds with the decimals of the ticks' step");
+	expect_true(is(dom, "ticks", "equal,equal"), "both charts' time ticks read equally apart");
+	expect_true(is(dom, "pauses", "pause_busy phases.c:35 \u2190 main phases.c:70|"
+				      "pause_busy phases.c:35 \u2190 main phases.c:74"),
+		    "two stacks of one innermost frame: told apart by their caller's line");
+	expect_true(is(dom, "labels_apart", "yes"),
+		    "no label over another (the peak just after #2), none past the plot");
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "phases-sites"), 0,
 		      "a screenshot of the overview with the sites' timeline");
@@ -646,6 +688,100 @@ HP_TEST(html_sites_over_time)
 	expect_true(is(dom, "thread_v", "7000:0,100:300"), "with its figures");
 	expect_true(has(dom, "thread_hash", "by=thread"), "the grouping is kept in the hash");
 	expect_true(is(dom, "back", "build_b,build_a,leak_c"), "by=stack in the hash goes back");
+	free(dom);
+}
+
+/* The driver for phases recorded with a sample a second: the heap's
+ * chart, its highest sample, its highest point and its point at the
+ * peak's time. */
+static const char peak_driver[] =
+	"var p = hpReport.plot(), s = hpReport.data.snapshots, last = s[s.length - 1];\n"
+	"put('samples_max', Math.max.apply(null, hpReport.data.series.heap));\n"
+	"put('chart_max', Math.max.apply(null, p.data[1]));\n"
+	"var k = p.data[0].indexOf(last.peak_time_ns / 1e9);\n"
+	"put('at_peak', k < 0 ? 'none' : p.data[1][k]);\n"
+	"put('rss_spans', p.series[2].spanGaps ? 'yes' : 'no');\n";
+
+/* The heap's chart reaches the peak (the summary's Peak heap, its dashed
+ * line) when no sample caught it: phases sampled once a second has
+ * samples at its snapshots only, before B's peak (B and a temporary block
+ * of the pause after it). */
+HP_TEST(html_heap_chart_reaches_the_peak)
+{
+	char capture[4600], page[4600], driven[4600], want[64];
+	char *dom;
+
+	snprintf(capture, sizeof capture, "%s/phases-1s.hpf", hp_test_tmp());
+	require(hp_test_sh("%s run -q --timeseries 1000 -o %s -- %s/tests/programs/phases", hp(),
+			   capture, hp_test_build()) == 0,
+		"heapprof run records phases with a sample a second");
+	require(render(capture, "", "phases-1s", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/phases-1s-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, peak_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "phases-1s");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	snprintf(want, sizeof want, "%d", PHASE_B_N * PHASE_B_SIZE);
+	expect_true(is(dom, "samples_max", want), "no sample caught the peak: B alone at most");
+	snprintf(want, sizeof want, "%d", PHASE_B_N * PHASE_B_SIZE + PHASE_TEMP_SIZE);
+	expect_true(is(dom, "chart_max", want), "the chart reaches the peak: B and a temporary");
+	expect_true(is(dom, "at_peak", want), "at the peak's time");
+	expect_true(is(dom, "rss_spans", "yes"), "the RSS line spans the point it has no RSS for");
+	free(dom);
+}
+
+/* A sampled capture's page says its figures as report does: unbiased
+ * estimates (its frees and peak were the record's raw samples: "Frees 47
+ * (28.7 MiB)" beside "Allocations 3,809 (46.1 MiB)"). */
+HP_TEST(html_sampled_summary_is_reports)
+{
+	char capture[4600], page[4600], driven[4600], want[256];
+	char *dom, *frees, *peak;
+
+	snprintf(capture, sizeof capture, "%s/sampling.hpf", hp_test_tmp());
+	require(hp_test_sh("%s run -q --sample-rate 64K --seed 7 -o %s -- %s/tests/programs/sampling"
+			   " > /dev/null",
+			   hp(), capture, hp_test_build()) == 0,
+		"heapprof run records sampling, sampled");
+	require(render(capture, "", "sampling", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	frees = hp_test_sh_out("%s report --json %s | python3 -c 'import json, sys; "
+			       "print(\"{:,}\".format(json.load(sys.stdin)[\"totals\"][\"free_objects\"]))'",
+			       hp(), capture);
+	peak = hp_test_sh_out("%s report %s | sed -n 's/^  peak heap  *\\(.* in .*\\) at .*/\\1/p'",
+			      hp(), capture);
+	require(frees && *frees && peak && *peak, "report says the frees and the peak");
+	frees[strcspn(frees, "\n")] = '\0';
+	peak[strcspn(peak, "\n")] = '\0';
+	snprintf(driven, sizeof driven, "%s/sampling-driven.html", hp_test_tmp());
+	require(write_driven(page, driven,
+			     "put('summary', document.getElementById('hp-summary').textContent);\n") ==
+			0,
+		"the driven copy is written");
+	dom = dump_dom(driven, "", "sampling");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	snprintf(want, sizeof want, "Frees%s (", frees);
+	expect_true(has(dom, "summary", want), "the frees: report's estimate");
+	snprintf(want, sizeof want, "Peak heap%s at ", peak);
+	expect_true(has(dom, "summary", want), "the peak: report's estimate");
+	{
+		/* bytes as report writes them ("256.6 MiB", not "257 MiB") */
+		char *alloc = hp_test_sh_out("%s report %s | sed -n 's/^  allocated  *//p'", hp(),
+					     capture);
+		require(alloc && *alloc, "report says the bytes allocated");
+		alloc[strcspn(alloc, "\n")] = '\0';
+		snprintf(want, sizeof want, " (%s)Frees", alloc);
+		expect_true(has(dom, "summary", want), "the bytes allocated: report's figure");
+		free(alloc);
+	}
+	free(frees);
+	free(peak);
 	free(dom);
 }
 
@@ -779,15 +915,50 @@ static const char attrib_driver[] =
 	"hpReport.set({table: 'thread'});\n"
 	"['producer', 'consumer'].forEach(function (t) { put('thread_' + t, fig(t)); });\n"
 	"hpReport.set({table: 'heap'});\n"
-	"put('heap_arena', fig('arena'));\n";
+	"put('heap_arena', fig('arena'));\n"
+	"hpReport.set({table: 'context'});\n"
+	"put('context_none', fig('(no context)'));\n"
+	/* The timeline by type: its lines named as report --timeline --by type
+	 * names them (a type and its source; the rest "(N others)"). */
+	"hpReport.set({view: 'overview', by: 'type'});\n"
+	"put('tl_type', hpReport.sitesPlot().series.slice(1).map(function (x) {\n"
+	"\treturn x.label; }).join('|'));\n"
+	"put('summary', document.getElementById('hp-summary').textContent);\n"
+	"hpReport.set({view: 'flame', metric: 'inuse', zoom: '', search: ''});\n"
+	"put('flame_inuse', hpReport.tree().root.v);\n";
+
+/* report --by context --json's row KEY as the attrib driver's fig() says
+ * it: "allocations,allocated,objects in use,in use,peak/"; NULL when
+ * report has no such row. */
+static char *report_row(const char *capture, const char *key, char *buf, size_t cap)
+{
+	char *out = hp_test_sh_out("%s report --by context --json %s", hp(), capture);
+	char pat[256];
+	const char *p;
+	unsigned long long v[5];
+
+	snprintf(pat, sizeof pat, "{\"key\": \"%s\", \"values\": ", key);
+	p = out ? strstr(out, pat) : NULL;
+	if (!p || sscanf(p + strlen(pat),
+			 "{\"alloc_objects\": %llu, \"alloc_bytes\": %llu, \"free_objects\": %*u, "
+			 "\"free_bytes\": %*u, \"inuse_objects\": %llu, \"inuse_bytes\": %llu, "
+			 "\"peak_objects\": %*u, \"peak_bytes\": %llu",
+			 &v[0], &v[1], &v[2], &v[3], &v[4]) != 5) {
+		free(out);
+		return NULL;
+	}
+	snprintf(buf, cap, "%llu,%llu,%llu,%llu,%llu/", v[0], v[1], v[2], v[3], v[4]);
+	free(out);
+	return buf;
+}
 
 /* Tables by type, context, thread and heap for a capture with attribution
  * (tests/programs/attrib.cpp: test_attrib.c's figures, report --by X's). */
 HP_TEST(html_attribution_tables)
 {
 	const char *capture = record("attrib");
-	char page[4600], driven[4600];
-	char *dom;
+	char page[4600], driven[4600], want[512];
+	char *dom, *out;
 
 	require(capture, "heapprof run records attrib");
 	require(render(capture, "", "attrib", page, sizeof page) == 0,
@@ -819,6 +990,59 @@ HP_TEST(html_attribution_tables)
 	expect_true(is(dom, "thread_producer", "20,2000,0,0,0/"), "the producer thread");
 	expect_true(is(dom, "thread_consumer", "30,6000,0,0,0/"), "the consumer thread");
 	expect_true(is(dom, "heap_arena", "60,3040,8,512,2400/"), "the arena: its own peak");
+	/* The runtime's own allocations (libstdc++'s emergency pool...) are
+	 * left out of the groups as report --by leaves them out, and out of
+	 * the summary's figure in use as report's summary leaves them. */
+	require(report_row(capture, "(no context)", want, sizeof want),
+		"report --by context --json has the (no context) row");
+	expect_true(is(dom, "context_none", want), "(no context): report --by context's figures");
+	{
+		/* the flame graph of what is in use at exit: report's leaked bytes */
+		char *leaked = hp_test_sh_out("%s report --json %s | python3 -c 'import json, sys; "
+					      "d = json.load(sys.stdin); print(d[\"totals\"][\"inuse_bytes\"]"
+					      " - d[\"suppressed\"][\"inuse_bytes\"])'",
+					      hp(), capture);
+		require(leaked && atoll(leaked) > 0, "report says what leaked");
+		leaked[strcspn(leaked, "\n")] = '\0';
+		expect_true(is(dom, "flame_inuse", leaked),
+			    "the flame graph in use: report's, the runtime's blocks left out");
+		free(leaked);
+	}
+	{
+		/* report's names of the lines (its long names are cut, the
+		 * page's are not): types with their source, then the rest */
+		char *names = hp_test_sh_out(
+			"%s report --timeline --by type --width 0 %s | sed -n "
+			"'/^bytes in use over time/,$s/^ *[0-9.]* [KMG]*i*B  *[0-9.]* s |[^|]*| //p' | "
+			"tr '\\n' '|'",
+			hp(), capture);
+		char *others = names ? strstr(names, "|(") : NULL;
+		require(names && strstr(names, "|Big [template]|Big [vtable]|Triangle [vtable]|") &&
+				others,
+			"report --timeline --by type names its lines: Big twice, by its source");
+		expect_true(has(dom, "tl_type", "|Big [template]|Big [vtable]|Triangle [vtable]|"),
+			    "the page names them so too");
+		others[strlen(others) - 1] = '\0'; /* "|(N others)" */
+		snprintf(want, sizeof want, "%s", others);
+		expect_true(strlen(buf_of(dom, "tl_type")) > strlen(want) &&
+				    strcmp(buf_of(dom, "tl_type") + strlen(buf_of(dom, "tl_type")) -
+						   strlen(want), want) == 0,
+			    "and its last line as report does, \"(N others)\"");
+		free(names);
+	}
+	out = hp_test_sh_out("%s report %s | sed -n 's/^  in use *\\([^ ]*\\) \\([^ ]*\\) in "
+			     "\\([0-9,]*\\) blocks\\{0,1\\} (leaked.*/\\1 \\2 in \\3 blocks/p; "
+			     "s/^  suppressed *\\([0-9,]*\\) blocks\\{0,1\\} of runtime "
+			     "allocations suppressed.*/\\1 blocks of runtime/p'",
+			     hp(), capture);
+	require(out && strchr(out, '\n') && strchr(out, '\n')[1], "report says in use and suppressed");
+	*strchr(out, '\n') = '\0';
+	*strchr(out + strlen(out) + 1, '\n') = '\0';
+	snprintf(want, sizeof want, "Leaked at exit%s", out);
+	expect_true(has(dom, "summary", want), "the summary's leaked figure is report's");
+	snprintf(want, sizeof want, "Suppressed%s", out + strlen(out) + 1);
+	expect_true(has(dom, "summary", want), "and it says what it left out, as report does");
+	free(out);
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=tables&table=type", "attrib-types"), 0,
 		      "a screenshot of the table by type");
@@ -1073,7 +1297,14 @@ static const char map_driver[] =
 	"var h = R.length ? R[0].holders[0] : null, D = hpReport.data;\n"
 	"put('brk', R.length + ':' + (h ? D.strings[D.frames[D.stacks[h[0]][0]][0]] + ':' + h[1] +\n"
 	"\t'/' + h[2] + ':' + (R[0].rss > 0 && R[0].rss <= R[0].end - R[0].start &&\n"
-	"\tR[0].count >= h[1] && R[0].name === '[heap]') : 'none'));\n";
+	"\tR[0].count >= h[1] && R[0].name === '[heap]') : 'none'));\n"
+	/* A region with more in use than resident (untouched pages): no share
+	 * of its RSS above 100%; one with less: its share. */
+	"put('summary', document.getElementById('hp-summary').textContent);\n"
+	"put('untouched', hpReport.mapRegionText({start: 4096, end: 8192, kind: 'brk', count: 1,\n"
+	"\tbytes: 3000, rss: 1024}));\n"
+	"put('touched', hpReport.mapRegionText({start: 4096, end: 8192, kind: 'brk', count: 2,\n"
+	"\tbytes: 1024, rss: 4096}));\n";
 
 HP_TEST(html_memory_map)
 {
@@ -1111,6 +1342,20 @@ HP_TEST(html_memory_map)
 	snprintf(want, sizeof want, "1:make_blocks:%u/%llu:true", n, sum);
 	expect_true(is(dom, "brk", want),
 		    "its regions: the brk heap, make_blocks its top holder, with its RSS");
+	expect_true(is(dom, "untouched", "0x1000 - 0x2000: brk, 1 block, 2.9 KiB in 4.0 KiB "
+					 "(73.2% in use), RSS 1.0 KiB (less than in use: pages not "
+					 "touched yet)"),
+		    "more in use than resident: no share of the RSS over 100%");
+	expect_true(is(dom, "touched", "0x1000 - 0x2000: brk, 2 blocks, 1.0 KiB in 4.0 KiB "
+				       "(25.0% in use), RSS 4.0 KiB (25.0% of it in use)"),
+		    "less: its share (and one block, two blocks)");
+	/* mapprog's stdout buffer is the runtime's one block it suppresses. */
+	out = hp_test_sh_out("%s report %s | grep -c '^  suppressed *1 block of runtime'", hp(),
+			     capture);
+	require(out, "report says mapprog's one suppressed block");
+	free(out);
+	expect_true(has(dom, "summary", "Suppressed1 block of runtime allocations ("),
+		    "the summary says it as report does: one block");
 	free(dom);
 	expect_eq_u64(screenshot(page, "#view=overview", "mapprog-overview"), 0,
 		      "a screenshot of the overview with the memory map");

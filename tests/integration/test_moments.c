@@ -254,3 +254,74 @@ int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
 }
+
+/* diff of two moments fits the terminal, as report does: the title's tail
+ * and each side's name ("phases.hpf@1 (snapshot 1 of 3, ...)") go on lines
+ * of their own at 80 columns, and stay on one at 200. */
+HP_TEST(diff_fits_the_width)
+{
+	static const char *const moments[] = {"phases.hpf@1 phases.hpf@2",
+					       "phases.hpf@peak phases.hpf@end"};
+	char *out;
+
+	/* Run where the capture is, so its name is as short as a user's. */
+	if (!capture())
+		return;
+	for (size_t i = 0; i < sizeof moments / sizeof *moments; i++) {
+		out = hp_test_sh_out("cd %s && COLUMNS=80 %s/heapprof diff %s | awk 'length($0) > 80' "
+				     "| wc -l",
+				     hp_test_tmp(), hp_test_build(), moments[i]);
+		expect_true(out && atoi(out) == 0, "COLUMNS=80: every line of the diff fits 80");
+		free(out);
+		out = hp_test_sh_out("cd %s && COLUMNS=80 %s/heapprof diff --by thread %s | "
+				     "awk 'length($0) > 80' | wc -l",
+				     hp_test_tmp(), hp_test_build(), moments[i]);
+		expect_true(out && atoi(out) == 0, "and of diff --by");
+		free(out);
+	}
+	out = hp_test_sh_out("cd %s && COLUMNS=80 %s/heapprof diff phases.hpf@1 phases.hpf@2 | "
+			     "sed -n 2,4p",
+			     hp_test_tmp(), hp_test_build());
+	/* (the snapshot's time, "at 0.002 s", varies) */
+	expect_true(out && strncmp(out, "  NEW minus BASE\n  base    1000000 bytes, 100 objects "
+					 "(976.6 KiB)\n          phases.hpf@1 (snapshot 1 of 3, "
+					 "heapprof_dump(), at ",
+				   120) == 0,
+		    "the title's tail and BASE's name on lines of their own");
+	free(out);
+	out = hp_test_sh_out("cd %s && %s/heapprof diff --width 200 phases.hpf@1 phases.hpf@2 | "
+			     "sed -n 2p",
+			     hp_test_tmp(), hp_test_build());
+	expect_true(out && strstr(out, "(976.6 KiB)  phases.hpf@1 (snapshot 1 of 3"),
+		    "--width 200: on one line");
+	free(out);
+}
+
+/* diff --by of FILE@peak takes that side at its peak, as the diff by stack
+ * does (it read the snapshot's in use: "total 48.8 KiB -> 48.8 KiB"):
+ * phases' peak is B and one temporary block, its exit C. */
+HP_TEST(diff_by_at_peak)
+{
+	char want[128];
+	char *out;
+
+	if (!capture())
+		return;
+	out = hp_test_sh_out("%s/heapprof diff --by thread --json %s@peak %s@end | tr -d ' \\n'",
+			     hp_test_build(), capture(), capture());
+	snprintf(want, sizeof want, "\"base_totals\":{\"alloc_objects\":");
+	expect_true(out && strstr(out, want), "diff --by --json has the base's totals");
+	snprintf(want, sizeof want, "\"inuse_objects\":%d,\"inuse_bytes\":%" PRIu64,
+		 PHASE_B_N + 1, B_BYTES + PHASE_TEMP_SIZE);
+	expect_true(out && strstr(out, want) && strstr(out, want) < strstr(out, "\"new_totals\""),
+		    "BASE at its peak: B and a temporary block in use");
+	snprintf(want, sizeof want, "\"change\":%lld,", (long long)C_BYTES -
+							  (long long)(B_BYTES + PHASE_TEMP_SIZE));
+	expect_true(out && strstr(out, want), "the thread's change: C minus the peak");
+	free(out);
+	out = hp_test_sh_out("%s/heapprof diff --by thread --width 200 %s@peak %s@end | sed -n 2p",
+			     hp_test_build(), capture(), capture());
+	expect_true(out && strcmp(out, "  total 2.9 MiB -> 48.8 KiB (-2.8 MiB)\n") == 0,
+		    "the text says the same");
+	free(out);
+}

@@ -291,3 +291,45 @@ int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
 }
+
+/* The other reports fit 80 columns too: report --by X (its "left out"
+ * line, a key beside its figures), --map of a capture without blocks, and
+ * the heading of a long command line (cut, " ..." after it). */
+HP_TEST(report_by_map_and_command_fit_80)
+{
+	const char *cap = capture_of("cxx_stl");
+	static const char *const args[] = {
+		"--by type",	    "--by context",	     "--by thread",
+		"--by heap",	    "--timeline --by type", "--timeline --by context",
+		"--timeline --by thread", "--map",
+	};
+	char cmd[4400], path[4400];
+	char *out;
+
+	if (!expect_true(cap != NULL, "heapprof run records cxx_stl"))
+		return;
+	expect_eq_u64(hp_test_sh("%s report --by context %s | grep -q 'left out: '", hp(), cap), 0,
+		      "cxx_stl's report --by says what it left out");
+	for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+		snprintf(cmd, sizeof cmd, "COLUMNS=80 %s report %s", hp(), args[i]);
+		if (!expect_eq_u64(long_lines(cmd, cap, 80), 0, "COLUMNS=80: every line fits 80"))
+			printf("  report %s\n", args[i]);
+	}
+	snprintf(path, sizeof path, "%s/longargs.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s run -q -o %s -- %s/tests/programs/known "
+				      "first-argument-of-twenty-five second-argument-of-twenty-six "
+				      "third > /dev/null",
+				      hp(), path, hp_test_build()),
+			   0, "heapprof run records known with arguments"))
+		return;
+	snprintf(cmd, sizeof cmd, "COLUMNS=80 %s report", hp());
+	expect_eq_u64(long_lines(cmd, path, 80), 0, "a long command line fits 80 columns");
+	out = hp_test_sh_out("COLUMNS=80 %s report %s | head -1", hp(), path);
+	expect_true(out && strstr(out, "known first-argument-of-twenty-five ...\n"),
+		    "the arguments that fit, then ' ...'");
+	free(out);
+	out = hp_test_sh_out("COLUMNS=200 %s report %s | head -1", hp(), path);
+	expect_true(out && strstr(out, "second-argument-of-twenty-six third\n"),
+		    "all of them when they fit");
+	free(out);
+}

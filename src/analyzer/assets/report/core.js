@@ -58,17 +58,20 @@ var S = {snapshot: D.snapshots.length - 1, metric: 'inuse', view: 'overview', ta
 function commas(n) {
 	return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
+/* Bytes as heapprof report says them (src/common/units.c hp_units_bytes):
+ * under 1 KiB in bytes, else one decimal of the largest unit that keeps
+ * it at least 1 ("400.7 KiB", "256.6 MiB"), so a figure reads the same on
+ * the page and in the terminal. */
 function bytes(n) {
-	var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0, a = Math.abs(n);
-	if (a < 10240)
-		return commas(n) + ' B';
-	while (a >= 1024 && i < u.length - 1) {
-		a /= 1024;
+	var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
+	while (Math.abs(n) >= 1024 && i < u.length - 1) {
 		n /= 1024;
 		i++;
 	}
-	return n.toFixed(n >= 100 ? 0 : 1) + ' ' + u[i];
+	return i ? n.toFixed(1) + ' ' + u[i] : Math.round(n) + ' B';
 }
+/* "1 block", "2 blocks": n grouped, then the word, plural unless one. */
+function blocks(n) { return commas(n) + (Math.round(n) === 1 ? ' block' : ' blocks'); }
 function fmt(m, v) { return m.bytes ? bytes(v) : commas(v); }
 function secs(ns) {
 	return ns < 1e8 ? (ns / 1e6).toFixed(3) + ' ms' : (ns / 1e9).toFixed(3) + ' s';

@@ -187,13 +187,14 @@ function buildHists() {
 			top.push(s);
 	});
 	top.sort(function (a, b) { return H.stacks[b][0] - H.stacks[a][0] || a - b; });
-	var rows = top.slice(0, HIST_TOP).map(function (s) {
+	var names = stackLabels(top.slice(0, HIST_TOP));
+	var rows = top.slice(0, HIST_TOP).map(function (s, k) {
 		var h = H.stacks[s], st = D.stacks[s], size = siteHist('stack:' + s);
 		return el('tr', {'data-function': st && st.length ? fname(st[0]) : '',
 			'data-stack': s, cls: 'hp-pick', onclick: function () {
 				selectSite('stack:' + s);
 			}}, [
-			el('td', {text: stackLabel(s)}),
+			el('td', {text: names[k]}),
 			el('td', {cls: 'hp-num', text: commas(h[0])}),
 			el('td', {}, [histBars(size.size, h[0], sizeClass, 'size')]),
 			el('td', {}, [histBars(size.life, h[1], lifeClass, 'life')])]);

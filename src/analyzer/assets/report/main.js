@@ -119,7 +119,11 @@ function start() {
 		plot: function () { return plot; },
 		sitesPlot: function () { return sitesPlot; },
 		groups: function () { return timelineGroups(); },
+		groupLabel: groupLabel,
+		stackLabels: stackLabels,
 		mapRegions: function () { return mapRegions; },
+		mapRegionText: mapRegionText,
+		axisSecs: axisSecs,
 		siteHist: function (site) { return D.histograms ? siteHist(site || '') : null; },
 		renderMs: performance.now() - t0
 	};

@@ -53,14 +53,18 @@ var MAP_FACTS = [
 		var what = [g.kind, g.name, g.perms].filter(function (t) { return t; });
 		return what.length ? what.map(String).join(' ') : null;
 	},
-	function (g) { return commas(g.count) + ' blocks'; },
+	function (g) { return blocks(g.count); },
 	function (g) {
 		var span = Math.max(1, g.end - g.start);
 		return bytes(g.bytes) + ' in ' + bytes(span) + ' (' + pct(g.bytes, span) + ' in use)';
 	},
 	function (g) {
-		return g.rss != null ? 'RSS ' + bytes(g.rss) + ' (' + pct(g.bytes, g.rss) +
-			' of it in use)' : null;
+		/* Blocks may hold pages never touched (a pool allocated and not
+		 * yet used): more in use than resident is no share of it. */
+		if (g.rss == null)
+			return null;
+		return 'RSS ' + bytes(g.rss) + (g.bytes > g.rss ? ' (less than in use: pages not ' +
+			'touched yet)' : ' (' + pct(g.bytes, g.rss) + ' of it in use)');
 	},
 	function (g) { return g.gap ? 'largest gap ' + bytes(g.gap) : null; },
 	function (g) {
@@ -73,6 +77,13 @@ var MAP_FACTS = [
 		return 'most held by ' + stackLabel(h[0]) + ' (' + bytes(h[2]) + ')';
 	}
 ];
+/* A region's line: its bounds, then its facts. */
+function mapRegionText(g) {
+	return '0x' + g.start.toString(16) + ' - 0x' + g.end.toString(16) + ': ' +
+		MAP_FACTS.map(function (f) { return f(g); }).filter(function (t) {
+			return t != null;
+		}).join(', ');
+}
 function mapBlockAt(g, a) {
 	var b = D.map.blocks;
 	for (var j = g.first; j < g.first + g.count; j++)
@@ -124,10 +135,7 @@ function renderMap() {
 			if (blk && blk[2] >= 0)
 				selectSite('stack:' + blk[2]);
 		});
-		box.appendChild(el('div', {cls: 'hp-map-region', text: '0x' + g.start.toString(16) +
-			' - 0x' + g.end.toString(16) + ': ' + MAP_FACTS.map(function (f) {
-				return f(g);
-			}).filter(function (t) { return t != null; }).join(', ')}));
+		box.appendChild(el('div', {cls: 'hp-map-region', text: mapRegionText(g)}));
 		box.appendChild(c);
 	});
 	box.appendChild(tip);

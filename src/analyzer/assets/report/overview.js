@@ -7,9 +7,14 @@ function buildSummary() {
 	$.summary = el('dl', {id: 'hp-summary'});
 	return [el('h2', {text: 'Summary'}), $.summary];
 }
+/* The snapshot's bytes and blocks in use, as heapprof report says them
+ * (html.c leaves the suppressed runtime allocations out of them). */
+function inUse(s) {
+	return [s.total[1], s.total[2]];
+}
 function renderSummary() {
 	var s = snap(), last = D.snapshots[D.snapshots.length - 1], tot = s.total;
-	var rssPeak = 0, i, items;
+	var rssPeak = 0, i, items, use = inUse(s), sup = s.suppressed || [0, 0, 0];
 	for (i = 0; i < D.series.rss.length; i++)
 		if (D.series.rss[i] > rssPeak)
 			rssPeak = D.series.rss[i];
@@ -20,11 +25,11 @@ function renderSummary() {
 		['Allocations', commas(tot[5]) + ' (' + bytes(tot[4]) + ')'],
 		['Frees', commas(s.free_count) + ' (' + bytes(s.free_bytes) + ')'],
 		['Temporary allocations', commas(tot[6]) + ' (' + bytes(tot[7]) + ')'],
-		['Peak heap', bytes(s.peak_bytes) + ' in ' + commas(s.peak_count) + ' blocks at ' +
+		['Peak heap', bytes(s.peak_bytes) + ' in ' + blocks(s.peak_count) + ' at ' +
 			secs(s.peak_time_ns)],
 		['Peak RSS', rssPeak ? bytes(rssPeak) : 'not recorded'],
-		[s.reason === 'exit' ? 'Leaked at exit' : 'In use', bytes(tot[1]) + ' in ' +
-			commas(tot[2]) + ' blocks'],
+		[s.reason === 'exit' ? 'Leaked at exit' : 'In use', bytes(use[0]) + ' in ' +
+			blocks(use[1])],
 		['Call stacks', commas(s.nstacks) + (s.other[0] ? ' (the top ' + commas(s.rows.length) +
 			' kept; the rest summed in one row)' : '')],
 		['Recording', D.sampled ? 'sampled, one byte in ' + bytes(D.sample_rate_bytes) +
@@ -32,6 +37,10 @@ function renderSummary() {
 		['Lost', s.lost_count ? commas(s.lost_count) + ' allocations not recorded' : 'nothing'],
 		['Duration', secs(last.time_ns)]
 	];
+	if (sup[2] > 0)
+		items.splice(8, 0, ['Suppressed', blocks(sup[2]) + ' of runtime allocations (' +
+			bytes(sup[1]) + '), left out of what is in use (the line above, the flame graph, the ' +
+			'tables)']);
 	if (D.damaged)
 		items.push(['Damage', D.damaged + ' damaged records: showing what is readable']);
 	$.summary.textContent = '';
@@ -55,7 +64,7 @@ function renderSnaps() {
 	D.snapshots.forEach(function (s, i) {
 		var tr = el('tr', {cls: 'hp-snap' + (i === S.snapshot ? ' on' : ''), 'data-i': i + 1,
 			onclick: function () { set({snapshot: i, zoom: ''}); }},
-		[i + 1, secs(s.time_ns), s.reason, bytes(s.total[1]), bytes(s.peak_bytes),
+		[i + 1, secs(s.time_ns), s.reason, bytes(inUse(s)[0]), bytes(s.peak_bytes),
 			commas(s.total[5]), commas(s.nstacks)].map(function (v) {
 			return el('td', {text: v});
 		}));

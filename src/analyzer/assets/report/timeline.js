@@ -13,8 +13,13 @@ var SITE_COLOURS = ['#c0392b', '#2c6fbb', '#27ae60', '#8e44ad', '#e67e00', '#16a
 	'#7f8c8d', '#d35400', '#2c3e50', '#b7950b'];
 
 function axisBytes(u, vals) { return vals.map(function (v) { return bytes(v); }); }
+/* Seconds with as many decimals as the ticks' increment has: 0.025 s
+ * apart reads 0.025, 0.050, 0.075 (not 0.03, 0.05, 0.08). */
 function axisSecs(u, vals, ax, space, incr) {
 	var dec = Math.max(0, Math.min(9, -Math.floor(Math.log10(incr || 1))));
+	while (dec < 9 && Math.abs(incr * Math.pow(10, dec) - Math.round(incr * Math.pow(10, dec))) >
+		1e-6 * incr * Math.pow(10, dec))
+		dec++;
 	return vals.map(function (v) { return v.toFixed(dec); });
 }
 function fmtB(u, v) { return v == null ? '-' : bytes(v); }
@@ -38,7 +43,25 @@ function seriesData() {
 	}
 	for (i = 0; i < t.length; i++)
 		x.push(t[i] / 1e9);
-	return [x, heap.slice(), rss.map(function (v) { return v || null; })];
+	heap = heap.slice();
+	rss = rss.map(function (v) { return v || null; });
+	/* The peak is known exactly, the samples are not: a peak between two
+	 * samples (a program that allocates seldom samples seldom) would be
+	 * marked by its dashed line over a curve far lower. It is a point of
+	 * the heap's curve (no RSS there: the RSS line spans it). */
+	var last = D.snapshots[D.snapshots.length - 1], pt = last.peak_time_ns / 1e9;
+	if (last.peak_bytes > 0) {
+		for (i = 0; i < x.length && x[i] < pt; i++)
+			;
+		if (i < x.length && x[i] === pt) {
+			heap[i] = Math.max(heap[i], last.peak_bytes);
+		} else {
+			x.splice(i, 0, pt);
+			heap.splice(i, 0, last.peak_bytes);
+			rss.splice(i, 0, null);
+		}
+	}
+	return [x, heap, rss];
 }
 
 function buildTimeline() {
@@ -83,7 +106,8 @@ function drawTimeline() {
 				{label: 'time', value: fmtT},
 				{label: 'heap in use', scale: 'heap', stroke: '#c0392b',
 					fill: 'rgba(192,57,43,0.12)', width: 1.5, value: fmtB},
-				{label: 'RSS', scale: 'rss', stroke: '#2c6fbb', width: 1.5, value: fmtB}
+				{label: 'RSS', scale: 'rss', stroke: '#2c6fbb', width: 1.5, value: fmtB,
+					spanGaps: true}
 			],
 			hooks: {draw: [drawMarks]}
 		}, data, $.chart);
@@ -141,16 +165,31 @@ function nearest(ns) {
 	});
 	return best;
 }
-/* The snapshots as vertical lines, the selected one bold, and the peak. */
+/* The snapshots as vertical lines, the selected one bold, and the peak,
+ * each labelled at its top. A label goes right of its line, or left of it
+ * at the plot's right edge, on the first row where it overlaps no other
+ * (the peak is often a moment after a snapshot: "#2" and "peak" would be
+ * drawn over each other). u.hpLabels keeps where each went (for tests). */
 function drawMarks(u) {
 	var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = window.devicePixelRatio || 1;
-	var last = D.snapshots[D.snapshots.length - 1];
+	var last = D.snapshots[D.snapshots.length - 1], rows = [], right = u.bbox.left + u.bbox.width;
 	ctx.save();
 	ctx.font = (11 * dpr) + 'px sans-serif';
 	ctx.textBaseline = 'top';
+	u.hpLabels = [];
+	var place = function (x, w) {
+		var x0 = x + 3 * dpr + w > right ? x - 3 * dpr - w : x + 3 * dpr, r;
+		for (r = 0; ; r++) {
+			rows[r] = rows[r] || [];
+			if (!rows[r].some(function (b) { return x0 < b[1] + 2 * dpr && b[0] < x0 + w + 2 * dpr; }))
+				break;
+		}
+		rows[r].push([x0, x0 + w]);
+		return [x0, top + (2 + 13 * r) * dpr];
+	};
 	var line = function (ns, color, width, dash, label) {
-		var x = u.valToPos(ns / 1e9, 'x', true);
-		if (x < u.bbox.left - 1 || x > u.bbox.left + u.bbox.width + 1)
+		var x = u.valToPos(ns / 1e9, 'x', true), w, at;
+		if (x < u.bbox.left - 1 || x > right + 1)
 			return;
 		ctx.strokeStyle = color;
 		ctx.fillStyle = color;
@@ -160,13 +199,16 @@ function drawMarks(u) {
 		ctx.moveTo(x, top);
 		ctx.lineTo(x, top + h);
 		ctx.stroke();
-		ctx.fillText(label, x + 3 * dpr, top + 2 * dpr);
+		w = ctx.measureText(label).width;
+		at = place(x, w);
+		ctx.fillText(label, at[0], at[1]);
+		u.hpLabels.push({text: label, x: at[0] / dpr, y: at[1] / dpr, w: w / dpr});
 	};
-	line(last.peak_time_ns, '#888', 1, [4 * dpr, 4 * dpr], 'peak');
 	D.snapshots.forEach(function (s, i) {
 		var on = i === S.snapshot;
 		line(s.time_ns, on ? '#e67e00' : '#555', on ? 3 : 1, [], '#' + (i + 1));
 	});
+	line(last.peak_time_ns, '#888', 1, [4 * dpr, 4 * dpr], 'peak');
 	ctx.restore();
 }
 function markTimeline() {
@@ -177,6 +219,15 @@ function markTimeline() {
 }
 
 /* --- the groupings over time ----------------------------------------- */
+
+/* A line of a grouping as report --timeline --by X names it: a type with
+ * its source ("Big [vtable]", "Big [template]": two lines of one name),
+ * the last line "(N others)". */
+function groupLabel(l) {
+	if (l.other)
+		return '(' + commas(l.groups) + ' other' + (l.groups === 1 ? ')' : 's)');
+	return String(l.key) + (l.source ? ' [' + l.source + ']' : '');
+}
 
 /* The names of the groupings the data may carry, in the selector's
  * order; a grouping the page does not know is shown by its key. */
@@ -206,9 +257,12 @@ function timelineGroups() {
 		var src = srcs[id], known = GROUPINGS.filter(function (g) { return g.id === id; })[0];
 		if (!src || !src.lines || !src.lines.length)
 			return;
-		out.push({id: id, name: known ? known.name : id, t: src.t, lines: src.lines.map(function (l) {
-			var st = l.stack != null && l.stack >= 0 ? l.stack : -1;
-			return {label: st >= 0 ? stackLabel(st) : String(l.key), stack: st, max: l.max, v: l.v};
+		var sts = src.lines.map(function (l) {
+			return l.stack != null && l.stack >= 0 ? l.stack : -1;
+		}), names = stackLabels(sts);
+		out.push({id: id, name: known ? known.name : id, t: src.t, lines: src.lines.map(function (l, k) {
+			var st = sts[k];
+			return {label: st >= 0 ? names[k] : groupLabel(l), stack: st, max: l.max, v: l.v};
 		})});
 	});
 	cache.groups = out;
@@ -223,6 +277,49 @@ function timelineGroup() {
 function stackLabel(i) {
 	var st = D.stacks[i];
 	return st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)';
+}
+/* The labels of the stacks ids, told apart: stacks whose innermost frame
+ * reads the same (sqlite's allocator wrapper, python's _PyObject_Malloc)
+ * get " <- CALLER", the first caller where they part, again while some
+ * still read the same (up to 8 callers), then "(2)", "(3)"... */
+function stackLabels(ids) {
+	var labels = ids.map(stackLabel), depth = ids.map(function () { return 0; });
+	/* a caller: its function and file:line (two calls from one
+	 * function part at their lines); shown by name when names part */
+	var at = function (k, d, name) {
+		var st = D.stacks[ids[k]] || [];
+		return d >= st.length ? '' : name ? fname(st[d]) : fname(st[d]) + ' ' + fline(st[d]);
+	};
+	for (var round = 0; round < 8; round++) {
+		var seen = {}, more = false;
+		labels.forEach(function (l, k) { (seen[l] = seen[l] || []).push(k); });
+		Object.keys(seen).forEach(function (l) {
+			var g = seen[l];
+			if (g.length < 2)
+				return;
+			/* the first depth past the last one used where any two part */
+			var d = depth[g[0]] + 1, len = 0;
+			g.forEach(function (k) { len = Math.max(len, (D.stacks[ids[k]] || []).length); });
+			for (; d < len; d++)
+				if (g.some(function (k) { return at(k, d) !== at(g[0], d); }))
+					break;
+			if (d >= len)
+				return;
+			var byName = g.some(function (k) { return at(k, d, 1) !== at(g[0], d, 1); });
+			g.forEach(function (k) {
+				labels[k] += ' \u2190 ' + (at(k, d, byName) || '(end)');
+				depth[k] = d;
+			});
+			more = true;
+		});
+		if (!more)
+			break;
+	}
+	var n = {};
+	return labels.map(function (l) {
+		n[l] = (n[l] || 0) + 1;
+		return n[l] > 1 ? l + ' (' + n[l] + ')' : l;
+	});
 }
 
 var sitesPlot = null, sitesKey = '';
