@@ -47,6 +47,115 @@ static const char *name_of(const struct hp_model *m, const struct hp_tl_group *g
 	return buf;
 }
 
+#define NAME_BYTES 1024
+#define MAX_CALLERS 8
+
+/* Frame k of stack group g: its function and where ("" past the stack). */
+static void frame_label(const struct hp_model *m, const struct hp_tl_group *g, uint32_t k,
+			int with_where, char *buf, size_t cap)
+{
+	const struct hp_mstack *st = &m->stacks[g->stack];
+	char where[512];
+
+	if (k >= st->depth) {
+		snprintf(buf, cap, "(end)");
+		return;
+	}
+	const struct hp_location *l = &m->locations[st->locations[k]];
+	if (with_where) {
+		const char *w = hp_location_where(m, l, where, sizeof where), *base = strrchr(w, '/');
+		snprintf(buf, cap, "%s %s", l->syms[0].function, base ? base + 1 : w);
+	} else {
+		snprintf(buf, cap, "%s", l->syms[0].function);
+	}
+}
+
+static int is_stack_group(const struct hp_model *m, const struct hp_tl_group *g)
+{
+	return !g->other && !*g->key && g->stack < m->nstacks && m->stacks[g->stack].depth;
+}
+
+/* The groups' names, stacks whose innermost frames read alike told apart
+ * as the page tells them (timeline.js stackLabels): "INNER <- CALLER",
+ * the first caller where they part (its function, with its file:line
+ * when the functions are the same), again deeper while some still read
+ * alike (up to MAX_CALLERS), then " (2)", " (3)"... names[i] holds
+ * NAME_BYTES. */
+static void tell_apart(const struct hp_model *m, const struct hp_tl_groups *g, char (*names)[NAME_BYTES])
+{
+	uint32_t *depth = calloc(g->n ? g->n : 1, sizeof *depth);
+	char a[NAME_BYTES], b[NAME_BYTES];
+
+	for (size_t i = 0; i < g->n; i++)
+		name_of(m, &g->groups[i], names[i], NAME_BYTES);
+	if (!depth)
+		return;
+	for (unsigned round = 0; round <= MAX_CALLERS; round++) {
+		int alike = 0;
+		for (size_t i = 0; i < g->n; i++) {
+			size_t same[64], n = 0;
+			uint32_t d, most = 0;
+			int part = 0, by_name = 0;
+			if (!is_stack_group(m, &g->groups[i]))
+				continue;
+			for (size_t j = i; j < g->n && n < 64; j++)
+				if (is_stack_group(m, &g->groups[j]) && strcmp(names[i], names[j]) == 0)
+					same[n++] = j;
+			if (n < 2)
+				continue;
+			alike = 1;
+			if (round == MAX_CALLERS) { /* still alike: number them */
+				for (size_t k = 1; k < n; k++) {
+					size_t len = strlen(names[same[k]]);
+					snprintf(names[same[k]] + len, NAME_BYTES - len, " (%zu)", k + 1);
+				}
+				continue;
+			}
+			for (size_t k = 0; k < n; k++) {
+				uint32_t dd = m->stacks[g->groups[same[k]].stack].depth;
+				most = dd > most ? dd : most;
+			}
+			/* the first frame past the last one shown where they part */
+			for (d = depth[i] + 1; d < most && !part; d++) {
+				frame_label(m, &g->groups[same[0]], d, 1, a, sizeof a);
+				for (size_t k = 1; k < n && !part; k++) {
+					frame_label(m, &g->groups[same[k]], d, 1, b, sizeof b);
+					part = strcmp(a, b) != 0;
+				}
+				if (part) {
+					by_name = 1;
+					frame_label(m, &g->groups[same[0]], d, 0, a, sizeof a);
+					for (size_t k = 1; k < n && by_name; k++) {
+						frame_label(m, &g->groups[same[k]], d, 0, b, sizeof b);
+						by_name = strcmp(a, b) == 0 ? 0 : by_name;
+					}
+					break;
+				}
+			}
+			if (!part) { /* the same frames all the way: number them */
+				for (size_t k = 1; k < n; k++) {
+					size_t len = strlen(names[same[k]]);
+					snprintf(names[same[k]] + len, NAME_BYTES - len, " (%zu)", k + 1);
+				}
+				continue;
+			}
+			for (size_t k = 0; k < n; k++) {
+				size_t len;
+				if (!depth[same[k]]) /* the first caller: the innermost by name */
+					frame_label(m, &g->groups[same[k]], 0, 0, names[same[k]],
+						    NAME_BYTES);
+				len = strlen(names[same[k]]);
+				frame_label(m, &g->groups[same[k]], d, !by_name, a, sizeof a);
+				snprintf(names[same[k]] + len, NAME_BYTES - len, " <- %s", a);
+				depth[same[k]] = d;
+			}
+		}
+		if (!alike)
+			break;
+	}
+	free(depth);
+}
+
 /* The group's line: in each column the highest value of its time slice
  * (or the level it held from before), as a character of ramp. */
 static void draw(const struct hp_tl_group *g, uint64_t span, size_t cols, char *line)
@@ -87,16 +196,22 @@ int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 	uint64_t span = m->snap->time_ns;
 	struct hp_tl_groups g;
 	size_t cols;
-	char *line, a[32], b[32], name[2048], cut[2048];
+	char *line, a[32], b[32], cut[NAME_BYTES], (*names)[NAME_BYTES];
 	int ret = hp_timeline_by(m, (enum hp_dim)dim, top, &g);
 
 	if (ret)
 		return ret;
+	if (!(names = calloc(g.n ? g.n : 1, sizeof *names))) {
+		hp_timeline_by_free(&g);
+		return -ENOMEM;
+	}
+	tell_apart(m, &g, names);
 	/* "  highest  at time |chart| name": 22 columns before the chart, 3
 	 * around it, 40 for the name after it, the chart 20 to 60. */
 	cols = width > 22 + 3 + 40 + 20 ? width - 22 - 3 - 40 : 20;
 	cols = cols > 60 ? 60 : cols;
 	if (!(line = malloc(cols + 1))) {
+		free(names);
 		hp_timeline_by_free(&g);
 		return -ENOMEM;
 	}
@@ -115,8 +230,7 @@ int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 		const struct hp_tl_group *s = &g.groups[i];
 		size_t room = width > 22 + 3 + cols + 24 ? width - 22 - 3 - cols : 24;
 		draw(s, span, cols, line);
-		hp_text_cut_middle(cut, sizeof cut, name_of(m, s, name, sizeof name),
-				   room > 5 ? room : 5);
+		hp_text_cut_middle(cut, sizeof cut, names[i], room > 5 ? room : 5);
 		fprintf(out, "  %9s %6.3f s |%s| ", hp_units_bytes(a, sizeof a, s->max_bytes),
 			(double)s->max_time_ns / 1e9, line);
 		hp_text_fputs(cut, out);
@@ -129,6 +243,7 @@ int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 	fprintf(out, "%s\n", g.n > 3 ? ", ..." : "");
 out:
 	free(line);
+	free(names);
 	hp_timeline_by_free(&g);
 	return ferror(out) ? -EIO : 0;
 }

@@ -401,6 +401,13 @@ HP_TEST(timeline_cost_is_bounded)
 	expect_true(grown > 0, "the timeline is written by default");
 	expect_true(grown * 1000 / CHURN_MS <= TIMELINE_MAX_BYTES_PER_S,
 		    "the timeline of a program whose every site churns stays small");
+	/* Its stacks all end in churn_leaf at one line: the text names them
+	 * apart by the callers where they part, as the page does. */
+	expect_eq_u64(hp_test_sh("%s/heapprof report --timeline --width 200 %s > %s.tl && "
+				 "[ $(grep -c ' churn_leaf <- churn_' %s.tl) = 10 ] && "
+				 "[ $(grep -o 'churn_leaf <- .*' %s.tl | sort -u | wc -l) = 10 ]",
+				 hp_test_build(), with, with, with, with),
+		      0, "report --timeline: 10 stacks ending in churn_leaf, 10 names told apart");
 }
 
 /* --- by type, context, thread and heap (tlphases.h) -------------------- */
