@@ -219,7 +219,7 @@ static inline void touched(struct bucket *b)
 	__atomic_store_n(&b->changes, b->changes + 1, __ATOMIC_RELEASE);
 }
 
-static void catch_up(struct bucket *b)
+static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
 {
 	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 	if (b->epoch != epoch) {

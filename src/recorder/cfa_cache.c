@@ -98,12 +98,11 @@ struct entry {
 #define MEMO_READS 64 /* bits of kept */
 
 struct memo {
-	uintptr_t rip, rsp, rbp; /* the starting registers */
-	uint32_t max;            /* the walk's max */
-	uint32_t reads;          /* words read; 0 = empty */
-	uint32_t n;              /* frames kept */
-	uint32_t stack;          /* their id in the stack table; 0: not known yet */
-	uint32_t origin, bucket; /* the bucket (0: none yet) of stack for origin */
+	struct hp_cfa_memo_head h; /* stack, origin, bucket (cfa_cache.h) */
+	uint32_t max;              /* the walk's max */
+	uintptr_t rip, rsp, rbp;   /* the starting registers */
+	uint32_t reads;            /* words read; 0 = empty */
+	uint32_t n;                /* frames kept */
 	uint64_t hash;                 /* of the kept frames */
 	uint64_t kept;                 /* bit i: word i is a kept frame */
 	uint32_t off[MEMO_READS];      /* word i at stack_lo + off[i] */
@@ -739,8 +738,8 @@ static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, u
 			continue;
 		t->cfa_memo = m;
 		*hash = m->hash;
-		if (stack && m->stack) { /* interned already: no frames needed */
-			*stack = m->stack;
+		if (stack && m->h.stack) { /* interned already: no frames needed */
+			*stack = m->h.stack;
 			return (int)m->n;
 		}
 		for (n = 0, kept = m->kept; kept; kept &= kept - 1)
@@ -755,26 +754,19 @@ void hp_cfa_remember(struct hp_thread *t, uint32_t stack)
 {
 	struct memo *m = t->cfa_memo;
 
-	if (m && m->stack != stack) {
-		m->stack = stack;
-		m->bucket = 0;
+	if (m && m->h.stack != stack) {
+		m->h.stack = stack;
+		m->h.bucket = 0;
 	}
-}
-
-uint32_t hp_cfa_bucket(const struct hp_thread *t, uint32_t origin)
-{
-	const struct memo *m = t->cfa_memo;
-
-	return m && m->stack && m->origin == origin ? m->bucket : 0;
 }
 
 void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket)
 {
 	struct memo *m = t->cfa_memo;
 
-	if (m && m->stack) {
-		m->origin = origin;
-		m->bucket = bucket;
+	if (m && m->h.stack) {
+		m->h.origin = origin;
+		m->h.bucket = bucket;
 	}
 }
 
@@ -867,8 +859,8 @@ out:
 		tr->max = max;
 		tr->n = n;
 		tr->hash = *hash;
-		tr->stack = 0;
-		tr->bucket = 0;
+		tr->h.stack = 0;
+		tr->h.bucket = 0;
 		if (!tr->reads) /* read nothing: nothing to remember */
 			tr->rsp = 0;
 		else
@@ -960,8 +952,8 @@ out:
 		tr->max = max;
 		tr->n = n;
 		tr->hash = *hash;
-		tr->stack = 0;
-		tr->bucket = 0;
+		tr->h.stack = 0;
+		tr->h.bucket = 0;
 		t->cfa_memo = tr;
 	} else {
 		tr->reads = 0;

@@ -70,7 +70,17 @@ void hp_cfa_remember(struct hp_thread *t, uint32_t stack);
  * walk's stack in origin's bucket without a lookup (a stack's default
  * bucket belongs to one origin, so every other thread's allocations there
  * look their bucket up in the keyed table). No allocation, no lock. */
-uint32_t hp_cfa_bucket(const struct hp_thread *t, uint32_t origin);
+struct hp_cfa_memo_head { /* the first member of a remembered walk */
+	uint32_t stack;          /* its id in the stack table; 0: not known yet */
+	uint32_t origin, bucket; /* the bucket (0: none yet) of stack for origin */
+};
+
+static inline uint32_t hp_cfa_bucket(const struct hp_thread *t, uint32_t origin)
+{
+	const struct hp_cfa_memo_head *m = t->cfa_memo;
+
+	return m && m->stack && m->origin == origin ? m->bucket : 0;
+}
 /* Remembers bucket as the bucket of origin (and size 0, type 0) for the
  * thread's last walk, when it was remembered with its stack id. No
  * allocation, no lock. */

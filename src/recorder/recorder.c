@@ -69,12 +69,11 @@ static void thread_start(struct hp_thread *t)
 	t->ready = 1;
 }
 
-uintptr_t hp_stack_room(const struct hp_thread *t)
+uintptr_t hp_stack_room_off_stack(const struct hp_thread *t, uintptr_t sp)
 {
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo, hi;
+	uintptr_t lo, hi;
 
-	if (t->stack_hi > 1 && sp > t->stack_lo && sp <= t->stack_hi)
-		return sp - t->stack_lo;
+	(void)t;
 	if (hp_os_altstack(&lo, &hi) == 0 && sp > lo && sp <= hi)
 		return sp - lo;
 	return UINTPTR_MAX; /* a stack of the program's own making (a fiber) */
@@ -213,7 +212,9 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 	hp_agg_alloc(bucket, size);
 	/* Byte triggers count what the run allocated: each sampled block at
 	 * its unbiased weight (its size in a full recording). */
-	hp_trigger_allocated(hp_sampled ? hp_sampler_weight(size, config.sample_rate_bytes) : size);
+	if (config.dump_every_bytes || config.high_water_bytes) /* (no call when neither is on) */
+		hp_trigger_allocated(hp_sampled ? hp_sampler_weight(size, config.sample_rate_bytes)
+						: size);
 out:
 	t->busy = 0;
 	if (__builtin_expect(__atomic_load_n(&exit_consumed, __ATOMIC_RELAXED), 0))

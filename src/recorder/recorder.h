@@ -39,8 +39,19 @@ extern int hp_sampled;
 
 /* The bytes of stack left below the caller's frame, on the thread's stack
  * or the signal stack it runs on; UINTPTR_MAX when unknown (a stack the
- * program made itself). Async-signal-safe, no allocation, no lock. */
-uintptr_t hp_stack_room(const struct hp_thread *t);
+ * program made itself). Async-signal-safe, no allocation, no lock. The
+ * thread's own stack is looked at inline (every allocation asks), the
+ * signal stack out of line. */
+uintptr_t hp_stack_room_off_stack(const struct hp_thread *t, uintptr_t sp);
+
+static inline __attribute__((always_inline)) uintptr_t hp_stack_room(const struct hp_thread *t)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+
+	if (__builtin_expect(t->stack_hi > 1 && sp > t->stack_lo && sp <= t->stack_hi, 1))
+		return sp - t->stack_lo;
+	return hp_stack_room_off_stack(t, sp);
+}
 
 /* Starts the recorder: configuration, tables, capture file, threads,
  * signals. Called once by the interposer after the real functions are

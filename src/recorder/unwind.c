@@ -263,11 +263,6 @@ void hp_unwind_remember(struct hp_thread *t, uint32_t stack)
 	hp_cfa_remember(t, stack); /* t->cfa_memo: only with a table */
 }
 
-uint32_t hp_unwind_bucket(const struct hp_thread *t, uint32_t origin)
-{
-	return hp_cfa_bucket(t, origin);
-}
-
 void hp_unwind_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket)
 {
 	hp_cfa_remember_bucket(t, origin, bucket);

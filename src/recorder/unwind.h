@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "cfa_cache.h"
 #include "thread.h"
 
 /* Chooses the unwinder and finds the recorder's own code range. With
@@ -58,7 +59,10 @@ void hp_unwind_remember(struct hp_thread *t, uint32_t stack);
 /* With t->cfa_memo set (the last walk was a remembered one): the bucket
  * remembered for origin with it, or 0 (cfa_cache.h, hp_cfa_bucket); and
  * remembering one. No allocation, no lock. */
-uint32_t hp_unwind_bucket(const struct hp_thread *t, uint32_t origin);
+static inline uint32_t hp_unwind_bucket(const struct hp_thread *t, uint32_t origin)
+{
+	return hp_cfa_bucket(t, origin);
+}
 void hp_unwind_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket);
 
 /* Whether addr is inside the recorder's own code. Pure after init:
