@@ -24,6 +24,10 @@ _Static_assert(HP_AGG_MAX_HEAPS < 1u << (32 - HEAP_SHIFT), "heap ids fit a bucke
 _Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-register entry");
 
 struct bucket {
+	/* Laid out by use (cachegrind, churn: 12.2 -> 11.9 L1 misses a pair):
+	 * what every allocation and free writes in the first line, the
+	 * size classes an allocation counts in the next, the lifetime
+	 * classes a free counts in the last; the rest between. */
 	struct hp_spin lock;
 	/* Two fields in one atomic word (the struct keeps its size):
 	 * bits 0..23, in a stack's default bucket (id stack + 1), the origin
@@ -38,7 +42,6 @@ struct bucket {
 	/* Counters: written under lock with relaxed atomic stores so that the
 	 * writer may read them without the lock. */
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
-	uint64_t temp_count, temp_bytes, peak_count, peak_bytes;
 	/* The per-site timeline (hp_agg_take_change): changes counts the
 	 * bucket's changes, stored with release after its counters, under
 	 * lock; taken is the value of changes at the last entry written,
@@ -46,12 +49,15 @@ struct bucket {
 	 * changed since its last entry when the two differ (a wrap needs 2^32
 	 * changes between two ticks). */
 	uint32_t changes, taken;
+	uint64_t temp_count;
 	/* Allocations by size class, frees by lifetime class (hp_rec_hist):
 	 * under lock, relaxed stores, as the counters. 32 bits: 164 bytes a
 	 * bucket where 64 would take 328. */
 	uint32_t size_hist[HP_HIST_SIZE_CLASSES];
+	uint64_t temp_bytes, peak_count, peak_bytes;
 	uint32_t life_hist[HP_HIST_LIFE_CLASSES];
 };
+_Static_assert(sizeof(struct bucket) == 256, "a bucket is four cache lines");
 
 /* Buckets live in chunks of 4096 (1 MiB), each mapped when a bucket in
  * it is first handed out: mapping the whole table (3 Mi buckets, 240 MiB)
