@@ -90,12 +90,17 @@ struct entry {
  * MEMO_SETS sets of MEMO_WAYS, chosen by rsp (the depth of the call):
  * the callers reaching one depth share a set. A walk that read more than
  * MEMO_READS words is not remembered. Words are stored as their offsets
- * from the thread's stack_lo (a stack of less than 4 GiB), and the frames
- * a walk kept are the words marked in kept, in order.
+ * in words from the walk's starting rsp (16 bits: a walk that reads a
+ * word below it, unaligned or 512 KiB or more above it is not
+ * remembered; two bytes an offset keep a remembered walk in fewer cache
+ * lines), and the frames a walk kept are the words marked in kept, in
+ * order.
  */
 #define MEMO_SETS 16 /* a power of two */
 #define MEMO_WAYS 4
 #define MEMO_READS 64 /* bits of kept */
+#define MEMO_POISON (MEMO_READS + 1) /* reads of a walk that cannot be remembered */
+#define MEMO_MAX_OFF 0xffffu         /* words */
 
 struct memo {
 	struct hp_cfa_memo_head h; /* stack, origin, bucket (cfa_cache.h) */
@@ -105,7 +110,7 @@ struct memo {
 	uint32_t n;                /* frames kept */
 	uint64_t hash;                 /* of the kept frames */
 	uint64_t kept;                 /* bit i: word i is a kept frame */
-	uint32_t off[MEMO_READS];      /* word i at stack_lo + off[i] */
+	uint16_t off[MEMO_READS];      /* word i at rsp + 8 * off[i] */
 	uint64_t val[MEMO_READS];      /* its value */
 };
 
@@ -115,15 +120,21 @@ struct table {
 	uint8_t memo_next[MEMO_SETS]; /* the way a set fills next */
 };
 
-/* Notes the word val read at at into the memo being filled (reads past
- * MEMO_READS are counted only: such a walk is not remembered). */
-static inline __attribute__((always_inline)) void note(struct memo *tr, uintptr_t lo,
+/* Notes the word val read at at into the memo being filled, base the
+ * walk's starting rsp (reads past MEMO_READS are counted only, and a word
+ * no offset can say poisons the memo: such a walk is not remembered). */
+static inline __attribute__((always_inline)) void note(struct memo *tr, uintptr_t base,
 						       uintptr_t at, uint64_t val)
 {
 	uint32_t i = tr->reads++;
+	uintptr_t d = at - base;
 
 	if (i < MEMO_READS) {
-		tr->off[i] = (uint32_t)(at - lo);
+		if (__builtin_expect(d > (uintptr_t)MEMO_MAX_OFF * 8 || (d & 7), 0)) {
+			tr->reads = MEMO_POISON;
+			return;
+		}
+		tr->off[i] = (uint16_t)(d >> 3);
 		tr->val[i] = val;
 	}
 }
@@ -664,7 +675,7 @@ static void release(void *table)
  * is *rip: 0 with *rip, *rsp, *rbp those of the caller's frame; 1 when
  * the walk ends here (the last frame); -1 when libunwind must walk. */
 static inline __attribute__((always_inline)) int step(struct table *tab, uintptr_t lo,
-						      uintptr_t span, uintptr_t *rip,
+						      uintptr_t span, uintptr_t base, uintptr_t *rip,
 						      uintptr_t *rsp, uintptr_t *rbp,
 						      struct memo *tr, uintptr_t *rbp_at)
 {
@@ -682,7 +693,7 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
 		return e->kind == RULE_LAST ? 1 : -1;
 	if (e->kind == RULE_STEP_RBP && *rbp_at) {
 		/* The walk depends on a saved rbp only from here */
-		note(tr, lo, *rbp_at, *rbp);
+		note(tr, base, *rbp_at, *rbp);
 		*rbp_at = 0;
 	}
 	cfa = (e->kind ? *rbp : *rsp) + (uintptr_t)(intptr_t)e->cfa_off;
@@ -690,7 +701,7 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
 	if (__builtin_expect(cfa - lo - 8 > span, 0))
 		return -1;
 	*rip = ((const uintptr_t *)cfa)[-1];
-	note(tr, lo, cfa - 8, *rip);
+	note(tr, base, cfa - 8, *rip);
 	if (e->rbp_off != RBP_KEPT) {
 		uintptr_t at = cfa + (uintptr_t)(intptr_t)e->rbp_off;
 
@@ -707,10 +718,9 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
  * word still holds what it read: its frames into frames[] and their hash
  * into *hash. Returns their number, or -1 when none is. */
 /* The stack word at offset off from lo. */
-#define WORD(lo, off) (*(const uint64_t *)((lo) + (off)))
+#define WORD(base, off) (*(const uint64_t *)((base) + 8 * (uintptr_t)(off)))
 
-static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, uintptr_t lo,
-			 uintptr_t rip, uintptr_t rsp, uintptr_t rbp, uint32_t max,
+static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, uintptr_t rip, uintptr_t rsp, uintptr_t rbp, uint32_t max,
 			 uint64_t *frames, uint64_t *hash, uint32_t *stack)
 {
 	struct memo *m = tab->memo[set];
@@ -730,11 +740,11 @@ static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, u
 		 * where two took 14). */
 		for (k = m->reads; k >= 2;) {
 			k -= 2;
-			if ((WORD(lo, m->off[k + 1]) ^ m->val[k + 1]) |
-			    (WORD(lo, m->off[k]) ^ m->val[k]))
+			if ((WORD(rsp, m->off[k + 1]) ^ m->val[k + 1]) |
+			    (WORD(rsp, m->off[k]) ^ m->val[k]))
 				goto differs;
 		}
-		if (k && WORD(lo, m->off[0]) != m->val[0])
+		if (k && WORD(rsp, m->off[0]) != m->val[0])
 			continue;
 		t->cfa_memo = m;
 		*hash = m->hash;
@@ -776,7 +786,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	const uintptr_t lo = t->stack_lo, span = t->stack_hi - t->stack_lo - 8;
 	const uintptr_t *fp = __builtin_frame_address(0);
 	const uint32_t limit = max + HP_UNWIND_SLACK;
-	uintptr_t rip, rsp, rbp;
+	uintptr_t rip, rsp, rbp, base;
 	struct table *tab = t->cfa_cache;
 	struct memo *tr;
 	uint64_t h = HP_HASH_STACK_SEED;
@@ -803,16 +813,13 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	 * libunwind takes out of unw_backtrace's. */
 	rbp = fp[0];
 	rip = fp[1];
-	rsp = (uintptr_t)(fp + 2);
+	rsp = base = (uintptr_t)(fp + 2);
 	/* A walk remembered from these registers whose words are unchanged
-	 * is this walk (see struct memo); offsets from lo need a stack of
-	 * less than 4 GiB. */
+	 * is this walk (see struct memo). */
 	set = (uint32_t)(rsp >> 4) & (MEMO_SETS - 1);
-	if (__builtin_expect(span < UINT32_MAX, 1)) {
-		r = recall(t, tab, set, lo, rip, rsp, rbp, max, frames, hash, stack);
-		if (r >= 0)
-			return r;
-	}
+	r = recall(t, tab, set, rip, rsp, rbp, max, frames, hash, stack);
+	if (r >= 0)
+		return r;
 	/* Else this walk is noted into the set's next way, the one evicted. */
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
 	tr->reads = 0;
@@ -823,7 +830,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	while (hp_unwind_is_own(rip)) {
 		if (walked >= limit)
 			goto out;
-		r = step(tab, lo, span, &rip, &rsp, &rbp, tr, &rbp_at);
+		r = step(tab, lo, span, base, &rip, &rsp, &rbp, tr, &rbp_at);
 		if (r < 0)
 			goto fail;
 		rip_at = tr->reads - 1; /* the word rip came from: step's last note */
@@ -840,7 +847,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 		h = hp_hash_stack_step(h, rip);
 		if (n >= stop)
 			break;
-		r = step(tab, lo, span, &rip, &rsp, &rbp, tr, &rbp_at);
+		r = step(tab, lo, span, base, &rip, &rsp, &rbp, tr, &rbp_at);
 		if (r < 0)
 			goto fail;
 		rip_at = tr->reads - 1;
@@ -851,8 +858,7 @@ out:
 	*hash = hp_hash_stack_end(h, n);
 	/* Remembered when every word fits and every kept frame is a word
 	 * read (not the starting rip). */
-	if (tr->reads <= MEMO_READS && span < UINT32_MAX &&
-	    (uint32_t)__builtin_popcountll(tr->kept) == n) {
+	if (tr->reads <= MEMO_READS && (uint32_t)__builtin_popcountll(tr->kept) == n) {
 		tr->rip = fp[1];
 		tr->rsp = (uintptr_t)(fp + 2);
 		tr->rbp = fp[0];
@@ -897,14 +903,13 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 			return -1;
 		tab = t->cfa_cache;
 	}
-	/* Unknown bounds (1, 1), or too large for the words' offsets. */
-	if (hi <= lo + 16 || hi - lo >= UINT32_MAX)
+	if (hi <= lo + 16) /* unknown bounds (1, 1) */
 		return -1;
 	/* As for the DWARF walks: the walk from this frame is a function of
 	 * its address and the words it reads (the walk of unwind.c's
 	 * walk_fp, which reads two words a frame). */
 	set = (uint32_t)(at >> 4) & (MEMO_SETS - 1);
-	r = recall(t, tab, set, lo, 0, at, 0, max, frames, hash, stack);
+	r = recall(t, tab, set, 0, at, 0, max, frames, hash, stack);
 	if (r >= 0)
 		return r;
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
@@ -916,9 +921,9 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
 			goto out;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, lo, at, next);
+		note(tr, start, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, lo, at + 8, ret);
+		note(tr, start, at + 8, ret);
 		if (!ret)
 			goto out;
 		if (!hp_unwind_is_own(ret))
@@ -936,9 +941,9 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 			break;
 		at = next;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, lo, at, next);
+		note(tr, start, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, lo, at + 8, ret);
+		note(tr, start, at + 8, ret);
 		if (!ret)
 			break;
 	}

@@ -21,6 +21,11 @@
  *   no unwind info nounwind_call: assembly with no FDE
  *   expression     cfaexpr_call: its CFA is a DWARF expression
  *   dlopen         dlopen, call, dlclose the plugin, ROUNDS times
+ *   far frames     far_a and far_b, frames of one size, reach the same
+ *                  inner frames through far_mid, a frame of 600 KiB: the
+ *                  only word telling their walks apart (far_mid's return
+ *                  address) lies further from the start than a remembered
+ *                  walk's 16-bit word offsets can say
  *   threads        each thread runs the first three shapes
  *
  * With a second argument "swap", main then loads, calls and unloads
@@ -59,6 +64,29 @@ __attribute__((noinline)) void leaf(size_t n)
 __attribute__((noinline)) void pad_middle(size_t n)
 {
 	leaf(n);
+	KEEP(n);
+}
+
+#define FAR_BYTES (600 * 1024)
+
+__attribute__((noinline)) void far_mid(size_t n)
+{
+	volatile char big[FAR_BYTES];
+
+	big[0] = (char)n;
+	pad_middle(n);
+	KEEP(big);
+}
+
+__attribute__((noinline)) void far_a(size_t n)
+{
+	far_mid(n);
+	KEEP(n);
+}
+
+__attribute__((noinline)) void far_b(size_t n)
+{
+	far_mid(n);
 	KEEP(n);
 }
 
@@ -301,6 +329,8 @@ int main(int argc, char **argv)
 		nounwind_call(pad_middle, 120);
 		cfaexpr_call(pad_middle, 130);
 		plugin_shape(argv[1]);
+		far_a(140);
+		far_b(140);
 	}
 	if (argc > 2 && strcmp(argv[2], "swap") == 0) {
 		for (int r = 0; r < ROUNDS; r++) {
