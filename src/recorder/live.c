@@ -96,7 +96,12 @@ struct shard {
 	uint32_t slots; /* a multiple of PAGE_SLOTS; 1 before the first table */
 	uint32_t live;  /* entries in use */
 	struct entry *table;
-} __attribute__((aligned(64))); /* one cache line each: no false sharing */
+} __attribute__((aligned(32)));
+/* Two a cache line: a line of its own each kept 16 KiB of shards, which a
+ * one-thread program touches at random, against 8 KiB (cachegrind, churn:
+ * 11.0 -> 10.7 L1 misses a pair). Threads share a line as rarely as they
+ * share a shard (1/128 of changes), and a line changes cores as often
+ * either way: each one's shards are touched by every thread in turn. */
 
 /* Mapped at init; each shard's fields are guarded by its lock. */
 static struct shard *shards;
