@@ -119,8 +119,9 @@ static const char *root_damage(const struct hp_core *c, const struct hp_root *r)
 	if ((bad = intern_damage(&r->stacks)) || (bad = intern_damage(&r->keys)))
 		return bad;
 	if (r->bucket_chunk_bits >= 32 || r->bucket_bytes < 64 ||
-	    r->bucket_counters_off > r->bucket_bytes - 64 || r->bucket_lock_off > r->bucket_bytes - 4 ||
-	    r->bucket_epoch_off > r->bucket_bytes - 8)
+	    r->bucket_counters_off > r->bucket_bytes - (r->version >= 3 ? 32 : 64) ||
+	    (r->version >= 3 && r->bucket_counters2_off > r->bucket_bytes - 32) ||
+	    r->bucket_lock_off > r->bucket_bytes - 4 || r->bucket_epoch_off > r->bucket_bytes - 8)
 		return "the buckets' layout";
 	if (r->bucket_bits == 0 || r->bucket_bits >= 64 || r->entry_bytes < 16)
 		return "the live entries' layout";
@@ -191,7 +192,10 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 					"the recorder started)", m->path);
 			return -EPROTO;
 		}
-		if (!((root->version == HP_ROOT_VERSION && root->root_bytes == sizeof *root) ||
+		/* (a version 2 root is a version 3 one of the same size with
+		 * bucket_counters2_off as padding) */
+		if (!(((root->version == HP_ROOT_VERSION || root->version == 2) &&
+		       root->root_bytes == sizeof *root) ||
 		      (root->version == 1 && root->root_bytes == HP_ROOT_V1_BYTES)) ||
 		    !(p = hp_core_mem(c, at, root->root_bytes))) {
 			hp_core_note(c, "%s: recorder tables of layout %u (%u bytes); this heapprof "
@@ -265,12 +269,18 @@ static int read_bucket(struct hp_core *c, const struct hp_root *root, uint32_t i
 	struct hp_core_rec *r = &c->rec;
 	struct hp_core_rec_bucket *b;
 	uint64_t at = bucket_addr(c, root, id), v[8];
-	const void *p;
+	/* The second four counters: since layout 3 where the root says,
+	 * before right after the first four. */
+	uint32_t off2 = root->version >= 3 ? root->bucket_counters2_off
+					   : root->bucket_counters_off + 32;
+	const void *p, *p2;
 	int ok = 1;
 
-	if (!at || !(p = hp_core_mem(c, at + root->bucket_counters_off, sizeof v)))
+	if (!at || !(p = hp_core_mem(c, at + root->bucket_counters_off, 4 * sizeof *v)) ||
+	    !(p2 = hp_core_mem(c, at + off2, 4 * sizeof *v)))
 		return 0;
-	memcpy(v, p, sizeof v);
+	memcpy(v, p, 4 * sizeof *v);
+	memcpy(v + 4, p2, 4 * sizeof *v);
 	if (!v[0])
 		return 0;
 	if (r->nbuckets == *cap) {

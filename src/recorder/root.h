@@ -23,8 +23,10 @@
 
 #define HP_ROOT_MAGIC UINT64_C(0x746f6f7270616568) /* "heaproot", little-endian */
 /* 2 added the tag tables (the fields from types on); a reader takes a
- * version 1 root of HP_ROOT_V1_BYTES without them. */
-#define HP_ROOT_VERSION 2u
+ * version 1 root of HP_ROOT_V1_BYTES without them. 3 moved a bucket's
+ * last four counters (bucket_counters2_off, where version 2 had padding;
+ * a version 2 root has them right after the first four). */
+#define HP_ROOT_VERSION 3u
 
 /* An interning table (intern.h): struct hp_intern at its address; its
  * count (u32, ids 1..count-1 exist) and its entry-chunk pointers (an array
@@ -54,15 +56,16 @@ struct hp_root {
 	/* The buckets: chunks (the address of an array of bucket_chunks
 	 * pointers), each of 1 << chunk_bits buckets of bucket_bytes; in a
 	 * bucket, the lock word (u32) at lock_off, the peak epoch (u64) at
-	 * epoch_off, and eight u64 counters from counters_off: alloc count,
-	 * alloc bytes, free count, free bytes, temporary count and bytes,
-	 * count and bytes at the peak (valid when the bucket's epoch is the
-	 * global one, else its in-use values are). */
+	 * epoch_off, four u64 counters from counters_off (alloc count, alloc
+	 * bytes, free count, free bytes) and four from counters2_off
+	 * (temporary count and bytes, count and bytes at the peak, valid when
+	 * the bucket's epoch is the global one, else its in-use values are;
+	 * before version 3, at counters_off + 32). */
 	uint32_t bucket_chunks;
 	uint64_t bucket_chunk_addr;
 	uint32_t bucket_chunk_bits, bucket_bytes;
 	uint32_t bucket_lock_off, bucket_epoch_off;
-	uint32_t bucket_counters_off, pad0;
+	uint32_t bucket_counters_off, bucket_counters2_off;
 	/* Addresses of the global u64s (aggregate.c): the peak's epoch, the
 	 * raw bytes in use, the largest estimate of the bytes in use (the
 	 * peak; raw in a full recording), the raw bytes in use at that peak

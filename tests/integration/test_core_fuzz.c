@@ -315,6 +315,8 @@ HP_TEST(core_fuzz_damaged_root_is_one_line)
 			   "2^32 - 1 stack chunks: no count past the core's size");
 	check_damaged_root(&s, offsetof(struct hp_root, bucket_counters_off), 0xfffffff0, 4,
 			   "counters past the bucket's end");
+	check_damaged_root(&s, offsetof(struct hp_root, bucket_counters2_off), 0xfffffff0, 4,
+			   "the temporaries' and peak counters past the bucket's end");
 }
 
 /* A regression the fuzz run found (case 1350): a writable segment whose
