@@ -105,9 +105,10 @@ struct entry {
 struct memo {
 	struct hp_cfa_memo_head h; /* stack, origin, bucket (cfa_cache.h) */
 	uint32_t max;              /* the walk's max */
-	uintptr_t rip, rsp, rbp;   /* the starting registers */
+	uintptr_t rip, rsp, rbp;   /* the starting registers (or the program's) */
 	uint32_t reads;            /* words read; 0 = empty */
-	uint32_t n;                /* frames kept */
+	uint16_t n;                /* frames kept */
+	uint16_t lead;             /* 1: the first frame is rip, read before the words */
 	uint64_t hash;                 /* of the kept frames */
 	uint64_t kept;                 /* bit i: word i is a kept frame */
 	uint16_t off[MEMO_READS];      /* word i at rsp + 8 * off[i] */
@@ -720,7 +721,8 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
 /* The stack word at offset off from lo. */
 #define WORD(base, off) (*(const uint64_t *)((base) + 8 * (uintptr_t)(off)))
 
-static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, uintptr_t rip, uintptr_t rsp, uintptr_t rbp, uint32_t max,
+static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, uintptr_t base,
+			 uintptr_t rip, uintptr_t rsp, uintptr_t rbp, uint32_t max,
 			 uint64_t *frames, uint64_t *hash, uint32_t *stack)
 {
 	struct memo *m = tab->memo[set];
@@ -740,11 +742,11 @@ static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, u
 		 * where two took 14). */
 		for (k = m->reads; k >= 2;) {
 			k -= 2;
-			if ((WORD(rsp, m->off[k + 1]) ^ m->val[k + 1]) |
-			    (WORD(rsp, m->off[k]) ^ m->val[k]))
+			if ((WORD(base, m->off[k + 1]) ^ m->val[k + 1]) |
+			    (WORD(base, m->off[k]) ^ m->val[k]))
 				goto differs;
 		}
-		if (k && WORD(rsp, m->off[0]) != m->val[0])
+		if (k && WORD(base, m->off[0]) != m->val[0])
 			continue;
 		t->cfa_memo = m;
 		*hash = m->hash;
@@ -752,7 +754,10 @@ static inline int recall(struct hp_thread *t, struct table *tab, uint32_t set, u
 			*stack = m->h.stack;
 			return (int)m->n;
 		}
-		for (n = 0, kept = m->kept; kept; kept &= kept - 1)
+		n = 0;
+		if (m->lead)
+			frames[n++] = m->rip;
+		for (kept = m->kept; kept; kept &= kept - 1)
 			frames[n++] = m->val[__builtin_ctzll(kept)];
 		return (int)n;
 differs:;
@@ -780,8 +785,19 @@ void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucke
 	}
 }
 
+/* Set (relaxed) when an entry (cfa_cache.h) was not where the walk found
+ * the recorder's frames to end: entries are ignored from then on, and
+ * walks remembered from their own start again. */
+static int entry_unreliable;
+
+/* entry when it is given and trusted, else 0. */
+static inline uintptr_t entry_of(uintptr_t entry)
+{
+	return entry && !__atomic_load_n(&entry_unreliable, __ATOMIC_RELAXED) ? entry : 0;
+}
+
 __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
-					  uint64_t *hash, uint32_t *stack)
+					  uint64_t *hash, uint32_t *stack, uintptr_t entry)
 {
 	const uintptr_t lo = t->stack_lo, span = t->stack_hi - t->stack_lo - 8;
 	const uintptr_t *fp = __builtin_frame_address(0);
@@ -789,8 +805,9 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	uintptr_t rip, rsp, rbp, base;
 	struct table *tab = t->cfa_cache;
 	struct memo *tr;
+	uintptr_t key_rip, key_rsp, key_rbp;
 	uint64_t h = HP_HASH_STACK_SEED;
-	uint32_t n = 0, walked, stop, set, rip_at = UINT32_MAX;
+	uint32_t n = 0, walked, stop = 0, set, rip_at = UINT32_MAX, lead = 0;
 	uintptr_t rbp_at = 0; /* where rbp was last read from, until a step uses it */
 	int r;
 
@@ -813,11 +830,25 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	 * libunwind takes out of unw_backtrace's. */
 	rbp = fp[0];
 	rip = fp[1];
-	rsp = base = (uintptr_t)(fp + 2);
+	rsp = (uintptr_t)(fp + 2);
 	/* A walk remembered from these registers whose words are unchanged
-	 * is this walk (see struct memo). */
-	set = (uint32_t)(rsp >> 4) & (MEMO_SETS - 1);
-	r = recall(t, tab, set, rip, rsp, rbp, max, frames, hash, stack);
+	 * is this walk (see struct memo). With an entry, from the program's
+	 * registers where the recorder's frames end: the words of those
+	 * frames are not compared (nor walked). */
+	entry = entry_of(entry);
+	if (entry) {
+		key_rip = ((const uintptr_t *)entry)[-1];
+		key_rsp = entry;
+		key_rbp = 0;
+		base = entry - 16;
+	} else {
+		key_rip = rip;
+		key_rsp = rsp;
+		key_rbp = rbp;
+		base = rsp;
+	}
+	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
+	r = recall(t, tab, set, base, key_rip, key_rsp, key_rbp, max, frames, hash, stack);
 	if (r >= 0)
 		return r;
 	/* Else this walk is noted into the set's next way, the one evicted. */
@@ -838,6 +869,24 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 			goto out;
 		walked++;
 	}
+	if (entry) {
+		/* The walk goes on from the key: its own frames' words (below
+		 * base, which poisoned the memo) are not its words, the first
+		 * frame is the key's rip, and rbp is the word the recorder's
+		 * outermost frame saved at rsp - 16 (base), a word of the walk
+		 * only if a step uses it (the program's rbp is anything in
+		 * code without frame pointers: not a key). */
+		if (rip != key_rip || rsp != key_rsp || rbp != *(const uintptr_t *)base) {
+			__atomic_store_n(&entry_unreliable, 1, __ATOMIC_RELAXED);
+			tr->reads = MEMO_POISON;
+		} else {
+			tr->reads = 0;
+			tr->kept = 0;
+			rbp_at = base;
+			rip_at = UINT32_MAX;
+			lead = 1;
+		}
+	}
 	/* Kept frames end at max, or where the walk's limit falls. */
 	stop = limit - walked + 1 < max ? limit - walked + 1 : max;
 	for (;;) {
@@ -857,13 +906,17 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 out:
 	*hash = hp_hash_stack_end(h, n);
 	/* Remembered when every word fits and every kept frame is a word
-	 * read (not the starting rip). */
-	if (tr->reads <= MEMO_READS && (uint32_t)__builtin_popcountll(tr->kept) == n) {
-		tr->rip = fp[1];
-		tr->rsp = (uintptr_t)(fp + 2);
-		tr->rbp = fp[0];
+	 * read (not the starting rip) or the key's rip; from a key, when
+	 * the walk reached it and kept all it may (the frames the recorder's
+	 * own take from max + HP_UNWIND_SLACK are not in the key). */
+	if (tr->reads <= MEMO_READS && (uint32_t)__builtin_popcountll(tr->kept) + lead == n &&
+	    (!entry || (lead && stop == max))) {
+		tr->rip = key_rip;
+		tr->rsp = key_rsp;
+		tr->rbp = key_rbp;
+		tr->lead = (uint16_t)lead;
 		tr->max = max;
-		tr->n = n;
+		tr->n = (uint16_t)n;
 		tr->hash = *hash;
 		tr->h.stack = 0;
 		tr->h.bucket = 0;
@@ -881,15 +934,16 @@ fail:
 }
 
 __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max,
-					     uint64_t *hash, uint32_t *stack)
+					     uint64_t *hash, uint32_t *stack, uintptr_t entry)
 {
 	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
 	uintptr_t at = (uintptr_t)__builtin_frame_address(0), next, ret;
-	const uintptr_t start = at;
+	uintptr_t key_rip, key_rsp;
 	struct table *tab = t->cfa_cache;
 	struct memo *tr;
 	uint64_t h = HP_HASH_STACK_SEED;
-	uint32_t n = 0, set;
+	uint32_t n = 0, set, lead = 0;
+	uintptr_t base;
 	int r;
 
 	if (stack)
@@ -907,9 +961,23 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		return -1;
 	/* As for the DWARF walks: the walk from this frame is a function of
 	 * its address and the words it reads (the walk of unwind.c's
-	 * walk_fp, which reads two words a frame). */
-	set = (uint32_t)(at >> 4) & (MEMO_SETS - 1);
-	r = recall(t, tab, set, 0, at, 0, max, frames, hash, stack);
+	 * walk_fp, which reads two words a frame); with an entry, the walk
+	 * from the program's frame where the recorder's end is a function of
+	 * the entry's registers (its return address, the frame's address
+	 * rsp - 16 and the saved rbp in it, the next frame's) and the words
+	 * it reads above. */
+	entry = entry_of(entry);
+	if (entry) {
+		key_rip = ((const uintptr_t *)entry)[-1];
+		key_rsp = entry;
+		base = entry - 16;
+	} else {
+		key_rip = 0;
+		key_rsp = at;
+		base = at;
+	}
+	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
+	r = recall(t, tab, set, base, key_rip, key_rsp, 0, max, frames, hash, stack);
 	if (r >= 0)
 		return r;
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
@@ -921,9 +989,9 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
 			goto out;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, start, at, next);
+		note(tr, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, start, at + 8, ret);
+		note(tr, base, at + 8, ret);
 		if (!ret)
 			goto out;
 		if (!hp_unwind_is_own(ret))
@@ -932,30 +1000,42 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 			goto out;
 		at = next;
 	}
+	if (entry) { /* as in hp_cfa_walk; the frame at is at base */
+		if (at != base) { /* (then next and ret are the words at base) */
+			__atomic_store_n(&entry_unreliable, 1, __ATOMIC_RELAXED);
+			tr->reads = MEMO_POISON;
+		} else {
+			tr->reads = 0;
+			tr->kept = 0;
+			note(tr, base, at, next); /* the word the walk goes on from */
+			lead = 1;
+		}
+	}
 	for (;;) { /* frame at is valid: its return address ret is the next */
 		frames[n++] = ret;
-		if (tr->reads - 1 < MEMO_READS)
+		if (tr->reads - 1 < MEMO_READS && n > lead) /* (a lead is the key's) */
 			tr->kept |= 1ull << (tr->reads - 1);
 		h = hp_hash_stack_step(h, ret);
 		if (n >= max || next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
 			break;
 		at = next;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, start, at, next);
+		note(tr, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, start, at + 8, ret);
+		note(tr, base, at + 8, ret);
 		if (!ret)
 			break;
 	}
 out:
 	*hash = hp_hash_stack_end(h, n);
 	if (tr->reads && tr->reads <= MEMO_READS &&
-	    (uint32_t)__builtin_popcountll(tr->kept) == n) {
-		tr->rip = 0;
-		tr->rsp = start;
+	    (uint32_t)__builtin_popcountll(tr->kept) + lead == n && (!entry || lead)) {
+		tr->rip = key_rip;
+		tr->rsp = key_rsp;
 		tr->rbp = 0;
+		tr->lead = (uint16_t)lead;
 		tr->max = max;
-		tr->n = n;
+		tr->n = (uint16_t)n;
 		tr->hash = *hash;
 		tr->h.stack = 0;
 		tr->h.bucket = 0;

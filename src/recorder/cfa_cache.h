@@ -25,6 +25,14 @@
  * and every walk returns -1. Returns 0 or -errno. Not thread-safe. */
 int hp_cfa_init(void);
 
+/* Where the program called into the recorder: its rsp once the
+ * recorder's outermost frame returns, the return address just below it,
+ * the program's rbp below that (saved by that frame's prologue). Taken in
+ * a recorder function with a frame pointer that the program's call
+ * reached with nothing on the stack above it but the return address (a
+ * tail call from the interposed function). */
+#define HP_CFA_ENTRY() ((uintptr_t)__builtin_frame_address(0) + 16)
+
 /* Walks the calling thread's stack through its rule cache as
  * hp_unwind does (unwind.h): fills frames[0..max) with the frames
  * unw_backtrace((void **)f, max + HP_UNWIND_SLACK) would give when called
@@ -43,9 +51,15 @@ int hp_cfa_init(void);
  * with stack non-NULL, a walk that is one of them and whose stack id was
  * given to hp_cfa_remember puts that id in *stack and returns the number
  * of frames without writing frames[] (*hash is set); otherwise *stack is
- * 0 and frames[] is written. */
+ * 0 and frames[] is written.
+ *
+ * entry (or 0): the program's rsp where the recorder's frames end
+ * (HP_CFA_ENTRY). Walks are then remembered from there, so that the
+ * recorder's own frames are neither walked nor compared again; a walk
+ * that finds other registers where the recorder's frames end makes every
+ * later walk ignore its entry (correct stacks either way). */
 int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
-		uint32_t *stack);
+		uint32_t *stack, uintptr_t entry);
 
 /* The frame-pointer walk of unwind.c (every frame inside the thread's
  * stack bounds, above the previous one, aligned; the recorder's own frames
@@ -57,7 +71,7 @@ int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *h
  * the thread has no table or its stack bounds are unknown (walk without
  * it). Lock-free, no allocation but the table's mapping. */
 int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
-		   uint32_t *stack);
+		   uint32_t *stack, uintptr_t entry);
 
 /* Gives the thread's last hp_cfa_walk or hp_cfa_walk_fp, when it was remembered, the id the
  * stack table gave its frames (ids are never reused), so that the next

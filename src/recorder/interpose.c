@@ -151,17 +151,18 @@ void hp_free_slow(void *p)
 }
 
 /* The body of hp_note_alloc_slow, inlined into malloc_slow and
- * calloc_slow. */
-static inline __attribute__((always_inline)) void note_alloc(void *p, size_t size)
+ * calloc_slow, which give the program's registers (hp_unwind). */
+static inline __attribute__((always_inline)) void note_alloc(void *p, size_t size,
+							     uintptr_t entry)
 {
 	int saved = errno;
-	hp_record_alloc(&hp_self, p, size);
+	hp_record_alloc(&hp_self, p, size, entry);
 	errno = saved;
 }
 
 void hp_note_alloc_slow(void *p, size_t size)
 {
-	note_alloc(p, size);
+	note_alloc(p, size, 0);
 }
 
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
@@ -308,13 +309,16 @@ static void *first_calloc(size_t n, size_t size)
 	return real.calloc(n, size);
 }
 
-/* The slow paths of malloc and calloc: the real call, then the record. */
+/* The slow paths of malloc and calloc: the real call, then the record.
+ * Reached by a tail call from the interposed function, so their return
+ * address is the program's (HP_CFA_ENTRY; were it not, the unwinder
+ * would notice and stop trusting entries). */
 static __attribute__((noinline, cold)) void *malloc_slow(size_t size)
 {
 	void *p = real.malloc(size);
 
 	if (hp_likely(p != NULL))
-		note_alloc(p, size);
+		note_alloc(p, size, HP_CFA_ENTRY());
 	return p;
 }
 
@@ -323,7 +327,7 @@ static __attribute__((noinline, cold)) void *calloc_slow(size_t n, size_t size)
 	void *p = real.calloc(n, size);
 
 	if (hp_likely(p != NULL))
-		note_alloc(p, n * size);
+		note_alloc(p, n * size, HP_CFA_ENTRY());
 	return p;
 }
 

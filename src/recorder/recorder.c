@@ -104,7 +104,7 @@ static inline uint32_t bucket_of(uint32_t stack, uint32_t heap, uint64_t size)
 	return hp_agg_bucket(stack, 0, hp_attr_origin_of(&hp_attr_self, heap), size);
 }
 
-void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
+void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
 {
 	uint64_t frames[config.max_depth + HP_UNWIND_SLACK];
 	struct hp_live_block stale;
@@ -169,7 +169,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
 		return;
 	}
 
-	depth = hp_unwind(t, frames, config.max_depth, &hash, &stack);
+	depth = hp_unwind(t, frames, config.max_depth, &hash, &stack, entry);
 	if (!stack) { /* the frames are in frames[] */
 		stack = same_as_last(t, frames, depth, hash)
 				? t->last_stack
@@ -253,7 +253,7 @@ int hp_record_heap_alloc(struct hp_thread *t, const void *p, size_t size, uint32
 		t->busy = 0;
 		return -ENOSPC;
 	}
-	depth = hp_unwind(t, frames, config.max_depth, &hash, NULL);
+	depth = hp_unwind(t, frames, config.max_depth, &hash, NULL, 0);
 	stack = hp_stacks_intern_hashed(frames, depth, hash);
 	if (!stack)
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfa_cache.h"
 #include "live.h"
 #include "thread.h"
 
@@ -68,8 +69,9 @@ void hp_recorder_start(void);
  * returns), so a signal handler's allocation never deadlocks it; not
  * async-signal-safe otherwise (libunwind's caches, the snapshot it may
  * write through hp_trigger_tick). May mmap; the program's malloc only
- * through libunwind's first use in a thread, with busy set. */
-void hp_record_alloc(struct hp_thread *t, void *p, size_t size)
+ * through libunwind's first use in a thread, with busy set. entry: the
+ * program's rsp where it called the recorder, or 0 (hp_unwind). */
+void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
 	__attribute__((noinline, cold));
 
 /* Removes p from the live register before the real free; returns 1 with

@@ -285,7 +285,7 @@ static __attribute__((noinline)) void check_walk_fp(struct hp_thread *t, const u
 }
 
 uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
-		   uint32_t *stack)
+		   uint32_t *stack, uintptr_t entry)
 {
 	int got;
 
@@ -293,7 +293,7 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
 		*stack = 0;
 	if (mode == HP_UNWIND_FP) {
 		if (fp_memo) {
-			got = hp_cfa_walk_fp(t, frames, max, hash, check ? NULL : stack);
+			got = hp_cfa_walk_fp(t, frames, max, hash, check ? NULL : stack, entry);
 			if (check) {
 				__atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
 				if (got >= 0) {
@@ -310,7 +310,7 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
 	 * below, so that both walks start from the same return address. With
 	 * the check, every walk gives its frames, to be compared. */
 	if (use_cache) {
-		got = hp_cfa_walk(t, frames, max, hash, check ? NULL : stack);
+		got = hp_cfa_walk(t, frames, max, hash, check ? NULL : stack, entry);
 		if (check) {
 			__atomic_fetch_add(&walks, 1, __ATOMIC_RELAXED);
 			if (got >= 0) {

@@ -48,9 +48,12 @@ void hp_unwind_report(void);
  * frames[] is written, and the caller, once it has interned them, passes
  * their id to hp_unwind_remember. Call with t->busy set: libunwind may
  * allocate on its first use in a thread. Allocation-free afterwards,
- * lock-free, not async-signal-safe in DWARF mode (libunwind's caches). */
+ * lock-free, not async-signal-safe in DWARF mode (libunwind's caches).
+ * entry: the program's rsp where it called the recorder (HP_CFA_ENTRY
+ * in the interposed function's slow path), or 0: the remembered walks
+ * start there (cfa_cache.h). */
 uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
-		   uint32_t *stack);
+		   uint32_t *stack, uintptr_t entry);
 
 /* The stack id of the frames the thread's last hp_unwind wrote,
  * for the walks equal to it later (cfa_cache.h). No allocation, no lock. */
