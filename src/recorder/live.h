@@ -2,7 +2,9 @@
  * live.h - the live register: address -> (bucket, size) of every recorded
  * block still allocated, so that free can be attributed.
  *
- * Model: 256 shards chosen by the top bits of the address's hash, each an
+ * Model: 256 shards, in 16 groups chosen by the address's 64 MiB region
+ * (a glibc arena's blocks share a group), in a group by the top bits of
+ * the address's hash (live.c, shard_of), each an
  * open-addressed table with linear probing and backward-shift deletion (no
  * tombstones), grown (rehashed into a table a quarter larger, in whole
  * pages, mapped with mmap) when three quarters full. An entry is 16 bytes
@@ -97,8 +99,8 @@ static inline unsigned hp_live_life_class(uint16_t born)
 #define HP_LIVE_MAX_SLOTS (1u << 30)
 
 /* The hash of an address (a Fibonacci multiply: a bijection, cheap enough
- * to recompute for every entry a delete shifts): its top 8 bits choose the
- * shard, the next 32 the home slot. Pure. */
+ * to recompute for every entry a delete shifts): its top 4 bits choose the
+ * shard in the address's group, bits 24..55 the home slot. Pure. */
 static inline uint64_t hp_live_hash(uintptr_t addr)
 {
 	return (uint64_t)addr * 0x9e3779b97f4a7c15ull;
