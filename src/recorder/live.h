@@ -13,7 +13,7 @@
  * a few pages, as low as 3/8). Table sizes are not powers of two: the home
  * slot is the hash's top bits scaled to the table (a multiply and a
  * shift). Without tombstones a churning shard never needs a rehash. A
- * shard maps its first table (256 slots, a page) at its first insert, not
+ * shard maps its first table (512 slots, two pages) at its first insert, not
  * at init.
  *
  * In sampled mode most frees are of blocks never recorded; a filter of 2^18
