@@ -165,6 +165,11 @@ void hp_note_alloc_slow(void *p, size_t size)
 	note_alloc(p, size, 0);
 }
 
+void hp_note_alloc_slow_at(void *p, size_t size, uintptr_t entry)
+{
+	note_alloc(p, size, entry);
+}
+
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
 static int resolved;
 

@@ -109,8 +109,9 @@ static void *forward_new_aligned(new_aligned_fn f, size_t n, size_t align)
 /* The unaligned operators: the next malloc, recorded; NULL when it failed
  * (then the next operator new takes over). The countdown first, as in
  * malloc; given back when the malloc fails, since the next operator new
- * then allocates and counts (forward_new). */
-static inline void *new_fast(size_t n)
+ * then allocates and counts (forward_new). Always inlined into the
+ * operator, whose frame HP_CFA_ENTRY reads: the program called it. */
+static inline __attribute__((always_inline)) void *new_fast(size_t n)
 {
 	struct hp_thread *t = &hp_self;
 	void *p;
@@ -124,7 +125,7 @@ static inline void *new_fast(size_t n)
 	}
 	p = hp_next_malloc(n ? n : 1);
 	if (p)
-		hp_note_alloc_slow(p, n);
+		hp_note_alloc_slow_at(p, n, HP_CFA_ENTRY());
 	return p;
 }
 

@@ -56,6 +56,10 @@ static inline int hp_fast_alloc(struct hp_thread *t, size_t size)
  * around hp_record_alloc, whose properties it has. */
 void hp_note_alloc_slow(void *p, size_t size)
 	__attribute__((visibility("hidden"), noinline, cold));
+/* The same, given where the program called the interposed function
+ * (HP_CFA_ENTRY in that function: cfa_cache.h). */
+void hp_note_alloc_slow_at(void *p, size_t size, uintptr_t entry)
+	__attribute__((visibility("hidden"), noinline, cold));
 
 static inline void hp_note_alloc(void *p, size_t size)
 {
