@@ -408,14 +408,25 @@ print_columns() {
 
 # The CPU time ratio of workload $1 in mode $2 against its bare run, "?"
 # when either is missing.
+# The median of the round-by-round ratios: each run of MODE against the bare
+# run of the same round, seconds apart (the rounds alternate the modes).
+# This VM's speed drifts by 10% and more from one minute to the next; a
+# ratio of medians taken minutes apart carried that drift (two runs of the
+# whole bench gave churn DWARF 2.24x and 2.62x), a paired one cancels it.
+# A mode that ran fewer rounds (heaptrack) pairs with the first bare runs.
 cpu_ratio() { # WORKLOAD MODE
 	if [[ -z ${cpu_list[$1.$2]:-} || -z ${cpu_list[$1.bare]:-} ]]; then
 		echo "?"
 		return
 	fi
-	# shellcheck disable=SC2086 # the lists are meant to split into arguments
-	awk -v t="$(median ${cpu_list[$1.$2]})" -v b="$(median ${cpu_list[$1.bare]})" \
-		'BEGIN { printf "%.2f", (b > 0 ? t / b : 0) }'
+	local -a t b ratios=()
+	local i
+	read -ra t <<<"${cpu_list[$1.$2]}"
+	read -ra b <<<"${cpu_list[$1.bare]}"
+	for ((i = 0; i < ${#t[@]} && i < ${#b[@]}; i++)); do
+		ratios+=("$(awk -v t="${t[i]}" -v b="${b[i]}" 'BEGIN { printf "%.6f", (b > 0 ? t / b : 0) }')")
+	done
+	awk -v r="$(median "${ratios[@]}")" 'BEGIN { printf "%.2f", r }'
 }
 
 print_row() { # WORKLOAD MODE
@@ -474,7 +485,7 @@ print_report() {
 		                     cxx_churn ${alloc_count[cxx]:-?}, sqlite3 and cc1 ${alloc_count[sqlite3]:-?} / ${alloc_count[cc1]:-?} (heapprof's count)
 		time_s: median wall time; cpu_s: user+sys of the process tree (heaptrack's includes
 		        its interpreter and compressor; heapprof's the symbols it embeds at the end)
-		x_bare: cpu_s / bare cpu_s; ns/alloc: (cpu_s - bare cpu_s) / allocations
+		x_bare: median of each round's cpu_s / that round's bare cpu_s; ns/alloc: (cpu_s - bare cpu_s) / allocations
 		peak_rss_MiB: largest peak RSS in the process tree (not a sum); output: capture file size
 
 		targets (issue 15, CPU): churn 1T (2M) full DWARF <= 2.5x, fp <= 1.7x; churn 2T DWARF
