@@ -37,9 +37,12 @@ int hp_cfa_init(void);
  * hp_unwind does (unwind.h): fills frames[0..max) with the frames
  * unw_backtrace((void **)f, max + HP_UNWIND_SLACK) would give when called
  * from the same caller, the recorder's own frames at their start dropped,
- * and puts their hp_hash_stack in *hash. Must be called directly from
- * the function that would otherwise call unw_backtrace (a frame of its
- * own, built with frame pointers). Returns the number of frames written,
+ * and puts their hp_hash_stack in *hash. Must be called from a recorder
+ * function with a frame of its own (built with frame pointers), fewer
+ * than HP_UNWIND_SLACK recorder frames above the program's: then the
+ * frames kept are the program's that unw_backtrace would give from any
+ * such caller (hp_unwind's check calls both from one frame, and compares
+ * them). Returns the number of frames written,
  * or -1 when the walk met a frame only libunwind can step through
  * (frames[] then holds garbage): call unw_backtrace instead. Call with
  * t->busy set: a miss reads .eh_frame under dl_iterate_phdr (the loader's

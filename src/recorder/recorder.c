@@ -169,7 +169,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
 		return;
 	}
 
-	depth = hp_unwind(t, frames, config.max_depth, &hash, &stack, entry);
+	depth = hp_unwind_fast(t, frames, config.max_depth, &hash, &stack, entry);
 	if (!stack) { /* the frames are in frames[] */
 		stack = same_as_last(t, frames, depth, hash)
 				? t->last_stack

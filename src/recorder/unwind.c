@@ -140,6 +140,7 @@ int hp_unwind_init(unsigned m, int cache, int check_it)
 	use_cache = cache && m == HP_UNWIND_DWARF && hp_cfa_init() == 0;
 	fp_memo = cache && m == HP_UNWIND_FP && hp_cfa_init() == 0;
 	check = check_it && (use_cache || fp_memo);
+	hp_unwind_direct = check ? 0 : use_cache ? 1 : fp_memo ? 2 : 0;
 #ifdef HP_STATIC
 	(void)find_own;
 	(void)fds;
@@ -324,6 +325,22 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
 	/* In place: frames has room for the recorder's own frames too, which
 	 * are then dropped. */
 	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
+	got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
+	max = drop_own(frames, got, max);
+	*hash = hp_hash_stack(frames, max);
+	return max;
+}
+
+/* unwind.h. Written by hp_unwind_init only. */
+int hp_unwind_direct;
+
+__attribute__((noinline)) uint32_t hp_unwind_fallback(struct hp_thread *t, uint64_t *frames,
+						      uint32_t max, uint64_t *hash)
+{
+	int got;
+
+	if (mode == HP_UNWIND_FP)
+		return walk_fp(t, frames, max, hash);
 	got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
 	max = drop_own(frames, got, max);
 	*hash = hp_hash_stack(frames, max);
