@@ -664,12 +664,15 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 		t->cfa_cache = tab;
 	} else {
 		/* The rules, and the remembered walks without writing to
-		 * those never filled (pages not touched stay unbacked). */
+		 * those never filled (pages not touched stay unbacked): an
+		 * empty one has rsp 0 (recall compares nothing else). */
 		memset(tab->set, 0, sizeof tab->set);
 		for (unsigned i = 0; i < MEMO_SETS; i++)
 			for (unsigned w = 0; w < MEMO_WAYS; w++)
-				if (tab->memo[i][w].reads)
+				if (tab->memo[i][w].reads || tab->memo[i][w].rsp) {
 					tab->memo[i][w].reads = 0;
+					tab->memo[i][w].rsp = 0;
+				}
 	}
 	t->cfa_generation = gen;
 	return 0;
@@ -744,7 +747,8 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 	size_t k;
 
 	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
-		if (m->rsp != rsp || m->rip != rip || m->rbp != rbp || m->max != max || !m->reads)
+		/* One branch for the key (an empty memo's rsp is 0: no walk's) */
+		if ((m->rsp ^ rsp) | (m->rip ^ rip) | (m->rbp ^ rbp) | (m->max ^ max))
 			continue;
 		/* First the word that told the last walk other than this one
 		 * apart: callers at one depth (one set) tell apart at one
@@ -874,8 +878,10 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	r = recall(t, tab, set, base, key_rip, key_rsp, key_rbp, max, frames, hash, stack);
 	if (r >= 0)
 		return r;
-	/* Else this walk is noted into the set's next way, the one evicted. */
+	/* Else this walk is noted into the set's next way, the one evicted
+	 * (emptied: rsp 0 until it is remembered). */
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
+	tr->rsp = 0;
 	tr->reads = 0;
 	tr->kept = 0;
 	if (!max || rip < LOWEST_RIP)
@@ -1005,6 +1011,7 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	if (r >= 0)
 		return r;
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
+	tr->rsp = 0;
 	tr->reads = 0;
 	tr->kept = 0;
 	if (!max)
