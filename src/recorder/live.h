@@ -62,16 +62,20 @@ struct hp_live_block {
  * HP_LIVE_BIG_BLOCKS of them at once. */
 #define HP_LIVE_SIZE_BITS 26
 #define HP_LIVE_BIG_BLOCKS 1024
-/* Recorded allocations so far: counted by hp_live_insert with a relaxed
- * load and store (no locked add: births that race in two threads may count
- * once, which makes lifetimes a little shorter, never longer); read by
- * anyone. Exposed for the inline functions below only. */
-extern uint64_t hp_live_births;
+/* Recorded allocations so far (births): counted by hp_live_insert with a
+ * relaxed load and store while the process has one thread, by each thread
+ * a unit at a time once it has more (live.c, birth: a lifetime is then
+ * exact to within one unit per thread allocating meanwhile); read by
+ * anyone. A cache line of its own. Exposed for the inline functions below
+ * only. */
+extern struct __attribute__((aligned(64))) hp_live_clock {
+	uint64_t births;
+} hp_live_clock;
 
 /* The stamp units since a block of birth stamp born was. */
 static inline uint32_t hp_live_age_units(uint16_t born)
 {
-	return (uint16_t)((uint16_t)(__atomic_load_n(&hp_live_births, __ATOMIC_RELAXED) >>
+	return (uint16_t)((uint16_t)(__atomic_load_n(&hp_live_clock.births, __ATOMIC_RELAXED) >>
 				     HP_LIVE_AGE_SHIFT) -
 			  born);
 }

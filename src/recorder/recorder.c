@@ -32,10 +32,6 @@
 #include "writer.h"
 #include "interpose_inline.h"
 
-__thread struct hp_thread hp_self __attribute__((tls_model("initial-exec"))) = {
-	.countdown_bytes = 0, /* the first allocation takes the slow path */
-};
-
 int hp_state;
 int hp_sampled;
 

@@ -57,6 +57,9 @@ struct hp_thread {
 	/* Bytes allocated by this thread not yet added to the byte triggers'
 	 * shared count (hp_trigger_allocated flushes them in chunks). */
 	uint64_t unflushed_bytes;
+	/* Births this thread counted but has not yet added to the shared
+	 * clock of lifetimes (live.c, birth), in a threaded process. */
+	uint32_t births_unadded;
 	/* Set while this thread looks up the real allocator with dlsym, whose
 	 * own allocations the bootstrap buffer answers (interpose.c). */
 	uint32_t resolving;
