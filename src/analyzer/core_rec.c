@@ -145,6 +145,9 @@ static const char *root_damage(const struct hp_core *c, const struct hp_root *r)
 				(uint64_t)r->contexts.entries_max * 8 > c->map_bytes ||
 				(uint64_t)r->origins.entries_max * 8 > c->map_bytes))
 		return "the tag tables' layout";
+	if (r->version >= 4 && (r->credit_bytes < 8 || (uint64_t)r->credit_slots * r->credit_bytes >
+								  c->map_bytes))
+		return "the credit slots' layout";
 	if ((uint64_t)r->live_shards * r->shard_bytes > c->map_bytes ||
 	    (uint64_t)r->bucket_chunks * 8 > c->map_bytes ||
 	    (uint64_t)r->stacks.entries_max * 8 > c->map_bytes ||
@@ -194,8 +197,9 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 		}
 		/* (a version 2 root is a version 3 one of the same size with
 		 * bucket_counters2_off as padding) */
-		if (!(((root->version == HP_ROOT_VERSION || root->version == 2) &&
-		       root->root_bytes == sizeof *root) ||
+		if (!((root->version == HP_ROOT_VERSION && root->root_bytes == sizeof *root) ||
+		      ((root->version == 3 || root->version == 2) &&
+		       root->root_bytes == HP_ROOT_V3_BYTES) ||
 		      (root->version == 1 && root->root_bytes == HP_ROOT_V1_BYTES)) ||
 		    !(p = hp_core_mem(c, at, root->root_bytes))) {
 			hp_core_note(c, "%s: recorder tables of layout %u (%u bytes); this heapprof "
@@ -203,7 +207,7 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 				     root->root_bytes, HP_ROOT_VERSION);
 			return -EPROTO;
 		}
-		bytes = root->root_bytes; /* sizeof *root, or a version 1 root's */
+		bytes = root->root_bytes; /* sizeof *root, or an older root's */
 		memset(root, 0, sizeof *root);
 		memcpy(root, p, bytes);
 		if ((bad = root_damage(c, root))) {
@@ -340,6 +344,14 @@ static int read_buckets(struct hp_core *c, const struct hp_root *root)
 	uint32_t keys = rd32(c, root->keys.addr + root->keys.count_off, &ok);
 
 	r->in_use_bytes = rd64(c, root->in_use_bytes_addr, &ok);
+	/* Less the threads' credit (layout 4): counted in use, not allocated. */
+	for (uint32_t i = 0; root->version >= 4 && i < root->credit_slots; i++) {
+		int credit_ok = 1;
+		uint64_t credit = rd64(c, root->credit_addr + (uint64_t)i * root->credit_bytes,
+				       &credit_ok);
+		if (credit_ok && credit <= r->in_use_bytes)
+			r->in_use_bytes -= credit;
+	}
 	int rate_ok = 1;
 
 	r->sample_rate = rd64(c, root->sample_rate_addr, &rate_ok);

@@ -13,6 +13,7 @@
 #include "root.h"
 #include "sampler.h"
 #include "spin.h"
+#include "thread.h"
 
 #define ORIGIN_MASK 0xffffffu
 #define HEAP_SHIFT 24
@@ -103,6 +104,57 @@ static struct __attribute__((aligned(64))) {
 	uint64_t weight, bytes, epoch, time_ns;
 } peak = {.epoch = 1};
 
+/* Credit: how a full recording of a threaded program counts most
+ * allocations and frees without a locked add on in_use.bytes, whose line
+ * every core would otherwise take in turn (churn on 2 threads: 30% of its
+ * time on that one add, perf), and still finds the exact peak
+ * (docs/internals/recorder.md, "Bytes in use on many threads").
+ *
+ * A thread holds credit: bytes counted in in_use.bytes but not allocated.
+ * An allocation of size bytes that its credit covers takes them from the
+ * credit (a CAS on the thread's own line) and a free gives its bytes to
+ * the credit, neither touching in_use.bytes; so in_use.bytes is the bytes
+ * in use plus every thread's credit, never less than the bytes in use.
+ * Credit is handed out (a grant, under credit.lock) only while
+ * in_use.bytes plus the grant stays at or below the peak, so no
+ * allocation from credit can make a new peak: while credit exists
+ * ("far" from the peak), in_use.bytes never passes the peak. An
+ * allocation credit cannot cover and that would pass the peak if granted
+ * turns the process "near": under the lock, credit.near is set and every
+ * thread's credit is taken back (an exchange of each slot, subtracted from
+ * in_use.bytes), after which every count goes to in_use.bytes as on one
+ * thread and the peak is found exactly as there. A free whose bytes went
+ * to a credit just taken back sees near set (its add and the taker's
+ * exchange are both locked instructions: one sees the other) and takes
+ * them back itself. The process turns far again when a free leaves the
+ * bytes in use CREDIT_FAR below the peak. One thread, or a sampled
+ * recording (whose slow paths are rare): in_use.bytes alone, as before.
+ *
+ * Slots: one cache line each, claimed by a thread's first count in a
+ * threaded process and given back at its exit (a pthread key's
+ * destructor, which returns the credit); a thread without one (more than
+ * CREDIT_SLOTS at once, or after its destructor ran) counts on
+ * in_use.bytes, taking credit.lock while far. */
+#define CREDIT_SLOTS 256u
+#define CREDIT_GRANT (2u << 10) /* bytes of credit a grant gives */
+#define CREDIT_KEEP (4u << 10)  /* credit above this goes back */
+#define CREDIT_FAR (16u << 10)  /* bytes below the peak to turn far */
+#define SLOT_NONE UINT32_MAX     /* hp_thread.credit_slot: never again */
+
+static struct __attribute__((aligned(64))) credit_slot {
+	uint64_t credit; /* atomics: the owner's CAS and add, anyone's exchange */
+	uint32_t owned;  /* claimed by a thread (CAS), given back at its exit */
+} slots[CREDIT_SLOTS];
+
+static struct __attribute__((aligned(64))) {
+	struct hp_spin lock; /* grants, turning near or far */
+	uint32_t near;       /* 1: no credit anywhere (and at start) */
+	uint32_t slots_seen; /* slots claimed at least once: 0..seen-1 */
+	uint32_t have_key;
+	unsigned key;    /* the destructor's pthread key */
+	uint64_t far_turns; /* times the process turned far */
+} credit = {.near = 1};
+
 /* Each custom heap's own figures (index 0 unused: malloc's are the
  * globals above): bytes and blocks in use, the peak of the bytes (raw,
  * sampled blocks only in a sampled recording) with the blocks in use and
@@ -133,8 +185,244 @@ static inline uint64_t in_use_add(uint64_t *v, uint64_t delta)
 	return __atomic_add_fetch(v, delta, __ATOMIC_ACQ_REL);
 }
 
+#define SEQ __ATOMIC_SEQ_CST
+
+/* Gives the calling thread a slot; NULL when none is free or the
+ * destructor's key could not be made (it counts on in_use.bytes). A CAS
+ * per slot tried; hp_os_thread_key_set (forwarded: glibc allocates nothing
+ * for a low key, os.h). Not async-signal-safe. */
+static __attribute__((noinline, cold)) struct credit_slot *claim_slot(void)
+{
+	struct hp_thread *t = &hp_self;
+
+	for (uint32_t i = 0; credit.have_key && i < CREDIT_SLOTS; i++) {
+		uint32_t none = 0, seen;
+		int r;
+
+		if (__atomic_load_n(&slots[i].owned, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&slots[i].owned, &none, 1, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		t->forwarding++;
+		r = hp_os_thread_key_set(credit.key, &slots[i]);
+		t->forwarding--;
+		if (r < 0) {
+			__atomic_store_n(&slots[i].owned, 0, __ATOMIC_RELEASE);
+			break;
+		}
+		seen = __atomic_load_n(&credit.slots_seen, __ATOMIC_RELAXED);
+		while (seen <= i && !__atomic_compare_exchange_n(&credit.slots_seen, &seen, i + 1, 0,
+								 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+		t->credit_slot = i + 1;
+		return &slots[i];
+	}
+	t->credit_slot = SLOT_NONE;
+	return NULL;
+}
+
+/* The calling thread's slot, or NULL. */
+static inline struct credit_slot *my_slot(void)
+{
+	uint32_t i = hp_self.credit_slot;
+
+	if (__builtin_expect(i - 1 < CREDIT_SLOTS, 1))
+		return &slots[i - 1];
+	return i ? NULL : claim_slot();
+}
+
+/* The key's destructor at a thread's exit: its credit back, its slot
+ * free; the thread's later counts (other destructors') go to in_use. */
+static void slot_exit(void *arg)
+{
+	struct credit_slot *sl = arg;
+	uint64_t x = __atomic_exchange_n(&sl->credit, 0, SEQ);
+
+	if (x)
+		__atomic_sub_fetch(&in_use.bytes, x, SEQ);
+	hp_self.credit_slot = SLOT_NONE;
+	__atomic_store_n(&sl->owned, 0, __ATOMIC_RELEASE);
+}
+
+/* Takes every slot's credit back into in_use.bytes. A slot read as empty
+ * after near was set is skipped: a free adding to it later sees near
+ * (both sides' locked instructions order their stores before their
+ * loads). */
+static void take_back_all(void)
+{
+	uint32_t n = __atomic_load_n(&credit.slots_seen, __ATOMIC_ACQUIRE);
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (__atomic_load_n(&slots[i].credit, SEQ))
+			sum += __atomic_exchange_n(&slots[i].credit, 0, SEQ);
+	if (sum)
+		__atomic_sub_fetch(&in_use.bytes, sum, SEQ);
+}
+
+/* Under credit.lock: no credit anywhere from now until the next turn far. */
+static void turn_near(void)
+{
+	__atomic_exchange_n(&credit.near, 1, SEQ);
+	take_back_all();
+}
+
+/* Credit for an allocation of size bytes (with CREDIT_GRANT more for a
+ * thread with a slot) when in_use.bytes stays at or below the peak with
+ * it; else turns the process near. Returns 1 when granted (size counted).
+ * Takes credit.lock. */
+static __attribute__((noinline)) int grant(struct credit_slot *sl, uint64_t size)
+{
+	int granted = 0;
+
+	hp_spin_lock(&credit.lock);
+	if (!credit.near) {
+		uint64_t more = sl ? CREDIT_GRANT : 0;
+
+		if (__atomic_load_n(&in_use.bytes, SEQ) + size + more <=
+		    __atomic_load_n(&peak.weight, __ATOMIC_RELAXED)) {
+			__atomic_add_fetch(&in_use.bytes, size + more, SEQ);
+			if (more)
+				__atomic_add_fetch(&sl->credit, more, SEQ);
+			granted = 1;
+		} else {
+			turn_near();
+		}
+	}
+	hp_spin_unlock(&credit.lock);
+	return granted;
+}
+
+/* A new peak of now bytes in use: the peak moves, with its time and
+ * epoch. Lock-free (a CAS). */
+static void peak_moves(uint64_t now, uint64_t raw)
+{
+	uint64_t top = __atomic_load_n(&peak.weight, __ATOMIC_RELAXED);
+
+	while (now > top) {
+		if (__atomic_compare_exchange_n(&peak.weight, &top, now, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&peak.bytes, raw, __ATOMIC_RELAXED);
+			__atomic_store_n(&peak.time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
+			__atomic_add_fetch(&peak.epoch, 1, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+}
+
+/* in_use.bytes passed the peak (now, after an add made while the process
+ * was near, whose far turns were turns before it): under credit.lock, with
+ * every credit taken back, so that the peak is bytes in use and not
+ * credit. When the process turned far since (a straggler's add, read near
+ * before the turn), now may hold credit granted meanwhile: in_use.bytes
+ * is read again, exact with the credit back. */
+static __attribute__((noinline)) void new_peak(uint64_t now, uint64_t turns)
+{
+	hp_spin_lock(&credit.lock);
+	if (!credit.near)
+		turn_near();
+	if (__atomic_load_n(&credit.far_turns, __ATOMIC_RELAXED) != turns)
+		now = __atomic_load_n(&in_use.bytes, SEQ);
+	peak_moves(now, now);
+	hp_spin_unlock(&credit.lock);
+}
+
+/* Counts size bytes allocated in a full recording of a threaded process:
+ * from the thread's credit, a grant, or in_use.bytes (and then the peak).
+ * Lock-free but for a grant, a turn or a new peak (credit.lock). */
+static inline void count_alloc_threaded(uint64_t size)
+{
+	struct credit_slot *sl = my_slot();
+
+	if (sl) {
+		uint64_t c = __atomic_load_n(&sl->credit, __ATOMIC_RELAXED);
+		if (size <= c && __atomic_compare_exchange_n(&sl->credit, &c, c - size, 0, SEQ,
+							     __ATOMIC_RELAXED))
+			return;
+	}
+	for (;;) {
+		uint64_t turns = __atomic_load_n(&credit.far_turns, SEQ), now;
+
+		if (!__atomic_load_n(&credit.near, SEQ)) {
+			if (grant(sl, size))
+				return;
+			continue; /* near now */
+		}
+		now = __atomic_add_fetch(&in_use.bytes, size, SEQ);
+		if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
+			new_peak(now, turns);
+		return;
+	}
+}
+
+/* Under credit.lock: far again (credit may be granted) when the bytes in
+ * use are CREDIT_FAR below the peak. */
+static __attribute__((noinline)) void turn_far(void)
+{
+	hp_spin_lock(&credit.lock);
+	if (credit.near && __atomic_load_n(&in_use.bytes, SEQ) + CREDIT_FAR <=
+				   __atomic_load_n(&peak.weight, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&credit.far_turns, 1, SEQ);
+		__atomic_store_n(&credit.near, 0, SEQ);
+	}
+	hp_spin_unlock(&credit.lock);
+}
+
+/* Counts size bytes freed, as count_alloc_threaded. */
+static inline void count_free_threaded(uint64_t size)
+{
+	struct credit_slot *sl = my_slot();
+	uint64_t now;
+
+	if (sl && !__atomic_load_n(&credit.near, __ATOMIC_RELAXED)) {
+		uint64_t c = __atomic_add_fetch(&sl->credit, size, SEQ);
+
+		if (__atomic_load_n(&credit.near, SEQ)) {
+			/* Taken back before this add, or about to be: back now. */
+			c = __atomic_exchange_n(&sl->credit, 0, SEQ);
+			if (c)
+				__atomic_sub_fetch(&in_use.bytes, c, SEQ);
+		} else if (c > CREDIT_KEEP &&
+			   __atomic_compare_exchange_n(&sl->credit, &c, CREDIT_GRANT, 0, SEQ,
+						       __ATOMIC_RELAXED)) {
+			__atomic_sub_fetch(&in_use.bytes, c - CREDIT_GRANT, SEQ);
+		}
+		return;
+	}
+	now = __atomic_sub_fetch(&in_use.bytes, size, SEQ);
+	if (sl && now + CREDIT_FAR <= __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
+		turn_far();
+}
+
+/* The credit held now, summed over the slots (a reader's estimate while
+ * threads count). Lock-free. */
+static uint64_t credit_held(void)
+{
+	uint32_t n = __atomic_load_n(&credit.slots_seen, __ATOMIC_ACQUIRE);
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		sum += __atomic_load_n(&slots[i].credit, __ATOMIC_RELAXED);
+	return sum;
+}
+
+/* Every credit back, the process near (a new recording, a fork child); in
+ * a fork child (child) the slots of the threads that did not follow are
+ * free again. Takes credit.lock. */
+static void credit_reset(int child)
+{
+	hp_spin_lock(&credit.lock);
+	turn_near();
+	if (child)
+		for (uint32_t i = 0; i < CREDIT_SLOTS; i++)
+			if (i + 1 != hp_self.credit_slot)
+				__atomic_store_n(&slots[i].owned, 0, __ATOMIC_RELEASE);
+	hp_spin_unlock(&credit.lock);
+}
+
 int hp_agg_init(void)
 {
+	credit.have_key = hp_os_thread_key_create(&credit.key, slot_exit) == 0;
 	for (unsigned i = 0; i <= HP_AGG_MAX_HEAPS; i++)
 		heaps[i] = (struct heap_stat){.epoch = 1};
 	return hp_intern_init(&keys, MAX_KEYED, 3 * (uint64_t)MAX_KEYED);
@@ -246,7 +534,7 @@ static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
 void hp_agg_alloc(uint32_t id, uint64_t size)
 {
 	struct bucket *b;
-	uint64_t raw, now, top;
+	uint64_t raw, now;
 
 	if (!id)
 		return;
@@ -259,6 +547,10 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	touched(b);
 	hp_spin_unlock(&b->lock);
 
+	if (sample_rate_bytes == 1 && !hp_os_single_threaded()) {
+		count_alloc_threaded(size);
+		return;
+	}
 	/* The peak is found on the estimate, not on the raw bytes: raw bytes
 	 * over-weight big blocks, which are sampled nearly always, against
 	 * small ones, which stand for up to rate bytes each. */
@@ -266,16 +558,8 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	now = sample_rate_bytes > 1
 		      ? in_use_add(&in_use.weight, hp_sampler_weight(size, sample_rate_bytes))
 		      : raw;
-	top = __atomic_load_n(&peak.weight, __ATOMIC_RELAXED);
-	while (now > top) {
-		if (__atomic_compare_exchange_n(&peak.weight, &top, now, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			__atomic_store_n(&peak.bytes, raw, __ATOMIC_RELAXED);
-			__atomic_store_n(&peak.time_ns, hp_os_now_ns(), __ATOMIC_RELAXED);
-			__atomic_add_fetch(&peak.epoch, 1, __ATOMIC_RELEASE);
-			break;
-		}
-	}
+	if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
+		peak_moves(now, raw);
 }
 
 void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
@@ -297,6 +581,10 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
 		SET(b->life_hist[life_class], b->life_hist[life_class] + 1);
 	touched(b);
 	hp_spin_unlock(&b->lock);
+	if (sample_rate_bytes == 1 && !hp_os_single_threaded()) {
+		count_free_threaded(size);
+		return;
+	}
 	in_use_add(&in_use.bytes, -size);
 	if (sample_rate_bytes > 1)
 		in_use_add(&in_use.weight, -hp_sampler_weight(size, sample_rate_bytes));
@@ -460,6 +748,7 @@ void hp_agg_zero(void)
 			__atomic_store_n(&b->life_hist[c], 0, __ATOMIC_RELAXED);
 		hp_spin_unlock(&b->lock);
 	}
+	credit_reset(0);
 	__atomic_store_n(&in_use.bytes, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&in_use.weight, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&peak.weight, 0, __ATOMIC_RELAXED);
@@ -484,7 +773,10 @@ void hp_agg_zero(void)
 
 void hp_agg_restart_peak(void)
 {
-	uint64_t raw = __atomic_load_n(&in_use.bytes, __ATOMIC_RELAXED);
+	uint64_t raw;
+
+	credit_reset(1);
+	raw = __atomic_load_n(&in_use.bytes, __ATOMIC_RELAXED);
 
 	__atomic_store_n(&peak.weight,
 			 sample_rate_bytes > 1 ? __atomic_load_n(&in_use.weight, __ATOMIC_RELAXED)
@@ -606,7 +898,13 @@ int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out)
 void hp_agg_totals(struct hp_totals *out)
 {
 	memset(out, 0, sizeof *out);
-	out->in_use_bytes = __atomic_load_n(&in_use.bytes, __ATOMIC_RELAXED);
+	/* Less the credit: its bytes are counted in use but not allocated.
+	 * While threads count, the two reads straddle grants and take-backs
+	 * (a grant adds to the counter first, a take-back to it last), so
+	 * the difference is an estimate within a grant or a take-back, and
+	 * never below 0. */
+	uint64_t held = credit_held(), counted = __atomic_load_n(&in_use.bytes, __ATOMIC_RELAXED);
+	out->in_use_bytes = counted > held ? counted - held : 0;
 	out->peak_estimate_bytes = __atomic_load_n(&peak.weight, __ATOMIC_RELAXED);
 	if (sample_rate_bytes > 1) {
 		out->in_use_estimate_bytes = __atomic_load_n(&in_use.weight, __ATOMIC_RELAXED);
@@ -656,10 +954,12 @@ void hp_agg_lock_all(void)
 	hp_spin_lock(&keys.lock);
 	hp_spin_lock(&chunks_lock);
 	for_each_bucket(hp_spin_lock);
+	hp_spin_lock(&credit.lock);
 }
 
 void hp_agg_unlock_all(void)
 {
+	hp_spin_unlock(&credit.lock);
 	for_each_bucket(hp_spin_unlock);
 	hp_spin_unlock(&chunks_lock);
 	hp_spin_unlock(&keys.lock);
@@ -689,4 +989,7 @@ void hp_agg_root(struct hp_root *r)
 	r->peak_weight_addr = (uintptr_t)&peak.weight;
 	r->peak_bytes_addr = (uintptr_t)&peak.bytes;
 	r->sample_rate_addr = (uintptr_t)&sample_rate_bytes;
+	r->credit_addr = (uintptr_t)slots;
+	r->credit_slots = CREDIT_SLOTS;
+	r->credit_bytes = sizeof slots[0];
 }

@@ -24,7 +24,10 @@
  * in chunks of 4096 buckets mapped when first needed (aggregate.c).
  *
  * Locking: each bucket has its own spinlock for its counters; the global
- * in-use bytes and the peak are lock-free atomics. Nothing here calls the
+ * in-use bytes and the peak are lock-free atomics, except in a full
+ * recording of a threaded program, where a thread counts on its own credit
+ * and a grant of credit, a turn near the peak or far from it, and a new
+ * peak take the credit lock (aggregate.c, "Credit"). Nothing here calls the
  * target's malloc. hp_agg_lost is async-signal-safe; the rest is not.
  */
 #ifndef HP_RECORDER_AGGREGATE_H
@@ -68,8 +71,10 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 
 /* Counts an allocation of size bytes in bucket id (id 0 is ignored), and
  * moves the peak when the bytes in use pass it. Takes the bucket's
- * spinlock for a few stores; no allocation; not async-signal-safe (a
- * handler over the recorder could meet the lock held). */
+ * spinlock for a few stores, and on threads at times the credit lock
+ * (above); a thread's first count on threads claims a credit slot
+ * (pthread_setspecific, forwarded). No allocation of its own; not
+ * async-signal-safe (a handler over the recorder could meet a lock held). */
 void hp_agg_alloc(uint32_t id, uint64_t size);
 
 /* Counts a free of size bytes from bucket id; temporary when the block was

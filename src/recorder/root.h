@@ -26,7 +26,9 @@
  * version 1 root of HP_ROOT_V1_BYTES without them. 3 moved a bucket's
  * last four counters (bucket_counters2_off, where version 2 had padding;
  * a version 2 root has them right after the first four). */
-#define HP_ROOT_VERSION 3u
+#define HP_ROOT_VERSION 4u
+/* 4 added the threads' credit (credit_addr on); a version 3 root (or 2) is
+ * HP_ROOT_V3_BYTES long. */
 
 /* An interning table (intern.h): struct hp_intern at its address; its
  * count (u32, ids 1..count-1 exist) and its entry-chunk pointers (an array
@@ -120,9 +122,15 @@ struct hp_root {
 	uint64_t heap_stats_addr;
 	uint32_t heap_stat_bytes, heap_peak_bytes_off;
 	uint32_t heap_peak_count_off, heap_resets_off;
+	/* Since version 4: the threads' credit (aggregate.c), bytes counted in
+	 * the bytes in use but not allocated: credit_slots slots of
+	 * credit_bytes at credit_addr, each a u64 of credit at offset 0. */
+	uint64_t credit_addr;
+	uint32_t credit_slots, credit_bytes;
 };
 
 #define HP_ROOT_V1_BYTES ((uint32_t)offsetof(struct hp_root, types))
+#define HP_ROOT_V3_BYTES ((uint32_t)offsetof(struct hp_root, credit_addr))
 
 /* In the recorder: each module describes its own tables (their struct bodies are its own).
  * Called once by hp_root_fill. No allocation, no lock. */

@@ -60,6 +60,9 @@ struct hp_thread {
 	/* Births this thread counted but has not yet added to the shared
 	 * clock of lifetimes (live.c, birth), in a threaded process. */
 	uint32_t births_unadded;
+	/* The thread's credit slot (aggregate.c) plus one; 0: none yet,
+	 * UINT32_MAX: none from now on. */
+	uint32_t credit_slot;
 	/* Set while this thread looks up the real allocator with dlsym, whose
 	 * own allocations the bootstrap buffer answers (interpose.c). */
 	uint32_t resolving;

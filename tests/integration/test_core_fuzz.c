@@ -317,6 +317,8 @@ HP_TEST(core_fuzz_damaged_root_is_one_line)
 			   "counters past the bucket's end");
 	check_damaged_root(&s, offsetof(struct hp_root, bucket_counters2_off), 0xfffffff0, 4,
 			   "the temporaries' and peak counters past the bucket's end");
+	check_damaged_root(&s, offsetof(struct hp_root, credit_slots), 0xffffffff, 4,
+			   "2^32 - 1 credit slots: no loop past the core's size");
 }
 
 /* A regression the fuzz run found (case 1350): a writable segment whose

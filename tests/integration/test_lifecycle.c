@@ -77,6 +77,40 @@ HP_TEST(threads_exact)
 	hpq_free(cap);
 }
 
+/* Threads count on credit far from the peak (aggregate.c); the peak they
+ * reach holding still is bytes allocated, to the byte: every bucket's
+ * bytes at the peak add up to it, and the two sites held then count all
+ * their blocks there. Five runs: the threads' interleaving differs in
+ * each. */
+HP_TEST(threads_peak_is_exact)
+{
+	for (int run_no = 0; run_no < 5; run_no++) {
+		struct hp_capture *cap;
+		const struct hp_cap_snapshot *last;
+		struct hpq_sum all, held, rise, churn;
+
+		if (!expect_eq_u64(run("credit", "", ""), 0, "exit status") ||
+		    !(cap = hpq_load(out)))
+			return;
+		last = hp_capture_last(cap);
+		all = hpq_total(cap);
+		held = hpq_match(cap, STACK("credit_held_alloc", "thread_main"));
+		rise = hpq_match(cap, STACK("credit_rise_alloc", "thread_main"));
+		churn = hpq_match(cap, STACK("credit_churn_alloc", "churn"));
+		expect_eq_u64(churn.alloc_count, 2 * 2 * (100000 + 512), "churn: objects allocated");
+		expect_eq_u64(churn.free_count, churn.alloc_count, "churn: every object freed");
+		expect_eq_u64(held.peak_bytes, 100 * 1000, "held at the peak: 100 x 1000 bytes");
+		expect_eq_u64(rise.peak_bytes, 300 * 1000, "rise at the peak: 300 x 1000 bytes");
+		expect_eq_u64(last->peak_bytes, all.peak_bytes,
+			      "the peak is the buckets' bytes at the peak (no credit in it)");
+		expect_true(churn.peak_count <= 2 * 128 && churn.peak_bytes <= 2 * 128 * 271,
+			    "churn at the peak: at most the two windows");
+		expect_true(hp_capture_last(cap)->lost_count[HP_LOST_UNKNOWN_FREE] == 0,
+			    "no free went unmatched");
+		hpq_free(cap);
+	}
+}
+
 static void check_parent(struct hp_capture *cap)
 {
 	expect_eq_u64(hpq_match(cap, STACK("parent_before", "main")).alloc_count, 3,

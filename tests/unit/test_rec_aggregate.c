@@ -9,6 +9,7 @@
  * ThreadSanitizer with `make check SAN=thread`.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "../../src/recorder/aggregate.h"
@@ -332,6 +333,91 @@ HP_TEST(agg_threads)
 	expect_eq_u64(t.in_use_bytes, 0, "nothing in use");
 	expect_true(t.peak_bytes <= 16 * THREADS + THREADS * THREADS + THREADS,
 		    "the peak: at most one block per thread at once");
+}
+
+/* Credit (aggregate.c): far below the peak, threads count from their own
+ * credit; the bytes in use stay exact (less the credit held), and a peak
+ * reached while they hold still is bytes allocated, to the byte. */
+#define HOLD 40u
+static uint32_t credit_bucket, hold_bucket;
+static int holding, release_holds;
+
+static void *credit_counter(void *arg)
+{
+	uintptr_t n = (uintptr_t)arg;
+
+	for (uint32_t i = 0; i < ROUNDS; i++) {
+		hp_agg_alloc(credit_bucket, 16 + n + i % 64);
+		hp_agg_alloc(credit_bucket, 200);
+		hp_agg_free(credit_bucket, 16 + n + i % 64, 0, HP_AGG_LIFE_UNKNOWN);
+		hp_agg_free(credit_bucket, 200, 0, HP_AGG_LIFE_UNKNOWN);
+	}
+	for (uint32_t i = 0; i < HOLD; i++)
+		hp_agg_alloc(hold_bucket, 1000);
+	__atomic_add_fetch(&holding, 1, __ATOMIC_ACQ_REL);
+	while (!__atomic_load_n(&release_holds, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (uint32_t i = 0; i < HOLD; i++)
+		hp_agg_free(hold_bucket, 1000, 0, HP_AGG_LIFE_UNKNOWN);
+	return NULL;
+}
+
+static void *in_use_reader(void *arg)
+{
+	struct hp_totals t;
+	uint64_t bad = 0;
+	(void)arg;
+
+	while (!__atomic_load_n(&stop_reading, __ATOMIC_ACQUIRE)) {
+		hp_agg_totals(&t);
+		/* at most every thread's two blocks and its hold, and the top */
+		bad += t.in_use_bytes > (uint64_t)THREADS * (300 + HOLD * 1000) + (1u << 20);
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+HP_TEST(agg_threads_credit_exact)
+{
+	pthread_t th[THREADS], rd;
+	uint32_t top;
+	struct hp_totals t;
+	void *r;
+
+	setup();
+	credit_bucket = hp_agg_bucket(stack(0x6000), 0, 0, 0);
+	hold_bucket = hp_agg_bucket(stack(0x6001), 0, 0, 0);
+	top = hp_agg_bucket(stack(0x6002), 0, 0, 0);
+	/* A peak of 1 MiB, then nothing in use: far below it. */
+	hp_agg_alloc(top, 1u << 20);
+	hp_agg_free(top, 1u << 20, 0, HP_AGG_LIFE_UNKNOWN);
+	__atomic_store_n(&stop_reading, 0, __ATOMIC_RELEASE);
+	pthread_create(&rd, NULL, in_use_reader, NULL);
+	for (uintptr_t n = 0; n < THREADS; n++)
+		pthread_create(&th[n], NULL, credit_counter, (void *)n);
+	while (__atomic_load_n(&holding, __ATOMIC_ACQUIRE) < THREADS)
+		sched_yield();
+	hp_agg_totals(&t);
+	expect_eq_u64(t.in_use_bytes, THREADS * HOLD * 1000, "the holds in use, no credit");
+	expect_eq_u64(t.peak_bytes, 1u << 20, "below the first peak: it stays");
+	/* On top of the holds, 1 MiB again: a new peak, exactly. */
+	hp_agg_alloc(top, 1u << 20);
+	hp_agg_totals(&t);
+	expect_eq_u64(t.peak_bytes, (1u << 20) + THREADS * HOLD * 1000,
+		      "the new peak: the holds and the top, not a byte of credit");
+	expect_eq_u64(view(hold_bucket).peak_bytes + view(top).peak_bytes +
+			      view(credit_bucket).peak_bytes,
+		      t.peak_bytes, "the buckets at the peak add up to it");
+	hp_agg_free(top, 1u << 20, 0, HP_AGG_LIFE_UNKNOWN);
+	__atomic_store_n(&release_holds, 1, __ATOMIC_RELEASE);
+	for (uintptr_t n = 0; n < THREADS; n++)
+		pthread_join(th[n], NULL);
+	__atomic_store_n(&stop_reading, 1, __ATOMIC_RELEASE);
+	pthread_join(rd, &r);
+	expect_eq_u64((uintptr_t)r, 0, "the bytes in use never read past what is allocated");
+	hp_agg_totals(&t);
+	expect_eq_u64(t.in_use_bytes, 0, "nothing in use: every thread's credit back at its exit");
+	expect_eq_u64(view(credit_bucket).alloc_count, 2 * THREADS * ROUNDS, "every count");
+	expect_eq_u64(view(credit_bucket).peak_count, 0, "the churn held nothing at the peak");
 }
 
 int main(int argc, char **argv)
