@@ -174,10 +174,11 @@ static uint64_t lost_bytes[HP_LOST_KINDS];
  * subtracts), returning the new value: a plain load and store while the
  * process has one thread (no locked instruction; this thread's signal
  * handlers never count a block while it is inside the recorder: they see
- * t->busy and count it lost), an atomic add otherwise. */
-static inline uint64_t in_use_add(uint64_t *v, uint64_t delta)
+ * t->busy and count it lost), an atomic add otherwise; alone is
+ * hp_os_single_threaded(), read once by the caller. */
+static inline uint64_t in_use_add(uint64_t *v, uint64_t delta, int alone)
 {
-	if (hp_os_single_threaded()) {
+	if (alone) {
 		uint64_t n = __atomic_load_n(v, __ATOMIC_RELAXED) + delta;
 		__atomic_store_n(v, n, __ATOMIC_RELAXED);
 		return n;
@@ -535,6 +536,7 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 {
 	struct bucket *b;
 	uint64_t raw, now;
+	int alone;
 
 	if (!id)
 		return;
@@ -547,17 +549,18 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	touched(b);
 	hp_spin_unlock(&b->lock);
 
-	if (sample_rate_bytes == 1 && !hp_os_single_threaded()) {
+	alone = hp_os_single_threaded();
+	if (!alone && sample_rate_bytes == 1) {
 		count_alloc_threaded(size);
 		return;
 	}
 	/* The peak is found on the estimate, not on the raw bytes: raw bytes
 	 * over-weight big blocks, which are sampled nearly always, against
 	 * small ones, which stand for up to rate bytes each. */
-	raw = in_use_add(&in_use.bytes, size);
-	now = sample_rate_bytes > 1
-		      ? in_use_add(&in_use.weight, hp_sampler_weight(size, sample_rate_bytes))
-		      : raw;
+	raw = in_use_add(&in_use.bytes, size, alone);
+	now = sample_rate_bytes > 1 ? in_use_add(&in_use.weight,
+						 hp_sampler_weight(size, sample_rate_bytes), alone)
+				    : raw;
 	if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
 		peak_moves(now, raw);
 }
@@ -565,6 +568,7 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
 {
 	struct bucket *b;
+	int alone;
 
 	if (!id)
 		return;
@@ -581,13 +585,14 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
 		SET(b->life_hist[life_class], b->life_hist[life_class] + 1);
 	touched(b);
 	hp_spin_unlock(&b->lock);
-	if (sample_rate_bytes == 1 && !hp_os_single_threaded()) {
+	alone = hp_os_single_threaded();
+	if (!alone && sample_rate_bytes == 1) {
 		count_free_threaded(size);
 		return;
 	}
-	in_use_add(&in_use.bytes, -size);
+	in_use_add(&in_use.bytes, -size, alone);
 	if (sample_rate_bytes > 1)
-		in_use_add(&in_use.weight, -hp_sampler_weight(size, sample_rate_bytes));
+		in_use_add(&in_use.weight, -hp_sampler_weight(size, sample_rate_bytes), alone);
 }
 
 void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)

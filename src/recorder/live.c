@@ -289,7 +289,8 @@ static int grow(struct shard *s)
  * and every 64th birth of each thread writes it. */
 struct hp_live_clock hp_live_clock;
 
-/* Counts a birth; its stamp. While the process has one thread, a plain
+/* Counts a birth; its stamp. While the process has one thread (alone:
+ * hp_os_single_threaded(), read by the caller for its lock too), a plain
  * load and store. With threads, each counts its births in its own
  * hp_thread and adds them to the shared clock a unit (64) at a time, with
  * one locked add: a shared store on every allocation kept its line moving
@@ -299,18 +300,23 @@ struct hp_live_clock hp_live_clock;
  * thread allocating at the time (live.h). A signal handler's birth on top
  * of the thread's may be lost from its count: a lifetime a little
  * shorter. */
-static inline uint16_t birth(void)
+static __attribute__((noinline)) uint64_t births_threaded(void)
+{
+	if (++hp_self.births_unadded < 1u << HP_LIVE_AGE_SHIFT)
+		return __atomic_load_n(&hp_live_clock.births, __ATOMIC_RELAXED);
+	hp_self.births_unadded = 0;
+	return __atomic_add_fetch(&hp_live_clock.births, 1u << HP_LIVE_AGE_SHIFT, __ATOMIC_RELAXED);
+}
+
+static inline uint16_t birth(int alone)
 {
 	uint64_t n;
 
-	if (hp_os_single_threaded()) {
+	if (__builtin_expect(alone, 1)) {
 		n = __atomic_load_n(&hp_live_clock.births, __ATOMIC_RELAXED) + 1;
 		__atomic_store_n(&hp_live_clock.births, n, __ATOMIC_RELAXED);
-	} else if (++hp_self.births_unadded >= 1u << HP_LIVE_AGE_SHIFT) {
-		hp_self.births_unadded = 0;
-		n = __atomic_add_fetch(&hp_live_clock.births, 1u << HP_LIVE_AGE_SHIFT, __ATOMIC_RELAXED);
 	} else {
-		n = __atomic_load_n(&hp_live_clock.births, __ATOMIC_RELAXED);
+		n = births_threaded();
 	}
 	return (uint16_t)(n >> HP_LIVE_AGE_SHIFT);
 }
@@ -320,9 +326,9 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
 	uint64_t h = hp_live_hash(addr), packed;
 	struct shard *s = &shards[shard_of(addr, h)];
 	struct entry *e, *slot = NULL;
-	int ret = 0;
+	int ret = 0, alone = hp_os_single_threaded(); /* no thread starts in here */
 
-	hp_spin_lock(&s->lock);
+	hp_spin_lock_as(&s->lock, alone);
 	/* Grow at 3/4 full; a table that cannot grow takes entries while
 	 * one slot stays empty (probes end at an empty slot). */
 	if ((uint64_t)(s->live + 1) * 4 > (uint64_t)s->slots * 3 && grow(s) < 0 &&
@@ -331,7 +337,7 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
 		goto out;
 	}
 	e = find(s, h, addr, &slot);
-	if (pack(bucket, size, birth(), &packed) < 0) {
+	if (pack(bucket, size, birth(alone), &packed) < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}

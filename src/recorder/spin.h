@@ -26,11 +26,11 @@ struct hp_spin {
  * before it returns. No allocation; async-signal-safe only where no
  * holder can be the code the signal interrupted (use hp_spin_trylock_for
  * there). */
-static inline void hp_spin_lock(struct hp_spin *l)
+static inline void hp_spin_lock_as(struct hp_spin *l, int alone)
 {
 	unsigned spins = 0;
 
-	if (hp_os_single_threaded() && !__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
+	if (alone && !__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&l->locked, 1, __ATOMIC_RELAXED);
 		/* Nothing of the critical section moves above the store, as
 		 * seen from this thread's signal handlers. */
@@ -47,6 +47,13 @@ static inline void hp_spin_lock(struct hp_spin *l)
 			}
 		}
 	}
+}
+
+/* hp_spin_lock with hp_os_single_threaded() read by the caller (alone),
+ * who reads it once for more than one use. Same properties. */
+static inline void hp_spin_lock(struct hp_spin *l)
+{
+	hp_spin_lock_as(l, hp_os_single_threaded());
 }
 
 /* Takes l if free; returns 1 when taken. Async-signal-safe, no
