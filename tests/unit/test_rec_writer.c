@@ -248,9 +248,9 @@ static void check_regions(const struct hp_cap_snapshot *s, const char *small, co
 	const struct hp_cap_map *m = region_of(s, (uintptr_t)small);
 	size_t page = hp_os_page_size();
 
-#if defined(__SANITIZE_ADDRESS__)
-	/* ASan's malloc, not glibc's: no brk heap, no chunk headers; the
-	 * blocks lie in mappings of its own, "other". */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* ASan's or TSan's malloc, not glibc's: no brk heap, no chunk
+	 * headers; the blocks lie in mappings of its own, "other". */
 	(void)page;
 	expect_true(m && m->kind == HP_MAP_OTHER, "the small block: in a mapping");
 	m = region_of(s, (uintptr_t)big);
