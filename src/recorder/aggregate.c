@@ -312,13 +312,20 @@ static void peak_moves(uint64_t now, uint64_t raw)
 }
 
 /* in_use.bytes passed the peak (now, after an add made while the process
- * was near, whose far turns were turns before it): under credit.lock, with
- * every credit taken back, so that the peak is bytes in use and not
- * credit. When the process turned far since (a straggler's add, read near
- * before the turn), now may hold credit granted meanwhile: in_use.bytes
- * is read again, exact with the credit back. */
+ * was near, whose far turns were turns before it). When it is still near
+ * and has not turned far since, no credit existed at the add: now is
+ * bytes in use, and the peak moves lock-free (a program growing on many
+ * threads, every allocation a new peak, takes no lock). Else, under
+ * credit.lock, with every credit taken back, so that the peak is bytes in
+ * use and not credit: when the process turned far since (a straggler's
+ * add, read near before the turn), now may hold credit granted meanwhile,
+ * and in_use.bytes is read again, exact with the credit back. */
 static __attribute__((noinline)) void new_peak(uint64_t now, uint64_t turns)
 {
+	if (__atomic_load_n(&credit.near, SEQ) && __atomic_load_n(&credit.far_turns, SEQ) == turns) {
+		peak_moves(now, now);
+		return;
+	}
 	hp_spin_lock(&credit.lock);
 	if (!credit.near)
 		turn_near();
