@@ -313,6 +313,39 @@ HP_TEST(core_sampled_is_unbiased)
 		      0, "the listing says its figures are estimates");
 }
 
+/* A threaded program dies while its threads hold credit (aggregate.c:
+ * bytes counted in use, not allocated): the bytes in use `heapprof core`
+ * reads are the fatal-signal snapshot's, the credit left out through the
+ * root's slots (layout 4); with it they read 2-8 KiB more. */
+HP_TEST(core_of_threads_leaves_credit_out)
+{
+	char dir[512], *o, *want;
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return; /* no kernel cores here: said there */
+	snprintf(dir, sizeof dir, "%s/corecredit", hp_test_tmp());
+	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* && "
+		       "LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
+		       "%s/tests/programs/corecredit > out.txt 2>/dev/null; "
+		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" rec.core",
+		       dir, dir, b, dir, b)) {
+		expect_true(0, "a kernel core of the threaded program");
+		return;
+	}
+	o = hp_test_sh_out("cd %s && %s/heapprof core --json rec.core | python3 -c "
+			   "'import json,sys; print(json.load(sys.stdin)[\"recorder\"][\"in_use_bytes\"])'",
+			   dir, b);
+	want = hp_test_sh_out("%s/heapprof inspect %s/cap.hpf | awk '/fatal signal/ {f=1} "
+			      "f && $1 == \"in\" && $2 == \"use\" {print $5; exit}'",
+			      b, dir);
+	if (expect_true(o && want && atoll(want) > 0, "both figures read"))
+		expect_eq_u64((uint64_t)atoll(o), (uint64_t)atoll(want),
+			      "the core's bytes in use: the fatal-signal snapshot's, no credit");
+	free(o);
+	free(want);
+}
+
 /* A capture of a dump has no clock (the root carries no time): the report
  * leaves out the rates and times ("allocations 9 (0/s)", "at 0.000 s"
  * were shown), JSON has null for them; the recorder's own capture keeps
