@@ -111,6 +111,34 @@ HP_TEST(threads_peak_is_exact)
 	}
 }
 
+/* A threaded parent forks while its threads hold credit: the followed
+ * child, which frees main's 50,000-byte block and allocates 777 bytes,
+ * peaks at what it inherited, not a byte of the parent threads' credit
+ * more (credit_reset in the child). */
+HP_TEST(fork_of_threads_peak_is_exact)
+{
+	struct hp_capture *cap;
+	const struct hp_cap_snapshot *last;
+	glob_t g;
+
+	expect_eq_u64(run("forkcredit", "--follow-fork", ""), 0, "exit status");
+	if (!expect_eq_u64(others("forkcredit", &g), 1, "the child writes out.<pid>.hpf"))
+		return;
+	if ((cap = hpq_load(g.gl_pathv[0]))) {
+		struct hpq_sum all = hpq_total(cap);
+		uint64_t in_use = all.alloc_bytes - all.free_bytes;
+
+		last = hp_capture_last(cap);
+		expect_true(in_use > 777 + 128 * 16, "child: inherited the threads' blocks and 777");
+		expect_eq_u64(last->peak_bytes, in_use - 777 + 50000,
+			      "child: its peak is the bytes it inherited (main's block among them)");
+		expect_eq_u64(all.peak_bytes, last->peak_bytes,
+			      "child: the buckets at the peak add up to it");
+		hpq_free(cap);
+	}
+	globfree(&g);
+}
+
 static void check_parent(struct hp_capture *cap)
 {
 	expect_eq_u64(hpq_match(cap, STACK("parent_before", "main")).alloc_count, 3,
