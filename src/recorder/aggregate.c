@@ -211,9 +211,12 @@ static __attribute__((noinline, cold)) struct credit_slot *claim_slot(void)
 			__atomic_store_n(&slots[i].owned, 0, __ATOMIC_RELEASE);
 			break;
 		}
-		seen = __atomic_load_n(&credit.slots_seen, __ATOMIC_RELAXED);
+		/* seq_cst, as the slot's counts after it: a turn near that
+		 * reads slots_seen after its exchange of near sees this slot
+		 * or the slot's first free sees near (take_back_all). */
+		seen = __atomic_load_n(&credit.slots_seen, SEQ);
 		while (seen <= i && !__atomic_compare_exchange_n(&credit.slots_seen, &seen, i + 1, 0,
-								 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+								 SEQ, SEQ))
 			;
 		t->credit_slot = i + 1;
 		return &slots[i];
@@ -251,7 +254,7 @@ static void slot_exit(void *arg)
  * loads). */
 static void take_back_all(void)
 {
-	uint32_t n = __atomic_load_n(&credit.slots_seen, __ATOMIC_ACQUIRE);
+	uint32_t n = __atomic_load_n(&credit.slots_seen, SEQ);
 	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i < n; i++)
