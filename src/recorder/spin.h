@@ -18,8 +18,10 @@ struct hp_spin {
 	uint32_t locked; /* accessed only through __atomic builtins */
 };
 
-/* Waits for and takes l: spins, then yields every 256 tries. While the
- * process has one thread (hp_os_single_threaded) a free lock is taken
+/* Waits for and takes l (hp_spin_lock, below, with alone =
+ * hp_os_single_threaded() read by a caller that uses it more than once):
+ * spins, then yields every 256 tries. While the
+ * process has one thread (alone) a free lock is taken
  * with a plain store, no locked instruction: no other thread can race for
  * it, and a signal handler of this thread that meets it free between the
  * load and the store takes it with hp_spin_trylock and gives it back
@@ -49,8 +51,7 @@ static inline void hp_spin_lock_as(struct hp_spin *l, int alone)
 	}
 }
 
-/* hp_spin_lock with hp_os_single_threaded() read by the caller (alone),
- * who reads it once for more than one use. Same properties. */
+/* hp_spin_lock_as for the process as it is now. Same properties. */
 static inline void hp_spin_lock(struct hp_spin *l)
 {
 	hp_spin_lock_as(l, hp_os_single_threaded());
