@@ -148,7 +148,7 @@ static struct __attribute__((aligned(64))) credit_slot {
 
 static struct __attribute__((aligned(64))) {
 	struct hp_spin lock; /* grants, turning near or far */
-	uint32_t near;       /* 1: no credit anywhere (and at start) */
+	uint32_t near;       /* 1: no credit anywhere (and at start); 2: turning near */
 	uint32_t slots_seen; /* slots claimed at least once: 0..seen-1 */
 	uint32_t have_key;
 	unsigned key;    /* the destructor's pthread key */
@@ -264,11 +264,17 @@ static void take_back_all(void)
 		__atomic_sub_fetch(&in_use.bytes, sum, SEQ);
 }
 
-/* Under credit.lock: no credit anywhere from now until the next turn far. */
+/* Under credit.lock: no credit anywhere from now until the next turn far.
+ * near is 2 while the credit is being taken back, 1 once it is: an
+ * allocation that reads 2 waits for the lock (grant), and only 1 tells a
+ * new peak that no credit is in the counter (new_peak; with 1 set first,
+ * a peak found meanwhile counted credit not yet taken back). Frees take
+ * any non-zero near as near. */
 static void turn_near(void)
 {
-	__atomic_exchange_n(&credit.near, 1, SEQ);
+	__atomic_exchange_n(&credit.near, 2, SEQ);
 	take_back_all();
+	__atomic_store_n(&credit.near, 1, SEQ);
 }
 
 /* Credit for an allocation of size bytes (with CREDIT_GRANT more for a
@@ -282,15 +288,26 @@ static __attribute__((noinline)) int grant(struct credit_slot *sl, uint64_t size
 	hp_spin_lock(&credit.lock);
 	if (!credit.near) {
 		uint64_t more = sl ? CREDIT_GRANT : 0;
+		uint64_t cur = __atomic_load_n(&in_use.bytes, SEQ);
+		uint64_t top = __atomic_load_n(&peak.weight, __ATOMIC_RELAXED);
 
-		if (__atomic_load_n(&in_use.bytes, SEQ) + size + more <=
-		    __atomic_load_n(&peak.weight, __ATOMIC_RELAXED)) {
-			__atomic_add_fetch(&in_use.bytes, size + more, SEQ);
-			if (more)
-				__atomic_add_fetch(&sl->credit, more, SEQ);
-			granted = 1;
-		} else {
-			turn_near();
+		/* A compare-and-swap, not a test then an add: a thread that
+		 * read near before the last turn far adds without the lock,
+		 * and a grant tested before that add and made after it would
+		 * pass the peak unseen (the late add, had it come second,
+		 * sees the total and finds the peak under the lock). */
+		for (;;) {
+			if (cur + size + more > top) {
+				turn_near();
+				break;
+			}
+			if (__atomic_compare_exchange_n(&in_use.bytes, &cur, cur + size + more, 0, SEQ,
+							SEQ)) {
+				if (more)
+					__atomic_add_fetch(&sl->credit, more, SEQ);
+				granted = 1;
+				break;
+			}
 		}
 	}
 	hp_spin_unlock(&credit.lock);
@@ -325,7 +342,8 @@ static void peak_moves(uint64_t now, uint64_t raw)
  * and in_use.bytes is read again, exact with the credit back. */
 static __attribute__((noinline)) void new_peak(uint64_t now, uint64_t turns)
 {
-	if (__atomic_load_n(&credit.near, SEQ) && __atomic_load_n(&credit.far_turns, SEQ) == turns) {
+	if (__atomic_load_n(&credit.near, SEQ) == 1 &&
+	    __atomic_load_n(&credit.far_turns, SEQ) == turns) {
 		peak_moves(now, now);
 		return;
 	}
@@ -354,7 +372,7 @@ static inline void count_alloc_threaded(uint64_t size)
 	for (;;) {
 		uint64_t turns = __atomic_load_n(&credit.far_turns, SEQ), now;
 
-		if (!__atomic_load_n(&credit.near, SEQ)) {
+		if (__atomic_load_n(&credit.near, SEQ) != 1) { /* far, or turning near */
 			if (grant(sl, size))
 				return;
 			continue; /* near now */
@@ -914,10 +932,10 @@ void hp_agg_totals(struct hp_totals *out)
 {
 	memset(out, 0, sizeof *out);
 	/* Less the credit: its bytes are counted in use but not allocated.
-	 * While threads count, the two reads straddle grants and take-backs
-	 * (a grant adds to the counter first, a take-back to it last), so
-	 * the difference is an estimate within a grant or a take-back, and
-	 * never below 0. */
+	 * While threads count, the two reads straddle grants and take-backs:
+	 * the difference may read high by a grant or low by the credit a
+	 * take-back moved between them (never below 0). The timeline's
+	 * samples and the byte triggers read it; the peak never does. */
 	uint64_t held = credit_held(), counted = __atomic_load_n(&in_use.bytes, __ATOMIC_RELAXED);
 	out->in_use_bytes = counted > held ? counted - held : 0;
 	out->peak_estimate_bytes = __atomic_load_n(&peak.weight, __ATOMIC_RELAXED);

@@ -353,7 +353,13 @@ void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *
 		r = hp_live_insert((uintptr_t)p, blk->bucket, blk->size, &stale);
 		t->busy--;
 	}
-	if (r < 0) {
+	if (r < 0 && t->busy) {
+		/* Inside the recorder already (a signal handler's realloc over
+		 * it): the interrupted code may hold the bucket's lock or the
+		 * credit lock, so, as release() does, the block's bytes stay
+		 * counted in use, and it says so. */
+		hp_agg_lost(HP_LOST_REENTRANT_FREE, 1, blk->size);
+	} else if (r < 0) {
 		/* Not back in the register: count it freed now, so that its
 		 * bytes do not stay in use forever. */
 		t->busy++;
