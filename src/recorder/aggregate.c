@@ -188,6 +188,20 @@ static inline uint64_t in_use_add(uint64_t *v, uint64_t delta, int alone)
 
 #define SEQ __ATOMIC_SEQ_CST
 
+/* The credit's race windows, named for the unit tests, which pause a
+ * thread in one to play a race out step by step (test_rec_aggregate);
+ * nothing in libheapprof. */
+#ifdef HP_OS_MUTABLE
+void (*hp_agg_pause)(int window);
+#define PAUSE(window)                                                          \
+	do {                                                                   \
+		if (hp_agg_pause)                                              \
+			hp_agg_pause(window);                                  \
+	} while (0)
+#else
+#define PAUSE(window) ((void)0)
+#endif
+
 /* Gives the calling thread a slot; NULL when none is free or the
  * destructor's key could not be made (it counts on in_use.bytes). A CAS
  * per slot tried; hp_os_thread_key_set (forwarded: glibc allocates nothing
@@ -273,6 +287,7 @@ static void take_back_all(void)
 static void turn_near(void)
 {
 	__atomic_exchange_n(&credit.near, 2, SEQ);
+	PAUSE(HP_AGG_PAUSE_TURNING);
 	take_back_all();
 	__atomic_store_n(&credit.near, 1, SEQ);
 }
@@ -301,6 +316,7 @@ static __attribute__((noinline)) int grant(struct credit_slot *sl, uint64_t size
 				turn_near();
 				break;
 			}
+			PAUSE(HP_AGG_PAUSE_GRANTING);
 			if (__atomic_compare_exchange_n(&in_use.bytes, &cur, cur + size + more, 0, SEQ,
 							SEQ)) {
 				if (more)
@@ -377,6 +393,7 @@ static inline void count_alloc_threaded(uint64_t size)
 				return;
 			continue; /* near now */
 		}
+		PAUSE(HP_AGG_PAUSE_ADDING);
 		now = __atomic_add_fetch(&in_use.bytes, size, SEQ);
 		if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
 			new_peak(now, turns);

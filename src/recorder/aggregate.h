@@ -162,6 +162,16 @@ void hp_agg_zero(void);
  * Lock-free, async-signal-safe, no allocation. */
 void hp_agg_restart_peak(void);
 
+/* The credit's race windows in a threaded count (aggregate.c): a turn
+ * near after near is marked and before the credit is taken back, a grant
+ * after its test and before its add, an allocation near the peak after it
+ * read near and before its add. In the unit tests' build only (os.h,
+ * HP_OS_MUTABLE), hp_agg_pause, when set, is called in each. */
+enum { HP_AGG_PAUSE_TURNING = 1, HP_AGG_PAUSE_GRANTING, HP_AGG_PAUSE_ADDING };
+#ifdef HP_OS_MUTABLE
+extern void (*hp_agg_pause)(int window);
+#endif
+
 /* For fork: take and release every bucket lock, the key table's and the
  * chunks' (prepare handler, then parent or child handler). No allocation;
  * not async-signal-safe. */

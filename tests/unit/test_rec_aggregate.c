@@ -420,6 +420,145 @@ HP_TEST(agg_threads_credit_exact)
 	expect_eq_u64(view(credit_bucket).peak_count, 0, "the churn held nothing at the peak");
 }
 
+/* The credit's races played out step by step: actor threads count on
+ * command, and one is paused in a race window (hp_agg_pause) while others
+ * act. Both interleavings broke the peak before they were fixed. */
+struct actor {
+	pthread_t thread;
+	int cmd, is_free, pause_at, paused, go, done; /* atomics */
+	uint64_t size;
+};
+static __thread struct actor *actor_self;
+static uint32_t race_bucket;
+
+static void pause_here(int window)
+{
+	struct actor *a = actor_self;
+
+	if (a && __atomic_load_n(&a->pause_at, __ATOMIC_SEQ_CST) == window) {
+		__atomic_store_n(&a->pause_at, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&a->paused, 1, __ATOMIC_SEQ_CST);
+		while (!__atomic_load_n(&a->go, __ATOMIC_SEQ_CST))
+			sched_yield();
+		__atomic_store_n(&a->go, 0, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void *actor_main(void *arg)
+{
+	actor_self = arg;
+	for (;;) {
+		int cmd;
+		while (!(cmd = __atomic_load_n(&actor_self->cmd, __ATOMIC_SEQ_CST)))
+			sched_yield();
+		if (cmd < 0)
+			return NULL;
+		if (actor_self->is_free)
+			hp_agg_free(race_bucket, actor_self->size, 0, HP_AGG_LIFE_UNKNOWN);
+		else
+			hp_agg_alloc(race_bucket, actor_self->size);
+		__atomic_store_n(&actor_self->cmd, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&actor_self->done, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* a counts size (freed when is_free), paused in window pause_at (0: none). */
+static void act(struct actor *a, int is_free, uint64_t size, int pause_at)
+{
+	a->is_free = is_free;
+	a->size = size;
+	__atomic_store_n(&a->pause_at, pause_at, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&a->done, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&a->paused, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&a->cmd, 1, __ATOMIC_SEQ_CST);
+}
+
+static void await(int *flag)
+{
+	while (!__atomic_load_n(flag, __ATOMIC_SEQ_CST))
+		sched_yield();
+}
+
+static void act_now(struct actor *a, int is_free, uint64_t size)
+{
+	act(a, is_free, size, 0);
+	await(&a->done);
+}
+
+static uint64_t peak_now(void)
+{
+	struct hp_totals t;
+	hp_agg_totals(&t);
+	return t.peak_bytes;
+}
+
+HP_TEST(agg_credit_races)
+{
+	static struct actor a, b, c, h;
+	struct actor *all[] = {&a, &b, &c, &h};
+
+	setup();
+	race_bucket = hp_agg_bucket(stack(0x7000), 0, 0, 0);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&all[i]->thread, NULL, actor_main, all[i]);
+	hp_agg_pause = pause_here;
+
+	/* 1. A peak found while a turn near takes the credit back: a peak
+	 * of 100,000; c and h hold credit, h 90,000 in use; b turns near and
+	 * is paused before the take-back; a allocates 6,000 then (it waits
+	 * for the turn, or it counted credit: 101,096 was recorded). */
+	hp_agg_alloc(race_bucket, 100000);
+	hp_agg_free(race_bucket, 100000, 0, HP_AGG_LIFE_UNKNOWN);
+	act_now(&c, 0, 1000);
+	act_now(&c, 1, 1000);
+	act_now(&h, 0, 90000);
+	act(&b, 0, 3000, HP_AGG_PAUSE_TURNING);
+	await(&b.paused);
+	act(&a, 0, 6000, 0);
+	for (int i = 0; i < 2000; i++)
+		sched_yield(); /* a into the window, or waiting for the lock */
+	__atomic_store_n(&b.go, 1, __ATOMIC_SEQ_CST);
+	await(&b.done);
+	await(&a.done);
+	expect_eq_u64(peak_now(), 100000, "99,000 in use under a peak of 100,000: no new peak");
+	act_now(&a, 1, 6000);
+	act_now(&b, 1, 3000);
+	act_now(&h, 1, 90000);
+
+	/* 2. A grant made across a straggler's add: a peak of 200,000 in
+	 * use; a reads near and is paused before its add of 16,000; the
+	 * 200,000 are freed (the process turns far); h takes 180,000; b's
+	 * grant for 10,000 passes its test and is paused before its add;
+	 * then a adds, then b: 206,000 in use, a new peak (it was missed:
+	 * the peak stayed 200,000). */
+	hp_agg_alloc(race_bucket, 200000);
+	act(&a, 0, 16000, HP_AGG_PAUSE_ADDING);
+	await(&a.paused);
+	hp_agg_free(race_bucket, 200000, 0, HP_AGG_LIFE_UNKNOWN);
+	act_now(&h, 0, 180000);
+	act(&b, 0, 10000, HP_AGG_PAUSE_GRANTING);
+	await(&b.paused);
+	__atomic_store_n(&a.go, 1, __ATOMIC_SEQ_CST);
+	await(&a.done);
+	__atomic_store_n(&b.go, 1, __ATOMIC_SEQ_CST);
+	await(&b.done);
+	expect_eq_u64(peak_now(), 206000, "180,000 + 16,000 + 10,000 in use: the new peak");
+	act_now(&h, 1, 180000);
+	act_now(&a, 1, 16000);
+	act_now(&b, 1, 10000);
+
+	hp_agg_pause = NULL;
+	for (int i = 0; i < 4; i++) {
+		__atomic_store_n(&all[i]->cmd, -1, __ATOMIC_SEQ_CST);
+		pthread_join(all[i]->thread, NULL);
+	}
+	{
+		struct hp_totals t;
+		hp_agg_totals(&t);
+		expect_eq_u64(t.in_use_bytes, 0, "nothing in use after the races");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
