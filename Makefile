@@ -51,12 +51,14 @@ RECORDER_LIBS := -lunwind -lzstd -lz -lm -ldl -lpthread
 COMMON_SRC := $(wildcard src/common/*.c)
 FORMAT_SRC := $(wildcard src/format/*.c)
 RECORDER_SRC := $(wildcard src/recorder/*.c)
-ANALYZER_SRC := $(wildcard src/analyzer/*.c)
+ANALYZER_SRC := $(wildcard src/analyzer/*.c src/analyzer/*/*.c)
+ATTACH_SRC := $(wildcard src/attach/*.c)
+LIVE_SRC := $(wildcard src/live/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 # Page assets (the flame graph's and the HTML report's JavaScript and CSS,
 # and the vendored libraries under assets/vendor/ with their licences),
 # embedded at build time: scripts/embed.sh writes their bytes into
-# $(BUILD)/gen/assets.c (src/analyzer/assets.h declares them).
+# $(BUILD)/gen/assets.c (src/analyzer/assets/assets.h declares them).
 # The HTML report's script is the files of assets/report/, one per view
 # around a core, in this order (core.js defines what the others use,
 # main.js starts the page), joined into $(BUILD)/gen/report.js in one
@@ -73,15 +75,16 @@ ASSET_OBJ := $(BUILD)/host/gen/assets.o
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 # The analyzer's toolkit in src/common (hash tables, strings, growable
-# arrays, units: table, strtab, vec, units) allocates with malloc and
-# formats with stdio, which the recorder must not: never linked into it.
-COMMON_HEAP_SRC := $(addprefix src/common/,table.c strtab.c vec.c units.c)
+# arrays, units, text escaping: table, strtab, vec, units, text) allocates
+# with malloc and formats with stdio, which the recorder must not: never
+# linked into it.
+COMMON_HEAP_SRC := $(addprefix src/common/,table.c strtab.c vec.c units.c text.c)
 
 # The recorder writes captures and never reads them: the encoder only.
 RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c \
 	$(filter-out $(COMMON_HEAP_SRC),$(COMMON_SRC)))
 CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC)) $(ASSET_OBJ)
-CLI_OBJ := $(call obj,host,$(CLI_SRC))
+CLI_OBJ := $(call obj,host,$(CLI_SRC) $(ATTACH_SRC) $(LIVE_SRC))
 
 # The recorder's core (its tables, the writer, the options, os.c) built
 # again for the host test binaries (tests/unit/test_rec_*.c), sanitizers
@@ -335,8 +338,8 @@ tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_
 .PHONY: tests
 
 # --- fuzzing ---
-# make fuzz: the capture reader (src/analyzer/capture.c, src/format,
-# src/common) under libFuzzer with ASan and UBSan, for FUZZ_SECONDS (default
+# make fuzz: the capture reader (src/format/capture.c, the rest of
+# src/format, src/common) under libFuzzer with ASan and UBSan, for FUZZ_SECONDS (default
 # 60) in one process, over a scratch corpus in $(BUILD)/fuzz/corpus seeded
 # with crafted and real captures (tests/fuzz/run.sh). A crash input is copied
 # to tests/fuzz/crashes/ and the target fails; tests/fault/test_fuzz_corpus
@@ -352,8 +355,8 @@ FUZZ_CC ?= clang
 FUZZ := $(BUILD)/fuzz
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -fno-omit-frame-pointer $(PKG_CFLAGS)
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRC := src/analyzer/capture.c $(FORMAT_SRC) $(COMMON_SRC)
-FUZZ_HDR := $(wildcard src/analyzer/capture.h src/format/*.h src/common/*.h tests/fuzz/*.h)
+FUZZ_SRC := $(FORMAT_SRC) $(COMMON_SRC)
+FUZZ_HDR := $(wildcard src/format/*.h src/common/*.h tests/fuzz/*.h)
 FUZZ_PROGS := $(addprefix $(BUILD)/tests/programs/,known dlopener libplugin.so threads triggers)
 
 # The probe links an empty target first, so that a missing libFuzzer says
@@ -374,14 +377,14 @@ fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_capture $(FUZZ)/gen_seeds binaries $(FUZZ_PROGS)
 	@bash tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
 
-# make fuzz-core: the core reader (src/analyzer/core_*.c, and what it
+# make fuzz-core: the core reader (src/analyzer/core/, and what it
 # calls: the whole analyzer) under libFuzzer, for FUZZ_SECONDS, seeded with
 # real cores of test programs with and without heapprof
 # (tests/fuzz/run_core.sh). Crash inputs go to tests/fuzz/crashes-core/.
 FUZZ_CORE_SRC := $(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC) $(ASSET_C)
 FUZZ_CORE_PROGS := $(addprefix $(BUILD)/tests/programs/,corereach coreheap)
 
-$(FUZZ)/fuzz_core: tests/fuzz/fuzz_core.c $(FUZZ_CORE_SRC) $(wildcard src/analyzer/*.h) \
+$(FUZZ)/fuzz_core: tests/fuzz/fuzz_core.c $(FUZZ_CORE_SRC) $(wildcard src/analyzer/*.h src/analyzer/*/*.h) \
 		$(FUZZ_HDR) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ tests/fuzz/fuzz_core.c $(FUZZ_CORE_SRC) \

@@ -3,7 +3,7 @@
 # NUL-terminated array of its bytes and its length (the NUL not counted),
 # named hp_asset_<file name with every non-alphanumeric as _>:
 #   src/analyzer/assets/flame.js -> hp_asset_flame_js, hp_asset_flame_js_len
-# declared in src/analyzer/assets.h.
+# declared in src/analyzer/assets/assets.h.
 #   scripts/embed.sh OUT.c FILE...
 # POSIX sh and od only (coreutils), so the build needs nothing new; the
 # file is written under a temporary name and renamed, so a failed run

@@ -12,7 +12,7 @@
 #include "diff.h"
 
 #include "../common/units.h"
-#include "text.h"
+#include "../common/text.h"
 
 #include <errno.h>
 #include <math.h>

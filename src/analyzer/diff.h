@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 
 struct hp_diff_entry {
 	const struct hp_model *model; /* whose stack shows the chain: NEW's if present there */

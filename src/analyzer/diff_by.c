@@ -18,7 +18,7 @@
 #include "diff.h"
 #include "group.h"
 #include "report.h"
-#include "text.h"
+#include "../common/text.h"
 
 struct by_row {
 	const char *key, *source;

@@ -15,8 +15,8 @@
 
 #include "../common/strtab.h"
 #include "../format/records.h"
-#include "capture.h"
-#include "model.h"
+#include "../format/capture.h"
+#include "model/model.h"
 
 /* Appends data[0..len) to the capture at path as one whole record, or not
  * at all. A write can be short (a disk that fills up, a file size limit):

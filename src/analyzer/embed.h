@@ -22,8 +22,8 @@
 #include <stdint.h>
 
 #include "../format/encode.h"
-#include "model.h"
-#include "symcache.h"
+#include "model/model.h"
+#include "symbols/symcache.h"
 
 struct hp_embed_result {
 	size_t addresses;  /* frame addresses symbolized */

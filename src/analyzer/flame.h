@@ -47,7 +47,7 @@
 
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 
 struct hp_flame; /* the merged tree of one model and one metric */
 

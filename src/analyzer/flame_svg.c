@@ -19,7 +19,7 @@
 
 #include "../common/hash.h"
 #include "../common/units.h"
-#include "assets.h"
+#include "assets/assets.h"
 #include "flame_int.h"
 
 /* --- text -------------------------------------------------------------- */

@@ -22,7 +22,7 @@
 
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 
 /* Writes m's stacks with their value of metric to out. Returns 0, -ENOMEM,
  * or -EIO when a write failed. out is not closed. */

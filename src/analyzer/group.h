@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "../common/strtab.h"
-#include "model.h"
+#include "model/model.h"
 
 enum hp_dim {
 	HP_BY_STACK,

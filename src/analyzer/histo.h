@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "report.h"
 
 struct hp_stack_hist {

@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "capture.h"
-#include "model.h"
+#include "../format/capture.h"
+#include "model/model.h"
 
 /* The default of hp_html_options.top_stacks. */
 #define HP_HTML_TOP_DEFAULT 1000

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "../common/text.h"
 
 /* ELF segment flags. */
 #define PF_X 1

@@ -25,7 +25,7 @@
 
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 
 struct hp_legacy_options {
 	int at_peak; /* the in-use pair is the one at the global peak, not at the snapshot */

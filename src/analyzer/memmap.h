@@ -18,7 +18,7 @@
 
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "report.h"
 
 #define HP_MAP_GAP_BYTES (1u << 20)

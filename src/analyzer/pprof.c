@@ -37,7 +37,7 @@
 #include "../format/encode.h"
 #include "diff.h"
 #include "group.h"
-#include "text.h"
+#include "../common/text.h"
 
 /* Field numbers of profile.proto. */
 enum {

@@ -36,7 +36,7 @@
 
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 
 struct hp_diff;
 

@@ -7,7 +7,7 @@
 
 #include "../common/hash.h"
 #include "../common/units.h"
-#include "text.h"
+#include "../common/text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -491,7 +491,7 @@ out:
 }
 
 /* Whether the capture has a clock up to snapshot s. A capture converted
- * from a core (src/analyzer/core_cap.c) has none: its root carries no
+ * from a core (src/analyzer/core/core_cap.c) has none: its root carries no
  * time, so its snapshot's time and its peak's are 0 and it has no time
  * series. A recorder's snapshot is always taken some nanoseconds after
  * its start (times count from it), so all three at 0 mean no clock, and

@@ -23,7 +23,7 @@
 
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 
 struct hp_report_options {
 	unsigned top;    /* stacks per section (default 10) */

@@ -10,7 +10,7 @@
 #include "../common/units.h"
 #include "group.h"
 #include "report.h"
-#include "text.h"
+#include "../common/text.h"
 
 /* The columns of a row's six figures: two spaces, then six of 10 with a
  * space between ("  %10s %10s %10s %10s %10s %10s"). */

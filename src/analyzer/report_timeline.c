@@ -11,7 +11,7 @@
 
 #include "../common/units.h"
 #include "report.h"
-#include "text.h"
+#include "../common/text.h"
 #include "timeline.h"
 
 /* Darker is more: a cell's character for a value at share v of its line's

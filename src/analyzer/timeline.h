@@ -20,7 +20,7 @@
 
 #include "../common/strtab.h"
 #include "group.h"
-#include "model.h"
+#include "model/model.h"
 
 /* A site's value from a tick on (until its next point). */
 struct hp_site_point {

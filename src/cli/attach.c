@@ -23,7 +23,7 @@
 
 #include "../analyzer/embed.h"
 #include "cli.h"
-#include "inject.h"
+#include "../attach/inject.h"
 
 #define RECORDER_NAME "libheapprof.so"
 /* Sampled by default: attach is for programs in production. */

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#include "../analyzer/capture.h"
-#include "../analyzer/model.h"
+#include "../format/capture.h"
+#include "../analyzer/model/model.h"
 
 /* The exit statuses of the commands that read captures (report, export,
  * flamegraph, diff, symbolize, inspect); heapprof run passes on its

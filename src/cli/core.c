@@ -1,7 +1,7 @@
 /*
  * core.c - `heapprof core CORE [--exe PROGRAM] [--json] [--whatis ADDR...]`:
  * the glibc heap of a process that ran without heapprof, from its core
- * dump (src/analyzer/core.h, docs/core.md); for a process that ran under
+ * dump (src/analyzer/core/core.h, docs/core.md); for a process that ran under
  * heapprof, what its recorder held at the dump instead: the sites (stacks)
  * with their figures and every live block (core_rec.c).
  *
@@ -21,9 +21,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../analyzer/core.h"
+#include "../analyzer/core/core.h"
 #include "../analyzer/embed.h"
-#include "../analyzer/symbolize.h"
+#include "../analyzer/symbols/symbolize.h"
 #include "../format/encode.h"
 #include "cli.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../analyzer/html.h"
-#include "../analyzer/text.h"
+#include "../common/text.h"
 #include "cli.h"
 
 static const char usage[] =

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../analyzer/capture.h"
-#include "../analyzer/text.h"
+#include "../format/capture.h"
+#include "../common/text.h"
 #include "../common/units.h"
 #include "cli.h"
 

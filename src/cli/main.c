@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analyzer/text.h"
+#include "../common/text.h"
 #include "../common/version.h"
 #include "cli.h"
 

@@ -21,14 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../analyzer/capture.h"
+#include "../format/capture.h"
 #include "../analyzer/embed.h"
-#include "../analyzer/model.h"
+#include "../analyzer/model/model.h"
 #include "../common/options.h"
 #include "../common/units.h"
 #include "cli.h"
-#include "http.h"
-#include "serve.h"
+#include "../live/http.h"
+#include "../live/serve.h"
 
 static const char usage[] =
 	"usage: heapprof run [options] [--] PROGRAM [ARGS...]\n"

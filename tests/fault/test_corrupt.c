@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../../src/format/format.h"
 #include "../harness/harness.h"
 #include "../harness/tools.h"

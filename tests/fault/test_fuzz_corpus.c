@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../fuzz/exercise.h"
 #include "../harness/harness.h"
 

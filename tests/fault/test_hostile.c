@@ -20,9 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../../src/analyzer/embed.h"
-#include "../../src/analyzer/model.h"
+#include "../../src/analyzer/model/model.h"
 #include "../../src/format/format.h"
 #include "../harness/craft.h"
 #include "../harness/harness.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../../src/analyzer/embed.h"
 #include "../../src/format/format.h"
 #include "../harness/craft.h"

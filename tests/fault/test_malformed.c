@@ -20,7 +20,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../../src/analyzer/memmap.h"
 #include "../../src/format/encode.h"
 #include "../../src/format/format.h"

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/analyzer/capture.h"
-#include "../../src/analyzer/model.h"
-#include "../../src/analyzer/symbolize.h"
+#include "../../src/format/capture.h"
+#include "../../src/analyzer/model/model.h"
+#include "../../src/analyzer/symbols/symbolize.h"
 #include "../harness/craft.h"
 #include "../harness/harness.h"
 

@@ -8,7 +8,7 @@
  *
  * exercise_images does it for every image (format.h, "Images"), and
  * exercise_capture touches every part of a struct hp_capture the way the
- * readers in src/analyzer and src/cli do: the last snapshot, every bucket,
+ * readers in src/analyzer, src/cli and src/live do: the last snapshot, every bucket,
  * the stack of every bucket, hp_capture_module_of and hp_capture_symbols_of
  * on every frame, the embedded symbols, the names of reasons. A memory error
  * there is the sanitizers' to report; an invariant the readers rely on but
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 
 __attribute__((noreturn, format(printf, 1, 2))) static void broken(const char *fmt, ...);
 

@@ -34,7 +34,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../../src/format/format.h"
 #include "exercise.h"
 

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/analyzer/capture.h"
-#include "../../src/analyzer/core.h"
+#include "../../src/format/capture.h"
+#include "../../src/analyzer/core/core.h"
 #include "../../src/format/encode.h"
 
 /* /dev/null, opened once: the listings' output (written by the one

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 
 struct hpq_sum {
 	uint64_t buckets;

@@ -33,10 +33,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/analyzer/capture.h"
-#include "../../src/analyzer/core.h"
+#include "../../src/format/capture.h"
+#include "../../src/analyzer/core/core.h"
 #include "../../src/format/encode.h"
-#include "../../src/recorder/root.h"
+#include "../../src/format/root.h"
 #include "../harness/harness.h"
 #include "../harness/tools.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_serve.c - the live endpoints (src/cli/serve.h), over HTTP on
+ * test_serve.c - the live endpoints (src/live/serve.h), over HTTP on
  * 127.0.0.1 only, read by their real readers: `go tool pprof` on the URL,
  * Prometheus' own text parser (python3-prometheus-client) and a strict
  * check of the exposition format here, `heapprof report` on the capture.
@@ -26,7 +26,7 @@
 #include "../harness/tools.h"
 #include "../programs/waiter.h"
 
-#define HP_HTTP_BIG 12000 /* more than a request may hold (src/cli/http.h) */
+#define HP_HTTP_BIG 12000 /* more than a request may hold (src/live/http.h) */
 
 /* A program under `heapprof run --http` or `heapprof serve`. */
 struct prog {

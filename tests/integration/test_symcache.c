@@ -1,5 +1,5 @@
 /*
- * test_symcache.c - the persistent symbol cache (src/analyzer/symcache.h)
+ * test_symcache.c - the persistent symbol cache (src/analyzer/symbols/symcache.h)
  * through `heapprof run` and `heapprof symbolize`, each test with a cache
  * directory of its own (HEAPPROF_CACHE_DIR).
  *
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../harness/harness.h"
 #include "../harness/tools.h"
 

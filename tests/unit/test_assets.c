@@ -1,6 +1,6 @@
 /*
  * test_assets.c - the page assets embedded at build time
- * (src/analyzer/assets.h): each array holds its file's bytes exactly (a
+ * (src/analyzer/assets/assets.h): each array holds its file's bytes exactly (a
  * stale or truncated embedding fails here), NUL-terminated, and the flame
  * graph's script can sit in a CDATA section; the HTML report's script is
  * every file of assets/report/ joined in one function (scripts/join.sh).
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/analyzer/assets.h"
+#include "../../src/analyzer/assets/assets.h"
 #include "../harness/harness.h"
 
 /* The file under the source tree (make check runs from its root). */

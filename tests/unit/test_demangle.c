@@ -1,5 +1,5 @@
 /*
- * test_demangle.c - hp_demangle (src/analyzer/demangle.c) names C++ symbols
+ * test_demangle.c - hp_demangle (src/analyzer/symbols/demangle.c) names C++ symbols
  * exactly as libstdc++'s __cxa_demangle alone did before Rust went to
  * libiberty: every C++ symbol of libstdc++ and of libLLVM's .dynsym (none
  * taken for a legacy Rust name); Rust's two manglings; and leaves alone
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/analyzer/demangle.h"
+#include "../../src/analyzer/symbols/demangle.h"
 #include "../harness/harness.h"
 
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../../src/format/decode.h"
 #include "../../src/format/format.h"
 #include "../../src/recorder/aggregate.h"

@@ -1,7 +1,7 @@
 /*
  * test_rec_writer.c - the capture writer (src/recorder/writer.h) driven
  * directly, its file read back by the analyzer's reader
- * (src/analyzer/capture.c): exact figures; a disk that fills at every
+ * (src/format/capture.c): exact figures; a disk that fills at every
  * offset of a snapshot, through the os.c seam (the record cut short is cut
  * off again, so the file stays whole, and the lost snapshots are counted);
  * mmap failing while a snapshot needs a larger buffer; and the regions of
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../../src/analyzer/capture.h"
+#include "../../src/format/capture.h"
 #include "../../src/recorder/aggregate.h"
 #include "../../src/recorder/live.h"
 #include "../../src/recorder/modules.h"

@@ -1,5 +1,5 @@
 /*
- * test_symcache.c - the symbol cache's files (src/analyzer/symcache*.c)
+ * test_symcache.c - the symbol cache's files (src/analyzer/symbols/symcache*.c)
  * read back exactly, and every damaged one a miss: truncated at every
  * length, each byte flipped, each byte flipped with the CRC made right
  * again (a hostile file: bounds, not the checksum, must hold), counts that
@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../../src/analyzer/symcache.h"
+#include "../../src/analyzer/symbols/symcache.h"
 #include "../harness/harness.h"
 #include "../harness/tools.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_symtab.c - the sorted symbol table (src/analyzer/symtab.c) names
+ * test_symtab.c - the sorted symbol table (src/analyzer/symbols/symtab.c) names
  * every address exactly as libdwfl's dwfl_module_addrname, which it
  * replaces: on the frames of real captures (known, cxx_all, threads) and on
  * the edges of the symbols (first, last and next byte, and the middle) of
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/analyzer/symtab.h"
+#include "../../src/analyzer/symbols/symtab.h"
 #include "../harness/harness.h"
 #include "../harness/query.h"
 #include "../harness/tools.h"

@@ -1,5 +1,5 @@
 /*
- * test_typename.c - types read from names (src/analyzer/typename.c), on
+ * test_typename.c - types read from names (src/analyzer/symbols/typename.c), on
  * real names: the allocator frames of tests/programs/cxx_types.cpp as
  * g++ 12 and clang 14 (Debian 12) name them, demangled from the symbol
  * table (-O0) and as their DWARF spells inlined frames (-O2); explicit
@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "../../src/analyzer/typename.h"
+#include "../../src/analyzer/symbols/typename.h"
 #include "../harness/harness.h"
 
 #define RBNODE_GXX                                                                                 \

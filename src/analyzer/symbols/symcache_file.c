@@ -38,9 +38,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../common/vec.h"
+#include "../../common/vec.h"
 #include "symcache_int.h"
-#include "text.h"
+#include "../../common/text.h"
 
 #define MAGIC "hpsymc\0\n"
 #define VERSION 1u

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/strtab.h"
-#include "../common/table.h"
+#include "../../common/strtab.h"
+#include "../../common/table.h"
 #include "symcache.h"
 
 #define HP_SYMCACHE_MAX_BUILD_ID 64 /* bytes, as libdwfl's bound */

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "../cli/cli.h"
 
 static uint64_t now_ns(void)
 {

@@ -37,11 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/options.h"
-#include "../common/vec.h"
-#include "../common/version.h"
+#include "../../common/options.h"
+#include "../../common/vec.h"
+#include "../../common/version.h"
 #include "symcache_int.h"
-#include "text.h"
+#include "../../common/text.h"
 
 #define STALE_TMP_SEC 3600 /* a temporary file older than this was abandoned */
 

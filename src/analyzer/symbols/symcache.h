@@ -48,7 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "../model/model.h"
 
 struct hp_symcache;
 struct hp_symcache_mod;

@@ -20,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../format/records.h"
-#include "capture.h"
+#include "../../format/records.h"
+#include "../../format/capture.h"
 #include "core.h"
-#include "demangle.h"
-#include "model.h"
-#include "symbolize.h"
+#include "../symbols/demangle.h"
+#include "../model/model.h"
+#include "../symbols/symbolize.h"
 
 #define MAX_INLINED 16 /* symbolic frames per address */
 

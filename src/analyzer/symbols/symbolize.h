@@ -20,8 +20,8 @@
 
 #include <stdint.h>
 
-#include "capture.h"
-#include "model.h"
+#include "../../format/capture.h"
+#include "../model/model.h"
 
 struct hp_symbolizer;
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "core.h"
-#include "text.h"
+#include "../../common/text.h"
 
 #define PAGE_MASK_4K 0xfffULL
 

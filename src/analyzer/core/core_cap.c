@@ -48,8 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../format/records.h"
-#include "capture.h"
+#include "../../format/records.h"
+#include "../../format/capture.h"
 #include "core.h"
 
 static void put_meta(struct hp_buf *p, const struct hp_core *c)

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/table.h"
-#include "../common/vec.h"
+#include "../../common/table.h"
+#include "../../common/vec.h"
 #include "attr.h"
-#include "symbolize.h"
-#include "symcache.h"
+#include "../symbols/symbolize.h"
+#include "../symbols/symcache.h"
 
 #define MAX_SYMS 64 /* inlined frames at one address */
 

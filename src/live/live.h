@@ -46,8 +46,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../analyzer/capture.h"
-#include "../analyzer/model.h"
+#include "../format/capture.h"
+#include "../analyzer/model/model.h"
 
 #define HP_LIVE_RESEND_MS 200
 

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/units.h"
+#include "../../common/units.h"
 
-#include "../common/vec.h"
-#include "typename.h"
+#include "../../common/vec.h"
+#include "../symbols/typename.h"
 
 #define NAME_MAX_BYTES 1024
 

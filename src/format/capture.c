@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../format/records.h"
+#include "records.h"
 
 static void note_damage(struct hp_capture *cap, const char *fmt, ...)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/vec.h"
+#include "../../common/vec.h"
 
 /* Each entry: one allocation the runtime keeps to the end, by a function
  * on its stack (glibc 2.3x, libstdc++ of GCC 10 to 14). */

@@ -4,7 +4,7 @@
  *
  * libheapprof.so is found among the core's modules (NT_FILE, its
  * build-id checked by core_mods.c), heapprof_root by its symbol; the root
- * (src/recorder/root.h) gives every table's address and layout, so
+ * (src/format/root.h) gives every table's address and layout, so
  * nothing is guessed: a magic or layout version this reader does not know
  * is one line. From it: every stack (the stack table's chunks), every
  * bucket (its counters), every live block (the 256 shards of the live
@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../format/format.h"
-#include "../recorder/root.h"
+#include "../../format/format.h"
+#include "../../format/root.h"
 #include "core.h"
 
 static uint64_t rd64(const struct hp_core *c, uint64_t addr, int *ok)

@@ -30,9 +30,9 @@
 
 #include "../analyzer/legacy.h"
 #include "../analyzer/pprof.h"
-#include "../analyzer/text.h"
+#include "../common/text.h"
 #include "../common/options.h"
-#include "cli.h"
+#include "../cli/cli.h"
 #include "http.h"
 #include "live.h"
 

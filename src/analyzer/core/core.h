@@ -17,7 +17,7 @@
  *                 and reachability from the roots (a conservative scan)
  *   core_report.c the text and JSON reports and --whatis
  *   core_rec.c    a process that ran under heapprof: the recorder's
- *                 tables found through heapprof_root (src/recorder/root.h);
+ *                 tables found through heapprof_root (src/format/root.h);
  *                 core_rec_report.c lists them
  *
  * Memory: the core is mapped read-only, never copied; the tables are one

@@ -10,9 +10,9 @@
 #ifndef HP_ANALYZER_ATTR_H
 #define HP_ANALYZER_ATTR_H
 
-#include "../common/strtab.h"
+#include "../../common/strtab.h"
 #include "model.h"
-#include "symbolize.h"
+#include "../symbols/symbolize.h"
 
 struct hp_attr_state {
 	struct hp_strtab keys;  /* "<source>\t<name>" per type, indexes m->types */

@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "../analyzer/embed.h"
-#include "../analyzer/symbolize.h"
-#include "../analyzer/symcache.h"
+#include "../analyzer/symbols/symbolize.h"
+#include "../analyzer/symbols/symcache.h"
 #include "../common/hash.h"
 #include "../common/table.h"
 #include "../common/vec.h"

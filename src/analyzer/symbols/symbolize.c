@@ -29,13 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/strtab.h"
-#include "../common/table.h"
-#include "../common/vec.h"
+#include "../../common/strtab.h"
+#include "../../common/table.h"
+#include "../../common/vec.h"
 #include "demangle.h"
 #include "symcache.h"
 #include "symtab.h"
-#include "text.h"
+#include "../../common/text.h"
 
 /* A compile unit's functions, read once: every subprogram and inlined
  * subroutine with its address ranges and its nearest function-like

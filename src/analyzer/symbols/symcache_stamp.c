@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../common/vec.h"
+#include "../../common/vec.h"
 #include "symcache_int.h"
 
 /* --- stamps ------------------------------------------------------------- */

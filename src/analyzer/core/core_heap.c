@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "text.h"
+#include "../../common/text.h"
 
 /* struct malloc_state (glibc 2.27 and later, x86-64) */
 #define MS_FASTBINS 16

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../format/records.h"
+#include "records.h"
 
 #define HP_CAP_MAX_SEGMENTS 16
 #define HP_CAP_MAX_DAMAGE 16

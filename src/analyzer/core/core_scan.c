@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "demangle.h"
+#include "../symbols/demangle.h"
 
 enum root_kind { ROOT_STACK, ROOT_DATA };
 

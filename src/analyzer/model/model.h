@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture.h"
+#include "../../format/capture.h"
 
 /* One symbolic frame. Strings are owned by the model and never NULL:
  * function is "0x<offset>" or "??" when unknown, file "" when unknown. */

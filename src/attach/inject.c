@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "../cli/cli.h"
 
 #ifndef NT_X86_XSTATE
 #define NT_X86_XSTATE 0x202

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "text.h"
+#include "../../common/text.h"
 
 static const char *state_name[] = {
 	[HP_CORE_ALLOCATED] = "allocated",
