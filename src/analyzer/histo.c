@@ -2,6 +2,7 @@
  * histo.c - size and lifetime histograms per call stack (see histo.h).
  */
 #include "histo.h"
+#include "report.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -13,10 +13,7 @@
 #ifndef HP_ANALYZER_HISTO_H
 #define HP_ANALYZER_HISTO_H
 
-#include <stdio.h>
-
 #include "model/model.h"
-#include "report.h"
 
 struct hp_stack_hist {
 	uint32_t stack;       /* the capture's id, an index of m->stacks */
@@ -35,16 +32,5 @@ int hp_histo_by_stack(const struct hp_model *m, struct hp_stack_hist **out, size
  * takes all above). */
 void hp_histo_size_range(unsigned cls, uint64_t *lo, uint64_t *hi);
 void hp_histo_life_range(unsigned cls, uint64_t *lo, uint64_t *hi);
-
-/* report --histograms (text): for the top o->top stacks by allocations,
- * their innermost frame, then a line of sizes and a line of lifetimes,
- * each nonzero class with its count and share. Returns 0 or -errno. */
-int hp_report_hist_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o);
-
-/* The "histograms" member of report --json: [{stack_id, function, file,
- * line, allocations, frees, sizes: [[lo, hi, count]...], lifetimes:
- * [[lo, hi, count]...]}] for the top top stacks (hi -1 for the last
- * class). Returns 0 or -errno. */
-int hp_report_hist_json(FILE *out, const struct hp_model *m, unsigned top);
 
 #endif

@@ -2,7 +2,6 @@
  * report.c - the text and JSON reports (see report.h).
  */
 #include "report.h"
-#include "histo.h"
 #include "timeline.h"
 
 #include "../common/hash.h"

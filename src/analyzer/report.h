@@ -85,6 +85,18 @@ int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 			    const struct hp_report_options *o, int dim);
 int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, int dim);
 
+/* --histograms (histo.c; the histograms per stack: histo.h). */
+/* report --histograms (text): for the top o->top stacks by allocations,
+ * their innermost frame, then a line of sizes and a line of lifetimes,
+ * each nonzero class with its count and share. Returns 0 or -errno. */
+int hp_report_hist_text(FILE *out, const struct hp_model *m, const struct hp_report_options *o);
+
+/* The "histograms" member of report --json: [{stack_id, function, file,
+ * line, allocations, frees, sizes: [[lo, hi, count]...], lifetimes:
+ * [[lo, hi, count]...]}] for the top top stacks (hi -1 for the last
+ * class). Returns 0 or -errno. */
+int hp_report_hist_json(FILE *out, const struct hp_model *m, unsigned top);
+
 /* A JSON string (escaped for display first, text.h) and the figures as
  * a JSON object, as the report writes them. */
 void hp_report_json_str(FILE *out, const char *raw);

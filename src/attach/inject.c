@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli/cli.h"
+#include "../common/say.h"
 
 #ifndef NT_X86_XSTATE
 #define NT_X86_XSTATE 0x202
@@ -268,25 +268,25 @@ int hp_inject_open(struct hp_inject_target *t, pid_t pid)
 	err = each_map(pid, scan_open, &s);
 	if (err < 0) {
 		if (err == -ENOENT)
-			hp_cli_error("no process %d", (int)pid);
+			hp_say_error("no process %d", (int)pid);
 		else if (err == -EACCES || err == -EPERM)
-			hp_cli_error("process %d is another user's: attaching to it needs root (or "
+			hp_say_error("process %d is another user's: attaching to it needs root (or "
 				     "CAP_SYS_PTRACE)",
 				     (int)pid);
 		else
-			hp_cli_error("process %d: cannot read its memory map: %s", (int)pid,
+			hp_say_error("process %d: cannot read its memory map: %s", (int)pid,
 				     strerror(-err));
 		return err == -ENOENT ? -ESRCH : err;
 	}
 	if (!s.loader || !s.libc_lo) {
-		hp_cli_error("process %d is statically linked (no dynamic loader or no libc.so.6 "
+		hp_say_error("process %d is statically linked (no dynamic loader or no libc.so.6 "
 			     "in its map): heapprof attach needs a dynamically linked program",
 			     (int)pid);
 		return -ENOEXEC;
 	}
 	err = first_load_vaddr(t->libc_path, &vaddr);
 	if (err < 0) {
-		hp_cli_error("process %d: cannot read its libc %s: %s", (int)pid, t->libc_path,
+		hp_say_error("process %d: cannot read its libc %s: %s", (int)pid, t->libc_path,
 			     strerror(-err));
 		return err;
 	}
@@ -295,7 +295,7 @@ int hp_inject_open(struct hp_inject_target *t, pid_t pid)
 	t->dlsym = hp_inject_symbol(t->libc_path, t->libc_bias, "dlsym");
 	t->dlerror = hp_inject_symbol(t->libc_path, t->libc_bias, "dlerror");
 	if (!t->dlopen || !t->dlsym) {
-		hp_cli_error("process %d: its libc (%s) has no dlopen (glibc 2.34 or later is "
+		hp_say_error("process %d: its libc (%s) has no dlopen (glibc 2.34 or later is "
 			     "needed to attach)",
 			     (int)pid, t->libc_path);
 		return -ENOSYS;
@@ -467,17 +467,17 @@ static int say_ptrace_error(pid_t pid, int err)
 			fclose(f);
 		}
 		if (scope > 0)
-			hp_cli_error("process %d: ptrace is not permitted (kernel.yama.ptrace_scope "
+			hp_say_error("process %d: ptrace is not permitted (kernel.yama.ptrace_scope "
 				     "= %d: run heapprof as root, or with CAP_SYS_PTRACE)",
 				     (int)pid, scope);
 		else
-			hp_cli_error("process %d: ptrace is not permitted (another user's process, "
+			hp_say_error("process %d: ptrace is not permitted (another user's process, "
 				     "or one already being traced)",
 				     (int)pid);
 	} else if (err == ESRCH) {
-		hp_cli_error("process %d is gone", (int)pid);
+		hp_say_error("process %d is gone", (int)pid);
 	} else {
-		hp_cli_error("process %d: ptrace: %s", (int)pid, strerror(err));
+		hp_say_error("process %d: ptrace: %s", (int)pid, strerror(err));
 	}
 	return -err;
 }
@@ -516,7 +516,7 @@ static int borrow_thread(struct hp_inject_target *t, unsigned timeout_ms, pid_t 
 			ptrace(PTRACE_DETACH, tids[i], 0, (void *)(uintptr_t)*pending);
 		}
 		if (waited >= timeout_ms) {
-			hp_cli_error("process %d: no thread came to a safe point in %u ms (each was "
+			hp_say_error("process %d: no thread came to a safe point in %u ms (each was "
 				     "inside the allocator, the dynamic loader or the recorder, or "
 				     "short of stack)",
 				     (int)t->pid, timeout_ms);
@@ -568,7 +568,7 @@ static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3]
 	remote = (struct iovec){(void *)(uintptr_t)base, len};
 	if (len && process_vm_writev(tid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
 		err = -errno;
-		hp_cli_error("process %d: cannot write to its stack: %s", (int)t->pid,
+		hp_say_error("process %d: cannot write to its stack: %s", (int)t->pid,
 			     strerror(errno));
 		goto out;
 	}
@@ -576,7 +576,7 @@ static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3]
 	remote = (struct iovec){(void *)(uintptr_t)r.rsp, 8};
 	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) != 8) {
 		err = -errno;
-		hp_cli_error("process %d: cannot write to its stack: %s", (int)t->pid,
+		hp_say_error("process %d: cannot write to its stack: %s", (int)t->pid,
 			     strerror(errno));
 		goto out;
 	}
@@ -594,19 +594,19 @@ static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3]
 	r.orig_rax = (uint64_t)-1; /* no system call restart over our call */
 	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0 || ptrace(PTRACE_CONT, tid, 0, 0) < 0) {
 		err = -errno;
-		hp_cli_error("process %d: ptrace: %s", (int)t->pid, strerror(errno));
+		hp_say_error("process %d: ptrace: %s", (int)t->pid, strerror(errno));
 		goto out;
 	}
 	for (;;) {
 		int sig;
 		if (waitpid(tid, &st, __WALL) < 0) {
 			err = -errno;
-			hp_cli_error("process %d: waiting for the call: %s", (int)t->pid,
+			hp_say_error("process %d: waiting for the call: %s", (int)t->pid,
 				     strerror(errno));
 			return err;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			hp_cli_error("process %d ended during the call", (int)t->pid);
+			hp_say_error("process %d ended during the call", (int)t->pid);
 			return -ESRCH;
 		}
 		if (!WIFSTOPPED(st))

@@ -19,8 +19,8 @@
  * x86-64 only. Ordinary CLI C: allocates, not thread-safe; every error is
  * said on stderr in one line and returned as -errno.
  */
-#ifndef HP_CLI_INJECT_H
-#define HP_CLI_INJECT_H
+#ifndef HP_ATTACH_INJECT_H
+#define HP_ATTACH_INJECT_H
 
 #include <stddef.h>
 #include <stdint.h>

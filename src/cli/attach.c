@@ -138,12 +138,12 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 	uintptr_t fn;
 
 	if (found < 0) {
-		hp_cli_error("process %d: cannot read its memory map: %s", (int)t->pid,
+		hp_say_error("process %d: cannot read its memory map: %s", (int)t->pid,
 			     strerror(-found));
 		return 0;
 	}
 	if (!found && !load) {
-		hp_cli_error("process %d is not being recorded (no heapprof attach in it)",
+		hp_say_error("process %d is not being recorded (no heapprof attach in it)",
 			     (int)t->pid);
 		return 0;
 	}
@@ -153,20 +153,20 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 				   SAFE_POINT_TIMEOUT_MS) < 0)
 			return 0;
 		if (!handle) {
-			hp_cli_error("process %d could not load %s (its dlopen failed: a "
+			hp_say_error("process %d could not load %s (its dlopen failed: a "
 				     "different architecture, or too little static TLS left)",
 				     (int)t->pid, lib);
 			return 0;
 		}
 		found = hp_inject_find_recorder(t, RECORDER_NAME);
 		if (found <= 0) {
-			hp_cli_error("process %d: %s loaded but not in its map", (int)t->pid, lib);
+			hp_say_error("process %d: %s loaded but not in its map", (int)t->pid, lib);
 			return 0;
 		}
 	}
 	fn = hp_inject_symbol(t->recorder_path, t->recorder_bias, name);
 	if (!fn)
-		hp_cli_error("process %d: its %s has no %s (a heapprof older than this one: "
+		hp_say_error("process %d: its %s has no %s (a heapprof older than this one: "
 			     "restart the program to attach)",
 			     (int)t->pid, t->recorder_path, name);
 	return fn;
@@ -196,17 +196,17 @@ static int detach(pid_t pid, const char *lib, int quiet_unattached)
 		return err;
 	if ((int)ret == -ENODEV) {
 		if (!quiet_unattached)
-			hp_cli_error("process %d is not being recorded by heapprof attach (it was "
+			hp_say_error("process %d is not being recorded by heapprof attach (it was "
 				     "detached already)",
 				     (int)pid);
 		return -ENODEV;
 	}
 	if ((int)ret == -EEXIST) {
-		hp_cli_error(preloaded_line, (int)pid, (int)pid);
+		hp_say_error(preloaded_line, (int)pid, (int)pid);
 		return -EEXIST;
 	}
 	if ((int)ret < 0) {
-		hp_cli_error("process %d: detaching failed: %s", (int)pid, strerror(-(int)ret));
+		hp_say_error("process %d: detaching failed: %s", (int)pid, strerror(-(int)ret));
 		return (int)ret;
 	}
 	return 0;
@@ -249,14 +249,14 @@ int hp_cmd_attach(int argc, char **argv)
 	if (a.help)
 		return HP_EXIT_OK;
 	if (a.noperands != 1) {
-		hp_cli_error("attach: give exactly one process id");
+		hp_say_error("attach: give exactly one process id");
 		return HP_EXIT_USAGE;
 	}
 	if (parse_pid("attach", argv[a.operand], &pid) < 0)
 		return HP_EXIT_USAGE;
 	quiet = a.given[HP_OPT_QUIET];
 	if (hp_cli_find_recorder(lib, sizeof lib) < 0) {
-		hp_cli_error("attach: cannot find %s (set HEAPPROF_LIB to its path)", lib);
+		hp_say_error("attach: cannot find %s (set HEAPPROF_LIB to its path)", lib);
 		return HP_EXIT_FAILURE;
 	}
 	if (hp_inject_open(&t, pid) < 0)
@@ -272,7 +272,7 @@ int hp_cmd_attach(int argc, char **argv)
 		snprintf(name, sizeof name, "heapprof.%d.attach.hpf", (int)pid);
 	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (fd < 0) {
-		hp_cli_error("attach: cannot create %s: %s", name, strerror(errno));
+		hp_say_error("attach: cannot create %s: %s", name, strerror(errno));
 		return HP_EXIT_FAILURE;
 	}
 	/* Created 0600, as every capture: a profile holds the program's paths
@@ -282,7 +282,7 @@ int hp_cmd_attach(int argc, char **argv)
 		uid_t uid = 0;
 		gid_t gid = 0;
 		if (process_owner(pid, &uid, &gid) == 0 && uid != 0 && fchown(fd, uid, gid) < 0) {
-			hp_cli_error("attach: cannot give %s to the process's user: %s", name,
+			hp_say_error("attach: cannot give %s to the process's user: %s", name,
 				     strerror(errno));
 			close(fd);
 			unlink(name);
@@ -291,7 +291,7 @@ int hp_cmd_attach(int argc, char **argv)
 	}
 	close(fd);
 	if (!realpath(name, out)) {
-		hp_cli_error("attach: %s: %s", name, strerror(errno));
+		hp_say_error("attach: %s: %s", name, strerror(errno));
 		return HP_EXIT_FAILURE;
 	}
 
@@ -329,26 +329,26 @@ int hp_cmd_attach(int argc, char **argv)
 		return HP_EXIT_FAILURE;
 	}
 	if ((int)ret == -EEXIST) {
-		hp_cli_error(preloaded_line, (int)pid, (int)pid);
+		hp_say_error(preloaded_line, (int)pid, (int)pid);
 		unlink(out);
 		return HP_EXIT_FAILURE;
 	}
 	if ((int)ret == -EBUSY) {
-		hp_cli_error("attach: process %d is being recorded already (heapprof detach %d "
+		hp_say_error("attach: process %d is being recorded already (heapprof detach %d "
 			     "first)",
 			     (int)pid, (int)pid);
 		unlink(out);
 		return HP_EXIT_FAILURE;
 	}
 	if ((int)ret == -EINVAL) {
-		hp_cli_error("attach: process %d was attached to before with another "
+		hp_say_error("attach: process %d was attached to before with another "
 			     "--sample-rate, --unwind or --max-depth: attach with the same ones",
 			     (int)pid);
 		unlink(out);
 		return HP_EXIT_FAILURE;
 	}
 	if ((int)ret < 0) {
-		hp_cli_error("attach: the recorder could not start in process %d: %s", (int)pid,
+		hp_say_error("attach: the recorder could not start in process %d: %s", (int)pid,
 			     strerror(-(int)ret));
 		unlink(out);
 		return HP_EXIT_FAILURE;
@@ -384,7 +384,7 @@ int hp_cmd_attach(int argc, char **argv)
 		struct hp_embed_result res;
 		char e[512];
 		if (hp_embed_symbols(out, NULL, &res, e, sizeof e) < 0 && !quiet)
-			hp_cli_error("%s", e);
+			hp_say_error("%s", e);
 	}
 	if (!quiet)
 		fprintf(stderr, "heapprof: detached from process %d; wrote %s (heapprof report %s)\n",
@@ -407,7 +407,7 @@ int hp_cmd_detach(int argc, char **argv)
 	if (a.help)
 		return HP_EXIT_OK;
 	if (a.noperands != 1) {
-		hp_cli_error("detach: give exactly one process id");
+		hp_say_error("detach: give exactly one process id");
 		return HP_EXIT_USAGE;
 	}
 	if (parse_pid("detach", argv[a.operand], &pid) < 0)

@@ -11,6 +11,7 @@
 
 #include "../format/capture.h"
 #include "../analyzer/model/model.h"
+#include "../common/say.h"
 
 /* The exit statuses of the commands that read captures (report, export,
  * flamegraph, diff, symbolize, inspect); heapprof run passes on its
@@ -88,9 +89,6 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
  * /dev/full). Returns 0, or -errno (the first failure: ret's, else the
  * close's) after saying why. */
 int hp_cli_output_close(struct hp_cli_output *o, int ret);
-
-/* Prints "heapprof: <message>" on stderr. */
-void hp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 struct hp_embed_result;
 

@@ -81,14 +81,14 @@ static int write_capture(const struct hp_core *c, const char *path, const char *
 	int ret;
 
 	if (!c->rec.found) {
-		hp_cli_error("%s: no recorder's tables in the core (the process ran without "
+		hp_say_error("%s: no recorder's tables in the core (the process ran without "
 			     "heapprof): -o writes a capture only for one that ran under it",
 			     c->path);
 		return -ENOENT;
 	}
 	ret = hp_core_capture(c, &buf);
 	if (ret) {
-		hp_cli_error("%s: cannot make a capture: %s", c->path, strerror(-ret));
+		hp_say_error("%s: cannot make a capture: %s", c->path, strerror(-ret));
 		free(buf.data);
 		return ret;
 	}
@@ -104,7 +104,7 @@ static int write_capture(const struct hp_core *c, const char *path, const char *
 	if (o.to_stdout || !o.regular)
 		return 0;
 	if (hp_embed_symbols(path, debug_dir, &res, err, sizeof err) < 0) {
-		hp_cli_error("%s: symbols not embedded: %s", path, err);
+		hp_say_error("%s: symbols not embedded: %s", path, err);
 		return -EIO;
 	}
 	return 0;
@@ -169,7 +169,7 @@ int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, siz
 		goto out;
 	}
 	for (size_t i = 0; i < c.nnotes; i++)
-		hp_cli_error("%s", c.notes[i]);
+		hp_say_error("%s", c.notes[i]);
 	if (!c.rec.found) {
 		snprintf(err, errlen, "%s: a core without heapprof's recorder in it: `heapprof "
 			 "core %s` shows its heap", path, path);
@@ -221,22 +221,22 @@ int hp_cmd_core(int argc, char **argv)
 	ro.json = a.given[HP_OPT_JSON];
 	ro.all_frames = a.given[HP_OPT_ALL_FRAMES];
 	if (a.noperands < 1 || (a.noperands > 1 && !a.given[HP_OPT_WHATIS])) {
-		hp_cli_error("core: give one core file (and addresses after --whatis)");
+		hp_say_error("core: give one core file (and addresses after --whatis)");
 		return HP_EXIT_USAGE;
 	}
 	if (a.given[HP_OPT_WHATIS]) {
 		if (a.noperands < 2) {
-			hp_cli_error("core: --whatis wants at least one address after the core");
+			hp_say_error("core: --whatis wants at least one address after the core");
 			return HP_EXIT_USAGE;
 		}
 		addrs = calloc((size_t)a.noperands, sizeof *addrs);
 		if (!addrs) {
-			hp_cli_error("core: out of memory");
+			hp_say_error("core: out of memory");
 			return HP_EXIT_FAILURE;
 		}
 		for (int i = 1; i < a.noperands; i++) {
 			if (parse_addr(argv[a.operand + i], &addrs[naddrs++])) {
-				hp_cli_error("core: --whatis wants hexadecimal addresses (0x...), not "
+				hp_say_error("core: --whatis wants hexadecimal addresses (0x...), not "
 					     "'%s'", argv[a.operand + i]);
 				free(addrs);
 				return HP_EXIT_USAGE;
@@ -245,7 +245,7 @@ int hp_cmd_core(int argc, char **argv)
 	}
 	ret = hp_core_open(&c, argv[a.operand], err, sizeof err);
 	if (ret < 0) {
-		hp_cli_error("%s", err);
+		hp_say_error("%s", err);
 		free(addrs);
 		return HP_EXIT_FAILURE;
 	}
@@ -256,13 +256,13 @@ int hp_cmd_core(int argc, char **argv)
 	if ((ret = hp_core_modules(&c, a.value[HP_OPT_EXE])) || (ret = hp_core_recorder(&c)) ||
 	    ((!c.rec.found || !a.value[HP_OPT_OUTPUT] || addrs) &&
 	     ((ret = hp_core_heap(&c, a.value[HP_OPT_DEBUG_DIR])) || (ret = hp_core_scan(&c))))) {
-		hp_cli_error("%s: %s", c.path, strerror(-ret));
+		hp_say_error("%s: %s", c.path, strerror(-ret));
 		hp_core_close(&c);
 		free(addrs);
 		return HP_EXIT_FAILURE;
 	}
 	for (size_t i = 0; i < c.nnotes; i++)
-		hp_cli_error("%s", c.notes[i]);
+		hp_say_error("%s", c.notes[i]);
 	if ((!c.heap_ok && !c.rec.found) || c.need_bytes > c.map_bytes)
 		status = HP_EXIT_FAILURE;
 	if (a.value[HP_OPT_OUTPUT] && !addrs) {

@@ -83,7 +83,7 @@ static int parse_moment(const char *arg, long snapshot, struct moment *mt)
 	memset(mt, 0, sizeof *mt);
 	mt->snapshot = snapshot;
 	if (len >= sizeof mt->path) {
-		hp_cli_error("diff: %.40s...: path too long", arg);
+		hp_say_error("diff: %.40s...: path too long", arg);
 		return -EINVAL;
 	}
 	memcpy(mt->path, arg, len + 1);
@@ -104,7 +104,7 @@ static int parse_moment(const char *arg, long snapshot, struct moment *mt)
 		mt->snapshot = mt->seq - 1; /* the recorder numbers an image's snapshots from 1 */
 		return 0;
 	}
-	hp_cli_error("diff: %s: a moment is @N (a snapshot, 1 = the first), @end or @peak, "
+	hp_say_error("diff: %s: a moment is @N (a snapshot, 1 = the first), @end or @peak, "
 		     "not '@%s'", arg, at + 1);
 	return -EINVAL;
 }
@@ -118,7 +118,7 @@ static int moment_name(char *buf, size_t cap, const char *arg, const struct mome
 	const struct hp_cap_snapshot *s = m->snap;
 
 	if (mt->seq && s->seq != (uint64_t)mt->seq) {
-		hp_cli_error("diff: %s: snapshot %ld is numbered %llu in the capture", arg,
+		hp_say_error("diff: %s: snapshot %ld is numbered %llu in the capture", arg,
 			     mt->seq, (unsigned long long)s->seq);
 		return -EINVAL;
 	}
@@ -139,7 +139,7 @@ static int check_format(const char *cmd, const char *value)
 {
 	if (strcmp(value, "pprof") == 0 || strcmp(value, "text") == 0)
 		return 0;
-	hp_cli_error("%s: --format wants text or pprof, not '%s'", cmd, value);
+	hp_say_error("%s: --format wants text or pprof, not '%s'", cmd, value);
 	return -EINVAL;
 }
 
@@ -194,28 +194,28 @@ int hp_cmd_diff(int argc, char **argv)
 	output = a.value[HP_OPT_OUTPUT];
 	pprof = a.given[HP_OPT_FORMAT] && strcmp(a.value[HP_OPT_FORMAT], "pprof") == 0;
 	if (a.noperands != 2) {
-		hp_cli_error("diff: give two capture files, BASE and NEW");
+		hp_say_error("diff: give two capture files, BASE and NEW");
 		return HP_EXIT_USAGE;
 	}
 	if (a.given[HP_OPT_FAIL_IF_GREW] && !hp_metric_is_bytes(a.metric)) {
-		hp_cli_error("diff: --fail-if-grew is in bytes: use it with --metric leaked, peak "
+		hp_say_error("diff: --fail-if-grew is in bytes: use it with --metric leaked, peak "
 			     "or allocated");
 		return HP_EXIT_USAGE;
 	}
 	if (a.given[HP_OPT_JSON] && hp_cli_by(&a) == HP_BY_STACK) {
-		hp_cli_error("diff: --json is for --by");
+		hp_say_error("diff: --json is for --by");
 		return HP_EXIT_USAGE;
 	}
 	if (pprof && a.given[HP_OPT_BY]) {
-		hp_cli_error("diff: --by is for text and --json, not --format pprof");
+		hp_say_error("diff: --by is for text and --json, not --format pprof");
 		return HP_EXIT_USAGE;
 	}
 	if (pprof && !output) {
-		hp_cli_error("diff: --format pprof wants -o OUT");
+		hp_say_error("diff: --format pprof wants -o OUT");
 		return HP_EXIT_USAGE;
 	}
 	if (pprof && (!output || strcmp(output, "-") == 0) && isatty(1)) {
-		hp_cli_error("diff: pprof is binary: not writing it to a terminal");
+		hp_say_error("diff: pprof is binary: not writing it to a terminal");
 		return HP_EXIT_USAGE;
 	}
 	if (parse_moment(argv[a.operand], mo.snapshot, &mtb) ||
@@ -223,7 +223,7 @@ int hp_cmd_diff(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	if ((mtb.at_peak || mtn.at_peak) && a.metric != HP_METRIC_LEAKED &&
 	    a.metric != HP_METRIC_PEAK) {
-		hp_cli_error("diff: @peak is the bytes in use at the peak: use it with --metric "
+		hp_say_error("diff: @peak is the bytes in use at the peak: use it with --metric "
 			     "leaked (the default) or peak");
 		return HP_EXIT_USAGE;
 	}
@@ -244,7 +244,7 @@ int hp_cmd_diff(int argc, char **argv)
 	at_peak = (mtb.at_peak ? HP_DIFF_BASE_AT_PEAK : 0) | (mtn.at_peak ? HP_DIFF_NEW_AT_PEAK : 0);
 	ret = hp_diff_build_at(&d, &mb, mtb.at_peak, &mn, mtn.at_peak, a.metric);
 	if (ret) {
-		hp_cli_error("diff: %s", strerror(-ret));
+		hp_say_error("diff: %s", strerror(-ret));
 		goto err;
 	}
 	if (hp_cli_output_open(&o, output, (const char *const *)argv + a.operand, 2)) {
@@ -264,7 +264,7 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_diff_figures(&d.base_total, a.metric, &bf, &unused);
 		hp_diff_figures(&d.new_total, a.metric, &nf, &unused);
 		if (nf - bf > (double)a.bytes[HP_OPT_FAIL_IF_GREW]) {
-			hp_cli_error("diff: %s grew by %s (%s bytes), over --fail-if-grew %s",
+			hp_say_error("diff: %s grew by %s (%s bytes), over --fail-if-grew %s",
 				     hp_metric_name(a.metric), hp_units_bytes(x, sizeof x, nf - bf),
 				     hp_units_count(n, sizeof n, nf - bf),
 				     hp_units_bytes(y, sizeof y,

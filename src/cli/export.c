@@ -72,7 +72,7 @@ static int check_format(const char *cmd, const char *value)
 
 	if (parse_format(value, &f) == 0)
 		return 0;
-	hp_cli_error("%s: unknown format '%s' (pprof, gperftools, folded)", cmd, value);
+	hp_say_error("%s: unknown format '%s' (pprof, gperftools, folded)", cmd, value);
 	return -EINVAL;
 }
 
@@ -116,29 +116,29 @@ int hp_cmd_export(int argc, char **argv)
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	mo.filter = hp_cli_filter(&a, &filter);
 	if (a.noperands != 1) {
-		hp_cli_error("export: give exactly one capture file");
+		hp_say_error("export: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
 	if (format == FMT_NONE || !output) {
-		hp_cli_error("export: say which --format and where (-o OUT)");
+		hp_say_error("export: say which --format and where (-o OUT)");
 		return HP_EXIT_USAGE;
 	}
 	if (at && format == FMT_FOLDED) {
-		hp_cli_error("export: --at is for pprof and gperftools; folded takes --metric");
+		hp_say_error("export: --at is for pprof and gperftools; folded takes --metric");
 		return HP_EXIT_USAGE;
 	}
 	if (a.given[HP_OPT_BY] && format != FMT_FOLDED) {
-		hp_cli_error("export: --by is for folded; pprof carries type, context, thread "
+		hp_say_error("export: --by is for folded; pprof carries type, context, thread "
 			     "and heap as labels");
 		return HP_EXIT_USAGE;
 	}
 	if (a.given[HP_OPT_METRIC] && format != FMT_FOLDED) {
-		hp_cli_error("export: --metric is for folded; pprof and gperftools carry every "
+		hp_say_error("export: --metric is for folded; pprof and gperftools carry every "
 			     "figure (--at peak for the peak)");
 		return HP_EXIT_USAGE;
 	}
 	if (strcmp(output, "-") == 0 && format == FMT_PPROF && isatty(1)) {
-		hp_cli_error("export: pprof is binary: not writing it to a terminal");
+		hp_say_error("export: pprof is binary: not writing it to a terminal");
 		return HP_EXIT_USAGE;
 	}
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))

@@ -82,11 +82,11 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	if (a.given[HP_OPT_WIDTH])
 		fo.width_px = (unsigned)a.number[HP_OPT_WIDTH];
 	if (a.noperands != 1) {
-		hp_cli_error("flamegraph: give exactly one capture file");
+		hp_say_error("flamegraph: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
 	if (!a.value[HP_OPT_OUTPUT]) {
-		hp_cli_error("flamegraph: say where to write the SVG (-o OUT.svg)");
+		hp_say_error("flamegraph: say where to write the SVG (-o OUT.svg)");
 		return HP_EXIT_USAGE;
 	}
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
@@ -94,7 +94,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 
 	ret = hp_flame_build_by(&model, a.metric, hp_cli_by(&a), &flame);
 	if (ret) {
-		hp_cli_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
+		hp_say_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
 		goto err;
 	}
 	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT], (const char *const *)argv + a.operand,

@@ -68,11 +68,11 @@ int hp_cmd_html(int argc, char **argv)
 	if (a.help)
 		return HP_EXIT_OK;
 	if (a.noperands != 1) {
-		hp_cli_error("html: give exactly one capture file");
+		hp_say_error("html: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
 	if (!a.value[HP_OPT_OUTPUT]) {
-		hp_cli_error("html: say where to write the page (-o OUT.html)");
+		hp_say_error("html: say where to write the page (-o OUT.html)");
 		return HP_EXIT_USAGE;
 	}
 	mo.image = hp_cli_image(&a);
@@ -87,13 +87,13 @@ int hp_cmd_html(int argc, char **argv)
 	if (!ret && a.given[HP_OPT_SUPPRESSIONS]) {
 		ret = hp_suppressions_load(&sup, a.value[HP_OPT_SUPPRESSIONS], err, sizeof err);
 		if (ret) {
-			hp_cli_error("html: --suppressions: %s", err);
+			hp_say_error("html: --suppressions: %s", err);
 			hp_suppressions_free(&sup);
 			return ret == -EINVAL ? HP_EXIT_USAGE : HP_EXIT_FAILURE;
 		}
 	}
 	if (ret) {
-		hp_cli_error("html: %s", strerror(-ret));
+		hp_say_error("html: %s", strerror(-ret));
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}
@@ -112,7 +112,7 @@ int hp_cmd_html(int argc, char **argv)
 		goto err;
 	ret = hp_html_write(o.f, &cap, &ho, err, sizeof err);
 	if (ret && ret != -EIO)
-		hp_cli_error("%s: %s", argv[a.operand], err);
+		hp_say_error("%s: %s", argv[a.operand], err);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 
 err:

@@ -136,12 +136,12 @@ int hp_cmd_inspect(int argc, char **argv)
 	if (a.help)
 		return HP_EXIT_OK;
 	if (a.noperands != 1) {
-		hp_cli_error("inspect: give exactly one capture file");
+		hp_say_error("inspect: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
 	path = argv[a.operand];
 	if (hp_capture_load(path, &cap, err, sizeof err) < 0) {
-		hp_cli_error("%s", err);
+		hp_say_error("%s", err);
 		return HP_EXIT_FAILURE;
 	}
 
@@ -189,7 +189,7 @@ int hp_cmd_inspect(int argc, char **argv)
 		printf("damage    %zu problem%s\n", cap.ndamage, cap.ndamage == 1 ? "" : "s");
 		for (size_t i = 0; i < cap.ndamage && i < HP_CAP_MAX_DAMAGE; i++)
 			printf("  %s\n", cap.damage[i]);
-		hp_cli_error("%s: damaged: %s", path, cap.damage[0]);
+		hp_say_error("%s: damaged: %s", path, cap.damage[0]);
 	} else {
 		printf("damage    none: every record is intact\n");
 	}

@@ -58,20 +58,20 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
 	if (fd < 0) {
 		err = errno ? errno : EIO;
 		if (err == ELOOP)
-			hp_cli_error("%s: is a symbolic link: not writing through it (name its "
+			hp_say_error("%s: is a symbolic link: not writing through it (name its "
 				     "target, or - for standard output)", path);
 		else
-			hp_cli_error("%s: cannot create: %s", path, strerror(err));
+			hp_say_error("%s: cannot create: %s", path, strerror(err));
 		return -err;
 	}
 	if (fstat(fd, &st) < 0) {
 		err = errno ? errno : EIO;
-		hp_cli_error("%s: %s", path, strerror(err));
+		hp_say_error("%s: %s", path, strerror(err));
 		goto err;
 	}
 	for (size_t i = 0; i < ninputs; i++) {
 		if (stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
-			hp_cli_error("%s: is the capture being read (%s): not overwriting it", path,
+			hp_say_error("%s: is the capture being read (%s): not overwriting it", path,
 				     inputs[i]);
 			err = EEXIST;
 			goto err;
@@ -80,13 +80,13 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
 	o->regular = S_ISREG(st.st_mode);
 	if (o->regular && ftruncate(fd, 0) < 0) {
 		err = errno ? errno : EIO;
-		hp_cli_error("%s: cannot truncate: %s", path, strerror(err));
+		hp_say_error("%s: cannot truncate: %s", path, strerror(err));
 		goto err;
 	}
 	o->f = fdopen(fd, "wb");
 	if (!o->f) {
 		err = errno ? errno : ENOMEM;
-		hp_cli_error("%s: cannot create: %s", path, strerror(err));
+		hp_say_error("%s: cannot create: %s", path, strerror(err));
 		goto err;
 	}
 	return 0;
@@ -101,24 +101,13 @@ int hp_cli_output_close(struct hp_cli_output *o, int ret)
 		ret = ret ? ret : errno ? -errno : -EIO;
 	if (!ret)
 		return 0;
-	hp_cli_error("%s: cannot write: %s", o->to_stdout ? "standard output" : o->path,
+	hp_say_error("%s: cannot write: %s", o->to_stdout ? "standard output" : o->path,
 		     strerror(-ret));
 	if (o->to_stdout)
 		clearerr(stdout); /* said once: main's last check stays quiet */
 	if (o->regular)
 		unlink(o->path);
 	return ret;
-}
-
-void hp_cli_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("heapprof: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
@@ -135,13 +124,13 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 
 	ret = hp_cli_capture_load(path, cap, err, sizeof err);
 	if (ret < 0) {
-		hp_cli_error("%s", err);
+		hp_say_error("%s", err);
 		return ret;
 	}
 	if (cap->ndamage)
-		hp_cli_error("%s: damaged, showing what is readable: %s", path, cap->damage[0]);
+		hp_say_error("%s: damaged, showing what is readable: %s", path, cap->damage[0]);
 	if (opts->image && hp_capture_select(cap, opts->image - 1)) {
-		hp_cli_error("%s: there is no image %zu (the capture has %zu)", path, opts->image,
+		hp_say_error("%s: there is no image %zu (the capture has %zu)", path, opts->image,
 			     cap->nimages);
 		hp_capture_free(cap);
 		return -EINVAL;
@@ -151,13 +140,13 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		 * what is shown is an earlier program's, which must be said. */
 		char shown[512];
 		const char *prog = cap->program ? cap->program : "(no META)";
-		hp_cli_error("%s: the last image (%zu) holds no snapshot: showing image %zu, %s "
+		hp_say_error("%s: the last image (%zu) holds no snapshot: showing image %zu, %s "
 			     "(--image N for another)", path, cap->nimages, cap->image + 1,
 			     hp_text_escape(shown, sizeof shown, prog));
 	}
 	ret = hp_model_build(model, cap, opts, err, sizeof err);
 	if (ret < 0) {
-		hp_cli_error("%s: %s", path, err);
+		hp_say_error("%s: %s", path, err);
 		hp_capture_free(cap);
 		return ret;
 	}
@@ -171,7 +160,7 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 			used = model->locations[l].module == (int)i;
 		if (used && model->modules[i].cap->path[0] == '/') {
 			char shown[1024];
-			hp_cli_error("%s %s",
+			hp_say_error("%s %s",
 				     hp_text_escape(shown, sizeof shown, model->modules[i].cap->path),
 				     status[st]);
 		}
@@ -193,7 +182,7 @@ static int stdout_status(int status)
 		err = EIO; /* an earlier write failed; its errno is gone */
 	if (!err)
 		return status;
-	hp_cli_error("standard output: cannot write: %s", strerror(err));
+	hp_say_error("standard output: cannot write: %s", strerror(err));
 	return status ? status : HP_EXIT_FAILURE;
 }
 
@@ -221,6 +210,6 @@ int main(int argc, char **argv)
 		puts("heapprof " HP_VERSION);
 		return stdout_status(HP_EXIT_OK);
 	}
-	hp_cli_error("unknown command '%s' (try heapprof --help)", argv[1]);
+	hp_say_error("unknown command '%s' (try heapprof --help)", argv[1]);
 	return HP_EXIT_USAGE;
 }

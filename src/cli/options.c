@@ -105,10 +105,10 @@ int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, lon
 		v = strtol(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end || errno || v < min || v > max) {
 		if (max == LONG_MAX)
-			hp_cli_error("%s: %s wants a number of at least %ld, not '%s'", cmd, opt,
+			hp_say_error("%s: %s wants a number of at least %ld, not '%s'", cmd, opt,
 				     min, s);
 		else
-			hp_cli_error("%s: %s wants a number from %ld to %ld, not '%s'", cmd, opt,
+			hp_say_error("%s: %s wants a number from %ld to %ld, not '%s'", cmd, opt,
 				     min, max, s);
 		return -EINVAL;
 	}
@@ -126,13 +126,13 @@ static int check_recorder(const char *cmd, const struct hp_cli_option *o, const 
 	if (o->kind == HP_CLI_SIZE) {
 		if (hp_option_parse_u64(value, &v) == 0 && v >= o->min && v <= o->max)
 			return 0;
-		hp_cli_error("%s: --%s wants a number from %llu to %llu, not '%s'", cmd, o->name,
+		hp_say_error("%s: --%s wants a number from %llu to %llu, not '%s'", cmd, o->name,
 			     (unsigned long long)o->min, (unsigned long long)o->max, value);
 		return -EINVAL;
 	}
 	if (hp_option_parse_signal(value, &sig) == 0)
 		return 0;
-	hp_cli_error("%s: --%s wants USR1, USR2, HUP, PROF, WINCH, URG, NONE or the number of a "
+	hp_say_error("%s: --%s wants USR1, USR2, HUP, PROF, WINCH, URG, NONE or the number of a "
 		     "signal that can be caught (1 to %d), not '%s'",
 		     cmd, o->name, HP_OPTION_SIGNAL_MAX, value);
 	return -EINVAL;
@@ -154,7 +154,7 @@ static int take(const char *cmd, const struct hp_cli_use *use, const char *value
 		break;
 	case HP_CLI_METRIC:
 		if (hp_metric_parse(value, &a->metric)) {
-			hp_cli_error(
+			hp_say_error(
 				"%s: unknown metric '%s' (peak, leaked, allocated, allocations, "
 				"temporary)",
 				cmd, value);
@@ -163,7 +163,7 @@ static int take(const char *cmd, const struct hp_cli_use *use, const char *value
 		break;
 	case HP_CLI_CHOICE:
 		if (strcmp(value, o->choices[0]) != 0 && strcmp(value, o->choices[1]) != 0) {
-			hp_cli_error("%s: %s wants %s or %s, not '%s'", cmd, opt, o->choices[0],
+			hp_say_error("%s: %s wants %s or %s, not '%s'", cmd, opt, o->choices[0],
 				     o->choices[1], value);
 			return -EINVAL;
 		}
@@ -175,7 +175,7 @@ static int take(const char *cmd, const struct hp_cli_use *use, const char *value
 		break;
 	case HP_CLI_BYTES:
 		if (hp_option_parse_u64(value, &a->bytes[use->opt])) {
-			hp_cli_error("%s: %s wants a number of bytes (with K, M or G: 512K, 64MiB), "
+			hp_say_error("%s: %s wants a number of bytes (with K, M or G: 512K, 64MiB), "
 				     "not '%s'", cmd, opt, value);
 			return -EINVAL;
 		}
@@ -186,7 +186,7 @@ static int take(const char *cmd, const struct hp_cli_use *use, const char *value
 		int rc = regcomp(&re, value, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			regerror(rc, &re, why, sizeof why);
-			hp_cli_error("%s: %s wants a regular expression (POSIX extended), not "
+			hp_say_error("%s: %s wants a regular expression (POSIX extended), not "
 				     "'%s': %s", cmd, opt, value, why);
 			return -EINVAL;
 		}
@@ -279,7 +279,7 @@ int hp_cli_check_by(const char *cmd, const char *value)
 
 	if (hp_dim_parse(value, &d) == 0)
 		return 0;
-	hp_cli_error("%s: --by: '%s' is not stack, function, line, module, type, context, "
+	hp_say_error("%s: --by: '%s' is not stack, function, line, module, type, context, "
 		     "thread or heap",
 		     cmd, value);
 	return -EINVAL;
@@ -290,7 +290,7 @@ int hp_cli_check_by_root(const char *cmd, const char *value)
 	if (strcmp(value, "type") == 0 || strcmp(value, "context") == 0 ||
 	    strcmp(value, "stack") == 0)
 		return 0;
-	hp_cli_error("%s: --by: '%s' is not type or context (or stack, the default)", cmd, value);
+	hp_say_error("%s: --by: '%s' is not type or context (or stack, the default)", cmd, value);
 	return -EINVAL;
 }
 

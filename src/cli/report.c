@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "../analyzer/group.h"
-#include "../analyzer/histo.h"
 #include "../analyzer/memmap.h"
 #include "../analyzer/report.h"
 #include "../common/units.h"
@@ -89,13 +88,13 @@ static int gates(const struct hp_cli_args *a, const struct hp_model *m)
 	int status = HP_EXIT_OK;
 
 	if (a->given[HP_OPT_FAIL_IF_LEAKED] && leaked > (double)a->bytes[HP_OPT_FAIL_IF_LEAKED]) {
-		hp_cli_error("report: leaked %s (%s bytes), over --fail-if-leaked %s",
+		hp_say_error("report: leaked %s (%s bytes), over --fail-if-leaked %s",
 			     hp_units_bytes(x, sizeof x, leaked), hp_units_count(n, sizeof n, leaked),
 			     hp_units_bytes(y, sizeof y, (double)a->bytes[HP_OPT_FAIL_IF_LEAKED]));
 		status = HP_EXIT_GATE;
 	}
 	if (a->given[HP_OPT_FAIL_IF_PEAK] && peak > (double)a->bytes[HP_OPT_FAIL_IF_PEAK]) {
-		hp_cli_error("report: peak heap %s (%s bytes), over --fail-if-peak %s",
+		hp_say_error("report: peak heap %s (%s bytes), over --fail-if-peak %s",
 			     hp_units_bytes(x, sizeof x, peak), hp_units_count(n, sizeof n, peak),
 			     hp_units_bytes(y, sizeof y, (double)a->bytes[HP_OPT_FAIL_IF_PEAK]));
 		status = HP_EXIT_GATE;
@@ -157,14 +156,14 @@ int hp_cmd_report(int argc, char **argv)
 	ro.all_frames = a.given[HP_OPT_ALL_FRAMES];
 	ro.full_names = a.given[HP_OPT_FULL_NAMES];
 	if (a.noperands != 1) {
-		hp_cli_error("report: give exactly one capture file");
+		hp_say_error("report: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
 	ret = a.given[HP_OPT_NO_DEFAULT_SUPPRESSIONS] ? 0 : hp_suppressions_add_builtin(&sup);
 	if (!ret && a.given[HP_OPT_SUPPRESSIONS]) {
 		ret = hp_suppressions_load(&sup, a.value[HP_OPT_SUPPRESSIONS], err, sizeof err);
 		if (ret) {
-			hp_cli_error("report: --suppressions: %s", err);
+			hp_say_error("report: --suppressions: %s", err);
 			hp_suppressions_free(&sup);
 			return ret == -EINVAL ? HP_EXIT_USAGE : HP_EXIT_FAILURE;
 		}
@@ -176,7 +175,7 @@ int hp_cmd_report(int argc, char **argv)
 	ret = hp_model_suppress(&model, &sup);
 	hp_suppressions_free(&sup);
 	if (ret) {
-		hp_cli_error("report: %s", strerror(-ret));
+		hp_say_error("report: %s", strerror(-ret));
 		hp_model_free(&model);
 		hp_capture_free(&cap);
 		return HP_EXIT_FAILURE;
@@ -186,11 +185,11 @@ int hp_cmd_report(int argc, char **argv)
 		int64_t h = hp_model_find_heap(&model, a.value[HP_OPT_HEAP]);
 		if (h < 0 || by == HP_BY_STACK || by == HP_BY_HEAP) {
 			if (h < 0)
-				hp_cli_error("report: %s has no heap named '%s' (report --by heap "
+				hp_say_error("report: %s has no heap named '%s' (report --by heap "
 					     "lists its heaps)",
 					     argv[a.operand], a.value[HP_OPT_HEAP]);
 			else
-				hp_cli_error("report: --heap goes with --by function, line, "
+				hp_say_error("report: --heap goes with --by function, line, "
 					     "module, type, context or thread");
 			hp_model_free(&model);
 			hp_capture_free(&cap);

@@ -236,22 +236,22 @@ static int check_program(const char *name)
 	if (resolve_program(name, path, sizeof path, &st) < 0)
 		return 0;
 	if (S_ISDIR(st.st_mode)) {
-		hp_cli_error("run: cannot run %s: it is a directory", path);
+		hp_say_error("run: cannot run %s: it is a directory", path);
 		return -EISDIR;
 	}
 	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
-		hp_cli_error("run: cannot run %s: it is not an executable file", path);
+		hp_say_error("run: cannot run %s: it is not an executable file", path);
 		return -EACCES;
 	}
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
 	    ((st.st_mode & S_ISGID) && st.st_gid != getgid())) {
-		hp_cli_error("run: cannot record %s: it is set-%s-ID, and the loader ignores "
+		hp_say_error("run: cannot record %s: it is set-%s-ID, and the loader ignores "
 			     "LD_PRELOAD for such programs (record a copy without the bit)",
 			     path, st.st_mode & S_ISUID ? "user" : "group");
 		return -EPERM;
 	}
 	if (static_recorder(path) == 0) {
-		hp_cli_error("run: cannot record %s: statically linked without the recorder: "
+		hp_say_error("run: cannot record %s: statically linked without the recorder: "
 			     "link it with pkg-config heapprof-static, or use a dynamic build",
 			     path);
 		return -EPERM;
@@ -375,7 +375,7 @@ static void children(const char *path, time_t since, int symbols, int quiet,
 		if (symbols) {
 			int ret = hp_embed_symbols_with(child, eo, &res, err, sizeof err);
 			if (ret < 0 && ret != -ENODATA)
-				hp_cli_error("%s", err);
+				hp_say_error("%s", err);
 			if (ret == 0 && verbose)
 				hp_cli_say_symbols(child, &res);
 		}
@@ -400,17 +400,17 @@ static void summarize(const char *path, const char *prog, int status, int quiet)
 
 	how_it_ended(ended, sizeof ended, status);
 	if (hp_capture_load(path, &cap, err, sizeof err) < 0) {
-		hp_cli_error("no usable capture: %s (%s %s)", err, prog, ended);
+		hp_say_error("no usable capture: %s (%s %s)", err, prog, ended);
 		return;
 	}
 	name = cap.has_meta ? hp_model_program_name(&cap) : prog;
 	s = hp_capture_last(&cap);
 	if (!s) {
 		if (WIFSIGNALED(status))
-			hp_cli_error("wrote %s, but it holds no snapshot: %s %s before one was "
+			hp_say_error("wrote %s, but it holds no snapshot: %s %s before one was "
 				     "written", path, name, ended);
 		else
-			hp_cli_error("wrote %s, but it holds no snapshot: %s %s without one (an "
+			hp_say_error("wrote %s, but it holds no snapshot: %s %s without one (an "
 				     "exec without --follow-fork, _exit, or a failed write)",
 				     path, name, ended);
 		hp_capture_free(&cap);
@@ -455,7 +455,7 @@ static void summarize(const char *path, const char *prog, int status, int quiet)
 		fprintf(stderr, "; next: heapprof report %s\n", path);
 	}
 	if (cap.ndamage)
-		hp_cli_error("%s is damaged: %s", path, cap.damage[0]);
+		hp_say_error("%s is damaged: %s", path, cap.damage[0]);
 	hp_capture_free(&cap);
 }
 
@@ -516,7 +516,7 @@ int hp_cmd_run(int argc, char **argv)
 	verbose = a.given[HP_OPT_VERBOSE];
 	prog = a.operand; /* argv[prog] is the program */
 	if (prog >= argc) {
-		hp_cli_error("run: no program given (heapprof run [options] -- PROGRAM [ARGS...])");
+		hp_say_error("run: no program given (heapprof run [options] -- PROGRAM [ARGS...])");
 		return RUN_USAGE;
 	}
 	if (check_program(argv[prog]) < 0)
@@ -524,23 +524,23 @@ int hp_cmd_run(int argc, char **argv)
 	if (a.given[HP_OPT_HTTP] && a.given[HP_OPT_DUMP_SIGNAL]) {
 		hp_option_parse_signal(a.value[HP_OPT_DUMP_SIGNAL], &sig); /* checked */
 		if (!sig) {
-			hp_cli_error("run: --http asks the program for snapshots with its dump "
+			hp_say_error("run: --http asks the program for snapshots with its dump "
 				     "signal: give one (--dump-signal NONE turns it off)");
 			return RUN_USAGE;
 		}
 	}
 	if (hp_cli_find_recorder(lib, sizeof lib) < 0) {
-		hp_cli_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
+		hp_say_error("run: cannot find the recorder library %s (set HEAPPROF_LIB)", lib);
 		return RUN_USAGE;
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
-		hp_cli_error("run: pipe: %s", strerror(errno));
+		hp_say_error("run: pipe: %s", strerror(errno));
 		return RUN_USAGE;
 	}
 	/* Listening before the program starts: a port that cannot be had is
 	 * said at once, and the program runs all the same, unserved. */
 	if (a.given[HP_OPT_HTTP] && hp_http_listen(a.value[HP_OPT_HTTP], &lfd, &port) < 0)
-		hp_cli_error("run: running %s without the HTTP server", argv[prog]);
+		hp_say_error("run: running %s without the HTTP server", argv[prog]);
 	/* The terminal's ^C and ^\ go to the program; we wait for it to finish
 	 * (and write its capture) rather than die first. */
 	ign.sa_handler = SIG_IGN;
@@ -549,7 +549,7 @@ int hp_cmd_run(int argc, char **argv)
 	started = time(NULL);
 	pid = fork();
 	if (pid < 0) {
-		hp_cli_error("run: fork: %s", strerror(errno));
+		hp_say_error("run: fork: %s", strerror(errno));
 		return RUN_USAGE;
 	}
 	if (pid == 0) {
@@ -589,7 +589,7 @@ int hp_cmd_run(int argc, char **argv)
 	}
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
-			hp_cli_error("run: waitpid: %s", strerror(errno));
+			hp_say_error("run: waitpid: %s", strerror(errno));
 			return RUN_USAGE;
 		}
 	}
@@ -597,7 +597,7 @@ int hp_cmd_run(int argc, char **argv)
 	 * or "E<errno>" when it could not go on (see child()). */
 	if (at < len && path[at] == 'C') {
 		int e = atoi(path + at + 1);
-		hp_cli_error("run: cannot create the capture %s: %s", path,
+		hp_say_error("run: cannot create the capture %s: %s", path,
 			     e == ELOOP ? "it is a symbolic link, which heapprof does not follow"
 					: strerror(e));
 		return RUN_NO_CAPTURE;
@@ -605,7 +605,7 @@ int hp_cmd_run(int argc, char **argv)
 	if (at < len && path[at] == 'E') {
 		if (created)
 			unclaim_output(path);
-		hp_cli_error("run: cannot run %s: %s", argv[prog], strerror(atoi(path + at + 1)));
+		hp_say_error("run: cannot run %s: %s", argv[prog], strerror(atoi(path + at + 1)));
 		return RUN_NOT_FOUND;
 	}
 	if (created)
@@ -619,7 +619,7 @@ int hp_cmd_run(int argc, char **argv)
 		/* A capture without a snapshot (-ENODATA, hp_model_build) has no
 		 * frames to name: summarize() says what became of the program. */
 		if (ret < 0 && ret != -ENODATA)
-			hp_cli_error("%s", err);
+			hp_say_error("%s", err);
 		if (ret == 0 && verbose)
 			hp_cli_say_symbols(path, &res);
 	}

@@ -38,14 +38,14 @@ int hp_cmd_symbolize(int argc, char **argv)
 	if (a.help)
 		return HP_EXIT_OK;
 	if (a.noperands != 1) {
-		hp_cli_error("symbolize: give exactly one capture file");
+		hp_say_error("symbolize: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
 	path = argv[a.operand];
 	eo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	eo.no_symbol_cache = a.given[HP_OPT_NO_SYMBOL_CACHE];
 	if (hp_embed_symbols_with(path, &eo, &res, err, sizeof err) < 0) {
-		hp_cli_error("%s", err);
+		hp_say_error("%s", err);
 		return HP_EXIT_FAILURE;
 	}
 	fprintf(stderr, "heapprof: %s: embedded symbols for %zu addresses (%zu without a function)",

@@ -20,8 +20,8 @@
  * Strings used to open files (module paths) stay raw in the capture; only
  * what is shown is escaped. Allocation-free except hp_text_dup.
  */
-#ifndef HP_ANALYZER_TEXT_H
-#define HP_ANALYZER_TEXT_H
+#ifndef HP_COMMON_TEXT_H
+#define HP_COMMON_TEXT_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -15,8 +15,8 @@
  * Ordinary analyzer C: allocates with malloc, owns everything it returns,
  * not thread-safe.
  */
-#ifndef HP_ANALYZER_CAPTURE_H
-#define HP_ANALYZER_CAPTURE_H
+#ifndef HP_FORMAT_CAPTURE_H
+#define HP_FORMAT_CAPTURE_H
 
 #include <stddef.h>
 #include <stdint.h>

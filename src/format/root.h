@@ -13,10 +13,14 @@
  * core. A change of any layout below bumps HP_ROOT_VERSION.
  *
  * This header is pure layout (fixed-width fields, no pointers of the
- * host): the analyzer includes it too. Nothing here is on the hot path.
+ * host), a contract between the recorder that fills it and heapprof core
+ * that reads it (src/analyzer/core/core_rec.c), as the capture format is
+ * between the recorder and the capture reader. The recorder's functions
+ * that fill it are in src/recorder/root.h. Nothing here is on the hot
+ * path.
  */
-#ifndef HP_RECORDER_ROOT_H
-#define HP_RECORDER_ROOT_H
+#ifndef HP_FORMAT_ROOT_H
+#define HP_FORMAT_ROOT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -131,15 +135,5 @@ struct hp_root {
 
 #define HP_ROOT_V1_BYTES ((uint32_t)offsetof(struct hp_root, types))
 #define HP_ROOT_V3_BYTES ((uint32_t)offsetof(struct hp_root, credit_addr))
-
-/* In the recorder: each module describes its own tables (their struct bodies are its own).
- * Called once by hp_root_fill. No allocation, no lock. */
-void hp_stacks_root(struct hp_root *r);
-void hp_agg_root(struct hp_root *r);
-void hp_live_root(struct hp_root *r);
-void hp_tags_root(struct hp_root *r);
-/* Fills heapprof_root: once, at init, after the tables are set up and
- * before recording starts. Not thread-safe; no allocation, no lock. */
-void hp_root_fill(void);
 
 #endif

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli/cli.h"
+#include "../common/say.h"
 
 static uint64_t now_ns(void)
 {
@@ -72,7 +72,7 @@ int hp_http_listen(const char *addr, int *fd, unsigned *port)
 			hlen -= 2;
 		}
 		if (hlen >= sizeof host) {
-			hp_cli_error("cannot listen on %s: the host is too long", addr);
+			hp_say_error("cannot listen on %s: the host is too long", addr);
 			return -EINVAL;
 		}
 		if (hlen) {
@@ -82,7 +82,7 @@ int hp_http_listen(const char *addr, int *fd, unsigned *port)
 	}
 	if (!*p || strlen(p) >= sizeof serv || strspn(p, "0123456789") != strlen(p) ||
 	    atol(p) > 65535) {
-		hp_cli_error("cannot listen on %s: give HOST:PORT, a port from 0 to 65535", addr);
+		hp_say_error("cannot listen on %s: give HOST:PORT, a port from 0 to 65535", addr);
 		return -EINVAL;
 	}
 	snprintf(serv, sizeof serv, "%s", p);
@@ -91,7 +91,7 @@ int hp_http_listen(const char *addr, int *fd, unsigned *port)
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	ret = getaddrinfo(host, serv, &hints, &res);
 	if (ret) {
-		hp_cli_error("cannot listen on %s: %s", addr, gai_strerror(ret));
+		hp_say_error("cannot listen on %s: %s", addr, gai_strerror(ret));
 		return -EINVAL;
 	}
 	s = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -116,7 +116,7 @@ int hp_http_listen(const char *addr, int *fd, unsigned *port)
 	return 0;
 err:
 	ret = -errno;
-	hp_cli_error("cannot listen on %s: %s", addr, strerror(errno));
+	hp_say_error("cannot listen on %s: %s", addr, strerror(errno));
 	if (s >= 0)
 		close(s);
 	freeaddrinfo(res);

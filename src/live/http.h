@@ -13,8 +13,8 @@
  * Ordinary C, no global state: each function works on the descriptor it is
  * given, so connections can be served from several threads at once.
  */
-#ifndef HP_CLI_HTTP_H
-#define HP_CLI_HTTP_H
+#ifndef HP_LIVE_HTTP_H
+#define HP_LIVE_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -39,8 +39,8 @@
  *
  * Not thread-safe: the server calls it under one lock.
  */
-#ifndef HP_CLI_LIVE_H
-#define HP_CLI_LIVE_H
+#ifndef HP_LIVE_LIVE_H
+#define HP_LIVE_LIVE_H
 
 #include <stddef.h>
 #include <stdint.h>

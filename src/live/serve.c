@@ -1,5 +1,6 @@
 /*
- * serve.c - the live endpoints (serve.h) and `heapprof serve --pid PID`.
+ * serve.c - the live endpoints (serve.h): an HTTP server over a follower
+ * of the program's capture (live.h).
  *
  * Threads and locking: one thread accepts; each connection gets a thread
  * of its own (detached), which reads the request, takes the server's lock
@@ -12,7 +13,6 @@
  */
 #include "serve.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +30,7 @@
 #include "../analyzer/pprof.h"
 #include "../common/text.h"
 #include "../common/options.h"
-#include "../cli/cli.h"
+#include "../common/say.h"
 #include "http.h"
 #include "live.h"
 
@@ -440,7 +438,7 @@ int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid
 
 	if (!s) {
 		close(lfd);
-		hp_cli_error("out of memory");
+		hp_say_error("out of memory");
 		return -ENOMEM;
 	}
 	s->lfd = lfd;
@@ -457,7 +455,7 @@ int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid
 	if (!ret)
 		ret = -pthread_create(&s->acceptor, NULL, acceptor, s);
 	if (ret) {
-		hp_cli_error("cannot start the HTTP server: %s", strerror(-ret));
+		hp_say_error("cannot start the HTTP server: %s", strerror(-ret));
 		hp_live_free(s->live);
 		if (s->wake[0] >= 0) {
 			close(s->wake[0]);
@@ -503,237 +501,4 @@ void hp_server_stop(struct hp_server *s)
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
-}
-
-/* --- heapprof serve --pid PID ------------------------------------------------ */
-
-static const char usage[] =
-	"usage: heapprof serve --pid PID [--http ADDR]\n"
-	"\n"
-	"Serves the live heap of a program started with the recorder preloaded\n"
-	"(LD_PRELOAD=.../libheapprof.so) over HTTP, as Go programs serve theirs,\n"
-	"until the program ends:\n"
-	"  go tool pprof http://127.0.0.1:6060/debug/pprof/heap\n"
-	"\n"
-	"      --pid PID      the program's process\n"
-	"      --http ADDR    HOST:PORT to listen on (default 127.0.0.1:6060; the\n"
-	"                     host is loopback unless one is given)\n"
-	"  -q, --quiet        say nothing on stderr unless something fails\n"
-	"\n"
-	"Endpoints: /debug/pprof/heap (profile.proto; ?debug=1 text; ?seconds=N\n"
-	"the delta over N seconds), /debug/pprof/, /debug/heapprof/capture (the\n"
-	"capture file of now), /metrics (Prometheus). Each answer is a snapshot\n"
-	"the program writes when asked with its dump signal (HEAPPROF_DUMP_SIGNAL,\n"
-	"default USR2) into its capture (HEAPPROF_OUTPUT).\n"
-	"\n"
-	"Exit status: 0 when the program ended, 1 when it cannot be served, 2 for\n"
-	"wrong usage.\n";
-
-/* The program's environment as it started (/proc/PID/environ, NUL
- * separated) into buf. Returns its length, or -errno. */
-static ssize_t read_environ(pid_t pid, char *buf, size_t cap)
-{
-	char path[64];
-	size_t len = 0;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len < cap - 1) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
-
-/* The value of NAME in an environ block, or NULL. */
-static const char *env_get(const char *env, size_t len, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = env; p < env + len; p += strlen(p) + 1)
-		if (strncmp(p, name, n) == 0 && p[n] == '=')
-			return p + n + 1;
-	return NULL;
-}
-
-/* Whether the file at path starts with the capture magic. */
-static int is_capture(const char *path)
-{
-	char magic[8];
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), ok;
-
-	if (fd < 0)
-		return 0;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	     pread(fd, magic, sizeof magic, 0) == (ssize_t)sizeof magic &&
-	     memcmp(magic, "HEAPPROF", 8) == 0;
-	close(fd);
-	return ok;
-}
-
-/* The program's capture: the capture file its recorder holds open
- * (/proc/PID/fd: the very file, wherever it is and whatever its name),
- * else HEAPPROF_OUTPUT (from its working directory when relative), which
- * the recorder will create. Returns 0 with out, or -ENOENT. */
-static int find_capture(pid_t pid, const char *output, char *out, size_t cap)
-{
-	char dir[64], fdpath[384], cwd[PATH_MAX], link[PATH_MAX];
-	struct dirent *e;
-	DIR *d;
-	int found = 0;
-
-	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-	d = opendir(dir);
-	while (d && !found && (e = readdir(d))) {
-		ssize_t n;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(fdpath, sizeof fdpath, "%s/%s", dir, e->d_name);
-		if (!is_capture(fdpath))
-			continue;
-		/* The path when it still names the file, else the descriptor. */
-		n = readlink(fdpath, link, sizeof link - 1);
-		if (n > 0) {
-			struct stat a, b;
-			link[n] = '\0';
-			found = link[0] == '/' && stat(link, &a) == 0 && stat(fdpath, &b) == 0 &&
-				a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-			snprintf(out, cap, "%s", found ? link : fdpath);
-			found = 1;
-		}
-	}
-	if (d)
-		closedir(d);
-	if (found)
-		return 0;
-	if (!output || !*output)
-		return -ENOENT;
-	if (output[0] == '/') {
-		snprintf(out, cap, "%s", output);
-		return 0;
-	}
-	snprintf(dir, sizeof dir, "/proc/%d/cwd", (int)pid);
-	ssize_t n = readlink(dir, cwd, sizeof cwd - 1);
-	if (n <= 0)
-		return -ENOENT;
-	cwd[n] = '\0';
-	snprintf(out, cap, "%s/%s", cwd, output);
-	return 0;
-}
-
-static int stop_pipe[2] = {-1, -1}; /* written by on_stop: SIGINT, SIGTERM */
-
-static void on_stop(int sig)
-{
-	int saved = errno;
-
-	(void)sig;
-	if (write(stop_pipe[1], "x", 1) < 0)
-		(void)0;
-	errno = saved;
-}
-
-int hp_cmd_serve(int argc, char **argv)
-{
-	static const struct hp_cli_use uses[] = {
-		{HP_OPT_PID, 1, INT_MAX, NULL},
-		{HP_OPT_HTTP, 0, 0, NULL},
-		{HP_OPT_QUIET, 0, 0, NULL},
-		{HP_OPT_HELP, 0, 0, NULL},
-	};
-	static char env[1 << 20]; /* the environment can be large; not on the stack */
-	struct hp_cli_args a;
-	struct hp_server *srv = NULL;
-	struct sigaction sa = {0};
-	char path[PATH_MAX + 64];
-	const char *addr, *pre, *sigtext;
-	ssize_t len;
-	unsigned port;
-	pid_t pid;
-	int sig = SIGUSR2, lfd, pidfd = -1;
-
-	if (hp_cli_parse("serve", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
-		return HP_EXIT_USAGE;
-	if (a.help)
-		return HP_EXIT_OK;
-	if (!a.given[HP_OPT_PID] || a.noperands) {
-		hp_cli_error("serve: give the program's process: heapprof serve --pid PID");
-		return HP_EXIT_USAGE;
-	}
-	pid = (pid_t)a.number[HP_OPT_PID];
-	addr = a.given[HP_OPT_HTTP] ? a.value[HP_OPT_HTTP] : "127.0.0.1:6060";
-	len = read_environ(pid, env, sizeof env);
-	if (len < 0) {
-		hp_cli_error("serve: process %d: %s", (int)pid,
-			     len == -ENOENT ? "no such process" : strerror((int)-len));
-		return HP_EXIT_FAILURE;
-	}
-	pre = env_get(env, (size_t)len, "LD_PRELOAD");
-	if (!pre || !strstr(pre, "libheapprof")) {
-		hp_cli_error(
-			"serve: process %d was not started with the recorder (no libheapprof.so "
-			"in its LD_PRELOAD): it has no heap to serve",
-			(int)pid);
-		return HP_EXIT_FAILURE;
-	}
-	sigtext = env_get(env, (size_t)len, "HEAPPROF_DUMP_SIGNAL");
-	if (sigtext && (hp_option_parse_signal(sigtext, &sig) || sig == 0)) {
-		hp_cli_error("serve: process %d has no dump signal (HEAPPROF_DUMP_SIGNAL=%s): it "
-			     "cannot be asked for a snapshot",
-			     (int)pid, sigtext);
-		return HP_EXIT_FAILURE;
-	}
-	if (find_capture(pid, env_get(env, (size_t)len, "HEAPPROF_OUTPUT"), path, sizeof path)) {
-		hp_cli_error("serve: process %d: cannot find its capture (it holds none open, and "
-			     "its HEAPPROF_OUTPUT is not set)",
-			     (int)pid);
-		return HP_EXIT_FAILURE;
-	}
-	if (hp_http_listen(addr, &lfd, &port))
-		return HP_EXIT_FAILURE;
-#ifdef SYS_pidfd_open
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-#endif
-	if (pipe2(stop_pipe, O_CLOEXEC) < 0 || hp_server_start(&srv, lfd, path, pid, sig)) {
-		hp_cli_error("serve: cannot start: %s", strerror(errno));
-		return HP_EXIT_FAILURE;
-	}
-	sa.sa_handler = on_stop;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (!a.given[HP_OPT_QUIET]) {
-		char shown[PATH_MAX * 4];
-		fprintf(stderr,
-			"heapprof: serving http://%s/debug/pprof/ (port %u) for process %d, "
-			"capture %s\n",
-			addr, port, (int)pid, hp_text_escape(shown, sizeof shown, path));
-	}
-	/* Until the program ends (its pidfd becomes readable; without pidfds,
-	 * checked twice a second) or we are told to stop. */
-	for (;;) {
-		struct pollfd p[2] = {{stop_pipe[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
-		int n = poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 500);
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n > 0 && (p[0].revents || (pidfd >= 0 && p[1].revents)))
-			break;
-		if (pidfd < 0 && kill(pid, 0) < 0 && errno == ESRCH)
-			break;
-	}
-	hp_server_stop(srv);
-	if (pidfd >= 0)
-		close(pidfd);
-	if (!a.given[HP_OPT_QUIET])
-		fprintf(stderr, "heapprof: stopped serving process %d\n", (int)pid);
-	return HP_EXIT_OK;
 }

@@ -20,8 +20,8 @@
  *
  * The threads live in the heapprof process; the program has none of ours.
  */
-#ifndef HP_CLI_SERVE_H
-#define HP_CLI_SERVE_H
+#ifndef HP_LIVE_SERVE_H
+#define HP_LIVE_SERVE_H
 
 #include <sys/types.h>
 

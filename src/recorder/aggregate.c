@@ -10,7 +10,7 @@
 #include "intern.h"
 #include "live.h"
 #include "os.h"
-#include "../format/root.h"
+#include "root.h"
 #include "sampler.h"
 #include "spin.h"
 #include "thread.h"

@@ -10,7 +10,7 @@
 
 #include "../common/hash.h"
 #include "os.h"
-#include "../format/root.h"
+#include "root.h"
 
 #define INITIAL_SLOTS 4096u
 #define CHUNK_ENTRIES (1u << HP_INTERN_CHUNK_BITS)

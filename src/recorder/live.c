@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "os.h"
-#include "../format/root.h"
+#include "root.h"
 #include "spin.h"
 #include "thread.h"
 

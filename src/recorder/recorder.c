@@ -8,7 +8,7 @@
  * one thread exists) and at exit.
  */
 #include "recorder.h"
-#include "../format/root.h"
+#include "root.h"
 
 #include <errno.h>
 #include <errno.h>

@@ -7,7 +7,7 @@
  * core). Being written, its page is private and dirty, so the kernel
  * dumps it with the anonymous memory (coredump_filter's default).
  */
-#include "../format/root.h"
+#include "root.h"
 
 #include <stddef.h>
 

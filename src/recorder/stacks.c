@@ -6,7 +6,7 @@
 #include "../common/hash.h"
 #include "config.h"
 #include "intern.h"
-#include "../format/root.h"
+#include "root.h"
 
 /* Limits: about a million distinct stacks (HP_STACKS_MAX), 64 Mi frames in
  * all (512 MiB at most, mapped in 512 KiB chunks as stacks come). */

@@ -15,7 +15,7 @@
 #include "../format/records.h"
 #include "intern.h"
 #include "os.h"
-#include "../format/root.h"
+#include "root.h"
 #include "spin.h"
 
 #define MAX_TYPES (1u << 16)

@@ -21,7 +21,9 @@
 #include "../../common/units.h"
 
 #include "../../common/vec.h"
+#include "../symbols/symbolize.h"
 #include "../symbols/typename.h"
+#include "model.h"
 
 #define NAME_MAX_BYTES 1024
 

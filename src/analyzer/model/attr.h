@@ -10,9 +10,14 @@
 #ifndef HP_ANALYZER_ATTR_H
 #define HP_ANALYZER_ATTR_H
 
+#include <stdint.h>
+
 #include "../../common/strtab.h"
-#include "model.h"
-#include "../symbols/symbolize.h"
+
+/* Only pointers to these: attr.h is included by model.c, which defines
+ * what attr.c implements of model.h. */
+struct hp_model;
+struct hp_symbolizer;
 
 struct hp_attr_state {
 	struct hp_strtab keys;  /* "<source>\t<name>" per type, indexes m->types */

@@ -114,23 +114,6 @@ void hp_values_add(struct hp_values *s, const struct hp_values *v)
 	s->temp_bytes += v->temp_bytes;
 }
 
-uint64_t hp_module_status_record(enum hp_module_status st)
-{
-	switch (st) {
-	case HP_MODSYM_OK:
-	case HP_MODSYM_EMBEDDED: return HP_SYMSTATUS_OK;
-	case HP_MODSYM_MISMATCH: return HP_SYMSTATUS_MISMATCH;
-	default: return HP_SYMSTATUS_MISSING;
-	}
-}
-
-enum hp_module_status hp_module_status_of_record(uint64_t rec)
-{
-	return rec == HP_SYMSTATUS_OK ? HP_MODSYM_EMBEDDED
-	       : rec == HP_SYMSTATUS_MISMATCH ? HP_MODSYM_MISMATCH
-					     : HP_MODSYM_MISSING;
-}
-
 int64_t hp_estimate_i64(double v)
 {
 	if (isnan(v))

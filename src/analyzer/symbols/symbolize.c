@@ -828,3 +828,20 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int i, uint64_t address, struc
 	*count = n;
 	return 0;
 }
+
+uint64_t hp_module_status_record(enum hp_module_status st)
+{
+	switch (st) {
+	case HP_MODSYM_OK:
+	case HP_MODSYM_EMBEDDED: return HP_SYMSTATUS_OK;
+	case HP_MODSYM_MISMATCH: return HP_SYMSTATUS_MISMATCH;
+	default: return HP_SYMSTATUS_MISSING;
+	}
+}
+
+enum hp_module_status hp_module_status_of_record(uint64_t rec)
+{
+	return rec == HP_SYMSTATUS_OK ? HP_MODSYM_EMBEDDED
+	       : rec == HP_SYMSTATUS_MISMATCH ? HP_MODSYM_MISMATCH
+					     : HP_MODSYM_MISSING;
+}

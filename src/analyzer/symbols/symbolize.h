@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "../../format/capture.h"
-#include "../model/model.h"
+#include "sym.h"
 
 struct hp_symbolizer;
 

@@ -48,7 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/model.h"
+#include "sym.h"
 
 struct hp_symcache;
 struct hp_symcache_mod;
