@@ -129,6 +129,26 @@ static int alive(pid_t pid)
 	return state && state != 'Z' && state != 'X';
 }
 
+static const char preloaded_line[] =
+	"process %d runs under heapprof already (heapprof run, or LD_PRELOAD): it "
+	"records from its start until it exits, into its own capture (its dump signal "
+	"adds a snapshot; heapprof serve --pid %d serves it live)";
+
+/* Whether pid was started with the recorder preloaded (heapprof run, or
+ * LD_PRELOAD): its environment as it started names libheapprof in
+ * LD_PRELOAD. Asked before calling into the process: a preloaded
+ * recorder's stale return address on a thread's stack (from its start)
+ * can keep that thread from ever coming to a safe point, and the answer
+ * would then be a timeout instead of this. */
+static int preloaded(pid_t pid)
+{
+	static char env[1 << 20]; /* the environment can be large; not on the stack */
+	ssize_t len = hp_cli_read_environ(pid, env, sizeof env);
+	const char *pre = len > 0 ? hp_cli_env_get(env, (size_t)len, "LD_PRELOAD") : NULL;
+
+	return pre && strstr(pre, "libheapprof") != NULL;
+}
+
 /* The recorder's function name in pid, loading the recorder first when
  * load is set. Returns its address, or 0 after saying why. */
 static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, int load,
@@ -140,6 +160,10 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 	if (found < 0) {
 		hp_say_error("process %d: cannot read its memory map: %s", (int)t->pid,
 			     strerror(-found));
+		return 0;
+	}
+	if (found && preloaded(t->pid)) {
+		hp_say_error(preloaded_line, (int)t->pid, (int)t->pid);
 		return 0;
 	}
 	if (!found && !load) {
@@ -171,11 +195,6 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 			     (int)t->pid, t->recorder_path, name);
 	return fn;
 }
-
-static const char preloaded_line[] =
-	"process %d runs under heapprof already (heapprof run, or LD_PRELOAD): it "
-	"records from its start until it exits, into its own capture (its dump signal "
-	"adds a snapshot; heapprof serve --pid %d serves it live)";
 
 /* Calls the recorder's heapprof_detach in pid. Returns 0 or -errno after
  * saying why (-ENODEV, not attached, silently when quiet_unattached). */

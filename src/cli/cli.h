@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../format/capture.h"
 #include "../analyzer/model/model.h"
@@ -89,6 +90,14 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
  * /dev/full). Returns 0, or -errno (the first failure: ret's, else the
  * close's) after saying why. */
 int hp_cli_output_close(struct hp_cli_output *o, int ret);
+
+/* Process pid's environment as it started (/proc/PID/environ: NUL
+ * separated, as the kernel keeps it) into buf[0..cap), NUL-terminated.
+ * Returns its length, or -errno (-ENOENT: no such process). */
+ssize_t hp_cli_read_environ(pid_t pid, char *buf, size_t cap);
+
+/* The value of NAME in such an environment block of len bytes, or NULL. */
+const char *hp_cli_env_get(const char *env, size_t len, const char *name);
 
 struct hp_embed_result;
 

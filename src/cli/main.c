@@ -110,6 +110,39 @@ int hp_cli_output_close(struct hp_cli_output *o, int ret)
 	return ret;
 }
 
+ssize_t hp_cli_read_environ(pid_t pid, char *buf, size_t cap)
+{
+	char path[64];
+	size_t len = 0;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < cap - 1) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+const char *hp_cli_env_get(const char *env, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = env; p < env + len; p += strlen(p) + 1)
+		if (strncmp(p, name, n) == 0 && p[n] == '=')
+			return p + n + 1;
+	return NULL;
+}
+
 int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		      struct hp_capture *cap, struct hp_model *model)
 {

@@ -43,42 +43,6 @@ static const char usage[] =
 	"Exit status: 0 when the program ended, 1 when it cannot be served, 2 for\n"
 	"wrong usage.\n";
 
-/* The program's environment as it started (/proc/PID/environ, NUL
- * separated) into buf. Returns its length, or -errno. */
-static ssize_t read_environ(pid_t pid, char *buf, size_t cap)
-{
-	char path[64];
-	size_t len = 0;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len < cap - 1) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
-
-/* The value of NAME in an environ block, or NULL. */
-static const char *env_get(const char *env, size_t len, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = env; p < env + len; p += strlen(p) + 1)
-		if (strncmp(p, name, n) == 0 && p[n] == '=')
-			return p + n + 1;
-	return NULL;
-}
-
 /* Whether the file at path starts with the capture magic. */
 static int is_capture(const char *path)
 {
@@ -186,13 +150,13 @@ int hp_cmd_serve(int argc, char **argv)
 	}
 	pid = (pid_t)a.number[HP_OPT_PID];
 	addr = a.given[HP_OPT_HTTP] ? a.value[HP_OPT_HTTP] : "127.0.0.1:6060";
-	len = read_environ(pid, env, sizeof env);
+	len = hp_cli_read_environ(pid, env, sizeof env);
 	if (len < 0) {
 		hp_say_error("serve: process %d: %s", (int)pid,
 			     len == -ENOENT ? "no such process" : strerror((int)-len));
 		return HP_EXIT_FAILURE;
 	}
-	pre = env_get(env, (size_t)len, "LD_PRELOAD");
+	pre = hp_cli_env_get(env, (size_t)len, "LD_PRELOAD");
 	if (!pre || !strstr(pre, "libheapprof")) {
 		hp_say_error(
 			"serve: process %d was not started with the recorder (no libheapprof.so "
@@ -200,14 +164,14 @@ int hp_cmd_serve(int argc, char **argv)
 			(int)pid);
 		return HP_EXIT_FAILURE;
 	}
-	sigtext = env_get(env, (size_t)len, "HEAPPROF_DUMP_SIGNAL");
+	sigtext = hp_cli_env_get(env, (size_t)len, "HEAPPROF_DUMP_SIGNAL");
 	if (sigtext && (hp_option_parse_signal(sigtext, &sig) || sig == 0)) {
 		hp_say_error("serve: process %d has no dump signal (HEAPPROF_DUMP_SIGNAL=%s): it "
 			     "cannot be asked for a snapshot",
 			     (int)pid, sigtext);
 		return HP_EXIT_FAILURE;
 	}
-	if (find_capture(pid, env_get(env, (size_t)len, "HEAPPROF_OUTPUT"), path, sizeof path)) {
+	if (find_capture(pid, hp_cli_env_get(env, (size_t)len, "HEAPPROF_OUTPUT"), path, sizeof path)) {
 		hp_say_error("serve: process %d: cannot find its capture (it holds none open, and "
 			     "its HEAPPROF_OUTPUT is not set)",
 			     (int)pid);
