@@ -25,9 +25,9 @@ static inline uint64_t hp_hash_u64(uint64_t x)
 
 /* Four independent lanes, one multiply per word: a call stack is hashed on
  * every recorded allocation, and a single chain of multiplies (or the full
- * finalizer per word) made the hash cost more than the table lookup. The
- * table compares whole keys, so the hash needs spread, not strength; the
- * finalizer mixes the lanes at the end. */
+ * finalizer per word) would make the hash cost more than the table
+ * lookup. The table compares whole keys, so the hash needs spread, not
+ * strength; the finalizer mixes the lanes at the end. */
 static inline uint64_t hp_hash_words(const uint64_t *w, size_t n, uint64_t seed)
 {
 	uint64_t a = seed ^ n, b = ~seed, c = seed * 3, d = seed * 5;

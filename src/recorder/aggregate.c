@@ -25,10 +25,10 @@ _Static_assert(HP_AGG_MAX_HEAPS < 1u << (32 - HEAP_SHIFT), "heap ids fit a bucke
 _Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-register entry");
 
 struct bucket {
-	/* Laid out by use (cachegrind, churn: 12.2 -> 11.9 L1 misses a pair):
-	 * what every allocation and free writes in the first line, the
-	 * size classes an allocation counts next, the lifetime classes a
-	 * free counts last; the counters of temporaries and at the peak
+	/* Laid out by use, so that an allocation and its free touch few
+	 * lines: what every allocation and free writes in the first line,
+	 * the size classes an allocation counts next, the lifetime classes
+	 * a free counts last; the counters of temporaries and at the peak
 	 * between (root.h describes both groups of counters). */
 	struct hp_spin lock;
 	/* Two fields in one atomic word (the struct keeps its size):
@@ -94,9 +94,9 @@ static uint64_t sample_rate_bytes = 1;
  * any thread. The epoch moves after every new peak; peak.time_ns and
  * peak.bytes go with it. Each group has a cache line of its own: every
  * allocation and free of a threaded program writes in_use, every one
- * reads peak, and the bucket chunks' pointers are read as often (on one
- * line, with in_use written: churn on 2 threads spent 5% of its time
- * there). */
+ * reads peak, and the bucket chunks' pointers are read as often (on
+ * in_use's line, each of those reads would fetch the line from the core
+ * that last wrote in_use). */
 static struct __attribute__((aligned(64))) {
 	uint64_t bytes, weight;
 } in_use;
@@ -106,8 +106,7 @@ static struct __attribute__((aligned(64))) {
 
 /* Credit: how a full recording of a threaded program counts most
  * allocations and frees without a locked add on in_use.bytes, whose line
- * every core would otherwise take in turn (churn on 2 threads: 30% of its
- * time on that one add, perf), and still finds the exact peak
+ * every core would otherwise take in turn, and still finds the exact peak
  * (docs/internals/recorder.md, "Bytes in use on many threads").
  *
  * A thread holds credit: bytes counted in in_use.bytes but not allocated.
@@ -128,7 +127,7 @@ static struct __attribute__((aligned(64))) {
  * exchange are both locked instructions: one sees the other) and takes
  * them back itself. The process turns far again when a free leaves the
  * bytes in use CREDIT_FAR below the peak. One thread, or a sampled
- * recording (whose slow paths are rare): in_use.bytes alone, as before.
+ * recording (whose slow paths are rare): in_use.bytes alone, no credit.
  *
  * Slots: one cache line each, claimed by a thread's first count in a
  * threaded process and given back at its exit (a pthread key's
@@ -282,8 +281,8 @@ static void take_back_all(void)
  * near is 2 while the credit is being taken back, 1 once it is: an
  * allocation that reads 2 waits for the lock (grant), and only 1 tells a
  * new peak that no credit is in the counter (new_peak; with 1 set first,
- * a peak found meanwhile counted credit not yet taken back). Frees take
- * any non-zero near as near. */
+ * a peak found meanwhile would count credit not yet taken back). Frees
+ * take any non-zero near as near. */
 static void turn_near(void)
 {
 	__atomic_exchange_n(&credit.near, 2, SEQ);

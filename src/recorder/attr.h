@@ -56,9 +56,9 @@ void hp_attr_thread_start(struct hp_attr *a);
  * allocation. */
 void hp_attr_thread_refresh(struct hp_attr *a, int new_tid);
 
-/* How often a thread reads its name again: a prctl system call (0.3 to
- * 1 us here), which at every look at the clock (every 64 allocations of a
- * full recording) took 6% of a DWARF recording's time. */
+/* How often a thread reads its name again: a prctl system call, too
+ * costly for every look at the clock (every 64 allocations of a full
+ * recording). */
 #define HP_ATTR_NAME_PERIOD_NS (10 * 1000000ull)
 
 /* hp_attr_thread_refresh when the thread has not read its name for

@@ -753,17 +753,14 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 		/* First the word that told the last walk other than this one
 		 * apart: callers at one depth (one set) tell apart at one
 		 * word, and a walk of one of them is rejected by the others'
-		 * memos at one compare instead of at the outer words' (churn:
-		 * 1.5 memos rejected a walk, 6 words each). */
+		 * memos at one compare instead of at the outer words'. */
 		if (WORD(base, m->off[m->disc]) != m->val[m->disc])
 			continue;
 		/* The outermost words first: where two callers differ. Two
 		 * words a test (one branch on the or of their differences),
 		 * one index counting down to them: the loop is most of a
-		 * remembered walk's cost (cachegrind, churn: DWARF 1388 ->
-		 * 1365 instructions a pair with two a test, fp 1545 -> 1489;
-		 * four a test did worse; one index: 11 instructions a test
-		 * where two took 14). */
+		 * remembered walk's cost, and this is its cheapest form
+		 * (docs/internals/recorder.md, "Remembered walks"). */
 		for (k = m->reads; k >= 2;) {
 			k -= 2;
 			if ((WORD(base, m->off[k + 1]) ^ m->val[k + 1]) |

@@ -18,8 +18,7 @@
 #define PAGE_SLOTS (4096u / sizeof(struct entry))
 /* Two pages: a program's blocks share the 16 shards of their arena's
  * group, and a first table of one page, a quarter full with churn's 1,024
- * live blocks, made probes and deletes' shifts longer (cachegrind, churn:
- * 1300 -> 1288 instructions a pair with two pages, 1280 with four). */
+ * live blocks, would make probes and deletes' shifts longer. */
 #define INITIAL_SLOTS (2 * PAGE_SLOTS)
 #define EMPTY 0u
 
@@ -48,8 +47,8 @@ _Static_assert(STAMP_BITS == 16, "the birth stamp is 16 bits (live.h)");
  * it; its size is written and read under that entry's shard lock, and
  * given back (used 0) by the entry's removal. At most BIG_BLOCKS such
  * blocks live at once (64 GiB of them at least); one more is refused like
- * a shard that cannot grow. (The size field was 42 bits, 4 TiB, until the
- * birth stamp took 16 of them.) */
+ * a shard that cannot grow. (Without the birth stamp's 16 bits the size
+ * field would be 42 bits, 4 TiB.) */
 static struct {
 	uint32_t used; /* atomic */
 	uint64_t size;
@@ -102,11 +101,11 @@ struct shard {
 	uint32_t live;  /* entries in use */
 	struct entry *table;
 } __attribute__((aligned(32)));
-/* Two a cache line: a line of its own each kept 16 KiB of shards, which a
- * one-thread program touches at random, against 8 KiB (cachegrind, churn:
- * 11.0 -> 10.7 L1 misses a pair). Threads share a line as rarely as they
- * share a shard (1/128 of changes), and a line changes cores as often
- * either way: each one's shards are touched by every thread in turn. */
+/* Two a cache line: the shards, which a one-thread program touches at
+ * random, take 8 KiB of the L1 cache, where a line of its own each would
+ * take 16 KiB. Threads share a line as rarely as they share a shard
+ * (1/128 of changes), and a line changes cores as often either way: each
+ * one's shards are touched by every thread in turn. */
 
 /* Mapped at init; each shard's fields are guarded by its lock. */
 static struct shard *shards;
@@ -150,8 +149,8 @@ int hp_live_init(unsigned filter_shift)
 	filtering = use_filter;
 	/* Again at each init (the unit tests start afresh), but only when a
 	 * cell was ever set: the array is in .bss, and clearing its 64 pages
-	 * for nothing faulted them all in (a third of the recorder's start,
-	 * perf record of short runs). */
+	 * for nothing would fault them all in, a large part of the recorder's
+	 * start. */
 	if (__atomic_load_n(&filter_dirty, __ATOMIC_RELAXED))
 		memset(hp_live_filter, 0, sizeof hp_live_filter);
 	__atomic_store_n(&filter_dirty, !use_filter, __ATOMIC_RELAXED);
@@ -196,10 +195,9 @@ static void filter_add(uintptr_t addr, int delta)
  * group of 16 shards, the address's hash one of them. The blocks of one
  * glibc arena (64 MiB heaps; most often one thread's) sit in shards of
  * their own, which other threads rarely touch, where a hash of the
- * address alone spread every thread's blocks over all 256 and each
- * shard's line went from core to core (paired runs, churn on 2 threads:
- * -9% CPU; one thread: +38 instructions a pair in denser tables, -1.4 L1
- * misses, 16 tables of a page in use where it was 256). Pure. */
+ * address alone would spread every thread's blocks over all 256 and send
+ * each shard's line from core to core. A one-thread program's blocks then
+ * fill 16 tables, not 256: longer probes, fewer cache lines. Pure. */
 static inline unsigned shard_of(uintptr_t addr, uint64_t h)
 {
 	return (unsigned)((hp_live_hash(addr >> 26) >> 60) << 4 | h >> 60);
@@ -293,13 +291,12 @@ struct hp_live_clock hp_live_clock;
  * hp_os_single_threaded(), read by the caller for its lock too), a plain
  * load and store. With threads, each counts its births in its own
  * hp_thread and adds them to the shared clock a unit (64) at a time, with
- * one locked add: a shared store on every allocation kept its line moving
- * between the cores (churn on 2 threads: a fifth of its time on that
- * line, perf). A stamp then lags the births of the other threads' units
- * not yet added, so a lifetime is exact to within one unit for each
- * thread allocating at the time (live.h). A signal handler's birth on top
- * of the thread's may be lost from its count: a lifetime a little
- * shorter. */
+ * one locked add: a shared store on every allocation would keep its line
+ * moving between the cores. A stamp then lags the births of the other
+ * threads' units not yet added, so a lifetime is exact to within one unit
+ * for each thread allocating at the time (live.h). A signal handler's
+ * birth on top of the thread's may be lost from its count: a lifetime a
+ * little shorter. */
 static __attribute__((noinline)) uint64_t births_threaded(void)
 {
 	if (++hp_self.births_unadded < 1u << HP_LIVE_AGE_SHIFT)

@@ -27,13 +27,12 @@
  * of neighbouring blocks read the same or neighbouring cells, so the
  * filter lines a program touches stay in cache: a page granule makes the
  * filter's working set 1/4096 of the heap's (a heap of 256 KiB reads 64
- * bytes of filter, where 16-byte granules read 16 KiB and missed the L1
- * cache on most frees: cachegrind, churn sampled at 512 KiB, 2.93 -> 1.93
- * D1 misses per malloc+free pair, 1.85 bare). The price is false positives:
- * a free whose granule holds a sampled block takes the slow path and finds
- * nothing; with granule = rate/128, about 1 free in 128 (a granule holds
- * about granule/rate sampled blocks). Counters saturate at 255 and then
- * stay, which only costs lookups.
+ * bytes of filter, where 16-byte granules would read 16 KiB and miss the
+ * L1 cache on most frees). The price is false positives: a free whose
+ * granule holds a sampled block takes the slow path and finds nothing;
+ * with granule = rate/128, about 1 free in 128 (a granule holds about
+ * granule/rate sampled blocks). Counters saturate at 255 and then stay,
+ * which only costs lookups.
  *
  * Locking: one spinlock per shard, held for one probe (or one rehash).
  * hp_live_maybe is lock-free. Nothing here calls the target's malloc.

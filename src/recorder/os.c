@@ -544,8 +544,8 @@ struct stack_find {
 	uintptr_t sp, below, lo, hi;
 	/* The process's initial stack grows down: [stack], or under valgrind
 	 * (which maps the client's stack itself, unnamed, a few pages at a
-	 * time, so that only 12 KiB of it showed and every allocation was
-	 * counted as lost for want of stack room) the mapping that holds
+	 * time: the mapping around rsp may be only 12 KiB of it, too little
+	 * room for any allocation to be recorded) the mapping that holds
 	 * __libc_stack_end, the top of the stack the program started on. */
 	uintptr_t initial;
 	int grows;

@@ -184,8 +184,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
 	} else {
 		/* The bucket remembered with the walk, for this origin: every
 		 * thread but the one that claimed a stack's default bucket
-		 * would look its bucket up (churn on 2 threads: -100
-		 * instructions an allocation on the second). */
+		 * would look its bucket up. */
 		uint32_t origin = hp_attr_origin_of(&hp_attr_self, 0);
 		bucket = t->cfa_memo ? hp_unwind_bucket(t, origin) : 0;
 		if (!bucket) {

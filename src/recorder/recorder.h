@@ -31,8 +31,8 @@ extern int hp_sampled;
 
 /* Stack budgets: the most the slow path of an allocation (unwinding
  * included, libunwind's DWARF parsing on a cache miss too) and the writing
- * of a snapshot (zstd included) use of the stack they run on, measured
- * with margin (docs/internals/recorder.md). With less room left, an
+ * of a snapshot (zstd included) use of the stack they run on, with margin
+ * (docs/internals/recorder.md, "Stack budgets"). With less room left, an
  * allocation is passed through and counted as lost (HP_LOST_STACK_ROOM),
  * and a snapshot is not written from there. */
 #define HP_RECORD_STACK_BYTES (6 * 1024)

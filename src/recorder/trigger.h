@@ -4,8 +4,8 @@
  * the peak by N bytes; and when the time series takes a sample.
  *
  * The recorder has no thread of its own: a second thread would switch
- * glibc's malloc off its single-threaded fast path and cost a sampled run
- * about 8% by itself (measured on bench/macro/churn). Periodic work is done
+ * glibc's malloc off its single-threaded fast path (no atomics) for good,
+ * a cost every allocation of a sampled run would pay. Periodic work is done
  * by the threads that allocate, at the end of a slow path, once every few
  * slow paths look at the clock: with no recorder lock held, so a snapshot
  * never waits on its own thread. An idle program takes no samples, and its
@@ -48,10 +48,10 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every) __attribute__((noi
  * t->busy clear: pending snapshot requests at once; the clock (time-series
  * sample, interval snapshot) once every `every` calls on this thread. The
  * test is inline and a countdown (t->ticks: calls left before the next
- * look; a `%` was a division on every slow path): one load of the pending
- * requests, one decrement. When due it takes the writer's lock and the
- * module table's (dl_iterate_phdr) if it writes; no allocation from the
- * program's malloc; not async-signal-safe. */
+ * look; a `%` would be a division on every slow path): one load of the
+ * pending requests, one decrement. When due it takes the writer's lock
+ * and the module table's (dl_iterate_phdr) if it writes; no allocation
+ * from the program's malloc; not async-signal-safe. */
 static inline void hp_trigger_tick(struct hp_thread *t, uint32_t every)
 {
 	if (__builtin_expect(!__atomic_load_n(&hp_trigger_pending, __ATOMIC_ACQUIRE) && t->ticks > 1,

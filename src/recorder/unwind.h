@@ -57,11 +57,11 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
 
 /* hp_unwind with the walks it would try first called from the caller's
  * frame, not through hp_unwind's (one call and its checks fewer an
- * allocation: churn DWARF 1288 -> 1260 instructions a pair, fp 1403 -> 1373): 1 the rule cache,
- * 2 the remembered frame-pointer walks, 0 (HEAPPROF_UNWIND_CHECK, no
- * cache) hp_unwind itself. The walk is the same either way: the
- * recorder's own frames are dropped, and there are fewer of them than
- * HP_UNWIND_SLACK from either caller. Written once by hp_unwind_init. */
+ * allocation): 1 the rule cache, 2 the remembered frame-pointer walks, 0
+ * (HEAPPROF_UNWIND_CHECK, no cache) hp_unwind itself. The walk is the
+ * same either way: the recorder's own frames are dropped, and there are
+ * fewer of them than HP_UNWIND_SLACK from either caller. Written once by
+ * hp_unwind_init. */
 extern int hp_unwind_direct;
 
 /* What hp_unwind falls back to when the walk it tries first gives up:

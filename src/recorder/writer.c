@@ -105,7 +105,7 @@ static int grow_mapped(struct hp_buf *b, size_t need)
 }
 
 /* Maps the buffers at their initial sizes (see above); one that cannot be
- * mapped now grows when used, as before. */
+ * mapped now is mapped when first used (grow_mapped). */
 static void reserve_buffers(void)
 {
 	if (!payload.cap)

@@ -711,7 +711,7 @@ static int from_dwarf(struct hp_symbolizer *s, int i, uint64_t address, struct h
 	cu = dwfl_module_addrdie(st->mod, pc, &bias);
 	/* clang emits no .debug_aranges by default, and elfutils 0.188 finds
 	 * no CU then: look through the CUs' own ranges (sorted once: a scan
-	 * of every CU for each address took seconds on large programs). */
+	 * of every CU for each address takes seconds on large programs). */
 	Dwarf_Die cu_die;
 	if (!cu)
 		cu = cu_by_ranges(st, pc, &bias, &cu_die);
