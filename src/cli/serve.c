@@ -171,7 +171,8 @@ int hp_cmd_serve(int argc, char **argv)
 			     (int)pid, sigtext);
 		return HP_EXIT_FAILURE;
 	}
-	if (find_capture(pid, hp_cli_env_get(env, (size_t)len, "HEAPPROF_OUTPUT"), path, sizeof path)) {
+	if (find_capture(pid, hp_cli_env_get(env, (size_t)len, "HEAPPROF_OUTPUT"), path,
+			 sizeof path)) {
 		hp_say_error("serve: process %d: cannot find its capture (it holds none open, and "
 			     "its HEAPPROF_OUTPUT is not set)",
 			     (int)pid);

@@ -33,7 +33,8 @@ static const struct rule {
 	{"src/analyzer/core",
 	 {"src/analyzer/model", "src/analyzer/symbols", "src/format", "src/common"}},
 	{"src/live",
-	 {"src/analyzer", "src/analyzer/model", "src/analyzer/symbols", "src/format", "src/common"}},
+	 {"src/analyzer", "src/analyzer/model", "src/analyzer/symbols", "src/format",
+	  "src/common"}},
 	{"src/attach", {"src/common"}},
 	{"src/cli",
 	 {"src/analyzer", "src/analyzer/core", "src/analyzer/model", "src/analyzer/symbols",
@@ -106,7 +107,8 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
 		if (!q)
 			continue;
 		*q = '\0';
-		if (snprintf(target, sizeof target, "%s/%s/%s", root, folder, p) >= (int)sizeof target ||
+		if (snprintf(target, sizeof target, "%s/%s/%s", root, folder, p) >=
+			    (int)sizeof target ||
 		    !realpath(target, real) || strncmp(real, root, strlen(root)) != 0)
 			continue; /* not one of ours: the compiler says so if it is missing */
 		folder_of(real + strlen(root) + 1, tfolder, sizeof tfolder);

@@ -16,8 +16,8 @@
 struct hp_sym {
 	const char *function; /* demangled */
 	const char *file;
-	uint32_t line;        /* 0 when unknown */
-	int inlined;          /* this frame was inlined into the next one */
+	uint32_t line; /* 0 when unknown */
+	int inlined;   /* this frame was inlined into the next one */
 };
 
 /* How a module's symbols were found. The SYMBOLS record keeps three of
