@@ -249,15 +249,22 @@ static inline struct credit_slot *my_slot(void)
 }
 
 /* The key's destructor at a thread's exit: its credit back, its slot
- * free; the thread's later counts (other destructors') go to in_use. */
+ * free; the thread's later counts (other destructors') go to in_use. The
+ * thread lets go of the slot before taking its credit back, with a signal
+ * fence between: a signal handler's count on this thread, at any
+ * instruction here, goes either to the slot before its credit is taken
+ * back or to in_use, never to a slot given up. Async-signal-safe; no
+ * allocation, no lock. */
 static void slot_exit(void *arg)
 {
 	struct credit_slot *sl = arg;
-	uint64_t x = __atomic_exchange_n(&sl->credit, 0, SEQ);
+	uint64_t x;
 
+	hp_self.credit_slot = SLOT_NONE;
+	__atomic_signal_fence(SEQ);
+	x = __atomic_exchange_n(&sl->credit, 0, SEQ);
 	if (x)
 		__atomic_sub_fetch(&in_use.bytes, x, SEQ);
-	hp_self.credit_slot = SLOT_NONE;
 	__atomic_store_n(&sl->owned, 0, __ATOMIC_RELEASE);
 }
 

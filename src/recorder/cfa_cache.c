@@ -679,11 +679,17 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 }
 
 /* The thread-exit destructor of a table: the thread walks with libunwind
- * from now on (other destructors may still allocate). */
+ * from now on (other destructors may still allocate). The thread's
+ * pointers to the table are cleared before it is unmapped, with a signal
+ * fence between: a signal handler that allocates on this thread, at any
+ * instruction of this function, finds either the whole table or none.
+ * Async-signal-safe; no allocation, no lock. */
 static void release(void *table)
 {
-	hp_os_unmap(table, sizeof(struct table));
+	hp_self.cfa_memo = NULL;
 	hp_self.cfa_cache = NO_TABLE;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	hp_os_unmap(table, sizeof(struct table));
 }
 
 /* One step of libunwind's fast trace from the frame whose return address

@@ -381,7 +381,7 @@ static void fork_prepare(void)
 	hp_agg_lock_all();
 }
 
-static void fork_parent(void)
+static void fork_unlock(void)
 {
 	hp_agg_unlock_all();
 	hp_stacks_unlock();
@@ -390,14 +390,22 @@ static void fork_parent(void)
 	hp_modules_unlock();
 	hp_writer_unlock();
 	hp_interpose_mmap_unlock();
+}
+
+static void fork_parent(void)
+{
+	fork_unlock();
 	hp_self.forwarding--;
 }
 
+/* forwarding, raised by fork_prepare, stays raised to the end: a signal
+ * handler that allocates in the child while the recorder's state is being
+ * reset passes through unrecorded. */
 static void fork_child(void)
 {
-	fork_parent();
+	fork_unlock();
 	if (hp_state != HP_STATE_ACTIVE)
-		return;
+		goto out;
 	if (!config.follow_fork) {
 		/* The child stops cleanly: it frees what it inherited straight
 		 * to the real allocator, writes nothing, keeps none of the
@@ -408,7 +416,7 @@ static void fork_child(void)
 		hp_trigger_stop();
 		hp_writer_close();
 		hp_os_unpreload("libheapprof.so");
-		return;
+		goto out;
 	}
 	/* Keep recording into a file of its own; the inherited heap stays
 	 * counted, since the child owns those blocks too, but the parent's
@@ -417,9 +425,9 @@ static void fork_child(void)
 	/* This thread is the child's only one, with a tid of its own. */
 	hp_attr_reset_caches(&hp_attr_self);
 	hp_attr_thread_refresh(&hp_attr_self, 1);
-	hp_self.forwarding++;
 	if (hp_writer_open(&config, HP_ROLE_FORKED) < 0)
 		hp_state = HP_STATE_OFF;
+out:
 	hp_self.forwarding--;
 }
 

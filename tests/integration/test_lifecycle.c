@@ -311,6 +311,33 @@ HP_TEST(signal_handler_allocates)
 	hpq_free(cap);
 }
 
+HP_TEST(signal_handler_at_thread_exit)
+{
+	/* 20,000 threads, each signalled every 20 us through its exit (the
+	 * recorder's thread-exit destructors included) by a handler that
+	 * allocates: no crash (it was SIGSEGV in every run when a destructor
+	 * unmapped the thread's unwind cache before letting go of it), and
+	 * every allocation of the threads' own code recorded. */
+	struct hp_capture *cap;
+	char path[600], line[64] = "";
+	FILE *f;
+
+	expect_eq_u64(run("sigexit", "", "20000 20"), 0, "exit status (no crash, no hang)");
+	snprintf(path, sizeof path, "%s/sigexit.dir/stdout", hp_test_tmp());
+	if ((f = fopen(path, "r"))) {
+		if (!fgets(line, sizeof line, f))
+			line[0] = '\0';
+		fclose(f);
+	}
+	expect_str(line, "20000 threads\n", "the program's output, as bare");
+	if (!(cap = hpq_load(out)))
+		return;
+	struct hpq_sum w = hpq_match(cap, STACK("work", "thread_main"));
+	expect_eq_u64(w.alloc_count, 20000 * 16, "the threads' allocations: 16 each");
+	expect_eq_u64(w.alloc_bytes, 20000 * 2 * (8 * 48 + 16 * 28), "their bytes");
+	hpq_free(cap);
+}
+
 HP_TEST(recorder_handlers_are_invisible)
 {
 	/* A program that installs a handler only over the default action must
