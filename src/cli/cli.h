@@ -5,6 +5,7 @@
 #ifndef HP_CLI_CLI_H
 #define HP_CLI_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -90,6 +91,10 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
  * /dev/full). Returns 0, or -errno (the first failure: ret's, else the
  * close's) after saying why. */
 int hp_cli_output_close(struct hp_cli_output *o, int ret);
+
+/* SIGXFSZ's disposition as heapprof was started with it (main.c ignores
+ * the signal for itself); what a program heapprof runs gets back. */
+extern struct sigaction hp_cli_xfsz_disposition;
 
 /* Process pid's environment as it started (/proc/PID/environ: NUL
  * separated, as the kernel keeps it) into buf[0..cap), NUL-terminated.

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -219,8 +220,17 @@ static int stdout_status(int status)
 	return status ? status : HP_EXIT_FAILURE;
 }
 
+struct sigaction hp_cli_xfsz_disposition;
+
 int main(int argc, char **argv)
 {
+	/* An output past the file size limit (ulimit -f) fails with EFBIG and
+	 * is said in one line, instead of SIGXFSZ killing heapprof; the program
+	 * heapprof run starts gets the disposition heapprof got (run.c). */
+	struct sigaction ign = {0};
+
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGXFSZ, &ign, &hp_cli_xfsz_disposition);
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return stdout_status(argc < 2 ? HP_EXIT_USAGE : HP_EXIT_OK);

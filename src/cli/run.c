@@ -555,6 +555,7 @@ int hp_cmd_run(int argc, char **argv)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
+		sigaction(SIGXFSZ, &hp_cli_xfsz_disposition, NULL);
 		close(fds[0]);
 		child(argv + prog, lib, output, fds[1]);
 	}

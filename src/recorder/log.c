@@ -40,7 +40,7 @@ void hp_log(const char *fmt, ...)
 		return;
 	if (k == HP_LOG_MAX_LINES) {
 		static const char last[] = "heapprof: too many messages, going quiet\n";
-		if (stderr_ours())
+		if (stderr_ours() && hp_os_write_fits(2, sizeof last - 1))
 			hp_os_write_all(2, last, sizeof last - 1);
 		return;
 	}
@@ -49,5 +49,7 @@ void hp_log(const char *fmt, ...)
 	n += hp_vfmt(buf + n, sizeof buf - 1 - n, fmt, ap);
 	va_end(ap);
 	buf[n++] = '\n';
-	hp_os_write_all(2, buf, n);
+	/* Never past the file size limit: the write would raise SIGXFSZ. */
+	if (hp_os_write_fits(2, n))
+		hp_os_write_all(2, buf, n);
 }

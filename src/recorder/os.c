@@ -172,6 +172,30 @@ HP_OS_DEFINE(int, hp_os_file_id, (int fd, struct hp_os_file_id *id))
 	return 0;
 }
 
+HP_OS_DEFINE(uint64_t, hp_os_file_size_limit, (void))
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_FSIZE, &r) < 0 || r.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return (uint64_t)r.rlim_cur;
+}
+
+HP_OS_DEFINE(int, hp_os_write_fits, (int fd, size_t n))
+{
+	uint64_t limit = hp_os_file_size_limit(), at;
+	struct stat st;
+	off_t pos;
+	int fl;
+
+	if (limit == UINT64_MAX || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 1;
+	fl = fcntl(fd, F_GETFL);
+	pos = lseek(fd, 0, SEEK_CUR);
+	at = (fl >= 0 && (fl & O_APPEND)) || pos < 0 ? (uint64_t)st.st_size : (uint64_t)pos;
+	return at <= limit && n <= limit - at;
+}
+
 HP_OS_DEFINE(uint64_t, hp_os_file_size, (int fd))
 {
 	struct stat st;

@@ -217,6 +217,17 @@ HP_OS_FN(int, hp_os_open_existing, (const char *path));
  * allocation, no lock. */
 HP_OS_FN(uint64_t, hp_os_file_size, (int fd));
 
+/* The file size limit (RLIMIT_FSIZE's soft limit, ulimit -f) in bytes,
+ * UINT64_MAX when none. A write past it would raise SIGXFSZ, which kills
+ * by default: the recorder never writes past it. Async-signal-safe, no
+ * allocation, no lock. */
+HP_OS_FN(uint64_t, hp_os_file_size_limit, (void));
+
+/* Whether n more bytes written to fd at its offset (its end, for an
+ * append-only file) stay within the file size limit: always for what is
+ * not a regular file. Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(int, hp_os_write_fits, (int fd, size_t n));
+
 /* Creates path for writing, mode 0600, never following a symlink in its last
  * component. exclusive: fail with -EEXIST if it exists; otherwise truncate an
  * existing regular file. Returns the fd (close-on-exec) or -errno.

@@ -65,6 +65,10 @@ static unsigned nticks;
 static uint64_t tick_prev_ns;
 static int tick_all;
 static uint64_t file_bytes; /* written whole so far: records end here */
+/* Set, under the lock, by the first record that would have crossed the
+ * file size limit (ulimit -f): nothing more is written (a write past it
+ * would raise SIGXFSZ in the program, which kills by default). */
+static int at_size_limit;
 static ZSTD_CCtx *cctx;
 /* The file still to be created (NULL once tried); the configuration, for
  * the META record and the start time (set at open). */
@@ -236,6 +240,24 @@ static int check_fd(void)
 	return 0;
 }
 
+/* -EFBIG when n more bytes at the end of the capture would cross the file
+ * size limit (and from then on), saying so once; else 0. Under lock. */
+static int within_limit(size_t n)
+{
+	uint64_t limit;
+
+	if (at_size_limit)
+		return -EFBIG;
+	limit = hp_os_file_size_limit();
+	if (file_bytes <= limit && n <= limit - file_bytes)
+		return 0;
+	at_size_limit = 1;
+	hp_log("%s reached the file size limit (ulimit -f: %llu bytes): nothing more is written "
+	       "to it",
+	       path, (unsigned long long)limit);
+	return -EFBIG;
+}
+
 static int emit(unsigned type)
 {
 	int err;
@@ -246,6 +268,8 @@ static int emit(unsigned type)
 	err = hp_format_put_record(&out, type, payload.data, payload.len, cctx);
 	if (!err)
 		err = check_fd();
+	if (!err)
+		err = within_limit(out.len);
 	if (!err)
 		err = hp_os_pwrite_all(fd, out.data, out.len, file_bytes);
 	/* A record cut short (a full disk) is cut off again, so the next one
@@ -322,8 +346,9 @@ static int ensure_file(void)
 	file_bytes = append ? hp_os_file_size(fd) : 0;
 	if (!file_bytes) {
 		hp_format_put_file_header(&file_header);
-		err = file_header.err ? file_header.err
-				      : hp_os_pwrite_all(fd, file_header.data, file_header.len, 0);
+		err = file_header.err ? file_header.err : within_limit(file_header.len);
+		if (!err)
+			err = hp_os_pwrite_all(fd, file_header.data, file_header.len, 0);
 		file_bytes = err ? 0 : file_header.len;
 		hp_os_unmap(file_header.data, file_header.cap);
 	}
@@ -332,7 +357,8 @@ static int ensure_file(void)
 		err = emit(HP_REC_META);
 	}
 	if (err) {
-		hp_log("cannot write %s: %s", path, hp_errname(-err));
+		if (err != -EFBIG) /* within_limit said so */
+			hp_log("cannot write %s: %s", path, hp_errname(-err));
 		hp_os_close(fd);
 		fd = -1;
 	}
@@ -727,7 +753,7 @@ out:
 	unlock(cancel);
 	if (err && err != -EBADF) {
 		hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
-		if (!(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL)))
+		if (!(flags & (HP_WRITE_FATAL | HP_WRITE_SIGNAL)) && err != -EFBIG)
 			hp_log("cannot write %s: %s", path, hp_errname(-err));
 	}
 	return err;

@@ -338,6 +338,43 @@ HP_TEST(signal_handler_at_thread_exit)
 	hpq_free(cap);
 }
 
+HP_TEST(file_size_limit_raises_no_signal)
+{
+	/* Under ulimit -f 16 (16 KiB) with SIGXFSZ at its default action
+	 * (death), a program that runs bare runs the same under heapprof run
+	 * and preloaded: the recorder stops writing at the limit and says so,
+	 * and raises no SIGXFSZ (before: both died of it, status 153). */
+	char dir[600];
+	const char *b = hp_test_build();
+
+	snprintf(dir, sizeof dir, "%s/xfsz.dir", hp_test_tmp());
+	hp_test_sh("rm -rf %s && mkdir -p %s", dir, dir);
+	expect_eq_u64(hp_test_sh("cd %s && ulimit -f 16 && %s/tests/programs/churn 1 200000 "
+				 "> bare.out",
+				 dir, b),
+		      0, "bare: exit 0");
+	expect_eq_u64(hp_test_sh("cd %s && ulimit -f 16 && %s/heapprof run --interval 10 -o run.hpf "
+				 "-- %s/tests/programs/churn 1 200000 > run.out 2> run.err",
+				 dir, b, b),
+		      0, "heapprof run: the program's exit status, no SIGXFSZ");
+	/* sh counts ulimit -f in 512-byte blocks (dash) or KiB (bash): the
+	 * limit is the one the message names, at most 16 KiB. */
+	expect_eq_u64(hp_test_sh("cd %s && cmp -s bare.out run.out && "
+				 "n=$(sed -n 's/.*run.hpf reached the file size limit (ulimit -f: "
+				 "\\([0-9]*\\) bytes).*/\\1/p' run.err) && test \"$n\" -le 16384 && "
+				 "test $(stat -c %%s run.hpf) -le \"$n\" && "
+				 "%s/heapprof inspect run.hpf > /dev/null",
+				 dir, b),
+		      0, "the same output; said once; the capture within the limit, readable");
+	expect_eq_u64(hp_test_sh("cd %s && ulimit -f 16 && HEAPPROF_OUTPUT=pre.hpf "
+				 "HEAPPROF_INTERVAL=10 LD_PRELOAD=%s/libheapprof.so "
+				 "%s/tests/programs/churn 1 200000 > pre.out 2> pre.err && "
+				 "cmp -s bare.out pre.out && test $(stat -c %%s pre.hpf) -le 16384 && "
+				 "grep -q 'pre.hpf reached the file size limit' pre.err",
+				 dir, b, b),
+		      0, "preloaded: exit 0, the same output, the capture within the limit");
+}
+
 HP_TEST(recorder_handlers_are_invisible)
 {
 	/* A program that installs a handler only over the default action must
