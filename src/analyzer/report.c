@@ -496,6 +496,26 @@ out:
  * its start (times count from it), so all three at 0 mean no clock, and
  * rates and times are left out (text) or null (JSON) rather than shown
  * as "0/s" and "at 0.000 s". */
+/* The interval snapshots (run --interval) of the capture's image: their
+ * number and mean spacing in ns (0 when fewer than two). The recorder
+ * spaces them out beyond the interval asked when writing them would take
+ * more than 5% of the run (trigger.c, INTERVAL_SHARE). */
+static size_t interval_spacing(const struct hp_capture *cap, double *mean_ns)
+{
+	uint64_t first = 0, last = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < cap->nsnapshots; i++) {
+		if (cap->snapshots[i].reason != HP_SNAP_INTERVAL)
+			continue;
+		if (!n++)
+			first = cap->snapshots[i].time_ns;
+		last = cap->snapshots[i].time_ns;
+	}
+	*mean_ns = n >= 2 && last > first ? (double)(last - first) / (double)(n - 1) : 0;
+	return n;
+}
+
 static int has_times(const struct hp_capture *cap, const struct hp_cap_snapshot *s)
 {
 	if (s->time_ns || s->peak_time_ns || cap->nsamples)
@@ -550,6 +570,15 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	if (timed)
 		fprintf(out, " at %.3f s", secs);
 	fputc('\n', out);
+	double spacing_ns;
+	size_t nintervals = interval_spacing(cap, &spacing_ns);
+	if (timed && cap->interval_ms && spacing_ns > 0) {
+		fprintf(out, "  %zu interval snapshots, %.3f s apart on average (asked: %" PRIu64 " ms)\n",
+			nintervals, spacing_ns / 1e9, cap->interval_ms);
+		if (spacing_ns > 1.5e6 * (double)cap->interval_ms)
+			fprintf(out, "  spaced out by the recorder: writing them takes at most 5%% of "
+				     "the run\n");
+	}
 	if (m->sampled) {
 		uint64_t samples = 0, live = 0;
 		for (size_t i = 0; i < s->nbuckets; i++) {
@@ -747,6 +776,14 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	fprintf(out, ", \"time_ns\": ");
 	json_time(out, timed, s->time_ns);
 	fprintf(out, "},\n");
+	if (cap->interval_ms) {
+		double spacing_ns;
+		size_t n = interval_spacing(cap, &spacing_ns);
+		fprintf(out,
+			"  \"interval\": {\"asked_ms\": %" PRIu64 ", \"snapshots\": %zu, "
+			"\"mean_spacing_ns\": %.0f},\n",
+			cap->interval_ms, n, timed ? spacing_ns : 0);
+	}
 	fprintf(out, "  \"sampled\": %s,\n  \"sample_rate_bytes\": %" PRIu64 ",\n",
 		m->sampled ? "true" : "false", m->sample_rate_bytes);
 	fprintf(out, "  \"malloc_shadowed\": %s,\n", cap->flags & HP_META_SHADOWED ? "true" : "false");

@@ -45,6 +45,16 @@ static uint64_t next_tick_ns; /* the timeline's, as the sample's */
  * a second (docs/format.md, TIMELINE). */
 #define TICK_ENTRIES 256u
 
+/* Interval snapshots are spaced out so that writing them takes at most
+ * 1/INTERVAL_SHARE of the run's time: the next is due no sooner than
+ * INTERVAL_SHARE times the last round's cost after it began. A snapshot's
+ * cost grows with the stacks and, for some of its parts (the C++ types'
+ * walk of the live register, --live-blocks), with the live blocks: with 2
+ * Mi live blocks and --interval 100, snapshots back to back would leave
+ * the program little time of its own. The report gives the spacing the
+ * snapshots really had. */
+#define INTERVAL_SHARE 20u
+
 void hp_trigger_request(unsigned reason)
 {
 	__atomic_fetch_or(&pending, 1u << reason, __ATOMIC_RELEASE);
@@ -219,6 +229,11 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 		for (unsigned r = 1; r < 32; r++)
 			if (req & (1u << r))
 				hp_writer_snapshot(r, r == HP_SNAP_SIGNAL ? config->dump_signal : 0, 0);
+		if (config->interval_ms) {
+			uint64_t next = now + (hp_os_now_ns() - now) * INTERVAL_SHARE;
+			if (next > __atomic_load_n(&next_interval_ns, __ATOMIC_RELAXED))
+				__atomic_store_n(&next_interval_ns, next, __ATOMIC_RELAXED);
+		}
 	}
 	t->busy--;
 }

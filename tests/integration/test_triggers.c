@@ -3,6 +3,7 @@
  * signal, every N bytes; and a capture cut by SIGKILL, whole up to its last
  * snapshot.
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../harness/harness.h"
@@ -80,6 +81,52 @@ HP_TEST(dump_every_bytes)
 		bytes_snaps += cap->snapshots[i].reason == HP_SNAP_BYTES;
 	expect_true(bytes_snaps >= 5 && bytes_snaps <= 7, "about one snapshot per 2 KiB");
 	printf("  %zu snapshots for bytes allocated\n", bytes_snaps);
+	hpq_free(cap);
+}
+
+HP_TEST(interval_snapshots_never_starve_the_program)
+{
+	/* 100,000 live blocks, then 6,000,000 allocations of churn, with a
+	 * snapshot asked every millisecond: a snapshot walks the live
+	 * register (the C++ types' scan) and costs far more than a
+	 * millisecond, so back to back they left the program 64 allocations
+	 * (one look at the clock) between two of them. The recorder spaces
+	 * them so that writing them takes at most 5% of the run: between two,
+	 * the program makes at least 19 times a snapshot's cost of progress,
+	 * tens of thousands of allocations here however fast the machine
+	 * (both scale with it). The report says how far apart they were. */
+	char out[600], rep[700];
+	struct hp_capture *cap;
+	uint64_t prev = 0, least = UINT64_MAX;
+	size_t n = 0;
+
+	snprintf(out, sizeof out, "%s/livechurn.hpf", hp_test_tmp());
+	snprintf(rep, sizeof rep, "%s/livechurn.txt", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q --interval 1 -o %s -- "
+				 "%s/tests/programs/livechurn 100000 6000000 > /dev/null",
+				 hp_test_build(), out, hp_test_build()),
+		      0, "exit status");
+	if (!(cap = hpq_load(out)))
+		return;
+	/* Those of the churn, once the 100,000 blocks are live (100,001
+	 * allocations with the array holding them). */
+	for (size_t i = 0; i < cap->nsnapshots; i++) {
+		const struct hp_cap_snapshot *s = &cap->snapshots[i];
+		if (s->reason != HP_SNAP_INTERVAL || s->alloc_count < 100001)
+			continue;
+		if (n++ && s->alloc_count - prev < least)
+			least = s->alloc_count - prev;
+		prev = s->alloc_count;
+	}
+	printf("  %zu interval snapshots in the churn, at least %llu allocations between two\n",
+	       n, (unsigned long long)least);
+	expect_true(n >= 2, "interval snapshots were taken in the churn");
+	expect_true(least >= 20000, "the program runs between two snapshots");
+	expect_eq_u64(hp_test_sh("%s/heapprof report %s > %s && grep -q 'interval snapshots, .* s "
+				 "apart on average (asked: 1 ms)' %s && grep -q 'spaced out by the "
+				 "recorder: writing them takes at most 5%%' %s",
+				 hp_test_build(), out, rep, rep, rep),
+		      0, "the report gives their real spacing");
 	hpq_free(cap);
 }
 

@@ -7,6 +7,7 @@
  * at-peak value, and a stack's default bucket claimed by one origin.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../src/format/decode.h"
@@ -157,6 +158,42 @@ HP_TEST(set_type_moves_the_block_with_its_history)
 	hp_agg_key(typed, &stack2, &v.type_tag, &v.origin_tag, &v.size);
 	expect_eq_u64(stack2, stack, "the typed bucket's stack");
 	expect_eq_u64(v.origin_tag, origin, "and origin");
+}
+
+HP_TEST(vtable_scan_reads_each_block_once)
+{
+	/* A snapshot's scan for C++ types reads the blocks allocated since
+	 * the last scan (and a margin of 16 birth units, 1,024 blocks), not
+	 * every live block again: with 100,000 live, the second scan read
+	 * 101,000 before, the third 101,000 too. */
+	enum { OLD = 100000, NEW = 1000, MARGIN = (16 + 2) * 64 };
+	static uint64_t old_blocks[OLD][4], new_blocks[NEW][4]; /* 32 bytes each, zero */
+	uint64_t frames[1] = {0x404000};
+	struct hp_live_block blk;
+	uint32_t b;
+	uint64_t read;
+
+	expect_eq_u64(hp_stacks_init(), 0, "stacks");
+	expect_eq_u64(hp_agg_init(), 0, "buckets");
+	expect_eq_u64(hp_live_init(0), 0, "register");
+	expect_eq_u64(hp_tags_init(), 0, "tags");
+	b = hp_agg_bucket(hp_stacks_intern(frames, 1), 0, 0, 0);
+	for (int i = 0; i < OLD; i++)
+		hp_live_insert((uintptr_t)old_blocks[i], b, 32, &blk);
+	expect_eq_u64(hp_attr_vtable_scan(), OLD, "the first scan reads every block");
+	for (int i = 0; i < NEW; i++)
+		hp_live_insert((uintptr_t)new_blocks[i], b, 32, &blk);
+	read = hp_attr_vtable_scan();
+	printf("  second scan: %llu blocks read of %d live\n", (unsigned long long)read,
+	       OLD + NEW);
+	expect_true(read >= NEW && read <= NEW + MARGIN,
+		    "the second reads the new blocks and the margin only");
+	read = hp_attr_vtable_scan();
+	expect_true(read <= MARGIN, "a third, with nothing new: the margin only");
+	for (int i = 0; i < NEW; i++)
+		hp_live_remove((uintptr_t)new_blocks[i], &blk, 1);
+	for (int i = 0; i < OLD; i++)
+		hp_live_remove((uintptr_t)old_blocks[i], &blk, 1);
 }
 
 HP_TEST(heap_reset_frees_its_blocks_only)
