@@ -66,6 +66,10 @@ static const char usage[] =
 	"\n"
 	"BYTES accept K, M and G suffixes (powers of 1024).\n"
 	"\n"
+	"SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to heapprof go on\n"
+	"to the program (the dump signal once its recorder catches it); heapprof\n"
+	"waits for it and writes the capture.\n"
+	"\n"
 	"Exit status: the program's, or 128+N when it died of signal N; without\n"
 	"running it: 2 for a wrong option, 125 when the capture file cannot be\n"
 	"created, 126 when PROGRAM is a directory, not executable, or set-user-ID\n"
@@ -100,6 +104,74 @@ int hp_cli_find_recorder(char *out, size_t cap)
 	}
 	snprintf(out, cap, "%s/libheapprof.so", self);
 	return -ENOENT;
+}
+
+/* --- signals sent to heapprof run ------------------------------------------
+ *
+ * `kill PID` of heapprof run must reach the program, as it does through
+ * timeout(1) or strace(1): heapprof catches the signals a process is asked
+ * to end or reload with and sends each on to the program, then goes on
+ * waiting for it, writes what it has and exits with its status. A signal
+ * the kernel sent (si_code SI_KERNEL: the terminal's ^C, ^\ and hangup,
+ * which reach the whole foreground process group and so the program
+ * already) is not sent again. The dump signal is sent on only when the
+ * program catches it (its recorder's handler is in place, /proc/PID/status
+ * SigCgt): it then asks for a snapshot, as it would sent to the program;
+ * before that, its default action would end the program. */
+static const int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+/* The program's pid while it may be signalled: set after the fork (with
+ * the signals blocked), cleared once it has ended and before it is
+ * reaped, so that a signal never reaches a process that reused its pid.
+ * forward_dump is the dump signal (0: none). Written by the main thread,
+ * read by the handler. */
+static volatile sig_atomic_t forward_pid;
+static volatile sig_atomic_t forward_dump;
+
+/* Whether process pid catches sig now, from SigCgt in /proc/PID/status.
+ * Async-signal-safe (open, read, close; no stdio, no allocation). */
+static int catches_signal(pid_t pid, int sig)
+{
+	char path[32] = "/proc/", buf[4096], *p = path + 6, *q;
+	char digits[16];
+	int n = 0, fd;
+	ssize_t len;
+	unsigned long long mask = 0;
+
+	do
+		digits[n++] = (char)('0' + pid % 10);
+	while ((pid /= 10) > 0);
+	while (n)
+		*p++ = digits[--n];
+	memcpy(p, "/status", 8);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	q = strstr(buf, "\nSigCgt:");
+	if (!q)
+		return 0;
+	for (q += 8; *q == '\t' || *q == ' '; q++)
+		;
+	for (; (*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f'); q++)
+		mask = mask << 4 | (unsigned)(*q <= '9' ? *q - '0' : *q - 'a' + 10);
+	return (mask >> (sig - 1)) & 1;
+}
+
+/* The handler of forwarded_signals. Async-signal-safe; keeps errno. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	pid_t pid = forward_pid;
+
+	(void)uc;
+	if (pid > 0 && si->si_code != SI_KERNEL && (sig != forward_dump || catches_signal(pid, sig)))
+		kill(pid, sig);
+	errno = saved;
 }
 
 /* heapprof run's own exit statuses (otherwise the program's). */
@@ -497,7 +569,9 @@ int hp_cmd_run(int argc, char **argv)
 	pid_t pid;
 	ssize_t n;
 	size_t len = 0;
-	struct sigaction ign = {0}, old_int, old_quit;
+	struct sigaction fwd = {0}, old_actions[sizeof forwarded_signals / sizeof *forwarded_signals];
+	sigset_t block, old_mask;
+	const char *dump_env;
 
 	/* In order: stop at the program's name, its options are its own. */
 	if (hp_cli_parse("run", usage, uses, sizeof uses / sizeof *uses, 1, argc, argv, &a))
@@ -541,11 +615,25 @@ int hp_cmd_run(int argc, char **argv)
 	 * said at once, and the program runs all the same, unserved. */
 	if (a.given[HP_OPT_HTTP] && hp_http_listen(a.value[HP_OPT_HTTP], &lfd, &port) < 0)
 		hp_say_error("run: running %s without the HTTP server", argv[prog]);
-	/* The terminal's ^C and ^\ go to the program; we wait for it to finish
-	 * (and write its capture) rather than die first. */
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
+	/* Signals sent to heapprof go on to the program (forward_signal); we
+	 * wait for it to finish (and write its capture) rather than die
+	 * first. Blocked across the fork, so that none arrives before the
+	 * program's pid is known; the child puts back what it inherited. */
+	dump_env = getenv("HEAPPROF_DUMP_SIGNAL");
+	forward_dump = SIGUSR2; /* the recorder's default */
+	if (dump_env && *dump_env) {
+		int d;
+		forward_dump = hp_option_parse_signal(dump_env, &d) == 0 ? d : 0;
+	}
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+		sigaddset(&block, forwarded_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	fwd.sa_sigaction = forward_signal;
+	fwd.sa_flags = SA_SIGINFO; /* no SA_RESTART: the waits below loop on EINTR */
+	sigfillset(&fwd.sa_mask);
+	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+		sigaction(forwarded_signals[i], &fwd, &old_actions[i]);
 	started = time(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -553,11 +641,14 @@ int hp_cmd_run(int argc, char **argv)
 		return RUN_USAGE;
 	}
 	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
+		for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+			sigaction(forwarded_signals[i], &old_actions[i], NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		close(fds[0]);
 		child(argv + prog, lib, output, fds[1]);
 	}
+	forward_pid = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(fds[1]);
 	while ((n = read(fds[0], path + len, sizeof path - 1 - len)) > 0 ||
 	       (n < 0 && errno == EINTR))
@@ -572,26 +663,40 @@ int hp_cmd_run(int argc, char **argv)
 	int created = at < len && path[at] == 'N';
 	at += (size_t)created;
 	if (lfd >= 0 && at >= len) { /* neither "C" nor "E": it runs */
+		/* Its threads block the forwarded signals: they run on this
+		 * thread, which clears forward_pid, never on one that could send
+		 * to the pid after the program was reaped. */
+		sigprocmask(SIG_BLOCK, &block, NULL);
 		if (hp_server_start(&srv, lfd, path, pid, sig) == 0 && !quiet)
 			fprintf(stderr,
 				"heapprof: serving http://%s/debug/pprof/ (port %u) for %s, pid %d\n",
 				a.value[HP_OPT_HTTP], port, argv[prog], (int)pid);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		lfd = -1;
 	}
 	if (lfd >= 0)
 		close(lfd);
-	if (srv) {
-		/* Wait for its end without reaping it: until the server stops,
-		 * its pid must stay its own. */
-		while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-			;
-		hp_server_stop(srv);
-	}
+	/* Wait for its end without reaping it: until the server stops and
+	 * the signals stop going to it, its pid must stay its own. */
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	forward_pid = 0;
+	hp_server_stop(srv);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			hp_say_error("run: waitpid: %s", strerror(errno));
 			return RUN_USAGE;
 		}
+	}
+	/* The program has ended: what is left (symbols, the summary) is
+	 * heapprof's own. The terminal's ^C and ^\ stay ignored, as while the
+	 * program ran; the other signals do what they did before. */
+	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++) {
+		int s = forwarded_signals[i];
+		if (s == SIGINT || s == SIGQUIT)
+			sigaction(s, &(struct sigaction){.sa_handler = SIG_IGN}, NULL);
+		else
+			sigaction(s, &old_actions[i], NULL);
 	}
 	/* The child wrote "path\0", 'N' if it created the file, and "C<errno>"
 	 * or "E<errno>" when it could not go on (see child()). */
