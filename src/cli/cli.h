@@ -165,6 +165,7 @@ enum hp_cli_opt {
 	HP_OPT_BY,             /* report, diff, export, flamegraph: --by DIM (group.h) */
 	HP_OPT_NO_SYMBOL_CACHE, /* run, symbolize: --no-symbol-cache (symcache.h) */
 	HP_OPT_VERBOSE,         /* run, symbolize: -v, --verbose: where symbols came from */
+	HP_OPT_HTTP_PUBLIC,     /* run, serve: --http-public, every client served (serve.h) */
 	HP_OPT_COUNT
 };
 

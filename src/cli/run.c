@@ -59,8 +59,12 @@ static const char usage[] =
 	"      --no-symbol-cache    read every symbol from the binaries, store none\n"
 	"                           (the cache: HEAPPROF_CACHE_DIR, docs/options.md)\n"
 	"      --http ADDR          serve the live heap while it runs, as Go programs do:\n"
-	"                           go tool pprof http://ADDR/debug/pprof/heap (HOST:PORT;\n"
-	"                           loopback unless a host is given; heapprof serve --help)\n"
+	"                           go tool pprof http://127.0.0.1:PORT/debug/pprof/heap\n"
+	"                           (ADDR: PORT, :PORT or a loopback HOST:PORT), to your\n"
+	"                           user and root only, as the capture's 0600 allows\n"
+	"                           (heapprof serve --help)\n"
+	"      --http-public        serve every client that can connect, from any host\n"
+	"                           (needed to listen on an address that is not loopback)\n"
 	"  -q, --quiet              no summary line, no recorder messages\n"
 	"  -v, --verbose            also say where the symbols came from\n"
 	"\n"
@@ -556,9 +560,10 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_NO_SYMBOL_CACHE, 0, 0, NULL},
 		{HP_OPT_VERBOSE, 0, 0, NULL},
 		{HP_OPT_HTTP, 0, 0, NULL},
+		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL},
 	};
 	struct hp_cli_args a;
-	char lib[PATH_MAX], path[PATH_MAX + 64] = "";
+	char lib[PATH_MAX], path[PATH_MAX + 64] = "", url[128] = "";
 	const char *output;
 	int quiet, symbols, fds[2], status, prog, lfd = -1, sig = SIGUSR2, verbose;
 	struct hp_embed_options eo = {0};
@@ -612,9 +617,23 @@ int hp_cmd_run(int argc, char **argv)
 		return RUN_USAGE;
 	}
 	/* Listening before the program starts: a port that cannot be had is
-	 * said at once, and the program runs all the same, unserved. */
-	if (a.given[HP_OPT_HTTP] && hp_http_listen(a.value[HP_OPT_HTTP], &lfd, &port) < 0)
-		hp_say_error("run: running %s without the HTTP server", argv[prog]);
+	 * said at once, and the program runs all the same, unserved; an
+	 * address that is not loopback without --http-public is a usage
+	 * error. */
+	if (a.given[HP_OPT_HTTP_PUBLIC] && !a.given[HP_OPT_HTTP]) {
+		hp_say_error("run: --http-public goes with --http ADDR");
+		return RUN_USAGE;
+	}
+	if (a.given[HP_OPT_HTTP]) {
+		int ret = hp_http_listen(a.value[HP_OPT_HTTP], a.given[HP_OPT_HTTP_PUBLIC], &lfd,
+					 &port);
+		if (ret == -EPERM)
+			return RUN_USAGE;
+		if (ret < 0)
+			hp_say_error("run: running %s without the HTTP server", argv[prog]);
+		else
+			hp_http_url(lfd, url, sizeof url);
+	}
 	/* Signals sent to heapprof go on to the program (forward_signal); we
 	 * wait for it to finish (and write its capture) rather than die
 	 * first. Blocked across the fork, so that none arrives before the
@@ -667,10 +686,13 @@ int hp_cmd_run(int argc, char **argv)
 		 * thread, which clears forward_pid, never on one that could send
 		 * to the pid after the program was reaped. */
 		sigprocmask(SIG_BLOCK, &block, NULL);
-		if (hp_server_start(&srv, lfd, path, pid, sig) == 0 && !quiet)
+		if (hp_server_start(&srv, lfd, path, pid, sig, a.given[HP_OPT_HTTP_PUBLIC]) == 0 &&
+		    !quiet)
 			fprintf(stderr,
-				"heapprof: serving http://%s/debug/pprof/ (port %u) for %s, pid %d\n",
-				a.value[HP_OPT_HTTP], port, argv[prog], (int)pid);
+				"heapprof: serving %s/debug/pprof/ (port %u) for %s, pid %d%s\n",
+				url, port, argv[prog], (int)pid,
+				a.given[HP_OPT_HTTP_PUBLIC] ? ", to every client"
+							    : ", to its user and root");
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		lfd = -1;
 	}

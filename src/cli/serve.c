@@ -30,8 +30,10 @@ static const char usage[] =
 	"  go tool pprof http://127.0.0.1:6060/debug/pprof/heap\n"
 	"\n"
 	"      --pid PID      the program's process\n"
-	"      --http ADDR    HOST:PORT to listen on (default 127.0.0.1:6060; the\n"
-	"                     host is loopback unless one is given)\n"
+	"      --http ADDR    PORT, :PORT or HOST:PORT to listen on (default\n"
+	"                     127.0.0.1:6060; the host is 127.0.0.1 unless given)\n"
+	"      --http-public  serve every client that can connect, from any host\n"
+	"                     (needed to listen on an address that is not loopback)\n"
 	"  -q, --quiet        say nothing on stderr unless something fails\n"
 	"\n"
 	"Endpoints: /debug/pprof/heap (profile.proto; ?debug=1 text; ?seconds=N\n"
@@ -39,6 +41,11 @@ static const char usage[] =
 	"capture file of now), /metrics (Prometheus). Each answer is a snapshot\n"
 	"the program writes when asked with its dump signal (HEAPPROF_DUMP_SIGNAL,\n"
 	"default USR2) into its capture (HEAPPROF_OUTPUT).\n"
+	"\n"
+	"Who can read it: without --http-public, only root and the user owning the\n"
+	"program's capture file (0600), from this machine, asking by an address or\n"
+	"localhost; anyone else is answered 403 Forbidden. heapprof finds who\n"
+	"connected from the client's socket in /proc/net/tcp, as identd does.\n"
 	"\n"
 	"Exit status: 0 when the program ended, 1 when it cannot be served, 2 for\n"
 	"wrong usage.\n";
@@ -126,6 +133,7 @@ int hp_cmd_serve(int argc, char **argv)
 	static const struct hp_cli_use uses[] = {
 		{HP_OPT_PID, 1, INT_MAX, NULL},
 		{HP_OPT_HTTP, 0, 0, NULL},
+		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL},
 		{HP_OPT_QUIET, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
@@ -138,7 +146,8 @@ int hp_cmd_serve(int argc, char **argv)
 	ssize_t len;
 	unsigned port;
 	pid_t pid;
-	int sig = SIGUSR2, lfd, pidfd = -1;
+	char url[128];
+	int sig = SIGUSR2, lfd, pidfd = -1, ret;
 
 	if (hp_cli_parse("serve", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
 		return HP_EXIT_USAGE;
@@ -178,12 +187,15 @@ int hp_cmd_serve(int argc, char **argv)
 			     (int)pid);
 		return HP_EXIT_FAILURE;
 	}
-	if (hp_http_listen(addr, &lfd, &port))
-		return HP_EXIT_FAILURE;
+	ret = hp_http_listen(addr, a.given[HP_OPT_HTTP_PUBLIC], &lfd, &port);
+	if (ret)
+		return ret == -EPERM ? HP_EXIT_USAGE : HP_EXIT_FAILURE;
+	hp_http_url(lfd, url, sizeof url);
 #ifdef SYS_pidfd_open
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
-	if (pipe2(stop_pipe, O_CLOEXEC) < 0 || hp_server_start(&srv, lfd, path, pid, sig)) {
+	if (pipe2(stop_pipe, O_CLOEXEC) < 0 ||
+	    hp_server_start(&srv, lfd, path, pid, sig, a.given[HP_OPT_HTTP_PUBLIC])) {
 		hp_say_error("serve: cannot start: %s", strerror(errno));
 		return HP_EXIT_FAILURE;
 	}
@@ -193,9 +205,11 @@ int hp_cmd_serve(int argc, char **argv)
 	if (!a.given[HP_OPT_QUIET]) {
 		char shown[PATH_MAX * 4];
 		fprintf(stderr,
-			"heapprof: serving http://%s/debug/pprof/ (port %u) for process %d, "
-			"capture %s\n",
-			addr, port, (int)pid, hp_text_escape(shown, sizeof shown, path));
+			"heapprof: serving %s/debug/pprof/ (port %u) for process %d, "
+			"capture %s, %s\n",
+			url, port, (int)pid, hp_text_escape(shown, sizeof shown, path),
+			a.given[HP_OPT_HTTP_PUBLIC] ? "to every client"
+						    : "to its capture's owner and root");
 	}
 	/* Until the program ends (its pidfd becomes readable; without pidfds,
 	 * checked twice a second) or we are told to stop. */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +52,8 @@ struct hp_server {
 	struct hp_live_snap last; /* the latest snapshot taken, under lock */
 	int have_last;
 	pid_t pid;
+	int public;  /* serve every client (--http-public) */
+	uid_t owner; /* with root, the only user served unless public */
 };
 
 struct conn {
@@ -324,10 +327,49 @@ static int parse_number(const char *v, long min, long max, long *out)
 	return 0;
 }
 
+/* Whether the client on fd may read the program's heap (serve.h): root
+ * or the owner, on this machine, asking by a local name. Otherwise says
+ * why in why. */
+static int allowed(const struct hp_server *s, int fd, const struct hp_http_request *req,
+		   char *why, size_t cap)
+{
+	uid_t uid;
+	int ret;
+
+	if (s->public)
+		return 1;
+	if (!hp_http_host_is_local(req->host)) {
+		snprintf(why, cap,
+			 "heapprof: Host '%.100s' is not this machine's address or localhost "
+			 "(a web page's name resolved to it?): ask http://127.0.0.1:PORT/ as "
+			 "the program's user",
+			 req->host);
+		return 0;
+	}
+	ret = hp_http_peer_uid(fd, &uid);
+	if (ret) {
+		snprintf(why, cap,
+			 "heapprof: cannot tell which user connected (%s): this heap is served "
+			 "only to uid %u, the owner of its capture file, and root, on this "
+			 "machine (heapprof --http-public serves everyone)",
+			 ret == -ENOENT ? "not a socket of this machine's" : strerror(-ret),
+			 (unsigned)s->owner);
+		return 0;
+	}
+	if (uid == 0 || uid == s->owner)
+		return 1;
+	snprintf(why, cap,
+		 "heapprof: this heap is served only to uid %u, the owner of its capture file "
+		 "(mode 0600), and root; this connection is uid %u's (heapprof --http-public "
+		 "serves everyone)",
+		 (unsigned)s->owner, (unsigned)uid);
+	return 0;
+}
+
 static void serve_request(struct hp_server *s, int fd)
 {
 	struct hp_http_request req;
-	char v[64], page[sizeof index_page + 32];
+	char v[64], page[sizeof index_page + 32], why[512];
 	long debug = 0, seconds = 0;
 	int st = hp_http_read_request(fd, READ_MS, &req);
 
@@ -337,6 +379,10 @@ static void serve_request(struct hp_server *s, int fd)
 	}
 	if (st < 0)
 		return;
+	if (!allowed(s, fd, &req, why, sizeof why)) {
+		hp_http_error(fd, WRITE_MS, 403, why);
+		return;
+	}
 	if (strcmp(req.path, "/debug/pprof/") == 0 || strcmp(req.path, "/debug/pprof") == 0) {
 		int n = snprintf(page, sizeof page, index_page, (int)s->pid);
 		hp_http_respond(fd, WRITE_MS, 200, "text/html; charset=utf-8", NULL, page,
@@ -430,7 +476,34 @@ static void *acceptor(void *arg)
 	return NULL;
 }
 
-int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig)
+/* The user the program's heap belongs to: the capture file's owner, else
+ * (no file yet) the program's real user, else ours. */
+static uid_t owner_of(const char *path, pid_t pid)
+{
+	char status[64], buf[4096], *p;
+	struct stat st;
+	unsigned u;
+	ssize_t n;
+	int fd;
+
+	if (stat(path, &st) == 0)
+		return st.st_uid;
+	snprintf(status, sizeof status, "/proc/%d/status", (int)pid);
+	fd = open(status, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		p = strstr(buf, "\nUid:");
+		if (p && sscanf(p + 5, "%u", &u) == 1)
+			return (uid_t)u;
+	}
+	return getuid();
+}
+
+int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig,
+		    int public)
 {
 	struct hp_server *s = calloc(1, sizeof *s);
 	pthread_condattr_t ca;
@@ -443,6 +516,8 @@ int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid
 	}
 	s->lfd = lfd;
 	s->pid = pid;
+	s->public = public;
+	s->owner = owner_of(path, pid);
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);

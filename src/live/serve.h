@@ -18,6 +18,9 @@
  * HP_SERVE_MAX_CONNECTIONS at once (more are answered 503 at once), each
  * within time bounds (http.h).
  *
+ * Who may read: by default the capture file's owner and root, on this
+ * machine (hp_server_start); --http-public opts out.
+ *
  * The threads live in the heapprof process; the program has none of ours.
  */
 #ifndef HP_LIVE_SERVE_H
@@ -32,8 +35,15 @@ struct hp_server;
 
 /* Serves on the listening socket lfd (hp_http_listen; the server owns it
  * from here) the capture at path of process pid, asked for snapshots with
- * signal sig. Returns 0, or -errno after saying why. */
-int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig);
+ * signal sig. Unless public, a request is answered only for a client on
+ * this machine whose socket belongs to root or to the capture file's
+ * owner (the program's user when the file does not exist yet), found with
+ * hp_http_peer_uid, and whose Host header names this machine by address or
+ * as localhost (hp_http_host_is_local); anyone else is answered 403: the
+ * endpoint gives nobody more than the capture file's 0600 gives them.
+ * Returns 0, or -errno after saying why. */
+int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig,
+		    int public);
 
 /* Stops accepting, ends the waits in progress, waits for the connections
  * being served (each is bounded in time), frees everything. */

@@ -117,19 +117,32 @@ static pid_t spawn(struct prog *p, char *const argv[], char *const env[])
 	return pid;
 }
 
-/* heapprof run [opts] --http 127.0.0.1:0 -- waiter. Returns 1 when it
- * runs and serves. */
-static int start(struct prog *p, const char *name, const char *opt)
+/* The user the access tests run a second client (or program) as, by
+ * setpriv (util-linux), and a third one. */
+#define AS_NOBODY "setpriv --reuid=nobody --regid=nogroup --clear-groups"
+#define AS_DAEMON "setpriv --reuid=daemon --regid=daemon --clear-groups"
+
+/* [as USER] heapprof run -o HPF [opt] --http ADDR [--http-public] --
+ * waiter: as_nobody runs it as nobody, with the capture in dir (which
+ * nobody can write). Returns 1 when it runs and serves. */
+static int start_with(struct prog *p, const char *name, const char *opt, const char *addr,
+		      int public, int as_nobody, const char *dir)
 {
 	char heapprof[4200], waiter[4200];
-	char *argv[12];
+	char *argv[20];
 	int n = 0;
 
 	memset(p, 0, sizeof *p);
 	snprintf(heapprof, sizeof heapprof, "%s/heapprof", hp_test_build());
 	snprintf(waiter, sizeof waiter, "%s/tests/programs/waiter", hp_test_build());
-	snprintf(p->hpf, sizeof p->hpf, "%s/%s.hpf", hp_test_tmp(), name);
+	snprintf(p->hpf, sizeof p->hpf, "%s/%s.hpf", dir ? dir : hp_test_tmp(), name);
 	snprintf(p->err, sizeof p->err, "%s/%s.err", hp_test_tmp(), name);
+	if (as_nobody) {
+		argv[n++] = "/usr/bin/setpriv";
+		argv[n++] = "--reuid=nobody";
+		argv[n++] = "--regid=nogroup";
+		argv[n++] = "--clear-groups";
+	}
 	argv[n++] = heapprof;
 	argv[n++] = "run";
 	argv[n++] = "-o";
@@ -137,7 +150,9 @@ static int start(struct prog *p, const char *name, const char *opt)
 	if (opt)
 		argv[n++] = (char *)opt;
 	argv[n++] = "--http";
-	argv[n++] = "127.0.0.1:0";
+	argv[n++] = (char *)addr;
+	if (public)
+		argv[n++] = "--http-public";
 	argv[n++] = "--";
 	argv[n++] = waiter;
 	argv[n] = NULL;
@@ -148,6 +163,12 @@ static int start(struct prog *p, const char *name, const char *opt)
 		return 0;
 	p->port = port_of(p->err, 10000);
 	return expect_true(p->port > 0, "heapprof run says the port it serves on");
+}
+
+/* heapprof run [opt] --http 127.0.0.1:0 -- waiter, as the test's user. */
+static int start(struct prog *p, const char *name, const char *opt)
+{
+	return start_with(p, name, opt, "127.0.0.1:0", 0, 0, NULL);
 }
 
 /* Sends a command and waits for its acknowledgement. */
@@ -718,6 +739,175 @@ HP_TEST(serve_capture_of_now)
 		}
 	}
 	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* The HTTP status of GET url as the user of prefix ("" for the test's
+ * own), with extra curl options; the body into body (a file) when given. */
+static int status_as(const char *prefix, const char *extra, const char *u, const char *body)
+{
+	char *out = hp_test_sh_out("%s curl -s %s -o %s -w '%%{http_code}' --max-time 30 '%s'",
+				   prefix, extra, body ? body : "/dev/null", u);
+	int st = out ? atoi(out) : -1;
+
+	free(out);
+	return st;
+}
+
+/* Who can read: a program run by root, whose capture is root's and 0600:
+ * nobody is answered 403 on every endpoint, root 200, and go tool pprof
+ * reads root's answer; a Host that names no local address is refused too
+ * (a web page's name resolved to 127.0.0.1). */
+HP_TEST(serve_only_to_the_capture_owner_and_root)
+{
+	static const char *const paths[] = {"/debug/pprof/heap", "/debug/heapprof/capture",
+					    "/metrics", "/debug/pprof/", "/debug/pprof/heap?debug=1"};
+	struct prog p;
+	char u[256];
+
+	if (!expect_true(getuid() == 0, "run as root: the test needs a second user") ||
+	    !hp_test_need("setpriv", "util-linux") || !hp_test_need("curl", "curl") ||
+	    !hp_test_need_go() || !start(&p, "access", NULL))
+		return;
+	for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+		char why[128];
+		snprintf(why, sizeof why, "nobody: 403 for %s", paths[i]);
+		expect_eq_u64(status_as(AS_NOBODY, "", url(&p, paths[i], u, sizeof u), NULL), 403,
+			      why);
+		snprintf(why, sizeof why, "root (the owner): 200 for %s", paths[i]);
+		expect_eq_u64(status_as("", "", url(&p, paths[i], u, sizeof u), NULL), 200, why);
+	}
+	expect_eq_u64(hp_test_sh("%s curl -s '%s' | grep -q 'served only to uid 0, the owner of "
+				 "its capture file (mode 0600), and root; this connection is "
+				 "uid 65534'",
+				 AS_NOBODY, url(&p, "/debug/heapprof/capture", u, sizeof u)),
+		      0, "the 403 says who may read and who asked");
+	expect_eq_u64(status_as("", "-H 'Host: attacker.example:80'",
+				url(&p, "/debug/pprof/heap", u, sizeof u), NULL),
+		      403, "a Host naming no local address: 403");
+	expect_eq_u64(status_as("", "-H 'Host: localhost:1234'",
+				url(&p, "/debug/pprof/heap", u, sizeof u), NULL),
+		      200, "localhost is local");
+	char *raw = hp_test_sh_out("go tool pprof -raw '%s' 2>&1",
+				   url(&p, "/debug/pprof/heap", u, sizeof u));
+	if (raw) {
+		expect_eq_u64(raw_total(raw, "inuse_space"), FIRST_N * FIRST_SIZE,
+			      "go tool pprof reads the owner's answer");
+		free(raw);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* A program run by nobody: nobody (the capture's owner) and root are
+ * served, another user (daemon) is not; go tool pprof reads what nobody
+ * was given. */
+HP_TEST(serve_a_users_program_to_that_user)
+{
+	struct prog p;
+	char u[256], dir[256], file[4200];
+
+	if (!expect_true(getuid() == 0, "run as root: the test needs two other users") ||
+	    !hp_test_need("setpriv", "util-linux") || !hp_test_need("curl", "curl") ||
+	    !hp_test_need_go())
+		return;
+	snprintf(dir, sizeof dir, "/tmp/hp-serve-%d", (int)getpid());
+	hp_test_sh("rm -rf %s && mkdir -m 0700 %s && chown nobody:nogroup %s", dir, dir, dir);
+	if (!start_with(&p, "nobody", NULL, "127.0.0.1:0", 0, 1, dir))
+		goto out;
+	snprintf(file, sizeof file, "%s/nobody.pb.gz", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s curl -sf -o - '%s' > %s", AS_NOBODY,
+				 url(&p, "/debug/pprof/heap", u, sizeof u), file),
+		      0, "nobody, the program's user, is served");
+	expect_eq_u64(status_as(AS_DAEMON, "", url(&p, "/debug/heapprof/capture", u, sizeof u),
+				NULL),
+		      403, "daemon, another user: 403");
+	expect_eq_u64(status_as(AS_DAEMON, "", url(&p, "/metrics", u, sizeof u), NULL), 403,
+		      "daemon: 403 for /metrics");
+	expect_eq_u64(status_as("", "", url(&p, "/debug/heapprof/capture", u, sizeof u), NULL),
+		      200, "root is served");
+	char *raw = hp_test_sh_out("go tool pprof -raw %s 2>&1", file);
+	if (raw) {
+		expect_eq_u64(raw_total(raw, "inuse_space"), FIRST_N * FIRST_SIZE,
+			      "go tool pprof reads nobody's answer");
+		free(raw);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+out:
+	hp_test_sh("rm -rf %s", dir);
+}
+
+/* An address that is not loopback is refused without --http-public (exit
+ * status 2, before the program runs); with it, every user is served. */
+HP_TEST(serve_public_address_needs_http_public)
+{
+	struct prog p;
+	char u[256];
+
+	if (!hp_test_need("setpriv", "util-linux") || !hp_test_need("curl", "curl"))
+		return;
+	expect_eq_u64(hp_test_sh("%s/heapprof run -o %s/pub.hpf --http 0.0.0.0:0 -- true "
+				 "2>%s/pub.err",
+				 hp_test_build(), hp_test_tmp(), hp_test_tmp()),
+		      2, "0.0.0.0 without --http-public: a usage error");
+	expect_eq_u64(hp_test_sh("grep -q 'cannot listen on 0.0.0.0:0: not a loopback address.*"
+				 "--http-public' %s/pub.err && test $(wc -l < %s/pub.err) = 1",
+				 hp_test_tmp(), hp_test_tmp()),
+		      0, "said in one line, with the way out");
+	if (!expect_true(getuid() == 0, "run as root: the test needs a second user") ||
+	    !start_with(&p, "public", NULL, "0.0.0.0:0", 1, 0, NULL))
+		return;
+	expect_eq_u64(status_as(AS_NOBODY, "", url(&p, "/debug/pprof/heap", u, sizeof u), NULL),
+		      200, "--http-public: nobody is served");
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* A port free now (bound, then let go), for the forms of --http that name
+ * one: PORT and :PORT. */
+static unsigned free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned port = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* --http PORT and --http :PORT: the line heapprof prints gives a URL that
+ * works, http://127.0.0.1:PORT/debug/pprof/, which curl fetches. */
+HP_TEST(serve_banner_url_works)
+{
+	static const char *const forms[] = {"%u", ":%u"};
+
+	if (!hp_test_need("curl", "curl"))
+		return;
+	for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+		struct prog p;
+		char addr[32], want[128], banner[4096] = "";
+		unsigned port = free_port();
+		snprintf(addr, sizeof addr, forms[i], port);
+		if (!start_with(&p, i ? "banner2" : "banner1", NULL, addr, 0, 0, NULL))
+			return;
+		FILE *f = fopen(p.err, "r");
+		size_t n = f ? fread(banner, 1, sizeof banner - 1, f) : 0;
+		if (f)
+			fclose(f);
+		banner[n] = '\0';
+		snprintf(want, sizeof want, "heapprof: serving http://127.0.0.1:%u/debug/pprof/ ",
+			 port);
+		if (!expect_true(strstr(banner, want) != NULL, "the banner names 127.0.0.1:PORT"))
+			printf("--http %s: %s", addr, banner);
+		expect_eq_u64(hp_test_sh("u=$(sed -n 's/^heapprof: serving \\([^ ]*\\) .*/\\1/p' %s) "
+					 "&& curl -sf -o /dev/null \"${u}heap\"",
+					 p.err),
+			      0, "curl fetches the printed URL's heap");
+		expect_eq_u64(finish(&p), 0, "ends well");
+	}
 }
 
 int main(int argc, char **argv)
