@@ -40,6 +40,21 @@
 #define WRITE_MS 30000          /* to write an answer */
 #define CAPTURE_WRITE_MS 300000 /* to write a capture file, which may be large */
 
+/* What requests may add to the capture. Each snapshot the endpoint asks
+ * for is appended to the program's capture file, so they are rationed: the
+ * next one is asked for no sooner than GAP after the last, and later when
+ * the last was large, so that on average they add at most RATE bytes a
+ * second (a gap of its size / RATE, at most MAX_GAP: a snapshot larger
+ * than RATE * MAX_GAP, 3.75 MiB, is taken once a minute). A request that
+ * finds the next snapshot due within WAIT waits for it; one that would
+ * wait longer is served the last snapshot, with an Age header. So however
+ * many requests come, the endpoint's snapshots add at most
+ * max(one snapshot a second, RATE bytes a second) to the file. */
+#define SNAPSHOT_GAP_MS 1000
+#define SNAPSHOT_RATE_BYTES (64u << 10)
+#define SNAPSHOT_MAX_GAP_MS 60000
+#define SNAPSHOT_WAIT_MS 2000
+
 struct hp_server {
 	int lfd;
 	int wake[2]; /* written by hp_server_stop: the accepting thread's poll returns */
@@ -51,6 +66,7 @@ struct hp_server {
 	struct hp_live *live;     /* under lock */
 	struct hp_live_snap last; /* the latest snapshot taken, under lock */
 	int have_last;
+	uint64_t next_ask_ns; /* when the next snapshot may be asked for; under lock */
 	pid_t pid;
 	int public;  /* serve every client (--http-public) */
 	uid_t owner; /* with root, the only user served unless public */
@@ -69,16 +85,46 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The gap after a snapshot of len bytes before the next may be asked for
+ * (SNAPSHOT_RATE_BYTES). */
+static uint64_t gap_after(size_t len)
+{
+	uint64_t ns = (uint64_t)len * 1000000000ull / SNAPSHOT_RATE_BYTES;
+
+	if (ns < SNAPSHOT_GAP_MS * 1000000ull)
+		ns = SNAPSHOT_GAP_MS * 1000000ull;
+	if (ns > SNAPSHOT_MAX_GAP_MS * 1000000ull)
+		ns = SNAPSHOT_MAX_GAP_MS * 1000000ull;
+	return ns;
+}
+
 /* A snapshot asked for at or after since: the last one when it was, else a
- * new one. Called with the lock held. Returns 0 with a copy in *out (free
- * it), or -errno with err set. */
-static int fresh_snapshot(struct hp_server *s, uint64_t since, struct hp_live_snap *out, char *err,
-			  size_t errlen)
+ * new one, asked for no sooner than next_ask_ns (the ration above): the
+ * request waits for it up to SNAPSHOT_WAIT_MS, or without limit when
+ * must_be_fresh (the end of a ?seconds interval); else it gets the last
+ * one (asked for before since, then). Called with the
+ * lock held; it is released while waiting. Returns 0 with a copy in *out
+ * (free it), or -errno with err set. */
+static int fresh_snapshot(struct hp_server *s, uint64_t since, int must_be_fresh,
+			  struct hp_live_snap *out, char *err, size_t errlen)
 {
 	int ret;
 
-	if (!s->have_last || s->last.asked_ns < since) {
+	while (!s->have_last || s->last.asked_ns < since) {
 		struct hp_live_snap snap;
+		uint64_t now = now_ns();
+		if (s->have_last && now < s->next_ask_ns) {
+			struct timespec until = {(time_t)(s->next_ask_ns / 1000000000u),
+						 (long)(s->next_ask_ns % 1000000000u)};
+			if (!must_be_fresh && s->next_ask_ns - now > SNAPSHOT_WAIT_MS * 1000000ull)
+				break;
+			if (__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+				snprintf(err, errlen, "the server is stopping");
+				return -ECANCELED;
+			}
+			pthread_cond_timedwait(&s->cond, &s->lock, &until);
+			continue; /* another request may have taken one meanwhile */
+		}
 		ret = hp_live_snapshot(s->live, now_ns() + SNAPSHOT_MS * 1000000ull, &snap, err,
 				       errlen);
 		if (ret)
@@ -87,6 +133,7 @@ static int fresh_snapshot(struct hp_server *s, uint64_t since, struct hp_live_sn
 			hp_live_snap_free(&s->last);
 		s->last = snap;
 		s->have_last = 1;
+		s->next_ask_ns = now_ns() + gap_after(snap.len + snap.ts_len);
 	}
 	ret = hp_live_snap_copy(out, &s->last);
 	if (ret)
@@ -206,12 +253,13 @@ struct capture_ctx {
 	int head_only;
 };
 
-static int capture_head(void *ctx, size_t total, const char *name)
+static int capture_head(void *ctx, size_t total, const char *name, const char *age)
 {
 	struct capture_ctx *c = ctx;
 	char extra[512];
 
-	snprintf(extra, sizeof extra, "Content-Disposition: attachment; filename=\"%s\"\r\n", name);
+	snprintf(extra, sizeof extra, "Content-Disposition: attachment; filename=\"%s\"\r\n%s",
+		 name, age);
 	return hp_http_send_head(c->fd, c->deadline, 200, "application/octet-stream", extra, total);
 }
 
@@ -225,13 +273,13 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 	struct hp_capture cap;
 	struct hp_model model;
 	struct out o = {0};
-	char err[512], name[300];
+	char err[512], name[300], age[64] = "";
 	uint8_t *sym = NULL;
 	size_t symlen = 0;
 	int ret, built = 0;
 
 	pthread_mutex_lock(&s->lock);
-	ret = fresh_snapshot(s, arrived, seconds ? &base : &snap, err, sizeof err);
+	ret = fresh_snapshot(s, arrived, seconds != 0, seconds ? &base : &snap, err, sizeof err);
 	if (!ret && seconds) {
 		/* The interval runs without the lock: other requests go on. */
 		struct timespec until;
@@ -240,7 +288,7 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 		until.tv_sec += seconds;
 		while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && now_ns() < end)
 			pthread_cond_timedwait(&s->cond, &s->lock, &until);
-		ret = fresh_snapshot(s, end, &snap, err, sizeof err);
+		ret = fresh_snapshot(s, end, 1, &snap, err, sizeof err);
 	}
 	if (!ret)
 		ret = hp_live_build(s->live, seconds ? &base : NULL, &snap, &cap, &model, err,
@@ -275,13 +323,18 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 	}
 	pthread_mutex_unlock(&s->lock);
 
+	/* A snapshot older than the request (the ration): its age, as caches
+	 * say it. */
+	if (!ret && snap.asked_ns < arrived)
+		snprintf(age, sizeof age, "Age: %llu\r\n",
+			 (unsigned long long)((now_ns() - snap.asked_ns) / 1000000000u));
 	if (ret) {
 		hp_http_error(fd, WRITE_MS, ret == -ENOMEM ? 500 : status_of(ret), err);
 	} else if (what == CAPTURE) {
 		struct capture_ctx c = {fd, hp_http_deadline(CAPTURE_WRITE_MS), req->head};
 		uint8_t piece[65536];
 		uint64_t off = 0;
-		ret = capture_head(&c, (size_t)snap.end + symlen, name);
+		ret = capture_head(&c, (size_t)snap.end + symlen, name, age);
 		/* The file's bytes, read without the lock: they are written once. */
 		while (!ret && !req->head && off < snap.end) {
 			size_t n = snap.end - off < sizeof piece ? (size_t)(snap.end - off)
@@ -298,10 +351,12 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 		const char *type = what == METRICS ? "text/plain; version=0.0.4; charset=utf-8"
 				   : debug         ? "text/plain; charset=utf-8"
 						   : "application/octet-stream";
-		const char *extra =
-			what == HEAP && !debug
-				? "Content-Disposition: attachment; filename=\"heap\"\r\n"
-				: NULL;
+		char extra[256];
+		snprintf(extra, sizeof extra, "%s%s",
+			 what == HEAP && !debug
+				 ? "Content-Disposition: attachment; filename=\"heap\"\r\n"
+				 : "",
+			 age);
 		hp_http_respond(fd, WRITE_MS, 200, type, extra, o.data, o.len, req->head);
 	}
 	free(o.data);

@@ -14,6 +14,10 @@
  * Each request asks the program for a snapshot (live.h) unless one asked
  * for after the request arrived is at hand: concurrent scrapers share a
  * snapshot, and snapshots are taken one at a time, under the server's lock.
+ * Every snapshot is appended to the program's capture file, so they are
+ * rationed (serve.c, SNAPSHOT_*): at most one a second, and for large ones
+ * at most 64 KiB a second on average; a request waits up to 2 s for the
+ * next, or is served the last one with an Age header.
  * Connections are served by threads of their own, at most
  * HP_SERVE_MAX_CONNECTIONS at once (more are answered 503 at once), each
  * within time bounds (http.h).

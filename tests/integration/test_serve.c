@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -907,6 +908,73 @@ HP_TEST(serve_banner_url_works)
 					 p.err),
 			      0, "curl fetches the printed URL's heap");
 		expect_eq_u64(finish(&p), 0, "ends well");
+	}
+}
+
+/* The capture's size and snapshot count now. */
+static void capture_now(const char *hpf, uint64_t *bytes, size_t *snaps)
+{
+	struct hp_capture cap;
+	char err[256];
+	struct stat st;
+
+	*bytes = stat(hpf, &st) == 0 ? (uint64_t)st.st_size : 0;
+	*snaps = 0;
+	if (hp_capture_load(hpf, &cap, err, sizeof err) == 0) {
+		*snaps = cap.nsnapshots;
+		hp_capture_free(&cap);
+	}
+}
+
+/* 200 requests (50 at a time) add at most one snapshot a second to the
+ * capture (serve.c: the endpoint's snapshots are rationed to one a second,
+ * or 64 KiB a second for larger ones), not one each: the file's growth is
+ * bounded by the time they took, not by their number; every request is
+ * answered with the heap of now, and the capture still reads. */
+HP_TEST(serve_requests_do_not_fill_the_disk)
+{
+	struct prog p;
+	char u[256];
+	uint64_t b0, b1, b2, t0, elapsed_ms;
+	size_t n0, n1, n2, bound;
+
+	if (!hp_test_need("curl", "curl") || !start(&p, "flood", NULL))
+		return;
+	url(&p, "/debug/pprof/heap?debug=1", u, sizeof u);
+	/* Two requests: the second's growth is what one snapshot adds. */
+	hp_test_sh("curl -sf -o /dev/null '%s'", u);
+	capture_now(p.hpf, &b0, &n0);
+	hp_test_sh("curl -sf -o /dev/null '%s'", u);
+	capture_now(p.hpf, &b1, &n1);
+	expect_eq_u64(n1, n0 + 1, "a request after a second one gets a snapshot of its own");
+	t0 = now_ms();
+	expect_eq_u64(hp_test_sh("seq 200 | xargs -P 50 -I{} curl -sf -o /dev/null --max-time 30 "
+				 "'%s'",
+				 u),
+		      0, "all 200 requests are answered");
+	elapsed_ms = now_ms() - t0;
+	capture_now(p.hpf, &b2, &n2);
+	bound = (size_t)(elapsed_ms / 1000) + 2;
+	printf("  200 requests in %llu ms: %zu snapshots, %llu bytes added (one: %llu bytes)\n",
+	       (unsigned long long)elapsed_ms, n2 - n1, (unsigned long long)(b2 - b1),
+	       (unsigned long long)(b1 - b0));
+	expect_true(n2 - n1 <= bound, "at most one snapshot a second (and one more)");
+	expect_true(b2 - b1 <= bound * (b1 - b0), "bytes added: at most that many snapshots'");
+	/* The heap of now all the same. */
+	if (command(&p, 's')) {
+		char *text = hp_test_sh_out("curl -sf '%s'", u);
+		char want[128];
+		snprintf(want, sizeof want, "heap profile: %6d: %8d", FIRST_N + SECOND_N,
+			 FIRST_N * FIRST_SIZE + SECOND_N * SECOND_SIZE);
+		expect_true(text && strncmp(text, want, strlen(want)) == 0,
+			    "a request right after 's' sees it");
+		free(text);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+	struct hp_capture *cap = hpq_load(p.hpf);
+	if (expect_true(cap != NULL, "the capture reads")) {
+		expect_eq_u64(cap->ndamage, 0, "whole");
+		hpq_free(cap);
 	}
 }
 
