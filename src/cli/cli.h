@@ -68,9 +68,10 @@ int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, siz
  * - a symbolic link at the path is refused (O_NOFOLLOW): one planted in a
  *   shared directory must not redirect the write to a file of the user's;
  *   "-" stands for standard output;
- * - a new file is created 0600 (before the umask), as captures are: a
- *   profile holds the program's paths, arguments and symbols; an existing
- *   file is truncated and keeps its mode and owner;
+ * - the file is 0600, as captures are: a profile holds the program's
+ *   paths, arguments and symbols; a new file is created so, an existing
+ *   one is made so (fchmod; refused, untouched, when that fails: another
+ *   user's file), then truncated, and keeps its owner;
  * - a device or a FIFO is written as it is, never truncated or removed. */
 struct hp_cli_output {
 	const char *path;

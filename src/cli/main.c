@@ -78,6 +78,15 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
 		}
 	}
 	o->regular = S_ISREG(st.st_mode);
+	/* An existing file keeps its mode through open: an output is 0600
+	 * whatever was there (it names the program's functions, files and
+	 * arguments). Made so before it is emptied: a file that cannot be
+	 * is left as it was. */
+	if (o->regular && (st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0) {
+		err = errno ? errno : EPERM;
+		hp_say_error("%s: cannot make it private (mode 0600): %s", path, strerror(err));
+		goto err;
+	}
 	if (o->regular && ftruncate(fd, 0) < 0) {
 		err = errno ? errno : EIO;
 		hp_say_error("%s: cannot truncate: %s", path, strerror(err));

@@ -189,18 +189,37 @@ enum {
 /* Creates the capture's file before the program runs, so that a capture
  * that cannot be written stops the run before it starts: a new file is
  * created empty (the recorder, finding it empty, takes it over); an
- * existing one, which only -o may name, is emptied. Never through a symbolic link. Returns 1 when a new
- * file was created, 0 when an existing one was emptied, or -errno. */
-static int claim_output(const char *path, int named)
+ * existing one, which only -o may name, is made 0600 (an existing file
+ * keeps its mode through O_TRUNC, and a capture holds the program's
+ * arguments), then emptied. Never through a symbolic link. Returns 1 when
+ * a new file was created, 0 when an existing one was emptied, or -errno;
+ * *private_err is set when it is fchmod that failed (the file is then left
+ * as it was). */
+static int claim_output(const char *path, int named, int *private_err)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int created = fd >= 0;
+	int created = fd >= 0, err;
+	struct stat st;
 
+	*private_err = 0;
 	/* O_NONBLOCK: a FIFO without a reader fails instead of hanging. */
 	if (fd < 0 && errno == EEXIST && named)
-		fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (!created && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0) {
+			err = errno;
+			*private_err = 1;
+			close(fd);
+			return -err;
+		}
+		if (ftruncate(fd, 0) < 0) {
+			err = errno;
+			close(fd);
+			return -err;
+		}
+	}
 	close(fd);
 	return created;
 }
@@ -338,38 +357,42 @@ static int check_program(const char *name)
 /* In the child: picks the capture's path (never an existing file unless
  * named with -o), creates it, sets the environment, execs. Reports
  * through fd: the path and a NUL, then 'N' when the file is new, then
- * "C<errno>" when it cannot be created (and exits without running the
- * program) or "E<errno>" when exec failed. */
+ * "C<errno>" when it cannot be created or "M<errno>" when an existing one
+ * cannot be made 0600 (and exits without running the program), or
+ * "E<errno>" when exec failed. */
 static void child(char **prog, const char *lib, const char *output, int fd)
 {
 	char path[PATH_MAX + 64], cwd[PATH_MAX];
 	const char *pre = getenv("LD_PRELOAD");
 	char *preload;
-	int err;
+	int err, private_err = 0;
 
 	if (output) {
+		int n;
 		if (output[0] == '/' || !getcwd(cwd, sizeof cwd))
-			snprintf(path, sizeof path, "%s", output);
+			n = snprintf(path, sizeof path, "%s", output);
 		else
-			snprintf(path, sizeof path, "%s/%s", cwd, output);
-		err = claim_output(path, 1);
+			n = snprintf(path, sizeof path, "%s/%s", cwd, output);
+		/* A path cut to fit would name another file: never created. */
+		err = n < 0 || (size_t)n >= sizeof path ? -ENAMETOOLONG
+							 : claim_output(path, 1, &private_err);
 	} else {
 		const char *base = strrchr(prog[0], '/');
 		base = base ? base + 1 : prog[0];
 		if (!getcwd(cwd, sizeof cwd))
 			strcpy(cwd, ".");
 		snprintf(path, sizeof path, "%s/heapprof.%s.%d.hpf", cwd, base, (int)getpid());
-		err = claim_output(path, 0);
+		err = claim_output(path, 0, &private_err);
 		for (int i = 1; err == -EEXIST && i < 1000; i++) {
 			snprintf(path, sizeof path, "%s/heapprof.%s.%d.%d.hpf", cwd, base,
 				 (int)getpid(), i);
-			err = claim_output(path, 0);
+			err = claim_output(path, 0, &private_err);
 		}
 	}
 	if (write(fd, path, strlen(path) + 1) < 0)
 		_exit(RUN_NOT_FOUND);
 	if (err < 0) {
-		dprintf(fd, "C%d", -err);
+		dprintf(fd, "%c%d", private_err ? 'M' : 'C', -err);
 		_exit(RUN_NO_CAPTURE);
 	}
 	if (err == 1 && write(fd, "N", 1) < 0)
@@ -563,7 +586,9 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL},
 	};
 	struct hp_cli_args a;
-	char lib[PATH_MAX], path[PATH_MAX + 64] = "", url[128] = "";
+	/* path: the child's report, its path (at most PATH_MAX + 64 bytes
+	 * with the NUL, child()) then a status of a few bytes. */
+	char lib[PATH_MAX], path[PATH_MAX + 128] = "", url[128] = "";
 	const char *output;
 	int quiet, symbols, fds[2], status, prog, lfd = -1, sig = SIGUSR2, verbose;
 	struct hp_embed_options eo = {0};
@@ -669,10 +694,21 @@ int hp_cmd_run(int argc, char **argv)
 	forward_pid = pid;
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(fds[1]);
-	while ((n = read(fds[0], path + len, sizeof path - 1 - len)) > 0 ||
-	       (n < 0 && errno == EINTR))
-		if (n > 0)
+	/* Read to the end, whatever the child writes: a pipe closed before
+	 * then would kill it with SIGPIPE (it wrote a path cut at the size
+	 * of the buffer, then its status, once). What does not fit is read
+	 * and dropped. */
+	for (;;) {
+		char rest[256];
+		int full = len == sizeof path - 1;
+		n = read(fds[0], full ? rest : path + len, full ? sizeof rest : sizeof path - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (!full)
 			len += (size_t)n;
+	}
 	close(fds[0]);
 	path[len] = '\0';
 	/* The program runs (the pipe closed on its exec): serve it. The
@@ -720,13 +756,29 @@ int hp_cmd_run(int argc, char **argv)
 		else
 			sigaction(s, &old_actions[i], NULL);
 	}
-	/* The child wrote "path\0", 'N' if it created the file, and "C<errno>"
-	 * or "E<errno>" when it could not go on (see child()). */
+	/* The child wrote "path\0", 'N' if it created the file, and "C<errno>",
+	 * "M<errno>" or "E<errno>" when it could not go on (see child()). */
 	if (at < len && path[at] == 'C') {
 		int e = atoi(path + at + 1);
-		hp_say_error("run: cannot create the capture %s: %s", path,
-			     e == ELOOP ? "it is a symbolic link, which heapprof does not follow"
-					: strerror(e));
+		if (e == ENAMETOOLONG) {
+			char cwd[PATH_MAX];
+			size_t full = output ? strlen(output) : plen;
+			if (output && output[0] != '/' && getcwd(cwd, sizeof cwd))
+				full += strlen(cwd) + 1;
+			hp_say_error("run: cannot create the capture %.60s...: its path is %zu "
+				     "characters long, more than the system takes (%d)",
+				     path, full, PATH_MAX - 1);
+		} else {
+			hp_say_error("run: cannot create the capture %s: %s", path,
+				     e == ELOOP ? "it is a symbolic link, which heapprof does not "
+						  "follow"
+						: strerror(e));
+		}
+		return RUN_NO_CAPTURE;
+	}
+	if (at < len && path[at] == 'M') {
+		hp_say_error("run: cannot make the capture %s private (mode 0600): %s", path,
+			     strerror(atoi(path + at + 1)));
 		return RUN_NO_CAPTURE;
 	}
 	if (at < len && path[at] == 'E') {
