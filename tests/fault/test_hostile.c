@@ -218,7 +218,7 @@ HP_TEST(output_symlink_and_mode)
 {
 	/* A symlink planted at the output path is not followed (its target
 	 * stays as it was); a new output is created 0600 whatever the umask;
-	 * an existing file keeps its mode. */
+	 * an existing file is made 0600 too (issue 22: it kept 0644). */
 	const char *d = fresh_capture("outmode");
 
 	hp_test_sh("cd %s && echo precious > victim && chmod 644 victim && ln -s victim out", d);
@@ -234,8 +234,8 @@ HP_TEST(output_symlink_and_mode)
 				 "new.svg && [ $(stat -c %%a new.svg) = 600 ]", d, hp()), 0,
 		      "a new flame graph too");
 	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s export in.hpf --format folded -o "
-				 "victim && [ $(stat -c %%a victim) = 644 ] && ! grep -q precious "
-				 "victim", d, hp()), 0, "a replaced file keeps its mode");
+				 "victim && [ $(stat -c %%a victim) = 600 ] && ! grep -q precious "
+				 "victim", d, hp()), 0, "a replaced file is made 0600");
 }
 
 HP_TEST(stdout_write_errors_fail)
