@@ -320,6 +320,52 @@ HP_TEST(long_output_path_is_refused)
 		      "nothing created (no directory, no file cut short)");
 }
 
+/* Every analyzer command's input (a capture, a core, a binary a core names,
+ * a suppressions file) is opened only when it is a regular file: a FIFO
+ * is refused in one line at once, never waited on (open(2) of a FIFO
+ * blocks until a writer comes). Each under timeout 10: 124 is a hang. */
+HP_TEST(analyzer_inputs_never_block)
+{
+	static const struct {
+		const char *cmd;
+		int status;
+	} cmds[] = {
+		{"report fifo", 1},
+		{"report --json fifo", 1},
+		{"export fifo --format pprof -o o1", 1},
+		{"export fifo --format gperftools -o o1", 1},
+		{"export fifo --format folded -o o1", 1},
+		{"flamegraph fifo -o o2", 1},
+		{"html fifo -o o3", 1},
+		{"diff fifo out.hpf", 1},
+		{"diff out.hpf fifo@1", 1},
+		{"inspect fifo", 1},
+		{"symbolize fifo", 1},
+		{"core fifo", 1},
+		{"core --json fifo", 1},
+		{"report out.hpf --suppressions fifo", 2},
+	};
+	const char *d = fresh_dir("fifo");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s run -q -o out.hpf -- %s/tests/programs/known && mkfifo fifo",
+		 hp(), hp_test_build());
+	if (!expect_eq_u64(in_dir(d, &lines, cmd), 0, "a capture and a FIFO"))
+		return;
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		char why[256];
+		snprintf(cmd, sizeof cmd, "timeout 10 %s %s", hp(), cmds[i].cmd);
+		snprintf(why, sizeof why, "heapprof %s: refused at once, status %d (124: it hung)",
+			 cmds[i].cmd, cmds[i].status);
+		expect_eq_u64(in_dir(d, &lines, cmd), cmds[i].status, why);
+		expect_eq_u64(lines, 1, "in one line");
+		expect_eq_u64(hp_test_sh("cd %s && grep -q 'fifo: is a FIFO, not a regular file' err",
+					 d),
+			      0, "which says what it is");
+	}
+}
+
 HP_TEST(installed_copy_finds_its_recorder)
 {
 	const char *d = fresh_dir("install");
