@@ -72,12 +72,17 @@ int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, siz
  *   paths, arguments and symbols; a new file is created so, an existing
  *   one is made so (fchmod; refused, untouched, when that fails: another
  *   user's file), then truncated, and keeps its owner;
- * - a device or a FIFO is written as it is, never truncated or removed. */
+ * - a device or a FIFO is written as it is, never truncated or removed;
+ * - a failed write is reported with its own errno (ENOSPC, EFBIG, EIO),
+ *   kept by the stream's write function as it fails, never with whatever
+ *   a renderer guessed from ferror or errno held later. */
 struct hp_cli_output {
 	const char *path;
-	FILE *f;
+	FILE *f; /* a stream over fd (fopencookie) that keeps write_err */
+	int fd;
 	int to_stdout;
-	int regular; /* a regular file: removed if writing fails */
+	int regular;   /* a regular file: removed if writing fails */
+	int write_err; /* the errno of the first write that failed, 0 if none */
 };
 
 /* Opens o for path; inputs[0..ninputs) are the files the command reads.
@@ -88,8 +93,9 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
 
 /* Closes o after a renderer returned ret (0 or -errno). On failure says
  * so and removes a partial regular file (never a device such as
- * /dev/full). Returns 0, or -errno (the first failure: ret's, else the
- * close's) after saying why. */
+ * /dev/full). Returns 0, or -errno after saying why: a failed write's own
+ * errno when one failed (a renderer that met it returns a guess), else
+ * ret's, else the close's. */
 int hp_cli_output_close(struct hp_cli_output *o, int ret);
 
 /* Process pid's environment as it started (/proc/PID/environ: NUL
