@@ -722,7 +722,7 @@ int hp_cmd_run(int argc, char **argv)
 		 * thread, which clears forward_pid, never on one that could send
 		 * to the pid after the program was reaped. */
 		sigprocmask(SIG_BLOCK, &block, NULL);
-		if (hp_server_start(&srv, lfd, path, pid, sig, a.given[HP_OPT_HTTP_PUBLIC]) == 0 &&
+		if (hp_server_start(&srv, lfd, path, pid, sig, a.given[HP_OPT_HTTP_PUBLIC], NULL) == 0 &&
 		    !quiet)
 			fprintf(stderr,
 				"heapprof: serving %s/debug/pprof/ (port %u) for %s, pid %d%s\n",

@@ -558,7 +558,7 @@ static uid_t owner_of(const char *path, pid_t pid)
 }
 
 int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig,
-		    int public)
+		    int public, const struct hp_live_asker *asker)
 {
 	struct hp_server *s = calloc(1, sizeof *s);
 	pthread_condattr_t ca;
@@ -579,7 +579,7 @@ int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	ret = hp_live_new(&s->live, path, pid, sig, &s->stop);
+	ret = hp_live_new(&s->live, path, pid, sig, asker, &s->stop);
 	if (!ret && pipe2(s->wake, O_CLOEXEC) < 0)
 		ret = -errno;
 	if (!ret)

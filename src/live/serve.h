@@ -32,6 +32,8 @@
 
 #include <sys/types.h>
 
+#include "live.h"
+
 #define HP_SERVE_MAX_CONNECTIONS 64
 #define HP_SERVE_MAX_SECONDS 3600 /* the longest ?seconds=N */
 
@@ -39,7 +41,8 @@ struct hp_server;
 
 /* Serves on the listening socket lfd (hp_http_listen; the server owns it
  * from here) the capture at path of process pid, asked for snapshots with
- * signal sig. Unless public, a request is answered only for a client on
+ * signal sig, or by asker when not NULL (live.h; it must outlive the
+ * server). Unless public, a request is answered only for a client on
  * this machine whose socket belongs to root or to the capture file's
  * owner (the program's user when the file does not exist yet), found with
  * hp_http_peer_uid, and whose Host header names this machine by address or
@@ -47,7 +50,7 @@ struct hp_server;
  * endpoint gives nobody more than the capture file's 0600 gives them.
  * Returns 0, or -errno after saying why. */
 int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig,
-		    int public);
+		    int public, const struct hp_live_asker *asker);
 
 /* Stops accepting, ends the waits in progress, waits for the connections
  * being served (each is bounded in time), frees everything. */

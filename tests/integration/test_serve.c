@@ -978,6 +978,126 @@ HP_TEST(serve_requests_do_not_fill_the_disk)
 	}
 }
 
+/* A counter's value in Prometheus text from url, -1 when not there. */
+static long long metric_of(const char *u, const char *name)
+{
+	char *text = hp_test_sh_out("curl -sf '%s'", u), *at;
+	char want[128];
+	long long v = -1;
+
+	snprintf(want, sizeof want, "\n%s ", name);
+	if (text && (at = strstr(text, want)))
+		v = atoll(at + strlen(want));
+	free(text);
+	return v;
+}
+
+/* heapprof serve --pid of a process heapprof attach records: it has no
+ * dump signal, so each snapshot is asked for by a call to heapprof_dump()
+ * in it. The heap is served as for a preloaded program, growing as it
+ * allocates; after the detach a request says so (503); serve ends with the
+ * program. tests/programs/attachee: threads that allocate steadily. */
+HP_TEST(serve_an_attached_process)
+{
+	struct prog p;
+	char prog[4200], heapprof[4200], cap[4200], aerr[4200], pidtext[32], u[256];
+	char *argv[] = {prog, NULL};
+	pid_t attach;
+	uint64_t end;
+	int attached = 0;
+
+	if (!hp_test_need_go() || !hp_test_need("curl", "curl"))
+		return;
+	memset(&p, 0, sizeof p);
+	snprintf(prog, sizeof prog, "%s/tests/programs/attachee", hp_test_build());
+	snprintf(heapprof, sizeof heapprof, "%s/heapprof", hp_test_build());
+	snprintf(cap, sizeof cap, "%s/attached.hpf", hp_test_tmp());
+	snprintf(aerr, sizeof aerr, "%s/attached.attach.err", hp_test_tmp());
+	snprintf(p.err, sizeof p.err, "%s/attached.prog.err", hp_test_tmp());
+	unlink(cap);
+	p.pid = spawn(&p, argv, NULL);
+	if (!expect_true(p.pid > 0 && wait_for(p.ack, "ready", 10000), "attachee runs"))
+		return;
+	snprintf(pidtext, sizeof pidtext, "%d", (int)p.pid);
+	attach = fork();
+	if (attach == 0) {
+		int e = open(aerr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		execl(heapprof, heapprof, "attach", "--sample-rate", "1", "-o", cap, pidtext,
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (end = now_ms() + 30000; !attached && now_ms() < end; usleep(50000)) {
+		char *t = hp_test_sh_out("cat %s", aerr);
+		attached = t && strstr(t, "heapprof: attached to process");
+		free(t);
+	}
+	if (!expect_true(attached, "heapprof attach records it"))
+		goto out;
+	snprintf(p.err, sizeof p.err, "%s/attached.serve.err", hp_test_tmp());
+	p.server = fork();
+	if (p.server == 0) {
+		int e = open(p.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		execl(heapprof, heapprof, "serve", "--pid", pidtext, "--http", "127.0.0.1:0",
+		      (char *)NULL);
+		_exit(127);
+	}
+	p.port = port_of(p.err, 10000);
+	if (!expect_true(p.port > 0, "heapprof serve serves an attached process")) {
+		hp_test_sh("cat %s", p.err);
+		goto out;
+	}
+	char *raw = hp_test_sh_out("go tool pprof -raw '%s' 2>&1",
+				   url(&p, "/debug/pprof/heap", u, sizeof u));
+	if (raw) {
+		expect_true(strstr(raw, "kept_site") && strstr(raw, "attachee.c:"),
+			    "go tool pprof reads its heap, symbolized");
+		expect_true(raw_total(raw, "alloc_objects") > 0, "with its allocations");
+		free(raw);
+	}
+	url(&p, "/metrics", u, sizeof u);
+	long long before = metric_of(u, "heapprof_allocations_total");
+	usleep(1200000);
+	long long after = metric_of(u, "heapprof_allocations_total");
+	expect_true(before > 0 && after > before, "a later request sees the allocations since");
+	char file[4200];
+	snprintf(file, sizeof file, "%s/attached-now.hpf", hp_test_tmp());
+	if (expect_eq_u64(hp_test_sh("curl -sf -o %s '%s'", file,
+				     url(&p, "/debug/heapprof/capture", u, sizeof u)),
+			  0, "GET /debug/heapprof/capture")) {
+		struct hp_capture *c = hpq_load(file);
+		if (expect_true(c != NULL, "the capture of now loads")) {
+			const struct hp_cap_snapshot *sn = hp_capture_last(c);
+			expect_eq_u64(c->ndamage, 0, "whole");
+			expect_true(sn && sn->reason == HP_SNAP_API,
+				    "its last snapshot is heapprof_dump()'s");
+			hpq_free(c);
+		}
+	}
+	/* Detached (Ctrl-C to attach): the endpoint says so. */
+	kill(attach, SIGINT);
+	expect_eq_u64(reap(attach, 30000), 0, "heapprof attach detaches and exits 0");
+	attach = 0;
+	expect_eq_u64(hp_test_sh("o=$(curl -s -w '\\n%%{http_code}' '%s'); echo \"$o\" | grep -q "
+				 "'no longer recorded' && [ \"$(echo \"$o\" | tail -n 1)\" = 503 ]",
+				 url(&p, "/metrics", u, sizeof u)),
+		      0, "after the detach: 503, no longer recorded");
+out:
+	if (attach > 0) {
+		kill(attach, SIGINT);
+		reap(attach, 30000);
+	}
+	if (write(p.cmd, "stop\n", 5) < 0)
+		(void)0;
+	close(p.cmd);
+	/* Its counts go to p.ack: kept open until it has ended. */
+	expect_eq_u64(reap(p.pid, 20000), 0, "the program ends well");
+	close(p.ack);
+	if (p.server)
+		expect_eq_u64(reap(p.server, 20000), 0, "heapprof serve ends with the program");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
