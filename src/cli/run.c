@@ -173,7 +173,8 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 	pid_t pid = forward_pid;
 
 	(void)uc;
-	if (pid > 0 && si->si_code != SI_KERNEL && (sig != forward_dump || catches_signal(pid, sig)))
+	if (pid > 0 && si->si_code != SI_KERNEL &&
+	    (sig != forward_dump || catches_signal(pid, sig)))
 		kill(pid, sig);
 	errno = saved;
 }
@@ -375,7 +376,7 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 			n = snprintf(path, sizeof path, "%s/%s", cwd, output);
 		/* A path cut to fit would name another file: never created. */
 		err = n < 0 || (size_t)n >= sizeof path ? -ENAMETOOLONG
-							 : claim_output(path, 1, &private_err);
+							: claim_output(path, 1, &private_err);
 	} else {
 		const char *base = strrchr(prog[0], '/');
 		base = base ? base + 1 : prog[0];
@@ -599,7 +600,8 @@ int hp_cmd_run(int argc, char **argv)
 	pid_t pid;
 	ssize_t n;
 	size_t len = 0;
-	struct sigaction fwd = {0}, old_actions[sizeof forwarded_signals / sizeof *forwarded_signals];
+	struct sigaction fwd = {0},
+			 old_actions[sizeof forwarded_signals / sizeof *forwarded_signals];
 	sigset_t block, old_mask;
 	const char *dump_env;
 
@@ -701,7 +703,8 @@ int hp_cmd_run(int argc, char **argv)
 	for (;;) {
 		char rest[256];
 		int full = len == sizeof path - 1;
-		n = read(fds[0], full ? rest : path + len, full ? sizeof rest : sizeof path - 1 - len);
+		n = read(fds[0], full ? rest : path + len,
+			 full ? sizeof rest : sizeof path - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -722,8 +725,9 @@ int hp_cmd_run(int argc, char **argv)
 		 * thread, which clears forward_pid, never on one that could send
 		 * to the pid after the program was reaped. */
 		sigprocmask(SIG_BLOCK, &block, NULL);
-		if (hp_server_start(&srv, lfd, path, pid, sig, a.given[HP_OPT_HTTP_PUBLIC], NULL) == 0 &&
-		    !quiet)
+		int served = hp_server_start(&srv, lfd, path, pid, sig, a.given[HP_OPT_HTTP_PUBLIC],
+					     NULL) == 0;
+		if (served && !quiet)
 			fprintf(stderr,
 				"heapprof: serving %s/debug/pprof/ (port %u) for %s, pid %d%s\n",
 				url, port, argv[prog], (int)pid,

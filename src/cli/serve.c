@@ -174,7 +174,8 @@ static int attached_recorder(pid_t pid, struct attached *at)
 	int active, err;
 
 	memset(at, 0, sizeof *at);
-	if (hp_inject_open(&at->t, pid) < 0 || hp_inject_find_recorder(&at->t, "libheapprof.so") != 1)
+	if (hp_inject_open(&at->t, pid) < 0 ||
+	    hp_inject_find_recorder(&at->t, "libheapprof.so") != 1)
 		return 0;
 	at->dump = hp_inject_symbol(at->t.recorder_path, at->t.recorder_bias, "heapprof_dump");
 	at->active = hp_inject_symbol(at->t.recorder_path, at->t.recorder_bias, "heapprof_active");
@@ -210,10 +211,8 @@ static void on_stop(int sig)
 int hp_cmd_serve(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
-		{HP_OPT_PID, 1, INT_MAX, NULL},
-		{HP_OPT_HTTP, 0, 0, NULL},
-		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL},
-		{HP_OPT_QUIET, 0, 0, NULL},
+		{HP_OPT_PID, 1, INT_MAX, NULL},   {HP_OPT_HTTP, 0, 0, NULL},
+		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL}, {HP_OPT_QUIET, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	static char env[1 << 20]; /* the environment can be large; not on the stack */

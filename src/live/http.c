@@ -63,7 +63,8 @@ static int is_loopback(const struct sockaddr *a)
 		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
 	if (a->sa_family == AF_INET6) {
 		const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
-		return IN6_IS_ADDR_LOOPBACK(x) || (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
+		return IN6_IS_ADDR_LOOPBACK(x) ||
+		       (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
 	}
 	return 0;
 }
@@ -427,8 +428,8 @@ static void tcp6_text(char *out, size_t cap, const uint8_t a[16], unsigned port)
 	uint32_t w[4];
 
 	memcpy(w, a, 16);
-	snprintf(out, cap, "%08X%08X%08X%08X:%04X", (unsigned)w[0], (unsigned)w[1],
-		 (unsigned)w[2], (unsigned)w[3], port);
+	snprintf(out, cap, "%08X%08X%08X%08X:%04X", (unsigned)w[0], (unsigned)w[1], (unsigned)w[2],
+		 (unsigned)w[3], port);
 }
 
 /* Finds in table (/proc/net/tcp or tcp6) the socket whose local address is

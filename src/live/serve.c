@@ -385,8 +385,8 @@ static int parse_number(const char *v, long min, long max, long *out)
 /* Whether the client on fd may read the program's heap (serve.h): root
  * or the owner, on this machine, asking by a local name. Otherwise says
  * why in why. */
-static int allowed(const struct hp_server *s, int fd, const struct hp_http_request *req,
-		   char *why, size_t cap)
+static int allowed(const struct hp_server *s, int fd, const struct hp_http_request *req, char *why,
+		   size_t cap)
 {
 	uid_t uid;
 	int ret;

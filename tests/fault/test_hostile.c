@@ -235,7 +235,9 @@ HP_TEST(output_symlink_and_mode)
 		      "a new flame graph too");
 	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s export in.hpf --format folded -o "
 				 "victim && [ $(stat -c %%a victim) = 600 ] && ! grep -q precious "
-				 "victim", d, hp()), 0, "a replaced file is made 0600");
+				 "victim",
+				 d, hp()),
+		      0, "a replaced file is made 0600");
 }
 
 HP_TEST(stdout_write_errors_fail)

@@ -239,8 +239,9 @@ HP_TEST(outputs_onto_existing_files_are_0600)
 			char why[256];
 			const char *f = strchr(cmds[i], 'F');
 			snprintf(name, sizeof name, "out%zu-%s", i, modes[m]);
-			snprintf(cmd, sizeof cmd, "echo old > %s && chmod %s %s && %s %.*s%s%s", name,
-				 modes[m], name, hp(), (int)(f - cmds[i]), cmds[i], name, f + 1);
+			snprintf(cmd, sizeof cmd, "echo old > %s && chmod %s %s && %s %.*s%s%s",
+				 name, modes[m], name, hp(), (int)(f - cmds[i]), cmds[i], name,
+				 f + 1);
 			snprintf(why, sizeof why, "%s onto a file of mode %s succeeds", cmds[i],
 				 modes[m]);
 			expect_eq_u64(in_dir(d, &lines, cmd), 0, why);
@@ -273,11 +274,12 @@ HP_TEST(outputs_onto_existing_files_are_0600)
 		 "touch ran",
 		 hp());
 	expect_eq_u64(in_dir(d, &lines, cmd), 125, "run onto another user's file: 125");
-	expect_eq_u64(hp_test_sh("cd %s && grep -q 'cannot make the capture .*rootcap private "
-				 "(mode 0600): Operation not permitted' err && grep -qx old rootcap "
-				 "&& ! test -e ran",
-				 d),
-		      0, "said, the file left as it was, the program not run");
+	expect_eq_u64(
+		hp_test_sh("cd %s && grep -q 'cannot make the capture .*rootcap private "
+			   "(mode 0600): Operation not permitted' err && grep -qx old rootcap "
+			   "&& ! test -e ran",
+			   d),
+		0, "said, the file left as it was, the program not run");
 }
 
 /* A -o path longer than the system takes (4,300 characters): refused in
@@ -293,11 +295,12 @@ HP_TEST(long_output_path_is_refused)
 
 	n += (size_t)snprintf(path + n, sizeof path - n, "%s", d);
 	while (n < 4300 - 201)
-		n += (size_t)snprintf(path + n, sizeof path - n, "/%.200s",
-				      "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
-				      "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
-				      "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
-				      "dddddddddddddddddddddddddddddddddddddddd");
+		n += (size_t)
+			snprintf(path + n, sizeof path - n, "/%.200s",
+				 "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+				 "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+				 "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+				 "dddddddddddddddddddddddddddddddddddddddd");
 	while (n < 4300)
 		path[n++] = 'x';
 	path[n] = '\0';
@@ -360,9 +363,9 @@ HP_TEST(analyzer_inputs_never_block)
 			 cmds[i].cmd, cmds[i].status);
 		expect_eq_u64(in_dir(d, &lines, cmd), cmds[i].status, why);
 		expect_eq_u64(lines, 1, "in one line");
-		expect_eq_u64(hp_test_sh("cd %s && grep -q 'fifo: is a FIFO, not a regular file' err",
-					 d),
-			      0, "which says what it is");
+		expect_eq_u64(
+			hp_test_sh("cd %s && grep -q 'fifo: is a FIFO, not a regular file' err", d),
+			0, "which says what it is");
 	}
 }
 

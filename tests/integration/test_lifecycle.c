@@ -516,8 +516,8 @@ HP_TEST(signals_to_heapprof_reach_the_program)
 		expect_eq_u64(snap->reason, HP_SNAP_EXIT, "the program's exit's");
 		expect_eq_u64(hpq_match(cap, STACK("sigserver_start", "main")).peak_bytes,
 			      12 * 4000, "the blocks it kept");
-		expect_eq_u64(hpq_match(cap, STACK("sigserver_shutdown", "main")).alloc_bytes,
-			      777, "what its shutdown allocated");
+		expect_eq_u64(hpq_match(cap, STACK("sigserver_shutdown", "main")).alloc_bytes, 777,
+			      "what its shutdown allocated");
 	}
 	expect_true(cap->has_symbols, "symbols embedded");
 	hpq_free(cap);
@@ -570,8 +570,8 @@ HP_TEST(dump_signal_to_heapprof_asks_a_snapshot)
 		if (hp_capture_load(r.hpf, &c, err, sizeof err) == 0) {
 			for (size_t i = 0; i < c.nimages && !signalled; i++)
 				for (size_t k = 0; k < c.images[i].nsnapshots; k++)
-					signalled |= c.images[i].snapshots[k].reason ==
-						     HP_SNAP_SIGNAL;
+					signalled |=
+						c.images[i].snapshots[k].reason == HP_SNAP_SIGNAL;
 			hp_capture_free(&c);
 		}
 	}

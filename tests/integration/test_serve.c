@@ -761,7 +761,8 @@ static int status_as(const char *prefix, const char *extra, const char *u, const
 HP_TEST(serve_only_to_the_capture_owner_and_root)
 {
 	static const char *const paths[] = {"/debug/pprof/heap", "/debug/heapprof/capture",
-					    "/metrics", "/debug/pprof/", "/debug/pprof/heap?debug=1"};
+					    "/metrics", "/debug/pprof/",
+					    "/debug/pprof/heap?debug=1"};
 	struct prog p;
 	char u[256];
 
@@ -823,8 +824,8 @@ HP_TEST(serve_a_users_program_to_that_user)
 		      403, "daemon, another user: 403");
 	expect_eq_u64(status_as(AS_DAEMON, "", url(&p, "/metrics", u, sizeof u), NULL), 403,
 		      "daemon: 403 for /metrics");
-	expect_eq_u64(status_as("", "", url(&p, "/debug/heapprof/capture", u, sizeof u), NULL),
-		      200, "root is served");
+	expect_eq_u64(status_as("", "", url(&p, "/debug/heapprof/capture", u, sizeof u), NULL), 200,
+		      "root is served");
 	char *raw = hp_test_sh_out("go tool pprof -raw %s 2>&1", file);
 	if (raw) {
 		expect_eq_u64(raw_total(raw, "inuse_space"), FIRST_N * FIRST_SIZE,
@@ -903,10 +904,11 @@ HP_TEST(serve_banner_url_works)
 			 port);
 		if (!expect_true(strstr(banner, want) != NULL, "the banner names 127.0.0.1:PORT"))
 			printf("--http %s: %s", addr, banner);
-		expect_eq_u64(hp_test_sh("u=$(sed -n 's/^heapprof: serving \\([^ ]*\\) .*/\\1/p' %s) "
-					 "&& curl -sf -o /dev/null \"${u}heap\"",
-					 p.err),
-			      0, "curl fetches the printed URL's heap");
+		expect_eq_u64(
+			hp_test_sh("u=$(sed -n 's/^heapprof: serving \\([^ ]*\\) .*/\\1/p' %s) "
+				   "&& curl -sf -o /dev/null \"${u}heap\"",
+				   p.err),
+			0, "curl fetches the printed URL's heap");
 		expect_eq_u64(finish(&p), 0, "ends well");
 	}
 }
