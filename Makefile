@@ -75,10 +75,11 @@ ASSET_OBJ := $(BUILD)/host/gen/assets.o
 obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
 # The analyzer's toolkit in src/common (hash tables, strings, growable
-# arrays, units, text escaping, messages: table, strtab, vec, units, text,
-# say) allocates with malloc and formats with stdio, which the recorder
-# must not: never linked into it.
-COMMON_HEAP_SRC := $(addprefix src/common/,table.c strtab.c vec.c units.c text.c say.c)
+# arrays, units, text escaping, messages, inputs opened without blocking:
+# table, strtab, vec, units, text, say, infile) allocates with malloc and
+# formats with stdio, or calls libc the recorder reaches only through os.c:
+# never linked into it.
+COMMON_HEAP_SRC := $(addprefix src/common/,table.c strtab.c vec.c units.c text.c say.c infile.c)
 
 # The recorder writes captures and never reads them: the encoder only.
 RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c \

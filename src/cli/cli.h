@@ -69,15 +69,21 @@ int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, siz
  * - a symbolic link at the path is refused (O_NOFOLLOW): one planted in a
  *   shared directory must not redirect the write to a file of the user's;
  *   "-" stands for standard output;
- * - a new file is created 0600 (before the umask), as captures are: a
- *   profile holds the program's paths, arguments and symbols; an existing
- *   file is truncated and keeps its mode and owner;
- * - a device or a FIFO is written as it is, never truncated or removed. */
+ * - the file is 0600, as captures are: a profile holds the program's
+ *   paths, arguments and symbols; a new file is created so, an existing
+ *   one is made so (fchmod; refused, untouched, when that fails: another
+ *   user's file), then truncated, and keeps its owner;
+ * - a device or a FIFO is written as it is, never truncated or removed;
+ * - a failed write is reported with its own errno (ENOSPC, EFBIG, EIO),
+ *   kept by the stream's write function as it fails, never with whatever
+ *   a renderer guessed from ferror or errno held later. */
 struct hp_cli_output {
 	const char *path;
-	FILE *f;
+	FILE *f; /* a stream over fd (fopencookie) that keeps write_err */
+	int fd;
 	int to_stdout;
-	int regular; /* a regular file: removed if writing fails */
+	int regular;   /* a regular file: removed if writing fails */
+	int write_err; /* the errno of the first write that failed, 0 if none */
 };
 
 /* Opens o for path; inputs[0..ninputs) are the files the command reads.
@@ -88,8 +94,9 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
 
 /* Closes o after a renderer returned ret (0 or -errno). On failure says
  * so and removes a partial regular file (never a device such as
- * /dev/full). Returns 0, or -errno (the first failure: ret's, else the
- * close's) after saying why. */
+ * /dev/full). Returns 0, or -errno after saying why: a failed write's own
+ * errno when one failed (a renderer that met it returns a guess), else
+ * ret's, else the close's. */
 int hp_cli_output_close(struct hp_cli_output *o, int ret);
 
 /* SIGXFSZ's disposition as heapprof was started with it (main.c ignores
@@ -170,6 +177,7 @@ enum hp_cli_opt {
 	HP_OPT_BY,             /* report, diff, export, flamegraph: --by DIM (group.h) */
 	HP_OPT_NO_SYMBOL_CACHE, /* run, symbolize: --no-symbol-cache (symcache.h) */
 	HP_OPT_VERBOSE,         /* run, symbolize: -v, --verbose: where symbols came from */
+	HP_OPT_HTTP_PUBLIC,     /* run, serve: --http-public, every client served (serve.h) */
 	HP_OPT_COUNT
 };
 

@@ -24,6 +24,7 @@
 #include "../analyzer/core/core.h"
 #include "../analyzer/embed.h"
 #include "../analyzer/symbols/symbolize.h"
+#include "../common/infile.h"
 #include "../format/encode.h"
 #include "cli.h"
 
@@ -136,7 +137,8 @@ static int symbolizer(const struct hp_core *c, const char *debug_dir, struct hp_
 static int is_core(const char *path)
 {
 	unsigned char h[EI_NIDENT + 2];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), yes;
+	const char *why;
+	int fd = hp_infile_open(path, &why), yes; /* a FIFO: not a core, never waited on */
 	ssize_t n;
 
 	if (fd < 0)

@@ -41,6 +41,59 @@ static const char usage[] =
 	"\n"
 	"`heapprof <command> --help` shows a command's options.\n";
 
+/* The output stream's write (fopencookie): writes all of buf to o->fd and,
+ * when the kernel refuses, keeps its errno in o->write_err, which stdio
+ * would drop (ferror only says that something failed). Returns the bytes
+ * written, 0 on error (the cookie contract). */
+static ssize_t output_write(void *cookie, const char *buf, size_t n)
+{
+	struct hp_cli_output *o = cookie;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t w = write(o->fd, buf + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int err = w < 0 ? errno : EIO;
+			if (!o->write_err)
+				o->write_err = err;
+			errno = err;
+			return (ssize_t)done;
+		}
+		done += (size_t)w;
+	}
+	return (ssize_t)done;
+}
+
+/* Closes the file's descriptor (never standard output's); a failed close
+ * (NFS reports a full disk there) is a failed write. */
+static int output_close_fd(void *cookie)
+{
+	struct hp_cli_output *o = cookie;
+
+	if (o->to_stdout || close(o->fd) == 0)
+		return 0;
+	if (!o->write_err)
+		o->write_err = errno;
+	return -1;
+}
+
+/* o->f: a stream over o->fd that keeps the first write's errno. Standard
+ * output keeps its buffering (by line on a terminal). Returns 0 or
+ * -ENOMEM. */
+static int output_stream(struct hp_cli_output *o)
+{
+	static const cookie_io_functions_t io = {NULL, output_write, NULL, output_close_fd};
+
+	o->f = fopencookie(o, "w", io);
+	if (!o->f)
+		return -ENOMEM;
+	if (o->to_stdout && isatty(o->fd))
+		setvbuf(o->f, NULL, _IOLBF, BUFSIZ);
+	return 0;
+}
+
 int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *const *inputs,
 		       size_t ninputs)
 {
@@ -51,7 +104,12 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
 	o->path = path;
 	o->to_stdout = !path || strcmp(path, "-") == 0;
 	if (o->to_stdout) {
-		o->f = stdout;
+		/* What was printed before goes first; without memory for the
+		 * stream, stdout itself (its errors then say less). */
+		fflush(stdout);
+		o->fd = STDOUT_FILENO;
+		if (output_stream(o))
+			o->f = stdout;
 		return 0;
 	}
 	/* Not truncated yet: first make sure it is not one of the inputs. */
@@ -79,14 +137,23 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
 		}
 	}
 	o->regular = S_ISREG(st.st_mode);
+	/* An existing file keeps its mode through open: an output is 0600
+	 * whatever was there (it names the program's functions, files and
+	 * arguments). Made so before it is emptied: a file that cannot be
+	 * is left as it was. */
+	if (o->regular && (st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0) {
+		err = errno ? errno : EPERM;
+		hp_say_error("%s: cannot make it private (mode 0600): %s", path, strerror(err));
+		goto err;
+	}
 	if (o->regular && ftruncate(fd, 0) < 0) {
 		err = errno ? errno : EIO;
 		hp_say_error("%s: cannot truncate: %s", path, strerror(err));
 		goto err;
 	}
-	o->f = fdopen(fd, "wb");
-	if (!o->f) {
-		err = errno ? errno : ENOMEM;
+	o->fd = fd;
+	if (output_stream(o)) {
+		err = ENOMEM;
 		hp_say_error("%s: cannot create: %s", path, strerror(err));
 		goto err;
 	}
@@ -98,8 +165,12 @@ err:
 
 int hp_cli_output_close(struct hp_cli_output *o, int ret)
 {
-	if (o->to_stdout ? fflush(o->f) : fclose(o->f))
+	if (o->f == stdout ? fflush(o->f) : fclose(o->f))
 		ret = ret ? ret : errno ? -errno : -EIO;
+	/* A renderer that met a failed write returns what it could tell
+	 * (-EIO from ferror, -ENOMEM): the write's own errno says why. */
+	if (o->write_err)
+		ret = -o->write_err;
 	if (!ret)
 		return 0;
 	hp_say_error("%s: cannot write: %s", o->to_stdout ? "standard output" : o->path,

@@ -91,6 +91,7 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 	[HP_OPT_BY] = {"by", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 	[HP_OPT_NO_SYMBOL_CACHE] = {"no-symbol-cache", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_VERBOSE] = {"verbose", 'v', HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_HTTP_PUBLIC] = {"http-public", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 };
 /* clang-format on */
 

@@ -60,12 +60,20 @@ static const char usage[] =
 	"      --no-symbol-cache    read every symbol from the binaries, store none\n"
 	"                           (the cache: HEAPPROF_CACHE_DIR, docs/options.md)\n"
 	"      --http ADDR          serve the live heap while it runs, as Go programs do:\n"
-	"                           go tool pprof http://ADDR/debug/pprof/heap (HOST:PORT;\n"
-	"                           loopback unless a host is given; heapprof serve --help)\n"
+	"                           go tool pprof http://127.0.0.1:PORT/debug/pprof/heap\n"
+	"                           (ADDR: PORT, :PORT or a loopback HOST:PORT), to your\n"
+	"                           user and root only, as the capture's 0600 allows\n"
+	"                           (heapprof serve --help)\n"
+	"      --http-public        serve every client that can connect, from any host\n"
+	"                           (needed to listen on an address that is not loopback)\n"
 	"  -q, --quiet              no summary line, no recorder messages\n"
 	"  -v, --verbose            also say where the symbols came from\n"
 	"\n"
 	"BYTES accept K, M and G suffixes (powers of 1024).\n"
+	"\n"
+	"SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to heapprof go on\n"
+	"to the program (the dump signal once its recorder catches it); heapprof\n"
+	"waits for it and writes the capture.\n"
 	"\n"
 	"Exit status: the program's, or 128+N when it died of signal N; without\n"
 	"running it: 2 for a wrong option, 125 when the capture file cannot be\n"
@@ -103,6 +111,75 @@ int hp_cli_find_recorder(char *out, size_t cap)
 	return -ENOENT;
 }
 
+/* --- signals sent to heapprof run ------------------------------------------
+ *
+ * `kill PID` of heapprof run must reach the program, as it does through
+ * timeout(1) or strace(1): heapprof catches the signals a process is asked
+ * to end or reload with and sends each on to the program, then goes on
+ * waiting for it, writes what it has and exits with its status. A signal
+ * the kernel sent (si_code SI_KERNEL: the terminal's ^C, ^\ and hangup,
+ * which reach the whole foreground process group and so the program
+ * already) is not sent again. The dump signal is sent on only when the
+ * program catches it (its recorder's handler is in place, /proc/PID/status
+ * SigCgt): it then asks for a snapshot, as it would sent to the program;
+ * before that, its default action would end the program. */
+static const int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+/* The program's pid while it may be signalled: set after the fork (with
+ * the signals blocked), cleared once it has ended and before it is
+ * reaped, so that a signal never reaches a process that reused its pid.
+ * forward_dump is the dump signal (0: none). Written by the main thread,
+ * read by the handler. */
+static volatile sig_atomic_t forward_pid;
+static volatile sig_atomic_t forward_dump;
+
+/* Whether process pid catches sig now, from SigCgt in /proc/PID/status.
+ * Async-signal-safe (open, read, close; no stdio, no allocation). */
+static int catches_signal(pid_t pid, int sig)
+{
+	char path[32] = "/proc/", buf[4096], *p = path + 6, *q;
+	char digits[16];
+	int n = 0, fd;
+	ssize_t len;
+	unsigned long long mask = 0;
+
+	do
+		digits[n++] = (char)('0' + pid % 10);
+	while ((pid /= 10) > 0);
+	while (n)
+		*p++ = digits[--n];
+	memcpy(p, "/status", 8);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	q = strstr(buf, "\nSigCgt:");
+	if (!q)
+		return 0;
+	for (q += 8; *q == '\t' || *q == ' '; q++)
+		;
+	for (; (*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f'); q++)
+		mask = mask << 4 | (unsigned)(*q <= '9' ? *q - '0' : *q - 'a' + 10);
+	return (mask >> (sig - 1)) & 1;
+}
+
+/* The handler of forwarded_signals. Async-signal-safe; keeps errno. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	pid_t pid = forward_pid;
+
+	(void)uc;
+	if (pid > 0 && si->si_code != SI_KERNEL &&
+	    (sig != forward_dump || catches_signal(pid, sig)))
+		kill(pid, sig);
+	errno = saved;
+}
+
 /* heapprof run's own exit statuses (otherwise the program's). */
 enum {
 	RUN_USAGE = 2,        /* a wrong option or value */
@@ -114,18 +191,37 @@ enum {
 /* Creates the capture's file before the program runs, so that a capture
  * that cannot be written stops the run before it starts: a new file is
  * created empty (the recorder, finding it empty, takes it over); an
- * existing one, which only -o may name, is emptied. Never through a symbolic link. Returns 1 when a new
- * file was created, 0 when an existing one was emptied, or -errno. */
-static int claim_output(const char *path, int named)
+ * existing one, which only -o may name, is made 0600 (an existing file
+ * keeps its mode through O_TRUNC, and a capture holds the program's
+ * arguments), then emptied. Never through a symbolic link. Returns 1 when
+ * a new file was created, 0 when an existing one was emptied, or -errno;
+ * *private_err is set when it is fchmod that failed (the file is then left
+ * as it was). */
+static int claim_output(const char *path, int named, int *private_err)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int created = fd >= 0;
+	int created = fd >= 0, err;
+	struct stat st;
 
+	*private_err = 0;
 	/* O_NONBLOCK: a FIFO without a reader fails instead of hanging. */
 	if (fd < 0 && errno == EEXIST && named)
-		fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (!created && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0) {
+			err = errno;
+			*private_err = 1;
+			close(fd);
+			return -err;
+		}
+		if (ftruncate(fd, 0) < 0) {
+			err = errno;
+			close(fd);
+			return -err;
+		}
+	}
 	close(fd);
 	return created;
 }
@@ -263,38 +359,42 @@ static int check_program(const char *name)
 /* In the child: picks the capture's path (never an existing file unless
  * named with -o), creates it, sets the environment, execs. Reports
  * through fd: the path and a NUL, then 'N' when the file is new, then
- * "C<errno>" when it cannot be created (and exits without running the
- * program) or "E<errno>" when exec failed. */
+ * "C<errno>" when it cannot be created or "M<errno>" when an existing one
+ * cannot be made 0600 (and exits without running the program), or
+ * "E<errno>" when exec failed. */
 static void child(char **prog, const char *lib, const char *output, int fd)
 {
 	char path[PATH_MAX + 64], cwd[PATH_MAX];
 	const char *pre = getenv("LD_PRELOAD");
 	char *preload;
-	int err;
+	int err, private_err = 0;
 
 	if (output) {
+		int n;
 		if (output[0] == '/' || !getcwd(cwd, sizeof cwd))
-			snprintf(path, sizeof path, "%s", output);
+			n = snprintf(path, sizeof path, "%s", output);
 		else
-			snprintf(path, sizeof path, "%s/%s", cwd, output);
-		err = claim_output(path, 1);
+			n = snprintf(path, sizeof path, "%s/%s", cwd, output);
+		/* A path cut to fit would name another file: never created. */
+		err = n < 0 || (size_t)n >= sizeof path ? -ENAMETOOLONG
+							: claim_output(path, 1, &private_err);
 	} else {
 		const char *base = strrchr(prog[0], '/');
 		base = base ? base + 1 : prog[0];
 		if (!getcwd(cwd, sizeof cwd))
 			strcpy(cwd, ".");
 		snprintf(path, sizeof path, "%s/heapprof.%s.%d.hpf", cwd, base, (int)getpid());
-		err = claim_output(path, 0);
+		err = claim_output(path, 0, &private_err);
 		for (int i = 1; err == -EEXIST && i < 1000; i++) {
 			snprintf(path, sizeof path, "%s/heapprof.%s.%d.%d.hpf", cwd, base,
 				 (int)getpid(), i);
-			err = claim_output(path, 0);
+			err = claim_output(path, 0, &private_err);
 		}
 	}
 	if (write(fd, path, strlen(path) + 1) < 0)
 		_exit(RUN_NOT_FOUND);
 	if (err < 0) {
-		dprintf(fd, "C%d", -err);
+		dprintf(fd, "%c%d", private_err ? 'M' : 'C', -err);
 		_exit(RUN_NO_CAPTURE);
 	}
 	if (err == 1 && write(fd, "N", 1) < 0)
@@ -485,9 +585,12 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_NO_SYMBOL_CACHE, 0, 0, NULL},
 		{HP_OPT_VERBOSE, 0, 0, NULL},
 		{HP_OPT_HTTP, 0, 0, NULL},
+		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL},
 	};
 	struct hp_cli_args a;
-	char lib[PATH_MAX], path[PATH_MAX + 64] = "";
+	/* path: the child's report, its path (at most PATH_MAX + 64 bytes
+	 * with the NUL, child()) then a status of a few bytes. */
+	char lib[PATH_MAX], path[PATH_MAX + 128] = "", url[128] = "";
 	const char *output;
 	int quiet, symbols, fds[2], status, prog, lfd = -1, sig = SIGUSR2, verbose;
 	struct hp_embed_options eo = {0};
@@ -498,7 +601,10 @@ int hp_cmd_run(int argc, char **argv)
 	pid_t pid;
 	ssize_t n;
 	size_t len = 0;
-	struct sigaction ign = {0}, old_int, old_quit;
+	struct sigaction fwd = {0},
+			 old_actions[sizeof forwarded_signals / sizeof *forwarded_signals];
+	sigset_t block, old_mask;
+	const char *dump_env;
 
 	/* In order: stop at the program's name, its options are its own. */
 	if (hp_cli_parse("run", usage, uses, sizeof uses / sizeof *uses, 1, argc, argv, &a))
@@ -539,14 +645,42 @@ int hp_cmd_run(int argc, char **argv)
 		return RUN_USAGE;
 	}
 	/* Listening before the program starts: a port that cannot be had is
-	 * said at once, and the program runs all the same, unserved. */
-	if (a.given[HP_OPT_HTTP] && hp_http_listen(a.value[HP_OPT_HTTP], &lfd, &port) < 0)
-		hp_say_error("run: running %s without the HTTP server", argv[prog]);
-	/* The terminal's ^C and ^\ go to the program; we wait for it to finish
-	 * (and write its capture) rather than die first. */
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
+	 * said at once, and the program runs all the same, unserved; an
+	 * address that is not loopback without --http-public is a usage
+	 * error. */
+	if (a.given[HP_OPT_HTTP_PUBLIC] && !a.given[HP_OPT_HTTP]) {
+		hp_say_error("run: --http-public goes with --http ADDR");
+		return RUN_USAGE;
+	}
+	if (a.given[HP_OPT_HTTP]) {
+		int ret = hp_http_listen(a.value[HP_OPT_HTTP], a.given[HP_OPT_HTTP_PUBLIC], &lfd,
+					 &port);
+		if (ret == -EPERM)
+			return RUN_USAGE;
+		if (ret < 0)
+			hp_say_error("run: running %s without the HTTP server", argv[prog]);
+		else
+			hp_http_url(lfd, url, sizeof url);
+	}
+	/* Signals sent to heapprof go on to the program (forward_signal); we
+	 * wait for it to finish (and write its capture) rather than die
+	 * first. Blocked across the fork, so that none arrives before the
+	 * program's pid is known; the child puts back what it inherited. */
+	dump_env = getenv("HEAPPROF_DUMP_SIGNAL");
+	forward_dump = SIGUSR2; /* the recorder's default */
+	if (dump_env && *dump_env) {
+		int d;
+		forward_dump = hp_option_parse_signal(dump_env, &d) == 0 ? d : 0;
+	}
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+		sigaddset(&block, forwarded_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	fwd.sa_sigaction = forward_signal;
+	fwd.sa_flags = SA_SIGINFO; /* no SA_RESTART: the waits below loop on EINTR */
+	sigfillset(&fwd.sa_mask);
+	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+		sigaction(forwarded_signals[i], &fwd, &old_actions[i]);
 	started = time(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -554,17 +688,32 @@ int hp_cmd_run(int argc, char **argv)
 		return RUN_USAGE;
 	}
 	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
+		for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+			sigaction(forwarded_signals[i], &old_actions[i], NULL);
 		sigaction(SIGXFSZ, &hp_cli_xfsz_disposition, NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		close(fds[0]);
 		child(argv + prog, lib, output, fds[1]);
 	}
+	forward_pid = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(fds[1]);
-	while ((n = read(fds[0], path + len, sizeof path - 1 - len)) > 0 ||
-	       (n < 0 && errno == EINTR))
-		if (n > 0)
+	/* Read to the end, whatever the child writes: a pipe closed before
+	 * then would kill it with SIGPIPE (it wrote a path cut at the size
+	 * of the buffer, then its status, once). What does not fit is read
+	 * and dropped. */
+	for (;;) {
+		char rest[256];
+		int full = len == sizeof path - 1;
+		n = read(fds[0], full ? rest : path + len,
+			 full ? sizeof rest : sizeof path - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (!full)
 			len += (size_t)n;
+	}
 	close(fds[0]);
 	path[len] = '\0';
 	/* The program runs (the pipe closed on its exec): serve it. The
@@ -574,34 +723,68 @@ int hp_cmd_run(int argc, char **argv)
 	int created = at < len && path[at] == 'N';
 	at += (size_t)created;
 	if (lfd >= 0 && at >= len) { /* neither "C" nor "E": it runs */
-		if (hp_server_start(&srv, lfd, path, pid, sig) == 0 && !quiet)
+		/* Its threads block the forwarded signals: they run on this
+		 * thread, which clears forward_pid, never on one that could send
+		 * to the pid after the program was reaped. */
+		sigprocmask(SIG_BLOCK, &block, NULL);
+		int served = hp_server_start(&srv, lfd, path, pid, sig, a.given[HP_OPT_HTTP_PUBLIC],
+					     NULL) == 0;
+		if (served && !quiet)
 			fprintf(stderr,
-				"heapprof: serving http://%s/debug/pprof/ (port %u) for %s, pid %d\n",
-				a.value[HP_OPT_HTTP], port, argv[prog], (int)pid);
+				"heapprof: serving %s/debug/pprof/ (port %u) for %s, pid %d%s\n",
+				url, port, argv[prog], (int)pid,
+				a.given[HP_OPT_HTTP_PUBLIC] ? ", to every client"
+							    : ", to its user and root");
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		lfd = -1;
 	}
 	if (lfd >= 0)
 		close(lfd);
-	if (srv) {
-		/* Wait for its end without reaping it: until the server stops,
-		 * its pid must stay its own. */
-		while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-			;
-		hp_server_stop(srv);
-	}
+	/* Wait for its end without reaping it: until the server stops and
+	 * the signals stop going to it, its pid must stay its own. */
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	forward_pid = 0;
+	hp_server_stop(srv);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			hp_say_error("run: waitpid: %s", strerror(errno));
 			return RUN_USAGE;
 		}
 	}
-	/* The child wrote "path\0", 'N' if it created the file, and "C<errno>"
-	 * or "E<errno>" when it could not go on (see child()). */
+	/* The program has ended: what is left (symbols, the summary) is
+	 * heapprof's own. The terminal's ^C and ^\ stay ignored, as while the
+	 * program ran; the other signals do what they did before. */
+	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++) {
+		int s = forwarded_signals[i];
+		if (s == SIGINT || s == SIGQUIT)
+			sigaction(s, &(struct sigaction){.sa_handler = SIG_IGN}, NULL);
+		else
+			sigaction(s, &old_actions[i], NULL);
+	}
+	/* The child wrote "path\0", 'N' if it created the file, and "C<errno>",
+	 * "M<errno>" or "E<errno>" when it could not go on (see child()). */
 	if (at < len && path[at] == 'C') {
 		int e = atoi(path + at + 1);
-		hp_say_error("run: cannot create the capture %s: %s", path,
-			     e == ELOOP ? "it is a symbolic link, which heapprof does not follow"
-					: strerror(e));
+		if (e == ENAMETOOLONG) {
+			char cwd[PATH_MAX];
+			size_t full = output ? strlen(output) : plen;
+			if (output && output[0] != '/' && getcwd(cwd, sizeof cwd))
+				full += strlen(cwd) + 1;
+			hp_say_error("run: cannot create the capture %.60s...: its path is %zu "
+				     "characters long, more than the system takes (%d)",
+				     path, full, PATH_MAX - 1);
+		} else {
+			hp_say_error("run: cannot create the capture %s: %s", path,
+				     e == ELOOP ? "it is a symbolic link, which heapprof does not "
+						  "follow"
+						: strerror(e));
+		}
+		return RUN_NO_CAPTURE;
+	}
+	if (at < len && path[at] == 'M') {
+		hp_say_error("run: cannot make the capture %s private (mode 0600): %s", path,
+			     strerror(atoi(path + at + 1)));
 		return RUN_NO_CAPTURE;
 	}
 	if (at < len && path[at] == 'E') {

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../attach/inject.h"
 #include "../common/options.h"
 #include "../common/text.h"
 #include "../live/http.h"
@@ -25,20 +26,29 @@ static const char usage[] =
 	"usage: heapprof serve --pid PID [--http ADDR]\n"
 	"\n"
 	"Serves the live heap of a program started with the recorder preloaded\n"
-	"(LD_PRELOAD=.../libheapprof.so) over HTTP, as Go programs serve theirs,\n"
-	"until the program ends:\n"
+	"(LD_PRELOAD=.../libheapprof.so), or recorded by heapprof attach, over\n"
+	"HTTP, as Go programs serve theirs, until the program ends:\n"
 	"  go tool pprof http://127.0.0.1:6060/debug/pprof/heap\n"
 	"\n"
 	"      --pid PID      the program's process\n"
-	"      --http ADDR    HOST:PORT to listen on (default 127.0.0.1:6060; the\n"
-	"                     host is loopback unless one is given)\n"
+	"      --http ADDR    PORT, :PORT or HOST:PORT to listen on (default\n"
+	"                     127.0.0.1:6060; the host is 127.0.0.1 unless given)\n"
+	"      --http-public  serve every client that can connect, from any host\n"
+	"                     (needed to listen on an address that is not loopback)\n"
 	"  -q, --quiet        say nothing on stderr unless something fails\n"
 	"\n"
 	"Endpoints: /debug/pprof/heap (profile.proto; ?debug=1 text; ?seconds=N\n"
 	"the delta over N seconds), /debug/pprof/, /debug/heapprof/capture (the\n"
 	"capture file of now), /metrics (Prometheus). Each answer is a snapshot\n"
 	"the program writes when asked with its dump signal (HEAPPROF_DUMP_SIGNAL,\n"
-	"default USR2) into its capture (HEAPPROF_OUTPUT).\n"
+	"default USR2) into its capture (HEAPPROF_OUTPUT); an attached program,\n"
+	"which has no dump signal, is asked by a call to heapprof_dump() made in it\n"
+	"as attach makes its calls (ptrace: the same rights as attach).\n"
+	"\n"
+	"Who can read it: without --http-public, only root and the user owning the\n"
+	"program's capture file (0600), from this machine, asking by an address or\n"
+	"localhost; anyone else is answered 403 Forbidden. heapprof finds who\n"
+	"connected from the client's socket in /proc/net/tcp, as identd does.\n"
 	"\n"
 	"Exit status: 0 when the program ended, 1 when it cannot be served, 2 for\n"
 	"wrong usage.\n";
@@ -109,6 +119,83 @@ static int find_capture(pid_t pid, const char *output, char *out, size_t cap)
 	return 0;
 }
 
+/* A process heapprof attach records: its recorder was loaded into it
+ * (dlopen, src/attach/inject.h) and has no dump signal (the program's
+ * signals stay its own), so a snapshot is asked for by calling its
+ * heapprof_dump() on a thread at a safe point, which writes the snapshot
+ * before it returns. */
+struct attached {
+	struct hp_inject_target t;
+	uintptr_t dump, active; /* heapprof_dump, heapprof_active in the process */
+};
+
+#define ATTACHED_SAFE_POINT_MS 2000 /* for a thread to come to a safe point */
+
+/* Calls fn() in the attached process. Returns 0 with its return value in
+ * *ret, or -errno (said on stderr by the injector). */
+static int call_attached(struct attached *at, uintptr_t fn, int *ret)
+{
+	const uint64_t args[3] = {0, 0, 0};
+	uint64_t r = 0;
+	int err = hp_inject_call(&at->t, fn, args, NULL, 0, &r, ATTACHED_SAFE_POINT_MS);
+
+	*ret = (int)r;
+	return err;
+}
+
+/* The asker of an attached process (hp_live_asker). */
+static int ask_attached(void *ctx, char *why, size_t whylen)
+{
+	struct attached *at = ctx;
+	int ret, err = call_attached(at, at->dump, &ret);
+
+	if (err == -ESRCH)
+		return -ESRCH;
+	if (err == -EBUSY)
+		return 0; /* no thread at a safe point now: asked again soon */
+	if (err < 0) {
+		snprintf(why, whylen, "cannot call into process %d: %s", (int)at->t.pid,
+			 strerror(-err));
+		return err;
+	}
+	if (ret == -ENODEV) {
+		snprintf(why, whylen, "process %d is no longer recorded (heapprof detach)",
+			 (int)at->t.pid);
+		return -ENODEV;
+	}
+	return ret < 0 ? 0 : 1; /* a failed write is tried again */
+}
+
+/* Whether pid is recorded by heapprof attach: the recorder is in its map
+ * and active. Returns 1 (with *at ready to ask), 0 when the recorder is not
+ * loaded, or -errno after saying why (detached; cannot be called into). */
+static int attached_recorder(pid_t pid, struct attached *at)
+{
+	int active, err;
+
+	memset(at, 0, sizeof *at);
+	if (hp_inject_open(&at->t, pid) < 0 ||
+	    hp_inject_find_recorder(&at->t, "libheapprof.so") != 1)
+		return 0;
+	at->dump = hp_inject_symbol(at->t.recorder_path, at->t.recorder_bias, "heapprof_dump");
+	at->active = hp_inject_symbol(at->t.recorder_path, at->t.recorder_bias, "heapprof_active");
+	if (!at->dump || !at->active) {
+		hp_say_error("serve: process %d: its recorder %s has no heapprof_dump", (int)pid,
+			     at->t.recorder_path);
+		return -ENOENT;
+	}
+	err = call_attached(at, at->active, &active);
+	if (err < 0)
+		return err;
+	if (!active) {
+		hp_say_error("serve: process %d is not recorded now (heapprof attach %d, then "
+			     "serve it)",
+			     (int)pid, (int)pid);
+		return -ENODEV;
+	}
+	return 1;
+}
+
 static int stop_pipe[2] = {-1, -1}; /* written by on_stop: SIGINT, SIGTERM */
 
 static void on_stop(int sig)
@@ -124,12 +211,14 @@ static void on_stop(int sig)
 int hp_cmd_serve(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
-		{HP_OPT_PID, 1, INT_MAX, NULL},
-		{HP_OPT_HTTP, 0, 0, NULL},
-		{HP_OPT_QUIET, 0, 0, NULL},
+		{HP_OPT_PID, 1, INT_MAX, NULL},   {HP_OPT_HTTP, 0, 0, NULL},
+		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL}, {HP_OPT_QUIET, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	static char env[1 << 20]; /* the environment can be large; not on the stack */
+	static struct attached at; /* large; lives as long as the server */
+	struct hp_live_asker asker = {ask_attached, &at};
+	int is_attached = 0;
 	struct hp_cli_args a;
 	struct hp_server *srv = NULL;
 	struct sigaction sa = {0};
@@ -138,7 +227,8 @@ int hp_cmd_serve(int argc, char **argv)
 	ssize_t len;
 	unsigned port;
 	pid_t pid;
-	int sig = SIGUSR2, lfd, pidfd = -1;
+	char url[128];
+	int sig = SIGUSR2, lfd, pidfd = -1, ret;
 
 	if (hp_cli_parse("serve", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
 		return HP_EXIT_USAGE;
@@ -158,13 +248,19 @@ int hp_cmd_serve(int argc, char **argv)
 	}
 	pre = hp_cli_env_get(env, (size_t)len, "LD_PRELOAD");
 	if (!pre || !strstr(pre, "libheapprof")) {
-		hp_say_error(
-			"serve: process %d was not started with the recorder (no libheapprof.so "
-			"in its LD_PRELOAD): it has no heap to serve",
-			(int)pid);
-		return HP_EXIT_FAILURE;
+		ret = attached_recorder(pid, &at);
+		if (ret < 0)
+			return HP_EXIT_FAILURE;
+		if (ret == 0) {
+			hp_say_error("serve: process %d was not started with the recorder (no "
+				     "libheapprof.so in its LD_PRELOAD) and is not attached to "
+				     "(heapprof attach %d): it has no heap to serve",
+				     (int)pid, (int)pid);
+			return HP_EXIT_FAILURE;
+		}
+		is_attached = 1;
 	}
-	sigtext = hp_cli_env_get(env, (size_t)len, "HEAPPROF_DUMP_SIGNAL");
+	sigtext = is_attached ? NULL : hp_cli_env_get(env, (size_t)len, "HEAPPROF_DUMP_SIGNAL");
 	if (sigtext && (hp_option_parse_signal(sigtext, &sig) || sig == 0)) {
 		hp_say_error("serve: process %d has no dump signal (HEAPPROF_DUMP_SIGNAL=%s): it "
 			     "cannot be asked for a snapshot",
@@ -178,12 +274,16 @@ int hp_cmd_serve(int argc, char **argv)
 			     (int)pid);
 		return HP_EXIT_FAILURE;
 	}
-	if (hp_http_listen(addr, &lfd, &port))
-		return HP_EXIT_FAILURE;
+	ret = hp_http_listen(addr, a.given[HP_OPT_HTTP_PUBLIC], &lfd, &port);
+	if (ret)
+		return ret == -EPERM ? HP_EXIT_USAGE : HP_EXIT_FAILURE;
+	hp_http_url(lfd, url, sizeof url);
 #ifdef SYS_pidfd_open
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
-	if (pipe2(stop_pipe, O_CLOEXEC) < 0 || hp_server_start(&srv, lfd, path, pid, sig)) {
+	if (pipe2(stop_pipe, O_CLOEXEC) < 0 ||
+	    hp_server_start(&srv, lfd, path, pid, sig, a.given[HP_OPT_HTTP_PUBLIC],
+			    is_attached ? &asker : NULL)) {
 		hp_say_error("serve: cannot start: %s", strerror(errno));
 		return HP_EXIT_FAILURE;
 	}
@@ -193,9 +293,11 @@ int hp_cmd_serve(int argc, char **argv)
 	if (!a.given[HP_OPT_QUIET]) {
 		char shown[PATH_MAX * 4];
 		fprintf(stderr,
-			"heapprof: serving http://%s/debug/pprof/ (port %u) for process %d, "
-			"capture %s\n",
-			addr, port, (int)pid, hp_text_escape(shown, sizeof shown, path));
+			"heapprof: serving %s/debug/pprof/ (port %u) for process %d, "
+			"capture %s, %s\n",
+			url, port, (int)pid, hp_text_escape(shown, sizeof shown, path),
+			a.given[HP_OPT_HTTP_PUBLIC] ? "to every client"
+						    : "to its capture's owner and root");
 	}
 	/* Until the program ends (its pidfd becomes readable; without pidfds,
 	 * checked twice a second) or we are told to stop. */

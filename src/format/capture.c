@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "records.h"
+#include "../common/infile.h"
 
 static void note_damage(struct hp_capture *cap, const char *fmt, ...)
 {
@@ -731,31 +732,22 @@ static const char *type_name(unsigned type)
 }
 
 /* Reads a regular file whole. Anything else is refused with a reason of
- * its own: a directory, a device, and a FIFO (which O_NONBLOCK keeps from
+ * its own: a directory, a device, and a FIFO (hp_infile_open keeps it from
  * hanging the open). */
 static int read_all(const char *path, uint8_t **data, size_t *size, const char **why)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = hp_infile_open(path, why);
 	struct stat st;
 	size_t len = 0, cap;
 	uint8_t *buf;
 
-	*why = NULL;
 	if (fd < 0)
-		return -errno;
+		return fd == -EISDIR ? -EINVAL : fd;
 	if (fstat(fd, &st) < 0) {
 		int err = -errno;
 		close(fd);
 		return err;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		*why = S_ISDIR(st.st_mode) ? "is a directory, not a capture file"
-					   : "is not a regular file";
-		return -EINVAL;
-	}
-	/* Back to blocking reads for the file itself. */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	cap = (size_t)st.st_size + 1;
 	buf = malloc(cap);
 	if (!buf) {

@@ -8,6 +8,7 @@
  */
 #include "http.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -55,7 +56,20 @@ static int wait_fd(int fd, short events, uint64_t deadline_ns)
 	}
 }
 
-int hp_http_listen(const char *addr, int *fd, unsigned *port)
+/* Whether a is 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104. */
+static int is_loopback(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+	if (a->sa_family == AF_INET6) {
+		const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(x) ||
+		       (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+int hp_http_listen(const char *addr, int public, int *fd, unsigned *port)
 {
 	char host[256] = "127.0.0.1", serv[32];
 	struct addrinfo hints = {0}, *res = NULL;
@@ -93,6 +107,14 @@ int hp_http_listen(const char *addr, int *fd, unsigned *port)
 	if (ret) {
 		hp_say_error("cannot listen on %s: %s", addr, gai_strerror(ret));
 		return -EINVAL;
+	}
+	if (!public && !is_loopback(res->ai_addr)) {
+		hp_say_error("cannot listen on %s: not a loopback address: another host could "
+			     "connect, and heapprof cannot tell who it is (it serves only the "
+			     "program's user and root); --http-public serves whoever can connect",
+			     addr);
+		freeaddrinfo(res);
+		return -EPERM;
 	}
 	s = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
@@ -196,6 +218,30 @@ static int has_body(const char *headers)
 	return 0;
 }
 
+/* The Host header's value (spaces around it trimmed) into out; "" when
+ * none. A value too long is cut, which no local name is. */
+static void host_header(const char *headers, char *out, size_t cap)
+{
+	out[0] = '\0';
+	for (const char *l = headers; l && *l;
+	     l = strstr(l, "\r\n") ? strstr(l, "\r\n") + 2 : NULL) {
+		if (strncasecmp(l, "Host:", 5) == 0) {
+			const char *v = l + 5, *e = strstr(v, "\r\n");
+			size_t n;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			n = e ? (size_t)(e - v) : strlen(v);
+			while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+				n--;
+			if (n < cap)
+				snprintf(out, cap, "%.*s", (int)n, v);
+			else
+				snprintf(out, cap, "?"); /* no local name is that long */
+			return;
+		}
+	}
+}
+
 int hp_http_read_request(int fd, int timeout_ms, struct hp_http_request *req)
 {
 	char buf[HP_HTTP_MAX_REQUEST_BYTES + 1], *end = NULL, *sp1, *sp2, *q, *eol;
@@ -243,6 +289,7 @@ int hp_http_read_request(int fd, int timeout_ms, struct hp_http_request *req)
 		return 405;
 	if (has_body(eol + 2))
 		return 400;
+	host_header(eol + 2, req->host, sizeof req->host);
 	if (strlen(sp1 + 1) > HP_HTTP_MAX_TARGET_BYTES)
 		return 414;
 	q = strchr(sp1 + 1, '?');
@@ -260,6 +307,7 @@ const char *hp_http_reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 400: return "Bad Request";
+	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -330,4 +378,165 @@ int hp_http_error(int fd, int timeout_ms, int status, const char *text)
 		n = sizeof body - 1;
 	return hp_http_respond(fd, timeout_ms, status, "text/plain; charset=utf-8", NULL, body,
 			       (size_t)n, 0);
+}
+
+int hp_http_url(int lfd, char *out, size_t cap)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	char host[INET6_ADDRSTRLEN] = "";
+	unsigned port;
+
+	out[0] = '\0';
+	if (getsockname(lfd, (struct sockaddr *)&ss, &len) < 0)
+		return -errno;
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		port = ntohs(a->sin_port);
+		if (a->sin_addr.s_addr == htonl(INADDR_ANY))
+			snprintf(host, sizeof host, "127.0.0.1");
+		else
+			inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+		snprintf(out, cap, "http://%s:%u", host, port);
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+		port = ntohs(a->sin6_port);
+		if (IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr))
+			snprintf(host, sizeof host, "::1");
+		else
+			inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+		snprintf(out, cap, "http://[%s]:%u", host, port);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	return 0;
+}
+
+/* "ADDR:PORT" as /proc/net/tcp prints a socket's address: the IPv4
+ * address as the 32-bit word it is in memory, in hex. */
+static void tcp4_text(char *out, size_t cap, const uint8_t a[4], unsigned port)
+{
+	uint32_t w;
+
+	memcpy(&w, a, 4);
+	snprintf(out, cap, "%08X:%04X", (unsigned)w, port);
+}
+
+/* The same for /proc/net/tcp6: four 32-bit words. */
+static void tcp6_text(char *out, size_t cap, const uint8_t a[16], unsigned port)
+{
+	uint32_t w[4];
+
+	memcpy(w, a, 16);
+	snprintf(out, cap, "%08X%08X%08X%08X:%04X", (unsigned)w[0], (unsigned)w[1], (unsigned)w[2],
+		 (unsigned)w[3], port);
+}
+
+/* Finds in table (/proc/net/tcp or tcp6) the socket whose local address is
+ * local and whose remote one is remote (tcp*_text), held by a process.
+ * Returns 0 with *uid, -ENOENT, or -errno. */
+static int find_socket(const char *table, const char *local, const char *remote, uid_t *uid)
+{
+	FILE *f = fopen(table, "re");
+	char *line = NULL, l[80], r[80];
+	size_t cap = 0;
+	int ret = -ENOENT;
+
+	if (!f)
+		return errno == ENOENT ? -ENOENT : -errno;
+	while (ret == -ENOENT && getline(&line, &cap, f) > 0) {
+		unsigned long u, inode;
+		unsigned st;
+		/* sl: local rem st tx:rx tr:when retrnsmt uid timeout inode */
+		if (sscanf(line, " %*u: %79s %79s %x %*s %*s %*s %lu %*u %lu", l, r, &st, &u,
+			   &inode) != 5)
+			continue;
+		if (inode && strcasecmp(l, local) == 0 && strcasecmp(r, remote) == 0) {
+			*uid = (uid_t)u;
+			ret = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/* An address of a socket as 16 bytes of IPv6 (an IPv4 one mapped) and a
+ * port. Returns 0 or -EAFNOSUPPORT. */
+static int as_v6(const struct sockaddr_storage *ss, uint8_t a[16], unsigned *port)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+		memset(a, 0, 10);
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in = (const struct sockaddr_in6 *)ss;
+		memcpy(a, &in->sin6_addr, 16);
+		*port = ntohs(in->sin6_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+int hp_http_peer_uid(int fd, uid_t *uid)
+{
+	struct sockaddr_storage peer, self;
+	socklen_t plen = sizeof peer, slen = sizeof self;
+	uint8_t pa[16], sa[16];
+	unsigned pport, sport;
+	char local[80], remote[80];
+	int ret;
+
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&self, &slen) < 0)
+		return -errno;
+	if (as_v6(&peer, pa, &pport) || as_v6(&self, sa, &sport))
+		return -EAFNOSUPPORT;
+	/* The client's socket is an IPv4 one in tcp when both ends are IPv4
+	 * (or mapped), else an IPv6 one in tcp6 (where an IPv4 address shows
+	 * mapped). The client's local address is our peer. */
+	if (IN6_IS_ADDR_V4MAPPED((struct in6_addr *)pa) &&
+	    IN6_IS_ADDR_V4MAPPED((struct in6_addr *)sa)) {
+		tcp4_text(local, sizeof local, pa + 12, pport);
+		tcp4_text(remote, sizeof remote, sa + 12, sport);
+		ret = find_socket("/proc/self/net/tcp", local, remote, uid);
+		if (ret != -ENOENT)
+			return ret;
+	}
+	tcp6_text(local, sizeof local, pa, pport);
+	tcp6_text(remote, sizeof remote, sa, sport);
+	return find_socket("/proc/self/net/tcp6", local, remote, uid);
+}
+
+int hp_http_host_is_local(const char *host)
+{
+	char name[256];
+	const char *colon;
+	size_t n;
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (!*host)
+		return 1;
+	if (host[0] == '[') { /* [V6]:PORT */
+		const char *end = strchr(host, ']');
+		n = end ? (size_t)(end - host - 1) : 0;
+		if (!end || n >= sizeof name || (end[1] && end[1] != ':'))
+			return 0;
+		memcpy(name, host + 1, n);
+		name[n] = '\0';
+		return inet_pton(AF_INET6, name, &a6) == 1;
+	}
+	colon = strchr(host, ':');
+	n = colon ? (size_t)(colon - host) : strlen(host);
+	if (n >= sizeof name || (colon && strspn(colon + 1, "0123456789") != strlen(colon + 1)))
+		return 0;
+	memcpy(name, host, n);
+	name[n] = '\0';
+	return strcasecmp(name, "localhost") == 0 || strcasecmp(name, "localhost.") == 0 ||
+	       inet_pton(AF_INET, name, &a4) == 1;
 }

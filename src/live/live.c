@@ -47,6 +47,7 @@ struct hp_live {
 	pid_t pid;
 	int pidfd; /* -1 where the kernel has no pidfd: kill() then */
 	int sig;
+	const struct hp_live_asker *asker; /* NULL: the signal */
 	const int *stop;
 
 	uint8_t prefix[MAX_HEADER_BYTES]; /* the file header, as read */
@@ -109,7 +110,8 @@ int hp_live_snap_copy(struct hp_live_snap *dst, const struct hp_live_snap *src)
 	return 0;
 }
 
-int hp_live_new(struct hp_live **out, const char *path, pid_t pid, int sig, const int *stop)
+int hp_live_new(struct hp_live **out, const char *path, pid_t pid, int sig,
+		const struct hp_live_asker *asker, const int *stop)
 {
 	struct hp_live *l = calloc(1, sizeof *l);
 
@@ -120,6 +122,7 @@ int hp_live_new(struct hp_live **out, const char *path, pid_t pid, int sig, cons
 	l->fd = -1;
 	l->pid = pid;
 	l->sig = sig;
+	l->asker = asker;
 	l->stop = stop;
 	l->want = FIRST_CHUNK;
 	l->meta.grow = hp_buf_grow_heap;
@@ -341,11 +344,16 @@ static int catches(struct hp_live *l)
 	return (mask >> (l->sig - 1)) & 1;
 }
 
-/* Sends the dump signal if the program catches it. Returns 1 when sent,
- * 0 when not now, -ESRCH when the program is gone. */
-static int ask(struct hp_live *l)
+/* Sends the dump signal if the program catches it, or asks through the
+ * asker. Returns 1 when sent, 0 when not now, -ESRCH when the program is
+ * gone, or the asker's -errno with why set. */
+static int ask(struct hp_live *l, char *why, size_t whylen)
 {
-	int c = catches(l);
+	int c;
+
+	if (l->asker)
+		return l->asker->ask(l->asker->ctx, why, whylen);
+	c = catches(l);
 
 	if (c <= 0)
 		return c;
@@ -376,11 +384,13 @@ int hp_live_snapshot(struct hp_live *l, uint64_t deadline_ns, struct hp_live_sna
 		uint64_t now = now_ns();
 		struct timespec pause = {0, 5 * 1000000};
 		if (now >= next) {
-			ret = ask(l);
+			ret = ask(l, err, errlen);
 			if (ret == -ESRCH) {
 				snprintf(err, errlen, "process %d is gone", (int)l->pid);
 				return -ESRCH;
 			}
+			if (ret < 0)
+				return ret; /* err says why */
 			if (ret == 1 && !sent)
 				asked = now;
 			sent |= ret == 1;

@@ -23,6 +23,8 @@
  *     again every HP_LIVE_RESEND_MS until a new SNAPSHOT record appears:
  *     a program that went idle right after a deferred request is
  *     interrupted outside the recorder by the next signal and answers.
+ *     A recorder attached to a running program has no handler: it is
+ *     asked by a call into the program instead (struct hp_live_asker).
  *   - A snapshot is made a model from a small capture assembled in memory:
  *     the file header, the image's META, MODULES and STACKS frames, the
  *     snapshot's frame (two for a delta), its TIMESERIES, and a SYMBOLS
@@ -70,11 +72,26 @@ void hp_live_snap_free(struct hp_live_snap *s);
  * hp_live_snap_free). Returns 0, or -ENOMEM with *dst empty. */
 int hp_live_snap_copy(struct hp_live_snap *dst, const struct hp_live_snap *src);
 
+/* How a snapshot is asked for when not with a signal: a recorder attached
+ * to a running program (heapprof attach) has no handler of its own (the
+ * program's signals are the program's), so the heapprof process calls its
+ * heapprof_dump() in the program (src/attach/inject.h), which writes the
+ * snapshot before it returns. ask returns 1 when it asked, 0 when not now
+ * (tried again HP_LIVE_RESEND_MS later), -ESRCH when the program is gone,
+ * or another -errno, which ends the wait with err set from why. Called
+ * under the server's lock, one call at a time. */
+struct hp_live_asker {
+	int (*ask)(void *ctx, char *why, size_t whylen);
+	void *ctx;
+};
+
 /* A follower of the capture at path (opened on first use: the recorder
- * may not have created it yet) of process pid, asked with signal sig.
- * stop, when not NULL, is polled while waiting: non-zero ends a wait.
- * Returns 0 or -ENOMEM. */
-int hp_live_new(struct hp_live **out, const char *path, pid_t pid, int sig, const int *stop);
+ * may not have created it yet) of process pid, asked with signal sig, or
+ * by asker when not NULL (it must outlive the follower). stop, when not
+ * NULL, is polled while waiting: non-zero ends a wait. Returns 0 or
+ * -ENOMEM. */
+int hp_live_new(struct hp_live **out, const char *path, pid_t pid, int sig,
+		const struct hp_live_asker *asker, const int *stop);
 void hp_live_free(struct hp_live *l);
 
 /* Asks for a snapshot and waits for it until deadline_ns (CLOCK_MONOTONIC).

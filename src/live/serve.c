@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +40,21 @@
 #define WRITE_MS 30000          /* to write an answer */
 #define CAPTURE_WRITE_MS 300000 /* to write a capture file, which may be large */
 
+/* What requests may add to the capture. Each snapshot the endpoint asks
+ * for is appended to the program's capture file, so they are rationed: the
+ * next one is asked for no sooner than GAP after the last, and later when
+ * the last was large, so that on average they add at most RATE bytes a
+ * second (a gap of its size / RATE, at most MAX_GAP: a snapshot larger
+ * than RATE * MAX_GAP, 3.75 MiB, is taken once a minute). A request that
+ * finds the next snapshot due within WAIT waits for it; one that would
+ * wait longer is served the last snapshot, with an Age header. So however
+ * many requests come, the endpoint's snapshots add at most
+ * max(one snapshot a second, RATE bytes a second) to the file. */
+#define SNAPSHOT_GAP_MS 1000
+#define SNAPSHOT_RATE_BYTES (64u << 10)
+#define SNAPSHOT_MAX_GAP_MS 60000
+#define SNAPSHOT_WAIT_MS 2000
+
 struct hp_server {
 	int lfd;
 	int wake[2]; /* written by hp_server_stop: the accepting thread's poll returns */
@@ -50,7 +66,10 @@ struct hp_server {
 	struct hp_live *live;     /* under lock */
 	struct hp_live_snap last; /* the latest snapshot taken, under lock */
 	int have_last;
+	uint64_t next_ask_ns; /* when the next snapshot may be asked for; under lock */
 	pid_t pid;
+	int public;  /* serve every client (--http-public) */
+	uid_t owner; /* with root, the only user served unless public */
 };
 
 struct conn {
@@ -66,16 +85,46 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The gap after a snapshot of len bytes before the next may be asked for
+ * (SNAPSHOT_RATE_BYTES). */
+static uint64_t gap_after(size_t len)
+{
+	uint64_t ns = (uint64_t)len * 1000000000ull / SNAPSHOT_RATE_BYTES;
+
+	if (ns < SNAPSHOT_GAP_MS * 1000000ull)
+		ns = SNAPSHOT_GAP_MS * 1000000ull;
+	if (ns > SNAPSHOT_MAX_GAP_MS * 1000000ull)
+		ns = SNAPSHOT_MAX_GAP_MS * 1000000ull;
+	return ns;
+}
+
 /* A snapshot asked for at or after since: the last one when it was, else a
- * new one. Called with the lock held. Returns 0 with a copy in *out (free
- * it), or -errno with err set. */
-static int fresh_snapshot(struct hp_server *s, uint64_t since, struct hp_live_snap *out, char *err,
-			  size_t errlen)
+ * new one, asked for no sooner than next_ask_ns (the ration above): the
+ * request waits for it up to SNAPSHOT_WAIT_MS, or without limit when
+ * must_be_fresh (the end of a ?seconds interval); else it gets the last
+ * one (asked for before since, then). Called with the
+ * lock held; it is released while waiting. Returns 0 with a copy in *out
+ * (free it), or -errno with err set. */
+static int fresh_snapshot(struct hp_server *s, uint64_t since, int must_be_fresh,
+			  struct hp_live_snap *out, char *err, size_t errlen)
 {
 	int ret;
 
-	if (!s->have_last || s->last.asked_ns < since) {
+	while (!s->have_last || s->last.asked_ns < since) {
 		struct hp_live_snap snap;
+		uint64_t now = now_ns();
+		if (s->have_last && now < s->next_ask_ns) {
+			struct timespec until = {(time_t)(s->next_ask_ns / 1000000000u),
+						 (long)(s->next_ask_ns % 1000000000u)};
+			if (!must_be_fresh && s->next_ask_ns - now > SNAPSHOT_WAIT_MS * 1000000ull)
+				break;
+			if (__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+				snprintf(err, errlen, "the server is stopping");
+				return -ECANCELED;
+			}
+			pthread_cond_timedwait(&s->cond, &s->lock, &until);
+			continue; /* another request may have taken one meanwhile */
+		}
 		ret = hp_live_snapshot(s->live, now_ns() + SNAPSHOT_MS * 1000000ull, &snap, err,
 				       errlen);
 		if (ret)
@@ -84,6 +133,7 @@ static int fresh_snapshot(struct hp_server *s, uint64_t since, struct hp_live_sn
 			hp_live_snap_free(&s->last);
 		s->last = snap;
 		s->have_last = 1;
+		s->next_ask_ns = now_ns() + gap_after(snap.len + snap.ts_len);
 	}
 	ret = hp_live_snap_copy(out, &s->last);
 	if (ret)
@@ -203,12 +253,13 @@ struct capture_ctx {
 	int head_only;
 };
 
-static int capture_head(void *ctx, size_t total, const char *name)
+static int capture_head(void *ctx, size_t total, const char *name, const char *age)
 {
 	struct capture_ctx *c = ctx;
 	char extra[512];
 
-	snprintf(extra, sizeof extra, "Content-Disposition: attachment; filename=\"%s\"\r\n", name);
+	snprintf(extra, sizeof extra, "Content-Disposition: attachment; filename=\"%s\"\r\n%s",
+		 name, age);
 	return hp_http_send_head(c->fd, c->deadline, 200, "application/octet-stream", extra, total);
 }
 
@@ -222,13 +273,13 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 	struct hp_capture cap;
 	struct hp_model model;
 	struct out o = {0};
-	char err[512], name[300];
+	char err[512], name[300], age[64] = "";
 	uint8_t *sym = NULL;
 	size_t symlen = 0;
 	int ret, built = 0;
 
 	pthread_mutex_lock(&s->lock);
-	ret = fresh_snapshot(s, arrived, seconds ? &base : &snap, err, sizeof err);
+	ret = fresh_snapshot(s, arrived, seconds != 0, seconds ? &base : &snap, err, sizeof err);
 	if (!ret && seconds) {
 		/* The interval runs without the lock: other requests go on. */
 		struct timespec until;
@@ -237,7 +288,7 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 		until.tv_sec += seconds;
 		while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && now_ns() < end)
 			pthread_cond_timedwait(&s->cond, &s->lock, &until);
-		ret = fresh_snapshot(s, end, &snap, err, sizeof err);
+		ret = fresh_snapshot(s, end, 1, &snap, err, sizeof err);
 	}
 	if (!ret)
 		ret = hp_live_build(s->live, seconds ? &base : NULL, &snap, &cap, &model, err,
@@ -272,13 +323,18 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 	}
 	pthread_mutex_unlock(&s->lock);
 
+	/* A snapshot older than the request (the ration): its age, as caches
+	 * say it. */
+	if (!ret && snap.asked_ns < arrived)
+		snprintf(age, sizeof age, "Age: %llu\r\n",
+			 (unsigned long long)((now_ns() - snap.asked_ns) / 1000000000u));
 	if (ret) {
 		hp_http_error(fd, WRITE_MS, ret == -ENOMEM ? 500 : status_of(ret), err);
 	} else if (what == CAPTURE) {
 		struct capture_ctx c = {fd, hp_http_deadline(CAPTURE_WRITE_MS), req->head};
 		uint8_t piece[65536];
 		uint64_t off = 0;
-		ret = capture_head(&c, (size_t)snap.end + symlen, name);
+		ret = capture_head(&c, (size_t)snap.end + symlen, name, age);
 		/* The file's bytes, read without the lock: they are written once. */
 		while (!ret && !req->head && off < snap.end) {
 			size_t n = snap.end - off < sizeof piece ? (size_t)(snap.end - off)
@@ -295,10 +351,12 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 		const char *type = what == METRICS ? "text/plain; version=0.0.4; charset=utf-8"
 				   : debug         ? "text/plain; charset=utf-8"
 						   : "application/octet-stream";
-		const char *extra =
-			what == HEAP && !debug
-				? "Content-Disposition: attachment; filename=\"heap\"\r\n"
-				: NULL;
+		char extra[256];
+		snprintf(extra, sizeof extra, "%s%s",
+			 what == HEAP && !debug
+				 ? "Content-Disposition: attachment; filename=\"heap\"\r\n"
+				 : "",
+			 age);
 		hp_http_respond(fd, WRITE_MS, 200, type, extra, o.data, o.len, req->head);
 	}
 	free(o.data);
@@ -324,10 +382,49 @@ static int parse_number(const char *v, long min, long max, long *out)
 	return 0;
 }
 
+/* Whether the client on fd may read the program's heap (serve.h): root
+ * or the owner, on this machine, asking by a local name. Otherwise says
+ * why in why. */
+static int allowed(const struct hp_server *s, int fd, const struct hp_http_request *req, char *why,
+		   size_t cap)
+{
+	uid_t uid;
+	int ret;
+
+	if (s->public)
+		return 1;
+	if (!hp_http_host_is_local(req->host)) {
+		snprintf(why, cap,
+			 "heapprof: Host '%.100s' is not this machine's address or localhost "
+			 "(a web page's name resolved to it?): ask http://127.0.0.1:PORT/ as "
+			 "the program's user",
+			 req->host);
+		return 0;
+	}
+	ret = hp_http_peer_uid(fd, &uid);
+	if (ret) {
+		snprintf(why, cap,
+			 "heapprof: cannot tell which user connected (%s): this heap is served "
+			 "only to uid %u, the owner of its capture file, and root, on this "
+			 "machine (heapprof --http-public serves everyone)",
+			 ret == -ENOENT ? "not a socket of this machine's" : strerror(-ret),
+			 (unsigned)s->owner);
+		return 0;
+	}
+	if (uid == 0 || uid == s->owner)
+		return 1;
+	snprintf(why, cap,
+		 "heapprof: this heap is served only to uid %u, the owner of its capture file "
+		 "(mode 0600), and root; this connection is uid %u's (heapprof --http-public "
+		 "serves everyone)",
+		 (unsigned)s->owner, (unsigned)uid);
+	return 0;
+}
+
 static void serve_request(struct hp_server *s, int fd)
 {
 	struct hp_http_request req;
-	char v[64], page[sizeof index_page + 32];
+	char v[64], page[sizeof index_page + 32], why[512];
 	long debug = 0, seconds = 0;
 	int st = hp_http_read_request(fd, READ_MS, &req);
 
@@ -337,6 +434,10 @@ static void serve_request(struct hp_server *s, int fd)
 	}
 	if (st < 0)
 		return;
+	if (!allowed(s, fd, &req, why, sizeof why)) {
+		hp_http_error(fd, WRITE_MS, 403, why);
+		return;
+	}
 	if (strcmp(req.path, "/debug/pprof/") == 0 || strcmp(req.path, "/debug/pprof") == 0) {
 		int n = snprintf(page, sizeof page, index_page, (int)s->pid);
 		hp_http_respond(fd, WRITE_MS, 200, "text/html; charset=utf-8", NULL, page,
@@ -430,7 +531,34 @@ static void *acceptor(void *arg)
 	return NULL;
 }
 
-int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig)
+/* The user the program's heap belongs to: the capture file's owner, else
+ * (no file yet) the program's real user, else ours. */
+static uid_t owner_of(const char *path, pid_t pid)
+{
+	char status[64], buf[4096], *p;
+	struct stat st;
+	unsigned u;
+	ssize_t n;
+	int fd;
+
+	if (stat(path, &st) == 0)
+		return st.st_uid;
+	snprintf(status, sizeof status, "/proc/%d/status", (int)pid);
+	fd = open(status, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		p = strstr(buf, "\nUid:");
+		if (p && sscanf(p + 5, "%u", &u) == 1)
+			return (uid_t)u;
+	}
+	return getuid();
+}
+
+int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid, int sig,
+		    int public, const struct hp_live_asker *asker)
 {
 	struct hp_server *s = calloc(1, sizeof *s);
 	pthread_condattr_t ca;
@@ -443,13 +571,15 @@ int hp_server_start(struct hp_server **out, int lfd, const char *path, pid_t pid
 	}
 	s->lfd = lfd;
 	s->pid = pid;
+	s->public = public;
+	s->owner = owner_of(path, pid);
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	ret = hp_live_new(&s->live, path, pid, sig, &s->stop);
+	ret = hp_live_new(&s->live, path, pid, sig, asker, &s->stop);
 	if (!ret && pipe2(s->wake, O_CLOEXEC) < 0)
 		ret = -errno;
 	if (!ret)

@@ -218,7 +218,7 @@ HP_TEST(output_symlink_and_mode)
 {
 	/* A symlink planted at the output path is not followed (its target
 	 * stays as it was); a new output is created 0600 whatever the umask;
-	 * an existing file keeps its mode. */
+	 * an existing file is made 0600 too (issue 22: it kept 0644). */
 	const char *d = fresh_capture("outmode");
 
 	hp_test_sh("cd %s && echo precious > victim && chmod 644 victim && ln -s victim out", d);
@@ -234,8 +234,10 @@ HP_TEST(output_symlink_and_mode)
 				 "new.svg && [ $(stat -c %%a new.svg) = 600 ]", d, hp()), 0,
 		      "a new flame graph too");
 	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s export in.hpf --format folded -o "
-				 "victim && [ $(stat -c %%a victim) = 644 ] && ! grep -q precious "
-				 "victim", d, hp()), 0, "a replaced file keeps its mode");
+				 "victim && [ $(stat -c %%a victim) = 600 ] && ! grep -q precious "
+				 "victim",
+				 d, hp()),
+		      0, "a replaced file is made 0600");
 }
 
 HP_TEST(stdout_write_errors_fail)
@@ -264,6 +266,50 @@ HP_TEST(stdout_write_errors_fail)
 					 "[ $(grep -c 'cannot write' err) = 1 ]", d), 0,
 			      "one line says the write failed");
 	}
+}
+
+HP_TEST(write_errors_name_their_cause)
+{
+	/* A failed write says the kernel's reason, the same for every command
+	 * and every view (report --json said "Cannot allocate memory", report
+	 * "Input/output error": guesses from ferror): /dev/full is a full
+	 * disk, a file size limit a file too large (and the file is removed). */
+	const char *d = fresh_capture("cause");
+	static const char *const cmds[] = {
+		"inspect in.hpf > /dev/full",
+		"inspect --stacks in.hpf > /dev/full",
+		"report in.hpf > /dev/full",
+		"report --json in.hpf > /dev/full",
+		"report --json --timeline in.hpf > /dev/full",
+		"report --histograms in.hpf > /dev/full",
+		"report --timeline in.hpf > /dev/full",
+		"report --by type in.hpf > /dev/full",
+		"report --by function --json in.hpf > /dev/full",
+		"diff in.hpf in.hpf > /dev/full",
+		"diff --by type in.hpf in.hpf > /dev/full",
+		"export in.hpf --format folded -o - > /dev/full",
+		"export in.hpf --format gperftools -o - > /dev/full",
+		"export in.hpf --format pprof -o /dev/full",
+		"flamegraph in.hpf -o /dev/full",
+		"html in.hpf -o /dev/full",
+		"--help > /dev/full",
+		"report --help > /dev/full",
+	};
+
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s %s 2> err", d, hp(), cmds[i]), 1,
+			      cmds[i]);
+		if (!expect_eq_u64(hp_test_sh("cd %s && grep -q 'cannot write: No space left on "
+					      "device$' err && [ $(wc -l < err) = 1 ]",
+					      d),
+				   0, "one line: No space left on device"))
+			hp_test_sh("cat %s/err", d);
+	}
+	expect_eq_u64(hp_test_sh("cd %s && (trap '' XFSZ; ulimit -f 1; timeout 20 %s html in.hpf "
+				 "-o big.html 2> err); [ $? = 1 ] && grep -q 'big.html: cannot "
+				 "write: File too large$' err && ! test -e big.html",
+				 d, hp()),
+		      0, "over the file size limit: File too large, the file removed");
 }
 
 HP_TEST(absurd_sampling_rate_figures_stay_numbers)

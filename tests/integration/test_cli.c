@@ -213,6 +213,164 @@ HP_TEST(capture_mode_is_0600)
 		      "the capture is readable by its owner only");
 }
 
+/* -o onto a file that exists with mode 0644 or 0666: every command's
+ * output is 0600 all the same (it names the program's functions, files
+ * and arguments); another user's file that cannot be made so is refused,
+ * and left as it was. */
+HP_TEST(outputs_onto_existing_files_are_0600)
+{
+	static const char *const cmds[] = {
+		"run -q -o F -- true",
+		"export out.hpf --format pprof -o F",
+		"export out.hpf --format gperftools -o F",
+		"export out.hpf --format folded -o F",
+		"flamegraph out.hpf -o F",
+		"html out.hpf -o F",
+		"diff out.hpf out.hpf -o F",
+	};
+	static const char *const modes[] = {"644", "666"};
+	const char *d = fresh_dir("existing");
+	char cmd[16384], name[64];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s run -q -o out.hpf -- %s/tests/programs/known", hp(),
+		 hp_test_build());
+	in_dir(d, &lines, cmd);
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+			char why[256];
+			const char *f = strchr(cmds[i], 'F');
+			snprintf(name, sizeof name, "out%zu-%s", i, modes[m]);
+			snprintf(cmd, sizeof cmd, "echo old > %s && chmod %s %s && %s %.*s%s%s",
+				 name, modes[m], name, hp(), (int)(f - cmds[i]), cmds[i], name,
+				 f + 1);
+			snprintf(why, sizeof why, "%s onto a file of mode %s succeeds", cmds[i],
+				 modes[m]);
+			expect_eq_u64(in_dir(d, &lines, cmd), 0, why);
+			snprintf(why, sizeof why, "%s onto a file of mode %s: 0600", cmds[i],
+				 modes[m]);
+			expect_eq_u64(hp_test_sh("cd %s && [ \"$(stat -c %%a %s)\" = 600 ] && "
+						 "! grep -qx old %s",
+						 d, name, name),
+				      0, why);
+		}
+	}
+	if (!expect_true(getuid() == 0, "run as root: the test needs a second user"))
+		return;
+	/* Root's file, writable by all: nobody cannot make it private. */
+	snprintf(cmd, sizeof cmd,
+		 "chmod 755 . && echo old > roots && chmod 666 roots && chmod 644 out.hpf && "
+		 "setpriv --reuid=nobody --regid=nogroup --clear-groups %s export out.hpf "
+		 "--format folded -o roots",
+		 hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 1, "another user's file: refused, status 1");
+	expect_eq_u64(lines, 1, "in one line");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q 'roots: cannot make it private (mode 0600): "
+				 "Operation not permitted' err && grep -qx old roots && "
+				 "[ \"$(stat -c %%a roots)\" = 666 ]",
+				 d),
+		      0, "which says why, and the file is left as it was");
+	snprintf(cmd, sizeof cmd,
+		 "echo old > rootcap && chmod 666 rootcap && "
+		 "setpriv --reuid=nobody --regid=nogroup --clear-groups %s run -o rootcap -- "
+		 "touch ran",
+		 hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 125, "run onto another user's file: 125");
+	expect_eq_u64(
+		hp_test_sh("cd %s && grep -q 'cannot make the capture .*rootcap private "
+			   "(mode 0600): Operation not permitted' err && grep -qx old rootcap "
+			   "&& ! test -e ran",
+			   d),
+		0, "said, the file left as it was, the program not run");
+}
+
+/* A -o path longer than the system takes (4,300 characters): refused in
+ * one line with status 125, never a program killed by SIGPIPE (the pipe
+ * from the child closed before it wrote its status: 141 in 6 runs of 10),
+ * never a file created at the path cut short. */
+HP_TEST(long_output_path_is_refused)
+{
+	const char *d = fresh_dir("longpath");
+	char cmd[16384], path[4400];
+	size_t n = 0;
+	int lines;
+
+	n += (size_t)snprintf(path + n, sizeof path - n, "%s", d);
+	while (n < 4300 - 201)
+		n += (size_t)
+			snprintf(path + n, sizeof path - n, "/%.200s",
+				 "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+				 "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+				 "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+				 "dddddddddddddddddddddddddddddddddddddddd");
+	while (n < 4300)
+		path[n++] = 'x';
+	path[n] = '\0';
+	for (int i = 0; i < 10; i++) {
+		char why[128];
+		snprintf(cmd, sizeof cmd, "%s run -o %s -- touch ran", hp(), path);
+		snprintf(why, sizeof why, "run %d of 10: 125, not 141 (SIGPIPE)", i + 1);
+		expect_eq_u64(in_dir(d, &lines, cmd), 125, why);
+		expect_eq_u64(lines, 1, "one line");
+	}
+	expect_eq_u64(hp_test_sh("cd %s && grep -q 'cannot create the capture .*: its path is "
+				 "4300 characters long, more than the system takes (4095)' err",
+				 d),
+		      0, "which says why");
+	expect_eq_u64(hp_test_sh("test -e %s/ran", d), 1, "the program did not run");
+	/* The same name, relative, from the directory it is in. */
+	snprintf(cmd, sizeof cmd, "%s run -o .%s -- touch ran", hp(), path + strlen(d));
+	expect_eq_u64(in_dir(d, &lines, cmd), 125, "a relative path too long with the cwd: 125");
+	expect_eq_u64(hp_test_sh("cd %s && ls | grep -qv '^err$'", d), 1,
+		      "nothing created (no directory, no file cut short)");
+}
+
+/* Every analyzer command's input (a capture, a core, a binary a core names,
+ * a suppressions file) is opened only when it is a regular file: a FIFO
+ * is refused in one line at once, never waited on (open(2) of a FIFO
+ * blocks until a writer comes). Each under timeout 10: 124 is a hang. */
+HP_TEST(analyzer_inputs_never_block)
+{
+	static const struct {
+		const char *cmd;
+		int status;
+	} cmds[] = {
+		{"report fifo", 1},
+		{"report --json fifo", 1},
+		{"export fifo --format pprof -o o1", 1},
+		{"export fifo --format gperftools -o o1", 1},
+		{"export fifo --format folded -o o1", 1},
+		{"flamegraph fifo -o o2", 1},
+		{"html fifo -o o3", 1},
+		{"diff fifo out.hpf", 1},
+		{"diff out.hpf fifo@1", 1},
+		{"inspect fifo", 1},
+		{"symbolize fifo", 1},
+		{"core fifo", 1},
+		{"core --json fifo", 1},
+		{"report out.hpf --suppressions fifo", 2},
+	};
+	const char *d = fresh_dir("fifo");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s run -q -o out.hpf -- %s/tests/programs/known && mkfifo fifo",
+		 hp(), hp_test_build());
+	if (!expect_eq_u64(in_dir(d, &lines, cmd), 0, "a capture and a FIFO"))
+		return;
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		char why[256];
+		snprintf(cmd, sizeof cmd, "timeout 10 %s %s", hp(), cmds[i].cmd);
+		snprintf(why, sizeof why, "heapprof %s: refused at once, status %d (124: it hung)",
+			 cmds[i].cmd, cmds[i].status);
+		expect_eq_u64(in_dir(d, &lines, cmd), cmds[i].status, why);
+		expect_eq_u64(lines, 1, "in one line");
+		expect_eq_u64(
+			hp_test_sh("cd %s && grep -q 'fifo: is a FIFO, not a regular file' err", d),
+			0, "which says what it is");
+	}
+}
+
 HP_TEST(installed_copy_finds_its_recorder)
 {
 	const char *d = fresh_dir("install");

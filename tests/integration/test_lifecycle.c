@@ -4,10 +4,17 @@
  * dlopen/dlclose, threads, a signal handler that allocates, and deaths by
  * signal.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../harness/harness.h"
 #include "../harness/query.h"
@@ -414,6 +421,234 @@ static void check_crash(const char *how, int status, int signo)
 HP_TEST(abort_writes_capture) { check_crash("abort", 128 + 6, 6); }
 HP_TEST(segv_writes_capture) { check_crash("segv", 128 + 11, 11); }
 HP_TEST(sigterm_writes_capture) { check_crash("term", 128 + 15, 15); }
+
+/* --- signals sent to heapprof run's pid ------------------------------------ */
+
+/* heapprof run -q [opts] -o DIR/out.hpf -- sigserver DIR/marker MODE,
+ * started directly (no shell between: pid is heapprof's). */
+struct sigrun {
+	pid_t heapprof, prog;
+	char dir[512], hpf[600], marker[600];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Starts it and reads the program's "ready PID". Returns 1 when it runs. */
+static int sigrun_start(struct sigrun *r, const char *name, const char *opt, const char *mode)
+{
+	char heapprof[600], prog[600], line[64] = "";
+	char *argv[12];
+	int out[2], n = 0;
+	size_t len = 0;
+	uint64_t end;
+
+	memset(r, 0, sizeof *r);
+	snprintf(r->dir, sizeof r->dir, "%s/%s.dir", hp_test_tmp(), name);
+	hp_test_sh("rm -rf %s && mkdir -p %s", r->dir, r->dir);
+	snprintf(r->hpf, sizeof r->hpf, "%s/out.hpf", r->dir);
+	snprintf(r->marker, sizeof r->marker, "%s/marker", r->dir);
+	snprintf(heapprof, sizeof heapprof, "%s/heapprof", hp_test_build());
+	snprintf(prog, sizeof prog, "%s/tests/programs/sigserver", hp_test_build());
+	argv[n++] = heapprof;
+	argv[n++] = "run";
+	argv[n++] = "-q";
+	if (opt)
+		argv[n++] = (char *)opt;
+	argv[n++] = "-o";
+	argv[n++] = r->hpf;
+	argv[n++] = "--";
+	argv[n++] = prog;
+	argv[n++] = r->marker;
+	argv[n++] = (char *)mode;
+	argv[n] = NULL;
+	if (pipe(out) < 0)
+		return 0;
+	r->heapprof = fork();
+	if (r->heapprof == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(out[1]);
+	end = now_ms() + 10000;
+	while (now_ms() < end && len < sizeof line - 1 && !strchr(line, '\n')) {
+		struct pollfd p = {out[0], POLLIN, 0};
+		ssize_t k;
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		k = read(out[0], line + len, sizeof line - 1 - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+		line[len] = '\0';
+	}
+	close(out[0]);
+	if (strncmp(line, "ready ", 6) == 0)
+		r->prog = (pid_t)atoi(line + 6);
+	return expect_true(r->heapprof > 0 && r->prog > 0, "the program runs and says so");
+}
+
+/* The program's marker file as one string ("" when none). */
+static const char *marker_text(const struct sigrun *r)
+{
+	static char buf[256];
+	FILE *f = fopen(r->marker, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Waits until the marker reads want, for at most 10 s. */
+static int marker_is(const struct sigrun *r, const char *want)
+{
+	uint64_t end = now_ms() + 10000;
+
+	while (now_ms() < end && strcmp(marker_text(r), want) != 0)
+		usleep(10000);
+	return strcmp(marker_text(r), want) == 0;
+}
+
+/* heapprof run's wait status, within ms; -1 when it did not end (it is
+ * then killed). Whatever happens, the program does not outlive the test:
+ * left orphaned, it is killed and that is said. */
+static int sigrun_end(struct sigrun *r, int ms)
+{
+	uint64_t end = now_ms() + (uint64_t)ms;
+	int status = -1;
+
+	while (now_ms() < end) {
+		if (waitpid(r->heapprof, &status, WNOHANG) == r->heapprof)
+			break;
+		status = -1;
+		usleep(10000);
+	}
+	if (status == -1) {
+		kill(r->heapprof, SIGKILL);
+		waitpid(r->heapprof, NULL, 0);
+	}
+	/* heapprof reaps the program before it exits: a pid still there is
+	 * an orphan (or, rarely, a reuse: checked by its command line). */
+	char path[64], cmd[256] = "";
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)r->prog);
+	int fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		ssize_t n = read(fd, cmd, sizeof cmd - 1);
+		close(fd);
+		cmd[n > 0 ? n : 0] = '\0';
+	}
+	int orphan = strstr(cmd, "sigserver") != NULL;
+	expect_true(!orphan, "the program does not outlive heapprof run");
+	if (orphan)
+		kill(r->prog, SIGKILL);
+	return status;
+}
+
+/* kill -USR1, -HUP, then -TERM of heapprof run: each reaches the program,
+ * which shuts down with its own status, and heapprof exits with it after
+ * writing the whole capture. */
+HP_TEST(signals_to_heapprof_reach_the_program)
+{
+	struct sigrun r;
+	struct hp_capture *cap;
+	int status;
+
+	if (!sigrun_start(&r, "sigfwd", NULL, ""))
+		return;
+	kill(r.heapprof, SIGUSR1);
+	expect_true(marker_is(&r, "10\n"), "SIGUSR1 reached the program");
+	kill(r.heapprof, SIGHUP);
+	expect_true(marker_is(&r, "10\n1\n"), "SIGHUP reached the program");
+	kill(r.heapprof, SIGTERM);
+	status = sigrun_end(&r, 20000);
+	expect_str(marker_text(&r), "10\n1\n15\n", "SIGTERM reached the program, once");
+	expect_true(WIFEXITED(status), "heapprof run exits, not killed");
+	expect_eq_u64(WEXITSTATUS(status), 3, "with the program's exit status");
+	if (!(cap = hpq_load(r.hpf)))
+		return;
+	const struct hp_cap_snapshot *snap = hp_capture_last(cap);
+	if (expect_true(snap != NULL, "the capture has a snapshot")) {
+		expect_eq_u64(snap->reason, HP_SNAP_EXIT, "the program's exit's");
+		expect_eq_u64(hpq_match(cap, STACK("sigserver_start", "main")).peak_bytes,
+			      12 * 4000, "the blocks it kept");
+		expect_eq_u64(hpq_match(cap, STACK("sigserver_shutdown", "main")).alloc_bytes, 777,
+			      "what its shutdown allocated");
+	}
+	expect_true(cap->has_symbols, "symbols embedded");
+	hpq_free(cap);
+}
+
+/* kill -TERM of heapprof run when the program does not handle it: it dies
+ * of it (the recorder's snapshot written first) and heapprof exits
+ * 128+15, as the shell shows the program's death. */
+HP_TEST(sigterm_to_heapprof_kills_the_program_not_orphans_it)
+{
+	struct sigrun r;
+	struct hp_capture *cap;
+	int status;
+
+	if (!sigrun_start(&r, "sigbare", NULL, "bare"))
+		return;
+	kill(r.heapprof, SIGTERM);
+	status = sigrun_end(&r, 20000);
+	expect_true(WIFEXITED(status), "heapprof run exits, not killed");
+	expect_eq_u64(WEXITSTATUS(status), 128 + SIGTERM, "128 + SIGTERM, the program's death");
+	if (!(cap = hpq_load(r.hpf)))
+		return;
+	const struct hp_cap_snapshot *snap = hp_capture_last(cap);
+	if (expect_true(snap != NULL, "the capture has a snapshot")) {
+		expect_eq_u64(snap->reason, HP_SNAP_FATAL, "the fatal signal's");
+		expect_eq_u64(snap->signo, SIGTERM, "SIGTERM");
+		expect_eq_u64(hpq_match(cap, STACK("sigserver_start", "main")).peak_bytes,
+			      12 * 4000, "the blocks it kept");
+	}
+	hpq_free(cap);
+}
+
+/* The dump signal (SIGUSR2 by default) sent to heapprof run asks the
+ * program for a snapshot, as sent to the program; SIGINT and SIGQUIT sent
+ * with kill reach a program that handles them. */
+HP_TEST(dump_signal_to_heapprof_asks_a_snapshot)
+{
+	struct sigrun r;
+	uint64_t end;
+	int status, signalled = 0;
+
+	if (!sigrun_start(&r, "sigdump", NULL, "all"))
+		return;
+	kill(r.heapprof, SIGUSR2);
+	end = now_ms() + 10000;
+	while (!signalled && now_ms() < end) {
+		usleep(20000);
+		struct hp_capture c;
+		char err[256];
+		if (hp_capture_load(r.hpf, &c, err, sizeof err) == 0) {
+			for (size_t i = 0; i < c.nimages && !signalled; i++)
+				for (size_t k = 0; k < c.images[i].nsnapshots; k++)
+					signalled |=
+						c.images[i].snapshots[k].reason == HP_SNAP_SIGNAL;
+			hp_capture_free(&c);
+		}
+	}
+	expect_true(signalled, "a snapshot of the dump signal is in the capture");
+	kill(r.heapprof, SIGINT);
+	expect_true(marker_is(&r, "2\n"), "SIGINT reached the program");
+	kill(r.heapprof, SIGQUIT);
+	expect_true(marker_is(&r, "2\n3\n"), "SIGQUIT reached the program");
+	kill(r.heapprof, SIGTERM);
+	status = sigrun_end(&r, 20000);
+	expect_true(WIFEXITED(status) && WEXITSTATUS(status) == 3,
+		    "heapprof run exits with the program's status");
+}
 
 int main(int argc, char **argv)
 {

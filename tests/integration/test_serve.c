@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,19 +118,32 @@ static pid_t spawn(struct prog *p, char *const argv[], char *const env[])
 	return pid;
 }
 
-/* heapprof run [opts] --http 127.0.0.1:0 -- waiter. Returns 1 when it
- * runs and serves. */
-static int start(struct prog *p, const char *name, const char *opt)
+/* The user the access tests run a second client (or program) as, by
+ * setpriv (util-linux), and a third one. */
+#define AS_NOBODY "setpriv --reuid=nobody --regid=nogroup --clear-groups"
+#define AS_DAEMON "setpriv --reuid=daemon --regid=daemon --clear-groups"
+
+/* [as USER] heapprof run -o HPF [opt] --http ADDR [--http-public] --
+ * waiter: as_nobody runs it as nobody, with the capture in dir (which
+ * nobody can write). Returns 1 when it runs and serves. */
+static int start_with(struct prog *p, const char *name, const char *opt, const char *addr,
+		      int public, int as_nobody, const char *dir)
 {
 	char heapprof[4200], waiter[4200];
-	char *argv[12];
+	char *argv[20];
 	int n = 0;
 
 	memset(p, 0, sizeof *p);
 	snprintf(heapprof, sizeof heapprof, "%s/heapprof", hp_test_build());
 	snprintf(waiter, sizeof waiter, "%s/tests/programs/waiter", hp_test_build());
-	snprintf(p->hpf, sizeof p->hpf, "%s/%s.hpf", hp_test_tmp(), name);
+	snprintf(p->hpf, sizeof p->hpf, "%s/%s.hpf", dir ? dir : hp_test_tmp(), name);
 	snprintf(p->err, sizeof p->err, "%s/%s.err", hp_test_tmp(), name);
+	if (as_nobody) {
+		argv[n++] = "/usr/bin/setpriv";
+		argv[n++] = "--reuid=nobody";
+		argv[n++] = "--regid=nogroup";
+		argv[n++] = "--clear-groups";
+	}
 	argv[n++] = heapprof;
 	argv[n++] = "run";
 	argv[n++] = "-o";
@@ -137,7 +151,9 @@ static int start(struct prog *p, const char *name, const char *opt)
 	if (opt)
 		argv[n++] = (char *)opt;
 	argv[n++] = "--http";
-	argv[n++] = "127.0.0.1:0";
+	argv[n++] = (char *)addr;
+	if (public)
+		argv[n++] = "--http-public";
 	argv[n++] = "--";
 	argv[n++] = waiter;
 	argv[n] = NULL;
@@ -148,6 +164,12 @@ static int start(struct prog *p, const char *name, const char *opt)
 		return 0;
 	p->port = port_of(p->err, 10000);
 	return expect_true(p->port > 0, "heapprof run says the port it serves on");
+}
+
+/* heapprof run [opt] --http 127.0.0.1:0 -- waiter, as the test's user. */
+static int start(struct prog *p, const char *name, const char *opt)
+{
+	return start_with(p, name, opt, "127.0.0.1:0", 0, 0, NULL);
 }
 
 /* Sends a command and waits for its acknowledgement. */
@@ -718,6 +740,364 @@ HP_TEST(serve_capture_of_now)
 		}
 	}
 	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* The HTTP status of GET url as the user of prefix ("" for the test's
+ * own), with extra curl options; the body into body (a file) when given. */
+static int status_as(const char *prefix, const char *extra, const char *u, const char *body)
+{
+	char *out = hp_test_sh_out("%s curl -s %s -o %s -w '%%{http_code}' --max-time 30 '%s'",
+				   prefix, extra, body ? body : "/dev/null", u);
+	int st = out ? atoi(out) : -1;
+
+	free(out);
+	return st;
+}
+
+/* Who can read: a program run by root, whose capture is root's and 0600:
+ * nobody is answered 403 on every endpoint, root 200, and go tool pprof
+ * reads root's answer; a Host that names no local address is refused too
+ * (a web page's name resolved to 127.0.0.1). */
+HP_TEST(serve_only_to_the_capture_owner_and_root)
+{
+	static const char *const paths[] = {"/debug/pprof/heap", "/debug/heapprof/capture",
+					    "/metrics", "/debug/pprof/",
+					    "/debug/pprof/heap?debug=1"};
+	struct prog p;
+	char u[256];
+
+	if (!expect_true(getuid() == 0, "run as root: the test needs a second user") ||
+	    !hp_test_need("setpriv", "util-linux") || !hp_test_need("curl", "curl") ||
+	    !hp_test_need_go() || !start(&p, "access", NULL))
+		return;
+	for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+		char why[128];
+		snprintf(why, sizeof why, "nobody: 403 for %s", paths[i]);
+		expect_eq_u64(status_as(AS_NOBODY, "", url(&p, paths[i], u, sizeof u), NULL), 403,
+			      why);
+		snprintf(why, sizeof why, "root (the owner): 200 for %s", paths[i]);
+		expect_eq_u64(status_as("", "", url(&p, paths[i], u, sizeof u), NULL), 200, why);
+	}
+	expect_eq_u64(hp_test_sh("%s curl -s '%s' | grep -q 'served only to uid 0, the owner of "
+				 "its capture file (mode 0600), and root; this connection is "
+				 "uid 65534'",
+				 AS_NOBODY, url(&p, "/debug/heapprof/capture", u, sizeof u)),
+		      0, "the 403 says who may read and who asked");
+	expect_eq_u64(status_as("", "-H 'Host: attacker.example:80'",
+				url(&p, "/debug/pprof/heap", u, sizeof u), NULL),
+		      403, "a Host naming no local address: 403");
+	expect_eq_u64(status_as("", "-H 'Host: localhost:1234'",
+				url(&p, "/debug/pprof/heap", u, sizeof u), NULL),
+		      200, "localhost is local");
+	char *raw = hp_test_sh_out("go tool pprof -raw '%s' 2>&1",
+				   url(&p, "/debug/pprof/heap", u, sizeof u));
+	if (raw) {
+		expect_eq_u64(raw_total(raw, "inuse_space"), FIRST_N * FIRST_SIZE,
+			      "go tool pprof reads the owner's answer");
+		free(raw);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* A program run by nobody: nobody (the capture's owner) and root are
+ * served, another user (daemon) is not; go tool pprof reads what nobody
+ * was given. */
+HP_TEST(serve_a_users_program_to_that_user)
+{
+	struct prog p;
+	char u[256], dir[256], file[4200];
+
+	if (!expect_true(getuid() == 0, "run as root: the test needs two other users") ||
+	    !hp_test_need("setpriv", "util-linux") || !hp_test_need("curl", "curl") ||
+	    !hp_test_need_go())
+		return;
+	snprintf(dir, sizeof dir, "/tmp/hp-serve-%d", (int)getpid());
+	hp_test_sh("rm -rf %s && mkdir -m 0700 %s && chown nobody:nogroup %s", dir, dir, dir);
+	if (!start_with(&p, "nobody", NULL, "127.0.0.1:0", 0, 1, dir))
+		goto out;
+	snprintf(file, sizeof file, "%s/nobody.pb.gz", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s curl -sf -o - '%s' > %s", AS_NOBODY,
+				 url(&p, "/debug/pprof/heap", u, sizeof u), file),
+		      0, "nobody, the program's user, is served");
+	expect_eq_u64(status_as(AS_DAEMON, "", url(&p, "/debug/heapprof/capture", u, sizeof u),
+				NULL),
+		      403, "daemon, another user: 403");
+	expect_eq_u64(status_as(AS_DAEMON, "", url(&p, "/metrics", u, sizeof u), NULL), 403,
+		      "daemon: 403 for /metrics");
+	expect_eq_u64(status_as("", "", url(&p, "/debug/heapprof/capture", u, sizeof u), NULL), 200,
+		      "root is served");
+	char *raw = hp_test_sh_out("go tool pprof -raw %s 2>&1", file);
+	if (raw) {
+		expect_eq_u64(raw_total(raw, "inuse_space"), FIRST_N * FIRST_SIZE,
+			      "go tool pprof reads nobody's answer");
+		free(raw);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+out:
+	hp_test_sh("rm -rf %s", dir);
+}
+
+/* An address that is not loopback is refused without --http-public (exit
+ * status 2, before the program runs); with it, every user is served. */
+HP_TEST(serve_public_address_needs_http_public)
+{
+	struct prog p;
+	char u[256];
+
+	if (!hp_test_need("setpriv", "util-linux") || !hp_test_need("curl", "curl"))
+		return;
+	expect_eq_u64(hp_test_sh("%s/heapprof run -o %s/pub.hpf --http 0.0.0.0:0 -- true "
+				 "2>%s/pub.err",
+				 hp_test_build(), hp_test_tmp(), hp_test_tmp()),
+		      2, "0.0.0.0 without --http-public: a usage error");
+	expect_eq_u64(hp_test_sh("grep -q 'cannot listen on 0.0.0.0:0: not a loopback address.*"
+				 "--http-public' %s/pub.err && test $(wc -l < %s/pub.err) = 1",
+				 hp_test_tmp(), hp_test_tmp()),
+		      0, "said in one line, with the way out");
+	if (!expect_true(getuid() == 0, "run as root: the test needs a second user") ||
+	    !start_with(&p, "public", NULL, "0.0.0.0:0", 1, 0, NULL))
+		return;
+	expect_eq_u64(status_as(AS_NOBODY, "", url(&p, "/debug/pprof/heap", u, sizeof u), NULL),
+		      200, "--http-public: nobody is served");
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
+/* A port free now (bound, then let go), for the forms of --http that name
+ * one: PORT and :PORT. */
+static unsigned free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned port = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* --http PORT and --http :PORT: the line heapprof prints gives a URL that
+ * works, http://127.0.0.1:PORT/debug/pprof/, which curl fetches. */
+HP_TEST(serve_banner_url_works)
+{
+	static const char *const forms[] = {"%u", ":%u"};
+
+	if (!hp_test_need("curl", "curl"))
+		return;
+	for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+		struct prog p;
+		char addr[32], want[128], banner[4096] = "";
+		unsigned port = free_port();
+		snprintf(addr, sizeof addr, forms[i], port);
+		if (!start_with(&p, i ? "banner2" : "banner1", NULL, addr, 0, 0, NULL))
+			return;
+		FILE *f = fopen(p.err, "r");
+		size_t n = f ? fread(banner, 1, sizeof banner - 1, f) : 0;
+		if (f)
+			fclose(f);
+		banner[n] = '\0';
+		snprintf(want, sizeof want, "heapprof: serving http://127.0.0.1:%u/debug/pprof/ ",
+			 port);
+		if (!expect_true(strstr(banner, want) != NULL, "the banner names 127.0.0.1:PORT"))
+			printf("--http %s: %s", addr, banner);
+		expect_eq_u64(
+			hp_test_sh("u=$(sed -n 's/^heapprof: serving \\([^ ]*\\) .*/\\1/p' %s) "
+				   "&& curl -sf -o /dev/null \"${u}heap\"",
+				   p.err),
+			0, "curl fetches the printed URL's heap");
+		expect_eq_u64(finish(&p), 0, "ends well");
+	}
+}
+
+/* The capture's size and snapshot count now. */
+static void capture_now(const char *hpf, uint64_t *bytes, size_t *snaps)
+{
+	struct hp_capture cap;
+	char err[256];
+	struct stat st;
+
+	*bytes = stat(hpf, &st) == 0 ? (uint64_t)st.st_size : 0;
+	*snaps = 0;
+	if (hp_capture_load(hpf, &cap, err, sizeof err) == 0) {
+		*snaps = cap.nsnapshots;
+		hp_capture_free(&cap);
+	}
+}
+
+/* 200 requests (50 at a time) add at most one snapshot a second to the
+ * capture (serve.c: the endpoint's snapshots are rationed to one a second,
+ * or 64 KiB a second for larger ones), not one each: the file's growth is
+ * bounded by the time they took, not by their number; every request is
+ * answered with the heap of now, and the capture still reads. */
+HP_TEST(serve_requests_do_not_fill_the_disk)
+{
+	struct prog p;
+	char u[256];
+	uint64_t b0, b1, b2, t0, elapsed_ms;
+	size_t n0, n1, n2, bound;
+
+	if (!hp_test_need("curl", "curl") || !start(&p, "flood", NULL))
+		return;
+	url(&p, "/debug/pprof/heap?debug=1", u, sizeof u);
+	/* Two requests: the second's growth is what one snapshot adds. */
+	hp_test_sh("curl -sf -o /dev/null '%s'", u);
+	capture_now(p.hpf, &b0, &n0);
+	hp_test_sh("curl -sf -o /dev/null '%s'", u);
+	capture_now(p.hpf, &b1, &n1);
+	expect_eq_u64(n1, n0 + 1, "a request after a second one gets a snapshot of its own");
+	t0 = now_ms();
+	expect_eq_u64(hp_test_sh("seq 200 | xargs -P 50 -I{} curl -sf -o /dev/null --max-time 30 "
+				 "'%s'",
+				 u),
+		      0, "all 200 requests are answered");
+	elapsed_ms = now_ms() - t0;
+	capture_now(p.hpf, &b2, &n2);
+	bound = (size_t)(elapsed_ms / 1000) + 2;
+	printf("  200 requests in %llu ms: %zu snapshots, %llu bytes added (one: %llu bytes)\n",
+	       (unsigned long long)elapsed_ms, n2 - n1, (unsigned long long)(b2 - b1),
+	       (unsigned long long)(b1 - b0));
+	expect_true(n2 - n1 <= bound, "at most one snapshot a second (and one more)");
+	expect_true(b2 - b1 <= bound * (b1 - b0), "bytes added: at most that many snapshots'");
+	/* The heap of now all the same. */
+	if (command(&p, 's')) {
+		char *text = hp_test_sh_out("curl -sf '%s'", u);
+		char want[128];
+		snprintf(want, sizeof want, "heap profile: %6d: %8d", FIRST_N + SECOND_N,
+			 FIRST_N * FIRST_SIZE + SECOND_N * SECOND_SIZE);
+		expect_true(text && strncmp(text, want, strlen(want)) == 0,
+			    "a request right after 's' sees it");
+		free(text);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+	struct hp_capture *cap = hpq_load(p.hpf);
+	if (expect_true(cap != NULL, "the capture reads")) {
+		expect_eq_u64(cap->ndamage, 0, "whole");
+		hpq_free(cap);
+	}
+}
+
+/* A counter's value in Prometheus text from url, -1 when not there. */
+static long long metric_of(const char *u, const char *name)
+{
+	char *text = hp_test_sh_out("curl -sf '%s'", u), *at;
+	char want[128];
+	long long v = -1;
+
+	snprintf(want, sizeof want, "\n%s ", name);
+	if (text && (at = strstr(text, want)))
+		v = atoll(at + strlen(want));
+	free(text);
+	return v;
+}
+
+/* heapprof serve --pid of a process heapprof attach records: it has no
+ * dump signal, so each snapshot is asked for by a call to heapprof_dump()
+ * in it. The heap is served as for a preloaded program, growing as it
+ * allocates; after the detach a request says so (503); serve ends with the
+ * program. tests/programs/attachee: threads that allocate steadily. */
+HP_TEST(serve_an_attached_process)
+{
+	struct prog p;
+	char prog[4200], heapprof[4200], cap[4200], aerr[4200], pidtext[32], u[256];
+	char *argv[] = {prog, NULL};
+	pid_t attach;
+	uint64_t end;
+	int attached = 0;
+
+	if (!hp_test_need_go() || !hp_test_need("curl", "curl"))
+		return;
+	memset(&p, 0, sizeof p);
+	snprintf(prog, sizeof prog, "%s/tests/programs/attachee", hp_test_build());
+	snprintf(heapprof, sizeof heapprof, "%s/heapprof", hp_test_build());
+	snprintf(cap, sizeof cap, "%s/attached.hpf", hp_test_tmp());
+	snprintf(aerr, sizeof aerr, "%s/attached.attach.err", hp_test_tmp());
+	snprintf(p.err, sizeof p.err, "%s/attached.prog.err", hp_test_tmp());
+	unlink(cap);
+	p.pid = spawn(&p, argv, NULL);
+	if (!expect_true(p.pid > 0 && wait_for(p.ack, "ready", 10000), "attachee runs"))
+		return;
+	snprintf(pidtext, sizeof pidtext, "%d", (int)p.pid);
+	attach = fork();
+	if (attach == 0) {
+		int e = open(aerr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		execl(heapprof, heapprof, "attach", "--sample-rate", "1", "-o", cap, pidtext,
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (end = now_ms() + 30000; !attached && now_ms() < end; usleep(50000)) {
+		char *t = hp_test_sh_out("cat %s", aerr);
+		attached = t && strstr(t, "heapprof: attached to process");
+		free(t);
+	}
+	if (!expect_true(attached, "heapprof attach records it"))
+		goto out;
+	snprintf(p.err, sizeof p.err, "%s/attached.serve.err", hp_test_tmp());
+	p.server = fork();
+	if (p.server == 0) {
+		int e = open(p.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		execl(heapprof, heapprof, "serve", "--pid", pidtext, "--http", "127.0.0.1:0",
+		      (char *)NULL);
+		_exit(127);
+	}
+	p.port = port_of(p.err, 10000);
+	if (!expect_true(p.port > 0, "heapprof serve serves an attached process")) {
+		hp_test_sh("cat %s", p.err);
+		goto out;
+	}
+	char *raw = hp_test_sh_out("go tool pprof -raw '%s' 2>&1",
+				   url(&p, "/debug/pprof/heap", u, sizeof u));
+	if (raw) {
+		expect_true(strstr(raw, "kept_site") && strstr(raw, "attachee.c:"),
+			    "go tool pprof reads its heap, symbolized");
+		expect_true(raw_total(raw, "alloc_objects") > 0, "with its allocations");
+		free(raw);
+	}
+	url(&p, "/metrics", u, sizeof u);
+	long long before = metric_of(u, "heapprof_allocations_total");
+	usleep(1200000);
+	long long after = metric_of(u, "heapprof_allocations_total");
+	expect_true(before > 0 && after > before, "a later request sees the allocations since");
+	char file[4200];
+	snprintf(file, sizeof file, "%s/attached-now.hpf", hp_test_tmp());
+	if (expect_eq_u64(hp_test_sh("curl -sf -o %s '%s'", file,
+				     url(&p, "/debug/heapprof/capture", u, sizeof u)),
+			  0, "GET /debug/heapprof/capture")) {
+		struct hp_capture *c = hpq_load(file);
+		if (expect_true(c != NULL, "the capture of now loads")) {
+			const struct hp_cap_snapshot *sn = hp_capture_last(c);
+			expect_eq_u64(c->ndamage, 0, "whole");
+			expect_true(sn && sn->reason == HP_SNAP_API,
+				    "its last snapshot is heapprof_dump()'s");
+			hpq_free(c);
+		}
+	}
+	/* Detached (Ctrl-C to attach): the endpoint says so. */
+	kill(attach, SIGINT);
+	expect_eq_u64(reap(attach, 30000), 0, "heapprof attach detaches and exits 0");
+	attach = 0;
+	expect_eq_u64(hp_test_sh("o=$(curl -s -w '\\n%%{http_code}' '%s'); echo \"$o\" | grep -q "
+				 "'no longer recorded' && [ \"$(echo \"$o\" | tail -n 1)\" = 503 ]",
+				 url(&p, "/metrics", u, sizeof u)),
+		      0, "after the detach: 503, no longer recorded");
+out:
+	if (attach > 0) {
+		kill(attach, SIGINT);
+		reap(attach, 30000);
+	}
+	if (write(p.cmd, "stop\n", 5) < 0)
+		(void)0;
+	close(p.cmd);
+	/* Its counts go to p.ack: kept open until it has ended. */
+	expect_eq_u64(reap(p.pid, 20000), 0, "the program ends well");
+	close(p.ack);
+	if (p.server)
+		expect_eq_u64(reap(p.server, 20000), 0, "heapprof serve ends with the program");
 }
 
 int main(int argc, char **argv)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "../../common/infile.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -194,21 +195,24 @@ int hp_core_open(struct hp_core *c, const char *path, char *err, size_t errcap)
 {
 	struct stat st;
 	Elf64_Ehdr eh;
+	const char *why;
 	int fd, ret;
 
 	memset(c, 0, sizeof *c);
 	c->path = path;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	fd = hp_infile_open(path, &why); /* never waits on a FIFO or a device */
+	if (fd < 0) {
+		snprintf(err, errcap, "%s: %s", path, why ? why : strerror(-fd));
+		return fd;
+	}
+	if (fstat(fd, &st) < 0) {
 		ret = -errno;
 		snprintf(err, errcap, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		return ret;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof eh) {
-		snprintf(err, errcap, "%s: not an ELF core (%s)", path,
-			 S_ISREG(st.st_mode) ? "too short" : "not a regular file");
+	if (st.st_size < (off_t)sizeof eh) {
+		snprintf(err, errcap, "%s: not an ELF core (too short)", path);
 		close(fd);
 		return -EINVAL;
 	}

@@ -23,6 +23,7 @@
 
 #include "core.h"
 #include "../../common/text.h"
+#include "../../common/infile.h"
 
 #define PAGE_MASK_4K 0xfffULL
 
@@ -203,14 +204,18 @@ static int load_symbols(struct hp_core_module *m, Elf *e)
 	return 0;
 }
 
-/* Opens path with libelf; NULL when it is not there or not ELF. */
+/* Opens path with libelf; NULL when it is not there, not a regular file
+ * or not ELF. */
 static Elf *open_elf(const char *path, int *fd)
 {
+	const char *why;
 	Elf *e;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
+	*fd = hp_infile_open(path, &why); /* a FIFO at a module's path: never waited on */
+	if (*fd < 0) {
+		*fd = -1;
 		return NULL;
+	}
 	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)

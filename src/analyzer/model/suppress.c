@@ -14,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../common/vec.h"
+#include "../../common/infile.h"
 
 /* Each entry: one allocation the runtime keeps to the end, by a function
  * on its stack (glibc 2.3x, libstdc++ of GCC 10 to 14). */
@@ -76,14 +78,18 @@ int hp_suppressions_add_builtin(struct hp_suppressions *s)
 
 int hp_suppressions_load(struct hp_suppressions *s, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
+	const char *why;
+	int fd = hp_infile_open(path, &why); /* never waits on a FIFO */
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	char line[4096];
 	unsigned lineno = 0;
 	int ret = 0;
 
 	if (!f) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		ret = fd < 0 ? fd : -errno;
+		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(-ret));
+		if (fd >= 0)
+			close(fd);
 		return ret;
 	}
 	while (!ret && fgets(line, sizeof line, f)) {

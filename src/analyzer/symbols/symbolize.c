@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/infile.h"
 #include "../../common/strtab.h"
 #include "../../common/table.h"
 #include "../../common/vec.h"
@@ -295,24 +296,15 @@ static const char *shown(struct hp_symbolizer *s, const char *str)
  * the capture, which may be hostile or simply stale: a FIFO, a device or a
  * directory at that path must neither block (a FIFO's open waits for a
  * writer, a terminal or a tape for anything) nor be read. So the open does
- * not block, and what it opened must be a regular file. Symlinks are
+ * not block, and what it opened must be a regular file (infile.h). Symlinks are
  * followed (no O_NOFOLLOW): libraries are installed through them
  * (libc.so.6 -> libc-2.36.so), and the check applies to their target. */
 static int open_regular(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
+	const char *why;
+	int fd = hp_infile_open(path, &why); /* an ordinary descriptor for libelf */
 
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	/* O_NONBLOCK means nothing to a regular file's reads; cleared all the
-	 * same, so libelf sees an ordinary descriptor. */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 /* Opens module i's binary into *dwfl and *mod, checking its build-id.
