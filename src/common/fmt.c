@@ -112,6 +112,9 @@ const char *hp_errname(int err)
 	case EFBIG: return "file too large";
 	case EBADF: return "bad file descriptor";
 	case EPIPE: return "broken pipe";
+	case ENXIO: return "a FIFO with no reader (or a device not there)";
+	case EPERM: return "operation not permitted";
+	case ENAMETOOLONG: return "file name too long";
 	default: return "error";
 	}
 }

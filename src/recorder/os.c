@@ -347,14 +347,34 @@ HP_OS_DEFINE(void, hp_os_exit_group, (int status))
 
 HP_OS_DEFINE(int, hp_os_create, (const char *path, int exclusive))
 {
-	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
-	int fd;
+	/* Non-blocking: a FIFO with no reader fails at once (ENXIO) instead
+	 * of stopping the program in open. */
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+	struct stat st;
+	int fd, err;
 
-	flags |= exclusive ? O_EXCL : O_TRUNC;
+	flags |= exclusive ? O_EXCL : 0;
 	do
 		fd = open(path, flags, 0600);
 	while (fd < 0 && errno == EINTR);
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	if (exclusive || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return fd;
+	/* An existing file becomes 0600, as a new one is, before it is
+	 * emptied: a capture holds the program's paths, arguments and
+	 * symbols. One that cannot be made so (another user's) is left as
+	 * it was. */
+	if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
+		goto fail;
+	while (st.st_size && ftruncate(fd, 0) < 0)
+		if (errno != EINTR)
+			goto fail;
+	return fd;
+fail:
+	err = -errno;
+	close(fd);
+	return err;
 }
 
 HP_OS_DEFINE(void, hp_os_truncate, (int fd, uint64_t size))

@@ -229,8 +229,10 @@ HP_OS_FN(uint64_t, hp_os_file_size_limit, (void));
 HP_OS_FN(int, hp_os_write_fits, (int fd, size_t n));
 
 /* Creates path for writing, mode 0600, never following a symlink in its last
- * component. exclusive: fail with -EEXIST if it exists; otherwise truncate an
- * existing regular file. Returns the fd (close-on-exec) or -errno.
+ * component, never blocking in open (a FIFO with no reader: -ENXIO).
+ * exclusive: fail with -EEXIST if it exists; otherwise an existing regular
+ * file is made 0600 and emptied (-EPERM, untouched, when it cannot be made
+ * 0600). Returns the fd (close-on-exec, O_NONBLOCK) or -errno.
  * Async-signal-safe, no allocation, no lock; a cancellation point. */
 HP_OS_FN(int, hp_os_create, (const char *path, int exclusive));
 /* close(2) of fd when fd >= 0. Async-signal-safe, no allocation, no lock;

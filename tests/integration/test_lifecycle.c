@@ -382,6 +382,32 @@ HP_TEST(file_size_limit_raises_no_signal)
 		      0, "preloaded: exit 0, the same output, the capture within the limit");
 }
 
+HP_TEST(preloaded_output_is_0600_and_never_blocks)
+{
+	/* HEAPPROF_OUTPUT naming an existing file of mode 0644: the capture is
+	 * 0600 as a new one is (it kept 0644 before); naming a FIFO nobody
+	 * reads: the program runs on at once, the recorder says why it writes
+	 * nothing (it waited in open forever before). */
+	char dir[600];
+	const char *b = hp_test_build();
+
+	snprintf(dir, sizeof dir, "%s/outmode.dir", hp_test_tmp());
+	hp_test_sh("rm -rf %s && mkdir -p %s", dir, dir);
+	expect_eq_u64(hp_test_sh("cd %s && echo old > cap.hpf && chmod 644 cap.hpf && "
+				 "HEAPPROF_OUTPUT=cap.hpf LD_PRELOAD=%s/libheapprof.so "
+				 "%s/tests/programs/known > /dev/null && "
+				 "test $(stat -c %%a cap.hpf) = 600 && %s/heapprof inspect cap.hpf "
+				 "> /dev/null",
+				 dir, b, b, b),
+		      0, "an existing output is made 0600, and holds the capture");
+	expect_eq_u64(hp_test_sh("cd %s && mkfifo fifo && HEAPPROF_OUTPUT=fifo "
+				 "LD_PRELOAD=%s/libheapprof.so timeout -k 5 20 %s/tests/programs/known "
+				 "> out 2> err && grep -q 'cannot create fifo: a FIFO with no reader' "
+				 "err",
+				 dir, b, b),
+		      0, "a FIFO with no reader: the program runs to its end, the recorder says why");
+}
+
 HP_TEST(recorder_handlers_are_invisible)
 {
 	/* A program that installs a handler only over the default action must
