@@ -32,6 +32,7 @@ void hp_attr_thread_refresh(struct hp_attr *a, int new_tid)
 
 	if (!a->thread)
 		return;
+	memcpy(name, a->name, sizeof name); /* kept when it cannot be read */
 	hp_os_thread_name(name);
 	if (!new_tid && memcmp(name, a->name, sizeof name) == 0)
 		return;

@@ -243,8 +243,17 @@ HP_OS_FN(void, hp_os_close, (int fd));
  * a cancellation point. */
 HP_OS_FN(void, hp_os_truncate, (int fd, uint64_t size));
 
-/* Resident set size in bytes from /proc/self/statm, or 0.
- * Async-signal-safe, no allocation, no lock. */
+/* Set once the program installs a seccomp filter (hp_recorder_sandbox,
+ * seen through prctl or syscall: interpose_sandbox.c); never cleared. A
+ * filter may kill the process at a system call the program itself never
+ * makes: from then on the functions below open nothing and ask the kernel
+ * nothing new (no /proc reads, no thread names, no new capture file); the
+ * capture already open is written as before. */
+extern int hp_os_sandboxed;
+
+/* Resident set size in bytes from /proc/self/statm, or 0; once
+ * sandboxed, the last one read. Async-signal-safe, no allocation, no
+ * lock. */
 HP_OS_FN(uint64_t, hp_os_rss_bytes, (void));
 
 /* readlink(/proc/self/exe) into buf (NUL-terminated, "" on failure).

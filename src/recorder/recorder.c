@@ -621,6 +621,25 @@ int hp_recorder_restart(void)
 	return 0;
 }
 
+void hp_recorder_sandbox(int strict)
+{
+	if (__atomic_load_n(&hp_os_sandboxed, __ATOMIC_RELAXED))
+		return;
+	hp_self.forwarding++;
+	if (hp_state == HP_STATE_ACTIVE && hp_writer_owned()) {
+		/* What the recorder will need, opened while it still may. */
+		hp_writer_ensure();
+		(void)hp_os_rss_bytes(); /* the last RSS, kept for later samples */
+		/* Strict mode leaves read, write and exit: not even the
+		 * capture's pwrite. The last snapshot now, as if the program
+		 * had asked for it (heapprof_dump), then nothing. */
+		if (strict)
+			hp_recorder_stop(HP_SNAP_API);
+	}
+	__atomic_store_n(&hp_os_sandboxed, 1, __ATOMIC_RELAXED);
+	hp_self.forwarding--;
+}
+
 void hp_recorder_stop(unsigned reason)
 {
 	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned())

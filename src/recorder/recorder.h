@@ -133,4 +133,13 @@ void hp_recorder_stop(unsigned reason);
  * the stop) may add its one allocation to the new one. */
 int hp_recorder_restart(void);
 
+/* The program is about to install a seccomp filter (strict: seccomp's
+ * strict mode), from the prctl and syscall interposers: the capture file
+ * is created now if it was not, an RSS sample taken, and from then on
+ * the recorder opens nothing and asks the kernel nothing new
+ * (hp_os_sandboxed); in strict mode it writes its last snapshot and
+ * stops. Once; called by the thread installing the filter, outside the
+ * recorder; takes the writer's lock. */
+void hp_recorder_sandbox(int strict);
+
 #endif

@@ -431,6 +431,18 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role)
 	return err;
 }
 
+int hp_writer_ensure(void)
+{
+	int cancel, err;
+
+	if (!hp_writer_owned())
+		return -ESRCH;
+	cancel = lock_for(0);
+	err = ensure_file();
+	unlock(cancel);
+	return err;
+}
+
 int hp_writer_has_file(void)
 {
 	return __atomic_load_n(&fd, __ATOMIC_RELAXED) >= 0;

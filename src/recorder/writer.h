@@ -62,6 +62,12 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role);
  * handler. One getpid system call. Async-signal-safe. */
 int hp_writer_owned(void);
 
+/* Creates the capture file now if it is wanted and not yet there (it is
+ * otherwise created at the first snapshot), in the process that owns the
+ * capture. Takes the writer's lock; no allocation; a cancellation point
+ * (open, write). Returns 0 or -errno. */
+int hp_writer_ensure(void);
+
 /* Whether the capture file has been created (forks and descendants create
  * theirs lazily). Lock-free, async-signal-safe, no allocation. */
 int hp_writer_has_file(void);

@@ -374,7 +374,7 @@ HP_TEST(file_size_limit_raises_no_signal)
 				 dir, b),
 		      0, "the same output; said once; the capture within the limit, readable");
 	expect_eq_u64(hp_test_sh("cd %s && ulimit -f 16 && HEAPPROF_OUTPUT=pre.hpf "
-				 "HEAPPROF_INTERVAL=10 LD_PRELOAD=%s/libheapprof.so "
+				 "HEAPPROF_INTERVAL_MS=10 LD_PRELOAD=%s/libheapprof.so "
 				 "%s/tests/programs/churn 1 200000 > pre.out 2> pre.err && "
 				 "cmp -s bare.out pre.out && test $(stat -c %%s pre.hpf) -le 16384 && "
 				 "grep -q 'pre.hpf reached the file size limit' pre.err",
@@ -406,6 +406,49 @@ HP_TEST(preloaded_output_is_0600_and_never_blocks)
 				 "err",
 				 dir, b, b),
 		      0, "a FIFO with no reader: the program runs to its end, the recorder says why");
+}
+
+HP_TEST(seccomp_filter_after_start)
+{
+	/* A program that, once started, installs a seccomp filter killing
+	 * openat runs as it does bare (it died of SIGSYS, status 159, at the
+	 * recorder's next read of /proc/self/statm): the recorder opens what
+	 * it needs before the filter goes in and nothing after. Under heapprof
+	 * run and preloaded (whose capture is created lazily), with interval
+	 * snapshots and RSS samples going on after the filter. */
+	char dir[600], path[700];
+	const char *b = hp_test_build();
+	struct hp_capture *cap;
+
+	snprintf(dir, sizeof dir, "%s/seccomp.dir", hp_test_tmp());
+	hp_test_sh("rm -rf %s && mkdir -p %s", dir, dir);
+	expect_eq_u64(hp_test_sh("cd %s && %s/tests/programs/seccomper kill 300 > bare.out", dir,
+				 b),
+		      0, "bare: exit 0");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof run -q --interval 10 -o run.hpf -- "
+				 "%s/tests/programs/seccomper kill 300 > run.out && "
+				 "cmp -s bare.out run.out",
+				 dir, b, b),
+		      0, "heapprof run: exit 0, the same output");
+	snprintf(path, sizeof path, "%s/run.hpf", dir);
+	if ((cap = hpq_load(path))) {
+		const struct hp_cap_snapshot *last = hp_capture_last(cap);
+		struct hpq_sum s = hpq_match(cap, STACK("sandboxed_alloc", "main"));
+		expect_true(last && last->reason == HP_SNAP_EXIT, "the exit snapshot is there");
+		expect_true(s.alloc_count > 1000, "the allocations after the filter are recorded");
+		hpq_free(cap);
+	}
+	expect_eq_u64(hp_test_sh("cd %s && HEAPPROF_OUTPUT=pre.hpf HEAPPROF_INTERVAL_MS=10 "
+				 "LD_PRELOAD=%s/libheapprof.so %s/tests/programs/seccomper kill 300 "
+				 "> pre.out && cmp -s bare.out pre.out && "
+				 "%s/heapprof inspect pre.hpf | grep -q 'exit'",
+				 dir, b, b, b),
+		      0, "preloaded: exit 0, the same output, a capture with its exit snapshot");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof run -q --interval 10 -o eperm.hpf -- "
+				 "%s/tests/programs/seccomper errno 300 > eperm.out && "
+				 "cmp -s bare.out eperm.out",
+				 dir, b, b),
+		      0, "a filter that answers EPERM: exit 0, the same output");
 }
 
 HP_TEST(recorder_handlers_are_invisible)
