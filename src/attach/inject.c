@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <elf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -32,8 +33,11 @@
 /* Bytes below the stack pointer left alone: the red zone and then some. */
 #define SKIP_BELOW_SP 4096
 /* How far up a thread's stack the safe-point check looks for return
- * addresses. */
+ * addresses, where its call chain cannot be unwound. */
 #define SCAN_BYTES (128 * 1024)
+/* The most frames of a call chain looked at; a longer chain is taken as
+ * not unwound (a loop of garbage frames). */
+#define MAX_FRAMES 1024
 
 struct map {
 	uintptr_t lo, hi, off;
@@ -373,17 +377,75 @@ static int find_stack(const struct map *m, void *arg)
 	return 0;
 }
 
-/* Whether the stopped thread tid, with registers r, may be borrowed: room
- * on its stack, and no unsafe code at its pc or among the words of its
- * stack (return addresses; a stale word only costs a retry). */
-static int safe_point(const struct hp_inject_target *t, pid_t tid,
-		      const struct user_regs_struct *r)
+/* Whether a word of the stack from sp up (up to its mapping's end hi, at
+ * most SCAN_BYTES) lies in an unsafe range: the fallback for the part of a
+ * call chain that cannot be unwound, where any word may be a return
+ * address (a stale one only costs a retry). Returns 1 when one does, or
+ * when the stack cannot be read. */
+static int scan_words(const struct hp_inject_target *t, pid_t tid, uint64_t sp, uint64_t hi)
 {
 	static uint64_t words[SCAN_BYTES / 8];
-	struct stack_find sf = {.sp = r->rsp};
 	struct iovec local, remote;
 	ssize_t got;
 	size_t n;
+
+	if (sp >= hi)
+		return 0;
+	n = hi - sp < SCAN_BYTES ? hi - sp : SCAN_BYTES;
+	local = (struct iovec){words, n};
+	remote = (struct iovec){(void *)(uintptr_t)sp, n};
+	got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+	if (got < 8)
+		return 1;
+	for (size_t i = 0; i < (size_t)got / 8; i++)
+		if (is_unsafe(t, words[i]))
+			return 1;
+	return 0;
+}
+
+struct walk {
+	const struct hp_inject_target *t;
+	int unsafe;       /* a frame's pc lies in an unsafe range */
+	size_t frames;
+	uint64_t sp;      /* the stack pointer of the last frame unwound */
+};
+
+/* One frame of the call chain: its pc (for a caller, its return address
+ * minus one: the call itself, even when it is a function's last
+ * instruction) checked against the unsafe ranges. */
+static int walk_frame(Dwfl_Frame *f, void *arg)
+{
+	struct walk *w = arg;
+	Dwarf_Addr pc;
+	Dwarf_Word sp;
+	bool activation;
+
+	if (!dwfl_frame_pc(f, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (is_unsafe(w->t, activation ? pc : pc - 1)) {
+		w->unsafe = 1;
+		return DWARF_CB_ABORT;
+	}
+	if (dwfl_frame_reg(f, 7 /* DWARF's rsp */, &sp) == 0 && sp > w->sp)
+		w->sp = sp;
+	return ++w->frames < MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* Whether the stopped thread tid, with registers r, may be borrowed: room
+ * on its stack, and no unsafe code at its pc or among the return
+ * addresses of its call chain. The chain is unwound with each module's
+ * CFI (its .eh_frame), and frame pointers where a module has none
+ * (libdwfl); the stack's other words (a buffer never written, stale
+ * return addresses of calls that ended) do not count. Where the chain
+ * cannot be unwound to its end, every word above the last frame counts
+ * as a return address. dwfl: attached to the process (NULL: no unwinder;
+ * then every word above the stack pointer counts). */
+static int safe_point(const struct hp_inject_target *t, Dwfl *dwfl, pid_t tid,
+		      const struct user_regs_struct *r)
+{
+	struct stack_find sf = {.sp = r->rsp};
+	struct walk w = {.t = t, .sp = r->rsp};
+	int rc;
 
 	if (is_unsafe(t, r->rip))
 		return 0;
@@ -391,16 +453,45 @@ static int safe_point(const struct hp_inject_target *t, pid_t tid,
 		return 0;
 	if (r->rsp - sf.m.lo < CALL_STACK_ROOM && strcmp(sf.m.path, "[stack]") != 0)
 		return 0;
-	n = sf.m.hi - r->rsp < SCAN_BYTES ? sf.m.hi - r->rsp : SCAN_BYTES;
-	local = (struct iovec){words, n};
-	remote = (struct iovec){(void *)(uintptr_t)r->rsp, n};
-	got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-	if (got < 8)
+	if (!dwfl)
+		return !scan_words(t, tid, r->rsp, sf.m.hi);
+	rc = dwfl_getthread_frames(dwfl, tid, walk_frame, &w);
+	if (w.unsafe)
 		return 0;
-	for (size_t i = 0; i < (size_t)got / 8; i++)
-		if (is_unsafe(t, words[i]))
-			return 0;
-	return 1;
+	if (rc == 0)
+		return 1; /* unwound to the chain's outermost frame */
+	return !scan_words(t, tid, w.sp, sf.m.hi);
+}
+
+/* No separate debug information: the CFI a safe point needs is in each
+ * module's .eh_frame, and looking further (debuginfod) would take long. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+	return -1;
+}
+
+/* An unwinder for pid's threads (each stopped by us before it unwinds
+ * one), or NULL when libdwfl cannot read its modules. */
+static Dwfl *unwinder(pid_t pid)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = no_debuginfo,
+	};
+	Dwfl *dwfl = dwfl_begin(&cb);
+
+	if (!dwfl)
+		return NULL;
+	if (dwfl_linux_proc_report(dwfl, pid) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
+	    dwfl_linux_proc_attach(dwfl, pid, true) != 0) {
+		dwfl_end(dwfl);
+		return NULL;
+	}
+	return dwfl;
 }
 
 /* Stops tid (already seized). Returns 0 with *pending set to a signal that
@@ -483,8 +574,8 @@ static int say_ptrace_error(pid_t pid, int err)
 }
 
 /* Finds a thread at a safe point and leaves it seized and stopped. */
-static int borrow_thread(struct hp_inject_target *t, unsigned timeout_ms, pid_t *out, int *pending,
-			 struct user_regs_struct *regs)
+static int borrow_thread(struct hp_inject_target *t, Dwfl *dwfl, unsigned timeout_ms, pid_t *out,
+			 int *pending, struct user_regs_struct *regs)
 {
 	pid_t tids[1024];
 	size_t n = 0;
@@ -509,7 +600,7 @@ static int borrow_thread(struct hp_inject_target *t, unsigned timeout_ms, pid_t 
 				continue;
 			}
 			if (ptrace(PTRACE_GETREGS, tids[i], 0, regs) == 0 &&
-			    safe_point(t, tids[i], regs)) {
+			    safe_point(t, dwfl, tids[i], regs)) {
 				*out = tids[i];
 				return 0;
 			}
@@ -554,8 +645,11 @@ static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3]
 	uint64_t zero = 0, base;
 	pid_t tid = 0;
 	int pending = 0, st, err = 0, have_xstate;
+	Dwfl *dwfl = unwinder(t->pid);
 
-	err = borrow_thread(t, timeout_ms, &tid, &pending, &saved);
+	err = borrow_thread(t, dwfl, timeout_ms, &tid, &pending, &saved);
+	if (dwfl)
+		dwfl_end(dwfl);
 	if (err < 0)
 		return err;
 	have_xstate = ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &xs) == 0;

@@ -11,10 +11,13 @@
  * The other threads run on meanwhile.
  *
  * The thread borrowed is one at a safe point: not inside the C allocator,
- * the dynamic loader or heapprof's recorder (none of their functions is on
- * its stack: a call that allocates or loads a library there would wait for
- * a lock that thread holds), with room on its stack. A thread that is not
- * is let run a moment and looked at again.
+ * the dynamic loader or heapprof's recorder (none of their functions is in
+ * its call chain, unwound with each module's CFI or its frame pointers: a
+ * call that allocates or loads a library there would wait for a lock that
+ * thread holds), with room on its stack. Stale words of its stack (a buffer
+ * never written, the return addresses of calls that ended) do not count;
+ * where the chain cannot be unwound, every word above it does. A thread
+ * that is not at a safe point is let run a moment and looked at again.
  *
  * x86-64 only. Ordinary CLI C: allocates, not thread-safe; every error is
  * said on stderr in one line and returned as -errno.

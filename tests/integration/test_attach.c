@@ -3,8 +3,9 @@
  * (tests/programs/attachee.c): the capture holds exactly the calls the
  * program made through the recorder, per site; the program's output and
  * exit status are those of a bare run; after the detach its GOT is back
- * to libc; no deadlock with a thread inside realloc; one clear line for
- * each process that cannot be attached.
+ * to libc; no deadlock with a thread inside realloc; no wait for a thread
+ * whose stack holds stale allocator addresses; one clear line for each
+ * process that cannot be attached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -171,6 +173,65 @@ HP_TEST(attach_detach_twenty_times)
 	expect_eq_u64(kept_allocs, kept.allocs, "kept_site: the captures hold every recorded call");
 	expect_eq_u64(temp_allocs, temp.allocs, "temp_site: the captures hold every recorded call");
 	expect_eq_u64(temp_frees, temp.frees, "temp_site: and every recorded free");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A program blocked in read() whose read buffer, never written, holds
+ * libc malloc's address in every word (tests/programs/fifowait.c): its
+ * call chain is read <- wait_on <- main, outside the allocator, and it is
+ * attached at once (the safe point is decided from the chain, not from
+ * every word of the stack: before, no thread was ever safe and the attach
+ * gave up after 5 s). */
+HP_TEST(attach_a_thread_with_stale_allocator_addresses_on_its_stack)
+{
+	char prog[4096], fifo[4096], line[128];
+	double t0, took;
+	long bytes = -1;
+	int out[2], w, st = -1;
+	FILE *f;
+	pid_t pid;
+
+	snprintf(prog, sizeof prog, "%s/tests/programs/fifowait", hp_test_build());
+	snprintf(fifo, sizeof fifo, "%s/wait.fifo", hp_test_tmp());
+	unlink(fifo);
+	if (!expect_eq_u64((uint64_t)mkfifo(fifo, 0600), 0, "a FIFO") || pipe(out))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		execl(prog, prog, fifo, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	w = open(fifo, O_WRONLY); /* waits for the program to open it */
+	f = fdopen(out[0], "r");
+	if (!expect_true(w >= 0 && f && fgets(line, sizeof line, f) &&
+			 strcmp(line, "ready\n") == 0,
+			 "fifowait blocks in read"))
+		return;
+	sleep_ms(100);
+	t0 = now_s();
+	expect_eq_u64(hp_test_sh("timeout 30 %s/heapprof attach -q --for 1 -o %s/fifo.hpf %d",
+				 hp_test_build(), hp_test_tmp(), (int)pid),
+		      0, "heapprof attach --for 1 exits 0");
+	took = now_s() - t0;
+	expect_true(took < 2.0, "attached within a second (the attach and its --for 1 took < 2 s)");
+	printf("     attach --for 1 took %.2f s\n", took);
+	expect_eq_u64((uint64_t)write(w, "abcdef", 6), 6, "the program reads on");
+	close(w);
+	if (fgets(line, sizeof line, f))
+		sscanf(line, "read %ld", &bytes);
+	fclose(f);
+	waitpid(pid, &st, 0);
+	expect_eq_u64((uint64_t)bytes, 6, "it read what was written, after the detach");
+	expect_eq_u64((uint64_t)st, 0, "and exits 0");
 }
 
 /* One line each for what cannot be attached. */
