@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "interpose_inline.h"
 #include "os.h"
 #include "recorder.h"
@@ -63,7 +64,7 @@ extern int __real_execveat(int, const char *, char *const[], char *const[], int)
 #else
 #define NEXT(type, name)          \
 	if (!next_##name)         \
-	next_##name = (type)hp_os_dlsym_next(#name)
+	next_##name = (type)hp_attach_next(#name)
 #endif
 
 void hp_interpose_exit_resolve(void)
