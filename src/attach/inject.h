@@ -35,6 +35,11 @@
  * address ranges no borrowed thread may be inside. */
 struct hp_inject_target {
 	pid_t pid;
+	/* The image read (its exec's AT_RANDOM bytes, and where they are):
+	 * every address below is of that image, and a call is made only on
+	 * a thread seen to run it. */
+	uintptr_t random_at;
+	uint64_t random[2];
 	char libc_path[4096];
 	uintptr_t libc_bias;
 	uintptr_t dlopen, dlsym, dlerror; /* in the target; 0: not found */
@@ -46,10 +51,15 @@ struct hp_inject_target {
 	} unsafe[HP_INJECT_MAX_UNSAFE];
 };
 
-/* Reads pid's map and its libc's symbols. Returns 0, or -errno after saying
- * why: no such process, not dynamically linked (no libc.so.6 or no dynamic
- * loader: a static program), a libc without dlopen. */
+/* Reads pid's map and its libc's symbols, and the identity of its image.
+ * Returns 0, or -errno after saying why: no such process, not dynamically
+ * linked (no libc.so.6 or no dynamic loader: a static program), a libc
+ * without dlopen, -ESTALE: it exec'd again each time it was read. */
 int hp_inject_open(struct hp_inject_target *t, pid_t pid);
+
+/* Whether pid still runs the image hp_inject_open read: 1, 0 when it
+ * exec'd since (or is gone), -errno when it cannot be told. */
+int hp_inject_same_image(const struct hp_inject_target *t);
 
 /* The address of symbol name in the object at path loaded with bias
  * (its dynamic symbols; the default version when there are several).
@@ -68,7 +78,10 @@ int hp_inject_find_recorder(struct hp_inject_target *t, const char *name);
  * *data_at + k). The call's return value goes to *ret. Waits for it as
  * long as it takes; gives up finding a safe thread after timeout_ms.
  * Returns 0, or -errno after saying why (-EPERM: ptrace not permitted,
- * -ESRCH: the process is gone, -EBUSY: no thread at a safe point).
+ * -ESRCH: the process is gone, -EBUSY: no thread at a safe point,
+ * -ESTALE: the process exec'd since hp_inject_open, before the call or
+ * during it: the new image is left untouched, nothing of the call is
+ * written there; what the call had done to the old image went with it).
  * Every signal that can be blocked is blocked meanwhile (this process
  * killed in the middle would leave the thread to return to address 0);
  * SIGKILL cannot be: do not SIGKILL heapprof during an attach. */

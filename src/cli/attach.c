@@ -183,6 +183,12 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 			return 0;
 		}
 		found = hp_inject_find_recorder(t, RECORDER_NAME);
+		if (found <= 0 && hp_inject_same_image(t) != 1) {
+			hp_say_error("process %d replaced its program (exec) after heapprof loaded %s: "
+				     "the new program is left untouched",
+				     (int)t->pid, lib);
+			return 0;
+		}
 		if (found <= 0) {
 			hp_say_error("process %d: %s loaded but not in its map", (int)t->pid, lib);
 			return 0;
@@ -197,8 +203,11 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 }
 
 /* Calls the recorder's heapprof_detach in pid. Returns 0 or -errno after
- * saying why (-ENODEV, not attached, silently when quiet_unattached). */
-static int detach(pid_t pid, const char *lib, int quiet_unattached)
+ * saying why (-ENODEV, not attached, silently when quiet_unattached;
+ * -ESTALE, silently, when attached (not NULL) is the image attached to and
+ * pid runs another one: it exec'd, which ended the recording). */
+static int detach(pid_t pid, const char *lib, int quiet_unattached,
+		  const struct hp_inject_target *attached)
 {
 	struct hp_inject_target t;
 	uint64_t args[3] = {0, 0, 0}, ret = 0;
@@ -207,6 +216,9 @@ static int detach(pid_t pid, const char *lib, int quiet_unattached)
 
 	if (err < 0)
 		return err;
+	if (attached && (t.random_at != attached->random_at ||
+			 t.random[0] != attached->random[0] || t.random[1] != attached->random[1]))
+		return -ESTALE;
 	fn = recorder_function(&t, lib, 0, "heapprof_detach");
 	if (!fn)
 		return -ENOENT;
@@ -259,7 +271,7 @@ int hp_cmd_attach(int argc, char **argv)
 	size_t len = 0;
 	uintptr_t fn;
 	pid_t pid;
-	int err, fd, quiet;
+	int err, fd, quiet, exec;
 	struct timespec start;
 
 	if (hp_cli_parse("attach", attach_usage, uses, sizeof uses / sizeof *uses, 0, argc, argv,
@@ -378,22 +390,32 @@ int hp_cmd_attach(int argc, char **argv)
 			a.given[HP_OPT_FOR] ? "detaching after --for" : "Ctrl-C detaches");
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!stop_requested && alive(pid) &&
+	while (!stop_requested && alive(pid) && hp_inject_same_image(&t) == 1 &&
 	       (!a.given[HP_OPT_FOR] || elapsed_s(&start) < (double)a.number[HP_OPT_FOR])) {
 		struct timespec ts = {0, 50 * 1000000L};
 		nanosleep(&ts, NULL);
 	}
 	/* Ctrl-C again (or a signal to the whole process group, as timeout
 	 * sends) must not stop us before the detach: the handler stays. */
-	if (alive(pid)) {
-		err = detach(pid, lib, 1);
+	exec = alive(pid) && hp_inject_same_image(&t) != 1;
+	if (!exec && alive(pid)) {
+		err = detach(pid, lib, 1, &t);
+		exec = err == -ESTALE;
 		if (err == -ENODEV && !quiet)
 			fprintf(stderr, "heapprof: process %d was detached meanwhile (heapprof "
 					"detach)\n",
 				(int)pid);
-		else if (err < 0)
+		else if (err < 0 && !exec)
 			return HP_EXIT_FAILURE;
-	} else if (!quiet) {
+	}
+	if (exec) {
+		/* The recorder wrote the exec's snapshot and closed the
+		 * capture; the new program runs without it. */
+		if (!quiet)
+			fprintf(stderr, "heapprof: process %d replaced its program (exec); its capture "
+					"ends with the exec\n",
+				(int)pid);
+	} else if (!alive(pid) && !quiet) {
 		fprintf(stderr, "heapprof: process %d exited; its capture ends with its exit\n",
 			(int)pid);
 	}
@@ -432,7 +454,7 @@ int hp_cmd_detach(int argc, char **argv)
 	if (parse_pid("detach", argv[a.operand], &pid) < 0)
 		return HP_EXIT_USAGE;
 	hp_cli_find_recorder(lib, sizeof lib);
-	if (detach(pid, lib, 0) < 0)
+	if (detach(pid, lib, 0, NULL) < 0)
 		return HP_EXIT_FAILURE;
 	fprintf(stderr, "heapprof: detached from process %d; its capture is complete\n", (int)pid);
 	return HP_EXIT_OK;

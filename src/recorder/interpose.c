@@ -353,8 +353,6 @@ void *HP_ENTRY(malloc)(size_t size)
  * in the lookup order: the program's own allocator when the library was
  * loaded by heapprof attach (not preloaded), which would skip the
  * recording. */
-#define HP_NAME_OF(x) #x
-#define HP_ALIAS_OF(x) HP_NAME_OF(x)
 static __typeof__(HP_ENTRY(malloc)) own_malloc
 	__attribute__((alias(HP_ALIAS_OF(HP_ENTRY(malloc))), copy(HP_ENTRY(malloc))));
 

@@ -234,6 +234,79 @@ HP_TEST(attach_a_thread_with_stale_allocator_addresses_on_its_stack)
 	expect_eq_u64((uint64_t)st, 0, "and exits 0");
 }
 
+/* A program that replaces itself (execv) every 100 ms, 40 times, from its
+ * main thread or from another thread (tests/programs/reexec.c), attached
+ * over and over (each attach ended by Ctrl-C after 0.15 s): every attach
+ * either records the image it attached to (its capture ends with the
+ * exec's or the detach's snapshot) or gives up in one line saying the
+ * program replaced itself; no attach hangs; the program is never harmed:
+ * it runs all its images and prints "done". Before, calls made with the
+ * old image's addresses into the new one killed it (SIGSEGV, 2 runs of 3),
+ * and an attach waited for a thread the exec had released until the new
+ * image exited. */
+HP_TEST(attach_while_the_program_execs)
+{
+	char prog[4096], out[4096], errs[4096], line[512];
+	int st = -1, attaches = 0, recorded = 0, gave_up = 0, other = 0, whole = 0, ended = 0;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(prog, sizeof prog, "%s/tests/programs/reexec", hp_test_build());
+	snprintf(out, sizeof out, "%s/reexec.out", hp_test_tmp());
+	snprintf(errs, sizeof errs, "%s/reexec.err", hp_test_tmp());
+	unlink(errs);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		execl(prog, prog, "40", "100", (char *)NULL);
+		_exit(127);
+	}
+	while (!ended && attaches < 100) {
+		char cap[4096];
+		int r;
+
+		snprintf(cap, sizeof cap, "%s/reexec%d.hpf", hp_test_tmp(), attaches);
+		r = hp_test_sh("timeout --preserve-status -k 5 -s INT 0.15 %s/heapprof attach -q "
+			       "--sample-rate 1 -o "
+			       "%s %d 2>>%s",
+			       hp_test_build(), cap, (int)pid, errs);
+		attaches++;
+		if (r == 0) {
+			struct hp_capture *c = hpq_load(cap);
+			const struct hp_cap_snapshot *s = c ? hp_capture_last(c) : NULL;
+			recorded++;
+			whole += s && (s->reason == HP_SNAP_EXEC || s->reason == HP_SNAP_DETACH);
+			hpq_free(c);
+		} else if (r == 1 || r == 128 + SIGINT) {
+			gave_up++; /* said why; or Ctrl-C came before it began */
+		} else {
+			printf("     heapprof attach ended with status %d\n", r);
+			other++; /* 128 + SIGKILL: killed by timeout -k, a hang */
+		}
+		ended = waitpid(pid, &st, WNOHANG) == pid;
+	}
+	if (!ended && waitpid(pid, &st, 0) != pid)
+		st = -1;
+	f = fopen(errs, "r");
+	while (f && fgets(line, sizeof line, f)) {
+		if (strstr(line, "replaced its program (exec)"))
+			continue;
+		printf("     unexpected: %s", line);
+		other++;
+	}
+	if (f)
+		fclose(f);
+	printf("     %d attaches: %d recorded, %d gave up\n", attaches, recorded, gave_up);
+	expect_eq_u64((uint64_t)st, 0, "the program exits 0 (none of its images harmed)");
+	expect_eq_u64(hp_test_sh("grep -qx done %s", out), 0, "its last image prints done");
+	expect_eq_u64((uint64_t)other, 0,
+		      "every attach records or gives up saying the program exec'd (none hangs)");
+	expect_true(recorded > 0, "some attaches record");
+	expect_eq_u64((uint64_t)whole, (uint64_t)recorded,
+		      "each of their captures ends with the exec's or the detach's snapshot");
+}
+
 /* One line each for what cannot be attached. */
 HP_TEST(attach_refuses_what_it_cannot_do)
 {
@@ -276,7 +349,8 @@ HP_TEST(attach_refuses_what_it_cannot_do)
 	 * exit snapshot; attach says so and exits 0. */
 	expect_eq_u64(hp_test_sh("sh -c 'sleep 1; exec ls / > /dev/null' & pid=$!; sleep 0.3; "
 				 "%s/heapprof attach --for 10 -o %s/gone.hpf $pid 2>%s/err.txt; "
-				 "r=$?; wait; test $r = 0 && grep -q 'exited' %s/err.txt",
+				 "r=$?; wait; test $r = 0 && grep -qE 'exited|replaced its program \\(exec\\)' "
+				 "%s/err.txt",
 				 hp_test_build(), hp_test_tmp(), hp_test_tmp(), hp_test_tmp()),
 		      0, "a process that exits while attached: attach ends, status 0");
 	{
