@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "../common/say.h"
+#include "seccomp.h"
 
 #ifndef NT_X86_XSTATE
 #define NT_X86_XSTATE 0x202
@@ -297,8 +299,8 @@ int hp_inject_same_image(const struct hp_inject_target *t)
 	uintptr_t at;
 	int err = image_id(t->pid, &at, id);
 
-	if (err < 0)
-		return err == -ENOENT || err == -ESRCH ? 0 : err;
+	if (err < 0) /* gone, a zombie (no memory left), or in the middle of an exec */
+		return err == -ENOENT || err == -ENOEXEC ? -ESRCH : err;
 	return at == t->random_at && id[0] == t->random[0] && id[1] == t->random[1];
 }
 
@@ -328,6 +330,24 @@ static int proc_stat(pid_t pid, char *comm, size_t cap, char *state, unsigned lo
 }
 
 #define PF_KTHREAD_FLAG 0x00200000ul /* include/linux/sched.h */
+
+/* A zombie's exit status, as waitpid gives it (the last field of
+ * /proc/PID/stat, Linux 3.5 and later), or -1. */
+static int exit_status(pid_t pid)
+{
+	char name[64], line[1024], *p;
+	FILE *f;
+	int ok;
+
+	snprintf(name, sizeof name, "/proc/%d/stat", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return -1;
+	ok = fgets(line, sizeof line, f) != NULL;
+	fclose(f);
+	p = ok ? strrchr(line, ' ') : NULL;
+	return p ? atoi(p + 1) : -1;
+}
 
 /* One reading of pid's map and its libc: 0, or -errno with why in msg. */
 static int open_once(struct hp_inject_target *t, pid_t pid, char *msg, size_t cap)
@@ -828,11 +848,16 @@ static int say_ptrace_error(pid_t pid, int err)
  * none) is let go, in case the exec made it the new image's thread. */
 static int thread_gone(const struct hp_inject_target *t, pid_t tid, const char *when)
 {
+	unsigned long flags;
+	char comm[64], state = 0;
+	int status = -1;
+
 	if (tid > 0)
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 	for (int i = 0; i < 200; i++) {
 		struct timespec ts = {0, 1000000};
-		if (kill(t->pid, 0) != 0 && errno == ESRCH)
+		if (proc_stat(t->pid, comm, sizeof comm, &state, &flags) < 0 || state == 'Z' ||
+		    state == 'X')
 			break;
 		if (hp_inject_same_image(t) == 0) {
 			hp_say_error("process %d replaced its program (exec) %s: the new program "
@@ -842,12 +867,160 @@ static int thread_gone(const struct hp_inject_target *t, pid_t tid, const char *
 		}
 		nanosleep(&ts, NULL);
 	}
-	if (kill(t->pid, 0) == 0)
+	if (state == 'Z')
+		status = exit_status(t->pid);
+	if (state && state != 'Z' && state != 'X')
 		hp_say_error("process %d: the thread heapprof borrowed ended %s; attach again",
 			     (int)t->pid, when);
+	else if (status >= 0 && WIFSIGNALED(status))
+		hp_say_error("process %d was killed by signal %d (%s) %s", (int)t->pid,
+			     WTERMSIG(status), strsignal(WTERMSIG(status)), when);
 	else
 		hp_say_error("process %d ended %s", (int)t->pid, when);
 	return -ESRCH;
+}
+
+/* A thread's seccomp mode (0 none, 1 strict, 2 filter) and number of
+ * filters, from /proc/PID/task/TID/status; -1 when it cannot be read. */
+static int seccomp_mode(pid_t pid, pid_t tid, int *filters)
+{
+	char path[96], line[256];
+	int mode = -1;
+	FILE *f;
+
+	*filters = 0;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		sscanf(line, "Seccomp: %d", &mode);
+		sscanf(line, "Seccomp_filters: %d", filters);
+	}
+	fclose(f);
+	return mode;
+}
+
+/* The most severe action of tid's filters (stopped, ours) for any call the
+ * attach needs: 0 with *nr, *action, *depends set (*nr < 0: every call
+ * allowed), or -errno when the filters cannot be read or run. */
+static int filters_verdict(pid_t tid, int *nr, uint32_t *action, int *depends)
+{
+	static struct sock_filter prog[4096];
+
+	*nr = -1;
+	*action = SECCOMP_RET_ALLOW;
+	*depends = 0;
+	for (long idx = 0;; idx++) {
+		long count = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)idx, NULL);
+
+		if (count < 0 && errno == ENOENT)
+			return 0; /* no more filters */
+		if (count < 0)
+			return -errno;
+		if (count > (long)(sizeof prog / sizeof *prog))
+			return -E2BIG;
+		if (ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)idx, prog) != count)
+			return -EIO;
+		for (size_t i = 0; hp_seccomp_needed[i] >= 0; i++) {
+			uint32_t act;
+			int dep, err = hp_seccomp_worst(prog, (size_t)count, hp_seccomp_needed[i],
+							&act, &dep);
+			if (err < 0)
+				return err;
+			if (hp_seccomp_more_severe(act, *action) &&
+			    hp_seccomp_more_severe(act, SECCOMP_RET_LOG)) {
+				*nr = hp_seccomp_needed[i];
+				*action = act;
+				*depends = dep;
+			}
+		}
+	}
+}
+
+/* "kills it on openat (SECCOMP_RET_KILL_PROCESS)", "denies openat
+ * (SECCOMP_RET_ERRNO: Operation not permitted)". */
+static void say_action(char *out, size_t cap, int nr, uint32_t action, int depends)
+{
+	const char *call = hp_seccomp_name(nr), *maybe = depends ? ", for some arguments" : "";
+	uint32_t act = action & SECCOMP_RET_ACTION_FULL, data = action & SECCOMP_RET_DATA;
+
+	if (act == SECCOMP_RET_KILL_PROCESS || act == SECCOMP_RET_KILL_THREAD)
+		snprintf(out, cap, "kills it on %s (SECCOMP_RET_KILL_%s%s)", call,
+			 act == SECCOMP_RET_KILL_PROCESS ? "PROCESS" : "THREAD", maybe);
+	else if (act == SECCOMP_RET_TRAP)
+		snprintf(out, cap, "sends it SIGSYS on %s (SECCOMP_RET_TRAP%s)", call, maybe);
+	else if (act == SECCOMP_RET_ERRNO)
+		snprintf(out, cap, "denies %s (SECCOMP_RET_ERRNO: %s%s)", call,
+			 strerror((int)data), maybe);
+	else if (act == SECCOMP_RET_TRACE)
+		snprintf(out, cap, "hands %s to a tracer (SECCOMP_RET_TRACE%s)", call, maybe);
+	else
+		snprintf(out, cap, "hands %s to a supervisor (SECCOMP_RET_USER_NOTIF%s)", call,
+			 maybe);
+}
+
+int hp_inject_check_seccomp(struct hp_inject_target *t, const char *doing)
+{
+	pid_t tids[1024];
+	size_t n = 0;
+
+	if (list_threads(t->pid, tids, sizeof tids / sizeof *tids, &n) < 0)
+		return 0; /* gone: the attach says so */
+	for (size_t i = 0; i < n; i++) {
+		int filters, mode = seccomp_mode(t->pid, tids[i], &filters), pending = 0, nr = -1;
+		int depends = 0, err;
+		uint32_t action = SECCOMP_RET_ALLOW;
+		char what[256];
+
+		if (mode == 1) {
+			hp_say_error("process %d runs in seccomp strict mode (thread %d): it may make "
+				     "no system call but read, write, exit and sigreturn, and %s "
+				     "would get it killed; refused, nothing was done to it",
+				     (int)t->pid, (int)tids[i], doing);
+			return -EPERM;
+		}
+		if (mode != 2)
+			continue;
+		if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) < 0) {
+			if (errno == ESRCH || (errno == EPERM && seize_refused(t->pid, tids[i])))
+				continue; /* ended */
+			return errno == EPERM ? -EPERM : say_ptrace_error(t->pid, errno);
+		}
+		err = stop_thread(t, tids[i], &pending);
+		if (!err)
+			err = filters_verdict(tids[i], &nr, &action, &depends);
+		ptrace(PTRACE_DETACH, tids[i], 0, (void *)(uintptr_t)pending);
+		if (err == -ESRCH)
+			continue; /* the thread ended meanwhile */
+		if (err == -EACCES || err == -EPERM) {
+			hp_say_error("process %d has a seccomp filter (%d on thread %d) that heapprof "
+				     "can read only with CAP_SYS_ADMIN (as root): unread, it could get "
+				     "the program killed or denied when %s; refused, nothing was done "
+				     "to it",
+				     (int)t->pid, filters, (int)tids[i], doing);
+			return -EPERM;
+		}
+		if (err < 0) {
+			hp_say_error("process %d has a seccomp filter (%d on thread %d) that heapprof "
+				     "cannot read (%s): it could get the program killed or denied when "
+				     "%s; refused, nothing was done to it",
+				     (int)t->pid, filters, (int)tids[i],
+				     err == -EINVAL ? "the kernel lacks CONFIG_CHECKPOINT_RESTORE"
+				     : err == -E2BIG ? "too many paths to follow"
+						     : strerror(-err),
+				     doing);
+			return -EPERM;
+		}
+		if (nr >= 0) {
+			say_action(what, sizeof what, nr, action, depends);
+			hp_say_error("process %d: its seccomp filter %s, a call that %s needs; "
+				     "refused, nothing was done to it",
+				     (int)t->pid, what, doing);
+			return -EPERM;
+		}
+	}
+	return 0;
 }
 
 /* Finds a thread at a safe point and leaves it seized and stopped. */
@@ -1017,7 +1190,7 @@ static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3]
 			 * this one, and a thread that was the leader may be
 			 * released without a word to us: look. */
 			struct timespec ts = {0, 1000000};
-			if (hp_inject_same_image(t) == 0)
+			if (hp_inject_same_image(t) != 1)
 				return thread_gone(t, tid, "during heapprof's call");
 			nanosleep(&ts, NULL);
 			continue;

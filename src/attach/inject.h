@@ -57,14 +57,24 @@ struct hp_inject_target {
  * without dlopen, -ESTALE: it exec'd again each time it was read. */
 int hp_inject_open(struct hp_inject_target *t, pid_t pid);
 
-/* Whether pid still runs the image hp_inject_open read: 1, 0 when it
- * exec'd since (or is gone), -errno when it cannot be told. */
+/* Whether pid still runs the image hp_inject_open read: 1, 0 when it runs
+ * another (it exec'd since), -ESRCH when it is gone or a zombie, -errno
+ * when it cannot be told (in the middle of an exec). */
 int hp_inject_same_image(const struct hp_inject_target *t);
 
 /* The address of symbol name in the object at path loaded with bias
  * (its dynamic symbols; the default version when there are several).
  * Returns 0 when it is not there. */
 uintptr_t hp_inject_symbol(const char *path, uintptr_t bias, const char *name);
+
+/* Whether a seccomp filter (or strict mode) on one of pid's threads would
+ * kill the program, or make it fail, on a system call that doing needs
+ * ("loading the recorder", "detaching": hp_seccomp_needed, seccomp.h).
+ * Returns 0 when none would, or -EPERM after saying which call and what,
+ * or that the filter cannot be read (without CAP_SYS_ADMIN); nothing is
+ * done to the program either way. Stops each filtered thread a moment
+ * (ptrace) to read its filters. */
+int hp_inject_check_seccomp(struct hp_inject_target *t, const char *doing);
 
 /* Looks again for the recorder in pid's map (after a dlopen): fills
  * recorder_path and recorder_bias and adds its code to the unsafe ranges.

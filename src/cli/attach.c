@@ -183,7 +183,7 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 			return 0;
 		}
 		found = hp_inject_find_recorder(t, RECORDER_NAME);
-		if (found <= 0 && hp_inject_same_image(t) != 1) {
+		if (found <= 0 && hp_inject_same_image(t) == 0) {
 			hp_say_error("process %d replaced its program (exec) after heapprof loaded %s: "
 				     "the new program is left untouched",
 				     (int)t->pid, lib);
@@ -219,6 +219,10 @@ static int detach(pid_t pid, const char *lib, int quiet_unattached,
 	if (attached && (t.random_at != attached->random_at ||
 			 t.random[0] != attached->random[0] || t.random[1] != attached->random[1]))
 		return -ESTALE;
+	/* A filter installed since the attach: the recorder stays, the
+	 * program is not killed by the detach's calls. */
+	if (hp_inject_check_seccomp(&t, "detaching") < 0)
+		return -EPERM;
 	fn = recorder_function(&t, lib, 0, "heapprof_detach");
 	if (!fn)
 		return -ENOENT;
@@ -291,6 +295,10 @@ int hp_cmd_attach(int argc, char **argv)
 		return HP_EXIT_FAILURE;
 	}
 	if (hp_inject_open(&t, pid) < 0)
+		return HP_EXIT_FAILURE;
+	/* Before anything is created or loaded: a filter that kills or
+	 * denies a call the recorder needs refuses the attach. */
+	if (hp_inject_check_seccomp(&t, "loading the recorder") < 0)
 		return HP_EXIT_FAILURE;
 
 	/* The capture: created here, empty, so that a file that cannot be
@@ -397,7 +405,7 @@ int hp_cmd_attach(int argc, char **argv)
 	}
 	/* Ctrl-C again (or a signal to the whole process group, as timeout
 	 * sends) must not stop us before the detach: the handler stays. */
-	exec = alive(pid) && hp_inject_same_image(&t) != 1;
+	exec = alive(pid) && hp_inject_same_image(&t) == 0;
 	if (!exec && alive(pid)) {
 		err = detach(pid, lib, 1, &t);
 		exec = err == -ESTALE;

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +309,116 @@ HP_TEST(attach_while_the_program_execs)
 		      "each of their captures ends with the exec's or the detach's snapshot");
 }
 
+/* tests/programs/filtered MODE under a seccomp filter, attached with -o
+ * capture (the program and heapprof as nobody when as_nobody: without
+ * CAP_SYS_ADMIN): heapprof's status, its stderr in err, and whether the
+ * program lived on (it answers a line, prints "bye" and exits 0 at the end
+ * of its input). */
+static int attach_filtered(const char *mode, int as_nobody, const char *capture, char *err,
+			   size_t cap, int *unharmed)
+{
+	char prog[4096], errpath[4096], line[64];
+	struct passwd *pw = getpwnam("nobody");
+	int in[2], out[2], r, st = -1, bye = 0;
+	pid_t pid;
+	FILE *f, *o;
+	size_t n;
+
+	*unharmed = 0;
+	err[0] = '\0';
+	snprintf(prog, sizeof prog, "%s/tests/programs/filtered", hp_test_build());
+	snprintf(errpath, sizeof errpath, "%s/filtered.err", hp_test_tmp());
+	if (!pw || pipe(in) || pipe(out))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		if (as_nobody && (setgroups(0, NULL) || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) ||
+				  setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid)))
+			_exit(126);
+		execl(prog, prog, mode, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	o = fdopen(out[0], "r");
+	if (!o || !fgets(line, sizeof line, o) || strcmp(line, "ready\n") != 0)
+		return -1;
+	r = hp_test_sh("%s%s/heapprof attach -q --for 1 -o %s %d 2>%s",
+		       as_nobody ? "setpriv --reuid=nobody --regid=nogroup --clear-groups " : "",
+		       hp_test_build(), capture, (int)pid, errpath);
+	if (write(in[1], "x\n", 2) == 2)
+		sleep_ms(50);
+	close(in[1]);
+	while (fgets(line, sizeof line, o))
+		bye |= strcmp(line, "bye\n") == 0;
+	fclose(o);
+	waitpid(pid, &st, 0);
+	*unharmed = bye && st == 0;
+	f = fopen(errpath, "r");
+	n = f ? fread(err, 1, cap - 1, f) : 0;
+	err[n] = '\0';
+	if (f)
+		fclose(f);
+	return r;
+}
+
+/* A program whose seccomp filter kills, or denies, a call the attach
+ * needs (openat, to load the recorder) is refused in one line that names
+ * seccomp, the call and what the filter does, and lives on; one whose
+ * filter touches only calls the attach never makes is attached. Before,
+ * the first was killed by SIGSYS and the second told "a different
+ * architecture, or too little static TLS". */
+HP_TEST(attach_and_seccomp_filters)
+{
+	char err[4096], cap[4096];
+	int unharmed;
+
+	snprintf(cap, sizeof cap, "%s/filtered.hpf", hp_test_tmp());
+	expect_eq_u64((uint64_t)attach_filtered("kill", 0, cap, err, sizeof err, &unharmed), 1,
+		      "a filter killing openat: attach refuses, status 1");
+	expect_true(unharmed, "and the program lives on");
+	expect_true(strstr(err, "seccomp filter kills it on openat (SECCOMP_RET_KILL_PROCESS)") &&
+			    strchr(err, '\n') == err + strlen(err) - 1,
+		    "one line: its seccomp filter kills it on openat");
+	printf("     %s", err);
+	expect_eq_u64((uint64_t)attach_filtered("eperm", 0, cap, err, sizeof err, &unharmed), 1,
+		      "a filter denying openat: attach refuses, status 1");
+	expect_true(unharmed, "and the program lives on");
+	expect_true(strstr(err, "seccomp filter denies openat (SECCOMP_RET_ERRNO: Operation not "
+				"permitted)") != NULL,
+		    "it names seccomp, openat and EPERM");
+	printf("     %s", err);
+	expect_eq_u64((uint64_t)attach_filtered("args", 0, cap, err, sizeof err, &unharmed), 1,
+		      "a filter killing openat with O_CREAT: attach refuses");
+	expect_true(unharmed && strstr(err, "kills it on openat (SECCOMP_RET_KILL_PROCESS, for some "
+					    "arguments)") != NULL,
+		    "it says: for some arguments");
+	expect_eq_u64((uint64_t)attach_filtered("unrelated", 0, cap, err, sizeof err,
+						&unharmed),
+		      0, "a filter on ptrace, mount and reboot only: attached");
+	expect_true(unharmed, "the program lives on");
+	{
+		struct hp_capture *c = hpq_load(cap);
+		const struct hp_cap_snapshot *s = c ? hp_capture_last(c) : NULL;
+		expect_true(s && s->reason == HP_SNAP_DETACH, "its capture ends with the detach");
+		hpq_free(c);
+	}
+	/* Without CAP_SYS_ADMIN the filter cannot be read: refused too. */
+	snprintf(cap, sizeof cap, "/tmp/hp-filtered-%d.hpf", (int)getpid());
+	expect_eq_u64((uint64_t)attach_filtered("kill", 1, cap, err, sizeof err, &unharmed), 1,
+		      "as nobody, a filter it cannot read: attach refuses, status 1");
+	expect_true(unharmed, "and the program lives on");
+	expect_true(strstr(err, "seccomp filter") && strstr(err, "CAP_SYS_ADMIN") &&
+			    strchr(err, '\n') == err + strlen(err) - 1,
+		    "one line: a seccomp filter it can read only with CAP_SYS_ADMIN");
+	printf("     %s", err);
+	unlink(cap);
+}
+
 /* One line each for what cannot be attached. */
 HP_TEST(attach_refuses_what_it_cannot_do)
 {
@@ -397,5 +509,8 @@ HP_TEST(attach_refuses_what_it_cannot_do)
 
 int main(int argc, char **argv)
 {
+	/* A program the attach killed must fail its test, not end this one
+	 * at what is written to it. */
+	signal(SIGPIPE, SIG_IGN);
 	return hp_test_main(argc, argv);
 }
