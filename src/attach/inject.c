@@ -960,6 +960,29 @@ static void say_action(char *out, size_t cap, int nr, uint32_t action, int depen
 			 maybe);
 }
 
+int hp_inject_read_string(const struct hp_inject_target *t, uint64_t at, char *buf, size_t cap)
+{
+	size_t got = 0;
+
+	/* A page at a time: the string may end just before an unmapped one. */
+	while (got + 1 < cap) {
+		size_t room = cap - 1 - got, to_page = 4096 - (size_t)((at + got) & 4095);
+		size_t n = room < to_page ? room : to_page;
+		struct iovec local = {buf + got, n}, remote = {(void *)(uintptr_t)(at + got), n};
+		ssize_t k = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+
+		if (k <= 0)
+			break;
+		if (memchr(buf + got, '\0', (size_t)k)) {
+			got += (size_t)k;
+			break;
+		}
+		got += (size_t)k;
+	}
+	buf[got] = '\0';
+	return got ? 0 : -EFAULT;
+}
+
 int hp_inject_check_seccomp(struct hp_inject_target *t, const char *doing)
 {
 	pid_t tids[1024];
@@ -1038,6 +1061,13 @@ static int borrow_thread(struct hp_inject_target *t, Dwfl *dwfl, unsigned timeou
 			return say_ptrace_error(t->pid, ESRCH);
 		if (hp_inject_same_image(t) != 1)
 			return thread_gone(t, 0, "before heapprof's call");
+		/* The thread of the last call first: what it left (dlerror's
+		 * message) is per thread. */
+		for (size_t i = 1; t->last_tid && i < n; i++)
+			if (tids[i] == t->last_tid) {
+				tids[i] = tids[0];
+				tids[0] = t->last_tid;
+			}
 		for (size_t i = 0; i < n; i++) {
 			if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) < 0) {
 				if (errno == ESRCH)
@@ -1213,6 +1243,7 @@ static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3]
 		ptrace(PTRACE_CONT, tid, 0, (void *)(uintptr_t)sig);
 	}
 	*ret = r.rax;
+	t->last_tid = tid;
 out:
 	ptrace(PTRACE_SETREGS, tid, 0, &saved);
 	if (have_xstate)

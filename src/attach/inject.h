@@ -40,6 +40,7 @@ struct hp_inject_target {
 	 * a thread seen to run it. */
 	uintptr_t random_at;
 	uint64_t random[2];
+	pid_t last_tid; /* the thread of the last call, tried first: 0 none */
 	char libc_path[4096];
 	uintptr_t libc_bias;
 	uintptr_t dlopen, dlsym, dlerror; /* in the target; 0: not found */
@@ -76,14 +77,20 @@ uintptr_t hp_inject_symbol(const char *path, uintptr_t bias, const char *name);
  * (ptrace) to read its filters. */
 int hp_inject_check_seccomp(struct hp_inject_target *t, const char *doing);
 
+/* The NUL-ended string at address at in pid, into buf[0 .. cap) (cut to
+ * fit). Returns 0 or -errno. */
+int hp_inject_read_string(const struct hp_inject_target *t, uint64_t at, char *buf, size_t cap);
+
 /* Looks again for the recorder in pid's map (after a dlopen): fills
  * recorder_path and recorder_bias and adds its code to the unsafe ranges.
  * Returns 1 when it is loaded, 0 when not, -errno on error. */
 int hp_inject_find_recorder(struct hp_inject_target *t, const char *name);
 
 /* Calls fn(args[0], args[1], args[2]) in the target on a thread at a safe
- * point. data[0..len) is copied onto that thread's stack first, and
- * *data_at says where it went (args may point into it: pass args_data
+ * point (the thread of the previous call first, when it is at one: a
+ * dlerror() after a failed dlopen() reads that thread's message).
+ * data[0..len) is copied onto that thread's stack first, and *data_at
+ * says where it went (args may point into it: pass args_data
  * with the offsets: an argument equal to HP_INJECT_DATA + k becomes
  * *data_at + k). The call's return value goes to *ret. Waits for it as
  * long as it takes; gives up finding a safe thread after timeout_ms.

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -417,6 +418,140 @@ HP_TEST(attach_and_seccomp_filters)
 		    "one line: a seccomp filter it can read only with CAP_SYS_ADMIN");
 	printf("     %s", err);
 	unlink(cap);
+}
+
+/* Whether heapprof's stderr in path is one line that holds each of the
+ * strings of want (NULL-ended). */
+static int one_line_with(const char *path, const char *const *want)
+{
+	char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	int ok;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	ok = n > 0 && strchr(buf, '\n') == buf + n - 1;
+	for (size_t i = 0; want[i]; i++)
+		ok &= strstr(buf, want[i]) != NULL;
+	printf("     %s", buf);
+	return ok;
+}
+
+/* A kernel thread's pid: 2 (kthreadd) where it is one, else the first
+ * /proc shows with PF_KTHREAD; 0 when none is visible. */
+static int kernel_thread(void)
+{
+	for (int pid = 2; pid < 4096; pid++) {
+		char path[64];
+		unsigned long flags = 0;
+		FILE *f;
+		int ok;
+		snprintf(path, sizeof path, "/proc/%d/stat", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		ok = fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %lu", &flags) == 1;
+		fclose(f);
+		if (ok && (flags & 0x00200000ul))
+			return pid;
+	}
+	return 0;
+}
+
+/* Each refusal names its real cause, in one line, and leaves the program
+ * as it was: a kernel thread (was "statically linked"), a zombie (was
+ * "statically linked"), a program out of file descriptors (was "a
+ * different architecture, or too little static TLS"), -o in a directory
+ * the program's user cannot enter (was "Input/output error"), a library
+ * its dlopen refuses (dlerror's own words). */
+HP_TEST(attach_names_the_real_cause)
+{
+	char err[4096], prog[4096], line[64];
+	int kt = kernel_thread();
+
+	snprintf(err, sizeof err, "%s/cause.err", hp_test_tmp());
+	if (expect_true(kt > 0, "a kernel thread is visible in /proc (not in a PID namespace)")) {
+		expect_eq_u64(hp_test_sh("%s/heapprof attach -o %s/k.hpf %d 2>%s", hp_test_build(),
+					 hp_test_tmp(), kt, err),
+			      1, "a kernel thread: status 1");
+		expect_true(one_line_with(err, (const char *const[]){"is a kernel thread", NULL}),
+			    "one line: a kernel thread");
+	}
+	expect_eq_u64(hp_test_sh("sh -c 'sleep 0.1 & exec sleep 3' & sleep 0.6; "
+				 "z=$(pgrep -P $! sleep); %s/heapprof attach -o %s/z.hpf $z 2>%s; "
+				 "r=$?; kill $!; exit $r",
+				 hp_test_build(), hp_test_tmp(), err),
+		      1, "a zombie: status 1");
+	expect_true(one_line_with(err, (const char *const[]){"has exited (a zombie", NULL}),
+		    "one line: it has exited, a zombie");
+
+	/* Out of file descriptors (RLIMIT_NOFILE 32, every one used). */
+	snprintf(prog, sizeof prog, "%s/tests/programs/fdhog", hp_test_build());
+	{
+		int in[2], out[2], st = -1, bye = 0;
+		FILE *o;
+		pid_t pid;
+		if (pipe(in) || pipe(out))
+			return;
+		pid = fork();
+		if (pid == 0) {
+			struct rlimit rl = {32, 32};
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+			for (int fd = 3; fd < 1024; fd++)
+				close(fd);
+			setrlimit(RLIMIT_NOFILE, &rl);
+			execl(prog, prog, (char *)NULL);
+			_exit(127);
+		}
+		close(in[0]);
+		close(out[1]);
+		o = fdopen(out[0], "r");
+		if (expect_true(o && fgets(line, sizeof line, o) && strncmp(line, "ready", 5) == 0,
+				"fdhog uses up its descriptors")) {
+			expect_eq_u64(hp_test_sh("%s/heapprof attach --for 1 -o %s/fd.hpf %d 2>%s",
+						 hp_test_build(), hp_test_tmp(), (int)pid, err),
+				      1, "out of file descriptors: status 1");
+			expect_true(one_line_with(err, (const char *const[]){"out of file descriptors",
+									   "RLIMIT_NOFILE 32", NULL}),
+				    "one line: out of file descriptors, its RLIMIT_NOFILE");
+		}
+		if (write(in[1], "x\n", 2) != 2)
+			bye = -1;
+		close(in[1]);
+		while (o && fgets(line, sizeof line, o))
+			bye |= strcmp(line, "bye\n") == 0;
+		if (o)
+			fclose(o);
+		waitpid(pid, &st, 0);
+		expect_true(bye == 1 && st == 0, "and it lives on, exits 0");
+	}
+
+	/* -o in a directory closed to the program's user (nobody). */
+	expect_eq_u64(hp_test_sh("mkdir -p %s/closed && chmod 700 %s/closed && "
+				 "setpriv --reuid=nobody --regid=nogroup --clear-groups sleep 5 & "
+				 "sleep 0.3; %s/heapprof attach --for 1 -o %s/closed/x.hpf $! 2>%s; "
+				 "r=$?; kill $!; test ! -e %s/closed/x.hpf && exit $r",
+				 hp_test_tmp(), hp_test_tmp(), hp_test_build(), hp_test_tmp(), err,
+				 hp_test_tmp()),
+		      1, "-o where the program's user cannot write: status 1, no file left");
+	expect_true(one_line_with(err, (const char *const[]){"runs as nobody", "cannot write",
+							   "Permission denied", NULL}),
+		    "one line: the user, the path, Permission denied");
+
+	/* A library the process's dlopen refuses: its own words. */
+	expect_eq_u64(hp_test_sh("mkdir -p %s/junk && head -c 4096 /dev/zero > "
+				 "%s/junk/libheapprof.so && sleep 5 & sleep 0.3; "
+				 "HEAPPROF_LIB=%s/junk/libheapprof.so %s/heapprof attach --for 1 -o "
+				 "%s/j.hpf $! 2>%s; r=$?; kill -0 $! && kill $! && exit $r",
+				 hp_test_tmp(), hp_test_tmp(), hp_test_tmp(), hp_test_build(),
+				 hp_test_tmp(), err),
+		      1, "a library its dlopen refuses: status 1, the program alive");
+	expect_true(one_line_with(err, (const char *const[]){"its dlopen says:",
+							   "invalid ELF header", NULL}),
+		    "one line: what its dlopen said");
 }
 
 /* One line each for what cannot be attached. */
