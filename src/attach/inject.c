@@ -922,15 +922,15 @@ static int filters_verdict(pid_t tid, int *nr, uint32_t *action, int *depends)
 			return -E2BIG;
 		if (ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)idx, prog) != count)
 			return -EIO;
-		for (size_t i = 0; hp_seccomp_needed[i] >= 0; i++) {
+		for (size_t i = 0; hp_seccomp_needed[i].name; i++) {
 			uint32_t act;
-			int dep, err = hp_seccomp_worst(prog, (size_t)count, hp_seccomp_needed[i],
+			int dep, err = hp_seccomp_worst(prog, (size_t)count, hp_seccomp_needed[i].nr,
 							&act, &dep);
 			if (err < 0)
 				return err;
 			if (hp_seccomp_more_severe(act, *action) &&
 			    hp_seccomp_more_severe(act, SECCOMP_RET_LOG)) {
-				*nr = hp_seccomp_needed[i];
+				*nr = hp_seccomp_needed[i].nr;
 				*action = act;
 				*depends = dep;
 			}

@@ -16,74 +16,57 @@
 #include <linux/seccomp.h>
 #include <string.h>
 
-const int hp_seccomp_needed[] = {
-	0,   /* read */
-	1,   /* write */
-	2,   /* open */
-	3,   /* close */
-	4,   /* stat */
-	5,   /* fstat */
-	8,   /* lseek */
-	9,   /* mmap */
-	10,  /* mprotect */
-	11,  /* munmap */
-	12,  /* brk */
-	13,  /* rt_sigaction */
-	14,  /* rt_sigprocmask */
-	17,  /* pread64 */
-	18,  /* pwrite64 */
-	20,  /* writev */
-	21,  /* access */
-	24,  /* sched_yield */
-	25,  /* mremap */
-	26,  /* msync */
-	27,  /* mincore */
-	28,  /* madvise */
-	35,  /* nanosleep */
-	39,  /* getpid */
-	72,  /* fcntl */
-	77,  /* ftruncate */
-	89,  /* readlink */
-	97,  /* getrlimit */
-	110, /* getppid */
-	131, /* sigaltstack */
-	157, /* prctl */
-	186, /* gettid */
-	202, /* futex */
-	228, /* clock_gettime */
-	230, /* clock_nanosleep */
-	234, /* tgkill */
-	257, /* openat */
-	262, /* newfstatat */
-	267, /* readlinkat */
-	293, /* pipe2 */
-	302, /* prlimit64 */
-	318, /* getrandom */
-	-1,
-};
-
-static const struct {
-	int nr;
-	const char *name;
-} names[] = {
-	{0, "read"},           {1, "write"},          {2, "open"},          {3, "close"},
-	{4, "stat"},           {5, "fstat"},          {8, "lseek"},         {9, "mmap"},
-	{10, "mprotect"},      {11, "munmap"},        {12, "brk"},          {13, "rt_sigaction"},
-	{14, "rt_sigprocmask"}, {17, "pread64"},      {18, "pwrite64"},     {20, "writev"},
-	{21, "access"},        {24, "sched_yield"},   {25, "mremap"},       {26, "msync"},
-	{27, "mincore"},       {28, "madvise"},       {35, "nanosleep"},    {39, "getpid"},
-	{72, "fcntl"},         {77, "ftruncate"},     {89, "readlink"},     {97, "getrlimit"},
-	{110, "getppid"},      {131, "sigaltstack"},  {157, "prctl"},       {186, "gettid"},
-	{202, "futex"},        {228, "clock_gettime"}, {230, "clock_nanosleep"},
-	{234, "tgkill"},       {257, "openat"},       {262, "newfstatat"},  {267, "readlinkat"},
-	{293, "pipe2"},        {302, "prlimit64"},    {318, "getrandom"},
+const struct hp_seccomp_call hp_seccomp_needed[] = {
+	{0, "read"},
+	{1, "write"},
+	{2, "open"},
+	{3, "close"},
+	{4, "stat"},
+	{5, "fstat"},
+	{8, "lseek"},
+	{9, "mmap"},
+	{10, "mprotect"},
+	{11, "munmap"},
+	{12, "brk"},
+	{13, "rt_sigaction"},
+	{14, "rt_sigprocmask"},
+	{17, "pread64"},
+	{18, "pwrite64"},
+	{20, "writev"},
+	{21, "access"},
+	{24, "sched_yield"},
+	{25, "mremap"},
+	{26, "msync"},
+	{27, "mincore"},
+	{28, "madvise"},
+	{35, "nanosleep"},
+	{39, "getpid"},
+	{72, "fcntl"},
+	{77, "ftruncate"},
+	{89, "readlink"},
+	{97, "getrlimit"},
+	{110, "getppid"},
+	{131, "sigaltstack"},
+	{157, "prctl"},
+	{186, "gettid"},
+	{202, "futex"},
+	{228, "clock_gettime"},
+	{230, "clock_nanosleep"},
+	{234, "tgkill"},
+	{257, "openat"},
+	{262, "newfstatat"},
+	{267, "readlinkat"},
+	{293, "pipe2"},
+	{302, "prlimit64"},
+	{318, "getrandom"},
+	{-1, NULL},
 };
 
 const char *hp_seccomp_name(int nr)
 {
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-		if (names[i].nr == nr)
-			return names[i].name;
+	for (size_t i = 0; hp_seccomp_needed[i].name; i++)
+		if (hp_seccomp_needed[i].nr == nr)
+			return hp_seccomp_needed[i].name;
 	return "?";
 }
 
@@ -132,8 +115,18 @@ static struct val alu(uint16_t op, struct val a, struct val b)
 	case BPF_ADD: r.v = a.v + b.v; break;
 	case BPF_SUB: r.v = a.v - b.v; break;
 	case BPF_MUL: r.v = a.v * b.v; break;
-	case BPF_DIV: if (b.v) r.v = a.v / b.v; else r.known = 0; break;
-	case BPF_MOD: if (b.v) r.v = a.v % b.v; else r.known = 0; break;
+	case BPF_DIV:
+		if (b.v)
+			r.v = a.v / b.v;
+		else
+			r.known = 0;
+		break;
+	case BPF_MOD:
+		if (b.v)
+			r.v = a.v % b.v;
+		else
+			r.known = 0;
+		break;
 	case BPF_OR: r.v = a.v | b.v; break;
 	case BPF_AND: r.v = a.v & b.v; break;
 	case BPF_XOR: r.v = a.v ^ b.v; break;
@@ -163,11 +156,10 @@ static int valid(const struct sock_filter *prog, size_t n, size_t pc)
 			return 1;
 		return code == (BPF_LDX | BPF_MEM) && f->k < BPF_MEMWORDS;
 	case BPF_ST:
-	case BPF_STX:
-		return f->k < BPF_MEMWORDS;
+	case BPF_STX: return f->k < BPF_MEMWORDS;
 	case BPF_ALU:
-		if ((BPF_OP(code) == BPF_DIV || BPF_OP(code) == BPF_MOD) && BPF_SRC(code) == BPF_K &&
-		    f->k == 0)
+		if ((BPF_OP(code) == BPF_DIV || BPF_OP(code) == BPF_MOD) &&
+		    BPF_SRC(code) == BPF_K && f->k == 0)
 			return 0;
 		return BPF_OP(code) <= BPF_XOR;
 	case BPF_JMP:
@@ -177,10 +169,8 @@ static int valid(const struct sock_filter *prog, size_t n, size_t pc)
 		    BPF_OP(code) != BPF_JSET)
 			return 0;
 		return (size_t)f->jt < n - pc - 1 && (size_t)f->jf < n - pc - 1;
-	case BPF_RET:
-		return BPF_RVAL(code) == BPF_K || BPF_RVAL(code) == BPF_A;
-	case BPF_MISC:
-		return BPF_MISCOP(code) == BPF_TAX || BPF_MISCOP(code) == BPF_TXA;
+	case BPF_RET: return BPF_RVAL(code) == BPF_K || BPF_RVAL(code) == BPF_A;
+	case BPF_MISC: return BPF_MISCOP(code) == BPF_TAX || BPF_MISCOP(code) == BPF_TXA;
 	}
 	return 0;
 }
@@ -276,7 +266,8 @@ int hp_seccomp_worst(const struct sock_filter *prog, size_t n, int nr, uint32_t 
 				continue;
 			}
 			case BPF_RET: {
-				struct val r = BPF_RVAL(f->code) == BPF_A ? s.a : (struct val){f->k, 1};
+				struct val r =
+					BPF_RVAL(f->code) == BPF_A ? s.a : (struct val){f->k, 1};
 				uint32_t act = r.known ? r.v : SECCOMP_RET_KILL_PROCESS;
 				if (!r.known)
 					*depends = 1;

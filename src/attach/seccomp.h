@@ -23,11 +23,15 @@
 /* The calls the attach makes the process make, on its borrowed thread
  * (dlopen: opening, reading and mapping libheapprof.so and its libraries)
  * and on every thread afterwards (the recorder: its tables, its capture,
- * its unwinder, its timers), and at the detach (the GOT entries put back),
- * x86-64 numbers, ended by -1. */
-extern const int hp_seccomp_needed[];
+ * its unwinder, its timers), and at the detach (the GOT entries put back):
+ * x86-64 numbers and names, ended by {-1, NULL}. */
+struct hp_seccomp_call {
+	int nr;
+	const char *name;
+};
+extern const struct hp_seccomp_call hp_seccomp_needed[];
 
-/* The name of x86-64 system call nr ("openat"), or "?". */
+/* The name of system call nr among hp_seccomp_needed ("openat"), or "?". */
 const char *hp_seccomp_name(int nr);
 
 /* The most severe action (SECCOMP_RET_*, with its data: the errno of

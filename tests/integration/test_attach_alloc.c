@@ -122,10 +122,10 @@ static uint64_t site_allocs(const struct hp_capture *cap, const char *site)
 }
 
 static const char *const sites[] = {
-	"mix_calloc",    "mix_realloc",   "mix_reallocarray", "mix_posix_memalign",
-	"mix_aligned_alloc", "mix_memalign", "mix_valloc", "mix_pvalloc",
-	"mix_new",       "mix_new_array", "mix_new_sized",  "mix_new_aligned",
-	"mix_strdup",    "mix_string",
+	"mix_calloc",        "mix_realloc",   "mix_reallocarray", "mix_posix_memalign",
+	"mix_aligned_alloc", "mix_memalign",  "mix_valloc",       "mix_pvalloc",
+	"mix_new",           "mix_new_array", "mix_new_sized",    "mix_new_aligned",
+	"mix_strdup",        "mix_string",
 };
 #define NSITES (sizeof sites / sizeof *sites)
 
@@ -228,7 +228,10 @@ static void under(const char *preload)
 	}
 }
 
-HP_TEST(attach_under_glibc_malloc) { under(NULL); }
+HP_TEST(attach_under_glibc_malloc)
+{
+	under(NULL);
+}
 
 HP_TEST(attach_under_jemalloc)
 {
@@ -281,8 +284,7 @@ HP_TEST(attach_redis_under_load)
 
 	if (!hp_test_need("redis-server", "redis-server") ||
 	    !hp_test_need("redis-benchmark", "redis-tools") ||
-	    !hp_test_need("redis-cli", "redis-tools") ||
-	    !expect_true(port > 0, "a free port"))
+	    !hp_test_need("redis-cli", "redis-tools") || !expect_true(port > 0, "a free port"))
 		return;
 	snprintf(port_s, sizeof port_s, "%d", port);
 	snprintf(dir, sizeof dir, "%s", hp_test_tmp());

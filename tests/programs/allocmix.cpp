@@ -59,7 +59,7 @@ static pthread_mutex_t wrong_lock = PTHREAD_MUTEX_INITIALIZER;
  * free cannot take, attached or not). */
 enum { F_REALLOCARRAY, F_POSIX_MEMALIGN, F_ALIGNED_ALLOC, F_MEMALIGN, F_VALLOC, F_PVALLOC, NF };
 static const char *const fnames[NF] = {"reallocarray", "posix_memalign", "aligned_alloc",
-					"memalign",     "valloc",         "pvalloc"};
+				       "memalign",     "valloc",         "pvalloc"};
 static int uses[NF];
 
 static malloc_fn got_malloc(void)
@@ -222,15 +222,15 @@ NOINLINE void mix_posix_memalign(struct worker *w, struct block *b)
 	fill("mix_posix_memalign", b, p, n, 64, 0x64);
 }
 
-#define ALIGNED(site, call, align, c)                   \
+#define ALIGNED(site, call, align, c)                         \
 	NOINLINE void site(struct worker *w, struct block *b) \
-	{                                               \
-		size_t n = size_of(w);                  \
-		if (b->p) {                             \
-			check(#site, b, b->size);       \
-			free(b->p);                     \
-		}                                       \
-		fill(#site, b, call, n, align, c);      \
+	{                                                     \
+		size_t n = size_of(w);                        \
+		if (b->p) {                                   \
+			check(#site, b, b->size);             \
+			free(b->p);                           \
+		}                                             \
+		fill(#site, b, call, n, align, c);            \
 	}
 
 ALIGNED(mix_aligned_alloc, aligned_alloc(128, (n + 127) / 128 * 128), 128, 0xa1)

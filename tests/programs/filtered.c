@@ -65,7 +65,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "kill") == 0)
 		prog = (struct sock_fprog){sizeof kill_openat / sizeof *kill_openat, kill_openat};
 	else if (strcmp(argv[1], "eperm") == 0)
-		prog = (struct sock_fprog){sizeof eperm_openat / sizeof *eperm_openat, eperm_openat};
+		prog = (struct sock_fprog){sizeof eperm_openat / sizeof *eperm_openat,
+					   eperm_openat};
 	else if (strcmp(argv[1], "unrelated") == 0)
 		prog = (struct sock_fprog){sizeof unrelated / sizeof *unrelated, unrelated};
 	else
