@@ -304,6 +304,12 @@ $(BUILD)/tests/%: tests/%.c $(HARNESS_OBJ) $(CORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(HARNESS_OBJ) $(CORE) -lelf -ldw -liberty -lzstd -lz -lm -lstdc++
 
+# The seccomp filter runner of attach (src/attach/seccomp.c), alone.
+$(BUILD)/tests/unit/test_seccomp: tests/unit/test_seccomp.c $(call obj,host,src/attach/seccomp.c) $(HARNESS_OBJ) $(CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(call obj,host,src/attach/seccomp.c) $(HARNESS_OBJ) $(CORE) \
+		-lelf -ldw -liberty -lzstd -lz -lm -lstdc++
+
 # The recorder's unit tests: its core through the os.c seam, and the
 # analyzer's reader (in CORE) to read back what the writer wrote.
 $(BUILD)/tests/unit/test_rec_%: tests/unit/test_rec_%.c tests/unit/rec_seam.h $(HARNESS_OBJ) $(RECTEST) $(CORE)

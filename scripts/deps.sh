@@ -22,9 +22,13 @@ build_pkgs="gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev libiberty
 # gcore (heapprof core on a running program, and on any machine whose
 # core_pattern pipes cores away), libc6-dbg for glibc's main_arena and mp_
 # symbols (the tests check that the signature heuristic finds the same
-# main_arena as the symbol).
+# main_arena as the symbol); jemalloc, tcmalloc (minimal and full) and
+# mimalloc, and Debian's redis-server (linked with libjemalloc) with
+# redis-tools' redis-benchmark and redis-cli, for heapprof attach on
+# programs whose allocator is not glibc's.
 fuzz_pkgs="clang libclang-rt-14-dev"
-test_pkgs="binutils coreutils time python3 python3-prometheus-client curl golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind rustc gdb libc6-dbg"
+attach_pkgs="libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4 libmimalloc2.0 redis-server redis-tools"
+test_pkgs="binutils coreutils time python3 python3-prometheus-client curl golang-go google-perftools chromium groff-base zsh $fuzz_pkgs valgrind rustc gdb libc6-dbg $attach_pkgs"
 bench_pkgs="heaptrack sqlite3 python3"
 
 case "${1:-test}" in

@@ -10,14 +10,18 @@
  * heapprof_detach: the final snapshot, the entries put back. The library
  * stays loaded (unused), so that the next attach finds it.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,12 +40,16 @@ static const char attach_usage[] =
 	"\n"
 	"Records the running process PID from now on, without restarting it: loads\n"
 	"the recorder into it and routes its allocation calls there, until Ctrl-C,\n"
-	"--for SECONDS, `heapprof detach PID`, or the process's exit; then writes\n"
-	"the capture's last snapshot and puts the calls back as they were.\n"
+	"--for SECONDS, `heapprof detach PID`, or the process's exit or exec; then\n"
+	"writes the capture's last snapshot and puts the calls back as they were.\n"
 	"Allocations made before the attach are not in the capture, and their frees\n"
 	"are ignored: \"in use\" is what was allocated since the attach and is still\n"
 	"live. Needs ptrace permission on PID (same user and kernel.yama.ptrace_scope\n"
-	"0, or root) and a dynamically linked program with glibc 2.34 or later.\n"
+	"0, or root) and a dynamically linked program with glibc 2.34 or later; the\n"
+	"program's allocator may be glibc's, jemalloc, tcmalloc or mimalloc. Refused,\n"
+	"in one line and with nothing done to the program: a seccomp filter that would\n"
+	"kill it or deny a call the recorder needs (or that only root can read), a\n"
+	"process out of file descriptors, an -o its user cannot write.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output FILE        the capture (default heapprof.PID.attach.hpf)\n"
@@ -102,6 +110,115 @@ static int process_owner(pid_t pid, uid_t *uid, gid_t *gid)
 	}
 	fclose(f);
 	return found == 3 ? 0 : -EINVAL;
+}
+
+/* The file descriptors the recorder needs free in the process: one for
+ * each library dlopen opens (one at a time), its capture, and one for the
+ * files it reads at its start (/proc/self/maps). */
+#define FDS_NEEDED 4
+
+/* How many descriptors pid has open, and its RLIMIT_NOFILE soft limit
+ * (-1: unlimited). Returns 0 or -errno. */
+static int fds_in_use(pid_t pid, long *open_n, long *limit)
+{
+	char path[64], line[256], soft[32];
+	struct dirent *d;
+	FILE *f;
+	DIR *dir;
+
+	*limit = -1;
+	snprintf(path, sizeof path, "/proc/%d/limits", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Max open files %31s", soft) == 1)
+			*limit = strcmp(soft, "unlimited") == 0 ? -1 : atol(soft);
+	fclose(f);
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	*open_n = 0;
+	while ((d = readdir(dir)))
+		*open_n += d->d_name[0] != '.';
+	closedir(dir);
+	return 0;
+}
+
+/* What file access in pid uses: its filesystem user and group ids and its
+ * supplementary groups (/proc/PID/status). */
+struct creds {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[256];
+	size_t ngroups;
+};
+
+static int process_creds(pid_t pid, struct creds *c)
+{
+	char path[64], line[4096];
+	unsigned long u[4];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	c->ngroups = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (sscanf(line, "Uid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
+			c->uid = (uid_t)u[3];
+			found |= 1;
+		} else if (sscanf(line, "Gid: %lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
+			c->gid = (gid_t)u[3];
+			found |= 2;
+		} else if (strncmp(line, "Groups:", 7) == 0) {
+			char *p = line + 7, *end;
+			for (;;) {
+				unsigned long g = strtoul(p, &end, 10);
+				if (end == p || c->ngroups == sizeof c->groups / sizeof *c->groups)
+					break;
+				c->groups[c->ngroups++] = (gid_t)g;
+				p = end;
+			}
+		}
+	}
+	fclose(f);
+	return found == 3 ? 0 : -EINVAL;
+}
+
+/* Whether pid, as its own user and groups and from its own root (mount
+ * namespace, chroot), can open path for writing, as its recorder will:
+ * 0, or the errno its open gets. Tried in a child that takes on pid's
+ * credentials when heapprof is root. Can it not be told, 0. */
+static int process_can_write(pid_t pid, const char *path, const struct creds *c)
+{
+	char root[64];
+	int dirfd, st;
+	pid_t child;
+
+	snprintf(root, sizeof root, "/proc/%d/root", (int)pid);
+	dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return 0;
+	child = fork();
+	if (child == 0) {
+		int fd;
+		if (geteuid() == 0 &&
+		    (setgroups(c->ngroups, c->groups) != 0 ||
+		     setresgid(c->gid, c->gid, c->gid) != 0 || setresuid(c->uid, c->uid, c->uid) != 0))
+			_exit(255);
+		fd = openat(dirfd, path[0] == '/' ? path + 1 : path,
+			    O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		_exit(fd < 0 ? errno & 0xff : 0);
+	}
+	close(dirfd);
+	if (child < 0 || waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) == 255)
+		return 0;
+	return WEXITSTATUS(st);
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -177,12 +294,30 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 				   SAFE_POINT_TIMEOUT_MS) < 0)
 			return 0;
 		if (!handle) {
-			hp_say_error("process %d could not load %s (its dlopen failed: a "
-				     "different architecture, or too little static TLS left)",
-				     (int)t->pid, lib);
+			/* Its dlerror() says why, on the thread that called dlopen. */
+			uint64_t none[3] = {0, 0, 0}, msg = 0;
+			char why[512] = "";
+			if (t->dlerror &&
+			    hp_inject_call(t, t->dlerror, none, NULL, 0, &msg,
+					   SAFE_POINT_TIMEOUT_MS) == 0 &&
+			    msg)
+				hp_inject_read_string(t, msg, why, sizeof why);
+			if (why[0])
+				hp_say_error("process %d could not load %s: its dlopen says: %s",
+					     (int)t->pid, lib, why);
+			else
+				hp_say_error("process %d could not load %s (its dlopen failed and "
+					     "said nothing more)",
+					     (int)t->pid, lib);
 			return 0;
 		}
 		found = hp_inject_find_recorder(t, RECORDER_NAME);
+		if (found <= 0 && hp_inject_same_image(t) == 0) {
+			hp_say_error("process %d replaced its program (exec) after heapprof loaded %s: "
+				     "the new program is left untouched",
+				     (int)t->pid, lib);
+			return 0;
+		}
 		if (found <= 0) {
 			hp_say_error("process %d: %s loaded but not in its map", (int)t->pid, lib);
 			return 0;
@@ -197,8 +332,11 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 }
 
 /* Calls the recorder's heapprof_detach in pid. Returns 0 or -errno after
- * saying why (-ENODEV, not attached, silently when quiet_unattached). */
-static int detach(pid_t pid, const char *lib, int quiet_unattached)
+ * saying why (-ENODEV, not attached, silently when quiet_unattached;
+ * -ESTALE, silently, when attached (not NULL) is the image attached to and
+ * pid runs another one: it exec'd, which ended the recording). */
+static int detach(pid_t pid, const char *lib, int quiet_unattached,
+		  const struct hp_inject_target *attached)
 {
 	struct hp_inject_target t;
 	uint64_t args[3] = {0, 0, 0}, ret = 0;
@@ -207,6 +345,13 @@ static int detach(pid_t pid, const char *lib, int quiet_unattached)
 
 	if (err < 0)
 		return err;
+	if (attached && (t.random_at != attached->random_at ||
+			 t.random[0] != attached->random[0] || t.random[1] != attached->random[1]))
+		return -ESTALE;
+	/* A filter installed since the attach: the recorder stays, the
+	 * program is not killed by the detach's calls. */
+	if (hp_inject_check_seccomp(&t, "detaching") < 0)
+		return -EPERM;
 	fn = recorder_function(&t, lib, 0, "heapprof_detach");
 	if (!fn)
 		return -ENOENT;
@@ -259,7 +404,7 @@ int hp_cmd_attach(int argc, char **argv)
 	size_t len = 0;
 	uintptr_t fn;
 	pid_t pid;
-	int err, fd, quiet;
+	int err, fd, quiet, exec;
 	struct timespec start;
 
 	if (hp_cli_parse("attach", attach_usage, uses, sizeof uses / sizeof *uses, 0, argc, argv,
@@ -280,6 +425,22 @@ int hp_cmd_attach(int argc, char **argv)
 	}
 	if (hp_inject_open(&t, pid) < 0)
 		return HP_EXIT_FAILURE;
+	/* Before anything is created or loaded: a filter that kills or
+	 * denies a call the recorder needs refuses the attach, and so does
+	 * a process out of file descriptors. */
+	if (hp_inject_check_seccomp(&t, "loading the recorder") < 0)
+		return HP_EXIT_FAILURE;
+	{
+		long used = 0, limit = -1;
+		if (fds_in_use(pid, &used, &limit) == 0 && limit >= 0 &&
+		    used + FDS_NEEDED > limit) {
+			hp_say_error("attach: process %d is out of file descriptors (%ld open, its "
+				     "RLIMIT_NOFILE %ld): the recorder needs %d free (its libraries, "
+				     "its capture); refused, nothing was done to it",
+				     (int)pid, used, limit, FDS_NEEDED);
+			return HP_EXIT_FAILURE;
+		}
+	}
 
 	/* The capture: created here, empty, so that a file that cannot be
 	 * written stops us before anything is loaded; the recorder, running
@@ -312,6 +473,26 @@ int hp_cmd_attach(int argc, char **argv)
 	if (!realpath(name, out)) {
 		hp_say_error("attach: %s: %s", name, strerror(errno));
 		return HP_EXIT_FAILURE;
+	}
+	/* The recorder opens it as the process, from the process's root:
+	 * a directory closed to its user (or a path its mount namespace
+	 * does not have) is said here, not found out by the recorder. */
+	{
+		struct creds c;
+		int e = process_creds(pid, &c) == 0 ? process_can_write(pid, out, &c) : 0;
+		if (e) {
+			struct passwd *pw = getpwuid(c.uid);
+			hp_say_error("attach: process %d runs as %s (uid %u), who cannot write %s "
+				     "(%s%s): give -o a path that user can write",
+				     (int)pid, pw ? pw->pw_name : "?", (unsigned)c.uid, out,
+				     strerror(e),
+				     e == EACCES ? ": a directory on the way is closed to that user"
+				     : e == ENOENT ? ": the process runs in another root or mount "
+						     "namespace"
+						   : "");
+			unlink(out);
+			return HP_EXIT_FAILURE;
+		}
 	}
 
 	len = add_var(block, len, sizeof block, "HEAPPROF_OUTPUT", out);
@@ -378,22 +559,32 @@ int hp_cmd_attach(int argc, char **argv)
 			a.given[HP_OPT_FOR] ? "detaching after --for" : "Ctrl-C detaches");
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!stop_requested && alive(pid) &&
+	while (!stop_requested && alive(pid) && hp_inject_same_image(&t) == 1 &&
 	       (!a.given[HP_OPT_FOR] || elapsed_s(&start) < (double)a.number[HP_OPT_FOR])) {
 		struct timespec ts = {0, 50 * 1000000L};
 		nanosleep(&ts, NULL);
 	}
 	/* Ctrl-C again (or a signal to the whole process group, as timeout
 	 * sends) must not stop us before the detach: the handler stays. */
-	if (alive(pid)) {
-		err = detach(pid, lib, 1);
+	exec = alive(pid) && hp_inject_same_image(&t) == 0;
+	if (!exec && alive(pid)) {
+		err = detach(pid, lib, 1, &t);
+		exec = err == -ESTALE;
 		if (err == -ENODEV && !quiet)
 			fprintf(stderr, "heapprof: process %d was detached meanwhile (heapprof "
 					"detach)\n",
 				(int)pid);
-		else if (err < 0)
+		else if (err < 0 && !exec)
 			return HP_EXIT_FAILURE;
-	} else if (!quiet) {
+	}
+	if (exec) {
+		/* The recorder wrote the exec's snapshot and closed the
+		 * capture; the new program runs without it. */
+		if (!quiet)
+			fprintf(stderr, "heapprof: process %d replaced its program (exec); its capture "
+					"ends with the exec\n",
+				(int)pid);
+	} else if (!alive(pid) && !quiet) {
 		fprintf(stderr, "heapprof: process %d exited; its capture ends with its exit\n",
 			(int)pid);
 	}
@@ -432,7 +623,7 @@ int hp_cmd_detach(int argc, char **argv)
 	if (parse_pid("detach", argv[a.operand], &pid) < 0)
 		return HP_EXIT_USAGE;
 	hp_cli_find_recorder(lib, sizeof lib);
-	if (detach(pid, lib, 0) < 0)
+	if (detach(pid, lib, 0, NULL) < 0)
 		return HP_EXIT_FAILURE;
 	fprintf(stderr, "heapprof: detached from process %d; its capture is complete\n", (int)pid);
 	return HP_EXIT_OK;

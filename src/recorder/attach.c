@@ -43,10 +43,49 @@ static const char *const names[] = {
 	"mmap", "mmap64", "munmap", "mremap", "brk", "sbrk",
 };
 #define NMMAP_NAMES 6
-#define NPATCHES (sizeof names / sizeof *names + 1)
 
-static struct hp_got_patch patches[NPATCHES];
+/* The allocators' own names for the standard functions, which a program
+ * may call directly (tcmalloc's tc_*, jemalloc's je_* in a prefixed
+ * build, mimalloc's mi_*): an import of one is routed to the recorder's
+ * standard function when it is bound to the very function that standard
+ * name reaches (tcmalloc's malloc is an alias of tc_malloc); otherwise
+ * it is left alone. */
+static const struct {
+	const char *alias, *name;
+} aliases[] = {
+	{"tc_malloc", "malloc"}, {"tc_free", "free"}, {"tc_calloc", "calloc"},
+	{"tc_realloc", "realloc"}, {"tc_memalign", "memalign"},
+	{"tc_posix_memalign", "posix_memalign"}, {"tc_valloc", "valloc"},
+	{"tc_pvalloc", "pvalloc"}, {"tc_new", "_Znwm"}, {"tc_newarray", "_Znam"},
+	{"tc_new_nothrow", "_ZnwmRKSt9nothrow_t"}, {"tc_newarray_nothrow", "_ZnamRKSt9nothrow_t"},
+	{"tc_delete", "_ZdlPv"}, {"tc_deletearray", "_ZdaPv"},
+	{"tc_delete_nothrow", "_ZdlPvRKSt9nothrow_t"},
+	{"tc_deletearray_nothrow", "_ZdaPvRKSt9nothrow_t"}, {"tc_delete_sized", "_ZdlPvm"},
+	{"tc_deletearray_sized", "_ZdaPvm"}, {"je_malloc", "malloc"}, {"je_free", "free"},
+	{"je_calloc", "calloc"}, {"je_realloc", "realloc"}, {"je_memalign", "memalign"},
+	{"je_posix_memalign", "posix_memalign"}, {"je_aligned_alloc", "aligned_alloc"},
+	{"je_valloc", "valloc"}, {"mi_malloc", "malloc"}, {"mi_free", "free"},
+	{"mi_calloc", "calloc"}, {"mi_realloc", "realloc"}, {"mi_reallocarray", "reallocarray"},
+	{"mi_posix_memalign", "posix_memalign"}, {"mi_aligned_alloc", "aligned_alloc"},
+	{"mi_memalign", "memalign"}, {"mi_valloc", "valloc"}, {"mi_pvalloc", "pvalloc"},
+};
+#define NNAMES (sizeof names / sizeof *names)
+#define NALIASES (sizeof aliases / sizeof *aliases)
+#define NPATCHES (NNAMES + NALIASES + 1)
+
+/* patches[0 .. npatches): names[], then the aliases, then dlopen; written
+ * by find_own and drop_mmap in the first heapprof_attach, read-only after. */
+static struct hp_got_route patches[NPATCHES];
 static size_t npatches;
+/* GOT entries left alone by the last patch_all: bound to another function
+ * than the one the recorder forwards to (another allocator, a library
+ * with a malloc of its own). For a debugger: nothing reads it. */
+static size_t skipped_entries;
+
+/* 1 from the first heapprof_attach on: the library was loaded by dlopen
+ * (not preloaded), and the program's calls reach it only through the GOT
+ * entries it rewrites. Written once, before anything reads it. */
+static int loaded_by_attach;
 
 struct order {
 	int index, self, libc;
@@ -87,9 +126,33 @@ int hp_attach_starting(void)
 	return __atomic_load_n(&phase, __ATOMIC_RELAXED) == 1;
 }
 
+/* Whether address a lies in this library. */
+static int own(const void *a)
+{
+	const char *at = a ? hp_os_object_of(a) : NULL;
+	const char *me = hp_os_object_of((const void *)own);
+
+	return at && me && strcmp(at, me) == 0;
+}
+
+void *hp_attach_next(const char *name)
+{
+	void *fn;
+
+	if (!__atomic_load_n(&loaded_by_attach, __ATOMIC_ACQUIRE))
+		return hp_os_dlsym_next(name);
+	/* Loaded with RTLD_LOCAL, the recorder is in no scope but its own,
+	 * after the global one: the default lookup finds the definition the
+	 * program's objects are bound to, the program's allocator. It never
+	 * finds the recorder's own, unless the program has none at all. */
+	fn = hp_os_dlsym_default(name);
+	return own(fn) ? NULL : fn;
+}
+
 static int patch_all(void)
 {
-	int r = hp_got_patch_all((uintptr_t)hp_attach_preloaded, patches, npatches, &log_);
+	int r = hp_got_patch_all((uintptr_t)hp_attach_preloaded, patches, npatches, &log_,
+				 &skipped_entries);
 
 	if (r == -ENOMEM)
 		hp_log("attach: no memory for the GOT log; some calls are not recorded");
@@ -110,11 +173,41 @@ static void *attach_dlopen(const char *file, int flags)
 	return h;
 }
 
-/* The recorder's own definitions of names[], looked up in the library
- * itself: taking their addresses in C would reach libc's, the first
- * definitions in the lookup order. */
+/* The program's allocator library: the object that defines the malloc the
+ * program calls, when it is not libc (jemalloc, tcmalloc, mimalloc); NULL
+ * for glibc's. */
+static const char *allocator_library(void)
+{
+	void *m = hp_attach_next("malloc");
+	const char *path = m ? hp_os_object_of(m) : NULL, *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : path;
+	return base && strcmp(base, "libc.so.6") != 0 ? path : NULL;
+}
+
+/* Whether fn is defined by the allocator library lib, whose calls to its
+ * own functions through its GOT (tcmalloc's valloc calls its memalign so)
+ * are part of the call the program made, recorded once already: routing
+ * them would record one allocation twice. glibc's allocator makes no such
+ * calls (it calls its internal names), and the calls of libc's other
+ * functions (strdup, fopen) and of libstdc++ (std::string's operator new)
+ * are the program's: their entries are routed. */
+static int in_allocator(const char *lib, const void *fn)
+{
+	const char *path = lib ? hp_os_object_of(fn) : NULL;
+
+	return path && strcmp(path, lib) == 0;
+}
+
+/* patches[]: for each name the recorder defines, its own definition
+ * (looked up in the library itself: taking its address in C would reach
+ * the program's, the first definition in the lookup order), and the
+ * function it forwards to (hp_attach_next: the program's), which the
+ * GOT entries it rewrites must be bound to; a name nothing in the program
+ * defines is not patched. Then the allocators' aliases, and dlopen. */
 static int find_own(void)
 {
+	const char *lib = allocator_library();
 	Dl_info self;
 	void *h;
 
@@ -125,15 +218,26 @@ static int find_own(void)
 	h = dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
 		return -ENOENT;
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-		void *fn = dlsym(h, names[i]);
-		if (fn)
-			patches[npatches++] = (struct hp_got_patch){names[i], fn};
+	for (size_t i = 0; i < NNAMES; i++) {
+		void *fn = dlsym(h, names[i]), *next = hp_attach_next(names[i]);
+		if (fn && next)
+			patches[npatches++] =
+				(struct hp_got_route){names[i], fn, next, next,
+						      in_allocator(lib, next)};
+	}
+	for (size_t i = 0; i < NALIASES; i++) {
+		void *fn = dlsym(h, aliases[i].name), *next = hp_attach_next(aliases[i].name);
+		void *def = hp_os_dlsym_default(aliases[i].alias);
+		if (fn && next && def && !own(def))
+			patches[npatches++] = (struct hp_got_route){
+				aliases[i].alias, fn, next, def, in_allocator(lib, next)};
 	}
 	dlclose(h);
-	next_dlopen = (void *(*)(const char *, int))hp_os_dlsym_next("dlopen");
+	next_dlopen = (void *(*)(const char *, int))hp_attach_next("dlopen");
 	if (next_dlopen)
-		patches[npatches++] = (struct hp_got_patch){"dlopen", (void *)attach_dlopen};
+		patches[npatches++] = (struct hp_got_route){"dlopen", (void *)attach_dlopen,
+							    (void *)next_dlopen,
+							    (void *)next_dlopen, 0};
 	return npatches ? 0 : -ENOENT;
 }
 
@@ -147,8 +251,7 @@ static void drop_mmap(void)
 		return;
 	for (size_t i = 0; i < npatches; i++) {
 		int is_mmap = 0;
-		for (size_t k = sizeof names / sizeof *names - NMMAP_NAMES;
-		     k < sizeof names / sizeof *names; k++)
+		for (size_t k = NNAMES - NMMAP_NAMES; k < NNAMES; k++)
 			is_mmap |= strcmp(patches[i].name, names[k]) == 0;
 		if (!is_mmap)
 			patches[kept++] = patches[i];
@@ -191,6 +294,7 @@ __attribute__((visibility("default"))) int heapprof_attach(const char *block)
 		hp_self.forwarding--;
 		return err;
 	}
+	__atomic_store_n(&loaded_by_attach, 1, __ATOMIC_RELEASE);
 	err = find_own();
 	if (!err) {
 		hp_config_set_source(block);

@@ -21,6 +21,15 @@
  * loader's lock (dl_iterate_phdr); no allocation; not async-signal-safe. */
 int hp_attach_preloaded(void);
 
+/* The definition of name that the recorder's interposed function of that
+ * name forwards to. Loaded by heapprof attach: the one the program's own
+ * lookup finds, which its GOT entries are bound to (the program's
+ * allocator, be it glibc's, or jemalloc, tcmalloc or mimalloc preloaded
+ * or linked in); NULL when only the recorder defines it. Preloaded: the
+ * next definition after the recorder (dlsym(RTLD_NEXT)). Calls dlsym and
+ * dladdr (the loader's lock; dlsym may allocate); not async-signal-safe. */
+void *hp_attach_next(const char *name);
+
 /* Whether the recorder being started is started by heapprof_attach (read
  * by hp_recorder_start). No lock, async-signal-safe. */
 int hp_attach_starting(void);

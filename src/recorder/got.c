@@ -19,11 +19,13 @@
 
 struct search {
 	uintptr_t in;
-	const struct hp_got_patch *patches;
+	const struct hp_got_patch *patches; /* hp_got_patch's; else routes */
+	const struct hp_got_route *routes;
 	size_t n;
 	int found, rewritten;
 	struct hp_got_log *log; /* patch_all: every object but in's, logged */
 	int full;
+	size_t skipped; /* entries bound to another function than expect */
 };
 
 static int contains(const struct dl_phdr_info *info, uintptr_t addr)
@@ -77,37 +79,63 @@ static int grow(struct hp_got_log *log)
 	return 0;
 }
 
+/* What the GOT entry holding old, for symbol sym of the object info, is
+ * bound to: old itself when it lies outside the object or is the object's
+ * own definition of sym; otherwise (a PLT stub of a lazy binding) what
+ * the loader will bind it to, unbound. */
+static void *bound_to(const struct dl_phdr_info *info, const ElfW(Sym) *sym, void *old,
+		      void *unbound)
+{
+	if (!contains(info, (uintptr_t)old))
+		return old;
+	if (sym->st_shndx != SHN_UNDEF && (uintptr_t)old == info->dlpi_addr + sym->st_value)
+		return old;
+	return unbound;
+}
+
 static void patch_relocs(struct search *s, const struct dl_phdr_info *info, const ElfW(Rela) *r,
 			 size_t bytes, const ElfW(Sym) *symtab, const char *strtab)
 {
 	for (size_t i = 0; i < bytes / sizeof *r; i++) {
 		unsigned type = ELF64_R_TYPE(r[i].r_info);
+		const ElfW(Sym) *sym;
 		const char *name;
 
 		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 			continue;
-		name = strtab + symtab[ELF64_R_SYM(r[i].r_info)].st_name;
+		sym = &symtab[ELF64_R_SYM(r[i].r_info)];
+		name = strtab + sym->st_name;
 		for (size_t k = 0; k < s->n; k++) {
+			const struct hp_got_route *p =
+				s->routes ? &s->routes[k]
+					  : &(const struct hp_got_route){s->patches[k].name,
+									 s->patches[k].fn, NULL,
+									 NULL, 0};
 			void **slot = (void **)(info->dlpi_addr + r[i].r_offset);
 			void *old;
 
-			if (strcmp(name, s->patches[k].name) != 0)
+			if (strcmp(name, p->name) != 0)
 				continue;
 			old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+			if (old == p->fn && s->log)
+				continue; /* patched already */
+			if (p->expect && (bound_to(info, sym, old, p->unbound) != p->expect ||
+					  (p->not_home && contains(info, (uintptr_t)p->expect)))) {
+				s->skipped++; /* calls another function, or its own */
+				continue;
+			}
 			if (s->log) {
-				if (old == s->patches[k].fn)
-					continue; /* patched already */
 				if (s->log->count == s->log->cap && grow(s->log) < 0) {
 					s->full = 1;
 					return;
 				}
 			}
-			if (rewrite(info, slot, s->patches[k].fn) != 0)
+			if (rewrite(info, slot, p->fn) != 0)
 				continue;
 			s->rewritten++;
 			if (s->log)
 				s->log->entries[s->log->count++] =
-					(struct hp_got_entry){slot, old, s->patches[k].fn};
+					(struct hp_got_entry){slot, old, p->fn};
 		}
 	}
 }
@@ -153,18 +181,20 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 
 int hp_got_patch(uintptr_t in, const struct hp_got_patch *patches, size_t n)
 {
-	struct search s = {in, patches, n, 0, 0, NULL, 0};
+	struct search s = {in, patches, NULL, n, 0, 0, NULL, 0, 0};
 
 	hp_os_dl_iterate(visit, &s);
 	return s.found ? s.rewritten : -ENOENT;
 }
 
-int hp_got_patch_all(uintptr_t skip, const struct hp_got_patch *patches, size_t n,
-		     struct hp_got_log *log)
+int hp_got_patch_all(uintptr_t skip, const struct hp_got_route *routes, size_t n,
+		     struct hp_got_log *log, size_t *skipped)
 {
-	struct search s = {skip, patches, n, 0, 0, log, 0};
+	struct search s = {skip, NULL, routes, n, 0, 0, log, 0, 0};
 
 	hp_os_dl_iterate(visit, &s);
+	if (skipped)
+		*skipped = s.skipped;
 	return s.full ? -ENOMEM : s.rewritten;
 }
 

@@ -2,10 +2,11 @@
  * interpose.c - the C allocation family, and dlclose.
  *
  * Each function forwards to the next definition in the lookup order
- * (dlsym(RTLD_NEXT)), so the program's allocator, be it glibc's or a
- * jemalloc/tcmalloc/mimalloc loaded as a shared library, does the work and
- * keeps its semantics: results, errno, EINVAL, ENOMEM, calloc's overflow
- * check. A failed allocation is not recorded. realloc is recorded as the
+ * (dlsym(RTLD_NEXT)), or, loaded by heapprof attach, to the definition the
+ * program's objects are bound to (hp_attach_next), so the program's
+ * allocator, be it glibc's or a jemalloc/tcmalloc/mimalloc loaded as a
+ * shared library, does the work and keeps its semantics: results, errno,
+ * EINVAL, ENOMEM, calloc's overflow check. A failed allocation is not recorded. realloc is recorded as the
  * free of the old block and the allocation of the new one, attributed to
  * the realloc's stack.
  *
@@ -202,7 +203,7 @@ void hp_note_free_slow(void *p)
 #ifdef HP_STATIC
 #define NEXT_OF(name) ((void *)__real_##name)
 #else
-#define NEXT_OF(name) hp_os_dlsym_next(#name)
+#define NEXT_OF(name) hp_attach_next(#name)
 #endif
 #define RESOLVE(name) real.name = (__typeof__(real.name))NEXT_OF(name)
 
@@ -346,6 +347,15 @@ void *HP_ENTRY(malloc)(size_t size)
 	return malloc_slow(size);
 }
 
+/* The interposed malloc and realloc, for the calls this file makes to them
+ * (realloc(NULL), reallocarray): a hidden alias binds here, where a call
+ * by name goes through the library's PLT, which binds to the first malloc
+ * in the lookup order: the program's own allocator when the library was
+ * loaded by heapprof attach (not preloaded), which would skip the
+ * recording. */
+static __typeof__(HP_ENTRY(malloc)) own_malloc
+	__attribute__((alias(HP_ALIAS_OF(HP_ENTRY(malloc))), copy(HP_ENTRY(malloc))));
+
 void HP_ENTRY(free)(void *p)
 {
 	if (hp_unlikely(hp_live_maybe((uintptr_t)p)))
@@ -367,7 +377,7 @@ void *HP_ENTRY(calloc)(size_t n, size_t size)
 static void *realloc_bootstrap(void *old, size_t size)
 {
 	size_t room = (size_t)(boot_buf + sizeof boot_buf - (uint8_t *)old);
-	void *p = HP_ENTRY(malloc)(size);
+	void *p = own_malloc(size);
 	if (p)
 		memcpy(p, old, size < room ? size : room);
 	return p;
@@ -383,7 +393,7 @@ void *HP_ENTRY(realloc)(void *old, size_t size)
 	if (!READY())
 		return EARLY(__real_realloc(old, size), old ? NULL : hp_bootstrap_alloc(size, 16));
 	if (!old)
-		return HP_ENTRY(malloc)(size);
+		return own_malloc(size);
 	if (hp_bootstrap_owns(old))
 		return realloc_bootstrap(old, size);
 	t = &hp_self;
@@ -413,13 +423,16 @@ void *HP_ENTRY(realloc)(void *old, size_t size)
 	return p;
 }
 
+static __typeof__(HP_ENTRY(realloc)) own_realloc
+	__attribute__((alias(HP_ALIAS_OF(HP_ENTRY(realloc))), copy(HP_ENTRY(realloc))));
+
 void *HP_ENTRY(reallocarray)(void *old, size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return HP_ENTRY(realloc)(old, n * size);
+	return own_realloc(old, n * size);
 }
 
 int HP_ENTRY(posix_memalign)(void **out, size_t align, size_t size)

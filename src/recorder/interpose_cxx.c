@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "attach.h"
 #include "interpose_inline.h"
 #include "os.h"
 
@@ -68,7 +69,7 @@ static inline int64_t start_forwarding(void)
 #define REAL(sym, type) \
 	static type real_; \
 	if (hp_unlikely(!real_)) \
-		real_ = (type)hp_os_dlsym_next(#sym)
+		real_ = (type)hp_attach_next(#sym)
 #endif
 
 typedef void *(*new_fn)(size_t);

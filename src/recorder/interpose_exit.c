@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "interpose_inline.h"
 #include "os.h"
 #include "recorder.h"
@@ -63,7 +64,7 @@ extern int __real_execveat(int, const char *, char *const[], char *const[], int)
 #else
 #define NEXT(type, name)          \
 	if (!next_##name)         \
-	next_##name = (type)hp_os_dlsym_next(#name)
+	next_##name = (type)hp_attach_next(#name)
 #endif
 
 void hp_interpose_exit_resolve(void)
@@ -145,7 +146,16 @@ int HP_ENTRY(execveat)(int dirfd, const char *path, char *const argv[], char *co
 }
 
 /* The list forms gather their arguments as glibc does (on the stack) and
- * go through the vector forms above, which write the snapshot. */
+ * go through the vector forms above, which write the snapshot: through
+ * hidden aliases (HP_ALIAS_OF), which bind here even when the library was
+ * loaded by heapprof attach. */
+static __typeof__(HP_ENTRY(execv)) own_execv
+	__attribute__((alias(HP_ALIAS_OF(HP_ENTRY(execv))), copy(HP_ENTRY(execv))));
+static __typeof__(HP_ENTRY(execvp)) own_execvp
+	__attribute__((alias(HP_ALIAS_OF(HP_ENTRY(execvp))), copy(HP_ENTRY(execvp))));
+static __typeof__(HP_ENTRY(execve)) own_execve
+	__attribute__((alias(HP_ALIAS_OF(HP_ENTRY(execve))), copy(HP_ENTRY(execve))));
+
 #define GATHER(first, ap, argv)                                         \
 	size_t n = 1;                                                   \
 	va_start(ap, first);                                            \
@@ -163,7 +173,7 @@ int HP_ENTRY(execl)(const char *path, const char *arg, ...)
 	va_list ap;
 	GATHER(arg, ap, argv);
 	va_end(ap);
-	return HP_ENTRY(execv)(path, (char *const *)argv);
+	return own_execv(path, (char *const *)argv);
 }
 
 int HP_ENTRY(execlp)(const char *file, const char *arg, ...)
@@ -171,7 +181,7 @@ int HP_ENTRY(execlp)(const char *file, const char *arg, ...)
 	va_list ap;
 	GATHER(arg, ap, argv);
 	va_end(ap);
-	return HP_ENTRY(execvp)(file, (char *const *)argv);
+	return own_execvp(file, (char *const *)argv);
 }
 
 int HP_ENTRY(execle)(const char *path, const char *arg, ...)
@@ -181,5 +191,5 @@ int HP_ENTRY(execle)(const char *path, const char *arg, ...)
 	GATHER(arg, ap, argv);
 	envp = va_arg(ap, char *const *);
 	va_end(ap);
-	return HP_ENTRY(execve)(path, (char *const *)argv, envp);
+	return own_execve(path, (char *const *)argv, envp);
 }

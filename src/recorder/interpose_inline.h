@@ -32,6 +32,14 @@
 #define HP_ENTRY(name) name
 #endif
 
+/* The symbol name of an entry point, for an alias of it: a call this
+ * library makes to one of its own entry points goes through a hidden
+ * alias, bound here, where a call by name would go through the library's
+ * PLT and, in a recorder loaded by heapprof attach (not first in the
+ * lookup order), reach the program's function instead. */
+#define HP_NAME_OF(x) #x
+#define HP_ALIAS_OF(x) HP_NAME_OF(x)
+
 #define hp_likely(x) __builtin_expect(!!(x), 1)
 #define hp_unlikely(x) __builtin_expect(!!(x), 0)
 

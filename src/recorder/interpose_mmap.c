@@ -56,6 +56,7 @@
 
 #include "aggregate.h"
 #include "attr.h"
+#include "attach.h"
 #include "interpose_inline.h"
 #include "os.h"
 #include "spin.h"
@@ -108,15 +109,15 @@ static __thread uint32_t inside __attribute__((tls_model("initial-exec")));
 void hp_interpose_mmap_resolve(void)
 {
 #ifndef HP_STATIC
-	__atomic_store_n(&real.mmap, (__typeof__(real.mmap))hp_os_dlsym_next("mmap"),
+	__atomic_store_n(&real.mmap, (__typeof__(real.mmap))hp_attach_next("mmap"),
 			 __ATOMIC_RELEASE);
-	__atomic_store_n(&real.munmap, (__typeof__(real.munmap))hp_os_dlsym_next("munmap"),
+	__atomic_store_n(&real.munmap, (__typeof__(real.munmap))hp_attach_next("munmap"),
 			 __ATOMIC_RELEASE);
-	__atomic_store_n(&real.mremap, (__typeof__(real.mremap))hp_os_dlsym_next("mremap"),
+	__atomic_store_n(&real.mremap, (__typeof__(real.mremap))hp_attach_next("mremap"),
 			 __ATOMIC_RELEASE);
-	__atomic_store_n(&real.brk, (__typeof__(real.brk))hp_os_dlsym_next("brk"),
+	__atomic_store_n(&real.brk, (__typeof__(real.brk))hp_attach_next("brk"),
 			 __ATOMIC_RELEASE);
-	__atomic_store_n(&real.sbrk, (__typeof__(real.sbrk))hp_os_dlsym_next("sbrk"),
+	__atomic_store_n(&real.sbrk, (__typeof__(real.sbrk))hp_attach_next("sbrk"),
 			 __ATOMIC_RELEASE);
 #endif
 }
