@@ -292,6 +292,12 @@ $(BUILD)/tests/programs/dtorfree: tests/programs/dtorfree.c $(BUILD)/tests/progr
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests/programs -ldtorfree \
 		-Wl,-rpath,'$$ORIGIN'
 
+# nonpie is built without PIE: a canonical PLT entry for malloc, as in
+# Debian's python3 and node.
+$(BUILD)/tests/programs/nonpie: tests/programs/nonpie.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -fno-pie -no-pie -o $@ $<
+
 $(BUILD)/tests/programs/%: tests/programs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -ldl -lm

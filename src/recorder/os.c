@@ -345,6 +345,19 @@ HP_OS_DEFINE(const char *, hp_os_object_of, (const void *addr))
 	return NULL;
 }
 
+HP_OS_DEFINE(int, hp_os_is_definition, (const void *addr))
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	/* dladdr matches undefined symbols that have a value too: a
+	 * canonical PLT entry reads as its symbol, undefined. */
+	if (!dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+		return 1;
+	return !(sym->st_shndx == SHN_UNDEF && sym->st_value &&
+		 info.dli_saddr == addr);
+}
+
 HP_OS_DEFINE(void, hp_os_yield, (void))
 {
 	sched_yield();

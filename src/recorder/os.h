@@ -149,6 +149,14 @@ HP_OS_FN(void *, hp_os_dlsym_default, (const char *name));
  * the loader's lock, no allocation; not async-signal-safe. */
 HP_OS_FN(const char *, hp_os_object_of, (const void *addr));
 
+/* Whether addr, a symbol's address as dlsym answers it, is a definition:
+ * not when it is a non-PIE executable's canonical PLT entry (an undefined
+ * symbol with a value, given so that the function's address is the same
+ * everywhere: the entry jumps to the real definition). Takes the
+ * loader's lock, no allocation; not async-signal-safe. */
+HP_OS_FN(int, hp_os_is_definition, (const void *addr));
+
+
 /* Gives up the CPU (sched_yield(2)), for spinning waits. Async-signal-safe,
  * no allocation, no lock. */
 HP_OS_FN(void, hp_os_yield, (void));

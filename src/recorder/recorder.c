@@ -535,7 +535,10 @@ static const char *malloc_owner(void)
 	void *m = hp_os_dlsym_default("malloc");
 	const char *path;
 
-	if (!m || hp_unwind_is_own((uintptr_t)m))
+	/* A non-PIE executable that takes malloc's address (python3, node)
+	 * has a canonical PLT entry for it, which dlsym answers: it jumps to
+	 * whoever defines malloc, us included. */
+	if (!m || hp_unwind_is_own((uintptr_t)m) || !hp_os_is_definition(m))
 		return NULL;
 	path = hp_os_object_of(m);
 	return path ? path : "another library";

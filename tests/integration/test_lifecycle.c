@@ -451,6 +451,34 @@ HP_TEST(seccomp_filter_after_start)
 		      0, "a filter that answers EPERM: exit 0, the same output");
 }
 
+HP_TEST(non_pie_executable_is_not_shadowed)
+{
+	/* A non-PIE executable that takes malloc's address has a canonical
+	 * PLT entry for it (an undefined symbol with a value: Debian's python3
+	 * and node), which dlsym answers for "malloc": it is no definition,
+	 * and every allocation is recorded. The recorder said "defines malloc
+	 * ahead of libheapprof.so ... no allocation can be recorded" and the
+	 * report's header "nothing recorded". */
+	struct hp_capture *cap;
+	char path[600];
+
+	expect_eq_u64(run("nonpie", "", "2> /dev/null"), 0, "exit status");
+	snprintf(path, sizeof path, "%s/nonpie.dir", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof run -o %s/o2.hpf -- %s/tests/programs/nonpie "
+				 "> /dev/null 2> %s/err && ! grep -q 'defines malloc' %s/err && "
+				 "! %s/heapprof report %s/o2.hpf | grep -q 'nothing recorded'",
+				 hp_test_build(), path, hp_test_build(), path, path, hp_test_build(),
+				 path),
+		      0, "no warning of a malloc ahead of the recorder, in the run or the report");
+	if (!(cap = hpq_load(out)))
+		return;
+	struct hpq_sum s = hpq_match(cap, STACK("nonpie_alloc", "main"));
+	expect_eq_u64(s.alloc_count, 10, "every allocation through the PLT entry's address");
+	expect_eq_u64(s.alloc_bytes, 1000, "their bytes");
+	expect_true(!(cap->flags & HP_META_SHADOWED), "not marked shadowed");
+	hpq_free(cap);
+}
+
 HP_TEST(recorder_handlers_are_invisible)
 {
 	/* A program that installs a handler only over the default action must
