@@ -518,6 +518,14 @@ static void check_crash(const char *how, int status, int signo)
 HP_TEST(abort_writes_capture) { check_crash("abort", 128 + 6, 6); }
 HP_TEST(segv_writes_capture) { check_crash("segv", 128 + 11, 11); }
 HP_TEST(sigterm_writes_capture) { check_crash("term", 128 + 15, 15); }
+/* Every signal whose default action ends the process: the fatal-signal
+ * snapshot, then the same end (SIGPIPE left no figures: "holds no
+ * snapshot: killed by signal 13"). */
+HP_TEST(sigpipe_writes_capture) { check_crash("pipe", 128 + 13, 13); }
+HP_TEST(sighup_writes_capture) { check_crash("hup", 128 + 1, 1); }
+HP_TEST(sigalrm_writes_capture) { check_crash("alarm", 128 + 14, 14); }
+HP_TEST(sigusr1_writes_capture) { check_crash("usr1", 128 + 10, 10); }
+HP_TEST(realtime_signal_writes_capture) { check_crash("rt", 128 + 34 + 2, 34 + 2); }
 
 /* --- signals sent to heapprof run's pid ------------------------------------ */
 
