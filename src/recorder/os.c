@@ -745,6 +745,69 @@ HP_OS_DEFINE(void, hp_os_unpreload, (const char *name))
 	}
 }
 
+/* Whether LD_PRELOAD entry e (within its value) names the library file
+ * name (n bytes). */
+static int names_lib(const char *e, size_t len, const char *name, size_t n)
+{
+	return len >= n && memcmp(e + len - n, name, n) == 0 && (len == n || e[len - n - 1] == '/');
+}
+
+HP_OS_DEFINE(char *const *, hp_os_env_without, (char *const envp[], const char *name))
+{
+	size_t count = 0, bytes = 0, n = strlen(name), k = 0;
+	int ours = 0;
+	char **out, *text;
+
+	for (; envp && envp[count]; count++) {
+		if (strncmp(envp[count], "HEAPPROF_", 9) == 0 ||
+		    strncmp(envp[count], "LD_PRELOAD=", 11) == 0)
+			ours = 1;
+		if (strncmp(envp[count], "LD_PRELOAD=", 11) == 0)
+			bytes += strlen(envp[count]) + 1;
+	}
+	if (!ours)
+		return envp;
+	out = hp_os_map((count + 1) * sizeof *out + bytes);
+	if (!out)
+		return envp;
+	text = (char *)(out + count + 1);
+	for (size_t i = 0; i < count; i++) {
+		const char *in, *value;
+		char *start = text;
+
+		if (strncmp(envp[i], "HEAPPROF_", 9) == 0)
+			continue;
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0) {
+			out[k++] = envp[i];
+			continue;
+		}
+		/* The entries that are not ours, one separator between. */
+		memcpy(text, "LD_PRELOAD=", 11);
+		text += 11;
+		for (value = in = envp[i] + 11; *in;) {
+			size_t len;
+
+			in += strspn(in, ": ");
+			len = strcspn(in, ": ");
+			if (!len)
+				break;
+			if (!names_lib(in, len, name, n)) {
+				if (text != start + 11)
+					*text++ = ':';
+				memcpy(text, in, len);
+				text += len;
+			}
+			in += len;
+		}
+		(void)value;
+		*text++ = '\0';
+		if (text - start > 12) /* something else was preloaded */
+			out[k++] = start;
+	}
+	out[k] = NULL;
+	return out;
+}
+
 HP_OS_DEFINE(int, hp_os_env_add, (const char *entry))
 {
 	extern char **environ;

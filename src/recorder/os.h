@@ -350,6 +350,15 @@ HP_OS_FN(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi));
  * called at start and in fork children. */
 HP_OS_FN(void, hp_os_unpreload, (const char *name));
 
+/* envp without the entries hp_os_unpreload takes out of environ (every
+ * HEAPPROF_* variable, the library file name in LD_PRELOAD, an LD_PRELOAD
+ * left empty): a NULL-terminated array and strings in memory of its own
+ * (mapped; freed by the exec that follows, or leaked when it fails), or
+ * envp itself when it holds none. For a fork child that execs with an
+ * environment the program built before the fork. No allocation through
+ * malloc, no lock. */
+HP_OS_FN(char *const *, hp_os_env_without, (char *const envp[], const char *name));
+
 /* Adds "NAME=value" to the environment without the program's allocator:
  * environ becomes an array of the recorder's own (mapped, never freed),
  * which glibc's setenv copies rather than frees. Returns 0 or -ENOMEM.

@@ -479,6 +479,24 @@ HP_TEST(non_pie_executable_is_not_shadowed)
 	hpq_free(cap);
 }
 
+HP_TEST(unfollowed_child_execs_with_the_bare_environment)
+{
+	/* Without --follow-fork, a child that execs with an environment the
+	 * program built before the fork (git's way) passes on the
+	 * environment the program would pass bare: it passed HEAPPROF_OUTPUT,
+	 * HEAPPROF_OUTPUT_CLAIMED, HEAPPROF_QUIET and an empty LD_PRELOAD=. */
+	char dir[600];
+	const char *b = hp_test_build();
+
+	snprintf(dir, sizeof dir, "%s/envcopy.dir", hp_test_tmp());
+	hp_test_sh("rm -rf %s && mkdir -p %s", dir, dir);
+	expect_eq_u64(hp_test_sh("cd %s && %s/tests/programs/envcopy | sort > bare && "
+				 "%s/heapprof run -q -o run.hpf -- %s/tests/programs/envcopy | sort "
+				 "> run && diff bare run",
+				 dir, b, b, b),
+		      0, "the same environment as bare (diff above)");
+}
+
 HP_TEST(recorder_handlers_are_invisible)
 {
 	/* A program that installs a handler only over the default action must
