@@ -292,6 +292,13 @@ $(BUILD)/tests/programs/dtorfree: tests/programs/dtorfree.c $(BUILD)/tests/progr
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests/programs -ldtorfree \
 		-Wl,-rpath,'$$ORIGIN'
 
+# exitlist is linked with libexitlist.so (whose constructor registers
+# exit functions before main).
+$(BUILD)/tests/programs/exitlist: tests/programs/exitlist.c $(BUILD)/tests/programs/libexitlist.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests/programs -Wl,--no-as-needed -lexitlist \
+		-Wl,-rpath,'$$ORIGIN'
+
 # nonpie is built without PIE: a canonical PLT entry for malloc, as in
 # Debian's python3 and node.
 $(BUILD)/tests/programs/nonpie: tests/programs/nonpie.c
