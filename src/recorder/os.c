@@ -706,6 +706,13 @@ static void env_remove(char **env, size_t i)
 		env[i] = env[i + 1];
 }
 
+/* Whether LD_PRELOAD entry e (within its value) names the library file
+ * name (n bytes). */
+static int names_lib(const char *e, size_t len, const char *name, size_t n)
+{
+	return len >= n && memcmp(e + len - n, name, n) == 0 && (len == n || e[len - n - 1] == '/');
+}
+
 HP_OS_DEFINE(void, hp_os_unpreload, (const char *name))
 {
 	extern char **environ;
@@ -730,8 +737,7 @@ HP_OS_DEFINE(void, hp_os_unpreload, (const char *name))
 			len = strcspn(in, ": ");
 			if (!len)
 				break;
-			if (!(len >= n && memcmp(in + len - n, name, n) == 0 &&
-			      (len == n || in[len - n - 1] == '/'))) {
+			if (!names_lib(in, len, name, n)) {
 				if (out != value)
 					*out++ = ':';
 				memmove(out, in, len);
@@ -743,13 +749,6 @@ HP_OS_DEFINE(void, hp_os_unpreload, (const char *name))
 		if (!*value) /* nothing else was preloaded: as if never set */
 			env_remove(environ, i--);
 	}
-}
-
-/* Whether LD_PRELOAD entry e (within its value) names the library file
- * name (n bytes). */
-static int names_lib(const char *e, size_t len, const char *name, size_t n)
-{
-	return len >= n && memcmp(e + len - n, name, n) == 0 && (len == n || e[len - n - 1] == '/');
 }
 
 HP_OS_DEFINE(char *const *, hp_os_env_without, (char *const envp[], const char *name))
@@ -772,7 +771,7 @@ HP_OS_DEFINE(char *const *, hp_os_env_without, (char *const envp[], const char *
 		return envp;
 	text = (char *)(out + count + 1);
 	for (size_t i = 0; i < count; i++) {
-		const char *in, *value;
+		const char *in;
 		char *start = text;
 
 		if (strncmp(envp[i], "HEAPPROF_", 9) == 0)
@@ -784,7 +783,7 @@ HP_OS_DEFINE(char *const *, hp_os_env_without, (char *const envp[], const char *
 		/* The entries that are not ours, one separator between. */
 		memcpy(text, "LD_PRELOAD=", 11);
 		text += 11;
-		for (value = in = envp[i] + 11; *in;) {
+		for (in = envp[i] + 11; *in;) {
 			size_t len;
 
 			in += strspn(in, ": ");
@@ -799,7 +798,6 @@ HP_OS_DEFINE(char *const *, hp_os_env_without, (char *const envp[], const char *
 			}
 			in += len;
 		}
-		(void)value;
 		*text++ = '\0';
 		if (text - start > 12) /* something else was preloaded */
 			out[k++] = start;
