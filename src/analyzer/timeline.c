@@ -7,6 +7,12 @@
  * tick that changed it. Buckets are found by their recorder id through a
  * u64 map; a stack's sum is kept as it goes (minus the bucket's old value,
  * plus its new one), so a pass costs one step per entry.
+ *
+ * A bucket keeps the stack of its first entry; the points of a site are
+ * counted by the entries that name its stack. The two agree because a
+ * bucket id names one stack through the image's timeline, which the
+ * loader guarantees (capture.h, hp_cap_tick: it drops an entry that
+ * contradicts its bucket's first).
  */
 #include "timeline.h"
 
