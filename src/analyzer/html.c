@@ -799,7 +799,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		  char *err, size_t errlen)
 {
 	size_t top = opts && opts->top_stacks ? opts->top_stacks : HP_HTML_TOP_DEFAULT;
-	struct hp_model_options mo = {.debug_dir = opts ? opts->debug_dir : NULL};
+	struct hp_model_options mo = {.debug_dir = opts ? opts->debug_dir : NULL,
+				      .embedded_only = opts && opts->embedded_only};
 	struct page p = {0};
 	struct hp_model m;
 	struct ranked *rank = NULL;
