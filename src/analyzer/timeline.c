@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/table.h"
 
 /* A bucket of the timeline: its stack and what it holds now. */
@@ -153,7 +154,7 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 	}
 	if (err)
 		goto err;
-	qsort(rank, m->nstacks, sizeof *rank, by_max);
+	hp_sort(rank, m->nstacks, sizeof *rank, by_max);
 	while (nranked < m->nstacks && nranked < top && rank[nranked].max_bytes > 0)
 		nranked++;
 	if (!nranked)

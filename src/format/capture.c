@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/sort.h"
 #include "../common/table.h"
 #include "records.h"
 
@@ -619,7 +620,7 @@ static int parse_blocks(struct hp_capture *cap, struct hp_cap_image *img, struct
 			free(v);
 			return -EINVAL;
 		}
-	qsort(v, h.count, sizeof *v, block_by_address);
+	hp_sort(v, h.count, sizeof *v, block_by_address);
 	for (size_t i = 0; i < h.count; i++)
 		if (!n || v[i].address != v[n - 1].address)
 			v[n++] = v[i];
@@ -835,7 +836,7 @@ static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
 	hp_rec_symbols_tail_get(c, &tail);
 	if (c->err || tail.image >= cap->nimages)
 		goto bad;
-	qsort(s.addrs, s.naddrs, sizeof *s.addrs, by_address);
+	hp_sort(s.addrs, s.naddrs, sizeof *s.addrs, by_address);
 	img = &cap->images[tail.image];
 	free_symbols(&img->symbols); /* the image's last SYMBOLS record wins */
 	img->symbols = s;
@@ -854,7 +855,7 @@ const struct hp_cap_symaddr *hp_capture_symbols_of(const struct hp_capture *cap,
 	struct hp_cap_symaddr key = {.address = addr};
 	if (!cap->has_symbols)
 		return NULL;
-	return bsearch(&key, cap->symbols.addrs, cap->symbols.naddrs, sizeof key, by_address);
+	return hp_bsearch(&key, cap->symbols.addrs, cap->symbols.naddrs, sizeof key, by_address);
 }
 
 static const char *type_name(unsigned type)

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/sort.h"
 #include "../../common/strtab.h"
 #include "../../common/table.h"
 #include "../../common/vec.h"
@@ -662,7 +663,7 @@ static void read_cu_ranges(struct module_state *st)
 		}
 	}
 	if (st->ncu_ranges) /* none: cu_ranges is NULL, which qsort may not be given */
-		qsort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
+		hp_sort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
 }
 
 /* The CU holding pc (an address with the module's bias) by the CUs' own
