@@ -27,6 +27,10 @@
  *
  * A view that returns an error on what the reader loaded (they write to
  * /dev/null, which cannot fail) is a finding: broken() names it (abort()).
+ * So is JSON that is not (RFC 8259: a script must be able to read report
+ * --json, diff --by --json and the page's data whatever the capture said):
+ * the JSON views, and the HTML page's data element, are written into
+ * memory and checked (json_check).
  * Memory errors, undefined behaviour, leaks and hangs are the sanitizers'
  * and the fuzzer's to report, as for exercise.h.
  *
@@ -39,6 +43,7 @@
 #define HP_TESTS_FUZZ_VIEWS_H
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,30 +84,271 @@ static void view_one_line(const char *err, const char *what)
 		broken("%s said \"%s\": not one line", what, err);
 }
 
+/* --- JSON as RFC 8259 has it --------------------------------------------
+ *
+ * What a script reading report --json (or the page's data) needs: one
+ * value, objects with string keys, strings of valid UTF-8 with no control
+ * character and only JSON's escapes, numbers without NaN, infinity, a
+ * leading '+' or leading zeros. Nesting is bounded (JSON_MAX_DEPTH), as a
+ * reader's stack is. */
+#define JSON_MAX_DEPTH 64
+
+struct json {
+	const unsigned char *p, *end;
+	const char *bad;        /* the first thing wrong, or NULL */
+	const unsigned char *at; /* where */
+};
+
+static void json_value(struct json *j, unsigned depth);
+
+static void json_ws(struct json *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+		j->p++;
+}
+
+static int json_eat(struct json *j, char c)
+{
+	json_ws(j);
+	if (j->p < j->end && *j->p == (unsigned char)c) {
+		j->p++;
+		return 1;
+	}
+	return 0;
+}
+
+static void json_fail(struct json *j, const char *why)
+{
+	if (!j->bad) {
+		j->bad = why;
+		j->at = j->p;
+	}
+	j->p = j->end;
+}
+
+/* One UTF-8 sequence at j->p (its first byte >= 0x80), as Unicode has them:
+ * no overlong form, no surrogate, nothing past U+10FFFF. */
+static void json_utf8(struct json *j)
+{
+	const unsigned char *p = j->p;
+	unsigned n = *p >= 0xF0 ? 3 : *p >= 0xE0 ? 2 : *p >= 0xC0 ? 1 : 0;
+	uint32_t cp = *p & (0x3F >> n);
+
+	if (!n || *p > 0xF4 || (size_t)(j->end - p) <= n)
+		return json_fail(j, "a string that is not UTF-8");
+	for (unsigned k = 1; k <= n; k++) {
+		if ((p[k] & 0xC0) != 0x80)
+			return json_fail(j, "a string that is not UTF-8");
+		cp = cp << 6 | (p[k] & 0x3F);
+	}
+	if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+	    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return json_fail(j, "a string that is not UTF-8");
+	j->p += n + 1;
+}
+
+static void json_string(struct json *j)
+{
+	j->p++; /* the quote */
+	while (j->p < j->end && *j->p != '"') {
+		if (*j->p < 0x20)
+			return json_fail(j, "a control character in a string");
+		if (*j->p >= 0x80) {
+			json_utf8(j);
+			continue;
+		}
+		if (*j->p++ != '\\')
+			continue;
+		if (j->p >= j->end || !strchr("\"\\/bfnrtu", *j->p))
+			return json_fail(j, "an escape JSON does not have");
+		if (*j->p++ == 'u') {
+			for (int k = 0; k < 4; k++, j->p++)
+				if (j->p >= j->end || !strchr("0123456789abcdefABCDEF", *j->p))
+					return json_fail(j, "a \\u escape without 4 hex digits");
+		}
+	}
+	if (j->p >= j->end)
+		return json_fail(j, "a string without its end");
+	j->p++;
+}
+
+static int json_digits(struct json *j)
+{
+	const unsigned char *start = j->p;
+
+	while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+		j->p++;
+	return j->p > start;
+}
+
+static void json_number(struct json *j)
+{
+	if (*j->p == '-')
+		j->p++;
+	if (j->p < j->end && *j->p == '0')
+		j->p++;
+	else if (!json_digits(j))
+		return json_fail(j, "a number JSON does not have (nan, inf?)");
+	if (j->p < j->end && *j->p == '.') {
+		j->p++;
+		if (!json_digits(j))
+			return json_fail(j, "a number with a bare '.'");
+	}
+	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		if (!json_digits(j))
+			return json_fail(j, "a number with a bare exponent");
+	}
+}
+
+static void json_word(struct json *j, const char *w)
+{
+	size_t n = strlen(w);
+
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n) != 0)
+		return json_fail(j, "a word JSON does not have (nan, inf, a bare name?)");
+	j->p += n;
+}
+
+static void json_value(struct json *j, unsigned depth)
+{
+	json_ws(j);
+	if (j->p >= j->end)
+		return json_fail(j, "a value missing");
+	if (depth > JSON_MAX_DEPTH)
+		return json_fail(j, "nested too deep");
+	switch (*j->p) {
+	case '{':
+		j->p++;
+		if (json_eat(j, '}'))
+			return;
+		do {
+			json_ws(j);
+			if (j->p >= j->end || *j->p != '"')
+				return json_fail(j, "an object key that is not a string");
+			json_string(j);
+			if (!json_eat(j, ':'))
+				return json_fail(j, "an object key without ':'");
+			json_value(j, depth + 1);
+		} while (json_eat(j, ','));
+		if (!json_eat(j, '}'))
+			json_fail(j, "an object without its '}' (or a ',' missing)");
+		return;
+	case '[':
+		j->p++;
+		if (json_eat(j, ']'))
+			return;
+		do
+			json_value(j, depth + 1);
+		while (json_eat(j, ','));
+		if (!json_eat(j, ']'))
+			json_fail(j, "an array without its ']' (or a ',' missing)");
+		return;
+	case '"': return json_string(j);
+	case 't': return json_word(j, "true");
+	case 'f': return json_word(j, "false");
+	case 'n': return json_word(j, "null");
+	default:
+		if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9'))
+			return json_number(j);
+		return json_fail(j, "a character that starts no JSON value");
+	}
+}
+
+/* text[0..len) is one JSON value, else a finding (what, arg, where). */
+static void json_check(const char *text, size_t len, const char *what, int arg)
+{
+	struct json j = {(const unsigned char *)text, (const unsigned char *)text + len, NULL,
+			 NULL};
+
+	json_value(&j, 0);
+	json_ws(&j);
+	if (!j.bad && j.p != j.end)
+		json_fail(&j, "more after the value");
+	if (j.bad) {
+		size_t at = (size_t)((const char *)j.at - text);
+		broken("%s (%d) wrote JSON that is not: %s, near byte %zu of %zu: %.60s", what, arg,
+		       j.bad, at, len, text + (at > 30 ? at - 30 : 0));
+	}
+}
+
+/* A view written into memory, to be checked. */
+struct memout {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static FILE *mem_open(struct memout *o)
+{
+	o->buf = NULL;
+	o->len = 0;
+	if (!(o->f = open_memstream(&o->buf, &o->len)))
+		broken("open_memstream failed");
+	return o->f;
+}
+
+/* Closes o and checks it is JSON; frees it. */
+static void mem_json(struct memout *o, const char *what, int arg)
+{
+	if (fclose(o->f))
+		broken("%s (%d): its memory stream failed", what, arg);
+	json_check(o->buf, o->len, what, arg);
+	free(o->buf);
+}
+
+/* Closes o; checks the page's data element (<script type=
+ * "application/json" id="hp-data">) is JSON and ends where it should;
+ * frees it. */
+static void mem_html(struct memout *o)
+{
+	static const char open[] = "<script type=\"application/json\" id=\"hp-data\">";
+	const char *start, *end;
+
+	if (fclose(o->f))
+		broken("hp_html_write: its memory stream failed");
+	start = o->buf ? strstr(o->buf, open) : NULL;
+	end = start ? strstr(start, "</script>") : NULL;
+	if (!start || !end)
+		broken("hp_html_write: no data element in the page");
+	start += sizeof open - 1;
+	json_check(start, (size_t)(end - start), "hp_html_write's data", 0);
+	free(o->buf);
+}
+
 /* report, each way, on m (suppressed already, as report does). */
 static void views_report(FILE *f, struct hp_model *m)
 {
 	const struct hp_report_options plain = {.top = 10, .frames = 8, .width = 100};
 	const struct hp_report_options narrow = {
 		.top = 3, .frames = 0, .width = 30, .all_frames = 1, .full_names = 1};
+	struct memout o;
 
 	view_ok(hp_report_text(f, m, &plain), "hp_report_text", 0);
 	view_ok(hp_report_text(f, m, &narrow), "hp_report_text, narrow", 0);
-	view_ok(hp_report_json(f, m, &plain), "hp_report_json", 0);
+	view_ok(hp_report_json(mem_open(&o), m, &plain), "hp_report_json", 0);
+	mem_json(&o, "hp_report_json", 0);
 	for (int d = HP_BY_STACK + 1; d < HP_BY_COUNT; d++) {
 		view_ok(hp_report_by_text(f, m, d % 2 ? &plain : &narrow, d), "hp_report_by_text",
 			d);
-		view_ok(hp_report_by_json(f, m, &plain, d), "hp_report_by_json", d);
+		view_ok(hp_report_by_json(mem_open(&o), m, &plain, d), "hp_report_by_json", d);
+		mem_json(&o, "hp_report_by_json", d);
 	}
 	for (int d = HP_BY_STACK; d < HP_BY_COUNT; d++) {
 		view_ok(hp_report_timeline_text(f, m, d % 2 ? &narrow : &plain, d),
 			"hp_report_timeline_text", d);
-		view_ok(hp_report_timeline_json(f, m, plain.top, d), "hp_report_timeline_json", d);
+		view_ok(hp_report_timeline_json(mem_open(&o), m, plain.top, d),
+			"hp_report_timeline_json", d);
+		mem_json(&o, "hp_report_timeline_json", d);
 	}
 	view_ok(hp_report_hist_text(f, m, &plain), "hp_report_hist_text", 0);
-	view_ok(hp_report_hist_json(f, m, plain.top), "hp_report_hist_json", 0);
+	view_ok(hp_report_hist_json(mem_open(&o), m, plain.top), "hp_report_hist_json", 0);
+	mem_json(&o, "hp_report_hist_json", 0);
 	view_ok(hp_report_map(f, m, &plain, 0), "hp_report_map, text", 0);
-	view_ok(hp_report_map(f, m, &plain, 1), "hp_report_map, JSON", 1);
+	view_ok(hp_report_map(mem_open(&o), m, &plain, 1), "hp_report_map, JSON", 1);
+	mem_json(&o, "hp_report_map, JSON", 1);
 	/* --heap NAME: the first custom heap a bucket is in. */
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		if (!m->buckets[i].heap)
@@ -110,7 +356,9 @@ static void views_report(FILE *f, struct hp_model *m)
 		m->view_heap = m->buckets[i].heap;
 		view_ok(hp_report_by_text(f, m, &plain, HP_BY_FUNCTION), "--heap, by function",
 			(int)i);
-		view_ok(hp_report_by_json(f, m, &plain, HP_BY_TYPE), "--heap, by type", (int)i);
+		view_ok(hp_report_by_json(mem_open(&o), m, &plain, HP_BY_TYPE), "--heap, by type",
+			(int)i);
+		mem_json(&o, "--heap, by type", (int)i);
 		view_ok(hp_report_timeline_text(f, m, &plain, HP_BY_TYPE), "--heap, timeline",
 			(int)i);
 		m->view_heap = 0;
@@ -140,7 +388,9 @@ static void views_export(FILE *f, const struct hp_model *m)
 		view_ok(hp_flame_build_by(m, metric, roots[r], &flame), "hp_flame_build_by",
 			roots[r]);
 		view_ok(hp_flame_write_svg(f, flame, &fo, &drawn), "hp_flame_write_svg", roots[r]);
-		exercise_sink += drawn + (uint64_t)hp_flame_total(flame);
+		if (!isfinite(hp_flame_total(flame)))
+			broken("the flame graph's total is not finite");
+		exercise_sink += drawn;
 		hp_flame_free(flame);
 	}
 }
@@ -166,9 +416,11 @@ static void views_diff(FILE *f, const struct hp_model *base, const struct hp_mod
 		unsigned at = dim % 2 ? HP_DIFF_NEW_AT_PEAK : 0;
 		view_ok(hp_diff_by_text(f, base, new, dim, HP_METRIC_LEAKED, at, &to),
 			"hp_diff_by_text", dim);
-		view_ok(hp_diff_by_json(f, base, new, dim, (enum hp_metric)(dim % HP_METRIC_COUNT),
-					0),
+		struct memout o;
+		view_ok(hp_diff_by_json(mem_open(&o), base, new, dim,
+					(enum hp_metric)(dim % HP_METRIC_COUNT), 0),
 			"hp_diff_by_json", dim);
+		mem_json(&o, "hp_diff_by_json", dim);
 	}
 }
 
@@ -186,7 +438,9 @@ static void views_filtered(FILE *f, const struct hp_capture *cap)
 
 	view_ok(hp_model_build(&m, cap, &mo, err, sizeof err), "hp_model_build, filtered", 0);
 	view_ok(hp_report_text(f, &m, &ro), "hp_report_text, filtered", 0);
-	view_ok(hp_report_json(f, &m, &ro), "hp_report_json, filtered", 0);
+	struct memout o;
+	view_ok(hp_report_json(mem_open(&o), &m, &ro), "hp_report_json, filtered", 0);
+	mem_json(&o, "hp_report_json, filtered", 0);
 	view_ok(hp_report_timeline_text(f, &m, &ro, HP_BY_STACK), "timeline, filtered", 0);
 	view_ok(hp_folded_write(f, &m, HP_METRIC_PEAK), "hp_folded_write, filtered", 0);
 	view_ok(hp_flame_build(&m, HP_METRIC_ALLOCATED, &flame), "hp_flame_build, filtered", 0);
@@ -204,6 +458,7 @@ static void exercise_views(const struct hp_capture *cap)
 	struct hp_html_options ho = {.embedded_only = 1};
 	struct hp_suppressions sup = {0};
 	struct hp_model last, first;
+	struct memout o;
 	char err[512] = "";
 	int ret;
 
@@ -229,15 +484,17 @@ static void exercise_views(const struct hp_capture *cap)
 	views_report(f, &last);
 	view_ok(hp_report_text(f, &first, &(struct hp_report_options){.top = 10, .frames = 8}),
 		"hp_report_text, first snapshot", 0);
-	view_ok(hp_report_json(f, &first, &(struct hp_report_options){.top = 10}),
+	view_ok(hp_report_json(mem_open(&o), &first, &(struct hp_report_options){.top = 10}),
 		"hp_report_json, first snapshot", 0);
+	mem_json(&o, "hp_report_json, first snapshot", 0);
 
 	ho.suppressions = &sup;
 	ho.top_stacks = cap->nsnapshots % 2 ? 0 : 3;
-	ret = hp_html_write(f, cap, &ho, err, sizeof err);
+	ret = hp_html_write(mem_open(&o), cap, &ho, err, sizeof err);
 	if (ret)
 		view_one_line(err, "hp_html_write");
 	view_ok(ret, "hp_html_write", 0);
+	mem_html(&o);
 	if (fflush(f) || ferror(f))
 		broken("writing to /dev/null failed");
 
