@@ -130,7 +130,7 @@ static void exercise_timeline(const struct hp_capture *cap)
 		size_t tick, site;
 	} *firsts = NULL;
 	struct hp_u64map ids = {0};
-	size_t n = 0;
+	size_t n = 0, alloc = 0;
 
 	for (size_t t = 0; t < cap->nticks; t++) {
 		const struct hp_cap_tick *k = &cap->ticks[t];
@@ -142,17 +142,23 @@ static void exercise_timeline(const struct hp_capture *cap)
 			uint32_t i;
 			exercise_sink += s->in_use_bytes + s->in_use_count;
 			if (!hp_u64map_get(&ids, s->bucket, &i)) {
-				struct first *p = realloc(firsts, (n + 1) * sizeof *p);
-				if (!p || hp_u64map_put(&ids, s->bucket, (uint32_t)n))
-					abort(); /* out of memory: the fuzzer's limit says so */
-				firsts = p;
+				if (n == alloc) {
+					struct first *p;
+					alloc = alloc ? 2 * alloc : 64;
+					if (!(p = realloc(firsts, alloc * sizeof *p)))
+						abort(); /* the fuzzer's memory limit says so */
+					firsts = p;
+				}
+				if (hp_u64map_put(&ids, s->bucket, (uint32_t)n))
+					abort();
 				firsts[n++] = (struct first){t, e};
 				continue;
 			}
 			const struct hp_rec_site *f = &cap->sites[firsts[i].site];
 			int tags = k->tagged && cap->ticks[firsts[i].tick].tagged;
 			if (s->stack_id != f->stack_id || s->size != f->size ||
-			    (tags && (s->type_tag != f->type_tag || s->origin_tag != f->origin_tag)))
+			    (tags &&
+			     (s->type_tag != f->type_tag || s->origin_tag != f->origin_tag)))
 				broken("timeline bucket %u: stack %u size %llu at entry %zu, stack "
 				       "%u size %llu at its first, entry %zu",
 				       s->bucket, s->stack_id, (unsigned long long)s->size, e,

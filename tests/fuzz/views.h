@@ -95,7 +95,7 @@ static void view_one_line(const char *err, const char *what)
 
 struct json {
 	const unsigned char *p, *end;
-	const char *bad;        /* the first thing wrong, or NULL */
+	const char *bad;         /* the first thing wrong, or NULL */
 	const unsigned char *at; /* where */
 };
 
@@ -322,8 +322,11 @@ static void mem_html(struct memout *o)
 static void views_report(FILE *f, struct hp_model *m)
 {
 	const struct hp_report_options plain = {.top = 10, .frames = 8, .width = 100};
-	const struct hp_report_options narrow = {
-		.top = 3, .frames = 0, .width = 30, .all_frames = 1, .full_names = 1};
+	const struct hp_report_options narrow = {.top = 3,
+						 .frames = 0,
+						 .width = 30,
+						 .all_frames = 1,
+						 .full_names = 1};
 	struct memout o;
 
 	view_ok(hp_report_text(f, m, &plain), "hp_report_text", 0);
@@ -399,8 +402,11 @@ static void views_export(FILE *f, const struct hp_model *m)
  * their peak (FILE@peak, leaked), and --by each dimension. */
 static void views_diff(FILE *f, const struct hp_model *base, const struct hp_model *new)
 {
-	const struct hp_diff_text_options to = {
-		.top = 10, .frames = 8, .width = 100, .base_name = "base", .new_name = "new"};
+	const struct hp_diff_text_options to = {.top = 10,
+						.frames = 8,
+						.width = 100,
+						.base_name = "base",
+						.new_name = "new"};
 	struct hp_diff d;
 
 	for (int k = 0; k < HP_METRIC_COUNT; k++) {
@@ -428,8 +434,9 @@ static void views_diff(FILE *f, const struct hp_model *base, const struct hp_mod
  * snapshot (--focus, --ignore, --hide). */
 static void views_filtered(FILE *f, const struct hp_capture *cap)
 {
-	static const struct hp_model_filter filter = {
-		.focus = "[a-z0-9]", .ignore = "^_start$", .hide = "^[a-f]"};
+	static const struct hp_model_filter filter = {.focus = "[a-z0-9]",
+						      .ignore = "^_start$",
+						      .hide = "^[a-f]"};
 	const struct hp_model_options mo = {.snapshot = -1, .embedded_only = 1, .filter = &filter};
 	const struct hp_report_options ro = {.top = 5, .frames = 8, .width = 80};
 	struct hp_model m;
