@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../common/hash.h"
+#include "../common/sort.h"
 #include "../common/vec.h"
 #include "group.h"
 
@@ -121,7 +122,7 @@ static int sort_children(struct hp_flame *f)
 	for (size_t i = 1; i < f->n; i++)
 		k[i - 1] = (struct kid){f->nodes[i].parent, (uint32_t)i, f->nodes[i].value,
 					f->nodes[i].function};
-	qsort(k, nk, sizeof *k, by_parent_value);
+	hp_sort(k, nk, sizeof *k, by_parent_value);
 	for (size_t i = 0; i < nk; i++) {
 		struct node *p = &f->nodes[k[i].parent];
 		if (!p->nkids)

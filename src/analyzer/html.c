@@ -76,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/strtab.h"
 #include "../common/table.h"
 #include "../common/vec.h"
@@ -561,7 +562,7 @@ static int write_lines(FILE *f, const struct line *lines, size_t nlines,
 	for (size_t i = 0, k = 0; i < nlines; i++)
 		for (size_t j = 0; j < lines[i].npoints; j++)
 			t[k++] = lines[i].points[j].time_ns;
-	qsort(t, n, sizeof *t, by_u64);
+	hp_sort(t, n, sizeof *t, by_u64);
 	for (size_t i = 0; i < n; i++)
 		if (!nt || t[i] != t[nt - 1])
 			t[nt++] = t[i];
@@ -695,7 +696,7 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		}
 		rank[n++] = (struct ranked){(uint32_t)id, score};
 	}
-	qsort(rank, n, sizeof *rank, by_score);
+	hp_sort(rank, n, sizeof *rank, by_score);
 	kept = n < top ? n : top;
 	for (int r = 0; r < HP_LOST_KINDS; r++)
 		lost += s->lost_count[r];
@@ -799,7 +800,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		  char *err, size_t errlen)
 {
 	size_t top = opts && opts->top_stacks ? opts->top_stacks : HP_HTML_TOP_DEFAULT;
-	struct hp_model_options mo = {.debug_dir = opts ? opts->debug_dir : NULL};
+	struct hp_model_options mo = {.debug_dir = opts ? opts->debug_dir : NULL,
+				      .embedded_only = opts && opts->embedded_only};
 	struct page p = {0};
 	struct hp_model m;
 	struct ranked *rank = NULL;

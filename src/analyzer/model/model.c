@@ -328,14 +328,16 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	m->priv = p = calloc(1, sizeof *p);
 	if (!p)
 		goto nomem;
-	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir, !opts->no_embedded);
+	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir,
+				(opts->no_embedded ? 0 : HP_SYMBOLIZE_EMBEDDED) |
+					(opts->embedded_only ? HP_SYMBOLIZE_NO_FILES : 0));
 	if (ret)
 		goto fail;
 	/* Symbols from the binaries go through the user's symbol cache
 	 * unless the caller brings its own (an "off" one included). */
 	if (opts->symcache)
 		hp_symbolizer_set_cache(p->sym, opts->symcache);
-	else if ((opts->no_embedded || !cap->has_symbols) &&
+	else if ((opts->no_embedded || !cap->has_symbols) && !opts->embedded_only &&
 		 hp_symcache_open(&p->own_cache, 0) == 0)
 		hp_symbolizer_set_cache(p->sym, p->own_cache);
 
