@@ -138,6 +138,7 @@ int hp_reader_next(struct hp_reader *r, struct hp_record *rec)
 		       "skipped", at, rec->type, (unsigned long long)flags);
 		return HP_READ_DAMAGED;
 	}
+	r->raw_allowed += HP_FORMAT_MAX_RATIO * stored + (1u << 20);
 	if (!(flags & HP_FORMAT_FLAG_ZSTD)) {
 		if (stored != raw) {
 			say(r, "offset %zu: record sizes disagree (%llu stored, %llu raw)", at,
@@ -161,7 +162,6 @@ int hp_reader_next(struct hp_reader *r, struct hp_record *rec)
 		    rec->type);
 		return HP_READ_DAMAGED;
 	}
-	r->raw_allowed += HP_FORMAT_MAX_RATIO * stored + (1u << 20);
 	if (raw > r->raw_allowed - r->raw_taken) {
 		say(r, "offset %zu: record of type %u claims %llu bytes from %llu compressed, more "
 		       "than heapprof ever writes", at, rec->type, (unsigned long long)raw,
