@@ -10,6 +10,11 @@
  * from two lines of its caller is one frame (its tooltip lists the lines).
  * A node's value is the sum of one metric (model.h) over the stacks
  * passing through it; a stack without frames hangs under "[no stack]".
+ * The runtime's frames below main (_start, __libc_start_main) and a
+ * thread's way to its function (start_thread, clone, std::thread's
+ * helpers) are left out, as report leaves them out (hp_flame_frames), so
+ * a stack's outermost frame is main or the thread's function; their bytes
+ * stay in every frame above them and in the root.
  * Invariants: a child's value never exceeds its parent's, the root's value
  * is the sum over all buckets, and a node's index is larger than its
  * parent's.
@@ -69,7 +74,30 @@ int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_fl
 int hp_flame_build_by(const struct hp_model *m, enum hp_metric metric, int dim,
 		      struct hp_flame **out);
 
+/* The same, with every frame kept when all_frames (the runtime's below
+ * main and a thread's start included). */
+int hp_flame_build_all(const struct hp_model *m, enum hp_metric metric, int dim, int all_frames,
+		       struct hp_flame **out);
+
 void hp_flame_free(struct hp_flame *f);
+
+/* One symbolic frame of a stack: m->locations[loc].syms[sym], and its class
+ * (model.h hp_model_frame_class). */
+struct hp_flame_frame {
+	uint32_t loc, sym;
+	enum hp_frame_class cls;
+};
+
+/* The symbolic frames of st as a reader sees them, innermost first (in a
+ * location, the inlined callee before its caller), into out (room for
+ * every symbolic frame of st): unless all, without what is outside main
+ * (the runtime's), without a thread's start below the last frame of the
+ * program's own when the stack ends in the runtime (start_thread,
+ * clone3), and without the runtime's frames left (_start), as report
+ * shows a stack (report.c). Returns how many. Allocates nothing; the page
+ * (html.c) uses it too. */
+size_t hp_flame_frames(const struct hp_model *m, const struct hp_mstack *st, int all,
+		       struct hp_flame_frame *out);
 
 /* The root's value: the metric summed over every bucket. */
 double hp_flame_total(const struct hp_flame *f);

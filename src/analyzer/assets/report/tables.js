@@ -63,9 +63,15 @@ function tableRows() {
 	s.rows.forEach(function (d) {
 		var st = D.stacks[d[0]], seen = {}, c, r;
 		if (S.table === 'stack') {
-			var names = st.slice(0, 6).map(fname);
-			r = row('#' + d[0], st.length ? fline(st[0]) : '', st);
-			r.name = names.join(' \u2190 ') + (st.length > 6 ? ' \u2190 ...' : '');
+			/* Named by its site (siteAt), then its callers of the
+			 * program's own code, as report names a stack. */
+			var at = siteAt(st), names = [];
+			for (var j = at; j < st.length && names.length < 4; j++)
+				if (j === at || D.frames[st[j]][5] === 0)
+					names.push(fname(st[j]));
+			r = row('#' + d[0], st.length ? fline(st[at]) : '', st);
+			r.name = (names.join(' \u2190 ') || '(no stack)') +
+				(st.length > j ? ' \u2190 ...' : '');
 			r.stack = d[0];
 			r.site = 'stack:' + d[0];
 			for (c = 1; c < 8; c++)
