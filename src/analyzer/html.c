@@ -201,6 +201,22 @@ static const char *page_name(char *out, size_t cap, const char *name)
 	size_t n, depth = 0, close;
 
 	hp_name_shorten(out, cap, name ? name : "");
+	/* A template function's return type before its name ("void
+	 * std::vector<...>::_M_realloc_insert<...>"): dropped at the last
+	 * space outside brackets that is not operator's. */
+	for (size_t i = 0, d = 0, sp = 0; out[i]; i++) {
+		if (out[i] == '<' || out[i] == '(')
+			d++;
+		else if ((out[i] == '>' || out[i] == ')') && d)
+			d--;
+		else if (out[i] == ' ' && !d && !(i >= 8 && strncmp(out + i - 8, "operator", 8) == 0))
+			sp = i + 1;
+		if (!out[i + 1]) {
+			if (sp)
+				memmove(out, out + sp, strlen(out + sp) + 1);
+			break;
+		}
+	}
 	n = strlen(out);
 	/* The last ')' before only qualifiers closes the parameter list. */
 	for (close = n; close-- > 0;)
