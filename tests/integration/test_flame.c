@@ -494,6 +494,28 @@ HP_TEST(flame_every_metric_and_usage)
 		      1, "a missing capture is exit status 1");
 }
 
+/* Issue 24, item 8: the runtime's frames below main and a thread's way
+ * to its function (_start, __libc_start_main, start_thread, clone3) are
+ * left out, as report leaves them out: main and the threads' function
+ * are the root's children, and the root keeps every byte. */
+HP_TEST(flame_runtime_frames_hidden)
+{
+	const char *capture = known_capture();
+	char svg[4600];
+
+	require(capture, "heapprof run records known");
+	require(render(capture, "--metric allocations", "runtime", svg, sizeof svg) == 0,
+		"the flame graph of allocations is drawn");
+	expect_eq_u64(hp_test_sh("grep -qE 'data-n=\"(_start|__libc_start_main[a-z_0-9]*|"
+				 "__libc_start_call_main|start_thread|clone3?|__clone3?)\"' %s",
+				 svg),
+		      1, "no frame of the runtime below main or a thread's start");
+	expect_eq_u64(hp_test_sh("grep -qF 'data-n=\"main\" data-d=\"1\"' %s", svg), 0,
+		      "main is a child of the root");
+	expect_eq_u64(hp_test_sh("grep -qF 'data-n=\"thread_main\" data-d=\"1\"' %s", svg), 0,
+		      "and so is each thread's function");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
