@@ -584,8 +584,42 @@ static void write_regions(FILE *f, const struct hp_cap_snapshot *s, const struct
 /* The memory map: the blocks of s (sorted by address), their stacks as
  * indexes into the page's stacks (stacks[i], UINT32_MAX: none), and its
  * regions (mp). */
+/* The type of each of the page's stacks (*out[i] for stacks[i], NULL when
+ * none): the type of its bucket with the most bytes in use in m (group.h's
+ * key by type), for the memory map's hover. Returns 0 or -ENOMEM. */
+static int map_types_build(const struct page *p, const struct hp_model *m, char ***out,
+			   size_t *n)
+{
+	double *best = calloc(p->nstacks + 1, sizeof *best);
+	char **t = calloc(p->nstacks + 1, sizeof *t);
+	char buf[2048];
+
+	if (!best || !t) {
+		free(best);
+		free(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	*n = p->nstacks;
+	for (size_t b = 0; b < m->nbuckets; b++) {
+		const struct hp_mbucket *bk = &m->buckets[b];
+		uint32_t idx;
+		if (!hp_u64map_get(&p->stack_index, bk->stack, &idx) || idx >= p->nstacks ||
+		    !(bk->v.inuse_bytes > best[idx]))
+			continue;
+		best[idx] = bk->v.inuse_bytes;
+		free(t[idx]);
+		if (!(t[idx] = strdup(hp_group_key(m, bk, HP_BY_TYPE, buf, sizeof buf, NULL)))) {
+			free(best);
+			return -ENOMEM;
+		}
+	}
+	free(best);
+	return 0;
+}
+
 static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *stacks,
-		      const struct map_page *mp)
+		      const struct map_page *mp, char *const *types, size_t ntypes)
 {
 	size_t n = s && s->has_blocks ? s->nblocks : 0;
 
@@ -606,6 +640,18 @@ static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *
 	}
 	fputc(']', f);
 	write_regions(f, s, mp);
+	/* "types": per entry of stacks (those the page has when the map is
+	 * made), the type most of its bytes in use have, "" when none; only
+	 * with attribution. */
+	if (ntypes) {
+		fputs(",\"types\":[", f);
+		for (size_t i = 0; i < ntypes; i++) {
+			if (i)
+				fputc(',', f);
+			json_str(f, types[i] ? types[i] : "");
+		}
+		fputc(']', f);
+	}
 	fputc('}', f);
 }
 
@@ -1008,6 +1054,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct hp_tl_groups tgroups[HP_HTML_TL_DIMS] = {0};
 	int has_tgroups = has_attribution(cap);
 	uint32_t *site_stacks = NULL, *map_stacks = NULL;
+	char **map_types = NULL; /* per page stack, the type most of its bytes in use have */
+	size_t nmap_types = 0;
 	const struct hp_cap_snapshot *map_snap = NULL;
 	struct map_page map_page = {0};
 	size_t nmap = 0;
@@ -1111,6 +1159,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 			}
 			if (!ret && map_snap->has_blocks)
 				ret = map_page_build(&map_page, &p, &m, map_snap);
+			if (!ret && map_snap->has_blocks && has_tgroups)
+				ret = map_types_build(&p, &m, &map_types, &nmap_types);
 		}
 		hp_model_free(&m);
 		if (ret) {
@@ -1122,7 +1172,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	ret = write_sites(f, sites, nsites, site_stacks);
 	if (!ret && has_tgroups)
 		ret = write_tgroups(f, tgroups);
-	write_map(f, map_snap, map_stacks, &map_page);
+	write_map(f, map_snap, map_stacks, &map_page, map_types, nmap_types);
 	if (!ret)
 		ret = write_histograms(f, &p, hists, nhists, cap->snapshots[cap->nsnapshots - 1].seq);
 	if (ret) {
@@ -1146,6 +1196,9 @@ out:
 	free(site_stacks);
 	free(hists);
 	free(map_stacks);
+	for (size_t k = 0; k < nmap_types; k++)
+		free(map_types[k]);
+	free(map_types);
 	map_page_free(&map_page);
 	free(rank);
 	page_free(&p);

@@ -1651,6 +1651,69 @@ HP_TEST(html_fits_800_px)
 				    "1400,900"), 0, "and of the file:line table at 1400x900");
 }
 
+/* Issue 24, item 9: a region of the memory map opened at full
+ * resolution (1 byte a pixel): each of mapprog's blocks and the holes
+ * its frees left, in alternating colours, the hover naming the block
+ * (address, size), its call stack by site, or the hole. */
+static const char zoom_driver[] =
+	"var R = hpReport.mapRegions(), k = -1, D = hpReport.data;\n"
+	"R.forEach(function (r, i) { if (r.kind === 'brk') k = i; });\n"
+	"var z = hpReport.mapZoom(k, 1), g = R[k];\n"
+	"put('zoom', z ? z.bpp + ':' + (z.rows === Math.ceil((g.end - g.start) / 1200)) : 'none');\n"
+	"var c = document.getElementById('hp-map-zoom-canvas'), ctx = c.getContext('2d');\n"
+	"function px(a) { var o = a - g.start, d = ctx.getImageData(o % 1200, Math.floor(o / 1200) * 8 + 3, 1, 1).data;\n"
+	"\treturn d[0] + ',' + d[1] + ',' + d[2]; }\n"
+	"var mine = D.map.blocks.filter(function (b) { var st = D.stacks[b[2]];\n"
+	"\treturn st && D.strings[D.frames[st[0]][0]] === 'make_blocks'; });\n"
+	"var bad = [], said = [];\n"
+	"for (var i = 0; i + 1 < mine.length && i < 8; i++) {\n"
+	"\tvar a = mine[i], b = mine[i + 1], h = a[0] + a[1], h2 = b[0] + b[1];\n"
+	"\tif (px(a[0] + (a[1] >> 1)) === px(b[0] + (b[1] >> 1))) bad.push('blocks ' + i);\n"
+	"\tif (px(h) === px(a[0]) || px(h) === px(b[0])) bad.push('hole ' + i);\n"
+	"\tif (i + 2 < mine.length && px(h) === px(h2)) bad.push('holes ' + i);\n"
+	"\tvar d = hpReport.mapDescribe(k, a[0] + 1), e = hpReport.mapDescribe(k, h);\n"
+	"\tif (d[0] !== 'block 0x' + a[0].toString(16) + ', ' + a[1] + ' B') bad.push(d[0]);\n"
+	"\tif (!/^allocated by make_blocks mapprog\\.c:/.test(d[1])) bad.push(d[1]);\n"
+	"\tif (e[0] !== 'hole of ' + (b[0] - h) + ' B, 0x' + h.toString(16) + ' - 0x' + b[0].toString(16))\n"
+	"\t\tbad.push(e[0]);\n"
+	"\tif (!i) said = d.concat(e);\n}\n"
+	"put('checked', Math.min(mine.length - 1, 8));\n"
+	"put('bad', bad.length ? bad.join(' | ') : 'none');\n"
+	"put('said', said.join(' / '));\n"
+	"put('auto', hpReport.mapZoom(k, 0).bpp);\n";
+
+HP_TEST(html_memory_map_zoom)
+{
+	char capture[4600], page[4600], driven[4600], *out;
+	char *dom;
+
+	snprintf(capture, sizeof capture, "%s/mapzoom.hpf", hp_test_tmp());
+	out = hp_test_sh_out("%s run -q --live-blocks -o %s -- %s/tests/programs/mapprog", hp(),
+			     capture, hp_test_build());
+	require(out, "heapprof run --live-blocks records mapprog");
+	free(out);
+	require(render(capture, "", "mapzoom", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/mapzoom-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, zoom_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "mapzoom");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(is(dom, "zoom", "1:true"),
+		    "the brk region opens at 1 byte a pixel, in rows of 1,200 bytes");
+	expect_eq_u64((uint64_t)num(dom, "checked"), 8, "eight of make_blocks' blocks checked");
+	expect_true(is(dom, "bad", "none"),
+		    "neighbour blocks and holes differ in colour; the hover names each block, "
+		    "its site, and each hole with its size");
+	printf("  %s\n", buf_of(dom, "said"));
+	expect_true(num(dom, "auto") >= 1, "a region opens at a size of its own by default");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview", "mapzoom"), 0,
+		      "a screenshot of the overview with the map");
+}
+
 HP_TEST(html_usage_and_errors)
 {
 	const char *capture = record("known");
