@@ -196,14 +196,11 @@ static int only_qualifiers(const char *s)
  * "store::index_value"; "operator()" keeps its own parentheses. Into
  * out[0..cap). The terminal report has its own (report.c); the lead
  * unifies them. */
-static const char *page_name(char *out, size_t cap, const char *name)
+/* Drops a template function's return type before its name ("void
+ * std::vector<...>::_M_realloc_insert<...>"): at the last space outside
+ * brackets that is not operator's. name has no parameter list left. */
+static const char *drop_return_type(char *out)
 {
-	size_t n, depth = 0, close;
-
-	hp_name_shorten(out, cap, name ? name : "");
-	/* A template function's return type before its name ("void
-	 * std::vector<...>::_M_realloc_insert<...>"): dropped at the last
-	 * space outside brackets that is not operator's. */
 	for (size_t i = 0, d = 0, sp = 0; out[i]; i++) {
 		if (out[i] == '<' || out[i] == '(')
 			d++;
@@ -217,26 +214,34 @@ static const char *page_name(char *out, size_t cap, const char *name)
 			break;
 		}
 	}
+	return out;
+}
+
+static const char *page_name(char *out, size_t cap, const char *name)
+{
+	size_t n, depth = 0, close;
+
+	hp_name_shorten(out, cap, name ? name : "");
 	n = strlen(out);
 	/* The last ')' before only qualifiers closes the parameter list. */
 	for (close = n; close-- > 0;)
 		if (out[close] == ')' && only_qualifiers(out + close + 1))
 			break;
 	if (close >= n)
-		return out;
+		return drop_return_type(out);
 	for (size_t i = close + 1; i-- > 0;) {
 		if (out[i] == ')')
 			depth++;
 		else if (out[i] == '(' && --depth == 0) {
 			/* "operator()" with nothing in it is the operator's name. */
 			if (i >= 8 && strncmp(out + i - 8, "operator", 8) == 0 && close == i + 1)
-				return out;
+				break;
 			if (i > 0)
 				out[i] = '\0';
-			return out;
+			break;
 		}
 	}
-	return out;
+	return drop_return_type(out);
 }
 
 /* The frame index of one symbolic frame, added on first sight. */
