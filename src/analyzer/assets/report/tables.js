@@ -65,13 +65,21 @@ function tableRows() {
 		if (S.table === 'stack') {
 			/* Named by its site (siteAt), then its callers of the
 			 * program's own code, as report names a stack. */
-			var at = siteAt(st), names = [];
-			for (var j = at; j < st.length && names.length < 4; j++)
-				if (j === at || D.frames[st[j]][5] === 0)
-					names.push(fname(st[j]));
+			/* A recursion's repeated frames once, with how many
+			 * ("store::build \u00d75 \u2190 main"). */
+			var at = siteAt(st), names = [], reps = [];
+			for (var j = at; j < st.length && names.length < 4; j++) {
+				if (j !== at && D.frames[st[j]][5] !== 0)
+					continue;
+				if (names.length && names[names.length - 1] === fname(st[j]))
+					reps[names.length - 1]++;
+				else
+					reps[names.push(fname(st[j])) - 1] = 1;
+			}
 			r = row('#' + d[0], st.length ? fline(st[at]) : '', st);
-			r.name = (names.join(' \u2190 ') || '(no stack)') +
-				(st.length > j ? ' \u2190 ...' : '');
+			r.name = (names.map(function (x, k) {
+				return reps[k] > 1 ? x + ' \u00d7' + reps[k] : x;
+			}).join(' \u2190 ') || '(no stack)') + (st.length > j ? ' \u2190 ...' : '');
 			r.stack = d[0];
 			r.site = 'stack:' + d[0];
 			for (c = 1; c < 8; c++)
