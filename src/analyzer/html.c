@@ -173,75 +173,10 @@ static int intern(struct page *p, const char *s, uint32_t *out)
 	return hp_strtab_intern(&p->strings, s ? s : "", out);
 }
 
-/* Whether s (up to end) is only a member function's qualifiers. */
-static int only_qualifiers(const char *s)
-{
-	static const char *const q[] = {" const", " volatile", " &&", " &", " noexcept"};
-	size_t n;
-
-	while (*s) {
-		for (n = 0; n < sizeof q / sizeof *q; n++)
-			if (strncmp(s, q[n], strlen(q[n])) == 0)
-				break;
-		if (n == sizeof q / sizeof *q)
-			return 0;
-		s += strlen(q[n]);
-	}
-	return 1;
-}
-
-/* A function's name as the page shows it: template arguments elided
- * (hp_name_shorten) and its parameter list dropped, as pprof prints it:
- * "store::index_value(store::Value const*, std::string)" reads
- * "store::index_value"; "operator()" keeps its own parentheses. Into
- * out[0..cap). The terminal report has its own (report.c); the lead
- * unifies them. */
-/* Drops a template function's return type before its name ("void
- * std::vector<...>::_M_realloc_insert<...>"): at the last space outside
- * brackets that is not operator's. name has no parameter list left. */
-static const char *drop_return_type(char *out)
-{
-	for (size_t i = 0, d = 0, sp = 0; out[i]; i++) {
-		if (out[i] == '<' || out[i] == '(')
-			d++;
-		else if ((out[i] == '>' || out[i] == ')') && d)
-			d--;
-		else if (out[i] == ' ' && !d && !(i >= 8 && strncmp(out + i - 8, "operator", 8) == 0))
-			sp = i + 1;
-		if (!out[i + 1]) {
-			if (sp)
-				memmove(out, out + sp, strlen(out + sp) + 1);
-			break;
-		}
-	}
-	return out;
-}
-
+/* A function's name as the page shows it: hp_flame_short_name. */
 static const char *page_name(char *out, size_t cap, const char *name)
 {
-	size_t n, depth = 0, close;
-
-	hp_name_shorten(out, cap, name ? name : "");
-	n = strlen(out);
-	/* The last ')' before only qualifiers closes the parameter list. */
-	for (close = n; close-- > 0;)
-		if (out[close] == ')' && only_qualifiers(out + close + 1))
-			break;
-	if (close >= n)
-		return drop_return_type(out);
-	for (size_t i = close + 1; i-- > 0;) {
-		if (out[i] == ')')
-			depth++;
-		else if (out[i] == '(' && --depth == 0) {
-			/* "operator()" with nothing in it is the operator's name. */
-			if (i >= 8 && strncmp(out + i - 8, "operator", 8) == 0 && close == i + 1)
-				break;
-			if (i > 0)
-				out[i] = '\0';
-			break;
-		}
-	}
-	return drop_return_type(out);
+	return hp_flame_short_name(out, cap, name);
 }
 
 /* The frame index of one symbolic frame, added on first sight. */

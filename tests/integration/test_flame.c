@@ -516,6 +516,31 @@ HP_TEST(flame_runtime_frames_hidden)
 		      "and so is each thread's function");
 }
 
+/* Issue 24, items 4 and 5: a frame's label and hover name its function
+ * shortly (no parameter list, template arguments elided), not by its
+ * signature; data-n keeps the whole name for the search. */
+HP_TEST(flame_short_names)
+{
+	char capture[4400], svg[4600];
+
+	snprintf(capture, sizeof capture, "%s/cxx_short.hpf", hp_test_tmp());
+	require(hp_test_sh("%s run -q -o %s -- %s/tests/programs/cxx_inline", hp(), capture,
+			   hp_test_build()) == 0,
+		"heapprof run records cxx_inline");
+	require(render(capture, "--metric leaked", "short", svg, sizeof svg) == 0,
+		"the flame graph is drawn");
+	expect_eq_u64(hp_test_sh("grep -qF 'data-n=\"shapes::Factory&lt;int&gt;::build(unsigned "
+				 "long)\" data-l=\"shapes::Factory&lt;...&gt;::build\"' %s",
+				 svg),
+		      0, "the whole name in data-n, the short one in data-l");
+	expect_eq_u64(hp_test_sh("grep -qF '<title>shapes::Factory&lt;...&gt;::build' %s", svg), 0,
+		      "the hover names it shortly");
+	expect_eq_u64(hp_test_sh("grep -q '<title>[^<]*(unsigned long)' %s", svg), 1,
+		      "no hover carries a parameter list");
+	expect_eq_u64(hp_test_sh("grep -q '<text[^>]*>[^<]*(unsigned long)' %s", svg), 1,
+		      "nor any label");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
