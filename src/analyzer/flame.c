@@ -40,9 +40,16 @@ static int only_qualifiers(const char *s)
 
 /* Drops a template function's return type before its name ("void
  * std::vector<...>::_M_realloc_insert<...>"): at the last space outside
- * brackets that is not operator's. name has no parameter list left. */
+ * brackets that is not operator's. Only a template function's name (one
+ * that ends in its template arguments) has one: a C name with a space
+ * ("loader;v1 \"old\"", from a folded file) stays whole. name has no
+ * parameter list left. */
 static const char *drop_return_type(char *out)
 {
+	size_t n = strlen(out);
+
+	if (!n || out[n - 1] != '>')
+		return out;
 	for (size_t i = 0, d = 0, sp = 0; out[i]; i++) {
 		if (out[i] == '<' || out[i] == '(')
 			d++;

@@ -43,7 +43,8 @@ var gs = svg.querySelectorAll('g.f');
 for (var i = 0; i < gs.length; i++) {
 	var g = gs[i], p = g.getAttribute('data-p'), r = g.querySelector('rect');
 	var f = {g: g, r: r, t: g.querySelector('text'), n: g.getAttribute('data-n'),
-		l: g.getAttribute('data-l') || g.getAttribute('data-n'), d: +g.getAttribute('data-d'), x: +g.getAttribute('data-x'),
+		l: g.getAttribute('data-l') || g.getAttribute('data-n'),
+		d: +g.getAttribute('data-d'), x: +g.getAttribute('data-x'),
 		v: +g.getAttribute('data-v'), p: p === null ? null : frames[+p],
 		fill: r.getAttribute('fill'), a: false,
 		info: g.querySelector('title').textContent.split('\n').join(DOT)};
