@@ -412,4 +412,7 @@ int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size
 int hp_core_damage_report(FILE *f, const struct hp_core *c,
 			  const struct hp_core_report_options *o);
 
+/* c->damage as a JSON array, each entry as --damage --json has it. */
+void hp_core_damage_json(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o);
+
 #endif

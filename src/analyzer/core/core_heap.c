@@ -444,6 +444,51 @@ static void mark_tcache(struct walk *w, long first)
 	}
 }
 
+/* Under heapprof (c->rec.found), the live register knows each block's
+ * requested size: a recorded block whose chunk the walk found smaller
+ * than that (its size field overwritten with a plausible one) is damage,
+ * and so is one the walk found no chunk for, inside bytes it could not
+ * walk. Blocks the walk did not reach otherwise (not in the core, an
+ * mmapped chunk's page not dumped) are left to the recorder's listing. */
+static void check_recorded(struct walk *w)
+{
+	struct hp_core *c = w->c;
+
+	if (!c->rec.found)
+		return;
+	for (size_t i = 0; i < c->rec.nblocks; i++) {
+		const struct hp_core_rec_block *r = &c->rec.blocks[i];
+		struct hp_core_block *b = block_exact(c, r->addr);
+		struct hp_core_damage *d;
+		int ok;
+		if (b && !b->damaged && !b->mmapped && b->size < r->size) {
+			uint64_t sw = word(c, r->addr - 8, &ok);
+			d = add_damage(w, "a chunk smaller than the block the recorder holds there",
+				       r->addr - 8, sw, r->addr - 16, b->arena);
+			if (d) {
+				d->block = b->addr;
+				d->before = block_before(c, b);
+			}
+			hp_core_note(c, "the chunk of recorded block 0x%llx (%llu bytes) is %llu bytes "
+				     "(damaged heap)", (unsigned long long)r->addr,
+				     (unsigned long long)r->size, (unsigned long long)b->size);
+		} else if (!b) {
+			for (size_t k = 0; k < c->ndamage; k++) {
+				struct hp_core_damage *e = &c->damage[k];
+				if (r->addr > e->skip_lo && r->addr < e->skip_hi && !e->block) {
+					hp_core_note(c, "recorded block 0x%llx (%llu bytes) lies in "
+						     "bytes not walked (0x%llx-0x%llx)",
+						     (unsigned long long)r->addr,
+						     (unsigned long long)r->size,
+						     (unsigned long long)e->skip_lo,
+						     (unsigned long long)e->skip_hi);
+					break;
+				}
+			}
+		}
+	}
+}
+
 /* Whether the arenas' ->next list from a comes back to a. */
 static int arena_ring(const struct hp_core *c, uint64_t a)
 {
@@ -690,6 +735,7 @@ int hp_core_heap(struct hp_core *c, const char *debug_dir)
 				mark_list(&w, head, ar + MS_FASTBINS + 8 * (uint64_t)f, 0, "fastbin");
 		}
 	}
+	check_recorded(&w);
 	if (w.nomem)
 		return -ENOMEM;
 	c->heap_ok = 1;

@@ -286,16 +286,23 @@ static long damage_of_block(const struct hp_core *c, uint64_t addr)
 	return -1;
 }
 
+void hp_core_damage_json(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < c->ndamage; i++) {
+		fputs(i ? ",\n " : "\n ", f);
+		damage_json(f, c, o, &c->damage[i]);
+	}
+	fputc(']', f);
+}
+
 int hp_core_damage_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o)
 {
 	if (o->json) {
-		fprintf(f, "{\"heap_walked\":%s,\"unwalked_bytes\":%llu,\"damage\":[",
+		fprintf(f, "{\"heap_walked\":%s,\"unwalked_bytes\":%llu,\"damage\":",
 			c->heap_ok ? "true" : "false", (unsigned long long)c->unwalked_bytes);
-		for (size_t i = 0; i < c->ndamage; i++) {
-			fputs(i ? ",\n " : "\n ", f);
-			damage_json(f, c, o, &c->damage[i]);
-		}
-		fputs("]}\n", f);
+		hp_core_damage_json(f, c, o);
+		fputs("}\n", f);
 	} else if (!c->heap_ok) {
 		fprintf(f, "the heap was not walked (see the messages above)\n");
 	} else if (!c->ndamage) {
@@ -431,12 +438,9 @@ static void json_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 			(unsigned long long)c->main_arena,
 			c->arena_by_heuristic ? "signature" : "symbol", c->narenas, c->nheaps,
 			c->nmmapped);
-	fprintf(f, ",\"unwalked_bytes\":%llu,\"damage\":[", (unsigned long long)c->unwalked_bytes);
-	for (size_t i = 0; i < c->ndamage; i++) {
-		fputs(i ? ",\n " : "\n ", f);
-		damage_json(f, c, o, &c->damage[i]);
-	}
-	fputs("]},\n\"totals\":{", f);
+	fprintf(f, ",\"unwalked_bytes\":%llu,\"damage\":", (unsigned long long)c->unwalked_bytes);
+	hp_core_damage_json(f, c, o);
+	fputs("},\n\"totals\":{", f);
 	fprintf(f, "\"blocks\":%llu,\"bytes\":%llu,", (unsigned long long)t.alloc[0],
 		(unsigned long long)t.alloc[1]);
 	fprintf(f, "\"definitely_lost_blocks\":%llu,\"definitely_lost_bytes\":%llu,",
