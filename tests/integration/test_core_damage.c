@@ -88,9 +88,9 @@ static const char *core_dir(const char *what)
 	return dir;
 }
 
-/* The kernel's core of `overflow abort` in dir (under heapprof when
+/* The kernel's core of `overflow MODE` in dir (under heapprof when
  * preload), as dir/kernel.core. Returns 0, or -1 after saying why not. */
-static int kernel_core(const char *dir, int preload)
+static int kernel_core_of(const char *dir, const char *mode, int preload)
 {
 	const char *b = hp_test_build();
 
@@ -100,15 +100,20 @@ static int kernel_core(const char *dir, int preload)
 		return -1;
 	}
 	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* && %s%s%s "
-		       "%s/tests/programs/overflow abort > addrs.txt 2>/dev/null; "
+		       "%s/tests/programs/overflow %s > addrs.txt 2>/dev/null; "
 		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" kernel.core",
 		       dir, dir, preload ? "LD_PRELOAD=" : "", preload ? b : "",
-		       preload ? "/libheapprof.so HEAPPROF_OUTPUT=cap.hpf" : "", b)) {
+		       preload ? "/libheapprof.so HEAPPROF_OUTPUT=cap.hpf" : "", b, mode)) {
 		printf("  no core written in %s (a container without core dumps?)\n", dir);
 		expect_true(!getenv("CI"), "a kernel core of the aborted program (CI)");
 		return -1;
 	}
 	return 0;
+}
+
+static int kernel_core(const char *dir, int preload)
+{
+	return kernel_core_of(dir, "abort", preload);
 }
 
 /* gdb's gcore of `overflow wait` after the overrun, as dir/gcore.core;
@@ -247,6 +252,59 @@ HP_TEST(core_damage_under_heapprof_names_the_overrunner)
 				 dir, b, b, victim - 8, line), 0,
 		      "the recorder's listing and JSON carry the damage and the stack");
 	free(line);
+}
+
+/* A write after free over a tcache link: reported where it is (the
+ * freed block's first word), the list not followed into the garbage. */
+HP_TEST(core_damage_write_after_free)
+{
+	const char *dir = core_dir("uaf");
+	unsigned long long freed2;
+	char *o;
+
+	if (kernel_core_of(dir, "uaf", 0))
+		return;
+	freed2 = addr(dir, "freed2");
+	o = hp_test_sh_out("cd %s && %s/heapprof core --json kernel.core 2>err.txt | python3 -c "
+			   "'%s'", dir, hp_test_build(), flatten_py);
+	if (!o)
+		return;
+	char want[64];
+	snprintf(want, sizeof want, "0x%llx", freed2);
+	expect_str(value(o, "ndamage"), "1", "one inconsistency");
+	expect_str(value(o, "what"), "a damaged tcache link", "a damaged tcache link");
+	expect_str(value(o, "damage"), want, "at the freed block's first word");
+	expect_str(value(o, "block"), want, "in the freed block");
+	expect_str(value(o, "value"), "0x4242424242424242", "holding the bytes written");
+	expect_str(value(o, "unwalked"), "0", "every chunk walked");
+	free(o);
+	expect_eq_u64(hp_test_sh("grep -qx 'heapprof: tcache: a damaged link 0x4242424242424242 at "
+				 "0x%llx (in the free chunk 0x%llx): the list is not followed "
+				 "further' %s/err.txt", freed2, freed2, dir), 0,
+		      "one line on stderr says it");
+}
+
+/* A double free glibc let through (a fastbin loop x -> y -> x): reported
+ * at y's link, which leads back to x; the loop is not followed. */
+HP_TEST(core_damage_double_free)
+{
+	const char *dir = core_dir("double");
+	unsigned long long x, y;
+
+	if (kernel_core_of(dir, "double", 0))
+		return;
+	x = addr(dir, "x");
+	y = addr(dir, "y");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core kernel.core --damage > damage.txt "
+				 "2>/dev/null; grep -q '^damage at 0x%llx: a chunk listed twice (a "
+				 "double free, or a loop): holds 0x[0-9a-f]*; the chunk at 0x%llx "
+				 "(arena 0); it leads to block 0x%llx$' damage.txt",
+				 dir, hp_test_build(), y, y - 16, x), 0,
+		      "--damage: y's link leads back to x, listed twice");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core kernel.core 2>/dev/null | grep -q "
+				 "'^free: 7 chunks in tcache, 2 in fastbins, 0 in bins (360 bytes)'",
+				 dir, hp_test_build()), 0,
+		      "x and y in the fastbin once each, the 7 in tcache");
 }
 
 int main(int argc, char **argv)

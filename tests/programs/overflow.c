@@ -12,6 +12,14 @@
  * stdin with read(2) (a gcore is taken then) and exits 0; with "abort"
  * (RLIMIT_CORE raised) it frees the victim: glibc finds its size absurd
  * and aborts, and the kernel writes a core.
+ *
+ * Two more kinds of damage, each ending in abort() with a core:
+ *   uaf     frees two 40-byte blocks (into tcache: "freed1", then "freed2",
+ *           the list's head) and writes 8 bytes of 0x42 over freed2's
+ *           first word, its tcache link: a write after free
+ *   double  fills the 48-byte tcache bin (7 frees), then frees "x", "y"
+ *           and x again: glibc checks only a fastbin's head, so x is in
+ *           the fastbin twice, a loop x -> y -> x
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +41,40 @@ __attribute__((noinline)) static void parse(char *buf)
 	__asm__ volatile("" : : "r"(buf) : "memory");
 }
 
+/* A write after free into a tcache chunk's link; then abort. */
+__attribute__((noinline)) static int use_after_free(void)
+{
+	char *a = malloc(40), *b = malloc(40), *keep = malloc(40);
+
+	free(a);
+	free(b);
+	printf("freed1 %p\nfreed2 %p\nkeep %p\n", (void *)a, (void *)b, (void *)keep);
+	fflush(stdout);
+	memset(b, 0x42, 8); /* the bug */
+	__asm__ volatile("" : : "r"(b) : "memory");
+	abort();
+}
+
+/* A double free glibc does not catch (fastbin, not its head); then abort. */
+__attribute__((noinline)) static int double_free(void)
+{
+	char *fill[7], *x, *y, *keep;
+
+	for (int i = 0; i < 7; i++)
+		fill[i] = malloc(40);
+	x = malloc(40);
+	y = malloc(40);
+	keep = malloc(40); /* keeps x and y off the top chunk */
+	for (int i = 0; i < 7; i++)
+		free(fill[i]);
+	printf("x %p\ny %p\nkeep %p\n", (void *)x, (void *)y, (void *)keep);
+	fflush(stdout);
+	free(x);
+	free(y);
+	free(x); /* the bug */
+	abort();
+}
+
 int main(int argc, char **argv)
 {
 	char *parser, *victim;
@@ -42,6 +84,10 @@ int main(int argc, char **argv)
 		struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
 		setrlimit(RLIMIT_CORE, &rl);
 	}
+	if (argc > 1 && strcmp(argv[1], "uaf") == 0)
+		return use_after_free();
+	if (argc > 1 && strcmp(argv[1], "double") == 0)
+		return double_free();
 	parser = alloc_parser();
 	victim = alloc_victim();
 	memset(victim, 0, 64);

@@ -211,6 +211,7 @@ struct hp_core_damage {
 	uint64_t chunk;     /* the chunk whose header or link it is */
 	uint64_t block;     /* that chunk's block (chunk + 16), 0 when none was made */
 	uint64_t before;    /* the block before the chunk, 0 when none */
+	uint64_t target;    /* a free list's link: the block it leads to, 0 when none */
 	uint64_t skip_lo, skip_hi; /* [lo, hi): not walked (lo == hi: none) */
 	const char *what;   /* static text: what is inconsistent */
 	int arena;

@@ -394,6 +394,8 @@ static void mark_list(struct walk *w, uint64_t head, uint64_t slot, int tcache, 
 				d->block = c->blocks[h].addr;
 				d->before = block_before(c, &c->blocks[h]);
 			}
+			if (d && b)
+				d->target = b->addr;
 			hp_core_note(c, "%s: 0x%llx (at 0x%llx) is %s: the list is not followed "
 				     "further", what, (unsigned long long)e, (unsigned long long)pos,
 				     !b ? "not a chunk of the heap"

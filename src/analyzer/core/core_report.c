@@ -194,6 +194,8 @@ static void damage_text(FILE *f, const struct hp_core *c, const struct hp_core_r
 	long bi = d->block ? hp_core_block_at(c, d->block) : -1;
 	long pi = d->before ? hp_core_block_at(c, d->before) : -1;
 	uint64_t where = at ? at : d->addr;
+	/* a chunk's header, or a free chunk's link (its first word) */
+	const char *whose = d->addr < d->chunk + 16 ? "header" : "link";
 
 	fprintf(f, "damage at 0x%llx: %s: holds 0x%llx; the chunk at 0x%llx (arena %d)",
 		(unsigned long long)d->addr, d->what, (unsigned long long)d->value,
@@ -202,10 +204,12 @@ static void damage_text(FILE *f, const struct hp_core *c, const struct hp_core_r
 		fprintf(f, "; %llu bytes not walked as chunks (0x%llx-0x%llx)",
 			(unsigned long long)(d->skip_hi - d->skip_lo),
 			(unsigned long long)d->skip_lo, (unsigned long long)d->skip_hi);
+	if (d->target)
+		fprintf(f, "; it leads to block 0x%llx", (unsigned long long)d->target);
 	fputc('\n', f);
 	if (bi >= 0) {
 		const struct hp_core_block *b = &c->blocks[bi];
-		fprintf(f, "  the block whose header it is: 0x%llx (%llu bytes%s), %s\n",
+		fprintf(f, "  the block whose %s it is: 0x%llx (%llu bytes%s), %s\n", whose,
 			(unsigned long long)b->addr, (unsigned long long)b->size,
 			b->damaged ? ", size inferred from the next plausible chunk" : "",
 			state_name[b->state]);
@@ -244,9 +248,15 @@ static void damage_json(FILE *f, const struct hp_core *c, const struct hp_core_r
 	json_str(f, d->what);
 	fprintf(f, ",\"value\":\"0x%llx\",\"chunk\":\"0x%llx\",\"arena\":%d,"
 		"\"unwalked_bytes\":%llu,\"unwalked_from\":\"0x%llx\",\"unwalked_to\":\"0x%llx\","
-		"\"block\":", (unsigned long long)d->value, (unsigned long long)d->chunk, d->arena,
-		(unsigned long long)(d->skip_hi - d->skip_lo), (unsigned long long)d->skip_lo,
-		(unsigned long long)d->skip_hi);
+		"\"in\":\"%s\",\"leads_to\":", (unsigned long long)d->value,
+		(unsigned long long)d->chunk, d->arena, (unsigned long long)(d->skip_hi - d->skip_lo),
+		(unsigned long long)d->skip_lo, (unsigned long long)d->skip_hi,
+		d->addr < d->chunk + 16 ? "header" : "link");
+	if (d->target)
+		fprintf(f, "\"0x%llx\"", (unsigned long long)d->target);
+	else
+		fputs("null", f);
+	fputs(",\"block\":", f);
 	if (bi >= 0)
 		fprintf(f, "{\"address\":\"0x%llx\",\"size\":%llu,\"size_inferred\":%s,"
 			"\"state\":\"%s\"}", (unsigned long long)c->blocks[bi].addr,
