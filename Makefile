@@ -402,7 +402,7 @@ fuzz: deps-fuzz
 # real cores of test programs with and without heapprof
 # (tests/fuzz/run_core.sh). Crash inputs go to tests/fuzz/crashes-core/.
 FUZZ_CORE_SRC := $(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC) $(ASSET_C)
-FUZZ_CORE_PROGS := $(addprefix $(BUILD)/tests/programs/,corereach coreheap)
+FUZZ_CORE_PROGS := $(addprefix $(BUILD)/tests/programs/,corereach coreheap overflow)
 
 $(FUZZ)/fuzz_core: tests/fuzz/fuzz_core.c $(FUZZ_CORE_SRC) $(wildcard src/analyzer/*.h src/analyzer/*/*.h) \
 		$(FUZZ_HDR) Makefile
