@@ -311,7 +311,9 @@ uint64_t hp_core_symbol_addr(const struct hp_core *c, const struct hp_core_modul
 
 /* Finds main_arena and walks every arena's heaps, the mmapped chunks,
  * tcache and fastbins into c->blocks. Sets c->heap_ok; what it could not
- * do is noted. Returns 0, or -ENOMEM. */
+ * do is noted. Damage met is put in c->damage (and noted) and walked
+ * past; with the recorder's tables read first (hp_core_recorder), each
+ * recorded block is checked against its chunk. Returns 0, or -ENOMEM. */
 int hp_core_heap(struct hp_core *c, const char *debug_dir);
 
 /* The damage entry whose damaged word, or whose damaged chunk's header

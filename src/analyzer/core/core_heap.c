@@ -28,6 +28,12 @@
  *   other writable segments by their header (prev_size 0, IS_MMAPPED, a
  *   size in whole pages that fits), page by page.
  *
+ * - Damage (an overrun, a write after free, a double free) is reported in
+ *   c->damage and walked past: a chunk whose size breaks glibc's
+ *   invariants is followed by a scan for the next plausible chunk
+ *   (resync), the bytes between taken as one damaged chunk; a free-list
+ *   link that is not a chunk, or leads to one met before, ends its list.
+ *
  * Invariants: c->blocks is sorted by address and chunks do not overlap;
  * every walk is bounded by the core's bytes (a chunk is at least 16 bytes
  * of the core), every list by the number of chunks (a cycle ends it).
