@@ -39,6 +39,7 @@
  * of the core), every list by the number of chunks (a cycle ends it).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +74,13 @@ struct walk {
 	struct hp_core *c;
 	size_t cap;
 	int nomem;
+	size_t damage_cap;   /* c->damage's room */
+	size_t damage_noted; /* damage lines noted (the first DAMAGE_NOTES) */
 };
+
+/* Damage lines on stderr: the first ones, then one line pointing to
+ * --damage (a heap of random bytes would give one per 16 bytes). */
+#define DAMAGE_NOTES 16
 
 static uint64_t word(const struct hp_core *c, uint64_t addr, int *ok)
 {
@@ -126,12 +133,16 @@ static struct hp_core_damage *add_damage(struct walk *w, const char *what, uint6
 
 	if (c->ndamage >= c->map_bytes / 16 + 64)
 		return NULL;
-	d = realloc(c->damage, (c->ndamage + 1) * sizeof *d);
-	if (!d) {
-		w->nomem = 1;
-		return NULL;
+	if (c->ndamage == w->damage_cap) {
+		size_t cap = w->damage_cap ? w->damage_cap * 2 : 16;
+		d = realloc(c->damage, cap * sizeof *d);
+		if (!d) {
+			w->nomem = 1;
+			return NULL;
+		}
+		c->damage = d;
+		w->damage_cap = cap;
 	}
-	c->damage = d;
 	d = &c->damage[c->ndamage++];
 	memset(d, 0, sizeof *d);
 	d->what = what;
@@ -140,6 +151,24 @@ static struct hp_core_damage *add_damage(struct walk *w, const char *what, uint6
 	d->chunk = chunk;
 	d->arena = arena;
 	return d;
+}
+
+/* Notes a line about damage, the first DAMAGE_NOTES of them. */
+__attribute__((format(printf, 2, 3))) static void damage_note(struct walk *w, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (w->damage_noted++ >= DAMAGE_NOTES) {
+		if (w->damage_noted == DAMAGE_NOTES + 1)
+			hp_core_note(w->c, "%s: more damage in the heap: `heapprof core %s --damage` "
+				     "lists all of it", w->c->path, w->c->path);
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	hp_core_note(w->c, "%s", buf);
 }
 
 /* Whether size word sw can head a chunk at p of a heap ending at end, by
@@ -242,18 +271,18 @@ static long walk_chunks(struct walk *w, uint64_t first, uint64_t end, uint64_t t
 			}
 			c->unwalked_bytes += q - p;
 			if (q >= lim && q != top) {
-				hp_core_note(c, "heap of arena %d: bad chunk size 0x%llx at 0x%llx "
-					     "(damaged heap, or another malloc): no plausible chunk "
-					     "after it: %llu bytes not walked", arena,
-					     (unsigned long long)sz_word, (unsigned long long)p,
-					     (unsigned long long)(q - p));
+				damage_note(w, "heap of arena %d: bad chunk size 0x%llx at 0x%llx "
+					    "(damaged heap, or another malloc): no plausible chunk "
+					    "after it: %llu bytes not walked", arena,
+					    (unsigned long long)sz_word, (unsigned long long)p,
+					    (unsigned long long)(q - p));
 				return first_index;
 			}
-			hp_core_note(c, "heap of arena %d: bad chunk size 0x%llx at 0x%llx (damaged "
-				     "heap): %llu bytes not walked, taken as one damaged chunk; the "
-				     "walk resumes at 0x%llx", arena, (unsigned long long)sz_word,
-				     (unsigned long long)p, (unsigned long long)(q - p),
-				     (unsigned long long)q);
+			damage_note(w, "heap of arena %d: bad chunk size 0x%llx at 0x%llx (damaged "
+				    "heap): %llu bytes not walked, taken as one damaged chunk; the "
+				    "walk resumes at 0x%llx", arena, (unsigned long long)sz_word,
+				    (unsigned long long)p, (unsigned long long)(q - p),
+				    (unsigned long long)q);
 			nw = word(c, q + 8, &ok);
 			if (!(b = add_block(w)))
 				return first_index;
@@ -282,10 +311,10 @@ static long walk_chunks(struct walk *w, uint64_t first, uint64_t end, uint64_t t
 					d->before = p + 16;
 					d->block = p + sz + 16;
 				}
-				hp_core_note(c, "heap of arena %d: the chunk at 0x%llx has prev_size "
-					     "0x%llx, its free neighbour before it is 0x%llx bytes "
-					     "(damaged heap)", arena, (unsigned long long)(p + sz),
-					     (unsigned long long)ps, (unsigned long long)sz);
+				damage_note(w, "heap of arena %d: the chunk at 0x%llx has prev_size "
+					    "0x%llx, its free neighbour before it is 0x%llx bytes "
+					    "(damaged heap)", arena, (unsigned long long)(p + sz),
+					    (unsigned long long)ps, (unsigned long long)sz);
 			}
 		}
 		if (!(b = add_block(w)))
@@ -402,11 +431,11 @@ static void mark_list(struct walk *w, uint64_t head, uint64_t slot, int tcache, 
 			}
 			if (d && b)
 				d->target = b->addr;
-			hp_core_note(c, "%s: 0x%llx (at 0x%llx) is %s: the list is not followed "
-				     "further", what, (unsigned long long)e, (unsigned long long)pos,
-				     !b ? "not a chunk of the heap"
+			damage_note(w, "%s: 0x%llx (at 0x%llx) is %s: the list is not followed "
+				    "further", what, (unsigned long long)e, (unsigned long long)pos,
+				    !b ? "not a chunk of the heap"
 					: b->state == mark ? "met twice (a double free, or a loop)"
-							   : "not a chunk in use");
+							  : "not a chunk in use");
 			return;
 		}
 		b->state = mark;
@@ -420,10 +449,10 @@ static void mark_list(struct walk *w, uint64_t head, uint64_t slot, int tcache, 
 				d->block = b->addr;
 				d->before = block_before(c, b);
 			}
-			hp_core_note(c, "%s: a damaged link 0x%llx at 0x%llx (in the free chunk "
-				     "0x%llx): the list is not followed further", what,
-				     (unsigned long long)raw, (unsigned long long)pos,
-				     (unsigned long long)b->addr);
+			damage_note(w, "%s: a damaged link 0x%llx at 0x%llx (in the free chunk "
+				    "0x%llx): the list is not followed further", what,
+				    (unsigned long long)raw, (unsigned long long)pos,
+				    (unsigned long long)b->addr);
 			return;
 		}
 	}
@@ -461,9 +490,13 @@ static void mark_tcache(struct walk *w, long first)
 static void check_recorded(struct walk *w)
 {
 	struct hp_core *c = w->c;
+	size_t rest[64], nrest = 0;
 
 	if (!c->rec.found)
 		return;
+	for (size_t k = 0; k < c->ndamage && nrest < 64; k++)
+		if (!c->damage[k].block && c->damage[k].skip_hi > c->damage[k].skip_lo)
+			rest[nrest++] = k;
 	for (size_t i = 0; i < c->rec.nblocks; i++) {
 		const struct hp_core_rec_block *r = &c->rec.blocks[i];
 		struct hp_core_block *b = block_exact(c, r->addr);
@@ -477,19 +510,20 @@ static void check_recorded(struct walk *w)
 				d->block = b->addr;
 				d->before = block_before(c, b);
 			}
-			hp_core_note(c, "the chunk of recorded block 0x%llx (%llu bytes) is %llu bytes "
-				     "(damaged heap)", (unsigned long long)r->addr,
-				     (unsigned long long)r->size, (unsigned long long)b->size);
+			damage_note(w, "the chunk of recorded block 0x%llx (%llu bytes) is %llu bytes "
+				    "(damaged heap)", (unsigned long long)r->addr,
+				    (unsigned long long)r->size, (unsigned long long)b->size);
 		} else if (!b) {
-			for (size_t k = 0; k < c->ndamage; k++) {
-				struct hp_core_damage *e = &c->damage[k];
-				if (r->addr > e->skip_lo && r->addr < e->skip_hi && !e->block) {
-					hp_core_note(c, "recorded block 0x%llx (%llu bytes) lies in "
-						     "bytes not walked (0x%llx-0x%llx)",
-						     (unsigned long long)r->addr,
-						     (unsigned long long)r->size,
-						     (unsigned long long)e->skip_lo,
-						     (unsigned long long)e->skip_hi);
+			/* the heaps' tails not walked: at most one entry per heap */
+			for (size_t k = 0; k < nrest; k++) {
+				struct hp_core_damage *e = &c->damage[rest[k]];
+				if (r->addr > e->skip_lo && r->addr < e->skip_hi) {
+					damage_note(w, "recorded block 0x%llx (%llu bytes) lies in "
+						    "bytes not walked (0x%llx-0x%llx)",
+						    (unsigned long long)r->addr,
+						    (unsigned long long)r->size,
+						    (unsigned long long)e->skip_lo,
+						    (unsigned long long)e->skip_hi);
 					break;
 				}
 			}

@@ -171,16 +171,20 @@ static void damage_summary(FILE *f, const struct hp_core *c)
 	fprintf(f, "damage: %zu inconsistenc%s in the heap's headers and lists; %llu byte%s not "
 		"walked", c->ndamage, c->ndamage == 1 ? "y" : "ies",
 		(unsigned long long)c->unwalked_bytes, c->unwalked_bytes == 1 ? "" : "s");
-	for (size_t i = 0, shown = 0; i < c->ndamage && shown < 4; i++) {
+	size_t ranges = 0;
+	for (size_t i = 0; i < c->ndamage; i++) {
 		const struct hp_core_damage *d = &c->damage[i];
 		if (d->skip_hi == d->skip_lo)
 			continue;
-		fprintf(f, "%s0x%llx-0x%llx", shown ? ", " : " (", (unsigned long long)d->skip_lo,
-			(unsigned long long)d->skip_hi);
-		shown++;
-		if (shown == 4 || i + 1 == c->ndamage)
-			fputc(')', f);
+		if (ranges < 4)
+			fprintf(f, "%s0x%llx-0x%llx", ranges ? ", " : " (",
+				(unsigned long long)d->skip_lo, (unsigned long long)d->skip_hi);
+		ranges++;
 	}
+	if (ranges > 4)
+		fprintf(f, " and %zu more", ranges - 4);
+	if (ranges)
+		fputc(')', f);
 	fprintf(f, " (--damage: each with the block before it)\n");
 }
 
