@@ -405,7 +405,7 @@ fuzz: deps-fuzz
 # calls: the whole analyzer) under libFuzzer, for FUZZ_SECONDS, seeded with
 # real cores of test programs with and without heapprof
 # (tests/fuzz/run_core.sh). Crash inputs go to tests/fuzz/crashes-core/.
-FUZZ_CORE_PROGS := $(addprefix $(BUILD)/tests/programs/,corereach coreheap)
+FUZZ_CORE_PROGS := $(addprefix $(BUILD)/tests/programs/,corereach coreheap overflow)
 
 $(FUZZ)/fuzz_core: tests/fuzz/fuzz_core.c $(FUZZ_SRC) $(FUZZ_HDR) Makefile
 	@mkdir -p $(dir $@)

@@ -150,6 +150,7 @@ enum hp_cli_opt {
 			    * HP_OPT_TIMELINE) */
 	HP_OPT_EXE,       /* core: --exe PROGRAM */
 	HP_OPT_WHATIS,    /* core: --whatis (the operands after the core are addresses) */
+	HP_OPT_DAMAGE,    /* core: --damage (the heap's inconsistencies) */
 	/* heapprof run (docs/options.md) */
 	HP_OPT_SAMPLE_RATE,
 	HP_OPT_UNWIND,

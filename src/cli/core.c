@@ -7,7 +7,8 @@
  *
  * Exit status: 0 when the heap was walked whole; 1 when the core cannot
  * be read (another architecture, not a core), when it is truncated or its
- * heap could not be walked (after showing what could be), or when writing
+ * heap could not be walked or is damaged (after showing what could be:
+ * the walk goes past the damage), or when writing
  * failed; 2 for a usage error. A missing or changed binary is said on
  * stderr and costs only the type names.
  */
@@ -45,6 +46,11 @@ static const char usage[] =
 	"  --whatis         the operands after CORE are addresses: for each, the block\n"
 	"                   holding it (start, size, offset), allocated or free, its type,\n"
 	"                   what points to it, and (under heapprof) its allocation stack\n"
+	"  --damage         every inconsistency of the heap's chunk headers and free\n"
+	"                   lists (an overrun, a write after free, a double free): where,\n"
+	"                   the bytes not walked, the block whose header it is and the\n"
+	"                   block before it (the likely overrunner: start, size, how far\n"
+	"                   past its end; under heapprof its allocation stack)\n"
 	"  --top N          rows per table (default 20)\n"
 	"  --all-frames     (under heapprof) every frame: also the runtime's below main\n"
 	"                   and a thread's start, which the listing leaves out as the\n"
@@ -198,6 +204,7 @@ int hp_cmd_core(int argc, char **argv)
 		{HP_OPT_EXE, 0, 0, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_WHATIS, 0, 0, NULL},
+		{HP_OPT_DAMAGE, 0, 0, NULL},
 		{HP_OPT_TOP, 1, LONG_MAX, NULL},
 		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -265,7 +272,7 @@ int hp_cmd_core(int argc, char **argv)
 	}
 	for (size_t i = 0; i < c.nnotes; i++)
 		hp_say_error("%s", c.notes[i]);
-	if ((!c.heap_ok && !c.rec.found) || c.need_bytes > c.map_bytes)
+	if ((!c.heap_ok && !c.rec.found) || c.need_bytes > c.map_bytes || c.ndamage)
 		status = HP_EXIT_FAILURE;
 	if (a.value[HP_OPT_OUTPUT] && !addrs) {
 		status = write_capture(&c, a.value[HP_OPT_OUTPUT], argv[a.operand],
@@ -281,8 +288,15 @@ int hp_cmd_core(int argc, char **argv)
 	}
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	ret = addrs ? hp_core_whatis(o.f, &c, addrs, naddrs, &ro)
+	      : a.given[HP_OPT_DAMAGE] ? hp_core_damage_report(o.f, &c, &ro)
 	      : c.rec.found ? hp_core_rec_report(o.f, &c, &ro)
 			    : hp_core_report(o.f, &c, &ro);
+	/* Under heapprof the listing is the recorder's: the heap's damage,
+	 * checked against it, follows (the JSON has it under --damage). */
+	if (!ret && !addrs && !a.given[HP_OPT_DAMAGE] && c.rec.found && !ro.json && c.ndamage) {
+		fputc('\n', o.f);
+		ret = hp_core_damage_report(o.f, &c, &ro);
+	}
 	if (hp_cli_output_close(&o, ret))
 		status = HP_EXIT_FAILURE;
 	if (ro.sym) {

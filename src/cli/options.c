@@ -46,6 +46,7 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 	[HP_OPT_OVER_TIME] = {"timeline", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_EXE] =       {"exe", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
 	[HP_OPT_WHATIS] =    {"whatis", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
+	[HP_OPT_DAMAGE] =    {"damage", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	/* heapprof run: each recorder option becomes its HEAPPROF_ variable,
 	 * checked against the range the recorder accepts (it would replace a
 	 * value out of range by its default, with a message, and run anyway). */

@@ -16,7 +16,9 @@
  * input (libFuzzer's -rss_limit_mb and -malloc_limit_mb).
  *
  * Seeds: real cores (tests/fuzz/run_core.sh): one of a process under
- * heapprof (its root, tables and live blocks), one without. The core's
+ * heapprof (its root, tables and live blocks), one without, and two of
+ * tests/programs/overflow (a heap overrun over a chunk header, with and
+ * without heapprof), whose walk goes past the damage (--damage). The core's
  * bytes are used in place (hp_core_open_mem borrows them). libFuzzer's
  * own mutations reach the headers, notes and tables of such a seed; the
  * deterministic test (tests/integration/test_core_fuzz.c) aims at the
@@ -56,6 +58,10 @@ static void run(struct hp_core *c)
 			hp_core_whatis(sink, c, &c->blocks[c->nblocks / 2].addr, 1, &ro);
 		if (c->rec.nblocks)
 			hp_core_whatis(sink, c, &c->rec.blocks[c->rec.nblocks / 2].addr, 1, &ro);
+		/* the damage, and --whatis at its first words (an overrunner's pair) */
+		hp_core_damage_report(sink, c, &ro);
+		for (size_t i = 0; i < c->ndamage && i < 4; i++)
+			hp_core_whatis(sink, c, &c->damage[i].addr, 1, &ro);
 	}
 	if (c->rec.found && hp_core_capture(c, &buf) == 0) {
 		struct hp_capture cap;

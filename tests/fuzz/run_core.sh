@@ -4,8 +4,9 @@
 #
 # Makes the seeds in BUILD/fuzz/core-seeds: kernel cores (core_pattern must
 # be 'core') of tests/programs/corereach under heapprof (the recorder's root,
-# tables and live blocks) and of tests/programs/coreheap without it (glibc's
-# heap, C++ types), then runs BUILD/fuzz/fuzz_core for SECONDS in one
+# tables and live blocks), of tests/programs/coreheap without it (glibc's
+# heap, C++ types) and of tests/programs/overflow with and without it (a
+# damaged heap: the walk past the damage, --damage), then runs BUILD/fuzz/fuzz_core for SECONDS in one
 # process over the scratch corpus BUILD/fuzz/core-corpus (kept between
 # runs). The log is BUILD/fuzz/fuzz-core.log. An input that crashed, leaked,
 # ran out of memory or timed out is copied into tests/fuzz/crashes-core/ and
@@ -29,7 +30,12 @@ progs=$build/tests/programs
 (cd "$seeds" && LD_PRELOAD=$build/libheapprof.so HEAPPROF_OUTPUT=/dev/null \
 	"$progs/corereach" >/dev/null 2>&1; set -- core*; [ -f "$1" ] && mv "$1" rec.core)
 (cd "$seeds" && "$progs/coreheap" abort >/dev/null 2>&1; set -- core*; [ -f "$1" ] && mv "$1" heap.core)
-ls "$seeds"/rec.core "$seeds"/heap.core >/dev/null || exit 1
+# a damaged heap: a chunk header overrun, then glibc's abort in free()
+(cd "$seeds" && "$progs/overflow" abort >/dev/null 2>&1; set -- core*; [ -f "$1" ] && mv "$1" damaged.core)
+(cd "$seeds" && LD_PRELOAD=$build/libheapprof.so HEAPPROF_OUTPUT=/dev/null \
+	"$progs/overflow" abort >/dev/null 2>&1; set -- core*; [ -f "$1" ] && mv "$1" damaged-rec.core)
+ls "$seeds"/rec.core "$seeds"/heap.core "$seeds"/damaged.core "$seeds"/damaged-rec.core \
+	>/dev/null || exit 1
 max=$(stat -c %s "$seeds"/*.core | sort -n | tail -n 1)
 
 echo "fuzz-core: $fuzz/fuzz_core for ${seconds} s (log: $log)"

@@ -77,7 +77,73 @@ struct seed {
 	size_t root;            /* heapprof_root's offset in the file */
 	size_t tables[16];      /* offsets of tables the root points to */
 	size_t ntables;
+	size_t heads[256];      /* offsets of glibc chunk headers (the first 256) */
+	size_t nheads;
 };
+
+/* Fills s->heads with the file offsets of the heap's chunk headers (the
+ * seed's own walk). */
+static void heap_heads(struct seed *s)
+{
+	struct hp_core c;
+	char err[256];
+
+	if (hp_core_open_mem(&c, s->data, s->size, "seed", err, sizeof err))
+		return;
+	if (hp_core_modules(&c, NULL) == 0 && hp_core_heap(&c, NULL) == 0)
+		for (size_t i = 0; i < c.nblocks && s->nheads < 256; i++) {
+			size_t off;
+			if (c.blocks[i].mmapped)
+				continue;
+			for (size_t k = 0; k < c.nsegs; k++) {
+				const struct hp_core_seg *g = &c.segs[k];
+				uint64_t a = c.blocks[i].addr - 16;
+				if (a >= g->vaddr && a + 32 <= g->vaddr + g->present) {
+					off = (size_t)(g->offset + (a - g->vaddr));
+					s->heads[s->nheads++] = off;
+					break;
+				}
+			}
+		}
+	hp_core_close(&c);
+}
+
+static void put(unsigned char *d, size_t n, size_t at, uint64_t v, size_t width);
+
+/* Mutates the heap's bytes in 1 to 4 places: a chunk's prev_size, size,
+ * first or second user word (a free chunk's links) set to a boundary
+ * value, a random word, a nearby plausible size or 0x41 bytes (an
+ * overrun of 8 to 64 bytes from the chunk before). */
+static void mutate_heap(const struct seed *s, unsigned char *d, size_t n)
+{
+	int k = 1 + (int)(rnd() % 4);
+
+	if (!s->nheads)
+		return;
+	for (int i = 0; i < k; i++) {
+		size_t at = s->heads[rnd() % s->nheads];
+		uint64_t v, cur;
+		memcpy(&cur, d + at + 8, 8);
+		switch (rnd() % 4) {
+		case 0:
+			v = boundary[rnd() % (sizeof boundary / sizeof *boundary)];
+			break;
+		case 1:
+			v = rnd();
+			break;
+		case 2: /* a size off by a few chunks, flags kept or flipped */
+			v = (cur + 16 * (rnd() % 9) - 64) ^ (rnd() % 8);
+			break;
+		default: { /* an overrun from the chunk before, 8 to 64 bytes */
+			size_t back = at >= 32 ? 8 * (rnd() % 4) : 0, len = 8 + 8 * (rnd() % 8);
+			if (at - back + len <= n)
+				memset(d + at - back, 0x41, len);
+			continue;
+		}
+		}
+		put(d, n, at + 8 * (rnd() % 4), v, rnd() % 2 ? 4 : 8);
+	}
+}
 
 static void put(unsigned char *d, size_t n, size_t at, uint64_t v, size_t width)
 {
@@ -117,7 +183,7 @@ static void mutate(const struct seed *s, unsigned char *d, size_t *n)
 }
 
 /* Exit statuses of a case's child. */
-enum { CASE_OK = 0, CASE_NO_LINE = 3, CASE_NOMEM = 4 };
+enum { CASE_OK = 0, CASE_NO_LINE = 3, CASE_NOMEM = 4, CASE_WALK = 5 };
 
 static int one_line(const char *s)
 {
@@ -156,8 +222,18 @@ static int run_case(const unsigned char *d, size_t n)
 			hp_core_whatis(f, &c, &c.blocks[c.nblocks / 2].addr, 1, &ro);
 		if (c.rec.nblocks)
 			hp_core_whatis(f, &c, &c.rec.blocks[c.rec.nblocks / 2].addr, 1, &ro);
+		hp_core_damage_report(f, &c, &ro);
+		for (size_t i = 0; i < c.ndamage && i < 4; i++)
+			hp_core_whatis(f, &c, &c.damage[i].addr, 1, &ro);
 	}
 	fclose(f);
+	/* the walk's invariants, whatever the heap's bytes: blocks sorted and
+	 * apart, the bytes not walked within the core's */
+	for (size_t i = 1; i < c.nblocks; i++)
+		if (c.blocks[i].addr < c.blocks[i - 1].addr + c.blocks[i - 1].size)
+			return CASE_WALK;
+	if (c.unwalked_bytes > n * 2 + (64u << 20))
+		return CASE_WALK;
 	if (c.rec.found && !(ret = hp_core_capture(&c, &buf))) {
 		struct hp_capture cap;
 		if (hp_capture_load_mem(buf.data, buf.len, &cap, err, sizeof err) == 0)
@@ -220,6 +296,7 @@ static int load_seed(struct seed *s, const char *path)
 		}
 	if (s->root == SIZE_MAX)
 		return -1;
+	heap_heads(s);
 	memcpy(&root, s->data + s->root, sizeof root);
 	{
 		uint64_t addrs[] = {root.stacks.addr,      root.keys.addr,
@@ -448,6 +525,52 @@ HP_TEST(core_fuzz_short_deterministic_run)
 	       s.ntables);
 	expect_eq_u64(failed, 0, "every mutated core gives one clear line or a result "
 				 "(replay: HP_CORE_FUZZ_CASE=K)");
+	free(d);
+}
+
+/* The glibc heap walk on a heap whose bytes are mutated (issue 27): chunk
+ * headers and free-list links overwritten as an overrun, a write after
+ * free or a stray store would. Each case must give a result within 10 s
+ * and the memory bound, its blocks sorted and apart; on the 256 chunk
+ * headers of the seed. HP_CORE_FUZZ_HEAP_CASES=N runs N (default 200). */
+HP_TEST(core_fuzz_mutated_heap)
+{
+	const char *env = getenv("HP_CORE_FUZZ_HEAP_CASES");
+	unsigned ncases = env ? (unsigned)strtoul(env, NULL, 10) : 200, failed = 0, damaged = 0;
+	struct seed s;
+	unsigned char *d;
+
+	if (seed(&s))
+		return;
+	expect_true(s.nheads >= 16, "the seed's heap has chunks to mutate");
+	d = malloc(s.size);
+	if (!d)
+		return;
+	for (unsigned i = 0; i < ncases; i++) {
+		struct hp_core c;
+		char err[256];
+		int st;
+		rng = 0x2545f4914f6cdd1dull ^ ((uint64_t)i * 0x9e3779b97f4a7c15ull);
+		rnd();
+		memcpy(d, s.data, s.size);
+		mutate_heap(&s, d, s.size);
+		st = fork_case(d, s.size);
+		if (!(WIFEXITED(st) && WEXITSTATUS(st) == CASE_OK)) {
+			failed++;
+			printf("  heap case %u: %s %d\n", i, WIFSIGNALED(st) ? "signal" : "exit",
+			       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			continue;
+		}
+		if (hp_core_open_mem(&c, d, s.size, "heap.core", err, sizeof err) == 0) {
+			if (hp_core_modules(&c, NULL) == 0 && hp_core_heap(&c, NULL) == 0)
+				damaged += c.ndamage > 0;
+			hp_core_close(&c);
+		}
+	}
+	printf("  %u heap cases, %zu chunk headers, %u with damage found\n", ncases, s.nheads,
+	       damaged);
+	expect_eq_u64(failed, 0, "every core with mutated heap bytes gives a result");
+	expect_true(damaged > ncases / 4, "the walk finds damage in many of them");
 	free(d);
 }
 

@@ -198,6 +198,23 @@ struct hp_core_block {
 	uint8_t reach;  /* enum hp_core_reach, for HP_CORE_ALLOCATED */
 	uint8_t mmapped;
 	uint8_t arena;  /* 0 = main arena, then in main_arena.next order (capped at 255) */
+	uint8_t damaged; /* its header is damaged: its size is inferred (core_heap.c) */
+};
+
+/* An inconsistency of the heap's headers or lists (core_heap.c): where,
+ * what the word holds, the chunk whose header (or link) it is, the chunk
+ * before it (the likely overrunner) and the bytes the walk could not
+ * read as chunks. Addresses are user addresses for blocks (0: none). */
+struct hp_core_damage {
+	uint64_t addr;      /* the damaged word */
+	uint64_t value;     /* what it holds */
+	uint64_t chunk;     /* the chunk whose header or link it is */
+	uint64_t block;     /* that chunk's block (chunk + 16), 0 when none was made */
+	uint64_t before;    /* the block before the chunk, 0 when none */
+	uint64_t target;    /* a free list's link: the block it leads to, 0 when none */
+	uint64_t skip_lo, skip_hi; /* [lo, hi): not walked (lo == hi: none) */
+	const char *what;   /* static text: what is inconsistent */
+	int arena;
 };
 
 struct hp_core {
@@ -231,6 +248,9 @@ struct hp_core {
 	size_t nblocks;
 	struct hp_core_range *internal; /* arenas, heap_info, mp_: not roots */
 	size_t ninternal;
+	struct hp_core_damage *damage; /* in the order met */
+	size_t ndamage;
+	uint64_t unwalked_bytes; /* the sum of the damage's skipped ranges */
 
 	char **types; /* demangled class names */
 	size_t ntypes;
@@ -291,8 +311,14 @@ uint64_t hp_core_symbol_addr(const struct hp_core *c, const struct hp_core_modul
 
 /* Finds main_arena and walks every arena's heaps, the mmapped chunks,
  * tcache and fastbins into c->blocks. Sets c->heap_ok; what it could not
- * do is noted. Returns 0, or -ENOMEM. */
+ * do is noted. Damage met is put in c->damage (and noted) and walked
+ * past; with the recorder's tables read first (hp_core_recorder), each
+ * recorded block is checked against its chunk. Returns 0, or -ENOMEM. */
 int hp_core_heap(struct hp_core *c, const char *debug_dir);
+
+/* The damage entry whose damaged word, or whose damaged chunk's header
+ * ([chunk, chunk + 16)), holds addr, or -1. */
+long hp_core_damage_at(const struct hp_core *c, uint64_t addr);
 
 /* The index of the block (any chunk, free ones included) whose user
  * range [addr, addr + size) holds addr, or -1. c->blocks must be sorted. */
@@ -381,5 +407,15 @@ int hp_core_report(FILE *f, const struct hp_core *c, const struct hp_core_report
  * Returns 0 or -errno. */
 int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size_t n,
 		   const struct hp_core_report_options *o);
+
+/* --damage: every inconsistency of the heap (c->damage) with the block
+ * whose header it is and the block before it (the likely overrunner:
+ * start, size, how far past its end; under heapprof its stack), text or
+ * JSON. Returns 0 or -errno. */
+int hp_core_damage_report(FILE *f, const struct hp_core *c,
+			  const struct hp_core_report_options *o);
+
+/* c->damage as a JSON array, each entry as --damage --json has it. */
+void hp_core_damage_json(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o);
 
 #endif

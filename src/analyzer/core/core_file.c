@@ -339,6 +339,7 @@ void hp_core_close(struct hp_core *c)
 	free(c->notes);
 	free(c->blocks);
 	free(c->internal);
+	free(c->damage);
 	free(c->segs);
 	free(c->threads);
 	free(c->maps);

@@ -28,11 +28,18 @@
  *   other writable segments by their header (prev_size 0, IS_MMAPPED, a
  *   size in whole pages that fits), page by page.
  *
+ * - Damage (an overrun, a write after free, a double free) is reported in
+ *   c->damage and walked past: a chunk whose size breaks glibc's
+ *   invariants is followed by a scan for the next plausible chunk
+ *   (resync), the bytes between taken as one damaged chunk; a free-list
+ *   link that is not a chunk, or leads to one met before, ends its list.
+ *
  * Invariants: c->blocks is sorted by address and chunks do not overlap;
  * every walk is bounded by the core's bytes (a chunk is at least 16 bytes
  * of the core), every list by the number of chunks (a cycle ends it).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,7 +75,13 @@ struct walk {
 	struct hp_core *c;
 	size_t cap;
 	int nomem;
+	size_t damage_cap;   /* c->damage's room */
+	size_t damage_noted; /* damage lines noted (the first DAMAGE_NOTES) */
 };
+
+/* Damage lines on stderr: the first ones, then one line pointing to
+ * --damage (a heap of random bytes would give one per 16 bytes). */
+#define DAMAGE_NOTES 16
 
 static uint64_t word(const struct hp_core *c, uint64_t addr, int *ok)
 {
@@ -111,16 +124,121 @@ static void add_internal(struct hp_core *c, uint64_t lo, uint64_t hi)
 	r[c->ninternal++].hi = hi;
 }
 
+/* Adds a damage entry (core.h); a full table (a small multiple of the
+ * chunks) or no memory drops it, and the note says the rest. */
+static struct hp_core_damage *add_damage(struct walk *w, const char *what, uint64_t addr,
+					 uint64_t value, uint64_t chunk, int arena)
+{
+	struct hp_core *c = w->c;
+	struct hp_core_damage *d;
+
+	if (c->ndamage >= c->map_bytes / 16 + 64)
+		return NULL;
+	if (c->ndamage == w->damage_cap) {
+		size_t cap = w->damage_cap ? w->damage_cap * 2 : 16;
+		d = realloc(c->damage, cap * sizeof *d);
+		if (!d) {
+			w->nomem = 1;
+			return NULL;
+		}
+		c->damage = d;
+		w->damage_cap = cap;
+	}
+	d = &c->damage[c->ndamage++];
+	memset(d, 0, sizeof *d);
+	d->what = what;
+	d->addr = addr;
+	d->value = value;
+	d->chunk = chunk;
+	d->arena = arena;
+	return d;
+}
+
+/* Notes a line about damage, the first DAMAGE_NOTES of them. */
+__attribute__((format(printf, 2, 3))) static void damage_note(struct walk *w, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (w->damage_noted++ >= DAMAGE_NOTES) {
+		if (w->damage_noted == DAMAGE_NOTES + 1)
+			hp_core_note(w->c, "%s: more damage in the heap: `heapprof core %s --damage` "
+				     "lists all of it", w->c->path, w->c->path);
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	hp_core_note(w->c, "%s", buf);
+}
+
+/* Whether size word sw can head a chunk at p of a heap ending at end, by
+ * glibc's invariants: at least MINSIZE, a multiple of 16, within the
+ * heap, not IS_MMAPPED (a heap's chunk never is), NON_MAIN_ARENA set
+ * exactly in another arena's heap (strict: the flags also; the main walk
+ * leaves NON_MAIN_ARENA unchecked, as glibc's free does not look at it). */
+static int plausible(uint64_t sw, uint64_t p, uint64_t end, int arena, int strict)
+{
+	uint64_t sz = sw & ~7ULL;
+
+	if (sz < MINSIZE || (sz & 15) || sz > end - p || (sw & IS_MMAPPED))
+		return 0;
+	return !strict || !!(sw & NON_MAIN_ARENA) == (arena != 0);
+}
+
+/* The next plausible chunk after the damaged one at p: the first
+ * 16-aligned q > p that is top, or whose size is plausible and whose next
+ * chunks (three, or up to top, a fencepost or the end) are too, each
+ * prev_size agreeing where PREV_INUSE is clear. Returns end when none
+ * (or when the bytes are not in the core). Reads at most 4 words per
+ * 16 bytes of [p, end). */
+static uint64_t resync(struct hp_core *c, uint64_t p, uint64_t end, uint64_t top, int arena)
+{
+	int ok;
+
+	for (uint64_t q = p + 16; q < end; q += 16) {
+		uint64_t r = q, sw;
+		int good = 1;
+		if (q == top)
+			return q;
+		sw = word(c, q + 8, &ok);
+		if (!ok)
+			return end;
+		if (!plausible(sw, q, end, arena, 1))
+			continue;
+		for (int k = 0; k < 3 && good; k++) {
+			uint64_t sz = word(c, r + 8, &ok) & ~7ULL, n = r + sz, nsw;
+			if (n == top || n == end)
+				break;
+			nsw = word(c, n + 8, &ok);
+			if (!ok || (!top && (nsw & ~7ULL) == 16))
+				break; /* the core's end, or a fencepost */
+			if (!plausible(nsw, n, end, arena, 1) ||
+			    (!(nsw & PREV_INUSE) && word(c, n, &ok) != sz))
+				good = 0;
+			r = n;
+		}
+		if (good)
+			return q;
+	}
+	return end;
+}
+
 /* Walks the chunks from first up to top (when top is in [first, end)) or
- * to end or a fencepost. Returns the index of the first chunk walked, or
- * -1 when none. */
+ * to end or a fencepost. A chunk whose size is not plausible is damage:
+ * it is reported (c->damage, a note), the walk resumes at the next
+ * plausible chunk (resync) and the bytes between are taken as one chunk
+ * (damaged) when a chunk follows, else left unwalked. A free chunk's
+ * size that its next chunk's prev_size does not repeat is reported too.
+ * Returns the index of the first chunk walked, or -1 when none. */
 static long walk_chunks(struct walk *w, uint64_t first, uint64_t end, uint64_t top, int arena)
 {
 	struct hp_core *c = w->c;
 	long first_index = -1;
-	uint64_t p = first;
+	uint64_t p = first, before = 0;
+	/* chunks before top end at top at the latest */
+	uint64_t lim = top >= first && top < end ? top : end;
 	int ok;
-
 	while (p < end) {
 		uint64_t sz_word, sz, next_word;
 		struct hp_core_block *b;
@@ -143,13 +261,63 @@ static long walk_chunks(struct walk *w, uint64_t first, uint64_t end, uint64_t t
 		}
 		if (sz == 16 && !top)
 			return first_index; /* a fencepost: the end of a heap that is not the last */
-		if (sz < MINSIZE || (sz & 15) || sz > end - p) {
-			hp_core_note(c, "heap of arena %d: bad chunk size 0x%llx at 0x%llx (damaged "
-				     "heap, or another malloc): the walk stops there", arena,
-				     (unsigned long long)sz_word, (unsigned long long)p);
-			return first_index;
+		if (!plausible(sz_word, p, lim, arena, 0)) {
+			uint64_t q = p < lim ? resync(c, p, lim, top, arena) : end, nw;
+			struct hp_core_damage *d = add_damage(w, "bad chunk size", p + 8, sz_word, p,
+							      arena);
+			if (d) {
+				d->before = before;
+				d->skip_lo = p;
+				d->skip_hi = q;
+			}
+			c->unwalked_bytes += q - p;
+			if (q >= lim && q != top) {
+				damage_note(w, "heap of arena %d: bad chunk size 0x%llx at 0x%llx "
+					    "(damaged heap, or another malloc): no plausible chunk "
+					    "after it: %llu bytes not walked", arena,
+					    (unsigned long long)sz_word, (unsigned long long)p,
+					    (unsigned long long)(q - p));
+				return first_index;
+			}
+			damage_note(w, "heap of arena %d: bad chunk size 0x%llx at 0x%llx (damaged "
+				    "heap): %llu bytes not walked, taken as one damaged chunk; the "
+				    "walk resumes at 0x%llx", arena, (unsigned long long)sz_word,
+				    (unsigned long long)p, (unsigned long long)(q - p),
+				    (unsigned long long)q);
+			nw = word(c, q + 8, &ok);
+			if (!(b = add_block(w)))
+				return first_index;
+			if (first_index < 0)
+				first_index = (long)(c->nblocks - 1);
+			b->addr = p + 16;
+			b->size = q - p - 8;
+			b->state = (!ok || (nw & PREV_INUSE)) ? HP_CORE_ALLOCATED : HP_CORE_FREE_BIN;
+			b->arena = (uint8_t)(arena > 255 ? 255 : arena);
+			b->damaged = 1;
+			if (d)
+				d->block = b->addr;
+			before = b->addr;
+			p = q;
+			continue;
 		}
 		next_word = word(c, p + sz + 8, &ok);
+		if (ok && !(next_word & PREV_INUSE) && p + sz != top) {
+			int pok;
+			uint64_t ps = word(c, p + sz, &pok);
+			if (pok && ps != sz) {
+				struct hp_core_damage *d = add_damage(
+					w, "prev_size disagrees with the free chunk before it", p + sz,
+					ps, p + sz, arena);
+				if (d) {
+					d->before = p + 16;
+					d->block = p + sz + 16;
+				}
+				damage_note(w, "heap of arena %d: the chunk at 0x%llx has prev_size "
+					    "0x%llx, its free neighbour before it is 0x%llx bytes "
+					    "(damaged heap)", arena, (unsigned long long)(p + sz),
+					    (unsigned long long)ps, (unsigned long long)sz);
+			}
+		}
 		if (!(b = add_block(w)))
 			return first_index;
 		if (first_index < 0)
@@ -158,9 +326,21 @@ static long walk_chunks(struct walk *w, uint64_t first, uint64_t end, uint64_t t
 		b->size = sz - 8;
 		b->state = (!ok || (next_word & PREV_INUSE)) ? HP_CORE_ALLOCATED : HP_CORE_FREE_BIN;
 		b->arena = (uint8_t)(arena > 255 ? 255 : arena);
+		before = b->addr;
 		p += sz;
 	}
 	return first_index;
+}
+
+long hp_core_damage_at(const struct hp_core *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->ndamage; i++) {
+		const struct hp_core_damage *d = &c->damage[i];
+		if ((addr >= d->addr && addr - d->addr < 8) ||
+		    (addr >= d->chunk && addr - d->chunk < 16))
+			return (long)i;
+	}
+	return -1;
 }
 
 static int block_cmp(const void *a, const void *b)
@@ -213,32 +393,75 @@ static uint64_t list_next(struct hp_core *c, uint64_t pos, int want_mem, int *ok
 	return 0;
 }
 
-static void mark_list(struct hp_core *c, uint64_t head, int tcache, const char *what)
+/* The block before block b's chunk (the likely overrunner of its
+ * header), as a user address, or 0. */
+static uint64_t block_before(const struct hp_core *c, const struct hp_core_block *b)
 {
-	uint64_t e = head;
+	size_t i = (size_t)(b - c->blocks);
+	return i > 0 && c->blocks[i - 1].addr + c->blocks[i - 1].size + 8 == b->addr
+		       ? c->blocks[i - 1].addr : 0;
+}
+
+/* Marks the chunks of a tcache (the elements are user addresses) or
+ * fastbin list (chunks) from head, whose own link is at slot (in the
+ * tcache or the arena): an element that is not a chunk of the heap, a
+ * link that does not demangle to one, or an element met twice (a loop,
+ * or a double free) is damage, and the list is not followed further. */
+static void mark_list(struct walk *w, uint64_t head, uint64_t slot, int tcache, const char *what)
+{
+	struct hp_core *c = w->c;
+	uint64_t e = head, pos = slot, raw = head;
 	int ok = 1;
+	uint8_t mark = tcache ? HP_CORE_FREE_TCACHE : HP_CORE_FREE_FASTBIN;
 
 	for (size_t steps = 0; e && steps <= c->nblocks; steps++) {
 		struct hp_core_block *b = block_exact(c, tcache ? e : e + 16);
-		if (!b) {
-			hp_core_note(c, "%s: 0x%llx is not a chunk of the heap: the list is not "
-				     "followed further", what, (unsigned long long)e);
+		struct hp_core_damage *d;
+		if (!b || b->state == mark || b->state != HP_CORE_ALLOCATED) {
+			long h = hp_core_block_at(c, pos);
+			d = add_damage(w, !b ? (tcache ? "a tcache link that is not a chunk"
+						     : "a fastbin link that is not a chunk")
+					     : b->state == mark ? "a chunk listed twice (a double "
+								  "free, or a loop)"
+								: "a free list's chunk that is "
+								  "not in use",
+				       pos, raw, h >= 0 ? c->blocks[h].addr - 16 : pos, 0);
+			if (d && h >= 0 && pos != slot) {
+				d->block = c->blocks[h].addr;
+				d->before = block_before(c, &c->blocks[h]);
+			}
+			if (d && b)
+				d->target = b->addr;
+			damage_note(w, "%s: 0x%llx (at 0x%llx) is %s: the list is not followed "
+				    "further", what, (unsigned long long)e, (unsigned long long)pos,
+				    !b ? "not a chunk of the heap"
+					: b->state == mark ? "met twice (a double free, or a loop)"
+							  : "not a chunk in use");
 			return;
 		}
-		if (b->state != HP_CORE_ALLOCATED)
-			return; /* a cycle, or listed twice */
-		b->state = tcache ? HP_CORE_FREE_TCACHE : HP_CORE_FREE_FASTBIN;
-		e = list_next(c, tcache ? e : e + 16, tcache, &ok);
+		b->state = mark;
+		pos = tcache ? e : e + 16;
+		raw = word(c, pos, &ok);
+		e = list_next(c, pos, tcache, &ok);
 		if (!ok) {
-			hp_core_note(c, "%s: a damaged link after 0x%llx", what,
-				     (unsigned long long)b->addr);
+			d = add_damage(w, tcache ? "a damaged tcache link" : "a damaged fastbin link",
+				       pos, raw, b->addr - 16, 0);
+			if (d) {
+				d->block = b->addr;
+				d->before = block_before(c, b);
+			}
+			damage_note(w, "%s: a damaged link 0x%llx at 0x%llx (in the free chunk "
+				    "0x%llx): the list is not followed further", what,
+				    (unsigned long long)raw, (unsigned long long)pos,
+				    (unsigned long long)b->addr);
 			return;
 		}
 	}
 }
 
-static void mark_tcache(struct hp_core *c, long first)
+static void mark_tcache(struct walk *w, long first)
 {
+	struct hp_core *c = w->c;
 	struct hp_core_block *b;
 	const unsigned char *t;
 
@@ -255,7 +478,57 @@ static void mark_tcache(struct hp_core *c, long first)
 		uint64_t e;
 		memcpy(&e, t + 2 * TCACHE_BINS + 8 * i, 8);
 		if (e)
-			mark_list(c, e, 1, "tcache");
+			mark_list(w, e, b->addr + 2 * TCACHE_BINS + 8 * (uint64_t)i, 1, "tcache");
+	}
+}
+
+/* Under heapprof (c->rec.found), the live register knows each block's
+ * requested size: a recorded block whose chunk the walk found smaller
+ * than that (its size field overwritten with a plausible one) is damage,
+ * and so is one the walk found no chunk for, inside bytes it could not
+ * walk. Blocks the walk did not reach otherwise (not in the core, an
+ * mmapped chunk's page not dumped) are left to the recorder's listing. */
+static void check_recorded(struct walk *w)
+{
+	struct hp_core *c = w->c;
+	size_t rest[64], nrest = 0;
+
+	if (!c->rec.found)
+		return;
+	for (size_t k = 0; k < c->ndamage && nrest < 64; k++)
+		if (!c->damage[k].block && c->damage[k].skip_hi > c->damage[k].skip_lo)
+			rest[nrest++] = k;
+	for (size_t i = 0; i < c->rec.nblocks; i++) {
+		const struct hp_core_rec_block *r = &c->rec.blocks[i];
+		struct hp_core_block *b = block_exact(c, r->addr);
+		struct hp_core_damage *d;
+		int ok;
+		if (b && !b->damaged && !b->mmapped && b->size < r->size) {
+			uint64_t sw = word(c, r->addr - 8, &ok);
+			d = add_damage(w, "a chunk smaller than the block the recorder holds there",
+				       r->addr - 8, sw, r->addr - 16, b->arena);
+			if (d) {
+				d->block = b->addr;
+				d->before = block_before(c, b);
+			}
+			damage_note(w, "the chunk of recorded block 0x%llx (%llu bytes) is %llu bytes "
+				    "(damaged heap)", (unsigned long long)r->addr,
+				    (unsigned long long)r->size, (unsigned long long)b->size);
+		} else if (!b) {
+			/* the heaps' tails not walked: at most one entry per heap */
+			for (size_t k = 0; k < nrest; k++) {
+				struct hp_core_damage *e = &c->damage[rest[k]];
+				if (r->addr > e->skip_lo && r->addr < e->skip_hi) {
+					damage_note(w, "recorded block 0x%llx (%llu bytes) lies in "
+						    "bytes not walked (0x%llx-0x%llx)",
+						    (unsigned long long)r->addr,
+						    (unsigned long long)r->size,
+						    (unsigned long long)e->skip_lo,
+						    (unsigned long long)e->skip_hi);
+					break;
+				}
+			}
+		}
 	}
 }
 
@@ -496,15 +769,18 @@ int hp_core_heap(struct hp_core *c, const char *debug_dir)
 	hp_sort(c->blocks, c->nblocks, sizeof *c->blocks, block_cmp);
 
 	for (size_t i = 0; i < ntcache; i++)
-		mark_tcache(c, hp_core_block_at(c, tcache_first[i]));
+		mark_tcache(&w, hp_core_block_at(c, tcache_first[i]));
 	for (size_t i = 0; i <= narenas; i++) {
 		uint64_t ar = i ? arenas[i - 1] : a;
 		for (int f = 0; f < MS_NFASTBINS; f++) {
 			uint64_t head = word(c, ar + MS_FASTBINS + 8 * (uint64_t)f, &ok);
 			if (ok && head)
-				mark_list(c, head, 0, "fastbin");
+				mark_list(&w, head, ar + MS_FASTBINS + 8 * (uint64_t)f, 0, "fastbin");
 		}
 	}
+	check_recorded(&w);
+	if (w.nomem)
+		return -ENOMEM;
 	c->heap_ok = 1;
 	return 0;
 }

@@ -547,7 +547,11 @@ static void json(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 				reach_name[b->reach <= HP_CORE_UNKNOWN ? b->reach : HP_CORE_UNKNOWN]);
 		fputc('}', f);
 	}
-	fprintf(f, "]}\n");
+	/* the glibc heap's damage, checked against the recorded blocks */
+	fprintf(f, "],\n\"heap_walked\":%s,\"unwalked_bytes\":%" PRIu64 ",\"damage\":",
+		c->heap_ok ? "true" : "false", c->unwalked_bytes);
+	hp_core_damage_json(f, c, o);
+	fprintf(f, "}\n");
 }
 
 int hp_core_rec_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o)

@@ -160,6 +160,177 @@ static int by_bytes_desc(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
+/* --- damage ------------------------------------------------------------- */
+
+static long recorded(const struct hp_core *c, long i, uint64_t a);
+
+/* The one-line summary of the damage (text), or nothing when none. */
+static void damage_summary(FILE *f, const struct hp_core *c)
+{
+	if (!c->ndamage)
+		return;
+	fprintf(f, "damage: %zu inconsistenc%s in the heap's headers and lists; %llu byte%s not "
+		"walked", c->ndamage, c->ndamage == 1 ? "y" : "ies",
+		(unsigned long long)c->unwalked_bytes, c->unwalked_bytes == 1 ? "" : "s");
+	size_t ranges = 0;
+	for (size_t i = 0; i < c->ndamage; i++) {
+		const struct hp_core_damage *d = &c->damage[i];
+		if (d->skip_hi == d->skip_lo)
+			continue;
+		if (ranges < 4)
+			fprintf(f, "%s0x%llx-0x%llx", ranges ? ", " : " (",
+				(unsigned long long)d->skip_lo, (unsigned long long)d->skip_hi);
+		ranges++;
+	}
+	if (ranges > 4)
+		fprintf(f, " and %zu more", ranges - 4);
+	if (ranges)
+		fputc(')', f);
+	fprintf(f, " (--damage: each with the block before it)\n");
+}
+
+/* One entry of the damage, text (indent: the lines' margin), with its
+ * block and the block before it (the likely overrunner: its start, size,
+ * how far past its end the damaged word or at (when not 0) lies; under
+ * heapprof its allocation stack). */
+static void damage_text(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			const struct hp_core_damage *d, uint64_t at)
+{
+	long bi = d->block ? hp_core_block_at(c, d->block) : -1;
+	long pi = d->before ? hp_core_block_at(c, d->before) : -1;
+	uint64_t where = at ? at : d->addr;
+	/* a chunk's header, or a free chunk's link (its first word) */
+	const char *whose = d->addr < d->chunk + 16 ? "header" : "link";
+
+	fprintf(f, "damage at 0x%llx: %s: holds 0x%llx; the chunk at 0x%llx (arena %d)",
+		(unsigned long long)d->addr, d->what, (unsigned long long)d->value,
+		(unsigned long long)d->chunk, d->arena);
+	if (d->skip_hi != d->skip_lo)
+		fprintf(f, "; %llu bytes not walked as chunks (0x%llx-0x%llx)",
+			(unsigned long long)(d->skip_hi - d->skip_lo),
+			(unsigned long long)d->skip_lo, (unsigned long long)d->skip_hi);
+	if (d->target)
+		fprintf(f, "; it leads to block 0x%llx", (unsigned long long)d->target);
+	fputc('\n', f);
+	if (bi >= 0) {
+		const struct hp_core_block *b = &c->blocks[bi];
+		fprintf(f, "  the block whose %s it is: 0x%llx (%llu bytes%s), %s\n", whose,
+			(unsigned long long)b->addr, (unsigned long long)b->size,
+			b->damaged ? ", size inferred from the next plausible chunk" : "",
+			state_name[b->state]);
+	}
+	if (pi >= 0) {
+		const struct hp_core_block *b = &c->blocks[pi];
+		long ri = recorded(c, pi, b->addr);
+		uint64_t end = b->addr + b->size;
+		fprintf(f, "  the block before it (the likely overrunner): 0x%llx (%llu bytes), %s; "
+			"0x%llx is %llu bytes past its end\n", (unsigned long long)b->addr,
+			(unsigned long long)b->size, state_name[b->state],
+			(unsigned long long)where,
+			(unsigned long long)(where >= end ? where - end : 0));
+		if (ri >= 0) {
+			const struct hp_core_rec_block *r = &c->rec.blocks[ri];
+			if (where >= r->addr + r->size)
+				fprintf(f, "  0x%llx is %llu bytes past the %llu bytes it was "
+					"allocated with\n", (unsigned long long)where,
+					(unsigned long long)(where - r->addr - r->size),
+					(unsigned long long)r->size);
+			hp_core_rec_whatis(f, c, o, (size_t)ri);
+		}
+	} else {
+		fprintf(f, "  no block right before it\n");
+	}
+}
+
+/* One entry of the damage as a JSON object. */
+static void damage_json(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			const struct hp_core_damage *d)
+{
+	long bi = d->block ? hp_core_block_at(c, d->block) : -1;
+	long pi = d->before ? hp_core_block_at(c, d->before) : -1;
+
+	fprintf(f, "{\"address\":\"0x%llx\",\"what\":", (unsigned long long)d->addr);
+	json_str(f, d->what);
+	fprintf(f, ",\"value\":\"0x%llx\",\"chunk\":\"0x%llx\",\"arena\":%d,"
+		"\"unwalked_bytes\":%llu,\"unwalked_from\":\"0x%llx\",\"unwalked_to\":\"0x%llx\","
+		"\"in\":\"%s\",\"leads_to\":", (unsigned long long)d->value,
+		(unsigned long long)d->chunk, d->arena, (unsigned long long)(d->skip_hi - d->skip_lo),
+		(unsigned long long)d->skip_lo, (unsigned long long)d->skip_hi,
+		d->addr < d->chunk + 16 ? "header" : "link");
+	if (d->target)
+		fprintf(f, "\"0x%llx\"", (unsigned long long)d->target);
+	else
+		fputs("null", f);
+	fputs(",\"block\":", f);
+	if (bi >= 0)
+		fprintf(f, "{\"address\":\"0x%llx\",\"size\":%llu,\"size_inferred\":%s,"
+			"\"state\":\"%s\"}", (unsigned long long)c->blocks[bi].addr,
+			(unsigned long long)c->blocks[bi].size,
+			c->blocks[bi].damaged ? "true" : "false", state_name[c->blocks[bi].state]);
+	else
+		fputs("null", f);
+	fputs(",\"before\":", f);
+	if (pi >= 0) {
+		const struct hp_core_block *b = &c->blocks[pi];
+		long ri = recorded(c, pi, b->addr);
+		uint64_t end = b->addr + b->size;
+		fprintf(f, "{\"address\":\"0x%llx\",\"size\":%llu,\"state\":\"%s\","
+			"\"past_end\":%llu", (unsigned long long)b->addr, (unsigned long long)b->size,
+			state_name[b->state],
+			(unsigned long long)(d->addr >= end ? d->addr - end : 0));
+		if (c->rec.found) {
+			fputs(",\"recorded\":", f);
+			if (ri >= 0)
+				hp_core_rec_whatis(f, c, o, (size_t)ri);
+			else
+				fputs("null", f);
+		}
+		fputs("}", f);
+	} else {
+		fputs("null", f);
+	}
+	fputs("}", f);
+}
+
+/* The damage entry of the damaged block at addr, or -1. */
+static long damage_of_block(const struct hp_core *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->ndamage; i++)
+		if (c->damage[i].block == addr)
+			return (long)i;
+	return -1;
+}
+
+void hp_core_damage_json(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < c->ndamage; i++) {
+		fputs(i ? ",\n " : "\n ", f);
+		damage_json(f, c, o, &c->damage[i]);
+	}
+	fputc(']', f);
+}
+
+int hp_core_damage_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o)
+{
+	if (o->json) {
+		fprintf(f, "{\"heap_walked\":%s,\"unwalked_bytes\":%llu,\"damage\":",
+			c->heap_ok ? "true" : "false", (unsigned long long)c->unwalked_bytes);
+		hp_core_damage_json(f, c, o);
+		fputs("}\n", f);
+	} else if (!c->heap_ok) {
+		fprintf(f, "the heap was not walked (see the messages above)\n");
+	} else if (!c->ndamage) {
+		fprintf(f, "no damage found: every chunk's size, prev_size and free-list link is "
+			"consistent\n");
+	} else {
+		damage_summary(f, c);
+		for (size_t i = 0; i < c->ndamage; i++)
+			damage_text(f, c, o, &c->damage[i], 0);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
 			struct row *sizes, size_t nsizes, struct row *types, size_t ntypes)
 {
@@ -188,6 +359,7 @@ static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 		(unsigned long long)t.bins[0],
 		(unsigned long long)(t.tcache[1] + t.fast[1] + t.bins[1]),
 		(unsigned long long)t.top);
+	damage_summary(f, c);
 	for (int r = 0; r < 3; r++) {
 		static const int order[3] = {HP_CORE_LOST, HP_CORE_INDIRECT, HP_CORE_REACHABLE};
 		fprintf(f, "%s: %llu block%s, %llu byte%s\n", reach_name[order[r]],
@@ -259,7 +431,8 @@ static void json_rows(FILE *f, const char *name, const struct hp_core *c, const 
 	fputs("]", f);
 }
 
-static void json_report(FILE *f, const struct hp_core *c, struct row *sizes, size_t nsizes,
+static void json_report(FILE *f, const struct hp_core *c, const struct hp_core_report_options *o,
+			struct row *sizes, size_t nsizes,
 			struct row *types, size_t ntypes)
 {
 	struct totals t;
@@ -280,6 +453,8 @@ static void json_report(FILE *f, const struct hp_core *c, struct row *sizes, siz
 			(unsigned long long)c->main_arena,
 			c->arena_by_heuristic ? "signature" : "symbol", c->narenas, c->nheaps,
 			c->nmmapped);
+	fprintf(f, ",\"unwalked_bytes\":%llu,\"damage\":", (unsigned long long)c->unwalked_bytes);
+	hp_core_damage_json(f, c, o);
 	fputs("},\n\"totals\":{", f);
 	fprintf(f, "\"blocks\":%llu,\"bytes\":%llu,", (unsigned long long)t.alloc[0],
 		(unsigned long long)t.alloc[1]);
@@ -313,7 +488,8 @@ static void json_report(FILE *f, const struct hp_core *c, struct row *sizes, siz
 			fputs("null", f);
 		else
 			json_str(f, c->types[b->type]);
-		fprintf(f, ",\"reachability\":\"%s\"}", reach_name[b->reach]);
+		fprintf(f, ",\"reachability\":\"%s\",\"damaged\":%s}", reach_name[b->reach],
+			b->damaged ? "true" : "false");
 		first = 0;
 	}
 	fputs("],\n\"notes\":[", f);
@@ -335,7 +511,7 @@ int hp_core_report(FILE *f, const struct hp_core *c, const struct hp_core_report
 		goto out;
 	}
 	if (o->json)
-		json_report(f, c, sizes, nsizes, types, ntypes);
+		json_report(f, c, o, sizes, nsizes, types, ntypes);
 	else
 		text_report(f, c, o, sizes, nsizes, types, ntypes);
 	if (ferror(f))
@@ -461,8 +637,16 @@ int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size
 			}
 		}
 		long ri = recorded(c, i, a);
+		/* damage at a, or in the header of a's block */
+		long di = hp_core_damage_at(c, a);
+		if (di < 0 && i >= 0 && c->blocks[i].damaged)
+			di = damage_of_block(c, c->blocks[i].addr);
 		if (json) {
 			fprintf(f, "%s\n {\"address\":\"0x%llx\"", k ? "," : "", (unsigned long long)a);
+			if (di >= 0) {
+				fputs(",\"damage\":", f);
+				damage_json(f, c, o, &c->damage[di]);
+			}
 			if (c->rec.found) {
 				fputs(",\"recorded\":", f);
 				if (ri >= 0)
@@ -486,6 +670,8 @@ int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size
 			} else {
 				fprintf(f, "0x%llx: not in a heap block: %s\n", (unsigned long long)a, buf);
 			}
+			if (!json && di >= 0)
+				damage_text(f, c, o, &c->damage[di], a);
 			continue;
 		}
 		const struct hp_core_block *b = &c->blocks[i];
@@ -525,6 +711,8 @@ int hp_core_whatis(FILE *f, const struct hp_core *c, const uint64_t *addrs, size
 			fputc('\n', f);
 			if (ri >= 0)
 				hp_core_rec_whatis(f, c, o, (size_t)ri);
+			if (di >= 0)
+				damage_text(f, c, o, &c->damage[di], a);
 		}
 		if (b->state == HP_CORE_ALLOCATED)
 			hp_core_refs(c, (size_t)i, print_ref, &w);
