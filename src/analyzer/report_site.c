@@ -49,6 +49,7 @@ static const struct {
  * their text; two distinct texts share one with odds of about n^2 / 2^65). */
 struct rec {
 	uint64_t site, path;
+	uint64_t via; /* the library call the site made (its function's hash), or 0 */
 	uint32_t stack;
 	struct hp_values v;
 };
@@ -62,6 +63,8 @@ struct path {
 
 struct site {
 	uint32_t stack;      /* its deepest stack: where its frame is read */
+	int one_via;         /* all its stacks reach the allocator through one library
+			      * call (the same outermost library frame): shown */
 	size_t first, npath; /* its paths: paths[first .. first + npath) */
 	struct hp_values v;
 };
@@ -156,7 +159,7 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 
 		if (!(st->v.alloc_objects > 0))
 			continue;
-		r[nr] = (struct rec){0, 0, (uint32_t)i, st->v};
+		r[nr] = (struct rec){.stack = (uint32_t)i, .v = st->v};
 		if (st->suppressed)
 			r[nr].v.inuse_bytes = r[nr].v.inuse_objects = 0;
 		f = hp_report_frames(m, (uint32_t)i, 0, &n);
@@ -172,6 +175,8 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 			for (size_t j = 0; j < k; j++)
 				ph = hp_hash_u64(ph ^ frame_hash(&g[j])) + j;
 			r[nr].site = frame_hash(&f[si]) | 1; /* never 0, no stack's */
+			if (si > 0 && f[si - 1].cls == HP_FRAME_LIBRARY)
+				r[nr].via = hp_hash_str(HP_HASH_STR_SEED, f[si - 1].s->function) | 1;
 			r[nr].path = ph ^ k;
 		}
 		free(f);
@@ -183,11 +188,15 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 	out->path = calloc(nr ? nr : 1, sizeof *out->path);
 	if (!out->site || !out->path)
 		goto out;
+	uint64_t first_via = 0;
 	for (size_t i = 0; i < nr; i++) {
 		int new_site = !i || r[i].site != r[i - 1].site;
 		if (new_site) {
-			out->site[out->nsite++] =
-				(struct site){.stack = r[i].stack, .first = out->npath};
+			out->site[out->nsite++] = (struct site){
+				.stack = r[i].stack, .first = out->npath, .one_via = r[i].via != 0};
+			first_via = r[i].via;
+		} else if (r[i].via != first_via) {
+			out->site[out->nsite - 1].one_via = 0;
 		}
 		if (new_site || r[i].path != r[i - 1].path) {
 			out->path[out->npath++] = (struct path){.stack = r[i].stack};
@@ -234,25 +243,25 @@ static const char *path_text(char *buf, size_t cap, const struct hp_values *v,
 	char a[32], b[32];
 	double x = hp_values_metric(v, m), w = hp_values_metric(site, m);
 	double pct = w > 0 ? 100 * x / w : 0;
+	double n = m == HP_METRIC_PEAK ? v->peak_objects
+		   : m == HP_METRIC_LEAKED ? v->inuse_objects
+					   : v->alloc_objects;
+	const char *unit = m == HP_METRIC_PEAK || m == HP_METRIC_LEAKED ? "block" : "allocation";
+	int one = hp_estimate_i64(n) == 1;
 
 	switch (m) {
 	case HP_METRIC_PEAK:
-		snprintf(buf, cap, "%s in %s blocks (%.1f%%)", hp_units_bytes(a, sizeof a, x),
-			 hp_units_count(b, sizeof b, v->peak_objects), pct);
-		break;
 	case HP_METRIC_LEAKED:
-		snprintf(buf, cap, "%s in %s blocks (%.1f%%)", hp_units_bytes(a, sizeof a, x),
-			 hp_units_count(b, sizeof b, v->inuse_objects), pct);
-		break;
 	case HP_METRIC_ALLOCATED:
-		snprintf(buf, cap, "%s in %s allocations (%.1f%%)", hp_units_bytes(a, sizeof a, x),
-			 hp_units_count(b, sizeof b, v->alloc_objects), pct);
+		snprintf(buf, cap, "%s in %s %s%s (%.1f%%)", hp_units_bytes(a, sizeof a, x),
+			 hp_units_count(b, sizeof b, n), unit, one ? "" : "s", pct);
 		break;
 	case HP_METRIC_TEMPORARY:
 		snprintf(buf, cap, "%s temporary (%.1f%%)", hp_units_count(a, sizeof a, x), pct);
 		break;
 	default:
-		snprintf(buf, cap, "%s allocations (%.1f%%)", hp_units_count(a, sizeof a, x), pct);
+		snprintf(buf, cap, "%s allocation%s (%.1f%%)", hp_units_count(a, sizeof a, x),
+			 hp_estimate_i64(x) == 1 ? "" : "s", pct);
 	}
 	return buf;
 }
@@ -260,7 +269,8 @@ static const char *path_text(char *buf, size_t cap, const struct hp_values *v,
 /* Prints the site frame of stack, then (call path given) its merged call
  * path under indent. */
 static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack,
-			     const struct hp_report_options *o, int path, const char *indent)
+			     const struct hp_report_options *o, int path, int via,
+			     const char *indent)
 {
 	struct hp_report_frame *f, *g;
 	size_t n, si, k;
@@ -283,6 +293,17 @@ static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack
 	} else {
 		si = site_index(f, n);
 		k = merged_path(f, n, si, g, &rec_site);
+		if (!path && via && si > 0) {
+			/* the library call the site made, its run folded */
+			size_t lib = si - 1, first = lib;
+			char note[64] = "";
+			while (first > 0 && f[first - 1].cls == HP_FRAME_LIBRARY)
+				first--;
+			if (lib > first)
+				snprintf(note, sizeof note, "  [+%zu library frame%s]", lib - first,
+					 lib - first == 1 ? "" : "s");
+			hp_report_print_frame(out, m, f[lib].l, f[lib].s, note, o, "      ");
+		}
 		if (!path)
 			hp_report_print_frame(out, m, f[si].l, f[si].s,
 					      rec_site ? "  [recursive]" : "", o, "      ");
@@ -301,7 +322,7 @@ static void print_site(FILE *out, const struct hp_model *m, const struct sites *
 	size_t k = 0;
 	char line[256];
 
-	print_site_frame(out, m, st->stack, o, 0, NULL);
+	print_site_frame(out, m, st->stack, o, 0, st->one_via && !(o && o->all_frames), NULL);
 	if (!ord)
 		return;
 	for (size_t i = 0; i < st->npath; i++) {
@@ -312,15 +333,20 @@ static void print_site(FILE *out, const struct hp_model *m, const struct sites *
 	order_metric = metric;
 	qsort(ord, k, sizeof *ord, by_metric);
 	if (k == 1) { /* one path: the site and its callers read as one stack */
-		print_site_frame(out, m, ord[0].stack, o, 1, "      ");
+		print_site_frame(out, m, ord[0].stack, o, 1, 0, "      ");
 		free(ord);
 		return;
 	}
+	/* Several paths: each shows half the frames a stack would (--frames),
+	 * so that a site fits a screen. */
+	struct hp_report_options half = o ? *o : (struct hp_report_options){.frames = 8};
+	if (half.frames > 1)
+		half.frames /= 2;
 	fprintf(out, "      called from %zu paths:\n", k);
 	for (size_t i = 0; i < k && i < PATHS_SHOWN; i++) {
 		fprintf(out, "      %c) %s\n", (int)('a' + i),
 			path_text(line, sizeof line, ord[i].v, &st->v, metric));
-		print_site_frame(out, m, ord[i].stack, o, 1, "         ");
+		print_site_frame(out, m, ord[i].stack, &half, 1, 0, "         ");
 	}
 	if (k > PATHS_SHOWN) {
 		struct hp_values rest = {0};

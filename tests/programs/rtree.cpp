@@ -16,10 +16,7 @@
 #include <map>
 #include <string>
 
-#define RTREE_FANOUT 4
-#define RTREE_DEPTH 24
-#define RTREE_NODE_SIZE 8192
-#define RTREE_NODES (1 + RTREE_FANOUT * RTREE_DEPTH)
+#include "rtree.h"
 
 struct Node {
 	Node *kids[RTREE_FANOUT];
