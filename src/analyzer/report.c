@@ -236,8 +236,9 @@ void hp_report_print_frame(FILE *out, const struct hp_model *m, const struct hp_
 	 * line that cannot fit them runs past the width rather than lose
 	 * them. */
 	fixed = strlen(indent) + strlen(inl) + 2 + strlen(where) + strlen(note);
-	if (width && fixed + strlen(name) > width) {
-		size_t room = width > fixed + 24 ? width - fixed : 24;
+	size_t room = width > fixed + 24 ? width - fixed : 24;
+	if (width && fixed + strlen(name) > width && strlen(name) >= room + 4) {
+		/* (a cut of under 4 bytes would save nothing: "..." takes 3) */
 		hp_text_cut_middle(cut_name, sizeof cut_name, name, room);
 		fprintf(out, "%s%s%s  %s%s\n", indent, inl, cut_name, where, note);
 		return;

@@ -165,6 +165,46 @@ HP_TEST(report_sites_hold_the_peak)
 		      0, "--by stack keeps the sections by call stack");
 }
 
+/* Issue 24, items 3 and 4: at a width too narrow for a frame's line, the
+ * name gives way, never the file:line or the "[+N library frames]" marker
+ * (they once read "stl_vect... frames]"); names have no parameter lists
+ * unless --full-names. */
+HP_TEST(report_width_cuts_names_only)
+{
+	char capture[4096], out[4096], site[96], full[96];
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+
+	snprintf(capture, sizeof capture, "%s/cxx_stl.hpf", t);
+	snprintf(out, sizeof out, "%s/cxx_stl.txt", t);
+	hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/cxx_stl > /dev/null", b, capture, b);
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 60 --top 3 --by stack %s > %s", b,
+				 capture, out),
+		      0, "report --by stack");
+	if (!expect_eq_u64(hp_test_sh("grep -qxE '      \\(inline\\) std::vector<\\.\\.\\.>::resize  "
+				      "stl_vector\\.h:[0-9]+  \\[\\+2 library frames\\]' %s",
+				      out),
+			   0, "the vector's line: its name, file:line and marker whole") ||
+	    !expect_eq_u64(hp_test_sh("grep -qxE '      \\(inline\\) std::map<\\.\\.\\.>::operator\\[\\]  "
+				      "stl_map\\.h:[0-9]+  \\[\\+4 library frames\\]' %s",
+				      out),
+			   0, "the map's line: its name, file:line and marker whole") ||
+	    !expect_eq_u64(hp_test_sh("grep 'library frame' %s | grep -vqE "
+				      "'[A-Za-z0-9_.]+:[0-9]+  \\[\\+[0-9]+ library frames?\\]$|"
+				      "[A-Za-z0-9_.+-]+\\+0x[0-9a-f]+  \\[\\+[0-9]+ library frames?\\]$'",
+				      out),
+			   1, "every folded run's line ends with a whole file:line and marker"))
+		hp_test_sh("cat %s", out);
+	snprintf(site, sizeof site, "      stl_map_of_vectors  cxx_stl.cpp:%u",
+		 line_of("tests/programs/cxx_stl.cpp", "m[i].resize(10 + i);"));
+	snprintf(full, sizeof full, "      stl_map_of_vectors()  cxx_stl.cpp:%u",
+		 line_of("tests/programs/cxx_stl.cpp", "m[i].resize(10 + i);"));
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 60 %s | grep -qxF '%s'", b, capture, site),
+		      0, "the site's name without its parameter list");
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 60 --full-names %s | grep -qxF '%s'", b,
+				 capture, full),
+		      0, "--full-names keeps it");
+}
+
 HP_TEST(report_demangles_and_shows_inlines)
 {
 	char capture[4096], cmd[8192], call[96];
