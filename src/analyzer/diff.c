@@ -10,6 +10,7 @@
  * locations (its file:line are the current ones).
  */
 #include "diff.h"
+#include "report_int.h"
 
 #include "../common/units.h"
 #include "../common/text.h"
@@ -111,7 +112,10 @@ static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_mode
 			e->model = m;
 			e->stack = s;
 		}
-		hp_values_add(which ? &e->base : &e->new, &m->stacks[s].v);
+		struct hp_values v = m->stacks[s].v;
+		if (m->stacks[s].suppressed) /* the runtime's, as report counts them */
+			v.inuse_bytes = v.inuse_objects = 0;
+		hp_values_add(which ? &e->base : &e->new, &v);
 	}
 	return 0;
 }
@@ -156,8 +160,14 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 	d->base = base;
 	d->new = new;
 	d->metric = metric;
+	/* In use: the runtime's suppressed blocks left out, as report counts
+	 * them (hp_model_suppress; none when no suppression was applied). */
 	d->base_total = base->total;
+	d->base_total.inuse_bytes -= base->suppressed.inuse_bytes;
+	d->base_total.inuse_objects -= base->suppressed.inuse_objects;
 	d->new_total = new->total;
+	d->new_total.inuse_bytes -= new->suppressed.inuse_bytes;
+	d->new_total.inuse_objects -= new->suppressed.inuse_objects;
 	most = base->nstacks + new->nstacks;
 	d->entries = calloc(most ? most : 1, sizeof *d->entries);
 	if (!d->entries) {
@@ -278,40 +288,44 @@ static void print_name(FILE *out, int used, const char *name, unsigned width)
 		fprintf(out, "  %s\n", name);
 }
 
+/* A chain's stack as the report shows one (report_int.h): the runtime's
+ * frames below main left out, library runs folded, names shortened,
+ * fitted to the width by cutting names only. */
 static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, unsigned max,
 			 unsigned width)
 {
-	const struct hp_mstack *st = &m->stacks[stack];
-	unsigned shown = 0;
-	char where[512];
+	struct hp_report_options ro = {.frames = max, .width = width};
+	struct hp_report_frame *f;
+	size_t n;
 
-	if (!st->depth)
+	if (!m->stacks[stack].depth) {
 		fprintf(out, "      [no stack]\n");
-	for (uint32_t f = 0; f < st->depth; f++) {
-		const struct hp_location *l = &m->locations[st->locations[f]];
-		for (uint32_t s = 0; s < l->nsyms; s++) {
-			const struct hp_sym *y = &l->syms[s];
-			const char *base = strrchr(y->file, '/');
-			if (max && shown++ == max) {
-				fprintf(out, "      ...\n");
-				return;
-			}
-			if (y->file[0] && y->line)
-				snprintf(where, sizeof where, "%s:%u", base ? base + 1 : y->file, y->line);
-			else
-				hp_location_where(m, l, where, sizeof where);
-			/* "      [(inline) ]FUNCTION  WHERE": a function too long for
-			 * the width is cut in its middle (at least 20 columns). */
-			size_t fixed = 6 + (y->inlined ? 9 : 0) + 2 + strlen(where);
-			char cut[1024];
-			if (width && fixed + strlen(y->function) > width)
-				hp_text_cut_middle(cut, sizeof cut, y->function,
-						   width > fixed + 20 ? width - fixed : 20);
-			else
-				snprintf(cut, sizeof cut, "%s", y->function);
-			fprintf(out, "      %s%s  %s\n", y->inlined ? "(inline) " : "", cut, where);
-		}
+		return;
 	}
+	f = hp_report_frames(m, stack, 0, &n);
+	if (!f)
+		return; /* out of memory: the stack is left out, the diff goes on */
+	hp_report_print_frames(out, m, f, n, &ro, "      ");
+	free(f);
+}
+
+/* The other figure beside the metric's: for leaked (and the count
+ * metrics), the bytes at the peak; for peak, the bytes in use. One line,
+ * "  peak    3.0 MiB -> 31.0 MiB: +28.0 MiB, +3 blocks". */
+static void print_beside(FILE *out, const struct hp_diff *d)
+{
+	int peak = d->metric != HP_METRIC_PEAK;
+	const struct hp_values *b = &d->base_total, *n = &d->new_total;
+	double bb = peak ? b->peak_bytes : b->inuse_bytes, nb = peak ? n->peak_bytes : n->inuse_bytes;
+	double bo = peak ? b->peak_objects : b->inuse_objects;
+	double no = peak ? n->peak_objects : n->inuse_objects;
+	char x[32], y[32], z[32];
+	long long dc = (long long)hp_estimate_i64(no - bo);
+
+	fprintf(out, "  %-8s%s -> %s: %s%s, %+lld block%s\n", peak ? "peak" : "in use",
+		hp_units_bytes(x, sizeof x, bb), hp_units_bytes(y, sizeof y, nb),
+		hp_estimate_i64(nb - bb) >= 0 ? "+" : "", hp_units_bytes(z, sizeof z, nb - bb), dc,
+		dc == 1 || dc == -1 ? "" : "s");
 }
 
 int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_options *o)
@@ -337,6 +351,7 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 	fprintf(out, "  change  ");
 	print_figures(out, d->metric, nf - bf, nc - bc, 1);
 	fputc('\n', out);
+	print_beside(out, d);
 
 	for (size_t i = 0; i < d->nentries; i++) {
 		hp_diff_figures(&d->entries[i].base, d->metric, &bf, &bc);

@@ -236,6 +236,22 @@ int hp_cmd_diff(int argc, char **argv)
 	if (hp_cli_load_model(mtn.path, &mo, &cn, &mn))
 		goto err;
 	loaded = 2;
+	{
+		/* The runtime's one-time allocations (libstdc++'s pool, stdio's
+		 * buffers) are suppressed as report suppresses them: out of the
+		 * bytes in use and the leaks. */
+		struct hp_suppressions sup = {0};
+		ret = hp_suppressions_add_builtin(&sup);
+		if (!ret)
+			ret = hp_model_suppress(&mb, &sup);
+		if (!ret)
+			ret = hp_model_suppress(&mn, &sup);
+		hp_suppressions_free(&sup);
+		if (ret) {
+			hp_say_error("diff: %s", strerror(-ret));
+			goto err;
+		}
+	}
 	if (moment_name(base_name, sizeof base_name, argv[a.operand], &mtb, &mb) ||
 	    moment_name(new_name, sizeof new_name, argv[a.operand + 1], &mtn, &mn))
 		goto err;
