@@ -381,3 +381,41 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 	}
 	return ferror(out) ? -EIO : 0;
 }
+
+int hp_diff_json(FILE *out, const struct hp_diff *d, unsigned top, const char *base_name,
+		 const char *new_name)
+{
+	size_t shown = 0;
+
+	fprintf(out, "{\n  \"by\": \"stack\",\n  \"metric\": \"%s\",\n  \"base\": ",
+		hp_metric_name(d->metric));
+	hp_report_json_str(out, base_name ? base_name : "");
+	fprintf(out, ",\n  \"new\": ");
+	hp_report_json_str(out, new_name ? new_name : "");
+	fprintf(out, ",\n  \"base_totals\": ");
+	hp_report_json_values(out, &d->base_total);
+	fprintf(out, ",\n  \"new_totals\": ");
+	hp_report_json_values(out, &d->new_total);
+	fprintf(out, ",\n  \"stacks\": [");
+	for (size_t i = 0; i < d->nentries && (!top || shown < top); i++) {
+		const struct hp_diff_entry *e = &d->entries[i];
+		double bf, bc, nf, nc;
+		hp_diff_figures(&e->base, d->metric, &bf, &bc);
+		hp_diff_figures(&e->new, d->metric, &nf, &nc);
+		if (hp_estimate_i64(nf - bf) == 0 && hp_estimate_i64(nc - bc) == 0)
+			continue;
+		fprintf(out, "%s\n    {\"change\": %.0f, \"only_in\": %s, \"base\": ",
+			shown++ ? "," : "", e->change,
+			e->model == d->base ? "\"base\""
+			: e->base.alloc_objects == 0 ? "\"new\""
+						     : "null");
+		hp_report_json_values(out, &e->base);
+		fprintf(out, ", \"new\": ");
+		hp_report_json_values(out, &e->new);
+		fprintf(out, ",\n     \"stack\": ");
+		hp_report_json_stack(out, e->model, e->stack);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]\n}\n", shown ? "\n  " : "");
+	return ferror(out) ? -EIO : 0;
+}

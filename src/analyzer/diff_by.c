@@ -155,8 +155,21 @@ int hp_diff_by_text(FILE *out, const struct hp_model *base, const struct hp_mode
 		const struct by_row *r = &d.rows[i];
 		if (r->change == 0)
 			continue;
+		char name[2048], cut[2048];
+		const char *key = r->key;
+		size_t fixed = 16 + (r->source ? strlen(r->source) + 3 : 0);
+		/* a function's name as report shows it; cut in its middle to
+		 * the width (never under 24 bytes), its source kept whole */
+		if (dim == HP_BY_FUNCTION)
+			key = hp_name_display(name, sizeof name, r->key);
+		if (o && o->width && fixed + strlen(key) > o->width &&
+		    strlen(key) >= (o->width > fixed + 24 ? o->width - fixed : 24) + 4) {
+			hp_text_cut_middle(cut, sizeof cut, key,
+					   o->width > fixed + 24 ? o->width - fixed : 24);
+			key = cut;
+		}
 		fprintf(out, "  %12s  ", signed_figure(a, sizeof a, r->change, metric));
-		hp_text_fputs(r->key, out);
+		hp_text_fputs(key, out);
 		if (r->source)
 			fprintf(out, " [%s]", r->source);
 		fputc('\n', out);
