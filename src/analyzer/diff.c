@@ -252,25 +252,32 @@ static const char *figure(char *buf, size_t cap, double v, int bytes, int sign)
 	return buf;
 }
 
-/* "1200 bytes (1.2 KiB), 12 objects" (or the other way round for a count
- * metric), with signs when signed: the exact figure, for scripts, and the
- * size as people read it. */
+/* The size as people read it first, then the exact figures for scripts:
+ * "+1.2 KiB (+1200 bytes, +12 objects)" for a bytes metric, "+12
+ * objects, +1.2 KiB (+12 objects, +1200 bytes)" for a count metric, with
+ * signs when signed ("1 object": the unit's singular for one). */
 static int print_figures(FILE *out, enum hp_metric m, double fig, double comp, int sign)
 {
-	const char *fu = hp_metric_is_bytes(m) ? "bytes" : "objects";
-	const char *cu = hp_metric_is_bytes(m) ? "objects" : "bytes";
-	double bytes = hp_metric_is_bytes(m) ? fig : comp;
-	char h[48];
-	int n;
-
+	int bytes_metric = hp_metric_is_bytes(m);
+	const char *fu = bytes_metric ? "bytes" : "objects";
+	const char *cu = bytes_metric ? "objects" : "bytes";
+	double bytes = bytes_metric ? fig : comp;
+	char h[48], k[48];
+	int n = 0;
 	long long f = (long long)hp_estimate_i64(fig), c = (long long)hp_estimate_i64(comp);
+	long long b = (long long)hp_estimate_i64(bytes);
 
-	/* "1 object", "-1 object": the unit's singular for one. */
-	n = fprintf(out, sign ? "%+lld %.*s, %+lld %.*s" : "%lld %.*s, %lld %.*s", f,
-		    (int)strlen(fu) - (f == 1 || f == -1), fu, c, (int)strlen(cu) - (c == 1 || c == -1),
-		    cu);
-	return n + fprintf(out, " (%s%s)", sign && hp_estimate_i64(bytes) >= 0 ? "+" : "",
-			   hp_units_bytes(h, sizeof h, bytes));
+	hp_units_bytes(h, sizeof h, bytes);
+	if (bytes_metric) {
+		n += fprintf(out, "%s%s", sign && b >= 0 ? "+" : "", h);
+	} else {
+		hp_units_count(k, sizeof k, fig);
+		n += fprintf(out, "%s%s object%s, %s%s", sign && f >= 0 ? "+" : "", k,
+			     f == 1 || f == -1 ? "" : "s", sign && b >= 0 ? "+" : "", h);
+	}
+	return n + fprintf(out, sign ? " (%+lld %.*s, %+lld %.*s)" : " (%lld %.*s, %lld %.*s)", f,
+			   (int)strlen(fu) - (f == 1 || f == -1), fu, c,
+			   (int)strlen(cu) - (c == 1 || c == -1), cu);
 }
 
 /* A side's name after its figures ("  base    FIGURES  NAME"), on a line

@@ -201,9 +201,9 @@ int hp_cmd_report(int argc, char **argv)
 		}
 		model.view_heap = (uint64_t)h;
 	}
-	/* --by stack: the sections by call stack; by default, by allocation
-	 * site (report_site.c). */
-	ro.by_stack = a.given[HP_OPT_BY] && by == HP_BY_STACK;
+	/* --by stack, and --all-frames (the raw view): the sections by call
+	 * stack; by default, by allocation site (report_site.c). */
+	ro.by_stack = (a.given[HP_OPT_BY] && by == HP_BY_STACK) || ro.all_frames;
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	if (a.given[HP_OPT_MAP])
 		ret = hp_report_map(o.f, &model, &ro, a.given[HP_OPT_JSON]);

@@ -91,8 +91,10 @@ static int parse_text(const char *text, struct shown *out, int max)
 		const char *end = strchr(line, '\n');
 		struct shown s = {0};
 		char cu[16];
-		if (sscanf(line, " %d. %lld %15[a-z], %lld %15[a-z]", &s.rank, &s.figure, s.unit,
-			   &s.companion, cu) == 5 && end) {
+		const char *paren = end ? memchr(line, '(', (size_t)(end - line)) : NULL;
+		if (sscanf(line, " %d. ", &s.rank) == 1 && paren &&
+		    sscanf(paren, "(%lld %15[a-z], %lld %15[a-z]", &s.figure, s.unit, &s.companion,
+			   cu) == 4) {
 			const char *nl = strchr(line, '\n');
 			s.only_base = nl && memmem(line, (size_t)(nl - line), "only in BASE", 12) != NULL;
 			if (sscanf(end + 1, " %127s", s.leaf) == 1)
@@ -158,7 +160,7 @@ HP_TEST(diff_text_shows_exact_changes)
 	if (g && k)
 		expect_true(k->rank == 1 && g->rank == 2,
 			    "ranked by absolute change: -3000 before +700");
-	snprintf(want, sizeof want, "  change  %+lld bytes, %+lld objects (",
+	snprintf(want, sizeof want, " (%+lld bytes, %+lld objects)\n",
 		 GROW_CHANGE + SHRINK_CHANGE, (long long)(NEW_GROW - BASE_GROW - BASE_SHRINK));
 	expect_true(strstr(out, want) != NULL, "the totals' change (diffprog allocates nothing else)");
 	expect_true(strstr(out, "2 of 3 stacks changed") != NULL, "2 of the 3 stacks changed");
@@ -236,7 +238,7 @@ HP_TEST(diff_text_other_metrics)
 	if (out) {
 		expect_true(strstr(out, "0 of 3 stacks changed") != NULL,
 			    "a capture against itself: nothing changed");
-		expect_true(strstr(out, "change  +0 bytes, +0 objects") != NULL, "zero change");
+		expect_true(strstr(out, "change  +0 B (+0 bytes, +0 objects)") != NULL, "zero change");
 		free(out);
 	}
 }
