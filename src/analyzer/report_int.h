@@ -38,8 +38,8 @@ void hp_report_print_frames(FILE *out, const struct hp_model *m, const struct hp
  * to o->width by cutting the name in the middle (never under 24 bytes);
  * the file:line and the note are never cut. */
 void hp_report_print_frame(FILE *out, const struct hp_model *m, const struct hp_location *l,
-			   const struct hp_sym *s, const char *note, const struct hp_report_options *o,
-			   const char *indent);
+			   const struct hp_sym *s, const char *note,
+			   const struct hp_report_options *o, const char *indent);
 
 /* "  N. text", broken after a "; " or before a " (" to fit width. */
 void hp_report_print_heading(FILE *out, size_t rank, const char *text, unsigned width);

@@ -176,7 +176,8 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 				ph = hp_hash_u64(ph ^ frame_hash(&g[j])) + j;
 			r[nr].site = frame_hash(&f[si]) | 1; /* never 0, no stack's */
 			if (si > 0 && f[si - 1].cls == HP_FRAME_LIBRARY)
-				r[nr].via = hp_hash_str(HP_HASH_STR_SEED, f[si - 1].s->function) | 1;
+				r[nr].via =
+					hp_hash_str(HP_HASH_STR_SEED, f[si - 1].s->function) | 1;
 			r[nr].path = ph ^ k;
 		}
 		free(f);
@@ -192,8 +193,9 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 	for (size_t i = 0; i < nr; i++) {
 		int new_site = !i || r[i].site != r[i - 1].site;
 		if (new_site) {
-			out->site[out->nsite++] = (struct site){
-				.stack = r[i].stack, .first = out->npath, .one_via = r[i].via != 0};
+			out->site[out->nsite++] = (struct site){.stack = r[i].stack,
+								.first = out->npath,
+								.one_via = r[i].via != 0};
 			first_via = r[i].via;
 		} else if (r[i].via != first_via) {
 			out->site[out->nsite - 1].one_via = 0;
@@ -243,7 +245,7 @@ static const char *path_text(char *buf, size_t cap, const struct hp_values *v,
 	char a[32], b[32];
 	double x = hp_values_metric(v, m), w = hp_values_metric(site, m);
 	double pct = w > 0 ? 100 * x / w : 0;
-	double n = m == HP_METRIC_PEAK ? v->peak_objects
+	double n = m == HP_METRIC_PEAK     ? v->peak_objects
 		   : m == HP_METRIC_LEAKED ? v->inuse_objects
 					   : v->alloc_objects;
 	const char *unit = m == HP_METRIC_PEAK || m == HP_METRIC_LEAKED ? "block" : "allocation";
@@ -278,7 +280,8 @@ static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack
 
 	if (!m->stacks[stack].depth) {
 		if (!path)
-			fprintf(out, "      (no stack: unwinding failed or the stack table was full)\n");
+			fprintf(out,
+				"      (no stack: unwinding failed or the stack table was full)\n");
 		return;
 	}
 	f = hp_report_frames(m, stack, 0, &n);
@@ -359,8 +362,7 @@ static void print_site(FILE *out, const struct hp_model *m, const struct sites *
 }
 
 /* The top sites by metric, into ord; returns how many. */
-static size_t top_sites(const struct sites *s, enum hp_metric metric, size_t top,
-			struct order *ord)
+static size_t top_sites(const struct sites *s, enum hp_metric metric, size_t top, struct order *ord)
 {
 	size_t k = 0;
 
@@ -398,8 +400,9 @@ int hp_report_site_sections(FILE *out, const struct hp_model *m, const struct hp
 		for (size_t i = 0; i < shown; i++) {
 			const struct site *st = &s.site[ord[i].index];
 			hp_report_print_heading(out, i + 1,
-						hp_report_metric_text(line, sizeof line, &st->v, metric,
-								      total, at_exit, "site"),
+						hp_report_metric_text(line, sizeof line, &st->v,
+								      metric, total, at_exit,
+								      "site"),
 						o ? o->width : 0);
 			print_site(out, m, &s, st, metric, o);
 		}
@@ -456,7 +459,8 @@ int hp_report_site_json(FILE *out, const struct hp_model *m, unsigned top)
 			for (size_t p = 0; p < st->npath; p++) {
 				const struct path *pp = &s.path[st->first + p];
 				if (hp_values_metric(&pp->v, metric) > 0.5)
-					pord[k++] = (struct order){&pp->v, pp->stack, st->first + p};
+					pord[k++] =
+						(struct order){&pp->v, pp->stack, st->first + p};
 			}
 			order_metric = metric;
 			qsort(pord, k, sizeof *pord, by_metric);

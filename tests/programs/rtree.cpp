@@ -26,7 +26,8 @@ struct Node {
 };
 static_assert(sizeof(Node) == RTREE_NODE_SIZE, "a node is RTREE_NODE_SIZE bytes");
 
-namespace store {
+namespace store
+{
 
 struct Value {
 	std::string text;

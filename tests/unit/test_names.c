@@ -25,19 +25,22 @@ HP_TEST(names_without_parameter_lists)
 	expect_display("store::index_value(store::Value const*, std::__cxx11::basic_string<char, "
 		       "std::char_traits<char>, std::allocator<char> > const&)",
 		       "store::index_value");
-	expect_display("void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>"
-		       "(__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, "
-		       "int const&)",
-		       "std::vector<...>::_M_realloc_insert<...>");
+	expect_display(
+		"void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>"
+		"(__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, "
+		"int const&)",
+		"std::vector<...>::_M_realloc_insert<...>");
 	expect_display("Cache<int>::insert(std::string const&) const", "Cache<...>::insert");
 	expect_display("operator new(unsigned long)", "operator new");
 	expect_display("operator new[](unsigned long, std::nothrow_t const&)", "operator new[]");
 	expect_display("Shape::operator()(int) const", "Shape::operator()");
 	expect_display("Shape::operator bool() const", "Shape::operator bool");
-	expect_display("std::map<int, int, std::less<int>, std::allocator<std::pair<int const, int> > "
-		       ">::operator[](int const&)",
-		       "std::map<...>::operator[]");
-	expect_display("std::ostream& operator<< <char>(std::ostream&, char const*)", "operator<< <...>");
+	expect_display(
+		"std::map<int, int, std::less<int>, std::allocator<std::pair<int const, int> > "
+		">::operator[](int const&)",
+		"std::map<...>::operator[]");
+	expect_display("std::ostream& operator<< <char>(std::ostream&, char const*)",
+		       "operator<< <...>");
 	expect_display("(anonymous namespace)::parse(char const*)", "(anonymous namespace)::parse");
 	/* a lambda: the demangler's name, and the DWARF-built one */
 	expect_display("main::{lambda()#1}::operator()() const", "main::{lambda()#1}::operator()");
@@ -50,7 +53,8 @@ HP_TEST(names_without_parameter_lists)
 	/* Rust v0: an impl's self type is the name's first part */
 	expect_display("<known::Store>::fill", "<known::Store>::fill");
 	expect_display("<r::Node>::build", "<r::Node>::build");
-	expect_display("<alloc::raw_vec::RawVec<u8>>::grow_one", "<alloc::raw_vec::RawVec<...>>::grow_one");
+	expect_display("<alloc::raw_vec::RawVec<u8>>::grow_one",
+		       "<alloc::raw_vec::RawVec<...>>::grow_one");
 	expect_display("<alloc::vec::Vec<u32> as core::clone::Clone>::clone",
 		       "<alloc::vec::Vec<...> as core::clone::Clone>::clone");
 	expect_display("alloc::vec::from_elem::<u32>", "alloc::vec::from_elem::<...>");
@@ -94,9 +98,11 @@ HP_TEST(frames_of_the_runtime_are_library)
 		      "Rust's alloc::");
 	expect_eq_u64(class_of("/tmp/prog", "<alloc::alloc::Global>::alloc_impl", ""),
 		      HP_FRAME_LIBRARY, "Rust v0's <alloc::...>");
-	expect_eq_u64(class_of("/tmp/prog", "alloc_impl_runtime",
-			       "/rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf/library/alloc/src/alloc.rs"),
-		      HP_FRAME_LIBRARY, "an inlined std frame, by its file");
+	expect_eq_u64(
+		class_of(
+			"/tmp/prog", "alloc_impl_runtime",
+			"/rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf/library/alloc/src/alloc.rs"),
+		HP_FRAME_LIBRARY, "an inlined std frame, by its file");
 	expect_eq_u64(class_of("/tmp/prog", "known::grow_vec", "/src/main.rs"), HP_FRAME_OWN,
 		      "the program's Rust");
 	expect_eq_u64(class_of("/tmp/prog", "_start", ""), HP_FRAME_ENTRY, "_start");
@@ -113,7 +119,8 @@ HP_TEST(long_type_names_end_with_an_ellipsis)
 	for (int i = 0; i < 120; i++)
 		n += (size_t)snprintf(fn + n, sizeof fn - n, "%sType%03d", i ? ", " : "", i);
 	snprintf(fn + n, sizeof fn - n, "> >::allocate(unsigned long, void const*)");
-	expect_true(hp_typename_from_frame(fn, out, sizeof out), "the allocator frame names a type");
+	expect_true(hp_typename_from_frame(fn, out, sizeof out),
+		    "the allocator frame names a type");
 	expect_eq_u64(strlen(out), sizeof out - 1, "the name fills its buffer");
 	expect_str(out + strlen(out) - 3, "...", "and ends with an ellipsis");
 }
