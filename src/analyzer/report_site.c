@@ -30,8 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Call paths shown under a site; the rest are summed on one line. */
-#define PATHS_SHOWN 3
+/* Call paths shown under a site of the first section (the peak's), and of
+ * the others; the rest are summed on one line. (clang's report at 80
+ * columns: 3 everywhere made it 1,086 lines.) */
+#define PATHS_SHOWN_FIRST 3
+#define PATHS_SHOWN 1
 
 /* The report's metrics, in its order, with their section titles. */
 static const struct {
@@ -319,7 +322,7 @@ static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack
 
 static void print_site(FILE *out, const struct hp_model *m, const struct sites *s,
 		       const struct site *st, enum hp_metric metric,
-		       const struct hp_report_options *o)
+		       const struct hp_report_options *o, size_t paths_shown)
 {
 	struct order *ord = calloc(st->npath ? st->npath : 1, sizeof *ord);
 	size_t k = 0;
@@ -345,17 +348,22 @@ static void print_site(FILE *out, const struct hp_model *m, const struct sites *
 	struct hp_report_options half = o ? *o : (struct hp_report_options){.frames = 8};
 	if (half.frames > 1)
 		half.frames /= 2;
-	fprintf(out, "      called from %zu paths:\n", k);
-	for (size_t i = 0; i < k && i < PATHS_SHOWN; i++) {
+	if (k == paths_shown + 1) /* one more: shown, as short as a line saying so */
+		paths_shown = k;
+	fprintf(out, "      called from %s paths:\n", hp_units_count(line, sizeof line, (double)k));
+	for (size_t i = 0; i < k && i < paths_shown; i++) {
 		fprintf(out, "      %c) %s\n", (int)('a' + i),
 			path_text(line, sizeof line, ord[i].v, &st->v, metric));
 		print_site_frame(out, m, ord[i].stack, &half, 1, 0, "         ");
 	}
-	if (k > PATHS_SHOWN) {
+	if (k > paths_shown) {
 		struct hp_values rest = {0};
-		for (size_t i = PATHS_SHOWN; i < k; i++)
+		for (size_t i = paths_shown; i < k; i++)
 			hp_values_add(&rest, ord[i].v);
-		fprintf(out, "      and %zu more paths: %s\n", k - PATHS_SHOWN,
+		char more[32];
+		fprintf(out, "      and %s more path%s: %s\n",
+			hp_units_count(more, sizeof more, (double)(k - paths_shown)),
+			k - paths_shown == 1 ? "" : "s",
 			path_text(line, sizeof line, &rest, &st->v, metric));
 	}
 	free(ord);
@@ -404,7 +412,8 @@ int hp_report_site_sections(FILE *out, const struct hp_model *m, const struct hp
 								      metric, total, at_exit,
 								      "site"),
 						o ? o->width : 0);
-			print_site(out, m, &s, st, metric, o);
+			print_site(out, m, &s, st, metric, o,
+				   sec == 0 ? PATHS_SHOWN_FIRST : PATHS_SHOWN);
 		}
 		if (!shown)
 			fprintf(out, "  none\n");
