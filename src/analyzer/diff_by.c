@@ -52,6 +52,18 @@ static void by_diff_free(struct by_diff *d)
 	free(d->rows);
 }
 
+static struct hp_values side_values(const struct hp_values *v, int at_peak);
+
+/* A side's totals as its rows sum them (hp_group_heap_total: the
+ * runtime's suppressed stacks left out, as report --by counts them). */
+static struct hp_values side_total(const struct hp_model *m, int at_peak)
+{
+	struct hp_values t;
+
+	hp_group_heap_total(m, &t);
+	return side_values(&t, at_peak);
+}
+
 /* v as a side at its peak sees it (at_peak): in use, what was in use at
  * the peak; else v. */
 static struct hp_values side_values(const struct hp_values *v, int at_peak)
@@ -128,8 +140,8 @@ int hp_diff_by_text(FILE *out, const struct hp_model *base, const struct hp_mode
 	char a[64], b[64], c[64];
 	size_t shown = 0;
 	int ret = by_diff_build(&d, base, new, dim, metric, at_peak);
-	struct hp_values bt = side_values(&base->total, at_peak & HP_DIFF_BASE_AT_PEAK);
-	struct hp_values nt = side_values(&new->total, at_peak & HP_DIFF_NEW_AT_PEAK);
+	struct hp_values bt = side_total(base, at_peak & HP_DIFF_BASE_AT_PEAK);
+	struct hp_values nt = side_total(new, at_peak & HP_DIFF_NEW_AT_PEAK);
 
 	if (ret)
 		return ret;
@@ -186,8 +198,8 @@ int hp_diff_by_json(FILE *out, const struct hp_model *base, const struct hp_mode
 {
 	struct by_diff d;
 	int ret = by_diff_build(&d, base, new, dim, metric, at_peak);
-	struct hp_values bt = side_values(&base->total, at_peak & HP_DIFF_BASE_AT_PEAK);
-	struct hp_values nt = side_values(&new->total, at_peak & HP_DIFF_NEW_AT_PEAK);
+	struct hp_values bt = side_total(base, at_peak & HP_DIFF_BASE_AT_PEAK);
+	struct hp_values nt = side_total(new, at_peak & HP_DIFF_NEW_AT_PEAK);
 
 	if (ret)
 		return ret;

@@ -235,6 +235,29 @@ HP_TEST(suppressions_builtin_and_file)
 		      1, "a missing file is exit status 1");
 }
 
+/* Issue 24, item 10 and issue 23, item 7: diff --by counts as report
+ * does (the runtime's 72,704-byte libstdc++ pool suppressed: it is not
+ * "+71.0 KiB 0xa57ba" and its totals add up to its rows) and names
+ * functions as report does (no parameter list). known leaks
+ * 17,008 bytes (16.6 KiB), cxx_stl 4,242 (4.1 KiB, stl_leak's). */
+HP_TEST(diff_by_counts_and_names_as_report)
+{
+	const char *cap = capture_of("cxx_stl");
+	const char *known = capture_of("known");
+	char *out;
+
+	if (!expect_true(cap && known, "heapprof run records cxx_stl and known"))
+		return;
+	out = hp_test_sh_out("%s diff --by function --width 40 %s %s", hp(), known, cap);
+	if (!expect_true(out != NULL, "diff --by function runs"))
+		return;
+	if (!expect_true(strstr(out, "\n  total 16.6 KiB -> 4.1 KiB (-12.5 KiB)\n") &&
+			     strstr(out, "\n      +4.1 KiB  stl_leak\n") && !strstr(out, "0xa57ba"),
+		     "the totals and stl_leak's row, without the runtime's pool"))
+		printf("%s", out);
+	free(out);
+}
+
 HP_TEST(ci_gates_exit_status)
 {
 	const char *cap = capture_of("cxx_stl");
