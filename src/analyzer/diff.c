@@ -10,6 +10,7 @@
  * locations (its file:line are the current ones).
  */
 #include "diff.h"
+#include "report_int.h"
 
 #include "../common/sort.h"
 #include "../common/units.h"
@@ -112,7 +113,10 @@ static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_mode
 			e->model = m;
 			e->stack = s;
 		}
-		hp_values_add(which ? &e->base : &e->new, &m->stacks[s].v);
+		struct hp_values v = m->stacks[s].v;
+		if (m->stacks[s].suppressed) /* the runtime's, as report counts them */
+			v.inuse_bytes = v.inuse_objects = 0;
+		hp_values_add(which ? &e->base : &e->new, &v);
 	}
 	return 0;
 }
@@ -157,8 +161,14 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 	d->base = base;
 	d->new = new;
 	d->metric = metric;
+	/* In use: the runtime's suppressed blocks left out, as report counts
+	 * them (hp_model_suppress; none when no suppression was applied). */
 	d->base_total = base->total;
+	d->base_total.inuse_bytes -= base->suppressed.inuse_bytes;
+	d->base_total.inuse_objects -= base->suppressed.inuse_objects;
 	d->new_total = new->total;
+	d->new_total.inuse_bytes -= new->suppressed.inuse_bytes;
+	d->new_total.inuse_objects -= new->suppressed.inuse_objects;
 	most = base->nstacks + new->nstacks;
 	d->entries = calloc(most ? most : 1, sizeof *d->entries);
 	if (!d->entries) {
@@ -243,25 +253,32 @@ static const char *figure(char *buf, size_t cap, double v, int bytes, int sign)
 	return buf;
 }
 
-/* "1200 bytes (1.2 KiB), 12 objects" (or the other way round for a count
- * metric), with signs when signed: the exact figure, for scripts, and the
- * size as people read it. */
+/* The size as people read it first, then the exact figures for scripts:
+ * "+1.2 KiB (+1200 bytes, +12 objects)" for a bytes metric, "+12
+ * objects, +1.2 KiB (+12 objects, +1200 bytes)" for a count metric, with
+ * signs when signed ("1 object": the unit's singular for one). */
 static int print_figures(FILE *out, enum hp_metric m, double fig, double comp, int sign)
 {
-	const char *fu = hp_metric_is_bytes(m) ? "bytes" : "objects";
-	const char *cu = hp_metric_is_bytes(m) ? "objects" : "bytes";
-	double bytes = hp_metric_is_bytes(m) ? fig : comp;
-	char h[48];
-	int n;
-
+	int bytes_metric = hp_metric_is_bytes(m);
+	const char *fu = bytes_metric ? "bytes" : "objects";
+	const char *cu = bytes_metric ? "objects" : "bytes";
+	double bytes = bytes_metric ? fig : comp;
+	char h[48], k[48];
+	int n = 0;
 	long long f = (long long)hp_estimate_i64(fig), c = (long long)hp_estimate_i64(comp);
+	long long b = (long long)hp_estimate_i64(bytes);
 
-	/* "1 object", "-1 object": the unit's singular for one. */
-	n = fprintf(out, sign ? "%+lld %.*s, %+lld %.*s" : "%lld %.*s, %lld %.*s", f,
-		    (int)strlen(fu) - (f == 1 || f == -1), fu, c, (int)strlen(cu) - (c == 1 || c == -1),
-		    cu);
-	return n + fprintf(out, " (%s%s)", sign && hp_estimate_i64(bytes) >= 0 ? "+" : "",
-			   hp_units_bytes(h, sizeof h, bytes));
+	hp_units_bytes(h, sizeof h, bytes);
+	if (bytes_metric) {
+		n += fprintf(out, "%s%s", sign && b >= 0 ? "+" : "", h);
+	} else {
+		hp_units_count(k, sizeof k, fig);
+		n += fprintf(out, "%s%s object%s, %s%s", sign && f >= 0 ? "+" : "", k,
+			     f == 1 || f == -1 ? "" : "s", sign && b >= 0 ? "+" : "", h);
+	}
+	return n + fprintf(out, sign ? " (%+lld %.*s, %+lld %.*s)" : " (%lld %.*s, %lld %.*s)", f,
+			   (int)strlen(fu) - (f == 1 || f == -1), fu, c,
+			   (int)strlen(cu) - (c == 1 || c == -1), cu);
 }
 
 /* A side's name after its figures ("  base    FIGURES  NAME"), on a line
@@ -279,40 +296,44 @@ static void print_name(FILE *out, int used, const char *name, unsigned width)
 		fprintf(out, "  %s\n", name);
 }
 
+/* A chain's stack as the report shows one (report_int.h): the runtime's
+ * frames below main left out, library runs folded, names shortened,
+ * fitted to the width by cutting names only. */
 static void print_frames(FILE *out, const struct hp_model *m, uint32_t stack, unsigned max,
 			 unsigned width)
 {
-	const struct hp_mstack *st = &m->stacks[stack];
-	unsigned shown = 0;
-	char where[512];
+	struct hp_report_options ro = {.frames = max, .width = width};
+	struct hp_report_frame *f;
+	size_t n;
 
-	if (!st->depth)
+	if (!m->stacks[stack].depth) {
 		fprintf(out, "      [no stack]\n");
-	for (uint32_t f = 0; f < st->depth; f++) {
-		const struct hp_location *l = &m->locations[st->locations[f]];
-		for (uint32_t s = 0; s < l->nsyms; s++) {
-			const struct hp_sym *y = &l->syms[s];
-			const char *base = strrchr(y->file, '/');
-			if (max && shown++ == max) {
-				fprintf(out, "      ...\n");
-				return;
-			}
-			if (y->file[0] && y->line)
-				snprintf(where, sizeof where, "%s:%u", base ? base + 1 : y->file, y->line);
-			else
-				hp_location_where(m, l, where, sizeof where);
-			/* "      [(inline) ]FUNCTION  WHERE": a function too long for
-			 * the width is cut in its middle (at least 20 columns). */
-			size_t fixed = 6 + (y->inlined ? 9 : 0) + 2 + strlen(where);
-			char cut[1024];
-			if (width && fixed + strlen(y->function) > width)
-				hp_text_cut_middle(cut, sizeof cut, y->function,
-						   width > fixed + 20 ? width - fixed : 20);
-			else
-				snprintf(cut, sizeof cut, "%s", y->function);
-			fprintf(out, "      %s%s  %s\n", y->inlined ? "(inline) " : "", cut, where);
-		}
+		return;
 	}
+	f = hp_report_frames(m, stack, 0, &n);
+	if (!f)
+		return; /* out of memory: the stack is left out, the diff goes on */
+	hp_report_print_frames(out, m, f, n, &ro, "      ");
+	free(f);
+}
+
+/* The other figure beside the metric's: for leaked (and the count
+ * metrics), the bytes at the peak; for peak, the bytes in use. One line,
+ * "  peak    3.0 MiB -> 31.0 MiB: +28.0 MiB, +3 blocks". */
+static void print_beside(FILE *out, const struct hp_diff *d)
+{
+	int peak = d->metric != HP_METRIC_PEAK;
+	const struct hp_values *b = &d->base_total, *n = &d->new_total;
+	double bb = peak ? b->peak_bytes : b->inuse_bytes, nb = peak ? n->peak_bytes : n->inuse_bytes;
+	double bo = peak ? b->peak_objects : b->inuse_objects;
+	double no = peak ? n->peak_objects : n->inuse_objects;
+	char x[32], y[32], z[32];
+	long long dc = (long long)hp_estimate_i64(no - bo);
+
+	fprintf(out, "  %-8s%s -> %s: %s%s, %+lld block%s\n", peak ? "peak" : "in use",
+		hp_units_bytes(x, sizeof x, bb), hp_units_bytes(y, sizeof y, nb),
+		hp_estimate_i64(nb - bb) >= 0 ? "+" : "", hp_units_bytes(z, sizeof z, nb - bb), dc,
+		dc == 1 || dc == -1 ? "" : "s");
 }
 
 int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_options *o)
@@ -338,6 +359,7 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 	fprintf(out, "  change  ");
 	print_figures(out, d->metric, nf - bf, nc - bc, 1);
 	fputc('\n', out);
+	print_beside(out, d);
 
 	for (size_t i = 0; i < d->nentries; i++) {
 		hp_diff_figures(&d->entries[i].base, d->metric, &bf, &bc);
@@ -365,5 +387,43 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 		print_name(out, used, was, o->width);
 		print_frames(out, e->model, e->stack, o->frames, o->width);
 	}
+	return ferror(out) ? -EIO : 0;
+}
+
+int hp_diff_json(FILE *out, const struct hp_diff *d, unsigned top, const char *base_name,
+		 const char *new_name)
+{
+	size_t shown = 0;
+
+	fprintf(out, "{\n  \"by\": \"stack\",\n  \"metric\": \"%s\",\n  \"base\": ",
+		hp_metric_name(d->metric));
+	hp_report_json_str(out, base_name ? base_name : "");
+	fprintf(out, ",\n  \"new\": ");
+	hp_report_json_str(out, new_name ? new_name : "");
+	fprintf(out, ",\n  \"base_totals\": ");
+	hp_report_json_values(out, &d->base_total);
+	fprintf(out, ",\n  \"new_totals\": ");
+	hp_report_json_values(out, &d->new_total);
+	fprintf(out, ",\n  \"stacks\": [");
+	for (size_t i = 0; i < d->nentries && (!top || shown < top); i++) {
+		const struct hp_diff_entry *e = &d->entries[i];
+		double bf, bc, nf, nc;
+		hp_diff_figures(&e->base, d->metric, &bf, &bc);
+		hp_diff_figures(&e->new, d->metric, &nf, &nc);
+		if (hp_estimate_i64(nf - bf) == 0 && hp_estimate_i64(nc - bc) == 0)
+			continue;
+		fprintf(out, "%s\n    {\"change\": %.0f, \"only_in\": %s, \"base\": ",
+			shown++ ? "," : "", e->change,
+			e->model == d->base ? "\"base\""
+			: e->base.alloc_objects == 0 ? "\"new\""
+						     : "null");
+		hp_report_json_values(out, &e->base);
+		fprintf(out, ", \"new\": ");
+		hp_report_json_values(out, &e->new);
+		fprintf(out, ",\n     \"stack\": ");
+		hp_report_json_stack(out, e->model, e->stack);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]\n}\n", shown ? "\n  " : "");
 	return ferror(out) ? -EIO : 0;
 }

@@ -77,6 +77,15 @@ void hp_diff_figures(const struct hp_values *v, enum hp_metric metric, double *f
  * figure changed, most changed first, with signs. Returns 0 or -EIO. */
 int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_options *o);
 
+/* The chains whose figure changed (top of them, 0 = all), most changed
+ * first, as JSON: {"by": "stack", "metric", "base", "new" (the sides'
+ * names), "base_totals", "new_totals" (in use without the runtime's
+ * suppressed blocks), "stacks": [{"change" (of the metric), "only_in"
+ * ("base", "new" or null), "base", "new" (the figures), "stack" (every
+ * frame, as report --json)}]}. Returns 0 or -EIO. */
+int hp_diff_json(FILE *out, const struct hp_diff *d, unsigned top, const char *base_name,
+		 const char *new_name);
+
 /* --by (diff_by.c): the figures of each side summed by a dimension of
  * group.h (a type with its source), matched by key, NEW minus BASE: the
  * keys whose metric changed, by absolute change (top of them, 0 = all;

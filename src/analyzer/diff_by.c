@@ -53,6 +53,18 @@ static void by_diff_free(struct by_diff *d)
 	free(d->rows);
 }
 
+static struct hp_values side_values(const struct hp_values *v, int at_peak);
+
+/* A side's totals as its rows sum them (hp_group_heap_total: the
+ * runtime's suppressed stacks left out, as report --by counts them). */
+static struct hp_values side_total(const struct hp_model *m, int at_peak)
+{
+	struct hp_values t;
+
+	hp_group_heap_total(m, &t);
+	return side_values(&t, at_peak);
+}
+
 /* v as a side at its peak sees it (at_peak): in use, what was in use at
  * the peak; else v. */
 static struct hp_values side_values(const struct hp_values *v, int at_peak)
@@ -129,8 +141,8 @@ int hp_diff_by_text(FILE *out, const struct hp_model *base, const struct hp_mode
 	char a[64], b[64], c[64];
 	size_t shown = 0;
 	int ret = by_diff_build(&d, base, new, dim, metric, at_peak);
-	struct hp_values bt = side_values(&base->total, at_peak & HP_DIFF_BASE_AT_PEAK);
-	struct hp_values nt = side_values(&new->total, at_peak & HP_DIFF_NEW_AT_PEAK);
+	struct hp_values bt = side_total(base, at_peak & HP_DIFF_BASE_AT_PEAK);
+	struct hp_values nt = side_total(new, at_peak & HP_DIFF_NEW_AT_PEAK);
 
 	if (ret)
 		return ret;
@@ -156,8 +168,21 @@ int hp_diff_by_text(FILE *out, const struct hp_model *base, const struct hp_mode
 		const struct by_row *r = &d.rows[i];
 		if (r->change == 0)
 			continue;
+		char name[2048], cut[2048];
+		const char *key = r->key;
+		size_t fixed = 16 + (r->source ? strlen(r->source) + 3 : 0);
+		/* a function's name as report shows it; cut in its middle to
+		 * the width (never under 24 bytes), its source kept whole */
+		if (dim == HP_BY_FUNCTION)
+			key = hp_name_display(name, sizeof name, r->key);
+		if (o && o->width && fixed + strlen(key) > o->width &&
+		    strlen(key) >= (o->width > fixed + 24 ? o->width - fixed : 24) + 4) {
+			hp_text_cut_middle(cut, sizeof cut, key,
+					   o->width > fixed + 24 ? o->width - fixed : 24);
+			key = cut;
+		}
 		fprintf(out, "  %12s  ", signed_figure(a, sizeof a, r->change, metric));
-		hp_text_fputs(r->key, out);
+		hp_text_fputs(key, out);
 		if (r->source)
 			fprintf(out, " [%s]", r->source);
 		fputc('\n', out);
@@ -174,8 +199,8 @@ int hp_diff_by_json(FILE *out, const struct hp_model *base, const struct hp_mode
 {
 	struct by_diff d;
 	int ret = by_diff_build(&d, base, new, dim, metric, at_peak);
-	struct hp_values bt = side_values(&base->total, at_peak & HP_DIFF_BASE_AT_PEAK);
-	struct hp_values nt = side_values(&new->total, at_peak & HP_DIFF_NEW_AT_PEAK);
+	struct hp_values bt = side_total(base, at_peak & HP_DIFF_BASE_AT_PEAK);
+	struct hp_values nt = side_total(new, at_peak & HP_DIFF_NEW_AT_PEAK);
 
 	if (ret)
 		return ret;

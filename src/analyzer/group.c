@@ -32,36 +32,58 @@ const char *hp_dim_name(enum hp_dim d)
 	return d < HP_BY_COUNT ? dim_names[d] : "?";
 }
 
-/* The innermost location of a bucket's stack, or NULL. */
-static const struct hp_location *leaf(const struct hp_model *m, const struct hp_mbucket *b)
+/* The frame a bucket is charged to by function, line and module: the
+ * first symbolic frame of the program's own code (hp_model_frame_class),
+ * the line that asked for the memory whatever library frames lie between
+ * it and the allocator (std::, Rust's alloc::, libc), as report's sites
+ * (report_site.c); else the innermost. Its location in *loc; NULL when the
+ * stack is empty. */
+static const struct hp_sym *charged(const struct hp_model *m, const struct hp_mbucket *b,
+				    const struct hp_location **loc)
 {
 	const struct hp_mstack *st = &m->stacks[b->stack];
 
-	return st->depth ? &m->locations[st->locations[0]] : NULL;
+	if (!st->depth)
+		return NULL;
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++) {
+			if (hp_model_frame_class(m, l, &l->syms[k]) == HP_FRAME_OWN) {
+				*loc = l;
+				return &l->syms[k];
+			}
+		}
+	}
+	*loc = &m->locations[st->locations[0]];
+	return &(*loc)->syms[0];
 }
 
 const char *hp_group_key(const struct hp_model *m, const struct hp_mbucket *b, enum hp_dim dim,
 			 char *buf, size_t cap, const char **source)
 {
-	const struct hp_location *l;
+	const struct hp_location *l = NULL;
+	const struct hp_sym *sym;
 	char where[512];
 
 	if (source)
 		*source = NULL;
 	switch (dim) {
 	case HP_BY_FUNCTION:
-		l = leaf(m, b);
-		return l ? l->syms[0].function : "(no stack)";
+		sym = charged(m, b, &l);
+		return sym ? sym->function : "(no stack)";
 	case HP_BY_LINE:
-		l = leaf(m, b);
-		if (!l)
+		sym = charged(m, b, &l);
+		if (!sym)
 			return "(no stack)";
-		snprintf(buf, cap, "%s %s", l->syms[0].function,
-			 hp_location_where(m, l, where, sizeof where));
+		if (sym->file[0] && sym->line)
+			snprintf(buf, cap, "%s %s:%u", sym->function, sym->file, sym->line);
+		else
+			snprintf(buf, cap, "%s %s", sym->function,
+				 hp_location_where(m, l, where, sizeof where));
 		return buf;
 	case HP_BY_MODULE:
-		l = leaf(m, b);
-		return l && l->module >= 0 ? m->modules[l->module].name : "(no module)";
+		sym = charged(m, b, &l);
+		return sym && l->module >= 0 ? m->modules[l->module].name : "(no module)";
 	case HP_BY_TYPE:
 		if (source)
 			*source = hp_type_origin_name(m->types[b->type].source);

@@ -2,6 +2,7 @@
  * report.c - the text and JSON reports (see report.h).
  */
 #include "report.h"
+#include "report_int.h"
 #include "timeline.h"
 
 #include "../common/hash.h"
@@ -167,8 +168,8 @@ static int small_share(double part, double whole)
 }
 
 /* A line's figures and what its percentage is a share of. */
-static const char *metric_text(char *buf, size_t cap, const struct hp_values *v, enum hp_metric m,
-			       double total, int at_exit)
+const char *hp_report_metric_text(char *buf, size_t cap, const struct hp_values *v,
+				  enum hp_metric m, double total, int at_exit, const char *what)
 {
 	char a[32], b[48];
 	switch (m) {
@@ -191,14 +192,15 @@ static const char *metric_text(char *buf, size_t cap, const struct hp_values *v,
 		break;
 	case HP_METRIC_TEMPORARY:
 		snprintf(buf, cap,
-			 "%s temporary (%.1f%% of all temporary; %s%.0f%% of this stack's "
+			 "%s temporary (%.1f%% of all temporary; %s%.0f%% of this %s's "
 			 "allocations were temporary)",
 			 hp_units_count(b, sizeof b, v->temp_objects),
 			 share(v->temp_objects, total),
 			 small_share(v->temp_objects, v->alloc_objects) ? "under " : "",
 			 small_share(v->temp_objects, v->alloc_objects)
 				 ? 1
-				 : share(v->temp_objects, v->alloc_objects));
+				 : share(v->temp_objects, v->alloc_objects),
+			 what);
 		break;
 	default:
 		snprintf(buf, cap, "%s in %s (%.1f%% of all bytes allocated)",
@@ -209,47 +211,46 @@ static const char *metric_text(char *buf, size_t cap, const struct hp_values *v,
 	return buf;
 }
 
-/* One line of a stack: a symbolic frame, with a note after it ("" or a
- * folded run), fitted to width (0: no limit). */
-static void print_frame(FILE *out, const struct hp_model *m, const struct hp_location *l,
-			const struct hp_sym *s, const char *note, const struct hp_report_options *o)
+void hp_report_print_frame(FILE *out, const struct hp_model *m, const struct hp_location *l,
+			   const struct hp_sym *s, const char *note, const struct hp_report_options *o,
+			   const char *indent)
 {
-	char where[512], name[1024], cut_name[1024], cut_where[512];
-	const char *prefix = s->inlined ? "      (inline) " : "      ";
+	char where[512], name[1024], cut_name[1024];
+	const char *inl = s->inlined ? "(inline) " : "";
 	size_t width = o ? o->width : 0, fixed;
 
 	if (s->file[0] && s->line) {
 		const char *base = strrchr(s->file, '/');
-		snprintf(where, sizeof where, "%s:%u%s", base ? base + 1 : s->file, s->line, note);
+		snprintf(where, sizeof where, "%s:%u", base ? base + 1 : s->file, s->line);
 	} else if (l->module >= 0) {
-		snprintf(where, sizeof where, "%s+0x%" PRIx64 "%s", m->modules[l->module].name,
-			 l->module_offset, note);
+		snprintf(where, sizeof where, "%s+0x%" PRIx64, m->modules[l->module].name,
+			 l->module_offset);
 	} else {
-		snprintf(where, sizeof where, "0x%" PRIx64 "%s", l->address, note);
+		snprintf(where, sizeof where, "0x%" PRIx64, l->address);
 	}
 	if (o && o->full_names)
 		snprintf(name, sizeof name, "%s", s->function);
 	else
-		hp_name_shorten(name, sizeof name, s->function);
-	fixed = strlen(prefix) + 2;
-	if (width && fixed + strlen(name) + strlen(where) > width) {
-		/* The name gives way first, down to 24 bytes; then where. */
-		size_t room = width > fixed + strlen(where) ? width - fixed - strlen(where) : 0;
-		if (room < 24)
-			room = 24;
+		hp_name_display(name, sizeof name, s->function);
+	/* Only the name gives way, down to 24 bytes: the file:line and the
+	 * note (a folded run's marker) are what a reader looks up, and a
+	 * line that cannot fit them runs past the width rather than lose
+	 * them. */
+	fixed = strlen(indent) + strlen(inl) + 2 + strlen(where) + strlen(note);
+	size_t room = width > fixed + 24 ? width - fixed : 24;
+	if (width && fixed + strlen(name) > width && strlen(name) >= room + 4) {
+		/* (a cut of under 4 bytes would save nothing: "..." takes 3) */
 		hp_text_cut_middle(cut_name, sizeof cut_name, name, room);
-		room = width > fixed + strlen(cut_name) ? width - fixed - strlen(cut_name) : 5;
-		hp_text_cut_middle(cut_where, sizeof cut_where, where, room);
-		fprintf(out, "%s%s  %s\n", prefix, cut_name, cut_where);
+		fprintf(out, "%s%s%s  %s%s\n", indent, inl, cut_name, where, note);
 		return;
 	}
-	fprintf(out, "%s%s  %s\n", prefix, name, where);
+	fprintf(out, "%s%s%s  %s%s\n", indent, inl, name, where, note);
 }
 
 /* A stack's heading, "  N. text": when longer than width, broken after
  * its last "; " or before its last " (" that fits, the rest on a line
  * indented under it. */
-static void print_heading(FILE *out, size_t rank, const char *text, unsigned width)
+void hp_report_print_heading(FILE *out, size_t rank, const char *text, unsigned width)
 {
 	size_t lead = 6, len = strlen(text), cut = 0;
 
@@ -265,38 +266,44 @@ static void print_heading(FILE *out, size_t rank, const char *text, unsigned wid
 	fprintf(out, "  %2zu. %.*s\n        %s\n", rank, (int)cut, text, text + cut + 1);
 }
 
-struct frame_ref {
-	const struct hp_location *l;
-	const struct hp_sym *s;
-	enum hp_frame_class cls;
-};
+/* Whether fn is Rust's runtime starting the program's main (std::rt's
+ * lang_start and what it calls it through), as __libc_start_main is C's. */
+static int rust_start(const char *fn)
+{
+	return strncmp(fn, "std::rt::lang_start", 19) == 0 ||
+	       strstr(fn, "__rust_begin_short_backtrace") != NULL;
+}
 
-static void print_stack(FILE *out, const struct hp_model *m, uint32_t stack,
-			const struct hp_report_options *o)
+struct hp_report_frame *hp_report_frames(const struct hp_model *m, uint32_t stack, int all,
+					 size_t *count)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
-	unsigned frames = o ? o->frames : 8; /* 0: all */
-	int all = o && o->all_frames;
-	struct frame_ref *f;
-	size_t n = 0, first_own, shown = 0;
-	int no_own;
+	struct hp_report_frame *f;
+	size_t n = 0;
 
-	if (!st->depth) {
-		fprintf(out, "      (no stack: unwinding failed or the stack table was full)\n");
-		return;
-	}
 	for (uint32_t i = 0; i < st->depth; i++)
 		n += m->locations[st->locations[i]].nsyms;
-	f = malloc(n * sizeof *f);
+	f = malloc((n ? n : 1) * sizeof *f);
 	if (!f)
-		return; /* out of memory: the stack is left out, the report goes on */
+		return NULL;
 	n = 0;
 	for (uint32_t i = 0; i < st->depth; i++) {
 		const struct hp_location *l = &m->locations[st->locations[i]];
 		for (uint32_t k = 0; k < l->nsyms; k++) {
-			f[n++] = (struct frame_ref){l, &l->syms[k], hp_model_frame_class(m, l, &l->syms[k])};
+			f[n++] = (struct hp_report_frame){l, &l->syms[k],
+							  hp_model_frame_class(m, l, &l->syms[k]), 0};
 			if (!all && hp_model_is_main(&l->syms[k]))
 				goto outside_main; /* what is outside main is the runtime's */
+			if (!all && rust_start(l->syms[k].function)) {
+				/* Rust's runtime calling the program's main: cut
+				 * after the last frame of the program's own */
+				size_t with = n--;
+				while (n > 0 && f[n - 1].cls != HP_FRAME_OWN)
+					n--;
+				if (!n) /* std's own start-up: up to its start */
+					n = with;
+				goto outside_main;
+			}
 		}
 	}
 	/* A thread's stack: what is outside the last frame of the program's
@@ -317,6 +324,18 @@ outside_main:
 				f[k++] = f[i];
 		n = k;
 	}
+	*count = n;
+	return f;
+}
+
+void hp_report_print_frames(FILE *out, const struct hp_model *m, const struct hp_report_frame *f,
+			    size_t n, const struct hp_report_options *o, const char *indent)
+{
+	unsigned frames = o ? o->frames : 8; /* 0: all */
+	int all = o && o->all_frames;
+	size_t first_own, shown = 0;
+	int no_own;
+
 	for (first_own = 0; first_own < n && f[first_own].cls != HP_FRAME_OWN; first_own++)
 		;
 	no_own = first_own == n;
@@ -334,15 +353,33 @@ outside_main:
 				snprintf(note, sizeof note, "  [+%zu library frame%s]", j - i,
 					 j - i == 1 ? "" : "s");
 		}
+		if (f[j].recursive)
+			snprintf(note + strlen(note), sizeof note - strlen(note), "  [recursive]");
 		if (frames && i >= first_own && shown == frames) {
-			fprintf(out, "      ...\n");
+			fprintf(out, "%s...\n", indent);
 			break;
 		}
-		print_frame(out, m, f[j].l, f[j].s, note, o);
+		hp_report_print_frame(out, m, f[j].l, f[j].s, note, o, indent);
 		if (j >= first_own)
 			shown++;
 		i = j;
 	}
+}
+
+static void print_stack(FILE *out, const struct hp_model *m, uint32_t stack,
+			const struct hp_report_options *o)
+{
+	struct hp_report_frame *f;
+	size_t n;
+
+	if (!m->stacks[stack].depth) {
+		fprintf(out, "      (no stack: unwinding failed or the stack table was full)\n");
+		return;
+	}
+	f = hp_report_frames(m, stack, o && o->all_frames, &n);
+	if (!f)
+		return; /* out of memory: the stack is left out, the report goes on */
+	hp_report_print_frames(out, m, f, n, o, "      ");
 	free(f);
 }
 
@@ -640,6 +677,12 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	(void)lost;
 	print_timeline(out, m, o ? o->width : 0);
 
+	if (!(o && o->by_stack)) { /* by allocation site (report_site.c) */
+		free(ps);
+		if (hp_report_site_sections(out, m, o ? o : &def))
+			return -ENOMEM;
+		return ferror(out) ? -EIO : 0;
+	}
 	const struct per_stack **best = calloc(top, sizeof *best);
 	if (!best) {
 		free(ps);
@@ -655,9 +698,9 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 			total -= m->suppressed.inuse_bytes;
 		fprintf(out, "\n%s\n", sections[sec].title);
 		for (size_t i = 0; i < shown; i++) {
-			print_heading(out, i + 1,
-				      metric_text(line, sizeof line, &best[i]->v, metric, total,
-						  s->reason == HP_SNAP_EXIT),
+			hp_report_print_heading(out, i + 1,
+				      hp_report_metric_text(line, sizeof line, &best[i]->v, metric, total,
+							  s->reason == HP_SNAP_EXIT, "stack"),
 				      o ? o->width : 0);
 			print_stack(out, m, best[i]->stack, o ? o : &def);
 		}
@@ -720,7 +763,7 @@ static void json_values(FILE *out, const struct hp_values *v)
 		v->inuse_bytes, v->peak_objects, v->peak_bytes, v->temp_objects, v->temp_bytes);
 }
 
-static void json_stack(FILE *out, const struct hp_model *m, uint32_t stack)
+void hp_report_json_stack(FILE *out, const struct hp_model *m, uint32_t stack)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
 	int first = 1;
@@ -824,12 +867,19 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 			fprintf(out, "%s\n      {\"values\": ", i ? "," : "");
 			json_values(out, &best[i]->v);
 			fprintf(out, ", \"stack\": ");
-			json_stack(out, m, best[i]->stack);
+			hp_report_json_stack(out, m, best[i]->stack);
 			fputc('}', out);
 		}
 		fprintf(out, "%s]", shown ? "\n    " : "");
 	}
-	fprintf(out, "\n  },\n  \"series\": [");
+	fprintf(out, "\n  },\n  \"top_sites\": ");
+	if (hp_report_site_json(out, m, top)) {
+		hp_timeline_free(sites, nsites);
+		free(best);
+		free(ps);
+		return -ENOMEM;
+	}
+	fprintf(out, ",\n  \"series\": [");
 	for (size_t i = 0, ns = series_len(cap, s); i < ns; i++)
 		fprintf(out,
 			"%s\n    {\"time_ns\": %" PRIu64 ", \"heap_bytes\": %" PRIu64
@@ -842,7 +892,7 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 			"%s\n    {\"stack_id\": %" PRIu32 ", \"max_inuse_bytes\": %.0f, "
 			"\"max_time_ns\": %" PRIu64 ", \"stack\": ",
 			i ? "," : "", sites[i].stack, sites[i].max_bytes, sites[i].max_time_ns);
-		json_stack(out, m, sites[i].stack);
+		hp_report_json_stack(out, m, sites[i].stack);
 		fprintf(out, ",\n     \"series\": [");
 		for (size_t k = 0; k < sites[i].npoints; k++)
 			fprintf(out, "%s[%" PRIu64 ", %.0f, %.0f]", k ? ", " : "",

@@ -32,7 +32,10 @@ struct hp_report_options {
 			    first frame (default 8 in text, all in JSON) */
 	int all_frames;  /* text: show the runtime's frames below main and a thread's
 			    start, and every library frame on a line of its own */
-	int full_names;  /* text: template arguments as they are */
+	int full_names;  /* text: names as they are: template arguments and
+			    parameter lists (default: hp_name_display) */
+	int by_stack;    /* text: the sections by call stack (report --by stack),
+			    not by allocation site (report_site.c) */
 };
 
 /* How a text report shows a stack (innermost first), unless all_frames:

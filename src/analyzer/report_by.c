@@ -3,6 +3,7 @@
  * module, type, context, thread or heap (see report.h, group.h).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,42 @@
 /* The columns of a row's six figures: two spaces, then six of 10 with a
  * space between ("  %10s %10s %10s %10s %10s %10s"). */
 #define FIGURES_COLS (2 + 6 * 10 + 5)
+
+/* A row's key as the text shows it: a function's name as the report's
+ * frames read (hp_name_display, unless --full-names); a line's too, with
+ * its file's base name and line ("build rtree.cpp:53"). Other keys as
+ * they are. Returns buf or key. */
+static const char *display_key(char *buf, size_t cap, const char *key, int dim,
+			       const struct hp_report_options *o)
+{
+	const char *sp, *file, *slash;
+	char *name;
+
+	if (dim != HP_BY_FUNCTION && dim != HP_BY_LINE)
+		return key;
+	if (dim == HP_BY_FUNCTION) {
+		if (o && o->full_names)
+			return key;
+		return hp_name_display(buf, cap, key);
+	}
+	/* "function /path/file.c:LINE": the file's path has no space in a
+	 * key the model built, the function may (operators, return types) */
+	sp = strrchr(key, ' ');
+	if (!sp)
+		return key;
+	file = sp + 1;
+	slash = strrchr(file, '/');
+	name = strndup(key, (size_t)(sp - key));
+	if (!name)
+		return key;
+	if (o && o->full_names)
+		snprintf(buf, cap, "%s", name);
+	else
+		hp_name_display(buf, cap, name);
+	snprintf(buf + strlen(buf), cap - strlen(buf), " %s", slash ? slash + 1 : file);
+	free(name);
+	return buf;
+}
 
 static double percent(double part, double whole)
 {
@@ -70,16 +107,25 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 		"objects", "allocated", "objects", hp_dim_name((enum hp_dim)dim));
 	for (size_t i = 0; i < g.n && i < top; i++) {
 		const struct hp_group_row *r = &g.rows[i];
-		size_t len = strlen(r->key) + (r->source ? strlen(r->source) + 3 : 0);
+		char shown[2048];
+		const char *key = display_key(shown, sizeof shown, r->key, dim, o);
+		const char *tail = dim == HP_BY_LINE ? strrchr(key, ' ') : NULL;
+		size_t len = strlen(key) + (r->source ? strlen(r->source) + 3 : 0);
 		unsigned width = o ? o->width : 0;
 
 		/* A key too long for the rest of the line has a line of its own,
-		 * above its figures, cut in the middle to the width. The figures
+		 * above its figures, cut in the middle to the width: its name,
+		 * never a line's file:line nor a type's source. The figures
 		 * take FIGURES_COLS columns, then two spaces and the key. */
 		if (width && FIGURES_COLS + 2 + len > width) {
-			char cut[1024];
-			hp_text_cut_middle(cut, sizeof cut, r->key,
-					   width > 4 + (len - strlen(r->key)) ? width - 4 - (len - strlen(r->key)) : 5);
+			char cut[2048];
+			size_t fixed = len - strlen(key) + (tail ? strlen(tail) : 0);
+			size_t room = width > 4 + fixed + 24 ? width - 4 - fixed : 24;
+			char *name = strndup(key, tail ? (size_t)(tail - key) : strlen(key));
+			hp_text_cut_middle(cut, sizeof cut, name ? name : key, room);
+			free(name);
+			if (tail)
+				snprintf(cut + strlen(cut), sizeof cut - strlen(cut), "%s", tail);
 			fputs("  ", out);
 			hp_text_fputs(cut, out);
 			if (r->source)
@@ -95,7 +141,7 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 			hp_units_count(f, sizeof f, r->v.alloc_objects));
 		if (!(width && FIGURES_COLS + 2 + len > width)) {
 			fputs("  ", out);
-			hp_text_fputs(r->key, out);
+			hp_text_fputs(key, out);
 			if (r->source)
 				fprintf(out, " [%s]", r->source);
 		}

@@ -7,7 +7,10 @@
  * the file is loaded once per side, at that snapshot, and the stacks are
  * matched as for two runs. Two runs are still compared at their last
  * snapshots by default (in use there; --metric peak compares their peaks),
- * so that scripts that gate on `diff` keep their meaning.
+ * so that scripts that gate on `diff` keep their meaning; the text shows
+ * the other of the two (the peak, or in use) beside the totals. The
+ * runtime's one-time allocations are suppressed as report suppresses
+ * them, and stacks read as report's (report_int.h).
  *
  * Exit status: 0 when shown or written, 1 for a capture that cannot be
  * used or a failed write, 2 for wrong usage.
@@ -34,15 +37,17 @@ static const char usage[] =
 	"BASE and NEW may name a moment of a run: FILE@N (snapshot N, as inspect\n"
 	"lists them), FILE@end (the last snapshot), FILE@peak (in use at the peak);\n"
 	"'heapprof diff run.hpf@1 run.hpf@2' shows what grew between two snapshots.\n"
-	"  --metric M        leaked (default: bytes and objects in use at the snapshot),\n"
-	"                    peak, allocated, allocations, temporary\n"
+	"  --metric M        leaked (default: bytes and objects in use at the snapshot,\n"
+	"                    the peak's totals beside them), peak (the bytes in use\n"
+	"                    beside it), allocated, allocations, temporary\n"
 	"  --top N           stacks shown (default 10, 0 = every stack that changed)\n"
 	"  --frames N        frames shown per stack (default 8, 0 = all)\n"
 	"  --width N         fit N columns (default: the terminal's, else $COLUMNS, else\n"
 	"                    100; 0 = no limit)\n"
 	"  --by DIM          what changed by type (with its source), or by function,\n"
 	"                    line, module, context, thread or heap, instead of by stack\n"
-	"  --json            with --by: the figures of both sides per key, as JSON\n"
+	"  --json            the figures of both sides per stack (or per --by key),\n"
+	"                    and the change, as JSON\n"
 	"  --format F        text (default) or pprof: the changes as a pprof profile\n"
 	"                    (negative values for what shrank), for go tool pprof\n"
 	"  -o, --output OUT  where to write (default standard output for text)\n"
@@ -202,8 +207,8 @@ int hp_cmd_diff(int argc, char **argv)
 			     "or allocated");
 		return HP_EXIT_USAGE;
 	}
-	if (a.given[HP_OPT_JSON] && hp_cli_by(&a) == HP_BY_STACK) {
-		hp_say_error("diff: --json is for --by");
+	if (a.given[HP_OPT_JSON] && pprof) {
+		hp_say_error("diff: --json is text's, not --format pprof's");
 		return HP_EXIT_USAGE;
 	}
 	if (pprof && a.given[HP_OPT_BY]) {
@@ -236,6 +241,22 @@ int hp_cmd_diff(int argc, char **argv)
 	if (hp_cli_load_model(mtn.path, &mo, &cn, &mn))
 		goto err;
 	loaded = 2;
+	{
+		/* The runtime's one-time allocations (libstdc++'s pool, stdio's
+		 * buffers) are suppressed as report suppresses them: out of the
+		 * bytes in use and the leaks. */
+		struct hp_suppressions sup = {0};
+		ret = hp_suppressions_add_builtin(&sup);
+		if (!ret)
+			ret = hp_model_suppress(&mb, &sup);
+		if (!ret)
+			ret = hp_model_suppress(&mn, &sup);
+		hp_suppressions_free(&sup);
+		if (ret) {
+			hp_say_error("diff: %s", strerror(-ret));
+			goto err;
+		}
+	}
 	if (moment_name(base_name, sizeof base_name, argv[a.operand], &mtb, &mb) ||
 	    moment_name(new_name, sizeof new_name, argv[a.operand + 1], &mtn, &mn))
 		goto err;
@@ -256,7 +277,9 @@ int hp_cmd_diff(int argc, char **argv)
 	else if (hp_cli_by(&a))
 		ret = hp_diff_by_text(o.f, &mb, &mn, hp_cli_by(&a), a.metric, at_peak, &to);
 	else
-		ret = pprof ? hp_pprof_write_diff(o.f, &d) : hp_diff_text(o.f, &d, &to);
+		ret = pprof		     ? hp_pprof_write_diff(o.f, &d)
+		      : a.given[HP_OPT_JSON] ? hp_diff_json(o.f, &d, to.top, base_name, new_name)
+					     : hp_diff_text(o.f, &d, &to);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 	if (status == HP_EXIT_OK && a.given[HP_OPT_FAIL_IF_GREW]) {
 		double bf, nf, unused;

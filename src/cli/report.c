@@ -19,11 +19,14 @@ static const char usage[] =
 	"usage: heapprof report [options] FILE\n"
 	"\n"
 	"The peak heap consumers, leaks, most allocations, most temporary allocations\n"
-	"and most bytes allocated, by call stack, after a summary.\n"
-	"  --top N          stacks per section (default 10)\n"
+	"and most bytes allocated, after a summary, by allocation site: the first\n"
+	"frame of the program's own code and its line, with its call paths beneath\n"
+	"(recursion merged: a function repeated in a stack counts once).\n"
+	"  --top N          sites (or stacks) per section (default 10)\n"
 	"  --frames N       frames shown per stack (default 8, 0 = all)\n"
-	"  --by DIM         figures by stack (default), function, line or module (of\n"
-	"                   the allocating frame), type (with its source: explicit,\n"
+	"  --by DIM         figures by stack (the sections by whole call stack),\n"
+	"                   function, line or module (of the first frame of the\n"
+	"                   program's own code), type (with its source: explicit,\n"
 	"                   vtable, template, else unknown by size), context (a path\n"
 	"                   'outer > inner', parents including children), thread or\n"
 	"                   heap (malloc's and each custom heap's, with its own peak)\n"
@@ -48,7 +51,8 @@ static const char usage[] =
 	"  --all-frames     every frame: also the runtime's below main and a thread's\n"
 	"                   start, and library frames one a line (by default a run of\n"
 	"                   them is one line, '[+N library frames]')\n"
-	"  --full-names     template arguments as they are (default: <...>)\n"
+	"  --full-names     names as they are (default: template arguments <...>,\n"
+	"                   no parameter lists)\n"
 	"  --focus REGEX    only the stacks with a function matching REGEX\n"
 	"  --ignore REGEX   leave out the stacks with a function matching REGEX\n"
 	"  --hide REGEX     remove the functions matching REGEX from the stacks\n"
@@ -197,6 +201,9 @@ int hp_cmd_report(int argc, char **argv)
 		}
 		model.view_heap = (uint64_t)h;
 	}
+	/* --by stack, and --all-frames (the raw view): the sections by call
+	 * stack; by default, by allocation site (report_site.c). */
+	ro.by_stack = (a.given[HP_OPT_BY] && by == HP_BY_STACK) || ro.all_frames;
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
 	if (a.given[HP_OPT_MAP])
 		ret = hp_report_map(o.f, &model, &ro, a.given[HP_OPT_JSON]);

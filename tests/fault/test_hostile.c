@@ -351,7 +351,7 @@ HP_TEST(absurd_sampling_rate_figures_stay_numbers)
 				 "g.txt 2>/dev/null && ! grep -q -- '-9223372036854775808' g.txt", d,
 				 hp()), 0, "gperftools: clamped too");
 	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s diff in.hpf rate.hpf > d.txt 2>/dev/null && "
-				 "grep -q '^  change  +9223372036854775807 bytes' d.txt && "
+				 "grep -q '^  change  .* (+9223372036854775807 bytes, ' d.txt && "
 				 "! grep -q -- '-9223372036854775808' d.txt", d, hp()), 0,
 		      "diff: a growth past 2^63 is clamped too");
 	expect_eq_u64(hp_test_sh("cd %s && timeout 20 %s report rate.hpf > r.txt 2>/dev/null && "

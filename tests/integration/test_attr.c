@@ -328,9 +328,10 @@ HP_TEST(attr_diff_by_type)
 			    "JSON: conn's change and both sides");
 		free(t);
 	}
-	expect_eq_u64(hp_test_sh("%s/heapprof diff --json %s %s 2>/dev/null", hp_test_build(), base,
-				 capture),
-		      2, "--json wants --by");
+	expect_eq_u64(hp_test_sh("%s/heapprof diff --json %s %s | python3 -c 'import json,sys; "
+				 "assert json.load(sys.stdin)[\"by\"]==\"stack\"'",
+				 hp_test_build(), base, capture),
+		      0, "--json without --by: by stack (issue 24, item 10)");
 }
 
 /* pprof's labels, as go tool pprof reads them. */

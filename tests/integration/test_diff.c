@@ -91,8 +91,10 @@ static int parse_text(const char *text, struct shown *out, int max)
 		const char *end = strchr(line, '\n');
 		struct shown s = {0};
 		char cu[16];
-		if (sscanf(line, " %d. %lld %15[a-z], %lld %15[a-z]", &s.rank, &s.figure, s.unit,
-			   &s.companion, cu) == 5 && end) {
+		const char *paren = end ? memchr(line, '(', (size_t)(end - line)) : NULL;
+		if (sscanf(line, " %d. ", &s.rank) == 1 && paren &&
+		    sscanf(paren, "(%lld %15[a-z], %lld %15[a-z]", &s.figure, s.unit, &s.companion,
+			   cu) == 4) {
 			const char *nl = strchr(line, '\n');
 			s.only_base = nl && memmem(line, (size_t)(nl - line), "only in BASE", 12) != NULL;
 			if (sscanf(end + 1, " %127s", s.leaf) == 1)
@@ -158,11 +160,53 @@ HP_TEST(diff_text_shows_exact_changes)
 	if (g && k)
 		expect_true(k->rank == 1 && g->rank == 2,
 			    "ranked by absolute change: -3000 before +700");
-	snprintf(want, sizeof want, "  change  %+lld bytes, %+lld objects (",
+	snprintf(want, sizeof want, " (%+lld bytes, %+lld objects)\n",
 		 GROW_CHANGE + SHRINK_CHANGE, (long long)(NEW_GROW - BASE_GROW - BASE_SHRINK));
 	expect_true(strstr(out, want) != NULL, "the totals' change (diffprog allocates nothing else)");
 	expect_true(strstr(out, "2 of 3 stacks changed") != NULL, "2 of the 3 stacks changed");
 	free(out);
+}
+
+/* Issue 23 item 7 and issue 24 item 10: the peak beside the bytes in use
+ * (diffprog leaks everything: both move together), stacks as report shows
+ * them (no runtime frames below main), and --json by stack. */
+HP_TEST(diff_peak_beside_names_and_json)
+{
+	const char *b, *n;
+	char *out, want[160];
+
+	if (!captures(&b, &n) || !(out = hp_test_sh_out("%s diff --width 80 %s %s", hp(), b, n)))
+		return;
+	/* BASE: 5 x 100 + 3 x 1000 + 7 x 40 = 3780 B in 15 blocks at the
+	 * peak; NEW: 12 x 100 + 7 x 40 = 1480 B in 19 */
+	snprintf(want, sizeof want, "\n  peak    3.7 KiB -> 1.4 KiB: -2.2 KiB, +%d blocks\n",
+		 NEW_GROW - BASE_GROW - BASE_SHRINK);
+	if (!expect_true(strstr(out, want) != NULL, "the peak's line beside the leaked totals"))
+		printf("%s", out);
+	expect_true(strstr(out, "\n      grow_leaf  diffprog.c:") != NULL,
+		    "grow_leaf's frame as report shows it");
+	expect_true(strstr(out, "_start") == NULL && strstr(out, "__libc_start") == NULL,
+		    "no runtime frame below main");
+	free(out);
+	if ((out = hp_test_sh_out("%s diff --metric peak --width 80 %s %s", hp(), b, n))) {
+		expect_true(strstr(out, "\n  in use  3.7 KiB -> 1.4 KiB: -2.2 KiB, +4 blocks\n") !=
+				    NULL,
+			    "--metric peak: the bytes in use beside it");
+		free(out);
+	}
+	expect_eq_u64(
+		hp_test_sh("%s diff --json %s %s | python3 -c '"
+			   "import json,sys; r=json.load(sys.stdin)\n"
+			   "assert r[\"by\"]==\"stack\" and r[\"metric\"]==\"leaked\", r\n"
+			   "s=r[\"stacks\"]\n"
+			   "assert len(s)==2, s\n"
+			   "assert s[0][\"stack\"][0][\"function\"]==\"shrink_leaf\", s[0]\n"
+			   "assert s[0][\"change\"]==%lld and s[0][\"only_in\"]==\"base\", s[0]\n"
+			   "assert s[1][\"stack\"][0][\"function\"]==\"grow_leaf\", s[1]\n"
+			   "assert s[1][\"change\"]==%lld and s[1][\"only_in\"] is None, s[1]\n"
+			   "assert r[\"new_totals\"][\"peak_bytes\"]-r[\"base_totals\"][\"peak_bytes\"]==%lld'",
+			   hp(), b, n, SHRINK_CHANGE, GROW_CHANGE, GROW_CHANGE + SHRINK_CHANGE),
+		0, "diff --json: the changed stacks, most changed first, with both sides");
 }
 
 HP_TEST(diff_text_other_metrics)
@@ -194,7 +238,7 @@ HP_TEST(diff_text_other_metrics)
 	if (out) {
 		expect_true(strstr(out, "0 of 3 stacks changed") != NULL,
 			    "a capture against itself: nothing changed");
-		expect_true(strstr(out, "change  +0 bytes, +0 objects") != NULL, "zero change");
+		expect_true(strstr(out, "change  +0 B (+0 bytes, +0 objects)") != NULL, "zero change");
 		free(out);
 	}
 }

@@ -174,14 +174,16 @@ out:
 }
 
 /* The change of the stack whose innermost frame is leaf in a text diff:
- * "   N. +F bytes, +C objects (...)" then "      leaf  file:line". */
+ * "   N. +1.2 KiB (+F bytes, +C objects)  (...)" then "      leaf  file:line". */
 static int change_of(const char *text, const char *leaf, long long *bytes, long long *objects)
 {
 	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		int rank;
 		char name[128];
 		const char *next = strchr(l, '\n');
-		if (sscanf(l, " %d. %lld bytes, %lld objects", &rank, bytes, objects) == 3 && next &&
+		const char *paren = next ? memchr(l, '(', (size_t)(next - l)) : NULL;
+		if (sscanf(l, " %d. ", &rank) == 1 && paren &&
+		    sscanf(paren, "(%lld bytes, %lld objects", bytes, objects) == 2 &&
 		    sscanf(next + 1, " %127s", name) == 1 && strcmp(name, leaf) == 0)
 			return 1;
 	}
@@ -211,7 +213,7 @@ HP_TEST(diff_between_snapshots)
 		return;
 	expect_change(out, "build_b", (long long)B_BYTES, PHASE_B_N);
 	expect_change(out, "build_a", -(long long)A_BYTES, -PHASE_A_N);
-	snprintf(line, sizeof line, "  change  +%llu bytes, +0 objects",
+	snprintf(line, sizeof line, " (+%llu bytes, +0 objects)\n",
 		 (unsigned long long)(B_BYTES - A_BYTES));
 	expect_true(strstr(out, line), "the totals' change: B minus A, as many objects");
 	expect_true(strstr(out, "2 of 3 stacks changed"), "the pause left nothing: unchanged");
@@ -283,8 +285,8 @@ HP_TEST(diff_fits_the_width)
 			     "sed -n 2,4p",
 			     hp_test_tmp(), hp_test_build());
 	/* (the snapshot's time, "at 0.002 s", varies) */
-	expect_true(out && strncmp(out, "  NEW minus BASE\n  base    1000000 bytes, 100 objects "
-					 "(976.6 KiB)\n          phases.hpf@1 (snapshot 1 of 3, "
+	expect_true(out && strncmp(out, "  NEW minus BASE\n  base    976.6 KiB (1000000 bytes, "
+					 "100 objects)\n          phases.hpf@1 (snapshot 1 of 3, "
 					 "heapprof_dump(), at ",
 				   120) == 0,
 		    "the title's tail and BASE's name on lines of their own");
@@ -292,7 +294,7 @@ HP_TEST(diff_fits_the_width)
 	out = hp_test_sh_out("cd %s && %s/heapprof diff --width 200 phases.hpf@1 phases.hpf@2 | "
 			     "sed -n 2p",
 			     hp_test_tmp(), hp_test_build());
-	expect_true(out && strstr(out, "(976.6 KiB)  phases.hpf@1 (snapshot 1 of 3"),
+	expect_true(out && strstr(out, "(1000000 bytes, 100 objects)  phases.hpf@1 (snapshot 1 of 3"),
 		    "--width 200: on one line");
 	free(out);
 }

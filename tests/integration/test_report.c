@@ -13,6 +13,7 @@
 #include "../harness/query.h"
 #include "../harness/tools.h"
 #include "../programs/known.h"
+#include "../programs/rtree.h"
 #include "../programs/sampling.h"
 
 /* The line of the first occurrence of text in a source file. */
@@ -66,7 +67,7 @@ HP_TEST(report_names_lines_and_figures)
 		      (const char *const[]){leak, peak, churn, "leak_path  known.c:",
 					    "48.8 KiB in 50 blocks", "1000 B in 10 blocks",
 					    "1,000 temporary (",
-					    "; 100% of this stack",
+					    "; 100% of this site",
 					    "peak heap       49.8 KiB in 60 blocks", NULL});
 	/* The JSON, checked by a JSON parser. */
 	expect_eq_u64(
@@ -82,6 +83,126 @@ HP_TEST(report_names_lines_and_figures)
 			   "assert not r[\"sampled\"]'",
 			   b, capture, LEAK_N * LEAK_SIZE, LEAK_N, KNOWN_PEAK_BYTES),
 		0, "JSON report: leak_leaf's figures and frames, the peak");
+}
+
+/* Whether lines (NULL-ended) follow one another in file, in order. */
+static int consecutive(const char *file, const char *const *lines)
+{
+	char buf[1024];
+	size_t k = 0;
+	FILE *f = fopen(file, "r");
+
+	while (f && lines[k] && fgets(buf, sizeof buf, f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		if (strcmp(buf, lines[k]) == 0)
+			k++;
+		else
+			k = strcmp(buf, lines[0]) == 0 ? 1 : 0;
+	}
+	if (f)
+		fclose(f);
+	return !lines[k];
+}
+
+/* Issue 24, item 1: a tree built by recursion is one stack per depth
+ * (4 nodes each, 4% of the peak); grouped by allocation site, the first
+ * entry of the peak holds the whole tree, with main as its one call path,
+ * and the index's three allocations a node (map node, key, value, under
+ * std::map's frames) are one site at their line. */
+HP_TEST(report_sites_hold_the_peak)
+{
+	char capture[4096], out[4096], l_build[96], l_main[96], l_index[96], l_walk[96],
+		l_main2[96];
+	const char *b = hp_test_build(), *t = hp_test_tmp(), *src = "tests/programs/rtree.cpp";
+
+	snprintf(capture, sizeof capture, "%s/rtree.hpf", t);
+	snprintf(out, sizeof out, "%s/rtree.txt", t);
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/rtree", b, capture, b),
+		      0, "rtree runs");
+	snprintf(l_build, sizeof l_build, "      build  rtree.cpp:%u  [recursive]",
+		 line_of(src, "Node *n = new Node();"));
+	snprintf(l_main, sizeof l_main, "      main  rtree.cpp:%u",
+		 line_of(src, "Node *root = build(0, RTREE_FANOUT);"));
+	snprintf(l_index, sizeof l_index, "      store::index_value  rtree.cpp:%u",
+		 line_of(src, "index[key] = v->text;"));
+	snprintf(l_walk, sizeof l_walk, "      index_tree  rtree.cpp:%u  [recursive]",
+		 line_of(src, "store::index_value(index, v, (*id)++);"));
+	snprintf(l_main2, sizeof l_main2, "      main  rtree.cpp:%u",
+		 line_of(src, "index_tree(index, root, &v, &id);"));
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 80 %s > %s", b, capture, out), 0,
+		      "report");
+	if (!expect_true(consecutive(out, (const char *const[]){l_build, l_main, NULL}),
+			 "the tree's site, then main: one call path, recursion merged") ||
+	    !expect_true(consecutive(out, (const char *const[]){l_index, l_walk, l_main2, NULL}),
+			 "the index's site, its walk merged") ||
+	    !expect_eq_u64(hp_test_sh("sed -n '/^peak heap consumers/{n;p;q}' %s | "
+				      "grep -qF '   1. 776.0 KiB in 97 blocks ('",
+				      out),
+			   0, "the first entry: the tree, 776.0 KiB in 97 blocks"))
+		hp_test_sh("sed -n '/^peak heap/,/^leaks/p' %s", out);
+	/* The exact figures, and the share, from the JSON. */
+	expect_eq_u64(
+		hp_test_sh("%s/heapprof report --json %s | python3 -c '"
+			   "import json,sys; r=json.load(sys.stdin)\n"
+			   "s=r[\"top_sites\"][\"peak\"]\n"
+			   "assert s[0][\"site\"][\"function\"]==\"build\", s[0][\"site\"]\n"
+			   "assert s[0][\"values\"][\"peak_bytes\"]==%d, s[0][\"values\"]\n"
+			   "assert s[0][\"values\"][\"peak_objects\"]==%d\n"
+			   "assert len(s[0][\"paths\"])==1\n"
+			   "assert s[0][\"values\"][\"peak_bytes\"] >= 0.5*r[\"totals\"][\"peak_bytes\"]\n"
+			   "i=[x for x in s if x[\"site\"] and x[\"site\"][\"function\"].startswith(\"store::index_value\")][0]\n"
+			   "assert i[\"values\"][\"peak_bytes\"]==%d, i[\"values\"]\n"
+			   "assert i[\"values\"][\"peak_objects\"]==%d\n"
+			   "o=r[\"top\"][\"peak\"]\n"
+			   "assert o[0][\"values\"][\"peak_bytes\"] < 0.5*r[\"totals\"][\"peak_bytes\"]'",
+			   b, capture, RTREE_NODES * RTREE_NODE_SIZE, RTREE_NODES, RTREE_INDEX_BYTES,
+			   RTREE_INDEX_BLOCKS),
+		0, "JSON: the tree's site holds its 97 nodes, over half the peak; a stack does not");
+	/* --by stack: the sections by whole call stack, as before. */
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 80 --by stack %s | "
+				 "grep -qxF 'peak heap consumers (in use at the peak)'",
+				 b, capture),
+		      0, "--by stack keeps the sections by call stack");
+}
+
+/* Issue 24, items 3 and 4: at a width too narrow for a frame's line, the
+ * name gives way, never the file:line or the "[+N library frames]" marker
+ * (they once read "stl_vect... frames]"); names have no parameter lists
+ * unless --full-names. */
+HP_TEST(report_width_cuts_names_only)
+{
+	char capture[4096], out[4096], site[96], full[96];
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+
+	snprintf(capture, sizeof capture, "%s/cxx_stl.hpf", t);
+	snprintf(out, sizeof out, "%s/cxx_stl.txt", t);
+	hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/cxx_stl > /dev/null", b, capture, b);
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 60 --top 3 --by stack %s > %s", b,
+				 capture, out),
+		      0, "report --by stack");
+	if (!expect_eq_u64(hp_test_sh("grep -qxE '      \\(inline\\) std::vector<\\.\\.\\.>::resize  "
+				      "stl_vector\\.h:[0-9]+  \\[\\+2 library frames\\]' %s",
+				      out),
+			   0, "the vector's line: its name, file:line and marker whole") ||
+	    !expect_eq_u64(hp_test_sh("grep -qxE '      \\(inline\\) std::map<\\.\\.\\.>::operator\\[\\]  "
+				      "stl_map\\.h:[0-9]+  \\[\\+4 library frames\\]' %s",
+				      out),
+			   0, "the map's line: its name, file:line and marker whole") ||
+	    !expect_eq_u64(hp_test_sh("grep 'library frame' %s | grep -vqE "
+				      "'[A-Za-z0-9_.]+:[0-9]+  \\[\\+[0-9]+ library frames?\\]$|"
+				      "[A-Za-z0-9_.+-]+\\+0x[0-9a-f]+  \\[\\+[0-9]+ library frames?\\]$'",
+				      out),
+			   1, "every folded run's line ends with a whole file:line and marker"))
+		hp_test_sh("cat %s", out);
+	snprintf(site, sizeof site, "      stl_map_of_vectors  cxx_stl.cpp:%u",
+		 line_of("tests/programs/cxx_stl.cpp", "m[i].resize(10 + i);"));
+	snprintf(full, sizeof full, "      stl_map_of_vectors()  cxx_stl.cpp:%u",
+		 line_of("tests/programs/cxx_stl.cpp", "m[i].resize(10 + i);"));
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 60 %s | grep -qxF '%s'", b, capture, site),
+		      0, "the site's name without its parameter list");
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 60 --full-names %s | grep -qxF '%s'", b,
+				 capture, full),
+		      0, "--full-names keeps it");
 }
 
 HP_TEST(report_demangles_and_shows_inlines)

@@ -492,7 +492,37 @@ static const char *const entry_names[] = {
  * the qualified name is then after the first space before any '(' or '<'. */
 static const char *const library_namespaces[] = {
 	"std::", "__gnu_cxx::", "__cxxabiv1::", "__gnu_debug::", "__pstl::",
+	/* Rust's standard library, and its impls ("<alloc::vec::Vec<T> as
+	 * core::clone::Clone>::clone", v0's "<alloc::raw_vec::RawVec<u8>>::grow") */
+	"core::", "alloc::", "<std::", "<core::", "<alloc::", "__rust_", "__rdl_", "__rg_",
 };
+
+/* The language runtimes' shared objects by base name prefix: C, C++, the
+ * unwinder, the loader, the allocators, Rust's std as a dylib. */
+static const char *const runtime_modules[] = {
+	"libc.so", "libc-", "libm.so", "libm-", "libpthread", "libdl.so", "libdl-", "librt.so",
+	"libstdc++", "libc++", "libgcc_s", "libunwind", "ld-linux", "ld64.so", "libjemalloc",
+	"libtcmalloc", "libmimalloc", "libheapprof", "libstd-",
+};
+
+static int runtime_module(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof runtime_modules / sizeof *runtime_modules; i++)
+		if (strncmp(base, runtime_modules[i], strlen(runtime_modules[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* A source file of Rust's standard library: rustc's remapped path
+ * ("/rustc/HASH/library/alloc/src/raw_vec.rs") or Debian's
+ * (/usr/src/rustc-VERSION/library/...). */
+static int rust_std_file(const char *file)
+{
+	return strncmp(file, "/rustc/", 7) == 0 || strncmp(file, "/usr/src/rustc", 14) == 0;
+}
 
 int hp_model_is_main(const struct hp_sym *s)
 {
@@ -525,13 +555,14 @@ enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct 
 		if (strcmp(s->function, entry_names[i]) == 0)
 			return HP_FRAME_ENTRY;
 	if (in_library_namespace(s->function) || under(s->file, "/usr/include/") ||
-	    under(s->file, "/usr/lib/gcc/"))
+	    under(s->file, "/usr/lib/gcc/") || rust_std_file(s->file))
 		return HP_FRAME_LIBRARY;
-	/* The system's libraries (libc, libstdc++, ld.so) are libraries
-	 * whatever their debug info says. */
-	mod = l->module >= 0 ? m->modules[l->module].cap->path : "";
-	if (under(mod, "/lib/") || under(mod, "/lib64/") || under(mod, "/usr/lib/") ||
-	    under(mod, "/usr/lib64/"))
+	/* The language runtime's libraries (libc, libstdc++, ld.so, the
+	 * allocators) are libraries whatever their debug info says; any other
+	 * shared object, installed or not, is code of the program's own (clang's
+	 * is all in libclang-cpp.so and libLLVM.so). */
+	mod = l && l->module >= 0 && m ? m->modules[l->module].cap->path : "";
+	if (runtime_module(mod))
 		return HP_FRAME_LIBRARY;
 	return HP_FRAME_OWN;
 }
@@ -579,6 +610,115 @@ char *hp_name_shorten(char *out, size_t cap, const char *name)
 	if (depth && o + 1 < cap)
 		out[o++] = '>';
 	out[o] = '\0';
+	return out;
+}
+
+/* The end of the bracketed text opening at name[i] ('<', '(', '{' or
+ * '['): the index of its closing bracket, or of the terminating NUL when
+ * it is not closed. Only brackets of the same kind nest. */
+static size_t closing(const char *name, size_t i)
+{
+	char open = name[i], close = open == '<' ? '>' : open == '(' ? ')' : open == '{' ? '}' : ']';
+	int depth = 0;
+
+	for (; name[i]; i++) {
+		if (name[i] == open)
+			depth++;
+		else if (name[i] == close && --depth == 0)
+			return i;
+	}
+	return i;
+}
+
+/* The start of a demangled function's parameter list in name (templates
+ * already elided): the last '(' at the top level, not operator()'s own,
+ * after which no "::" follows; 0 when it has none. */
+static size_t parameters_at(const char *name)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; name[i]; i++) {
+		if (name[i] == '{' || name[i] == '[') {
+			i = closing(name, i);
+			if (!name[i])
+				break;
+			continue;
+		}
+		if (name[i] != '(')
+			continue;
+		if (i >= 8 && strncmp(name + i - 8, "operator", 8) == 0 && name[i + 1] == ')') {
+			i++; /* operator()'s name */
+			continue;
+		}
+		if (strncmp(name + i, "(anonymous namespace)", 21) == 0) {
+			i += 20; /* a namespace's name, not parameters */
+			continue;
+		}
+		size_t j = closing(name, i);
+		if (!name[j])
+			break;
+		if (!strstr(name + j, "::"))
+			at = i;
+		i = j;
+	}
+	return at;
+}
+
+/* Where a demangled template function's return type ends ("void
+ * ns::f<...>"): just past the last top-level space before the function's
+ * operator keyword, if any; 0 when there is none. */
+static size_t return_type_end(const char *name, size_t len)
+{
+	size_t end = 0, op = len;
+	const char *p = name;
+
+	while ((p = strstr(p, "operator")) && (size_t)(p - name) < len) {
+		op = (size_t)(p - name);
+		p += 8;
+	}
+	for (size_t i = 0; i < op; i++) {
+		if (name[i] == '(' || name[i] == '{' || name[i] == '[') {
+			i = closing(name, i);
+			if (!name[i])
+				break;
+		} else if (name[i] == ' ') {
+			end = i + 1;
+		}
+	}
+	return end;
+}
+
+char *hp_name_display(char *out, size_t cap, const char *name)
+{
+	char *tmp;
+	size_t o = 0, i = 0, at, start, len;
+
+	if (!cap)
+		return out;
+	tmp = malloc(cap);
+	if (!tmp) {
+		return hp_name_shorten(out, cap, name);
+	}
+	/* A Rust v0 impl's path, "<r::Node>::build" or "<T as Trait>::f":
+	 * the self type is the name's first part, not a template argument. */
+	if (name[0] == '<' && name[closing(name, 0)] == '>') {
+		size_t end = closing(name, 0);
+		char *inner = strndup(name + 1, end - 1);
+		if (inner) {
+			hp_name_shorten(tmp, cap, inner);
+			o = (size_t)snprintf(out, cap, "<%s>", tmp);
+			if (o >= cap)
+				o = cap - 1;
+			free(inner);
+			i = end + 1;
+		}
+	}
+	hp_name_shorten(tmp, cap, name + i);
+	at = parameters_at(tmp);
+	len = at ? at : strlen(tmp);
+	start = at && !o ? return_type_end(tmp, len) : 0;
+	snprintf(out + o, cap - o, "%.*s", (int)(len - start), tmp + start);
+	free(tmp);
 	return out;
 }
 

@@ -265,6 +265,16 @@ int hp_model_is_main(const struct hp_sym *s);
  * cut when it does not fit; returns out. */
 char *hp_name_shorten(char *out, size_t cap, const char *name);
 
+/* A function name as the report shows it by default: shortened as
+ * hp_name_shorten, without the parameter list of a demangled C++ function
+ * ("store::index_value(store::Value const*, ...) const" reads
+ * "store::index_value"; operator() and a lambda's "{lambda()#1}" keep
+ * theirs) and without a template function's return type; a Rust v0
+ * impl's self type stays ("<r::Node>::build"). Writes out[0..cap),
+ * always terminated; returns out. Allocates a scratch buffer of cap bytes
+ * (without memory, the name is only shortened). */
+char *hp_name_display(char *out, size_t cap, const char *name);
+
 /* --- filters and suppressions (pprof's and LeakSanitizer's meanings) --- */
 
 struct hp_model_filter {

@@ -188,8 +188,14 @@ static uint8_t location_bits(const struct hp_model *m, const struct hp_suppressi
 
 	if (cache[id])
 		return cache[id];
+	/* A system library's constructor is the system's, not the program's,
+	 * even when the report reads the library's frames as code of the
+	 * program's own (hp_model_frame_class: only the runtime's libraries
+	 * fold). */
+	int system = mod && (strncmp(mod, "/lib/", 5) == 0 || strncmp(mod, "/lib64/", 7) == 0 ||
+			     strncmp(mod, "/usr/lib/", 9) == 0 || strncmp(mod, "/usr/lib64/", 11) == 0);
 	for (uint32_t k = 0; k < l->nsyms; k++) {
-		if (hp_model_frame_class(m, l, &l->syms[k]) == HP_FRAME_OWN)
+		if (!system && hp_model_frame_class(m, l, &l->syms[k]) == HP_FRAME_OWN)
 			bits |= LOC_OWN;
 		if (strcmp(l->syms[k].function, "_dl_init") == 0)
 			bits |= LOC_DL_INIT;

@@ -503,11 +503,18 @@ static const char *qualified(struct hp_symbolizer *s, Dwarf_Die *die, const char
 	for (int k = n - 1; k >= 1; k--) { /* outermost first; [0] is the function */
 		int tag = dwarf_tag(&scopes[k]);
 		const char *part = dwarf_diename(&scopes[k]);
+		/* An unnamed namespace reads "(anonymous namespace)"; an
+		 * unnamed class, a lambda's closure, "{lambda}" after the
+		 * function it is in ("main::{lambda}::operator()", as gdb's
+		 * "main()::<lambda()>::operator()"). */
 		if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type ||
-		     tag == DW_TAG_class_type || tag == DW_TAG_union_type) &&
+		     tag == DW_TAG_class_type || tag == DW_TAG_union_type ||
+		     (tag == DW_TAG_subprogram && part)) &&
 		    len < sizeof buf)
 			len += (size_t)snprintf(buf + len, sizeof buf - len, "%s::",
-						part ? part : "(anonymous namespace)");
+						part                        ? part
+						: tag == DW_TAG_namespace ? "(anonymous namespace)"
+									    : "{lambda}");
 	}
 	free(scopes);
 	if (len < sizeof buf)

@@ -17,6 +17,12 @@ static char *copy_n(char *out, size_t cap, const char *s, size_t n)
 {
 	if (!cap)
 		return out;
+	if (n >= cap && cap > 4) {
+		/* too long: cut, and say so ("std::variant<...") */
+		memcpy(out, s, cap - 4);
+		memcpy(out + cap - 4, "...", 4);
+		return out;
+	}
 	if (n >= cap)
 		n = cap - 1;
 	memcpy(out, s, n);

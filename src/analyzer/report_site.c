@@ -1,0 +1,493 @@
+/*
+ * report_site.c - the report's sections by allocation site (issue 24):
+ * who holds the peak, what leaks, where the allocations are, as
+ * heaptrack's bottom-up view and pprof's -top -cum answer it.
+ *
+ * A stack's site is the first frame of the program's own code (class
+ * HP_FRAME_OWN, after the runtime's frames below main are left out) with
+ * its file and line: the line that asked for the memory, whatever library
+ * frames lie between it and the allocator. A stack without a frame of the
+ * program's own has its innermost frame as its site. The frames outside
+ * the site are its call path, with recursion merged: a frame whose
+ * function is the site's or that of a frame already on the path counts
+ * once (the innermost call stays, marked [recursive]), so a tree built by
+ * recursion is one site with one path, not one stack per depth.
+ *
+ * Stacks are grouped by the text of their site (function, file, line),
+ * and within a site by the text of their merged path: each stack's
+ * figures count once, in one path of one site, so the sites' figures add
+ * up to the total and a share is a share of it.
+ *
+ * Ordinary analyzer C: allocates, not thread-safe.
+ */
+#include "report_int.h"
+
+#include "../common/hash.h"
+#include "../common/units.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Call paths shown under a site of the first section (the peak's), and of
+ * the others; the rest are summed on one line. (clang's report at 80
+ * columns: 3 everywhere made it 1,086 lines.) */
+#define PATHS_SHOWN_FIRST 3
+#define PATHS_SHOWN 1
+
+/* The report's metrics, in its order, with their section titles. */
+static const struct {
+	const char *title, *json;
+	enum hp_metric metric;
+} sections[] = {
+	{"peak heap consumers by allocation site (in use at the peak)", "peak", HP_METRIC_PEAK},
+	{"leaks by allocation site (in use at the snapshot)", "leaked", HP_METRIC_LEAKED},
+	{"most allocations by allocation site", "allocations", HP_METRIC_ALLOCATIONS},
+	{"most temporary allocations by allocation site", "temporary", HP_METRIC_TEMPORARY},
+	{"most bytes allocated by allocation site", "allocated", HP_METRIC_ALLOCATED},
+};
+
+/* One stack's place: its site's key and its path's (64-bit hashes of
+ * their text; two distinct texts share one with odds of about n^2 / 2^65). */
+struct rec {
+	uint64_t site, path;
+	uint64_t via; /* the library call the site made (its function's hash), or 0 */
+	uint32_t stack;
+	struct hp_values v;
+};
+
+/* A call path of a site: the stacks whose merged path reads the same. */
+struct path {
+	uint32_t stack; /* the deepest of them (the lowest id of those): what is
+			 * shown, its recursion marked */
+	struct hp_values v;
+};
+
+struct site {
+	uint32_t stack;      /* its deepest stack: where its frame is read */
+	int one_via;         /* all its stacks reach the allocator through one library
+			      * call (the same outermost library frame): shown */
+	size_t first, npath; /* its paths: paths[first .. first + npath) */
+	struct hp_values v;
+};
+
+struct sites {
+	size_t nsite, npath;
+	struct site *site;
+	struct path *path;
+};
+
+static uint64_t mix(uint64_t h, const char *s)
+{
+	return hp_hash_str(h, s) * 0x9e3779b97f4a7c15ULL;
+}
+
+static uint64_t frame_hash(const struct hp_report_frame *f)
+{
+	return hp_hash_u64(mix(mix(HP_HASH_STR_SEED, f->s->function), f->s->file) ^ f->s->line);
+}
+
+/* The index of the site frame in f[0..n): the first of the program's own,
+ * else the innermost. */
+static size_t site_index(const struct hp_report_frame *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (f[i].cls == HP_FRAME_OWN)
+			return i;
+	return 0;
+}
+
+/* The call path of the site f[si]: f[si + 1 .. n) with recursion merged,
+ * into g (room for n frames); returns its length. *site_recursive is set
+ * when the site's own function is called again outside it. */
+static size_t merged_path(const struct hp_report_frame *f, size_t n, size_t si,
+			  struct hp_report_frame *g, int *site_recursive)
+{
+	size_t k = 0;
+
+	*site_recursive = 0;
+	for (size_t i = si + 1; i < n; i++) {
+		size_t j;
+		if (strcmp(f[i].s->function, f[si].s->function) == 0) {
+			*site_recursive = 1;
+			continue;
+		}
+		for (j = 0; j < k && strcmp(g[j].s->function, f[i].s->function) != 0; j++)
+			;
+		if (j < k) {
+			g[j].recursive = 1;
+			continue;
+		}
+		g[k] = f[i];
+		g[k++].recursive = 0;
+	}
+	return k;
+}
+
+static int by_site_path(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	if (x->path != y->path)
+		return x->path < y->path ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static void sites_free(struct sites *s)
+{
+	free(s->site);
+	free(s->path);
+}
+
+/* Groups m's stacks with allocations by site and path. The blocks of a
+ * suppressed stack (runtime allocations) are not in use for the leaks:
+ * their in-use figures count 0. Returns 0 or -ENOMEM. */
+static int sites_build(struct sites *out, const struct hp_model *m)
+{
+	struct rec *r = calloc(m->nstacks ? m->nstacks : 1, sizeof *r);
+	size_t nr = 0;
+	int ret = -ENOMEM;
+
+	memset(out, 0, sizeof *out);
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nstacks; i++) {
+		const struct hp_mstack *st = &m->stacks[i];
+		struct hp_report_frame *f, *g;
+		size_t n, si, k;
+		int rec_site;
+		uint64_t ph = HP_HASH_STR_SEED;
+
+		if (!(st->v.alloc_objects > 0))
+			continue;
+		r[nr] = (struct rec){.stack = (uint32_t)i, .v = st->v};
+		if (st->suppressed)
+			r[nr].v.inuse_bytes = r[nr].v.inuse_objects = 0;
+		f = hp_report_frames(m, (uint32_t)i, 0, &n);
+		g = malloc((n ? n : 1) * sizeof *g);
+		if (!f || !g) {
+			free(f);
+			free(g);
+			goto out;
+		}
+		if (n) { /* else: no stack, site 0 */
+			si = site_index(f, n);
+			k = merged_path(f, n, si, g, &rec_site);
+			for (size_t j = 0; j < k; j++)
+				ph = hp_hash_u64(ph ^ frame_hash(&g[j])) + j;
+			r[nr].site = frame_hash(&f[si]) | 1; /* never 0, no stack's */
+			if (si > 0 && f[si - 1].cls == HP_FRAME_LIBRARY)
+				r[nr].via =
+					hp_hash_str(HP_HASH_STR_SEED, f[si - 1].s->function) | 1;
+			r[nr].path = ph ^ k;
+		}
+		free(f);
+		free(g);
+		nr++;
+	}
+	qsort(r, nr, sizeof *r, by_site_path);
+	out->site = calloc(nr ? nr : 1, sizeof *out->site);
+	out->path = calloc(nr ? nr : 1, sizeof *out->path);
+	if (!out->site || !out->path)
+		goto out;
+	uint64_t first_via = 0;
+	for (size_t i = 0; i < nr; i++) {
+		int new_site = !i || r[i].site != r[i - 1].site;
+		if (new_site) {
+			out->site[out->nsite++] = (struct site){.stack = r[i].stack,
+								.first = out->npath,
+								.one_via = r[i].via != 0};
+			first_via = r[i].via;
+		} else if (r[i].via != first_via) {
+			out->site[out->nsite - 1].one_via = 0;
+		}
+		if (new_site || r[i].path != r[i - 1].path) {
+			out->path[out->npath++] = (struct path){.stack = r[i].stack};
+			out->site[out->nsite - 1].npath++;
+		}
+		if (m->stacks[r[i].stack].depth > m->stacks[out->path[out->npath - 1].stack].depth)
+			out->path[out->npath - 1].stack = r[i].stack;
+		if (m->stacks[r[i].stack].depth > m->stacks[out->site[out->nsite - 1].stack].depth)
+			out->site[out->nsite - 1].stack = r[i].stack;
+		hp_values_add(&out->path[out->npath - 1].v, &r[i].v);
+		hp_values_add(&out->site[out->nsite - 1].v, &r[i].v);
+	}
+	ret = 0;
+out:
+	free(r);
+	if (ret)
+		sites_free(out);
+	return ret;
+}
+
+/* Orders indexes of sites or paths by a metric: larger first, then lower
+ * stack id (a capture reads the same each time). */
+struct order {
+	const struct hp_values *v;
+	uint32_t stack;
+	size_t index;
+};
+
+static enum hp_metric order_metric; /* the metric by_metric sorts by: set just before qsort */
+
+static int by_metric(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	double p = hp_values_metric(x->v, order_metric), q = hp_values_metric(y->v, order_metric);
+	if (p != q)
+		return p > q ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* A path's figures, and its share of its site's. */
+static const char *path_text(char *buf, size_t cap, const struct hp_values *v,
+			     const struct hp_values *site, enum hp_metric m)
+{
+	char a[32], b[32];
+	double x = hp_values_metric(v, m), w = hp_values_metric(site, m);
+	double pct = w > 0 ? 100 * x / w : 0;
+	double n = m == HP_METRIC_PEAK     ? v->peak_objects
+		   : m == HP_METRIC_LEAKED ? v->inuse_objects
+					   : v->alloc_objects;
+	const char *unit = m == HP_METRIC_PEAK || m == HP_METRIC_LEAKED ? "block" : "allocation";
+	int one = hp_estimate_i64(n) == 1;
+
+	switch (m) {
+	case HP_METRIC_PEAK:
+	case HP_METRIC_LEAKED:
+	case HP_METRIC_ALLOCATED:
+		snprintf(buf, cap, "%s in %s %s%s (%.1f%%)", hp_units_bytes(a, sizeof a, x),
+			 hp_units_count(b, sizeof b, n), unit, one ? "" : "s", pct);
+		break;
+	case HP_METRIC_TEMPORARY:
+		snprintf(buf, cap, "%s temporary (%.1f%%)", hp_units_count(a, sizeof a, x), pct);
+		break;
+	default:
+		snprintf(buf, cap, "%s allocation%s (%.1f%%)", hp_units_count(a, sizeof a, x),
+			 hp_estimate_i64(x) == 1 ? "" : "s", pct);
+	}
+	return buf;
+}
+
+/* Prints the site frame of stack, then (call path given) its merged call
+ * path under indent. */
+static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack,
+			     const struct hp_report_options *o, int path, int via,
+			     const char *indent)
+{
+	struct hp_report_frame *f, *g;
+	size_t n, si, k;
+	int rec_site;
+
+	if (!m->stacks[stack].depth) {
+		if (!path)
+			fprintf(out,
+				"      (no stack: unwinding failed or the stack table was full)\n");
+		return;
+	}
+	f = hp_report_frames(m, stack, 0, &n);
+	g = f ? malloc((n ? n : 1) * sizeof *g) : NULL;
+	if (!g) {
+		free(f);
+		return; /* out of memory: left out, the report goes on */
+	}
+	if (!n) {
+		if (!path)
+			fprintf(out, "      (only the runtime's frames)\n");
+	} else {
+		si = site_index(f, n);
+		k = merged_path(f, n, si, g, &rec_site);
+		if (!path && via && si > 0) {
+			/* the library call the site made, its run folded */
+			size_t lib = si - 1, first = lib;
+			char note[64] = "";
+			while (first > 0 && f[first - 1].cls == HP_FRAME_LIBRARY)
+				first--;
+			if (lib > first)
+				snprintf(note, sizeof note, "  [+%zu library frame%s]", lib - first,
+					 lib - first == 1 ? "" : "s");
+			hp_report_print_frame(out, m, f[lib].l, f[lib].s, note, o, "      ");
+		}
+		if (!path)
+			hp_report_print_frame(out, m, f[si].l, f[si].s,
+					      rec_site ? "  [recursive]" : "", o, "      ");
+		else
+			hp_report_print_frames(out, m, g, k, o, indent);
+	}
+	free(f);
+	free(g);
+}
+
+static void print_site(FILE *out, const struct hp_model *m, const struct sites *s,
+		       const struct site *st, enum hp_metric metric,
+		       const struct hp_report_options *o, size_t paths_shown)
+{
+	struct order *ord = calloc(st->npath ? st->npath : 1, sizeof *ord);
+	size_t k = 0;
+	char line[256];
+
+	print_site_frame(out, m, st->stack, o, 0, st->one_via && !(o && o->all_frames), NULL);
+	if (!ord)
+		return;
+	for (size_t i = 0; i < st->npath; i++) {
+		const struct path *p = &s->path[st->first + i];
+		if (hp_values_metric(&p->v, metric) > 0.5)
+			ord[k++] = (struct order){&p->v, p->stack, st->first + i};
+	}
+	order_metric = metric;
+	qsort(ord, k, sizeof *ord, by_metric);
+	if (k == 1) { /* one path: the site and its callers read as one stack */
+		print_site_frame(out, m, ord[0].stack, o, 1, 0, "      ");
+		free(ord);
+		return;
+	}
+	/* Several paths: each shows half the frames a stack would (--frames),
+	 * so that a site fits a screen. */
+	struct hp_report_options half = o ? *o : (struct hp_report_options){.frames = 8};
+	if (half.frames > 1)
+		half.frames /= 2;
+	if (k == paths_shown + 1) /* one more: shown, as short as a line saying so */
+		paths_shown = k;
+	fprintf(out, "      called from %s paths:\n", hp_units_count(line, sizeof line, (double)k));
+	for (size_t i = 0; i < k && i < paths_shown; i++) {
+		fprintf(out, "      %c) %s\n", (int)('a' + i),
+			path_text(line, sizeof line, ord[i].v, &st->v, metric));
+		print_site_frame(out, m, ord[i].stack, &half, 1, 0, "         ");
+	}
+	if (k > paths_shown) {
+		struct hp_values rest = {0};
+		for (size_t i = paths_shown; i < k; i++)
+			hp_values_add(&rest, ord[i].v);
+		char more[32];
+		fprintf(out, "      and %s more path%s: %s\n",
+			hp_units_count(more, sizeof more, (double)(k - paths_shown)),
+			k - paths_shown == 1 ? "" : "s",
+			path_text(line, sizeof line, &rest, &st->v, metric));
+	}
+	free(ord);
+}
+
+/* The top sites by metric, into ord; returns how many. */
+static size_t top_sites(const struct sites *s, enum hp_metric metric, size_t top, struct order *ord)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nsite; i++)
+		if (hp_values_metric(&s->site[i].v, metric) > 0.5)
+			ord[k++] = (struct order){&s->site[i].v, s->site[i].stack, i};
+	order_metric = metric;
+	qsort(ord, k, sizeof *ord, by_metric);
+	return k < top ? k : top;
+}
+
+int hp_report_site_sections(FILE *out, const struct hp_model *m, const struct hp_report_options *o)
+{
+	struct sites s;
+	struct order *ord;
+	unsigned top = o && o->top ? o->top : 10;
+	int at_exit = m->snap->reason == HP_SNAP_EXIT;
+
+	if (sites_build(&s, m))
+		return -ENOMEM;
+	ord = calloc(s.nsite ? s.nsite : 1, sizeof *ord);
+	if (!ord) {
+		sites_free(&s);
+		return -ENOMEM;
+	}
+	for (size_t sec = 0; sec < sizeof sections / sizeof *sections; sec++) {
+		enum hp_metric metric = sections[sec].metric;
+		double total = hp_values_metric(&m->total, metric);
+		size_t shown = top_sites(&s, metric, top, ord);
+		char line[256];
+
+		if (metric == HP_METRIC_LEAKED)
+			total -= m->suppressed.inuse_bytes;
+		fprintf(out, "\n%s\n", sections[sec].title);
+		for (size_t i = 0; i < shown; i++) {
+			const struct site *st = &s.site[ord[i].index];
+			hp_report_print_heading(out, i + 1,
+						hp_report_metric_text(line, sizeof line, &st->v,
+								      metric, total, at_exit,
+								      "site"),
+						o ? o->width : 0);
+			print_site(out, m, &s, st, metric, o,
+				   sec == 0 ? PATHS_SHOWN_FIRST : PATHS_SHOWN);
+		}
+		if (!shown)
+			fprintf(out, "  none\n");
+	}
+	free(ord);
+	sites_free(&s);
+	return 0;
+}
+
+int hp_report_site_json(FILE *out, const struct hp_model *m, unsigned top)
+{
+	struct sites s;
+	struct order *ord, *pord;
+
+	if (sites_build(&s, m))
+		return -ENOMEM;
+	ord = calloc(s.nsite ? s.nsite : 1, sizeof *ord);
+	pord = calloc(s.npath ? s.npath : 1, sizeof *pord);
+	if (!ord || !pord) {
+		free(ord);
+		free(pord);
+		sites_free(&s);
+		return -ENOMEM;
+	}
+	fputc('{', out);
+	for (size_t sec = 0; sec < sizeof sections / sizeof *sections; sec++) {
+		enum hp_metric metric = sections[sec].metric;
+		size_t shown = top_sites(&s, metric, top, ord);
+
+		fprintf(out, "%s\n    \"%s\": [", sec ? "," : "", sections[sec].json);
+		for (size_t i = 0; i < shown; i++) {
+			const struct site *st = &s.site[ord[i].index];
+			const struct hp_mstack *ms = &m->stacks[st->stack];
+			struct hp_report_frame *f;
+			size_t n = 0, k = 0;
+
+			fprintf(out, "%s\n      {\"values\": ", i ? "," : "");
+			hp_report_json_values(out, &st->v);
+			fprintf(out, ", \"site\": ");
+			f = ms->depth ? hp_report_frames(m, st->stack, 0, &n) : NULL;
+			if (f && n) {
+				const struct hp_report_frame *x = &f[site_index(f, n)];
+				fprintf(out, "{\"function\": ");
+				hp_report_json_str(out, x->s->function);
+				fprintf(out, ", \"file\": ");
+				hp_report_json_str(out, x->s->file);
+				fprintf(out, ", \"line\": %u}", x->s->line);
+			} else {
+				fputs("null", out);
+			}
+			free(f);
+			for (size_t p = 0; p < st->npath; p++) {
+				const struct path *pp = &s.path[st->first + p];
+				if (hp_values_metric(&pp->v, metric) > 0.5)
+					pord[k++] =
+						(struct order){&pp->v, pp->stack, st->first + p};
+			}
+			order_metric = metric;
+			qsort(pord, k, sizeof *pord, by_metric);
+			fprintf(out, ", \"paths\": [");
+			for (size_t p = 0; p < k; p++) {
+				fprintf(out, "%s{\"values\": ", p ? ", " : "");
+				hp_report_json_values(out, pord[p].v);
+				fprintf(out, ", \"stack\": ");
+				hp_report_json_stack(out, m, pord[p].stack);
+				fputc('}', out);
+			}
+			fprintf(out, "]}");
+		}
+		fprintf(out, "%s]", shown ? "\n    " : "");
+	}
+	fprintf(out, "\n  }");
+	free(ord);
+	free(pord);
+	sites_free(&s);
+	return ferror(out) ? -EIO : 0;
+}
