@@ -23,6 +23,7 @@
 #include "report_int.h"
 
 #include "../common/hash.h"
+#include "../common/sort.h"
 #include "../common/units.h"
 
 #include <errno.h>
@@ -187,7 +188,7 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 		free(g);
 		nr++;
 	}
-	qsort(r, nr, sizeof *r, by_site_path);
+	hp_sort(r, nr, sizeof *r, by_site_path);
 	out->site = calloc(nr ? nr : 1, sizeof *out->site);
 	out->path = calloc(nr ? nr : 1, sizeof *out->path);
 	if (!out->site || !out->path)
@@ -230,7 +231,7 @@ struct order {
 	size_t index;
 };
 
-static enum hp_metric order_metric; /* the metric by_metric sorts by: set just before qsort */
+static enum hp_metric order_metric; /* the metric by_metric sorts by: set just before hp_sort */
 
 static int by_metric(const void *a, const void *b)
 {
@@ -337,7 +338,7 @@ static void print_site(FILE *out, const struct hp_model *m, const struct sites *
 			ord[k++] = (struct order){&p->v, p->stack, st->first + i};
 	}
 	order_metric = metric;
-	qsort(ord, k, sizeof *ord, by_metric);
+	hp_sort(ord, k, sizeof *ord, by_metric);
 	if (k == 1) { /* one path: the site and its callers read as one stack */
 		print_site_frame(out, m, ord[0].stack, o, 1, 0, "      ");
 		free(ord);
@@ -378,7 +379,7 @@ static size_t top_sites(const struct sites *s, enum hp_metric metric, size_t top
 		if (hp_values_metric(&s->site[i].v, metric) > 0.5)
 			ord[k++] = (struct order){&s->site[i].v, s->site[i].stack, i};
 	order_metric = metric;
-	qsort(ord, k, sizeof *ord, by_metric);
+	hp_sort(ord, k, sizeof *ord, by_metric);
 	return k < top ? k : top;
 }
 
@@ -472,7 +473,7 @@ int hp_report_site_json(FILE *out, const struct hp_model *m, unsigned top)
 						(struct order){&pp->v, pp->stack, st->first + p};
 			}
 			order_metric = metric;
-			qsort(pord, k, sizeof *pord, by_metric);
+			hp_sort(pord, k, sizeof *pord, by_metric);
 			fprintf(out, ", \"paths\": [");
 			for (size_t p = 0; p < k; p++) {
 				fprintf(out, "%s{\"values\": ", p ? ", " : "");
