@@ -217,9 +217,21 @@ static void under(const char *preload)
 	if (f)
 		fclose(f);
 	expect_eq_u64((uint64_t)patched, 0, "its GOT holds its allocator again after the detaches");
-	expect_eq_u64(kept_allocs, want_allocs,
-		      "mix_kept: the captures hold every malloc that reached the recorder");
-	expect_eq_u64(kept_frees, want_frees, "mix_kept: and every free");
+	/* mix_kept reads the GOT entry, then calls through it: a detach that
+	 * completes in between (the thread preempted there) leaves that one
+	 * call counted by the program and forwarded unrecorded by the stopped
+	 * recorder: at most one allocation per thread (2) per detach. A free
+	 * can miss so too, or be the free of such an allocation, counted by
+	 * the program and unknown to the next attach's recorder: at most two
+	 * per thread per detach. Never a recorded call the program did not
+	 * count. */
+	printf("     mix_kept: %lu of %lu allocations, %lu of %lu frees in the captures\n",
+	       (unsigned long)kept_allocs, want_allocs, (unsigned long)kept_frees, want_frees);
+	expect_true(kept_allocs <= want_allocs && want_allocs - kept_allocs <= 2 * CYCLES,
+		    "mix_kept: the captures hold every malloc that reached the recorder, but for "
+		    "one a thread a detach cut");
+	expect_true(kept_frees <= want_frees && want_frees - kept_frees <= 4 * CYCLES,
+		    "mix_kept: and every free");
 	expect_true(close_counts, "every site's count is mix_kept's (nothing recorded twice)");
 	for (size_t s = 0; s < NSITES; s++) {
 		char why[128];
