@@ -210,6 +210,46 @@ HP_TEST(attr_report_by_heap)
 	free(j);
 }
 
+/* A filter keeps a custom heap's stacks as it keeps malloc's (issue 23,
+ * item 4): one that matches nothing (--hide zzzz) leaves both heaps'
+ * figures whole; --focus arena_alloc keeps the arena's stack alone,
+ * --ignore arena_alloc every stack but it. Before, the filter kept only
+ * stacks with a malloc bucket, and the arena read 0 B under any of them. */
+HP_TEST(attr_filters_keep_custom_heaps)
+{
+	char *j;
+
+	if (!make_capture())
+		return;
+	j = hp_test_sh_out("%s/heapprof report --by heap --json --hide zzzz %s", hp_test_build(),
+			   capture);
+	if (j) {
+		expect_row(j, "malloc", NULL, 21, 1080, 14, 688, 18, 904);
+		expect_row(j, "arena", NULL, 100, 6400, 0, 0, 50, 3200);
+	}
+	free(j);
+	j = hp_test_sh_out("%s/heapprof report --by heap --json --focus arena_alloc %s",
+			   hp_test_build(), capture);
+	if (j)
+		expect_row(j, "arena", NULL, 100, 6400, 0, 0, 50, 3200);
+	free(j);
+	j = hp_test_sh_out("%s/heapprof report --by function --heap arena --json --ignore "
+			   "handle_request %s",
+			   hp_test_build(), capture);
+	if (j)
+		expect_row(j, "arena_alloc", NULL, 100, 6400, 0, 0, 50, 3200);
+	free(j);
+	j = hp_test_sh_out("%s/heapprof report --by heap --json --ignore arena_alloc %s",
+			   hp_test_build(), capture);
+	if (j) {
+		expect_row(j, "malloc", NULL, 21, 1080, 14, 688, 18, 904);
+		expect_true(strstr(j, "{\"key\": \"arena\", \"values\": {\"alloc_objects\": 100") ==
+				    NULL,
+			    "--ignore arena_alloc drops the arena's blocks");
+	}
+	free(j);
+}
+
 HP_TEST(attr_report_by_function)
 {
 	char *j = report_by("function");
