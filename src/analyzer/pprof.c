@@ -334,19 +334,22 @@ static void put_value_type(struct pp *pp, unsigned field, const char *type, cons
 }
 
 /* The header fields: sample types ("name/unit" pairs), the period, the
- * time of the snapshot, one comment line. */
+ * time and duration (from since, a delta's first snapshot, to the model's;
+ * since NULL: from the program's start), one comment line. */
 static void put_header(struct pp *pp, const char *const (*types)[2], int ntypes,
-		       int default_type, const char *comment)
+		       int default_type, const char *comment, const struct hp_cap_snapshot *since)
 {
 	const struct hp_model *m = pp->models[0];
+	uint64_t from = since && since->time_ns <= m->snap->time_ns ? since->time_ns : 0;
 
 	intern(pp, ""); /* string_table[0] must be "" */
 	for (int i = 0; i < ntypes; i++)
 		put_value_type(pp, F_PROFILE_SAMPLE_TYPE, types[i][0], types[i][1]);
 	put_value_type(pp, F_PROFILE_PERIOD_TYPE, "space", "bytes");
 	put_uint(&pp->out, F_PROFILE_PERIOD, m->sample_rate_bytes);
-	put_uint(&pp->out, F_PROFILE_TIME_NANOS, m->cap->start_realtime_ns + m->snap->time_ns);
-	put_uint(&pp->out, F_PROFILE_DURATION_NANOS, m->snap->time_ns);
+	put_uint(&pp->out, F_PROFILE_TIME_NANOS,
+		 m->cap->start_realtime_ns + (since ? from : m->snap->time_ns));
+	put_uint(&pp->out, F_PROFILE_DURATION_NANOS, m->snap->time_ns - from);
 	put_uint(&pp->out, F_PROFILE_COMMENT, intern(pp, comment));
 	if (m->sampled)
 		put_uint(&pp->out, F_PROFILE_COMMENT,
@@ -481,7 +484,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 		 (unsigned long long)m->cap->pid,
 		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
 		 o->at_peak ? ", inuse = at the global peak" : "");
-	put_header(&pp, types, NTYPES, 3, comment);
+	put_header(&pp, types, NTYPES, 3, comment, o->since);
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
 		const struct hp_values *v = &b->v;
@@ -532,7 +535,7 @@ int hp_pprof_write_diff(FILE *out, const struct hp_diff *d)
 	snprintf(comment, sizeof comment,
 		 "heapprof diff: NEW minus BASE, stacks matched by function; ranked by %s",
 		 hp_metric_name(d->metric));
-	put_header(&pp, types, MAX_VALUES, default_of[d->metric], comment);
+	put_header(&pp, types, MAX_VALUES, default_of[d->metric], comment, NULL);
 	for (size_t i = 0; i < d->nentries; i++) {
 		const struct hp_diff_entry *e = &d->entries[i];
 		const struct hp_values *a = &e->base, *b = &e->new;

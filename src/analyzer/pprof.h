@@ -42,6 +42,12 @@ struct hp_diff;
 
 struct hp_pprof_options {
 	int at_peak; /* inuse_* are the figures at the global peak, not at the snapshot */
+	/* A delta's window (/debug/pprof/heap?seconds=N): the snapshot it
+	 * starts at, or NULL. The profile's time is then the window's start
+	 * and its duration the window's length, as Go's delta profiles say;
+	 * without one, the time is the snapshot's and the duration the time
+	 * since the program started. */
+	const struct hp_cap_snapshot *since;
 };
 
 /* Writes m as a gzipped profile.proto to out (o may be NULL: defaults).
