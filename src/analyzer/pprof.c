@@ -470,7 +470,8 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	enum { NTYPES = sizeof types / sizeof *types };
 	static const struct hp_pprof_options defaults;
 	struct pp pp;
-	char comment[512], name[256];
+	char comment[1024], name[256], heaps[320];
+	int64_t sel;
 	int ret;
 
 	if (!o)
@@ -479,11 +480,22 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	if (ret)
 		goto err;
 	/* The name escaped (text.h): go tool pprof prints the comment as it is. */
-	snprintf(comment, sizeof comment, "heapprof: %s, pid %llu, snapshot %llu (%s)%s",
+	sel = o->one_heap ? (int64_t)o->heap : HP_HEAP_ALL;
+	heaps[0] = '\0';
+	if (hp_model_heap_marked(m, sel)) {
+		char hn[256], esc[300];
+		if (sel == HP_HEAP_ALL)
+			snprintf(heaps, sizeof heaps, ", every heap (label heap)");
+		else
+			snprintf(heaps, sizeof heaps, ", heap %s",
+				 hp_text_escape(esc, sizeof esc,
+						hp_model_heap_name(m, (uint64_t)sel, hn, sizeof hn)));
+	}
+	snprintf(comment, sizeof comment, "heapprof: %s, pid %llu, snapshot %llu (%s)%s%s",
 		 hp_text_escape(name, sizeof name, hp_model_program_name(m->cap)),
 		 (unsigned long long)m->cap->pid,
 		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
-		 o->at_peak ? ", inuse = at the global peak" : "");
+		 o->at_peak ? ", inuse = at the global peak" : "", heaps);
 	put_header(&pp, types, NTYPES, 3, comment, o->since);
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
@@ -502,7 +514,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 
 		for (int k = 0; k < NTYPES; k++)
 			zero &= vals[k] == 0;
-		if (!zero)
+		if (!zero && hp_heap_selected(sel, b->heap))
 			put_sample(&pp, 0, b->stack, vals, NTYPES, size, b);
 	}
 	return pp_finish(&pp, out);

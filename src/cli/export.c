@@ -40,6 +40,13 @@ static const char usage[] =
 	"  --metric M           folded: the value of a stack: leaked (default, bytes in\n"
 	"                       use at the snapshot), peak (bytes in use at the peak),\n"
 	"                       allocated (bytes), allocations, temporary (counts)\n"
+	"  --heap NAME|all      the blocks of one heap (malloc, or a custom heap's\n"
+	"                       name) or of every heap (the default); with a custom\n"
+	"                       heap's blocks, each heap is named: pprof labels every\n"
+	"                       sample 'heap' (and its comment says the heap shown),\n"
+	"                       folded puts each stack under a root frame\n"
+	"                       '[heap NAME]', gperftools puts each heap's lines after\n"
+	"                       a '# heap: NAME' line\n"
 	"  --snapshot N         export snapshot N (1 = the first; default the last)\n"
 	"  --image N            image N of the capture (1 = the first; default the last\n"
 	"                       with a snapshot: a process that exec'd has several)\n"
@@ -85,6 +92,7 @@ int hp_cmd_export(int argc, char **argv)
 		{HP_OPT_METRIC, 0, 0, NULL},
 		{HP_OPT_BY, 0, 0, hp_cli_check_by_root},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_FOCUS, 0, 0, NULL},
@@ -101,6 +109,7 @@ int hp_cmd_export(int argc, char **argv)
 	struct hp_model model;
 	struct hp_cli_output o;
 	FILE *out;
+	int64_t heap;
 	int ret, status = HP_EXIT_FAILURE;
 
 	if (hp_cli_parse("export", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
@@ -143,22 +152,28 @@ int hp_cmd_export(int argc, char **argv)
 	}
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
+	if (hp_cli_heap(&a, &model, argv[a.operand], &heap))
+		goto err;
 
 	if (hp_cli_output_open(&o, output, (const char *const *)argv + a.operand, 1))
 		goto err;
 	out = o.f;
 	switch (format) {
 	case FMT_PPROF: {
-		struct hp_pprof_options po = {.at_peak = at && strcmp(at, "peak") == 0};
+		struct hp_pprof_options po = {.at_peak = at && strcmp(at, "peak") == 0,
+					      .one_heap = heap != HP_HEAP_ALL,
+					      .heap = heap != HP_HEAP_ALL ? (uint64_t)heap : 0};
 		ret = hp_pprof_write(out, &model, &po);
 		break;
 	}
 	case FMT_GPERFTOOLS: {
-		struct hp_legacy_options lo = {.at_peak = at && strcmp(at, "peak") == 0};
+		struct hp_legacy_options lo = {.at_peak = at && strcmp(at, "peak") == 0,
+					       .one_heap = heap != HP_HEAP_ALL,
+					       .heap = heap != HP_HEAP_ALL ? (uint64_t)heap : 0};
 		ret = hp_legacy_write(out, &model, &lo);
 		break;
 	}
-	default: ret = hp_folded_write_by(out, &model, a.metric, hp_cli_by(&a)); break;
+	default: ret = hp_folded_write_heap(out, &model, a.metric, hp_cli_by(&a), heap); break;
 	}
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 

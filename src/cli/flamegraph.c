@@ -28,6 +28,10 @@ static const char usage[] =
 	"  --snapshot N         draw snapshot N (1 = the first; default the last)\n"
 	"  --image N            image N of the capture (1 = the first; default the last\n"
 	"                       with a snapshot: a process that exec'd has several)\n"
+	"  --heap NAME|all      the blocks of one heap (malloc, or a custom heap's\n"
+	"                       name) or of every heap (the default); with a custom\n"
+	"                       heap's blocks, each stack stands on a root frame\n"
+	"                       '[heap NAME]' that names its heap\n"
 	"  --title T            the title (default: the metric and the program)\n"
 	"  --width PX           the image's width in pixels (default 1200)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
@@ -49,6 +53,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		{HP_OPT_METRIC, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, 1000000000L, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_WIDTH, 200, 100000, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -67,6 +72,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	struct hp_model model;
 	struct hp_flame *flame = NULL;
 	struct hp_cli_output o;
+	int64_t heap;
 	int ret, status = HP_EXIT_FAILURE;
 
 	if (hp_cli_parse("flamegraph", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
@@ -92,7 +98,9 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
 
-	ret = hp_flame_build_by(&model, a.metric, hp_cli_by(&a), &flame);
+	if (hp_cli_heap(&a, &model, argv[a.operand], &heap))
+		goto err;
+	ret = hp_flame_build_heap(&model, a.metric, hp_cli_by(&a), heap, &flame);
 	if (ret) {
 		hp_say_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
 		goto err;

@@ -295,6 +295,20 @@ int hp_cli_check_by_root(const char *cmd, const char *value)
 	return -EINVAL;
 }
 
+int hp_cli_heap(const struct hp_cli_args *a, const struct hp_model *m, const char *file,
+		int64_t *heap)
+{
+	char err[1024];
+
+	*heap = HP_HEAP_ALL;
+	if (!a->given[HP_OPT_HEAP])
+		return 0;
+	if (hp_model_parse_heap(m, a->value[HP_OPT_HEAP], heap, err, sizeof err) == 0)
+		return 0;
+	hp_say_error("%s: %s", file, err);
+	return -ENOENT;
+}
+
 int hp_cli_by(const struct hp_cli_args *a)
 {
 	enum hp_dim d = HP_BY_STACK;
