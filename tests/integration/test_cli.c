@@ -82,6 +82,65 @@ HP_TEST(wrong_usage_is_one_line)
 	expect_eq_u64(lines, 1, "said in one line");
 }
 
+/* Issue 24, item 11: an unknown option is one line that names the command
+ * and hints (the nearest option, or --help), not the whole usage; a value
+ * missing or an ambiguous abbreviation alike; heapprof help [COMMAND]. */
+HP_TEST(unknown_option_is_one_line_with_a_hint)
+{
+	const char *d = fresh_dir("unknown-option");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s export x.hpf --hep arena", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "an unknown option is a usage error");
+	expect_eq_u64(lines, 1, "said in one line");
+	expect_eq_u64(hp_test_sh("grep -qx \"heapprof: export: unknown option '--hep' (did you mean "
+				 "--heap? heapprof export --help lists them)\" %s/err",
+				 d),
+		      0, "the nearest option as a hint");
+	snprintf(cmd, sizeof cmd, "%s report --zzzzzz x.hpf", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "an unknown option is a usage error");
+	expect_eq_u64(hp_test_sh("grep -qx \"heapprof: report: unknown option '--zzzzzz' (heapprof "
+				 "report --help lists them)\" %s/err",
+				 d),
+		      0, "else --help as a hint");
+	snprintf(cmd, sizeof cmd, "%s flamegraph x.hpf -o", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "a missing value is a usage error");
+	expect_eq_u64(hp_test_sh("grep -qx \"heapprof: flamegraph: -o wants a value (heapprof "
+				 "flamegraph --help)\" %s/err",
+				 d),
+		      0, "a missing value, in one line");
+	snprintf(cmd, sizeof cmd, "%s report --he x.hpf", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "an ambiguous option is a usage error");
+	expect_eq_u64(hp_test_sh("grep -qx \"heapprof: report: option '--he' is ambiguous "
+				 "(--heap, --help)\" %s/err",
+				 d),
+		      0, "an ambiguous abbreviation names the candidates");
+	snprintf(cmd, sizeof cmd, "%s run --bogus -- true", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "run: an unknown option is a usage error");
+	expect_eq_u64(lines, 1, "run: said in one line");
+
+	expect_eq_u64(hp_test_sh("bash -c 'diff <(%s help) <(%s --help)' >/dev/null", hp(), hp()), 0,
+		      "heapprof help is heapprof --help");
+	expect_eq_u64(hp_test_sh("bash -c 'diff <(%s help export) <(%s export --help)' >/dev/null",
+				 hp(), hp()),
+		      0, "heapprof help export is heapprof export --help");
+	expect_eq_u64(hp_test_sh("%s help | grep -q '^  help \\[COMMAND\\]  '", hp()), 0,
+		      "help is listed");
+	snprintf(cmd, sizeof cmd, "%s help frobnicate", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "help of an unknown command is a usage error");
+	expect_eq_u64(lines, 1, "said in one line");
+	/* The top-level list is aligned: every description starts in one
+	 * column (30), on the command's line or on the next. */
+	expect_eq_u64(hp_test_sh("%s --help | awk '/^commands:/ {on = 1; next} /^$/ {on = 0} "
+				 "on && !/^  [a-z]/ && (match($0, /^ +/) ? RLENGTH : 0) != 30 {bad = 1} "
+				 "on && /^  [a-z]/ && index(substr($0, 3), \"  \") && "
+				 "(substr($0, 29, 2) != \"  \" || substr($0, 31, 1) == \" \") {bad = 1} "
+				 "END {exit bad}'",
+				 hp()),
+		      0, "heapprof --help: descriptions in one column");
+}
+
 HP_TEST(default_name_never_replaces_a_file)
 {
 	const char *d = fresh_dir("naming");

@@ -241,6 +241,24 @@ HP_TEST(bash_completion)
 	out = bash_complete("heapprof run -o x.hpf --seed 1 printen");
 	expect_str(out, " printenv \n", "run's PROGRAM is a command");
 	free(out);
+	/* Issue 24, item 11: --by's values, and captures for a capture. */
+	out = bash_complete("heapprof report --by ");
+	expect_str(out, " stack function line module type context thread heap \n",
+		   "report --by's values");
+	free(out);
+	out = bash_complete("heapprof diff --by t");
+	expect_str(out, " type thread \n", "diff --by's values");
+	free(out);
+	out = hp_test_sh_out(
+		"d=%s/captures && rm -rf $d && mkdir -p $d/sub && touch $d/a.hpf $d/notes.txt && "
+		"cd $d && bash --norc --noprofile -c 'source %s/doc/completion/heapprof; "
+		"COMP_WORDS=(heapprof html \"\"); COMP_CWORD=2; _heapprof; "
+		"printf \"%%s\\n\" \"${COMPREPLY[@]}\" | sort | tr \"\\n\" \" \"; echo; "
+		"COMP_WORDS=(heapprof report n); COMP_CWORD=2; _heapprof; echo \"${COMPREPLY[*]}\"'",
+		hp_test_tmp(), hp_test_build());
+	expect_str(out, "a.hpf sub \nnotes.txt\n",
+		   "a capture operand: *.hpf and directories first, any file when none matches");
+	free(out);
 }
 
 /* The matches zsh's completion system offers for a line, as " w1 w2 ... ". */
