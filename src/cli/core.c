@@ -45,7 +45,7 @@ static const char usage[] =
 	"  --whatis         the operands after CORE are addresses: for each, the block\n"
 	"                   holding it (start, size, offset), allocated or free, its type,\n"
 	"                   what points to it, and (under heapprof) its allocation stack\n"
-	"  --top N          rows per table (default 20)\n"
+	"  --top N          rows per table (default 20, 0 = all)\n"
 	"  --all-frames     (under heapprof) every frame: also the runtime's below main\n"
 	"                   and a thread's start, which the listing leaves out as the\n"
 	"                   report does\n"
@@ -198,7 +198,7 @@ int hp_cmd_core(int argc, char **argv)
 		{HP_OPT_EXE, 0, 0, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_WHATIS, 0, 0, NULL},
-		{HP_OPT_TOP, 1, LONG_MAX, NULL},
+		{HP_OPT_TOP, 0, LONG_MAX, NULL},
 		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
@@ -218,8 +218,10 @@ int hp_cmd_core(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	if (a.help)
 		return HP_EXIT_OK;
-	if (a.given[HP_OPT_TOP])
-		ro.top = (unsigned)a.number[HP_OPT_TOP];
+	if (a.given[HP_OPT_TOP]) /* 0: all rows */
+		ro.top = a.number[HP_OPT_TOP] && a.number[HP_OPT_TOP] < UINT_MAX
+				 ? (unsigned)a.number[HP_OPT_TOP]
+				 : UINT_MAX;
 	ro.json = a.given[HP_OPT_JSON];
 	ro.all_frames = a.given[HP_OPT_ALL_FRAMES];
 	if (a.noperands < 1 || (a.noperands > 1 && !a.given[HP_OPT_WHATIS])) {
