@@ -22,7 +22,7 @@
 #include "cli.h"
 
 static const char usage[] =
-	"usage: heapprof export FILE --format pprof|gperftools|folded -o OUT [options]\n"
+	"usage: heapprof export FILE --format pprof|gperftools|folded [-o OUT] [options]\n"
 	"\n"
 	"Writes the profile of a capture for other tools.\n"
 	"  --format pprof       gzipped profile.proto: go tool pprof, Parca, Pyroscope;\n"
@@ -31,7 +31,9 @@ static const char usage[] =
 	"  --format gperftools  gperftools' heap profile text: google-pprof, jeprof,\n"
 	"                       go tool pprof (symbolized from the binaries)\n"
 	"  --format folded      'root;...;leaf value' lines: flamegraph.pl, inferno\n"
-	"  -o, --output OUT     the file to write ('-' = standard output)\n"
+	"  -o, --output OUT     the file to write ('-' = standard output; default the\n"
+	"                       capture's name with .pb.gz, .heap or .folded for .hpf,\n"
+	"                       here, never replacing a file)\n"
 	"  --at end|peak        pprof, gperftools: the in-use figures at the snapshot\n"
 	"                       (default) or at the global peak\n"
 	"  --by type|context    folded: each stack under a root frame of its type or\n"
@@ -110,7 +112,8 @@ int hp_cmd_export(int argc, char **argv)
 	struct hp_cli_output o;
 	FILE *out;
 	int64_t heap;
-	int ret, status = HP_EXIT_FAILURE;
+	char default_out[4096];
+	int ret, said = 0, status = HP_EXIT_FAILURE;
 
 	if (hp_cli_parse("export", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
 		return HP_EXIT_USAGE;
@@ -128,9 +131,18 @@ int hp_cmd_export(int argc, char **argv)
 		hp_say_error("export: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
-	if (format == FMT_NONE || !output) {
-		hp_say_error("export: say which --format and where (-o OUT)");
+	if (format == FMT_NONE) {
+		hp_say_error("export: say which --format (pprof, gperftools, folded)");
 		return HP_EXIT_USAGE;
+	}
+	if (!output) {
+		static const char *const ext[] = {
+			[FMT_PPROF] = ".pb.gz", [FMT_GPERFTOOLS] = ".heap", [FMT_FOLDED] = ".folded"};
+		output = hp_cli_default_output("export", argv[a.operand], ext[format], default_out,
+					       sizeof default_out);
+		if (!output)
+			return HP_EXIT_FAILURE;
+		said = 1;
 	}
 	if (at && format == FMT_FOLDED) {
 		hp_say_error("export: --at is for pprof and gperftools; folded takes --metric");
@@ -176,6 +188,8 @@ int hp_cmd_export(int argc, char **argv)
 	default: ret = hp_folded_write_heap(out, &model, a.metric, hp_cli_by(&a), heap); break;
 	}
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	if (status == HP_EXIT_OK && said)
+		fprintf(stderr, "heapprof: wrote %s\n", output);
 
 err:
 	hp_model_free(&model);

@@ -15,13 +15,15 @@
 #include "cli.h"
 
 static const char usage[] =
-	"usage: heapprof flamegraph FILE -o OUT.svg [options]\n"
+	"usage: heapprof flamegraph FILE [-o OUT.svg] [options]\n"
 	"\n"
 	"Draws the call stacks of a capture as a flame graph: one self-contained SVG\n"
 	"to open in a browser, the root at the bottom, each frame as wide as its share\n"
 	"of the metric. Hover for details, click to zoom, type a regular expression\n"
 	"in the search box (Ctrl-F goes there) to highlight the functions matching.\n"
-	"  -o, --output OUT     the file to write ('-' = standard output)\n"
+	"  -o, --output OUT     the file to write ('-' = standard output; default the\n"
+	"                       capture's name with .svg for .hpf, here, never\n"
+	"                       replacing a file)\n"
 	"  --metric M           peak (default: bytes in use at the peak), leaked (bytes\n"
 	"                       in use at the snapshot), allocated (bytes), allocations,\n"
 	"                       temporary (counts)\n"
@@ -72,6 +74,8 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	struct hp_model model;
 	struct hp_flame *flame = NULL;
 	struct hp_cli_output o;
+	const char *output;
+	char default_out[4096];
 	int64_t heap;
 	int ret, status = HP_EXIT_FAILURE;
 
@@ -91,10 +95,10 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		hp_say_error("flamegraph: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
-	if (!a.value[HP_OPT_OUTPUT]) {
-		hp_say_error("flamegraph: say where to write the SVG (-o OUT.svg)");
-		return HP_EXIT_USAGE;
-	}
+	output = a.value[HP_OPT_OUTPUT];
+	if (!output && !(output = hp_cli_default_output("flamegraph", argv[a.operand], ".svg",
+							 default_out, sizeof default_out)))
+		return HP_EXIT_FAILURE;
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
 
@@ -105,11 +109,12 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		hp_say_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
 		goto err;
 	}
-	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT], (const char *const *)argv + a.operand,
-			       1))
+	if (hp_cli_output_open(&o, output, (const char *const *)argv + a.operand, 1))
 		goto err;
 	ret = hp_flame_write_svg(o.f, flame, &fo, NULL);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	if (status == HP_EXIT_OK && !a.value[HP_OPT_OUTPUT])
+		fprintf(stderr, "heapprof: wrote %s\n", output);
 
 err:
 	hp_flame_free(flame);

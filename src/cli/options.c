@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../analyzer/group.h"
 #include "../common/options.h"
@@ -376,6 +377,29 @@ int hp_cli_check_by_root(const char *cmd, const char *value)
 		return 0;
 	hp_say_error("%s: --by: '%s' is not type or context (or stack, the default)", cmd, value);
 	return -EINVAL;
+}
+
+const char *hp_cli_default_output(const char *cmd, const char *capture, const char *ext,
+				  char *buf, size_t cap)
+{
+	const char *base = strrchr(capture, '/');
+	size_t len;
+	struct stat st;
+
+	base = base ? base + 1 : capture;
+	len = strlen(base);
+	if (len > 4 && strcmp(base + len - 4, ".hpf") == 0)
+		len -= 4;
+	if (!len || (size_t)snprintf(buf, cap, "%.*s%s", (int)len, base, ext) >= cap) {
+		hp_say_error("%s: cannot make an output name from '%s': name it with -o", cmd,
+			     capture);
+		return NULL;
+	}
+	if (lstat(buf, &st) == 0) {
+		hp_say_error("%s: %s exists: not replacing it (name the output with -o)", cmd, buf);
+		return NULL;
+	}
+	return buf;
 }
 
 int hp_cli_heap(const struct hp_cli_args *a, const struct hp_model *m, const char *file,

@@ -442,6 +442,37 @@ HP_TEST(top_0_is_all)
 		      1, "core --top 0 is no usage error");
 }
 
+/* export and flamegraph without -o (issue 24, item 11): the capture's
+ * name with the format's extension, here, said on stderr; never over a
+ * file that exists. */
+HP_TEST(default_output_names)
+{
+	char *t;
+
+	if (!make_capture())
+		return;
+	t = hp_test_sh_out("d=%s/names && rm -rf $d && mkdir $d && cd $d && cp %s run.hpf && "
+			   "%s/heapprof export run.hpf --format folded 2>&1 && "
+			   "%s/heapprof export run.hpf --format pprof 2>&1 && "
+			   "%s/heapprof export run.hpf --format gperftools 2>&1 && "
+			   "%s/heapprof flamegraph run.hpf 2>&1 && ls && "
+			   "head -c 13 run.folded && echo && "
+			   "{ %s/heapprof flamegraph run.hpf 2>&1; echo \"rc=$?\"; }",
+			   hp_test_tmp(), capture, hp_test_build(), hp_test_build(), hp_test_build(),
+			   hp_test_build(), hp_test_build());
+	expect_str(t,
+		   "heapprof: wrote run.folded\n"
+		   "heapprof: wrote run.pb.gz\n"
+		   "heapprof: wrote run.heap\n"
+		   "heapprof: wrote run.svg\n"
+		   "run.folded\nrun.heap\nrun.hpf\nrun.pb.gz\nrun.svg\n"
+		   "[heap malloc]\n"
+		   "heapprof: flamegraph: run.svg exists: not replacing it (name the output with "
+		   "-o)\nrc=1\n",
+		   "default names, said, and never over a file");
+	free(t);
+}
+
 /* diff --by type: BASE has 3 conn in use (192 bytes) and nothing else. */
 HP_TEST(attr_diff_by_type)
 {
