@@ -218,6 +218,42 @@ const char *hp_cli_env_get(const char *env, size_t len, const char *name)
 	return NULL;
 }
 
+/* A capture without a snapshot: says how to get one. The program is still
+ * running when its pid is alive and its executable is the capture's
+ * program (a pid can be reused): then its dump signal asks for one;
+ * otherwise it ended without one. */
+static void say_no_snapshot(const char *path, const struct hp_capture *cap)
+{
+	char exe[4096], link[64], prog[512];
+	int pid = (int)cap->pid, running = 0;
+	ssize_t n;
+
+	hp_text_escape(prog, sizeof prog, hp_model_program_name(cap));
+	snprintf(link, sizeof link, "/proc/%d/exe", pid);
+	if ((uint64_t)pid == cap->pid && (kill(pid, 0) == 0 || errno == EPERM)) {
+		n = readlink(link, exe, sizeof exe - 1);
+		running = n <= 0 || !cap->program;
+		if (n > 0) {
+			exe[n] = '\0';
+			running = cap->program && strcmp(exe, cap->program) == 0;
+		}
+	}
+	if (running && cap->dump_signal && sigabbrev_np((int)cap->dump_signal))
+		hp_say_error("%s: holds no snapshot yet: %s (pid %d) is running: `kill -%s %d` "
+			     "asks it for one (heapprof run --interval MS writes one every MS)",
+			     path, prog, pid, sigabbrev_np((int)cap->dump_signal), pid);
+	else if (running)
+		hp_say_error("%s: holds no snapshot yet: %s (pid %d) is running, recorded "
+			     "without a dump signal: it writes one at its exit (heapprof run "
+			     "--interval MS writes one every MS)",
+			     path, prog, pid);
+	else
+		hp_say_error("%s: holds no snapshot: %s (pid %d) ended without writing one "
+			     "(killed before its exit? heapprof run --interval MS writes one "
+			     "every MS)",
+			     path, prog, pid);
+}
+
 int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		      struct hp_capture *cap, struct hp_model *model)
 {
@@ -253,6 +289,11 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 			     hp_text_escape(shown, sizeof shown, prog));
 	}
 	ret = hp_model_build(model, cap, opts, err, sizeof err);
+	if (ret == -ENODATA && !cap->nsnapshots && cap->has_meta && cap->pid) {
+		say_no_snapshot(path, cap);
+		hp_capture_free(cap);
+		return ret;
+	}
 	if (ret < 0) {
 		hp_say_error("%s: %s", path, err);
 		hp_capture_free(cap);

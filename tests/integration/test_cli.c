@@ -141,6 +141,37 @@ HP_TEST(unknown_option_is_one_line_with_a_hint)
 		      0, "heapprof --help: descriptions in one column");
 }
 
+/* report on the capture of a running program with no snapshot yet says
+ * how to get one (issue 24, item 11): its dump signal, --interval; on the
+ * capture of a program killed before any snapshot, that it ended without. */
+HP_TEST(no_snapshot_says_how_to_get_one)
+{
+	const char *d = fresh_dir("no-snapshot");
+	char *out;
+
+	out = hp_test_sh_out("cd %s && { %s run -q -o s.hpf -- sleep 3 & } && "
+			     "for i in $(seq 50); do [ -s s.hpf ] && break; sleep 0.1; done; "
+			     "sleep 0.3; %s report s.hpf 2>&1; echo \"rc=$?\"; wait",
+			     d, hp(), hp());
+	expect_true(out && hp_test_sh("printf '%%s' '%s' | grep -qE '^heapprof: s.hpf: holds no "
+				      "snapshot yet: sleep \\(pid [0-9]+\\) is running: `kill "
+				      "-USR2 [0-9]+` asks it for one \\(heapprof run --interval "
+				      "MS writes one every MS\\)$'",
+				      out) == 0 &&
+			    strstr(out, "\nrc=1\n"),
+		    "a running program: kill -USR2 PID, or --interval");
+	if (out && getenv("HP_TEST_VERBOSE"))
+		printf("%s", out);
+	free(out);
+	out = hp_test_sh_out("cd %s && %s run -q -o k.hpf -- sh -c 'kill -9 $$' 2>/dev/null; "
+			     "%s report k.hpf 2>&1; true",
+			     d, hp(), hp());
+	expect_true(out && strstr(out, "holds no snapshot: sh (pid ") &&
+			    strstr(out, ") ended without writing one"),
+		    "a killed program: it ended without one");
+	free(out);
+}
+
 HP_TEST(default_name_never_replaces_a_file)
 {
 	const char *d = fresh_dir("naming");
