@@ -248,10 +248,10 @@ int main(int argc, char **argv)
 /* The report's figures add up (issue 23, item 12): a crafted capture
  * sampled every 4096 bytes with three stacks of one 4096-byte sample each
  * (each stands for 1 / (1 - e^-1) = 1.582 allocations, 6,479.8 bytes).
- * The total is rounded once, 4.746 objects and 19,439.3 bytes to 5 and
- * 19,439, and the stacks share it out (2, 2 and 1; 6,480, 6,480 and
- * 6,479): rounded apart, they read 6 objects and 19,440 bytes under a
- * total of 5 and 19,439. */
+ * Each stack reads 2 objects and 6,480 bytes, and the total is their sum,
+ * 6 and 19,440: rounded apart from them, it read 5 and 19,439 (the sum of
+ * the unrounded figures, 4.746 and 19,439.3) under stacks that add up to
+ * 6 and 19,440. */
 static const char sum_py[] =
 	"import json,sys\n"
 	"d = json.load(sys.stdin)\n"
@@ -285,8 +285,8 @@ HP_TEST(sampled_totals_are_the_sum_of_the_stacks)
 	out = hp_test_sh_out("%s/heapprof report --json --top 100 %s | python3 -c '%s'",
 			     hp_test_build(), path, sum_py);
 	expect_str(out,
-		   "peak: total 5/19439, stacks 5/19439\n"
-		   "allocated: total 5/19439, stacks 5/19439\n",
+		   "peak: total 6/19440, stacks 6/19440\n"
+		   "allocated: total 6/19440, stacks 6/19440\n",
 		   "the total of the JSON is the sum of its stacks, rounded once");
 	free(out);
 }

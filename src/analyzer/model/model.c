@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <math.h>
 #include <regex.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,82 +283,34 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 	return 0;
 }
 
-/* The figures of hp_values, by offset, that are estimated (in use is
- * derived: allocated - freed). */
-static const size_t estimated[] = {
-	offsetof(struct hp_values, alloc_objects), offsetof(struct hp_values, alloc_bytes),
-	offsetof(struct hp_values, free_objects),  offsetof(struct hp_values, free_bytes),
-	offsetof(struct hp_values, peak_objects),  offsetof(struct hp_values, peak_bytes),
-	offsetof(struct hp_values, temp_objects),  offsetof(struct hp_values, temp_bytes),
-};
-
-#define FIG(v, off) (*(double *)((char *)(v) + (off)))
-
-struct remainder {
-	double frac;
-	uint32_t stack;
-};
-
-static int by_remainder(const void *a, const void *b)
+/* A sampled model's estimates as integers, rounded once, per stack: each
+ * stack's figures (the sums of its buckets, unbiased) are rounded to the
+ * nearest, in use is allocated - freed of the rounded figures, and the
+ * total is the sum of the stacks. Every output then prints what it sums:
+ * a JSON total is the sum of its stacks (it was rounded apart from them,
+ * and read one object and one byte below their sum). Rounding to the
+ * nearest is monotonic, so no stack's in use goes below 0 or its peak
+ * above what it allocated (sharing the total's rounding out among the
+ * stacks by largest remainder was tried: it rounds allocated and freed
+ * apart, and a stack read -1 B in use). */
+static void round_stacks(struct hp_model *m)
 {
-	const struct remainder *x = a, *y = b;
-
-	if (x->frac != y->frac)
-		return x->frac > y->frac ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
-
-/* A sampled model's estimates as integers that add up: the total of each
- * figure is rounded once (its sum over the stacks, unrounded), and each
- * stack gets its figure's floor plus one for the stacks with the largest
- * fractions until the stacks sum to that total (the largest remainder
- * method). Rounding each stack on its own would let the rounding errors
- * of thousands of one-sample stacks pile up (manystacks at --sample-rate
- * 4096: 33,068 objects for 32,774), and a total rounded apart from its
- * stacks would not be their sum. m->total becomes the sum of the stacks.
- * Allocates a scratch array; returns 0 or -ENOMEM. */
-static int round_stacks(struct hp_model *m)
-{
-	struct remainder *r;
-	size_t n = 0;
-
 	if (!m->sampled)
-		return 0;
-	r = malloc((m->nstacks ? m->nstacks : 1) * sizeof *r);
-	if (!r)
-		return -ENOMEM;
-	for (size_t f = 0; f < sizeof estimated / sizeof *estimated; f++) {
-		size_t off = estimated[f];
-		double sum = 0, floors = 0;
-		int64_t extra;
-		n = 0;
-		for (size_t id = 0; id < m->nstacks; id++) {
-			double v = FIG(&m->stacks[id].v, off);
-			if (!m->stacks[id].nbuckets)
-				continue;
-			sum += v;
-			floors += floor(v);
-			r[n++] = (struct remainder){v - floor(v), (uint32_t)id};
-			FIG(&m->stacks[id].v, off) = floor(v);
-		}
-		extra = hp_estimate_i64(sum) - hp_estimate_i64(floors);
-		if (extra > 0 && (size_t)extra < n)
-			qsort(r, n, sizeof *r, by_remainder);
-		for (size_t i = 0; extra > 0 && i < n; i++, extra--)
-			FIG(&m->stacks[r[i].stack].v, off) += 1;
-		FIG(&m->total, off) = 0;
-		for (size_t id = 0; id < m->nstacks; id++)
-			FIG(&m->total, off) += FIG(&m->stacks[id].v, off);
-	}
-	free(r);
+		return;
+	memset(&m->total, 0, sizeof m->total);
 	for (size_t id = 0; id < m->nstacks; id++) {
 		struct hp_values *v = &m->stacks[id].v;
+		double *fig[] = {&v->alloc_objects, &v->alloc_bytes, &v->free_objects,
+				 &v->free_bytes,    &v->peak_objects, &v->peak_bytes,
+				 &v->temp_objects,  &v->temp_bytes};
+		if (!m->stacks[id].nbuckets)
+			continue;
+		for (size_t f = 0; f < sizeof fig / sizeof *fig; f++)
+			*fig[f] = (double)hp_estimate_i64(*fig[f]);
 		v->inuse_objects = v->alloc_objects - v->free_objects;
 		v->inuse_bytes = v->alloc_bytes - v->free_bytes;
+		hp_values_add(&m->total, v);
 	}
-	m->total.inuse_objects = m->total.alloc_objects - m->total.free_objects;
-	m->total.inuse_bytes = m->total.alloc_bytes - m->total.free_bytes;
-	return 0;
 }
 
 int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
@@ -447,9 +398,7 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		st->nbuckets++;
 		hp_values_add(&st->v, &m->buckets[i].v);
 	}
-	ret = round_stacks(m);
-	if (ret)
-		goto fail;
+	round_stacks(m);
 	if (opts->filter) {
 		ret = hp_model_filter(m, opts->filter, err, errlen);
 		if (ret) {
