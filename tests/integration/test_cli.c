@@ -172,6 +172,42 @@ HP_TEST(no_snapshot_says_how_to_get_one)
 	free(out);
 }
 
+/* inspect --json (issue 24, item 11): the text's content as one object,
+ * valid JSON whose figures are the text's. */
+HP_TEST(inspect_json_is_the_text)
+{
+	static const char py[] =
+		"import json,sys\n"
+		"d = json.load(open(sys.argv[1]))\n"
+		"l = d[\"last\"]\n"
+		"print(\"%s %d %d %d %d %s\" % (d[\"images\"][0][\"program\"], l[\"alloc_objects\"],\n"
+		"      l[\"alloc_bytes\"], len(d[\"buckets\"]), l[\"buckets\"], d[\"damage\"]))\n";
+	const char *d = fresh_dir("inspect-json");
+	char *json, *text;
+
+	json = hp_test_sh_out("cd %s && %s run -q -o k.hpf -- %s/tests/programs/known >/dev/null && "
+			      "%s inspect --json --stacks k.hpf > k.json && python3 -c '%s' k.json",
+			      d, hp(), hp_test_build(), hp(), py);
+	text = hp_test_sh_out("cd %s && %s inspect k.hpf | awk '/^  allocated/ {print $2, $4}'; "
+			      "%s inspect --stacks k.hpf | grep -c '^  bucket '",
+			      d, hp(), hp());
+	if (json && text) {
+		unsigned long long jo = 0, jb = 0, to = 0, tb = 0, nb = 0, jn = 0, jl = 0;
+		char prog[64] = "";
+		expect_eq_u64(sscanf(json, "%63s %llu %llu %llu %llu", prog, &jo, &jb, &jn, &jl), 5,
+			      "inspect --json parses");
+		expect_eq_u64(sscanf(text, "%llu %llu %llu", &to, &tb, &nb), 3, "the text's figures");
+		expect_str(prog, "known", "the program");
+		expect_eq_u64(jo, to, "allocated objects as the text's");
+		expect_eq_u64(jb, tb, "allocated bytes as the text's");
+		expect_eq_u64(jn, nb, "--stacks: every bucket");
+		expect_eq_u64(jl, nb, "the last snapshot's bucket count");
+		expect_true(strstr(json, " []\n") != NULL, "no damage");
+	}
+	free(json);
+	free(text);
+}
+
 HP_TEST(default_name_never_replaces_a_file)
 {
 	const char *d = fresh_dir("naming");
