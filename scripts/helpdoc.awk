@@ -157,6 +157,22 @@ function th(f, title) {
 	print ".nh" > f
 }
 
+# The examples (gendocs.sh: README.md's, "CMD<TAB>LINE<TAB>WHY" lines) of
+# command c, or every one for c == "", as an EXAMPLES section.
+function man_examples(c, f,    line, a, n) {
+	if (examples == "") return
+	n = 0
+	while ((getline line < examples) > 0) {
+		split(line, a, "\t")
+		if (c != "" && a[1] != c) continue
+		if (!n++) print ".SH EXAMPLES" > f
+		print ".TP" > f
+		print "\\fB" esc(a[2]) "\\fR" > f
+		print (a[3] != "" ? esc(a[3]) : "") > f
+	}
+	close(examples)
+}
+
 function man_top(    f, i, c) {
 	f = out "/heapprof.1"
 	th(f, "heapprof")
@@ -175,6 +191,7 @@ function man_top(    f, i, c) {
 		print ".BR heapprof\\-" esc(c) " (1)." > f
 	}
 	paras(top_notes, f)
+	man_examples("", f)
 	print ".SH SEE ALSO" > f
 	for (i = 1; i <= ncmds; i++)
 		print ".BR heapprof\\-" esc(cmds[i]) " (1)" (i < ncmds ? "," : "") > f
@@ -207,6 +224,7 @@ function man_cmd(c,    f, i, u) {
 		print ".SH NOTES" > f
 		paras(notes[c], f)
 	}
+	man_examples(c, f)
 	print ".SH SEE ALSO" > f
 	print ".BR heapprof (1)" > f
 	close(f)
