@@ -292,6 +292,19 @@ $(BUILD)/tests/programs/dtorfree: tests/programs/dtorfree.c $(BUILD)/tests/progr
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests/programs -ldtorfree \
 		-Wl,-rpath,'$$ORIGIN'
 
+# exitlist is linked with libexitlist.so (whose constructor registers
+# exit functions before main).
+$(BUILD)/tests/programs/exitlist: tests/programs/exitlist.c $(BUILD)/tests/programs/libexitlist.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests/programs -Wl,--no-as-needed -lexitlist \
+		-Wl,-rpath,'$$ORIGIN'
+
+# nonpie is built without PIE: a canonical PLT entry for malloc, as in
+# Debian's python3 and node.
+$(BUILD)/tests/programs/nonpie: tests/programs/nonpie.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -fno-pie -no-pie -o $@ $<
+
 $(BUILD)/tests/programs/%: tests/programs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -ldl -lm
@@ -345,13 +358,15 @@ tests: binaries $(filter-out $(BUILD)/tests/programs/lib%,$(TEST_PROGS)) $(TEST_
 .PHONY: tests
 
 # --- fuzzing ---
-# make fuzz: the capture reader (src/format/capture.c, the rest of
-# src/format, src/common) under libFuzzer with ASan and UBSan, for FUZZ_SECONDS (default
-# 60) in one process, over a scratch corpus in $(BUILD)/fuzz/corpus seeded
-# with crafted and real captures (tests/fuzz/run.sh). A crash input is copied
-# to tests/fuzz/crashes/ and the target fails; tests/fault/test_fuzz_corpus
-# replays that directory in `make check`, and runs `make fuzz` there when CI
-# or HP_FUZZ=1 is set. See tests/fuzz/README.md.
+# make fuzz: the capture reader (src/format/capture.c) and every view of
+# what it loads (the analyzer: report, html, diff, the exports, the flame
+# graph; tests/fuzz/views.h) under libFuzzer with ASan and UBSan, for
+# FUZZ_SECONDS (default 60) in one process, over a scratch corpus in
+# $(BUILD)/fuzz/corpus seeded with crafted and real captures
+# (tests/fuzz/run.sh). A crash input is copied to tests/fuzz/crashes/ and
+# the target fails; tests/fault/test_fuzz_corpus replays that directory in
+# `make check`, and runs `make fuzz` there when CI or HP_FUZZ=1 is set. See
+# tests/fuzz/README.md.
 #
 # Built with clang from the sources, not from the gcc-built archive: the
 # fuzzer needs its coverage instrumentation in the code under test. No
@@ -362,8 +377,10 @@ FUZZ_CC ?= clang
 FUZZ := $(BUILD)/fuzz
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -O1 -g -fno-omit-frame-pointer $(PKG_CFLAGS)
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRC := $(FORMAT_SRC) $(COMMON_SRC)
-FUZZ_HDR := $(wildcard src/format/*.h src/common/*.h tests/fuzz/*.h)
+FUZZ_SRC := $(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC) $(ASSET_C)
+FUZZ_LIBS := -lelf -ldw -liberty -lzstd -lz -lm
+FUZZ_HDR := $(wildcard src/format/*.h src/common/*.h src/analyzer/*.h src/analyzer/*/*.h \
+	tests/fuzz/*.h)
 FUZZ_PROGS := $(addprefix $(BUILD)/tests/programs/,known dlopener libplugin.so threads triggers)
 
 # The probe links an empty target first, so that a missing libFuzzer says
@@ -375,7 +392,7 @@ $(FUZZ)/fuzz_capture: tests/fuzz/fuzz_capture.c $(FUZZ_SRC) $(FUZZ_HDR) Makefile
 		echo "heapprof: make fuzz needs clang with libFuzzer and the sanitizers:" \
 			"apt-get install clang libclang-rt-14-dev" >&2; exit 1; }
 	@rm -f $@.probe
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ tests/fuzz/fuzz_capture.c $(FUZZ_SRC) -lzstd -lz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ tests/fuzz/fuzz_capture.c $(FUZZ_SRC) $(FUZZ_LIBS)
 
 $(FUZZ)/gen_seeds: tests/fuzz/gen_seeds.c src/format/encode.c src/format/buf_heap.c $(FUZZ_HDR) Makefile | $(FUZZ)/fuzz_capture
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/gen_seeds.c src/format/encode.c src/format/buf_heap.c -lzstd -lz
@@ -388,14 +405,11 @@ fuzz: deps-fuzz
 # calls: the whole analyzer) under libFuzzer, for FUZZ_SECONDS, seeded with
 # real cores of test programs with and without heapprof
 # (tests/fuzz/run_core.sh). Crash inputs go to tests/fuzz/crashes-core/.
-FUZZ_CORE_SRC := $(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC) $(ASSET_C)
 FUZZ_CORE_PROGS := $(addprefix $(BUILD)/tests/programs/,corereach coreheap)
 
-$(FUZZ)/fuzz_core: tests/fuzz/fuzz_core.c $(FUZZ_CORE_SRC) $(wildcard src/analyzer/*.h src/analyzer/*/*.h) \
-		$(FUZZ_HDR) Makefile
+$(FUZZ)/fuzz_core: tests/fuzz/fuzz_core.c $(FUZZ_SRC) $(FUZZ_HDR) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ tests/fuzz/fuzz_core.c $(FUZZ_CORE_SRC) \
-		-lelf -ldw -liberty -lzstd -lz -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ tests/fuzz/fuzz_core.c $(FUZZ_SRC) $(FUZZ_LIBS)
 
 fuzz-core: deps-fuzz
 	@$(MAKE) --no-print-directory $(FUZZ)/fuzz_capture $(FUZZ)/fuzz_core binaries \

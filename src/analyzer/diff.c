@@ -11,6 +11,7 @@
  */
 #include "diff.h"
 
+#include "../common/sort.h"
 #include "../common/units.h"
 #include "../common/text.h"
 
@@ -193,7 +194,7 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		r[i].e = d->entries[i];
 		r[i].order = i;
 	}
-	qsort(r, d->nentries, sizeof *r, by_change);
+	hp_sort(r, d->nentries, sizeof *r, by_change);
 	for (size_t i = 0; i < d->nentries; i++)
 		d->entries[i] = r[i].e;
 	ret = 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/strtab.h"
 #include "../common/units.h"
 #include "../common/vec.h"
@@ -96,7 +97,7 @@ static int by_diff_build(struct by_diff *d, const struct hp_model *base,
 	for (size_t i = 0; i < d->n; i++)
 		d->rows[i].change = hp_values_metric(&d->rows[i].new, metric) -
 				    hp_values_metric(&d->rows[i].base, metric);
-	qsort(d->rows, d->n, sizeof *d->rows, by_change);
+	hp_sort(d->rows, d->n, sizeof *d->rows, by_change);
 	return 0;
 nomem:
 	by_diff_free(d);

@@ -18,8 +18,82 @@
 #include <string.h>
 
 #include "../common/hash.h"
+#include "../common/sort.h"
 #include "../common/vec.h"
 #include "group.h"
+
+/* Whether s (up to end) is only a member function's qualifiers. */
+static int only_qualifiers(const char *s)
+{
+	static const char *const q[] = {" const", " volatile", " &&", " &", " noexcept"};
+	size_t n;
+
+	while (*s) {
+		for (n = 0; n < sizeof q / sizeof *q; n++)
+			if (strncmp(s, q[n], strlen(q[n])) == 0)
+				break;
+		if (n == sizeof q / sizeof *q)
+			return 0;
+		s += strlen(q[n]);
+	}
+	return 1;
+}
+
+/* Drops a template function's return type before its name ("void
+ * std::vector<...>::_M_realloc_insert<...>"): at the last space outside
+ * brackets that is not operator's. Only a template function's name (one
+ * that ends in its template arguments) has one: a C name with a space
+ * ("loader;v1 \"old\"", from a folded file) stays whole. name has no
+ * parameter list left. */
+static const char *drop_return_type(char *out)
+{
+	size_t n = strlen(out);
+
+	if (!n || out[n - 1] != '>')
+		return out;
+	for (size_t i = 0, d = 0, sp = 0; out[i]; i++) {
+		if (out[i] == '<' || out[i] == '(')
+			d++;
+		else if ((out[i] == '>' || out[i] == ')') && d)
+			d--;
+		else if (out[i] == ' ' && !d && !(i >= 8 && strncmp(out + i - 8, "operator", 8) == 0))
+			sp = i + 1;
+		if (!out[i + 1]) {
+			if (sp)
+				memmove(out, out + sp, strlen(out + sp) + 1);
+			break;
+		}
+	}
+	return out;
+}
+
+/* flame.h. Allocates nothing. */
+const char *hp_flame_short_name(char *out, size_t cap, const char *name)
+{
+	size_t n, depth = 0, close;
+
+	hp_name_shorten(out, cap, name ? name : "");
+	n = strlen(out);
+	/* The last ')' before only qualifiers closes the parameter list. */
+	for (close = n; close-- > 0;)
+		if (out[close] == ')' && only_qualifiers(out + close + 1))
+			break;
+	if (close >= n)
+		return drop_return_type(out);
+	for (size_t i = close + 1; i-- > 0;) {
+		if (out[i] == ')')
+			depth++;
+		else if (out[i] == '(' && --depth == 0) {
+			/* "operator()" with nothing in it is the operator's name. */
+			if (i >= 8 && strncmp(out + i - 8, "operator", 8) == 0 && close == i + 1)
+				break;
+			if (i > 0)
+				out[i] = '\0';
+			break;
+		}
+	}
+	return drop_return_type(out);
+}
 
 static int same_str(const char *a, const char *b)
 {
@@ -121,7 +195,7 @@ static int sort_children(struct hp_flame *f)
 	for (size_t i = 1; i < f->n; i++)
 		k[i - 1] = (struct kid){f->nodes[i].parent, (uint32_t)i, f->nodes[i].value,
 					f->nodes[i].function};
-	qsort(k, nk, sizeof *k, by_parent_value);
+	hp_sort(k, nk, sizeof *k, by_parent_value);
 	for (size_t i = 0; i < nk; i++) {
 		struct node *p = &f->nodes[k[i].parent];
 		if (!p->nkids)
@@ -133,33 +207,66 @@ static int sort_children(struct hp_flame *f)
 	return 0;
 }
 
-/* Adds v along a stack under node cur: outermost location first; inside
- * one, the containing function (the last symbolic frame) before what was
- * inlined into it. */
+size_t hp_flame_frames(const struct hp_model *m, const struct hp_mstack *st, int all,
+		       struct hp_flame_frame *out)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++) {
+			out[n++] = (struct hp_flame_frame){st->locations[i], k,
+							   hp_model_frame_class(m, l, &l->syms[k])};
+			if (!all && hp_model_is_main(&l->syms[k]))
+				goto outside_main; /* what is outside main is the runtime's */
+		}
+	}
+	/* A thread's stack: what is outside the last frame of the program's
+	 * own, when it reaches the runtime, is the thread library's way to it. */
+	if (!all && n && out[n - 1].cls == HP_FRAME_ENTRY) {
+		size_t last_own = n;
+		while (last_own > 0 && out[last_own - 1].cls != HP_FRAME_OWN)
+			last_own--;
+		if (last_own)
+			n = last_own;
+	}
+outside_main:
+	if (!all) { /* the runtime's frames left (_start, a thread without frames of its own) */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (out[i].cls != HP_FRAME_ENTRY)
+				out[k++] = out[i];
+		n = k;
+	}
+	return n;
+}
+
+/* Adds v along a stack under node cur: outermost frame first (frames:
+ * hp_flame_frames, room for every symbolic frame of the stack). */
 static int add_stack(struct hp_flame *f, const struct hp_mstack *st, double v, uint32_t cur,
-		     const size_t *sym_base, const uint64_t *hashes)
+		     const size_t *sym_base, const uint64_t *hashes, int all,
+		     struct hp_flame_frame *frames)
 {
 	static const struct hp_sym no_stack = {"[no stack]", "", 0, 0};
 	const struct hp_model *m = f->m;
+	size_t n = hp_flame_frames(m, st, all, frames);
 	int ret;
 
-	if (!st->depth) {
+	if (!n) {
 		if ((ret = child_of(f, cur, &no_stack, -1, 0, sym_hash(&no_stack, -1), &cur)))
 			return ret;
 		f->nodes[cur].value += v;
 		return 0;
 	}
-	for (uint32_t i = st->depth; i-- > 0;) {
-		uint32_t li = st->locations[i];
+	for (size_t i = n; i-- > 0;) {
+		uint32_t li = frames[i].loc, j = frames[i].sym;
 		const struct hp_location *l = &m->locations[li];
-		for (uint32_t j = l->nsyms; j-- > 0;) {
-			ret = child_of(f, cur, &l->syms[j], l->module, l->module_offset,
-				       hashes[sym_base[li] + j], &cur);
-			if (ret)
-				return ret;
-			f->nodes[cur].value += v;
-			add_line(&f->nodes[cur], l->syms[j].line);
-		}
+		ret = child_of(f, cur, &l->syms[j], l->module, l->module_offset,
+			       hashes[sym_base[li] + j], &cur);
+		if (ret)
+			return ret;
+		f->nodes[cur].value += v;
+		add_line(&f->nodes[cur], l->syms[j].line);
 	}
 	return 0;
 }
@@ -172,7 +279,7 @@ int hp_flame_build(const struct hp_model *m, enum hp_metric metric, struct hp_fl
 int hp_flame_build_by(const struct hp_model *m, enum hp_metric metric, int dim,
 		      struct hp_flame **out)
 {
-	return hp_flame_build_heap(m, metric, dim, 0, out);
+	return hp_flame_build_all(m, metric, dim, 0, out);
 }
 
 /* Adds the root frame named key under node parent with value v; *cur is
@@ -192,12 +299,29 @@ static int add_root(struct hp_flame *f, uint32_t parent, const char *key, double
 	return 0;
 }
 
+static int build(const struct hp_model *m, enum hp_metric metric, int dim, int all,
+		 int64_t heap, struct hp_flame **out);
+
+int hp_flame_build_all(const struct hp_model *m, enum hp_metric metric, int dim, int all,
+		       struct hp_flame **out)
+{
+	return build(m, metric, dim, all, 0, out);
+}
+
 int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim, int64_t heap,
 			struct hp_flame **out)
 {
+	return build(m, metric, dim, 0, heap, out);
+}
+
+/* The tree of the blocks of heap, every frame kept when all. */
+static int build(const struct hp_model *m, enum hp_metric metric, int dim, int all,
+		 int64_t heap, struct hp_flame **out)
+{
 	int marked = hp_model_heap_marked(m, heap);
 	struct hp_flame *f = calloc(1, sizeof *f);
-	size_t *sym_base = NULL, nsyms = 0;
+	size_t *sym_base = NULL, nsyms = 0, maxsyms = 0;
+	struct hp_flame_frame *frames = NULL;
 	uint64_t *hashes = NULL;
 	struct node root = {.function = "all", .file = "", .module = -1, .parent = NONE};
 	uint32_t cur;
@@ -216,6 +340,15 @@ int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim
 	}
 	sym_base[m->nlocations] = nsyms;
 	if (!(hashes = calloc(nsyms ? nsyms : 1, sizeof *hashes)))
+		goto err;
+	for (size_t s = 0; s < m->nstacks; s++) {
+		size_t k = 0;
+		for (uint32_t i = 0; i < m->stacks[s].depth; i++)
+			k += m->locations[m->stacks[s].locations[i]].nsyms;
+		if (k > maxsyms)
+			maxsyms = k;
+	}
+	if (!(frames = calloc(maxsyms + 1, sizeof *frames)))
 		goto err;
 	for (size_t l = 0; l < m->nlocations; l++)
 		for (uint32_t j = 0; j < m->locations[l].nsyms; j++)
@@ -243,7 +376,7 @@ int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim
 					    hp_group_key(m, bk, (enum hp_dim)dim, buf, sizeof buf, NULL),
 					    v, &cur)))
 				goto err;
-			if ((ret = add_stack(f, &m->stacks[bk->stack], v, cur, sym_base, hashes)))
+			if ((ret = add_stack(f, &m->stacks[bk->stack], v, cur, sym_base, hashes, all, frames)))
 				goto err;
 		}
 		goto built;
@@ -255,7 +388,7 @@ int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim
 		if (!(v > 0)) /* nothing for this metric (or NaN from a broken estimate) */
 			continue;
 		f->nodes[0].value += v;
-		if ((ret = add_stack(f, st, v, 0, sym_base, hashes)))
+		if ((ret = add_stack(f, st, v, 0, sym_base, hashes, all, frames)))
 			goto err;
 	}
 built:
@@ -264,12 +397,14 @@ built:
 	hp_hindex_free(&f->index); /* only needed while merging */
 	free(sym_base);
 	free(hashes);
+	free(frames);
 	*out = f;
 	return 0;
 
 err:
 	free(sym_base);
 	free(hashes);
+	free(frames);
 	hp_flame_free(f);
 	return ret;
 }

@@ -173,6 +173,7 @@ struct svg {
 	int icicle;
 	size_t emitted;
 	char colour[64], fig[96]; /* scratch for write_frame, kept off its recursion */
+	char name[4096];          /* the frame's short name (hp_flame_short_name), the same */
 };
 
 static int unnamed(const char *fn)
@@ -253,13 +254,21 @@ static void write_frame(struct svg *s, uint32_t id, size_t parent_index, double 
 		wpx = n->value / s->total * s->frame_w;
 	}
 	chars = (long)floor((wpx - 6) / CHAR_PX);
+	/* The label and the hover name the function shortly
+	 * (hp_flame_short_name); data-n keeps its whole name for scripts and
+	 * the search, data-l the label when it differs. */
+	hp_flame_short_name(s->name, sizeof s->name, n->function);
 	fprintf(s->out, "<g class=\"f%s\" data-n=\"", n->inlined ? " i" : "");
 	put_xml(s->out, n->function);
+	if (strcmp(s->name, n->function)) {
+		fputs("\" data-l=\"", s->out);
+		put_xml(s->out, s->name);
+	}
 	fprintf(s->out, "\" data-d=\"%" PRIu32 "\"", n->depth);
 	if (parent_index != (size_t)-1)
 		fprintf(s->out, " data-p=\"%zu\"", parent_index);
 	fprintf(s->out, " data-x=\"%.15g\" data-v=\"%.15g\"><title>", x, n->value);
-	put_xml(s->out, n->function);
+	put_xml(s->out, s->name);
 	if (n->inlined)
 		fputs(" (inlined)", s->out);
 	fputc('\n', s->out);
@@ -271,8 +280,8 @@ static void write_frame(struct svg *s, uint32_t id, size_t parent_index, double 
 		"<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"%s\"/>"
 		"<text x=\"%.2f\" y=\"%.0f\">",
 		xpx, ypx, wpx, FRAME_PX - 1, s->colour, xpx + 3, ypx + FRAME_PX - 4.5);
-	if (chars >= 4 || (chars > 0 && strlen(n->function) <= (size_t)chars))
-		put_xml_cut(s->out, n->function, (size_t)chars, "..");
+	if (chars >= 4 || (chars > 0 && strlen(s->name) <= (size_t)chars))
+		put_xml_cut(s->out, s->name, (size_t)chars, "..");
 	fputs("</text></g>\n", s->out);
 
 	for (uint32_t k = 0; k < n->nkids; k++) {

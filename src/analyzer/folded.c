@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/vec.h"
 
 struct folded_line {
@@ -134,7 +135,7 @@ int hp_folded_write_heap(FILE *out, const struct hp_model *m, enum hp_metric met
 		}
 		n++;
 	}
-	qsort(lines, n, sizeof *lines, by_text);
+	hp_sort(lines, n, sizeof *lines, by_text);
 	for (size_t i = 0; i < n;) {
 		double sum = 0;
 		size_t j = i;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/vec.h"
 
 static const char *const dim_names[HP_BY_COUNT] = {
@@ -168,7 +169,7 @@ int hp_groups_build(struct hp_groups *g, const struct hp_model *m, enum hp_dim d
 			g->rows[r].heap_resets = p->resets;
 		}
 	}
-	qsort(g->rows, g->n, sizeof *g->rows, by_rank);
+	hp_sort(g->rows, g->n, sizeof *g->rows, by_rank);
 	return 0;
 nomem:
 	hp_groups_free(g);

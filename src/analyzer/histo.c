@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/units.h"
 
 static int by_allocs(const void *a, const void *b)
@@ -62,7 +63,7 @@ int hp_histo_by_stack(const struct hp_model *m, struct hp_stack_hist **out, size
 			t->life[c] += (double)r.life[c] * scale;
 	}
 	free(slot);
-	qsort(h, k, sizeof *h, by_allocs);
+	hp_sort(h, k, sizeof *h, by_allocs);
 	*out = h;
 	*n = k;
 	return 0;

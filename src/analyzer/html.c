@@ -76,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/strtab.h"
 #include "../common/table.h"
 #include "../common/vec.h"
@@ -83,6 +84,7 @@
 #include "assets/assets.h"
 #include "html.h"
 #include "../common/text.h"
+#include "flame.h"
 #include "group.h"
 #include "histo.h"
 #include "memmap.h"
@@ -93,6 +95,7 @@
 #define HP_HTML_TL_DIMS 4         /* the timeline by type, context, thread and heap */
 #define HP_HTML_MAX_BLOCKS 100000 /* blocks of the memory map */
 #define HP_HTML_MAP_HOLDERS 5     /* top stacks of each of its regions */
+#define HP_HTML_FLAME_MIN 0.0005  /* flame graph nodes kept: at least this share of a metric */
 
 enum {
 	COL_INUSE_B,
@@ -111,7 +114,7 @@ static const int rank_cols[] = {COL_INUSE_B, COL_PEAK_B, COL_ALLOC_B, COL_ALLOC_
 struct frame {
 	uint32_t function, file, line;
 	int32_t module;
-	int inlined;
+	int inlined, cls; /* cls: model.h's hp_frame_class */
 };
 
 /* What the page's data is built from; the frames and stacks of every
@@ -126,6 +129,9 @@ struct page {
 	size_t nstacks, stacks_cap;
 	char *key;
 	size_t key_cap;
+	char name[4096]; /* page_name's */
+	struct hp_flame_frame *fbuf; /* hp_flame_frames' */
+	size_t fbuf_cap;
 };
 
 struct ranked {
@@ -168,6 +174,12 @@ static int intern(struct page *p, const char *s, uint32_t *out)
 	return hp_strtab_intern(&p->strings, s ? s : "", out);
 }
 
+/* A function's name as the page shows it: hp_flame_short_name. */
+static const char *page_name(char *out, size_t cap, const char *name)
+{
+	return hp_flame_short_name(out, cap, name);
+}
+
 /* The frame index of one symbolic frame, added on first sight. */
 static int frame_of(struct page *p, const struct hp_model *m, const struct hp_location *l,
 		    const struct hp_sym *sym, uint32_t *out)
@@ -193,7 +205,8 @@ static int frame_of(struct page *p, const struct hp_model *m, const struct hp_lo
 	if (ret || *out < p->nframes)
 		return ret;
 	/* New: the key's index is the next frame's. */
-	if ((ret = intern(p, sym->function, &fr.function)) ||
+	fr.cls = (int)hp_model_frame_class(m, l, sym);
+	if ((ret = intern(p, page_name(p->name, sizeof p->name, sym->function), &fr.function)) ||
 	    (ret = intern(p, sym->file, &fr.file)))
 		return ret;
 	if (l->module >= 0) {
@@ -208,29 +221,41 @@ static int frame_of(struct page *p, const struct hp_model *m, const struct hp_lo
 	return 0;
 }
 
+/* The frames of stack id as the page shows them (hp_flame_frames: the
+ * runtime's below main left out) into p->fbuf; returns how many, or
+ * -ENOMEM. */
+static long stack_frames(struct page *p, const struct hp_model *m, uint32_t id)
+{
+	const struct hp_mstack *s = &m->stacks[id];
+	size_t cap = 0;
+
+	for (uint32_t i = 0; i < s->depth; i++)
+		cap += m->locations[s->locations[i]].nsyms;
+	if (hp_vec_grow(&p->fbuf, &p->fbuf_cap, cap + 1))
+		return -ENOMEM;
+	return (long)hp_flame_frames(m, s, 0, p->fbuf);
+}
+
 /* The index in p->stacks of the model's stack id, added on first sight. */
 static int stack_of(struct page *p, const struct hp_model *m, uint32_t id, uint32_t *out)
 {
-	const struct hp_mstack *s = &m->stacks[id];
-	uint32_t *frames, n = 0, cap = 0;
+	uint32_t *frames, n;
+	long nf;
 	int ret;
 
 	if (hp_u64map_get(&p->stack_index, id, out))
 		return 0;
-	for (uint32_t i = 0; i < s->depth; i++)
-		cap += m->locations[s->locations[i]].nsyms;
-	frames = malloc(((size_t)cap + 1) * sizeof *frames);
+	if ((nf = stack_frames(p, m, id)) < 0)
+		return (int)nf;
+	frames = malloc(((size_t)nf + 1) * sizeof *frames);
 	if (!frames)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < s->depth; i++) {
-		const struct hp_location *l = &m->locations[s->locations[i]];
-		for (uint32_t j = 0; j < l->nsyms; j++) {
-			ret = frame_of(p, m, l, &l->syms[j], &frames[1 + n]);
-			if (ret) {
-				free(frames);
-				return ret;
-			}
-			n++;
+	for (n = 0; n < (uint32_t)nf; n++) {
+		const struct hp_location *l = &m->locations[p->fbuf[n].loc];
+		ret = frame_of(p, m, l, &l->syms[p->fbuf[n].sym], &frames[1 + n]);
+		if (ret) {
+			free(frames);
+			return ret;
 		}
 	}
 	frames[0] = n;
@@ -251,6 +276,7 @@ static void page_free(struct page *p)
 	free(p->stacks);
 	free(p->frames);
 	free(p->key);
+	free(p->fbuf);
 	hp_u64map_free(&p->stack_index);
 	hp_strtab_free(&p->strings);
 	hp_strtab_free(&p->frame_keys);
@@ -499,8 +525,42 @@ static void write_regions(FILE *f, const struct hp_cap_snapshot *s, const struct
 /* The memory map: the blocks of s (sorted by address), their stacks as
  * indexes into the page's stacks (stacks[i], UINT32_MAX: none), and its
  * regions (mp). */
+/* The type of each of the page's stacks (*out[i] for stacks[i], NULL when
+ * none): the type of its bucket with the most bytes in use in m (group.h's
+ * key by type), for the memory map's hover. Returns 0 or -ENOMEM. */
+static int map_types_build(const struct page *p, const struct hp_model *m, char ***out,
+			   size_t *n)
+{
+	double *best = calloc(p->nstacks + 1, sizeof *best);
+	char **t = calloc(p->nstacks + 1, sizeof *t);
+	char buf[2048];
+
+	if (!best || !t) {
+		free(best);
+		free(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	*n = p->nstacks;
+	for (size_t b = 0; b < m->nbuckets; b++) {
+		const struct hp_mbucket *bk = &m->buckets[b];
+		uint32_t idx;
+		if (!hp_u64map_get(&p->stack_index, bk->stack, &idx) || idx >= p->nstacks ||
+		    !(bk->v.inuse_bytes > best[idx]))
+			continue;
+		best[idx] = bk->v.inuse_bytes;
+		free(t[idx]);
+		if (!(t[idx] = strdup(hp_group_key(m, bk, HP_BY_TYPE, buf, sizeof buf, NULL)))) {
+			free(best);
+			return -ENOMEM;
+		}
+	}
+	free(best);
+	return 0;
+}
+
 static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *stacks,
-		      const struct map_page *mp)
+		      const struct map_page *mp, char *const *types, size_t ntypes)
 {
 	size_t n = s && s->has_blocks ? s->nblocks : 0;
 
@@ -521,6 +581,18 @@ static void write_map(FILE *f, const struct hp_cap_snapshot *s, const uint32_t *
 	}
 	fputc(']', f);
 	write_regions(f, s, mp);
+	/* "types": per entry of stacks (those the page has when the map is
+	 * made), the type most of its bytes in use have, "" when none; only
+	 * with attribution. */
+	if (ntypes) {
+		fputs(",\"types\":[", f);
+		for (size_t i = 0; i < ntypes; i++) {
+			if (i)
+				fputc(',', f);
+			json_str(f, types[i] ? types[i] : "");
+		}
+		fputc(']', f);
+	}
 	fputc('}', f);
 }
 
@@ -561,7 +633,7 @@ static int write_lines(FILE *f, const struct line *lines, size_t nlines,
 	for (size_t i = 0, k = 0; i < nlines; i++)
 		for (size_t j = 0; j < lines[i].npoints; j++)
 			t[k++] = lines[i].points[j].time_ns;
-	qsort(t, n, sizeof *t, by_u64);
+	hp_sort(t, n, sizeof *t, by_u64);
 	for (size_t i = 0; i < n; i++)
 		if (!nt || t[i] != t[nt - 1])
 			t[nt++] = t[i];
@@ -673,6 +745,120 @@ static int write_tgroups(FILE *f, const struct hp_tl_groups *tg)
 	return ret;
 }
 
+/* A node of the snapshot's flame graph tree (write_flame). */
+struct fnode {
+	uint32_t parent, name; /* name: the page's string of its function */
+	uint32_t loc, sym;     /* the first symbolic frame seen, for its frame */
+	double v[NCOLS];
+};
+
+/* The snapshot's flame graph: every stack with figures (not only the
+ * top_stacks kept as rows) merged into one tree by function name along
+ * each path, outermost first, then cut by node size: a node is kept when
+ * it holds at least HP_HTML_FLAME_MIN of the root in one of rank_cols;
+ * a node cut leaves its figures in its ancestors, so no byte is lost: the
+ * root holds every stack. "flame": {"v": [0, the root's figures...],
+ * "n": [[parent (-1: the root), frame, figures...]...]}, a node after
+ * its parent. Returns 0 or -ENOMEM. */
+static int write_flame(FILE *f, struct page *p, const struct hp_model *m)
+{
+	struct fnode *nodes = NULL;
+	size_t n = 1, cap = 0, nsyms = 0, *sym_base = NULL;
+	uint32_t *names = NULL, *kept = NULL;
+	struct hp_u64map index = {0};
+	double v[NCOLS];
+	int ret = -ENOMEM;
+
+	if (hp_vec_grow(&nodes, &cap, 1) ||
+	    !(sym_base = calloc(m->nlocations + 1, sizeof *sym_base)))
+		goto out;
+	memset(&nodes[0], 0, sizeof nodes[0]);
+	nodes[0].parent = UINT32_MAX;
+	for (size_t l = 0; l < m->nlocations; l++) {
+		sym_base[l] = nsyms;
+		nsyms += m->locations[l].nsyms;
+	}
+	/* Each symbolic frame's name, once: UINT32_MAX until needed. */
+	if (!(names = malloc((nsyms ? nsyms : 1) * sizeof *names)))
+		goto out;
+	memset(names, 0xff, (nsyms ? nsyms : 1) * sizeof *names);
+	for (size_t id = 1; id < m->nstacks; id++) {
+		long nf;
+		uint32_t cur = 0;
+		if (!m->stacks[id].nbuckets)
+			continue;
+		inuse_cols_of(m, (uint32_t)id, v);
+		for (int c = 0; c < NCOLS; c++)
+			nodes[0].v[c] += v[c];
+		if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
+			goto out;
+		for (long i = nf; i-- > 0;) {
+			const struct hp_flame_frame *fr = &p->fbuf[i];
+			uint32_t *nm = &names[sym_base[fr->loc] + fr->sym], next;
+			if (*nm == UINT32_MAX) {
+				const char *fn = m->locations[fr->loc].syms[fr->sym].function;
+				if (intern(p, page_name(p->name, sizeof p->name, fn), nm))
+					goto out;
+			}
+			uint64_t key = (uint64_t)cur << 32 | *nm;
+			if (!hp_u64map_get(&index, key, &next)) {
+				if (n >= UINT32_MAX - 1 || hp_vec_grow(&nodes, &cap, n + 1) ||
+				    hp_u64map_put(&index, key, (uint32_t)n))
+					goto out;
+				memset(&nodes[n], 0, sizeof nodes[n]);
+				nodes[n] = (struct fnode){.parent = cur, .name = *nm, .loc = fr->loc,
+							  .sym = fr->sym};
+				next = (uint32_t)n++;
+			}
+			cur = next;
+			for (int c = 0; c < NCOLS; c++)
+				nodes[cur].v[c] += v[c];
+		}
+	}
+	/* The cut: a child holds no more than its parent, so the nodes kept
+	 * are their ancestors' descendants; kept[i] is node i's index in the
+	 * data. */
+	if (!(kept = malloc(n * sizeof *kept)))
+		goto out;
+	fputs(",\"flame\":{\"v\":[0", f);
+	json_cols(f, nodes[0].v);
+	fputs("],\"n\":[", f);
+	uint32_t nk = 0;
+	for (size_t i = 1; i < n; i++) {
+		const struct fnode *x = &nodes[i];
+		int keep = 0;
+		uint32_t frame;
+		kept[i] = UINT32_MAX;
+		if (x->parent && kept[x->parent] == UINT32_MAX)
+			continue;
+		for (size_t k = 0; k < sizeof rank_cols / sizeof *rank_cols; k++) {
+			int c = rank_cols[k];
+			if (nodes[0].v[c] > 0 && x->v[c] >= HP_HTML_FLAME_MIN * nodes[0].v[c])
+				keep = 1;
+		}
+		if (!keep)
+			continue;
+		if ((ret = frame_of(p, m, &m->locations[x->loc],
+				    &m->locations[x->loc].syms[x->sym], &frame)))
+			goto out;
+		ret = -ENOMEM;
+		fprintf(f, "%s%" PRId64 ",%" PRIu32, nk ? ",[" : "[",
+			x->parent ? (int64_t)kept[x->parent] : (int64_t)-1, frame);
+		json_cols(f, x->v);
+		fputc(']', f);
+		kept[i] = nk++;
+	}
+	fputs("]}", f);
+	ret = 0;
+out:
+	free(nodes);
+	free(sym_base);
+	free(names);
+	free(kept);
+	hp_u64map_free(&index);
+	return ret;
+}
+
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
 			  struct ranked *rank)
 {
@@ -695,7 +881,7 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		}
 		rank[n++] = (struct ranked){(uint32_t)id, score};
 	}
-	qsort(rank, n, sizeof *rank, by_score);
+	hp_sort(rank, n, sizeof *rank, by_score);
 	kept = n < top ? n : top;
 	for (int r = 0; r < HP_LOST_KINDS; r++)
 		lost += s->lost_count[r];
@@ -738,6 +924,8 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	fprintf(f, "],\"other\":[%zu", n - kept);
 	json_cols(f, other);
 	fputc(']', f);
+	if ((ret = write_flame(f, p, m)))
+		return ret;
 	if (has_attribution(m->cap) && (ret = write_groups(f, m, top)))
 		return ret;
 	fputc('}', f);
@@ -755,8 +943,8 @@ static void write_tables(FILE *f, const struct page *p)
 	fputs("],\"frames\":[", f);
 	for (size_t i = 0; i < p->nframes; i++) {
 		const struct frame *fr = &p->frames[i];
-		fprintf(f, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRId32 ",%d]", i ? "," : "",
-			fr->function, fr->file, fr->line, fr->module, fr->inlined);
+		fprintf(f, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRId32 ",%d,%d]", i ? "," : "",
+			fr->function, fr->file, fr->line, fr->module, fr->inlined, fr->cls);
 	}
 	fputs("],\"stacks\":[", f);
 	for (size_t i = 0; i < p->nstacks; i++) {
@@ -799,7 +987,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		  char *err, size_t errlen)
 {
 	size_t top = opts && opts->top_stacks ? opts->top_stacks : HP_HTML_TOP_DEFAULT;
-	struct hp_model_options mo = {.debug_dir = opts ? opts->debug_dir : NULL};
+	struct hp_model_options mo = {.debug_dir = opts ? opts->debug_dir : NULL,
+				      .embedded_only = opts && opts->embedded_only};
 	struct page p = {0};
 	struct hp_model m;
 	struct ranked *rank = NULL;
@@ -807,6 +996,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct hp_tl_groups tgroups[HP_HTML_TL_DIMS] = {0};
 	int has_tgroups = has_attribution(cap);
 	uint32_t *site_stacks = NULL, *map_stacks = NULL;
+	char **map_types = NULL; /* per page stack, the type most of its bytes in use have */
+	size_t nmap_types = 0;
 	const struct hp_cap_snapshot *map_snap = NULL;
 	struct map_page map_page = {0};
 	size_t nmap = 0;
@@ -910,6 +1101,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 			}
 			if (!ret && map_snap->has_blocks)
 				ret = map_page_build(&map_page, &p, &m, map_snap);
+			if (!ret && map_snap->has_blocks && has_tgroups)
+				ret = map_types_build(&p, &m, &map_types, &nmap_types);
 		}
 		hp_model_free(&m);
 		if (ret) {
@@ -921,7 +1114,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	ret = write_sites(f, sites, nsites, site_stacks);
 	if (!ret && has_tgroups)
 		ret = write_tgroups(f, tgroups);
-	write_map(f, map_snap, map_stacks, &map_page);
+	write_map(f, map_snap, map_stacks, &map_page, map_types, nmap_types);
 	if (!ret)
 		ret = write_histograms(f, &p, hists, nhists, cap->snapshots[cap->nsnapshots - 1].seq);
 	if (ret) {
@@ -945,6 +1138,9 @@ out:
 	free(site_stacks);
 	free(hists);
 	free(map_stacks);
+	for (size_t k = 0; k < nmap_types; k++)
+		free(map_types[k]);
+	free(map_types);
 	map_page_free(&map_page);
 	free(rank);
 	page_free(&p);

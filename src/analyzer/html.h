@@ -32,6 +32,7 @@ struct hp_html_options {
 	size_t top_stacks;
 	const char *title;     /* the page's title, or NULL: "heapprof: PROGRAM" */
 	const char *debug_dir; /* as hp_model_options.debug_dir */
+	int embedded_only;     /* as hp_model_options.embedded_only */
 	/* The suppressions applied to each snapshot's model (hp_model_suppress),
 	 * as heapprof report applies them: the tables by type, context, thread
 	 * and heap and their timelines leave the suppressed stacks out, the

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/units.h"
 #include "../format/format.h"
 
@@ -167,7 +168,7 @@ size_t hp_map_holders(const struct hp_cap_snapshot *s, const struct hp_map_regio
 	for (size_t i = 0; i < r->count; i++)
 		h[i] = (struct hp_map_holder){s->blocks[r->first + i].stack_id, 1,
 					      s->blocks[r->first + i].size};
-	qsort(h, r->count, sizeof *h, by_stack);
+	hp_sort(h, r->count, sizeof *h, by_stack);
 	for (size_t i = 0; i < r->count; i++) {
 		if (n && h[n - 1].stack == h[i].stack) {
 			h[n - 1].count++;
@@ -176,7 +177,7 @@ size_t hp_map_holders(const struct hp_cap_snapshot *s, const struct hp_map_regio
 			h[n++] = h[i];
 		}
 	}
-	qsort(h, n, sizeof *h, by_bytes);
+	hp_sort(h, n, sizeof *h, by_bytes);
 	if (n > max)
 		n = max;
 	memcpy(top, h, n * sizeof *h);

@@ -5,6 +5,7 @@
 #include "timeline.h"
 
 #include "../common/hash.h"
+#include "../common/sort.h"
 #include "../common/units.h"
 #include "../common/text.h"
 
@@ -90,7 +91,7 @@ static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 	for (size_t i = 0; i < m->nstacks; i++)
 		if (m->stacks[i].v.alloc_objects > 0)
 			keys[nk++] = (struct keyed){stack_key(m, loc_hash, (uint32_t)i), (uint32_t)i};
-	qsort(keys, nk, sizeof *keys, by_key);
+	hp_sort(keys, nk, sizeof *keys, by_key);
 	out = calloc(nk ? nk : 1, sizeof *out);
 	if (!out)
 		goto out;

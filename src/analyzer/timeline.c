@@ -7,6 +7,12 @@
  * tick that changed it. Buckets are found by their recorder id through a
  * u64 map; a stack's sum is kept as it goes (minus the bucket's old value,
  * plus its new one), so a pass costs one step per entry.
+ *
+ * A bucket keeps the stack of its first entry; the points of a site are
+ * counted by the entries that name its stack. The two agree because a
+ * bucket id names one stack through the image's timeline, which the
+ * loader guarantees (capture.h, hp_cap_tick: it drops an entry that
+ * contradicts its bucket's first).
  */
 #include "timeline.h"
 
@@ -14,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sort.h"
 #include "../common/table.h"
 
 /* A bucket of the timeline: its stack and what it holds now. */
@@ -147,7 +154,7 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 	}
 	if (err)
 		goto err;
-	qsort(rank, m->nstacks, sizeof *rank, by_max);
+	hp_sort(rank, m->nstacks, sizeof *rank, by_max);
 	while (nranked < m->nstacks && nranked < top && rank[nranked].max_bytes > 0)
 		nranked++;
 	if (!nranked)

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "../common/hash.h"
+#include "../common/sort.h"
 #include "../common/table.h"
 #include "../common/units.h"
 #include "../common/vec.h"
@@ -397,7 +398,7 @@ int hp_timeline_by(const struct hp_model *m, enum hp_dim dim, unsigned top,
 	for (size_t i = 0; i < ngroups; i++)
 		rank[i] = (struct ranked){(uint32_t)i, r.groups[i].max_bytes,
 					  hp_strtab_get(&r.keys, (uint32_t)i)};
-	qsort(rank, ngroups, sizeof *rank, by_max);
+	hp_sort(rank, ngroups, sizeof *rank, by_max);
 	while (shown < ngroups && shown < top && rank[shown].max_bytes > 0)
 		shown++;
 	for (size_t i = shown; i < ngroups; i++)

@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "../analyzer/embed.h"
+#include "../live/http.h"
+#include "../live/serve.h"
 #include "cli.h"
 #include "../attach/inject.h"
 
@@ -60,6 +62,9 @@ static const char attach_usage[] =
 	"      --max-depth N        frames per stack (default 64)\n"
 	"      --mmap               also record anonymous mmap/munmap/mremap and brk/sbrk\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
+	"      --http ADDR          serve its live heap over HTTP while attached, as\n"
+	"                           heapprof run --http does (HOST:PORT, PORT or :PORT)\n"
+	"      --http-public        serve every client, not only the capture's owner\n"
 	"  -q, --quiet              no messages but errors\n"
 	"  -h, --help               this help\n";
 
@@ -387,6 +392,35 @@ static size_t add_var(char *block, size_t at, size_t cap, const char *name, cons
 	return at + (size_t)n + 1;
 }
 
+/* attach --http ADDR: the live endpoints of the attached process, served
+ * from here until the detach (src/live/serve.h), snapshots asked by
+ * calling the recorder's heapprof_dump in it. NULL (after saying why)
+ * when they cannot be served: the recording goes on without them. */
+static struct hp_server *serve_attached(pid_t pid, const char *capture, const char *addr,
+					int public, int quiet)
+{
+	struct hp_live_asker asker;
+	struct hp_server *srv = NULL;
+	char url[128];
+	unsigned port;
+	int lfd;
+
+	if (hp_cli_attached_asker(pid, &asker) != 1)
+		return NULL;
+	if (hp_http_listen(addr, public, &lfd, &port))
+		return NULL;
+	hp_http_url(lfd, url, sizeof url);
+	if (hp_server_start(&srv, lfd, capture, pid, 0, public, &asker)) {
+		hp_say_error("attach: cannot serve %s: %s", addr, strerror(errno));
+		return NULL;
+	}
+	if (!quiet)
+		fprintf(stderr, "heapprof: serving %s/debug/pprof/ (port %u) for process %d, %s\n",
+			url, port, (int)pid,
+			public ? "to every client" : "to its capture's owner and root");
+	return srv;
+}
+
 int hp_cmd_attach(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
@@ -394,8 +428,10 @@ int hp_cmd_attach(int argc, char **argv)
 		{HP_OPT_SAMPLE_RATE, 0, 0, NULL}, {HP_OPT_UNWIND, 0, 0, NULL},
 		{HP_OPT_MAX_DEPTH, 0, 0, NULL},   {HP_OPT_NO_SYMBOLS, 0, 0, NULL},
 		{HP_OPT_QUIET, 0, 0, NULL},       {HP_OPT_HELP, 0, 0, NULL},
-		{HP_OPT_MMAP, 0, 0, NULL},
+		{HP_OPT_MMAP, 0, 0, NULL},        {HP_OPT_HTTP, 0, 0, NULL},
+		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL},
 	};
+	struct hp_server *srv = NULL;
 	char lib[PATH_MAX], out[PATH_MAX], name[PATH_MAX], block[PATH_MAX + 1024], num[32];
 	struct hp_inject_target t;
 	struct hp_cli_args a;
@@ -558,6 +594,9 @@ int hp_cmd_attach(int argc, char **argv)
 			"heapprof: attached to process %d, recording to %s; %s\n", (int)pid, out,
 			a.given[HP_OPT_FOR] ? "detaching after --for" : "Ctrl-C detaches");
 
+	if (a.given[HP_OPT_HTTP])
+		srv = serve_attached(pid, out, a.value[HP_OPT_HTTP], a.given[HP_OPT_HTTP_PUBLIC],
+				     quiet);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!stop_requested && alive(pid) && hp_inject_same_image(&t) == 1 &&
 	       (!a.given[HP_OPT_FOR] || elapsed_s(&start) < (double)a.number[HP_OPT_FOR])) {
@@ -565,7 +604,9 @@ int hp_cmd_attach(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	/* Ctrl-C again (or a signal to the whole process group, as timeout
-	 * sends) must not stop us before the detach: the handler stays. */
+	 * sends) must not stop us before the detach: the handler stays. The
+	 * server first: it calls into the process too. */
+	hp_server_stop(srv);
 	exec = alive(pid) && hp_inject_same_image(&t) == 0;
 	if (!exec && alive(pid)) {
 		err = detach(pid, lib, 1, &t);

@@ -99,6 +99,15 @@ int hp_cli_output_open(struct hp_cli_output *o, const char *path, const char *co
  * ret's, else the close's. */
 int hp_cli_output_close(struct hp_cli_output *o, int ret);
 
+struct hp_live_asker;
+
+/* For the live endpoint of a process heapprof attach records (serve.c):
+ * an asker that calls the recorder's heapprof_dump in it (the attached
+ * recorder has no dump signal). Returns 1 with *out set, 0 when the
+ * recorder is not loaded in pid, or -errno after saying why. One at a
+ * time per heapprof process. */
+int hp_cli_attached_asker(pid_t pid, struct hp_live_asker *out);
+
 /* SIGXFSZ's disposition as heapprof was started with it (main.c ignores
  * the signal for itself); what a program heapprof runs gets back. */
 extern struct sigaction hp_cli_xfsz_disposition;

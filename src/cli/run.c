@@ -413,6 +413,15 @@ static void child(char **prog, const char *lib, const char *output, int fd)
 		preload = strdup(lib);
 	}
 	setenv("LD_PRELOAD", preload, 1);
+	/* bash sets $_ to the command it runs: heapprof, here. Where it
+	 * names heapprof, the program sees what bash would have set for it
+	 * (other shells leave $_ as they found it, and so do we). */
+	const char *underscore = getenv("_");
+	char self[PATH_MAX], named[PATH_MAX], found[PATH_MAX];
+	struct stat st;
+	if (underscore && realpath("/proc/self/exe", self) && realpath(underscore, named) &&
+	    strcmp(self, named) == 0 && resolve_program(prog[0], found, sizeof found, &st) == 0)
+		setenv("_", found, 1);
 	execvp(prog[0], prog);
 	err = errno;
 	dprintf(fd, "E%d", err);

@@ -196,6 +196,16 @@ static int attached_recorder(pid_t pid, struct attached *at)
 	return 1;
 }
 
+int hp_cli_attached_asker(pid_t pid, struct hp_live_asker *out)
+{
+	static struct attached at; /* large; lives as long as the server */
+	int ret = attached_recorder(pid, &at);
+
+	if (ret == 1)
+		*out = (struct hp_live_asker){ask_attached, &at};
+	return ret;
+}
+
 static int stop_pipe[2] = {-1, -1}; /* written by on_stop: SIGINT, SIGTERM */
 
 static void on_stop(int sig)

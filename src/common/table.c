@@ -36,12 +36,28 @@ static void place(uint64_t *hashes, uint32_t *items, size_t mask, uint64_t h, ui
 	items[i] = item1;
 }
 
+/* The mask after one more add: the same, or the table's next size when
+ * it would be half full. */
+static size_t next_mask(const struct hp_hindex *t)
+{
+	if ((t->count + 1) * 2 <= t->mask)
+		return t->mask;
+	return t->mask ? t->mask * 2 + 1 : 63;
+}
+
+size_t hp_hindex_grow_bytes(const struct hp_hindex *t)
+{
+	size_t mask = next_mask(t);
+
+	return mask == t->mask ? 0 : (mask + 1) * (sizeof *t->hashes + sizeof *t->items);
+}
+
 int hp_hindex_add(struct hp_hindex *t, uint64_t h, uint32_t item)
 {
 	if (item == HP_HINDEX_NONE)
 		return -EINVAL;
-	if ((t->count + 1) * 2 > t->mask) { /* keep it under half full */
-		size_t mask = t->mask ? t->mask * 2 + 1 : 63;
+	if (next_mask(t) != t->mask) { /* keep it under half full */
+		size_t mask = next_mask(t);
 		uint64_t *hashes = malloc((mask + 1) * sizeof *hashes);
 		uint32_t *items = calloc(mask + 1, sizeof *items);
 

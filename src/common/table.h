@@ -57,6 +57,11 @@ uint32_t hp_hindex_next(const struct hp_hindex *t, struct hp_hindex_probe *it);
  * Returns 0 or -ENOMEM (the table unchanged). */
 int hp_hindex_add(struct hp_hindex *t, uint64_t h, uint32_t item);
 
+/* The bytes the next hp_hindex_add asks malloc for (its slots, grown), or
+ * 0 when the item fits as it is: for a caller that bounds its memory and
+ * charges it first (capture.c). */
+size_t hp_hindex_grow_bytes(const struct hp_hindex *t);
+
 /* Frees the slots; the table is empty again. */
 void hp_hindex_free(struct hp_hindex *t);
 

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/sort.h"
+#include "../common/table.h"
 #include "records.h"
 #include "../common/infile.h"
 
@@ -335,12 +337,142 @@ static int parse_timeseries(struct hp_capture *cap, struct hp_cap_image *img, st
 	return c->err ? -EINVAL : 0;
 }
 
-/* A TIMELINE record: its ticks, then (minor 5) its sites' tags, one pair
- * per site of the record in their order. A record without them (minor 4)
- * leaves the sites with no type and no origin; a count that is not the
- * record's sites makes the record malformed (its ticks are kept, their
- * tags 0). */
-static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+/* The key of a timeline bucket: its first entry's in the file. */
+struct tl_key {
+	uint64_t size;
+	uint32_t stack_id, type_tag, origin_tag;
+	int tagged;
+};
+
+/* An image's timeline buckets met so far, while the file is read: each
+ * bucket id (through ids) and the key of its first entry (hp_cap_tick).
+ * Charged against the memory bound like the content; freed once the file
+ * is read. */
+struct hp_cap_tl_keys {
+	struct hp_u64map ids; /* bucket id -> index in keys */
+	struct tl_key *keys;
+	size_t n, alloc;
+};
+
+static void free_tl_keys(struct hp_cap_image *img)
+{
+	if (!img->tl_keys)
+		return;
+	hp_u64map_free(&img->tl_keys->ids);
+	free(img->tl_keys->keys);
+	free(img->tl_keys);
+	img->tl_keys = NULL;
+}
+
+/* Whether entry s (in a tagged tick or not) agrees with key k; a key first
+ * met untagged takes the tags of the first tagged entry. */
+static int same_key(struct tl_key *k, const struct hp_rec_site *s, int tagged)
+{
+	if (s->stack_id != k->stack_id || s->size != k->size)
+		return 0;
+	if (tagged && !k->tagged) {
+		k->type_tag = s->type_tag;
+		k->origin_tag = s->origin_tag;
+		k->tagged = 1;
+	}
+	return !tagged || (s->type_tag == k->type_tag && s->origin_tag == k->origin_tag);
+}
+
+/* Remembers the key of bucket s->bucket, met for the first time. Returns
+ * 0, -E2BIG (over the memory bound) or -ENOMEM. */
+static int add_key(struct hp_capture *cap, struct hp_cap_tl_keys *tk, const struct hp_rec_site *s,
+		   int tagged)
+{
+	size_t grow = hp_hindex_grow_bytes(&tk->ids.index);
+	int err = reserve(cap, (void **)&tk->keys, &tk->alloc, tk->n + 1, sizeof *tk->keys);
+
+	/* Two arrays, hashes and items: a chunk each. */
+	if (!err && grow && charge(cap, heap_bytes(grow) + 16))
+		err = -E2BIG;
+	if (!err && tk->n >= UINT32_MAX)
+		err = -E2BIG;
+	if (!err && hp_u64map_put(&tk->ids, s->bucket, (uint32_t)tk->n))
+		err = -ENOMEM;
+	if (!err)
+		tk->keys[tk->n++] = (struct tl_key){s->size, s->stack_id, s->type_tag,
+						    s->origin_tag, tagged};
+	return err;
+}
+
+/* Keeps the invariant of hp_cap_tick over the ticks [first_tick, nticks)
+ * just read: an entry whose bucket had another key at its first entry is
+ * dropped (its tick keeps the others), and cap->left_out says how many
+ * and the first. The entries are moved down over the dropped ones, so the
+ * sites stay those of the ticks, in order. Returns 0, or -E2BIG or
+ * -ENOMEM when a key could not be stored: the ticks from the one at hand
+ * on are dropped then (unchecked, they could break the invariant). */
+static int check_timeline(struct hp_capture *cap, struct hp_cap_image *img, size_t first_tick)
+{
+	struct hp_cap_tl_keys *tk = img->tl_keys;
+	struct hp_rec_site bad = {0};
+	struct tl_key was = {0};
+	size_t w, dropped = 0;
+	int err = 0;
+
+	if (first_tick >= img->nticks)
+		return 0;
+	if (!tk && charge(cap, heap_bytes(sizeof *tk)) == 0 &&
+	    !(tk = img->tl_keys = calloc(1, sizeof *tk)))
+		return -ENOMEM;
+	w = img->ticks[first_tick].first;
+	if (!tk) { /* over the bound: none of them can be checked */
+		img->nticks = first_tick;
+		img->nsites = w;
+		return -E2BIG;
+	}
+	for (size_t t = first_tick; t < img->nticks && !err; t++) {
+		struct hp_cap_tick *k = &img->ticks[t];
+		size_t from = k->first, n = k->count;
+		k->first = w;
+		k->count = 0;
+		for (size_t e = from; e < from + n; e++) {
+			struct hp_rec_site s = img->sites[e];
+			uint32_t i;
+			if (hp_u64map_get(&tk->ids, s.bucket, &i)) {
+				if (!same_key(&tk->keys[i], &s, k->tagged)) {
+					if (!dropped++) {
+						bad = s;
+						was = tk->keys[i];
+					}
+					continue;
+				}
+			} else if ((err = add_key(cap, tk, &s, k->tagged)) != 0) {
+				/* This tick and the rest go, as a tick cut short. */
+				img->nticks = t;
+				w = k->first;
+				break;
+			}
+			img->sites[w++] = s;
+			k->count++;
+		}
+	}
+	img->nsites = w;
+	if (dropped) {
+		char what[96];
+		if (bad.stack_id != was.stack_id)
+			snprintf(what, sizeof what, "stack %u at its first entry, stack %u",
+				 was.stack_id, bad.stack_id);
+		else if (bad.size != was.size)
+			snprintf(what, sizeof what, "size %llu at its first entry, size %llu",
+				 (unsigned long long)was.size, (unsigned long long)bad.size);
+		else
+			snprintf(what, sizeof what, "tags %u/%u at its first entry, tags %u/%u",
+				 was.type_tag, was.origin_tag, bad.type_tag, bad.origin_tag);
+		snprintf(cap->left_out, sizeof cap->left_out,
+			 "bucket %u has %s at a later one: %zu such entr%s left out", bad.bucket, what,
+			 dropped, dropped == 1 ? "y" : "ies");
+	}
+	return err;
+}
+
+/* The ticks of a TIMELINE record and their tags, as parse_timeline reads
+ * them, unchecked. */
+static int parse_ticks(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	uint64_t n, ntags, t = 0; /* each record's first time is absolute, as TIMESERIES' */
 	size_t first_site = img->nsites, first_tick = img->nticks;
@@ -387,6 +519,20 @@ static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, stru
 	for (size_t i = first_tick; i < img->nticks; i++)
 		img->ticks[i].tagged = 1;
 	return 0;
+}
+
+/* A TIMELINE record: its ticks, then (minor 5) its sites' tags, one pair
+ * per site of the record in their order. A record without them (minor 4)
+ * leaves the sites with no type and no origin; a count that is not the
+ * record's sites makes the record malformed (its ticks are kept, their
+ * tags 0). The ticks kept are then checked (check_timeline). */
+static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+{
+	size_t first_tick = img->nticks;
+	int err = parse_ticks(cap, img, c);
+	int cerr = check_timeline(cap, img, first_tick);
+
+	return err ? err : cerr;
 }
 
 /* The histograms of the image's snapshot of seq (the last of that seq,
@@ -475,7 +621,7 @@ static int parse_blocks(struct hp_capture *cap, struct hp_cap_image *img, struct
 			free(v);
 			return -EINVAL;
 		}
-	qsort(v, h.count, sizeof *v, block_by_address);
+	hp_sort(v, h.count, sizeof *v, block_by_address);
 	for (size_t i = 0; i < h.count; i++)
 		if (!n || v[i].address != v[n - 1].address)
 			v[n++] = v[i];
@@ -691,7 +837,7 @@ static int parse_symbols(struct hp_capture *cap, struct hp_cursor *c)
 	hp_rec_symbols_tail_get(c, &tail);
 	if (c->err || tail.image >= cap->nimages)
 		goto bad;
-	qsort(s.addrs, s.naddrs, sizeof *s.addrs, by_address);
+	hp_sort(s.addrs, s.naddrs, sizeof *s.addrs, by_address);
 	img = &cap->images[tail.image];
 	free_symbols(&img->symbols); /* the image's last SYMBOLS record wins */
 	img->symbols = s;
@@ -710,7 +856,7 @@ const struct hp_cap_symaddr *hp_capture_symbols_of(const struct hp_capture *cap,
 	struct hp_cap_symaddr key = {.address = addr};
 	if (!cap->has_symbols)
 		return NULL;
-	return bsearch(&key, cap->symbols.addrs, cap->symbols.naddrs, sizeof key, by_address);
+	return hp_bsearch(&key, cap->symbols.addrs, cap->symbols.naddrs, sizeof key, by_address);
 }
 
 static const char *type_name(unsigned type)
@@ -832,6 +978,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 		cap->nrecords++;
 		cap->mem_refused = 0;
 		cap->why = NULL;
+		cap->left_out[0] = '\0';
 		/* SYMBOLS records come after every image and name theirs. */
 		if (rec.type != HP_REC_SYMBOLS)
 			perr = image_for(cap, rec.type, &alloc_images, &img);
@@ -868,8 +1015,14 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 		else if (perr)
 			note_damage(cap, "offset %zu: %s record is malformed, skipped", rec.offset,
 				    type_name(rec.type));
+		if (cap->left_out[0])
+			note_damage(cap, "offset %zu: %s record: %s", rec.offset, type_name(rec.type),
+				    cap->left_out);
 	}
 	hp_reader_close(&r);
+	/* The loader's own state goes (its charges stay: mem_bytes is a peak). */
+	for (size_t i = 0; i < cap->nimages; i++)
+		free_tl_keys(&cap->images[i]);
 	if (!ret && (!cap->nimages || !cap->images[0].has_meta))
 		note_damage(cap, "no META record: program and options are unknown");
 	if (ret) {
@@ -930,6 +1083,7 @@ static void free_image(struct hp_cap_image *img)
 		free(img->tags[k]);
 	}
 	free_symbols(&img->symbols);
+	free_tl_keys(img);
 }
 
 void hp_capture_free(struct hp_capture *cap)

@@ -132,7 +132,14 @@ struct hp_cap_symbols {
 
 /* A tick of the per-site timeline (format.h, HP_REC_TIMELINE): its time
  * and its entries, sites[first .. first + count) of the image: the buckets
- * changed since the tick before, with what each holds in use then. */
+ * changed since the tick before, with what each holds in use then.
+ *
+ * A bucket id names one key through the image's timeline, as the recorder
+ * writes it: every entry of a bucket has the stack_id and size of its
+ * first entry in the file, and the same tags where both are tagged. The
+ * views rely on it (timeline.c sizes a site's points by the entries that
+ * name its stack and fills them by its buckets' stacks); the loader drops
+ * an entry that contradicts its bucket's first and says so in damage[]. */
 struct hp_cap_tick {
 	uint64_t time_ns;
 	size_t first, count;
@@ -176,6 +183,7 @@ struct hp_cap_image {
 	size_t alloc_modules, alloc_stacks, alloc_snapshots, alloc_samples; /* the loader's */
 	size_t alloc_ticks, alloc_sites;
 	size_t alloc_tags[HP_TAG_KINDS];
+	struct hp_cap_tl_keys *tl_keys; /* the loader's: each timeline bucket's first key */
 };
 
 struct hp_capture {
@@ -222,6 +230,9 @@ struct hp_capture {
 	/* What is wrong with the record being read, when its parser says
 	 * more than "malformed" (a static string). */
 	const char *why;
+	/* What the parser of the record being read left out of it while it
+	 * kept the rest (one line, without the offset), or "". */
+	char left_out[200];
 	size_t nrecords;
 	size_t ndamage; /* may exceed HP_CAP_MAX_DAMAGE; only the first are kept */
 	char *damage[HP_CAP_MAX_DAMAGE];

@@ -138,6 +138,7 @@ int hp_reader_next(struct hp_reader *r, struct hp_record *rec)
 		       "skipped", at, rec->type, (unsigned long long)flags);
 		return HP_READ_DAMAGED;
 	}
+	r->raw_allowed += HP_FORMAT_MAX_RATIO * stored + (1u << 20);
 	if (!(flags & HP_FORMAT_FLAG_ZSTD)) {
 		if (stored != raw) {
 			say(r, "offset %zu: record sizes disagree (%llu stored, %llu raw)", at,
@@ -148,21 +149,26 @@ int hp_reader_next(struct hp_reader *r, struct hp_record *rec)
 		rec->len = raw;
 		return HP_READ_OK;
 	}
-	/* The frame must announce the size the record claims, and no more than
-	 * the recorder's payloads ever compress to (they shrink 5 to 50 times;
-	 * zstd can shrink a run of zeros 10000 times): a small corrupt or hostile
-	 * record cannot make us allocate gigabytes. */
+	/* The frame must announce the size the record claims, and the records
+	 * read so far no more than the recorder's payloads ever compress to
+	 * (they shrink 5 to 50 times): a small corrupt or hostile file cannot
+	 * make us allocate gigabytes. The bound is the file's, not each
+	 * record's: zstd shrinks a run of zeros 10,000 times, and one record
+	 * can be that (the size and lifetime histograms of a million buckets,
+	 * mostly zero: 10 MiB from 1,000 bytes), after records that
+	 * compress less. */
 	if (ZSTD_getFrameContentSize(f + HP_FORMAT_FRAME_BYTES, stored) != raw) {
 		say(r, "offset %zu: record of type %u is corrupt (compressed size disagrees)", at,
 		    rec->type);
 		return HP_READ_DAMAGED;
 	}
-	if (raw > HP_FORMAT_MAX_RATIO * stored + (1u << 20)) {
+	if (raw > r->raw_allowed - r->raw_taken) {
 		say(r, "offset %zu: record of type %u claims %llu bytes from %llu compressed, more "
 		       "than heapprof ever writes", at, rec->type, (unsigned long long)raw,
 		    (unsigned long long)stored);
 		return HP_READ_DAMAGED;
 	}
+	r->raw_taken += raw;
 	if (raw > r->scratch_cap) {
 		uint8_t *p = realloc(r->scratch, raw);
 		if (!p) {

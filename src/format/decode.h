@@ -24,6 +24,10 @@ struct hp_reader {
 	size_t pos;       /* offset of the next frame to read */
 	int minor;        /* the file's minor version */
 	int ended;
+	/* Decompressed bytes the records read so far may take, and have
+	 * taken (hp_reader_next): HP_FORMAT_MAX_RATIO times their stored
+	 * bytes, plus 1 MiB a record. */
+	uint64_t raw_allowed, raw_taken;
 	uint8_t *scratch; /* decompression buffer, owned */
 	size_t scratch_cap;
 	char msg[256];    /* the last damage, as "offset N: what" */

@@ -107,7 +107,7 @@ int HP_ENTRY(execve)(const char *path, char *const argv[], char *const envp[])
 {
 	NEXT(execve_fn, execve);
 	hp_record_exec();
-	return next_execve(path, argv, envp);
+	return next_execve(path, argv, hp_record_exec_env(envp));
 }
 
 int HP_ENTRY(execv)(const char *path, char *const argv[])
@@ -128,21 +128,21 @@ int HP_ENTRY(execvpe)(const char *file, char *const argv[], char *const envp[])
 {
 	NEXT(execve_fn, execvpe);
 	hp_record_exec();
-	return next_execvpe(file, argv, envp);
+	return next_execvpe(file, argv, hp_record_exec_env(envp));
 }
 
 int HP_ENTRY(fexecve)(int fd, char *const argv[], char *const envp[])
 {
 	NEXT(fexecve_fn, fexecve);
 	hp_record_exec();
-	return next_fexecve(fd, argv, envp);
+	return next_fexecve(fd, argv, hp_record_exec_env(envp));
 }
 
 int HP_ENTRY(execveat)(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
 	NEXT(execveat_fn, execveat);
 	hp_record_exec();
-	return next_execveat(dirfd, path, argv, envp, flags);
+	return next_execveat(dirfd, path, argv, hp_record_exec_env(envp), flags);
 }
 
 /* The list forms gather their arguments as glibc does (on the stack) and

@@ -345,6 +345,19 @@ HP_OS_DEFINE(const char *, hp_os_object_of, (const void *addr))
 	return NULL;
 }
 
+HP_OS_DEFINE(int, hp_os_is_definition, (const void *addr))
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	/* dladdr matches undefined symbols that have a value too: a
+	 * canonical PLT entry reads as its symbol, undefined. */
+	if (!dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+		return 1;
+	return !(sym->st_shndx == SHN_UNDEF && sym->st_value &&
+		 info.dli_saddr == addr);
+}
+
 HP_OS_DEFINE(void, hp_os_yield, (void))
 {
 	sched_yield();
@@ -693,6 +706,13 @@ static void env_remove(char **env, size_t i)
 		env[i] = env[i + 1];
 }
 
+/* Whether LD_PRELOAD entry e (within its value) names the library file
+ * name (n bytes). */
+static int names_lib(const char *e, size_t len, const char *name, size_t n)
+{
+	return len >= n && memcmp(e + len - n, name, n) == 0 && (len == n || e[len - n - 1] == '/');
+}
+
 HP_OS_DEFINE(void, hp_os_unpreload, (const char *name))
 {
 	extern char **environ;
@@ -717,8 +737,7 @@ HP_OS_DEFINE(void, hp_os_unpreload, (const char *name))
 			len = strcspn(in, ": ");
 			if (!len)
 				break;
-			if (!(len >= n && memcmp(in + len - n, name, n) == 0 &&
-			      (len == n || in[len - n - 1] == '/'))) {
+			if (!names_lib(in, len, name, n)) {
 				if (out != value)
 					*out++ = ':';
 				memmove(out, in, len);
@@ -730,6 +749,61 @@ HP_OS_DEFINE(void, hp_os_unpreload, (const char *name))
 		if (!*value) /* nothing else was preloaded: as if never set */
 			env_remove(environ, i--);
 	}
+}
+
+HP_OS_DEFINE(char *const *, hp_os_env_without, (char *const envp[], const char *name))
+{
+	size_t count = 0, bytes = 0, n = strlen(name), k = 0;
+	int ours = 0;
+	char **out, *text;
+
+	for (; envp && envp[count]; count++) {
+		if (strncmp(envp[count], "HEAPPROF_", 9) == 0 ||
+		    strncmp(envp[count], "LD_PRELOAD=", 11) == 0)
+			ours = 1;
+		if (strncmp(envp[count], "LD_PRELOAD=", 11) == 0)
+			bytes += strlen(envp[count]) + 1;
+	}
+	if (!ours)
+		return envp;
+	out = hp_os_map((count + 1) * sizeof *out + bytes);
+	if (!out)
+		return envp;
+	text = (char *)(out + count + 1);
+	for (size_t i = 0; i < count; i++) {
+		const char *in;
+		char *start = text;
+
+		if (strncmp(envp[i], "HEAPPROF_", 9) == 0)
+			continue;
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0) {
+			out[k++] = envp[i];
+			continue;
+		}
+		/* The entries that are not ours, one separator between. */
+		memcpy(text, "LD_PRELOAD=", 11);
+		text += 11;
+		for (in = envp[i] + 11; *in;) {
+			size_t len;
+
+			in += strspn(in, ": ");
+			len = strcspn(in, ": ");
+			if (!len)
+				break;
+			if (!names_lib(in, len, name, n)) {
+				if (text != start + 11)
+					*text++ = ':';
+				memcpy(text, in, len);
+				text += len;
+			}
+			in += len;
+		}
+		*text++ = '\0';
+		if (text - start > 12) /* something else was preloaded */
+			out[k++] = start;
+	}
+	out[k] = NULL;
+	return out;
 }
 
 HP_OS_DEFINE(int, hp_os_env_add, (const char *entry))

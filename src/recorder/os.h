@@ -149,6 +149,14 @@ HP_OS_FN(void *, hp_os_dlsym_default, (const char *name));
  * the loader's lock, no allocation; not async-signal-safe. */
 HP_OS_FN(const char *, hp_os_object_of, (const void *addr));
 
+/* Whether addr, a symbol's address as dlsym answers it, is a definition:
+ * not when it is a non-PIE executable's canonical PLT entry (an undefined
+ * symbol with a value, given so that the function's address is the same
+ * everywhere: the entry jumps to the real definition). Takes the
+ * loader's lock, no allocation; not async-signal-safe. */
+HP_OS_FN(int, hp_os_is_definition, (const void *addr));
+
+
 /* Gives up the CPU (sched_yield(2)), for spinning waits. Async-signal-safe,
  * no allocation, no lock. */
 HP_OS_FN(void, hp_os_yield, (void));
@@ -341,6 +349,15 @@ HP_OS_FN(int, hp_os_thread_stack, (uintptr_t *lo, uintptr_t *hi));
  * child may find held). Not thread-safe against setenv, like getenv:
  * called at start and in fork children. */
 HP_OS_FN(void, hp_os_unpreload, (const char *name));
+
+/* envp without the entries hp_os_unpreload takes out of environ (every
+ * HEAPPROF_* variable, the library file name in LD_PRELOAD, an LD_PRELOAD
+ * left empty): a NULL-terminated array and strings in memory of its own
+ * (mapped; freed by the exec that follows, or leaked when it fails), or
+ * envp itself when it holds none. For a fork child that execs with an
+ * environment the program built before the fork. No allocation through
+ * malloc, no lock. */
+HP_OS_FN(char *const *, hp_os_env_without, (char *const envp[], const char *name));
 
 /* Adds "NAME=value" to the environment without the program's allocator:
  * environ becomes an array of the recorder's own (mapped, never freed),

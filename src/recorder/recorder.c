@@ -368,6 +368,18 @@ void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *
 	}
 }
 
+/* Set in a fork child that is not followed (fork_child): the program
+ * may exec with an environment it built before the fork (git does, from
+ * its copy of environ), which hp_os_unpreload cannot reach. */
+static int strip_exec_env;
+
+char *const *hp_record_exec_env(char *const envp[])
+{
+	if (!__atomic_load_n(&strip_exec_env, __ATOMIC_RELAXED))
+		return envp;
+	return hp_os_env_without(envp, "libheapprof.so");
+}
+
 static void fork_prepare(void)
 {
 	hp_self.forwarding++;
@@ -416,6 +428,7 @@ static void fork_child(void)
 		hp_trigger_stop();
 		hp_writer_close();
 		hp_os_unpreload("libheapprof.so");
+		__atomic_store_n(&strip_exec_env, 1, __ATOMIC_RELAXED);
 		goto out;
 	}
 	/* Keep recording into a file of its own; the inherited heap stays
@@ -535,7 +548,10 @@ static const char *malloc_owner(void)
 	void *m = hp_os_dlsym_default("malloc");
 	const char *path;
 
-	if (!m || hp_unwind_is_own((uintptr_t)m))
+	/* A non-PIE executable that takes malloc's address (python3, node)
+	 * has a canonical PLT entry for it, which dlsym answers: it jumps to
+	 * whoever defines malloc, us included. */
+	if (!m || hp_unwind_is_own((uintptr_t)m) || !hp_os_is_definition(m))
 		return NULL;
 	path = hp_os_object_of(m);
 	return path ? path : "another library";

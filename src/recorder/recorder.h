@@ -117,6 +117,12 @@ void hp_record_heap_free(struct hp_thread *t, const void *p, uint32_t heap);
  * writer's lock (only tries it over the recorder: async-signal-safe as
  * exec is, without the module refresh). */
 void hp_record_exec(void);
+
+/* The environment an exec passes on: envp, or in a fork child the
+ * recorder does not follow, envp without the recorder's variables and
+ * library (hp_os_env_without), so that what it execs sees the environment
+ * it would see bare. No allocation through malloc, no lock. */
+char *const *hp_record_exec_env(char *const envp[]);
 /* Ends the recording now, as the exit would: a last snapshot with reason
  * (HP_SNAP_*), the triggers' signals put back, the capture closed (heapprof
  * detach). Nothing when not recording. Takes the writer's lock; no

@@ -16,7 +16,30 @@
 #include "recorder.h"
 #include "writer.h"
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM, SIGINT};
+/* Every signal whose default action ends the process (with a core or
+ * without), so that each leaves the fatal-signal snapshot (a SIGPIPE in a
+ * pipeline the commonest), then ends it as it would have; the real-time
+ * ones from SIGRTMIN on are added at init (fatal_rt). Not the dump
+ * signal, which has its own handler. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS,  SIGABRT,   SIGFPE,  SIGILL,  SIGTERM,
+				    SIGINT,  SIGHUP,  SIGQUIT,   SIGTRAP, SIGPIPE, SIGALRM,
+				    SIGUSR1, SIGUSR2, SIGSTKFLT, SIGXCPU, SIGXFSZ, SIGVTALRM,
+				    SIGPROF, SIGIO,   SIGPWR,    SIGSYS};
+/* SIGRTMIN (glibc keeps the first real-time signals for itself) as read
+ * at init; 0 before. */
+static int fatal_rt;
+
+/* The n-th signal of the fatal set, or 0 past its end. */
+static int fatal_signal(unsigned n)
+{
+	unsigned fixed = sizeof fatal_signals / sizeof *fatal_signals;
+
+	if (n < fixed)
+		return fatal_signals[n];
+	if (fatal_rt && fatal_rt + (int)(n - fixed) <= SIGRTMAX)
+		return fatal_rt + (int)(n - fixed);
+	return 0;
+}
 
 /* Set at init (and in a fork child), read-only otherwise. */
 static const struct hp_config *config;
@@ -135,8 +158,8 @@ static void uninstall(int sig)
 
 void hp_trigger_stop(void)
 {
-	for (unsigned i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
-		uninstall(fatal_signals[i]);
+	for (unsigned i = 0; fatal_signal(i); i++)
+		uninstall(fatal_signal(i));
 	if (config && config->dump_signal > 0)
 		uninstall(config->dump_signal);
 }
@@ -147,8 +170,10 @@ void hp_trigger_init(const struct hp_config *c)
 	/* Attached to a running program: its signals stay as they are (it
 	 * may install handlers of its own at any time, and nothing of ours
 	 * may stay behind after the detach). */
-	for (unsigned i = 0; i < sizeof fatal_signals / sizeof *fatal_signals && !c->attached; i++)
-		install(fatal_signals[i], on_fatal);
+	fatal_rt = SIGRTMIN;
+	for (unsigned i = 0; fatal_signal(i) && !c->attached; i++)
+		if (fatal_signal(i) != c->dump_signal)
+			install(fatal_signal(i), on_fatal);
 	if (c->dump_signal > 0 && !c->attached)
 		install(c->dump_signal, on_dump);
 	next_every = c->dump_every_bytes;

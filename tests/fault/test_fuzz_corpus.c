@@ -5,7 +5,8 @@
  * tests/fuzz/crashes/ holds every input `make fuzz` found to crash, leak,
  * hang or ask for too much memory; tests/fuzz/seeds/ holds a small corpus
  * that covers the reader's paths. Each file goes through what the fuzz
- * target does (hp_capture_load_mem, then tests/fuzz/exercise.h) in a child
+ * target does (hp_capture_load_mem, then tests/fuzz/exercise.h and every
+ * view of tests/fuzz/views.h) in a child
  * process of its own, so that one crash names its file and the others still
  * run. A child may not take more than CHILD_SECONDS, nor more than
  * CHILD_MEMORY_BYTES of memory (as libFuzzer's -rss_limit_mb=2048): an input
@@ -35,6 +36,7 @@
 
 #include "../../src/format/capture.h"
 #include "../fuzz/exercise.h"
+#include "../fuzz/views.h"
 #include "../harness/harness.h"
 
 #define CHILD_SECONDS 20
@@ -139,6 +141,7 @@ static void replay_child(const char *path)
 		broken("hp_capture_load_mem failed without saying why");
 	if (!ret) {
 		exercise_images(&cap);
+		exercise_all_views(&cap);
 		hp_capture_free(&cap);
 	}
 	free(data);

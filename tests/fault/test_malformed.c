@@ -270,6 +270,84 @@ HP_TEST(crafted_timeline_site_tags)
 	hp_capture_free(&cap);
 }
 
+HP_TEST(crafted_timeline_bucket_keeps_its_key)
+{
+	/* A bucket id names one key (stack, size, tags) for the image's
+	 * timeline (capture.h, hp_cap_tick): timeline.c sized a site's points
+	 * by the entries that name its stack and filled them by the stack its
+	 * bucket was first met with, so a bucket that changed its stack wrote
+	 * past the points (issue 22 item 15, a heap overflow at timeline.c:207
+	 * under report --json and html). The loader drops the entries that
+	 * contradict their bucket's first, one line per record, and keeps the
+	 * rest; report --json, --timeline and html then show them. */
+	static const struct hp_rec_site s[6] = {
+		{1, 1, 0, 1, 100, 0, 0}, {2, 2, 0, 1, 50, 0, 0},  /* tick 10 */
+		{1, 2, 0, 2, 200, 0, 0}, {2, 2, 0, 2, 100, 0, 0}, /* 20: bucket 1 on stack 2 */
+		{1, 1, 0, 3, 300, 0, 0}, {1, 1, 0, 4, 400, 5, 0}, /* 30: then other tags */
+	};
+	static const struct hp_rec_site s2[2] = {
+		{1, 1, 8, 5, 500, 0, 0}, {2, 2, 0, 3, 150, 0, 0}, /* 1.4, tick 10: size 8 */
+	};
+	static const uint64_t f0[] = {0x401000, 0x402000};
+	static const uint64_t ids[] = {1, 2};
+	static const uint64_t want_bytes[] = {100, 50, 100, 300, 150};
+	const char *path = tmp_path("timeline-key.hpf");
+	struct hp_craft c;
+	struct hp_capture cap;
+	char *err, *json;
+
+	hp_craft_begin(&c);
+	hp_craft_meta(&c, 100, "/bin/prog", 0);
+	hp_craft_stacks(&c, 1, f0, 2);
+	timeline_record(&c, s, 3, 1, 6);
+	timeline_record(&c, s2, 1, 0, 0);
+	hp_craft_snapshot(&c, ids, 2);
+	if (craft_load(&c, "timeline-key.hpf", &cap))
+		return;
+	expect_eq_u64(cap.ndamage, 2, "one line per TIMELINE record that lost entries");
+	expect_true(cap.ndamage > 0 && strstr(cap.damage[0], "TIMELINE record: bucket 1 has "
+					      "stack 1 at its first entry, stack 2 at a later "
+					      "one: 2 such entries left out"),
+		    "the first says the bucket, both stacks and how many");
+	expect_true(cap.ndamage > 1 && strstr(cap.damage[1], "size 0 at its first entry, size 8") &&
+			    strstr(cap.damage[1], "1 such entry left out"),
+		    "the second, a size");
+	for (size_t i = 0; i < cap.ndamage && i < 2; i++)
+		printf("  damage: %s\n", cap.damage[i]);
+	if (expect_eq_u64(cap.nticks, 4, "every tick is kept") &&
+	    expect_eq_u64(cap.nsites, 5, "and every entry but three")) {
+		expect_eq_u64(cap.ticks[1].first, 2, "the entries move down");
+		expect_eq_u64(cap.ticks[1].count + cap.ticks[2].count + cap.ticks[3].count, 3,
+			      "a tick keeps its other entries");
+		for (size_t i = 0; i < 5; i++)
+			expect_eq_u64(cap.sites[i].in_use_bytes, want_bytes[i], "the entries kept");
+		for (size_t i = 0; i < 5; i++)
+			expect_eq_u64(cap.sites[i].stack_id, cap.sites[i].bucket,
+				      "each bucket on its own stack");
+	}
+	hp_capture_free(&cap);
+
+	/* The views: each exits 0, with one line on stderr. */
+	static const char *const views[] = {"report --json", "report --timeline",
+					    "report --timeline --by type", "html -o /dev/null"};
+	for (size_t i = 0; i < sizeof views / sizeof *views; i++) {
+		char cmd[64];
+		snprintf(cmd, sizeof cmd, "%s", views[i]);
+		err = hp_test_sh_out("%s/heapprof %s %s 2>&1 >/dev/null; echo \"rc=$?\"",
+				     hp_test_build(), cmd, path);
+		expect_true(err && strstr(err, "left out\nrc=0\n") &&
+				    strchr(err, '\n') == strstr(err, "\nrc=0"),
+			    "exit 0, one line on stderr");
+		printf("  heapprof %s: %s", cmd, err ? err : "(no output)\n");
+		free(err);
+	}
+	json = hp_test_sh_out("%s/heapprof report --json %s 2>/dev/null", hp_test_build(), path);
+	/* Stack 1 holds 100, then 300 (bucket 1 only): two points. */
+	expect_true(json && strstr(json, "\"series\": [[10, 100, 1], [30, 300, 3]]"),
+		    "the site keeps its kept entries' points");
+	free(json);
+}
+
 HP_TEST(crafted_duplicate_meta)
 {
 	/* Two META records in a row (a buggy writer, or a process that exec'd

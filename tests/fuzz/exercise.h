@@ -13,11 +13,13 @@
  * on every frame, the embedded symbols, the names of reasons. A memory error
  * there is the sanitizers' to report; an invariant the readers rely on but
  * capture.c did not keep (a bucket naming a stack that does not exist, a
- * symbol frame past the frame table) is reported here, by name, with abort():
+ * symbol frame past the frame table, a timeline bucket that changes its
+ * stack) is reported here, by name, with abort():
  * libFuzzer and the replay both see it as a crash.
  *
  * Header-only (static functions) because the two users are built by two
- * compilers from two rules; it allocates nothing.
+ * compilers from two rules; it allocates only to check the timeline (a map
+ * of its bucket ids, src/common/table.h).
  */
 #ifndef HP_TESTS_FUZZ_EXERCISE_H
 #define HP_TESTS_FUZZ_EXERCISE_H
@@ -28,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/common/table.h"
 #include "../../src/format/capture.h"
 
 __attribute__((noreturn, format(printf, 1, 2))) static void broken(const char *fmt, ...);
@@ -117,6 +120,55 @@ static void exercise_symbols(const struct hp_capture *cap)
 	}
 }
 
+/* The timeline (hp_cap_tick): every tick's entries within sites[], and
+ * a bucket id that names one key, the first entry's (stack and size,
+ * tags where both ticks are tagged): timeline.c sizes a site's points by
+ * the entries of its stack and fills them by its buckets' stacks. */
+static void exercise_timeline(const struct hp_capture *cap)
+{
+	struct first {
+		size_t tick, site;
+	} *firsts = NULL;
+	struct hp_u64map ids = {0};
+	size_t n = 0, alloc = 0;
+
+	for (size_t t = 0; t < cap->nticks; t++) {
+		const struct hp_cap_tick *k = &cap->ticks[t];
+		if (k->first > cap->nsites || k->count > cap->nsites - k->first)
+			broken("tick %zu has entries [%zu, +%zu) of %zu", t, k->first, k->count,
+			       cap->nsites);
+		for (size_t e = k->first; e < k->first + k->count; e++) {
+			const struct hp_rec_site *s = &cap->sites[e];
+			uint32_t i;
+			exercise_sink += s->in_use_bytes + s->in_use_count;
+			if (!hp_u64map_get(&ids, s->bucket, &i)) {
+				if (n == alloc) {
+					struct first *p;
+					alloc = alloc ? 2 * alloc : 64;
+					if (!(p = realloc(firsts, alloc * sizeof *p)))
+						abort(); /* the fuzzer's memory limit says so */
+					firsts = p;
+				}
+				if (hp_u64map_put(&ids, s->bucket, (uint32_t)n))
+					abort();
+				firsts[n++] = (struct first){t, e};
+				continue;
+			}
+			const struct hp_rec_site *f = &cap->sites[firsts[i].site];
+			int tags = k->tagged && cap->ticks[firsts[i].tick].tagged;
+			if (s->stack_id != f->stack_id || s->size != f->size ||
+			    (tags &&
+			     (s->type_tag != f->type_tag || s->origin_tag != f->origin_tag)))
+				broken("timeline bucket %u: stack %u size %llu at entry %zu, stack "
+				       "%u size %llu at its first, entry %zu",
+				       s->bucket, s->stack_id, (unsigned long long)s->size, e,
+				       f->stack_id, (unsigned long long)f->size, firsts[i].site);
+		}
+	}
+	hp_u64map_free(&ids);
+	free(firsts);
+}
+
 static void exercise_capture(const struct hp_capture *cap)
 {
 	const struct hp_cap_snapshot *last = hp_capture_last(cap);
@@ -179,6 +231,7 @@ static void exercise_capture(const struct hp_capture *cap)
 			if (s->blocks[k].address <= s->blocks[k - 1].address)
 				broken("snapshot %zu: blocks not sorted at %zu", i, k);
 	}
+	exercise_timeline(cap);
 	for (size_t i = 0; i < cap->nsamples; i++)
 		exercise_sink += cap->samples[i].time_ns + cap->samples[i].heap_bytes +
 				 cap->samples[i].rss_bytes;

@@ -8,7 +8,11 @@
  * -malloc_limit_mb/-rss_limit_mb). What it loads then goes through what the
  * analyzer does without the binaries (exercise.h): hp_capture_last,
  * hp_capture_module_of and hp_capture_symbols_of on every frame of every
- * stack, every bucket of every snapshot, and hp_capture_free.
+ * stack, every bucket of every snapshot; then through every view the
+ * commands show (views.h: report text and JSON by each dimension, with
+ * the timeline, histograms and memory map, html, diff, the exports and
+ * the flame graph, symbols from the SYMBOLS record only, into /dev/null),
+ * under the same promises; and hp_capture_free.
  *
  * Every record carries two CRCs and the file header one, so random byte
  * flips almost never get past the checksums and the payload parsers would
@@ -37,6 +41,7 @@
 #include "../../src/format/capture.h"
 #include "../../src/format/format.h"
 #include "exercise.h"
+#include "views.h"
 
 /* libFuzzer's own byte-level mutator, for payloads and raw bytes. */
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
@@ -54,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cap.file_bytes != size)
 		broken("file_bytes is %zu for %zu bytes", cap.file_bytes, size);
 	exercise_images(&cap);
+	exercise_all_views(&cap);
 	hp_capture_free(&cap);
 	return 0;
 }

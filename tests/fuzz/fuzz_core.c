@@ -8,7 +8,9 @@
  * files on this machine, build-ids checked), the recorder's tables behind
  * heapprof_root, glibc's heap, the types and the reachability scan with
  * its join to the recorder's blocks, both listings and --whatis (text and
- * JSON, into /dev/null), the capture of the dump and its loading. It never
+ * JSON, into /dev/null), the capture of the dump and its loading, and
+ * then what `heapprof report CORE`, html, diff, export and flamegraph do
+ * with that capture (exercise.h and views.h, as fuzz_capture.c). It never
  * reads or writes out of bounds, never hits undefined behaviour, never
  * leaks, never hangs, and never asks for memory out of proportion to the
  * input (libFuzzer's -rss_limit_mb and -malloc_limit_mb).
@@ -33,9 +35,11 @@
 #include "../../src/format/capture.h"
 #include "../../src/analyzer/core/core.h"
 #include "../../src/format/encode.h"
+#include "exercise.h"
+#include "views.h"
 
 /* /dev/null, opened once: the listings' output (written by the one
- * thread libFuzzer runs). */
+ * thread libFuzzer runs); views.h's. */
 static FILE *sink;
 
 static void run(struct hp_core *c)
@@ -55,8 +59,16 @@ static void run(struct hp_core *c)
 	}
 	if (c->rec.found && hp_core_capture(c, &buf) == 0) {
 		struct hp_capture cap;
-		if (hp_capture_load_mem(buf.data, buf.len, &cap, err, sizeof err) == 0)
+		/* `heapprof report CORE` and the other commands on a core read
+		 * this capture: what the capture fuzzer checks of it, and every
+		 * view of it. */
+		if (hp_capture_load_mem(buf.data, buf.len, &cap, err, sizeof err) == 0) {
+			exercise_images(&cap);
+			exercise_all_views(&cap);
 			hp_capture_free(&cap);
+		} else if (!err[0] || strchr(err, '\n')) {
+			abort(); /* one line, never empty */
+		}
 	}
 	free(buf.data);
 }
@@ -66,8 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hp_core c;
 	char err[1024];
 
-	if (!sink && !(sink = fopen("/dev/null", "w")))
-		abort();
+	if (!sink)
+		sink = views_sink();
 	if (hp_core_open_mem(&c, data, size, "fuzz.core", err, sizeof err) != 0) {
 		/* one line, never empty */
 		if (!err[0] || strchr(err, '\n'))

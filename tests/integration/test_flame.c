@@ -501,6 +501,53 @@ HP_TEST(flame_every_metric_and_usage)
 		      1, "a missing capture is exit status 1");
 }
 
+/* Issue 24, item 8: the runtime's frames below main and a thread's way
+ * to its function (_start, __libc_start_main, start_thread, clone3) are
+ * left out, as report leaves them out: main and the threads' function
+ * are the root's children, and the root keeps every byte. */
+HP_TEST(flame_runtime_frames_hidden)
+{
+	const char *capture = known_capture();
+	char svg[4600];
+
+	require(capture, "heapprof run records known");
+	require(render(capture, "--metric allocations", "runtime", svg, sizeof svg) == 0,
+		"the flame graph of allocations is drawn");
+	expect_eq_u64(hp_test_sh("grep -qE 'data-n=\"(_start|__libc_start_main[a-z_0-9]*|"
+				 "__libc_start_call_main|start_thread|clone3?|__clone3?)\"' %s",
+				 svg),
+		      1, "no frame of the runtime below main or a thread's start");
+	expect_eq_u64(hp_test_sh("grep -qF 'data-n=\"main\" data-d=\"1\"' %s", svg), 0,
+		      "main is a child of the root");
+	expect_eq_u64(hp_test_sh("grep -qF 'data-n=\"thread_main\" data-d=\"1\"' %s", svg), 0,
+		      "and so is each thread's function");
+}
+
+/* Issue 24, items 4 and 5: a frame's label and hover name its function
+ * shortly (no parameter list, template arguments elided), not by its
+ * signature; data-n keeps the whole name for the search. */
+HP_TEST(flame_short_names)
+{
+	char capture[4400], svg[4600];
+
+	snprintf(capture, sizeof capture, "%s/cxx_short.hpf", hp_test_tmp());
+	require(hp_test_sh("%s run -q -o %s -- %s/tests/programs/cxx_inline", hp(), capture,
+			   hp_test_build()) == 0,
+		"heapprof run records cxx_inline");
+	require(render(capture, "--metric leaked", "short", svg, sizeof svg) == 0,
+		"the flame graph is drawn");
+	expect_eq_u64(hp_test_sh("grep -qF 'data-n=\"shapes::Factory&lt;int&gt;::build(unsigned "
+				 "long)\" data-l=\"shapes::Factory&lt;...&gt;::build\"' %s",
+				 svg),
+		      0, "the whole name in data-n, the short one in data-l");
+	expect_eq_u64(hp_test_sh("grep -qF '<title>shapes::Factory&lt;...&gt;::build' %s", svg), 0,
+		      "the hover names it shortly");
+	expect_eq_u64(hp_test_sh("grep -q '<title>[^<]*(unsigned long)' %s", svg), 1,
+		      "no hover carries a parameter list");
+	expect_eq_u64(hp_test_sh("grep -q '<text[^>]*>[^<]*(unsigned long)' %s", svg), 1,
+		      "nor any label");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);

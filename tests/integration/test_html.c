@@ -255,17 +255,19 @@ static int write_driven(const char *page, const char *out, const char *driver)
 	return ok ? 0 : -1;
 }
 
-/* Chromium's --dump-dom of file#hash; the DOM in a malloc'd string. */
-static char *dump_dom(const char *file, const char *hash, const char *name)
+/* Chromium's --dump-dom of file#hash in a window of size ("W,H"; NULL:
+ * the flags' 1400x1000); the DOM in a malloc'd string. */
+static char *dump_dom_at(const char *file, const char *hash, const char *name, const char *size)
 {
 	char out[4600], profile[4600];
 
 	snprintf(out, sizeof out, "%s/%s.dom", hp_test_tmp(), name);
 	snprintf(profile, sizeof profile, "%s/%s.profile", hp_test_tmp(), name);
 	if (hp_test_sh(
-		    "rm -rf '%s' && mkdir -p '%s' && timeout 60 chromium %s --user-data-dir='%s' "
+		    "rm -rf '%s' && mkdir -p '%s' && timeout 60 chromium %s%s%s --user-data-dir='%s' "
 		    "--dump-dom 'file://%s%s' > '%s' 2> '%s.err'",
-		    profile, profile, chromium_flags, profile, file, hash, out, out) != 0) {
+		    profile, profile, chromium_flags, size ? " --window-size=" : "", size ? size : "",
+		    profile, file, hash, out, out) != 0) {
 		hp_test_sh("tail -5 '%s.err'", out);
 		return NULL;
 	}
@@ -273,8 +275,14 @@ static char *dump_dom(const char *file, const char *hash, const char *name)
 	return slurp(out, NULL);
 }
 
-/* A screenshot of file#hash into build/html-NAME.png; 0 when written. */
-static int screenshot(const char *file, const char *hash, const char *name)
+static char *dump_dom(const char *file, const char *hash, const char *name)
+{
+	return dump_dom_at(file, hash, name, NULL);
+}
+
+/* A screenshot of file#hash into build/html-NAME.png in a window of size
+ * ("W,H"; NULL: 1400x1000); 0 when written. */
+static int screenshot_at(const char *file, const char *hash, const char *name, const char *size)
 {
 	char png[4600], profile[4600];
 	struct stat st;
@@ -283,13 +291,19 @@ static int screenshot(const char *file, const char *hash, const char *name)
 	snprintf(profile, sizeof profile, "%s/shot-%s.profile", hp_test_tmp(), name);
 	unlink(png);
 	if (hp_test_sh(
-		    "rm -rf '%s' && mkdir -p '%s' && timeout 60 chromium %s --user-data-dir='%s' "
+		    "rm -rf '%s' && mkdir -p '%s' && timeout 60 chromium %s%s%s --user-data-dir='%s' "
 		    "--virtual-time-budget=3000 --screenshot='%s' 'file://%s%s' >/dev/null 2>&1",
-		    profile, profile, chromium_flags, profile, png, file, hash) != 0)
+		    profile, profile, chromium_flags, size ? " --window-size=" : "", size ? size : "",
+		    profile, png, file, hash) != 0)
 		return -1;
 	hp_test_sh("rm -rf '%s'", profile);
 	/* A blank 1400x1000 PNG compresses to a few KB; a drawn view does not. */
 	return stat(png, &st) == 0 && st.st_size > 12000 ? 0 : -1;
+}
+
+static int screenshot(const char *file, const char *hash, const char *name)
+{
+	return screenshot_at(file, hash, name, NULL);
 }
 
 static const char *result(const char *dom, const char *key, char *buf, size_t cap)
@@ -1405,6 +1419,299 @@ HP_TEST(html_100k_stacks_open_quickly)
 	}
 	expect_eq_u64(screenshot(page, "#view=flame", "stacks100k-flame"), 0,
 		      "a screenshot of 100,000 stacks' flame graph");
+}
+
+/* Issue 24, item 7: the flame graph of a capture of more stacks than
+ * --top keeps every stack: merged into a tree, cut by node size, never
+ * "(N other call stacks)" as one box. */
+static const char every_stack_driver[] =
+	"hpReport.set({view: 'flame', metric: 'inuse'});\n"
+	"var t = hpReport.tree().root, others = 0, n = 0;\n"
+	"(function walk(x) { n++; if (/other call stacks/.test(x.name)) others++;\n"
+	"\tx.kids.forEach(walk); })(t);\n"
+	"put('root', t.v);\n"
+	"put('kids', t.kids.reduce(function (a, k) { return a + k.v; }, 0));\n"
+	"put('others', others);\n"
+	"put('nodes', n);\n"
+	"put('rows', hpReport.data.snapshots[0].rows.length);\n"
+	"put('total', hpReport.data.snapshots[0].total[1]);\n";
+
+HP_TEST(html_flame_keeps_every_stack)
+{
+	char gen[4600], capture[4600], page[4600], driven[4600];
+	char *dom;
+
+	snprintf(gen, sizeof gen, "%s/tests/gen_stacks", hp_test_build());
+	snprintf(capture, sizeof capture, "%s/stacks5k.hpf", hp_test_tmp());
+	/* 5,000 stacks of 100 B in use each, drawn from 50 addresses: the
+	 * tree's first level holds a few dozen functions, each far above the
+	 * cut. A generator, not the product: its leaks are not ours. */
+	require(hp_test_sh("ASAN_OPTIONS=detect_leaks=0 %s %s %s 5000 50", gen, capture, hp()) == 0,
+		"gen_stacks writes a capture of 5,000 stacks");
+	require(render(capture, "--top 10", "stacks5k", page, sizeof page) == 0,
+		"heapprof html --top 10 writes the page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/stacks5k-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, every_stack_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "stacks5k");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_eq_u64((uint64_t)num(dom, "rows"), 10, "the tables keep the top 10 stacks");
+	expect_eq_u64((uint64_t)num(dom, "total"), 5000 * 100, "5,000 stacks of 100 B in use");
+	expect_eq_u64((uint64_t)num(dom, "root"), 5000 * 100,
+		      "the flame graph's root is every byte in use");
+	expect_eq_u64((uint64_t)num(dom, "kids"), 5000 * 100,
+		      "and its first level holds them all: no byte lost to --top");
+	expect_eq_u64((uint64_t)num(dom, "others"), 0, "no \"(N other call stacks)\" box");
+	printf("  %.0f nodes drawn from 5,000 stacks\n", num(dom, "nodes"));
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=flame", "stacks5k-flame"), 0,
+		      "a screenshot of the flame graph of 5,000 stacks at --top 10");
+}
+
+/* Issue 24, item 8: the runtime's frames below main and a thread's way
+ * to its function are hidden in the flame graph and the tables, as
+ * report hides them. */
+static const char runtime_driver[] =
+	"var RT = /^(_start|__libc_start_main|__libc_start_call_main|start_thread|clone3?|__clone3?)$/;\n"
+	"hpReport.set({view: 'flame', metric: 'allocations'});\n"
+	"var t = hpReport.tree().root, rt = [];\n"
+	"(function walk(x) { if (RT.test(x.name)) rt.push(x.name); x.kids.forEach(walk); })(t);\n"
+	"put('flame_runtime', rt.length ? rt.join(',') : 'none');\n"
+	"put('flame_main', t.kids.some(function (k) { return k.name === 'main'; }));\n"
+	"put('flame_thread', t.kids.some(function (k) { return k.name === 'thread_main'; }));\n"
+	"hpReport.set({view: 'tables', table: 'function', filter: ''});\n"
+	"put('rows_runtime', rows().filter(function (tr) {\n"
+	"\treturn RT.test(tr.cells[0].textContent); }).length);\n"
+	"var st = hpReport.data.stacks.filter(function (s) { return s.some(function (f) {\n"
+	"\treturn RT.test(hpReport.data.strings[hpReport.data.frames[f][0]]); }); });\n"
+	"put('stacks_runtime', st.length);\n";
+
+HP_TEST(html_runtime_frames_hidden)
+{
+	const char *capture = record("known");
+	char page[4600], driven[4600];
+	char *dom;
+
+	require(capture, "heapprof run records known");
+	require(render(capture, "", "known-rt", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/known-rt-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, runtime_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "known-rt");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(is(dom, "flame_runtime", "none"),
+		    "no _start, __libc_start_main, start_thread or clone in the flame graph");
+	expect_true(is(dom, "flame_main", "true"), "main is a root frame");
+	expect_true(is(dom, "flame_thread", "true"), "and each thread's function");
+	expect_eq_u64((uint64_t)num(dom, "rows_runtime"), 0, "nor in the function table");
+	expect_eq_u64((uint64_t)num(dom, "stacks_runtime"), 0, "nor in any call stack");
+	free(dom);
+}
+
+/* Issue 24, item 5: rows, legend entries and frames named by site and
+ * by short names, not by the standard library's internals or full
+ * signatures. */
+static const char names_driver[] =
+	"var D = hpReport.data, fn = function (f) { return D.strings[D.frames[f][0]]; };\n"
+	"var sig = /\\)( const)?$/, lib = /^(std::|__gnu_cxx::|void |[A-Za-z_:]+& )/;\n"
+	"hpReport.set({view: 'flame', metric: 'allocations'});\n"
+	"var bad = [];\n"
+	"(function walk(x) { if (x.parent && sig.test(x.name) && !/operator\\(\\)$/.test(x.name))\n"
+	"\tbad.push(x.name); x.kids.forEach(walk); })(hpReport.tree().root);\n"
+	"put('signatures', bad.length ? bad.slice(0, 3).join(' | ') : 'none');\n"
+	"var labels = hpReport.groups()[0].lines.map(function (l) { return l.label; });\n"
+	"put('legend', labels.join(' | '));\n"
+	"put('legend_lib', labels.filter(function (l) { return /^(std::|__gnu_cxx::)/.test(l) &&\n"
+	"\t/stl_vector_of_strings|stl_leak|main/.test(l) === false; }).length);\n"
+	"put('legend_vec', labels.some(function (l) { return /^stl_vector_of_strings /.test(l); }));\n"
+	"hpReport.set({view: 'tables', table: 'stack', metric: 'allocations'});\n"
+	"var names = rows().map(function (tr) { return tr.cells[0].textContent; });\n"
+	"put('stack_rows_std', names.filter(function (n) { return /^std::/.test(n); }).join(' | ') || 'none');\n"
+	"put('stack_vec', names.some(function (n) { return /^stl_vector_of_strings \\u2190 main/.test(n); }));\n";
+
+HP_TEST(html_names_by_site)
+{
+	const char *capture = record("cxx_stl");
+	char page[4600], driven[4600];
+	char *dom;
+
+	require(capture, "heapprof run records cxx_stl");
+	require(render(capture, "", "cxx_stl", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/cxx_stl-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, names_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "cxx_stl");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(is(dom, "signatures", "none"), "no frame is named with its parameter list");
+	expect_true(is(dom, "legend_vec", "true"),
+		    "a line of the timeline is named by its site, stl_vector_of_strings");
+	printf("  legend: %s\n", buf_of(dom, "legend"));
+	expect_true(is(dom, "stack_rows_std", "none"),
+		    "no call stack row is named by the standard library's internals");
+	expect_true(is(dom, "stack_vec", "true"),
+		    "a call stack row reads \"stl_vector_of_strings <- main\"");
+	free(dom);
+}
+
+/* Issue 24, item 6: the page fits 800 px wide; at 800x600 a table of
+ * types shows rows and figures; bar labels never overlap. Checked through
+ * the DOM: each rectangle in CSS pixels. */
+static const char fit_driver[] =
+	"var W = window.innerWidth, H = window.innerHeight;\n"
+	"put('window', W);\n"
+	"function fits(what) {\n"
+	"\tvar wide = document.documentElement.scrollWidth;\n"
+	"\tput(what + '_scroll', wide <= W ? 'fits' : wide + ' px in ' + W);\n"
+	"\tvar th = document.querySelector('#hp-table th[data-col=\"' +\n"
+	"\t\t(hpReport.state.sort || hpReport.state.metric) + '\"]');\n"
+	"\tvar r = th.getBoundingClientRect();\n"
+	"\tput(what + '_sort', r.width > 0 && r.right <= W ? 'shown' :\n"
+	"\t\t'at ' + Math.round(r.left) + '..' + Math.round(r.right));\n"
+	"\tvar seen = rows().filter(function (tr) {\n"
+	"\t\tvar b = tr.getBoundingClientRect(), c = cell(tr, hpReport.state.metric);\n"
+	"\t\tvar cb = c.getBoundingClientRect();\n"
+	"\t\treturn b.bottom <= H && cb.width > 0 && cb.right <= W && c.textContent.length;\n"
+	"\t});\n"
+	"\tput(what + '_rows', seen.length);\n}\n"
+	"function overlaps(sel) {\n"
+	"\tvar n = 0;\n"
+	"\tArray.prototype.forEach.call(document.querySelectorAll(sel), function (h) {\n"
+	"\t\tvar ls = Array.prototype.map.call(h.querySelectorAll('.hp-bar-label'),\n"
+	"\t\t\tfunction (l) { return l.getBoundingClientRect(); });\n"
+	"\t\tfor (var i = 1; i < ls.length; i++)\n"
+	"\t\t\tif (ls[i].width && ls[i - 1].right > ls[i].left + 0.5)\n"
+	"\t\t\t\tn++;\n\t});\n\treturn n;\n}\n"
+	"hpReport.set({view: 'tables', table: 'type', metric: 'inuse', sort: ''});\n"
+	"window.scrollTo(0, 0);\n"
+	"fits('type');\n"
+	"hpReport.set({table: 'line'});\n"
+	"fits('line');\n"
+	"hpReport.set({table: 'function', metric: 'allocations'});\n"
+	"fits('function');\n"
+	"put('overlaps_tables', overlaps('#hp-tables .hp-hist'));\n"
+	"hpReport.set({view: 'overview'});\n"
+	"put('overlaps_overview', overlaps('#hp-overview .hp-hist'));\n"
+	"put('overview_scroll', document.documentElement.scrollWidth <= W ? 'fits' :\n"
+	"\tdocument.documentElement.scrollWidth + ' px: ' +\n"
+	"\tArray.prototype.filter.call(document.querySelectorAll('#hp-overview *'), function (e) {\n"
+	"\t\treturn e.getBoundingClientRect().right > W + 1; }).slice(0, 4).map(function (e) {\n"
+	"\t\treturn e.tagName + '#' + e.id + '.' + e.className; }).join(' '));\n";
+
+HP_TEST(html_fits_800_px)
+{
+	static const char *const sizes[] = {"800,600", "1400,900"};
+	const char *capture = record("attrib");
+	char page[4600], driven[4600], name[64], want[32];
+	char *dom;
+
+	require(capture, "heapprof run records attrib");
+	require(render(capture, "", "attrib-fit", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/attrib-fit-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, fit_driver) == 0, "the driven copy is written");
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(name, sizeof name, "attrib-fit-%zu", i);
+		dom = dump_dom_at(driven, "", name, sizes[i]);
+		require(dom, "chromium runs the page");
+		expect_clean(dom);
+		/* Headless Chromium's page is the window's width, not its height. */
+		snprintf(want, sizeof want, "%.*s", (int)strcspn(sizes[i], ","), sizes[i]);
+		expect_true(is(dom, "window", want), "the page is the window's width");
+		printf("  at %s:\n", want);
+		expect_true(is(dom, "type_scroll", "fits"), "the types table fits the window");
+		expect_true(is(dom, "type_sort", "shown"), "its sort column is on screen");
+		expect_true(num(dom, "type_rows") >= (i ? 15 : 6),
+			    "the first screen shows rows of types with their figures");
+		expect_true(is(dom, "line_scroll", "fits"), "the file:line table fits");
+		expect_true(is(dom, "line_sort", "shown"), "its sort column is on screen");
+		expect_true(is(dom, "function_scroll", "fits"), "the function table fits");
+		expect_true(is(dom, "function_sort", "shown"),
+			    "sorted by allocations, that column is shown");
+		expect_eq_u64((uint64_t)num(dom, "overlaps_tables"), 0,
+			      "no two labels of the sizes and lifetimes overlap (tables)");
+		expect_eq_u64((uint64_t)num(dom, "overlaps_overview"), 0,
+			      "nor in the overview");
+		expect_true(is(dom, "overview_scroll", "fits"), "the overview fits the window");
+		printf("  %.0f rows of types on the first screen\n", num(dom, "type_rows"));
+		free(dom);
+	}
+	expect_eq_u64(screenshot_at(page, "#view=tables&table=type", "attrib-types-800", "800,600"),
+		      0, "a screenshot of the types at 800x600");
+	expect_eq_u64(screenshot_at(page, "#view=tables&table=line", "attrib-lines-1400",
+				    "1400,900"), 0, "and of the file:line table at 1400x900");
+}
+
+/* Issue 24, item 9: a region of the memory map opened at full
+ * resolution (1 byte a pixel): each of mapprog's blocks and the holes
+ * its frees left, in alternating colours, the hover naming the block
+ * (address, size), its call stack by site, or the hole. */
+static const char zoom_driver[] =
+	"var R = hpReport.mapRegions(), k = -1, D = hpReport.data;\n"
+	"R.forEach(function (r, i) { if (r.kind === 'brk') k = i; });\n"
+	"var z = hpReport.mapZoom(k, 1), g = R[k];\n"
+	"put('zoom', z ? z.bpp + ':' + (z.rows === Math.ceil((g.end - g.start) / 1200)) : 'none');\n"
+	"var c = document.getElementById('hp-map-zoom-canvas'), ctx = c.getContext('2d');\n"
+	"function px(a) { var o = a - g.start, d = ctx.getImageData(o % 1200, Math.floor(o / 1200) * 8 + 3, 1, 1).data;\n"
+	"\treturn d[0] + ',' + d[1] + ',' + d[2]; }\n"
+	"var mine = D.map.blocks.filter(function (b) { var st = D.stacks[b[2]];\n"
+	"\treturn st && D.strings[D.frames[st[0]][0]] === 'make_blocks'; });\n"
+	"var bad = [], said = [];\n"
+	"for (var i = 0; i + 1 < mine.length && i < 8; i++) {\n"
+	"\tvar a = mine[i], b = mine[i + 1], h = a[0] + a[1], h2 = b[0] + b[1];\n"
+	"\tif (px(a[0] + (a[1] >> 1)) === px(b[0] + (b[1] >> 1))) bad.push('blocks ' + i);\n"
+	"\tif (px(h) === px(a[0]) || px(h) === px(b[0])) bad.push('hole ' + i);\n"
+	"\tif (i + 2 < mine.length && px(h) === px(h2)) bad.push('holes ' + i);\n"
+	"\tvar d = hpReport.mapDescribe(k, a[0] + 1), e = hpReport.mapDescribe(k, h);\n"
+	"\tif (d[0] !== 'block 0x' + a[0].toString(16) + ', ' + a[1] + ' B') bad.push(d[0]);\n"
+	"\tif (!/^allocated by make_blocks mapprog\\.c:/.test(d[1])) bad.push(d[1]);\n"
+	"\tif (e[0] !== 'hole of ' + (b[0] - h) + ' B, 0x' + h.toString(16) + ' - 0x' + b[0].toString(16))\n"
+	"\t\tbad.push(e[0]);\n"
+	"\tif (!i) said = d.concat(e);\n}\n"
+	"put('checked', Math.min(mine.length - 1, 8));\n"
+	"put('bad', bad.length ? bad.join(' | ') : 'none');\n"
+	"put('said', said.join(' / '));\n"
+	"put('auto', hpReport.mapZoom(k, 0).bpp);\n";
+
+HP_TEST(html_memory_map_zoom)
+{
+	char capture[4600], page[4600], driven[4600], *out;
+	char *dom;
+
+	snprintf(capture, sizeof capture, "%s/mapzoom.hpf", hp_test_tmp());
+	out = hp_test_sh_out("%s run -q --live-blocks -o %s -- %s/tests/programs/mapprog", hp(),
+			     capture, hp_test_build());
+	require(out, "heapprof run --live-blocks records mapprog");
+	free(out);
+	require(render(capture, "", "mapzoom", page, sizeof page) == 0,
+		"heapprof html writes a page");
+	if (!have_chromium())
+		return;
+	snprintf(driven, sizeof driven, "%s/mapzoom-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, zoom_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "mapzoom");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	expect_true(is(dom, "zoom", "1:true"),
+		    "the brk region opens at 1 byte a pixel, in rows of 1,200 bytes");
+	expect_eq_u64((uint64_t)num(dom, "checked"), 8, "eight of make_blocks' blocks checked");
+	expect_true(is(dom, "bad", "none"),
+		    "neighbour blocks and holes differ in colour; the hover names each block, "
+		    "its site, and each hole with its size");
+	printf("  %s\n", buf_of(dom, "said"));
+	expect_true(num(dom, "auto") >= 1, "a region opens at a size of its own by default");
+	free(dom);
+	expect_eq_u64(screenshot(page, "#view=overview", "mapzoom"), 0,
+		      "a screenshot of the overview with the map");
 }
 
 HP_TEST(html_usage_and_errors)

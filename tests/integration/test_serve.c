@@ -1128,6 +1128,65 @@ out:
 		expect_eq_u64(reap(p.server, 20000), 0, "heapprof serve ends with the program");
 }
 
+/* heapprof attach --http: the attached process's live heap, served by
+ * the attach itself until the detach (it was refused: "unknown option"). */
+HP_TEST(attach_http_serves_while_attached)
+{
+	struct prog p;
+	char prog[4200], heapprof[4200], cap[4200], pidtext[32], u[256];
+	char *argv[] = {prog, NULL};
+	pid_t attach;
+
+	if (!hp_test_need_go() || !hp_test_need("curl", "curl"))
+		return;
+	memset(&p, 0, sizeof p);
+	snprintf(prog, sizeof prog, "%s/tests/programs/attachee", hp_test_build());
+	snprintf(heapprof, sizeof heapprof, "%s/heapprof", hp_test_build());
+	snprintf(cap, sizeof cap, "%s/attachhttp.hpf", hp_test_tmp());
+	snprintf(p.err, sizeof p.err, "%s/attachhttp.err", hp_test_tmp());
+	unlink(cap);
+	p.pid = spawn(&p, argv, NULL);
+	if (!expect_true(p.pid > 0 && wait_for(p.ack, "ready", 10000), "attachee runs"))
+		return;
+	snprintf(pidtext, sizeof pidtext, "%d", (int)p.pid);
+	attach = fork();
+	if (attach == 0) {
+		int e = open(p.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		execl(heapprof, heapprof, "attach", "--sample-rate", "1", "--http", "127.0.0.1:0",
+		      "-o", cap, pidtext, (char *)NULL);
+		_exit(127);
+	}
+	p.port = port_of(p.err, 30000);
+	if (expect_true(p.port > 0, "heapprof attach --http serves")) {
+		char *raw = hp_test_sh_out("go tool pprof -raw '%s' 2>&1",
+					   url(&p, "/debug/pprof/heap", u, sizeof u));
+		if (raw) {
+			expect_true(strstr(raw, "kept_site") && strstr(raw, "attachee.c:"),
+				    "go tool pprof reads its heap, symbolized");
+			expect_true(raw_total(raw, "alloc_objects") > 0, "with its allocations");
+			free(raw);
+		}
+		url(&p, "/metrics", u, sizeof u);
+		long long before = metric_of(u, "heapprof_allocations_total");
+		usleep(1200000);
+		long long after = metric_of(u, "heapprof_allocations_total");
+		expect_true(before > 0 && after > before, "a later request sees the allocations since");
+	} else {
+		hp_test_sh("cat %s", p.err);
+	}
+	kill(attach, SIGINT);
+	expect_eq_u64(reap(attach, 30000), 0, "heapprof attach detaches and exits 0");
+	expect_true(hp_test_sh("curl -s -m 2 '%s' > /dev/null", url(&p, "/metrics", u, sizeof u)) !=
+			    0,
+		    "the endpoint ends with the attach");
+	if (write(p.cmd, "stop\n", 5) < 0)
+		(void)0;
+	close(p.cmd);
+	expect_eq_u64(reap(p.pid, 20000), 0, "the program ends well");
+	close(p.ack);
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../src/analyzer/model/model.h"
 #include "../../src/format/capture.h"
 #include "../harness/harness.h"
 #include "../harness/tools.h"
@@ -530,6 +531,58 @@ HP_TEST(symcache_live_server_fills_the_cache)
 		hp_test_tmp(), dir, b, dir);
 	expect_true(out && atoi(out) >= 1, "the server's symbols went through the cache");
 	free(out);
+}
+
+/* The model of path with embedded_only (or not) and the user's cache at
+ * dir: how many of its locations name a function of known.c, how many
+ * read "0x..." (module+offset). */
+static void embedded_only_counts(const char *path, const char *dir, int embedded_only,
+				 size_t *named, size_t *raw)
+{
+	struct hp_model_options mo = {.snapshot = -1, .embedded_only = embedded_only};
+	struct hp_capture cap;
+	struct hp_model m;
+	char err[256];
+
+	*named = *raw = 0;
+	setenv("HEAPPROF_CACHE_DIR", dir, 1);
+	if (!expect_eq_u64(hp_capture_load(path, &cap, err, sizeof err), 0, "the capture loads"))
+		return;
+	if (expect_eq_u64(hp_model_build(&m, &cap, &mo, err, sizeof err), 0, "a model")) {
+		for (size_t i = 0; i < m.nlocations; i++) {
+			const struct hp_sym *s = &m.locations[i].syms[0];
+			*named += strstr(s->file, "known.c") != NULL;
+			*raw += strncmp(s->function, "0x", 2) == 0;
+		}
+		hp_model_free(&m);
+	}
+	hp_capture_free(&cap);
+	unsetenv("HEAPPROF_CACHE_DIR");
+}
+
+HP_TEST(model_embedded_only_opens_no_file)
+{
+	/* hp_model_options.embedded_only (the fuzz targets, tests/fuzz/views.h):
+	 * symbols from the SYMBOLS record alone; no binary and no symbol cache
+	 * is opened, so a capture without the record shows module+offset even
+	 * where its binaries are on this machine, and leaves no cache behind. */
+	const char *plain = plain_copy("eo-plain.hpf"), *dir = tmp("cache-eo");
+	const char *with = tmp("eo-symbols.hpf"), *b = hp_test_build();
+	size_t named, raw;
+	struct stat st;
+
+	embedded_only_counts(plain, dir, 1, &named, &raw);
+	expect_eq_u64(named, 0, "without SYMBOLS: no function of known.c");
+	expect_true(raw > 0, "module+offset instead");
+	expect_true(stat(dir, &st) != 0, "no symbol cache was made");
+	/* The same capture, binaries allowed: the test would see them. */
+	embedded_only_counts(plain, dir, 0, &named, &raw);
+	expect_true(named > 0, "read from the binary, known.c is named");
+	expect_true(stat(dir, &st) == 0, "and the cache is filled");
+	/* With the record: its names, as without the option. */
+	hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/known >/dev/null", b, with, b);
+	embedded_only_counts(with, tmp("cache-eo2"), 1, &named, &raw);
+	expect_true(named > 0, "with SYMBOLS: known.c is named");
 }
 
 int main(int argc, char **argv)

@@ -1,6 +1,10 @@
 /* crasher.c - allocates 7 x 77 bytes, then dies: abort (argv[1] "abort"),
- * a segfault ("segv") or SIGTERM to itself ("term"). */
+ * a segfault ("segv"), SIGTERM to itself ("term"), a write to a pipe with
+ * no reader ("pipe": SIGPIPE, the commonest early end in a pipeline),
+ * SIGHUP ("hup"), its alarm ("alarm": SIGALRM), SIGUSR1 ("usr1") or a
+ * real-time signal ("rt": SIGRTMIN + 2), each at its default action. */
 #include <signal.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -20,5 +24,20 @@ int main(int argc, char **argv)
 		*(volatile int *)(uintptr_t)8 = 1;
 	if (argc > 1 && strcmp(argv[1], "term") == 0)
 		raise(SIGTERM);
+	if (argc > 1 && strcmp(argv[1], "pipe") == 0) {
+		int fds[2];
+		if (pipe(fds) == 0 && close(fds[0]) == 0)
+			(void)!write(fds[1], "x", 1);
+	}
+	if (argc > 1 && strcmp(argv[1], "hup") == 0)
+		raise(SIGHUP);
+	if (argc > 1 && strcmp(argv[1], "alarm") == 0) {
+		alarm(1);
+		pause();
+	}
+	if (argc > 1 && strcmp(argv[1], "usr1") == 0)
+		raise(SIGUSR1);
+	if (argc > 1 && strcmp(argv[1], "rt") == 0)
+		raise(SIGRTMIN + 2);
 	abort();
 }

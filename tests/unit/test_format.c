@@ -233,6 +233,50 @@ HP_TEST(record_round_trip_zstd_compressed)
 	free(f.data);
 }
 
+HP_TEST(record_zstd_very_compressible_after_others_reads)
+{
+	/* The size and lifetime histograms of a million buckets, mostly zero:
+	 * 10 MiB from about 1,000 bytes, after the records that compress far
+	 * less (stacks). The bound on what a file decompresses to is the
+	 * file's (256 times the stored bytes so far, plus 1 MiB a record), not
+	 * each record's: the recorder's capture of 2^20 stacks read as
+	 * damaged ("claims 10485770 bytes from 1000 compressed"). Alone, such
+	 * a record is still refused. */
+	struct hp_buf big = new_buf(), zeros = new_buf(), f = new_buf(), g = new_buf();
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	struct hp_reader r;
+	struct hp_record rec;
+	uint64_t x = 88172645463325252ull;
+
+	for (unsigned i = 0; i < 6000; i++) { /* 48 KB that does not compress */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		hp_buf_put_bytes(&big, &x, sizeof x);
+	}
+	for (unsigned i = 0; i < 10u << 20; i++)
+		hp_buf_put_u(&zeros, 0);
+	expect_eq_u64(big.err | zeros.err, 0, "the payloads are built");
+	hp_format_put_file_header(&f);
+	hp_format_put_record(&f, HP_REC_STACKS, big.data, big.len, cctx);
+	hp_format_put_record(&f, HP_REC_HISTOGRAMS, zeros.data, zeros.len, cctx);
+	expect_eq_u64(hp_reader_open(&r, f.data, f.len), 0, "opens");
+	expect_eq_u64(hp_reader_next(&r, &rec), HP_READ_OK, "the stacks read");
+	expect_eq_u64(hp_reader_next(&r, &rec), HP_READ_OK, "the 10 MiB of zeros read");
+	expect_eq_u64(rec.len, zeros.len, "whole");
+	expect_eq_u64(hp_reader_next(&r, &rec), HP_READ_END, "then the end");
+	hp_reader_close(&r);
+	hp_format_put_file_header(&g);
+	hp_format_put_record(&g, HP_REC_HISTOGRAMS, zeros.data, zeros.len, cctx);
+	expect_eq_u64(hp_reader_open(&r, g.data, g.len), 0, "opens");
+	expect_eq_u64(hp_reader_next(&r, &rec), HP_READ_DAMAGED,
+		      "alone, 10 MiB from 1 KB is more than the bound");
+	hp_reader_close(&r);
+	ZSTD_freeCCtx(cctx);
+	free(big.data);
+	free(zeros.data);
+	free(f.data);
+	free(g.data);
+}
+
 HP_TEST(record_zstd_incompressible_stays_plain)
 {
 	struct hp_buf f = new_buf();

@@ -43,6 +43,7 @@ var gs = svg.querySelectorAll('g.f');
 for (var i = 0; i < gs.length; i++) {
 	var g = gs[i], p = g.getAttribute('data-p'), r = g.querySelector('rect');
 	var f = {g: g, r: r, t: g.querySelector('text'), n: g.getAttribute('data-n'),
+		l: g.getAttribute('data-l') || g.getAttribute('data-n'),
 		d: +g.getAttribute('data-d'), x: +g.getAttribute('data-x'),
 		v: +g.getAttribute('data-v'), p: p === null ? null : frames[+p],
 		fill: r.getAttribute('fill'), a: false,
@@ -70,7 +71,7 @@ function place(f, x, w) {
 	f.r.setAttribute('x', x.toFixed(2));
 	f.r.setAttribute('width', w.toFixed(2));
 	f.t.setAttribute('x', (x + 3).toFixed(2));
-	f.t.textContent = label(f.n, w);
+	f.t.textContent = label(f.l, w);
 }
 function under(f, z) { while (f && f.d > z.d) f = f.p; return f === z; }
 /* Lays the frames out with z as the full width: its ancestors stay,

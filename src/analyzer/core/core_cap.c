@@ -51,6 +51,7 @@
 #include "../../format/records.h"
 #include "../../format/capture.h"
 #include "core.h"
+#include "../../common/sort.h"
 
 static void put_meta(struct hp_buf *p, const struct hp_core *c)
 {
@@ -194,7 +195,7 @@ static int vtables(const struct hp_core *c, struct typed *t)
 		const struct hp_core_rec_block *b = &r->blocks[i];
 		struct hp_core_rec_bucket want = {.id = b->bucket};
 		const struct hp_core_rec_bucket *k =
-			bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
+			hp_bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
 		uint64_t w;
 		int ok;
 		/* Every block, a typed bucket's too: the recorder's own TYPE
@@ -212,10 +213,10 @@ static int vtables(const struct hp_core *c, struct typed *t)
 		if (last_ok)
 			mv[nmv++] = (struct move){(size_t)(k - r->buckets), w, b->size};
 	}
-	qsort(mv, nmv, sizeof *mv, cmp_move);
+	hp_sort(mv, nmv, sizeof *mv, cmp_move);
 	for (size_t i = 0; i < nmv; i++)
 		t->vptrs[i] = mv[i].vptr;
-	qsort(t->vptrs, nmv, sizeof *t->vptrs, cmp_u64);
+	hp_sort(t->vptrs, nmv, sizeof *t->vptrs, cmp_u64);
 	for (size_t i = 0; i < nmv; i++)
 		if (!t->nvptrs || t->vptrs[t->nvptrs - 1] != t->vptrs[i])
 			t->vptrs[t->nvptrs++] = t->vptrs[i];
@@ -226,7 +227,7 @@ static int vtables(const struct hp_core *c, struct typed *t)
 		struct hp_core_rec_bucket *from = &t->buckets[mv[i].from], *to;
 		uint64_t n = 0, bytes = 0, peak_n, peak_bytes;
 		const uint64_t *v =
-			bsearch(&mv[i].vptr, t->vptrs, t->nvptrs, sizeof *t->vptrs, cmp_u64);
+			hp_bsearch(&mv[i].vptr, t->vptrs, t->nvptrs, sizeof *t->vptrs, cmp_u64);
 		for (j = i; j < nmv && mv[j].from == mv[i].from && mv[j].vptr == mv[i].vptr; j++) {
 			n++;
 			bytes += mv[j].bytes;

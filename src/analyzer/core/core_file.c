@@ -23,6 +23,7 @@
 
 #include "core.h"
 #include "../../common/infile.h"
+#include "../../common/sort.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -306,7 +307,7 @@ static int parse(struct hp_core *c, char *err, size_t errcap)
 			s->flags = ph.p_flags;
 		}
 	}
-	qsort(c->segs, c->nsegs, sizeof *c->segs, seg_cmp);
+	hp_sort(c->segs, c->nsegs, sizeof *c->segs, seg_cmp);
 	if (c->need_bytes > c->map_bytes)
 		hp_core_note(c, "%s: truncated: %llu of its %llu bytes are missing; what they held "
 			     "is not shown", path,

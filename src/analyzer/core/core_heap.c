@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "../../common/sort.h"
 #include "../../common/text.h"
 
 /* struct malloc_state (glibc 2.27 and later, x86-64) */
@@ -492,7 +493,7 @@ int hp_core_heap(struct hp_core *c, const char *debug_dir)
 	find_mmapped(&w, heaps, nheaps);
 	if (w.nomem)
 		return -ENOMEM;
-	qsort(c->blocks, c->nblocks, sizeof *c->blocks, block_cmp);
+	hp_sort(c->blocks, c->nblocks, sizeof *c->blocks, block_cmp);
 
 	for (size_t i = 0; i < ntcache; i++)
 		mark_tcache(c, hp_core_block_at(c, tcache_first[i]));

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "../../common/sort.h"
 #include "../../common/text.h"
 #include "../../common/infile.h"
 
@@ -200,7 +201,7 @@ static int load_symbols(struct hp_core_module *m, Elf *e)
 	each_symbol(e, collect_sym, &k);
 	for (size_t i = 0; i < m->nsyms; i++)
 		m->syms[i].name = m->strings + (uintptr_t)m->syms[i].name;
-	qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
+	hp_sort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
 	return 0;
 }
 

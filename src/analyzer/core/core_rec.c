@@ -36,6 +36,7 @@
 #include "../../format/format.h"
 #include "../../format/root.h"
 #include "core.h"
+#include "../../common/sort.h"
 
 static uint64_t rd64(const struct hp_core *c, uint64_t addr, int *ok)
 {
@@ -372,7 +373,7 @@ static int read_buckets(struct hp_core *c, const struct hp_root *root)
 				return ret;
 	/* qsort and bsearch want a real array even for no element */
 	if (r->nbuckets)
-		qsort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
+		hp_sort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
 	return 0;
 }
 
@@ -403,7 +404,7 @@ static const struct hp_core_rec_bucket *bucket_by_id(const struct hp_core_rec *r
 	struct hp_core_rec_bucket want = {.id = id};
 	if (!r->nbuckets)
 		return NULL;
-	return bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
+	return hp_bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket_id);
 }
 
 static int read_live(struct hp_core *c, const struct hp_root *root)
@@ -484,7 +485,7 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 		}
 		if (r->nblocks > first) {
 			/* A removal caught in its backward shift: one address twice. */
-			qsort(r->blocks + first, r->nblocks - first, sizeof *r->blocks, cmp_block);
+			hp_sort(r->blocks + first, r->nblocks - first, sizeof *r->blocks, cmp_block);
 			for (size_t i = first + 1, o = first + 1; i <= r->nblocks; i++) {
 				if (i == r->nblocks) {
 					r->duplicates += r->nblocks - o;
@@ -499,9 +500,9 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 			r->miscounted_shards++;
 	}
 	if (r->nblocks)
-		qsort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
+		hp_sort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
 	if (r->ntables)
-		qsort(r->tables, r->ntables, sizeof *r->tables, cmp_range);
+		hp_sort(r->tables, r->ntables, sizeof *r->tables, cmp_range);
 	return 0;
 }
 

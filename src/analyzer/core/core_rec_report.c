@@ -27,6 +27,7 @@
 #include "../symbols/demangle.h"
 #include "../model/model.h"
 #include "../symbols/symbolize.h"
+#include "../../common/sort.h"
 
 #define MAX_INLINED 16 /* symbolic frames per address */
 
@@ -290,7 +291,7 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 		s->reach[k][1] += b->size;
 		struct hp_core_rec_bucket want = {.id = b->bucket};
 		const struct hp_core_rec_bucket *bk =
-			r->nbuckets ? bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets,
+			r->nbuckets ? hp_bsearch(&want, r->buckets, r->nbuckets, sizeof *r->buckets,
 					      cmp_bucket_id)
 				    : NULL;
 		double w = bk ? scale_of(r, bk) : 1;
@@ -304,7 +305,7 @@ static struct site *sites(const struct hp_core_rec *r, size_t *n)
 		out[k] = by_stack[id];
 		out[k++].stack = id;
 	}
-	qsort(out, k, sizeof *out, site_cmp);
+	hp_sort(out, k, sizeof *out, site_cmp);
 	*n = k;
 	return out;
 }

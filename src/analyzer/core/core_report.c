@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "../../common/sort.h"
 #include "../../common/text.h"
 
 static const char *state_name[] = {
@@ -89,7 +90,7 @@ static struct row *group(const struct hp_core *c, int by_type, size_t *n)
 		keys[nkeys++] = by_type ? b->type + 1ULL : b->size;
 	}
 	/* distinct keys: sort them */
-	qsort(keys, nkeys, sizeof *keys, u64_cmp);
+	hp_sort(keys, nkeys, sizeof *keys, u64_cmp);
 	rows = calloc(nkeys ? nkeys : 1, sizeof *rows);
 	if (!rows) {
 		free(keys);
@@ -105,7 +106,7 @@ static struct row *group(const struct hp_core *c, int by_type, size_t *n)
 		if (b->state != HP_CORE_ALLOCATED || (by_type && b->type == UINT32_MAX))
 			continue;
 		want.key = by_type ? b->type + 1ULL : b->size;
-		r = bsearch(&want, rows, nrows, sizeof *rows, row_cmp);
+		r = hp_bsearch(&want, rows, nrows, sizeof *rows, row_cmp);
 		r->blocks++;
 		r->bytes += b->size;
 		r->by_reach[b->reach][0]++;
@@ -194,7 +195,7 @@ static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 			(unsigned long long)t.reach[order[r]][0], t.reach[order[r]][0] == 1 ? "" : "s",
 			(unsigned long long)t.reach[order[r]][1], t.reach[order[r]][1] == 1 ? "" : "s");
 	}
-	qsort(sizes, nsizes, sizeof *sizes, by_bytes_desc);
+	hp_sort(sizes, nsizes, sizeof *sizes, by_bytes_desc);
 	if (o->top == UINT_MAX)
 		fprintf(f, "\nin-use blocks by size (all, by bytes):\n");
 	else
@@ -208,7 +209,7 @@ static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 			(unsigned long long)sizes[i].by_reach[HP_CORE_LOST][0],
 			(unsigned long long)sizes[i].by_reach[HP_CORE_INDIRECT][0],
 			(unsigned long long)sizes[i].by_reach[HP_CORE_REACHABLE][0]);
-	qsort(types, ntypes, sizeof *types, by_bytes_desc);
+	hp_sort(types, ntypes, sizeof *types, by_bytes_desc);
 	if (o->top == UINT_MAX)
 		fprintf(f, "\nin-use C++ objects by dynamic type (all, by bytes):\n");
 	else

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/sort.h"
 #include "../../common/units.h"
 
 #include "../../common/vec.h"
@@ -117,7 +118,7 @@ static int mark_shared_threads(struct hp_model *m)
 		if (m->cap->tags[HP_TAG_THREAD][id].defined && m->cap->tags[HP_TAG_THREAD][id].name[0])
 			ids[k++] = id;
 	sort_cap = m->cap;
-	qsort(ids, k, sizeof *ids, by_thread_name);
+	hp_sort(ids, k, sizeof *ids, by_thread_name);
 	for (size_t i = 1; i < k; i++) {
 		if (strcmp(m->cap->tags[HP_TAG_THREAD][ids[i]].name,
 			   m->cap->tags[HP_TAG_THREAD][ids[i - 1]].name) == 0)

@@ -313,6 +313,24 @@ static void round_stacks(struct hp_model *m)
 	}
 }
 
+/* Whether the stack's blocks are glibc's exit-function list (its first
+ * frames, after the allocator's: __new_exitfn, behind atexit and
+ * __cxa_atexit). Blocks of it that libraries filled before the program
+ * started (C++ static destructors registered by their constructors) are
+ * still allocated when the exit snapshot is taken, inside _dl_fini, and
+ * freed by glibc after it, each when its last entry has run: in use at
+ * exit they are not. */
+static int exit_function_list(const struct hp_model *m, const struct hp_mstack *st)
+{
+	for (uint32_t i = 0; i < st->depth && i < 3; i++) {
+		const struct hp_location *l = &m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++)
+			if (strcmp(l->syms[k].function, "__new_exitfn") == 0)
+				return 1;
+	}
+	return 0;
+}
+
 int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		   const struct hp_model_options *opts, char *err, size_t errlen)
 {
@@ -340,14 +358,16 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	m->priv = p = calloc(1, sizeof *p);
 	if (!p)
 		goto nomem;
-	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir, !opts->no_embedded);
+	ret = hp_symbolizer_new(&p->sym, cap, opts->debug_dir,
+				(opts->no_embedded ? 0 : HP_SYMBOLIZE_EMBEDDED) |
+					(opts->embedded_only ? HP_SYMBOLIZE_NO_FILES : 0));
 	if (ret)
 		goto fail;
 	/* Symbols from the binaries go through the user's symbol cache
 	 * unless the caller brings its own (an "off" one included). */
 	if (opts->symcache)
 		hp_symbolizer_set_cache(p->sym, opts->symcache);
-	else if ((opts->no_embedded || !cap->has_symbols) &&
+	else if ((opts->no_embedded || !cap->has_symbols) && !opts->embedded_only &&
 		 hp_symcache_open(&p->own_cache, 0) == 0)
 		hp_symbolizer_set_cache(p->sym, p->own_cache);
 
@@ -386,6 +406,15 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		m->buckets[i].size = b->size;
 		m->buckets[i].raw = b;
 		unbias(m, b, &m->buckets[i].v);
+		/* glibc frees them after the exit snapshot: freed, as they are
+		 * by the end of the process. */
+		if (m->snap->reason == HP_SNAP_EXIT &&
+		    exit_function_list(m, &m->stacks[m->buckets[i].stack])) {
+			struct hp_values *v = &m->buckets[i].v;
+			v->free_objects += v->inuse_objects;
+			v->free_bytes += v->inuse_bytes;
+			v->inuse_objects = v->inuse_bytes = 0;
+		}
 	}
 	ret = hp_attr_buckets(&p->attr, m, p->sym);
 	if (ret)

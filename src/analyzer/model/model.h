@@ -146,6 +146,10 @@ struct hp_model_options {
 				      * first, 1 = the first; 0 = the capture's default */
 	const char *debug_dir;       /* extra directory for separate debug info, or NULL */
 	int no_embedded;             /* ignore a SYMBOLS record, read the binaries */
+	int embedded_only;           /* symbols from the SYMBOLS record only: no binary,
+				      * debug file or symbol cache is opened (what the
+				      * record does not name is module+offset); for a
+				      * capture read alone (the fuzz targets) */
 	struct hp_symcache *symcache; /* the symbol cache for reading the binaries
 				       * (symcache.h; the caller's, flushed by it),
 				       * or NULL: the user's, opened and written by

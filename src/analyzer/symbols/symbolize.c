@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../../common/infile.h"
+#include "../../common/sort.h"
 #include "../../common/strtab.h"
 #include "../../common/table.h"
 #include "../../common/vec.h"
@@ -110,6 +111,7 @@ struct progress {
 struct hp_symbolizer {
 	const struct hp_capture *cap;
 	int embedded; /* answer from the capture's SYMBOLS record */
+	int no_files; /* HP_SYMBOLIZE_NO_FILES: open nothing */
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
 	struct module_state *mods;
@@ -206,7 +208,7 @@ static void progress_step(struct progress *pr, const struct hp_capture *cap, int
 }
 
 int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
-		      const char *debug_dir, int use_embedded)
+		      const char *debug_dir, unsigned flags)
 {
 	struct hp_symbolizer *s = calloc(1, sizeof *s);
 	size_t n;
@@ -214,7 +216,8 @@ int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 	if (!s)
 		return -ENOMEM;
 	s->cap = cap;
-	s->embedded = use_embedded && cap->has_symbols;
+	s->embedded = (flags & HP_SYMBOLIZE_EMBEDDED) && cap->has_symbols;
+	s->no_files = (flags & HP_SYMBOLIZE_NO_FILES) != 0;
 	s->mods = calloc(cap->nmodules ? cap->nmodules : 1, sizeof *s->mods);
 	/* "-" leaves out CRC checks of .gnu_debuglink files (build-ids are
 	 * checked instead); then the usual places, and the user's directory. */
@@ -230,7 +233,7 @@ int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
-	if (!s->embedded)
+	if (!s->embedded && !s->no_files)
 		progress_start(&s->progress, cap);
 	*out = s;
 	return 0;
@@ -238,7 +241,7 @@ int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
 
 void hp_symbolizer_set_cache(struct hp_symbolizer *s, struct hp_symcache *cache)
 {
-	s->cache = s->embedded ? NULL : cache;
+	s->cache = s->embedded || s->no_files ? NULL : cache;
 }
 
 void hp_symbolizer_free(struct hp_symbolizer *s)
@@ -318,6 +321,8 @@ static enum hp_module_status open_binary(struct hp_symbolizer *s, int i, Dwfl **
 	int len, fd;
 
 	*mod = NULL;
+	if (s->no_files)
+		return HP_MODSYM_MISSING;
 	if (m->path[0] != '/') /* [vdso] and friends: nothing on disk */
 		return HP_MODSYM_MISSING;
 	fd = open_regular(m->path);
@@ -650,7 +655,7 @@ static void read_cu_ranges(struct module_state *st)
 		}
 	}
 	if (st->ncu_ranges) /* none: cu_ranges is NULL, which qsort may not be given */
-		qsort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
+		hp_sort(st->cu_ranges, st->ncu_ranges, sizeof *st->cu_ranges, by_cu_lo);
 }
 
 /* The CU holding pc (an address with the module's bias) by the CUs' own

@@ -27,17 +27,25 @@ struct hp_symbolizer;
 
 struct hp_symcache;
 
-/* debug_dir may be NULL. With use_embedded and a capture that carries a
- * SYMBOLS record, symbols come from the record and no binary is opened.
- * Returns 0 or -ENOMEM. */
+/* What hp_symbolizer_new's flags ask for. */
+#define HP_SYMBOLIZE_EMBEDDED 1u /* a capture that carries a SYMBOLS record answers from
+				  * it, and no binary is opened for code addresses */
+#define HP_SYMBOLIZE_NO_FILES 2u /* no file is ever opened (no binary, no debug info, no
+				  * symbol cache): what the SYMBOLS record does not name
+				  * is module+offset, a data symbol is unknown. For a
+				  * capture from anywhere that must be read alone (the
+				  * fuzz targets) */
+
+/* debug_dir may be NULL; flags are HP_SYMBOLIZE_*. Returns 0 or -ENOMEM. */
 int hp_symbolizer_new(struct hp_symbolizer **out, const struct hp_capture *cap,
-		      const char *debug_dir, int use_embedded);
+		      const char *debug_dir, unsigned flags);
 
 /* Gives the symbolizer a symbol cache (symcache.h), before its first
  * lookup: unless it answers from a SYMBOLS record, addresses are looked
  * up there first, and what the binaries answer is stored in it
  * (hp_symcache_flush writes it). The cache must outlive the symbolizer.
- * Without one, every address is read from the binaries. */
+ * Without one, every address is read from the binaries. A symbolizer
+ * made with HP_SYMBOLIZE_NO_FILES takes none. */
 void hp_symbolizer_set_cache(struct hp_symbolizer *s, struct hp_symcache *cache);
 void hp_symbolizer_free(struct hp_symbolizer *s);
 

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "../../common/options.h"
+#include "../../common/sort.h"
 #include "../../common/vec.h"
 #include "../../common/version.h"
 #include "symcache_int.h"
@@ -519,7 +520,7 @@ static void prune(struct hp_symcache *c)
 		n++;
 	}
 	if (total > c->max_bytes) {
-		qsort(files, n, sizeof *files, by_mtime);
+		hp_sort(files, n, sizeof *files, by_mtime);
 		for (size_t i = 0; i < n && total > c->max_bytes; i++)
 			if (unlinkat(dirfd(d), files[i].name, 0) == 0 || errno == ENOENT)
 				total -= files[i].bytes;

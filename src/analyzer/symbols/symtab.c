@@ -23,6 +23,7 @@
  * changes after hp_symtab_build.
  */
 #include "symtab.h"
+#include "../../common/sort.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -93,7 +94,7 @@ static int read_pass(struct pass *p, Dwfl_Module *mod, int from, int to)
 		p->e[p->n++] = (struct entry){value, value + sym.st_size, name, (uint32_t)i, shndx,
 					      binding_value(sym.st_info)};
 	}
-	qsort(p->e, p->n, sizeof *p->e, by_value);
+	hp_sort(p->e, p->n, sizeof *p->e, by_value);
 	p->maxend = malloc((p->n ? p->n : 1) * sizeof *p->maxend);
 	if (!p->maxend)
 		return -ENOMEM;

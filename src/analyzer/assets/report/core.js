@@ -108,6 +108,42 @@ function el(tag, attrs, kids) {
 }
 function str(i) { return i >= 0 ? D.strings[i] : ''; }
 function fname(f) { return str(D.frames[f][0]) || '??'; }
+/* The site of a stack (frame indexes, innermost first): the index of its
+ * first frame of the program's own code (html.c frames' class 0), as
+ * report names a stack; 0 when it has none. */
+function siteAt(st) {
+	for (var i = 0; i < st.length; i++)
+		if (D.frames[st[i]][5] === 0)
+			return i;
+	return 0;
+}
+/* A long name cut in the middle, never at its end: "abc…xyz". */
+function cut(s, max) {
+	s = String(s);
+	if (s.length <= max)
+		return s;
+	var h = Math.floor((max - 1) / 2);
+	return s.slice(0, max - 1 - h) + '\u2026' + s.slice(s.length - h);
+}
+/* A type's name for a legend or a row: template arguments elided
+ * ("std::map<...>"), then cut in the middle past max characters. */
+function shortType(s, max) {
+	var out = '', depth = 0;
+	s = String(s);
+	for (var i = 0; i < s.length; i++) {
+		var c = s[i];
+		if (c === '<' && !/operator<*$/.test(s.slice(0, i))) {
+			if (!depth++)
+				out += '<...';
+		} else if (c === '>' && depth) {
+			if (!--depth)
+				out += '>';
+		} else if (!depth) {
+			out += c;
+		}
+	}
+	return cut(out, max || 60);
+}
 function fline(f) {
 	var fr = D.frames[f];
 	if (str(fr[1]))

@@ -30,68 +30,31 @@ function buildFlame() {
 	];
 }
 
-/* The tree of the selected snapshot and metric: children merged by
- * function name; each node {name, frame, v, x (offset from the root's
- * left, in the metric), depth, kids, parent}. */
+/* The tree of the selected snapshot and metric, from the snapshot's
+ * "flame" (html.c write_flame: every stack merged by function name along
+ * each path, cut by node size, so the root holds every stack's figures
+ * whatever --top is); each node {name, frame, v, x (offset from the
+ * root's left, in the metric), depth, kids, parent}. A node's kids may
+ * hold less than it: the rest is its own and its cut callees'. */
 function tree() {
 	var key = S.snapshot + '/' + S.metric;
 	if (cache.treeKey === key)
 		return cache.tree;
-	var s = snap(), col = metric().col;
-	/* Every node of one shape; a child found by a scan of its parent's
-	 * children while they are few, by an index (a Map) made at the 8th and
-	 * dropped once placed: a tree of 100,000 stacks has some 900,000
-	 * nodes, most with one child, and objects used as maps, a delete, or
-	 * a Map per node made building it two to five times as slow. */
-	var node = function (name, frame, parent) {
-		return {name: name, frame: frame, v: 0, x: 0, depth: parent ? parent.depth + 1 : 0,
-			kids: [], map: null, parent: parent, other: false};
+	var s = snap(), col = metric().col, fl = s.flame;
+	var node = function (name, frame, parent, v) {
+		return {name: name, frame: frame, v: v, x: 0, depth: parent ? parent.depth + 1 : 0,
+			kids: [], parent: parent, other: false};
 	};
-	var root = node('all', -1, null);
-	var maxDepth = 0;
-	var add = function (n, name, frame) {
-		var kids = n.kids, k, i;
-		if (n.map) {
-			k = n.map.get(name);
-		} else if (kids.length < 8) {
-			for (i = 0; i < kids.length; i++)
-				if (kids[i].name === name)
-					return kids[i];
-		} else {
-			n.map = new Map();
-			for (i = 0; i < kids.length; i++)
-				n.map.set(kids[i].name, kids[i]);
-			k = n.map.get(name);
-		}
-		if (!k) {
-			k = node(name, frame, n);
-			kids.push(k);
-			if (n.map)
-				n.map.set(name, k);
-		}
-		return k;
-	};
-	s.rows.forEach(function (r) {
-		var v = r[col];
-		if (v <= 0)
+	var root = node('all', -1, null, fl.v[col]), maxDepth = 0, made = [];
+	fl.n.forEach(function (d, i) {
+		var p = d[0] < 0 ? root : made[d[0]], k;
+		if (!p || !(d[1 + col] > 0))
 			return;
-		var st = D.stacks[r[0]], n = root;
-		root.v += v;
-		for (var i = st.length - 1; i >= 0; i--) {
-			n = add(n, fname(st[i]), st[i]);
-			n.v += v;
-		}
-		if (n.depth > maxDepth)
-			maxDepth = n.depth;
+		k = made[i] = node(fname(d[1]), d[1], p, d[1 + col]);
+		p.kids.push(k);
+		if (k.depth > maxDepth)
+			maxDepth = k.depth;
 	});
-	if (s.other[col] > 0) {
-		var o = add(root, '(' + commas(s.other[0]) + ' other call stacks)', -1);
-		o.v += s.other[col];
-		o.other = true;
-		root.v += s.other[col];
-		if (maxDepth < 1)
-			maxDepth = 1;
-	}
 	var place = function (n) {
 		var x = n.x;
 		n.kids.sort(function (a, b) { return b.v - a.v || (a.name < b.name ? -1 : 1); });
@@ -100,7 +63,6 @@ function tree() {
 			x += k.v;
 			place(k);
 		});
-		n.map = null;
 	};
 	place(root);
 	cache.treeKey = key;

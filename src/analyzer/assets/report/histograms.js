@@ -140,11 +140,12 @@ function renderSiteHist() {
 	if (!$.siteHist)
 		return;
 	/* In the view that is shown, where the site was clicked: under the
-	 * flame graph, above the table (so that a click moves no row). */
+	 * flame graph, under the table (the table's first rows stay on the
+	 * first screen, and a click moves no row: the panel is below them). */
 	if (S.view === 'flame' && $.siteHist.parentNode !== $.flame)
 		$.flame.appendChild($.siteHist);
 	else if (S.view === 'tables' && $.siteHist.parentNode !== $.tables)
-		$.tables.insertBefore($.siteHist, $.table);
+		$.tables.appendChild($.siteHist);
 	else if (S.view === 'overview' && $.siteHist.parentNode !== $.histHome)
 		$.histHome.appendChild($.siteHist);
 	if (cache.siteHistKey === S.site)

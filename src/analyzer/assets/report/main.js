@@ -123,6 +123,8 @@ function start() {
 		stackLabels: stackLabels,
 		mapRegions: function () { return mapRegions; },
 		mapRegionText: mapRegionText,
+		mapZoom: mapZoom,
+		mapDescribe: function (k, a) { return mapDescribe(mapRegions[k], a); },
 		axisSecs: axisSecs,
 		siteHist: function (site) { return D.histograms ? siteHist(site || '') : null; },
 		renderMs: performance.now() - t0

@@ -10,11 +10,25 @@
  * those, each with the blocks inside it and every field it carries, an
  * RSS, a name...), and what a region's line says is MAP_FACTS, a list of
  * functions of the region, each giving a phrase or null.
+ *
+ * Zoom: a region is opened (its "Open" button, or hpReport.mapZoom) in
+ * a canvas of its own under the rows, at a chosen number of bytes per
+ * pixel (by default the fewest, a power of two, that keeps it within
+ * MAP_ZOOM_ROWS rows of MAP_WIDTH pixels), the region wrapping row after
+ * row; there blocks alternate between their stack's colour and a darker
+ * one, the holes between them between two greys, so that 1,000-byte
+ * blocks between 1,008-byte holes read as such; the hover names the
+ * block (address, size), its call stack and, with attribution, its type
+ * (the data's map.types), or the hole (its size and bounds).
  */
 
 var MAP_GAP = 1048576; /* blocks closer than this share a region */
 var MAP_WIDTH = 1200;  /* canvas pixels a region's row */
 var mapRegions = [];
+var MAP_ZOOM_ROWS = 400;  /* rows of the zoomed region at most */
+var MAP_ZOOM_ROW = 8;     /* canvas pixels a row, 1 of them a gap */
+var MAP_HOLES = ['#d4d4d4', '#efefef'];
+var mapZoomAt = {region: -1, bpp: 0};
 
 function mapColour(stack) {
 	return stack < 0 ? '#999' : SITE_COLOURS[stack % SITE_COLOURS.length];
@@ -97,6 +111,134 @@ function mapBlockText(blk) {
 	return '0x' + blk[0].toString(16) + ': ' + commas(blk[1]) + ' B, ' +
 		(blk[2] >= 0 ? stackLabel(blk[2]) : '(no stack)');
 }
+/* A darker shade of a colour "#rrggbb": a block next to one of its own
+ * stack's stays apart. */
+function mapDark(c) {
+	var n = parseInt(c.slice(1), 16), f = function (v) { return Math.round(v * 0.6); };
+	return 'rgb(' + f(n >> 16) + ',' + f(n >> 8 & 255) + ',' + f(n & 255) + ')';
+}
+/* The index of the block of region g at or before address a, -1 when
+ * none (binary search: the blocks are sorted by address). */
+function mapIndexAt(g, a) {
+	var b = D.map.blocks, lo = g.first, hi = g.first + g.count - 1, k = -1;
+	while (lo <= hi) {
+		var mid = (lo + hi) >> 1;
+		if (b[mid][0] <= a) {
+			k = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return k;
+}
+/* What lies at address a of region g, in lines: a block (its address,
+ * size, call stack by site, its frames, its type) or a hole (its size and
+ * bounds). */
+function mapDescribe(g, a) {
+	var b = D.map.blocks, k = mapIndexAt(g, a), blk = k >= 0 ? b[k] : null;
+	if (blk && a < blk[0] + blk[1]) {
+		var st = blk[2] >= 0 ? D.stacks[blk[2]] : null;
+		var ty = D.map.types && blk[2] >= 0 ? D.map.types[blk[2]] : '';
+		return ['block 0x' + blk[0].toString(16) + ', ' + commas(blk[1]) + ' B' +
+			(ty ? ', type ' + shortType(ty, 80) : ''),
+			'allocated by ' + (st ? stackLabel(blk[2]) : '(no stack)'),
+			st ? st.slice(siteAt(st), siteAt(st) + 6).map(fname).join(' \u2190 ') : ''];
+	}
+	var from = blk ? blk[0] + blk[1] : g.start;
+	var to = k + 1 < g.first + g.count ? b[k + 1][0] : g.end;
+	return ['hole of ' + commas(to - from) + ' B, 0x' + from.toString(16) + ' - 0x' +
+		to.toString(16), '', ''];
+}
+/* Bytes per pixel for region g: the fewest (a power of two) that keep it
+ * within MAP_ZOOM_ROWS rows. */
+function mapAutoBpp(g) {
+	var span = Math.max(1, g.end - g.start), bpp = 1;
+	while (span / bpp > MAP_ZOOM_ROWS * MAP_WIDTH)
+		bpp *= 2;
+	return bpp;
+}
+/* Opens region k at bpp bytes per pixel (0: mapAutoBpp) in the zoom
+ * panel; returns {region, bpp, rows} drawn. */
+function mapZoom(k, bpp) {
+	var g = mapRegions[k];
+	if (!g || !$.mapZoomBox)
+		return null;
+	bpp = bpp > 0 ? bpp : mapAutoBpp(g);
+	mapZoomAt = {region: k, bpp: bpp};
+	var span = Math.max(1, g.end - g.start), W = MAP_WIDTH, perRow = W * bpp;
+	var rows = Math.min(Math.ceil(span / perRow), MAP_ZOOM_ROWS * 4);
+	var c = $.mapCanvas, ctx = c.getContext('2d'), R = MAP_ZOOM_ROW, b = D.map.blocks;
+	c.width = W;
+	c.height = rows * R;
+	c.style.height = rows * R + 'px';
+	/* A stretch [from, to) of addresses in one colour, row after row. */
+	var paint = function (from, to, colour) {
+		var x0 = (from - g.start) / bpp, x1 = (to - g.start) / bpp;
+		ctx.fillStyle = colour;
+		for (var r = Math.floor(x0 / W); r < rows && r * W < x1; r++) {
+			var a = Math.max(x0, r * W) - r * W, e = Math.min(x1, (r + 1) * W) - r * W;
+			ctx.fillRect(a, r * R, Math.max(e - a, bpp > 1 ? 1 : 0), R - 1);
+		}
+	};
+	ctx.clearRect(0, 0, c.width, c.height);
+	var at = g.start, holes = 0;
+	for (var j = g.first; j < g.first + g.count; j++) {
+		if (b[j][0] > at)
+			paint(at, b[j][0], MAP_HOLES[holes++ % 2]);
+		var col = mapColour(b[j][2]);
+		paint(b[j][0], b[j][0] + b[j][1], (j - g.first) % 2 ? mapDark(col) : col);
+		at = Math.max(at, b[j][0] + b[j][1]);
+	}
+	if (g.end > at)
+		paint(at, g.end, MAP_HOLES[holes % 2]);
+	$.mapBpp.value = String(bpp);
+	if ($.mapBpp.value !== String(bpp)) {
+		$.mapBpp.appendChild(el('option', {value: bpp, text: commas(bpp) + ' B'}));
+		$.mapBpp.value = String(bpp);
+	}
+	$.mapZoomTitle.textContent = 'Region ' + (k + 1) + ' at ' + commas(bpp) + ' B a pixel: ' +
+		mapRegionText(g) + ' (' + rows + ' rows of ' + bytes(perRow) + (rows * perRow < span ?
+		'; the first ' + bytes(rows * perRow) + ' shown, choose more bytes a pixel' : '') + ')';
+	$.mapZoomBox.hidden = false;
+	return {region: k, bpp: bpp, rows: rows};
+}
+/* The address under a point of the zoomed canvas. */
+function mapZoomAddr(e) {
+	var g = mapRegions[mapZoomAt.region], r = $.mapCanvas.getBoundingClientRect();
+	var x = (e.clientX - r.left) / r.width * MAP_WIDTH, row = Math.floor((e.clientY - r.top) /
+		MAP_ZOOM_ROW);
+	return g.start + (row * MAP_WIDTH + Math.floor(x)) * mapZoomAt.bpp;
+}
+function buildMapZoom() {
+	$.mapBpp = el('select', {id: 'hp-map-bpp', onchange: function () {
+		mapZoom(mapZoomAt.region, +this.value);
+	}});
+	[1, 2, 4, 8, 16, 64, 256, 1024, 4096, 16384, 65536].forEach(function (n) {
+		$.mapBpp.appendChild(el('option', {value: n, text: commas(n) + ' B'}));
+	});
+	$.mapCanvas = el('canvas', {id: 'hp-map-zoom-canvas'});
+	$.mapZoomTip = el('pre', {id: 'hp-map-zoom-tip', cls: 'hp-hint', text: ' '});
+	$.mapZoomTitle = el('div', {cls: 'hp-map-region'});
+	$.mapCanvas.addEventListener('mousemove', function (e) {
+		var g = mapRegions[mapZoomAt.region];
+		$.mapZoomTip.textContent = g ? mapDescribe(g, mapZoomAddr(e)).filter(function (t) {
+			return t; }).join('\n') : ' ';
+	});
+	$.mapCanvas.addEventListener('click', function (e) {
+		var g = mapRegions[mapZoomAt.region], blk = g && mapBlockAt(g, mapZoomAddr(e));
+		if (blk && blk[2] >= 0)
+			selectSite('stack:' + blk[2]);
+	});
+	$.mapZoomBox = el('div', {id: 'hp-map-zoom', hidden: ''}, [
+		el('div', {cls: 'hp-bar'}, [el('label', {text: 'Bytes a pixel '}, [$.mapBpp]),
+			el('button', {text: 'Close', onclick: function () {
+				$.mapZoomBox.hidden = true;
+				mapZoomAt.region = -1;
+			}})]),
+		$.mapZoomTitle, el('div', {cls: 'hp-map-scroll'}, [$.mapCanvas]), $.mapZoomTip]);
+	return $.mapZoomBox;
+}
 
 function buildMap() {
 	if (!D.map)
@@ -106,8 +248,8 @@ function buildMap() {
 			' lie (run --live-blocks): each region of the address space (the mappings ' +
 			'that hold the heap, or blocks less than 1 MiB apart in older captures) is a row, left to right, a block a bar coloured by its call stack ' +
 			'(grey: the gaps between blocks). Hover for details, click a block to see its ' +
-			'call stack\'s sizes and lifetimes.'}),
-		renderMap()];
+			'call stack\'s sizes and lifetimes; "Open" shows a region at full resolution.'}),
+		renderMap(), buildMapZoom()];
 }
 function renderMap() {
 	var b = D.map.blocks, regions = mapRegionsOf(D.map);
@@ -135,7 +277,10 @@ function renderMap() {
 			if (blk && blk[2] >= 0)
 				selectSite('stack:' + blk[2]);
 		});
-		box.appendChild(el('div', {cls: 'hp-map-region', text: mapRegionText(g)}));
+		box.appendChild(el('div', {cls: 'hp-map-region'}, [
+			el('button', {cls: 'hp-map-open', 'data-region': k, text: 'Open',
+				onclick: function () { mapZoom(k, 0); }}),
+			document.createTextNode(' ' + mapRegionText(g))]));
 		box.appendChild(c);
 	});
 	box.appendChild(tip);

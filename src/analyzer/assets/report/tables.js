@@ -63,9 +63,23 @@ function tableRows() {
 	s.rows.forEach(function (d) {
 		var st = D.stacks[d[0]], seen = {}, c, r;
 		if (S.table === 'stack') {
-			var names = st.slice(0, 6).map(fname);
-			r = row('#' + d[0], st.length ? fline(st[0]) : '', st);
-			r.name = names.join(' \u2190 ') + (st.length > 6 ? ' \u2190 ...' : '');
+			/* Named by its site (siteAt), then its callers of the
+			 * program's own code, as report names a stack. */
+			/* A recursion's repeated frames once, with how many
+			 * ("store::build \u00d75 \u2190 main"). */
+			var at = siteAt(st), names = [], reps = [];
+			for (var j = at; j < st.length && names.length < 4; j++) {
+				if (j !== at && D.frames[st[j]][5] !== 0)
+					continue;
+				if (names.length && names[names.length - 1] === fname(st[j]))
+					reps[names.length - 1]++;
+				else
+					reps[names.push(fname(st[j])) - 1] = 1;
+			}
+			r = row('#' + d[0], st.length ? fline(st[at]) : '', st);
+			r.name = (names.map(function (x, k) {
+				return reps[k] > 1 ? x + ' \u00d7' + reps[k] : x;
+			}).join(' \u2190 ') || '(no stack)') + (st.length > j ? ' \u2190 ...' : '');
 			r.stack = d[0];
 			r.site = 'stack:' + d[0];
 			for (c = 1; c < 8; c++)
@@ -109,6 +123,14 @@ var COLS = [
 	{id: 'temporary', name: 'Temporary', get: function (r) { return r.v[6]; }, num: 'count'}
 ];
 var MAX_ROWS = 500;
+/* The columns left out under 1000 px (report.css .hp-minor), unless
+ * sorted by or the metric's. */
+var MINOR = {objects: 1, allocations: 1, temporary: 1};
+function cellCls(c, sorted, m, cls) {
+	if (!c.num)
+		return c.id === 'where' ? 'hp-where' : '';
+	return cls + (MINOR[c.id] && c !== sorted && c.id !== m.id ? ' hp-minor' : '');
+}
 function renderTable() {
 	var s = snap(), m = metric(), sortId = S.sort || m.id, col = COLS[0], re = null, i;
 	for (i = 0; i < COLS.length; i++)
@@ -154,7 +176,8 @@ function renderTable() {
 			c.id === 'inuse' ? metricName(METRICS[0], s) :
 			c.id === 'where' && S.table === 'type' ? 'Source' : c.name;
 		var th = el('th', {text: name + (c === col ? (desc ? ' \u25bc' : ' \u25b2') : ''),
-			'data-col': c.id, cls: c.num ? 'num' : '', onclick: function () {
+			'data-col': c.id, cls: cellCls(c, col, m, 'num' + (c.id === m.id ? ' hp-wide' : '')),
+			title: name, onclick: function () {
 				set({sort: c.id, desc: c === col ? !desc : !!c.num});
 			}});
 		if (noFlat && c.id === 'flat')
@@ -173,12 +196,18 @@ function renderTable() {
 		COLS.forEach(function (c) {
 			var v = c.get(r), td;
 			if (!c.num) {
-				td = el('td', {text: v, title: r.frames ? r.frames.map(function (f) {
+				var title = r.frames ? r.frames.map(function (f) {
 					return fname(f) + '  ' + fline(f);
-				}).join('\n') : v});
+				}).join('\n') : v;
+				/* A file:line is cut at its start (the line stays). */
+				if (c.id === 'name' && S.table === 'line')
+					td = el('td', {cls: 'hp-tail', title: title}, [el('bdi', {text: v})]);
+				else
+					td = el('td', {cls: cellCls(c, col, m, ''), text: v, title: title});
 			} else {
 				var isBytes = c.num === 'bytes' || (c.num === 'metric' && m.bytes);
-				td = el('td', {cls: 'num', 'data-v': v, text: isBytes ? bytes(v) : commas(v)});
+				td = el('td', {cls: cellCls(c, col, m, 'num'), 'data-v': v,
+					text: isBytes ? bytes(v) : commas(v)});
 				if (c.id === m.id)
 					td.appendChild(el('span', {cls: 'pct', text: ' ' + pct(v, total[m.col])}));
 			}

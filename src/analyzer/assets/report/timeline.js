@@ -226,7 +226,7 @@ function markTimeline() {
 function groupLabel(l) {
 	if (l.other)
 		return '(' + commas(l.groups) + ' other' + (l.groups === 1 ? ')' : 's)');
-	return String(l.key) + (l.source ? ' [' + l.source + ']' : '');
+	return shortType(l.key, 60) + (l.source ? ' [' + l.source + ']' : '');
 }
 
 /* The names of the groupings the data may carry, in the selector's
@@ -273,17 +273,20 @@ function timelineGroup() {
 	var g = timelineGroups();
 	return g.filter(function (x) { return x.id === S.by; })[0] || g[0] || null;
 }
-/* A stack by its innermost frame: "function file:line". */
+/* A stack by its site (siteAt: its first frame of the program's own
+ * code, as report names it): "function file:line". */
 function stackLabel(i) {
 	var st = D.stacks[i];
-	return st && st.length ? fname(st[0]) + ' ' + fline(st[0]) : '(no stack)';
+	return st && st.length ? fname(st[siteAt(st)]) + ' ' + fline(st[siteAt(st)]) : '(no stack)';
 }
 /* The labels of the stacks ids, told apart: stacks whose innermost frame
  * reads the same (sqlite's allocator wrapper, python's _PyObject_Malloc)
  * get " <- CALLER", the first caller where they part, again while some
  * still read the same (up to 8 callers), then "(2)", "(3)"... */
 function stackLabels(ids) {
-	var labels = ids.map(stackLabel), depth = ids.map(function () { return 0; });
+	var labels = ids.map(stackLabel), depth = ids.map(function (i) {
+		return D.stacks[i] ? siteAt(D.stacks[i]) : 0;
+	});
 	/* a caller: its function and file:line (two calls from one
 	 * function part at their lines); shown by name when names part */
 	var at = function (k, d, name) {
