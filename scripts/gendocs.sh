@@ -16,6 +16,20 @@ rm -rf "$out/man" "$out/completion" "$help"
 mkdir -p "$out/man" "$out/completion" "$help"
 
 "$bin" --help >"$help/top.txt"
+# The examples: README.md's command lines ("    heapprof CMD ..."), each with
+# the comment after it and on the lines under it, as "CMD<TAB>LINE<TAB>WHY":
+# one text, in the README and the man pages.
+awk '
+	/^    heapprof [a-z]/ {
+		line = substr($0, 5); why = ""
+		if (match(line, / +# /)) { why = substr(line, RSTART + RLENGTH); line = substr(line, 1, RSTART - 1) }
+		split(line, w, " ")
+		n++; cmd[n] = w[2]; text[n] = line; note[n] = why; last = 1; next
+	}
+	last && /^     +# / { sub(/^ +# /, ""); note[n] = note[n] " " $0; next }
+	{ last = 0 }
+	END { for (i = 1; i <= n; i++) printf "%s\t%s\t%s\n", cmd[i], text[i], note[i] }
+' "$here/../README.md" >"$help/examples.tsv"
 version=$("$bin" --version)
 version=${version#heapprof }
 # The commands: the lines under "commands:" indented by two spaces.
@@ -33,7 +47,7 @@ done
 
 # shellcheck disable=SC2086
 awk -f "$here/helpdoc.awk" -v mode=man -v version="$version" -v out="$out/man" \
-	"$help/top.txt" $files
+	-v examples="$help/examples.tsv" "$help/top.txt" $files
 # shellcheck disable=SC2086
 awk -f "$here/helpdoc.awk" -v mode=bash "$help/top.txt" $files >"$out/completion/heapprof"
 # shellcheck disable=SC2086

@@ -157,6 +157,22 @@ function th(f, title) {
 	print ".nh" > f
 }
 
+# The examples (gendocs.sh: README.md's, "CMD<TAB>LINE<TAB>WHY" lines) of
+# command c, or every one for c == "", as an EXAMPLES section.
+function man_examples(c, f,    line, a, n) {
+	if (examples == "") return
+	n = 0
+	while ((getline line < examples) > 0) {
+		split(line, a, "\t")
+		if (c != "" && a[1] != c) continue
+		if (!n++) print ".SH EXAMPLES" > f
+		print ".TP" > f
+		print "\\fB" esc(a[2]) "\\fR" > f
+		print (a[3] != "" ? esc(a[3]) : "") > f
+	}
+	close(examples)
+}
+
 function man_top(    f, i, c) {
 	f = out "/heapprof.1"
 	th(f, "heapprof")
@@ -175,6 +191,7 @@ function man_top(    f, i, c) {
 		print ".BR heapprof\\-" esc(c) " (1)." > f
 	}
 	paras(top_notes, f)
+	man_examples("", f)
 	print ".SH SEE ALSO" > f
 	for (i = 1; i <= ncmds; i++)
 		print ".BR heapprof\\-" esc(cmds[i]) " (1)" (i < ncmds ? "," : "") > f
@@ -207,6 +224,7 @@ function man_cmd(c,    f, i, u) {
 		print ".SH NOTES" > f
 		paras(notes[c], f)
 	}
+	man_examples(c, f)
 	print ".SH SEE ALSO" > f
 	print ".BR heapprof (1)" > f
 	close(f)
@@ -219,6 +237,8 @@ function vocab(c, o) {
 	if (c == "run" && o == "--unwind") return "dwarf fp"
 	if (o == "--metric") return "leaked peak allocated allocations temporary"
 	if (c == "diff" && o == "--format") return "text pprof"
+	if ((c == "report" || c == "diff") && o == "--by")
+		return "stack function line module type context thread heap"
 	return ""
 }
 
@@ -323,10 +343,19 @@ function bash_out(    i, c, k, o, list, argopts, fileopts, diropts, prog) {
 	print "\tmapfile -t COMPREPLY < <(compgen \"$1\" -- \"$cur\")"
 	print "}"
 	print ""
+	print "# A capture operand: the *.hpf files and the directories; any file when"
+	print "# none matches (a capture may have another name)."
+	print "_heapprof_captures()"
+	print "{"
+	print "\tcompopt -o filenames 2>/dev/null"
+	print "\tmapfile -t COMPREPLY < <(compgen -f -X \"!*.hpf\" -- \"$cur\"; compgen -d -- \"$cur\")"
+	print "\t[ ${#COMPREPLY[@]} -gt 0 ] || mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")"
+	print "}"
+	print ""
 	print "_heapprof()"
 	print "{"
 	print "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}"
-	print "\tlocal cmd=${COMP_WORDS[1]} opts argopts i prog=0"
+	print "\tlocal cmd=${COMP_WORDS[1]} opts argopts i prog=0 caps=0"
 	print "\tCOMPREPLY=()"
 	list = ""
 	for (i = 1; i <= ncmds; i++) list = list cmds[i] " "
@@ -343,10 +372,13 @@ function bash_out(    i, c, k, o, list, argopts, fileopts, diropts, prog) {
 			list = list (list == "" ? "" : " ") o
 			if (optarg[c, o] != "") argopts = argopts (argopts == "" ? "" : " ") o
 		}
-		prog = 0
-		for (k = 1; k <= npos[c]; k++) if (pos[c, k] == "PROGRAM") prog = 1
+		prog = 0; caps = 0
+		for (k = 1; k <= npos[c]; k++) {
+			if (pos[c, k] == "PROGRAM") prog = 1
+			if (pos[c, k] ~ /^(FILE|BASE|NEW)/) caps = 1
+		}
 		print "\t" c ")"
-		print "\t\topts=\"" list "\" argopts=\"" argopts "\" prog=" prog
+		print "\t\topts=\"" list "\" argopts=\"" argopts "\" prog=" prog " caps=" caps
 		print "\t\tcase $prev in"
 		for (k = 1; k <= nnames[c]; k++) {
 			o = names[c, k]
@@ -383,6 +415,8 @@ function bash_out(    i, c, k, o, list, argopts, fileopts, diropts, prog) {
 	print "\tfi"
 	print "\tif [[ $cur == -* ]]; then"
 	print "\t\t_heapprof_words \"$opts\""
+	print "\telif [ \"$caps\" = 1 ]; then"
+	print "\t\t_heapprof_captures"
 	print "\telse"
 	print "\t\t_heapprof_files -f"
 	print "\tfi"
@@ -457,7 +491,8 @@ function zsh_out(    i, c, k, o, d, spec, act, ex, p, a) {
 				break
 			}
 			if (pos[c, p] ~ /\.\.\.$/) continue
-			print "\t\t\t\t'" p ":" (pos[c, p] == "FILE" ? "capture file" : tolower(pos[c, p]) " capture") ":_files' \\"
+			print "\t\t\t\t'" p ":" (pos[c, p] == "FILE" ? "capture file" : tolower(pos[c, p]) " capture") \
+				(pos[c, p] ~ /^(FILE|BASE|NEW)/ ? ":_files -g \"*.hpf(-.)\"' \\" : ":_files' \\")
 		}
 		print "\t\t\t\t&& ret=0"
 		print "\t\t\t;;"

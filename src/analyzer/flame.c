@@ -282,9 +282,43 @@ int hp_flame_build_by(const struct hp_model *m, enum hp_metric metric, int dim,
 	return hp_flame_build_all(m, metric, dim, 0, out);
 }
 
+/* Adds the root frame named key under node parent with value v; *cur is
+ * the frame. */
+static int add_root(struct hp_flame *f, uint32_t parent, const char *key, double v,
+		    uint32_t *cur)
+{
+	uint32_t k;
+	int ret;
+
+	if (hp_strtab_intern(&f->keys, key, &k))
+		return -ENOMEM;
+	struct hp_sym root_sym = {hp_strtab_get(&f->keys, k), "", 0, 0};
+	if ((ret = child_of(f, parent, &root_sym, -1, 0, sym_hash(&root_sym, -1), cur)))
+		return ret;
+	f->nodes[*cur].value += v;
+	return 0;
+}
+
+static int build(const struct hp_model *m, enum hp_metric metric, int dim, int all,
+		 int64_t heap, struct hp_flame **out);
+
 int hp_flame_build_all(const struct hp_model *m, enum hp_metric metric, int dim, int all,
 		       struct hp_flame **out)
 {
+	return build(m, metric, dim, all, 0, out);
+}
+
+int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim, int64_t heap,
+			struct hp_flame **out)
+{
+	return build(m, metric, dim, 0, heap, out);
+}
+
+/* The tree of the blocks of heap, every frame kept when all. */
+static int build(const struct hp_model *m, enum hp_metric metric, int dim, int all,
+		 int64_t heap, struct hp_flame **out)
+{
+	int marked = hp_model_heap_marked(m, heap);
 	struct hp_flame *f = calloc(1, sizeof *f);
 	size_t *sym_base = NULL, nsyms = 0, maxsyms = 0;
 	struct hp_flame_frame *frames = NULL;
@@ -321,26 +355,27 @@ int hp_flame_build_all(const struct hp_model *m, enum hp_metric metric, int dim,
 			hashes[sym_base[l] + j] =
 				sym_hash(&m->locations[l].syms[j], m->locations[l].module);
 
-	if (dim != HP_BY_STACK) {
+	/* By bucket: under root frames of its heap ("[heap arena]", when the
+	 * model has a custom heap's blocks) and of its key in dim. */
+	if (dim != HP_BY_STACK || marked) {
 		for (size_t b = 0; b < m->nbuckets; b++) {
 			const struct hp_mbucket *bk = &m->buckets[b];
 			double v = hp_values_metric(&bk->v, metric);
 			char buf[2048];
-			const char *key;
-			uint32_t k;
 
-			if (!(v > 0) || bk->heap) /* custom heaps: kept apart (model.h) */
+			if (!(v > 0) || !hp_heap_selected(heap, bk->heap))
 				continue;
-			key = hp_group_key(m, bk, dim, buf, sizeof buf, NULL);
-			if (hp_strtab_intern(&f->keys, key, &k)) {
-				ret = -ENOMEM;
-				goto err;
-			}
-			struct hp_sym root_sym = {hp_strtab_get(&f->keys, k), "", 0, 0};
 			f->nodes[0].value += v;
-			if ((ret = child_of(f, 0, &root_sym, -1, 0, sym_hash(&root_sym, -1), &cur)))
+			cur = 0;
+			if (marked && (ret = add_root(f, cur, hp_model_heap_frame(m, bk->heap, buf,
+										   sizeof buf),
+						      v, &cur)))
 				goto err;
-			f->nodes[cur].value += v;
+			if (dim != HP_BY_STACK &&
+			    (ret = add_root(f, cur,
+					    hp_group_key(m, bk, (enum hp_dim)dim, buf, sizeof buf, NULL),
+					    v, &cur)))
+				goto err;
 			if ((ret = add_stack(f, &m->stacks[bk->stack], v, cur, sym_base, hashes, all, frames)))
 				goto err;
 		}

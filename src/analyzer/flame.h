@@ -54,6 +54,7 @@
 #ifndef HP_ANALYZER_FLAME_H
 #define HP_ANALYZER_FLAME_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "model/model.h"
@@ -82,6 +83,13 @@ int hp_flame_build_by(const struct hp_model *m, enum hp_metric metric, int dim,
  * main and a thread's start included). */
 int hp_flame_build_all(const struct hp_model *m, enum hp_metric metric, int dim, int all_frames,
 		       struct hp_flame **out);
+
+/* The same for the blocks of heap (model.h: HP_HEAP_ALL or a heap id;
+ * hp_flame_build_by draws malloc's, 0). When the model has a custom heap's
+ * blocks (hp_model_heap_marked), each stack hangs under a root frame
+ * naming its heap ("[heap arena]"), above the frame of its key in dim. */
+int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim, int64_t heap,
+			struct hp_flame **out);
 
 void hp_flame_free(struct hp_flame *f);
 

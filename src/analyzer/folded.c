@@ -82,8 +82,10 @@ int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric)
 	return hp_folded_write_by(out, m, metric, HP_BY_STACK);
 }
 
-/* The stack's text under the bucket's key of dim as its root frame. */
-static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, enum hp_dim dim)
+/* The stack's text under its root frames: the bucket's heap ("[heap
+ * arena]") when heap is set, then its key of dim unless dim is
+ * HP_BY_STACK. */
+static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, int dim, int heap)
 {
 	char buf[2048];
 	struct text t = {0};
@@ -91,8 +93,12 @@ static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, en
 
 	if (!st)
 		return NULL;
-	if (text_add(&t, hp_group_key(m, b, dim, buf, sizeof buf, NULL), 1) ||
-	    text_add(&t, ";", 0) || text_add(&t, st, 0)) {
+	if ((heap && (text_add(&t, hp_model_heap_frame(m, b->heap, buf, sizeof buf), 1) ||
+		      text_add(&t, ";", 0))) ||
+	    (dim != HP_BY_STACK &&
+	     (text_add(&t, hp_group_key(m, b, (enum hp_dim)dim, buf, sizeof buf, NULL), 1) ||
+	      text_add(&t, ";", 0))) ||
+	    text_add(&t, st, 0)) {
 		free(t.p);
 		t.p = NULL;
 	}
@@ -102,20 +108,27 @@ static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, en
 
 int hp_folded_write_by(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim)
 {
+	return hp_folded_write_heap(out, m, metric, dim, 0);
+}
+
+int hp_folded_write_heap(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim,
+			 int64_t heap)
+{
 	struct folded_line *lines;
 	size_t n = 0;
-	int ret = 0;
+	int ret = 0, marked = hp_model_heap_marked(m, heap);
 
 	lines = calloc(m->nbuckets ? m->nbuckets : 1, sizeof *lines);
 	if (!lines)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		double v = hp_values_metric(&m->buckets[i].v, metric);
-		if (v == 0 || m->buckets[i].heap) /* custom heaps: kept apart (model.h) */
+		if (v == 0 || !hp_heap_selected(heap, m->buckets[i].heap))
 			continue;
 		lines[n].value = v;
-		lines[n].text = dim == HP_BY_STACK ? stack_text(m, m->buckets[i].stack)
-						   : keyed_text(m, &m->buckets[i], (enum hp_dim)dim);
+		lines[n].text = dim == HP_BY_STACK && !marked
+					? stack_text(m, m->buckets[i].stack)
+					: keyed_text(m, &m->buckets[i], dim, marked);
 		if (!lines[n].text) {
 			ret = -ENOMEM;
 			goto err;

@@ -20,6 +20,7 @@
 #ifndef HP_ANALYZER_FOLDED_H
 #define HP_ANALYZER_FOLDED_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "model/model.h"
@@ -32,5 +33,13 @@ int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric);
  * (group.h: HP_BY_TYPE, "std::string;main;f 64", or HP_BY_CONTEXT;
  * HP_BY_STACK: none, as hp_folded_write). */
 int hp_folded_write_by(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim);
+
+/* The same for the blocks of heap (model.h: HP_HEAP_ALL or a heap id;
+ * hp_folded_write_by shows malloc's, 0). When the model has a custom
+ * heap's blocks (hp_model_heap_marked), each stack sits under a root frame
+ * naming its heap, above the key of dim: "[heap arena];main;make_node
+ * 5280", "[heap malloc];main;f 64". */
+int hp_folded_write_heap(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim,
+			 int64_t heap);
 
 #endif

@@ -75,47 +75,100 @@ static void print_maps(FILE *out, const struct hp_model *m)
 	}
 }
 
+/* The in-use and allocated pairs of one line. */
+static struct line line_of(const struct hp_values *v, int at_peak)
+{
+	struct line l;
+
+	l.inuse = at_peak ? pair_of(v->peak_objects, v->peak_bytes)
+			  : pair_of(v->inuse_objects, v->inuse_bytes);
+	l.alloc = pair_of(v->alloc_objects, v->alloc_bytes);
+	return l;
+}
+
+/* The figures of each stack for heap: malloc's are the model's sums
+ * (hp_mstack.v); a custom heap's are its buckets', summed here. Returns an
+ * array of m->nstacks (free it), or NULL. */
+static struct hp_values *heap_stacks(const struct hp_model *m, uint64_t heap)
+{
+	struct hp_values *v = calloc(m->nstacks ? m->nstacks : 1, sizeof *v);
+
+	if (!v)
+		return NULL;
+	if (!heap) {
+		for (size_t s = 0; s < m->nstacks; s++)
+			v[s] = m->stacks[s].v;
+		return v;
+	}
+	for (size_t i = 0; i < m->nbuckets; i++)
+		if (m->buckets[i].heap == heap)
+			hp_values_add(&v[m->buckets[i].stack], &m->buckets[i].v);
+	return v;
+}
+
 int hp_legacy_write(FILE *out, const struct hp_model *m, const struct hp_legacy_options *o)
 {
 	static const struct hp_legacy_options defaults;
+	uint64_t ids[256];
+	struct hp_values *per[256];
+	size_t nheaps;
 	struct hp_values total;
-	struct line l;
+	char name[256];
+	int marked, ret = 0;
 
 	if (!o)
 		o = &defaults;
-	/* Buckets of one stack (a sampled capture's sizes) make one line: the
-	 * model's sums (hp_mstack.v). */
+	marked = hp_model_heap_marked(m, o->one_heap ? (int64_t)o->heap : HP_HEAP_ALL);
+	if (o->one_heap) {
+		ids[0] = o->heap;
+		nheaps = 1;
+	} else {
+		nheaps = hp_model_heaps(m, ids, sizeof ids / sizeof *ids);
+		if (nheaps > sizeof ids / sizeof *ids)
+			nheaps = sizeof ids / sizeof *ids;
+	}
+	/* Buckets of one stack (a sampled capture's sizes) make one line. */
+	for (size_t h = 0; h < nheaps; h++)
+		if (!(per[h] = heap_stacks(m, ids[h]))) {
+			while (h-- > 0)
+				free(per[h]);
+			return -ENOMEM;
+		}
 
 	/* The header's totals are the sums of the lines as printed, so that a
 	 * reader's checks of one against the other hold after rounding. */
 	memset(&total, 0, sizeof total);
-	for (size_t s = 0; s < m->nstacks; s++) {
-		const struct hp_values *v = &m->stacks[s].v;
-		struct pair in = o->at_peak ? pair_of(v->peak_objects, v->peak_bytes)
-					    : pair_of(v->inuse_objects, v->inuse_bytes);
-		struct pair al = pair_of(v->alloc_objects, v->alloc_bytes);
-		total.inuse_objects += (double)in.objects;
-		total.inuse_bytes += (double)in.bytes;
-		total.alloc_objects += (double)al.objects;
-		total.alloc_bytes += (double)al.bytes;
-	}
+	for (size_t h = 0; h < nheaps; h++)
+		for (size_t s = 0; s < m->nstacks; s++) {
+			struct line l = line_of(&per[h][s], o->at_peak);
+			total.inuse_objects += (double)l.inuse.objects;
+			total.inuse_bytes += (double)l.inuse.bytes;
+			total.alloc_objects += (double)l.alloc.objects;
+			total.alloc_bytes += (double)l.alloc.bytes;
+		}
 	fprintf(out, "heap profile: %6.0f: %8.0f [%6.0f: %8.0f] @ heapprofile\n",
 		total.inuse_objects, total.inuse_bytes, total.alloc_objects, total.alloc_bytes);
 
-	for (size_t s = 0; s < m->nstacks; s++) {
-		const struct hp_mstack *st = &m->stacks[s];
-		const struct hp_values *v = &st->v;
-		l.inuse = o->at_peak ? pair_of(v->peak_objects, v->peak_bytes)
-				     : pair_of(v->inuse_objects, v->inuse_bytes);
-		l.alloc = pair_of(v->alloc_objects, v->alloc_bytes);
-		if (!l.inuse.objects && !l.inuse.bytes && !l.alloc.objects && !l.alloc.bytes)
-			continue;
-		print_pair_line(out, &l);
-		for (uint32_t f = 0; f < st->depth; f++)
-			fprintf(out, " 0x%" PRIx64, m->locations[st->locations[f]].address);
-		fputc('\n', out);
+	for (size_t h = 0; h < nheaps; h++) {
+		if (marked) { /* escaped (text.h): a newline would forge a line */
+			fputs("# heap: ", out);
+			hp_text_fputs(hp_model_heap_name(m, ids[h], name, sizeof name), out);
+			fputc('\n', out);
+		}
+		for (size_t s = 0; s < m->nstacks; s++) {
+			const struct hp_mstack *st = &m->stacks[s];
+			struct line l = line_of(&per[h][s], o->at_peak);
+			if (!l.inuse.objects && !l.inuse.bytes && !l.alloc.objects && !l.alloc.bytes)
+				continue;
+			print_pair_line(out, &l);
+			for (uint32_t f = 0; f < st->depth; f++)
+				fprintf(out, " 0x%" PRIx64, m->locations[st->locations[f]].address);
+			fputc('\n', out);
+		}
 	}
+	for (size_t h = 0; h < nheaps; h++)
+		free(per[h]);
 	fputs("\nMAPPED_LIBRARIES:\n", out);
 	print_maps(out, m);
-	return ferror(out) ? -EIO : 0;
+	return ferror(out) ? -EIO : ret;
 }

@@ -23,12 +23,26 @@
 #ifndef HP_ANALYZER_LEGACY_H
 #define HP_ANALYZER_LEGACY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "model/model.h"
 
+/* Custom heaps: the format has neither labels nor frames that are not
+ * addresses, so when the model holds a custom heap's blocks
+ * (hp_model_heap_marked) each heap's lines follow a comment line, which
+ * every reader skips:
+ *
+ *   # heap: malloc
+ *   ...
+ *   # heap: arena
+ *   ...
+ *
+ * and one_heap writes one heap's lines alone (under its comment line). */
 struct hp_legacy_options {
-	int at_peak; /* the in-use pair is the one at the global peak, not at the snapshot */
+	int at_peak;   /* the in-use pair is the one at the global peak, not at the snapshot */
+	int one_heap;  /* heap's blocks alone; 0: every heap's (the default) */
+	uint64_t heap; /* with one_heap: the heap (0: malloc's) */
 };
 
 /* Writes m to out (o may be NULL: defaults). Returns 0, -ENOMEM, or -EIO

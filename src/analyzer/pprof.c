@@ -334,19 +334,22 @@ static void put_value_type(struct pp *pp, unsigned field, const char *type, cons
 }
 
 /* The header fields: sample types ("name/unit" pairs), the period, the
- * time of the snapshot, one comment line. */
+ * time and duration (from since, a delta's first snapshot, to the model's;
+ * since NULL: from the program's start), one comment line. */
 static void put_header(struct pp *pp, const char *const (*types)[2], int ntypes,
-		       int default_type, const char *comment)
+		       int default_type, const char *comment, const struct hp_cap_snapshot *since)
 {
 	const struct hp_model *m = pp->models[0];
+	uint64_t from = since && since->time_ns <= m->snap->time_ns ? since->time_ns : 0;
 
 	intern(pp, ""); /* string_table[0] must be "" */
 	for (int i = 0; i < ntypes; i++)
 		put_value_type(pp, F_PROFILE_SAMPLE_TYPE, types[i][0], types[i][1]);
 	put_value_type(pp, F_PROFILE_PERIOD_TYPE, "space", "bytes");
 	put_uint(&pp->out, F_PROFILE_PERIOD, m->sample_rate_bytes);
-	put_uint(&pp->out, F_PROFILE_TIME_NANOS, m->cap->start_realtime_ns + m->snap->time_ns);
-	put_uint(&pp->out, F_PROFILE_DURATION_NANOS, m->snap->time_ns);
+	put_uint(&pp->out, F_PROFILE_TIME_NANOS,
+		 m->cap->start_realtime_ns + (since ? from : m->snap->time_ns));
+	put_uint(&pp->out, F_PROFILE_DURATION_NANOS, m->snap->time_ns - from);
 	put_uint(&pp->out, F_PROFILE_COMMENT, intern(pp, comment));
 	if (m->sampled)
 		put_uint(&pp->out, F_PROFILE_COMMENT,
@@ -467,7 +470,8 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	enum { NTYPES = sizeof types / sizeof *types };
 	static const struct hp_pprof_options defaults;
 	struct pp pp;
-	char comment[512], name[256];
+	char comment[1024], name[256], heaps[320];
+	int64_t sel;
 	int ret;
 
 	if (!o)
@@ -476,12 +480,23 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	if (ret)
 		goto err;
 	/* The name escaped (text.h): go tool pprof prints the comment as it is. */
-	snprintf(comment, sizeof comment, "heapprof: %s, pid %llu, snapshot %llu (%s)%s",
+	sel = o->one_heap ? (int64_t)o->heap : HP_HEAP_ALL;
+	heaps[0] = '\0';
+	if (hp_model_heap_marked(m, sel)) {
+		char hn[256], esc[300];
+		if (sel == HP_HEAP_ALL)
+			snprintf(heaps, sizeof heaps, ", every heap (label heap)");
+		else
+			snprintf(heaps, sizeof heaps, ", heap %s",
+				 hp_text_escape(esc, sizeof esc,
+						hp_model_heap_name(m, (uint64_t)sel, hn, sizeof hn)));
+	}
+	snprintf(comment, sizeof comment, "heapprof: %s, pid %llu, snapshot %llu (%s)%s%s",
 		 hp_text_escape(name, sizeof name, hp_model_program_name(m->cap)),
 		 (unsigned long long)m->cap->pid,
 		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
-		 o->at_peak ? ", inuse = at the global peak" : "");
-	put_header(&pp, types, NTYPES, 3, comment);
+		 o->at_peak ? ", inuse = at the global peak" : "", heaps);
+	put_header(&pp, types, NTYPES, 3, comment, o->since);
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
 		const struct hp_values *v = &b->v;
@@ -499,7 +514,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 
 		for (int k = 0; k < NTYPES; k++)
 			zero &= vals[k] == 0;
-		if (!zero)
+		if (!zero && hp_heap_selected(sel, b->heap))
 			put_sample(&pp, 0, b->stack, vals, NTYPES, size, b);
 	}
 	return pp_finish(&pp, out);
@@ -532,7 +547,7 @@ int hp_pprof_write_diff(FILE *out, const struct hp_diff *d)
 	snprintf(comment, sizeof comment,
 		 "heapprof diff: NEW minus BASE, stacks matched by function; ranked by %s",
 		 hp_metric_name(d->metric));
-	put_header(&pp, types, MAX_VALUES, default_of[d->metric], comment);
+	put_header(&pp, types, MAX_VALUES, default_of[d->metric], comment, NULL);
 	for (size_t i = 0; i < d->nentries; i++) {
 		const struct hp_diff_entry *e = &d->entries[i];
 		const struct hp_values *a = &e->base, *b = &e->new;

@@ -42,6 +42,17 @@ struct hp_diff;
 
 struct hp_pprof_options {
 	int at_peak; /* inuse_* are the figures at the global peak, not at the snapshot */
+	/* A delta's window (/debug/pprof/heap?seconds=N): the snapshot it
+	 * starts at, or NULL. The profile's time is then the window's start
+	 * and its duration the window's length, as Go's delta profiles say;
+	 * without one, the time is the snapshot's and the duration the time
+	 * since the program started. */
+	const struct hp_cap_snapshot *since;
+	/* Every heap's samples, each labelled "heap" (the default), or with
+	 * one_heap the blocks of heap alone (0: malloc's); the comment names
+	 * the heap shown when the model has a custom heap's blocks. */
+	int one_heap;
+	uint64_t heap;
 };
 
 /* Writes m as a gzipped profile.proto to out (o may be NULL: defaults).

@@ -260,6 +260,19 @@ int hp_cli_check_by_root(const char *cmd, const char *value);
 /* --by as an enum hp_dim (group.h); HP_BY_STACK when not given. */
 int hp_cli_by(const struct hp_cli_args *a);
 
+/* The output name when -o is not given: the capture's base name without
+ * ".hpf", with ext ("heapprof.app.123.pb.gz"), in the current directory,
+ * in buf. Returns buf, or NULL after saying why (the name exists: a default
+ * never replaces a file; too long). */
+const char *hp_cli_default_output(const char *cmd, const char *capture, const char *ext,
+				  char *buf, size_t cap);
+
+/* --heap NAME|all of an export or a view, read against the built model:
+ * HP_HEAP_ALL (model.h) when not given. Returns 0, or -ENOENT after saying
+ * "heapprof: FILE: no heap named 'x' (its heaps: all, malloc, ...)". */
+int hp_cli_heap(const struct hp_cli_args *a, const struct hp_model *m, const char *file,
+		int64_t *heap);
+
 /* --snapshot N as a model's snapshot index (N - 1), or -1 (the last). */
 long hp_cli_snapshot(const struct hp_cli_args *a);
 

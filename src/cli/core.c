@@ -51,7 +51,7 @@ static const char usage[] =
 	"                   the bytes not walked, the block whose header it is and the\n"
 	"                   block before it (the likely overrunner: start, size, how far\n"
 	"                   past its end; under heapprof its allocation stack)\n"
-	"  --top N          rows per table (default 20)\n"
+	"  --top N          rows per table (default 20, 0 = all)\n"
 	"  --all-frames     (under heapprof) every frame: also the runtime's below main\n"
 	"                   and a thread's start, which the listing leaves out as the\n"
 	"                   report does\n"
@@ -205,7 +205,7 @@ int hp_cmd_core(int argc, char **argv)
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_WHATIS, 0, 0, NULL},
 		{HP_OPT_DAMAGE, 0, 0, NULL},
-		{HP_OPT_TOP, 1, LONG_MAX, NULL},
+		{HP_OPT_TOP, 0, LONG_MAX, NULL},
 		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
@@ -225,8 +225,10 @@ int hp_cmd_core(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	if (a.help)
 		return HP_EXIT_OK;
-	if (a.given[HP_OPT_TOP])
-		ro.top = (unsigned)a.number[HP_OPT_TOP];
+	if (a.given[HP_OPT_TOP]) /* 0: all rows */
+		ro.top = a.number[HP_OPT_TOP] && a.number[HP_OPT_TOP] < UINT_MAX
+				 ? (unsigned)a.number[HP_OPT_TOP]
+				 : UINT_MAX;
 	ro.json = a.given[HP_OPT_JSON];
 	ro.all_frames = a.given[HP_OPT_ALL_FRAMES];
 	if (a.noperands < 1 || (a.noperands > 1 && !a.given[HP_OPT_WHATIS])) {

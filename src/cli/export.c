@@ -22,7 +22,7 @@
 #include "cli.h"
 
 static const char usage[] =
-	"usage: heapprof export FILE --format pprof|gperftools|folded -o OUT [options]\n"
+	"usage: heapprof export FILE --format pprof|gperftools|folded [-o OUT] [options]\n"
 	"\n"
 	"Writes the profile of a capture for other tools.\n"
 	"  --format pprof       gzipped profile.proto: go tool pprof, Parca, Pyroscope;\n"
@@ -31,7 +31,9 @@ static const char usage[] =
 	"  --format gperftools  gperftools' heap profile text: google-pprof, jeprof,\n"
 	"                       go tool pprof (symbolized from the binaries)\n"
 	"  --format folded      'root;...;leaf value' lines: flamegraph.pl, inferno\n"
-	"  -o, --output OUT     the file to write ('-' = standard output)\n"
+	"  -o, --output OUT     the file to write ('-' = standard output; default the\n"
+	"                       capture's name with .pb.gz, .heap or .folded for .hpf,\n"
+	"                       here, never replacing a file)\n"
 	"  --at end|peak        pprof, gperftools: the in-use figures at the snapshot\n"
 	"                       (default) or at the global peak\n"
 	"  --by type|context    folded: each stack under a root frame of its type or\n"
@@ -40,6 +42,13 @@ static const char usage[] =
 	"  --metric M           folded: the value of a stack: leaked (default, bytes in\n"
 	"                       use at the snapshot), peak (bytes in use at the peak),\n"
 	"                       allocated (bytes), allocations, temporary (counts)\n"
+	"  --heap NAME|all      the blocks of one heap (malloc, or a custom heap's\n"
+	"                       name) or of every heap (the default); with a custom\n"
+	"                       heap's blocks, each heap is named: pprof labels every\n"
+	"                       sample 'heap' (and its comment says the heap shown),\n"
+	"                       folded puts each stack under a root frame\n"
+	"                       '[heap NAME]', gperftools puts each heap's lines after\n"
+	"                       a '# heap: NAME' line\n"
 	"  --snapshot N         export snapshot N (1 = the first; default the last)\n"
 	"  --image N            image N of the capture (1 = the first; default the last\n"
 	"                       with a snapshot: a process that exec'd has several)\n"
@@ -85,6 +94,7 @@ int hp_cmd_export(int argc, char **argv)
 		{HP_OPT_METRIC, 0, 0, NULL},
 		{HP_OPT_BY, 0, 0, hp_cli_check_by_root},
 		{HP_OPT_SNAPSHOT, 1, LONG_MAX, NULL},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_FOCUS, 0, 0, NULL},
@@ -101,7 +111,9 @@ int hp_cmd_export(int argc, char **argv)
 	struct hp_model model;
 	struct hp_cli_output o;
 	FILE *out;
-	int ret, status = HP_EXIT_FAILURE;
+	int64_t heap;
+	char default_out[4096];
+	int ret, said = 0, status = HP_EXIT_FAILURE;
 
 	if (hp_cli_parse("export", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
 		return HP_EXIT_USAGE;
@@ -119,9 +131,18 @@ int hp_cmd_export(int argc, char **argv)
 		hp_say_error("export: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
-	if (format == FMT_NONE || !output) {
-		hp_say_error("export: say which --format and where (-o OUT)");
+	if (format == FMT_NONE) {
+		hp_say_error("export: say which --format (pprof, gperftools, folded)");
 		return HP_EXIT_USAGE;
+	}
+	if (!output) {
+		static const char *const ext[] = {
+			[FMT_PPROF] = ".pb.gz", [FMT_GPERFTOOLS] = ".heap", [FMT_FOLDED] = ".folded"};
+		output = hp_cli_default_output("export", argv[a.operand], ext[format], default_out,
+					       sizeof default_out);
+		if (!output)
+			return HP_EXIT_FAILURE;
+		said = 1;
 	}
 	if (at && format == FMT_FOLDED) {
 		hp_say_error("export: --at is for pprof and gperftools; folded takes --metric");
@@ -143,24 +164,32 @@ int hp_cmd_export(int argc, char **argv)
 	}
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
+	if (hp_cli_heap(&a, &model, argv[a.operand], &heap))
+		goto err;
 
 	if (hp_cli_output_open(&o, output, (const char *const *)argv + a.operand, 1))
 		goto err;
 	out = o.f;
 	switch (format) {
 	case FMT_PPROF: {
-		struct hp_pprof_options po = {.at_peak = at && strcmp(at, "peak") == 0};
+		struct hp_pprof_options po = {.at_peak = at && strcmp(at, "peak") == 0,
+					      .one_heap = heap != HP_HEAP_ALL,
+					      .heap = heap != HP_HEAP_ALL ? (uint64_t)heap : 0};
 		ret = hp_pprof_write(out, &model, &po);
 		break;
 	}
 	case FMT_GPERFTOOLS: {
-		struct hp_legacy_options lo = {.at_peak = at && strcmp(at, "peak") == 0};
+		struct hp_legacy_options lo = {.at_peak = at && strcmp(at, "peak") == 0,
+					       .one_heap = heap != HP_HEAP_ALL,
+					       .heap = heap != HP_HEAP_ALL ? (uint64_t)heap : 0};
 		ret = hp_legacy_write(out, &model, &lo);
 		break;
 	}
-	default: ret = hp_folded_write_by(out, &model, a.metric, hp_cli_by(&a)); break;
+	default: ret = hp_folded_write_heap(out, &model, a.metric, hp_cli_by(&a), heap); break;
 	}
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	if (status == HP_EXIT_OK && said)
+		fprintf(stderr, "heapprof: wrote %s\n", output);
 
 err:
 	hp_model_free(&model);

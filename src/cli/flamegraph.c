@@ -15,19 +15,25 @@
 #include "cli.h"
 
 static const char usage[] =
-	"usage: heapprof flamegraph FILE -o OUT.svg [options]\n"
+	"usage: heapprof flamegraph FILE [-o OUT.svg] [options]\n"
 	"\n"
 	"Draws the call stacks of a capture as a flame graph: one self-contained SVG\n"
 	"to open in a browser, the root at the bottom, each frame as wide as its share\n"
 	"of the metric. Hover for details, click to zoom, type a regular expression\n"
 	"in the search box (Ctrl-F goes there) to highlight the functions matching.\n"
-	"  -o, --output OUT     the file to write ('-' = standard output)\n"
+	"  -o, --output OUT     the file to write ('-' = standard output; default the\n"
+	"                       capture's name with .svg for .hpf, here, never\n"
+	"                       replacing a file)\n"
 	"  --metric M           peak (default: bytes in use at the peak), leaked (bytes\n"
 	"                       in use at the snapshot), allocated (bytes), allocations,\n"
 	"                       temporary (counts)\n"
 	"  --snapshot N         draw snapshot N (1 = the first; default the last)\n"
 	"  --image N            image N of the capture (1 = the first; default the last\n"
 	"                       with a snapshot: a process that exec'd has several)\n"
+	"  --heap NAME|all      the blocks of one heap (malloc, or a custom heap's\n"
+	"                       name) or of every heap (the default); with a custom\n"
+	"                       heap's blocks, each stack stands on a root frame\n"
+	"                       '[heap NAME]' that names its heap\n"
 	"  --title T            the title (default: the metric and the program)\n"
 	"  --width PX           the image's width in pixels (default 1200)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
@@ -49,6 +55,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		{HP_OPT_METRIC, 0, 0, NULL},
 		{HP_OPT_SNAPSHOT, 1, 1000000000L, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_WIDTH, 200, 100000, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -67,6 +74,9 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	struct hp_model model;
 	struct hp_flame *flame = NULL;
 	struct hp_cli_output o;
+	const char *output;
+	char default_out[4096];
+	int64_t heap;
 	int ret, status = HP_EXIT_FAILURE;
 
 	if (hp_cli_parse("flamegraph", usage, uses, sizeof uses / sizeof *uses, 0, argc, argv, &a))
@@ -85,23 +95,26 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		hp_say_error("flamegraph: give exactly one capture file");
 		return HP_EXIT_USAGE;
 	}
-	if (!a.value[HP_OPT_OUTPUT]) {
-		hp_say_error("flamegraph: say where to write the SVG (-o OUT.svg)");
-		return HP_EXIT_USAGE;
-	}
+	output = a.value[HP_OPT_OUTPUT];
+	if (!output && !(output = hp_cli_default_output("flamegraph", argv[a.operand], ".svg",
+							 default_out, sizeof default_out)))
+		return HP_EXIT_FAILURE;
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
 
-	ret = hp_flame_build_by(&model, a.metric, hp_cli_by(&a), &flame);
+	if (hp_cli_heap(&a, &model, argv[a.operand], &heap))
+		goto err;
+	ret = hp_flame_build_heap(&model, a.metric, hp_cli_by(&a), heap, &flame);
 	if (ret) {
 		hp_say_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
 		goto err;
 	}
-	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT], (const char *const *)argv + a.operand,
-			       1))
+	if (hp_cli_output_open(&o, output, (const char *const *)argv + a.operand, 1))
 		goto err;
 	ret = hp_flame_write_svg(o.f, flame, &fo, NULL);
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	if (status == HP_EXIT_OK && !a.value[HP_OPT_OUTPUT])
+		fprintf(stderr, "heapprof: wrote %s\n", output);
 
 err:
 	hp_flame_free(flame);

@@ -28,7 +28,8 @@ static const char usage[] =
 	"click a row or a frame for that site's sizes and lifetimes.\n"
 	"  -o, --output OUT     the file to write ('-' = standard output)\n"
 	"  --top N              call stacks kept per snapshot, by their largest share of\n"
-	"                       any metric (default 1000); the rest form one row\n"
+	"                       any metric (default 1000, 0 = all); the rest form one\n"
+	"                       row\n"
 	"  --image N            image N of the capture (1 = the first; default the last\n"
 	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --title T            the page's title (default: heapprof: PROGRAM)\n"
@@ -45,7 +46,7 @@ int hp_cmd_html(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
 		{HP_OPT_OUTPUT, 0, 0, NULL},
-		{HP_OPT_TOP, 1, 1000000L, NULL},
+		{HP_OPT_TOP, 0, 1000000L, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
@@ -79,8 +80,8 @@ int hp_cmd_html(int argc, char **argv)
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	ho.debug_dir = mo.debug_dir;
 	ho.title = a.value[HP_OPT_TITLE];
-	if (a.given[HP_OPT_TOP])
-		ho.top_stacks = (size_t)a.number[HP_OPT_TOP];
+	if (a.given[HP_OPT_TOP]) /* 0: all, the most --top takes */
+		ho.top_stacks = a.number[HP_OPT_TOP] ? (size_t)a.number[HP_OPT_TOP] : 1000000;
 	/* The suppressions report applies (src/cli/report.c), so the page's
 	 * summary and tables by type, context, thread and heap agree with it. */
 	ret = a.given[HP_OPT_NO_DEFAULT_SUPPRESSIONS] ? 0 : hp_suppressions_add_builtin(&sup);

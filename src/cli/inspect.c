@@ -14,14 +14,17 @@
 #include "../format/capture.h"
 #include "../common/text.h"
 #include "../common/units.h"
+#include "../analyzer/report.h"
 #include "cli.h"
 
 static const char usage[] =
-	"usage: heapprof inspect [--stacks] FILE\n"
+	"usage: heapprof inspect [--stacks] [--json] FILE\n"
 	"\n"
 	"Prints a capture's header, options, modules, snapshots, totals and what\n"
 	"the recorder lost, and checks every record for damage.\n"
-	"  --stacks   also list every bucket of the last snapshot with its frames\n";
+	"  --stacks   also list every bucket of the last snapshot with its frames\n"
+	"  --json     the same as one JSON object, for scripts (raw figures, as the\n"
+	"             text's; the exit status is the same)\n";
 
 static void print_frame(const struct hp_capture *cap, uint32_t i, uint64_t addr)
 {
@@ -118,10 +121,159 @@ static void print_image(const struct hp_capture *cap)
 	}
 }
 
+/* --- JSON ------------------------------------------------------------- */
+
+#define JS(s) hp_report_json_str(stdout, (s) ? (s) : "")
+
+static void json_frames(const struct hp_capture *cap, const struct hp_rec_bucket *b)
+{
+	const struct hp_cap_stack *st =
+		b->stack_id && b->stack_id < cap->nstacks ? &cap->stacks[b->stack_id] : NULL;
+
+	printf("[");
+	for (uint32_t f = 0; st && f < st->depth; f++) {
+		const struct hp_cap_module *m = hp_capture_module_of(cap, st->frames[f]);
+		printf("%s{\"address\": \"0x%" PRIx64 "\", \"module\": ", f ? ", " : "",
+		       st->frames[f]);
+		if (m) {
+			JS(m->path);
+			printf(", \"offset\": \"0x%" PRIx64 "\"}", st->frames[f] - m->bias);
+		} else {
+			printf("null, \"offset\": null}");
+		}
+	}
+	printf("]");
+}
+
+static void json_snapshot_totals(const struct hp_cap_snapshot *s)
+{
+	printf("{\"seq\": %" PRIu64 ", \"time_ns\": %" PRIu64 ", \"reason\": ", s->seq,
+	       s->time_ns);
+	JS(hp_capture_reason_name(s->reason));
+	printf(", \"alloc_objects\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+	       ", \"free_objects\": %" PRIu64 ", \"free_bytes\": %" PRIu64
+	       ", \"peak_objects\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
+	       ", \"peak_time_ns\": %" PRIu64 ", \"buckets\": %zu}",
+	       s->alloc_count, s->alloc_bytes, s->free_count, s->free_bytes, s->peak_count,
+	       s->peak_bytes, s->peak_time_ns, s->nbuckets);
+}
+
+static void json_image(const struct hp_capture *cap)
+{
+	printf("{\"program\": ");
+	JS(cap->has_meta ? hp_model_program_name(cap) : "");
+	printf(", \"argv\": [");
+	for (size_t i = 0; cap->has_meta && i < cap->argc; i++) {
+		printf("%s", i ? ", " : "");
+		JS(cap->argv[i]);
+	}
+	printf("], \"exe\": ");
+	JS(cap->has_meta ? cap->program : "");
+	printf(", \"pid\": %" PRIu64 ", \"ppid\": %" PRIu64 ", \"recorder\": ", cap->pid, cap->ppid);
+	JS(cap->has_meta ? cap->recorder_version : "");
+	printf(", \"options\": {\"sample_rate_bytes\": %" PRIu64 ", \"unwind\": \"%s\", "
+	       "\"max_depth\": %" PRIu64 ", \"follow_fork\": %s, \"dump_signal\": %" PRIu64
+	       ", \"interval_ms\": %" PRIu64 "}, \"malloc_shadowed\": %s",
+	       cap->sample_rate_bytes, cap->unwind == HP_UNWIND_FP ? "fp" : "dwarf", cap->max_depth,
+	       cap->flags & HP_META_FOLLOW_FORK ? "true" : "false", cap->dump_signal,
+	       cap->interval_ms, cap->flags & HP_META_SHADOWED ? "true" : "false");
+	printf(", \"modules\": [");
+	for (size_t i = 0; i < cap->nmodules; i++) {
+		const struct hp_cap_module *m = &cap->modules[i];
+		printf("%s{\"path\": ", i ? ", " : "");
+		JS(m->path);
+		printf(", \"bias\": \"0x%" PRIx64 "\", \"build_id\": \"", m->bias);
+		for (size_t k = 0; k < m->build_id_len; k++)
+			printf("%02x", m->build_id[k]);
+		printf("\", \"unloaded_ns\": ");
+		if (m->unloaded)
+			printf("%" PRIu64 "}", m->unload_ns);
+		else
+			printf("null}");
+	}
+	printf("], \"stacks\": %zu, \"samples\": %zu, \"symbols\": ",
+	       cap->nstacks ? cap->nstacks - 1 : 0, cap->nsamples);
+	if (cap->has_symbols)
+		printf("{\"addresses\": %zu, \"frames\": %zu}", cap->symbols.naddrs,
+		       cap->symbols.nframes);
+	else
+		printf("null");
+	printf(", \"snapshots\": [");
+	for (size_t i = 0; i < cap->nsnapshots; i++) {
+		printf("%s", i ? ", " : "");
+		json_snapshot_totals(&cap->snapshots[i]);
+	}
+	printf("]}");
+}
+
+/* inspect --json: the text's content as one object. */
+static void print_json(struct hp_capture *cap, const char *path, int stacks)
+{
+	const struct hp_cap_snapshot *s;
+	int first = 1;
+
+	printf("{\"capture\": ");
+	JS(path);
+	printf(", \"bytes\": %zu, \"records\": %zu, \"images\": [", cap->file_bytes, cap->nrecords);
+	for (size_t i = 0; i < (cap->nimages ? cap->nimages : 1); i++) {
+		hp_capture_select(cap, i);
+		printf("%s", i ? ",\n  " : "\n  ");
+		json_image(cap);
+	}
+	hp_capture_select(cap, hp_capture_default_image(cap));
+	printf("],\n \"shown_image\": %zu, \"sampled\": %s, \"last\": ", cap->image + 1,
+	       cap->sample_rate_bytes > 1 ? "true" : "false");
+	s = hp_capture_last(cap);
+	if (s)
+		json_snapshot_totals(s);
+	else
+		printf("null");
+	printf(",\n \"recorder_bytes\": %" PRIu64 ", \"signal\": ", s ? s->recorder_bytes : 0);
+	if (s && s->reason == HP_SNAP_FATAL)
+		printf("%" PRIu64, s->signo);
+	else
+		printf("null");
+	printf(", \"lost\": [");
+	for (int k = 1; s && k < HP_LOST_KINDS; k++) {
+		if (!s->lost_count[k])
+			continue;
+		printf("%s{\"count\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"why\": ",
+		       first ? "" : ", ", s->lost_count[k], s->lost_bytes[k]);
+		JS(hp_capture_lost_name(k));
+		printf("}");
+		first = 0;
+	}
+	printf("], \"damage\": [");
+	for (size_t i = 0; i < cap->ndamage && i < HP_CAP_MAX_DAMAGE; i++) {
+		printf("%s", i ? ", " : "");
+		JS(cap->damage[i]);
+	}
+	printf("]");
+	if (stacks && s) {
+		printf(",\n \"buckets\": [");
+		for (size_t i = 0; i < s->nbuckets; i++) {
+			const struct hp_rec_bucket *b = &s->buckets[i];
+			printf("%s{\"stack\": %u, \"size\": %" PRIu64 ", \"alloc_objects\": %" PRIu64
+			       ", \"alloc_bytes\": %" PRIu64 ", \"free_objects\": %" PRIu64
+			       ", \"free_bytes\": %" PRIu64 ", \"peak_objects\": %" PRIu64
+			       ", \"peak_bytes\": %" PRIu64 ", \"temp_objects\": %" PRIu64
+			       ", \"temp_bytes\": %" PRIu64 ", \"frames\": ",
+			       i ? ",\n  " : "\n  ", b->stack_id, b->size, b->alloc_count,
+			       b->alloc_bytes, b->free_count, b->free_bytes, b->peak_count,
+			       b->peak_bytes, b->temp_count, b->temp_bytes);
+			json_frames(cap, b);
+			printf("}");
+		}
+		printf("]");
+	}
+	printf("}\n");
+}
+
 int hp_cmd_inspect(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
 		{HP_OPT_STACKS, 0, 0, NULL},
+		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_cli_args a;
@@ -145,6 +297,14 @@ int hp_cmd_inspect(int argc, char **argv)
 		return HP_EXIT_FAILURE;
 	}
 
+	if (a.given[HP_OPT_JSON]) {
+		print_json(&cap, path, a.given[HP_OPT_STACKS]);
+		if (cap.ndamage)
+			hp_say_error("%s: damaged: %s", path, cap.damage[0]);
+		status = cap.ndamage ? HP_EXIT_FAILURE : HP_EXIT_OK;
+		hp_capture_free(&cap);
+		return status;
+	}
 	printf("capture   %s (%zu bytes, %zu records)\n", path, cap.file_bytes,
 	       cap.nrecords);
 	for (size_t i = 0; i < (cap.nimages ? cap.nimages : 1); i++) {

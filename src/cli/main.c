@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -24,22 +25,24 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  run [options] [--] PROGRAM [ARGS...]\n"
-	"                         run PROGRAM under the recorder\n"
-	"  report FILE|CORE       the answers: peak, leaks, churn, by call stack\n"
-	"                         (--by type, context, thread, heap, function...)\n"
-	"  export FILE --format pprof|gperftools|folded -o OUT\n"
-	"                         for go tool pprof, jeprof, flame graph tools\n"
-	"  flamegraph FILE -o OUT.svg   an interactive flame graph\n"
-	"  html FILE -o OUT.html   one page: timeline, flame graph, tables, map\n"
-	"  diff BASE NEW          what grew and shrank (FILE@N: a snapshot)\n"
-	"  symbolize FILE         embed symbols, for analysis on another machine\n"
-	"  inspect [--stacks] FILE   what a capture file holds; checks it\n"
-	"  serve --pid PID [--http ADDR]   a running program's heap over HTTP\n"
-	"  core CORE [--whatis ADDR...]   a core dump's heap: blocks, types, leaks\n"
-	"  attach [options] PID   record a running process from now on\n"
-	"  detach PID             stop recording it\n"
+	"                              run PROGRAM under the recorder\n"
+	"  report FILE|CORE            the answers: peak, leaks, churn, by call stack\n"
+	"                              (--by type, context, thread, heap, function...)\n"
+	"  export FILE --format pprof|gperftools|folded\n"
+	"                              for go tool pprof, jeprof, flame graph tools\n"
+	"  flamegraph FILE             an interactive flame graph (SVG)\n"
+	"  html FILE                   one page: timeline, flame graph, tables, map\n"
+	"  diff BASE NEW               what grew and shrank (FILE@N: a snapshot)\n"
+	"  symbolize FILE              embed symbols, for analysis on another machine\n"
+	"  inspect [--stacks] FILE     what a capture file holds; checks it\n"
+	"  serve --pid PID             a running program's heap over HTTP (--http ADDR)\n"
+	"  core CORE                   a core dump's heap: blocks, types, leaks\n"
+	"                              (--whatis ADDR...)\n"
+	"  attach [options] PID        record a running process from now on\n"
+	"  detach PID                  stop recording it\n"
+	"  help [COMMAND]              this list, or a command's options\n"
 	"\n"
-	"`heapprof <command> --help` shows a command's options.\n";
+	"`heapprof help COMMAND` or `heapprof COMMAND --help` shows a command's options.\n";
 
 /* The output stream's write (fopencookie): writes all of buf to o->fd and,
  * when the kernel refuses, keeps its errno in o->write_err, which stdio
@@ -215,6 +218,42 @@ const char *hp_cli_env_get(const char *env, size_t len, const char *name)
 	return NULL;
 }
 
+/* A capture without a snapshot: says how to get one. The program is still
+ * running when its pid is alive and its executable is the capture's
+ * program (a pid can be reused): then its dump signal asks for one;
+ * otherwise it ended without one. */
+static void say_no_snapshot(const char *path, const struct hp_capture *cap)
+{
+	char exe[4096], link[64], prog[512];
+	int pid = (int)cap->pid, running = 0;
+	ssize_t n;
+
+	hp_text_escape(prog, sizeof prog, hp_model_program_name(cap));
+	snprintf(link, sizeof link, "/proc/%d/exe", pid);
+	if ((uint64_t)pid == cap->pid && (kill(pid, 0) == 0 || errno == EPERM)) {
+		n = readlink(link, exe, sizeof exe - 1);
+		running = n <= 0 || !cap->program;
+		if (n > 0) {
+			exe[n] = '\0';
+			running = cap->program && strcmp(exe, cap->program) == 0;
+		}
+	}
+	if (running && cap->dump_signal && sigabbrev_np((int)cap->dump_signal))
+		hp_say_error("%s: holds no snapshot yet: %s (pid %d) is running: `kill -%s %d` "
+			     "asks it for one (heapprof run --interval MS writes one every MS)",
+			     path, prog, pid, sigabbrev_np((int)cap->dump_signal), pid);
+	else if (running)
+		hp_say_error("%s: holds no snapshot yet: %s (pid %d) is running, recorded "
+			     "without a dump signal: it writes one at its exit (heapprof run "
+			     "--interval MS writes one every MS)",
+			     path, prog, pid);
+	else
+		hp_say_error("%s: holds no snapshot: %s (pid %d) ended without writing one "
+			     "(killed before its exit? heapprof run --interval MS writes one "
+			     "every MS)",
+			     path, prog, pid);
+}
+
 int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		      struct hp_capture *cap, struct hp_model *model)
 {
@@ -250,6 +289,11 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 			     hp_text_escape(shown, sizeof shown, prog));
 	}
 	ret = hp_model_build(model, cap, opts, err, sizeof err);
+	if (ret == -ENODATA && !cap->nsnapshots && cap->has_meta && cap->pid) {
+		say_no_snapshot(path, cap);
+		hp_capture_free(cap);
+		return ret;
+	}
 	if (ret < 0) {
 		hp_say_error("%s: %s", path, err);
 		hp_capture_free(cap);
@@ -320,6 +364,33 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return stdout_status(commands[i].fn(argc - 1, argv + 1));
+	/* help [COMMAND]: the list, or COMMAND --help. */
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc == 2) {
+			fputs(usage, stdout);
+			return stdout_status(HP_EXIT_OK);
+		}
+		if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+			fputs("usage: heapprof help [COMMAND]\n"
+			      "\n"
+			      "Lists heapprof's commands, or shows COMMAND's options (as heapprof\n"
+			      "COMMAND --help does).\n",
+			      stdout);
+			return stdout_status(HP_EXIT_OK);
+		}
+		for (size_t i = 0; argc == 3 && i < sizeof commands / sizeof *commands; i++)
+			if (strcmp(argv[2], commands[i].name) == 0) {
+				char *help_argv[] = {argv[2], "--help", NULL};
+				optind = 1; /* getopt's state: a fresh parse */
+				return stdout_status(commands[i].fn(2, help_argv));
+			}
+		if (argc > 3)
+			hp_say_error("help: give one command (heapprof help lists them)");
+		else
+			hp_say_error("help: unknown command '%s' (heapprof help lists them)",
+				     argv[2]);
+		return HP_EXIT_USAGE;
+	}
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("heapprof " HP_VERSION);
 		return stdout_status(HP_EXIT_OK);

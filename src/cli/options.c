@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../analyzer/group.h"
 #include "../common/options.h"
@@ -204,6 +205,88 @@ static int take(const char *cmd, const struct hp_cli_use *use, const char *value
 	return 0;
 }
 
+/* The edit distance of a and b (at most 31 characters of b are compared),
+ * for suggestions. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t row[32], nb = strlen(b) < 31 ? strlen(b) : 31;
+
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = j;
+	for (size_t i = 1; a[i - 1]; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= nb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[nb];
+}
+
+/* Says what is wrong with the option arg getopt refused (optopt: the
+ * option, 0 for an unknown long one), in one line with a hint: the
+ * closest option of the command's when one is near, else its --help. */
+static void bad_option(const char *cmd, const struct hp_cli_use *uses, size_t nuses,
+		       const char *arg)
+{
+	const struct hp_cli_option *near = NULL;
+	size_t best = 3;
+	char name[64];
+
+	if (optopt >= 1000 && (size_t)(optopt - 1000) < nuses) {
+		hp_say_error("%s: --%s wants a value (heapprof %s --help)", cmd,
+			     hp_cli_options[uses[optopt - 1000].opt].name, cmd);
+		return;
+	}
+	for (size_t i = 0; optopt && i < nuses; i++)
+		if (hp_cli_options[uses[i].opt].short_name == optopt) {
+			hp_say_error("%s: -%c wants a value (heapprof %s --help)", cmd, optopt,
+				     cmd);
+			return;
+		}
+	if (optopt)
+		snprintf(name, sizeof name, "-%c", optopt);
+	else
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+	if (name[0] == '-' && name[1] == '-' && name[2]) {
+		/* An abbreviation of several (getopt_long takes a unique one). */
+		char list[512] = "";
+		size_t used = 0, n = 0, len = strlen(name + 2);
+		for (size_t i = 0; i < nuses && used < sizeof list; i++)
+			if (strncmp(hp_cli_options[uses[i].opt].name, name + 2, len) == 0) {
+				used += (size_t)snprintf(list + used, sizeof list - used, "%s--%s",
+							 n ? ", " : "",
+							 hp_cli_options[uses[i].opt].name);
+				n++;
+			}
+		if (n > 1) {
+			hp_say_error("%s: option '%s' is ambiguous (%s)", cmd, name, list);
+			return;
+		}
+	}
+	for (size_t i = 0; i < nuses && name[0] == '-' && name[1] == '-'; i++) {
+		size_t d = distance(name + 2, hp_cli_options[uses[i].opt].name);
+		if (d < best) {
+			best = d;
+			near = &hp_cli_options[uses[i].opt];
+		}
+	}
+	if (near)
+		hp_say_error("%s: unknown option '%s' (did you mean --%s? heapprof %s --help lists "
+			     "them)",
+			     cmd, name, near->name, cmd);
+	else
+		hp_say_error("%s: unknown option '%s' (heapprof %s --help lists them)", cmd, name,
+			     cmd);
+}
+
 int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *uses, size_t nuses,
 		 int in_order, int argc, char **argv, struct hp_cli_args *a)
 {
@@ -232,6 +315,7 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
 	longopts[nuses] = (struct option){0};
 	shorts[ns] = '\0';
 
+	opterr = 0; /* said here, in one line (bad_option) */
 	while ((c = getopt_long(argc, argv, shorts, longopts, &idx)) != -1) {
 		size_t i = 0;
 		if (c >= 1000) {
@@ -239,8 +323,8 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
 		} else {
 			while (i < nuses && hp_cli_options[uses[i].opt].short_name != c)
 				i++;
-			if (c == '?' || c == ':' || i == nuses) { /* getopt said what */
-				fputs(usage, stderr);
+			if (c == '?' || c == ':' || i == nuses) {
+				bad_option(cmd, uses, nuses, argv[optind - 1 < argc ? optind - 1 : 0]);
 				return -EINVAL;
 			}
 		}
@@ -294,6 +378,43 @@ int hp_cli_check_by_root(const char *cmd, const char *value)
 		return 0;
 	hp_say_error("%s: --by: '%s' is not type or context (or stack, the default)", cmd, value);
 	return -EINVAL;
+}
+
+const char *hp_cli_default_output(const char *cmd, const char *capture, const char *ext,
+				  char *buf, size_t cap)
+{
+	const char *base = strrchr(capture, '/');
+	size_t len;
+	struct stat st;
+
+	base = base ? base + 1 : capture;
+	len = strlen(base);
+	if (len > 4 && strcmp(base + len - 4, ".hpf") == 0)
+		len -= 4;
+	if (!len || (size_t)snprintf(buf, cap, "%.*s%s", (int)len, base, ext) >= cap) {
+		hp_say_error("%s: cannot make an output name from '%s': name it with -o", cmd,
+			     capture);
+		return NULL;
+	}
+	if (lstat(buf, &st) == 0) {
+		hp_say_error("%s: %s exists: not replacing it (name the output with -o)", cmd, buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int hp_cli_heap(const struct hp_cli_args *a, const struct hp_model *m, const char *file,
+		int64_t *heap)
+{
+	char err[1024];
+
+	*heap = HP_HEAP_ALL;
+	if (!a->given[HP_OPT_HEAP])
+		return 0;
+	if (hp_model_parse_heap(m, a->value[HP_OPT_HEAP], heap, err, sizeof err) == 0)
+		return 0;
+	hp_say_error("%s: %s", file, err);
+	return -ENOENT;
 }
 
 int hp_cli_by(const struct hp_cli_args *a)

@@ -22,7 +22,7 @@ static const char usage[] =
 	"and most bytes allocated, after a summary, by allocation site: the first\n"
 	"frame of the program's own code and its line, with its call paths beneath\n"
 	"(recursion merged: a function repeated in a stack counts once).\n"
-	"  --top N          sites (or stacks) per section (default 10)\n"
+	"  --top N          sites (or stacks) per section (default 10, 0 = all)\n"
 	"  --frames N       frames shown per stack (default 8, 0 = all)\n"
 	"  --by DIM         figures by stack (the sections by whole call stack),\n"
 	"                   function, line or module (of the first frame of the\n"
@@ -109,7 +109,7 @@ static int gates(const struct hp_cli_args *a, const struct hp_model *m)
 int hp_cmd_report(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
-		{HP_OPT_TOP, 1, LONG_MAX, NULL},
+		{HP_OPT_TOP, 0, LONG_MAX, NULL},
 		{HP_OPT_FRAMES, 0, LONG_MAX, NULL},
 		{HP_OPT_JSON, 0, 0, NULL},
 		{HP_OPT_HISTOGRAMS, 0, 0, NULL},
@@ -176,6 +176,11 @@ int hp_cmd_report(int argc, char **argv)
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}
+	/* --top 0: all, as many as there are stacks or groups (buckets). */
+	if (a.given[HP_OPT_TOP] && !ro.top)
+		ro.top = (unsigned)(model.nstacks > model.nbuckets
+					    ? (model.nstacks < UINT_MAX ? model.nstacks : UINT_MAX)
+					    : (model.nbuckets < UINT_MAX ? model.nbuckets + 1 : UINT_MAX));
 	ret = hp_model_suppress(&model, &sup);
 	hp_suppressions_free(&sup);
 	if (ret) {

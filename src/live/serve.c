@@ -310,8 +310,15 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 				ret = render_metrics(o.f, &model);
 			else if (debug)
 				ret = hp_legacy_write(o.f, &model, NULL);
-			else
-				ret = hp_pprof_write(o.f, &model, NULL);
+			else {
+				/* A delta's window: from the interval's first
+				 * snapshot (the capture's first) to its last. */
+				struct hp_pprof_options po = {
+					.since = seconds && cap.nsnapshots >= 2 ? &cap.snapshots[0]
+										: NULL,
+				};
+				ret = hp_pprof_write(o.f, &model, &po);
+			}
 			ret = out_close(&o, ret);
 		}
 		if (ret)

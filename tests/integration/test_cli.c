@@ -82,6 +82,132 @@ HP_TEST(wrong_usage_is_one_line)
 	expect_eq_u64(lines, 1, "said in one line");
 }
 
+/* Issue 24, item 11: an unknown option is one line that names the command
+ * and hints (the nearest option, or --help), not the whole usage; a value
+ * missing or an ambiguous abbreviation alike; heapprof help [COMMAND]. */
+HP_TEST(unknown_option_is_one_line_with_a_hint)
+{
+	const char *d = fresh_dir("unknown-option");
+	char cmd[16384];
+	int lines;
+
+	snprintf(cmd, sizeof cmd, "%s export x.hpf --hep arena", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "an unknown option is a usage error");
+	expect_eq_u64(lines, 1, "said in one line");
+	expect_eq_u64(hp_test_sh("grep -qx \"heapprof: export: unknown option '--hep' (did you mean "
+				 "--heap? heapprof export --help lists them)\" %s/err",
+				 d),
+		      0, "the nearest option as a hint");
+	snprintf(cmd, sizeof cmd, "%s report --zzzzzz x.hpf", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "an unknown option is a usage error");
+	expect_eq_u64(hp_test_sh("grep -qx \"heapprof: report: unknown option '--zzzzzz' (heapprof "
+				 "report --help lists them)\" %s/err",
+				 d),
+		      0, "else --help as a hint");
+	snprintf(cmd, sizeof cmd, "%s flamegraph x.hpf -o", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "a missing value is a usage error");
+	expect_eq_u64(hp_test_sh("grep -qx \"heapprof: flamegraph: -o wants a value (heapprof "
+				 "flamegraph --help)\" %s/err",
+				 d),
+		      0, "a missing value, in one line");
+	snprintf(cmd, sizeof cmd, "%s report --he x.hpf", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "an ambiguous option is a usage error");
+	expect_eq_u64(hp_test_sh("grep -qx \"heapprof: report: option '--he' is ambiguous "
+				 "(--heap, --help)\" %s/err",
+				 d),
+		      0, "an ambiguous abbreviation names the candidates");
+	snprintf(cmd, sizeof cmd, "%s run --bogus -- true", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "run: an unknown option is a usage error");
+	expect_eq_u64(lines, 1, "run: said in one line");
+
+	expect_eq_u64(hp_test_sh("bash -c 'diff <(%s help) <(%s --help)' >/dev/null", hp(), hp()), 0,
+		      "heapprof help is heapprof --help");
+	expect_eq_u64(hp_test_sh("bash -c 'diff <(%s help export) <(%s export --help)' >/dev/null",
+				 hp(), hp()),
+		      0, "heapprof help export is heapprof export --help");
+	expect_eq_u64(hp_test_sh("%s help | grep -q '^  help \\[COMMAND\\]  '", hp()), 0,
+		      "help is listed");
+	snprintf(cmd, sizeof cmd, "%s help frobnicate", hp());
+	expect_eq_u64(in_dir(d, &lines, cmd), 2, "help of an unknown command is a usage error");
+	expect_eq_u64(lines, 1, "said in one line");
+	/* The top-level list is aligned: every description starts in one
+	 * column (30), on the command's line or on the next. */
+	expect_eq_u64(hp_test_sh("%s --help | awk '/^commands:/ {on = 1; next} /^$/ {on = 0} "
+				 "on && !/^  [a-z]/ && (match($0, /^ +/) ? RLENGTH : 0) != 30 {bad = 1} "
+				 "on && /^  [a-z]/ && index(substr($0, 3), \"  \") && "
+				 "(substr($0, 29, 2) != \"  \" || substr($0, 31, 1) == \" \") {bad = 1} "
+				 "END {exit bad}'",
+				 hp()),
+		      0, "heapprof --help: descriptions in one column");
+}
+
+/* report on the capture of a running program with no snapshot yet says
+ * how to get one (issue 24, item 11): its dump signal, --interval; on the
+ * capture of a program killed before any snapshot, that it ended without. */
+HP_TEST(no_snapshot_says_how_to_get_one)
+{
+	const char *d = fresh_dir("no-snapshot");
+	char *out;
+
+	out = hp_test_sh_out("cd %s && { %s run -q -o s.hpf -- sleep 3 & } && "
+			     "for i in $(seq 50); do [ -s s.hpf ] && break; sleep 0.1; done; "
+			     "sleep 0.3; %s report s.hpf 2>&1; echo \"rc=$?\"; wait",
+			     d, hp(), hp());
+	expect_true(out && hp_test_sh("printf '%%s' '%s' | grep -qE '^heapprof: s.hpf: holds no "
+				      "snapshot yet: sleep \\(pid [0-9]+\\) is running: `kill "
+				      "-USR2 [0-9]+` asks it for one \\(heapprof run --interval "
+				      "MS writes one every MS\\)$'",
+				      out) == 0 &&
+			    strstr(out, "\nrc=1\n"),
+		    "a running program: kill -USR2 PID, or --interval");
+	if (out && getenv("HP_TEST_VERBOSE"))
+		printf("%s", out);
+	free(out);
+	out = hp_test_sh_out("cd %s && %s run -q -o k.hpf -- sh -c 'kill -9 $$' 2>/dev/null; "
+			     "%s report k.hpf 2>&1; true",
+			     d, hp(), hp());
+	expect_true(out && strstr(out, "holds no snapshot: sh (pid ") &&
+			    strstr(out, ") ended without writing one"),
+		    "a killed program: it ended without one");
+	free(out);
+}
+
+/* inspect --json (issue 24, item 11): the text's content as one object,
+ * valid JSON whose figures are the text's. */
+HP_TEST(inspect_json_is_the_text)
+{
+	static const char py[] =
+		"import json,sys\n"
+		"d = json.load(open(sys.argv[1]))\n"
+		"l = d[\"last\"]\n"
+		"print(\"%s %d %d %d %d %s\" % (d[\"images\"][0][\"program\"], l[\"alloc_objects\"],\n"
+		"      l[\"alloc_bytes\"], len(d[\"buckets\"]), l[\"buckets\"], d[\"damage\"]))\n";
+	const char *d = fresh_dir("inspect-json");
+	char *json, *text;
+
+	json = hp_test_sh_out("cd %s && %s run -q -o k.hpf -- %s/tests/programs/known >/dev/null && "
+			      "%s inspect --json --stacks k.hpf > k.json && python3 -c '%s' k.json",
+			      d, hp(), hp_test_build(), hp(), py);
+	text = hp_test_sh_out("cd %s && %s inspect k.hpf | awk '/^  allocated/ {print $2, $4}'; "
+			      "%s inspect --stacks k.hpf | grep -c '^  bucket '",
+			      d, hp(), hp());
+	if (json && text) {
+		unsigned long long jo = 0, jb = 0, to = 0, tb = 0, nb = 0, jn = 0, jl = 0;
+		char prog[64] = "";
+		expect_eq_u64(sscanf(json, "%63s %llu %llu %llu %llu", prog, &jo, &jb, &jn, &jl), 5,
+			      "inspect --json parses");
+		expect_eq_u64(sscanf(text, "%llu %llu %llu", &to, &tb, &nb), 3, "the text's figures");
+		expect_str(prog, "known", "the program");
+		expect_eq_u64(jo, to, "allocated objects as the text's");
+		expect_eq_u64(jb, tb, "allocated bytes as the text's");
+		expect_eq_u64(jn, nb, "--stacks: every bucket");
+		expect_eq_u64(jl, nb, "the last snapshot's bucket count");
+		expect_true(strstr(json, " []\n") != NULL, "no damage");
+	}
+	free(json);
+	free(text);
+}
+
 HP_TEST(default_name_never_replaces_a_file)
 {
 	const char *d = fresh_dir("naming");

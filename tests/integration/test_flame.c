@@ -477,8 +477,15 @@ HP_TEST(flame_every_metric_and_usage)
 	}
 	expect_eq_u64(hp_test_sh("grep -qF 'data-n=\"churn_leaf\"' %s", svg), 0,
 		      "churn_leaf is the temporary allocations");
-	expect_eq_u64(hp_test_sh("%s flamegraph %s 2>/dev/null", hp(), capture), 2,
-		      "no -o is a usage error");
+	/* Without -o: the capture's name with .svg, here, never over a file
+	 * (issue 24, item 11; it was a usage error). */
+	expect_eq_u64(hp_test_sh("mkdir -p %s/no-o && cd %s/no-o && rm -f *.svg && "
+				 "%s flamegraph %s 2>/dev/null && ls *.svg | wc -l | grep -qx 1 && "
+				 "! %s flamegraph %s 2>/dev/null",
+				 hp_test_tmp(), hp_test_tmp(), hp(), capture, hp(), capture),
+		      0, "no -o: NAME.svg here, once");
+	expect_eq_u64(hp_test_sh("%s flamegraph -o x.svg 2>/dev/null", hp()), 2,
+		      "no capture is a usage error");
 	expect_eq_u64(hp_test_sh("%s flamegraph --metric most %s -o /dev/null 2>/dev/null", hp(),
 				 capture),
 		      2, "an unknown metric is a usage error");

@@ -1722,8 +1722,11 @@ HP_TEST(html_usage_and_errors)
 	require(capture, "heapprof run records known");
 	expect_eq_u64(hp_test_sh("%s html %s 2>/dev/null", hp(), capture), 2,
 		      "no -o is a usage error");
-	expect_eq_u64(hp_test_sh("%s html --top 0 %s -o /dev/null 2>/dev/null", hp(), capture), 2,
-		      "--top 0 is a usage error");
+	/* --top 0 means all, in every command (issue 24, item 11). */
+	expect_eq_u64(hp_test_sh("%s html --top 0 %s -o /dev/null 2>/dev/null", hp(), capture), 0,
+		      "--top 0 keeps every stack");
+	expect_eq_u64(hp_test_sh("%s html --top -1 %s -o /dev/null 2>/dev/null", hp(), capture), 2,
+		      "--top -1 is a usage error");
 	expect_eq_u64(hp_test_sh("%s html %s/missing.hpf -o /dev/null 2>/dev/null", hp(),
 				 hp_test_tmp()),
 		      1, "a missing capture is exit status 1");

@@ -199,6 +199,39 @@ HP_TEST(man_pages_render)
 		      0, "man shows heapprof(1) and its SEE ALSO");
 }
 
+/* Every man page has an EXAMPLES section made of README.md's example
+ * lines (issue 24, item 11): each README line "    heapprof CMD ..." is in
+ * heapprof-CMD(1) and in heapprof(1), as man renders them. */
+HP_TEST(man_pages_have_the_readmes_examples)
+{
+	const char *b = hp_test_build();
+	char *out;
+
+	if (!hp_test_need("man", "man-db"))
+		return;
+	out = hp_test_sh_out(
+		"cd %s/doc && for f in man/*.1; do grep -q '^\\.SH EXAMPLES' $f || echo \"none: $f\"; "
+		"done; n=0; t=$(printf '\\t'); while IFS=\"$t\" read -r c line why; do n=$((n + 1)); "
+		"for p in heapprof-$c heapprof; do MANWIDTH=250 man -l man/$p.1 2>/dev/null | "
+		"grep -qF -- \"$line\" || echo \"missing in $p: $line\"; done; done < help/examples.tsv; "
+		"echo \"$n examples\"; grep -c '^    heapprof [a-z]' \"$OLDPWD/README.md\"",
+		b);
+	expect_true(out && strstr(out, "none:") == NULL && strstr(out, "missing") == NULL,
+		    "every page has examples, and every README example is in its pages");
+	if (out) {
+		int n = 0, readme = 0;
+		const char *at = strstr(out, " examples\n");
+		while (at && at > out && at[-1] >= '0' && at[-1] <= '9')
+			at--;
+		if (at)
+			sscanf(at, "%d examples\n%d", &n, &readme);
+		expect_true(n >= 27 && n == readme, "as many examples as the README has");
+		if (getenv("HP_TEST_VERBOSE") || strstr(out, "missing") || strstr(out, "none:"))
+			printf("%s", out);
+	}
+	free(out);
+}
+
 /* The completion bash offers for a command line (words separated by
  * spaces; a trailing space starts a new word), as " w1 w2 ... ". */
 static char *bash_complete(const char *line)
@@ -236,10 +269,28 @@ HP_TEST(bash_completion)
 	expect_str(out, " leaked peak allocated allocations temporary \n", "diff --metric's values");
 	free(out);
 	out = bash_complete("heapprof inspect --");
-	expect_str(out, " --stacks --help \n", "inspect's options, from its usage line");
+	expect_str(out, " --stacks --json --help \n", "inspect's options, from its usage line");
 	free(out);
 	out = bash_complete("heapprof run -o x.hpf --seed 1 printen");
 	expect_str(out, " printenv \n", "run's PROGRAM is a command");
+	free(out);
+	/* Issue 24, item 11: --by's values, and captures for a capture. */
+	out = bash_complete("heapprof report --by ");
+	expect_str(out, " stack function line module type context thread heap \n",
+		   "report --by's values");
+	free(out);
+	out = bash_complete("heapprof diff --by t");
+	expect_str(out, " type thread \n", "diff --by's values");
+	free(out);
+	out = hp_test_sh_out(
+		"d=%s/captures && rm -rf $d && mkdir -p $d/sub && touch $d/a.hpf $d/notes.txt && "
+		"cd $d && bash --norc --noprofile -c 'source %s/doc/completion/heapprof; "
+		"COMP_WORDS=(heapprof html \"\"); COMP_CWORD=2; _heapprof; "
+		"printf \"%%s\\n\" \"${COMPREPLY[@]}\" | sort | tr \"\\n\" \" \"; echo; "
+		"COMP_WORDS=(heapprof report n); COMP_CWORD=2; _heapprof; echo \"${COMPREPLY[*]}\"'",
+		hp_test_tmp(), hp_test_build());
+	expect_str(out, "a.hpf sub \nnotes.txt\n",
+		   "a capture operand: *.hpf and directories first, any file when none matches");
 	free(out);
 }
 

@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/craft.h"
 #include "../harness/harness.h"
+#include "../harness/tools.h"
 #include "../harness/query.h"
 #include "../programs/peaks.h"
 #include "../programs/sampling.h"
@@ -241,4 +243,50 @@ HP_TEST(sampled_peak_churn) { check_peak("churn"); }
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
+}
+
+/* The report's figures add up (issue 23, item 12): a crafted capture
+ * sampled every 4096 bytes with three stacks of one 4096-byte sample each
+ * (each stands for 1 / (1 - e^-1) = 1.582 allocations, 6,479.8 bytes).
+ * Each stack reads 2 objects and 6,480 bytes, and the total is their sum,
+ * 6 and 19,440: rounded apart from them, it read 5 and 19,439 (the sum of
+ * the unrounded figures, 4.746 and 19,439.3) under stacks that add up to
+ * 6 and 19,440. */
+static const char sum_py[] =
+	"import json,sys\n"
+	"d = json.load(sys.stdin)\n"
+	"t = d[\"totals\"]\n"
+	"for k in (\"peak\", \"allocated\"):\n"
+	"    s = d[\"top\"][k]\n"
+	"    print(\"%s: total %d/%d, stacks %d/%d\" % (k, t[\"peak_objects\"], t[\"peak_bytes\"],\n"
+	"          sum(e[\"values\"][\"peak_objects\"] for e in s),\n"
+	"          sum(e[\"values\"][\"peak_bytes\"] for e in s)))\n";
+
+HP_TEST(sampled_totals_are_the_sum_of_the_stacks)
+{
+	struct hp_craft c;
+	const uint64_t frames[] = {0x401000, 0x402000, 0x403000};
+	/* stack, type, origin, size, alloc, free, peak, temp */
+	const struct hp_rec_bucket b[] = {
+		{1, 0, 0, 4096, 1, 4096, 0, 0, 1, 4096, 0, 0},
+		{2, 0, 0, 4096, 1, 4096, 0, 0, 1, 4096, 0, 0},
+		{3, 0, 0, 4096, 1, 4096, 0, 0, 1, 4096, 0, 0},
+	};
+	char path[600];
+	char *out;
+
+	snprintf(path, sizeof path, "%s/sampled-sums.hpf", hp_test_tmp());
+	hp_craft_begin(&c);
+	hp_craft_meta_as(&c, 100, "/bin/prog", "--flag", 4096);
+	hp_craft_stacks(&c, 1, frames, 3);
+	hp_craft_snapshot_of(&c, 1, HP_SNAP_EXIT, b, 3);
+	if (!expect_eq_u64(hp_craft_write(&c, path), 0, "capture written"))
+		return;
+	out = hp_test_sh_out("%s/heapprof report --json --top 100 %s | python3 -c '%s'",
+			     hp_test_build(), path, sum_py);
+	expect_str(out,
+		   "peak: total 6/19440, stacks 6/19440\n"
+		   "allocated: total 6/19440, stacks 6/19440\n",
+		   "the total of the JSON is the sum of its stacks, rounded once");
+	free(out);
 }

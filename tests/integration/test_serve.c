@@ -442,6 +442,34 @@ HP_TEST(serve_seconds_is_a_delta)
 	expect_eq_u64(finish(&p), 0, "ends well");
 }
 
+/* ?seconds=N says its window (issue 23, item 3): a program that has run
+ * for more than 3 s answers ?seconds=1 with `Duration: 1.0Xs` (pprof's
+ * -raw header), not the time since the program started (3.0X s and more
+ * before), and the profile's time is the window's start, as Go's delta
+ * profiles say. */
+HP_TEST(serve_seconds_says_its_window)
+{
+	struct prog p;
+	char u[256], file[600];
+	double d = 0;
+
+	if (!hp_test_need_go() || !hp_test_need("curl", "curl") || !start(&p, "window", NULL))
+		return;
+	expect_true(top(&p, "/debug/pprof/heap", "inuse_space", "waiter_first") >= -1, "warm up");
+	usleep(3000000);
+	snprintf(file, sizeof file, "%s/window.pb.gz", hp_test_tmp());
+	if (expect_eq_u64(hp_test_sh("curl -sf --max-time 30 -o %s '%s'", file,
+				     url(&p, "/debug/pprof/heap?seconds=1", u, sizeof u)),
+			  0, "curl fetches ?seconds=1")) {
+		char *out = hp_test_sh_out("go tool pprof -raw %s 2>&1 | grep '^Duration: '", file);
+		expect_true(out && sscanf(out, "Duration: %lfs", &d) == 1, "a Duration line");
+		printf("  %s", out ? out : "(none)\n");
+		expect_true(d >= 1.0 && d < 1.5, "the duration is the window's, 1 s");
+		free(out);
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
 /* Prometheus' text format: every sample named as [a-zA-Z_:][a-zA-Z0-9_:]*,
  * with a number, after its HELP and TYPE lines; counters named _total. */
 static int strict_prometheus(const char *text)

@@ -54,3 +54,31 @@ int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
 }
+
+/* A test selection that selects nothing fails (issue 24, item 12):
+ * `HP_TEST_NAME=integration/test_cli make check` ran 59 binaries, 0 tests,
+ * and passed. HP_TEST_NAME names tests, not binaries; a binary glob that
+ * matches none fails too; a selection that runs a test still passes. */
+HP_TEST(run_sh_empty_selection_fails)
+{
+	char *out;
+
+	out = hp_test_sh_out("HP_TEST_NAME=integration/test_cli bash tests/run.sh %s "
+			     "'unit/test_build' 2>&1; echo \"rc=$?\"",
+			     hp_test_build());
+	expect_true(out && strstr(out, "FAIL: HP_TEST_NAME='integration/test_cli' selects no test") &&
+			    strstr(out, "(HP_TEST_NAME='integration/test_cli' selects no test of this "
+					"binary)") &&
+			    strstr(out, "0 passed, 1 failed\nrc=1\n"),
+		    "a test name that matches no test fails, and says why");
+	if (out && getenv("HP_TEST_VERBOSE"))
+		printf("%s", out);
+	free(out);
+	expect_eq_u64(hp_test_sh("bash tests/run.sh %s 'unit/no_such_test*' >/dev/null 2>&1",
+				 hp_test_build()),
+		      1, "a binary glob that matches nothing fails");
+	expect_eq_u64(hp_test_sh("HP_TEST_NAME=one_version_string bash tests/run.sh %s "
+				 "'unit/test_build' >/dev/null 2>&1",
+				 hp_test_build()),
+		      0, "a selection that runs a test passes");
+}

@@ -15,6 +15,7 @@
  * frame and the symbols as they are in the modules.
  */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -416,7 +417,10 @@ static void text(FILE *f, const struct hp_core *c, const struct site *s, size_t 
 			text_reach(f, x, sampled);
 		text_frames(f, c, o, st);
 	}
-	fprintf(f, "\nlive blocks (first %u by address):\n", o->top);
+	if (o->top == UINT_MAX)
+		fprintf(f, "\nlive blocks (all, by address):\n");
+	else
+		fprintf(f, "\nlive blocks (first %u by address):\n", o->top);
 	for (size_t i = 0; i < r->nblocks && i < o->top; i++) {
 		const struct hp_core_rec_block *b = &r->blocks[i];
 		const struct hp_core_rec_stack *st = &r->stacks[b->stack];

@@ -9,6 +9,7 @@
  * control characters in text, JSON's escapes in JSON.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,7 +368,10 @@ static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 			(unsigned long long)t.reach[order[r]][1], t.reach[order[r]][1] == 1 ? "" : "s");
 	}
 	hp_sort(sizes, nsizes, sizeof *sizes, by_bytes_desc);
-	fprintf(f, "\nin-use blocks by size (top %u by bytes):\n", o->top);
+	if (o->top == UINT_MAX)
+		fprintf(f, "\nin-use blocks by size (all, by bytes):\n");
+	else
+		fprintf(f, "\nin-use blocks by size (top %u by bytes):\n", o->top);
 	fprintf(f, "%12s %10s %14s %10s %10s %10s\n", "size", "blocks", "bytes", "def. lost",
 		"ind. lost", "reachable");
 	for (size_t i = 0; i < nsizes && i < o->top; i++)
@@ -378,7 +382,10 @@ static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 			(unsigned long long)sizes[i].by_reach[HP_CORE_INDIRECT][0],
 			(unsigned long long)sizes[i].by_reach[HP_CORE_REACHABLE][0]);
 	hp_sort(types, ntypes, sizeof *types, by_bytes_desc);
-	fprintf(f, "\nin-use C++ objects by dynamic type (top %u by bytes):\n", o->top);
+	if (o->top == UINT_MAX)
+		fprintf(f, "\nin-use C++ objects by dynamic type (all, by bytes):\n");
+	else
+		fprintf(f, "\nin-use C++ objects by dynamic type (top %u by bytes):\n", o->top);
 	if (!ntypes)
 		fprintf(f, "  (none: no block starts with a vtable pointer of a named class)\n");
 	else
@@ -393,7 +400,10 @@ static void text_report(FILE *f, const struct hp_core *c, const struct hp_core_r
 			hp_text_escape(buf, sizeof buf, c->types[types[i].key - 1]));
 	/* the largest definitely lost blocks, by address within a size */
 	unsigned shown = 0;
-	fprintf(f, "\ndefinitely lost blocks (first %u):\n", o->top);
+	if (o->top == UINT_MAX)
+		fprintf(f, "\ndefinitely lost blocks (all):\n");
+	else
+		fprintf(f, "\ndefinitely lost blocks (first %u):\n", o->top);
 	for (size_t i = 0; i < c->nblocks && shown < o->top; i++) {
 		const struct hp_core_block *b = &c->blocks[i];
 		if (b->state != HP_CORE_ALLOCATED || b->reach != HP_CORE_LOST)

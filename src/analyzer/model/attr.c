@@ -287,3 +287,69 @@ int64_t hp_model_find_heap(const struct hp_model *m, const char *name)
 			return (int64_t)h;
 	return -1;
 }
+
+int hp_model_parse_heap(const struct hp_model *m, const char *value, int64_t *heap, char *err,
+			size_t errlen)
+{
+	uint64_t ids[64];
+	size_t n, used = 0;
+	char name[256];
+
+	if (strcmp(value, "all") == 0) {
+		*heap = HP_HEAP_ALL;
+		return 0;
+	}
+	*heap = hp_model_find_heap(m, value);
+	if (*heap >= 0)
+		return 0;
+	used = (size_t)snprintf(err, errlen, "no heap named '%s' (its heaps: all", value);
+	n = hp_model_heaps(m, ids, sizeof ids / sizeof *ids);
+	for (size_t i = 0; i < n && i < sizeof ids / sizeof *ids && used < errlen; i++)
+		used += (size_t)snprintf(err + used, errlen - used, ", %s",
+					 hp_model_heap_name(m, ids[i], name, sizeof name));
+	if (used < errlen)
+		snprintf(err + used, errlen - used, ")");
+	return -ENOENT;
+}
+
+size_t hp_model_heaps(const struct hp_model *m, uint64_t *out, size_t cap)
+{
+	size_t n = 0;
+	uint64_t last = 0;
+
+	/* Heap ids are few: one pass per distinct id, in increasing order. */
+	if (cap)
+		out[0] = 0;
+	n = 1;
+	for (;;) {
+		uint64_t next = UINT64_MAX;
+		for (size_t i = 0; i < m->nbuckets; i++)
+			if (m->buckets[i].heap > last && m->buckets[i].heap < next)
+				next = m->buckets[i].heap;
+		if (next == UINT64_MAX)
+			break;
+		if (n < cap)
+			out[n] = next;
+		n++;
+		last = next;
+	}
+	return n;
+}
+
+int hp_model_heap_marked(const struct hp_model *m, int64_t sel)
+{
+	if (sel > 0)
+		return 1;
+	for (size_t i = 0; i < m->nbuckets; i++)
+		if (m->buckets[i].heap)
+			return 1;
+	return 0;
+}
+
+const char *hp_model_heap_frame(const struct hp_model *m, uint64_t heap, char *buf, size_t cap)
+{
+	char name[256];
+
+	snprintf(buf, cap, "[heap %s]", hp_model_heap_name(m, heap, name, sizeof name));
+	return buf;
+}

@@ -283,6 +283,36 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 	return 0;
 }
 
+/* A sampled model's estimates as integers, rounded once, per stack: each
+ * stack's figures (the sums of its buckets, unbiased) are rounded to the
+ * nearest, in use is allocated - freed of the rounded figures, and the
+ * total is the sum of the stacks. Every output then prints what it sums:
+ * a JSON total is the sum of its stacks (it was rounded apart from them,
+ * and read one object and one byte below their sum). Rounding to the
+ * nearest is monotonic, so no stack's in use goes below 0 or its peak
+ * above what it allocated (sharing the total's rounding out among the
+ * stacks by largest remainder was tried: it rounds allocated and freed
+ * apart, and a stack read -1 B in use). */
+static void round_stacks(struct hp_model *m)
+{
+	if (!m->sampled)
+		return;
+	memset(&m->total, 0, sizeof m->total);
+	for (size_t id = 0; id < m->nstacks; id++) {
+		struct hp_values *v = &m->stacks[id].v;
+		double *fig[] = {&v->alloc_objects, &v->alloc_bytes, &v->free_objects,
+				 &v->free_bytes,    &v->peak_objects, &v->peak_bytes,
+				 &v->temp_objects,  &v->temp_bytes};
+		if (!m->stacks[id].nbuckets)
+			continue;
+		for (size_t f = 0; f < sizeof fig / sizeof *fig; f++)
+			*fig[f] = (double)hp_estimate_i64(*fig[f]);
+		v->inuse_objects = v->alloc_objects - v->free_objects;
+		v->inuse_bytes = v->alloc_bytes - v->free_bytes;
+		hp_values_add(&m->total, v);
+	}
+}
+
 /* Whether the stack's blocks are glibc's exit-function list (its first
  * frames, after the allocator's: __new_exitfn, behind atexit and
  * __cxa_atexit). Blocks of it that libraries filled before the program
@@ -397,6 +427,7 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		st->nbuckets++;
 		hp_values_add(&st->v, &m->buckets[i].v);
 	}
+	round_stacks(m);
 	if (opts->filter) {
 		ret = hp_model_filter(m, opts->filter, err, errlen);
 		if (ret) {
@@ -812,6 +843,7 @@ int hp_model_filter(struct hp_model *m, const struct hp_model_filter *f, char *e
 	regex_t focus, ignore, hide;
 	int have_focus = 0, have_ignore = 0, have_hide = 0, ret = 0;
 	size_t nb = 0;
+	uint8_t *keep = NULL;
 
 	if (f->focus && !(ret = compile(&focus, f->focus, "--focus", err, errlen)))
 		have_focus = 1;
@@ -823,34 +855,45 @@ int hp_model_filter(struct hp_model *m, const struct hp_model_filter *f, char *e
 		goto out;
 	m->filter_stacks = m->filter_kept = 0;
 	/* focus and ignore see the stacks whole, as pprof does: before hide. */
+	/* keep[id]: whether stack id stays. A stack of a custom heap's blocks
+	 * has no malloc bucket (nbuckets 0) and is matched all the same: its
+	 * buckets follow their stack. */
+	keep = malloc((m->nstacks ? m->nstacks : 1) * sizeof *keep);
+	if (!keep) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	for (size_t id = 0; id < m->nstacks; id++) {
 		struct hp_mstack *st = &m->stacks[id];
-		int keep = (!have_focus || stack_matches(m, st, &focus)) &&
+		keep[id] = (!have_focus || stack_matches(m, st, &focus)) &&
 			   (!have_ignore || !stack_matches(m, st, &ignore));
 		if (!st->nbuckets)
 			continue;
 		m->filter_stacks++;
-		if (keep) {
+		if (keep[id]) {
 			m->filter_kept++;
 			continue;
 		}
 		st->nbuckets = 0;
 		memset(&st->v, 0, sizeof st->v);
 	}
+	/* The total is the kept stacks' (whose figures a sampled model has
+	 * rounded already: round_stacks). */
 	memset(&m->total, 0, sizeof m->total);
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		if (!m->stacks[m->buckets[i].stack].nbuckets)
-			continue;
-		m->buckets[nb++] = m->buckets[i];
-		if (!m->buckets[i].heap)
-			hp_values_add(&m->total, &m->buckets[i].v);
-	}
+	for (size_t id = 0; id < m->nstacks; id++)
+		if (keep[id] && m->stacks[id].nbuckets)
+			hp_values_add(&m->total, &m->stacks[id].v);
+	for (size_t i = 0; i < m->nbuckets; i++)
+		if (keep[m->buckets[i].stack])
+			m->buckets[nb++] = m->buckets[i];
 	m->nbuckets = nb;
 	if (have_hide)
 		ret = hide_frames(m, &hide);
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 out:
+	free(keep);
 	if (have_focus)
 		regfree(&focus);
 	if (have_ignore)

@@ -113,7 +113,8 @@ struct hp_model {
 	struct hp_mbucket *buckets;  /* one per bucket of the snapshot, custom heaps' too */
 	/* malloc's figures (heap 0): the buckets of custom heaps are kept apart
 	 * (an arena's blocks lie in a chunk malloc counts already), out of
-	 * total and of every stack's v; outputs by stack skip them. */
+	 * total and of every stack's v; the report skips them, the exports
+	 * and the flame graph choose by heap (HP_HEAP_ALL, hp_heap_selected). */
 	struct hp_values total;
 	/* The heap the views by dimension show (report --by X --heap NAME):
 	 * 0, malloc's, unless set after the build (hp_model_find_heap). */
@@ -237,6 +238,36 @@ const char *hp_model_thread_name(const struct hp_model *m, uint64_t thread, char
 int64_t hp_model_find_heap(const struct hp_model *m, const char *name);
 /* A heap tag's name: "malloc" for 0, the name given, else "heap N". */
 const char *hp_model_heap_name(const struct hp_model *m, uint64_t heap, char *buf, size_t cap);
+
+/* Which heaps an export or a view shows (--heap NAME|all): HP_HEAP_ALL, or
+ * one heap id (0: malloc's). Every heap's blocks are apart (hp_model.total
+ * is malloc's): "all" shows each under its own root frame or label. */
+#define HP_HEAP_ALL (-1)
+
+/* Parses --heap's value: "all" (HP_HEAP_ALL) or a heap's name
+ * (hp_model_find_heap). Returns 0, or -ENOENT with err set to one line
+ * naming the heaps the model has. */
+int hp_model_parse_heap(const struct hp_model *m, const char *value, int64_t *heap, char *err,
+			size_t errlen);
+
+/* Whether heap selection sel shows the blocks of heap. */
+static inline int hp_heap_selected(int64_t sel, uint64_t heap)
+{
+	return sel == HP_HEAP_ALL || (sel >= 0 && (uint64_t)sel == heap);
+}
+
+/* Whether an output of selection sel names the heap of what it shows (a
+ * root frame, a label, a comment): when the model holds a custom heap's
+ * blocks or a custom heap is chosen. A capture of malloc's blocks alone
+ * reads as it always did. */
+int hp_model_heap_marked(const struct hp_model *m, int64_t sel);
+
+/* The heap ids that hold blocks of the model, malloc's (0) first, then in
+ * id order: up to cap of them into out; returns how many there are. */
+size_t hp_model_heaps(const struct hp_model *m, uint64_t *out, size_t cap);
+
+/* "[heap NAME]", the root frame an output puts a heap's stacks under. */
+const char *hp_model_heap_frame(const struct hp_model *m, uint64_t heap, char *buf, size_t cap);
 
 /* --- frames as people read them --------------------------------------- */
 
