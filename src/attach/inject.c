@@ -746,6 +746,30 @@ static int stop_thread(const struct hp_inject_target *t, pid_t tid, int *pending
 	}
 }
 
+/* Whether thread tid of pid is on its way out (PF_EXITING in the flags of
+ * /proc/PID/task/TID/stat, the ninth field): the kernel refuses to trace
+ * such a thread with EPERM before it is a zombie, as it does every thread
+ * an exec is killing. */
+static int exiting(pid_t pid, pid_t tid)
+{
+	char path[96], buf[1024], *p;
+	unsigned long flags = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 1; /* gone */
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* past the command, which may hold spaces */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return 0;
+	return (flags & 0x4) != 0; /* PF_EXITING */
+}
+
 /* Why thread tid of pid could not be seized (EPERM) when others may be:
  * 1 when it is exiting (a zombie: a thread that ended, or the leader of an
  * image an exec is replacing), to be passed over; otherwise 0, after
@@ -766,7 +790,7 @@ static int seize_refused(pid_t pid, pid_t tid)
 		sscanf(line, "TracerPid: %ld", &tracer);
 	}
 	fclose(f);
-	if (state == 'Z' || state == 'X')
+	if (state == 'Z' || state == 'X' || exiting(pid, tid))
 		return 1;
 	if (tracer > 0 && tracer != (long)getpid()) {
 		char comm[64] = "?";
