@@ -284,6 +284,72 @@ HP_TEST(core_damage_write_after_free)
 		      "one line on stderr says it");
 }
 
+/* A write after free of zeros over a tcache link: the list ends early,
+ * one chunk where the bin counts two; the count says it, and the lost
+ * chunk is found free by the key every tcache element carries. */
+HP_TEST(core_damage_tcache_count)
+{
+	const char *dir = core_dir("uafzero");
+	unsigned long long freed1, freed2, keep;
+	char *o;
+
+	if (kernel_core_of(dir, "uafzero", 0))
+		return;
+	freed1 = addr(dir, "freed1");
+	freed2 = addr(dir, "freed2");
+	keep = addr(dir, "keep");
+	expect_true(freed1 && freed2 == freed1 + 48 && keep == freed2 + 48,
+		    "freed1, freed2 and keep follow each other");
+	o = hp_test_sh_out("cd %s && %s/heapprof core --json kernel.core 2>err.txt | python3 -c "
+			   "'%s'", dir, hp_test_build(), flatten_py);
+	if (!o)
+		return;
+	expect_str(value(o, "ndamage"), "1", "one inconsistency");
+	expect_str(value(o, "what"), "a tcache bin whose count is not its list's length",
+		   "the bin's count against its list");
+	expect_str(value(o, "value"), "0x2", "the count: 2");
+	expect_str(value(o, "unwalked"), "0", "every chunk walked");
+	free(o);
+	expect_eq_u64(hp_test_sh("grep -qx 'heapprof: tcache: the bin of 48-byte chunks counts 2 "
+				 "but its list holds 1 (a link written over?): 1 more found free by "
+				 "the tcache key 0x[0-9a-f]*' %s/err.txt", dir), 0,
+		      "one line on stderr says it, and the chunk found by its key");
+	/* freed1 is free, not in use: only keep is the program's 40-byte block */
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core kernel.core --whatis 0x%llx "
+				 "2>/dev/null | grep -q 'free (tcache)' && %s/heapprof core "
+				 "kernel.core --whatis 0x%llx 2>/dev/null | grep -q 'allocated'",
+				 dir, hp_test_build(), freed1, hp_test_build(), keep), 0,
+		      "freed1 free (tcache), keep allocated");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core kernel.core --damage 2>/dev/null | "
+				 "grep -q '^  the block whose count it is: 0x[0-9a-f]* (648 bytes), "
+				 "malloc.s own (a thread.s tcache)$'", dir, hp_test_build()), 0,
+		      "--damage names the tcache whose count it is");
+}
+
+/* A tcache link written over with a chunk of another size (keep, 112
+ * bytes, in the list of 48-byte chunks): reported at the link. */
+HP_TEST(core_damage_link_to_another_size)
+{
+	const char *dir = core_dir("uafsize");
+	unsigned long long freed2, keep;
+
+	if (kernel_core_of(dir, "uafsize", 0))
+		return;
+	freed2 = addr(dir, "freed2");
+	keep = addr(dir, "keep");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core kernel.core --damage > damage.txt "
+				 "2>err.txt; grep -q '^damage at 0x%llx: a free list.s chunk of "
+				 "another size than its bin.s: holds 0x[0-9a-f]*; the chunk at "
+				 "0x%llx (arena 0); it leads to block 0x%llx$' damage.txt && grep -qx "
+				 "'heapprof: tcache: 0x%llx (at 0x%llx) is a chunk of 112 bytes in the "
+				 "list of 48-byte chunks: the list is not followed further' err.txt",
+				 dir, hp_test_build(), freed2, freed2 - 16, keep, keep, freed2), 0,
+		      "--damage: freed2's link leads to keep, 112 bytes, not 48");
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core kernel.core --whatis 0x%llx "
+				 "2>/dev/null | grep -q 'allocated'", dir, hp_test_build(), keep), 0,
+		      "keep stays allocated");
+}
+
 /* A double free glibc let through (a fastbin loop x -> y -> x): reported
  * at y's link, which leads back to x; the loop is not followed. */
 HP_TEST(core_damage_double_free)

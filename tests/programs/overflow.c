@@ -17,10 +17,15 @@
  *   uaf     frees two 40-byte blocks (into tcache: "freed1", then "freed2",
  *           the list's head) and writes 8 bytes of 0x42 over freed2's
  *           first word, its tcache link: a write after free
+ *   uafzero the same with 8 zero bytes: the link reads as the list's end,
+ *           so the list holds one chunk where the bin counts two
+ *   uafsize the same with keep's address, mangled as glibc 2.32+ mangles
+ *           a link: the list leads to a chunk in use of another size
  *   double  fills the 48-byte tcache bin (7 frees), then frees "x", "y"
  *           and x again: glibc checks only a fastbin's head, so x is in
  *           the fastbin twice, a loop x -> y -> x
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,16 +46,22 @@ __attribute__((noinline)) static void parse(char *buf)
 	__asm__ volatile("" : : "r"(buf) : "memory");
 }
 
-/* A write after free into a tcache chunk's link; then abort. */
-__attribute__((noinline)) static int use_after_free(void)
+/* A write after free into a tcache chunk's link (fill: the byte
+ * written, or -1: keep's address, mangled); then abort. */
+__attribute__((noinline)) static int use_after_free(int fill)
 {
-	char *a = malloc(40), *b = malloc(40), *keep = malloc(40);
+	char *a = malloc(40), *b = malloc(40), *keep = malloc(fill < 0 ? 100 : 40);
 
 	free(a);
 	free(b);
 	printf("freed1 %p\nfreed2 %p\nkeep %p\n", (void *)a, (void *)b, (void *)keep);
 	fflush(stdout);
-	memset(b, 0x42, 8); /* the bug */
+	if (fill < 0) { /* the bug */
+		uintptr_t link = ((uintptr_t)b >> 12) ^ (uintptr_t)keep;
+		memcpy(b, &link, 8);
+	} else {
+		memset(b, fill, 8); /* the bug */
+	}
 	__asm__ volatile("" : : "r"(b) : "memory");
 	abort();
 }
@@ -85,7 +96,11 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_CORE, &rl);
 	}
 	if (argc > 1 && strcmp(argv[1], "uaf") == 0)
-		return use_after_free();
+		return use_after_free(0x42);
+	if (argc > 1 && strcmp(argv[1], "uafzero") == 0)
+		return use_after_free(0);
+	if (argc > 1 && strcmp(argv[1], "uafsize") == 0)
+		return use_after_free(-1);
 	if (argc > 1 && strcmp(argv[1], "double") == 0)
 		return double_free();
 	parser = alloc_parser();

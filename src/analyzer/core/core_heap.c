@@ -404,27 +404,34 @@ static uint64_t block_before(const struct hp_core *c, const struct hp_core_block
 
 /* Marks the chunks of a tcache (the elements are user addresses) or
  * fastbin list (chunks) from head, whose own link is at slot (in the
- * tcache or the arena): an element that is not a chunk of the heap, a
- * link that does not demangle to one, or an element met twice (a loop,
- * or a double free) is damage, and the list is not followed further. */
-static void mark_list(struct walk *w, uint64_t head, uint64_t slot, int tcache, const char *what)
+ * tcache or the arena), each of chunk size csize (the bin's): an element
+ * that is not a chunk of the heap, a chunk of another size, a link that
+ * does not demangle to one, or an element met twice (a loop, or a double
+ * free) is damage, and the list is not followed further. Each tcache
+ * element's key word (glibc 2.29 and later: the same for every element of
+ * a process) is kept in *key, or ~0 once two differ. Returns the list's
+ * length, or -1 when damage ended it. */
+static long mark_list(struct walk *w, uint64_t head, uint64_t slot, int tcache, uint64_t csize,
+		      uint64_t *key, const char *what)
 {
 	struct hp_core *c = w->c;
 	uint64_t e = head, pos = slot, raw = head;
 	int ok = 1;
 	uint8_t mark = tcache ? HP_CORE_FREE_TCACHE : HP_CORE_FREE_FASTBIN;
+	long n = 0;
 
 	for (size_t steps = 0; e && steps <= c->nblocks; steps++) {
 		struct hp_core_block *b = block_exact(c, tcache ? e : e + 16);
 		struct hp_core_damage *d;
-		if (!b || b->state == mark || b->state != HP_CORE_ALLOCATED) {
+		int wrong = b && b->state == HP_CORE_ALLOCATED && b->size + 8 != csize;
+		if (!b || b->state == mark || b->state != HP_CORE_ALLOCATED || wrong) {
 			long h = hp_core_block_at(c, pos);
 			d = add_damage(w, !b ? (tcache ? "a tcache link that is not a chunk"
 						     : "a fastbin link that is not a chunk")
 					     : b->state == mark ? "a chunk listed twice (a double "
 								  "free, or a loop)"
-								: "a free list's chunk that is "
-								  "not in use",
+					     : wrong ? "a free list's chunk of another size than its bin's"
+						     : "a free list's chunk that is not in use",
 				       pos, raw, h >= 0 ? c->blocks[h].addr - 16 : pos, 0);
 			if (d && h >= 0 && pos != slot) {
 				d->block = c->blocks[h].addr;
@@ -432,14 +439,31 @@ static void mark_list(struct walk *w, uint64_t head, uint64_t slot, int tcache, 
 			}
 			if (d && b)
 				d->target = b->addr;
-			damage_note(w, "%s: 0x%llx (at 0x%llx) is %s: the list is not followed "
-				    "further", what, (unsigned long long)e, (unsigned long long)pos,
-				    !b ? "not a chunk of the heap"
-					: b->state == mark ? "met twice (a double free, or a loop)"
-							  : "not a chunk in use");
-			return;
+			if (wrong)
+				damage_note(w, "%s: 0x%llx (at 0x%llx) is a chunk of %llu bytes in "
+					    "the list of %llu-byte chunks: the list is not followed "
+					    "further", what, (unsigned long long)e,
+					    (unsigned long long)pos, (unsigned long long)(b->size + 8),
+					    (unsigned long long)csize);
+			else
+				damage_note(w, "%s: 0x%llx (at 0x%llx) is %s: the list is not "
+					    "followed further", what, (unsigned long long)e,
+					    (unsigned long long)pos,
+					    !b ? "not a chunk of the heap"
+					    : b->state == mark ? "met twice (a double free, or a loop)"
+							       : "not a chunk in use");
+			return -1;
 		}
 		b->state = mark;
+		n++;
+		if (tcache && key) {
+			int kok = 1;
+			uint64_t k = word(c, e + 8, &kok);
+			if (!kok || (*key && *key != k))
+				*key = ~0ULL;
+			else
+				*key = k;
+		}
 		pos = tcache ? e : e + 16;
 		raw = word(c, pos, &ok);
 		e = list_next(c, pos, tcache, &ok);
@@ -454,9 +478,10 @@ static void mark_list(struct walk *w, uint64_t head, uint64_t slot, int tcache, 
 				    "0x%llx): the list is not followed further", what,
 				    (unsigned long long)raw, (unsigned long long)pos,
 				    (unsigned long long)b->addr);
-			return;
+			return -1;
 		}
 	}
+	return e ? -1 : n;
 }
 
 static void mark_tcache(struct walk *w, long first)
@@ -474,11 +499,52 @@ static void mark_tcache(struct walk *w, long first)
 	t = hp_core_mem(c, b->addr, TCACHE_CHUNK - 16);
 	if (!t)
 		return;
+	uint64_t key = 0, tc = b->addr;
+	long len[TCACHE_BINS];
+	uint16_t count[TCACHE_BINS];
 	for (int i = 0; i < TCACHE_BINS; i++) {
 		uint64_t e;
 		memcpy(&e, t + 2 * TCACHE_BINS + 8 * i, 8);
-		if (e)
-			mark_list(w, e, b->addr + 2 * TCACHE_BINS + 8 * (uint64_t)i, 1, "tcache");
+		memcpy(&count[i], t + 2 * i, 2);
+		len[i] = e ? mark_list(w, e, tc + 2 * TCACHE_BINS + 8 * (uint64_t)i, 1,
+				       MINSIZE + 16 * (uint64_t)i, &key, "tcache")
+			   : 0;
+	}
+	/* A bin holds as many chunks as its count says (glibc keeps both in
+	 * step). A list that ends early lost its rest to a write over a link
+	 * (a write after free of zeros): the rest still carry the key every
+	 * element of the process carries, and are free, not in use. */
+	for (int i = 0; i < TCACHE_BINS; i++) {
+		uint64_t csize = MINSIZE + 16 * (uint64_t)i;
+		long found = 0, missing;
+		if (len[i] < 0 || len[i] == count[i])
+			continue;
+		if (len[i] < count[i] && key && key != ~0ULL) {
+			missing = count[i] - len[i];
+			for (size_t k = 0; k < c->nblocks && found < missing; k++) {
+				struct hp_core_block *o = &c->blocks[k];
+				int kok = 1;
+				if (o->state != HP_CORE_ALLOCATED || o->size + 8 != csize ||
+				    word(c, o->addr + 8, &kok) != key || !kok)
+					continue;
+				o->state = HP_CORE_FREE_TCACHE;
+				found++;
+			}
+		}
+		struct hp_core_damage *d = add_damage(w, "a tcache bin whose count is not its "
+						      "list's length", tc + 2 * (uint64_t)i,
+						      count[i], tc - 16, 0);
+		if (d)
+			d->block = tc;
+		if (found)
+			damage_note(w, "tcache: the bin of %llu-byte chunks counts %u but its list "
+				    "holds %ld (a link written over?): %ld more found free by the "
+				    "tcache key 0x%llx", (unsigned long long)csize, count[i],
+				    len[i], found, (unsigned long long)key);
+		else
+			damage_note(w, "tcache: the bin of %llu-byte chunks counts %u but its list "
+				    "holds %ld (a link written over?)", (unsigned long long)csize,
+				    count[i], len[i]);
 	}
 }
 
@@ -775,7 +841,8 @@ int hp_core_heap(struct hp_core *c, const char *debug_dir)
 		for (int f = 0; f < MS_NFASTBINS; f++) {
 			uint64_t head = word(c, ar + MS_FASTBINS + 8 * (uint64_t)f, &ok);
 			if (ok && head)
-				mark_list(&w, head, ar + MS_FASTBINS + 8 * (uint64_t)f, 0, "fastbin");
+				mark_list(&w, head, ar + MS_FASTBINS + 8 * (uint64_t)f, 0,
+					  MINSIZE + 16 * (uint64_t)f, NULL, "fastbin");
 		}
 	}
 	check_recorded(&w);

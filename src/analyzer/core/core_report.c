@@ -200,8 +200,11 @@ static void damage_text(FILE *f, const struct hp_core *c, const struct hp_core_r
 	long bi = d->block ? hp_core_block_at(c, d->block) : -1;
 	long pi = d->before ? hp_core_block_at(c, d->before) : -1;
 	uint64_t where = at ? at : d->addr;
-	/* a chunk's header, or a free chunk's link (its first word) */
-	const char *whose = d->addr < d->chunk + 16 ? "header" : "link";
+	/* a chunk's header, a tcache's count (the only damage in malloc's own
+	 * block that names it), or a free chunk's link (its first word) */
+	const char *whose = d->addr < d->chunk + 16		     ? "header"
+			    : bi >= 0 && c->blocks[bi].state == HP_CORE_INTERNAL ? "count"
+										   : "link";
 
 	fprintf(f, "damage at 0x%llx: %s: holds 0x%llx; the chunk at 0x%llx (arena %d)",
 		(unsigned long long)d->addr, d->what, (unsigned long long)d->value,
