@@ -276,6 +276,9 @@ clean:
 TEST_PROG_CFLAGS := -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread
 TEST_PROGS := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.c)) \
 	$(patsubst tests/programs/%.cpp,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.cpp))
+# cxx_stl_static: cxx_stl with libstdc++ linked in and no symbols, as
+# Debian's cc1 and cc1plus are (built by its own rule below).
+TEST_PROGS += $(BUILD)/tests/programs/cxx_stl_static
 TEST_LIBS := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%.so,$(wildcard tests/programs/lib*.c))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c tests/integration/*.c tests/fault/*.c))
 REC_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_rec_*.c))
@@ -304,6 +307,10 @@ $(BUILD)/tests/programs/exitlist: tests/programs/exitlist.c $(BUILD)/tests/progr
 $(BUILD)/tests/programs/nonpie: tests/programs/nonpie.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_PROG_CFLAGS) -fno-pie -no-pie -o $@ $<
+
+$(BUILD)/tests/programs/cxx_stl_static: tests/programs/cxx_stl.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_PROG_CFLAGS) -std=c++17 -fsized-deallocation -static-libstdc++ -s -o $@ $< -ldl
 
 $(BUILD)/tests/programs/%: tests/programs/%.c
 	@mkdir -p $(dir $@)

@@ -235,6 +235,30 @@ HP_TEST(suppressions_builtin_and_file)
 		      1, "a missing file is exit status 1");
 }
 
+/* Issue 23, item 11: libstdc++ linked into a program without symbols
+ * (as Debian's cc1 is): its 72,704-byte emergency pool, made by a
+ * constructor no name tells, is known by what it is and suppressed; only
+ * stl_leak's block is a leak, as with the shared libstdc++. */
+HP_TEST(suppressions_static_libstdcxx_pool)
+{
+	char cap[4400];
+
+	snprintf(cap, sizeof cap, "%s/cxx_stl_static.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s run -q -o %s -- %s/tests/programs/cxx_stl_static "
+				      "> /dev/null", hp(), cap, hp_test_build()), 0,
+			   "heapprof run records cxx_stl_static"))
+		return;
+	expect_eq_u64(hp_test_sh("%s report --no-default-suppressions %s | sed -n '/^leaks/,$p' | "
+				 "grep -A1 '^   [0-9]*\\. 71.0 KiB in 1 block' | grep -q "
+				 "'^      0x[0-9a-f]*  cxx_stl_static+0x'", hp(), cap), 0,
+		      "the pool: one block of 72,704 bytes from a function without a name");
+	expect_near(json_figure("", cap, "totals", "inuse_bytes") -
+			    json_figure("", cap, "suppressed", "inuse_bytes"),
+		    STL_LEAK_SIZE, 0, "built-in suppressions: only stl_leak's block is a leak");
+	expect_near(json_figure("--no-default-suppressions", cap, "suppressed", "inuse_bytes"), 0,
+		    0, "--no-default-suppressions suppresses nothing");
+}
+
 /* Issue 24, item 10 and issue 23, item 7: diff --by counts as report
  * does (the runtime's 72,704-byte libstdc++ pool suppressed: it is not
  * "+71.0 KiB 0xa57ba" and its totals add up to its rows) and names

@@ -212,10 +212,47 @@ static uint8_t location_bits(const struct hp_model *m, const struct hp_suppressi
 	return cache[id] = bits;
 }
 
+static int unnamed(const char *fn)
+{
+	return fn[0] == '?' || fn[0] == '[' || (fn[0] == '0' && fn[1] == 'x');
+}
+
+/* Whether st is libstdc++'s emergency exception pool linked into a
+ * program without symbols (Debian's cc1 and cc1plus link libstdc++
+ * statically), known by what it is: one block of the pool's size
+ * (eh_alloc.cc: 72,704 bytes on x86-64 from GCC 5 to 12, 73,728 from GCC
+ * 13 on, unless GLIBCXX_TUNABLES resizes it), allocated by a function
+ * without a name called straight from the C library's start-up, which
+ * calls the executable's constructors (call_init, inlined in
+ * __libc_start_main; __libc_csu_init before glibc 2.34) or a library's
+ * (_dl_init). Exact figures only: a sampled stack's are estimates. */
+static int eh_pool(const struct hp_model *m, const struct hp_mstack *st)
+{
+	const struct hp_location *alloc, *caller;
+
+	if (st->depth < 2 || st->v.alloc_objects != 1 ||
+	    (st->v.alloc_bytes != 72704 && st->v.alloc_bytes != 73728))
+		return 0;
+	alloc = &m->locations[st->locations[0]];
+	caller = &m->locations[st->locations[1]];
+	for (uint32_t k = 0; k < alloc->nsyms; k++)
+		if (!unnamed(alloc->syms[k].function))
+			return 0;
+	for (uint32_t k = 0; k < caller->nsyms; k++) {
+		const char *fn = caller->syms[k].function;
+		if (strcmp(fn, "call_init") == 0 || strcmp(fn, "__libc_csu_init") == 0 ||
+		    strcmp(fn, "_dl_init") == 0 || strcmp(fn, "__libc_start_main") == 0 ||
+		    strcmp(fn, "__libc_start_main_impl") == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether st is suppressed: a pattern matches one of its frames, or (with
  * the built-in list) it is a system library's constructor's: under
  * _dl_init with no frame of the program's own (libstdc++'s emergency pool
- * reads this way when libstdc++ has no symbols). */
+ * reads this way when libstdc++ has no symbols), or libstdc++'s pool
+ * linked into a program without symbols (eh_pool). */
 static int stack_suppressed(const struct hp_model *m, const struct hp_mstack *st,
 			    const struct hp_suppressions *s, uint8_t *cache)
 {
@@ -227,7 +264,7 @@ static int stack_suppressed(const struct hp_model *m, const struct hp_mstack *st
 			return 1;
 		any |= bits;
 	}
-	return s->builtin && (any & LOC_DL_INIT) && !(any & LOC_OWN);
+	return s->builtin && (((any & LOC_DL_INIT) && !(any & LOC_OWN)) || eh_pool(m, st));
 }
 
 int hp_model_suppress(struct hp_model *m, const struct hp_suppressions *s)
