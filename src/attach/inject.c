@@ -447,6 +447,40 @@ static int exe_is_dynamic(pid_t pid)
 	return r;
 }
 
+/* Whether pid is in the middle of an exec by a thread other than its
+ * leader: the leader is a zombie (or gone from view) while that thread,
+ * about to take over the pid, still runs. A process that ended has no
+ * thread left but its zombie leader. */
+static int execing(pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int found = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while (!found && (d = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+		char state = 0, file[96], line[256];
+		FILE *f;
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(file, sizeof file, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+		f = fopen(file, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof line, f))
+			sscanf(line, "State: %c", &state);
+		fclose(f);
+		found = state && state != 'Z' && state != 'X';
+	}
+	closedir(dir);
+	return found;
+}
+
 /* The map and the libc are read between two readings of the image's
  * identity: an exec in between (what was read may be of either image, or
  * of none) reads them again, as does a new image whose loader has not
@@ -464,6 +498,14 @@ int hp_inject_open(struct hp_inject_target *t, pid_t pid)
 
 		if (tries)
 			nanosleep(&ts, NULL);
+		if ((e == -ENOENT || e == -ESRCH) && execing(pid)) {
+			snprintf(msg, sizeof msg,
+				 "process %d keeps replacing its program (exec): nothing was done to "
+				 "it; attach again",
+				 (int)pid);
+			err = -ESTALE;
+			continue;
+		}
 		if (e == -EPERM || e == -EACCES || e == -ENOENT || e == -ESRCH) {
 			err = open_once(t, pid, msg, sizeof msg); /* says why, if it can */
 			if (!err && e != -ENOENT && e != -ESRCH)
@@ -880,8 +922,11 @@ static int thread_gone(const struct hp_inject_target *t, pid_t tid, const char *
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 	for (int i = 0; i < 200; i++) {
 		struct timespec ts = {0, 1000000};
-		if (proc_stat(t->pid, comm, sizeof comm, &state, &flags) < 0 || state == 'Z' ||
-		    state == 'X')
+		if (proc_stat(t->pid, comm, sizeof comm, &state, &flags) < 0)
+			break;
+		/* a zombie leader with a thread still running: an exec by that
+		 * thread, which is about to take over the pid */
+		if ((state == 'Z' || state == 'X') && !execing(t->pid))
 			break;
 		if (hp_inject_same_image(t) == 0) {
 			hp_say_error("process %d replaced its program (exec) %s: the new program "
@@ -1096,6 +1141,10 @@ static int borrow_thread(struct hp_inject_target *t, Dwfl *dwfl, unsigned timeou
 			if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) < 0) {
 				if (errno == ESRCH)
 					continue; /* a thread that just ended */
+				/* An exec from another thread makes that thread the
+				 * leader, under the pid just refused: the image says. */
+				if (errno == EPERM && hp_inject_same_image(t) != 1)
+					return thread_gone(t, 0, "before heapprof's call");
 				if (errno == EPERM && !seize_refused(t->pid, tids[i]))
 					return -EPERM;
 				if (errno != EPERM && !any_seized)
@@ -1161,14 +1210,18 @@ static int poke(pid_t tid, uint64_t addr, const void *data, size_t len)
 }
 
 /* Whether the stopped tracee tid runs t's image: its AT_RANDOM bytes are
- * those hp_inject_open read. Read through ptrace: only our tracee. */
+ * those hp_inject_open read. Read through ptrace: only our tracee. Returns
+ * 1 or 0, or -errno when they cannot be read (-ESRCH: an exec by another
+ * thread killed it, or the process ended). */
 static int tracee_runs(const struct hp_inject_target *t, pid_t tid)
 {
 	for (int i = 0; i < 2; i++) {
 		long w;
 		errno = 0;
 		w = ptrace(PTRACE_PEEKDATA, tid, (void *)(t->random_at + 8 * (uintptr_t)i), 0);
-		if (errno || (uint64_t)w != t->random[i])
+		if (errno)
+			return -errno;
+		if ((uint64_t)w != t->random[i])
 			return 0;
 	}
 	return 1;
@@ -1192,9 +1245,12 @@ static int call(struct hp_inject_target *t, uintptr_t fn, const uint64_t args[3]
 		return err;
 	/* Stopped, the thread cannot exec, and an exec by another one kills
 	 * it: from here on every ptrace request reaches this image or fails. */
-	if (!tracee_runs(t, tid)) {
+	int runs = tracee_runs(t, tid);
+	if (runs != 1) {
 		ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)pending);
-		if (hp_inject_same_image(t) == 1) {
+		/* Killed under us (-ESRCH), the image not yet replaced: an exec
+		 * on its way, or the end; thread_gone watches which. */
+		if (runs != -ESRCH && hp_inject_same_image(t) == 1) {
 			hp_say_error("process %d: cannot read its stack through ptrace", (int)t->pid);
 			return -EIO;
 		}

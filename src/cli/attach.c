@@ -317,9 +317,16 @@ static uintptr_t recorder_function(struct hp_inject_target *t, const char *lib, 
 			return 0;
 		}
 		found = hp_inject_find_recorder(t, RECORDER_NAME);
-		if (found <= 0 && hp_inject_same_image(t) == 0) {
+		int same = found <= 0 ? hp_inject_same_image(t) : 1;
+		if (same == 0) {
 			hp_say_error("process %d replaced its program (exec) after heapprof loaded %s: "
 				     "the new program is left untouched",
+				     (int)t->pid, lib);
+			return 0;
+		}
+		if (same == -ESRCH) { /* no image to read: in the middle of an exec, or gone */
+			hp_say_error("process %d replaced its program (exec), or ended, after "
+				     "heapprof loaded %s: the new program is left untouched",
 				     (int)t->pid, lib);
 			return 0;
 		}
