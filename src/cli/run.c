@@ -26,6 +26,7 @@
 #include "../analyzer/model/model.h"
 #include "../common/options.h"
 #include "../common/units.h"
+#include "../common/vec.h"
 #include "cli.h"
 #include "../live/http.h"
 #include "../live/serve.h"
@@ -454,6 +455,91 @@ static const char *how_it_ended(char *buf, size_t cap, int status)
 	return buf;
 }
 
+/* The roster of a run under --follow-fork: each recorded process appends
+ * "PID run PROGRAM" when it starts recording and "PID exec" when it
+ * execs (src/recorder/recorder.c, enlist), so that one that dies before
+ * writing a capture is still named. The file is heapprof's own, in
+ * $TMPDIR, removed when the run ends. */
+static char roster_path[PATH_MAX];
+
+static void roster_remove(void)
+{
+	if (roster_path[0])
+		unlink(roster_path);
+}
+
+/* Makes the roster and names it to the recorder (HEAPPROF_ROSTER); a run
+ * without one names only the processes that wrote. */
+static void roster_make(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	snprintf(roster_path, sizeof roster_path, "%s/heapprof-roster.XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	fd = mkstemp(roster_path);
+	if (fd < 0) {
+		hp_say_error("run: cannot make the roster of processes in %s (%s): a process "
+			     "that dies before writing will go unnamed", roster_path, strerror(errno));
+		roster_path[0] = '\0';
+		return;
+	}
+	close(fd);
+	setenv("HEAPPROF_ROSTER", roster_path, 1);
+	atexit(roster_remove);
+}
+
+struct enlisted {
+	long pid;
+	char *program; /* what it ran when it enlisted last */
+	int execd;     /* its last line: it exec'd after that */
+	int wrote;     /* a capture of it was found */
+};
+
+/* The roster's processes, each once, in the order they enlisted; *n set.
+ * Lines that do not parse are passed over. NULL when there is none. */
+static struct enlisted *roster_read(size_t *n)
+{
+	FILE *f = roster_path[0] ? fopen(roster_path, "r") : NULL;
+	struct enlisted *e = NULL;
+	size_t cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		char *end, *what;
+		long pid = strtol(line, &end, 10);
+		size_t i;
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (end == line || *end != ' ' || pid <= 0)
+			continue;
+		what = end + 1;
+		for (i = 0; i < *n && e[i].pid != pid; i++)
+			;
+		if (strncmp(what, "run ", 4) == 0) {
+			if (i == *n) {
+				if (hp_vec_grow(&e, &cap, *n + 1))
+					break;
+				memset(&e[(*n)++], 0, sizeof *e);
+				e[i].pid = pid;
+			}
+			free(e[i].program);
+			e[i].program = strdup(what + 4);
+			e[i].execd = 0;
+		} else if (strcmp(what, "exec") == 0 && i < *n) {
+			e[i].execd = 1;
+		}
+	}
+	free(line);
+	fclose(f);
+	return e;
+}
+
 /* The end-of-run line: what the capture holds, from its last snapshot,
  * and, when that is not the program's end (no exit snapshot, no snapshot
  * at all), what became of the program, from its wait status. prog names
@@ -466,14 +552,15 @@ static void children(const char *path, time_t since, int symbols, int quiet,
 		     const struct hp_embed_options *eo, int verbose)
 {
 	char pattern[PATH_MAX + 64], err[512];
-	size_t len = strlen(path);
-	glob_t g;
+	size_t len = strlen(path), nroster = 0;
+	struct enlisted *roster = roster_read(&nroster);
+	glob_t g = {0};
 
 	if (len > 4 && strcmp(path + len - 4, ".hpf") == 0)
 		len -= 4;
 	snprintf(pattern, sizeof pattern, "%.*s.[0-9]*.hpf", (int)len, path);
 	if (glob(pattern, 0, NULL, &g) != 0)
-		return;
+		g.gl_pathc = 0;
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *child = g.gl_pathv[i];
 		struct hp_embed_result res;
@@ -482,6 +569,16 @@ static void children(const char *path, time_t since, int symbols, int quiet,
 
 		if (lstat(child, &st) < 0 || !S_ISREG(st.st_mode) || st.st_mtime < since)
 			continue;
+		/* With a roster, only its processes' captures: not an earlier
+		 * run's of the same second (PATH.PID.hpf or PATH.PID.N.hpf). */
+		if (roster_path[0]) {
+			long pid = strtol(child + len + 1, NULL, 10);
+			size_t k = 0;
+			while (k < nroster && roster[k].pid != pid)
+				k++;
+			if (k == nroster)
+				continue;
+		}
 		if (symbols) {
 			int ret = hp_embed_symbols_with(child, eo, &res, err, sizeof err);
 			if (ret < 0 && ret != -ENODATA)
@@ -489,15 +586,50 @@ static void children(const char *path, time_t since, int symbols, int quiet,
 			if (ret == 0 && verbose)
 				hp_cli_say_symbols(child, &res);
 		}
-		if (quiet || hp_capture_load(child, &cap, err, sizeof err) < 0)
+		if (hp_capture_load(child, &cap, err, sizeof err) < 0)
 			continue;
-		fprintf(stderr, "heapprof: wrote %s: %s, pid %llu%s\n", child,
-			cap.has_meta ? hp_model_program_name(&cap) : "(no META)",
-			(unsigned long long)cap.pid,
-			hp_capture_last(&cap) ? "" : " (no snapshot)");
+		for (size_t k = 0; k < nroster; k++)
+			if ((uint64_t)roster[k].pid == cap.pid)
+				roster[k].wrote = 1;
+		if (!quiet) {
+			const struct hp_cap_snapshot *last = hp_capture_last(&cap);
+			char fate[96] = " (no snapshot)";
+			if (last && last->reason == HP_SNAP_FATAL) {
+				const char *abbrev = sigabbrev_np((int)last->signo);
+				snprintf(fate, sizeof fate, ", killed by signal %llu (SIG%s)",
+					 (unsigned long long)last->signo, abbrev ? abbrev : "?");
+			} else if (last && last->reason == HP_SNAP_EXIT) {
+				snprintf(fate, sizeof fate, ", exited");
+			} else if (last && last->reason == HP_SNAP_EXEC) {
+				snprintf(fate, sizeof fate, ", then exec'd");
+			} else if (last) {
+				snprintf(fate, sizeof fate, " (its last snapshot at %.3f s; no "
+					 "word of its end)", (double)last->time_ns / 1e9);
+			}
+			fprintf(stderr, "heapprof: wrote %s: %s, pid %llu%s\n", child,
+				cap.has_meta ? hp_model_program_name(&cap) : "(no META)",
+				(unsigned long long)cap.pid, fate);
+		}
 		hp_capture_free(&cap);
 	}
 	globfree(&g);
+	/* The recorded processes that wrote nothing: a fork child or program
+	 * that only exec'd one the recorder cannot enter (static, setuid), or
+	 * one killed by a signal no handler sees (SIGKILL, the OOM killer). */
+	for (size_t k = 0; k < nroster; k++) {
+		const char *prog = roster[k].program ? roster[k].program : "?";
+		const char *base = strrchr(prog, '/');
+		if (!roster[k].wrote && !quiet)
+			fprintf(stderr,
+				roster[k].execd
+					? "heapprof: pid %ld (%s) wrote no capture: it exec'd a program "
+					  "the recorder could not enter (static, or setuid)\n"
+					: "heapprof: pid %ld (%s) wrote no capture: it was killed by a "
+					  "signal no handler sees (SIGKILL, the OOM killer)\n",
+				roster[k].pid, base ? base + 1 : prog);
+		free(roster[k].program);
+	}
+	free(roster);
 }
 
 static void summarize(const char *path, const char *prog, int status, int quiet)
@@ -690,6 +822,8 @@ int hp_cmd_run(int argc, char **argv)
 	sigfillset(&fwd.sa_mask);
 	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
 		sigaction(forwarded_signals[i], &fwd, &old_actions[i]);
+	if (a.given[HP_OPT_FOLLOW_FORK])
+		roster_make();
 	started = time(NULL);
 	pid = fork();
 	if (pid < 0) {

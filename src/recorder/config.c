@@ -119,6 +119,9 @@ void hp_config_load(struct hp_config *c)
 	flag = 0;
 	get_u64("HEAPPROF_OUTPUT_CLAIMED", &flag, 0, 1u << 30);
 	c->claimed_pid = (int)flag;
+	s = lookup("HEAPPROF_ROSTER");
+	if (s && strlen(s) < sizeof c->roster)
+		strcpy(c->roster, s);
 	s = lookup("HEAPPROF_OUTPUT");
 	if (s && strlen(s) < sizeof c->output)
 		strcpy(c->output, s);

@@ -50,6 +50,8 @@ struct hp_config {
 				      * started (monotonic), the one origin of the
 				      * capture's times (recorder.c sets it) */
 	char output[HP_CONFIG_PATH_MAX]; /* HEAPPROF_OUTPUT, "" = default name */
+	char roster[HP_CONFIG_PATH_MAX]; /* HEAPPROF_ROSTER: where each followed process
+					  * enlists (heapprof run --follow-fork), "" = none */
 };
 
 /* Fills c from the environment. Logs each bad value (hp_log). No

@@ -46,6 +46,22 @@ int HP_ENTRY(sigaction)(int sig, const struct sigaction *act, struct sigaction *
 
 	if (!next_sigaction)
 		next_sigaction = NEXT_OF(sigaction);
+	if (act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+		/* The default action put back: the recorder's handler stands
+		 * in for it where it would end the process (trigger.h). */
+		struct sigaction prev;
+		r = next_sigaction(sig, NULL, &prev);
+		if (r == 0 && hp_trigger_keep_default(sig)) {
+			if (old) {
+				*old = prev;
+				if (!(prev.sa_flags & SA_SIGINFO) && hp_trigger_owns(prev.sa_handler)) {
+					memset(old, 0, sizeof *old);
+					old->sa_handler = SIG_DFL;
+				}
+			}
+			return 0;
+		}
+	}
 	r = next_sigaction(sig, act, old);
 	if (r == 0 && old && !(old->sa_flags & SA_SIGINFO) && hp_trigger_owns(old->sa_handler)) {
 		memset(old, 0, sizeof *old);
@@ -60,6 +76,15 @@ void (*HP_ENTRY(signal)(int sig, void (*handler)(int)))(int)
 
 	if (!next_signal)
 		next_signal = NEXT_OF(signal);
+	if (handler == SIG_DFL) {
+		struct sigaction o;
+		if (!next_sigaction)
+			next_sigaction = NEXT_OF(sigaction);
+		if (next_sigaction(sig, NULL, &o) == 0 && hp_trigger_keep_default(sig)) {
+			prev = o.sa_handler; /* with SA_SIGINFO, sa_sigaction: the same word */
+			return hp_trigger_owns(prev) ? SIG_DFL : prev;
+		}
+	}
 	prev = next_signal(sig, handler);
 	return hp_trigger_owns(prev) ? SIG_DFL : prev;
 }

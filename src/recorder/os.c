@@ -245,6 +245,29 @@ HP_OS_DEFINE(int, hp_os_open_existing, (const char *path))
 	return fd < 0 ? -errno : fd;
 }
 
+HP_OS_DEFINE(int, hp_os_append, (const char *path, const void *buf, size_t len))
+{
+	ssize_t n;
+	int fd, err = 0;
+
+	if (sandboxed())
+		return -EPERM;
+	do
+		fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	do
+		n = write(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
 /* glibc's own name for sigaction: the exported sigaction is our
  * interposer (interpose_signal.c), which hides the recorder's handlers. */
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);

@@ -221,6 +221,12 @@ HP_OS_FN(int, hp_os_fd_high, (int fd));
  * point. */
 HP_OS_FN(int, hp_os_open_existing, (const char *path));
 
+/* Appends len bytes (at most PIPE_BUF: one write, never interleaved with
+ * another process's) to an existing file, opened and closed again, never
+ * following a symlink in its last component. Returns 0 or -errno.
+ * Async-signal-safe, no allocation, no lock; a cancellation point. */
+HP_OS_FN(int, hp_os_append, (const char *path, const void *buf, size_t len));
+
 /* The size of the file fd refers to, or 0. Async-signal-safe, no
  * allocation, no lock. */
 HP_OS_FN(uint64_t, hp_os_file_size, (int fd));

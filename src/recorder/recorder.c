@@ -380,6 +380,24 @@ char *const *hp_record_exec_env(char *const envp[])
 	return hp_os_env_without(envp, "libheapprof.so");
 }
 
+/* Under heapprof run --follow-fork (config.roster set): puts this process
+ * on the run's roster, a line "PID PROGRAM" appended in one write, so that
+ * the run names it at its end even when it dies before writing a capture
+ * (SIGKILL, the OOM killer). Called with one thread in the process (a fork
+ * child's handler, or a program's start), hence the static line.
+ * Async-signal-safe, no allocation, no lock. */
+static void enlist(void)
+{
+	static char line[HP_CONFIG_PATH_MAX], exe[HP_CONFIG_PATH_MAX - 32];
+
+	if (!config.roster[0])
+		return;
+	hp_os_exe_path(exe, sizeof exe);
+	hp_fmt(line, sizeof line, "%d run %s\n", (int)hp_os_getpid(), exe);
+	if (hp_os_append(config.roster, line, strlen(line)) < 0)
+		config.roster[0] = '\0'; /* gone: the run has ended, or never made one */
+}
+
 static void fork_prepare(void)
 {
 	hp_self.forwarding++;
@@ -440,6 +458,8 @@ static void fork_child(void)
 	hp_attr_thread_refresh(&hp_attr_self, 1);
 	if (hp_writer_open(&config, HP_ROLE_FORKED) < 0)
 		hp_state = HP_STATE_OFF;
+	else
+		enlist();
 out:
 	hp_self.forwarding--;
 }
@@ -513,7 +533,16 @@ void hp_record_exit_now(void)
 
 void hp_record_exec(void)
 {
-	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned() || !hp_writer_has_file())
+	if (hp_state != HP_STATE_ACTIVE || !hp_writer_owned())
+		return;
+	if (config.roster[0]) {
+		/* "PID exec": what it execs enlists itself when it is recorded;
+		 * the run says of one that is not (static, setuid) what it did. */
+		char line[32];
+		hp_fmt(line, sizeof line, "%d exec\n", (int)hp_os_getpid());
+		hp_os_append(config.roster, line, strlen(line));
+	}
+	if (!hp_writer_has_file())
 		return;
 	hp_self.forwarding++;
 	hp_writer_snapshot(HP_SNAP_EXEC, 0, hp_self.busy ? HP_WRITE_SIGNAL : 0);
@@ -606,6 +635,8 @@ void hp_recorder_start(void)
 		return; /* the writer said why */
 	hp_trigger_init(&config);
 	hp_os_atfork(fork_prepare, fork_parent, fork_child);
+	if (role == HP_ROLE_DESCENDANT)
+		enlist();
 	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
 }
 

@@ -145,6 +145,21 @@ static void install(int sig, void (*handler)(int))
 			  SA_RESTART | (sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0));
 }
 
+int hp_trigger_keep_default(int sig)
+{
+	int fatal = 0;
+
+	if (!config || config->attached || sig == config->dump_signal ||
+	    __atomic_load_n(&hp_state, __ATOMIC_ACQUIRE) != HP_STATE_ACTIVE)
+		return 0;
+	for (unsigned i = 0; fatal_signal(i) && !fatal; i++)
+		fatal = fatal_signal(i) == sig;
+	if (!fatal)
+		return 0;
+	return hp_os_set_handler(sig, on_fatal,
+				 SA_RESTART | (sig == SIGSEGV || sig == SIGBUS ? SA_ONSTACK : 0)) == 0;
+}
+
 /* Puts back the default action where the handler is still ours. */
 static void uninstall(int sig)
 {

@@ -71,6 +71,16 @@ void hp_trigger_allocated(uint64_t bytes);
  * allocation, no lock. */
 int hp_trigger_owns(void (*handler)(int));
 
+/* The program puts back the default action of sig: where sig is one of
+ * the fatal set the recorder catches (not attached, recording, not the
+ * dump signal), installs the recorder's handler in its place and returns
+ * 1, so that a program that handles SIGPIPE or SIGTERM itself and then
+ * re-raises it with the default action (sort, many servers) still leaves
+ * its fatal snapshot; the interposer shows SIG_DFL. Returns 0 otherwise
+ * (the caller sets SIG_DFL itself). Async-signal-safe (sigaction), no
+ * allocation, no lock. */
+int hp_trigger_keep_default(int sig);
+
 /* Asks for a snapshot with the given HP_SNAP_* reason. Async-signal-safe
  * (an atomic OR), no allocation, no lock. */
 void hp_trigger_request(unsigned reason);

@@ -236,6 +236,49 @@ HP_TEST(follow_fork_names_every_file_written)
 		      0, "the exec'd child's capture named after its program");
 }
 
+/* Issue 23, item 8: every recorded process is named at the run's end
+ * with what became of it, also one that wrote nothing: a child killed by
+ * SIGKILL (no handler runs), by SIGPIPE (its fatal snapshot says so), or
+ * that exec'd a program the recorder cannot enter. */
+HP_TEST(follow_fork_names_every_process_and_its_end)
+{
+	const char *t = hp_test_tmp(), *b = hp_test_build();
+
+	hp_test_sh("rm -rf %s/fates.dir && mkdir -p %s/fates.dir", t, t);
+	expect_eq_u64(hp_test_sh("cd %s/fates.dir && %s/heapprof run --follow-fork -o k.hpf -- "
+				 "%s/tests/programs/forker SIGKILL > out 2> err", t, b, b),
+		      1, "SIGKILL'd child: the parent's exit status, as bare");
+	expect_eq_u64(hp_test_sh("cd %s/fates.dir && grep -qx \"heapprof: pid $(cat out) (forker) "
+				 "wrote no capture: it was killed by a signal no handler sees "
+				 "(SIGKILL, the OOM killer)\" err", t), 0,
+		      "the SIGKILL'd child named, by its pid");
+	expect_eq_u64(hp_test_sh("cd %s/fates.dir && %s/heapprof run --follow-fork -o p.hpf -- "
+				 "%s/tests/programs/forker SIGPIPE > out 2> err", t, b, b),
+		      1, "SIGPIPE'd child: the parent's exit status");
+	expect_eq_u64(hp_test_sh("cd %s/fates.dir && grep -qx \"heapprof: wrote .*/p\\.$(cat "
+				 "out)\\.hpf: forker, pid $(cat out), killed by signal 13 (SIGPIPE)\" "
+				 "err && ! grep -q 'wrote no capture' err", t), 0,
+		      "the SIGPIPE'd child's capture and its end");
+	/* a static program: LD_PRELOAD does not enter it */
+	if (expect_eq_u64(hp_test_sh("cd %s/fates.dir && printf 'int main(void){return 0;}' | "
+				     "cc -static -x c -o static_true -", t), 0,
+			  "cc -static (libc6-dev's libc.a)")) {
+		expect_eq_u64(hp_test_sh("cd %s/fates.dir && %s/heapprof run --follow-fork -o e.hpf "
+					 "-- %s/tests/programs/forker ./static_true > out 2> err",
+					 t, b, b), 0, "exit status");
+		expect_eq_u64(hp_test_sh("cd %s/fates.dir && grep -qx \"heapprof: pid $(cat out) "
+					 "(forker) wrote no capture: it exec'd a program the recorder "
+					 "could not enter (static, or setuid)\" err", t), 0,
+			      "the child that exec'd a static program named");
+	}
+	expect_eq_u64(hp_test_sh("cd %s/fates.dir && %s/heapprof run --follow-fork -o x.hpf -- "
+				 "%s/tests/programs/forker %s/tests/programs/execd > out 2> err && grep "
+				 "-q 'wrote .*/x\\.[0-9]*\\.hpf: execd, pid [0-9]*, exited$' err && ! "
+				 "grep -q 'wrote no capture' err && ! ls /tmp/heapprof-roster.* "
+				 "2>/dev/null | grep -q .", t, b, b, b), 0,
+		      "an exec'd child that exits: 'exited', no roster left behind");
+}
+
 HP_TEST(fork_exec_without_follow)
 {
 	char execd[512];
@@ -579,6 +622,11 @@ HP_TEST(sighup_writes_capture) { check_crash("hup", 128 + 1, 1); }
 HP_TEST(sigalrm_writes_capture) { check_crash("alarm", 128 + 14, 14); }
 HP_TEST(sigusr1_writes_capture) { check_crash("usr1", 128 + 10, 10); }
 HP_TEST(realtime_signal_writes_capture) { check_crash("rt", 128 + 34 + 2, 34 + 2); }
+/* A handler of the program's own that puts the default action back and
+ * raises the signal again (sort on SIGPIPE in `sort | head`): the
+ * recorder's handler stands in for the default, unseen. */
+HP_TEST(own_handler_then_default_sigpipe_writes_capture) { check_crash("pipe-own", 128 + 13, 13); }
+HP_TEST(own_handler_then_default_sigterm_writes_capture) { check_crash("term-own", 128 + 15, 15); }
 
 /* --- signals sent to heapprof run's pid ------------------------------------ */
 

@@ -1,8 +1,11 @@
 /*
  * forker.c - allocates before and after a fork; the child allocates and
- * either exits or execs argv[1] (when given).
+ * either exits, execs argv[1] (when given), or with "SIGKILL" or
+ * "SIGPIPE" kills itself with that signal (the parent then exits 1).
  */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +26,10 @@ int main(int argc, char **argv)
 	pid = fork();
 	if (pid == 0) {
 		child_work();
+		if (argc > 1 && strcmp(argv[1], "SIGKILL") == 0)
+			kill(getpid(), SIGKILL);
+		if (argc > 1 && strcmp(argv[1], "SIGPIPE") == 0)
+			kill(getpid(), SIGPIPE);
 		if (argc > 1) {
 			execv(argv[1], argv + 1);
 			_exit(127);
