@@ -498,15 +498,11 @@ int hp_inject_open(struct hp_inject_target *t, pid_t pid)
 
 		if (tries)
 			nanosleep(&ts, NULL);
-		if ((e == -ENOENT || e == -ESRCH) && execing(pid)) {
-			snprintf(msg, sizeof msg,
-				 "process %d keeps replacing its program (exec): nothing was done to "
-				 "it; attach again",
-				 (int)pid);
-			err = -ESTALE;
-			continue;
-		}
-		if (e == -EPERM || e == -EACCES || e == -ENOENT || e == -ESRCH) {
+		/* no image to read, but a thread exec'ing: the image is being
+		 * replaced, as when the two readings below differ */
+		int replacing = (e == -ENOENT || e == -ESRCH) && execing(pid);
+
+		if (!replacing && (e == -EPERM || e == -EACCES || e == -ENOENT || e == -ESRCH)) {
 			err = open_once(t, pid, msg, sizeof msg); /* says why, if it can */
 			if (!err && e != -ENOENT && e != -ESRCH)
 				return say_ptrace_error(pid, EPERM); /* its memory is not ours */
@@ -516,16 +512,19 @@ int hp_inject_open(struct hp_inject_target *t, pid_t pid)
 			}
 			break;
 		}
-		if (e < 0) { /* its stack is being replaced (an exec) */
+		if (!replacing && e < 0) { /* its stack is being replaced (an exec) */
 			snprintf(msg, sizeof msg,
 				 "process %d: cannot read its auxiliary vector (/proc/%d/auxv): %s",
 				 (int)pid, (int)pid, strerror(-e));
 			err = e;
 			continue;
 		}
-		err = open_once(t, pid, msg, sizeof msg);
-		if (image_id(pid, &at2, again) != 0 || at2 != at || again[0] != id[0] ||
-		    again[1] != id[1]) {
+		if (!replacing) {
+			err = open_once(t, pid, msg, sizeof msg);
+			replacing = image_id(pid, &at2, again) != 0 || at2 != at ||
+				    again[0] != id[0] || again[1] != id[1];
+		}
+		if (replacing) {
 			snprintf(msg, sizeof msg,
 				 "process %d keeps replacing its program (exec): nothing was done to "
 				 "it; attach again",
