@@ -41,9 +41,13 @@ int hp_sampled;
  * the one start time. */
 static struct hp_config config;
 
-/* Slow paths between two looks at the clock (hp_trigger_tick): every one
- * when sampled (they are rare), every 64th in a full recording. */
+/* Slow paths between two looks at the clock (hp_trigger_tick), at the
+ * most: every one when sampled (they are rare); in a full recording up to
+ * every 64th, fewer while the thread allocates rarely (trigger.c). */
 #define TICK_PERIOD (hp_sampled ? 1u : 64u)
+/* A block this large, allocated or freed, is looked at at once: the heap
+ * over time keeps the time of each big change, whatever the countdown. */
+#define LOOK_BYTES (64u << 10)
 
 /* Threads that have started, to give each its own random stream. */
 static uint64_t threads_started;
@@ -57,7 +61,7 @@ static void thread_start(struct hp_thread *t)
 	uint64_t seed = config.seed ? config.seed : hp_os_now_ns() ^ (uintptr_t)t;
 
 	t->rng = hp_hash_u64(seed + n * 0x9e3779b97f4a7c15ULL) | 1;
-	t->ticks = TICK_PERIOD;
+	t->ticks = t->every = 1;
 	if (!t->stack_hi && hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
 		t->stack_lo = t->stack_hi = 1; /* unknown (allocation-free: os.h) */
 	if (!hp_attr_self.thread)
@@ -214,6 +218,8 @@ out:
 	t->busy = 0;
 	if (__builtin_expect(__atomic_load_n(&exit_consumed, __ATOMIC_RELAXED), 0))
 		rearm_exit();
+	if (size >= LOOK_BYTES)
+		t->ticks = 1;
 	if (room >= HP_WRITE_STACK_BYTES)
 		hp_trigger_tick(t, TICK_PERIOD);
 }
@@ -321,6 +327,8 @@ static inline __attribute__((always_inline)) void release(struct hp_thread *t, v
 	t->busy++; /* the bucket lock: see hp_record_take */
 	hp_agg_free(blk->bucket, blk->size, temporary, (int)hp_live_life_class(blk->born));
 	t->busy--;
+	if (blk->size >= LOOK_BYTES)
+		t->ticks = 1;
 	hp_trigger_tick(t, TICK_PERIOD);
 }
 

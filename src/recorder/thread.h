@@ -37,10 +37,13 @@ struct hp_thread {
 	 * setenv, dlsym): such calls pass through unrecorded and uncounted. */
 	uint32_t forwarding;
 	/* Slow paths left before this thread looks at the clock again
-	 * (hp_trigger_tick: a countdown; 0 or 1 = at the next one). Set to
-	 * the period by the thread's first slow path, so that the first look
-	 * is a whole period after it starts, as later ones are. */
-	uint32_t ticks;
+	 * (hp_trigger_tick: a countdown; 0 or 1 = at the next one), and the
+	 * period it is set back to after a look, which adapts to how often
+	 * this thread allocates (hp_trigger_tick_due): 1 while its looks are
+	 * a time series' period or more apart, doubling up to the recorder's
+	 * most while they come fast. The first slow path looks. */
+	uint32_t ticks, every;
+	uint64_t last_look_ns;
 	/* The last block this thread's slow path saw allocated (see
 	 * last_mark), complemented: a pointer to it here would make a leak
 	 * look reachable to a scan of the memory (heapprof core, a leak

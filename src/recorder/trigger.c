@@ -224,6 +224,44 @@ void hp_trigger_allocated(uint64_t bytes)
 	}
 }
 
+/* The finest period of the time-based work (the time series, the
+ * timeline, interval snapshots) in ns; 0 when there is none. */
+static uint64_t finest_ns(void)
+{
+	uint64_t ms = 0;
+	unsigned p[3] = {config->timeseries_ms, config->timeline_ms, config->interval_ms};
+
+	for (int i = 0; i < 3; i++)
+		if (p[i] && (!ms || p[i] < ms))
+			ms = p[i];
+	return ms * 1000000ull;
+}
+
+/* Sets the thread's look period after a look at now: back to 1 when this
+ * look comes the finest period or more after the last one (the thread
+ * allocates rarely: every change gets its time, so a program that grows
+ * by 60 blocks over 3 s has a point at each, and --interval fires on a
+ * program that allocates 20 times a second), doubled up to most while
+ * looks come within a quarter of it (a busy thread reads the clock once
+ * every `most` slow paths, as a fixed countdown would). */
+static void adapt(struct hp_thread *t, uint64_t now, uint32_t most)
+{
+	uint64_t finest = finest_ns(), gap = now - t->last_look_ns;
+
+	if (!finest)
+		t->every = most;
+	else if (gap >= finest)
+		t->every = 1;
+	else if (gap < finest / 4)
+		t->every *= 2;
+	if (t->every > most)
+		t->every = most;
+	if (!t->every)
+		t->every = 1;
+	t->ticks = t->every;
+	t->last_look_ns = now;
+}
+
 void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 {
 	unsigned req;
@@ -234,8 +272,8 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 		t->ticks--;
 		return;
 	}
-	t->ticks = every;
 	now = hp_os_now_ns();
+	adapt(t, now, every);
 	/* The thread's name again, every 10 ms at most: one set later, from
 	 * another thread too, shows up (attr.h). */
 	hp_attr_thread_due(&hp_attr_self, now);
@@ -248,6 +286,14 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 				 __ATOMIC_RELAXED);
 		hp_agg_totals(&t);
 		hp_writer_sample(t.in_use_estimate_bytes, hp_os_rss_bytes());
+	} else if (config->timeseries_ms && t->every < every) {
+		/* A thread that allocates rarely (its look period below the
+		 * most): its change keeps its time, written before the next
+		 * sample. A busy thread's looks owe nothing: the samples
+		 * follow it at the period. */
+		struct hp_totals tot;
+		hp_agg_totals(&tot);
+		hp_writer_sample_owed(now, tot.in_use_estimate_bytes);
 	}
 	if (config->timeline_ms && now >= __atomic_load_n(&next_tick_ns, __ATOMIC_RELAXED)) {
 		uint64_t period = config->timeline_ms * 1000000ull;

@@ -46,6 +46,7 @@ static uint32_t module_events_written;
 static struct hp_tags_mark tags_written, tags_pending;
 static struct hp_rec_sample samples[SAMPLES_PER_RECORD];
 static unsigned nsamples;
+static void take_owed(uint64_t now_ns);
 static struct hp_buf payload, out, buckets_buf;
 /* The per-site timeline: the ticks not yet written (ticks_buf, nticks of
  * them, times as deltas from tick_prev_ns), the entries of the tick being
@@ -673,10 +674,12 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	nevents = hp_modules_events();
 	if (nsamples < SAMPLES_PER_RECORD) { /* the heap at this moment, too */
 		struct hp_totals t;
+		uint64_t now = hp_os_now_ns();
+		take_owed(now);
 		hp_agg_totals(&t);
-		samples[nsamples++] = (struct hp_rec_sample){hp_os_now_ns() - config->start_ns,
-							     t.in_use_estimate_bytes,
-							     hp_os_rss_bytes()};
+		if (nsamples < SAMPLES_PER_RECORD)
+			samples[nsamples++] = (struct hp_rec_sample){
+				now - config->start_ns, t.in_use_estimate_bytes, hp_os_rss_bytes()};
 	}
 	/* What the file has is counted only once written: after a failed
 	 * write, the next snapshot tries again. */
@@ -771,16 +774,43 @@ out:
 	return err;
 }
 
+/* The heap at the last look that came too soon after a sample to take
+ * one (hp_writer_sample_owed; pend_ns 0: none), and the RSS of the last
+ * sample: a sample first writes it with its own time. Plain racy stores:
+ * two threads owing at once may mix their pairs, at worst a point with
+ * the other look's time. */
+static uint64_t pend_ns, pend_heap, last_rss;
+
+void hp_writer_sample_owed(uint64_t now_ns, uint64_t heap_bytes)
+{
+	__atomic_store_n(&pend_heap, heap_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&pend_ns, now_ns, __ATOMIC_RELEASE);
+}
+
+/* Queues the owed point, if any and older than now. Under the lock. */
+static void take_owed(uint64_t now_ns)
+{
+	uint64_t at = __atomic_exchange_n(&pend_ns, 0, __ATOMIC_ACQUIRE);
+
+	if (at && at < now_ns && at >= config->start_ns && nsamples < SAMPLES_PER_RECORD)
+		samples[nsamples++] = (struct hp_rec_sample){
+			at - config->start_ns, __atomic_load_n(&pend_heap, __ATOMIC_RELAXED), last_rss};
+}
+
 void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes)
 {
+	uint64_t now;
 	int cancel;
 
 	if (!hp_writer_owned())
 		return;
 	cancel = lock_for(0);
+	now = hp_os_now_ns();
+	take_owed(now);
+	last_rss = rss_bytes;
 	if (nsamples < SAMPLES_PER_RECORD)
 		samples[nsamples++] =
-			(struct hp_rec_sample){hp_os_now_ns() - config->start_ns, heap_bytes, rss_bytes};
+			(struct hp_rec_sample){now - config->start_ns, heap_bytes, rss_bytes};
 	if (nsamples == SAMPLES_PER_RECORD && ensure_file() == 0) {
 		put_timeseries();
 		if (emit(HP_REC_TIMESERIES))

@@ -85,6 +85,13 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags);
  * not async-signal-safe. */
 void hp_writer_sample(uint64_t heap_bytes, uint64_t rss_bytes);
 
+/* Owes a sample: the heap at now_ns (monotonic), seen by a look too soon
+ * after the last sample to take one; the next sample (or snapshot) writes
+ * it first, at its own time, so that a program allocating rarely has a
+ * point at each change. Two atomic stores: async-signal-safe, no lock, no
+ * allocation. */
+void hp_writer_sample_owed(uint64_t now_ns, uint64_t heap_bytes);
+
 /* Takes a tick of the per-site timeline (format.h, HP_REC_TIMELINE): the
  * buckets changed since the last tick, with what they hold in use now,
  * flushing a record every 10 ticks (fewer when they are large); each

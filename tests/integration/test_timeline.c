@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 
 #include "../harness/harness.h"
+#include "../harness/query.h"
 #include "../harness/tools.h"
 #include "../programs/churn.h"
 #include "../programs/lifetimes.h"
@@ -212,6 +213,55 @@ HP_TEST(timeline_by_stack_has_other)
 		expect_eq_u64(at(&ss->s[0], ss->snap[1]).bytes, B_BYTES, "B at snapshot 2");
 	}
 	free(ss);
+}
+
+/* Issue 23, item 1: the heap over time follows a program that allocates
+ * rarely. slowgrow: 60 blocks of 1 MiB, 50 ms apart: the time series has
+ * a point at each, holding exactly the blocks allocated by then (before:
+ * the clock was read every 64th allocation, so one point at the end); and
+ * --interval 250 on 20 allocations over a second writes interval
+ * snapshots (before: none). */
+HP_TEST(series_follows_a_slowly_growing_heap)
+{
+	char path[4200];
+	struct hp_capture *cap;
+	uint64_t base = 0, seen = 0;
+	size_t intervals = 0;
+
+	snprintf(path, sizeof path, "%s/slowgrow.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/slowgrow "
+				      "> /dev/null", hp_test_build(), path, hp_test_build()), 0,
+			   "slowgrow runs under heapprof"))
+		return;
+	if (!(cap = hpq_load(path)))
+		return;
+	/* the heap before the first block: stdout's buffer */
+	for (size_t i = 0; i < cap->nsamples; i++)
+		if (cap->samples[i].heap_bytes < (1u << 20) && cap->samples[i].heap_bytes > base)
+			base = cap->samples[i].heap_bytes;
+	for (size_t i = 0; i < cap->nsamples; i++) {
+		uint64_t b = cap->samples[i].heap_bytes;
+		if (b >= base + (1u << 20) && (b - base) % (1u << 20) == 0 &&
+		    (b - base) >> 20 <= 60)
+			seen |= 1ull << (((b - base) >> 20) - 1);
+	}
+	expect_eq_u64(__builtin_popcountll(seen), 60,
+		      "a point at each of the 60 blocks, exactly 1 to 60 MiB above the start");
+	hpq_free(cap);
+
+	snprintf(path, sizeof path, "%s/slowgrow-interval.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof run -q --interval 250 -o %s -- "
+				      "%s/tests/programs/slowgrow 20 64 50 > /dev/null",
+				      hp_test_build(), path, hp_test_build()), 0,
+			   "slowgrow 20 64 50 runs with --interval 250"))
+		return;
+	if (!(cap = hpq_load(path)))
+		return;
+	for (size_t i = 0; i < cap->nsnapshots; i++)
+		intervals += cap->snapshots[i].reason == HP_SNAP_INTERVAL;
+	expect_true(intervals >= 2, "interval snapshots in a second of 20 allocations");
+	printf("  %zu interval snapshots\n", intervals);
+	hpq_free(cap);
 }
 
 HP_TEST(timeline_off_writes_none)

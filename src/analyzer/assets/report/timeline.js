@@ -104,8 +104,12 @@ function drawTimeline() {
 					label: 'RSS', grid: {show: false}}],
 			series: [
 				{label: 'time', value: fmtT},
+				/* steps: the heap changes only at allocations and
+				 * frees, and a point holds until the next */
 				{label: 'heap in use', scale: 'heap', stroke: '#c0392b',
-					fill: 'rgba(192,57,43,0.12)', width: 1.5, value: fmtB},
+					fill: 'rgba(192,57,43,0.12)', width: 1.5, value: fmtB,
+					paths: uPlot.paths && uPlot.paths.stepped ?
+						uPlot.paths.stepped({align: 1}) : undefined},
 				{label: 'RSS', scale: 'rss', stroke: '#2c6fbb', width: 1.5, value: fmtB,
 					spanGaps: true}
 			],
