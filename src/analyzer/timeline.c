@@ -115,6 +115,26 @@ void hp_timeline_free(struct hp_site_series *s, size_t n)
 	free(s);
 }
 
+/* A point at the peak for each site: what its stack held then (the
+ * snapshot's at-peak figures), unless its last point already says so. */
+static void peak_point(const struct hp_model *m, struct hp_site_series *sites, size_t n,
+		       uint64_t peak_ns)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct hp_values *v = &m->stacks[sites[i].stack].v;
+		struct hp_site_point *last =
+			sites[i].npoints ? &sites[i].points[sites[i].npoints - 1] : NULL;
+		if (last && last->time_ns == peak_ns) {
+			last->inuse_bytes = v->peak_bytes;
+			last->inuse_objects = v->peak_objects;
+		} else if (!last || last->inuse_bytes != v->peak_bytes ||
+			   last->inuse_objects != v->peak_objects) {
+			sites[i].points[sites[i].npoints++] =
+				(struct hp_site_point){peak_ns, v->peak_bytes, v->peak_objects};
+		}
+	}
+}
+
 int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_series **out,
 		      size_t *n)
 {
@@ -126,11 +146,19 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 	size_t nranked = 0, nsites = 0;
 	int err = 0;
 
+	/* The peak, a moment the ticks may fall on either side of: each
+	 * site's bytes then are known exactly (the snapshot's at-peak values),
+	 * and every site gets a point there. */
+	uint64_t peak_ns = m->snap->peak_time_ns;
+	int has_peak = m->snap->peak_bytes > 0 && peak_ns <= m->snap->time_ns;
+
 	*out = NULL;
 	*n = 0;
 	while (r.nticks < cap->nticks && cap->ticks[r.nticks].time_ns <= m->snap->time_ns)
 		r.nticks++;
-	if (!r.nticks || !m->nstacks || !top)
+	/* no timeline at all (--timeline 0): no sites, the peak's alone
+	 * would be one point */
+	if (!cap->nticks || (!r.nticks && !has_peak) || !m->nstacks || !top)
 		return 0;
 	r.stack_bytes = calloc(m->nstacks, sizeof *r.stack_bytes);
 	r.stack_objects = calloc(m->nstacks, sizeof *r.stack_objects);
@@ -154,6 +182,11 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 	}
 	if (err)
 		goto err;
+	for (size_t st = 0; has_peak && st < m->nstacks; st++)
+		if (kept(m, st) && m->stacks[st].v.peak_bytes > rank[st].max_bytes) {
+			rank[st].max_bytes = m->stacks[st].v.peak_bytes;
+			rank[st].max_time_ns = peak_ns;
+		}
 	hp_sort(rank, m->nstacks, sizeof *rank, by_max);
 	while (nranked < m->nstacks && nranked < top && rank[nranked].max_bytes > 0)
 		nranked++;
@@ -187,18 +220,21 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 					count[slot[s] - 1]++;
 			}
 		}
-		for (size_t i = 0; i < nsites && !err; i++)
-			if (!(sites[i].points =
-				      malloc((count[i] ? count[i] : 1) * sizeof *sites[i].points)))
+		for (size_t i = 0; i < nsites && !err; i++) /* and the peak's */
+			if (!(sites[i].points = malloc((count[i] + 1) * sizeof *sites[i].points)))
 				err = -ENOMEM;
 		free(count);
 	}
 	if (err)
 		goto err;
 	reset(&r);
-	for (size_t t = 0; t < r.nticks && !err; t++) {
-		const struct hp_cap_tick *k = &cap->ticks[t];
-		for (size_t e = 0; e < k->count && !err; e++) {
+	for (size_t t = 0; t <= r.nticks && !err; t++) {
+		const struct hp_cap_tick *k = t < r.nticks ? &cap->ticks[t] : NULL;
+		if (has_peak && (!k || k->time_ns > peak_ns)) {
+			peak_point(m, sites, nsites, peak_ns);
+			has_peak = 0;
+		}
+		for (size_t e = 0; k && e < k->count && !err; e++) {
 			uint32_t s = apply(&r, &cap->sites[k->first + e], &err);
 			struct hp_site_series *site;
 			struct hp_site_point *last;

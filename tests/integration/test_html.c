@@ -640,6 +640,23 @@ static int inject(const char *page, const char *out, const char *marker, const c
 	return ok ? 0 : -1;
 }
 
+/* Whether the DOM dump's value of key is want, followed by rest repeated
+ * one or more times. */
+static int prefix_then(const char *dom, const char *key, const char *want, const char *rest)
+{
+	char buf[4096];
+	size_t n = strlen(want), r = strlen(rest);
+	const char *v = result(dom, key, buf, sizeof buf), *p;
+	int ok = v && strncmp(v, want, n) == 0 && v[n];
+
+	for (p = ok ? v + n : ""; ok && *p; p += r)
+		ok = strncmp(p, rest, r) == 0;
+	if (!ok)
+		printf("  %s: expected \"%s\" then \"%s\" once or more, got \"%s\"\n", key, want,
+		       rest, v ? v : "(missing)");
+	return ok;
+}
+
 HP_TEST(html_sites_over_time)
 {
 	const char *capture = record("phases");
@@ -657,8 +674,12 @@ HP_TEST(html_sites_over_time)
 	require(dom, "chromium runs the page");
 	expect_clean(dom);
 	expect_true(num(dom, "sites_canvas") >= 1, "the sites' timeline is drawn");
-	expect_true(is(dom, "sites_lines", "3"), "a line per site that held memory");
-	expect_true(is(dom, "sites_labels", "build_b,build_a,leak_c"),
+	/* then the pauses' temporary blocks, each live at the peak or at a
+	 * tick that fell between its malloc and its free (which ticks do
+	 * depends on the run's timing) */
+	expect_true(num(dom, "sites_lines") >= 4 && num(dom, "sites_lines") <= 5,
+		    "a line per site that held memory: B, A, C and one or two of the pauses'");
+	expect_true(prefix_then(dom, "sites_labels", "build_b,build_a,leak_c", ",pause_busy"),
 		    "named by function, the largest first");
 	snprintf(want, sizeof want, "0,%d,0", PHASE_B_N * PHASE_B_SIZE);
 	expect_true(is(dom, "b_at", want), "B's line: all of B at snapshot 2 only");
@@ -697,11 +718,13 @@ HP_TEST(html_sites_over_time)
 	expect_clean(dom);
 	expect_true(is(dom, "by", "stack:call stack,thread:thread"),
 		    "the selector offers every grouping the data has");
-	expect_true(is(dom, "first", "build_b,build_a,leak_c"), "by call stack first");
+	expect_true(prefix_then(dom, "first", "build_b,build_a,leak_c", ",pause_busy"),
+		    "by call stack first");
 	expect_true(is(dom, "thread", "worker,main"), "choosing thread draws a line per thread");
 	expect_true(is(dom, "thread_v", "7000:0,100:300"), "with its figures");
 	expect_true(has(dom, "thread_hash", "by=thread"), "the grouping is kept in the hash");
-	expect_true(is(dom, "back", "build_b,build_a,leak_c"), "by=stack in the hash goes back");
+	expect_true(prefix_then(dom, "back", "build_b,build_a,leak_c", ",pause_busy"),
+		    "by=stack in the hash goes back");
 	free(dom);
 }
 
@@ -1030,11 +1053,15 @@ HP_TEST(html_attribution_tables)
 			"'/^bytes in use over time/,$s/^ *[0-9.]* [KMG]*i*B  *[0-9.]* s |[^|]*| //p' | "
 			"tr '\\n' '|'",
 			hp(), capture);
+		/* (Big's blocks read [template] only at a tick between their
+		 * allocation and the snapshot that reads their vtables, which
+		 * the timing of the run decides: Point keeps its template.) */
 		char *others = names ? strstr(names, "|(") : NULL;
-		require(names && strstr(names, "|Big [template]|Big [vtable]|Triangle [vtable]|") &&
-				others,
-			"report --timeline --by type names its lines: Big twice, by its source");
-		expect_true(has(dom, "tl_type", "|Big [template]|Big [vtable]|Triangle [vtable]|"),
+		require(names && strstr(names, "|Big [vtable]|Triangle [vtable]|") &&
+				strstr(names, "|Point [template]|") && others,
+			"report --timeline --by type names its lines by their source");
+		expect_true(has(dom, "tl_type", "|Big [vtable]|Triangle [vtable]|") &&
+				    has(dom, "tl_type", "|Point [template]|"),
 			    "the page names them so too");
 		others[strlen(others) - 1] = '\0'; /* "|(N others)" */
 		snprintf(want, sizeof want, "%s", others);
@@ -1528,7 +1555,7 @@ static const char names_driver[] =
 	"put('legend', labels.join(' | '));\n"
 	"put('legend_lib', labels.filter(function (l) { return /^(std::|__gnu_cxx::)/.test(l) &&\n"
 	"\t/stl_vector_of_strings|stl_leak|main/.test(l) === false; }).length);\n"
-	"put('legend_vec', labels.some(function (l) { return /^stl_vector_of_strings /.test(l); }));\n"
+	"put('legend_vec', labels.some(function (l) { return /^stl_[a-z_]+ cxx_stl\\.cpp:/.test(l); }));\n"
 	"hpReport.set({view: 'tables', table: 'stack', metric: 'allocations'});\n"
 	"var names = rows().map(function (tr) { return tr.cells[0].textContent; });\n"
 	"put('stack_rows_std', names.filter(function (n) { return /^std::/.test(n); }).join(' | ') || 'none');\n"
@@ -1551,8 +1578,10 @@ HP_TEST(html_names_by_site)
 	require(dom, "chromium runs the page");
 	expect_clean(dom);
 	expect_true(is(dom, "signatures", "none"), "no frame is named with its parameter list");
+	/* (which sites the timeline shows depends on where its ticks fell:
+	 * any of cxx_stl's own, named so) */
 	expect_true(is(dom, "legend_vec", "true"),
-		    "a line of the timeline is named by its site, stl_vector_of_strings");
+		    "a line of the timeline is named by its site, stl_... cxx_stl.cpp:LINE");
 	printf("  legend: %s\n", buf_of(dom, "legend"));
 	expect_true(is(dom, "stack_rows_std", "none"),
 		    "no call stack row is named by the standard library's internals");
