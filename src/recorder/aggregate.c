@@ -4,6 +4,7 @@
  */
 #include "aggregate.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -208,6 +209,7 @@ void (*hp_agg_pause)(int window);
 static __attribute__((noinline, cold)) struct credit_slot *claim_slot(void)
 {
 	struct hp_thread *t = &hp_self;
+	int saved_errno = errno; /* a free's slow path does not save it */
 
 	for (uint32_t i = 0; credit.have_key && i < CREDIT_SLOTS; i++) {
 		uint32_t none = 0, seen;
@@ -232,9 +234,11 @@ static __attribute__((noinline, cold)) struct credit_slot *claim_slot(void)
 								 SEQ, SEQ))
 			;
 		t->credit_slot = i + 1;
+		errno = saved_errno;
 		return &slots[i];
 	}
 	t->credit_slot = SLOT_NONE;
+	errno = saved_errno;
 	return NULL;
 }
 
@@ -583,7 +587,8 @@ static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
 	}
 }
 
-void hp_agg_alloc(uint32_t id, uint64_t size)
+/* hp_agg_alloc's body: record_path.c's allocation path inlines it. */
+static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_t size)
 {
 	struct bucket *b;
 	uint64_t raw, now;
@@ -616,7 +621,14 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 		peak_moves(now, raw);
 }
 
-void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
+void hp_agg_alloc(uint32_t id, uint64_t size)
+{
+	agg_alloc(id, size);
+}
+
+/* hp_agg_free's body: record_path.c's free path inlines it. */
+static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t size,
+							    int temporary, int life_class)
 {
 	struct bucket *b;
 	int alone;
@@ -644,6 +656,11 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
 	in_use_add(&in_use.bytes, -size, alone);
 	if (sample_rate_bytes > 1)
 		in_use_add(&in_use.weight, -hp_sampler_weight(size, sample_rate_bytes), alone);
+}
+
+void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
+{
+	agg_free(id, size, temporary, life_class);
 }
 
 void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)

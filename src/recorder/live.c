@@ -318,7 +318,10 @@ static inline uint16_t birth(int alone)
 	return (uint16_t)(n >> HP_LIVE_AGE_SHIFT);
 }
 
-int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)
+/* hp_live_insert's body: record_path.c's allocation path inlines it. */
+static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uint32_t bucket,
+							      uint64_t size,
+							      struct hp_live_block *stale)
 {
 	uint64_t h = hp_live_hash(addr), packed;
 	struct shard *s = &shards[shard_of(addr, h)];
@@ -352,7 +355,15 @@ out:
 	return ret;
 }
 
-int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
+int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)
+{
+	return live_insert(addr, bucket, size, stale);
+}
+
+/* hp_live_remove's body: record_path.c's free path inlines it. */
+static inline __attribute__((always_inline)) int live_remove(uintptr_t addr,
+							      struct hp_live_block *out,
+							      int may_block)
 {
 	uint64_t h = hp_live_hash(addr);
 	struct shard *s = &shards[shard_of(addr, h)];
@@ -371,6 +382,11 @@ int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 	}
 	hp_spin_unlock(&s->lock);
 	return e != NULL;
+}
+
+int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
+{
+	return live_remove(addr, out, may_block);
 }
 
 /* The block of e, its big-block slot kept. Under the shard lock. */

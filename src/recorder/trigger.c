@@ -219,6 +219,9 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 		t->ticks--;
 		return;
 	}
+	/* The writer's system calls may set errno, and a free's slow path
+	 * does not save it (recorder.c, hp_record_free): kept here. */
+	int saved_errno = errno;
 	t->ticks = every;
 	now = hp_os_now_ns();
 	/* The thread's name again, every 10 ms at most: one set later, from
@@ -261,4 +264,5 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 		}
 	}
 	t->busy--;
+	errno = saved_errno;
 }
