@@ -54,25 +54,34 @@ static struct {
 	uint64_t size;
 } big[BIG_BLOCKS];
 
+/* The size field of a block of size >= BIG_BASE: a big-block slot
+ * claimed for it, or -ENOMEM when none is left. Under the shard lock. */
+static __attribute__((noinline, cold)) int64_t big_field(uint64_t size)
+{
+	for (unsigned i = 0; i < BIG_BLOCKS; i++) {
+		uint32_t zero = 0;
+		if (!__atomic_load_n(&big[i].used, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&big[i].used, &zero, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			big[i].size = size;
+			return (int64_t)(BIG_BASE + i);
+		}
+	}
+	return -ENOMEM;
+}
+
 /* The packed word of (bucket, size): 0 or -ENOMEM (a big block and no
  * slot left). Under the shard lock. */
-static int pack(uint32_t bucket, uint64_t size, uint16_t born, uint64_t *out)
+static inline __attribute__((always_inline)) int pack(uint32_t bucket, uint64_t size,
+						      uint16_t born, uint64_t *out)
 {
 	uint64_t field = size;
 
-	if (size >= BIG_BASE) {
-		unsigned i = 0;
-		for (;; i++) {
-			uint32_t zero = 0;
-			if (i == BIG_BLOCKS)
-				return -ENOMEM;
-			if (!__atomic_load_n(&big[i].used, __ATOMIC_RELAXED) &&
-			    __atomic_compare_exchange_n(&big[i].used, &zero, 1, 0,
-							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				break;
-		}
-		big[i].size = size;
-		field = BIG_BASE + i;
+	if (__builtin_expect(size >= BIG_BASE, 0)) {
+		int64_t f = big_field(size);
+		if (f < 0)
+			return (int)f;
+		field = (uint64_t)f;
 	}
 	*out = (uint64_t)born << STAMP_SHIFT | field << HP_LIVE_BUCKET_BITS | bucket;
 	return 0;
@@ -80,7 +89,8 @@ static int pack(uint32_t bucket, uint64_t size, uint16_t born, uint64_t *out)
 
 /* Unpacks e into *out, giving back its big-block slot if it has one.
  * Under the shard lock. */
-static void unpack(const struct entry *e, struct hp_live_block *out)
+static inline __attribute__((always_inline)) void unpack(const struct entry *e,
+							 struct hp_live_block *out)
 {
 	uint64_t field = e->packed >> HP_LIVE_BUCKET_BITS & SIZE_MASK;
 
@@ -99,6 +109,9 @@ struct shard {
 	 * stores, so that hp_live_usage may read them without it. */
 	uint32_t slots; /* a multiple of PAGE_SLOTS; 1 before the first table */
 	uint32_t live;  /* entries in use */
+	/* The entries at which the table grows: 3/4 of slots (0 before the
+	 * first table), kept so that an insert compares without a multiply. */
+	uint32_t full;
 	struct entry *table;
 } __attribute__((aligned(32)));
 /* Two a cache line: the shards, which a one-thread program touches at
@@ -228,7 +241,7 @@ static struct entry *find(struct shard *s, uint64_t h, uint64_t addr, struct ent
 /* Empties slot i by shifting back the entries after it that probed past
  * it (backward-shift deletion): no tombstones, so a churning shard never
  * needs a rehash, and probes stay as short as the load allows. */
-static void delete_at(struct shard *s, uint32_t i)
+static inline __attribute__((always_inline)) void delete_at(struct shard *s, uint32_t i)
 {
 	uint32_t n = s->slots;
 
@@ -258,7 +271,7 @@ static uint32_t grown_slots(uint32_t n)
 
 /* Rehashes the shard into a larger table (grown_slots). Under the shard
  * lock. Returns 0 or -ENOMEM (the old table stays). */
-static int grow(struct shard *s)
+static __attribute__((noinline, cold)) int grow(struct shard *s)
 {
 	uint32_t slots = grown_slots(s->slots);
 	struct entry *old = s->table, *fresh;
@@ -279,6 +292,7 @@ static int grow(struct shard *s)
 	if (old != no_slots)
 		hp_os_unmap(old, (size_t)s->slots * sizeof *old);
 	s->table = fresh;
+	s->full = slots / 4 * 3 + slots % 4 * 3 / 4;
 	__atomic_store_n(&s->slots, slots, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -323,7 +337,7 @@ static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uin
 							      uint64_t size,
 							      struct hp_live_block *stale)
 {
-	uint64_t h = hp_live_hash(addr), packed;
+	uint64_t h = hp_live_hash(addr), packed = 0;
 	struct shard *s = &shards[shard_of(addr, h)];
 	struct entry *e, *slot = NULL;
 	int ret = 0, alone = hp_os_single_threaded(); /* no thread starts in here */
@@ -331,8 +345,7 @@ static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uin
 	hp_spin_lock_as(&s->lock, alone);
 	/* Grow at 3/4 full; a table that cannot grow takes entries while
 	 * one slot stays empty (probes end at an empty slot). */
-	if ((uint64_t)(s->live + 1) * 4 > (uint64_t)s->slots * 3 && grow(s) < 0 &&
-	    s->live + 1 >= s->slots) {
+	if (__builtin_expect(s->live >= s->full, 0) && grow(s) < 0 && s->live + 1 >= s->slots) {
 		ret = -ENOMEM;
 		goto out;
 	}
