@@ -135,9 +135,10 @@ static inline __attribute__((always_inline)) void note_free(void *p)
 {
 	struct hp_thread *t = &hp_self;
 
-	/* errno: hp_record_free leaves it (recorder.c). */
+	/* errno: hp_record_free leaves it (recorder.c). record_free is its
+	 * body: this file is compiled after recorder.c (record_path.c). */
 	if (!t->forwarding)
-		hp_record_free(t, p);
+		record_free(t, p);
 }
 
 void hp_free_slow(void *p)

@@ -5,7 +5,8 @@
  * Compiled only inside record_path.c, after aggregate.c and live.c: the
  * slow paths call those files' inline bodies (live_insert, live_remove,
  * agg_alloc, agg_free) where the rest of the recorder calls hp_live_insert
- * and the like.
+ * and the like; interpose.c, after it, calls record_free, the body of
+ * hp_record_free.
  *
  * Threads: any thread may be in a slow path at any time; the tables they
  * touch have their own locks (stacks.h, aggregate.h, live.h). hp_state and
@@ -346,7 +347,7 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
  * nothing on the way makes a system call that can set it (the shard and
  * bucket locks yield with sched_yield, which cannot fail), and what can
  * (a credit slot's first claim, the tick's writer) saves it itself. */
-void hp_record_free(struct hp_thread *t, void *p)
+static inline __attribute__((always_inline)) void record_free(struct hp_thread *t, void *p)
 {
 	struct hp_live_block blk;
 	int r;
@@ -373,6 +374,11 @@ void hp_record_free(struct hp_thread *t, void *p)
 	t->busy = 0;
 	if (!hp_sampled)
 		hp_agg_lost(HP_LOST_UNKNOWN_FREE, 1, 0);
+}
+
+void hp_record_free(struct hp_thread *t, void *p)
+{
+	record_free(t, p);
 }
 
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk)
