@@ -120,7 +120,7 @@ static struct __attribute__((aligned(64))) {
  * allocation from credit can make a new peak: while credit exists
  * ("far" from the peak), in_use.bytes never passes the peak. An
  * allocation credit cannot cover and that would pass the peak if granted
- * turns the process "near": under the lock, credit.near is set and every
+ * turns the process "near": under the lock, turn.near is set and every
  * thread's credit is taken back (an exchange of each slot, subtracted from
  * in_use.bytes), after which every count goes to in_use.bytes as on one
  * thread and the peak is found exactly as there. A free whose bytes went
@@ -148,12 +148,20 @@ static struct __attribute__((aligned(64))) credit_slot {
 
 static struct __attribute__((aligned(64))) {
 	struct hp_spin lock; /* grants, turning near or far */
-	uint32_t near;       /* 1: no credit anywhere (and at start); 2: turning near */
 	uint32_t slots_seen; /* slots claimed at least once: 0..seen-1 */
 	uint32_t have_key;
 	unsigned key;    /* the destructor's pthread key */
+} credit;
+
+/* Near or far, on a line apart from credit.lock: every free of a threaded
+ * full recording reads near, and every grant (about one allocation in a
+ * hundred on churn, from any thread) writes the lock; on one line, each
+ * grant would take the line from every core that frees. Written only
+ * when the process turns. */
+static struct __attribute__((aligned(64))) {
+	uint32_t near;      /* 1: no credit anywhere (and at start); 2: turning near */
 	uint64_t far_turns; /* times the process turned far */
-} credit = {.near = 1};
+} turn = {.near = 1};
 
 /* Each custom heap's own figures (index 0 unused: malloc's are the
  * globals above): bytes and blocks in use, the peak of the bytes (raw,
@@ -296,10 +304,10 @@ static void take_back_all(void)
  * take any non-zero near as near. */
 static void turn_near(void)
 {
-	__atomic_exchange_n(&credit.near, 2, SEQ);
+	__atomic_exchange_n(&turn.near, 2, SEQ);
 	PAUSE(HP_AGG_PAUSE_TURNING);
 	take_back_all();
-	__atomic_store_n(&credit.near, 1, SEQ);
+	__atomic_store_n(&turn.near, 1, SEQ);
 }
 
 /* Credit for an allocation of size bytes (with CREDIT_GRANT more for a
@@ -311,7 +319,7 @@ static __attribute__((noinline)) int grant(struct credit_slot *sl, uint64_t size
 	int granted = 0;
 
 	hp_spin_lock(&credit.lock);
-	if (!credit.near) {
+	if (!turn.near) {
 		uint64_t more = sl ? CREDIT_GRANT : 0;
 		uint64_t cur = __atomic_load_n(&in_use.bytes, SEQ);
 		uint64_t top = __atomic_load_n(&peak.weight, __ATOMIC_RELAXED);
@@ -368,15 +376,15 @@ static void peak_moves(uint64_t now, uint64_t raw)
  * and in_use.bytes is read again, exact with the credit back. */
 static __attribute__((noinline)) void new_peak(uint64_t now, uint64_t turns)
 {
-	if (__atomic_load_n(&credit.near, SEQ) == 1 &&
-	    __atomic_load_n(&credit.far_turns, SEQ) == turns) {
+	if (__atomic_load_n(&turn.near, SEQ) == 1 &&
+	    __atomic_load_n(&turn.far_turns, SEQ) == turns) {
 		peak_moves(now, now);
 		return;
 	}
 	hp_spin_lock(&credit.lock);
-	if (!credit.near)
+	if (!turn.near)
 		turn_near();
-	if (__atomic_load_n(&credit.far_turns, __ATOMIC_RELAXED) != turns)
+	if (__atomic_load_n(&turn.far_turns, __ATOMIC_RELAXED) != turns)
 		now = __atomic_load_n(&in_use.bytes, SEQ);
 	peak_moves(now, now);
 	hp_spin_unlock(&credit.lock);
@@ -396,9 +404,9 @@ static inline void count_alloc_threaded(uint64_t size)
 			return;
 	}
 	for (;;) {
-		uint64_t turns = __atomic_load_n(&credit.far_turns, SEQ), now;
+		uint64_t turns = __atomic_load_n(&turn.far_turns, SEQ), now;
 
-		if (__atomic_load_n(&credit.near, SEQ) != 1) { /* far, or turning near */
+		if (__atomic_load_n(&turn.near, SEQ) != 1) { /* far, or turning near */
 			if (grant(sl, size))
 				return;
 			continue; /* near now */
@@ -416,10 +424,10 @@ static inline void count_alloc_threaded(uint64_t size)
 static __attribute__((noinline)) void turn_far(void)
 {
 	hp_spin_lock(&credit.lock);
-	if (credit.near && __atomic_load_n(&in_use.bytes, SEQ) + CREDIT_FAR <=
+	if (turn.near && __atomic_load_n(&in_use.bytes, SEQ) + CREDIT_FAR <=
 				   __atomic_load_n(&peak.weight, __ATOMIC_RELAXED)) {
-		__atomic_add_fetch(&credit.far_turns, 1, SEQ);
-		__atomic_store_n(&credit.near, 0, SEQ);
+		__atomic_add_fetch(&turn.far_turns, 1, SEQ);
+		__atomic_store_n(&turn.near, 0, SEQ);
 	}
 	hp_spin_unlock(&credit.lock);
 }
@@ -430,10 +438,10 @@ static inline void count_free_threaded(uint64_t size)
 	struct credit_slot *sl = my_slot();
 	uint64_t now;
 
-	if (sl && !__atomic_load_n(&credit.near, __ATOMIC_RELAXED)) {
+	if (sl && !__atomic_load_n(&turn.near, __ATOMIC_RELAXED)) {
 		uint64_t c = __atomic_add_fetch(&sl->credit, size, SEQ);
 
-		if (__atomic_load_n(&credit.near, SEQ)) {
+		if (__atomic_load_n(&turn.near, SEQ)) {
 			/* Taken back before this add, or about to be: back now. */
 			c = __atomic_exchange_n(&sl->credit, 0, SEQ);
 			if (c)
