@@ -12,7 +12,7 @@
 #include "spin.h"
 #include "thread.h"
 
-#define SHARD_BITS 8
+#define SHARD_BITS 10
 #define SHARDS (1u << SHARD_BITS)
 /* Tables are whole pages: their slot counts are multiples of this. */
 #define PAGE_SLOTS (4096u / sizeof(struct entry))
@@ -114,18 +114,17 @@ struct shard {
 	uint32_t full;
 	struct entry *table;
 } __attribute__((aligned(32)));
-/* Two a cache line: the shards, which a one-thread program touches at
- * random, take 8 KiB of the L1 cache, where a line of its own each would
- * take 16 KiB. Threads share a line as rarely as they share a shard
- * (1/128 of changes), and a line changes cores as often either way: each
- * one's shards are touched by every thread in turn. */
+/* Two a cache line: a group's 16 shards, which a one-thread program
+ * touches at random, take 8 lines of the L1 cache, where a line of its own
+ * each would take 16. Two threads share a line only where they share a
+ * group (shard_of), and then a line changes cores as often either way. */
 
 /* Mapped at init; each shard's fields are guarded by its lock. */
 static struct shard *shards;
 /* A shard's table until its first insert: one empty slot, so that a
  * lookup finds nothing and an insert grows it to INITIAL_SLOTS. Mapping
- * every shard's first table at init would take 4 MiB of address space
- * (256 mappings) before the program allocated anything. Never written: an
+ * every shard's first table at init would take 8 KiB of address space a
+ * shard (1,024 mappings) before the program allocated anything. Never written: an
  * insert always grows a table of one slot first. */
 static struct entry no_slots[1];
 /* The filter (live.h): cells are atomics; used in sampled mode, where the
@@ -204,18 +203,23 @@ static void filter_add(uintptr_t addr, int delta)
 					      __ATOMIC_RELAXED));
 }
 
-/* The shard of addr (of hash h): the 64 MiB region it lies in chooses a
- * group of 16 shards, the address's hash one of them. The blocks of one
- * glibc arena (64 MiB heaps; most often one thread's) sit in shards of
- * their own, which other threads rarely touch, where a hash of the
- * address alone would spread every thread's blocks over all 256 and send
- * each shard's line from core to core. A one-thread program's blocks then
- * fill 16 tables, not 256: longer probes, fewer cache lines. Pure. */
+/* The shard of addr (of hash h): the 64 MiB region it lies in chooses one
+ * of 64 groups of 16 shards, the address's hash one of them. The blocks
+ * of one glibc arena (64 MiB heaps; most often one thread's) sit in shards
+ * of their own, which other threads rarely touch, where a hash of the
+ * address alone would spread every thread's blocks over all the shards
+ * and send each shard's line from core to core. A one-thread program's
+ * blocks then fill 16 tables: longer probes, fewer cache lines. glibc
+ * maps its arenas at neighbouring 64 MiB regions, which the multiply
+ * spreads evenly: 16 threads' arenas and main's (MALLOC_ARENA_MAX=64)
+ * fell in 17 groups of 64, where 16 groups gave 8 of them a group shared
+ * with another thread's arena; 32 threads, 2 of 33 shared (30 in 16
+ * groups). Pure. */
 static inline unsigned shard_of(uintptr_t addr, uint64_t h)
 {
-	return (unsigned)((hp_live_hash(addr >> 26) >> 60) << 4 | h >> 60);
+	return (unsigned)((hp_live_hash(addr >> 26) >> 58) << 4 | h >> 60);
 }
-_Static_assert(SHARD_BITS == 8, "16 groups of 16 shards");
+_Static_assert(SHARD_BITS == 10, "64 groups of 16 shards");
 
 /* The next slot after i, cyclically. */
 static inline uint32_t next_slot(const struct shard *s, uint32_t i)

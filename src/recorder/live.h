@@ -2,7 +2,7 @@
  * live.h - the live register: address -> (bucket, size) of every recorded
  * block still allocated, so that free can be attributed.
  *
- * Model: 256 shards, in 16 groups chosen by the address's 64 MiB region
+ * Model: 1,024 shards, in 64 groups chosen by the address's 64 MiB region
  * (a glibc arena's blocks share a group), in a group by the top bits of
  * the address's hash (live.c, shard_of), each an
  * open-addressed table with linear probing and backward-shift deletion (no
