@@ -233,6 +233,7 @@ bench:
 	@$(MAKE) --no-print-directory binaries
 	@bash bench/macro/run.sh $(BUILD)
 	@bash bench/macro/ipp.sh $(BUILD)
+	@bash bench/macro/threads.sh $(BUILD)
 	@bash bench/analyzer/run.sh $(BUILD)
 
 demo: deps-build
