@@ -155,6 +155,17 @@ HP_TEST(threads_peak_is_exact_on_8_threads)
 	}
 }
 
+/* free keeps errno when its slow path writes a snapshot and the writer's
+ * system calls fail: the program closed the capture (errnofree.c). The
+ * free's slow path does not save errno (recorder.c); the tick that
+ * writes does. Fails with the save taken out of hp_trigger_tick_due:
+ * "free 11 of round 0 changed errno to 9" (EBADF, the capture's fstat). */
+HP_TEST(free_keeps_errno_when_it_writes)
+{
+	expect_eq_u64(run("errnofree", "--interval 1", ""), 0,
+		      "exit status (3: a free changed errno)");
+}
+
 /* A threaded parent forks while its threads hold credit: the followed
  * child, which frees main's 50,000-byte block and allocates 777 bytes,
  * peaks at what it inherited, not a byte of the parent threads' credit
