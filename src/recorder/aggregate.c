@@ -598,8 +598,11 @@ static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
 /* hp_agg_alloc's body: record_path.c's allocation path inlines it. */
 static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_t size)
 {
+	/* Read once each (the atomics below keep the compiler from reading
+	 * them once for us): no thread starts in here, and the rate is set
+	 * before recording starts. */
+	uint64_t rate = sample_rate_bytes, raw, now;
 	struct bucket *b;
-	uint64_t raw, now;
 	int alone;
 
 	if (!id)
@@ -614,17 +617,21 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 	hp_spin_unlock(&b->lock);
 
 	alone = hp_os_single_threaded();
-	if (!alone && sample_rate_bytes == 1) {
-		count_alloc_threaded(size);
+	if (rate == 1) { /* a full recording: the bytes in use are the estimate */
+		if (!alone) {
+			count_alloc_threaded(size);
+			return;
+		}
+		now = in_use_add(&in_use.bytes, size, 1);
+		if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
+			peak_moves(now, now);
 		return;
 	}
 	/* The peak is found on the estimate, not on the raw bytes: raw bytes
 	 * over-weight big blocks, which are sampled nearly always, against
 	 * small ones, which stand for up to rate bytes each. */
 	raw = in_use_add(&in_use.bytes, size, alone);
-	now = sample_rate_bytes > 1 ? in_use_add(&in_use.weight,
-						 hp_sampler_weight(size, sample_rate_bytes), alone)
-				    : raw;
+	now = in_use_add(&in_use.weight, hp_sampler_weight(size, rate), alone);
 	if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
 		peak_moves(now, raw);
 }
@@ -638,6 +645,7 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t size,
 							    int temporary, int life_class)
 {
+	uint64_t rate = sample_rate_bytes; /* as in agg_alloc */
 	struct bucket *b;
 	int alone;
 
@@ -657,13 +665,13 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 	touched(b);
 	hp_spin_unlock(&b->lock);
 	alone = hp_os_single_threaded();
-	if (!alone && sample_rate_bytes == 1) {
+	if (rate == 1 && !alone) {
 		count_free_threaded(size);
 		return;
 	}
 	in_use_add(&in_use.bytes, -size, alone);
-	if (sample_rate_bytes > 1)
-		in_use_add(&in_use.weight, -hp_sampler_weight(size, sample_rate_bytes), alone);
+	if (rate > 1)
+		in_use_add(&in_use.weight, -hp_sampler_weight(size, rate), alone);
 }
 
 void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
