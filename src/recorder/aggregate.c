@@ -608,7 +608,7 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 	if (!id)
 		return;
 	b = bucket_at(id);
-	hp_spin_lock(&b->lock);
+	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
 	catch_up(b);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
@@ -652,7 +652,7 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 	if (!id)
 		return;
 	b = bucket_at(id);
-	hp_spin_lock(&b->lock);
+	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
 	catch_up(b);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);

@@ -346,7 +346,7 @@ static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uin
 	struct entry *e, *slot = NULL;
 	int ret = 0, alone = hp_os_single_threaded(); /* no thread starts in here */
 
-	hp_spin_lock_as(&s->lock, alone);
+	hp_spin_lock_busy_as(&s->lock, alone);
 	/* Grow at 3/4 full; a table that cannot grow takes entries while
 	 * one slot stays empty (probes end at an empty slot). */
 	if (__builtin_expect(s->live >= s->full, 0) && grow(s) < 0 && s->live + 1 >= s->slots) {
@@ -387,7 +387,7 @@ static inline __attribute__((always_inline)) int live_remove(uintptr_t addr,
 	struct entry *e, *slot;
 
 	if (may_block)
-		hp_spin_lock(&s->lock);
+		hp_spin_lock_busy_as(&s->lock, hp_os_single_threaded());
 	else if (!hp_spin_trylock(&s->lock))
 		return -EAGAIN;
 	e = find(s, h, addr, &slot);

@@ -60,6 +60,26 @@ static inline __attribute__((always_inline)) void hp_spin_lock_as(struct hp_spin
 		hp_spin_wait(l);
 }
 
+/* hp_spin_lock_as for a caller that runs with its thread's busy flag set
+ * (the slow paths' register and bucket: live.c, aggregate.c): while the
+ * process has one thread (alone) the lock is taken with a plain store and
+ * no test, since it cannot be held then: no other thread exists, and this
+ * thread's signal handlers, which run over busy code, take locks only
+ * with hp_spin_trylock (which then fails), or, over code that was not
+ * busy, give them back before they return. Same properties as
+ * hp_spin_lock_as. */
+static inline __attribute__((always_inline)) void hp_spin_lock_busy_as(struct hp_spin *l,
+									 int alone)
+{
+	if (alone) {
+		__atomic_store_n(&l->locked, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* as in hp_spin_lock_as */
+		return;
+	}
+	if (__builtin_expect(__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE) != 0, 0))
+		hp_spin_wait(l);
+}
+
 /* hp_spin_lock_as for the process as it is now. Same properties. */
 static inline __attribute__((always_inline)) void hp_spin_lock(struct hp_spin *l)
 {
