@@ -82,7 +82,13 @@ obj = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 COMMON_HEAP_SRC := $(addprefix src/common/,table.c strtab.c vec.c units.c text.c say.c infile.c)
 
 # The recorder writes captures and never reads them: the encoder only.
-RECORDER_OBJ := $(call obj,pic,$(RECORDER_SRC) src/format/encode.c \
+# aggregate.c, live.c, recorder.c and interpose.c are compiled as one unit,
+# record_path.c (it says why), in the recorder's libraries; the unit tests
+# compile the first two alone.
+RECORDER_UNIT_SRC := src/recorder/aggregate.c src/recorder/live.c src/recorder/recorder.c \
+	src/recorder/interpose.c
+RECORDER_LIB_SRC := $(filter-out $(RECORDER_UNIT_SRC),$(RECORDER_SRC))
+RECORDER_OBJ := $(call obj,pic,$(RECORDER_LIB_SRC) src/format/encode.c \
 	$(filter-out $(COMMON_HEAP_SRC),$(COMMON_SRC)))
 CORE_OBJ := $(call obj,host,$(ANALYZER_SRC) $(FORMAT_SRC) $(COMMON_SRC)) $(ASSET_OBJ)
 CLI_OBJ := $(call obj,host,$(CLI_SRC) $(ATTACH_SRC) $(LIVE_SRC))
@@ -93,7 +99,8 @@ CLI_OBJ := $(call obj,host,$(CLI_SRC) $(ATTACH_SRC) $(LIVE_SRC))
 # pointer a test can swap (os.h). Not the interposers, nor what needs them
 # (recorder.c, trigger.c, unwind.c, got.c, api.c).
 RECTEST_SRC := $(filter-out src/recorder/interpose% src/recorder/api.c src/recorder/recorder.c \
-	src/recorder/trigger.c src/recorder/unwind.c src/recorder/got.c,$(RECORDER_SRC))
+	src/recorder/record_path.c src/recorder/trigger.c src/recorder/unwind.c src/recorder/got.c,\
+	$(RECORDER_SRC))
 RECTEST_OBJ := $(call obj,rtest,$(RECTEST_SRC))
 RECTEST := $(BUILD)/librectest.a
 
@@ -105,7 +112,7 @@ RECTEST := $(BUILD)/librectest.a
 # the unwinder knows the recorder's own frames inside a one-segment program.
 # heapprof-static.pc says how to link with it: the --wrap list and the
 # dependencies' static archives (libunwind.a needs liblzma.a).
-STATIC_SRC := $(filter-out src/recorder/attach.c src/recorder/got.c,$(RECORDER_SRC)) \
+STATIC_SRC := $(filter-out src/recorder/attach.c src/recorder/got.c,$(RECORDER_LIB_SRC)) \
 	src/format/encode.c $(filter-out $(COMMON_HEAP_SRC),$(COMMON_SRC))
 STATIC_OBJ := $(call obj,static,$(STATIC_SRC))
 STATIC_LIB := $(BUILD)/libheapprof.a
@@ -226,6 +233,7 @@ bench:
 	@$(MAKE) --no-print-directory binaries
 	@bash bench/macro/run.sh $(BUILD)
 	@bash bench/macro/ipp.sh $(BUILD)
+	@bash bench/macro/threads.sh $(BUILD)
 	@bash bench/analyzer/run.sh $(BUILD)
 
 demo: deps-build

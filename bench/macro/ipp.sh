@@ -13,7 +13,9 @@
 #   IPP_OPS_LO=100000 IPP_OPS_HI=300000   the two run lengths
 #
 # Rows: bare glibc; heapprof full with DWARF stacks, full with frame
-# pointers (on churn-fp, against churn-fp bare), sampled at 512 KiB;
+# pointers (on churn-fp, against churn-fp bare), sampled at 512 KiB; bare
+# and full DWARF on 2 threads (each thread's buckets its own, counted on
+# credit: aggregate.c);
 # heaptrack's recorder (its output written to a file, its interpreter not
 # run); tcmalloc (libtcmalloc.so.4) bare and with its sampler at 512 KiB
 # (TCMALLOC_SAMPLE_PARAMETER=524288); jemalloc (libjemalloc.so.2) bare and
@@ -55,12 +57,15 @@ tcmalloc=$libdir/libtcmalloc.so.4
 jemalloc=$libdir/libjemalloc.so.2
 heaptrack_preload=/usr/lib/heaptrack/libheaptrack_preload.so
 
+# Threads churn runs on (IPP_THREADS, for the threaded rows below).
+threads=1
+
 # Instructions of one run of PROG with OPS operations, under env ARGS.
 instructions() { # OPS PROG ENV...
 	local ops=$1 prog=$2
 	shift 2
 	env "$@" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-		"$prog" 1 "$ops" 2>&1 | awk '/I *refs/ {gsub(",", "", $4); print $4}'
+		"$prog" "$threads" "$ops" 2>&1 | awk '/I *refs/ {gsub(",", "", $4); print $4}'
 }
 
 # Instructions per pair for PROG under env ARGS; "?" if a run failed.
@@ -97,6 +102,15 @@ if [[ -f $lib ]]; then
 		HEAPPROF_UNWIND=fp "${hp_env[@]}")" "bare, churn-fp" "$bare_fp"
 	row "heapprof sampled 512 KiB" "$(per_pair "$bench_dir/churn" LD_PRELOAD="$lib" \
 		HEAPPROF_SAMPLE_RATE=524288 HEAPPROF_SEED=1 "${hp_env[@]}")" "bare" "$bare"
+	# The same on 2 threads (cachegrind runs them one at a time): what a
+	# threaded process's path adds (credit, locked instructions, births
+	# a unit at a time) in instructions.
+	threads=2
+	bare2=$(per_pair "$bench_dir/churn")
+	row "bare (glibc), 2 threads" "$bare2" "-" "-"
+	row "heapprof dwarf, 2 threads" "$(per_pair "$bench_dir/churn" LD_PRELOAD="$lib" \
+		"${hp_env[@]}")" "bare, 2 threads" "$bare2"
+	threads=1
 else
 	log "$lib missing: no heapprof rows (make first)"
 fi

@@ -4,6 +4,7 @@
  */
 #include "aggregate.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -119,7 +120,7 @@ static struct __attribute__((aligned(64))) {
  * allocation from credit can make a new peak: while credit exists
  * ("far" from the peak), in_use.bytes never passes the peak. An
  * allocation credit cannot cover and that would pass the peak if granted
- * turns the process "near": under the lock, credit.near is set and every
+ * turns the process "near": under the lock, turn.near is set and every
  * thread's credit is taken back (an exchange of each slot, subtracted from
  * in_use.bytes), after which every count goes to in_use.bytes as on one
  * thread and the peak is found exactly as there. A free whose bytes went
@@ -147,12 +148,20 @@ static struct __attribute__((aligned(64))) credit_slot {
 
 static struct __attribute__((aligned(64))) {
 	struct hp_spin lock; /* grants, turning near or far */
-	uint32_t near;       /* 1: no credit anywhere (and at start); 2: turning near */
 	uint32_t slots_seen; /* slots claimed at least once: 0..seen-1 */
 	uint32_t have_key;
 	unsigned key;    /* the destructor's pthread key */
+} credit;
+
+/* Near or far, on a line apart from credit.lock: every free of a threaded
+ * full recording reads near, and every grant (about one allocation in a
+ * hundred on churn, from any thread) writes the lock; on one line, each
+ * grant would take the line from every core that frees. Written only
+ * when the process turns. */
+static struct __attribute__((aligned(64))) {
+	uint32_t near;      /* 1: no credit anywhere (and at start); 2: turning near */
 	uint64_t far_turns; /* times the process turned far */
-} credit = {.near = 1};
+} turn = {.near = 1};
 
 /* Each custom heap's own figures (index 0 unused: malloc's are the
  * globals above): bytes and blocks in use, the peak of the bytes (raw,
@@ -208,6 +217,7 @@ void (*hp_agg_pause)(int window);
 static __attribute__((noinline, cold)) struct credit_slot *claim_slot(void)
 {
 	struct hp_thread *t = &hp_self;
+	int saved_errno = errno; /* a free's slow path does not save it */
 
 	for (uint32_t i = 0; credit.have_key && i < CREDIT_SLOTS; i++) {
 		uint32_t none = 0, seen;
@@ -232,9 +242,11 @@ static __attribute__((noinline, cold)) struct credit_slot *claim_slot(void)
 								 SEQ, SEQ))
 			;
 		t->credit_slot = i + 1;
+		errno = saved_errno;
 		return &slots[i];
 	}
 	t->credit_slot = SLOT_NONE;
+	errno = saved_errno;
 	return NULL;
 }
 
@@ -292,10 +304,10 @@ static void take_back_all(void)
  * take any non-zero near as near. */
 static void turn_near(void)
 {
-	__atomic_exchange_n(&credit.near, 2, SEQ);
+	__atomic_exchange_n(&turn.near, 2, SEQ);
 	PAUSE(HP_AGG_PAUSE_TURNING);
 	take_back_all();
-	__atomic_store_n(&credit.near, 1, SEQ);
+	__atomic_store_n(&turn.near, 1, SEQ);
 }
 
 /* Credit for an allocation of size bytes (with CREDIT_GRANT more for a
@@ -307,7 +319,7 @@ static __attribute__((noinline)) int grant(struct credit_slot *sl, uint64_t size
 	int granted = 0;
 
 	hp_spin_lock(&credit.lock);
-	if (!credit.near) {
+	if (!turn.near) {
 		uint64_t more = sl ? CREDIT_GRANT : 0;
 		uint64_t cur = __atomic_load_n(&in_use.bytes, SEQ);
 		uint64_t top = __atomic_load_n(&peak.weight, __ATOMIC_RELAXED);
@@ -364,15 +376,15 @@ static void peak_moves(uint64_t now, uint64_t raw)
  * and in_use.bytes is read again, exact with the credit back. */
 static __attribute__((noinline)) void new_peak(uint64_t now, uint64_t turns)
 {
-	if (__atomic_load_n(&credit.near, SEQ) == 1 &&
-	    __atomic_load_n(&credit.far_turns, SEQ) == turns) {
+	if (__atomic_load_n(&turn.near, SEQ) == 1 &&
+	    __atomic_load_n(&turn.far_turns, SEQ) == turns) {
 		peak_moves(now, now);
 		return;
 	}
 	hp_spin_lock(&credit.lock);
-	if (!credit.near)
+	if (!turn.near)
 		turn_near();
-	if (__atomic_load_n(&credit.far_turns, __ATOMIC_RELAXED) != turns)
+	if (__atomic_load_n(&turn.far_turns, __ATOMIC_RELAXED) != turns)
 		now = __atomic_load_n(&in_use.bytes, SEQ);
 	peak_moves(now, now);
 	hp_spin_unlock(&credit.lock);
@@ -392,9 +404,9 @@ static inline void count_alloc_threaded(uint64_t size)
 			return;
 	}
 	for (;;) {
-		uint64_t turns = __atomic_load_n(&credit.far_turns, SEQ), now;
+		uint64_t turns = __atomic_load_n(&turn.far_turns, SEQ), now;
 
-		if (__atomic_load_n(&credit.near, SEQ) != 1) { /* far, or turning near */
+		if (__atomic_load_n(&turn.near, SEQ) != 1) { /* far, or turning near */
 			if (grant(sl, size))
 				return;
 			continue; /* near now */
@@ -412,10 +424,10 @@ static inline void count_alloc_threaded(uint64_t size)
 static __attribute__((noinline)) void turn_far(void)
 {
 	hp_spin_lock(&credit.lock);
-	if (credit.near && __atomic_load_n(&in_use.bytes, SEQ) + CREDIT_FAR <=
+	if (turn.near && __atomic_load_n(&in_use.bytes, SEQ) + CREDIT_FAR <=
 				   __atomic_load_n(&peak.weight, __ATOMIC_RELAXED)) {
-		__atomic_add_fetch(&credit.far_turns, 1, SEQ);
-		__atomic_store_n(&credit.near, 0, SEQ);
+		__atomic_add_fetch(&turn.far_turns, 1, SEQ);
+		__atomic_store_n(&turn.near, 0, SEQ);
 	}
 	hp_spin_unlock(&credit.lock);
 }
@@ -426,10 +438,10 @@ static inline void count_free_threaded(uint64_t size)
 	struct credit_slot *sl = my_slot();
 	uint64_t now;
 
-	if (sl && !__atomic_load_n(&credit.near, __ATOMIC_RELAXED)) {
+	if (sl && !__atomic_load_n(&turn.near, __ATOMIC_RELAXED)) {
 		uint64_t c = __atomic_add_fetch(&sl->credit, size, SEQ);
 
-		if (__atomic_load_n(&credit.near, SEQ)) {
+		if (__atomic_load_n(&turn.near, SEQ)) {
 			/* Taken back before this add, or about to be: back now. */
 			c = __atomic_exchange_n(&sl->credit, 0, SEQ);
 			if (c)
@@ -583,16 +595,20 @@ static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
 	}
 }
 
-void hp_agg_alloc(uint32_t id, uint64_t size)
+/* hp_agg_alloc's body: record_path.c's allocation path inlines it. */
+static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_t size)
 {
+	/* Read once each (the atomics below keep the compiler from reading
+	 * them once for us): no thread starts in here, and the rate is set
+	 * before recording starts. */
+	uint64_t rate = sample_rate_bytes, raw, now;
 	struct bucket *b;
-	uint64_t raw, now;
 	int alone;
 
 	if (!id)
 		return;
 	b = bucket_at(id);
-	hp_spin_lock(&b->lock);
+	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
 	catch_up(b);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
@@ -601,30 +617,42 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 	hp_spin_unlock(&b->lock);
 
 	alone = hp_os_single_threaded();
-	if (!alone && sample_rate_bytes == 1) {
-		count_alloc_threaded(size);
+	if (rate == 1) { /* a full recording: the bytes in use are the estimate */
+		if (!alone) {
+			count_alloc_threaded(size);
+			return;
+		}
+		now = in_use_add(&in_use.bytes, size, 1);
+		if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
+			peak_moves(now, now);
 		return;
 	}
 	/* The peak is found on the estimate, not on the raw bytes: raw bytes
 	 * over-weight big blocks, which are sampled nearly always, against
 	 * small ones, which stand for up to rate bytes each. */
 	raw = in_use_add(&in_use.bytes, size, alone);
-	now = sample_rate_bytes > 1 ? in_use_add(&in_use.weight,
-						 hp_sampler_weight(size, sample_rate_bytes), alone)
-				    : raw;
+	now = in_use_add(&in_use.weight, hp_sampler_weight(size, rate), alone);
 	if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
 		peak_moves(now, raw);
 }
 
-void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
+void hp_agg_alloc(uint32_t id, uint64_t size)
 {
+	agg_alloc(id, size);
+}
+
+/* hp_agg_free's body: record_path.c's free path inlines it. */
+static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t size,
+							    int temporary, int life_class)
+{
+	uint64_t rate = sample_rate_bytes; /* as in agg_alloc */
 	struct bucket *b;
 	int alone;
 
 	if (!id)
 		return;
 	b = bucket_at(id);
-	hp_spin_lock(&b->lock);
+	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
 	catch_up(b);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
@@ -637,13 +665,18 @@ void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
 	touched(b);
 	hp_spin_unlock(&b->lock);
 	alone = hp_os_single_threaded();
-	if (!alone && sample_rate_bytes == 1) {
+	if (rate == 1 && !alone) {
 		count_free_threaded(size);
 		return;
 	}
 	in_use_add(&in_use.bytes, -size, alone);
-	if (sample_rate_bytes > 1)
-		in_use_add(&in_use.weight, -hp_sampler_weight(size, sample_rate_bytes), alone);
+	if (rate > 1)
+		in_use_add(&in_use.weight, -hp_sampler_weight(size, rate), alone);
+}
+
+void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)
+{
+	agg_free(id, size, temporary, life_class);
 }
 
 void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)

@@ -71,7 +71,8 @@ uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag
 
 /* Counts an allocation of size bytes in bucket id (id 0 is ignored), and
  * moves the peak when the bytes in use pass it. Takes the bucket's
- * spinlock for a few stores, and on threads at times the credit lock
+ * spinlock for a few stores (call with the thread's busy flag set: spin.h,
+ * hp_spin_lock_busy_as; or from the unit tests), and on threads at times the credit lock
  * (above); a thread's first count on threads claims a credit slot
  * (pthread_setspecific, forwarded). No allocation of its own; not
  * async-signal-safe (a handler over the recorder could meet a lock held). */

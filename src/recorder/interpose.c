@@ -134,13 +134,11 @@ void hp_next_free(void *p)
 static inline __attribute__((always_inline)) void note_free(void *p)
 {
 	struct hp_thread *t = &hp_self;
-	int saved;
 
-	if (t->forwarding)
-		return;
-	saved = errno;
-	hp_record_free(t, p);
-	errno = saved;
+	/* errno: hp_record_free leaves it (recorder.c). record_free is its
+	 * body: this file is compiled after recorder.c (record_path.c). */
+	if (!t->forwarding)
+		record_free(t, p);
 }
 
 void hp_free_slow(void *p)

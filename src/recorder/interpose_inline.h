@@ -7,8 +7,10 @@
  * free one filter load (a static array: see live.h), then a tail call.
  * Nothing else is stored on the fast path: temporaries are told by the
  * countdown (thread.h, last_mark). Everything else is in recorder.c, behind
- * a noinline call. errno is saved around the slow paths, so the caller
- * sees exactly what the real allocator set.
+ * a noinline call. errno is saved around the allocations' slow paths
+ * (and a free's slow path makes no call that can set it: recorder.c,
+ * hp_record_free), so the caller sees exactly what the real allocator
+ * set.
  */
 #ifndef HP_RECORDER_INTERPOSE_INLINE_H
 #define HP_RECORDER_INTERPOSE_INLINE_H

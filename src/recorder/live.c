@@ -12,7 +12,7 @@
 #include "spin.h"
 #include "thread.h"
 
-#define SHARD_BITS 8
+#define SHARD_BITS 10
 #define SHARDS (1u << SHARD_BITS)
 /* Tables are whole pages: their slot counts are multiples of this. */
 #define PAGE_SLOTS (4096u / sizeof(struct entry))
@@ -54,25 +54,34 @@ static struct {
 	uint64_t size;
 } big[BIG_BLOCKS];
 
+/* The size field of a block of size >= BIG_BASE: a big-block slot
+ * claimed for it, or -ENOMEM when none is left. Under the shard lock. */
+static __attribute__((noinline, cold)) int64_t big_field(uint64_t size)
+{
+	for (unsigned i = 0; i < BIG_BLOCKS; i++) {
+		uint32_t zero = 0;
+		if (!__atomic_load_n(&big[i].used, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&big[i].used, &zero, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			big[i].size = size;
+			return (int64_t)(BIG_BASE + i);
+		}
+	}
+	return -ENOMEM;
+}
+
 /* The packed word of (bucket, size): 0 or -ENOMEM (a big block and no
  * slot left). Under the shard lock. */
-static int pack(uint32_t bucket, uint64_t size, uint16_t born, uint64_t *out)
+static inline __attribute__((always_inline)) int pack(uint32_t bucket, uint64_t size,
+						      uint16_t born, uint64_t *out)
 {
 	uint64_t field = size;
 
-	if (size >= BIG_BASE) {
-		unsigned i = 0;
-		for (;; i++) {
-			uint32_t zero = 0;
-			if (i == BIG_BLOCKS)
-				return -ENOMEM;
-			if (!__atomic_load_n(&big[i].used, __ATOMIC_RELAXED) &&
-			    __atomic_compare_exchange_n(&big[i].used, &zero, 1, 0,
-							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				break;
-		}
-		big[i].size = size;
-		field = BIG_BASE + i;
+	if (__builtin_expect(size >= BIG_BASE, 0)) {
+		int64_t f = big_field(size);
+		if (f < 0)
+			return (int)f;
+		field = (uint64_t)f;
 	}
 	*out = (uint64_t)born << STAMP_SHIFT | field << HP_LIVE_BUCKET_BITS | bucket;
 	return 0;
@@ -80,7 +89,8 @@ static int pack(uint32_t bucket, uint64_t size, uint16_t born, uint64_t *out)
 
 /* Unpacks e into *out, giving back its big-block slot if it has one.
  * Under the shard lock. */
-static void unpack(const struct entry *e, struct hp_live_block *out)
+static inline __attribute__((always_inline)) void unpack(const struct entry *e,
+							 struct hp_live_block *out)
 {
 	uint64_t field = e->packed >> HP_LIVE_BUCKET_BITS & SIZE_MASK;
 
@@ -99,20 +109,22 @@ struct shard {
 	 * stores, so that hp_live_usage may read them without it. */
 	uint32_t slots; /* a multiple of PAGE_SLOTS; 1 before the first table */
 	uint32_t live;  /* entries in use */
+	/* The entries at which the table grows: 3/4 of slots (0 before the
+	 * first table), kept so that an insert compares without a multiply. */
+	uint32_t full;
 	struct entry *table;
 } __attribute__((aligned(32)));
-/* Two a cache line: the shards, which a one-thread program touches at
- * random, take 8 KiB of the L1 cache, where a line of its own each would
- * take 16 KiB. Threads share a line as rarely as they share a shard
- * (1/128 of changes), and a line changes cores as often either way: each
- * one's shards are touched by every thread in turn. */
+/* Two a cache line: a group's 16 shards, which a one-thread program
+ * touches at random, take 8 lines of the L1 cache, where a line of its own
+ * each would take 16. Two threads share a line only where they share a
+ * group (shard_of), and then a line changes cores as often either way. */
 
 /* Mapped at init; each shard's fields are guarded by its lock. */
 static struct shard *shards;
 /* A shard's table until its first insert: one empty slot, so that a
  * lookup finds nothing and an insert grows it to INITIAL_SLOTS. Mapping
- * every shard's first table at init would take 4 MiB of address space
- * (256 mappings) before the program allocated anything. Never written: an
+ * every shard's first table at init would take 8 KiB of address space a
+ * shard (1,024 mappings) before the program allocated anything. Never written: an
  * insert always grows a table of one slot first. */
 static struct entry no_slots[1];
 /* The filter (live.h): cells are atomics; used in sampled mode, where the
@@ -191,18 +203,23 @@ static void filter_add(uintptr_t addr, int delta)
 					      __ATOMIC_RELAXED));
 }
 
-/* The shard of addr (of hash h): the 64 MiB region it lies in chooses a
- * group of 16 shards, the address's hash one of them. The blocks of one
- * glibc arena (64 MiB heaps; most often one thread's) sit in shards of
- * their own, which other threads rarely touch, where a hash of the
- * address alone would spread every thread's blocks over all 256 and send
- * each shard's line from core to core. A one-thread program's blocks then
- * fill 16 tables, not 256: longer probes, fewer cache lines. Pure. */
+/* The shard of addr (of hash h): the 64 MiB region it lies in chooses one
+ * of 64 groups of 16 shards, the address's hash one of them. The blocks
+ * of one glibc arena (64 MiB heaps; most often one thread's) sit in shards
+ * of their own, which other threads rarely touch, where a hash of the
+ * address alone would spread every thread's blocks over all the shards
+ * and send each shard's line from core to core. A one-thread program's
+ * blocks then fill 16 tables: longer probes, fewer cache lines. glibc
+ * maps its arenas at neighbouring 64 MiB regions, which the multiply
+ * spreads evenly: 16 threads' arenas and main's (MALLOC_ARENA_MAX=64)
+ * fell in 17 groups of 64, where 16 groups gave 8 of them a group shared
+ * with another thread's arena; 32 threads, 2 of 33 shared (30 in 16
+ * groups). Pure. */
 static inline unsigned shard_of(uintptr_t addr, uint64_t h)
 {
-	return (unsigned)((hp_live_hash(addr >> 26) >> 60) << 4 | h >> 60);
+	return (unsigned)((hp_live_hash(addr >> 26) >> 58) << 4 | h >> 60);
 }
-_Static_assert(SHARD_BITS == 8, "16 groups of 16 shards");
+_Static_assert(SHARD_BITS == 10, "64 groups of 16 shards");
 
 /* The next slot after i, cyclically. */
 static inline uint32_t next_slot(const struct shard *s, uint32_t i)
@@ -228,7 +245,7 @@ static struct entry *find(struct shard *s, uint64_t h, uint64_t addr, struct ent
 /* Empties slot i by shifting back the entries after it that probed past
  * it (backward-shift deletion): no tombstones, so a churning shard never
  * needs a rehash, and probes stay as short as the load allows. */
-static void delete_at(struct shard *s, uint32_t i)
+static inline __attribute__((always_inline)) void delete_at(struct shard *s, uint32_t i)
 {
 	uint32_t n = s->slots;
 
@@ -258,7 +275,7 @@ static uint32_t grown_slots(uint32_t n)
 
 /* Rehashes the shard into a larger table (grown_slots). Under the shard
  * lock. Returns 0 or -ENOMEM (the old table stays). */
-static int grow(struct shard *s)
+static __attribute__((noinline, cold)) int grow(struct shard *s)
 {
 	uint32_t slots = grown_slots(s->slots);
 	struct entry *old = s->table, *fresh;
@@ -279,6 +296,7 @@ static int grow(struct shard *s)
 	if (old != no_slots)
 		hp_os_unmap(old, (size_t)s->slots * sizeof *old);
 	s->table = fresh;
+	s->full = slots / 4 * 3 + slots % 4 * 3 / 4;
 	__atomic_store_n(&s->slots, slots, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -318,18 +336,20 @@ static inline uint16_t birth(int alone)
 	return (uint16_t)(n >> HP_LIVE_AGE_SHIFT);
 }
 
-int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)
+/* hp_live_insert's body: record_path.c's allocation path inlines it. */
+static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uint32_t bucket,
+							      uint64_t size,
+							      struct hp_live_block *stale)
 {
-	uint64_t h = hp_live_hash(addr), packed;
+	uint64_t h = hp_live_hash(addr), packed = 0;
 	struct shard *s = &shards[shard_of(addr, h)];
 	struct entry *e, *slot = NULL;
 	int ret = 0, alone = hp_os_single_threaded(); /* no thread starts in here */
 
-	hp_spin_lock_as(&s->lock, alone);
+	hp_spin_lock_busy_as(&s->lock, alone);
 	/* Grow at 3/4 full; a table that cannot grow takes entries while
 	 * one slot stays empty (probes end at an empty slot). */
-	if ((uint64_t)(s->live + 1) * 4 > (uint64_t)s->slots * 3 && grow(s) < 0 &&
-	    s->live + 1 >= s->slots) {
+	if (__builtin_expect(s->live >= s->full, 0) && grow(s) < 0 && s->live + 1 >= s->slots) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -352,14 +372,22 @@ out:
 	return ret;
 }
 
-int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
+int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)
+{
+	return live_insert(addr, bucket, size, stale);
+}
+
+/* hp_live_remove's body: record_path.c's free path inlines it. */
+static inline __attribute__((always_inline)) int live_remove(uintptr_t addr,
+							      struct hp_live_block *out,
+							      int may_block)
 {
 	uint64_t h = hp_live_hash(addr);
 	struct shard *s = &shards[shard_of(addr, h)];
 	struct entry *e, *slot;
 
 	if (may_block)
-		hp_spin_lock(&s->lock);
+		hp_spin_lock_busy_as(&s->lock, hp_os_single_threaded());
 	else if (!hp_spin_trylock(&s->lock))
 		return -EAGAIN;
 	e = find(s, h, addr, &slot);
@@ -371,6 +399,11 @@ int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
 	}
 	hp_spin_unlock(&s->lock);
 	return e != NULL;
+}
+
+int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)
+{
+	return live_remove(addr, out, may_block);
 }
 
 /* The block of e, its big-block slot kept. Under the shard lock. */

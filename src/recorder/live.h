@@ -2,7 +2,7 @@
  * live.h - the live register: address -> (bucket, size) of every recorded
  * block still allocated, so that free can be attributed.
  *
- * Model: 256 shards, in 16 groups chosen by the address's 64 MiB region
+ * Model: 1,024 shards, in 64 groups chosen by the address's 64 MiB region
  * (a glibc arena's blocks share a group), in a group by the top bits of
  * the address's hash (live.c, shard_of), each an
  * open-addressed table with linear probing and backward-shift deletion (no
@@ -132,14 +132,17 @@ static inline int hp_live_maybe(uintptr_t addr);
 /* Adds addr. When addr was already present (a free the recorder could not
  * see), the old block is returned in *stale and 1 is returned; 0 when addr
  * was new; -ENOMEM when the shard could not grow (nothing added). Takes
- * the shard's spinlock (may mmap under it to grow); no allocation; not
+ * the shard's spinlock (may mmap under it to grow), with the thread's busy
+ * flag set (spin.h, hp_spin_lock_busy_as; the unit tests call it with no
+ * signal handler that could meet the lock); no allocation; not
  * async-signal-safe. */
 int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale);
 
 /* Removes addr into *out. Returns 1 when found, 0 when absent. With
  * may_block 0 (inside a signal handler that interrupted the recorder) it
  * returns -EAGAIN instead of waiting for a busy shard: then
- * async-signal-safe. Takes the shard's spinlock; no allocation. */
+ * async-signal-safe. Takes the shard's spinlock, with may_block 1 only
+ * with the thread's busy flag set (as hp_live_insert); no allocation. */
 int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block);
 
 /* What hp_live_update and hp_live_walk do with a block, fn's answer:

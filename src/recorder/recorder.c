@@ -2,6 +2,12 @@
  * recorder.c - the recorder's life: start, the slow paths of allocation and
  * free, fork and exit.
  *
+ * Compiled only inside record_path.c, after aggregate.c and live.c: the
+ * slow paths call those files' inline bodies (live_insert, live_remove,
+ * agg_alloc, agg_free) where the rest of the recorder calls hp_live_insert
+ * and the like; interpose.c, after it, calls record_free, the body of
+ * hp_record_free.
+ *
  * Threads: any thread may be in a slow path at any time; the tables they
  * touch have their own locks (stacks.h, aggregate.h, live.h). hp_state and
  * the configuration are written only at start, in the fork handlers (when
@@ -201,14 +207,14 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
 		goto out;
 	}
-	r = hp_live_insert((uintptr_t)p, bucket, size, &stale);
+	r = live_insert((uintptr_t)p, bucket, size, &stale);
 	if (r < 0) {
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
 		goto out;
 	}
 	if (r == 1) /* its free went unseen: count it now */
 		hp_agg_free(stale.bucket, stale.size, 0, HP_AGG_LIFE_UNKNOWN);
-	hp_agg_alloc(bucket, size);
+	agg_alloc(bucket, size);
 	/* Byte triggers count what the run allocated: each sampled block at
 	 * its unbiased weight (its size in a full recording). */
 	if (config.dump_every_bytes || config.high_water_bytes) /* (no call when neither is on) */
@@ -342,12 +348,45 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
 	release(t, p, blk);
 }
 
-void hp_record_free(struct hp_thread *t, void *p)
+/* A free's whole slow path. Outside the recorder (the common case) busy
+ * is raised once around the register and the bucket, where take() and
+ * release() raise it for each; over the recorder (a signal handler's
+ * free) the two parts do what they do alone. errno is not saved here:
+ * nothing on the way makes a system call that can set it (the shard and
+ * bucket locks yield with sched_yield, which cannot fail), and what can
+ * (a credit slot's first claim, the tick's writer) saves it itself. */
+static inline __attribute__((always_inline)) void record_free(struct hp_thread *t, void *p)
 {
 	struct hp_live_block blk;
+	int r;
 
-	if (take(t, p, &blk))
-		release(t, p, &blk);
+	if (hp_state != HP_STATE_ACTIVE)
+		return;
+	if (__builtin_expect(t->busy != 0, 0)) {
+		if (take(t, p, &blk))
+			release(t, p, &blk);
+		return;
+	}
+	t->busy = 1;
+	r = live_remove((uintptr_t)p, &blk, 1);
+	if (__builtin_expect(r == 1, 1)) {
+		int temporary = t->last_alloc == ~(uintptr_t)p && t->countdown_bytes == t->last_mark;
+
+		if (temporary)
+			t->last_alloc = 0;
+		agg_free(blk.bucket, blk.size, temporary, (int)hp_live_life_class(blk.born));
+		t->busy = 0;
+		hp_trigger_tick(t, TICK_PERIOD);
+		return;
+	}
+	t->busy = 0;
+	if (!hp_sampled)
+		hp_agg_lost(HP_LOST_UNKNOWN_FREE, 1, 0);
+}
+
+void hp_record_free(struct hp_thread *t, void *p)
+{
+	record_free(t, p);
 }
 
 void hp_record_untake(struct hp_thread *t, void *p, const struct hp_live_block *blk)
@@ -397,6 +436,7 @@ char *const *hp_record_exec_env(char *const envp[])
 static void enlist(void)
 {
 	static char line[HP_CONFIG_PATH_MAX], exe[HP_CONFIG_PATH_MAX - 32];
+	int saved_errno = errno; /* the program's, after its fork */
 
 	if (!config.roster[0])
 		return;
@@ -404,6 +444,7 @@ static void enlist(void)
 	hp_fmt(line, sizeof line, "%d run %s\n", (int)hp_os_getpid(), exe);
 	if (hp_os_append(config.roster, line, strlen(line)) < 0)
 		config.roster[0] = '\0'; /* gone: the run has ended, or never made one */
+	errno = saved_errno;
 }
 
 static void fork_prepare(void)

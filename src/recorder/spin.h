@@ -28,18 +28,14 @@ struct hp_spin {
  * before it returns. No allocation; async-signal-safe only where no
  * holder can be the code the signal interrupted (use hp_spin_trylock_for
  * there). */
-static inline void hp_spin_lock_as(struct hp_spin *l, int alone)
+/* The wait of hp_spin_lock_as for a lock found taken: out of line, so
+ * that every lock's free case is inlined where it is taken (unused: in the
+ * files that take no lock). */
+static __attribute__((noinline, cold, unused)) void hp_spin_wait(struct hp_spin *l)
 {
 	unsigned spins = 0;
 
-	if (alone && !__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&l->locked, 1, __ATOMIC_RELAXED);
-		/* Nothing of the critical section moves above the store, as
-		 * seen from this thread's signal handlers. */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		return;
-	}
-	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+	do {
 		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
 			if (++spins > 256) {
 				hp_os_yield();
@@ -48,11 +44,44 @@ static inline void hp_spin_lock_as(struct hp_spin *l, int alone)
 				hp_os_cpu_relax();
 			}
 		}
+	} while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE));
+}
+
+static inline __attribute__((always_inline)) void hp_spin_lock_as(struct hp_spin *l, int alone)
+{
+	if (alone && !__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&l->locked, 1, __ATOMIC_RELAXED);
+		/* Nothing of the critical section moves above the store, as
+		 * seen from this thread's signal handlers. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		return;
 	}
+	if (__builtin_expect(__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE) != 0, 0))
+		hp_spin_wait(l);
+}
+
+/* hp_spin_lock_as for a caller that runs with its thread's busy flag set
+ * (the slow paths' register and bucket: live.c, aggregate.c): while the
+ * process has one thread (alone) the lock is taken with a plain store and
+ * no test, since it cannot be held then: no other thread exists, and this
+ * thread's signal handlers, which run over busy code, take locks only
+ * with hp_spin_trylock (which then fails), or, over code that was not
+ * busy, give them back before they return. Same properties as
+ * hp_spin_lock_as. */
+static inline __attribute__((always_inline)) void hp_spin_lock_busy_as(struct hp_spin *l,
+									 int alone)
+{
+	if (alone) {
+		__atomic_store_n(&l->locked, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* as in hp_spin_lock_as */
+		return;
+	}
+	if (__builtin_expect(__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE) != 0, 0))
+		hp_spin_wait(l);
 }
 
 /* hp_spin_lock_as for the process as it is now. Same properties. */
-static inline void hp_spin_lock(struct hp_spin *l)
+static inline __attribute__((always_inline)) void hp_spin_lock(struct hp_spin *l)
 {
 	hp_spin_lock_as(l, hp_os_single_threaded());
 }

@@ -272,6 +272,9 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 		t->ticks--;
 		return;
 	}
+	/* The writer's system calls may set errno, and a free's slow path
+	 * does not save it (recorder.c, hp_record_free): kept here. */
+	int saved_errno = errno;
 	now = hp_os_now_ns();
 	adapt(t, now, every);
 	/* The thread's name again, every 10 ms at most: one set later, from
@@ -322,4 +325,5 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 		}
 	}
 	t->busy--;
+	errno = saved_errno;
 }

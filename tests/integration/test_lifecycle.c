@@ -119,6 +119,53 @@ HP_TEST(threads_peak_is_exact)
 	}
 }
 
+/* The same on 8 threads: every allocation and free counted (2 x 100,512
+ * of each a thread at the churn's site), and the peak, which the other
+ * seven threads' held blocks and thread 1's rise make (at most 8 x 128
+ * churn blocks with them), exact to the byte: the buckets at the peak
+ * add up to it. Five runs. */
+HP_TEST(threads_peak_is_exact_on_8_threads)
+{
+	for (int run_no = 0; run_no < 5; run_no++) {
+		struct hp_capture *cap;
+		const struct hp_cap_snapshot *last;
+		struct hpq_sum all, held, rise, churn;
+
+		if (!expect_eq_u64(run("credit", "", "8"), 0, "exit status") ||
+		    !(cap = hpq_load(out)))
+			return;
+		last = hp_capture_last(cap);
+		all = hpq_total(cap);
+		held = hpq_match(cap, STACK("credit_held_alloc", "thread_main"));
+		rise = hpq_match(cap, STACK("credit_rise_alloc", "thread_main"));
+		churn = hpq_match(cap, STACK("credit_churn_alloc", "churn"));
+		expect_eq_u64(churn.alloc_count, 8 * 2 * (100000 + 512), "churn: objects allocated");
+		expect_eq_u64(churn.free_count, churn.alloc_count, "churn: every object freed");
+		expect_eq_u64(churn.alloc_bytes, churn.free_bytes, "churn: every byte freed");
+		expect_eq_u64(held.alloc_count, 7 * 100, "held: 7 threads x 100 objects");
+		expect_eq_u64(held.free_bytes, 7 * 100 * 1000, "held: every byte freed");
+		expect_eq_u64(held.peak_bytes, 7 * 100 * 1000, "held at the peak: 7 x 100 x 1000 bytes");
+		expect_eq_u64(rise.peak_bytes, 300 * 1000, "rise at the peak: 300 x 1000 bytes");
+		expect_eq_u64(last->peak_bytes, all.peak_bytes,
+			      "the peak is the buckets' bytes at the peak (no credit in it)");
+		expect_true(churn.peak_count <= 8 * 128 && churn.peak_bytes <= 8 * 128 * 271,
+			    "churn at the peak: at most the eight windows");
+		expect_true(last->lost_count[HP_LOST_UNKNOWN_FREE] == 0, "no free went unmatched");
+		hpq_free(cap);
+	}
+}
+
+/* free keeps errno when its slow path writes a snapshot and the writer's
+ * system calls fail: the program closed the capture (errnofree.c). The
+ * free's slow path does not save errno (recorder.c); the tick that
+ * writes does. Fails with the save taken out of hp_trigger_tick_due:
+ * "free 11 of round 0 changed errno to 9" (EBADF, the capture's fstat). */
+HP_TEST(free_keeps_errno_when_it_writes)
+{
+	expect_eq_u64(run("errnofree", "--interval 1", ""), 0,
+		      "exit status (3: a free changed errno)");
+}
+
 /* A threaded parent forks while its threads hold credit: the followed
  * child, which frees main's 50,000-byte block and allocates 777 bytes,
  * peaks at what it inherited, not a byte of the parent threads' credit

@@ -1,18 +1,24 @@
 /*
  * credit.c - the exact peak of a threaded program (aggregate.c, "credit"):
- * two threads churn small blocks well below the peak they reached first,
- * which a full recording counts from each thread's credit; then, both holding their windows,
- * thread 0 holds HELD blocks and thread 1 allocates RISE blocks on top of
- * them, the peak; then both free those and churn again below it, and free
- * everything. The recorded peak must be bytes allocated, never credit:
- * the sum of every bucket's bytes at the peak, with HELD x BLOCK and
- * RISE x BLOCK bytes in the two sites'.
+ *
+ *   credit [THREADS]      2 (default) to MAX_THREADS
+ *
+ * the threads churn small blocks well below the peak they reached first,
+ * which a full recording counts from each thread's credit; then, all
+ * holding their windows, every thread but thread 1 holds HELD blocks and
+ * thread 1 allocates RISE blocks on top of them, the peak; then all free
+ * those and churn again below it, and free everything. The recorded peak
+ * must be bytes allocated, never credit: the sum of every bucket's bytes
+ * at the peak, with (THREADS - 1) x HELD x BLOCK and RISE x BLOCK bytes
+ * in the two sites'. The windows the churn first fills (THREADS x WINDOW
+ * blocks of 16..271 bytes, about 73 KB a thread) stay below that peak
+ * (500 KB and more) at any THREADS.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#define THREADS 2
+#define MAX_THREADS 16
 #define CHURN_OPS 100000
 #define WINDOW 512
 #define CHURN_WINDOW 128
@@ -78,11 +84,11 @@ static void *thread_main(void *arg)
 	uint64_t state = 0x9e3779b97f4a7c15ull * (uint64_t)(me + 1);
 	void *window[WINDOW] = {0};
 	void *mine[RISE];
-	int n = me ? RISE : HELD;
+	int n = me == 1 ? RISE : HELD;
 
 	churn(window, &state);
 	pthread_barrier_wait(&barrier);
-	if (me == 0)
+	if (me != 1)
 		for (int i = 0; i < HELD; i++)
 			mine[i] = credit_held_alloc(BLOCK);
 	pthread_barrier_wait(&barrier);
@@ -98,15 +104,18 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	pthread_t t[THREADS];
+	pthread_t t[MAX_THREADS];
+	int threads = argc > 1 ? atoi(argv[1]) : 2;
 
-	pthread_barrier_init(&barrier, NULL, THREADS);
-	for (int i = 0; i < THREADS; i++)
+	if (threads < 2 || threads > MAX_THREADS)
+		return 2;
+	pthread_barrier_init(&barrier, NULL, (unsigned)threads);
+	for (int i = 0; i < threads; i++)
 		if (pthread_create(&t[i], NULL, thread_main, (void *)(intptr_t)i))
 			return 1;
-	for (int i = 0; i < THREADS; i++)
+	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
 	return 0;
 }
