@@ -496,7 +496,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 		 (unsigned long long)m->cap->pid,
 		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
 		 o->at_peak ? ", inuse = at the global peak" : "", heaps);
-	put_header(&pp, types, NTYPES, 3, comment, o->since);
+	put_header(&pp, types, NTYPES, o->alloc_default ? 1 : 3, comment, o->since);
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
 		const struct hp_values *v = &b->v;
