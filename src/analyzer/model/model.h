@@ -35,6 +35,10 @@ struct hp_location {
 	uint64_t module_offset; /* address - load bias, an ELF virtual address */
 	uint32_t nsyms;         /* >= 1 */
 	struct hp_sym *syms;
+	/* classes[k]: hp_model_frame_class of syms[k], found once when the
+	 * model makes the location (in the block of syms); NULL in a location
+	 * made elsewhere, whose classes are found on each call. */
+	uint8_t *classes;
 };
 
 /* The figures of a bucket or a sum of buckets, unbiased (exact in a full
@@ -281,7 +285,9 @@ enum hp_frame_class {
 			   * __libc_start_main and its helpers, start_thread, clone */
 };
 
-/* The class of symbolic frame s of location l. */
+/* The class of symbolic frame s of location l: looked up when s is one of
+ * l's frames and l has its classes (every location of a model does), else
+ * found from the names. */
 enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct hp_location *l,
 					 const struct hp_sym *s);
 
