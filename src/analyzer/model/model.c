@@ -284,6 +284,13 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 		if (!m->stacks[id].locations)
 			return -ENOMEM;
 		memcpy(m->stacks[id].locations, locs + skip, (depth - skip) * sizeof(uint32_t));
+		if (opts->release_frames == cap) {
+			/* the same stack, writable: its frames are locations now */
+			struct hp_cap_stack *w = &opts->release_frames->stacks[id];
+			free(w->frames);
+			w->frames = NULL;
+			w->depth = 0;
+		}
 	}
 	return 0;
 }
