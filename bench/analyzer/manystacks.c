@@ -59,18 +59,10 @@ NOINLINE static void step(unsigned long path, unsigned level)
 		return;
 	}
 	switch (path >> (2 * level) & 3) {
-	case 0:
-		step_0(path, level);
-		break;
-	case 1:
-		step_1(path, level);
-		break;
-	case 2:
-		step_2(path, level);
-		break;
-	default:
-		step_3(path, level);
-		break;
+	case 0: step_0(path, level); break;
+	case 1: step_1(path, level); break;
+	case 2: step_2(path, level); break;
+	default: step_3(path, level); break;
 	}
 	sink++; /* not a tail call: each step stays on the stack */
 }
