@@ -648,9 +648,12 @@ enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct 
 	 * allocators) are libraries whatever their debug info says; any other
 	 * shared object, installed or not, is code of the program's own (clang's
 	 * is all in libclang-cpp.so and libLLVM.so). */
-	/* The capture's module: a location is classed while the model is
-	 * built, before m->modules[i].cap is set. */
-	mod = l && l->module >= 0 && m ? m->cap->modules[l->module].path : "";
+	/* The module's path: m->modules[i].cap's, or the capture's while the
+	 * model is built (its locations are classed before that is set). */
+	mod = "";
+	if (l && l->module >= 0 && m)
+		mod = m->modules[l->module].cap ? m->modules[l->module].cap->path
+						: m->cap->modules[l->module].path;
 	if (runtime_module(mod))
 		return HP_FRAME_LIBRARY;
 	return HP_FRAME_OWN;
