@@ -74,7 +74,22 @@ struct pp {
 	const struct hp_model *models[2];
 	uint64_t *locid[2]; /* per model location: its id, 0 = not written */
 	uint64_t *mapid[2]; /* per module x segment: its mapping id, 0 = not written */
+	/* Per model and attribution label (attr_labels): the string index of
+	 * the value of each id (type index, context, thread, heap tag), so a
+	 * million buckets name each value once. */
+	struct hp_u64map label[2][4];
+	/* The Profile is gzipped to file as it is made: out holds the fields
+	 * not yet deflated (a Profile is its fields in any order, so it is cut
+	 * between two), at most about FLUSH_BYTES. */
+	FILE *file;
+	z_stream z;
+	int z_on;
+	int z_err; /* 0, or the first -errno of deflating or writing */
 };
+
+#define FLUSH_BYTES (1u << 20)
+
+static int pp_flush(struct pp *pp, int finish);
 
 static void put_tag(struct hp_buf *b, unsigned field, unsigned wire)
 {
@@ -285,16 +300,31 @@ static const struct {
 	{"thread", HP_BY_THREAD},
 	{"heap", HP_BY_HEAP},
 };
+_Static_assert(sizeof attr_labels / sizeof *attr_labels == 4, "struct pp's label[][4]");
 
-static void put_attr_labels(struct pp *pp, const struct hp_model *m, const struct hp_mbucket *b)
+static void put_attr_labels(struct pp *pp, int slot, const struct hp_mbucket *b)
 {
+	const struct hp_model *m = pp->models[slot];
 	char buf[2048], esc[2048];
 
 	for (size_t i = 0; i < sizeof attr_labels / sizeof *attr_labels; i++) {
-		const char *v = hp_group_key(m, b, attr_labels[i].dim, buf, sizeof buf, NULL);
-		put_uint(&pp->line, F_LABEL_KEY, intern(pp, attr_labels[i].key));
-		/* Escaped (text.h): go tool pprof prints labels as they are. */
-		put_uint(&pp->line, F_LABEL_STR, intern(pp, hp_text_escape(esc, sizeof esc, v)));
+		/* What the label's value depends on: the bucket's id of its
+		 * dimension. */
+		uint64_t id = attr_labels[i].dim == HP_BY_TYPE	   ? b->type
+			      : attr_labels[i].dim == HP_BY_CONTEXT ? b->context
+			      : attr_labels[i].dim == HP_BY_THREAD  ? b->thread
+								    : b->heap;
+		uint64_t key = intern(pp, attr_labels[i].key); /* first: the table's order */
+		uint32_t str;
+		if (!hp_u64map_get(&pp->label[slot][i], id, &str)) {
+			const char *v = hp_group_key(m, b, attr_labels[i].dim, buf, sizeof buf, NULL);
+			/* Escaped (text.h): go tool pprof prints labels as they are. */
+			str = (uint32_t)intern(pp, hp_text_escape(esc, sizeof esc, v));
+			if (hp_u64map_put(&pp->label[slot][i], id, str))
+				pp->out.err = -ENOMEM;
+		}
+		put_uint(&pp->line, F_LABEL_KEY, key);
+		put_uint(&pp->line, F_LABEL_STR, str);
 		put_sub(&pp->msg, F_SAMPLE_LABEL, &pp->line);
 	}
 }
@@ -322,8 +352,12 @@ static void put_sample(struct pp *pp, int slot, uint32_t stack, const int64_t *v
 		put_sub(&pp->msg, F_SAMPLE_LABEL, &pp->line);
 	}
 	if (b)
-		put_attr_labels(pp, pp->models[slot], b);
+		put_attr_labels(pp, slot, b);
 	put_sub(&pp->out, F_PROFILE_SAMPLE, &pp->msg);
+	/* Whole fields go to the gzip stream as they pile up: a million
+	 * samples are never held at once. */
+	if (pp->out.len >= FLUSH_BYTES && !pp->out.err)
+		pp_flush(pp, 0);
 }
 
 static void put_value_type(struct pp *pp, unsigned field, const char *type, const char *unit)
@@ -358,11 +392,12 @@ static void put_header(struct pp *pp, const char *const (*types)[2], int ntypes,
 	put_main_mappings(pp);
 }
 
-static int pp_init(struct pp *pp, const struct hp_model *m0, const struct hp_model *m1)
+static int pp_init(struct pp *pp, FILE *file, const struct hp_model *m0, const struct hp_model *m1)
 {
 	const struct hp_model *ms[2] = {m0, m1};
 
 	memset(pp, 0, sizeof *pp);
+	pp->file = file;
 	pp->out.grow = pp->msg.grow = pp->line.grow = hp_buf_grow_heap;
 	for (int s = 0; s < 2 && ms[s]; s++) {
 		pp->models[s] = ms[s];
@@ -378,6 +413,9 @@ static void pp_free(struct pp *pp)
 {
 	hp_strtab_free(&pp->st);
 	hp_u64map_free(&pp->funcs);
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < 4; i++)
+			hp_u64map_free(&pp->label[s][i]);
 	for (int s = 0; s < 2; s++) {
 		free(pp->locid[s]);
 		free(pp->mapid[s]);
@@ -385,46 +423,58 @@ static void pp_free(struct pp *pp)
 	free(pp->out.data);
 	free(pp->msg.data);
 	free(pp->line.data);
+	if (pp->z_on)
+		deflateEnd(&pp->z);
 }
 
-/* Gzips p[0..n) to out. Returns 0, -ENOMEM or -EIO. */
-static int gzip_write(FILE *out, const uint8_t *p, size_t n)
+/* Deflates the fields in pp->out to pp->file and empties it; with finish,
+ * ends the gzip stream. Returns 0, -ENOMEM or -EIO (kept in z_err). */
+static int pp_flush(struct pp *pp, int finish)
 {
-	z_stream z;
+	const uint8_t *p = pp->out.data;
+	size_t n = pp->out.len;
 	uint8_t chunk[1 << 16];
-	int zr, ret = 0;
+	int zr;
 
-	memset(&z, 0, sizeof z);
-	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (Bytef *)p;
+	if (pp->z_err)
+		return pp->z_err;
+	if (!pp->z_on) {
+		/* windowBits 15 + 16: a gzip header and trailer instead of
+		 * zlib's. Level 1, as Go's runtime/pprof writes its profiles
+		 * (BestSpeed): a million samples compress in a third of the
+		 * default's time. */
+		if (deflateInit2(&pp->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK)
+			return pp->z_err = -ENOMEM;
+		pp->z_on = 1;
+	}
+	pp->z.next_in = (Bytef *)p;
+	pp->z.avail_in = 0;
 	do {
 		/* avail_in is 32 bits: feed a large buffer in pieces. */
 		size_t piece = n > (1u << 30) ? (1u << 30) : n;
-		if (!z.avail_in) {
-			z.avail_in = (uInt)piece;
+		if (!pp->z.avail_in) {
+			pp->z.avail_in = (uInt)piece;
 			n -= piece;
 		}
-		z.next_out = chunk;
-		z.avail_out = sizeof chunk;
-		zr = deflate(&z, n || z.avail_in > 0 ? Z_NO_FLUSH : Z_FINISH);
-		if (zr == Z_STREAM_ERROR) {
-			ret = -EIO;
-			goto out;
-		}
-		if (fwrite(chunk, 1, sizeof chunk - z.avail_out, out) != sizeof chunk - z.avail_out) {
-			ret = -EIO;
-			goto out;
-		}
-	} while (zr != Z_STREAM_END);
-out:
-	deflateEnd(&z);
-	return ret;
+		pp->z.next_out = chunk;
+		pp->z.avail_out = sizeof chunk;
+		zr = deflate(&pp->z, n || pp->z.avail_in > 0 || !finish ? Z_NO_FLUSH : Z_FINISH);
+		if (zr == Z_STREAM_ERROR)
+			return pp->z_err = -EIO;
+		if (fwrite(chunk, 1, sizeof chunk - pp->z.avail_out, pp->file) !=
+		    sizeof chunk - pp->z.avail_out)
+			return pp->z_err = -EIO;
+		/* Without finish: until deflate has taken every byte and has
+		 * nothing more to give now. */
+	} while (finish ? zr != Z_STREAM_END : n || pp->z.avail_in || !pp->z.avail_out);
+	pp->out.len = 0;
+	return 0;
 }
 
-/* Appends the string table, gzips the Profile to out, frees pp. */
-static int pp_finish(struct pp *pp, FILE *out)
+/* Appends the string table, gzips the rest of the Profile to pp->file,
+ * frees pp. */
+static int pp_finish(struct pp *pp)
 {
 	int ret;
 
@@ -434,7 +484,7 @@ static int pp_finish(struct pp *pp, FILE *out)
 	}
 	ret = pp->out.err ? pp->out.err : pp->msg.err ? pp->msg.err : pp->line.err;
 	if (!ret)
-		ret = gzip_write(out, pp->out.data, pp->out.len);
+		ret = pp_flush(pp, 1);
 	pp_free(pp);
 	return ret;
 }
@@ -476,7 +526,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 
 	if (!o)
 		o = &defaults;
-	ret = pp_init(&pp, m, NULL);
+	ret = pp_init(&pp, out, m, NULL);
 	if (ret)
 		goto err;
 	/* The name escaped (text.h): go tool pprof prints the comment as it is. */
@@ -496,7 +546,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 		 (unsigned long long)m->cap->pid,
 		 (unsigned long long)m->snap->seq, hp_capture_reason_name(m->snap->reason),
 		 o->at_peak ? ", inuse = at the global peak" : "", heaps);
-	put_header(&pp, types, NTYPES, 3, comment, o->since);
+	put_header(&pp, types, NTYPES, o->alloc_default ? 1 : 3, comment, o->since);
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
 		const struct hp_values *v = &b->v;
@@ -517,7 +567,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 		if (!zero && hp_heap_selected(sel, b->heap))
 			put_sample(&pp, 0, b->stack, vals, NTYPES, size, b);
 	}
-	return pp_finish(&pp, out);
+	return pp_finish(&pp);
 
 err:
 	pp_free(&pp);
@@ -541,7 +591,7 @@ int hp_pprof_write_diff(FILE *out, const struct hp_diff *d)
 	char comment[256];
 	int ret;
 
-	ret = pp_init(&pp, d->new, d->base);
+	ret = pp_init(&pp, out, d->new, d->base);
 	if (ret)
 		goto err;
 	snprintf(comment, sizeof comment,
@@ -570,7 +620,7 @@ int hp_pprof_write_diff(FILE *out, const struct hp_diff *d)
 		if (!zero)
 			put_sample(&pp, e->model == d->new ? 0 : 1, e->stack, vals, MAX_VALUES, 0, NULL);
 	}
-	return pp_finish(&pp, out);
+	return pp_finish(&pp);
 
 err:
 	pp_free(&pp);

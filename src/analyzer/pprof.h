@@ -7,7 +7,8 @@
  *
  *   sample types   alloc_objects/count, alloc_space/bytes,
  *                  inuse_objects/count, inuse_space/bytes (Go's order;
- *                  inuse_space is the default), then peak_objects/count,
+ *                  inuse_space is the default, alloc_space with
+ *                  alloc_default), then peak_objects/count,
  *                  peak_space/bytes: in use at the global peak
  *   period         space/bytes, the capture's sample rate (1 = every
  *                  allocation was recorded)
@@ -53,6 +54,9 @@ struct hp_pprof_options {
 	 * the heap shown when the model has a custom heap's blocks. */
 	int one_heap;
 	uint64_t heap;
+	/* alloc_space is the default sample type instead of inuse_space, as
+	 * in Go's /debug/pprof/allocs (the same profile otherwise). */
+	int alloc_default;
 };
 
 /* Writes m as a gzipped profile.proto to out (o may be NULL: defaults).

@@ -51,12 +51,25 @@ static const struct {
 
 /* One stack's place: its site's key and its path's (64-bit hashes of
  * their text; two distinct texts share one with odds of about n^2 / 2^65). */
+/* A stack's keys, one per stack with allocations (32 bytes: a million
+ * stacks hold a million of them; the figures are the stack's, read when
+ * summed). */
 struct rec {
 	uint64_t site, path;
 	uint64_t via; /* the library call the site made (its function's hash), or 0 */
 	uint32_t stack;
-	struct hp_values v;
 };
+
+/* The figures of stack id as the sites count them: a suppressed stack's
+ * blocks (runtime allocations) are not in use for the leaks. */
+static struct hp_values rec_values(const struct hp_model *m, uint32_t id)
+{
+	struct hp_values v = m->stacks[id].v;
+
+	if (m->stacks[id].suppressed)
+		v.inuse_bytes = v.inuse_objects = 0;
+	return v;
+}
 
 /* A call path of a site: the stacks whose merged path reads the same. */
 struct path {
@@ -163,9 +176,7 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 
 		if (!(st->v.alloc_objects > 0))
 			continue;
-		r[nr] = (struct rec){.stack = (uint32_t)i, .v = st->v};
-		if (st->suppressed)
-			r[nr].v.inuse_bytes = r[nr].v.inuse_objects = 0;
+		r[nr] = (struct rec){.stack = (uint32_t)i};
 		f = hp_report_frames(m, (uint32_t)i, 0, &n);
 		g = malloc((n ? n : 1) * sizeof *g);
 		if (!f || !g) {
@@ -189,8 +200,16 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 		nr++;
 	}
 	hp_sort(r, nr, sizeof *r, by_site_path);
-	out->site = calloc(nr ? nr : 1, sizeof *out->site);
-	out->path = calloc(nr ? nr : 1, sizeof *out->path);
+	/* As many sites and paths as the sorted keys have: far fewer sites
+	 * than stacks. */
+	size_t nsite = 0, npath = 0;
+	for (size_t i = 0; i < nr; i++) {
+		int new_site = !i || r[i].site != r[i - 1].site;
+		nsite += new_site;
+		npath += new_site || r[i].path != r[i - 1].path;
+	}
+	out->site = calloc(nsite ? nsite : 1, sizeof *out->site);
+	out->path = calloc(npath ? npath : 1, sizeof *out->path);
 	if (!out->site || !out->path)
 		goto out;
 	uint64_t first_via = 0;
@@ -212,8 +231,9 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 			out->path[out->npath - 1].stack = r[i].stack;
 		if (m->stacks[r[i].stack].depth > m->stacks[out->site[out->nsite - 1].stack].depth)
 			out->site[out->nsite - 1].stack = r[i].stack;
-		hp_values_add(&out->path[out->npath - 1].v, &r[i].v);
-		hp_values_add(&out->site[out->nsite - 1].v, &r[i].v);
+		struct hp_values v = rec_values(m, r[i].stack);
+		hp_values_add(&out->path[out->npath - 1].v, &v);
+		hp_values_add(&out->site[out->nsite - 1].v, &v);
 	}
 	ret = 0;
 out:

@@ -233,11 +233,15 @@ int hp_cmd_diff(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	}
 
+	/* One model of each capture, no frame read after: each stack's frames
+	 * are freed as they are made locations (model.h). */
 	mo.snapshot = mtb.snapshot;
+	mo.release_frames = &cb;
 	if (hp_cli_load_model(mtb.path, &mo, &cb, &mb))
 		return HP_EXIT_FAILURE;
 	loaded = 1;
 	mo.snapshot = mtn.snapshot;
+	mo.release_frames = &cn;
 	if (hp_cli_load_model(mtn.path, &mo, &cn, &mn))
 		goto err;
 	loaded = 2;

@@ -162,6 +162,9 @@ int hp_cmd_export(int argc, char **argv)
 		hp_say_error("export: pprof is binary: not writing it to a terminal");
 		return HP_EXIT_USAGE;
 	}
+	/* One model of the capture, no frame read after: each stack's frames
+	 * are freed as they are made locations (model.h). */
+	mo.release_frames = &cap;
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
 	if (hp_cli_heap(&a, &model, argv[a.operand], &heap))

@@ -99,6 +99,9 @@ int hp_cmd_flamegraph(int argc, char **argv)
 	if (!output && !(output = hp_cli_default_output("flamegraph", argv[a.operand], ".svg",
 							 default_out, sizeof default_out)))
 		return HP_EXIT_FAILURE;
+	/* One model of the capture, no frame read after: each stack's frames
+	 * are freed as they are made locations (model.h). */
+	mo.release_frames = &cap;
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
 

@@ -172,6 +172,9 @@ int hp_cmd_report(int argc, char **argv)
 			return ret == -EINVAL ? HP_EXIT_USAGE : HP_EXIT_FAILURE;
 		}
 	}
+	/* One model of the capture, no frame read after: each stack's frames
+	 * are freed as they are made locations (model.h). */
+	mo.release_frames = &cap;
 	if (ret || hp_cli_load_model(argv[a.operand], &mo, &cap, &model)) {
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;

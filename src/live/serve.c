@@ -237,6 +237,9 @@ static const char index_page[] =
 	"alloc_objects, alloc_space, inuse_objects, inuse_space, peak_objects, peak_space; "
 	"<a href=\"heap?debug=1\">as text</a>; <code>?seconds=N</code>: what the next N "
 	"seconds allocated and freed</td></tr>\n"
+	"<tr><td><a href=\"allocs\">allocs</a></td><td>the same profile, alloc_space its "
+	"default sample type (Go's allocs; what Parca and Grafana Alloy scrape for "
+	"memory)</td></tr>\n"
 	"<tr><td><a href=\"/debug/heapprof/capture\">capture</a></td><td>the heapprof capture "
 	"file of now, with its symbols (<code>heapprof report</code>)</td></tr>\n"
 	"<tr><td><a href=\"/metrics\">metrics</a></td><td>heap in use, peak, RSS, "
@@ -245,7 +248,7 @@ static const char index_page[] =
 
 /* --- requests ------------------------------------------------------------------ */
 
-enum what { HEAP, METRICS, CAPTURE };
+enum what { HEAP, ALLOCS, METRICS, CAPTURE };
 
 struct capture_ctx {
 	int fd;
@@ -263,8 +266,8 @@ static int capture_head(void *ctx, size_t total, const char *name, const char *a
 	return hp_http_send_head(c->fd, c->deadline, 200, "application/octet-stream", extra, total);
 }
 
-/* Answers one profile request: heap (with debug and seconds), metrics,
- * or the capture. */
+/* Answers one profile request: heap or allocs (with debug and seconds),
+ * metrics, or the capture. */
 static void serve_profile(struct hp_server *s, int fd, const struct hp_http_request *req,
 			  enum what what, int debug, long seconds)
 {
@@ -316,6 +319,7 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 				struct hp_pprof_options po = {
 					.since = seconds && cap.nsnapshots >= 2 ? &cap.snapshots[0]
 										: NULL,
+					.alloc_default = what == ALLOCS,
 				};
 				ret = hp_pprof_write(o.f, &model, &po);
 			}
@@ -362,6 +366,8 @@ static void serve_profile(struct hp_server *s, int fd, const struct hp_http_requ
 		snprintf(extra, sizeof extra, "%s%s",
 			 what == HEAP && !debug
 				 ? "Content-Disposition: attachment; filename=\"heap\"\r\n"
+			 : what == ALLOCS && !debug
+				 ? "Content-Disposition: attachment; filename=\"allocs\"\r\n"
 				 : "",
 			 age);
 		hp_http_respond(fd, WRITE_MS, 200, type, extra, o.data, o.len, req->head);
@@ -451,9 +457,14 @@ static void serve_request(struct hp_server *s, int fd)
 				(size_t)n, req.head);
 		return;
 	}
-	if (strcmp(req.path, "/debug/pprof/heap") == 0) {
+	if (strcmp(req.path, "/debug/pprof/heap") == 0 ||
+	    strcmp(req.path, "/debug/pprof/allocs") == 0) {
 		/* Go's parameters: debug=N (text when not 0), seconds=N (a
-		 * delta); gc=1 means nothing here and is ignored, as others are. */
+		 * delta); gc=1 means nothing here and is ignored, as others are.
+		 * allocs is the same profile with alloc_space its default
+		 * sample type, as in Go (the path Parca and Grafana Alloy
+		 * scrape for memory by default). */
+		enum what w = strcmp(req.path, "/debug/pprof/heap") == 0 ? HEAP : ALLOCS;
 		int d = hp_http_query(req.query, "debug", v, sizeof v);
 		if (d < 0 || (d == 1 && parse_number(v, 0, INT_MAX, &debug))) {
 			hp_http_error(fd, WRITE_MS, 400, "debug wants a number");
@@ -464,7 +475,7 @@ static void serve_request(struct hp_server *s, int fd)
 			hp_http_error(fd, WRITE_MS, 400, "seconds wants a number from 1 to 3600");
 			return;
 		}
-		serve_profile(s, fd, &req, HEAP, debug != 0, seconds);
+		serve_profile(s, fd, &req, w, debug != 0, seconds);
 		return;
 	}
 	if (strcmp(req.path, "/metrics") == 0) {

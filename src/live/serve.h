@@ -7,6 +7,8 @@
  *   /debug/pprof/heap             gzipped profile.proto (pprof.h), symbolized;
  *                                 ?debug=1: gperftools' heap profile text;
  *                                 ?seconds=N: the delta over the next N seconds
+ *   /debug/pprof/allocs           the same, alloc_space the default sample
+ *                                 type (Go's; Parca's and Alloy's memory path)
  *   /debug/heapprof/capture       the capture file as of now, symbols appended
  *   /metrics                      heap in use, peak, RSS, allocations, in
  *                                 Prometheus' text format

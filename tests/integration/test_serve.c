@@ -470,6 +470,221 @@ HP_TEST(serve_seconds_says_its_window)
 	expect_eq_u64(finish(&p), 0, "ends well");
 }
 
+/* The profile's duration in file, in seconds, from `go tool pprof -top`'s
+ * "Duration: 324.70ms, Total ..." (Go's time.Duration; -raw cuts it to four
+ * characters, "324."); -1 when there is none. */
+static double top_duration(const char *file)
+{
+	static const struct {
+		const char *unit;
+		double s;
+	} units[] = {{"ns", 1e-9}, {"us", 1e-6}, {"\u00b5s", 1e-6}, {"ms", 1e-3},
+		     {"s", 1},     {"mins", 60}, {"hrs", 3600}};
+	char *out = hp_test_sh_out("go tool pprof -top %s 2>&1 | grep '^Duration: '", file);
+	char unit[16] = "";
+	double d = -1;
+	int n = out ? sscanf(out, "Duration: %lf%15[^ ,\n]", &d, unit) : 0;
+
+	free(out);
+	if (n < 1)
+		return -1;
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+		if (strcmp(unit, units[i].unit) == 0)
+			return d * units[i].s;
+	return -1;
+}
+
+/* The fields a scraper reads from one profile, as `TZ=UTC go tool pprof
+ * -raw` prints them. */
+struct scraped {
+	char types[256]; /* the sample types line, "[dflt]" on the default */
+	char period[64]; /* "space bytes 1" */
+	time_t time;     /* time_nanos, to the second; 0: none */
+	double duration; /* duration_nanos in seconds; -1: none */
+	long long alloc_objects, alloc_space, inuse_objects, inuse_space;
+};
+
+/* Fetches u with curl into file and reads it back with go tool pprof.
+ * Returns 1 when both succeed. */
+static int scrape(const char *u, const char *file, struct scraped *s)
+{
+	char *raw, *l;
+	struct tm tm;
+
+	memset(s, 0, sizeof *s);
+	s->duration = -1;
+	if (!expect_eq_u64(hp_test_sh("curl -sf --max-time 30 -o %s '%s'", file, u), 0,
+			   "curl fetches the endpoint"))
+		return 0;
+	raw = hp_test_sh_out("TZ=UTC go tool pprof -raw %s 2>&1", file);
+	if (!expect_true(raw && strstr(raw, "\nSamples:\n"), "go tool pprof parses it")) {
+		printf("%s: %s\n", u, raw ? raw : "(no output)");
+		free(raw);
+		return 0;
+	}
+	l = strstr(raw, "\nSamples:\n") + 10;
+	snprintf(s->types, sizeof s->types, "%.*s", (int)strcspn(l, "\n"), l);
+	l = strstr(raw, "PeriodType: ");
+	if (l) {
+		int n = (int)strcspn(l + 12, "\n");
+		const char *per = strstr(l, "\nPeriod: ");
+		snprintf(s->period, sizeof s->period, "%.*s %.*s", n, l + 12,
+			 per ? (int)strcspn(per + 9, "\n") : 0, per ? per + 9 : "");
+	}
+	l = strstr(raw, "\nTime: ");
+	memset(&tm, 0, sizeof tm);
+	if (l && strptime(l + 7, "%Y-%m-%d %H:%M:%S", &tm))
+		s->time = timegm(&tm);
+	s->duration = top_duration(file);
+	s->alloc_objects = raw_total(raw, "alloc_objects");
+	s->alloc_space = raw_total(raw, "alloc_space");
+	s->inuse_objects = raw_total(raw, "inuse_objects");
+	s->inuse_space = raw_total(raw, "inuse_space");
+	free(raw);
+	return 1;
+}
+
+#define GO_TYPES "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes"
+
+/* Issue 25, item 4: every profile endpoint as the pprof scrapers (Parca,
+ * Grafana Alloy) read it: /debug/pprof/allocs, the same profile with
+ * alloc_space its default sample type as Go serves it, /debug/pprof/heap,
+ * their text and their deltas; each with Go's sample types in Go's order,
+ * the period type and period, the time and the duration. The delta's sums
+ * are exactly what the program allocated and freed in its window, and its
+ * time is the window's start. */
+HP_TEST(serve_every_endpoint_for_the_scrapers)
+{
+	static const struct {
+		const char *path, *dflt;
+	} cumulative[] = {
+		{"/debug/pprof/allocs", "alloc_objects/count alloc_space/bytes[dflt] "
+					"inuse_objects/count inuse_space/bytes"},
+		{"/debug/pprof/heap", "alloc_objects/count alloc_space/bytes "
+				      "inuse_objects/count inuse_space/bytes[dflt]"},
+	};
+	struct prog p;
+	struct scraped s;
+	char u[256], file[600];
+	pid_t curl;
+	time_t asked;
+	size_t before = 0;
+
+	if (!hp_test_need_go() || !hp_test_need("curl", "curl") || !start(&p, "scrapers", NULL))
+		return;
+	snprintf(file, sizeof file, "%s/scrapers.pb.gz", hp_test_tmp());
+	for (size_t i = 0; i < sizeof cumulative / sizeof *cumulative; i++) {
+		asked = time(NULL);
+		if (!scrape(url(&p, cumulative[i].path, u, sizeof u), file, &s))
+			continue;
+		printf("  %s: %s; %s; time %+lld s; duration %.2f s\n", cumulative[i].path, s.types,
+		       s.period, (long long)(s.time - asked), s.duration);
+		expect_true(strncmp(s.types, cumulative[i].dflt, strlen(cumulative[i].dflt)) == 0,
+			    "Go's four sample types first, in Go's order, the default marked");
+		expect_true(strcmp(s.period, "space bytes 1") == 0,
+			    "period type space/bytes, period 1 (every allocation recorded)");
+		expect_true(s.time >= asked - 1 && s.time <= time(NULL) + 1,
+			    "the time is the snapshot's, now");
+		expect_true(s.duration >= 0 && s.duration < 30,
+			    "a duration: the time since the program started");
+		expect_eq_u64(s.alloc_objects, FIRST_N, "allocated: waiter_first's, nothing else");
+		expect_eq_u64(s.alloc_space, FIRST_N * FIRST_SIZE, "allocated bytes");
+		expect_eq_u64(s.inuse_objects, FIRST_N, "in use");
+		expect_eq_u64(s.inuse_space, FIRST_N * FIRST_SIZE, "in use bytes");
+	}
+	/* The text (gperftools' heap profile) of both, which pprof reads too. */
+	for (size_t i = 0; i < sizeof cumulative / sizeof *cumulative; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "%s?debug=1", cumulative[i].path);
+		char *raw;
+		if (!expect_eq_u64(hp_test_sh("curl -sf --max-time 30 -o %s '%s'", file,
+					      url(&p, path, u, sizeof u)),
+				   0, "curl fetches ?debug=1"))
+			continue;
+		/* pprof reads gperftools' text as objects/count, space/bytes:
+		 * the blocks in use. */
+		raw = hp_test_sh_out("go tool pprof -raw %s 2>&1", file);
+		expect_eq_u64(raw ? raw_total(raw, "space") : -1, FIRST_N * FIRST_SIZE,
+			      "?debug=1: pprof reads the text, the bytes in use");
+		free(raw);
+	}
+
+	/* The delta of allocs over 3 s, 's' and 't' run in it. */
+	struct hp_capture *cap = hpq_load(p.hpf);
+	if (cap) {
+		before = cap->nsnapshots;
+		hpq_free(cap);
+	}
+	asked = time(NULL);
+	curl = fork();
+	if (curl == 0) {
+		char cmd[8192];
+		snprintf(cmd, sizeof cmd, "curl -sf --max-time 30 -o %s '%s'", file,
+			 url(&p, "/debug/pprof/allocs?seconds=3", u, sizeof u));
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (uint64_t end = now_ms() + 10000; now_ms() < end; usleep(20000)) {
+		size_t n = 0;
+		cap = hpq_load(p.hpf);
+		if (cap) {
+			n = cap->nsnapshots;
+			hpq_free(cap);
+		}
+		if (n > before)
+			break;
+	}
+	command(&p, 's');
+	command(&p, 't');
+	if (expect_eq_u64(reap(curl, 30000), 0, "curl fetches allocs?seconds=3")) {
+		char *raw = hp_test_sh_out("TZ=UTC go tool pprof -raw %s 2>&1", file);
+		memset(&s, 0, sizeof s);
+		if (raw) {
+			const char *l = strstr(raw, "\nTime: ");
+			s.duration = top_duration(file);
+			struct tm tm = {0};
+			if (l && strptime(l + 7, "%Y-%m-%d %H:%M:%S", &tm))
+				s.time = timegm(&tm);
+			s.alloc_objects = raw_total(raw, "alloc_objects");
+			s.alloc_space = raw_total(raw, "alloc_space");
+			s.inuse_objects = raw_total(raw, "inuse_objects");
+			s.inuse_space = raw_total(raw, "inuse_space");
+			if (!expect_true(strstr(raw,
+						"\nalloc_objects/count alloc_space/bytes[dflt] "
+						"inuse_objects/count inuse_space/bytes") &&
+						 strstr(raw,
+							"PeriodType: space bytes\nPeriod: 1\n"),
+					 "the delta: Go's sample types, alloc_space the default, "
+					 "the period"))
+				printf("%s", raw);
+			free(raw);
+		}
+		printf("  allocs?seconds=3: time %+lld s; duration %.2f s\n",
+		       (long long)(s.time - asked), s.duration);
+		expect_eq_u64(s.alloc_objects, SECOND_N + CHURN_N,
+			      "allocated in the window: 's' and 't', nothing before");
+		expect_eq_u64(s.alloc_space, SECOND_N * SECOND_SIZE + CHURN_N * CHURN_SIZE,
+			      "their bytes");
+		expect_eq_u64(s.inuse_objects, SECOND_N,
+			      "in use: the window's change ('t' freed its own)");
+		expect_eq_u64(s.inuse_space, SECOND_N * SECOND_SIZE, "its bytes");
+		expect_true(s.duration >= 3.0 && s.duration < 4.5,
+			    "the duration is the window's, 3 s");
+		expect_true(s.time >= asked - 1 && s.time <= asked + 2,
+			    "the time is the window's start");
+	}
+	/* A window in which nothing happens: an empty delta, still with its
+	 * header. */
+	if (scrape(url(&p, "/debug/pprof/heap?seconds=1", u, sizeof u), file, &s)) {
+		expect_true(strncmp(s.types, GO_TYPES, strlen(GO_TYPES)) == 0,
+			    "heap?seconds=1: Go's types");
+		expect_eq_u64(s.alloc_objects + s.inuse_objects + s.alloc_space + s.inuse_space, 0,
+			      "nothing allocated or freed in an idle window");
+		expect_true(s.duration >= 1.0 && s.duration < 2.5, "its duration, 1 s");
+	}
+	expect_eq_u64(finish(&p), 0, "ends well");
+}
+
 /* Prometheus' text format: every sample named as [a-zA-Z_:][a-zA-Z0-9_:]*,
  * with a number, after its HELP and TYPE lines; counters named _total. */
 static int strict_prometheus(const char *text)

@@ -28,16 +28,46 @@
 
 #define NAME_MAX_BYTES 1024
 
+/* A location's entry in loc_type when none of its frames names a type. */
+static const char ATTR_NONE[] = "";
+
+/* The type location id's frames name (its innermost one that does), or
+ * NULL; read once per location. */
+static const char *location_type(struct hp_attr_state *st, const struct hp_model *m,
+				 uint32_t id)
+{
+	const struct hp_location *l = &m->locations[id];
+	char name[NAME_MAX_BYTES];
+	size_t have = st->loc_type_cap;
+
+	if (id >= have) {
+		if (hp_vec_grow(&st->loc_type, &st->loc_type_cap, (size_t)id + 1))
+			return NULL;
+		memset(st->loc_type + have, 0, (st->loc_type_cap - have) * sizeof *st->loc_type);
+	}
+	if (!st->loc_type[id]) {
+		st->loc_type[id] = ATTR_NONE;
+		for (uint32_t s = 0; s < l->nsyms; s++)
+			if (hp_typename_from_frame(l->syms[s].function, name, sizeof name)) {
+				const char *dup = hp_strpool_dup(&st->pool, name);
+				if (!dup) {
+					st->loc_type[id] = NULL; /* read again */
+					return NULL;
+				}
+				st->loc_type[id] = dup;
+				break;
+			}
+	}
+	return st->loc_type[id] == ATTR_NONE ? NULL : st->loc_type[id];
+}
+
 const char *hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m,
 			  const uint32_t *locs, uint32_t depth)
 {
-	char name[NAME_MAX_BYTES];
-
 	for (uint32_t f = 0; f < depth; f++) {
-		const struct hp_location *l = &m->locations[locs[f]];
-		for (uint32_t s = 0; s < l->nsyms; s++)
-			if (hp_typename_from_frame(l->syms[s].function, name, sizeof name))
-				return hp_strpool_dup(&st->pool, name);
+		const char *t = location_type(st, m, locs[f]);
+		if (t)
+			return t;
 	}
 	return NULL;
 }
@@ -165,19 +195,31 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 			}
 		}
 		if (inferred) {
+			/* Interned once per location: the pointer names it. */
+			if (hp_u64map_get(&st->by_name, (uintptr_t)inferred, &b->type))
+				continue;
 			ret = type_index(st, m, HP_TYPESRC_TEMPLATE, inferred, &b->type);
+			if (!ret)
+				ret = hp_u64map_put(&st->by_name, (uintptr_t)inferred, b->type);
 		} else {
 			uint64_t size = r->size ? r->size
 						: r->alloc_count ? (r->alloc_bytes + r->alloc_count / 2) /
 									r->alloc_count
 								 : 0;
+			/* Sizes below 2^63 (any real one) are named once. */
+			int cached = !(size >> 63);
+			uint64_t key = size | (r->size ? 0 : 1ull << 63);
 			/* A sampled bucket has one size; a full one, a stack's
 			 * blocks of any size: their mean. */
 			char bytes[32];
+			if (cached && hp_u64map_get(&st->by_size, key, &b->type))
+				continue;
 			hp_units_bytes(bytes, sizeof bytes, (double)size);
 			snprintf(name, sizeof name, r->size ? "unknown (%s)" : "unknown (avg %s)",
 				 bytes);
 			ret = type_index(st, m, HP_TYPESRC_UNKNOWN, name, &b->type);
+			if (!ret && cached)
+				ret = hp_u64map_put(&st->by_size, key, b->type);
 		}
 		if (ret)
 			goto out;
@@ -191,6 +233,9 @@ void hp_attr_free(struct hp_attr_state *st)
 {
 	hp_strtab_free(&st->keys);
 	hp_strpool_free(&st->pool);
+	free(st->loc_type);
+	hp_u64map_free(&st->by_name);
+	hp_u64map_free(&st->by_size);
 	memset(st, 0, sizeof *st);
 }
 

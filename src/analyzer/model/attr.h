@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../../common/strtab.h"
+#include "../../common/table.h"
 
 /* Only pointers to these: attr.h is included by model.c, which defines
  * what attr.c implements of model.h. */
@@ -23,6 +24,14 @@ struct hp_attr_state {
 	struct hp_strtab keys;  /* "<source>\t<name>" per type, indexes m->types */
 	struct hp_strpool pool; /* inferred names */
 	size_t types_cap;
+	/* What each location's frames name (a million stacks share far
+	 * fewer locations): loc_type[l] is the name, ATTR_NONE when no frame
+	 * names a type, NULL before the location is read. */
+	const char **loc_type;
+	size_t loc_type_cap;
+	/* Type index of each inferred name (keyed by its interned pointer)
+	 * and of each unknown size (the size, the top bit set for a mean). */
+	struct hp_u64map by_name, by_size;
 };
 
 /* The type the innermost allocator template frame of locs[0..depth)

@@ -4,6 +4,9 @@
 #include "model.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <regex.h>
 #include <stdio.h>
@@ -24,7 +27,37 @@ struct priv {
 	struct hp_u64map index;  /* address (or TRIMMED variant) -> location index */
 	size_t locations_cap;    /* of m->locations */
 	struct hp_attr_state attr; /* types (attr.h) */
+	/* The stacks' location lists, cut from blocks of LOC_BLOCK indexes
+	 * (a million stacks: no malloc and no header each). */
+	uint32_t **loc_blocks;
+	size_t nloc_blocks, loc_blocks_cap;
+	uint32_t *loc_next; /* the current block's room */
+	size_t loc_left;
 };
+
+#define LOC_BLOCK (256u << 10) /* indexes: 1 MiB */
+
+/* Room for n location indexes, in the model's blocks (freed with it).
+ * Returns NULL when out of memory. */
+static uint32_t *loc_slice(struct priv *p, size_t n)
+{
+	uint32_t *s;
+
+	if (n > p->loc_left) {
+		size_t size = n > LOC_BLOCK ? n : LOC_BLOCK;
+		uint32_t *b;
+		if (hp_vec_grow(&p->loc_blocks, &p->loc_blocks_cap, p->nloc_blocks + 1) ||
+		    !(b = malloc(size * sizeof *b)))
+			return NULL;
+		p->loc_blocks[p->nloc_blocks++] = b;
+		p->loc_next = b;
+		p->loc_left = size;
+	}
+	s = p->loc_next;
+	p->loc_next += n;
+	p->loc_left -= n;
+	return s;
+}
 
 static const char *const allocator_prefixes[] = {
 	"operator new", "operator delete", "__libc_malloc", "__libc_calloc", "__libc_realloc",
@@ -200,11 +233,16 @@ static int new_location(struct hp_model *m, uint64_t addr, const struct hp_sym *
 	l->address = addr;
 	l->module = index_of_module(m->cap, addr - 1);
 	l->module_offset = l->module >= 0 ? addr - m->cap->modules[l->module].bias : addr;
-	l->syms = malloc((size_t)n * sizeof *l->syms);
+	/* The frames and their classes in one block: a million stacks share
+	 * far fewer locations, and every view asks each frame's class. */
+	l->syms = malloc((size_t)n * (sizeof *l->syms + 1));
 	if (!l->syms)
 		return -ENOMEM;
 	memcpy(l->syms, syms, (size_t)n * sizeof *l->syms);
 	l->nsyms = (uint32_t)n;
+	for (int k = 0; k < n; k++)
+		((uint8_t *)(l->syms + n))[k] = (uint8_t)hp_model_frame_class(m, l, &l->syms[k]);
+	l->classes = (uint8_t *)(l->syms + n);
 	*out = (uint32_t)m->nlocations++;
 	return 0;
 }
@@ -275,10 +313,18 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 				return err;
 		}
 		m->stacks[id].depth = depth - skip;
-		m->stacks[id].locations = malloc((depth - skip + 1) * sizeof(uint32_t));
+		/* one index at least: never NULL, even for an empty stack */
+		m->stacks[id].locations = loc_slice(m->priv, depth - skip ? depth - skip : 1);
 		if (!m->stacks[id].locations)
 			return -ENOMEM;
 		memcpy(m->stacks[id].locations, locs + skip, (depth - skip) * sizeof(uint32_t));
+		if (opts->release_frames == cap) {
+			/* the same stack, writable: its frames are locations now */
+			struct hp_cap_stack *w = &opts->release_frames->stacks[id];
+			free(w->frames);
+			w->frames = NULL;
+			w->depth = 0;
+		}
 	}
 	return 0;
 }
@@ -378,6 +424,13 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	ret = build_stacks(m, opts);
 	if (ret)
 		goto fail;
+#ifdef __GLIBC__
+	/* The frames freed were small blocks all over the heap: glibc keeps
+	 * them for later mallocs, which the model's large arrays (mapped
+	 * apart) never use. Give their pages back (2^20 stacks: 130 MB). */
+	if (opts->release_frames == cap)
+		malloc_trim(0);
+#endif
 	/* Modules no frame falls in are never opened: a program maps dozens.
 	 * (HP_MODSYM_OK is 0, calloc's value: each starts unused.) */
 	for (size_t i = 0; i < m->nmodules; i++)
@@ -452,14 +505,15 @@ void hp_model_free(struct hp_model *m)
 	for (size_t i = 0; i < m->nlocations; i++)
 		free(m->locations[i].syms);
 	free(m->locations);
-	for (size_t i = 0; m->stacks && i < m->nstacks; i++)
-		free(m->stacks[i].locations);
-	free(m->stacks);
+	free(m->stacks); /* their locations are in the blocks, freed below */
 	free(m->buckets);
 	free(m->modules);
 	free(m->types);
 	free(m->thread_shared);
 	if (p) {
+		for (size_t i = 0; i < p->nloc_blocks; i++)
+			free(p->loc_blocks[i]);
+		free(p->loc_blocks);
 		hp_attr_free(&p->attr);
 		hp_symbolizer_free(p->sym);
 		hp_symcache_close(p->own_cache); /* writes what was read */
@@ -582,6 +636,8 @@ enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct 
 {
 	const char *mod;
 
+	if (l && l->classes && s >= l->syms && s < l->syms + l->nsyms)
+		return (enum hp_frame_class)l->classes[s - l->syms];
 	for (size_t i = 0; i < sizeof entry_names / sizeof *entry_names; i++)
 		if (strcmp(s->function, entry_names[i]) == 0)
 			return HP_FRAME_ENTRY;
@@ -592,7 +648,12 @@ enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct 
 	 * allocators) are libraries whatever their debug info says; any other
 	 * shared object, installed or not, is code of the program's own (clang's
 	 * is all in libclang-cpp.so and libLLVM.so). */
-	mod = l && l->module >= 0 && m ? m->modules[l->module].cap->path : "";
+	/* The module's path: m->modules[i].cap's, or the capture's while the
+	 * model is built (its locations are classed before that is set). */
+	mod = "";
+	if (l && l->module >= 0 && m)
+		mod = m->modules[l->module].cap ? m->modules[l->module].cap->path
+						: m->cap->modules[l->module].path;
 	if (runtime_module(mod))
 		return HP_FRAME_LIBRARY;
 	return HP_FRAME_OWN;

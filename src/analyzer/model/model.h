@@ -35,6 +35,10 @@ struct hp_location {
 	uint64_t module_offset; /* address - load bias, an ELF virtual address */
 	uint32_t nsyms;         /* >= 1 */
 	struct hp_sym *syms;
+	/* classes[k]: hp_model_frame_class of syms[k], found once when the
+	 * model makes the location (in the block of syms); NULL in a location
+	 * made elsewhere, whose classes are found on each call. */
+	uint8_t *classes;
 };
 
 /* The figures of a bucket or a sum of buckets, unbiased (exact in a full
@@ -51,15 +55,16 @@ struct hp_values {
 
 /* A call stack as locations, innermost first, with the figures of its
  * buckets summed (in bucket order), so that no output sums them again. */
+/* (Members ordered so that no padding is left: a million stacks.) */
 struct hp_mstack {
 	uint32_t depth;
-	uint32_t *locations; /* indexes into hp_model.locations */
 	uint32_t nbuckets;   /* the buckets of the snapshot on this stack */
+	uint32_t *locations; /* indexes into hp_model.locations */
 	struct hp_values v;  /* their figures, summed */
-	int suppressed;      /* matches a suppression (hp_model_suppress): its blocks in
-				use are runtime allocations, not leaks */
 	const char *inferred_type; /* the type its innermost allocator template frame
 				    * names (typename.h), or NULL */
+	int suppressed;      /* matches a suppression (hp_model_suppress): its blocks in
+				use are runtime allocations, not leaks */
 };
 
 /* Where a bucket's type comes from (explicit and vtable beat template). */
@@ -79,15 +84,16 @@ struct hp_mtype {
 	enum hp_type_origin source;
 };
 
+/* (Members ordered so that no padding is left: a million buckets.) */
 struct hp_mbucket {
 	uint32_t stack;  /* index into hp_model.stacks (the capture's stack id) */
-	uint64_t size;   /* the allocation size (sampled captures), else 0 */
-	struct hp_values v;
-	const struct hp_rec_bucket *raw;
 	/* Attribution (issue 9): an index into hp_model.types, and the
 	 * bucket's origin: its context, thread and heap tag ids (0: none; heap
 	 * 0 is malloc's). */
 	uint32_t type;
+	uint64_t size;   /* the allocation size (sampled captures), else 0 */
+	struct hp_values v;
+	const struct hp_rec_bucket *raw;
 	uint64_t context, thread, heap;
 };
 
@@ -157,6 +163,13 @@ struct hp_model_options {
 	int keep_allocator_frames;   /* do not hide the allocator's own frames */
 	const struct hp_model_filter *filter; /* applied once built (hp_model_filter), or
 					       * NULL */
+	/* The capture being built from, for a caller that builds one model of
+	 * it and reads none of its stacks' frames after (report, export,
+	 * diff): each stack's frames are freed as soon as they are made
+	 * locations (the stack then reads depth 0), so the capture's frames
+	 * and the model's locations are not held at once. NULL: the capture
+	 * is left as it is. */
+	struct hp_capture *release_frames;
 };
 
 /* Builds the model. Returns 0, or -errno with err set to one line (the
@@ -281,7 +294,9 @@ enum hp_frame_class {
 			   * __libc_start_main and its helpers, start_thread, clone */
 };
 
-/* The class of symbolic frame s of location l. */
+/* The class of symbolic frame s of location l: looked up when s is one of
+ * l's frames and l has its classes (every location of a model does), else
+ * found from the names. */
 enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct hp_location *l,
 					 const struct hp_sym *s);
 
