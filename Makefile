@@ -22,6 +22,12 @@
 
 PREFIX ?= /usr/local
 BUILD ?= build$(if $(SAN),$(if $(findstring thread,$(SAN)),-tsan,-san),)$(if $(DEBUG),-debug,)
+# One spelling of the build folder, relative to here when it is inside:
+# objects are named through it, and so are the targets of the dependency
+# files the compiler writes. Named once as /abs/build (scripts/deb.sh's
+# make install) and once as build, an object's dependencies were lost, and
+# a header's change left it stale.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
 CC ?= cc
 DEBUG ?=
 SAN ?=
