@@ -130,7 +130,8 @@ struct page {
 	char *key;
 	size_t key_cap;
 	char name[4096]; /* page_name's */
-	struct hp_flame_frame *fbuf; /* hp_flame_frames' */
+	struct hp_shown_frame *fbuf; /* hp_frames_shown's */
+	int all_frames;              /* --all-frames: every frame kept */
 	size_t fbuf_cap;
 };
 
@@ -221,9 +222,9 @@ static int frame_of(struct page *p, const struct hp_model *m, const struct hp_lo
 	return 0;
 }
 
-/* The frames of stack id as the page shows them (hp_flame_frames: the
- * runtime's below main left out) into p->fbuf; returns how many, or
- * -ENOMEM. */
+/* The frames of stack id as the page shows them (hp_frames_shown: the
+ * runtime's below main left out unless p->all_frames) into p->fbuf;
+ * returns how many, or -ENOMEM. */
 static long stack_frames(struct page *p, const struct hp_model *m, uint32_t id)
 {
 	const struct hp_mstack *s = &m->stacks[id];
@@ -233,7 +234,7 @@ static long stack_frames(struct page *p, const struct hp_model *m, uint32_t id)
 		cap += m->locations[s->locations[i]].nsyms;
 	if (hp_vec_grow(&p->fbuf, &p->fbuf_cap, cap + 1))
 		return -ENOMEM;
-	return (long)hp_flame_frames(m, s, 0, p->fbuf);
+	return (long)hp_frames_shown(m, s, p->all_frames, p->fbuf);
 }
 
 /* The index in p->stacks of the model's stack id, added on first sight. */
@@ -793,7 +794,7 @@ static int write_flame(FILE *f, struct page *p, const struct hp_model *m)
 		if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
 			goto out;
 		for (long i = nf; i-- > 0;) {
-			const struct hp_flame_frame *fr = &p->fbuf[i];
+			const struct hp_shown_frame *fr = &p->fbuf[i];
 			uint32_t *nm = &names[sym_base[fr->loc] + fr->sym], next;
 			if (*nm == UINT32_MAX) {
 				const char *fn = m->locations[fr->loc].syms[fr->sym].function;
@@ -1007,6 +1008,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	char deftitle[512];
 	int ret = 0;
 
+	p.all_frames = opts && opts->all_frames;
 	if (!cap->nsnapshots) {
 		snprintf(err, errlen, "the capture has no snapshot");
 		return -ENOENT;

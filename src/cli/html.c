@@ -34,6 +34,9 @@ static const char usage[] =
 	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --title T            the page's title (default: heapprof: PROGRAM)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
+	"  --all-frames         every frame: also the runtime's below main and a\n"
+	"                       thread's start (by default left out, as report\n"
+	"                       leaves them out)\n"
 	"  --suppressions FILE  leaks not to report, in LeakSanitizer's format\n"
 	"  --no-default-suppressions  keep the runtime's one-time allocations in what\n"
 	"                       is in use and the tables by type, context, thread, heap\n"
@@ -50,6 +53,7 @@ int hp_cmd_html(int argc, char **argv)
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
 		{HP_OPT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_NO_DEFAULT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
@@ -80,6 +84,7 @@ int hp_cmd_html(int argc, char **argv)
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	ho.debug_dir = mo.debug_dir;
 	ho.title = a.value[HP_OPT_TITLE];
+	ho.all_frames = a.given[HP_OPT_ALL_FRAMES];
 	if (a.given[HP_OPT_TOP]) /* 0: all, the most --top takes */
 		ho.top_stacks = a.number[HP_OPT_TOP] ? (size_t)a.number[HP_OPT_TOP] : 1000000;
 	/* The suppressions report applies (src/cli/report.c), so the page's

@@ -523,6 +523,35 @@ HP_TEST(flame_runtime_frames_hidden)
 		      "and so is each thread's function");
 }
 
+/* Issue 24, the rest of item 8: --all-frames keeps the runtime's frames
+ * in the flame graph and the page, as report --all-frames does; the
+ * default leaves them out of both (frames.h, one rule). */
+HP_TEST(flame_and_page_all_frames)
+{
+	const char *capture = known_capture();
+	char svg[4600], page[4600];
+
+	require(capture, "heapprof run records known");
+	require(render(capture, "--metric allocations --all-frames", "allframes", svg,
+		       sizeof svg) == 0,
+		"the flame graph with every frame is drawn");
+	expect_eq_u64(hp_test_sh("grep -qE 'data-n=\"__libc_start_main[a-z_0-9]*\"' %s && "
+				 "grep -qE 'data-n=\"(start_thread|clone3?|__clone3?)\"' %s",
+				 svg, svg),
+		      0, "--all-frames: __libc_start_main and a thread's start drawn");
+	snprintf(page, sizeof page, "%s/allframes.html", hp_test_tmp());
+	require(hp_test_sh("%s html %s -o %s && %s html --all-frames %s -o %s.all", hp(), capture,
+			   page, hp(), capture, page) == 0,
+		"the pages are written");
+	expect_eq_u64(hp_test_sh("grep -qE '\"(__libc_start_main[a-z_0-9]*|start_thread)\"' %s",
+				 page),
+		      1, "the page names no runtime frame by default");
+	expect_eq_u64(hp_test_sh("grep -qE '\"__libc_start_main[a-z_0-9]*\"' %s.all && "
+				 "grep -qE '\"start_thread\"' %s.all",
+				 page, page),
+		      0, "html --all-frames: they are in the page");
+}
+
 /* Issue 24, items 4 and 5: a frame's label and hover name its function
  * shortly (no parameter list, template arguments elided), not by its
  * signature; data-n keeps the whole name for the search. */
