@@ -45,9 +45,9 @@
  * frame's index in document order), data-x and data-v (its offset and
  * value in the metric's units), holding a <title>, a <rect> and a <text>.
  * data-n is the function's whole name (what the search matches); the
- * label and the hover say its short name (hp_flame_short_name: no
- * parameter list, template arguments elided), also in data-l when it
- * differs.
+ * label and the hover say its name as every view shows it (frames.h,
+ * hp_frame_names: no parameter list unless two overloads would read the
+ * same, template arguments elided), also in data-l when it differs.
  *
  * Ordinary analyzer C: allocates with malloc, not thread-safe.
  */
@@ -94,16 +94,6 @@ int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim
 			int all_frames, struct hp_flame **out);
 
 void hp_flame_free(struct hp_flame *f);
-
-/* A function's name as the flame graphs and the page show it: template
- * arguments elided (hp_name_shorten), its parameter list and a template
- * function's return type dropped, as pprof prints it:
- * "store::index_value(store::Value const*, std::string)" reads
- * "store::index_value", "void std::vector<int>::_M_realloc_insert<int>(...)"
- * "std::vector<...>::_M_realloc_insert<...>"; "operator()" keeps its own
- * parentheses. Into out[0..cap), always terminated; returns out. The
- * terminal report names frames with its own (report.c). */
-const char *hp_flame_short_name(char *out, size_t cap, const char *name);
 
 /* The root's value: the metric summed over every bucket. */
 double hp_flame_total(const struct hp_flame *f);

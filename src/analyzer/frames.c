@@ -3,7 +3,13 @@
  */
 #include "frames.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "../common/vec.h"
+
+#define NAME_CAP 4096 /* a shown name's bytes at most (hp_name_display's) */
 
 /* Whether fn is Rust's runtime starting the program's main (std::rt's
  * lang_start and what it calls it through), as __libc_start_main is C's. */
@@ -67,4 +73,127 @@ outside_main:
 		n = k;
 	}
 	return n;
+}
+
+/* --- names ------------------------------------------------------------ */
+
+/* Adds name (the model's, or one asked for later) with what it is shown
+ * as: display, its hp_name_display form. */
+static int add_name(struct hp_frame_names *n, const char *name, const char *display,
+		    uint32_t *out)
+{
+	uint32_t i, d;
+
+	if (hp_strtab_intern(&n->names, name, &i) || hp_strtab_intern(&n->shown, display, &d) ||
+	    hp_vec_grow(&n->as, &n->as_cap, (size_t)i + 1))
+		return -ENOMEM;
+	n->as[i] = d;
+	*out = i;
+	return 0;
+}
+
+int hp_frame_names_build(struct hp_frame_names *n, const struct hp_model *m, int full_names)
+{
+	struct hp_strtab displays = {0}; /* the hp_name_display forms met */
+	uint32_t *first = NULL;          /* per display: the shortened form of its first name */
+	uint8_t *mixed = NULL;           /* per display: names with other shortened forms */
+	uint32_t *disp = NULL, *shrt = NULL; /* per name: its display, its shortened form */
+	struct hp_strtab shorts = {0};
+	size_t first_cap = 0, mixed_cap = 0, disp_cap = 0, shrt_cap = 0;
+	char *buf = malloc(NAME_CAP);
+	int ret = -ENOMEM;
+
+	memset(n, 0, sizeof *n);
+	n->full = full_names;
+	if (!buf)
+		return -ENOMEM;
+	/* Every name once, with its display and shortened forms. */
+	for (size_t l = 0; l < m->nlocations; l++) {
+		for (uint32_t k = 0; k < m->locations[l].nsyms; k++) {
+			const char *fn = m->locations[l].syms[k].function;
+			size_t before = n->names.count;
+			uint32_t i, d, sh;
+			if (hp_strtab_intern(&n->names, fn, &i))
+				goto out;
+			if (i < before)
+				continue; /* seen */
+			if (full_names) {
+				if (hp_strtab_intern(&n->shown, fn, &d) ||
+				    hp_vec_grow(&n->as, &n->as_cap, (size_t)i + 1))
+					goto out;
+				n->as[i] = d;
+				continue;
+			}
+			if (hp_strtab_intern(&displays, hp_name_display(buf, NAME_CAP, fn), &d) ||
+			    hp_strtab_intern(&shorts, hp_name_shorten(buf, NAME_CAP, fn), &sh) ||
+			    hp_vec_grow(&disp, &disp_cap, (size_t)i + 1) ||
+			    hp_vec_grow(&shrt, &shrt_cap, (size_t)i + 1) ||
+			    hp_vec_grow(&first, &first_cap, (size_t)d + 1) ||
+			    hp_vec_grow(&mixed, &mixed_cap, (size_t)d + 1))
+				goto out;
+			disp[i] = d;
+			shrt[i] = sh;
+			if (d == displays.count - 1) { /* a new display */
+				first[d] = sh;
+				mixed[d] = 0;
+			} else if (first[d] != sh) {
+				mixed[d] = 1;
+			}
+		}
+	}
+	/* What each is shown as: its display, or its shortened form when its
+	 * display names another function too. */
+	if (!full_names) {
+		for (uint32_t i = 0; i < n->names.count; i++) {
+			const char *s = mixed[disp[i]] ? hp_strtab_get(&shorts, shrt[i])
+						       : hp_strtab_get(&displays, disp[i]);
+			uint32_t d;
+			if (hp_strtab_intern(&n->shown, s, &d) ||
+			    hp_vec_grow(&n->as, &n->as_cap, (size_t)i + 1))
+				goto out;
+			n->as[i] = d;
+		}
+	}
+	ret = 0;
+out:
+	hp_strtab_free(&displays);
+	hp_strtab_free(&shorts);
+	free(first);
+	free(mixed);
+	free(disp);
+	free(shrt);
+	free(buf);
+	return ret;
+}
+
+const char *hp_frame_names_get(struct hp_frame_names *n, const char *function)
+{
+	size_t before = n->names.count;
+	uint32_t i;
+	char *buf;
+
+	if (hp_strtab_intern(&n->names, function, &i))
+		return function;
+	if (i < before)
+		return hp_strtab_get(&n->shown, n->as[i]);
+	/* A name the model did not have: shown as hp_name_display says. */
+	if (n->full)
+		return add_name(n, function, function, &i) ? function
+							    : hp_strtab_get(&n->shown, n->as[i]);
+	if (!(buf = malloc(NAME_CAP)))
+		return function;
+	if (add_name(n, function, hp_name_display(buf, NAME_CAP, function), &i)) {
+		free(buf);
+		return function;
+	}
+	free(buf);
+	return hp_strtab_get(&n->shown, n->as[i]);
+}
+
+void hp_frame_names_free(struct hp_frame_names *n)
+{
+	hp_strtab_free(&n->names);
+	hp_strtab_free(&n->shown);
+	free(n->as);
+	memset(n, 0, sizeof *n);
 }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/strtab.h"
 #include "model/model.h"
 
 /* One symbolic frame of a stack: m->locations[loc].syms[sym], and its class
@@ -37,5 +38,35 @@ size_t hp_frames_shown(const struct hp_model *m, const struct hp_mstack *st, int
 
 /* The symbolic frames of st: the room hp_frames_shown needs. */
 size_t hp_frames_count(const struct hp_model *m, const struct hp_mstack *st);
+
+/*
+ * Frame names as every view shows them (the SVG flame graph, the page, the
+ * folded export): a function named without its parameter list, template
+ * arguments elided (hp_name_display), unless two functions of the model
+ * would then read the same and differ by more than template arguments
+ * (overloads: "shapes::area(shapes::Circle const&)" and
+ * "shapes::area(shapes::Square const&)" both read "shapes::area"): those
+ * keep their parameter lists, templates elided (hp_name_shorten), so no
+ * view merges two functions or names them alike. Functions differing only
+ * by template arguments read the same, as they do in the report.
+ */
+struct hp_frame_names {
+	int full;                /* --full-names: every name as it is */
+	struct hp_strtab names;  /* the model's function names */
+	struct hp_strtab shown;  /* what each is shown as */
+	uint32_t *as;            /* names index -> shown index */
+	size_t as_cap;
+};
+
+/* The names of every frame of m (full_names: as they are). 0 or -ENOMEM;
+ * free with hp_frame_names_free even on failure. */
+int hp_frame_names_build(struct hp_frame_names *n, const struct hp_model *m, int full_names);
+
+/* How function is shown; a name the model did not have is shown as
+ * hp_name_display says (and remembered). Never NULL: on -ENOMEM,
+ * function itself. The string lives as long as n. */
+const char *hp_frame_names_get(struct hp_frame_names *n, const char *function);
+
+void hp_frame_names_free(struct hp_frame_names *n);
 
 #endif

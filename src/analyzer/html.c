@@ -129,7 +129,7 @@ struct page {
 	size_t nstacks, stacks_cap;
 	char *key;
 	size_t key_cap;
-	char name[4096]; /* page_name's */
+	struct hp_frame_names names; /* page_name's: from the first snapshot's model */
 	struct hp_shown_frame *fbuf; /* hp_frames_shown's */
 	int all_frames;              /* --all-frames: every frame kept */
 	size_t fbuf_cap;
@@ -175,10 +175,11 @@ static int intern(struct page *p, const char *s, uint32_t *out)
 	return hp_strtab_intern(&p->strings, s ? s : "", out);
 }
 
-/* A function's name as the page shows it: hp_flame_short_name. */
-static const char *page_name(char *out, size_t cap, const char *name)
+/* A function's name as the page shows it, as every view shows it
+ * (frames.h: no parameter list unless an overload needs it). */
+static const char *page_name(struct page *p, const char *name)
 {
-	return hp_flame_short_name(out, cap, name);
+	return hp_frame_names_get(&p->names, name);
 }
 
 /* The frame index of one symbolic frame, added on first sight. */
@@ -207,7 +208,7 @@ static int frame_of(struct page *p, const struct hp_model *m, const struct hp_lo
 		return ret;
 	/* New: the key's index is the next frame's. */
 	fr.cls = (int)hp_model_frame_class(m, l, sym);
-	if ((ret = intern(p, page_name(p->name, sizeof p->name, sym->function), &fr.function)) ||
+	if ((ret = intern(p, page_name(p, sym->function), &fr.function)) ||
 	    (ret = intern(p, sym->file, &fr.file)))
 		return ret;
 	if (l->module >= 0) {
@@ -281,6 +282,7 @@ static void page_free(struct page *p)
 	hp_u64map_free(&p->stack_index);
 	hp_strtab_free(&p->strings);
 	hp_strtab_free(&p->frame_keys);
+	hp_frame_names_free(&p->names);
 }
 
 /* A string as JSON, escaped for display first (text.h), then for JSON in
@@ -798,7 +800,7 @@ static int write_flame(FILE *f, struct page *p, const struct hp_model *m)
 			uint32_t *nm = &names[sym_base[fr->loc] + fr->sym], next;
 			if (*nm == UINT32_MAX) {
 				const char *fn = m->locations[fr->loc].syms[fr->sym].function;
-				if (intern(p, page_name(p->name, sizeof p->name, fn), nm))
+				if (intern(p, page_name(p, fn), nm))
 					goto out;
 			}
 			uint64_t key = (uint64_t)cur << 32 | *nm;
@@ -1061,6 +1063,11 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		if (ret)
 			goto out;
 		if (opts && opts->suppressions && (ret = hp_model_suppress(&m, opts->suppressions))) {
+			hp_model_free(&m);
+			snprintf(err, errlen, "%s", strerror(-ret));
+			goto out;
+		}
+		if (i == 0 && (ret = hp_frame_names_build(&p.names, &m, 0))) {
 			hp_model_free(&m);
 			snprintf(err, errlen, "%s", strerror(-ret));
 			goto out;

@@ -577,6 +577,52 @@ HP_TEST(flame_short_names)
 		      "nor any label");
 }
 
+/* Issue 24, item 4: the SVG, the page and the folded export name a
+ * function as the report does (no parameter list: shapes::solo), but two
+ * overloads that would then read alike (shapes::area of a Circle and of a
+ * Square, tests/programs/overloads.cpp) keep their parameter lists, so no
+ * view merges them or names them the same. */
+HP_TEST(views_name_overloads_apart)
+{
+	char capture[4400], svg[4600], out[4600];
+
+	snprintf(capture, sizeof capture, "%s/overloads.hpf", hp_test_tmp());
+	require(hp_test_sh("%s run -q -o %s -- %s/tests/programs/overloads", hp(), capture,
+			   hp_test_build()) == 0,
+		"heapprof run records overloads");
+	require(render(capture, "--metric leaked", "overloads", svg, sizeof svg) == 0,
+		"the flame graph is drawn");
+	expect_eq_u64(hp_test_sh("grep -c '<title>shapes::area(shapes::Circle const&amp;)$' %s "
+				 "| grep -qx 1 && "
+				 "grep -c '<title>shapes::area(shapes::Square const&amp;)$' %s | "
+				 "grep -qx 1",
+				 svg, svg),
+		      0, "SVG: each overload's hover names it with its parameters");
+	expect_eq_u64(hp_test_sh("grep -q '<title>shapes::solo$' %s && "
+				 "! grep -q '<title>shapes::area$' %s && "
+				 "! grep -qE '(<title>|<text[^>]*>)[^<]*solo\\(int' %s",
+				 svg, svg, svg),
+		      0, "SVG: solo without its parameter list; no bare shapes::area");
+	snprintf(out, sizeof out, "%s/overloads.folded", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s export %s --format folded -o %s && "
+				 "grep -qx '.*;main;shapes::area(shapes::Circle const&) 3000' %s && "
+				 "grep -qx '.*;main;shapes::area(shapes::Square const&) 1000' %s && "
+				 "grep -qx '.*;main;shapes::solo 210' %s",
+				 hp(), capture, out, out, out, out),
+		      0, "folded: the overloads apart, solo's name short, the figures exact");
+	expect_eq_u64(hp_test_sh("%s export %s --format folded --full-names -o %s.full && "
+				 "grep -qx '.*;main;shapes::solo(int, char const\\*) 210' %s.full",
+				 hp(), capture, out, out),
+		      0, "folded --full-names: the whole name");
+	snprintf(out, sizeof out, "%s/overloads.html", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s html %s -o %s && "
+				 "grep -qF '\"shapes::area(shapes::Circle const\\u0026)\"' %s && "
+				 "grep -qF '\"shapes::area(shapes::Square const\\u0026)\"' %s && "
+				 "grep -qF '\"shapes::solo\"' %s && ! grep -qF '\"shapes::area\"' %s",
+				 hp(), capture, out, out, out, out, out),
+		      0, "page: the overloads apart in its names, solo's short");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
