@@ -52,7 +52,11 @@
  *              the model's, unbiased, as report says them), the model's
  *              unbiased totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
- *              [stacks left out, their figures summed]; when the capture
+ *              [stacks left out, their figures summed]; "tables": by
+ *              function, line and module over every stack, each {"rows":
+ *              [[frame, flat figures..., cumulative figures...]...],
+ *              "other": [keys left out, flat..., cumulative...]}, at most
+ *              top_stacks rows (write_tables_by); when the capture
  *              has attribution (TAGS), "groups": {"type": [...],
  *              "context", "thread", "heap"}, each group.h's rows in its
  *              order, at most top_stacks: [key, source or "", figures...]
@@ -862,6 +866,178 @@ out:
 	return ret;
 }
 
+/* The tables by function, file:line and module (write_tables_by). */
+enum { TAB_FUNCTION, TAB_LINE, TAB_MODULE, NTABS };
+static const char *const tab_names[NTABS] = {"function", "line", "module"};
+
+/* One key of such a table: a frame it was first seen in, its figures. */
+struct tkey {
+	uint32_t loc, sym;  /* the first symbolic frame with this key */
+	int empty;          /* the key of the stacks without frames */
+	uint32_t seen;      /* the last stack counted in cum, + 1 */
+	int other;          /* ranked past top */
+	double flat[NCOLS]; /* the stacks whose innermost frame has it */
+	double cum[NCOLS];  /* the stacks with a frame of it, once each */
+	double score;
+};
+
+/* The key of frame fr in table t, into buf, as the page's keyOf names it
+ * (tables.js): the function's shown name; "file:line" (or "module name"
+ * without a file); the module's file name. */
+static const char *tab_key(struct page *p, const struct hp_model *m, int t,
+			   const struct hp_shown_frame *fr, char *buf, size_t cap)
+{
+	const struct hp_location *l = &m->locations[fr->loc];
+	const struct hp_sym *sym = &l->syms[fr->sym];
+	const char *mod = l->module >= 0 ? m->modules[l->module].name : "";
+
+	if (t == TAB_FUNCTION)
+		return page_name(p, sym->function);
+	if (t == TAB_LINE && sym->file[0])
+		snprintf(buf, cap, "%s:%u", sym->file, sym->line);
+	else if (t == TAB_LINE)
+		snprintf(buf, cap, "%s %s", mod[0] ? mod : "??", page_name(p, sym->function));
+	else
+		snprintf(buf, cap, "%s", mod[0] ? mod : "(unknown module)");
+	return buf;
+}
+
+static int by_tkey_score(const void *a, const void *b)
+{
+	const struct tkey *x = *(const struct tkey *const *)a, *y = *(const struct tkey *const *)b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* "tables": the snapshot's figures by function, file:line and module over
+ * every stack with figures, not only the rows kept: each {"rows": [[frame
+ * (-1: the stacks without frames), flat figures..., cumulative
+ * figures...]...], "other": [keys left out, their flat figures summed,
+ * the figures of the stacks through any of them (each once)...]}, at most
+ * top rows, ranked as the stacks are (their largest share of any
+ * metric, cumulative). A stack is counted flat in the key of its
+ * innermost frame and cumulatively once in each key it passes through, so
+ * the flat figures of a table, "other" included, add up to the total.
+ * Returns 0 or -ENOMEM. */
+static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, size_t top,
+			   const double total[NCOLS])
+{
+	char buf[8192];
+	int ret = -ENOMEM;
+
+	fputs(",\"tables\":{", f);
+	for (int t = 0; t < NTABS; t++) {
+		struct hp_strtab keys = {0};
+		struct tkey *k = NULL, **order = NULL;
+		size_t cap = 0, kept;
+		double other_flat[NCOLS] = {0}, other_cum[NCOLS] = {0}, v[NCOLS];
+
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t id = 1; id < m->nstacks; id++) {
+				long nf;
+				int in_other = 0;
+				if (!m->stacks[id].nbuckets)
+					continue;
+				inuse_cols_of(m, (uint32_t)id, v);
+				if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
+					goto err;
+				for (long i = 0; i < (nf ? nf : 1); i++) {
+					uint32_t ki;
+					const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf,
+								       sizeof buf)
+							     : "\x1f(no stack)";
+					size_t before = keys.count;
+					if (hp_strtab_intern(&keys, key, &ki))
+						goto err;
+					if (ki >= before) {
+						if (hp_vec_grow(&k, &cap, (size_t)ki + 1))
+							goto err;
+						memset(&k[ki], 0, sizeof k[ki]);
+						if (nf) {
+							k[ki].loc = p->fbuf[i].loc;
+							k[ki].sym = p->fbuf[i].sym;
+						} else {
+							k[ki].empty = 1;
+						}
+					}
+					if (pass == 1) {
+						in_other |= k[ki].other;
+						continue;
+					}
+					if (i == 0)
+						for (int c = 0; c < NCOLS; c++)
+							k[ki].flat[c] += v[c];
+					if (k[ki].seen == id + 1)
+						continue;
+					k[ki].seen = (uint32_t)id + 1;
+					for (int c = 0; c < NCOLS; c++)
+						k[ki].cum[c] += v[c];
+				}
+				if (in_other)
+					for (int c = 0; c < NCOLS; c++)
+						other_cum[c] += v[c];
+			}
+			if (pass == 1)
+				break;
+			/* Rank the keys; those past top are "other". */
+			if (!(order = malloc((keys.count ? keys.count : 1) * sizeof *order)))
+				goto err;
+			for (size_t i = 0; i < keys.count; i++) {
+				k[i].score = 0;
+				for (size_t r = 0; r < sizeof rank_cols / sizeof *rank_cols; r++) {
+					int c = rank_cols[r];
+					if (total[c] > 0 && k[i].cum[c] / total[c] > k[i].score)
+						k[i].score = k[i].cum[c] / total[c];
+				}
+				order[i] = &k[i];
+			}
+			hp_sort(order, keys.count, sizeof *order, by_tkey_score);
+			kept = keys.count < top ? keys.count : top;
+			for (size_t i = kept; i < keys.count; i++) {
+				order[i]->other = 1;
+				for (int c = 0; c < NCOLS; c++)
+					other_flat[c] += order[i]->flat[c];
+			}
+			if (kept == keys.count)
+				break; /* no other: no second pass */
+		}
+		fprintf(f, "%s\"%s\":{\"rows\":[", t ? "," : "", tab_names[t]);
+		for (size_t i = 0; i < kept; i++) {
+			const struct tkey *x = order[i];
+			uint32_t frame;
+			if (x->empty) {
+				fputs(i ? ",[-1" : "[-1", f);
+			} else {
+				const struct hp_location *l = &m->locations[x->loc];
+				if ((ret = frame_of(p, m, l, &l->syms[x->sym], &frame)))
+					goto err;
+				ret = -ENOMEM;
+				fprintf(f, "%s%" PRIu32, i ? ",[" : "[", frame);
+			}
+			json_cols(f, x->flat);
+			json_cols(f, x->cum);
+			fputc(']', f);
+		}
+		fprintf(f, "],\"other\":[%zu", keys.count - kept);
+		json_cols(f, other_flat);
+		json_cols(f, other_cum);
+		fputs("]}", f);
+		free(k);
+		free(order);
+		hp_strtab_free(&keys);
+		continue;
+err:
+		free(k);
+		free(order);
+		hp_strtab_free(&keys);
+		return ret;
+	}
+	fputc('}', f);
+	return 0;
+}
+
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
 			  struct ranked *rank)
 {
@@ -928,6 +1104,8 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	json_cols(f, other);
 	fputc(']', f);
 	if ((ret = write_flame(f, p, m)))
+		return ret;
+	if ((ret = write_tables_by(f, p, m, top, total)))
 		return ret;
 	if (has_attribution(m->cap) && (ret = write_groups(f, m, top)))
 		return ret;
