@@ -96,10 +96,17 @@ static int unnamed(const struct hp_report_frame *f)
 	return fn[0] == '?' || (fn[0] == '0' && fn[1] == 'x');
 }
 
-/* Whether f is in a library without source: no file, a module known. */
-static int sourceless(const struct hp_report_frame *f)
+/* Whether f is in a library without source: no file, its module read
+ * (not a binary gone or changed since the run, whose addresses are what a
+ * reader can still look up: those stay one site each). */
+static int sourceless(const struct hp_model *m, const struct hp_report_frame *f)
 {
-	return !f->s->file[0] && f->l->module >= 0;
+	enum hp_module_status st;
+
+	if (f->s->file[0] || f->l->module < 0)
+		return 0;
+	st = m->modules[f->l->module].status;
+	return st == HP_MODSYM_OK || st == HP_MODSYM_EMBEDDED || st == HP_MODSYM_NO_SYMBOLS;
 }
 
 /* The index of the site frame in f[0..n): the first of the program's own,
@@ -108,7 +115,8 @@ static int sourceless(const struct hp_report_frame *f)
  * the frames of its module without source, to the first with a symbol
  * (the exported function the caller called, the nearest one on the
  * stack), else to the module's outermost frame: *grouped set then. */
-static size_t site_index(const struct hp_report_frame *f, size_t n, int *grouped)
+static size_t site_index(const struct hp_model *m, const struct hp_report_frame *f, size_t n,
+			 int *grouped)
 {
 	size_t i;
 
@@ -117,10 +125,10 @@ static size_t site_index(const struct hp_report_frame *f, size_t n, int *grouped
 		;
 	if (i == n)
 		return 0;
-	if (!sourceless(&f[i]) || !unnamed(&f[i]))
+	if (!sourceless(m, &f[i]) || !unnamed(&f[i]))
 		return i;
 	*grouped = 1;
-	while (i + 1 < n && sourceless(&f[i + 1]) && f[i + 1].l->module == f[i].l->module &&
+	while (i + 1 < n && sourceless(m, &f[i + 1]) && f[i + 1].l->module == f[i].l->module &&
 	       unnamed(&f[i]))
 		i++;
 	return i;
@@ -211,7 +219,7 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 			goto out;
 		}
 		if (n) { /* else: no stack, site 0 */
-			si = site_index(f, n, &grouped);
+			si = site_index(m, f, n, &grouped);
 			k = merged_path(f, n, si, g, &rec_site);
 			for (size_t j = 0; j < k; j++)
 				ph = hp_hash_u64(ph ^ frame_hash(&g[j])) + j;
@@ -335,7 +343,7 @@ static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack
 		if (!path)
 			fprintf(out, "      (only the runtime's frames)\n");
 	} else {
-		si = site_index(f, n, &grouped);
+		si = site_index(m, f, n, &grouped);
 		k = merged_path(f, n, si, g, &rec_site);
 		if (!path && grouped && unnamed(&f[si])) {
 			/* a library without symbols: the site is the module */
@@ -503,7 +511,7 @@ int hp_report_site_json(FILE *out, const struct hp_model *m, unsigned top)
 			f = ms->depth ? hp_report_frames(m, st->stack, 0, &n) : NULL;
 			if (f && n) {
 				int grouped;
-				const struct hp_report_frame *x = &f[site_index(f, n, &grouped)];
+				const struct hp_report_frame *x = &f[site_index(m, f, n, &grouped)];
 				fprintf(out, "{\"function\": ");
 				hp_report_json_str(out, x->s->function);
 				fprintf(out, ", \"file\": ");
