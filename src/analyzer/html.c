@@ -4,6 +4,8 @@
  *
  * The data (docs/html.md lists every field):
  *
+ *   heap       the heap shown (--heap, heapview.h: every view by stack
+ *              shows its blocks), null for malloc's
  *   strings    every function, file and module name, once (escaped as
  *              text.h says, then as JSON)
  *   frames     [function, file, line, module, inlined]: string indexes
@@ -90,6 +92,7 @@
 #include "../common/text.h"
 #include "flame.h"
 #include "group.h"
+#include "heapview.h"
 #include "histo.h"
 #include "memmap.h"
 #include "timeline.h"
@@ -1139,8 +1142,16 @@ static void write_tables(FILE *f, const struct page *p)
 
 static void write_meta(FILE *f, const struct hp_capture *cap, const struct hp_model *m, size_t top)
 {
+	char heap[256];
+
 	fputs("\"version\":1,\"heapprof\":", f);
 	json_str(f, HP_VERSION);
+	/* "heap": the heap shown (--heap), null for malloc's. */
+	fputs(",\"heap\":", f);
+	if (m->view_heap)
+		json_str(f, hp_model_heap_name(m, m->view_heap, heap, sizeof heap));
+	else
+		fputs("null", f);
 	fputs(",\"program\":", f);
 	json_str(f, hp_model_program_name(cap));
 	fputs(",\"path\":", f);
@@ -1244,6 +1255,17 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 			hp_model_free(&m);
 			snprintf(err, errlen, "%s", strerror(-ret));
 			goto out;
+		}
+		if (opts && opts->heap) { /* one heap's blocks (heapview.h) */
+			int64_t h = hp_model_find_heap(&m, opts->heap);
+			if (h < 0) {
+				hp_model_free(&m);
+				snprintf(err, errlen, "no heap named '%s' (report --by heap lists its heaps)",
+					 opts->heap);
+				ret = -ENOENT;
+				goto out;
+			}
+			hp_heapview_select(&m, (uint64_t)h);
 		}
 		if (i == 0 && (ret = hp_frame_names_build(&p.names, &m, 0))) {
 			hp_model_free(&m);

@@ -35,6 +35,8 @@ struct hp_html_options {
 	int embedded_only;     /* as hp_model_options.embedded_only */
 	int all_frames;        /* every frame of each stack (frames.h); 0: the
 				  runtime's below main left out, as report */
+	const char *heap;      /* a heap's name: its blocks alone in every view by
+				  stack (heapview.h); NULL: malloc's */
 	/* The suppressions applied to each snapshot's model (hp_model_suppress),
 	 * as heapprof report applies them: the tables by type, context, thread
 	 * and heap and their timelines leave the suppressed stacks out, the

@@ -570,6 +570,12 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	if (timed)
 		fprintf(out, " at %.3f s", secs);
 	fputc('\n', out);
+	if (m->view_heap) { /* --heap: a custom heap's blocks (heapview.h) */
+		char name[256];
+		fputs("  heap ", out);
+		hp_text_fputs(hp_model_heap_name(m, m->view_heap, name, sizeof name), out);
+		fputs(" alone (--heap): its blocks, its own peak; the chart is malloc's heap\n", out);
+	}
 	double spacing_ns;
 	size_t nintervals = interval_spacing(cap, &spacing_ns);
 	if (timed && cap->interval_ms && spacing_ns > 0) {
@@ -607,7 +613,7 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		hp_units_count(a, sizeof a, t->temp_objects), share(t->temp_objects, t->alloc_objects));
 	fprintf(out, "  peak heap       %s in %s", hp_units_bytes(a, sizeof a, t->peak_bytes),
 		plural(b, sizeof b, t->peak_objects, "block", "blocks"));
-	if (timed)
+	if (timed && !m->view_heap) /* (a custom heap's own peak has its own time) */
 		fprintf(out, " at %.3f s", (double)s->peak_time_ns / 1e9);
 	fputc('\n', out);
 	if (peak_rss(cap, s) > 0) /* no sample yet: nothing to say */

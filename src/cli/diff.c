@@ -27,6 +27,7 @@
 
 #include "../analyzer/diff.h"
 #include "../analyzer/group.h"
+#include "../analyzer/heapview.h"
 #include "../analyzer/pprof.h"
 #include "../common/units.h"
 #include "cli.h"
@@ -64,6 +65,8 @@ static const char usage[] =
 	"  --ignore REGEX    leave out the stacks with a function matching REGEX\n"
 	"  --hide REGEX      remove the functions matching REGEX from the stacks\n"
 	"                    (POSIX extended regular expressions, as pprof's)\n"
+	"  --heap NAME       the blocks of one heap on both sides, found by its name\n"
+	"                    (malloc, the default, or a custom heap's)\n"
 	"  --fail-if-grew BYTES  exit 3 when the bytes of the metric (the peak by\n"
 	"                    default) grew by more than BYTES; K, M, G\n"
 	"\n"
@@ -171,6 +174,7 @@ int hp_cmd_diff(int argc, char **argv)
 		{HP_OPT_FOCUS, 0, 0, NULL},
 		{HP_OPT_IGNORE, 0, 0, NULL},
 		{HP_OPT_HIDE, 0, 0, NULL},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
 	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
@@ -264,6 +268,14 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_suppressions_free(&sup);
 		if (ret) {
 			hp_say_error("diff: %s", strerror(-ret));
+			goto err;
+		}
+	}
+	if (a.given[HP_OPT_HEAP]) { /* one heap's blocks on both sides, by its name */
+		char why[512];
+		if (hp_heapview_select_named(&mb, a.value[HP_OPT_HEAP], mtb.path, why, sizeof why) ||
+		    hp_heapview_select_named(&mn, a.value[HP_OPT_HEAP], mtn.path, why, sizeof why)) {
+			hp_say_error("diff: %s", why);
 			goto err;
 		}
 	}

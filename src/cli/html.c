@@ -35,6 +35,8 @@ static const char usage[] =
 	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --title T            the page's title (default: heapprof: PROGRAM)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
+	"  --heap NAME          the blocks of one heap in every view by call stack\n"
+	"                       (malloc, the default, or a custom heap's name)\n"
 	"  --all-frames         every frame: also the runtime's below main and a\n"
 	"                       thread's start (by default left out, as report\n"
 	"                       leaves them out)\n"
@@ -55,6 +57,7 @@ int hp_cmd_html(int argc, char **argv)
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_NO_DEFAULT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
@@ -86,6 +89,7 @@ int hp_cmd_html(int argc, char **argv)
 	ho.debug_dir = mo.debug_dir;
 	ho.title = a.value[HP_OPT_TITLE];
 	ho.all_frames = a.given[HP_OPT_ALL_FRAMES];
+	ho.heap = a.value[HP_OPT_HEAP];
 	if (a.given[HP_OPT_TOP]) /* 0: all, the most --top takes */
 		ho.top_stacks = a.number[HP_OPT_TOP] ? (size_t)a.number[HP_OPT_TOP] : 1000000;
 	/* The suppressions report applies (src/cli/report.c), so the page's
@@ -109,6 +113,14 @@ int hp_cmd_html(int argc, char **argv)
 	 * symbols) and to check the capture; the page builds one per snapshot. */
 	mo.snapshot = -1;
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model)) {
+		hp_suppressions_free(&sup);
+		return HP_EXIT_FAILURE;
+	}
+	if (ho.heap && hp_model_find_heap(&model, ho.heap) < 0) {
+		hp_say_error("%s has no heap named '%s' (report --by heap lists its heaps)",
+			     argv[a.operand], ho.heap);
+		hp_model_free(&model);
+		hp_capture_free(&cap);
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}
