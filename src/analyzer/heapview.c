@@ -47,3 +47,15 @@ int hp_heapview_select_named(struct hp_model *m, const char *name, const char *f
 	hp_heapview_select(m, (uint64_t)h);
 	return 0;
 }
+
+int hp_heapview_peak_time(const struct hp_model *m, uint64_t *ns)
+{
+	if (!m->view_heap)
+		return 0;
+	for (size_t h = 0; h < m->snap->nheaps; h++)
+		if (m->snap->heaps[h].heap == m->view_heap) {
+			*ns = m->snap->heaps[h].peak_time_ns;
+			return 1;
+		}
+	return 0;
+}

@@ -33,4 +33,9 @@ void hp_heapview_select(struct hp_model *m, uint64_t heap);
 int hp_heapview_select_named(struct hp_model *m, const char *name, const char *file, char *err,
 			     size_t errlen);
 
+/* When m shows a custom heap (view_heap) whose own peak the snapshot
+ * records: that peak's time into *ns, and 1; else 0 (malloc's peak time
+ * is the snapshot's peak_time_ns). */
+int hp_heapview_peak_time(const struct hp_model *m, uint64_t *ns);
+
 #endif

@@ -137,6 +137,7 @@ struct page {
 	char *key;
 	size_t key_cap;
 	struct hp_frame_names names; /* page_name's: from the first snapshot's model */
+	char libname[512];           /* frame_name's */
 	struct hp_shown_frame *fbuf; /* hp_frames_shown's */
 	int all_frames;              /* --all-frames: every frame kept */
 	size_t fbuf_cap;
@@ -189,6 +190,28 @@ static const char *page_name(struct page *p, const char *name)
 	return hp_frame_names_get(&p->names, name);
 }
 
+/* A frame's name on the page: page_name's, but a frame without a symbol
+ * in a library that was read (a stripped library: every address would be
+ * a function of its own) is named by its library, "[libfoo.so]", so the
+ * flame graph and the tables group its frames as report groups them into
+ * one site (report_site.c). A binary gone or changed keeps its address. */
+static const char *frame_name(struct page *p, const struct hp_model *m,
+			      const struct hp_location *l, const struct hp_sym *sym)
+{
+	const char *fn = sym->function, *mod, *base;
+	enum hp_module_status st;
+
+	if (!(fn[0] == '?' || (fn[0] == '0' && fn[1] == 'x')) || sym->file[0] || l->module < 0)
+		return page_name(p, fn);
+	st = m->modules[l->module].status;
+	if (st != HP_MODSYM_OK && st != HP_MODSYM_EMBEDDED && st != HP_MODSYM_NO_SYMBOLS)
+		return page_name(p, fn);
+	mod = m->modules[l->module].name;
+	base = strrchr(mod, '/');
+	snprintf(p->libname, sizeof p->libname, "[%s]", base ? base + 1 : mod);
+	return p->libname;
+}
+
 /* The frame index of one symbolic frame, added on first sight. */
 static int frame_of(struct page *p, const struct hp_model *m, const struct hp_location *l,
 		    const struct hp_sym *sym, uint32_t *out)
@@ -215,7 +238,7 @@ static int frame_of(struct page *p, const struct hp_model *m, const struct hp_lo
 		return ret;
 	/* New: the key's index is the next frame's. */
 	fr.cls = (int)hp_model_frame_class(m, l, sym);
-	if ((ret = intern(p, page_name(p, sym->function), &fr.function)) ||
+	if ((ret = intern(p, frame_name(p, m, l, sym), &fr.function)) ||
 	    (ret = intern(p, sym->file, &fr.file)))
 		return ret;
 	if (l->module >= 0) {
@@ -806,8 +829,8 @@ static int write_flame(FILE *f, struct page *p, const struct hp_model *m)
 			const struct hp_shown_frame *fr = &p->fbuf[i];
 			uint32_t *nm = &names[sym_base[fr->loc] + fr->sym], next;
 			if (*nm == UINT32_MAX) {
-				const char *fn = m->locations[fr->loc].syms[fr->sym].function;
-				if (intern(p, page_name(p, fn), nm))
+				const struct hp_location *l = &m->locations[fr->loc];
+				if (intern(p, frame_name(p, m, l, &l->syms[fr->sym]), nm))
 					goto out;
 			}
 			uint64_t key = (uint64_t)cur << 32 | *nm;
@@ -895,11 +918,11 @@ static const char *tab_key(struct page *p, const struct hp_model *m, int t,
 	const char *mod = l->module >= 0 ? m->modules[l->module].name : "";
 
 	if (t == TAB_FUNCTION)
-		return page_name(p, sym->function);
+		return frame_name(p, m, l, sym);
 	if (t == TAB_LINE && sym->file[0])
 		snprintf(buf, cap, "%s:%u", sym->file, sym->line);
 	else if (t == TAB_LINE)
-		snprintf(buf, cap, "%s %s", mod[0] ? mod : "??", page_name(p, sym->function));
+		snprintf(buf, cap, "%s %s", mod[0] ? mod : "??", frame_name(p, m, l, sym));
 	else
 		snprintf(buf, cap, "%s", mod[0] ? mod : "(unknown module)");
 	return buf;
@@ -1048,8 +1071,10 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	double total[NCOLS], v[NCOLS], other[NCOLS] = {0};
 	size_t n = 0, kept;
 	uint64_t lost = 0;
+	uint64_t peak_ns = s->peak_time_ns;
 	int ret;
 
+	hp_heapview_peak_time(m, &peak_ns); /* --heap: the heap's own peak */
 	cols_of(&m->total, total);
 	for (size_t id = 1; id < m->nstacks; id++) {
 		double score = 0;
@@ -1077,7 +1102,7 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		s->alloc_count, s->alloc_bytes, (uint64_t)hp_estimate_i64(m->total.free_objects),
 		(uint64_t)hp_estimate_i64(m->total.free_bytes),
 		(uint64_t)hp_estimate_i64(m->total.peak_bytes),
-		(uint64_t)hp_estimate_i64(m->total.peak_objects), s->peak_time_ns, lost, n);
+		(uint64_t)hp_estimate_i64(m->total.peak_objects), peak_ns, lost, n);
 	/* In use as report says it: the suppressed stacks' blocks left out
 	 * (of the total, their rows and "other"), as report's summary and its
 	 * leaked section leave them out (hp_model_suppress). */

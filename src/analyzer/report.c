@@ -4,6 +4,7 @@
 #include "report.h"
 #include "report_int.h"
 #include "frames.h"
+#include "heapview.h"
 #include "timeline.h"
 
 #include "../common/hash.h"
@@ -613,8 +614,11 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		hp_units_count(a, sizeof a, t->temp_objects), share(t->temp_objects, t->alloc_objects));
 	fprintf(out, "  peak heap       %s in %s", hp_units_bytes(a, sizeof a, t->peak_bytes),
 		plural(b, sizeof b, t->peak_objects, "block", "blocks"));
-	if (timed && !m->view_heap) /* (a custom heap's own peak has its own time) */
-		fprintf(out, " at %.3f s", (double)s->peak_time_ns / 1e9);
+	if (timed) { /* --heap: a custom heap's own peak, at its own time */
+		uint64_t peak_ns = s->peak_time_ns;
+		if (!m->view_heap || hp_heapview_peak_time(m, &peak_ns))
+			fprintf(out, " at %.3f s", (double)peak_ns / 1e9);
+	}
 	fputc('\n', out);
 	if (peak_rss(cap, s) > 0) /* no sample yet: nothing to say */
 		fprintf(out, "  peak RSS        %s\n",

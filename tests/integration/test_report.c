@@ -143,6 +143,21 @@ HP_TEST(report_stripped_library_sites)
 			       out, out, out, out, out, out, out),
 		    0, "two sites: stripped_work's, and the library's own"))
 		hp_test_sh("sed -n '/^leaks by/,/^most/p' %s", out);
+	/* The page groups them too: its frames without a symbol are named by
+	 * their library, one row of the function table (3 x 400 + 2 x 210 B
+	 * flat), not five. */
+	expect_eq_u64(
+		hp_test_sh("%s/heapprof html %s -o %s.html && python3 -c '"
+			   "import json,re,sys\n"
+			   "h=open(sys.argv[1]).read()\n"
+			   "d=json.loads(re.search(r\"id=.hp-data.>(.*?)</script>\", h, re.S).group(1))\n"
+			   "name=lambda f: d[\"strings\"][d[\"frames\"][f][0]]\n"
+			   "rows=d[\"snapshots\"][-1][\"tables\"][\"function\"][\"rows\"]\n"
+			   "lib=[r for r in rows if name(r[0])==\"[libstripped.so]\"]\n"
+			   "assert len(lib)==1 and lib[0][1]==1620, rows\n"
+			   "assert not [r for r in rows if name(r[0]).startswith(\"0x\")], rows' %s.html",
+			   b, capture, out, out),
+		0, "html: the library's frames one function, [libstripped.so], 1,620 bytes flat");
 }
 
 HP_TEST(report_sites_hold_the_peak)
