@@ -95,11 +95,12 @@ static int add_name(struct hp_frame_names *n, const char *name, const char *disp
 int hp_frame_names_build(struct hp_frame_names *n, const struct hp_model *m, int full_names)
 {
 	struct hp_strtab displays = {0}; /* the hp_name_display forms met */
-	uint32_t *first = NULL;          /* per display: the shortened form of its first name */
-	uint8_t *mixed = NULL;           /* per display: names with other shortened forms */
+	uint32_t *first = NULL;          /* per display: the shortened form of its first own name */
+	uint8_t *mixed = NULL;           /* per display: 0 none, 1 one own name, 2 two that differ */
 	uint32_t *disp = NULL, *shrt = NULL; /* per name: its display, its shortened form */
+	uint8_t *own = NULL;             /* per name: a frame of the program's own code has it */
 	struct hp_strtab shorts = {0};
-	size_t first_cap = 0, mixed_cap = 0, disp_cap = 0, shrt_cap = 0;
+	size_t first_cap = 0, mixed_cap = 0, disp_cap = 0, shrt_cap = 0, own_cap = 0;
 	char *buf = malloc(NAME_CAP);
 	int ret = -ENOMEM;
 
@@ -107,52 +108,70 @@ int hp_frame_names_build(struct hp_frame_names *n, const struct hp_model *m, int
 	n->full = full_names;
 	if (!buf)
 		return -ENOMEM;
-	/* Every name once, with its display and shortened forms. */
+	/* Every name once, with its display and shortened forms, and whether
+	 * the program's own code has it (model.h hp_model_frame_class). */
 	for (size_t l = 0; l < m->nlocations; l++) {
-		for (uint32_t k = 0; k < m->locations[l].nsyms; k++) {
-			const char *fn = m->locations[l].syms[k].function;
+		const struct hp_location *loc = &m->locations[l];
+		for (uint32_t k = 0; k < loc->nsyms; k++) {
+			const char *fn = loc->syms[k].function;
 			size_t before = n->names.count;
 			uint32_t i, d, sh;
 			if (hp_strtab_intern(&n->names, fn, &i))
 				goto out;
-			if (i < before)
-				continue; /* seen */
 			if (full_names) {
+				if (i < before)
+					continue;
 				if (hp_strtab_intern(&n->shown, fn, &d) ||
 				    hp_vec_grow(&n->as, &n->as_cap, (size_t)i + 1))
 					goto out;
 				n->as[i] = d;
 				continue;
 			}
-			if (hp_strtab_intern(&displays, hp_name_display(buf, NAME_CAP, fn), &d) ||
-			    hp_strtab_intern(&shorts, hp_name_shorten(buf, NAME_CAP, fn), &sh) ||
-			    hp_vec_grow(&disp, &disp_cap, (size_t)i + 1) ||
-			    hp_vec_grow(&shrt, &shrt_cap, (size_t)i + 1) ||
-			    hp_vec_grow(&first, &first_cap, (size_t)d + 1) ||
-			    hp_vec_grow(&mixed, &mixed_cap, (size_t)d + 1))
-				goto out;
-			disp[i] = d;
-			shrt[i] = sh;
-			if (d == displays.count - 1) { /* a new display */
-				first[d] = sh;
-				mixed[d] = 0;
-			} else if (first[d] != sh) {
-				mixed[d] = 1;
+			if (i >= before) {
+				if (hp_strtab_intern(&displays, hp_name_display(buf, NAME_CAP, fn), &d) ||
+				    hp_strtab_intern(&shorts, hp_name_shorten(buf, NAME_CAP, fn), &sh) ||
+				    hp_vec_grow(&disp, &disp_cap, (size_t)i + 1) ||
+				    hp_vec_grow(&shrt, &shrt_cap, (size_t)i + 1) ||
+				    hp_vec_grow(&own, &own_cap, (size_t)i + 1))
+					goto out;
+				disp[i] = d;
+				shrt[i] = sh;
+				own[i] = 0;
 			}
+			if (hp_model_frame_class(m, loc, &loc->syms[k]) == HP_FRAME_OWN)
+				own[i] = 1;
 		}
 	}
-	/* What each is shown as: its display, or its shortened form when its
-	 * display names another function too. */
-	if (!full_names) {
-		for (uint32_t i = 0; i < n->names.count; i++) {
-			const char *s = mixed[disp[i]] ? hp_strtab_get(&shorts, shrt[i])
-						       : hp_strtab_get(&displays, disp[i]);
-			uint32_t d;
-			if (hp_strtab_intern(&n->shown, s, &d) ||
-			    hp_vec_grow(&n->as, &n->as_cap, (size_t)i + 1))
-				goto out;
-			n->as[i] = d;
+	if (full_names) {
+		ret = 0;
+		goto out;
+	}
+	/* The program's own functions that one display would name alike. */
+	if (hp_vec_grow(&first, &first_cap, displays.count + 1) ||
+	    hp_vec_grow(&mixed, &mixed_cap, displays.count + 1))
+		goto out;
+	memset(mixed, 0, displays.count + 1);
+	for (uint32_t i = 0; i < n->names.count; i++) {
+		if (!own[i])
+			continue;
+		if (!mixed[disp[i]]) {
+			first[disp[i]] = shrt[i];
+			mixed[disp[i]] = 1;
+		} else if (first[disp[i]] != shrt[i]) {
+			mixed[disp[i]] = 2;
 		}
+	}
+	/* What each is shown as: its display, or, for the program's own
+	 * overloads, its shortened form (the library's overloads, push_back's
+	 * two, read as one name: they are not what a reader tells apart). */
+	for (uint32_t i = 0; i < n->names.count; i++) {
+		const char *s = own[i] && mixed[disp[i]] == 2 ? hp_strtab_get(&shorts, shrt[i])
+							       : hp_strtab_get(&displays, disp[i]);
+		uint32_t d;
+		if (hp_strtab_intern(&n->shown, s, &d) ||
+		    hp_vec_grow(&n->as, &n->as_cap, (size_t)i + 1))
+			goto out;
+		n->as[i] = d;
 	}
 	ret = 0;
 out:
@@ -162,6 +181,7 @@ out:
 	free(mixed);
 	free(disp);
 	free(shrt);
+	free(own);
 	free(buf);
 	return ret;
 }

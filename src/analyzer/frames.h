@@ -42,13 +42,15 @@ size_t hp_frames_count(const struct hp_model *m, const struct hp_mstack *st);
 /*
  * Frame names as every view shows them (the SVG flame graph, the page, the
  * folded export): a function named without its parameter list, template
- * arguments elided (hp_name_display), unless two functions of the model
- * would then read the same and differ by more than template arguments
- * (overloads: "shapes::area(shapes::Circle const&)" and
+ * arguments elided (hp_name_display), unless two functions of the
+ * program's own code would then read the same and differ by more than
+ * template arguments (overloads: "shapes::area(shapes::Circle const&)" and
  * "shapes::area(shapes::Square const&)" both read "shapes::area"): those
  * keep their parameter lists, templates elided (hp_name_shorten), so no
- * view merges two functions or names them alike. Functions differing only
- * by template arguments read the same, as they do in the report.
+ * view merges two of the program's functions or names them alike. A
+ * library's overloads (std::vector's two push_back) read as one name, and
+ * functions differing only by template arguments read the same, as they
+ * do in the report.
  */
 struct hp_frame_names {
 	int full;                /* --full-names: every name as it is */

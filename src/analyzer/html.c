@@ -191,8 +191,8 @@ static const char *page_name(struct page *p, const char *name)
 }
 
 /* A frame's name on the page: page_name's, but a frame without a symbol
- * in a library that was read (a stripped library: every address would be
- * a function of its own) is named by its library, "[libfoo.so]", so the
+ * in a shared library that was read (a stripped library: every address
+ * would be a function of its own) is named by its library, "[libfoo.so]", so the
  * flame graph and the tables group its frames as report groups them into
  * one site (report_site.c). A binary gone or changed keeps its address. */
 static const char *frame_name(struct page *p, const struct hp_model *m,
@@ -201,7 +201,8 @@ static const char *frame_name(struct page *p, const struct hp_model *m,
 	const char *fn = sym->function, *mod, *base;
 	enum hp_module_status st;
 
-	if (!(fn[0] == '?' || (fn[0] == '0' && fn[1] == 'x')) || sym->file[0] || l->module < 0)
+	if (!(fn[0] == '?' || (fn[0] == '0' && fn[1] == 'x')) || sym->file[0] || l->module < 0 ||
+	    l->module == hp_model_main_module(m))
 		return page_name(p, fn);
 	st = m->modules[l->module].status;
 	if (st != HP_MODSYM_OK && st != HP_MODSYM_EMBEDDED && st != HP_MODSYM_NO_SYMBOLS)

@@ -96,14 +96,15 @@ static int unnamed(const struct hp_report_frame *f)
 	return fn[0] == '?' || (fn[0] == '0' && fn[1] == 'x');
 }
 
-/* Whether f is in a library without source: no file, its module read
- * (not a binary gone or changed since the run, whose addresses are what a
- * reader can still look up: those stay one site each). */
+/* Whether f is in a library without source: no file, a shared library
+ * (the executable's own addresses stay sites of their own, as report has
+ * always shown them), its binary read (not one gone or changed since the
+ * run, whose addresses are what a reader can still look up). */
 static int sourceless(const struct hp_model *m, const struct hp_report_frame *f)
 {
 	enum hp_module_status st;
 
-	if (f->s->file[0] || f->l->module < 0)
+	if (f->s->file[0] || f->l->module < 0 || f->l->module == hp_model_main_module(m))
 		return 0;
 	st = m->modules[f->l->module].status;
 	return st == HP_MODSYM_OK || st == HP_MODSYM_EMBEDDED || st == HP_MODSYM_NO_SYMBOLS;
