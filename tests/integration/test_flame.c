@@ -605,15 +605,22 @@ HP_TEST(views_name_overloads_apart)
 		      0, "SVG: solo without its parameter list; no bare shapes::area");
 	snprintf(out, sizeof out, "%s/overloads.folded", hp_test_tmp());
 	expect_eq_u64(hp_test_sh("%s export %s --format folded -o %s && "
-				 "grep -qx '.*;main;shapes::area(shapes::Circle const&) 3000' %s && "
-				 "grep -qx '.*;main;shapes::area(shapes::Square const&) 1000' %s && "
-				 "grep -qx '.*;main;shapes::solo 210' %s",
+				 "grep -qx 'main;shapes::area(shapes::Circle const&) 3000' %s && "
+				 "grep -qx 'main;shapes::area(shapes::Square const&) 1000' %s && "
+				 "grep -qx 'main;shapes::solo 210' %s",
 				 hp(), capture, out, out, out, out),
 		      0, "folded: the overloads apart, solo's name short, the figures exact");
 	expect_eq_u64(hp_test_sh("%s export %s --format folded --full-names -o %s.full && "
-				 "grep -qx '.*;main;shapes::solo(int, char const\\*) 210' %s.full",
+				 "grep -qx 'main;shapes::solo(int, char const\\*) 210' %s.full",
 				 hp(), capture, out, out),
 		      0, "folded --full-names: the whole name");
+	/* Issue 24, item 8: folded leaves the runtime's frames out as every
+	 * view does (frames.h); --all-frames keeps them. */
+	expect_eq_u64(hp_test_sh("grep -qx 'main;shapes::solo 210' %s && ! grep -q _start %s && "
+				 "%s export %s --format folded --all-frames -o %s.all && "
+				 "grep -qx '_start;__libc_start_main[a-z_]*;.*;main;shapes::solo 210' %s.all",
+				 out, out, hp(), capture, out, out),
+		      0, "folded: main the outermost frame; --all-frames: _start");
 	snprintf(out, sizeof out, "%s/overloads.html", hp_test_tmp());
 	expect_eq_u64(hp_test_sh("%s html %s -o %s && "
 				 "grep -qF '\"shapes::area(shapes::Circle const\\u0026)\"' %s && "
