@@ -952,14 +952,28 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 			   const double total[NCOLS])
 {
 	char buf[8192];
+	size_t nsyms = 0, *sym_base = calloc(m->nlocations + 1, sizeof *sym_base);
+	uint32_t *key_of = NULL; /* per symbolic frame: its key's index, UINT32_MAX until seen */
 	int ret = -ENOMEM;
 
+	if (!sym_base)
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++) {
+		sym_base[l] = nsyms;
+		nsyms += m->locations[l].nsyms;
+	}
+	if (!(key_of = malloc((nsyms ? nsyms : 1) * sizeof *key_of))) {
+		free(sym_base);
+		return -ENOMEM;
+	}
 	fputs(",\"tables\":{", f);
 	for (int t = 0; t < NTABS; t++) {
 		struct hp_strtab keys = {0};
 		struct tkey *k = NULL, **order = NULL;
 		size_t cap = 0, kept;
 		double other_flat[NCOLS] = {0}, other_cum[NCOLS] = {0}, v[NCOLS];
+
+		memset(key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *key_of);
 
 		for (int pass = 0; pass < 2; pass++) {
 			for (size_t id = 1; id < m->nstacks; id++) {
@@ -971,13 +985,21 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 				if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
 					goto err;
 				for (long i = 0; i < (nf ? nf : 1); i++) {
-					uint32_t ki;
-					const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf,
-								       sizeof buf)
-							     : "\x1f(no stack)";
+					uint32_t ki, *cached = nf ? &key_of[sym_base[p->fbuf[i].loc] +
+									   p->fbuf[i].sym]
+								  : NULL;
 					size_t before = keys.count;
-					if (hp_strtab_intern(&keys, key, &ki))
-						goto err;
+					if (cached && *cached != UINT32_MAX) {
+						ki = *cached; /* the frame's key, found before */
+					} else {
+						const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf,
+									       sizeof buf)
+								     : "\x1f(no stack)";
+						if (hp_strtab_intern(&keys, key, &ki))
+							goto err;
+						if (cached)
+							*cached = ki;
+					}
 					if (ki >= before) {
 						if (hp_vec_grow(&k, &cap, (size_t)ki + 1))
 							goto err;
@@ -1059,9 +1081,13 @@ err:
 		free(k);
 		free(order);
 		hp_strtab_free(&keys);
+		free(sym_base);
+		free(key_of);
 		return ret;
 	}
 	fputc('}', f);
+	free(sym_base);
+	free(key_of);
 	return 0;
 }
 
