@@ -316,6 +316,18 @@ $(BUILD)/tests/programs/exitlist: tests/programs/exitlist.c $(BUILD)/tests/progr
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests/programs -Wl,--no-as-needed -lexitlist \
 		-Wl,-rpath,'$$ORIGIN'
 
+# libstripped.so is shipped stripped (.dynsym only), stripuser linked
+# with it: frames of a library without symbols.
+$(BUILD)/tests/programs/libstripped.so: tests/programs/libstripped.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -shared -fPIC -o $@ $<
+	strip --strip-all $@
+
+$(BUILD)/tests/programs/stripuser: tests/programs/stripuser.c $(BUILD)/tests/programs/libstripped.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests/programs -lstripped \
+		-Wl,-rpath,'$$ORIGIN'
+
 # nonpie is built without PIE: a canonical PLT entry for malloc, as in
 # Debian's python3 and node.
 $(BUILD)/tests/programs/nonpie: tests/programs/nonpie.c

@@ -352,6 +352,12 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 		fprintf(out, "heapprof diff: %s,%s%s\n", metric_title(d->metric),
 			o->width && len > o->width ? "\n  " : " ", tail);
 	}
+	if (d->new->view_heap) { /* --heap: one custom heap's blocks (heapview.h) */
+		char name[256];
+		fputs("  heap    ", out);
+		hp_text_fputs(hp_model_heap_name(d->new, d->new->view_heap, name, sizeof name), out);
+		fputs(" alone (--heap): its blocks, its own peak\n", out);
+	}
 	fprintf(out, "  base    ");
 	print_name(out, 10 + print_figures(out, d->metric, bf, bc, 0), o->base_name, o->width);
 	fprintf(out, "  new     ");

@@ -22,79 +22,6 @@
 #include "../common/vec.h"
 #include "group.h"
 
-/* Whether s (up to end) is only a member function's qualifiers. */
-static int only_qualifiers(const char *s)
-{
-	static const char *const q[] = {" const", " volatile", " &&", " &", " noexcept"};
-	size_t n;
-
-	while (*s) {
-		for (n = 0; n < sizeof q / sizeof *q; n++)
-			if (strncmp(s, q[n], strlen(q[n])) == 0)
-				break;
-		if (n == sizeof q / sizeof *q)
-			return 0;
-		s += strlen(q[n]);
-	}
-	return 1;
-}
-
-/* Drops a template function's return type before its name ("void
- * std::vector<...>::_M_realloc_insert<...>"): at the last space outside
- * brackets that is not operator's. Only a template function's name (one
- * that ends in its template arguments) has one: a C name with a space
- * ("loader;v1 \"old\"", from a folded file) stays whole. name has no
- * parameter list left. */
-static const char *drop_return_type(char *out)
-{
-	size_t n = strlen(out);
-
-	if (!n || out[n - 1] != '>')
-		return out;
-	for (size_t i = 0, d = 0, sp = 0; out[i]; i++) {
-		if (out[i] == '<' || out[i] == '(')
-			d++;
-		else if ((out[i] == '>' || out[i] == ')') && d)
-			d--;
-		else if (out[i] == ' ' && !d && !(i >= 8 && strncmp(out + i - 8, "operator", 8) == 0))
-			sp = i + 1;
-		if (!out[i + 1]) {
-			if (sp)
-				memmove(out, out + sp, strlen(out + sp) + 1);
-			break;
-		}
-	}
-	return out;
-}
-
-/* flame.h. Allocates nothing. */
-const char *hp_flame_short_name(char *out, size_t cap, const char *name)
-{
-	size_t n, depth = 0, close;
-
-	hp_name_shorten(out, cap, name ? name : "");
-	n = strlen(out);
-	/* The last ')' before only qualifiers closes the parameter list. */
-	for (close = n; close-- > 0;)
-		if (out[close] == ')' && only_qualifiers(out + close + 1))
-			break;
-	if (close >= n)
-		return drop_return_type(out);
-	for (size_t i = close + 1; i-- > 0;) {
-		if (out[i] == ')')
-			depth++;
-		else if (out[i] == '(' && --depth == 0) {
-			/* "operator()" with nothing in it is the operator's name. */
-			if (i >= 8 && strncmp(out + i - 8, "operator", 8) == 0 && close == i + 1)
-				break;
-			if (i > 0)
-				out[i] = '\0';
-			break;
-		}
-	}
-	return drop_return_type(out);
-}
-
 static int same_str(const char *a, const char *b)
 {
 	return a == b || strcmp(a, b) == 0;
@@ -207,49 +134,15 @@ static int sort_children(struct hp_flame *f)
 	return 0;
 }
 
-size_t hp_flame_frames(const struct hp_model *m, const struct hp_mstack *st, int all,
-		       struct hp_flame_frame *out)
-{
-	size_t n = 0;
-
-	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
-		for (uint32_t k = 0; k < l->nsyms; k++) {
-			out[n++] = (struct hp_flame_frame){st->locations[i], k,
-							   hp_model_frame_class(m, l, &l->syms[k])};
-			if (!all && hp_model_is_main(&l->syms[k]))
-				goto outside_main; /* what is outside main is the runtime's */
-		}
-	}
-	/* A thread's stack: what is outside the last frame of the program's
-	 * own, when it reaches the runtime, is the thread library's way to it. */
-	if (!all && n && out[n - 1].cls == HP_FRAME_ENTRY) {
-		size_t last_own = n;
-		while (last_own > 0 && out[last_own - 1].cls != HP_FRAME_OWN)
-			last_own--;
-		if (last_own)
-			n = last_own;
-	}
-outside_main:
-	if (!all) { /* the runtime's frames left (_start, a thread without frames of its own) */
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++)
-			if (out[i].cls != HP_FRAME_ENTRY)
-				out[k++] = out[i];
-		n = k;
-	}
-	return n;
-}
-
 /* Adds v along a stack under node cur: outermost frame first (frames:
- * hp_flame_frames, room for every symbolic frame of the stack). */
+ * hp_frames_shown, room for every symbolic frame of the stack). */
 static int add_stack(struct hp_flame *f, const struct hp_mstack *st, double v, uint32_t cur,
 		     const size_t *sym_base, const uint64_t *hashes, int all,
-		     struct hp_flame_frame *frames)
+		     struct hp_shown_frame *frames)
 {
 	static const struct hp_sym no_stack = {"[no stack]", "", 0, 0};
 	const struct hp_model *m = f->m;
-	size_t n = hp_flame_frames(m, st, all, frames);
+	size_t n = hp_frames_shown(m, st, all, frames);
 	int ret;
 
 	if (!n) {
@@ -309,9 +202,9 @@ int hp_flame_build_all(const struct hp_model *m, enum hp_metric metric, int dim,
 }
 
 int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim, int64_t heap,
-			struct hp_flame **out)
+			int all_frames, struct hp_flame **out)
 {
-	return build(m, metric, dim, 0, heap, out);
+	return build(m, metric, dim, all_frames, heap, out);
 }
 
 /* The tree of the blocks of heap, every frame kept when all. */
@@ -321,7 +214,7 @@ static int build(const struct hp_model *m, enum hp_metric metric, int dim, int a
 	int marked = hp_model_heap_marked(m, heap);
 	struct hp_flame *f = calloc(1, sizeof *f);
 	size_t *sym_base = NULL, nsyms = 0, maxsyms = 0;
-	struct hp_flame_frame *frames = NULL;
+	struct hp_shown_frame *frames = NULL;
 	uint64_t *hashes = NULL;
 	struct node root = {.function = "all", .file = "", .module = -1, .parent = NONE};
 	uint32_t cur;

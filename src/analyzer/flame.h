@@ -12,7 +12,7 @@
  * passing through it; a stack without frames hangs under "[no stack]".
  * The runtime's frames below main (_start, __libc_start_main) and a
  * thread's way to its function (start_thread, clone, std::thread's
- * helpers) are left out, as report leaves them out (hp_flame_frames), so
+ * helpers) are left out, as report leaves them out (frames.h), so
  * a stack's outermost frame is main or the thread's function; their bytes
  * stay in every frame above them and in the root.
  * Invariants: a child's value never exceeds its parent's, the root's value
@@ -45,9 +45,9 @@
  * frame's index in document order), data-x and data-v (its offset and
  * value in the metric's units), holding a <title>, a <rect> and a <text>.
  * data-n is the function's whole name (what the search matches); the
- * label and the hover say its short name (hp_flame_short_name: no
- * parameter list, template arguments elided), also in data-l when it
- * differs.
+ * label and the hover say its name as every view shows it (frames.h,
+ * hp_frame_names: no parameter list unless two overloads would read the
+ * same, template arguments elided), also in data-l when it differs.
  *
  * Ordinary analyzer C: allocates with malloc, not thread-safe.
  */
@@ -57,6 +57,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "frames.h"
 #include "model/model.h"
 
 struct hp_flame; /* the merged tree of one model and one metric */
@@ -85,41 +86,14 @@ int hp_flame_build_all(const struct hp_model *m, enum hp_metric metric, int dim,
 		       struct hp_flame **out);
 
 /* The same for the blocks of heap (model.h: HP_HEAP_ALL or a heap id;
- * hp_flame_build_by draws malloc's, 0). When the model has a custom heap's
- * blocks (hp_model_heap_marked), each stack hangs under a root frame
- * naming its heap ("[heap arena]"), above the frame of its key in dim. */
+ * hp_flame_build_by draws malloc's, 0), every frame kept when all_frames.
+ * When the model has a custom heap's blocks (hp_model_heap_marked), each
+ * stack hangs under a root frame naming its heap ("[heap arena]"), above
+ * the frame of its key in dim. */
 int hp_flame_build_heap(const struct hp_model *m, enum hp_metric metric, int dim, int64_t heap,
-			struct hp_flame **out);
+			int all_frames, struct hp_flame **out);
 
 void hp_flame_free(struct hp_flame *f);
-
-/* A function's name as the flame graphs and the page show it: template
- * arguments elided (hp_name_shorten), its parameter list and a template
- * function's return type dropped, as pprof prints it:
- * "store::index_value(store::Value const*, std::string)" reads
- * "store::index_value", "void std::vector<int>::_M_realloc_insert<int>(...)"
- * "std::vector<...>::_M_realloc_insert<...>"; "operator()" keeps its own
- * parentheses. Into out[0..cap), always terminated; returns out. The
- * terminal report names frames with its own (report.c). */
-const char *hp_flame_short_name(char *out, size_t cap, const char *name);
-
-/* One symbolic frame of a stack: m->locations[loc].syms[sym], and its class
- * (model.h hp_model_frame_class). */
-struct hp_flame_frame {
-	uint32_t loc, sym;
-	enum hp_frame_class cls;
-};
-
-/* The symbolic frames of st as a reader sees them, innermost first (in a
- * location, the inlined callee before its caller), into out (room for
- * every symbolic frame of st): unless all, without what is outside main
- * (the runtime's), without a thread's start below the last frame of the
- * program's own when the stack ends in the runtime (start_thread,
- * clone3), and without the runtime's frames left (_start), as report
- * shows a stack (report.c). Returns how many. Allocates nothing; the page
- * (html.c) uses it too. */
-size_t hp_flame_frames(const struct hp_model *m, const struct hp_mstack *st, int all,
-		       struct hp_flame_frame *out);
 
 /* The root's value: the metric summed over every bucket. */
 double hp_flame_total(const struct hp_flame *f);

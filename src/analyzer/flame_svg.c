@@ -173,7 +173,8 @@ struct svg {
 	int icicle;
 	size_t emitted;
 	char colour[64], fig[96]; /* scratch for write_frame, kept off its recursion */
-	char name[4096];          /* the frame's short name (hp_flame_short_name), the same */
+	struct hp_frame_names *names; /* how each function is shown (frames.h) */
+	const char *name;             /* the frame's name as shown, in names */
 };
 
 static int unnamed(const char *fn)
@@ -254,10 +255,11 @@ static void write_frame(struct svg *s, uint32_t id, size_t parent_index, double 
 		wpx = n->value / s->total * s->frame_w;
 	}
 	chars = (long)floor((wpx - 6) / CHAR_PX);
-	/* The label and the hover name the function shortly
-	 * (hp_flame_short_name); data-n keeps its whole name for scripts and
-	 * the search, data-l the label when it differs. */
-	hp_flame_short_name(s->name, sizeof s->name, n->function);
+	/* The label and the hover name the function as every view does
+	 * (frames.h: no parameter list unless an overload needs it); data-n
+	 * keeps its whole name for scripts and the search, data-l the label
+	 * when it differs. */
+	s->name = hp_frame_names_get(s->names, n->function);
 	fprintf(s->out, "<g class=\"f%s\" data-n=\"", n->inlined ? " i" : "");
 	put_xml(s->out, n->function);
 	if (strcmp(s->name, n->function)) {
@@ -419,13 +421,14 @@ int hp_flame_write_svg(FILE *out, const struct hp_flame *f, const struct hp_flam
 	double min_fraction = o->min_fraction > 0 ? o->min_fraction : 0.001;
 	uint8_t *drawn = calloc(f->n, 1);
 	uint8_t *module_used = calloc(f->m->nmodules + 1, 1);
-	struct svg s = {.out = out, .f = f};
+	struct hp_frame_names names;
+	struct svg s = {.out = out, .f = f, .names = &names};
 	uint32_t depth;
 	size_t left_out;
 	unsigned height;
 	int ret = -ENOMEM;
 
-	if (!drawn || !module_used)
+	if (hp_frame_names_build(&names, f->m, 0) || !drawn || !module_used)
 		goto out;
 	if (width < 200)
 		width = 200;
@@ -474,6 +477,7 @@ int hp_flame_write_svg(FILE *out, const struct hp_flame *f, const struct hp_flam
 		*drawn_count = s.emitted;
 	ret = ferror(out) ? -EIO : 0;
 out:
+	hp_frame_names_free(&names);
 	free(drawn);
 	free(module_used);
 	return ret;

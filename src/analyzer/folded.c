@@ -7,6 +7,7 @@
  * differ only by return address make one line.
  */
 #include "folded.h"
+#include "frames.h"
 #include "group.h"
 
 #include <errno.h>
@@ -47,27 +48,35 @@ static int text_add(struct text *t, const char *s, int name)
 	return 0;
 }
 
-/* The text of a stack: locations outermost first and, inside each, the
- * containing function before the functions inlined into it. */
-static char *stack_text(const struct hp_model *m, uint32_t stack)
+/* The text of a stack: its frames as a reader is shown them (frames.h:
+ * the runtime's below main left out unless all), outermost first and,
+ * inside a location, the containing function before the functions inlined
+ * into it, each named as names says (frames.h). */
+static char *stack_text(const struct hp_model *m, uint32_t stack, struct hp_frame_names *names,
+			int all)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
+	struct hp_shown_frame *fr = malloc((hp_frames_count(m, st) + 1) * sizeof *fr);
 	struct text t = {0};
+	size_t n;
 
-	if (!st->depth && text_add(&t, "[no stack]", 0))
+	if (!fr)
+		return NULL;
+	n = hp_frames_shown(m, st, all, fr);
+	if (!n && text_add(&t, "[no stack]", 0))
 		goto err;
-	for (uint32_t f = st->depth; f-- > 0;) {
-		const struct hp_location *l = &m->locations[st->locations[f]];
-		for (uint32_t s = l->nsyms; s-- > 0;) {
-			if (t.len && text_add(&t, ";", 0))
-				goto err;
-			if (text_add(&t, l->syms[s].function, 1))
-				goto err;
-		}
+	for (size_t i = n; i-- > 0;) {
+		const struct hp_location *l = &m->locations[fr[i].loc];
+		if (t.len && text_add(&t, ";", 0))
+			goto err;
+		if (text_add(&t, hp_frame_names_get(names, l->syms[fr[i].sym].function), 1))
+			goto err;
 	}
+	free(fr);
 	return t.p;
 
 err:
+	free(fr);
 	free(t.p);
 	return NULL;
 }
@@ -85,11 +94,12 @@ int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric)
 /* The stack's text under its root frames: the bucket's heap ("[heap
  * arena]") when heap is set, then its key of dim unless dim is
  * HP_BY_STACK. */
-static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, int dim, int heap)
+static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, int dim, int heap,
+			struct hp_frame_names *names, int all)
 {
 	char buf[2048];
 	struct text t = {0};
-	char *st = stack_text(m, b->stack);
+	char *st = stack_text(m, b->stack, names, all);
 
 	if (!st)
 		return NULL;
@@ -108,27 +118,32 @@ static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, in
 
 int hp_folded_write_by(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim)
 {
-	return hp_folded_write_heap(out, m, metric, dim, 0);
+	return hp_folded_write_heap(out, m, metric, dim, 0, 0, 0);
 }
 
 int hp_folded_write_heap(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim,
-			 int64_t heap)
+			 int64_t heap, int full_names, int all_frames)
 {
 	struct folded_line *lines;
+	struct hp_frame_names names;
 	size_t n = 0;
 	int ret = 0, marked = hp_model_heap_marked(m, heap);
 
 	lines = calloc(m->nbuckets ? m->nbuckets : 1, sizeof *lines);
-	if (!lines)
+	if (!lines || hp_frame_names_build(&names, m, full_names)) {
+		free(lines);
+		hp_frame_names_free(&names);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		double v = hp_values_metric(&m->buckets[i].v, metric);
 		if (v == 0 || !hp_heap_selected(heap, m->buckets[i].heap))
 			continue;
 		lines[n].value = v;
 		lines[n].text = dim == HP_BY_STACK && !marked
-					? stack_text(m, m->buckets[i].stack)
-					: keyed_text(m, &m->buckets[i], dim, marked);
+					? stack_text(m, m->buckets[i].stack, &names, all_frames)
+					: keyed_text(m, &m->buckets[i], dim, marked, &names,
+						     all_frames);
 		if (!lines[n].text) {
 			ret = -ENOMEM;
 			goto err;
@@ -152,5 +167,6 @@ err:
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].text);
 	free(lines);
+	hp_frame_names_free(&names);
 	return ret;
 }

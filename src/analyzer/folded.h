@@ -35,11 +35,15 @@ int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric);
 int hp_folded_write_by(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim);
 
 /* The same for the blocks of heap (model.h: HP_HEAP_ALL or a heap id;
- * hp_folded_write_by shows malloc's, 0). When the model has a custom
+ * hp_folded_write_by shows malloc's, 0), functions named as every view
+ * names them (frames.h: no parameter lists unless overloads need them) or,
+ * with full_names, as they are; the runtime's frames below main left out
+ * as every view leaves them out (frames.h), unless all_frames. When the
+ * model has a custom
  * heap's blocks (hp_model_heap_marked), each stack sits under a root frame
  * naming its heap, above the key of dim: "[heap arena];main;make_node
  * 5280", "[heap malloc];main;f 64". */
 int hp_folded_write_heap(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim,
-			 int64_t heap);
+			 int64_t heap, int full_names, int all_frames);
 
 #endif

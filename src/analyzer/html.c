@@ -4,6 +4,8 @@
  *
  * The data (docs/html.md lists every field):
  *
+ *   heap       the heap shown (--heap, heapview.h: every view by stack
+ *              shows its blocks), null for malloc's
  *   strings    every function, file and module name, once (escaped as
  *              text.h says, then as JSON)
  *   frames     [function, file, line, module, inlined]: string indexes
@@ -52,7 +54,11 @@
  *              the model's, unbiased, as report says them), the model's
  *              unbiased totals, and rows [stack, figures...] for the top_stacks
  *              stacks with the largest share of any metric, plus "other":
- *              [stacks left out, their figures summed]; when the capture
+ *              [stacks left out, their figures summed]; "tables": by
+ *              function, line and module over every stack, each {"rows":
+ *              [[frame, flat figures..., cumulative figures...]...],
+ *              "other": [keys left out, flat..., cumulative...]}, at most
+ *              top_stacks rows (write_tables_by); when the capture
  *              has attribution (TAGS), "groups": {"type": [...],
  *              "context", "thread", "heap"}, each group.h's rows in its
  *              order, at most top_stacks: [key, source or "", figures...]
@@ -86,6 +92,7 @@
 #include "../common/text.h"
 #include "flame.h"
 #include "group.h"
+#include "heapview.h"
 #include "histo.h"
 #include "memmap.h"
 #include "timeline.h"
@@ -129,8 +136,10 @@ struct page {
 	size_t nstacks, stacks_cap;
 	char *key;
 	size_t key_cap;
-	char name[4096]; /* page_name's */
-	struct hp_flame_frame *fbuf; /* hp_flame_frames' */
+	struct hp_frame_names names; /* page_name's: from the first snapshot's model */
+	char libname[512];           /* frame_name's */
+	struct hp_shown_frame *fbuf; /* hp_frames_shown's */
+	int all_frames;              /* --all-frames: every frame kept */
 	size_t fbuf_cap;
 };
 
@@ -174,10 +183,34 @@ static int intern(struct page *p, const char *s, uint32_t *out)
 	return hp_strtab_intern(&p->strings, s ? s : "", out);
 }
 
-/* A function's name as the page shows it: hp_flame_short_name. */
-static const char *page_name(char *out, size_t cap, const char *name)
+/* A function's name as the page shows it, as every view shows it
+ * (frames.h: no parameter list unless an overload needs it). */
+static const char *page_name(struct page *p, const char *name)
 {
-	return hp_flame_short_name(out, cap, name);
+	return hp_frame_names_get(&p->names, name);
+}
+
+/* A frame's name on the page: page_name's, but a frame without a symbol
+ * in a shared library that was read (a stripped library: every address
+ * would be a function of its own) is named by its library, "[libfoo.so]", so the
+ * flame graph and the tables group its frames as report groups them into
+ * one site (report_site.c). A binary gone or changed keeps its address. */
+static const char *frame_name(struct page *p, const struct hp_model *m,
+			      const struct hp_location *l, const struct hp_sym *sym)
+{
+	const char *fn = sym->function, *mod, *base;
+	enum hp_module_status st;
+
+	if (!(fn[0] == '?' || (fn[0] == '0' && fn[1] == 'x')) || sym->file[0] || l->module < 0 ||
+	    l->module == hp_model_main_module(m))
+		return page_name(p, fn);
+	st = m->modules[l->module].status;
+	if (st != HP_MODSYM_OK && st != HP_MODSYM_EMBEDDED && st != HP_MODSYM_NO_SYMBOLS)
+		return page_name(p, fn);
+	mod = m->modules[l->module].name;
+	base = strrchr(mod, '/');
+	snprintf(p->libname, sizeof p->libname, "[%s]", base ? base + 1 : mod);
+	return p->libname;
 }
 
 /* The frame index of one symbolic frame, added on first sight. */
@@ -206,7 +239,7 @@ static int frame_of(struct page *p, const struct hp_model *m, const struct hp_lo
 		return ret;
 	/* New: the key's index is the next frame's. */
 	fr.cls = (int)hp_model_frame_class(m, l, sym);
-	if ((ret = intern(p, page_name(p->name, sizeof p->name, sym->function), &fr.function)) ||
+	if ((ret = intern(p, frame_name(p, m, l, sym), &fr.function)) ||
 	    (ret = intern(p, sym->file, &fr.file)))
 		return ret;
 	if (l->module >= 0) {
@@ -221,9 +254,9 @@ static int frame_of(struct page *p, const struct hp_model *m, const struct hp_lo
 	return 0;
 }
 
-/* The frames of stack id as the page shows them (hp_flame_frames: the
- * runtime's below main left out) into p->fbuf; returns how many, or
- * -ENOMEM. */
+/* The frames of stack id as the page shows them (hp_frames_shown: the
+ * runtime's below main left out unless p->all_frames) into p->fbuf;
+ * returns how many, or -ENOMEM. */
 static long stack_frames(struct page *p, const struct hp_model *m, uint32_t id)
 {
 	const struct hp_mstack *s = &m->stacks[id];
@@ -233,7 +266,7 @@ static long stack_frames(struct page *p, const struct hp_model *m, uint32_t id)
 		cap += m->locations[s->locations[i]].nsyms;
 	if (hp_vec_grow(&p->fbuf, &p->fbuf_cap, cap + 1))
 		return -ENOMEM;
-	return (long)hp_flame_frames(m, s, 0, p->fbuf);
+	return (long)hp_frames_shown(m, s, p->all_frames, p->fbuf);
 }
 
 /* The index in p->stacks of the model's stack id, added on first sight. */
@@ -280,6 +313,7 @@ static void page_free(struct page *p)
 	hp_u64map_free(&p->stack_index);
 	hp_strtab_free(&p->strings);
 	hp_strtab_free(&p->frame_keys);
+	hp_frame_names_free(&p->names);
 }
 
 /* A string as JSON, escaped for display first (text.h), then for JSON in
@@ -793,11 +827,11 @@ static int write_flame(FILE *f, struct page *p, const struct hp_model *m)
 		if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
 			goto out;
 		for (long i = nf; i-- > 0;) {
-			const struct hp_flame_frame *fr = &p->fbuf[i];
+			const struct hp_shown_frame *fr = &p->fbuf[i];
 			uint32_t *nm = &names[sym_base[fr->loc] + fr->sym], next;
 			if (*nm == UINT32_MAX) {
-				const char *fn = m->locations[fr->loc].syms[fr->sym].function;
-				if (intern(p, page_name(p->name, sizeof p->name, fn), nm))
+				const struct hp_location *l = &m->locations[fr->loc];
+				if (intern(p, frame_name(p, m, l, &l->syms[fr->sym]), nm))
 					goto out;
 			}
 			uint64_t key = (uint64_t)cur << 32 | *nm;
@@ -859,6 +893,204 @@ out:
 	return ret;
 }
 
+/* The tables by function, file:line and module (write_tables_by). */
+enum { TAB_FUNCTION, TAB_LINE, TAB_MODULE, NTABS };
+static const char *const tab_names[NTABS] = {"function", "line", "module"};
+
+/* One key of such a table: a frame it was first seen in, its figures. */
+struct tkey {
+	uint32_t loc, sym;  /* the first symbolic frame with this key */
+	int empty;          /* the key of the stacks without frames */
+	uint32_t seen;      /* the last stack counted in cum, + 1 */
+	int other;          /* ranked past top */
+	double flat[NCOLS]; /* the stacks whose innermost frame has it */
+	double cum[NCOLS];  /* the stacks with a frame of it, once each */
+	double score;
+};
+
+/* The key of frame fr in table t, into buf, as the page's keyOf names it
+ * (tables.js): the function's shown name; "file:line" (or "module name"
+ * without a file); the module's file name. */
+static const char *tab_key(struct page *p, const struct hp_model *m, int t,
+			   const struct hp_shown_frame *fr, char *buf, size_t cap)
+{
+	const struct hp_location *l = &m->locations[fr->loc];
+	const struct hp_sym *sym = &l->syms[fr->sym];
+	const char *mod = l->module >= 0 ? m->modules[l->module].name : "";
+
+	if (t == TAB_FUNCTION)
+		return frame_name(p, m, l, sym);
+	if (t == TAB_LINE && sym->file[0])
+		snprintf(buf, cap, "%s:%u", sym->file, sym->line);
+	else if (t == TAB_LINE)
+		snprintf(buf, cap, "%s %s", mod[0] ? mod : "??", frame_name(p, m, l, sym));
+	else
+		snprintf(buf, cap, "%s", mod[0] ? mod : "(unknown module)");
+	return buf;
+}
+
+static int by_tkey_score(const void *a, const void *b)
+{
+	const struct tkey *x = *(const struct tkey *const *)a, *y = *(const struct tkey *const *)b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* "tables": the snapshot's figures by function, file:line and module over
+ * every stack with figures, not only the rows kept: each {"rows": [[frame
+ * (-1: the stacks without frames), flat figures..., cumulative
+ * figures...]...], "other": [keys left out, their flat figures summed,
+ * the figures of the stacks through any of them (each once)...]}, at most
+ * top rows, ranked as the stacks are (their largest share of any
+ * metric, cumulative). A stack is counted flat in the key of its
+ * innermost frame and cumulatively once in each key it passes through, so
+ * the flat figures of a table, "other" included, add up to the total.
+ * Returns 0 or -ENOMEM. */
+static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, size_t top,
+			   const double total[NCOLS])
+{
+	char buf[8192];
+	size_t nsyms = 0, *sym_base = calloc(m->nlocations + 1, sizeof *sym_base);
+	uint32_t *key_of = NULL; /* per symbolic frame: its key's index, UINT32_MAX until seen */
+	int ret = -ENOMEM;
+
+	if (!sym_base)
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++) {
+		sym_base[l] = nsyms;
+		nsyms += m->locations[l].nsyms;
+	}
+	if (!(key_of = malloc((nsyms ? nsyms : 1) * sizeof *key_of))) {
+		free(sym_base);
+		return -ENOMEM;
+	}
+	fputs(",\"tables\":{", f);
+	for (int t = 0; t < NTABS; t++) {
+		struct hp_strtab keys = {0};
+		struct tkey *k = NULL, **order = NULL;
+		size_t cap = 0, kept;
+		double other_flat[NCOLS] = {0}, other_cum[NCOLS] = {0}, v[NCOLS];
+
+		memset(key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *key_of);
+
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t id = 1; id < m->nstacks; id++) {
+				long nf;
+				int in_other = 0;
+				if (!m->stacks[id].nbuckets)
+					continue;
+				inuse_cols_of(m, (uint32_t)id, v);
+				if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
+					goto err;
+				for (long i = 0; i < (nf ? nf : 1); i++) {
+					uint32_t ki, *cached = nf ? &key_of[sym_base[p->fbuf[i].loc] +
+									   p->fbuf[i].sym]
+								  : NULL;
+					size_t before = keys.count;
+					if (cached && *cached != UINT32_MAX) {
+						ki = *cached; /* the frame's key, found before */
+					} else {
+						const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf,
+									       sizeof buf)
+								     : "\x1f(no stack)";
+						if (hp_strtab_intern(&keys, key, &ki))
+							goto err;
+						if (cached)
+							*cached = ki;
+					}
+					if (ki >= before) {
+						if (hp_vec_grow(&k, &cap, (size_t)ki + 1))
+							goto err;
+						memset(&k[ki], 0, sizeof k[ki]);
+						if (nf) {
+							k[ki].loc = p->fbuf[i].loc;
+							k[ki].sym = p->fbuf[i].sym;
+						} else {
+							k[ki].empty = 1;
+						}
+					}
+					if (pass == 1) {
+						in_other |= k[ki].other;
+						continue;
+					}
+					if (i == 0)
+						for (int c = 0; c < NCOLS; c++)
+							k[ki].flat[c] += v[c];
+					if (k[ki].seen == id + 1)
+						continue;
+					k[ki].seen = (uint32_t)id + 1;
+					for (int c = 0; c < NCOLS; c++)
+						k[ki].cum[c] += v[c];
+				}
+				if (in_other)
+					for (int c = 0; c < NCOLS; c++)
+						other_cum[c] += v[c];
+			}
+			if (pass == 1)
+				break;
+			/* Rank the keys; those past top are "other". */
+			if (!(order = malloc((keys.count ? keys.count : 1) * sizeof *order)))
+				goto err;
+			for (size_t i = 0; i < keys.count; i++) {
+				k[i].score = 0;
+				for (size_t r = 0; r < sizeof rank_cols / sizeof *rank_cols; r++) {
+					int c = rank_cols[r];
+					if (total[c] > 0 && k[i].cum[c] / total[c] > k[i].score)
+						k[i].score = k[i].cum[c] / total[c];
+				}
+				order[i] = &k[i];
+			}
+			hp_sort(order, keys.count, sizeof *order, by_tkey_score);
+			kept = keys.count < top ? keys.count : top;
+			for (size_t i = kept; i < keys.count; i++) {
+				order[i]->other = 1;
+				for (int c = 0; c < NCOLS; c++)
+					other_flat[c] += order[i]->flat[c];
+			}
+			if (kept == keys.count)
+				break; /* no other: no second pass */
+		}
+		fprintf(f, "%s\"%s\":{\"rows\":[", t ? "," : "", tab_names[t]);
+		for (size_t i = 0; i < kept; i++) {
+			const struct tkey *x = order[i];
+			uint32_t frame;
+			if (x->empty) {
+				fputs(i ? ",[-1" : "[-1", f);
+			} else {
+				const struct hp_location *l = &m->locations[x->loc];
+				if ((ret = frame_of(p, m, l, &l->syms[x->sym], &frame)))
+					goto err;
+				ret = -ENOMEM;
+				fprintf(f, "%s%" PRIu32, i ? ",[" : "[", frame);
+			}
+			json_cols(f, x->flat);
+			json_cols(f, x->cum);
+			fputc(']', f);
+		}
+		fprintf(f, "],\"other\":[%zu", keys.count - kept);
+		json_cols(f, other_flat);
+		json_cols(f, other_cum);
+		fputs("]}", f);
+		free(k);
+		free(order);
+		hp_strtab_free(&keys);
+		continue;
+err:
+		free(k);
+		free(order);
+		hp_strtab_free(&keys);
+		free(sym_base);
+		free(key_of);
+		return ret;
+	}
+	fputc('}', f);
+	free(sym_base);
+	free(key_of);
+	return 0;
+}
+
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
 			  struct ranked *rank)
 {
@@ -866,8 +1098,10 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	double total[NCOLS], v[NCOLS], other[NCOLS] = {0};
 	size_t n = 0, kept;
 	uint64_t lost = 0;
+	uint64_t peak_ns = s->peak_time_ns;
 	int ret;
 
+	hp_heapview_peak_time(m, &peak_ns); /* --heap: the heap's own peak */
 	cols_of(&m->total, total);
 	for (size_t id = 1; id < m->nstacks; id++) {
 		double score = 0;
@@ -895,7 +1129,7 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		s->alloc_count, s->alloc_bytes, (uint64_t)hp_estimate_i64(m->total.free_objects),
 		(uint64_t)hp_estimate_i64(m->total.free_bytes),
 		(uint64_t)hp_estimate_i64(m->total.peak_bytes),
-		(uint64_t)hp_estimate_i64(m->total.peak_objects), s->peak_time_ns, lost, n);
+		(uint64_t)hp_estimate_i64(m->total.peak_objects), peak_ns, lost, n);
 	/* In use as report says it: the suppressed stacks' blocks left out
 	 * (of the total, their rows and "other"), as report's summary and its
 	 * leaked section leave them out (hp_model_suppress). */
@@ -925,6 +1159,8 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	json_cols(f, other);
 	fputc(']', f);
 	if ((ret = write_flame(f, p, m)))
+		return ret;
+	if ((ret = write_tables_by(f, p, m, top, total)))
 		return ret;
 	if (has_attribution(m->cap) && (ret = write_groups(f, m, top)))
 		return ret;
@@ -958,8 +1194,16 @@ static void write_tables(FILE *f, const struct page *p)
 
 static void write_meta(FILE *f, const struct hp_capture *cap, const struct hp_model *m, size_t top)
 {
+	char heap[256];
+
 	fputs("\"version\":1,\"heapprof\":", f);
 	json_str(f, HP_VERSION);
+	/* "heap": the heap shown (--heap), null for malloc's. */
+	fputs(",\"heap\":", f);
+	if (m->view_heap)
+		json_str(f, hp_model_heap_name(m, m->view_heap, heap, sizeof heap));
+	else
+		fputs("null", f);
 	fputs(",\"program\":", f);
 	json_str(f, hp_model_program_name(cap));
 	fputs(",\"path\":", f);
@@ -1007,6 +1251,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	char deftitle[512];
 	int ret = 0;
 
+	p.all_frames = opts && opts->all_frames;
 	if (!cap->nsnapshots) {
 		snprintf(err, errlen, "the capture has no snapshot");
 		return -ENOENT;
@@ -1059,6 +1304,22 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		if (ret)
 			goto out;
 		if (opts && opts->suppressions && (ret = hp_model_suppress(&m, opts->suppressions))) {
+			hp_model_free(&m);
+			snprintf(err, errlen, "%s", strerror(-ret));
+			goto out;
+		}
+		if (opts && opts->heap) { /* one heap's blocks (heapview.h) */
+			int64_t h = hp_model_find_heap(&m, opts->heap);
+			if (h < 0) {
+				hp_model_free(&m);
+				snprintf(err, errlen, "no heap named '%s' (report --by heap lists its heaps)",
+					 opts->heap);
+				ret = -ENOENT;
+				goto out;
+			}
+			hp_heapview_select(&m, (uint64_t)h);
+		}
+		if (i == 0 && (ret = hp_frame_names_build(&p.names, &m, 0))) {
 			hp_model_free(&m);
 			snprintf(err, errlen, "%s", strerror(-ret));
 			goto out;

@@ -33,6 +33,10 @@ struct hp_html_options {
 	const char *title;     /* the page's title, or NULL: "heapprof: PROGRAM" */
 	const char *debug_dir; /* as hp_model_options.debug_dir */
 	int embedded_only;     /* as hp_model_options.embedded_only */
+	int all_frames;        /* every frame of each stack (frames.h); 0: the
+				  runtime's below main left out, as report */
+	const char *heap;      /* a heap's name: its blocks alone in every view by
+				  stack (heapview.h); NULL: malloc's */
 	/* The suppressions applied to each snapshot's model (hp_model_suppress),
 	 * as heapprof report applies them: the tables by type, context, thread
 	 * and heap and their timelines leave the suppressed stacks out, the

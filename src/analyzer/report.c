@@ -3,6 +3,8 @@
  */
 #include "report.h"
 #include "report_int.h"
+#include "frames.h"
+#include "heapview.h"
 #include "timeline.h"
 
 #include "../common/hash.h"
@@ -266,64 +268,25 @@ void hp_report_print_heading(FILE *out, size_t rank, const char *text, unsigned 
 	fprintf(out, "  %2zu. %.*s\n        %s\n", rank, (int)cut, text, text + cut + 1);
 }
 
-/* Whether fn is Rust's runtime starting the program's main (std::rt's
- * lang_start and what it calls it through), as __libc_start_main is C's. */
-static int rust_start(const char *fn)
-{
-	return strncmp(fn, "std::rt::lang_start", 19) == 0 ||
-	       strstr(fn, "__rust_begin_short_backtrace") != NULL;
-}
-
 struct hp_report_frame *hp_report_frames(const struct hp_model *m, uint32_t stack, int all,
 					 size_t *count)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
-	struct hp_report_frame *f;
-	size_t n = 0;
+	size_t n = hp_frames_count(m, st);
+	struct hp_shown_frame *shown = malloc((n ? n : 1) * sizeof *shown);
+	struct hp_report_frame *f = malloc((n ? n : 1) * sizeof *f);
 
-	for (uint32_t i = 0; i < st->depth; i++)
-		n += m->locations[st->locations[i]].nsyms;
-	f = malloc((n ? n : 1) * sizeof *f);
-	if (!f)
+	if (!shown || !f) {
+		free(shown);
+		free(f);
 		return NULL;
-	n = 0;
-	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
-		for (uint32_t k = 0; k < l->nsyms; k++) {
-			f[n++] = (struct hp_report_frame){l, &l->syms[k],
-							  hp_model_frame_class(m, l, &l->syms[k]), 0};
-			if (!all && hp_model_is_main(&l->syms[k]))
-				goto outside_main; /* what is outside main is the runtime's */
-			if (!all && rust_start(l->syms[k].function)) {
-				/* Rust's runtime calling the program's main: cut
-				 * after the last frame of the program's own */
-				size_t with = n--;
-				while (n > 0 && f[n - 1].cls != HP_FRAME_OWN)
-					n--;
-				if (!n) /* std's own start-up: up to its start */
-					n = with;
-				goto outside_main;
-			}
-		}
 	}
-	/* A thread's stack: what is outside the last frame of the program's
-	 * own, when it reaches the runtime (start_thread, clone3), is the
-	 * thread library's way to it (std::thread's, glibc's). */
-	if (!all && n && f[n - 1].cls == HP_FRAME_ENTRY) {
-		size_t last_own = n;
-		while (last_own > 0 && f[last_own - 1].cls != HP_FRAME_OWN)
-			last_own--;
-		if (last_own)
-			n = last_own;
+	n = hp_frames_shown(m, st, all, shown); /* frames.h: the one rule */
+	for (size_t i = 0; i < n; i++) {
+		const struct hp_location *l = &m->locations[shown[i].loc];
+		f[i] = (struct hp_report_frame){l, &l->syms[shown[i].sym], shown[i].cls, 0};
 	}
-outside_main:
-	if (!all) { /* the runtime's frames left (_start, a thread without frames of its own) */
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++)
-			if (f[i].cls != HP_FRAME_ENTRY)
-				f[k++] = f[i];
-		n = k;
-	}
+	free(shown);
 	*count = n;
 	return f;
 }
@@ -608,6 +571,12 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	if (timed)
 		fprintf(out, " at %.3f s", secs);
 	fputc('\n', out);
+	if (m->view_heap) { /* --heap: a custom heap's blocks (heapview.h) */
+		char name[256];
+		fputs("  heap ", out);
+		hp_text_fputs(hp_model_heap_name(m, m->view_heap, name, sizeof name), out);
+		fputs(" alone (--heap): its blocks, its own peak; the chart is malloc's heap\n", out);
+	}
 	double spacing_ns;
 	size_t nintervals = interval_spacing(cap, &spacing_ns);
 	if (timed && cap->interval_ms && spacing_ns > 0) {
@@ -645,8 +614,11 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		hp_units_count(a, sizeof a, t->temp_objects), share(t->temp_objects, t->alloc_objects));
 	fprintf(out, "  peak heap       %s in %s", hp_units_bytes(a, sizeof a, t->peak_bytes),
 		plural(b, sizeof b, t->peak_objects, "block", "blocks"));
-	if (timed)
-		fprintf(out, " at %.3f s", (double)s->peak_time_ns / 1e9);
+	if (timed) { /* --heap: a custom heap's own peak, at its own time */
+		uint64_t peak_ns = s->peak_time_ns;
+		if (!m->view_heap || hp_heapview_peak_time(m, &peak_ns))
+			fprintf(out, " at %.3f s", (double)peak_ns / 1e9);
+	}
 	fputc('\n', out);
 	if (peak_rss(cap, s) > 0) /* no sample yet: nothing to say */
 		fprintf(out, "  peak RSS        %s\n",

@@ -102,14 +102,60 @@ static uint64_t frame_hash(const struct hp_report_frame *f)
 	return hp_hash_u64(mix(mix(HP_HASH_STR_SEED, f->s->function), f->s->file) ^ f->s->line);
 }
 
-/* The index of the site frame in f[0..n): the first of the program's own,
- * else the innermost. */
-static size_t site_index(const struct hp_report_frame *f, size_t n)
+/* Whether frame f has no symbol: a stripped library's ("0x1126", "??"). */
+static int unnamed(const struct hp_report_frame *f)
 {
-	for (size_t i = 0; i < n; i++)
-		if (f[i].cls == HP_FRAME_OWN)
-			return i;
-	return 0;
+	const char *fn = f->s->function;
+	return fn[0] == '?' || (fn[0] == '0' && fn[1] == 'x');
+}
+
+/* Whether f is in a library without source: no file, a shared library
+ * (the executable's own addresses stay sites of their own, as report has
+ * always shown them), its binary read (not one gone or changed since the
+ * run, whose addresses are what a reader can still look up). */
+static int sourceless(const struct hp_model *m, const struct hp_report_frame *f)
+{
+	enum hp_module_status st;
+
+	if (f->s->file[0] || f->l->module < 0 || f->l->module == hp_model_main_module(m))
+		return 0;
+	st = m->modules[f->l->module].status;
+	return st == HP_MODSYM_OK || st == HP_MODSYM_EMBEDDED || st == HP_MODSYM_NO_SYMBOLS;
+}
+
+/* The index of the site frame in f[0..n): the first of the program's own,
+ * else the innermost. A frame without source (a stripped library: every
+ * address would be a site of its own) moves the site outward through
+ * the frames of its module without source, to the first with a symbol
+ * (the exported function the caller called, the nearest one on the
+ * stack), else to the module's outermost frame: *grouped set then. */
+static size_t site_index(const struct hp_model *m, const struct hp_report_frame *f, size_t n,
+			 int *grouped)
+{
+	size_t i;
+
+	*grouped = 0;
+	for (i = 0; i < n && f[i].cls != HP_FRAME_OWN; i++)
+		;
+	if (i == n)
+		return 0;
+	if (!sourceless(m, &f[i]) || !unnamed(&f[i]))
+		return i;
+	*grouped = 1;
+	while (i + 1 < n && sourceless(m, &f[i + 1]) && f[i + 1].l->module == f[i].l->module &&
+	       unnamed(&f[i]))
+		i++;
+	return i;
+}
+
+/* A site's key: its frame's function, file and line; a site grouped by
+ * its module (site_index) without a symbol, the module's. */
+static uint64_t site_hash(const struct hp_model *m, const struct hp_report_frame *f, int grouped)
+{
+	if (grouped && unnamed(f))
+		return hp_hash_u64(mix(mix(HP_HASH_STR_SEED, "[module]"),
+				       m->modules[f->l->module].name));
+	return frame_hash(f);
 }
 
 /* The call path of the site f[si]: f[si + 1 .. n) with recursion merged,
@@ -171,7 +217,7 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 		const struct hp_mstack *st = &m->stacks[i];
 		struct hp_report_frame *f, *g;
 		size_t n, si, k;
-		int rec_site;
+		int rec_site, grouped;
 		uint64_t ph = HP_HASH_STR_SEED;
 
 		if (!(st->v.alloc_objects > 0))
@@ -185,12 +231,12 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 			goto out;
 		}
 		if (n) { /* else: no stack, site 0 */
-			si = site_index(f, n);
+			si = site_index(m, f, n, &grouped);
 			k = merged_path(f, n, si, g, &rec_site);
 			for (size_t j = 0; j < k; j++)
 				ph = hp_hash_u64(ph ^ frame_hash(&g[j])) + j;
-			r[nr].site = frame_hash(&f[si]) | 1; /* never 0, no stack's */
-			if (si > 0 && f[si - 1].cls == HP_FRAME_LIBRARY)
+			r[nr].site = site_hash(m, &f[si], grouped) | 1; /* never 0, no stack's */
+			if (!grouped && si > 0 && f[si - 1].cls == HP_FRAME_LIBRARY)
 				r[nr].via =
 					hp_hash_str(HP_HASH_STR_SEED, f[si - 1].s->function) | 1;
 			r[nr].path = ph ^ k;
@@ -300,7 +346,7 @@ static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack
 {
 	struct hp_report_frame *f, *g;
 	size_t n, si, k;
-	int rec_site;
+	int rec_site, grouped;
 
 	if (!m->stacks[stack].depth) {
 		if (!path)
@@ -318,9 +364,18 @@ static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack
 		if (!path)
 			fprintf(out, "      (only the runtime's frames)\n");
 	} else {
-		si = site_index(f, n);
+		si = site_index(m, f, n, &grouped);
 		k = merged_path(f, n, si, g, &rec_site);
-		if (!path && via && si > 0) {
+		if (!path && grouped && unnamed(&f[si])) {
+			/* a library without symbols: the site is the module */
+			const char *mod = m->modules[f[si].l->module].name;
+			const char *base = strrchr(mod, '/');
+			fprintf(out, "      [%s: no symbols, its frames grouped]\n",
+				base ? base + 1 : mod);
+		} else if (!path && grouped) {
+			hp_report_print_frame(out, m, f[si].l, f[si].s,
+					      "  [no symbols below it: grouped]", o, "      ");
+		} else if (!path && via && si > 0) {
 			/* the library call the site made, its run folded */
 			size_t lib = si - 1, first = lib;
 			char note[64] = "";
@@ -331,10 +386,10 @@ static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack
 					 lib - first == 1 ? "" : "s");
 			hp_report_print_frame(out, m, f[lib].l, f[lib].s, note, o, "      ");
 		}
-		if (!path)
+		if (!path && !grouped)
 			hp_report_print_frame(out, m, f[si].l, f[si].s,
 					      rec_site ? "  [recursive]" : "", o, "      ");
-		else
+		else if (path)
 			hp_report_print_frames(out, m, g, k, o, indent);
 	}
 	free(f);
@@ -476,7 +531,8 @@ int hp_report_site_json(FILE *out, const struct hp_model *m, unsigned top)
 			fprintf(out, ", \"site\": ");
 			f = ms->depth ? hp_report_frames(m, st->stack, 0, &n) : NULL;
 			if (f && n) {
-				const struct hp_report_frame *x = &f[site_index(f, n)];
+				int grouped;
+				const struct hp_report_frame *x = &f[site_index(m, f, n, &grouped)];
 				fprintf(out, "{\"function\": ");
 				hp_report_json_str(out, x->s->function);
 				fprintf(out, ", \"file\": ");

@@ -5,10 +5,13 @@
  *
  * BASE and NEW may be moments of one run (FILE@N, FILE@end, FILE@peak):
  * the file is loaded once per side, at that snapshot, and the stacks are
- * matched as for two runs. Two runs are still compared at their last
- * snapshots by default (in use there; --metric peak compares their peaks),
- * so that scripts that gate on `diff` keep their meaning; the text shows
- * the other of the two (the peak, or in use) beside the totals. The
+ * matched as for two runs. Two runs are compared by their peaks by
+ * default (each stack's bytes in use at its run's peak: what a user
+ * comparing two runs asks first, as report's first section answers it);
+ * --metric leaked compares the bytes in use at the last snapshots, and
+ * is the default when an operand names a moment (in use at each). The
+ * text shows the other of the two (in use, or the peak) beside the
+ * totals. The
  * runtime's one-time allocations are suppressed as report suppresses
  * them, and stacks read as report's (report_int.h).
  *
@@ -24,6 +27,7 @@
 
 #include "../analyzer/diff.h"
 #include "../analyzer/group.h"
+#include "../analyzer/heapview.h"
 #include "../analyzer/pprof.h"
 #include "../common/units.h"
 #include "cli.h"
@@ -36,10 +40,12 @@ static const char usage[] =
 	"changed most, NEW minus BASE, with the totals.\n"
 	"BASE and NEW may name a moment of a run: FILE@N (snapshot N, as inspect\n"
 	"lists them), FILE@end (the last snapshot), FILE@peak (in use at the peak);\n"
-	"'heapprof diff run.hpf@1 run.hpf@2' shows what grew between two snapshots.\n"
-	"  --metric M        leaked (default: bytes and objects in use at the snapshot,\n"
-	"                    the peak's totals beside them), peak (the bytes in use\n"
-	"                    beside it), allocated, allocations, temporary\n"
+	"'heapprof diff run.hpf@1 run.hpf@2' shows what grew between two snapshots\n"
+	"(moments are compared by what is in use at each: --metric leaked).\n"
+	"  --metric M        peak (default: each stack's bytes in use at its run's\n"
+	"                    peak, the bytes in use at the snapshot beside them),\n"
+	"                    leaked (in use at the snapshot, the peak beside it),\n"
+	"                    allocated, allocations, temporary\n"
 	"  --top N           stacks shown (default 10, 0 = every stack that changed)\n"
 	"  --frames N        frames shown per stack (default 8, 0 = all)\n"
 	"  --width N         fit N columns (default: the terminal's, else $COLUMNS, else\n"
@@ -59,8 +65,10 @@ static const char usage[] =
 	"  --ignore REGEX    leave out the stacks with a function matching REGEX\n"
 	"  --hide REGEX      remove the functions matching REGEX from the stacks\n"
 	"                    (POSIX extended regular expressions, as pprof's)\n"
-	"  --fail-if-grew BYTES  exit 3 when the bytes of the metric (in use at the\n"
-	"                    snapshot by default) grew by more than BYTES; K, M, G\n"
+	"  --heap NAME       the blocks of one heap on both sides, found by its name\n"
+	"                    (malloc, the default, or a custom heap's)\n"
+	"  --fail-if-grew BYTES  exit 3 when the bytes of the metric (the peak by\n"
+	"                    default) grew by more than BYTES; K, M, G\n"
 	"\n"
 	"Exit status: 0 shown, 1 a capture cannot be used, 2 wrong usage, 3 the\n"
 	"--fail-if-grew limit was passed (the diff is shown whole, and one line on\n"
@@ -166,9 +174,10 @@ int hp_cmd_diff(int argc, char **argv)
 		{HP_OPT_FOCUS, 0, 0, NULL},
 		{HP_OPT_IGNORE, 0, 0, NULL},
 		{HP_OPT_HIDE, 0, 0, NULL},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
-	struct hp_cli_args a = {.metric = HP_METRIC_LEAKED};
+	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
 	struct hp_model_options mo = {0};
 	struct hp_model_filter filter;
 	unsigned at_peak = 0;
@@ -226,10 +235,15 @@ int hp_cmd_diff(int argc, char **argv)
 	if (parse_moment(argv[a.operand], mo.snapshot, &mtb) ||
 	    parse_moment(argv[a.operand + 1], mo.snapshot, &mtn))
 		return HP_EXIT_USAGE;
+	/* Moments of runs (FILE@N, @end, @peak) are compared by what is in use
+	 * at each, unless --metric says otherwise: a snapshot's peak is the
+	 * run's so far, not the moment's. */
+	if (!a.given[HP_OPT_METRIC] && (mtb.named || mtn.named))
+		a.metric = HP_METRIC_LEAKED;
 	if ((mtb.at_peak || mtn.at_peak) && a.metric != HP_METRIC_LEAKED &&
 	    a.metric != HP_METRIC_PEAK) {
 		hp_say_error("diff: @peak is the bytes in use at the peak: use it with --metric "
-			     "leaked (the default) or peak");
+			     "peak (the default) or leaked");
 		return HP_EXIT_USAGE;
 	}
 
@@ -258,6 +272,14 @@ int hp_cmd_diff(int argc, char **argv)
 		hp_suppressions_free(&sup);
 		if (ret) {
 			hp_say_error("diff: %s", strerror(-ret));
+			goto err;
+		}
+	}
+	if (a.given[HP_OPT_HEAP]) { /* one heap's blocks on both sides, by its name */
+		char why[512];
+		if (hp_heapview_select_named(&mb, a.value[HP_OPT_HEAP], mtb.path, why, sizeof why) ||
+		    hp_heapview_select_named(&mn, a.value[HP_OPT_HEAP], mtn.path, why, sizeof why)) {
+			hp_say_error("diff: %s", why);
 			goto err;
 		}
 	}

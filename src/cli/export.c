@@ -53,6 +53,12 @@ static const char usage[] =
 	"  --image N            image N of the capture (1 = the first; default the last\n"
 	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
+	"  --full-names         folded: names as they are (default: template arguments\n"
+	"                       <...>, no parameter lists unless overloads need them;\n"
+	"                       pprof and gperftools always have the whole names)\n"
+	"  --all-frames         folded: every frame, the runtime's below main and a\n"
+	"                       thread's start too (by default left out, as report\n"
+	"                       leaves them out; pprof and gperftools keep them)\n"
 	"  --focus REGEX        only the stacks with a function matching REGEX\n"
 	"  --ignore REGEX       leave out the stacks with a function matching REGEX\n"
 	"  --hide REGEX         remove the functions matching REGEX from the stacks\n"
@@ -97,6 +103,8 @@ int hp_cmd_export(int argc, char **argv)
 		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_FULL_NAMES, 0, 0, NULL},
+		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
 		{HP_OPT_FOCUS, 0, 0, NULL},
 		{HP_OPT_IGNORE, 0, 0, NULL},
 		{HP_OPT_HIDE, 0, 0, NULL},
@@ -188,7 +196,9 @@ int hp_cmd_export(int argc, char **argv)
 		ret = hp_legacy_write(out, &model, &lo);
 		break;
 	}
-	default: ret = hp_folded_write_heap(out, &model, a.metric, hp_cli_by(&a), heap); break;
+	default: ret = hp_folded_write_heap(out, &model, a.metric, hp_cli_by(&a), heap,
+						   a.given[HP_OPT_FULL_NAMES], a.given[HP_OPT_ALL_FRAMES]);
+		break;
 	}
 	status = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
 	if (status == HP_EXIT_OK && said)

@@ -41,6 +41,9 @@ static const char usage[] =
 	"                       context path\n"
 	"  --icicle             an icicle graph: the root at the top, the innermost\n"
 	"                       frames below\n"
+	"  --all-frames         every frame: also the runtime's below main and a\n"
+	"                       thread's start (by default left out, as report\n"
+	"                       leaves them out)\n"
 	"  --focus REGEX        only the stacks with a function matching REGEX\n"
 	"  --ignore REGEX       leave out the stacks with a function matching REGEX\n"
 	"  --hide REGEX         remove the functions matching REGEX from the stacks\n"
@@ -60,6 +63,7 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		{HP_OPT_WIDTH, 200, 100000, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
 		{HP_OPT_ICICLE, 0, 0, NULL},
+		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
 		{HP_OPT_BY, 0, 0, hp_cli_check_by_root},
 		{HP_OPT_FOCUS, 0, 0, NULL},
 		{HP_OPT_IGNORE, 0, 0, NULL},
@@ -107,7 +111,8 @@ int hp_cmd_flamegraph(int argc, char **argv)
 
 	if (hp_cli_heap(&a, &model, argv[a.operand], &heap))
 		goto err;
-	ret = hp_flame_build_heap(&model, a.metric, hp_cli_by(&a), heap, &flame);
+	ret = hp_flame_build_heap(&model, a.metric, hp_cli_by(&a), heap, a.given[HP_OPT_ALL_FRAMES],
+				  &flame);
 	if (ret) {
 		hp_say_error("%s: cannot build the flame graph: %s", argv[a.operand], strerror(-ret));
 		goto err;

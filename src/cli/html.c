@@ -28,12 +28,18 @@ static const char usage[] =
 	"click a row or a frame for that site's sizes and lifetimes.\n"
 	"  -o, --output OUT     the file to write ('-' = standard output)\n"
 	"  --top N              call stacks kept per snapshot, by their largest share of\n"
-	"                       any metric (default 1000, 0 = all); the rest form one\n"
-	"                       row\n"
+	"                       any metric (default 1000, 0 = all), and as many rows\n"
+	"                       of the tables by function, file:line and module\n"
+	"                       (counted over every stack); the rest form one row\n"
 	"  --image N            image N of the capture (1 = the first; default the last\n"
 	"                       with a snapshot: a process that exec'd has several)\n"
 	"  --title T            the page's title (default: heapprof: PROGRAM)\n"
 	"  --debug-dir DIR      also look for separate debug info in DIR\n"
+	"  --heap NAME          the blocks of one heap in every view by call stack\n"
+	"                       (malloc, the default, or a custom heap's name)\n"
+	"  --all-frames         every frame: also the runtime's below main and a\n"
+	"                       thread's start (by default left out, as report\n"
+	"                       leaves them out)\n"
 	"  --suppressions FILE  leaks not to report, in LeakSanitizer's format\n"
 	"  --no-default-suppressions  keep the runtime's one-time allocations in what\n"
 	"                       is in use and the tables by type, context, thread, heap\n"
@@ -50,6 +56,8 @@ int hp_cmd_html(int argc, char **argv)
 		{HP_OPT_IMAGE, 1, HP_CLI_IMAGE_MAX, NULL},
 		{HP_OPT_TITLE, 0, 0, NULL},
 		{HP_OPT_DEBUG_DIR, 0, 0, NULL},
+		{HP_OPT_ALL_FRAMES, 0, 0, NULL},
+		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_NO_DEFAULT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
@@ -80,6 +88,8 @@ int hp_cmd_html(int argc, char **argv)
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];
 	ho.debug_dir = mo.debug_dir;
 	ho.title = a.value[HP_OPT_TITLE];
+	ho.all_frames = a.given[HP_OPT_ALL_FRAMES];
+	ho.heap = a.value[HP_OPT_HEAP];
 	if (a.given[HP_OPT_TOP]) /* 0: all, the most --top takes */
 		ho.top_stacks = a.number[HP_OPT_TOP] ? (size_t)a.number[HP_OPT_TOP] : 1000000;
 	/* The suppressions report applies (src/cli/report.c), so the page's
@@ -103,6 +113,14 @@ int hp_cmd_html(int argc, char **argv)
 	 * symbols) and to check the capture; the page builds one per snapshot. */
 	mo.snapshot = -1;
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model)) {
+		hp_suppressions_free(&sup);
+		return HP_EXIT_FAILURE;
+	}
+	if (ho.heap && hp_model_find_heap(&model, ho.heap) < 0) {
+		hp_say_error("%s has no heap named '%s' (report --by heap lists its heaps)",
+			     argv[a.operand], ho.heap);
+		hp_model_free(&model);
+		hp_capture_free(&cap);
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}

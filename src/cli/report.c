@@ -12,6 +12,7 @@
 #include "../analyzer/group.h"
 #include "../analyzer/memmap.h"
 #include "../analyzer/report.h"
+#include "../analyzer/heapview.h"
 #include "../common/units.h"
 #include "cli.h"
 
@@ -30,7 +31,9 @@ static const char usage[] =
 	"                   vtable, template, else unknown by size), context (a path\n"
 	"                   'outer > inner', parents including children), thread or\n"
 	"                   heap (malloc's and each custom heap's, with its own peak)\n"
-	"  --heap NAME      with --by: the blocks of custom heap NAME (default malloc)\n"
+	"  --heap NAME      the blocks of one heap in every section (malloc, the\n"
+	"                   default, or a custom heap's name: report --by heap lists\n"
+	"                   them)\n"
 	"  --json           the same content as JSON, for scripts\n"
 	"  --histograms     also each top stack's allocations by size and frees by\n"
 	"                   lifetime (allocations lived through), powers of two\n"
@@ -194,20 +197,23 @@ int hp_cmd_report(int argc, char **argv)
 	}
 	enum hp_dim by = (enum hp_dim)hp_cli_by(&a);
 	if (a.given[HP_OPT_HEAP]) {
+		/* One heap's blocks in every section and view (heapview.h). */
+		char err[512];
 		int64_t h = hp_model_find_heap(&model, a.value[HP_OPT_HEAP]);
-		if (h < 0 || by == HP_BY_STACK || by == HP_BY_HEAP) {
+		if (h < 0 || by == HP_BY_HEAP || a.given[HP_OPT_MAP]) {
 			if (h < 0)
 				hp_say_error("report: %s has no heap named '%s' (report --by heap "
 					     "lists its heaps)",
 					     argv[a.operand], a.value[HP_OPT_HEAP]);
 			else
-				hp_say_error("report: --heap goes with --by function, line, "
-					     "module, type, context or thread");
+				hp_say_error("report: --heap shows one heap: not with --by heap "
+					     "or --map");
 			hp_model_free(&model);
 			hp_capture_free(&cap);
 			return h < 0 ? HP_EXIT_FAILURE : HP_EXIT_USAGE;
 		}
-		model.view_heap = (uint64_t)h;
+		hp_heapview_select_named(&model, a.value[HP_OPT_HEAP], argv[a.operand], err,
+					 sizeof err);
 	}
 	/* --by stack, and --all-frames (the raw view): the sections by call
 	 * stack; by default, by allocation site (report_site.c). */

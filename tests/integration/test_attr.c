@@ -497,7 +497,8 @@ HP_TEST(attr_diff_by_type)
 	hp_craft_symbols(&c, frames, names, 1, 0);
 	if (!expect_eq_u64(hp_craft_write(&c, base), 0, "base written"))
 		return;
-	t = hp_test_sh_out("%s/heapprof diff --by type %s %s", hp_test_build(), base, capture);
+	t = hp_test_sh_out("%s/heapprof diff --metric leaked --by type %s %s", hp_test_build(),
+			   base, capture);
 	if (t) {
 		expect_true(strstr(t, "\n        +256 B  conn [explicit]\n"
 				      "        +160 B  Circle [vtable]\n"
@@ -507,8 +508,8 @@ HP_TEST(attr_diff_by_type)
 		expect_true(strstr(t, "unknown") == NULL, "the unknown type's 0 bytes in use: no change");
 		free(t);
 	}
-	t = hp_test_sh_out("%s/heapprof diff --by type --json %s %s", hp_test_build(), base,
-			   capture);
+	t = hp_test_sh_out("%s/heapprof diff --metric leaked --by type --json %s %s",
+			   hp_test_build(), base, capture);
 	if (t) {
 		expect_true(strstr(t, "{\"key\": \"conn\", \"source\": \"explicit\", \"change\": "
 				      "256, \"base\": {\"alloc_objects\": 3, \"alloc_bytes\": 192,") !=

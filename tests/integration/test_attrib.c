@@ -218,6 +218,83 @@ HP_TEST(attrib_example_arena)
 		      1, "--heap of a heap the capture does not have: status 1");
 }
 
+/* Issue 23, item 5 (the rest): --heap NAME in the report's sections by
+ * site and by stack, in diff and in html: examples/arena.c's "requests"
+ * heap peaks at 49,680 bytes in 1,381 blocks (the last request, n = 690:
+ * 5,520 + 2 x 22,080, all from arena_alloc) and leaks nothing; "config"
+ * leaks 100 x 208 bytes. */
+HP_TEST(attrib_arena_heap_in_every_view)
+{
+	char prog[4096], cap[4096], page[4200];
+	const char *b = hp_test_build();
+	char *t;
+
+	snprintf(prog, sizeof prog, "%s/arena-views", hp_test_tmp());
+	snprintf(cap, sizeof cap, "%s/arena-views.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("cc -O2 -g -Wall -Werror -o %s examples/arena.c", prog), 0,
+			   "examples/arena.c builds") ||
+	    !expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s > /dev/null", b, cap, prog),
+			   0, "it runs under heapprof"))
+		return;
+	expect_eq_u64(
+		hp_test_sh("%s/heapprof report --heap requests --json %s | python3 -c '"
+			   "import json,sys; r=json.load(sys.stdin)\n"
+			   "p=r[\"top_sites\"][\"peak\"]\n"
+			   "assert len(p)==1 and p[0][\"site\"][\"function\"]==\"arena_alloc\", p\n"
+			   "assert p[0][\"values\"][\"peak_bytes\"]==49680, p[0][\"values\"]\n"
+			   "assert p[0][\"values\"][\"peak_objects\"]==1381, p[0][\"values\"]\n"
+			   "assert p[0][\"values\"][\"alloc_objects\"]==44550, p[0][\"values\"]\n"
+			   "assert r[\"top_sites\"][\"leaked\"]==[], r[\"top_sites\"][\"leaked\"]\n"
+			   "s=r[\"top\"][\"peak\"]\n"
+			   "assert sum(e[\"values\"][\"peak_bytes\"] for e in s)==49680, s'",
+			   b, cap),
+		0, "report --heap requests: one site, arena_alloc, the heap's own peak");
+	t = hp_test_sh_out("%s/heapprof report --heap config --width 80 %s", b, cap);
+	if (expect_true(t != NULL, "report --heap config runs")) {
+		if (!expect_true(strstr(t, "\n  heap config alone (--heap)") &&
+					 strstr(t, "\nleaks by allocation site (in use at the snapshot)\n"
+						   "   1. 20.3 KiB in 100 blocks (100.0% of the bytes "
+						   "leaked)\n      arena_alloc  arena.c:"),
+				 "config's 100 blocks leaked, its heap named"))
+			printf("%s", t);
+		free(t);
+	}
+	t = hp_test_sh_out("%s/heapprof report --by stack --heap config --width 80 %s", b, cap);
+	if (expect_true(t != NULL, "report --by stack --heap config runs")) {
+		expect_true(strstr(t, "\nleaks (in use at the snapshot)\n   1. 20.3 KiB in 100 blocks "
+				      "(100.0% of the bytes leaked)\n      arena_alloc  arena.c:") !=
+				    NULL,
+			    "--by stack: the same blocks");
+		free(t);
+	}
+	t = hp_test_sh_out("%s/heapprof diff --heap config %s %s", b, cap, cap);
+	if (expect_true(t != NULL, "diff --heap config runs")) {
+		expect_true(strstr(t, "\n  heap    config alone (--heap)") &&
+				    strstr(t, "\n  base    20.3 KiB (20800 bytes, 100 objects)"),
+			    "diff --heap config: its 20,800 bytes on both sides");
+		free(t);
+	}
+	expect_eq_u64(hp_test_sh("%s/heapprof diff --heap nosuch %s %s 2>/dev/null", b, cap, cap),
+		      1, "diff --heap of a heap the capture does not have: status 1");
+	snprintf(page, sizeof page, "%s/arena-views.html", hp_test_tmp());
+	expect_eq_u64(
+		hp_test_sh("%s/heapprof html --heap requests %s -o %s && python3 -c '"
+			   "import json,re,sys\n"
+			   "h=open(sys.argv[1]).read()\n"
+			   "d=json.loads(re.search(r\"id=.hp-data.>(.*?)</script>\", h, re.S).group(1))\n"
+			   "assert d[\"heap\"]==\"requests\", d[\"heap\"]\n"
+			   "s=d[\"snapshots\"][-1]\n"
+			   "assert s[\"peak_bytes\"]==49680 and s[\"total\"][3]==49680, s[\"total\"]\n"
+			   "assert sum(r[3] for r in s[\"rows\"])==49680, s[\"rows\"]\n"
+			   "assert s[\"flame\"][\"v\"][3]==49680, s[\"flame\"][\"v\"]' %s",
+			   b, cap, page, page),
+		0, "html --heap requests: the page shows the heap's blocks, named");
+	expect_eq_u64(hp_test_sh("%s/heapprof html --heap nosuch %s -o %s.x 2>/dev/null; "
+				 "test $? = 1 && test ! -e %s.x",
+				 b, cap, page, page),
+		      0, "html --heap of a heap the capture does not have: status 1, no page");
+}
+
 /* tests/programs/threads.c: 8 unnamed threads (each has the process's
  * name, inherited) of 125,000 allocations each: one row each, told apart
  * by tid. */

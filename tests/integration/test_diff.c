@@ -139,7 +139,7 @@ HP_TEST(diff_text_shows_exact_changes)
 	char *out, want[128];
 	int count;
 
-	if (!captures(&b, &n) || !(out = hp_test_sh_out("%s diff %s %s", hp(), b, n)))
+	if (!captures(&b, &n) || !(out = hp_test_sh_out("%s diff --metric leaked %s %s", hp(), b, n)))
 		return;
 	count = parse_text(out, s, 32);
 	g = find(s, count, "grow_leaf");
@@ -175,7 +175,8 @@ HP_TEST(diff_peak_beside_names_and_json)
 	const char *b, *n;
 	char *out, want[160];
 
-	if (!captures(&b, &n) || !(out = hp_test_sh_out("%s diff --width 80 %s %s", hp(), b, n)))
+	if (!captures(&b, &n) || !(out = hp_test_sh_out("%s diff --metric leaked --width 80 %s %s", hp(),
+							b, n)))
 		return;
 	/* BASE: 5 x 100 + 3 x 1000 + 7 x 40 = 3780 B in 15 blocks at the
 	 * peak; NEW: 12 x 100 + 7 x 40 = 1480 B in 19 */
@@ -195,7 +196,7 @@ HP_TEST(diff_peak_beside_names_and_json)
 		free(out);
 	}
 	expect_eq_u64(
-		hp_test_sh("%s diff --json %s %s | python3 -c '"
+		hp_test_sh("%s diff --metric leaked --json %s %s | python3 -c '"
 			   "import json,sys; r=json.load(sys.stdin)\n"
 			   "assert r[\"by\"]==\"stack\" and r[\"metric\"]==\"leaked\", r\n"
 			   "s=r[\"stacks\"]\n"
@@ -207,6 +208,52 @@ HP_TEST(diff_peak_beside_names_and_json)
 			   "assert r[\"new_totals\"][\"peak_bytes\"]-r[\"base_totals\"][\"peak_bytes\"]==%lld'",
 			   hp(), b, n, SHRINK_CHANGE, GROW_CHANGE, GROW_CHANGE + SHRINK_CHANGE),
 		0, "diff --json: the changed stacks, most changed first, with both sides");
+}
+
+/* Issue 23 item 7: two runs are compared by their peaks by default. NEW
+ * holds 10 blocks of DIFF_TEMP_SIZE from temp_peak at once and frees them:
+ * its peak grew by exactly 1,000,000 bytes, its leaks not at all (the
+ * leaked metric read +0 here). Moments of one run keep the bytes in use. */
+HP_TEST(diff_default_is_the_peak)
+{
+	const char *b, *n, *p = tmp("peaky.hpf");
+	struct shown s[32];
+	const struct shown *t;
+	char *out;
+	int count;
+
+	if (!captures(&b, &n) ||
+	    !expect_eq_u64(hp_test_sh("%s run -q -o %s -- %s/tests/programs/diffprog %d %d 10", hp(),
+				      p, hp_test_build(), BASE_GROW, BASE_SHRINK),
+			   0, "diffprog with 10 temporary blocks runs"))
+		return;
+	if (!(out = hp_test_sh_out("%s diff --width 80 %s %s", hp(), b, p)))
+		return;
+	count = parse_text(out, s, 32);
+	t = find(s, count, "temp_peak");
+	if (!expect_true(t != NULL && count == 1, "temp_peak's stack, the one that changed, listed"))
+		printf("%s", out);
+	else
+		expect_eq_u64(t->figure, 10 * DIFF_TEMP_SIZE, "the peak grew by 10 x 100,000 bytes");
+	expect_true(strstr(out, "\n  in use  3.7 KiB -> 3.7 KiB: +0 B, +0 blocks\n") != NULL,
+		    "the bytes in use beside it, unchanged");
+	free(out);
+	expect_eq_u64(hp_test_sh("%s diff --json %s %s | python3 -c '"
+				 "import json,sys; r=json.load(sys.stdin)\n"
+				 "assert r[\"metric\"]==\"peak\", r[\"metric\"]\n"
+				 "assert r[\"stacks\"][0][\"change\"]==%d, r[\"stacks\"]'",
+				 hp(), b, p, 10 * DIFF_TEMP_SIZE),
+		      0, "--json says the peak, +1,000,000");
+	expect_eq_u64(hp_test_sh("%s diff --fail-if-grew 999999 %s %s >/dev/null 2>&1", hp(), b, p),
+		      3, "--fail-if-grew gates on the peak by default");
+	expect_eq_u64(hp_test_sh("%s diff --metric leaked --fail-if-grew 1 %s %s >/dev/null 2>&1",
+				 hp(), b, p),
+		      0, "the leaks did not grow");
+	if ((out = hp_test_sh_out("%s diff --json %s@end %s@end", hp(), b, p))) {
+		expect_true(strstr(out, "\"metric\": \"leaked\"") != NULL,
+			    "moments: in use at each by default");
+		free(out);
+	}
 }
 
 HP_TEST(diff_text_other_metrics)
@@ -234,7 +281,7 @@ HP_TEST(diff_text_other_metrics)
 		expect_true(count == 1 && strcmp(s[0].leaf, "shrink_leaf") == 0, "the largest change");
 		free(out);
 	}
-	out = hp_test_sh_out("%s diff %s %s", hp(), b, b);
+	out = hp_test_sh_out("%s diff --metric leaked %s %s", hp(), b, b);
 	if (out) {
 		expect_true(strstr(out, "0 of 3 stacks changed") != NULL,
 			    "a capture against itself: nothing changed");
@@ -251,7 +298,8 @@ HP_TEST(diff_pprof_read_by_go)
 
 	if (!hp_test_need_go() || !captures(&b, &n))
 		return;
-	if (!expect_eq_u64(hp_test_sh("%s diff %s %s --format pprof -o %s", hp(), b, n, pb), 0,
+	if (!expect_eq_u64(hp_test_sh("%s diff --metric leaked %s %s --format pprof -o %s", hp(),
+				      b, n, pb), 0,
 			   "diff --format pprof succeeds"))
 		return;
 	out = hp_test_sh_out("go tool pprof -top -unit=B -nodefraction=0 -nodecount=1000 %s 2>&1", pb);

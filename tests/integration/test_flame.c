@@ -523,6 +523,35 @@ HP_TEST(flame_runtime_frames_hidden)
 		      "and so is each thread's function");
 }
 
+/* Issue 24, the rest of item 8: --all-frames keeps the runtime's frames
+ * in the flame graph and the page, as report --all-frames does; the
+ * default leaves them out of both (frames.h, one rule). */
+HP_TEST(flame_and_page_all_frames)
+{
+	const char *capture = known_capture();
+	char svg[4600], page[4600];
+
+	require(capture, "heapprof run records known");
+	require(render(capture, "--metric allocations --all-frames", "allframes", svg,
+		       sizeof svg) == 0,
+		"the flame graph with every frame is drawn");
+	expect_eq_u64(hp_test_sh("grep -qE 'data-n=\"__libc_start_main[a-z_0-9]*\"' %s && "
+				 "grep -qE 'data-n=\"(start_thread|clone3?|__clone3?)\"' %s",
+				 svg, svg),
+		      0, "--all-frames: __libc_start_main and a thread's start drawn");
+	snprintf(page, sizeof page, "%s/allframes.html", hp_test_tmp());
+	require(hp_test_sh("%s html %s -o %s && %s html --all-frames %s -o %s.all", hp(), capture,
+			   page, hp(), capture, page) == 0,
+		"the pages are written");
+	expect_eq_u64(hp_test_sh("grep -qE '\"(__libc_start_main[a-z_0-9]*|start_thread)\"' %s",
+				 page),
+		      1, "the page names no runtime frame by default");
+	expect_eq_u64(hp_test_sh("grep -qE '\"__libc_start_main[a-z_0-9]*\"' %s.all && "
+				 "grep -qE '\"start_thread\"' %s.all",
+				 page, page),
+		      0, "html --all-frames: they are in the page");
+}
+
 /* Issue 24, items 4 and 5: a frame's label and hover name its function
  * shortly (no parameter list, template arguments elided), not by its
  * signature; data-n keeps the whole name for the search. */
@@ -546,6 +575,59 @@ HP_TEST(flame_short_names)
 		      "no hover carries a parameter list");
 	expect_eq_u64(hp_test_sh("grep -q '<text[^>]*>[^<]*(unsigned long)' %s", svg), 1,
 		      "nor any label");
+}
+
+/* Issue 24, item 4: the SVG, the page and the folded export name a
+ * function as the report does (no parameter list: shapes::solo), but two
+ * overloads that would then read alike (shapes::area of a Circle and of a
+ * Square, tests/programs/overloads.cpp) keep their parameter lists, so no
+ * view merges them or names them the same. */
+HP_TEST(views_name_overloads_apart)
+{
+	char capture[4400], svg[4600], out[4600];
+
+	snprintf(capture, sizeof capture, "%s/overloads.hpf", hp_test_tmp());
+	require(hp_test_sh("%s run -q -o %s -- %s/tests/programs/overloads", hp(), capture,
+			   hp_test_build()) == 0,
+		"heapprof run records overloads");
+	require(render(capture, "--metric leaked", "overloads", svg, sizeof svg) == 0,
+		"the flame graph is drawn");
+	expect_eq_u64(hp_test_sh("grep -c '<title>shapes::area(shapes::Circle const&amp;)$' %s "
+				 "| grep -qx 1 && "
+				 "grep -c '<title>shapes::area(shapes::Square const&amp;)$' %s | "
+				 "grep -qx 1",
+				 svg, svg),
+		      0, "SVG: each overload's hover names it with its parameters");
+	expect_eq_u64(hp_test_sh("grep -q '<title>shapes::solo$' %s && "
+				 "! grep -q '<title>shapes::area$' %s && "
+				 "! grep -qE '(<title>|<text[^>]*>)[^<]*solo\\(int' %s",
+				 svg, svg, svg),
+		      0, "SVG: solo without its parameter list; no bare shapes::area");
+	snprintf(out, sizeof out, "%s/overloads.folded", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s export %s --format folded -o %s && "
+				 "grep -qx 'main;shapes::area(shapes::Circle const&) 3000' %s && "
+				 "grep -qx 'main;shapes::area(shapes::Square const&) 1000' %s && "
+				 "grep -qx 'main;shapes::solo 210' %s",
+				 hp(), capture, out, out, out, out),
+		      0, "folded: the overloads apart, solo's name short, the figures exact");
+	expect_eq_u64(hp_test_sh("%s export %s --format folded --full-names -o %s.full && "
+				 "grep -qx 'main;shapes::solo(int, char const\\*) 210' %s.full",
+				 hp(), capture, out, out),
+		      0, "folded --full-names: the whole name");
+	/* Issue 24, item 8: folded leaves the runtime's frames out as every
+	 * view does (frames.h); --all-frames keeps them. */
+	expect_eq_u64(hp_test_sh("grep -qx 'main;shapes::solo 210' %s && ! grep -q _start %s && "
+				 "%s export %s --format folded --all-frames -o %s.all && "
+				 "grep -qx '_start;__libc_start_main[a-z_]*;.*;main;shapes::solo 210' %s.all",
+				 out, out, hp(), capture, out, out),
+		      0, "folded: main the outermost frame; --all-frames: _start");
+	snprintf(out, sizeof out, "%s/overloads.html", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s html %s -o %s && "
+				 "grep -qF '\"shapes::area(shapes::Circle const\\u0026)\"' %s && "
+				 "grep -qF '\"shapes::area(shapes::Square const\\u0026)\"' %s && "
+				 "grep -qF '\"shapes::solo\"' %s && ! grep -qF '\"shapes::area\"' %s",
+				 hp(), capture, out, out, out, out, out),
+		      0, "page: the overloads apart in its names, solo's short");
 }
 
 int main(int argc, char **argv)

@@ -596,10 +596,10 @@ static const struct {
 	{"base-export-gperftools.txt", "$hp export base.hpf --format gperftools -o $out", 0},
 	{"base-export-folded.txt", "$hp export base.hpf --format folded --metric allocated -o $out", 0},
 	{"base-flamegraph.svg", "$hp flamegraph base.hpf --metric allocations -o $out", 0},
-	{"diff.txt", "$hp diff --width 100 base.hpf new.hpf > $out", 0},
+	{"diff.txt", "$hp diff --width 100 --metric leaked base.hpf new.hpf > $out", 0},
 	{"diff-peak.txt", "$hp diff --width 100 --metric peak --top 0 --frames 0 base.hpf new.hpf > $out", 0},
 	{"diff-allocations.txt", "$hp diff --width 80 --metric allocations base.hpf new.hpf > $out", 0},
-	{"diff-pprof.txt", "$hp diff --format pprof -o $out.pb.gz base.hpf new.hpf", 1},
+	{"diff-pprof.txt", "$hp diff --metric leaked --format pprof -o $out.pb.gz base.hpf new.hpf", 1},
 };
 
 static char *read_all(const char *path, size_t *len)

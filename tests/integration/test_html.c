@@ -514,6 +514,70 @@ HP_TEST(html_known_figures_in_browser)
 	free(dom);
 }
 
+/* Issue 24, item 7 (the tables): the tables by function, file:line and
+ * module count every stack, not only the --top ones: with --top 2, each
+ * table's flat figures add up to the snapshot's total (the keys past the
+ * top summed into one row that says how many it holds), and main's
+ * cumulative figure is what the page with every stack (--top 0) says. */
+static const char tables_driver[] =
+	"['function', 'line', 'module'].forEach(function (t) {\n"
+	"\thpReport.set({view: 'tables', table: t, metric: 'allocations', sort: ''});\n"
+	"\tvar sum = 0;\n"
+	"\trows().forEach(function (tr) { sum += num(tr, 'flat'); });\n"
+	"\tput(t + '_sum', sum);\n"
+	"\tvar o = rows().filter(function (tr) { return tr.className === 'hp-other'; });\n"
+	"\tput(t + '_other', o.length ? o[0].cells[0].textContent : '');\n"
+	"\tput(t + '_rows', rows().length);\n"
+	"});\n"
+	"hpReport.set({view: 'tables', table: 'function', metric: 'allocations', sort: ''});\n"
+	"put('main_cum', num(rowOf('main'), 'allocations'));\n"
+	"put('total', hpReport.data.snapshots[hpReport.state.snapshot].total[5]);\n";
+
+HP_TEST(html_tables_add_up)
+{
+	const char *capture = record("known");
+	char page[4600], all[4600], driven[4600], total[64], main_all[64], want[64];
+	char *dom;
+
+	if (!have_chromium())
+		return;
+	require(capture, "heapprof run records known");
+	require(render(capture, "--top 2", "tables-top2", page, sizeof page) == 0 &&
+			render(capture, "--top 0", "tables-all", all, sizeof all) == 0,
+		"heapprof html writes the pages");
+	snprintf(driven, sizeof driven, "%s/tables-all-driven.html", hp_test_tmp());
+	require(write_driven(all, driven, tables_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "tables-all");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	require(result(dom, "main_cum", main_all, sizeof main_all), "main's row, every stack kept");
+	free(dom);
+	snprintf(driven, sizeof driven, "%s/tables-top2-driven.html", hp_test_tmp());
+	require(write_driven(page, driven, tables_driver) == 0, "the driven copy is written");
+	dom = dump_dom(driven, "", "tables-top2");
+	require(dom, "chromium runs the page");
+	expect_clean(dom);
+	require(result(dom, "total", total, sizeof total), "the snapshot's total");
+	expect_true(atoll(total) > 100, "known makes allocations");
+	expect_true(is(dom, "function_sum", total), "functions: the flat figures add up");
+	expect_true(is(dom, "line_sum", total), "file:line: the flat figures add up");
+	expect_true(is(dom, "module_sum", total), "modules: the flat figures add up");
+	expect_true(is(dom, "main_cum", main_all), "main's allocations as with every stack");
+	expect_true(is(dom, "function_rows", "3"), "2 functions and the other row");
+	result(dom, "function_other", want, sizeof want);
+	expect_true(strncmp(want, "(", 1) == 0 && strstr(want, " other functions)") != NULL,
+		    "the other row says how many functions it holds");
+	result(dom, "line_other", want, sizeof want);
+	expect_true(strstr(want, " other lines)") != NULL, "and how many lines");
+	free(dom);
+	expect_eq_u64(screenshot_at(page, "#view=tables&table=function&metric=allocations",
+				    "tables-top2", "800,600"),
+		      0, "a screenshot at 800x600 in build/html-tables-top2.png");
+	expect_eq_u64(screenshot_at(page, "#view=tables&table=line&metric=allocations",
+				    "tables-top2-line", "1400,900"),
+		      0, "and of file:line at 1400x900");
+}
+
 HP_TEST(html_snapshots_switch_views)
 {
 	const char *capture = record("triggers");

@@ -109,6 +109,57 @@ static int consecutive(const char *file, const char *const *lines)
  * entry of the peak holds the whole tree, with main as its one call path,
  * and the index's three allocations a node (map node, key, value, under
  * std::map's frames) are one site at their line. */
+/* Issue 24: frames of a stripped library (libstripped.so, .dynsym
+ * only) are grouped by their module and the nearest exported function on
+ * the stack, not one site per address: stripped_work's three static
+ * callees and its own loop (4 sites of 400, 400, 400 and 200 bytes) are
+ * one site of 1.4 KiB in 16 blocks; the static function called through a
+ * pointer (two lines: two sites of 210 bytes) is the module's site. */
+HP_TEST(report_stripped_library_sites)
+{
+	char capture[4096], out[4096];
+	const char *b = hp_test_build(), *t = hp_test_tmp();
+
+	snprintf(capture, sizeof capture, "%s/stripuser.hpf", t);
+	snprintf(out, sizeof out, "%s/stripuser.txt", t);
+	expect_eq_u64(hp_test_sh("readelf -S %s/tests/programs/libstripped.so | grep -q symtab", b),
+		      1, "libstripped.so has no .symtab");
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/stripuser", b,
+				 capture, b),
+		      0, "stripuser runs");
+	expect_eq_u64(hp_test_sh("%s/heapprof report --width 80 %s > %s", b, capture, out), 0,
+		      "report");
+	if (!expect_eq_u64(
+		    hp_test_sh("sed -n '/^leaks by allocation site/,/^$/p' %s > %s.leaks && "
+			       "grep -qxF '   1. 1.4 KiB in 16 blocks (76.9%% of the bytes leaked)' "
+			       "%s.leaks && "
+			       "grep -qE '^      stripped_work  libstripped.so\\+0x[0-9a-f]+  "
+			       "\\[no symbols below it: grouped\\]$' %s.leaks && "
+			       "grep -qxF '   2. 420 B in 6 blocks (23.1%% of the bytes leaked)' "
+			       "%s.leaks && "
+			       "grep -qxF '      [libstripped.so: no symbols, its frames grouped]' "
+			       "%s.leaks && "
+			       "test $(grep -c '^   [0-9]\\.' %s.leaks) = 2",
+			       out, out, out, out, out, out, out),
+		    0, "two sites: stripped_work's, and the library's own"))
+		hp_test_sh("sed -n '/^leaks by/,/^most/p' %s", out);
+	/* The page groups them too: its frames without a symbol are named by
+	 * their library, one row of the function table (3 x 400 + 2 x 210 B
+	 * flat), not five. */
+	expect_eq_u64(
+		hp_test_sh("%s/heapprof html %s -o %s.html && python3 -c '"
+			   "import json,re,sys\n"
+			   "h=open(sys.argv[1]).read()\n"
+			   "d=json.loads(re.search(r\"id=.hp-data.>(.*?)</script>\", h, re.S).group(1))\n"
+			   "name=lambda f: d[\"strings\"][d[\"frames\"][f][0]]\n"
+			   "rows=d[\"snapshots\"][-1][\"tables\"][\"function\"][\"rows\"]\n"
+			   "lib=[r for r in rows if name(r[0])==\"[libstripped.so]\"]\n"
+			   "assert len(lib)==1 and lib[0][1]==1620, rows\n"
+			   "assert not [r for r in rows if name(r[0]).startswith(\"0x\")], rows' %s.html",
+			   b, capture, out, out),
+		0, "html: the library's frames one function, [libstripped.so], 1,620 bytes flat");
+}
+
 HP_TEST(report_sites_hold_the_peak)
 {
 	char capture[4096], out[4096], l_build[96], l_main[96], l_index[96], l_walk[96],

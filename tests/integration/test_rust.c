@@ -103,6 +103,22 @@ static void check_frames(const char *prog, const char *fill)
 		      0, why);
 	snprintf(why, sizeof why, "%s: no std frame before the program's own in the sections", prog);
 	expect_eq_u64(hp_test_sh("grep -E 'alloc::raw_vec|alloc_impl|lang_start' %s", out), 1, why);
+	/* The flame graph shows a stack by the report's rule (frames.h): Rust's
+	 * runtime starting main (lang_start, __rust_begin_short_backtrace) is
+	 * not drawn, so known::main stands on the root, unless every frame is
+	 * asked for. (std's own start-up, with no frame of the program's,
+	 * keeps its lang_start_internal, as report shows it.) */
+	snprintf(why, sizeof why, "%s: known::main on the root, no way to it drawn", prog);
+	expect_eq_u64(hp_test_sh("%s/heapprof flamegraph %s -o %s.svg && "
+				 "grep -qF 'data-n=\"known::main\" data-d=\"1\"' %s.svg && "
+				 "! grep -qE 'data-n=\"[^\"]*__rust_begin_short_backtrace' %s.svg",
+				 b, capture, out, out, out),
+		      0, why);
+	snprintf(why, sizeof why, "%s: flamegraph --all-frames draws lang_start", prog);
+	expect_eq_u64(hp_test_sh("%s/heapprof flamegraph --all-frames %s -o %s.all.svg && "
+				 "grep -qE 'data-n=\"[^\"]*lang_start' %s.all.svg",
+				 b, capture, out, out),
+		      0, why);
 	snprintf(why, sizeof why, "%s: --by function charges known::grow_vec its 1200 bytes", prog);
 	expect_eq_u64(
 		hp_test_sh("%s/heapprof report --by function --json %s | python3 -c '"

@@ -30,14 +30,28 @@ NOINLINE void steady_leaf(void)
 		KEEP(malloc(DIFF_STEADY_SIZE));
 }
 
+/* n blocks held at once, then freed: the peak, not the leaks. */
+NOINLINE void temp_peak(int n)
+{
+	void *held[64];
+
+	for (int i = 0; i < n && i < 64; i++)
+		KEEP(held[i] = malloc(DIFF_TEMP_SIZE));
+	for (int i = 0; i < n && i < 64; i++)
+		free(held[i]);
+}
+
 int main(int argc, char **argv)
 {
 	int grow = argc > 1 ? atoi(argv[1]) : 0, shrink = argc > 2 ? atoi(argv[2]) : 0;
+	int temp = argc > 3 ? atoi(argv[3]) : 0;
 
 	steady_leaf();
 	grow_leaf(grow);
 	if (shrink)
 		shrink_leaf(shrink);
+	if (temp)
+		temp_peak(temp);
 	KEEP(argv);
 	return 0;
 }

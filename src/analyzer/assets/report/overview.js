@@ -37,6 +37,9 @@ function renderSummary() {
 		['Lost', s.lost_count ? commas(s.lost_count) + ' allocations not recorded' : 'nothing'],
 		['Duration', secs(last.time_ns)]
 	];
+	if (D.heap) /* html --heap: one custom heap's blocks */
+		items.splice(1, 0, ['Heap', D.heap + ' alone (--heap): its blocks and its own peak; ' +
+			'the timeline is malloc\'s heap']);
 	if (sup[2] > 0)
 		items.splice(8, 0, ['Suppressed', blocks(sup[2]) + ' of runtime allocations (' +
 			bytes(sup[1]) + '), left out of what is in use (the line above, the flame graph, the ' +

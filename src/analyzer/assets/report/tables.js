@@ -1,6 +1,7 @@
 /*
- * tables.js - the tables of the selected snapshot: by call stack,
- * function, file:line and module (from the stacks' rows), and by type,
+ * tables.js - the tables of the selected snapshot: by call stack (the
+ * stacks' rows), function, file:line and module (the data's "tables",
+ * over every stack), and by type,
  * context, thread and heap when the capture has attribution (the data's
  * "groups"); sortable by any column, filtered by a regular expression.
  * A click on a row of the first four selects it as the site
@@ -60,6 +61,28 @@ function tableRows() {
 		}
 		return r;
 	};
+	if (S.table !== 'stack' && s.tables) {
+		/* html.c "tables": every stack counted, the keys past --top one
+		 * row saying how many it holds; the flat figures add up to the
+		 * total. */
+		var t = s.tables[S.table], names = {function: 'functions', line: 'lines',
+			module: 'modules'};
+		rows = t.rows.map(function (d) {
+			var f = d[0], k = f < 0 ? '(no stack)' : keyOf(S.table, f);
+			return {name: k, where: f < 0 ? '' : S.table === 'function' ? fline(f) :
+				S.table === 'line' ? fname(f) : '', v: [0].concat(d.slice(8, 15)),
+				flat: [0].concat(d.slice(1, 8)), frames: null, stack: -1,
+				site: f < 0 ? '' : S.table + ':' + k};
+		});
+		if (t.other[0])
+			rows.push({name: '(' + commas(t.other[0]) + ' other ' + names[S.table] + ')',
+				where: '', v: [0].concat(t.other.slice(8, 15)),
+				flat: [0].concat(t.other.slice(1, 8)), frames: null, stack: -1,
+				site: '', other: true});
+		cache.rowsKey = key;
+		cache.rows = rows;
+		return rows;
+	}
 	s.rows.forEach(function (d) {
 		var st = D.stacks[d[0]], seen = {}, c, r;
 		if (S.table === 'stack') {
@@ -164,6 +187,8 @@ function renderTable() {
 	});
 	rows.sort(function (a, b) {
 		var x = get(a), y = get(b), d;
+		if (!a.other !== !b.other) /* the row of the rest stays last */
+			return a.other ? 1 : -1;
 		d = typeof x === 'number' ? x - y : (x < y ? -1 : x > y ? 1 : 0);
 		if (!d)
 			d = a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
