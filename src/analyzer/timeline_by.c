@@ -124,7 +124,7 @@ static const char *type_of(const struct by *r, const struct hp_rec_site *e, char
 	if (e->type_tag && hp_u64map_get(&r->types, e->type_tag, &i))
 		return hp_group_key(m, &m->buckets[i], HP_BY_TYPE, buf, cap, source);
 	if (inferred) {
-		*source = hp_type_origin_name(HP_TYPESRC_TEMPLATE);
+		*source = hp_type_origin_name((enum hp_type_origin)m->stacks[e->stack_id].inferred_source);
 		return inferred;
 	}
 	*source = hp_type_origin_name(HP_TYPESRC_UNKNOWN);

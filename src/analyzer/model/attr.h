@@ -17,6 +17,7 @@
 /* Only pointers to these: attr.h is included by model.c, which defines
  * what attr.c implements of model.h. */
 struct hp_model;
+struct hp_mstack;
 struct hp_symbolizer;
 
 struct hp_attr_state {
@@ -25,11 +26,16 @@ struct hp_attr_state {
 	size_t types_cap;
 };
 
-/* The type the innermost allocator template frame of locs[0..depth)
- * (innermost first, every symbolic frame, inlined ones first) names,
- * interned in st; NULL when none does, or out of memory. */
-const char *hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m,
-			  const uint32_t *locs, uint32_t depth);
+/* Fills stack's inferred type from its frames locs[0..depth) (innermost
+ * first, every symbolic frame, inlined ones first), the first that names
+ * one, interned in st: an allocator template frame (HP_TYPESRC_TEMPLATE),
+ * a string class's member (HP_TYPESRC_STRING: its character type); else
+ * the DWARF of the first frame past the allocator's, first_own, at the
+ * new-expression (HP_TYPESRC_NEW, sym's hp_symbolizer_new_type; sym may
+ * be NULL). Leaves it NULL when none does, or out of memory. */
+void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp_symbolizer *sym,
+		   const uint32_t *locs, uint32_t depth, uint32_t first_own,
+		   struct hp_mstack *stack);
 
 /* Fills every bucket's type, context, thread and heap, and m->types.
  * Returns 0 or -ENOMEM. */

@@ -58,8 +58,13 @@ struct hp_mstack {
 	struct hp_values v;  /* their figures, summed */
 	int suppressed;      /* matches a suppression (hp_model_suppress): its blocks in
 				use are runtime allocations, not leaks */
-	const char *inferred_type; /* the type its innermost allocator template frame
-				    * names (typename.h), or NULL */
+	const char *inferred_type; /* the type its frames name (attr.h: an allocator
+				    * template, a string class, a new-expression's
+				    * DWARF), or NULL */
+	int inferred_source;       /* then: HP_TYPESRC_TEMPLATE, _STRING or _NEW */
+	/* An inferred type's element and array cookie bytes (0: not known):
+	 * string buffers' characters, a new-expression's T. */
+	uint64_t inferred_elem_bytes, inferred_cookie_bytes;
 };
 
 /* Where a bucket's type comes from (explicit and vtable beat template). */
@@ -68,9 +73,13 @@ enum hp_type_origin {
 	HP_TYPESRC_EXPLICIT = 1, /* heapprof_set_type (a TYPE tag) */
 	HP_TYPESRC_VTABLE = 2,   /* the objects' vtable (a TYPE tag) */
 	HP_TYPESRC_TEMPLATE = 3, /* an allocator template frame of the stack */
+	HP_TYPESRC_STRING = 4,   /* a string class's frame: its characters (issue 26) */
+	HP_TYPESRC_NEW = 5,      /* the DWARF of the new-expression (or malloc) that
+				  * allocates: the pointer declared on its line */
+	HP_TYPESRC_COUNT = 6
 };
 
-/* "unknown", "explicit", "vtable", "template". */
+/* "unknown", "explicit", "vtable", "template", "string", "new". */
 const char *hp_type_origin_name(enum hp_type_origin o);
 
 /* A distinct type of the model: name and source. */
@@ -89,7 +98,16 @@ struct hp_mbucket {
 	 * 0 is malloc's). */
 	uint32_t type;
 	uint64_t context, thread, heap;
+	/* Its blocks are arrays (issue 26): of elements of elem_bytes, after
+	 * cookie_bytes each (0: one element a block, not known). */
+	uint64_t elem_bytes, cookie_bytes;
 };
+
+/* A bucket's figures in elements: each *_objects field of out holds the
+ * elements of those blocks ((bytes - objects x cookie) / element bytes;
+ * the objects themselves when b's elements are not known), each *_bytes
+ * field the bytes. */
+void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out);
 
 struct hp_mmodule {
 	const struct hp_cap_module *cap;
