@@ -100,9 +100,26 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 			hp_units_bytes(a, sizeof a, m->suppressed.alloc_bytes),
 			hp_units_count(b, sizeof b, m->suppressed.alloc_objects),
 			m->suppressed.alloc_objects == 1 ? "" : "s");
-	fprintf(out, "  known type: %.1f%% of the heap in use (%s), %.1f%% at the peak (%s)\n",
+	fprintf(out, "  known type: %.1f%% of the heap in use (%s), %.1f%% at the peak (%s)",
 		percent(typed_inuse, t->inuse_bytes), hp_units_bytes(a, sizeof a, typed_inuse),
 		percent(typed_peak, t->peak_bytes), hp_units_bytes(b, sizeof b, typed_peak));
+	{
+		/* Each source's share of the heap in use (of the peak when
+		 * nothing is in use), every source that types something. */
+		double src_inuse[HP_TYPESRC_COUNT], src_peak[HP_TYPESRC_COUNT];
+		int by_peak = t->inuse_bytes <= 0, any = 0;
+		hp_group_typed_by_source(m, src_inuse, src_peak);
+		for (int k = 1; k < HP_TYPESRC_COUNT; k++) {
+			double v = by_peak ? src_peak[k] : src_inuse[k];
+			if (v <= 0)
+				continue;
+			fprintf(out, "%s %s %.1f%%", any ? "," : by_peak ? "; at the peak:" : ";",
+				hp_type_origin_name((enum hp_type_origin)k),
+				percent(v, by_peak ? t->peak_bytes : t->inuse_bytes));
+			any = 1;
+		}
+		fputc('\n', out);
+	}
 	fprintf(out, "\n  %10s %10s %10s %10s %10s %10s  %s\n", "peak", "objects", "in use",
 		"objects", "allocated", "objects", hp_dim_name((enum hp_dim)dim));
 	for (size_t i = 0; i < g.n && i < top; i++) {
@@ -145,6 +162,14 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 			if (r->source)
 				fprintf(out, " [%s]", r->source);
 		}
+		/* An array type's elements (issue 26): at the peak, in use and
+		 * allocated, as the figures before them. */
+		if (r->has_elems)
+			fprintf(out, "%s(elements: %s at the peak, %s in use, %s allocated)",
+				width && FIGURES_COLS + 2 + len > width ? "  " : " ",
+				hp_units_count(a, sizeof a, r->elems.peak_objects),
+				hp_units_count(b, sizeof b, r->elems.inuse_objects),
+				hp_units_count(c, sizeof c, r->elems.alloc_objects));
 		if (r->has_heap_peak) {
 			fprintf(out, "%sown peak %s in %s block%s, %" PRIu64 " reset%s",
 				width && FIGURES_COLS + 2 + len + 50 > width ? "\n      " : " (",
@@ -190,6 +215,16 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
 	hp_report_json_values(out, &total);
 	fprintf(out, ",\n  \"known_type\": {\"inuse_bytes\": %.0f, \"peak_bytes\": %.0f},\n",
 		typed_inuse, typed_peak);
+	{
+		double src_inuse[HP_TYPESRC_COUNT], src_peak[HP_TYPESRC_COUNT];
+		hp_group_typed_by_source(m, src_inuse, src_peak);
+		fprintf(out, "  \"known_type_by_source\": {");
+		for (int k = 1; k < HP_TYPESRC_COUNT; k++)
+			fprintf(out, "%s\"%s\": {\"inuse_bytes\": %.0f, \"peak_bytes\": %.0f}",
+				k > 1 ? ", " : "", hp_type_origin_name((enum hp_type_origin)k),
+				src_inuse[k], src_peak[k]);
+		fprintf(out, "},\n");
+	}
 	fprintf(out, "  \"rows\": [");
 	for (size_t i = 0; i < g.n; i++) {
 		const struct hp_group_row *r = &g.rows[i];
@@ -201,6 +236,12 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
 		}
 		fprintf(out, ", \"values\": ");
 		hp_report_json_values(out, &r->v);
+		if (r->has_elems)
+			fprintf(out,
+				", \"elements\": {\"alloc\": %.0f, \"free\": %.0f, \"inuse\": %.0f, "
+				"\"peak\": %.0f, \"temp\": %.0f}",
+				r->elems.alloc_objects, r->elems.free_objects, r->elems.inuse_objects,
+				r->elems.peak_objects, r->elems.temp_objects);
 		if (dim == HP_BY_CONTEXT) {
 			fprintf(out, ", \"self\": ");
 			hp_report_json_values(out, &r->self);

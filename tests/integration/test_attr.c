@@ -306,10 +306,11 @@ HP_TEST(attr_folded_and_flamegraph_by)
 		expect_str(t,
 			   "[heap arena];(no context);0x4002f0;arena_alloc 6400\n"
 			   "[heap malloc];(no context);0x4001f0;handle_request 64\n"
-			   "[heap malloc];server > db;0x4001f0;handle_request 160\n"
-			   "[heap malloc];server > request;0x4001f0;handle_request 736\n"
-			   "[heap malloc];server;0x4000f0 120\n",
-			   "folded --by context: the context path is the root frame below the heap's");
+			   "[heap malloc];server;0x4000f0 120\n"
+			   "[heap malloc];server;server > db;0x4001f0;handle_request 160\n"
+			   "[heap malloc];server;server > request;0x4001f0;handle_request 736\n",
+			   "folded --by context: the contexts nest as frames below the heap's, each "
+			   "its path, the outermost first");
 		free(t);
 	}
 	snprintf(svg, sizeof svg, "%s/attr.svg", hp_test_tmp());
