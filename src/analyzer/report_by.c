@@ -104,19 +104,21 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 		percent(typed_inuse, t->inuse_bytes), hp_units_bytes(a, sizeof a, typed_inuse),
 		percent(typed_peak, t->peak_bytes), hp_units_bytes(b, sizeof b, typed_peak));
 	{
-		/* Each source's share of the heap in use (of the peak when
-		 * nothing is in use), every source that types something. */
-		double src_inuse[HP_TYPESRC_COUNT], src_peak[HP_TYPESRC_COUNT];
-		int by_peak = t->inuse_bytes <= 0, any = 0;
-		hp_group_typed_by_source(m, src_inuse, src_peak);
-		for (int k = 1; k < HP_TYPESRC_COUNT; k++) {
-			double v = by_peak ? src_peak[k] : src_inuse[k];
-			if (v <= 0)
-				continue;
-			fprintf(out, "%s %s %.1f%%", any ? "," : by_peak ? "; at the peak:" : ";",
-				hp_type_origin_name((enum hp_type_origin)k),
-				percent(v, by_peak ? t->peak_bytes : t->inuse_bytes));
-			any = 1;
+		/* Each source's share of the heap in use, then at the peak,
+		 * every source that types something. */
+		double src[2][HP_TYPESRC_COUNT], all[2] = {t->inuse_bytes, t->peak_bytes};
+		hp_group_typed_by_source(m, src[0], src[1]);
+		for (int w = 0; w < 2; w++) {
+			int any = 0;
+			for (int k = 1; k < HP_TYPESRC_COUNT; k++) {
+				if (!(src[w][k] > 0))
+					continue;
+				fprintf(out, "%s %s %.1f%%",
+					any ? "," : w ? "; at the peak:" : "; in use:",
+					hp_type_origin_name((enum hp_type_origin)k),
+					percent(src[w][k], all[w]));
+				any = 1;
+			}
 		}
 		fputc('\n', out);
 	}
