@@ -1,6 +1,6 @@
 /*
  * attr.h - attribution, the model's side (issue 9): each bucket's type
- * (explicit, vtable, template, else unknown by size) and its origin
+ * (explicit, vtable, template, string, new, else unknown by size) and its origin
  * (context, thread, heap), from the capture's TAGS and the stacks' frames.
  * Internal to the model (model.c builds with it); the public view is
  * hp_mbucket.type/context/thread/heap and hp_model.types (model.h).

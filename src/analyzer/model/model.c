@@ -267,7 +267,10 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 		while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
 			skip++;
 		/* Before the allocator's frames go: they name the type. */
-		hp_attr_infer(&((struct priv *)m->priv)->attr, m, ((struct priv *)m->priv)->sym,
+		hp_attr_infer(&((struct priv *)m->priv)->attr, m,
+			      opts->no_dwarf_types || opts->embedded_only
+				      ? NULL
+				      : ((struct priv *)m->priv)->sym,
 			      locs, depth, skip, &m->stacks[id]);
 		if (opts->keep_allocator_frames)
 			skip = 0;

@@ -173,6 +173,9 @@ struct hp_model_options {
 				       * or NULL: the user's, opened and written by
 				       * the model */
 	int keep_allocator_frames;   /* do not hide the allocator's own frames */
+	int no_dwarf_types;          /* read no new-expression's type from DWARF
+				      * (attr.h): it opens the binary, which embedding
+				      * symbols a cache answers must not */
 	const struct hp_model_filter *filter; /* applied once built (hp_model_filter), or
 					       * NULL */
 };
