@@ -101,6 +101,14 @@ static int fits(const struct hp_rec_bucket *r, uint64_t elem, uint64_t cookie)
 	       (r->alloc_bytes - r->alloc_count * cookie) % elem == 0;
 }
 
+/* The elements of objects blocks of bytes in all; never below 0 (a
+ * capture's type whose cookie outweighs its blocks: damage). */
+static double elements(double bytes, double objects, double cookie, double elem)
+{
+	double n = (bytes - objects * cookie) / elem;
+	return n > 0 ? n : 0;
+}
+
 void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out)
 {
 	const struct hp_values *v = &b->v;
@@ -109,11 +117,11 @@ void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out)
 	*out = *v;
 	if (!b->elem_bytes)
 		return;
-	out->alloc_objects = (v->alloc_bytes - v->alloc_objects * c) / e;
-	out->free_objects = (v->free_bytes - v->free_objects * c) / e;
-	out->inuse_objects = (v->inuse_bytes - v->inuse_objects * c) / e;
-	out->peak_objects = (v->peak_bytes - v->peak_objects * c) / e;
-	out->temp_objects = (v->temp_bytes - v->temp_objects * c) / e;
+	out->alloc_objects = elements(v->alloc_bytes, v->alloc_objects, c, e);
+	out->free_objects = elements(v->free_bytes, v->free_objects, c, e);
+	out->inuse_objects = elements(v->inuse_bytes, v->inuse_objects, c, e);
+	out->peak_objects = elements(v->peak_bytes, v->peak_objects, c, e);
+	out->temp_objects = elements(v->temp_bytes, v->temp_objects, c, e);
 }
 
 /* The index in m->types of (source, name), added on first sight. */
