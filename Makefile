@@ -266,6 +266,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(call static_pc,$(PREFIX),$${prefix}/lib/heapprof,$(DESTDIR)$(PREFIX)/lib/pkgconfig/heapprof-static.pc)
 	install -m 644 include/heapprof.h include/heapprof.hpp $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(PREFIX)/include/heapprof
+	install -m 644 include/heapprof/*.hpp $(DESTDIR)$(PREFIX)/include/heapprof/
 	install -m 644 $(DOC)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(DOC)/completion/heapprof \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/heapprof

@@ -48,6 +48,19 @@ int heapprof_active(void) __attribute__((weak));
  * async-signal-safe. */
 int heapprof_set_type(const void *p, const char *name) __attribute__((weak));
 
+/* The same for an array of elements of elem_bytes each that starts at
+ * first: the block that starts at first, else the one that starts
+ * cookie_bytes before it (new T[n] of a T with a destructor puts the
+ * element count there, the Itanium C++ ABI's array cookie). The block's
+ * size must be the cookie (none at first) and a whole number of elements:
+ * report --by type counts them (n = (size - cookie) / elem_bytes).
+ * Returns 0, -ENOENT (no recorded block there), -EINVAL (a block of
+ * another size, left as it is), -ENODEV (not recording). C++ programs get
+ * it from include/heapprof/typed_new.hpp at every new, or from
+ * heapprof.hpp's set_type_array. Not async-signal-safe. */
+int heapprof_set_type_array(const void *first, const char *name, size_t elem_bytes,
+			    size_t cookie_bytes) __attribute__((weak));
+
 /* --- contexts ---------------------------------------------------------- */
 
 /* Opens a context scope on the calling thread: until the matching pop, the

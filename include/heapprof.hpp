@@ -10,7 +10,9 @@
  *     heapprof::set_type<Node>(n);            // "Node"
  *
  *     Widget *w = new Widget[16];
- *     heapprof::set_type_array(w);           // the array cookie accounted for
+ *     heapprof::set_type_array(w);           // 16 elements of Widget
+ *
+ * (include/heapprof/typed_new.hpp does this at every new by itself.)
  *
  *     void handle(Request &r)
  *     {
@@ -68,10 +70,17 @@ template <class T> inline int set_type(const void *p) noexcept
 	return ::heapprof_set_type ? ::heapprof_set_type(p, detail::type_name<T>()) : -ENODEV;
 }
 
-/* The same for an array made by new T[n], given its first element: the
- * block starts at the array cookie, when T has one. */
+/* The same for an array made by new T[n] (or malloc'd for n T), given
+ * its first element: the block starts at the array cookie, when T has
+ * one; report --by type counts its n elements (heapprof_set_type_array).
+ * Returns 0, -ENOENT, -EINVAL (the block is no whole array of T), or
+ * -ENODEV without heapprof. */
 template <class T> inline int set_type_array(const T *first) noexcept
 {
+	if (::heapprof_set_type_array)
+		return ::heapprof_set_type_array(first, detail::type_name<T>(), sizeof(T),
+						 detail::array_cookie<T>());
+	/* A recorder from before heapprof_set_type_array: the name alone. */
 	const char *block = reinterpret_cast<const char *>(first) - detail::array_cookie<T>();
 	return set_type<T>(block);
 }

@@ -158,7 +158,9 @@ int hp_embed_symbols_with(const char *path, const struct hp_embed_options *opts,
 			  struct hp_embed_result *res, char *err, size_t errlen)
 {
 	static const struct hp_embed_options defaults;
-	struct hp_model_options mo = {.snapshot = -1, .no_embedded = 1, .keep_allocator_frames = 1};
+	/* Symbols only: no type is read (no module a cache answers opened). */
+	struct hp_model_options mo = {.snapshot = -1, .no_embedded = 1, .keep_allocator_frames = 1,
+				      .no_dwarf_types = 1};
 	struct hp_capture cap;
 	struct hp_buf rec = {.grow = hp_buf_grow_heap};
 	struct hp_symcache *cache = NULL;

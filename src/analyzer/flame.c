@@ -264,6 +264,19 @@ static int build(const struct hp_model *m, enum hp_metric metric, int dim, int a
 										   sizeof buf),
 						      v, &cur)))
 				goto err;
+			/* By context, the enclosing contexts first: they nest as
+			 * frames ("frame" holding "frame > layout"). */
+			if (dim == HP_BY_CONTEXT) {
+				uint64_t chain[HP_GROUP_MAX_CONTEXT_DEPTH];
+				int n = hp_group_context_chain(m, bk->context, chain,
+							       HP_GROUP_MAX_CONTEXT_DEPTH);
+				for (int i = 0; i + 1 < n; i++)
+					if ((ret = add_root(f, cur,
+							    hp_model_context_path(m, chain[i], buf,
+										  sizeof buf),
+							    v, &cur)))
+						goto err;
+			}
 			if (dim != HP_BY_STACK &&
 			    (ret = add_root(f, cur,
 					    hp_group_key(m, bk, (enum hp_dim)dim, buf, sizeof buf, NULL),

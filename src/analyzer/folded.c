@@ -93,27 +93,39 @@ int hp_folded_write(FILE *out, const struct hp_model *m, enum hp_metric metric)
 
 /* The stack's text under its root frames: the bucket's heap ("[heap
  * arena]") when heap is set, then its key of dim unless dim is
- * HP_BY_STACK. */
+ * HP_BY_STACK; by context, every enclosing context's path first, so that
+ * contexts nest as frames ("frame;frame > layout;main;..."). */
 static char *keyed_text(const struct hp_model *m, const struct hp_mbucket *b, int dim, int heap,
 			struct hp_frame_names *names, int all)
 {
 	char buf[2048];
 	struct text t = {0};
 	char *st = stack_text(m, b->stack, names, all);
+	uint64_t chain[HP_GROUP_MAX_CONTEXT_DEPTH];
+	int n = dim == HP_BY_CONTEXT ? hp_group_context_chain(m, b->context, chain,
+							       HP_GROUP_MAX_CONTEXT_DEPTH)
+				     : 0;
 
 	if (!st)
 		return NULL;
-	if ((heap && (text_add(&t, hp_model_heap_frame(m, b->heap, buf, sizeof buf), 1) ||
-		      text_add(&t, ";", 0))) ||
-	    (dim != HP_BY_STACK &&
+	if (heap && (text_add(&t, hp_model_heap_frame(m, b->heap, buf, sizeof buf), 1) ||
+		     text_add(&t, ";", 0)))
+		goto fail;
+	for (int i = 0; i + 1 < n; i++)
+		if (text_add(&t, hp_model_context_path(m, chain[i], buf, sizeof buf), 1) ||
+		    text_add(&t, ";", 0))
+			goto fail;
+	if ((dim != HP_BY_STACK &&
 	     (text_add(&t, hp_group_key(m, b, (enum hp_dim)dim, buf, sizeof buf, NULL), 1) ||
 	      text_add(&t, ";", 0))) ||
-	    text_add(&t, st, 0)) {
-		free(t.p);
-		t.p = NULL;
-	}
+	    text_add(&t, st, 0))
+		goto fail;
 	free(st);
 	return t.p;
+fail:
+	free(t.p);
+	free(st);
+	return NULL;
 }
 
 int hp_folded_write_by(FILE *out, const struct hp_model *m, enum hp_metric metric, int dim)

@@ -157,6 +157,12 @@ int hp_groups_build(struct hp_groups *g, const struct hp_model *m, enum hp_dim d
 			goto nomem;
 		hp_values_add(&g->rows[r].v, &b->v);
 		hp_values_add(&g->rows[r].self, &b->v);
+		{
+			struct hp_values e;
+			hp_mbucket_elements(b, &e);
+			hp_values_add(&g->rows[r].elems, &e);
+			g->rows[r].has_elems |= b->elem_bytes != 0;
+		}
 		if (dim != HP_BY_CONTEXT || !b->context)
 			continue;
 		/* The parents' totals include their children's. */
@@ -224,4 +230,34 @@ void hp_group_typed(const struct hp_model *m, double *inuse_bytes, double *peak_
 		*inuse_bytes += b->v.inuse_bytes;
 		*peak_bytes += b->v.peak_bytes;
 	}
+}
+
+void hp_group_typed_by_source(const struct hp_model *m, double inuse_bytes[HP_TYPESRC_COUNT],
+			      double peak_bytes[HP_TYPESRC_COUNT])
+{
+	for (int k = 0; k < HP_TYPESRC_COUNT; k++)
+		inuse_bytes[k] = peak_bytes[k] = 0;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		const struct hp_mbucket *b = &m->buckets[i];
+		unsigned src = (unsigned)m->types[b->type].source;
+		if (b->heap != m->view_heap || m->stacks[b->stack].suppressed ||
+		    src >= HP_TYPESRC_COUNT)
+			continue;
+		inuse_bytes[src] += b->v.inuse_bytes;
+		peak_bytes[src] += b->v.peak_bytes;
+	}
+}
+
+int hp_group_context_chain(const struct hp_model *m, uint64_t context, uint64_t *out, int max)
+{
+	int n = 0;
+
+	for (uint64_t c = context; c && n < max; c = hp_model_context_parent(m, c))
+		out[n++] = c;
+	for (int i = 0; i < n / 2; i++) {
+		uint64_t t = out[i];
+		out[i] = out[n - 1 - i];
+		out[n - 1 - i] = t;
+	}
+	return n;
 }

@@ -52,6 +52,12 @@ struct hp_group_row {
 	const char *source;    /* type: hp_type_origin_name; else NULL */
 	struct hp_values v;    /* context: its own and its descendants' */
 	struct hp_values self; /* context: its own buckets only; else = v */
+	/* Its figures in elements (hp_mbucket_elements: *_objects count
+	 * elements), and whether any of its buckets' elements are known (an
+	 * array type: heapprof_set_type_array, typed_new.hpp, a string's
+	 * characters, a new-expression's T). */
+	struct hp_values elems;
+	int has_elems;
 	int has_heap_peak;     /* heap: a custom heap's own peak follows */
 	uint64_t heap_peak_bytes, heap_peak_count, heap_peak_time_ns, heap_resets;
 };
@@ -74,6 +80,13 @@ void hp_groups_free(struct hp_groups *g);
 const char *hp_group_key(const struct hp_model *m, const struct hp_mbucket *b, enum hp_dim dim,
 			 char *buf, size_t cap, const char **source);
 
+/* Context tag context and its enclosing contexts, outermost first, into
+ * out[0..max): the frames a flame graph by context nests (`frame` holding
+ * `frame > layout`, as Chromium's pseudo-stacks). Returns how many (0 for
+ * no context). */
+#define HP_GROUP_MAX_CONTEXT_DEPTH 64
+int hp_group_context_chain(const struct hp_model *m, uint64_t context, uint64_t *out, int max);
+
 /* The share of malloc's heap of known type (not "unknown"): bytes in use
  * at the snapshot and at the peak. */
 /* The totals of the heap the views show (m->view_heap): its buckets'
@@ -81,5 +94,9 @@ const char *hp_group_key(const struct hp_model *m, const struct hp_mbucket *b, e
  * peak: its own). */
 void hp_group_heap_total(const struct hp_model *m, struct hp_values *out);
 void hp_group_typed(const struct hp_model *m, double *inuse_bytes, double *peak_bytes);
+/* The same by the source of the type (enum hp_type_origin): bytes in use
+ * and at the peak of each, HP_TYPESRC_UNKNOWN's the untyped. */
+void hp_group_typed_by_source(const struct hp_model *m, double inuse_bytes[HP_TYPESRC_COUNT],
+			      double peak_bytes[HP_TYPESRC_COUNT]);
 
 #endif

@@ -782,9 +782,99 @@ static int write_tgroups(FILE *f, const struct hp_tl_groups *tg)
 /* A node of the snapshot's flame graph tree (write_flame). */
 struct fnode {
 	uint32_t parent, name; /* name: the page's string of its function */
-	uint32_t loc, sym;     /* the first symbolic frame seen, for its frame */
+	uint32_t loc, sym;     /* the first symbolic frame seen, for its frame;
+				  loc UINT32_MAX: a context's frame, sym its tag */
 	double v[NCOLS];
 };
+
+/* The tree write_flame builds: nodes[0] the root; index: (parent, name)
+ * to a node (a context's key with bit 63 set); names: each symbolic
+ * frame's page string, UINT32_MAX until needed (sym_base[loc] + sym). */
+struct ftree {
+	struct fnode *nodes;
+	size_t n, cap;
+	size_t *sym_base;
+	uint32_t *names;
+	struct hp_u64map index;
+};
+
+/* The child of cur keyed key, made (as *made) when new. 0 or -ENOMEM. */
+static int fchild(struct ftree *t, uint32_t cur, uint64_t key, struct fnode made, uint32_t *out)
+{
+	if (hp_u64map_get(&t->index, key, out))
+		return 0;
+	if (t->n >= UINT32_MAX / 2 || hp_vec_grow(&t->nodes, &t->cap, t->n + 1) ||
+	    hp_u64map_put(&t->index, key, (uint32_t)t->n))
+		return -ENOMEM;
+	made.parent = cur;
+	memset(made.v, 0, sizeof made.v);
+	t->nodes[t->n] = made;
+	*out = (uint32_t)t->n++;
+	return 0;
+}
+
+/* Adds stack id's frames with figures v under node cur. 0 or -ENOMEM. */
+static int fadd_stack(struct ftree *t, struct page *p, const struct hp_model *m, uint32_t id,
+		      uint32_t cur, const double v[NCOLS])
+{
+	long nf = stack_frames(p, m, id);
+
+	if (nf < 0)
+		return -ENOMEM;
+	for (long i = nf; i-- > 0;) {
+		const struct hp_shown_frame *fr = &p->fbuf[i];
+		uint32_t *nm = &t->names[t->sym_base[fr->loc] + fr->sym];
+		if (*nm == UINT32_MAX) {
+			const struct hp_location *l = &m->locations[fr->loc];
+			if (intern(p, frame_name(p, m, l, &l->syms[fr->sym]), nm))
+				return -ENOMEM;
+		}
+		if (fchild(t, cur, (uint64_t)cur << 32 | *nm,
+			   (struct fnode){.name = *nm, .loc = fr->loc, .sym = fr->sym}, &cur))
+			return -ENOMEM;
+		for (int c = 0; c < NCOLS; c++)
+			t->nodes[cur].v[c] += v[c];
+	}
+	return 0;
+}
+
+/* Adds bucket b under its contexts, each a frame named by its path, the
+ * outermost first ("frame" holding "frame > layout", as folded --by
+ * context nests them), "(no context)" for none. 0 or -ENOMEM. */
+static int fadd_bucket_in_contexts(struct ftree *t, struct page *p, const struct hp_model *m,
+				   const struct hp_mbucket *b, const double v[NCOLS])
+{
+	uint64_t chain[HP_GROUP_MAX_CONTEXT_DEPTH];
+	int k = hp_group_context_chain(m, b->context, chain, HP_GROUP_MAX_CONTEXT_DEPTH);
+	uint32_t cur = 0;
+
+	if (!k)
+		chain[k++] = 0;
+	for (int i = 0; i < k; i++) {
+		char path[1024];
+		uint32_t nm;
+		if (intern(p, hp_model_context_path(m, chain[i], path, sizeof path), &nm) ||
+		    fchild(t, cur, (uint64_t)1 << 63 | (uint64_t)cur << 32 | nm,
+			   (struct fnode){.name = nm, .loc = UINT32_MAX, .sym = (uint32_t)chain[i]},
+			   &cur))
+			return -ENOMEM;
+		for (int c = 0; c < NCOLS; c++)
+			t->nodes[cur].v[c] += v[c];
+	}
+	return fadd_stack(t, p, m, b->stack, cur, v);
+}
+
+/* The page frame of a context's node: its path as the function, in no
+ * file, "(context)" as its module, so that no function frame shares it. */
+static int context_frame(struct page *p, const struct hp_model *m, uint32_t context, uint32_t *out)
+{
+	struct hp_location l = {.module = -1, .nsyms = 1};
+	char path[1024];
+	struct hp_sym sym = {hp_model_context_path(m, context, path, sizeof path), "(context)", 0, 0};
+
+	l.syms = &sym;
+	return frame_of(p, m, &l, &sym, out);
+}
 
 /* The snapshot's flame graph: every stack with figures (not only the
  * top_stacks kept as rows) merged into one tree by function name along
@@ -793,68 +883,63 @@ struct fnode {
  * a node cut leaves its figures in its ancestors, so no byte is lost: the
  * root holds every stack. "flame": {"v": [0, the root's figures...],
  * "n": [[parent (-1: the root), frame, figures...]...]}, a node after
- * its parent. Returns 0 or -ENOMEM. */
-static int write_flame(FILE *f, struct page *p, const struct hp_model *m)
+ * its parent. With contexts (by_context): malloc's buckets under their
+ * contexts' frames, as "flame_context". Returns 0 or -ENOMEM. */
+static int write_flame(FILE *f, struct page *p, const struct hp_model *m, int by_context)
 {
-	struct fnode *nodes = NULL;
-	size_t n = 1, cap = 0, nsyms = 0, *sym_base = NULL;
-	uint32_t *names = NULL, *kept = NULL;
-	struct hp_u64map index = {0};
+	struct ftree t = {0};
+	struct fnode *nodes;
+	size_t n, nsyms = 0;
+	uint32_t *kept = NULL;
 	double v[NCOLS];
 	int ret = -ENOMEM;
 
-	if (hp_vec_grow(&nodes, &cap, 1) ||
-	    !(sym_base = calloc(m->nlocations + 1, sizeof *sym_base)))
+	if (hp_vec_grow(&t.nodes, &t.cap, 1) ||
+	    !(t.sym_base = calloc(m->nlocations + 1, sizeof *t.sym_base)))
 		goto out;
-	memset(&nodes[0], 0, sizeof nodes[0]);
-	nodes[0].parent = UINT32_MAX;
+	t.n = 1;
+	memset(&t.nodes[0], 0, sizeof t.nodes[0]);
+	t.nodes[0].parent = UINT32_MAX;
 	for (size_t l = 0; l < m->nlocations; l++) {
-		sym_base[l] = nsyms;
+		t.sym_base[l] = nsyms;
 		nsyms += m->locations[l].nsyms;
 	}
 	/* Each symbolic frame's name, once: UINT32_MAX until needed. */
-	if (!(names = malloc((nsyms ? nsyms : 1) * sizeof *names)))
+	if (!(t.names = malloc((nsyms ? nsyms : 1) * sizeof *t.names)))
 		goto out;
-	memset(names, 0xff, (nsyms ? nsyms : 1) * sizeof *names);
-	for (size_t id = 1; id < m->nstacks; id++) {
-		long nf;
-		uint32_t cur = 0;
-		if (!m->stacks[id].nbuckets)
-			continue;
-		inuse_cols_of(m, (uint32_t)id, v);
-		for (int c = 0; c < NCOLS; c++)
-			nodes[0].v[c] += v[c];
-		if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
-			goto out;
-		for (long i = nf; i-- > 0;) {
-			const struct hp_shown_frame *fr = &p->fbuf[i];
-			uint32_t *nm = &names[sym_base[fr->loc] + fr->sym], next;
-			if (*nm == UINT32_MAX) {
-				const struct hp_location *l = &m->locations[fr->loc];
-				if (intern(p, frame_name(p, m, l, &l->syms[fr->sym]), nm))
-					goto out;
-			}
-			uint64_t key = (uint64_t)cur << 32 | *nm;
-			if (!hp_u64map_get(&index, key, &next)) {
-				if (n >= UINT32_MAX - 1 || hp_vec_grow(&nodes, &cap, n + 1) ||
-				    hp_u64map_put(&index, key, (uint32_t)n))
-					goto out;
-				memset(&nodes[n], 0, sizeof nodes[n]);
-				nodes[n] = (struct fnode){.parent = cur, .name = *nm, .loc = fr->loc,
-							  .sym = fr->sym};
-				next = (uint32_t)n++;
-			}
-			cur = next;
+	memset(t.names, 0xff, (nsyms ? nsyms : 1) * sizeof *t.names);
+	if (by_context) {
+		for (size_t i = 0; i < m->nbuckets; i++) {
+			const struct hp_mbucket *b = &m->buckets[i];
+			if (b->heap) /* malloc's, as the stacks' figures */
+				continue;
+			cols_of(&b->v, v);
+			if (m->stacks[b->stack].suppressed)
+				v[COL_INUSE_B] = v[COL_INUSE_O] = 0;
 			for (int c = 0; c < NCOLS; c++)
-				nodes[cur].v[c] += v[c];
+				t.nodes[0].v[c] += v[c];
+			if (fadd_bucket_in_contexts(&t, p, m, b, v))
+				goto out;
+		}
+	} else {
+		for (size_t id = 1; id < m->nstacks; id++) {
+			if (!m->stacks[id].nbuckets)
+				continue;
+			inuse_cols_of(m, (uint32_t)id, v);
+			for (int c = 0; c < NCOLS; c++)
+				t.nodes[0].v[c] += v[c];
+			if (fadd_stack(&t, p, m, (uint32_t)id, 0, v))
+				goto out;
 		}
 	}
+	nodes = t.nodes;
+	n = t.n;
 	/* The cut: a child holds no more than its parent, so the nodes kept
 	 * are their ancestors' descendants; kept[i] is node i's index in the
 	 * data. */
 	if (!(kept = malloc(n * sizeof *kept)))
 		goto out;
-	fputs(",\"flame\":{\"v\":[0", f);
+	fprintf(f, ",\"%s\":{\"v\":[0", by_context ? "flame_context" : "flame");
 	json_cols(f, nodes[0].v);
 	fputs("],\"n\":[", f);
 	uint32_t nk = 0;
@@ -872,8 +957,10 @@ static int write_flame(FILE *f, struct page *p, const struct hp_model *m)
 		}
 		if (!keep)
 			continue;
-		if ((ret = frame_of(p, m, &m->locations[x->loc],
-				    &m->locations[x->loc].syms[x->sym], &frame)))
+		if ((ret = x->loc == UINT32_MAX
+				   ? context_frame(p, m, x->sym, &frame)
+				   : frame_of(p, m, &m->locations[x->loc],
+					      &m->locations[x->loc].syms[x->sym], &frame)))
 			goto out;
 		ret = -ENOMEM;
 		fprintf(f, "%s%" PRId64 ",%" PRIu32, nk ? ",[" : "[",
@@ -885,11 +972,11 @@ static int write_flame(FILE *f, struct page *p, const struct hp_model *m)
 	fputs("]}", f);
 	ret = 0;
 out:
-	free(nodes);
-	free(sym_base);
-	free(names);
+	free(t.nodes);
+	free(t.sym_base);
+	free(t.names);
 	free(kept);
-	hp_u64map_free(&index);
+	hp_u64map_free(&t.index);
 	return ret;
 }
 
@@ -1158,7 +1245,11 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	fprintf(f, "],\"other\":[%zu", n - kept);
 	json_cols(f, other);
 	fputc(']', f);
-	if ((ret = write_flame(f, p, m)))
+	if ((ret = write_flame(f, p, m, 0)))
+		return ret;
+	/* Contexts nest as frames (issue 26): a second tree when the
+	 * capture names any. */
+	if (m->cap->ntags[HP_TAG_CONTEXT] > 1 && (ret = write_flame(f, p, m, 1)))
 		return ret;
 	if ((ret = write_tables_by(f, p, m, top, total)))
 		return ret;

@@ -327,6 +327,15 @@ static void put_attr_labels(struct pp *pp, int slot, const struct hp_mbucket *b)
 		put_uint(&pp->line, F_LABEL_STR, str);
 		put_sub(&pp->msg, F_SAMPLE_LABEL, &pp->line);
 	}
+	/* An array type's elements a block (issue 26), as "bytes" is its
+	 * size: a sampled bucket's one size, else the mean of its blocks. */
+	if (b->elem_bytes && (b->size || b->v.alloc_objects > 0)) {
+		double size = b->size ? (double)b->size : b->v.alloc_bytes / b->v.alloc_objects;
+		double n = (size - (double)b->cookie_bytes) / (double)b->elem_bytes;
+		put_uint(&pp->line, F_LABEL_KEY, intern(pp, "elements"));
+		put_uint(&pp->line, F_LABEL_NUM, (uint64_t)(n > 0 ? n + 0.5 : 0));
+		put_sub(&pp->msg, F_SAMPLE_LABEL, &pp->line);
+	}
 }
 
 /* One Sample: the stack of a model with values[0..n), and a "bytes"

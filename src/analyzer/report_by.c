@@ -103,6 +103,27 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 	fprintf(out, "  known type: %.1f%% of the heap in use (%s), %.1f%% at the peak (%s)\n",
 		percent(typed_inuse, t->inuse_bytes), hp_units_bytes(a, sizeof a, typed_inuse),
 		percent(typed_peak, t->peak_bytes), hp_units_bytes(b, sizeof b, typed_peak));
+	{
+		/* Each source's share of the heap in use, then at the peak,
+		 * every source that types something: a line each (five
+		 * sources fit 80 columns). */
+		double src[2][HP_TYPESRC_COUNT], all[2] = {t->inuse_bytes, t->peak_bytes};
+		hp_group_typed_by_source(m, src[0], src[1]);
+		for (int w = 0; w < 2; w++) {
+			int any = 0;
+			for (int k = 1; k < HP_TYPESRC_COUNT; k++) {
+				if (!(src[w][k] > 0))
+					continue;
+				fprintf(out, "%s %s %.1f%%",
+					any ? "," : w ? "    at the peak:" : "    in use:",
+					hp_type_origin_name((enum hp_type_origin)k),
+					percent(src[w][k], all[w]));
+				any = 1;
+			}
+			if (any)
+				fputc('\n', out);
+		}
+	}
 	fprintf(out, "\n  %10s %10s %10s %10s %10s %10s  %s\n", "peak", "objects", "in use",
 		"objects", "allocated", "objects", hp_dim_name((enum hp_dim)dim));
 	for (size_t i = 0; i < g.n && i < top; i++) {
@@ -117,6 +138,17 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 		 * above its figures, cut in the middle to the width: its name,
 		 * never a line's file:line nor a type's source. The figures
 		 * take FIGURES_COLS columns, then two spaces and the key. */
+		/* An array type's elements (issue 26): at the peak, in use and
+		 * allocated, as the figures. After the key, or on a line of
+		 * their own, indented, when they would pass the width. */
+		char note[160] = "";
+		if (r->has_elems) {
+			char na[32], nb[32], nc[32];
+			snprintf(note, sizeof note, "(elements: %s at the peak, %s in use, %s allocated)",
+				 hp_units_count(na, sizeof na, r->elems.peak_objects),
+				 hp_units_count(nb, sizeof nb, r->elems.inuse_objects),
+				 hp_units_count(nc, sizeof nc, r->elems.alloc_objects));
+		}
 		if (width && FIGURES_COLS + 2 + len > width) {
 			char cut[2048];
 			size_t fixed = len - strlen(key) + (tail ? strlen(tail) : 0);
@@ -130,6 +162,15 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 			hp_text_fputs(cut, out);
 			if (r->source)
 				fprintf(out, " [%s]", r->source);
+			if (note[0])
+				fprintf(out, "%s%s",
+					2 + strlen(cut) + (r->source ? strlen(r->source) + 3 : 0) +
+							1 + strlen(note) >
+						width
+						? "\n      "
+						: " ",
+					note);
+			note[0] = '\0';
 			fputs("\n", out);
 		}
 		fprintf(out, "  %10s %10s %10s %10s %10s %10s",
@@ -145,6 +186,11 @@ int hp_report_by_text(FILE *out, const struct hp_model *m, const struct hp_repor
 			if (r->source)
 				fprintf(out, " [%s]", r->source);
 		}
+		if (note[0])
+			fprintf(out, "%s%s",
+				width && FIGURES_COLS + 2 + len + 1 + strlen(note) > width ? "\n      "
+											    : " ",
+				note);
 		if (r->has_heap_peak) {
 			fprintf(out, "%sown peak %s in %s block%s, %" PRIu64 " reset%s",
 				width && FIGURES_COLS + 2 + len + 50 > width ? "\n      " : " (",
@@ -190,6 +236,16 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
 	hp_report_json_values(out, &total);
 	fprintf(out, ",\n  \"known_type\": {\"inuse_bytes\": %.0f, \"peak_bytes\": %.0f},\n",
 		typed_inuse, typed_peak);
+	{
+		double src_inuse[HP_TYPESRC_COUNT], src_peak[HP_TYPESRC_COUNT];
+		hp_group_typed_by_source(m, src_inuse, src_peak);
+		fprintf(out, "  \"known_type_by_source\": {");
+		for (int k = 1; k < HP_TYPESRC_COUNT; k++)
+			fprintf(out, "%s\"%s\": {\"inuse_bytes\": %.0f, \"peak_bytes\": %.0f}",
+				k > 1 ? ", " : "", hp_type_origin_name((enum hp_type_origin)k),
+				src_inuse[k], src_peak[k]);
+		fprintf(out, "},\n");
+	}
 	fprintf(out, "  \"rows\": [");
 	for (size_t i = 0; i < g.n; i++) {
 		const struct hp_group_row *r = &g.rows[i];
@@ -201,6 +257,12 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
 		}
 		fprintf(out, ", \"values\": ");
 		hp_report_json_values(out, &r->v);
+		if (r->has_elems)
+			fprintf(out,
+				", \"elements\": {\"alloc\": %.0f, \"free\": %.0f, \"inuse\": %.0f, "
+				"\"peak\": %.0f, \"temp\": %.0f}",
+				r->elems.alloc_objects, r->elems.free_objects, r->elems.inuse_objects,
+				r->elems.peak_objects, r->elems.temp_objects);
 		if (dim == HP_BY_CONTEXT) {
 			fprintf(out, ", \"self\": ");
 			hp_report_json_values(out, &r->self);

@@ -110,7 +110,7 @@ static const struct hp_mbucket *model_bucket(const struct by *r, const struct hp
 /* The type of a timeline bucket the snapshot does not list (a default
  * bucket all of whose blocks were typed later, by a vtable or
  * heapprof_set_type, is left out of a snapshot once empty): the model's
- * type of its type tag, else its stack's allocator template, else unknown
+ * type of its type tag, else its stack's inferred type (attr.h), else unknown
  * by the mean size of the blocks it held when first seen, as attr.c names
  * it. */
 static const char *type_of(const struct by *r, const struct hp_rec_site *e, char *buf,
@@ -124,7 +124,7 @@ static const char *type_of(const struct by *r, const struct hp_rec_site *e, char
 	if (e->type_tag && hp_u64map_get(&r->types, e->type_tag, &i))
 		return hp_group_key(m, &m->buckets[i], HP_BY_TYPE, buf, cap, source);
 	if (inferred) {
-		*source = hp_type_origin_name(HP_TYPESRC_TEMPLATE);
+		*source = hp_type_origin_name((enum hp_type_origin)m->stacks[e->stack_id].inferred_source);
 		return inferred;
 	}
 	*source = hp_type_origin_name(HP_TYPESRC_UNKNOWN);

@@ -265,7 +265,9 @@ enum hp_snapshot_reason {
 
 /* What a TAGS entry names (kind); ids are per kind, from 1. */
 enum hp_tag_kind {
-	HP_TAG_TYPE = 1,    /* a: HP_TYPE_*, b: vtable address, name: explicit name */
+	HP_TAG_TYPE = 1,    /* a: HP_TYPE_*, b: vtable address, name: explicit name;
+			     * explicit (issue 26): b: the array cookie bytes, c: the
+			     * element bytes (0: not an array type, the name only) */
 	HP_TAG_CONTEXT = 2, /* a: parent context (0: outermost), name */
 	HP_TAG_THREAD = 3,  /* a: tid, name (a later entry of the same id renames) */
 	HP_TAG_HEAP = 4,    /* name (heap 0, not listed, is malloc's) */

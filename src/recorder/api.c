@@ -50,6 +50,29 @@ __attribute__((visibility("default"))) int heapprof_set_type(const void *p, cons
 	return err;
 }
 
+/* The same for an array (hp_attr_set_type_array); what
+ * include/heapprof/typed_new.hpp calls at every new, and heapprof.hpp's
+ * set_type_array. */
+__attribute__((visibility("default"))) int heapprof_set_type_array(const void *first,
+								   const char *name,
+								   size_t elem_bytes,
+								   size_t cookie_bytes)
+{
+	struct hp_thread *t = &hp_self;
+	int err;
+
+	if (hp_state != HP_STATE_ACTIVE)
+		return -ENODEV;
+	if (!first || !name)
+		return -ENOENT;
+	if (t->busy)
+		return -EDEADLK;
+	t->busy++;
+	err = hp_attr_set_type_array(&hp_attr_self, first, name, elem_bytes, cookie_bytes);
+	t->busy--;
+	return err;
+}
+
 /* --- contexts: stores only (attr.h) ------------------------------------ */
 
 __attribute__((visibility("default"))) void heapprof_context_push(const char *name)

@@ -87,35 +87,91 @@ static int retype(uint32_t type, struct hp_live_block *blk)
 	return HP_LIVE_RETAG;
 }
 
+/* What set_type_fn names a block: its type, and for an array type the
+ * element and cookie bytes its size must fit (elem_bytes 0: any size);
+ * fits says whether the block found did. */
+struct retype_arg {
+	uint32_t type;
+	uint64_t elem_bytes, cookie_bytes;
+	int fits;
+};
+
 static int set_type_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)
 {
+	struct retype_arg *r = arg;
+
 	(void)addr;
-	return retype(*(const uint32_t *)arg, blk);
+	/* An array of T is its cookie and a whole number of T: a block of
+	 * another size holds something else (a pool's chunk with an object
+	 * placed at its start), and keeps its type. */
+	if (r->elem_bytes && (blk->size < r->cookie_bytes + r->elem_bytes ||
+			      (blk->size - r->cookie_bytes) % r->elem_bytes))
+		return HP_LIVE_KEEP;
+	r->fits = 1;
+	return retype(r->type, blk);
+}
+
+/* The id of the explicit type (name, shape), the thread's cached one when
+ * it asked for the same last time; 0 when the table is full. */
+static uint32_t explicit_type(struct hp_attr *a, const char *name, uint64_t shape)
+{
+	uint32_t type;
+
+	if (a->type_name == name && a->type_id && a->type_shape == shape &&
+	    hp_tags_type_is_shaped(a->type_id, name, shape))
+		return a->type_id;
+	type = hp_tags_type(HP_TYPE_EXPLICIT, shape, name);
+	if (type) {
+		a->type_name = name;
+		a->type_id = type;
+		a->type_shape = shape;
+	}
+	return type;
+}
+
+/* Names the live block at p, a custom heap's first: an arena's first
+ * object starts where its chunk from malloc does, and the object is what a
+ * program names (the chunk is the arena's own). 0, -ENOENT (no block at
+ * p) or -EINVAL (one that r's array does not fit). */
+static int set_at(uintptr_t p, struct retype_arg *r)
+{
+	uint32_t heaps = hp_tags_heap_count();
+
+	r->fits = 0;
+	for (uint32_t h = heaps; h >= 1; h--)
+		if (hp_live_update(hp_attr_key((const void *)p, h), set_type_fn, r))
+			return r->fits ? 0 : -EINVAL;
+	if (hp_live_update(p, set_type_fn, r))
+		return r->fits ? 0 : -EINVAL;
+	return -ENOENT;
 }
 
 int hp_attr_set_type(struct hp_attr *a, const void *p, const char *name)
 {
-	uint32_t type, heaps;
+	return hp_attr_set_type_array(a, p, name, 0, 0);
+}
 
-	if (a->type_name == name && a->type_id && hp_tags_type_is(a->type_id, name)) {
-		type = a->type_id;
-	} else {
-		type = hp_tags_type(HP_TYPE_EXPLICIT, 0, name);
-		if (!type)
-			return -ENOSPC;
-		a->type_name = name;
-		a->type_id = type;
-	}
-	/* A custom heap's block first: an arena's first object starts where
-	 * its chunk from malloc does, and the object is what a program names
-	 * (the chunk is the arena's own). */
-	heaps = hp_tags_heap_count();
-	for (uint32_t h = heaps; h >= 1; h--)
-		if (hp_live_update(hp_attr_key(p, h), set_type_fn, &type))
-			return 0;
-	if (hp_live_update((uintptr_t)p, set_type_fn, &type))
-		return 0;
-	return -ENOENT;
+int hp_attr_set_type_array(struct hp_attr *a, const void *first, const char *name,
+			   uint64_t elem_bytes, uint64_t cookie_bytes)
+{
+	uint64_t shape = hp_tags_shape(elem_bytes, 0);
+	struct retype_arg r = {0, shape ? elem_bytes : 0, 0, 0};
+	int err;
+
+	/* The block starts at the first element (new T, malloc, new T[n] of
+	 * a T with no cookie): its type has no cookie. */
+	if (!(r.type = explicit_type(a, name, shape)))
+		return -ENOSPC;
+	err = set_at((uintptr_t)first, &r);
+	if (err != -ENOENT || !shape || !cookie_bytes || (uintptr_t)first < cookie_bytes)
+		return err;
+	/* Else new T[n] of a T with a cookie: the block starts before it. */
+	if (!(shape = hp_tags_shape(elem_bytes, cookie_bytes)))
+		return -ENOENT;
+	if (!(r.type = explicit_type(a, name, shape)))
+		return -ENOSPC;
+	r.cookie_bytes = cookie_bytes;
+	return set_at((uintptr_t)first - cookie_bytes, &r);
 }
 
 static int reset_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)

@@ -38,9 +38,11 @@ struct hp_attr {
 	uint32_t thread; /* this thread's id (tags.h); 0 until its first slow path */
 	char name[16];   /* its name as last read */
 	uint64_t name_next_ns; /* when to read it again (hp_attr_thread_due) */
-	/* heapprof_set_type's last name (a pointer) and its type id. */
+	/* heapprof_set_type's last name (a pointer), shape (tags.h) and type
+	 * id. */
 	const char *type_name;
 	uint32_t type_id;
+	uint64_t type_shape;
 	/* Sampled mode: bytes of custom-heap blocks left before the next
 	 * sampled one (a countdown of its own: the fast path's is malloc's). */
 	int64_t heap_countdown;
@@ -101,6 +103,15 @@ static inline uintptr_t hp_attr_key(const void *p, uint32_t heap)
  * Takes the shard lock, then bucket and table locks; no allocation; not
  * async-signal-safe. */
 int hp_attr_set_type(struct hp_attr *a, const void *p, const char *name);
+
+/* heapprof_set_type_array: names the live block at first, else the one
+ * at first - cookie_bytes, an array of elements of elem_bytes (its size
+ * less the cookie, a whole number of them: the block found at first has
+ * none). elem_bytes 0: hp_attr_set_type. Returns 0, -ENOENT (no block
+ * there), -EINVAL (a block of another size: left as it is) or -ENOSPC
+ * (the type table is full). Locks as hp_attr_set_type; no allocation. */
+int hp_attr_set_type_array(struct hp_attr *a, const void *first, const char *name,
+			   uint64_t elem_bytes, uint64_t cookie_bytes);
 
 /* Every live block of heap, freed (heapprof_heap_reset): a walk of the
  * register. Same locks. */

@@ -3,7 +3,10 @@
  * tags.h for the model and the locking).
  *
  * Keys of the interning tables (64-bit words):
- *   type     source, vtable, name length, name bytes (8 a word)
+ *   type     source, vtable or shape, name length, name bytes (8 a word)
+ *            (an explicit type's shape: its element bytes << 16 | its
+ *            array cookie bytes, 0 for a plain name; the core reader,
+ *            src/analyzer/core/core_rec.c, unpacks it as the writer does)
  *   context  parent, name length, name bytes
  *   origin   context, thread << 32 | heap
  */
@@ -102,7 +105,19 @@ uint32_t hp_tags_origin(uint32_t context, uint32_t thread, uint32_t heap)
 	return hp_intern_put(&origins, key, 2);
 }
 
+uint64_t hp_tags_shape(uint64_t elem_bytes, uint64_t cookie_bytes)
+{
+	if (!elem_bytes || elem_bytes > HP_TAGS_MAX_ELEM_BYTES || cookie_bytes > 0xffff)
+		return 0;
+	return elem_bytes << 16 | cookie_bytes;
+}
+
 int hp_tags_type_is(uint32_t id, const char *name)
+{
+	return hp_tags_type_is_shaped(id, name, 0);
+}
+
+int hp_tags_type_is_shaped(uint32_t id, const char *name, uint64_t shape)
 {
 	uint32_t len;
 	const uint64_t *key;
@@ -111,7 +126,8 @@ int hp_tags_type_is(uint32_t id, const char *name)
 	if (!id || id >= hp_intern_count(&types))
 		return 0;
 	key = hp_intern_key(&types, id, &len);
-	return key[0] == 1 /* HP_TYPE_EXPLICIT */ && key[2] == n && memcmp(&key[3], name, n) == 0;
+	return key[0] == 1 /* HP_TYPE_EXPLICIT */ && key[1] == shape && key[2] == n &&
+	       memcmp(&key[3], name, n) == 0;
 }
 
 /* Stores name (cut to 15 bytes) into e's words. */
@@ -251,8 +267,15 @@ uint32_t hp_tags_encode(struct hp_buf *b, const struct hp_tags_mark *m,
 		for (uint32_t id = m->next[HP_TAG_TYPE] ? m->next[HP_TAG_TYPE] : 1;
 		     id < ends[HP_TAG_TYPE]; id++) {
 			key = hp_intern_key(&types, id, &len);
-			t = (struct hp_rec_tag){HP_TAG_TYPE, id, key[0],
-						key[1],      0,  name_at(key, 2)};
+			/* An explicit type's b and c: its array cookie and
+			 * element bytes (format.h), from its shape. */
+			if (key[0] == HP_TYPE_EXPLICIT)
+				t = (struct hp_rec_tag){HP_TAG_TYPE,        id,
+							key[0],             key[1] & 0xffff,
+							key[1] >> 16,       name_at(key, 2)};
+			else
+				t = (struct hp_rec_tag){HP_TAG_TYPE, id, key[0],
+							key[1],      0,  name_at(key, 2)};
 			hp_rec_tag_put(b, &t);
 		}
 		for (uint32_t id = m->next[HP_TAG_CONTEXT] ? m->next[HP_TAG_CONTEXT] : 1;

@@ -39,7 +39,7 @@
 int hp_tags_init(void);
 
 /* The id of a type (HP_TYPE_*; vtable address for HP_TYPE_VTABLE, name
- * for HP_TYPE_EXPLICIT), of the context name inside parent (0: outermost),
+ * and shape (hp_tags_shape, 0: a plain name) for HP_TYPE_EXPLICIT), of the context name inside parent (0: outermost),
  * of the origin (context, thread, heap), created when new. 0 when a table
  * is full or cannot be mapped. Lock-free for a known key, else a spinlock
  * and maybe mmap; no allocation; not async-signal-safe. */
@@ -47,9 +47,20 @@ uint32_t hp_tags_type(uint32_t source, uint64_t vtable, const char *name);
 uint32_t hp_tags_context(uint32_t parent, const char *name);
 uint32_t hp_tags_origin(uint32_t context, uint32_t thread, uint32_t heap);
 
-/* Whether type id's name is name (an explicit type): for a per-thread
- * cache by pointer that checks the content. Lock-free, no allocation. */
+/* Element sizes past this are not kept (the shape has 48 bits for them). */
+#define HP_TAGS_MAX_ELEM_BYTES ((UINT64_C(1) << 48) - 1)
+
+/* The shape of an explicit type of arrays: elements of elem_bytes each,
+ * after cookie_bytes (new T[n]'s array cookie), packed into the word an
+ * explicit type's key has for it; 0 (no shape: a plain name) when
+ * elem_bytes is 0 or either does not fit. Pure. */
+uint64_t hp_tags_shape(uint64_t elem_bytes, uint64_t cookie_bytes);
+
+/* Whether type id's name is name (an explicit type), of no shape or of
+ * shape: for a per-thread cache by pointer that checks the content.
+ * Lock-free, no allocation. */
 int hp_tags_type_is(uint32_t id, const char *name);
+int hp_tags_type_is_shaped(uint32_t id, const char *name, uint64_t shape);
 
 /* A new thread id for the calling thread, with its kernel tid and name
  * (HP_TAGS_MAX_THREADS: every later thread shares the last id, named

@@ -261,6 +261,57 @@ HP_TEST(attr_report_by_function)
 	free(j);
 }
 
+/* Contexts nest as frames (issue 26, item 5), as Chromium's pseudo-stacks:
+ * `server` holds `server > db` and `server > request`, in the flame graph
+ * (SVG) and the page's "flame_context". */
+HP_TEST(attr_flame_nests_contexts)
+{
+	static const char py[] =
+		"import json,re,sys\n"
+		"t = open(sys.argv[1]).read()\n"
+		"d = json.loads(re.search(r\"id=.hp-data.>(.*?)</script>\", t, re.S).group(1))\n"
+		"s = d[\"snapshots\"][-1]; fl = s[\"flame_context\"]; out = []\n"
+		"def name(n): return d[\"strings\"][d[\"frames\"][n[1]][0]]\n"
+		"for n in fl[\"n\"]:\n"
+		"  if d[\"strings\"][d[\"frames\"][n[1]][1]] != \"(context)\": continue\n"
+		"  p = fl[\"n\"][n[0]] if n[0] >= 0 else None\n"
+		"  out.append(\"%s<%s %d\" % (name(n), name(p) if p else \"\", n[5]))\n"
+		"print(\";\".join(sorted(out)))\n";
+	char svg[600], page[600], script[600];
+	char *t;
+
+	if (!make_capture())
+		return;
+	snprintf(svg, sizeof svg, "%s/attr-ctx.svg", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof flamegraph --by context --heap malloc --metric "
+				 "allocated -o %s %s",
+				 hp_test_build(), svg, capture),
+		      0, "flamegraph --by context");
+	/* Under malloc's heap frame (depth 1, the first in document order). */
+	expect_eq_u64(hp_test_sh("grep -q 'data-n=\"server\" data-d=\"2\" data-p=\"1\" "
+				 "data-x=\"[0-9]*\" data-v=\"1016\"' %s && "
+				 "grep -q 'data-n=\"server &gt; db\" data-d=\"3\" "
+				 "data-p=\"2\" data-x=\"[0-9]*\" data-v=\"160\"' %s && "
+				 "! grep -q 'data-n=\"server &gt; db\" data-d=\"2\"' %s",
+				 svg, svg, svg),
+		      0, "server (120 + 160 + 736 bytes) holds server > db (160) one level down");
+	snprintf(page, sizeof page, "%s/attr-ctx.html", hp_test_tmp());
+	snprintf(script, sizeof script, "%s/attr-ctx.py", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_write_file(script, py, sizeof py - 1), 0, "script written"))
+		return;
+	t = hp_test_sh_out("%s/heapprof html -o %s %s >/dev/null && python3 %s %s", hp_test_build(),
+			   page, capture, script, page);
+	if (t) {
+		/* malloc's blocks, as the page's flame graph (the arena's are
+		 * its own heap's). */
+		expect_str(t,
+			   "(no context)< 64;server > db<server 160;"
+			   "server > request<server 736;server< 1016\n",
+			   "the page: contexts nested as frames, allocated bytes each");
+		free(t);
+	}
+}
+
 HP_TEST(attr_report_by_text)
 {
 	char *t;
@@ -306,10 +357,11 @@ HP_TEST(attr_folded_and_flamegraph_by)
 		expect_str(t,
 			   "[heap arena];(no context);0x4002f0;arena_alloc 6400\n"
 			   "[heap malloc];(no context);0x4001f0;handle_request 64\n"
-			   "[heap malloc];server > db;0x4001f0;handle_request 160\n"
-			   "[heap malloc];server > request;0x4001f0;handle_request 736\n"
-			   "[heap malloc];server;0x4000f0 120\n",
-			   "folded --by context: the context path is the root frame below the heap's");
+			   "[heap malloc];server;0x4000f0 120\n"
+			   "[heap malloc];server;server > db;0x4001f0;handle_request 160\n"
+			   "[heap malloc];server;server > request;0x4001f0;handle_request 736\n",
+			   "folded --by context: the contexts nest as frames below the heap's, each "
+			   "its path, the outermost first");
 		free(t);
 	}
 	snprintf(svg, sizeof svg, "%s/attr.svg", hp_test_tmp());

@@ -160,6 +160,55 @@ HP_TEST(set_type_moves_the_block_with_its_history)
 	expect_eq_u64(v.origin_tag, origin, "and origin");
 }
 
+/* heapprof_set_type_array (issue 26): new A[5] of an A with a destructor
+ * is a block of 28 bytes whose first element is 8 bytes in (the array
+ * cookie); the block is found there, named with its element and cookie
+ * bytes; a block that is no whole array of the type keeps its own. */
+HP_TEST(set_type_array_finds_the_block_before_the_cookie)
+{
+	uint64_t frames[1] = {0x406000};
+	struct hp_live_block blk;
+	struct hp_rec_bucket v, v0;
+	uint32_t stack, origin, b, typed;
+	struct hp_attr a = {0};
+
+	expect_eq_u64(hp_stacks_init(), 0, "stacks");
+	expect_eq_u64(hp_agg_init(), 0, "buckets");
+	expect_eq_u64(hp_live_init(0), 0, "register");
+	expect_eq_u64(hp_tags_init(), 0, "tags");
+	stack = hp_stacks_intern(frames, 1);
+	origin = hp_tags_origin(0, 1, 0);
+	b = hp_agg_bucket(stack, 0, origin, 0);
+	hp_live_insert(0x2000, b, 28, &blk); /* new A[5] */
+	hp_live_insert(0x3000, b, 16, &blk); /* new T, sizeof(T) 16 */
+	hp_live_insert(0x4000, b, 100, &blk); /* a chunk: T placed at its start */
+	for (int i = 0; i < 3; i++)
+		hp_agg_alloc(b, i == 0 ? 28 : i == 1 ? 16 : 100);
+	/* (The bucket's chunk may hold an earlier test's figures: deltas.) */
+	hp_agg_read(b, &v0);
+	expect_eq_u64(hp_attr_set_type_array(&a, (void *)0x2008, "A", 4, 8), 0,
+		      "found 8 bytes before the first element");
+	expect_eq_u64(a.type_shape, hp_tags_shape(4, 8), "named with its element and cookie bytes");
+	expect_true(hp_tags_type_is_shaped(a.type_id, "A", hp_tags_shape(4, 8)), "the type's key");
+	expect_true(!hp_tags_type_is(a.type_id, "A"), "not the plain name's type");
+	typed = hp_agg_bucket(stack, a.type_id, origin, 0);
+	hp_agg_read(typed, &v);
+	expect_eq_u64(v.alloc_count, 1, "typed: one block");
+	expect_eq_u64(v.alloc_bytes, 28, "typed: its bytes, cookie included");
+	expect_eq_u64(hp_attr_set_type_array(&a, (void *)0x3000, "T", 16, 8), 0,
+		      "new T: the block starts at the object");
+	expect_eq_u64(a.type_shape, hp_tags_shape(16, 0), "no cookie there");
+	expect_eq_u64(hp_attr_set_type_array(&a, (void *)0x4000, "T", 16, 8), -EINVAL,
+		      "100 bytes are no array of 16: left as they are");
+	expect_eq_u64(hp_attr_set_type_array(&a, (void *)0x5008, "T", 16, 8), -ENOENT,
+		      "no block at either address");
+	hp_agg_read(b, &v);
+	expect_eq_u64(v0.alloc_count - v.alloc_count, 2, "untyped: two blocks moved out");
+	expect_eq_u64(v0.alloc_bytes - v.alloc_bytes, 28 + 16, "untyped: the chunk's bytes stay");
+	expect_eq_u64(hp_tags_shape(0, 8), 0, "no element bytes: a plain name");
+	expect_eq_u64(hp_tags_shape(4, 0x10000), 0, "a cookie past 16 bits: a plain name");
+}
+
 HP_TEST(vtable_scan_reads_each_block_once)
 {
 	/* A snapshot's scan for C++ types reads the blocks allocated since

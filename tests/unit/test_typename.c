@@ -115,6 +115,62 @@ HP_TEST(typename_readable)
 		   "cut to fit, terminated, with an ellipsis");
 }
 
+/* Issue 26: string classes' frames type their buffers by character, and
+ * DWARF's spellings read as __PRETTY_FUNCTION__'s. */
+HP_TEST(typename_strings_and_dwarf_spellings)
+{
+	char out[256];
+
+	expect_true(hp_typename_from_string_frame(
+			    "std::__cxx11::basic_string<char, std::char_traits<char>, "
+			    "std::allocator<char> >::_M_create(unsigned long&, unsigned long)",
+			    out, sizeof out),
+		    "libstdc++'s _M_create");
+	expect_str(out, "char", "its buffer: char");
+	expect_true(hp_typename_from_string_frame(
+			    "void std::__cxx11::basic_string<wchar_t, std::char_traits<wchar_t>, "
+			    "std::allocator<wchar_t> >::_M_construct<wchar_t const*>(wchar_t const*, "
+			    "wchar_t const*, std::forward_iterator_tag)",
+			    out, sizeof out),
+		    "a member template, past its return type");
+	expect_str(out, "wchar_t", "wchar_t");
+	expect_true(hp_typename_from_string_frame("std::__1::basic_string<char16_t, "
+						  "std::__1::char_traits<char16_t>, "
+						  "std::__1::allocator<char16_t> >::__grow_by(...)",
+						  out, sizeof out),
+		    "libc++'s");
+	expect_str(out, "char16_t", "char16_t");
+	expect_true(!hp_typename_from_string_frame("std::vector<std::__cxx11::basic_string<char, "
+						   "std::char_traits<char>, std::allocator<char> "
+						   "> >::_M_realloc_insert(int)",
+						   out, sizeof out),
+		    "a string as a template argument is no string frame");
+	expect_true(!hp_typename_from_string_frame("my::basic_string<char>::grow()", out,
+						   sizeof out),
+		    "another namespace's basic_string");
+	expect_str(hp_typename_drop_defaults(out, sizeof out,
+					     "std::set<int, std::less<int>, std::allocator<int> >"),
+		   "std::set<int>", "set's defaults");
+	expect_str(hp_typename_drop_defaults(
+			   out, sizeof out,
+			   "std::vector<std::__cxx11::basic_string<char, std::char_traits<char>, "
+			   "std::allocator<char> >, std::allocator<std::__cxx11::basic_string<char, "
+			   "std::char_traits<char>, std::allocator<char> > > >"),
+		   "std::vector<std::string>", "vector's, std::string's");
+	expect_str(hp_typename_drop_defaults(out, sizeof out,
+					     "std::map<int, Foo, std::less<int>, "
+					     "std::allocator<std::pair<int const, Foo> > >"),
+		   "std::map<int, Foo>", "map's");
+	expect_str(hp_typename_drop_defaults(out, sizeof out, "my::set<int, std::less<int> >"),
+		   "my::set<int, std::less<int>>", "another namespace's arguments stay");
+	expect_str(hp_typename_readable(out, sizeof out, "std::pair<long unsigned int, bool>"),
+		   "std::pair<unsigned long, bool>", "g++'s long unsigned int");
+	expect_str(hp_typename_readable(out, sizeof out, "long long int*"), "long long*",
+		   "long long int");
+	expect_str(hp_typename_readable(out, sizeof out, "long intx"), "long intx",
+		   "a name that merely starts alike stays");
+}
+
 HP_TEST(typename_explicit_and_vtable)
 {
 	char out[256];

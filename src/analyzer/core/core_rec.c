@@ -564,6 +564,12 @@ static int read_tags(struct hp_core *c, const struct hp_root *root)
 			continue;
 		t.a = key[0];
 		t.b = key[1];
+		/* An explicit type's shape (src/recorder/tags.c): b, its array
+		 * cookie bytes, c, its element bytes, as the TAGS record has them. */
+		if (t.a == HP_TYPE_EXPLICIT) {
+			t.b = key[1] & 0xffff;
+			t.c = key[1] >> 16;
+		}
 		key_name(key, len, 2, &t);
 		if (add_tag(r, &cap, &t))
 			return -ENOMEM;

@@ -5,7 +5,10 @@
  *   1. its TYPE tag: explicit (the name given, a template's
  *      __PRETTY_FUNCTION__ naming its T), or vtable (the ELF symbol that
  *      holds the address, "vtable for X", names X; resolved once per tag);
- *   2. its stack's innermost allocator template frame (hp_mstack.inferred_type);
+ *   2. its stack's frames (hp_mstack.inferred_type): the innermost allocator
+ *      template frame, else string class frame (its characters), else the
+ *      DWARF of the new-expression's frame (the pointer declared on the
+ *      call's line) when the bucket's sizes fit that type;
  *   3. unknown, by object size: the bucket's size in a sampled capture
  *      (buckets are split by size), else its bytes over its objects
  *      allocated (a full capture's bucket may mix sizes: their mean).
@@ -31,45 +34,134 @@
 /* A location's entry in loc_type when none of its frames names a type. */
 static const char ATTR_NONE[] = "";
 
-/* The type location id's frames name (its innermost one that does), or
- * NULL; read once per location. */
+/* The bytes of a string class's character type (what its buffer is an
+ * array of), 0 when not one of the standard's. */
+static uint64_t char_bytes(const char *type)
+{
+	if (!strcmp(type, "char") || !strcmp(type, "char8_t") || !strcmp(type, "signed char") ||
+	    !strcmp(type, "unsigned char"))
+		return 1;
+	if (!strcmp(type, "char16_t"))
+		return 2;
+	if (!strcmp(type, "char32_t") || !strcmp(type, "wchar_t"))
+		return 4;
+	return 0;
+}
+
+/* The type location id's frames name (its innermost one that does: an
+ * allocator template frame, or a string class's member), with its source
+ * in *src; NULL when none does. Read once per location. */
 static const char *location_type(struct hp_attr_state *st, const struct hp_model *m,
-				 uint32_t id)
+				 uint32_t id, int *src)
 {
 	const struct hp_location *l = &m->locations[id];
 	char name[NAME_MAX_BYTES];
 	size_t have = st->loc_type_cap;
 
 	if (id >= have) {
-		if (hp_vec_grow(&st->loc_type, &st->loc_type_cap, (size_t)id + 1))
+		size_t src_cap = have;
+		if (hp_vec_grow(&st->loc_type, &st->loc_type_cap, (size_t)id + 1) ||
+		    hp_vec_grow(&st->loc_src, &src_cap, st->loc_type_cap))
 			return NULL;
 		memset(st->loc_type + have, 0, (st->loc_type_cap - have) * sizeof *st->loc_type);
 	}
 	if (!st->loc_type[id]) {
 		st->loc_type[id] = ATTR_NONE;
-		for (uint32_t s = 0; s < l->nsyms; s++)
-			if (hp_typename_from_frame(l->syms[s].function, name, sizeof name)) {
-				const char *dup = hp_strpool_dup(&st->pool, name);
-				if (!dup) {
-					st->loc_type[id] = NULL; /* read again */
-					return NULL;
-				}
-				st->loc_type[id] = dup;
-				break;
+		for (uint32_t s = 0; s < l->nsyms; s++) {
+			int source = 0;
+			if (hp_typename_from_frame(l->syms[s].function, name, sizeof name))
+				source = HP_TYPESRC_TEMPLATE;
+			else if (hp_typename_from_string_frame(l->syms[s].function, name,
+							       sizeof name))
+				source = HP_TYPESRC_STRING;
+			if (!source)
+				continue;
+			const char *dup = hp_strpool_dup(&st->pool, name);
+			if (!dup) {
+				st->loc_type[id] = NULL; /* read again */
+				return NULL;
 			}
+			st->loc_type[id] = dup;
+			st->loc_src[id] = (uint8_t)source;
+			break;
+		}
 	}
+	*src = st->loc_src[id];
 	return st->loc_type[id] == ATTR_NONE ? NULL : st->loc_type[id];
 }
 
-const char *hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m,
-			  const uint32_t *locs, uint32_t depth)
+void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp_symbolizer *sym,
+		   const uint32_t *locs, uint32_t depth, uint32_t first_own,
+		   struct hp_mstack *stack)
 {
+	char name[NAME_MAX_BYTES];
+	uint64_t elem = 0, cookie = 0;
+
 	for (uint32_t f = 0; f < depth; f++) {
-		const char *t = location_type(st, m, locs[f]);
-		if (t)
-			return t;
+		int src = 0;
+		const char *t = location_type(st, m, locs[f], &src);
+		if (t) {
+			stack->inferred_type = t;
+			stack->inferred_source = src;
+			if (src == HP_TYPESRC_STRING)
+				stack->inferred_elem_bytes = char_bytes(t);
+			return;
+		}
 	}
-	return NULL;
+	/* The new-expression's own frame: the first past the allocator's,
+	 * innermost (inlined) function first. */
+	if (sym && first_own < depth) {
+		const struct hp_location *l = &m->locations[locs[first_own]];
+		char raw[NAME_MAX_BYTES];
+		/* The program's own code only: the runtime's libraries
+		 * (libc's stdio buffers) are not read for it. */
+		if (l->nsyms && l->syms[0].line &&
+		    hp_model_frame_class(m, l, &l->syms[0]) == HP_FRAME_OWN &&
+		    hp_symbolizer_new_type(sym, l->module, l->address, l->syms[0].file,
+					   l->syms[0].line, raw, sizeof raw, &elem, &cookie)) {
+			hp_typename_drop_defaults(name, sizeof name, raw);
+			stack->inferred_type = hp_strpool_dup(&st->pool, name);
+			stack->inferred_source = HP_TYPESRC_NEW;
+			stack->inferred_elem_bytes = elem;
+			stack->inferred_cookie_bytes = cookie;
+		}
+	}
+}
+
+/* Whether a bucket's blocks can be arrays of elem bytes after cookie
+ * bytes each: a sampled bucket's size, else its bytes allocated over its
+ * objects (each block at least one element). */
+static int fits(const struct hp_rec_bucket *r, uint64_t elem, uint64_t cookie)
+{
+	if (!elem)
+		return 0;
+	if (r->size)
+		return r->size >= cookie + elem && (r->size - cookie) % elem == 0;
+	return r->alloc_bytes >= r->alloc_count * (cookie + elem) &&
+	       (r->alloc_bytes - r->alloc_count * cookie) % elem == 0;
+}
+
+/* The elements of objects blocks of bytes in all; never below 0 (a
+ * capture's type whose cookie outweighs its blocks: damage). */
+static double elements(double bytes, double objects, double cookie, double elem)
+{
+	double n = (bytes - objects * cookie) / elem;
+	return n > 0 ? n : 0;
+}
+
+void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out)
+{
+	const struct hp_values *v = &b->v;
+	double e = (double)b->elem_bytes, c = (double)b->cookie_bytes;
+
+	*out = *v;
+	if (!b->elem_bytes)
+		return;
+	out->alloc_objects = elements(v->alloc_bytes, v->alloc_objects, c, e);
+	out->free_objects = elements(v->free_bytes, v->free_objects, c, e);
+	out->inuse_objects = elements(v->inuse_bytes, v->inuse_objects, c, e);
+	out->peak_objects = elements(v->peak_bytes, v->peak_objects, c, e);
+	out->temp_objects = elements(v->temp_bytes, v->temp_objects, c, e);
 }
 
 /* The index in m->types of (source, name), added on first sight. */
@@ -97,7 +189,8 @@ static int type_index(struct hp_attr_state *st, struct hp_model *m, enum hp_type
 /* The type a TYPE tag names, or 0 when it names none (a vtable address
  * in no symbol of the form "vtable for X"). */
 static int tag_type(const struct hp_model *m, struct hp_symbolizer *sym, uint64_t id,
-		    enum hp_type_origin *source, char *name, size_t cap)
+		    enum hp_type_origin *source, char *name, size_t cap, uint64_t *elem,
+		    uint64_t *cookie)
 {
 	const struct hp_cap_tag *t = hp_capture_tag(m->cap, HP_TAG_TYPE, id);
 	const struct hp_cap_module *mod;
@@ -105,8 +198,15 @@ static int tag_type(const struct hp_model *m, struct hp_symbolizer *sym, uint64_
 
 	if (!t)
 		return 0;
+	*elem = *cookie = 0;
 	if (t->a == HP_TYPE_EXPLICIT && t->name[0]) {
 		*source = HP_TYPESRC_EXPLICIT;
+		/* An array type (heapprof_set_type_array): b, the cookie; c,
+		 * the element bytes. */
+		if (t->c) {
+			*elem = t->c;
+			*cookie = t->b;
+		}
 		hp_typename_explicit(name, cap, t->name);
 		return 1;
 	}
@@ -162,18 +262,22 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 {
 	size_t ntypetags = m->cap->ntags[HP_TAG_TYPE];
 	uint32_t *by_tag = calloc(ntypetags ? ntypetags : 1, sizeof *by_tag); /* type + 1 */
+	/* Each tag's element and cookie bytes. */
+	uint64_t(*shape)[2] = calloc(ntypetags ? ntypetags : 1, sizeof *shape);
 	char name[NAME_MAX_BYTES];
 	int ret = 0;
 
-	if (!by_tag || mark_shared_threads(m)) {
+	if (!by_tag || !shape || mark_shared_threads(m)) {
 		free(by_tag);
+		free(shape);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		struct hp_mbucket *b = &m->buckets[i];
 		const struct hp_rec_bucket *r = b->raw;
 		const struct hp_cap_tag *o = hp_capture_tag(m->cap, HP_TAG_ORIGIN, r->origin_tag);
-		const char *inferred = m->stacks[b->stack].inferred_type;
+		const struct hp_mstack *stk = &m->stacks[b->stack];
+		const char *inferred = stk->inferred_type;
 		enum hp_type_origin source;
 
 		if (o) {
@@ -183,7 +287,8 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 		}
 		if (r->type_tag && r->type_tag < ntypetags) {
 			if (!by_tag[r->type_tag] &&
-			    tag_type(m, sym, r->type_tag, &source, name, sizeof name)) {
+			    tag_type(m, sym, r->type_tag, &source, name, sizeof name,
+				     &shape[r->type_tag][0], &shape[r->type_tag][1])) {
 				uint32_t t;
 				if ((ret = type_index(st, m, source, name, &t)) != 0)
 					goto out;
@@ -191,14 +296,36 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 			}
 			if (by_tag[r->type_tag]) {
 				b->type = by_tag[r->type_tag] - 1;
+				b->elem_bytes = shape[r->type_tag][0];
+				b->cookie_bytes = shape[r->type_tag][1];
 				continue;
 			}
 		}
+		/* A new-expression's type only for blocks that can be what it
+		 * allocates: one T, or an array of T, with T's cookie or none
+		 * (a pointer declared on the line of a call that allocates
+		 * something else: the size tells). */
+		if (inferred && stk->inferred_source == HP_TYPESRC_NEW) {
+			uint64_t e = stk->inferred_elem_bytes, c = stk->inferred_cookie_bytes;
+			if (fits(r, e, c)) {
+				b->elem_bytes = e;
+				b->cookie_bytes = c;
+			} else if (c && fits(r, e, 0)) {
+				b->elem_bytes = e; /* new T of a T with a destructor: no cookie */
+			} else {
+				inferred = NULL;
+			}
+		} else if (inferred) {
+			b->elem_bytes = stk->inferred_elem_bytes;
+			b->cookie_bytes = stk->inferred_cookie_bytes;
+		}
 		if (inferred) {
-			/* Interned once per location: the pointer names it. */
+			/* Interned once per location (or stack, for a
+			 * new-expression's): the pointer names it. */
 			if (hp_u64map_get(&st->by_name, (uintptr_t)inferred, &b->type))
 				continue;
-			ret = type_index(st, m, HP_TYPESRC_TEMPLATE, inferred, &b->type);
+			ret = type_index(st, m, (enum hp_type_origin)stk->inferred_source, inferred,
+					 &b->type);
 			if (!ret)
 				ret = hp_u64map_put(&st->by_name, (uintptr_t)inferred, b->type);
 		} else {
@@ -226,6 +353,7 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 	}
 out:
 	free(by_tag);
+	free(shape);
 	return ret;
 }
 
@@ -234,6 +362,7 @@ void hp_attr_free(struct hp_attr_state *st)
 	hp_strtab_free(&st->keys);
 	hp_strpool_free(&st->pool);
 	free(st->loc_type);
+	free(st->loc_src);
 	hp_u64map_free(&st->by_name);
 	hp_u64map_free(&st->by_size);
 	memset(st, 0, sizeof *st);
@@ -248,6 +377,10 @@ const char *hp_type_origin_name(enum hp_type_origin o)
 		return "vtable";
 	case HP_TYPESRC_TEMPLATE:
 		return "template";
+	case HP_TYPESRC_STRING:
+		return "string";
+	case HP_TYPESRC_NEW:
+		return "new";
 	default:
 		return "unknown";
 	}

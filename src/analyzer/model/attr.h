@@ -1,6 +1,6 @@
 /*
  * attr.h - attribution, the model's side (issue 9): each bucket's type
- * (explicit, vtable, template, else unknown by size) and its origin
+ * (explicit, vtable, template, string, new, else unknown by size) and its origin
  * (context, thread, heap), from the capture's TAGS and the stacks' frames.
  * Internal to the model (model.c builds with it); the public view is
  * hp_mbucket.type/context/thread/heap and hp_model.types (model.h).
@@ -18,6 +18,7 @@
 /* Only pointers to these: attr.h is included by model.c, which defines
  * what attr.c implements of model.h. */
 struct hp_model;
+struct hp_mstack;
 struct hp_symbolizer;
 
 struct hp_attr_state {
@@ -28,17 +29,23 @@ struct hp_attr_state {
 	 * fewer locations): loc_type[l] is the name, ATTR_NONE when no frame
 	 * names a type, NULL before the location is read. */
 	const char **loc_type;
+	uint8_t *loc_src; /* then its source (HP_TYPESRC_*), as many as loc_type */
 	size_t loc_type_cap;
 	/* Type index of each inferred name (keyed by its interned pointer)
 	 * and of each unknown size (the size, the top bit set for a mean). */
 	struct hp_u64map by_name, by_size;
 };
 
-/* The type the innermost allocator template frame of locs[0..depth)
- * (innermost first, every symbolic frame, inlined ones first) names,
- * interned in st; NULL when none does, or out of memory. */
-const char *hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m,
-			  const uint32_t *locs, uint32_t depth);
+/* Fills stack's inferred type from its frames locs[0..depth) (innermost
+ * first, every symbolic frame, inlined ones first), the first that names
+ * one, interned in st: an allocator template frame (HP_TYPESRC_TEMPLATE),
+ * a string class's member (HP_TYPESRC_STRING: its character type); else
+ * the DWARF of the first frame past the allocator's, first_own, at the
+ * new-expression (HP_TYPESRC_NEW, sym's hp_symbolizer_new_type; sym may
+ * be NULL). Leaves it NULL when none does, or out of memory. */
+void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp_symbolizer *sym,
+		   const uint32_t *locs, uint32_t depth, uint32_t first_own,
+		   struct hp_mstack *stack);
 
 /* Fills every bucket's type, context, thread and heap, and m->types.
  * Returns 0 or -ENOMEM. */

@@ -301,13 +301,18 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			if (err)
 				return err;
 		}
+		/* Nearly every stack starts in user code: one name test. */
+		while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
+			skip++;
 		/* Before the allocator's frames go: they name the type. */
-		m->stacks[id].inferred_type =
-			hp_attr_infer(&((struct priv *)m->priv)->attr, m, locs, depth);
+		hp_attr_infer(&((struct priv *)m->priv)->attr, m,
+			      opts->no_dwarf_types || opts->embedded_only
+				      ? NULL
+				      : ((struct priv *)m->priv)->sym,
+			      locs, depth, skip, &m->stacks[id]);
+		if (opts->keep_allocator_frames)
+			skip = 0;
 		if (!opts->keep_allocator_frames && depth) {
-			/* Nearly every stack starts in user code: one name test. */
-			while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
-				skip++;
 			int err = trimmed_location(m, locs[skip], &locs[skip]);
 			if (err)
 				return err;
@@ -421,6 +426,9 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 	m->modules = calloc(m->nmodules ? m->nmodules : 1, sizeof *m->modules);
 	if (!m->modules)
 		goto nomem;
+	/* Before the stacks: hp_model_frame_class reads their paths there. */
+	for (size_t i = 0; i < m->nmodules; i++)
+		m->modules[i].cap = &cap->modules[i];
 	ret = build_stacks(m, opts);
 	if (ret)
 		goto fail;

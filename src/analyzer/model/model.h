@@ -61,10 +61,15 @@ struct hp_mstack {
 	uint32_t nbuckets;   /* the buckets of the snapshot on this stack */
 	uint32_t *locations; /* indexes into hp_model.locations */
 	struct hp_values v;  /* their figures, summed */
-	const char *inferred_type; /* the type its innermost allocator template frame
-				    * names (typename.h), or NULL */
+	const char *inferred_type; /* the type its frames name (attr.h: an allocator
+				    * template, a string class, a new-expression's
+				    * DWARF), or NULL */
+	/* An inferred type's element and array cookie bytes (0: not known):
+	 * string buffers' characters, a new-expression's T. */
+	uint64_t inferred_elem_bytes, inferred_cookie_bytes;
 	int suppressed;      /* matches a suppression (hp_model_suppress): its blocks in
 				use are runtime allocations, not leaks */
+	int inferred_source; /* then: HP_TYPESRC_TEMPLATE, _STRING or _NEW */
 };
 
 /* Where a bucket's type comes from (explicit and vtable beat template). */
@@ -73,9 +78,13 @@ enum hp_type_origin {
 	HP_TYPESRC_EXPLICIT = 1, /* heapprof_set_type (a TYPE tag) */
 	HP_TYPESRC_VTABLE = 2,   /* the objects' vtable (a TYPE tag) */
 	HP_TYPESRC_TEMPLATE = 3, /* an allocator template frame of the stack */
+	HP_TYPESRC_STRING = 4,   /* a string class's frame: its characters (issue 26) */
+	HP_TYPESRC_NEW = 5,      /* the DWARF of the new-expression (or malloc) that
+				  * allocates: the pointer declared on its line */
+	HP_TYPESRC_COUNT = 6
 };
 
-/* "unknown", "explicit", "vtable", "template". */
+/* "unknown", "explicit", "vtable", "template", "string", "new". */
 const char *hp_type_origin_name(enum hp_type_origin o);
 
 /* A distinct type of the model: name and source. */
@@ -95,7 +104,16 @@ struct hp_mbucket {
 	struct hp_values v;
 	const struct hp_rec_bucket *raw;
 	uint64_t context, thread, heap;
+	/* Its blocks are arrays (issue 26): of elements of elem_bytes, after
+	 * cookie_bytes each (0: one element a block, not known). */
+	uint64_t elem_bytes, cookie_bytes;
 };
+
+/* A bucket's figures in elements: each *_objects field of out holds the
+ * elements of those blocks ((bytes - objects x cookie) / element bytes;
+ * the objects themselves when b's elements are not known), each *_bytes
+ * field the bytes. */
+void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out);
 
 struct hp_mmodule {
 	const struct hp_cap_module *cap;
@@ -161,6 +179,9 @@ struct hp_model_options {
 				       * or NULL: the user's, opened and written by
 				       * the model */
 	int keep_allocator_frames;   /* do not hide the allocator's own frames */
+	int no_dwarf_types;          /* read no new-expression's type from DWARF
+				      * (attr.h): it opens the binary, which embedding
+				      * symbols a cache answers must not */
 	const struct hp_model_filter *filter; /* applied once built (hp_model_filter), or
 					       * NULL */
 	/* The capture being built from, for a caller that builds one model of

@@ -90,6 +90,9 @@ struct module_state {
 	/* Data symbols (hp_symbolizer_data_symbol) with embedded symbols:
 	 * the binary opened for them alone. */
 	int data_opened;
+	/* With embedded symbols: dwfl and mod opened for the DWARF of
+	 * new-expressions alone (hp_symbolizer_new_type). */
+	int dwarf_opened;
 	Dwfl *data_dwfl;
 	Dwfl_Module *data_mod;
 	struct hp_symtab *data_symtab;
@@ -719,6 +722,13 @@ static int from_dwarf(struct hp_symbolizer *s, int i, uint64_t address, struct h
 	Dwarf_Die cu_die;
 	if (!cu)
 		cu = cu_by_ranges(st, pc, &bias, &cu_die);
+	/* Nor a line by libdwfl, which finds the CU the same way: the CU's
+	 * own line table. */
+	Dwarf_Line *dline;
+	if (!file && cu && (dline = dwarf_getsrc_die(cu, pc - bias)) != NULL) {
+		file = dwarf_linesrc(dline, NULL, NULL);
+		dwarf_lineno(dline, &lineno);
+	}
 	Dwarf_Die chain[64];
 	nscopes = cu ? scopes_at(s, st, cu, pc - bias, chain, 64) : 0;
 	scopes = chain;
@@ -848,4 +858,218 @@ enum hp_module_status hp_module_status_of_record(uint64_t rec)
 	return rec == HP_SYMSTATUS_OK ? HP_MODSYM_EMBEDDED
 	       : rec == HP_SYMSTATUS_MISMATCH ? HP_MODSYM_MISMATCH
 					     : HP_MODSYM_MISSING;
+}
+
+/* --- new-expressions' types (hp_symbolizer_new_type) ------------------- */
+
+/* Module i open in libdw for its DWARF (with embedded symbols, the binary
+ * opened for it alone: lookup never asks libdw then), or NULL. */
+static Dwfl_Module *dwarf_module(struct hp_symbolizer *s, int i)
+{
+	struct module_state *st = &s->mods[i];
+
+	if (s->no_files)
+		return NULL;
+	if (!s->embedded) {
+		if (!st->opened)
+			open_module(s, i);
+		return st->status == HP_MODSYM_OK ? st->mod : NULL;
+	}
+	if (!st->dwarf_opened) {
+		st->dwarf_opened = 1;
+		if (open_binary(s, i, &st->dwfl, &st->mod) != HP_MODSYM_OK)
+			st->mod = NULL;
+	}
+	return st->mod;
+}
+
+/* die's type, through typedefs and cv-qualifiers when strip is set, into
+ * *out; 0 or -1 (none). */
+static int type_of(Dwarf_Die *die, Dwarf_Die *out, int strip)
+{
+	Dwarf_Attribute attr;
+
+	if (!dwarf_attr_integrate(die, DW_AT_type, &attr) || !dwarf_formref_die(&attr, out))
+		return -1;
+	for (int k = 0; strip && k < 16; k++) {
+		int tag = dwarf_tag(out);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type)
+			return 0;
+		if (!dwarf_attr_integrate(out, DW_AT_type, &attr) || !dwarf_formref_die(&attr, out))
+			return -1;
+	}
+	return 0;
+}
+
+/* Appends the C++ name of type die (typedefs read through, as the
+ * compiler's __PRETTY_FUNCTION__ spells a template argument) to
+ * buf[*len..cap): a class, union, enum or base type by its qualified
+ * name, pointers and const after it. Returns 0 or -1 (a type it cannot
+ * name: an array, a function, an unnamed class). */
+static int type_name(Dwarf_Die *die, char *buf, size_t cap, size_t *len, int depth)
+{
+	Dwarf_Die t = *die, *scopes = NULL;
+	const char *name;
+	int tag, n;
+
+	while ((tag = dwarf_tag(&t)) == DW_TAG_typedef)
+		if (type_of(&t, &t, 0))
+			return -1;
+	if (depth > 8)
+		return -1;
+	switch (tag) {
+	case DW_TAG_pointer_type:
+	case DW_TAG_const_type:
+		if (type_of(&t, &t, 0)) {
+			if (tag != DW_TAG_pointer_type)
+				return -1;
+			*len += (size_t)snprintf(buf + *len, *len < cap ? cap - *len : 0, "void");
+		} else if (type_name(&t, buf, cap, len, depth + 1)) {
+			return -1;
+		}
+		*len += (size_t)snprintf(buf + *len, *len < cap ? cap - *len : 0, "%s",
+					 tag == DW_TAG_pointer_type ? "*" : " const");
+		return *len < cap ? 0 : -1;
+	case DW_TAG_base_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+	case DW_TAG_union_type:
+	case DW_TAG_enumeration_type:
+		break;
+	default:
+		return -1;
+	}
+	if (!(name = dwarf_diename(&t)))
+		return -1;
+	/* The namespaces and classes around it, outermost first. */
+	if (tag != DW_TAG_base_type && (n = dwarf_getscopes_die(&t, &scopes)) > 0) {
+		for (int k = n - 1; k >= 1; k--) {
+			int st = dwarf_tag(&scopes[k]);
+			const char *part = dwarf_diename(&scopes[k]);
+			if (st != DW_TAG_namespace && st != DW_TAG_structure_type &&
+			    st != DW_TAG_class_type && st != DW_TAG_union_type)
+				continue;
+			if (!part) { /* an anonymous namespace or class */
+				free(scopes);
+				return -1;
+			}
+			*len += (size_t)snprintf(buf + *len, *len < cap ? cap - *len : 0, "%s::",
+						 part);
+		}
+		free(scopes);
+	}
+	*len += (size_t)snprintf(buf + *len, *len < cap ? cap - *len : 0, "%s", name);
+	return *len < cap ? 0 : -1;
+}
+
+/* Whether class die declares a destructor (new T[n] then has an array
+ * cookie, for a destructor that is not trivial; g++ and clang list a
+ * class's implicit destructor only when it is not trivial and used). */
+static int has_destructor(Dwarf_Die *die)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(die, &c) != 0)
+		return 0;
+	do {
+		const char *n = dwarf_diename(&c);
+		if (dwarf_tag(&c) == DW_TAG_subprogram && n && n[0] == '~')
+			return 1;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+/* The file name at the end of a path. */
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+struct new_var {
+	Dwarf_Die *cu;
+	Dwarf_Addr pc;
+	const char *file;
+	uint32_t line;
+	Dwarf_Die found;
+	int nfound;
+};
+
+/* Looks through scope's variables, and those of the lexical blocks in it
+ * that hold pc, for those declared on v's line of v's file. */
+static void find_vars(Dwarf_Die *scope, struct new_var *v, int depth)
+{
+	Dwarf_Die c;
+	Dwarf_Files *files;
+
+	if (depth > 32 || dwarf_child(scope, &c) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&c);
+		Dwarf_Attribute attr;
+		Dwarf_Word line = 0, fileno = 0;
+		const char *f;
+
+		if (tag == DW_TAG_lexical_block) {
+			if (dwarf_haspc(&c, v->pc) == 1)
+				find_vars(&c, v, depth + 1);
+			continue;
+		}
+		if (tag != DW_TAG_variable)
+			continue;
+		if (!dwarf_attr_integrate(&c, DW_AT_decl_line, &attr) ||
+		    dwarf_formudata(&attr, &line) || line != v->line)
+			continue;
+		if (!dwarf_attr_integrate(&c, DW_AT_decl_file, &attr) ||
+		    dwarf_formudata(&attr, &fileno) || dwarf_getsrcfiles(v->cu, &files, NULL) ||
+		    !(f = dwarf_filesrc(files, fileno, NULL, NULL)) ||
+		    strcmp(base_name(f), base_name(v->file)) != 0)
+			continue;
+		v->found = c;
+		v->nfound++;
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+int hp_symbolizer_new_type(struct hp_symbolizer *s, int i, uint64_t address, const char *file,
+			   uint32_t line, char *out, size_t cap, uint64_t *elem_bytes,
+			   uint64_t *cookie_bytes)
+{
+	struct module_state *st;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias, pc = address - 1; /* the call instruction */
+	Dwarf_Die *cu, cu_die, chain[64], t;
+	Dwarf_Word size;
+	struct new_var v;
+	size_t len = 0;
+	int n;
+
+	if (i < 0 || (size_t)i >= s->cap->nmodules || !file || !file[0] || !line ||
+	    !(mod = dwarf_module(s, i)))
+		return 0;
+	st = &s->mods[i];
+	if (!(cu = dwfl_module_addrdie(mod, pc, &bias)))
+		cu = cu_by_ranges(st, pc, &bias, &cu_die);
+	if (!cu || (n = scopes_at(s, st, cu, pc - bias, chain, 64)) <= 0)
+		return 0;
+	/* The innermost function (an inlined one's concrete instance holds
+	 * its variables) and its blocks that hold the call. */
+	v = (struct new_var){cu, pc - bias, file, line, {0}, 0};
+	find_vars(&chain[0], &v, 0);
+	/* One variable declared on the call's line, a pointer to a type of
+	 * known size: `T *p = new T(...)`, `auto *v = new T[n]`. */
+	if (v.nfound != 1 || type_of(&v.found, &t, 1) || dwarf_tag(&t) != DW_TAG_pointer_type ||
+	    type_of(&t, &t, 1))
+		return 0;
+	if (dwarf_tag(&t) == DW_TAG_pointer_type)
+		size = sizeof(void *);
+	else if (dwarf_aggregate_size(&t, &size) != 0 || !size)
+		return 0;
+	if (type_name(&t, out, cap, &len, 0))
+		return 0;
+	*elem_bytes = size;
+	*cookie_bytes = (dwarf_tag(&t) == DW_TAG_structure_type ||
+			 dwarf_tag(&t) == DW_TAG_class_type) && has_destructor(&t)
+				? sizeof(size_t)
+				: 0;
+	return 1;
 }

@@ -65,6 +65,20 @@ int hp_symbolizer_lookup(struct hp_symbolizer *s, int mod_index, uint64_t addres
  * The string lives as long as the symbolizer. */
 const char *hp_symbolizer_data_symbol(struct hp_symbolizer *s, int mod_index, uint64_t address);
 
+/* The type a new-expression (or malloc) at a return address of module
+ * mod_index allocates, from its DWARF: the one variable of the innermost
+ * function, or of its blocks that hold the call, declared on the call's
+ * line (file and line: the innermost frame's), when it is a pointer to a
+ * type of known size (`T *p = new T(...)`, `char *buf = new char[n]`,
+ * `struct node *n = malloc(sizeof *n)`). Writes the type's name (the
+ * spelling its DWARF has, qualified), *elem_bytes (its size) and
+ * *cookie_bytes (new T[n]'s array cookie when T declares a destructor,
+ * else 0), and returns 1; else 0. Opens the module's binary, even when
+ * the capture embeds its symbols; costs a walk of the function's DIEs. */
+int hp_symbolizer_new_type(struct hp_symbolizer *s, int mod_index, uint64_t address,
+			   const char *file, uint32_t line, char *out, size_t cap,
+			   uint64_t *elem_bytes, uint64_t *cookie_bytes);
+
 /* How the module's symbols were found (after its first lookup). */
 enum hp_module_status hp_symbolizer_status(struct hp_symbolizer *s, int mod_index);
 

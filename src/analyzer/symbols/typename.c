@@ -169,6 +169,14 @@ static const char *const strings[][2] = {
 	 "std::wstring"},
 	{"std::__cxx11::basic_string<wchar_t>", "std::wstring"},
 	{"std::basic_string<wchar_t>", "std::wstring"},
+	/* g++ spells integer types its own way (in __PRETTY_FUNCTION__ and
+	 * DWARF); clang, demangled names and the C++ standard the short way. */
+	{"long long unsigned int", "unsigned long long"},
+	{"long long int", "long long"},
+	{"long unsigned int", "unsigned long"},
+	{"short unsigned int", "unsigned short"},
+	{"long int", "long"},
+	{"short int", "short"},
 };
 
 /* Whether c may be part of an identifier or a qualified name. */
@@ -197,7 +205,8 @@ char *hp_typename_readable(char *out, size_t cap, const char *name)
 		size_t k, len = 0;
 		for (k = 0; k < sizeof strings / sizeof *strings; k++) {
 			len = strlen(strings[k][0]);
-			if (strncmp(p, strings[k][0], len) == 0 && (p == a || !name_char(p[-1])))
+			if (strncmp(p, strings[k][0], len) == 0 && (p == a || !name_char(p[-1])) &&
+			    (!name_char(strings[k][0][len - 1]) || !name_char(p[len])))
 				break;
 		}
 		if (k < sizeof strings / sizeof *strings) {
@@ -294,4 +303,99 @@ int hp_typename_from_vtable(const char *symbol, char *out, size_t cap)
 	}
 	free(d);
 	return ok;
+}
+
+/* The string classes of libstdc++ (both ABIs) and libc++. */
+static const char *const string_classes[] = {
+	"std::__cxx11::basic_string<",
+	"std::basic_string<",
+	"std::__1::basic_string<",
+};
+
+int hp_typename_from_string_frame(const char *function, char *out, size_t cap)
+{
+	if (!strstr(function, "basic_string<"))
+		return 0;
+	for (size_t i = 0; i < sizeof string_classes / sizeof *string_classes; i++) {
+		const char *p = find_top(function, string_classes[i]), *q, *t;
+		int depth = 0;
+		size_t n;
+		char raw[256];
+
+		if (!p)
+			continue;
+		/* A member: the class's argument list, then "::". */
+		for (q = p + strlen(string_classes[i]) - 1; *q; q++) {
+			if (*q == '<')
+				depth++;
+			else if (*q == '>' && --depth == 0)
+				break;
+		}
+		if (!*q || strncmp(q + 1, "::", 2) != 0)
+			continue;
+		t = p + strlen(string_classes[i]);
+		n = arg_len(t);
+		if (!n || n >= sizeof raw)
+			continue;
+		copy_n(raw, sizeof raw, t, n);
+		hp_typename_readable(out, cap, raw);
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether the argument at s (up to its end at depth 0) is a standard
+ * template's default argument: an allocator, a comparison, a hash or a
+ * deleter of the standard library. */
+static int default_arg(const char *s)
+{
+	static const char *const defaults[] = {
+		"std::allocator<", "std::less<", "std::hash<", "std::equal_to<",
+		"std::default_delete<", "std::char_traits<",
+	};
+
+	for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
+		if (strncmp(s, defaults[i], strlen(defaults[i])) == 0)
+			return 1;
+	return 0;
+}
+
+char *hp_typename_drop_defaults(char *out, size_t cap, const char *name)
+{
+	char a[2048];
+	int changed = 1;
+
+	hp_typename_readable(a, sizeof a, name);
+	while (changed) {
+		changed = 0;
+		for (char *p = a; *p; p++) {
+			size_t n;
+			char *open;
+			int depth = 0;
+
+			if (strncmp(p, ", ", 2) != 0 || !default_arg(p + 2))
+				continue;
+			n = arg_len(p + 2);
+			/* The last argument of its list... */
+			if (p[2 + n] != '>')
+				continue;
+			/* ...of a std:: template. */
+			for (open = p; open > a; open--) {
+				if (*open == '>' || *open == ')')
+					depth++;
+				else if ((*open == '<' || *open == '(') && depth-- == 0)
+					break;
+			}
+			if (*open != '<')
+				continue;
+			while (open > a && name_char(open[-1]))
+				open--;
+			if (strncmp(open, "std::", 5) != 0)
+				continue;
+			memmove(p, p + 2 + n, strlen(p + 2 + n) + 1);
+			changed = 1;
+			break;
+		}
+	}
+	return copy_n(out, cap, a, strlen(a));
 }

@@ -35,6 +35,22 @@ char *hp_typename_readable(char *out, size_t cap, const char *name);
  * else returns 0. */
 int hp_typename_from_frame(const char *function, char *out, size_t cap);
 
+/* When function (a demangled frame name) is a member of a standard
+ * string class (libstdc++'s std::__cxx11::basic_string<C, ...> or
+ * std::basic_string<C, ...>, libc++'s std::__1::basic_string<C, ...>:
+ * _M_create, _M_construct, _M_mutate, reserve, __init, __grow_by...),
+ * writes C (the type of its buffer's elements, readable) to out and
+ * returns 1; else 0. */
+int hp_typename_from_string_frame(const char *function, char *out, size_t cap);
+
+/* name made readable, then without the default arguments of standard
+ * templates (std::allocator, std::less, std::hash, std::equal_to,
+ * std::default_delete, std::char_traits as a template's last arguments),
+ * as __PRETTY_FUNCTION__ spells a type: DWARF's
+ * "std::set<int, std::less<int>, std::allocator<int> >" reads
+ * "std::set<int>". Written to out; returns out. */
+char *hp_typename_drop_defaults(char *out, size_t cap, const char *name);
+
 /* The type an explicit name stands for: a __PRETTY_FUNCTION__ of a
  * template, "... [with T = Foo]" (g++) or "... [T = Foo]" (clang), names
  * Foo; any other name is itself. Written readable to out; returns out. */

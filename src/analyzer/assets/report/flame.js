@@ -15,6 +15,11 @@ function buildFlame() {
 		set({zoom: ''});
 	}});
 	$.matched = el('span', {id: 'hp-matched'});
+	/* Contexts as frames (the data's "flame_context", when the capture
+	 * names contexts): by=context, as the timeline's grouping. */
+	$.byContext = el('button', {id: 'hp-flame-contexts', onclick: function () {
+		set({by: S.by === 'context' ? '' : 'context', zoom: ''});
+	}});
 	$.flameTitle = el('h2', {id: 'hp-flame-title'});
 	$.canvas = el('canvas', {id: 'hp-flame'});
 	$.details = el('div', {id: 'hp-details', text: ' '});
@@ -22,7 +27,7 @@ function buildFlame() {
 	$.canvas.addEventListener('click', flameClick);
 	return [
 		$.flameTitle,
-		el('div', {cls: 'hp-bar'}, [$.search, $.reset, $.matched]),
+		el('div', {cls: 'hp-bar'}, [$.search, $.reset, $.byContext, $.matched]),
 		el('p', {cls: 'hp-hint', text: 'The root at the top, callees below; each frame as ' +
 			'wide as its share. Click a frame to zoom to it and see its sizes and ' +
 			'lifetimes, Escape to go back.'}),
@@ -36,11 +41,12 @@ function buildFlame() {
  * whatever --top is); each node {name, frame, v, x (offset from the
  * root's left, in the metric), depth, kids, parent}. A node's kids may
  * hold less than it: the rest is its own and its cut callees'. */
+function byContext() { return S.by === 'context' && !!snap().flame_context; }
 function tree() {
-	var key = S.snapshot + '/' + S.metric;
+	var key = S.snapshot + '/' + S.metric + '/' + byContext();
 	if (cache.treeKey === key)
 		return cache.tree;
-	var s = snap(), col = metric().col, fl = s.flame;
+	var s = snap(), col = metric().col, fl = byContext() ? s.flame_context : s.flame;
 	var node = function (name, frame, parent, v) {
 		return {name: name, frame: frame, v: v, x: 0, depth: parent ? parent.depth + 1 : 0,
 			kids: [], parent: parent, other: false};
@@ -140,6 +146,8 @@ function renderFlame() {
 	$.matched.textContent = S.search ? 'Matched: ' + fmt(m, r.value) + ' (' +
 		(100 * r.share).toFixed(1) + '%)' : '';
 	$.reset.hidden = !S.zoom;
+	$.byContext.hidden = !snap().flame_context;
+	$.byContext.textContent = byContext() ? 'Call stacks only' : 'Contexts as frames';
 	drawFlame();
 }
 function drawFlame() {
