@@ -48,8 +48,21 @@
 
 static void release(void *table);
 
-#define SETS 512 /* a power of two */
+/*
+ * The rules: sets of WAYS entries chosen by set_of(ret) & mask. A table
+ * starts with FIRST_SETS sets (16 KiB, inside struct table) and grows
+ * fourfold, into a mapping of its own, when the thread's walks keep
+ * evicting rules they need again (grow_due): a big program returns
+ * through more addresses than the first sets hold (gcc's cc1 compiling C,
+ * 5,415; clang, 11,734), and a rule evicted and needed again is read from
+ * .eh_frame again (a dl_iterate_phdr, a binary search, a CFA program:
+ * about 1,300 instructions). It stops at MAX_SETS: 64 Ki rules, 1 MiB.
+ */
 #define WAYS 2
+#define FIRST_SETS 512           /* a power of two */
+#define MAX_SETS (32768u)        /* a power of two: 1 MiB of rules */
+#define GROW_EVICTIONS 256       /* evictions a window counts before it decides */
+#define GROW_WALKS_PER_EVICTION 32 /* fewer stepped walks an eviction: grow */
 
 /* What an entry says of its frame (libunwind's frame types, as its fast
  * trace uses them). */
@@ -127,23 +140,34 @@ struct memo {
 };
 
 struct table {
-	struct entry set[SETS][WAYS];
+	struct entry *rules; /* (mask + 1) * WAYS entries: first, or a mapping */
+	uintptr_t mask;      /* sets - 1 */
+	/* The window grow_due judges: evictions of a rule and walks that
+	 * stepped (were not remembered) since the table last grew, was
+	 * emptied or judged; rules read from .eh_frame by this thread. */
+	uint32_t evictions, stepped;
+	uint64_t reads;
 	struct memo memo[MEMO_SETS][MEMO_WAYS];
 	uint8_t memo_next[MEMO_SETS]; /* the way a set fills next */
+	struct entry first[FIRST_SETS][WAYS] __attribute__((aligned(64)));
 };
+
+/* Rules read from .eh_frame, and the largest table any thread grew, in
+ * rules: all threads, relaxed atomics (for HEAPPROF_UNWIND_CHECK's line). */
+static uint64_t rules_read, rules_largest = FIRST_SETS * WAYS;
 
 /* Notes the word val read at at into the memo being filled, base the
  * walk's starting rsp (reads past MEMO_READS are counted only, and a word
  * no offset can say poisons the memo: such a walk is not remembered). */
-static inline __attribute__((always_inline)) void note(struct memo *tr, uintptr_t base,
-						       uintptr_t at, uint64_t val)
+static inline __attribute__((always_inline)) void note(struct memo *tr, uint32_t *reads,
+						       uintptr_t base, uintptr_t at, uint64_t val)
 {
-	uint32_t i = tr->reads++;
+	uint32_t i = (*reads)++;
 	uintptr_t d = at - base;
 
 	if (i < MEMO_READS) {
 		if (__builtin_expect(d > (uintptr_t)MEMO_MAX_OFF * 8 || (d & 7), 0)) {
-			tr->reads = MEMO_POISON;
+			*reads = MEMO_POISON;
 			return;
 		}
 		tr->off[i] = (uint16_t)(d >> 3);
@@ -174,16 +198,22 @@ int hp_cfa_init(void)
 	return r;
 }
 
+void hp_cfa_rule_stats(uint64_t *read, uint64_t *largest)
+{
+	*read = __atomic_load_n(&rules_read, __ATOMIC_RELAXED);
+	*largest = __atomic_load_n(&rules_largest, __ATOMIC_RELAXED);
+}
+
 void hp_cfa_flush(void)
 {
 	__atomic_fetch_add(&generation, 1, __ATOMIC_RELAXED);
 }
 
-static inline uint32_t set_of(uint64_t ret)
+static inline uintptr_t set_of(uint64_t ret, uintptr_t mask)
 {
 	/* Return addresses differ in their low bits; fold in higher ones so
 	 * that code at the same offset in two pages does not share a set. */
-	return (uint32_t)(ret ^ (ret >> 9)) & (SETS - 1);
+	return (uintptr_t)(ret ^ (ret >> 9)) & mask;
 }
 
 /* ---- reading .eh_frame ---------------------------------------------- */
@@ -623,17 +653,81 @@ static int find_rule(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* Moves the rules into a table of four times as many sets, mapped for
+ * them. A rule of set i goes to a set j with j & mask == i (set_of keeps
+ * the low bits), so each new set receives the rules of one old set, its
+ * two at most: none is lost, and the newer (way 0) stays in way 0.
+ * Returns 0, or -1 when the mapping failed (the table keeps its size).
+ * Called by fill only, inside a walk (t->busy set): a signal handler that
+ * allocates meanwhile is not recorded and never walks, so no walk sees
+ * the table half moved. Allocates (hp_os_map), no lock. */
+static __attribute__((noinline, cold)) int grow(struct table *tab)
+{
+	const uintptr_t sets = tab->mask + 1, to_sets = sets * 4;
+	struct entry *from = tab->rules, *to = hp_os_map(to_sets * WAYS * sizeof *to);
+	uint64_t largest = __atomic_load_n(&rules_largest, __ATOMIC_RELAXED);
+
+	if (!to)
+		return -1;
+	for (uintptr_t i = 0; i < sets; i++) {
+		for (int w = 0; w < WAYS; w++) {
+			const struct entry *e = &from[i * WAYS + (uintptr_t)w];
+			struct entry *set;
+
+			if (!e->ret)
+				continue;
+			set = &to[set_of(e->ret, to_sets - 1) * WAYS];
+			set[set[0].ret ? 1 : 0] = *e;
+		}
+	}
+	tab->rules = to;
+	tab->mask = to_sets - 1;
+	if (from != &tab->first[0][0])
+		hp_os_unmap(from, sets * WAYS * sizeof *from);
+	while (largest < to_sets * WAYS &&
+	       !__atomic_compare_exchange_n(&rules_largest, &largest, to_sets * WAYS, 0,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return 0;
+}
+
 /* Fills the set's first way with ret's rule, the older entry moving to
- * the second (the one evicted). Returns the new entry. */
-static __attribute__((noinline, cold)) const struct entry *fill(struct entry *set, uint64_t ret)
+ * the second (the one evicted). Counts an eviction in the table's window;
+ * when the window has counted GROW_EVICTIONS of them in fewer than
+ * GROW_WALKS_PER_EVICTION stepped walks each (a rule read again at least
+ * every 32 walks, about 40 instructions a walk), the table grows (up to
+ * MAX_SETS), else a new window starts. Returns the new entry, in
+ * tab->rules as it is on return. Called with t->busy set: takes the
+ * loader's lock (dl_iterate_phdr), may map memory (grow); not
+ * async-signal-safe. */
+static __attribute__((noinline, cold)) const struct entry *fill(struct table *tab,
+							       struct entry *set, uint64_t ret)
 {
 	struct entry e = {.ret = ret, .kind = RULE_LIBUNWIND};
 	struct find f = {ret - 1, &e};
 
 	hp_os_dl_iterate(find_rule, &f);
+	tab->reads++;
+	__atomic_fetch_add(&rules_read, 1, __ATOMIC_RELAXED);
+	if (set[1].ret && ++tab->evictions >= GROW_EVICTIONS) {
+		if (tab->stepped < GROW_EVICTIONS * GROW_WALKS_PER_EVICTION &&
+		    tab->mask + 1 < MAX_SETS && grow(tab) == 0)
+			set = &tab->rules[set_of(ret, tab->mask) * WAYS];
+		tab->evictions = 0;
+		tab->stepped = 0;
+	}
 	set[1] = set[0];
 	set[0] = e;
 	return &set[0];
+}
+
+/* Empties the rules (every set of the table as it is: a table that grew
+ * keeps its size) and starts a new window. */
+static void clear_rules(struct table *tab)
+{
+	memset(tab->rules, 0, (tab->mask + 1) * WAYS * sizeof *tab->rules);
+	tab->evictions = 0;
+	tab->stepped = 0;
 }
 
 /* Gives t an empty table of the current generation. Returns 0, or -1
@@ -653,6 +747,8 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 			t->cfa_cache = NO_TABLE;
 			return -1;
 		}
+		tab->rules = &tab->first[0][0];
+		tab->mask = FIRST_SETS - 1;
 		t->forwarding++; /* not the program's, if glibc allocates */
 		r = hp_os_thread_key_set(table_key, tab);
 		t->forwarding--;
@@ -666,7 +762,7 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 		/* The rules, and the remembered walks without writing to
 		 * those never filled (pages not touched stay unbacked): an
 		 * empty one has rsp 0 (recall compares nothing else). */
-		memset(tab->set, 0, sizeof tab->set);
+		clear_rules(tab);
 		for (unsigned i = 0; i < MEMO_SETS; i++)
 			for (unsigned w = 0; w < MEMO_WAYS; w++)
 				if (tab->memo[i][w].reads || tab->memo[i][w].rsp) {
@@ -686,35 +782,46 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
  * Async-signal-safe; no allocation, no lock. */
 static void release(void *table)
 {
+	struct table *tab = table;
+	struct entry *rules = tab->rules;
+	size_t rules_bytes = (tab->mask + 1) * WAYS * sizeof *rules;
+
 	hp_self.cfa_memo = NULL;
 	hp_self.cfa_cache = NO_TABLE;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (rules != &tab->first[0][0])
+		hp_os_unmap(rules, rules_bytes);
 	hp_os_unmap(table, sizeof(struct table));
 }
 
 /* One step of libunwind's fast trace from the frame whose return address
  * is *rip: 0 with *rip, *rsp, *rbp those of the caller's frame; 1 when
  * the walk ends here (the last frame); -1 when libunwind must walk. */
-static inline __attribute__((always_inline)) int step(struct table *tab, uintptr_t lo,
+static inline __attribute__((always_inline)) int step(struct table *tab, struct entry **rules,
+						      uintptr_t *mask, uintptr_t lo,
 						      uintptr_t span, uintptr_t base, uintptr_t *rip,
 						      uintptr_t *rsp, uintptr_t *rbp,
-						      struct memo *tr, uintptr_t *rbp_at)
+						      struct memo *tr, uint32_t *reads,
+						      uintptr_t *rbp_at)
 {
-	struct entry *set = tab->set[set_of(*rip)];
+	struct entry *set = *rules + set_of(*rip, *mask) * WAYS;
 	const struct entry *e;
 	uintptr_t cfa;
 
-	if (__builtin_expect(set[0].ret == *rip, 1))
+	if (__builtin_expect(set[0].ret == *rip, 1)) {
 		e = &set[0];
-	else if (set[1].ret == *rip)
+	} else if (set[1].ret == *rip) {
 		e = &set[1];
-	else
-		e = fill(set, *rip);
+	} else {
+		e = fill(tab, set, *rip);
+		*rules = tab->rules; /* (the table may have grown) */
+		*mask = tab->mask;
+	}
 	if (__builtin_expect(e->kind > RULE_STEP_RBP, 0))
 		return e->kind == RULE_LAST ? 1 : -1;
 	if (e->kind == RULE_STEP_RBP && *rbp_at) {
 		/* The walk depends on a saved rbp only from here */
-		note(tr, base, *rbp_at, *rbp);
+		note(tr, reads, base, *rbp_at, *rbp);
 		*rbp_at = 0;
 	}
 	cfa = (e->kind ? *rbp : *rsp) + (uintptr_t)(intptr_t)e->cfa_off;
@@ -722,7 +829,7 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
 	if (__builtin_expect(cfa - lo - 8 > span, 0))
 		return -1;
 	*rip = ((const uintptr_t *)cfa)[-1];
-	note(tr, base, cfa - 8, *rip);
+	note(tr, reads, base, cfa - 8, *rip);
 	if (e->rbp_off != RBP_KEPT) {
 		uintptr_t at = cfa + (uintptr_t)(intptr_t)e->rbp_off;
 
@@ -839,6 +946,10 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	uint64_t h = HP_HASH_STACK_SEED;
 	uint32_t n = 0, walked, stop = 0, set, rip_at = UINT32_MAX, lead = 0;
 	uintptr_t rbp_at = 0; /* where rbp was last read from, until a step uses it */
+	struct entry *rules;  /* tab->rules and tab->mask, reloaded when fill grows them */
+	uintptr_t mask;
+	uint32_t reads;       /* words noted (struct memo), kept here while walking */
+	uint64_t kept;        /* the kept frames among them */
 	int r;
 
 	if (stack)
@@ -882,21 +993,26 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	if (r >= 0)
 		return r;
 	/* Else this walk is noted into the set's next way, the one evicted
-	 * (emptied: rsp 0 until it is remembered). */
+	 * (emptied: rsp 0 until it is remembered), and stepped with the
+	 * rules (counted in the window of fill). */
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
+	tab->stepped++;
+	rules = tab->rules;
+	mask = tab->mask;
 	tr->rsp = 0;
 	tr->reads = 0;
-	tr->kept = 0;
+	reads = 0;
+	kept = 0;
 	if (!max || rip < LOWEST_RIP)
 		goto out;
 	walked = 1;
 	while (hp_unwind_is_own(rip)) {
 		if (walked >= limit)
 			goto out;
-		r = step(tab, lo, span, base, &rip, &rsp, &rbp, tr, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, tr, &reads, &rbp_at);
 		if (r < 0)
 			goto fail;
-		rip_at = tr->reads - 1; /* the word rip came from: step's last note */
+		rip_at = reads - 1; /* the word rip came from: step's last note */
 		if (r > 0 || rip < LOWEST_RIP)
 			goto out;
 		walked++;
@@ -910,10 +1026,10 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 		 * code without frame pointers: not a key). */
 		if (rip != key_rip || rsp != key_rsp || rbp != *(const uintptr_t *)base) {
 			__atomic_store_n(&entry_unreliable, 1, __ATOMIC_RELAXED);
-			tr->reads = MEMO_POISON;
+			reads = MEMO_POISON;
 		} else {
-			tr->reads = 0;
-			tr->kept = 0;
+			reads = 0;
+			kept = 0;
 			rbp_at = base;
 			rip_at = UINT32_MAX;
 			lead = 1;
@@ -924,14 +1040,14 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	for (;;) {
 		frames[n++] = rip;
 		if (rip_at < MEMO_READS)
-			tr->kept |= 1ull << rip_at;
+			kept |= 1ull << rip_at;
 		h = hp_hash_stack_step(h, rip);
 		if (n >= stop)
 			break;
-		r = step(tab, lo, span, base, &rip, &rsp, &rbp, tr, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, tr, &reads, &rbp_at);
 		if (r < 0)
 			goto fail;
-		rip_at = tr->reads - 1;
+		rip_at = reads - 1;
 		if (r > 0 || rip < LOWEST_RIP)
 			break;
 	}
@@ -941,19 +1057,21 @@ out:
 	 * read (not the starting rip) or the key's rip; from a key, when
 	 * the walk reached it and kept all it may (the frames the recorder's
 	 * own take from max + HP_UNWIND_SLACK are not in the key). */
-	if (tr->reads <= MEMO_READS && (uint32_t)__builtin_popcountll(tr->kept) + lead == n &&
+	if (reads <= MEMO_READS && (uint32_t)__builtin_popcountll(kept) + lead == n &&
 	    (!entry || (lead && stop == max))) {
+		tr->reads = reads;
+		tr->kept = kept;
 		tr->rip = key_rip;
 		tr->rsp = key_rsp;
 		tr->rbp = key_rbp;
 		tr->lead = (uint8_t)lead;
-		tr->disc = (uint8_t)(tr->reads - 1);
+		tr->disc = (uint8_t)(reads - 1);
 		tr->max = max;
 		tr->n = (uint16_t)n;
 		tr->hash = *hash;
 		tr->h.stack = 0;
 		tr->h.bucket = 0;
-		if (!tr->reads) /* read nothing: nothing to remember */
+		if (!reads) /* read nothing: nothing to remember */
 			tr->rsp = 0;
 		else
 			t->cfa_memo = tr;
@@ -977,6 +1095,8 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	uint64_t h = HP_HASH_STACK_SEED;
 	uint32_t n = 0, set, lead = 0;
 	uintptr_t base;
+	uint32_t reads; /* words noted, kept here while walking (as in hp_cfa_walk) */
+	uint64_t kept;
 	int r;
 
 	if (stack)
@@ -1016,16 +1136,17 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
 	tr->rsp = 0;
 	tr->reads = 0;
-	tr->kept = 0;
+	reads = 0;
+	kept = 0;
 	if (!max)
 		goto out;
 	for (;;) {
 		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
 			goto out;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, base, at, next);
+		note(tr, &reads, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, base, at + 8, ret);
+		note(tr, &reads, base, at + 8, ret);
 		if (!ret)
 			goto out;
 		if (!hp_unwind_is_own(ret))
@@ -1037,38 +1158,40 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	if (entry) { /* as in hp_cfa_walk; the frame at is at base */
 		if (at != base) { /* (then next and ret are the words at base) */
 			__atomic_store_n(&entry_unreliable, 1, __ATOMIC_RELAXED);
-			tr->reads = MEMO_POISON;
+			reads = MEMO_POISON;
 		} else {
-			tr->reads = 0;
-			tr->kept = 0;
-			note(tr, base, at, next); /* the word the walk goes on from */
+			reads = 0;
+			kept = 0;
+			note(tr, &reads, base, at, next); /* the word the walk goes on from */
 			lead = 1;
 		}
 	}
 	for (;;) { /* frame at is valid: its return address ret is the next */
 		frames[n++] = ret;
-		if (tr->reads - 1 < MEMO_READS && n > lead) /* (a lead is the key's) */
-			tr->kept |= 1ull << (tr->reads - 1);
+		if (reads - 1 < MEMO_READS && n > lead) /* (a lead is the key's) */
+			kept |= 1ull << (reads - 1);
 		h = hp_hash_stack_step(h, ret);
 		if (n >= max || next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
 			break;
 		at = next;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, base, at, next);
+		note(tr, &reads, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, base, at + 8, ret);
+		note(tr, &reads, base, at + 8, ret);
 		if (!ret)
 			break;
 	}
 out:
 	*hash = hp_hash_stack_end(h, n);
-	if (tr->reads && tr->reads <= MEMO_READS &&
-	    (uint32_t)__builtin_popcountll(tr->kept) + lead == n && (!entry || lead)) {
+	if (reads && reads <= MEMO_READS && (uint32_t)__builtin_popcountll(kept) + lead == n &&
+	    (!entry || lead)) {
+		tr->reads = reads;
+		tr->kept = kept;
 		tr->rip = key_rip;
 		tr->rsp = key_rsp;
 		tr->rbp = 0;
 		tr->lead = (uint8_t)lead;
-		tr->disc = (uint8_t)(tr->reads - 1);
+		tr->disc = (uint8_t)(reads - 1);
 		tr->max = max;
 		tr->n = (uint16_t)n;
 		tr->hash = *hash;

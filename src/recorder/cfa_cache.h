@@ -103,6 +103,14 @@ static inline uint32_t hp_cfa_bucket(const struct hp_thread *t, uint32_t origin)
  * allocation, no lock. */
 void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket);
 
+/* The rules read from .eh_frame by every thread so far (each a miss of
+ * a thread's table: a rule met first, or met again after its eviction or
+ * a flush), and the most rules a thread's table has held room for (it
+ * grows from 1,024 to at most 65,536: cfa_cache.c). For
+ * HEAPPROF_UNWIND_CHECK's line. Async-signal-safe, no allocation, no
+ * lock. */
+void hp_cfa_rule_stats(uint64_t *read, uint64_t *largest);
+
 /* Invalidates every thread's cache (each clears its own at its next
  * walk): call after a dlclose, since other code may later be mapped where
  * the closed library's was. Async-signal-safe, no allocation, no lock. */
