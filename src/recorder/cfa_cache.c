@@ -12,8 +12,9 @@
  * is a 256 KiB open-addressing hash, probed with a multiply: most of the
  * ~90 instructions a frame costs there.
  *
- * Here the same rules sit in a small set-associative table (512 sets of 2
- * ways, 16 bytes an entry: 16 KiB a thread, and 52 KiB of remembered
+ * Here the same rules sit in a set-associative table (sets of 2 ways, 16
+ * bytes an entry: 16 KiB a thread at first, growing to at most 1 MiB when
+ * the thread's walks need more rules, below; and 44 KiB of remembered
  * walks next to it, touched as they fill), filled on a miss by reading
  * the frame's FDE through .eh_frame_hdr and running its CFA program up to
  * the lookup address, exactly as libunwind's parser does (Gparser.c:
@@ -26,6 +27,12 @@
  *
  * Next to the rules, the thread's last walks are remembered with the
  * words each read (struct memo): a walk equal to one is not stepped again.
+ *
+ * Memory a thread: struct table (61,504 bytes: the first 1,024 rules,
+ * the remembered walks) and, once grown, one mapping of rules (64 KiB,
+ * 256 KiB or 1 MiB), all from hp_os_map, never the program's allocator;
+ * pages are backed as they are touched; both are unmapped at the
+ * thread's exit (release).
  *
  * Invariants: an entry's ret is 0 (empty) or a return address, its rule
  * that of the lookup address ret - 1, which depends only on the code
@@ -156,11 +163,24 @@ struct table {
  * rules: all threads, relaxed atomics (for HEAPPROF_UNWIND_CHECK's line). */
 static uint64_t rules_read, rules_largest = FIRST_SETS * WAYS;
 
-/* Notes the word val read at at into the memo being filled, base the
- * walk's starting rsp (reads past MEMO_READS are counted only, and a word
- * no offset can say poisons the memo: such a walk is not remembered). */
-static inline __attribute__((always_inline)) void note(struct memo *tr, uint32_t *reads,
-						       uintptr_t base, uintptr_t at, uint64_t val)
+/* The words a walk reads, as struct memo keeps them: hp_cfa_walk notes
+ * them in its own frame, at addresses the compiler needs no register for
+ * (noted into the memo itself, each note recomputed the memo's address:
+ * 14 instructions a word), and copies them into the memo only when it
+ * remembers the walk. */
+struct notes {
+	uint16_t off[MEMO_READS];
+	uint64_t val[MEMO_READS];
+};
+
+/* Notes the word val read at at into off[] and val[] (a memo's, or a
+ * walk's struct notes), base the walk's starting rsp (reads past
+ * MEMO_READS are counted only, and a word no offset can say poisons the
+ * memo: such a walk is not remembered). Async-signal-safe, no allocation,
+ * no lock. */
+static inline __attribute__((always_inline)) void note(uint16_t *off, uint64_t *vals,
+						       uint32_t *reads, uintptr_t base,
+						       uintptr_t at, uint64_t val)
 {
 	uint32_t i = (*reads)++;
 	uintptr_t d = at - base;
@@ -170,8 +190,8 @@ static inline __attribute__((always_inline)) void note(struct memo *tr, uint32_t
 			*reads = MEMO_POISON;
 			return;
 		}
-		tr->off[i] = (uint16_t)(d >> 3);
-		tr->val[i] = val;
+		off[i] = (uint16_t)(d >> 3);
+		vals[i] = val;
 	}
 }
 
@@ -722,7 +742,8 @@ static __attribute__((noinline, cold)) const struct entry *fill(struct table *ta
 }
 
 /* Empties the rules (every set of the table as it is: a table that grew
- * keeps its size) and starts a new window. */
+ * keeps its size) and starts a new window. Inside a walk (t->busy set);
+ * no allocation, no lock. */
 static void clear_rules(struct table *tab)
 {
 	memset(tab->rules, 0, (tab->mask + 1) * WAYS * sizeof *tab->rules);
@@ -796,12 +817,15 @@ static void release(void *table)
 
 /* One step of libunwind's fast trace from the frame whose return address
  * is *rip: 0 with *rip, *rsp, *rbp those of the caller's frame; 1 when
- * the walk ends here (the last frame); -1 when libunwind must walk. */
+ * the walk ends here (the last frame); -1 when libunwind must walk. The
+ * words read are noted into nt. *rules and *mask are tab's, reloaded
+ * after a miss (fill may grow the table). Lock-free and allocation-free
+ * on a hit; a miss is fill's (the loader's lock, hp_os_map). */
 static inline __attribute__((always_inline)) int step(struct table *tab, struct entry **rules,
 						      uintptr_t *mask, uintptr_t lo,
 						      uintptr_t span, uintptr_t base, uintptr_t *rip,
 						      uintptr_t *rsp, uintptr_t *rbp,
-						      struct memo *tr, uint32_t *reads,
+						      struct notes *nt, uint32_t *reads,
 						      uintptr_t *rbp_at)
 {
 	struct entry *set = *rules + set_of(*rip, *mask) * WAYS;
@@ -821,7 +845,7 @@ static inline __attribute__((always_inline)) int step(struct table *tab, struct 
 		return e->kind == RULE_LAST ? 1 : -1;
 	if (e->kind == RULE_STEP_RBP && *rbp_at) {
 		/* The walk depends on a saved rbp only from here */
-		note(tr, reads, base, *rbp_at, *rbp);
+		note(nt->off, nt->val, reads, base, *rbp_at, *rbp);
 		*rbp_at = 0;
 	}
 	cfa = (e->kind ? *rbp : *rsp) + (uintptr_t)(intptr_t)e->cfa_off;
@@ -829,7 +853,7 @@ static inline __attribute__((always_inline)) int step(struct table *tab, struct 
 	if (__builtin_expect(cfa - lo - 8 > span, 0))
 		return -1;
 	*rip = ((const uintptr_t *)cfa)[-1];
-	note(tr, reads, base, cfa - 8, *rip);
+	note(nt->off, nt->val, reads, base, cfa - 8, *rip);
 	if (e->rbp_off != RBP_KEPT) {
 		uintptr_t at = cfa + (uintptr_t)(intptr_t)e->rbp_off;
 
@@ -950,6 +974,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	uintptr_t mask;
 	uint32_t reads;       /* words noted (struct memo), kept here while walking */
 	uint64_t kept;        /* the kept frames among them */
+	struct notes nt;      /* the words themselves */
 	int r;
 
 	if (stack)
@@ -1009,7 +1034,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	while (hp_unwind_is_own(rip)) {
 		if (walked >= limit)
 			goto out;
-		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, tr, &reads, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
 		if (r < 0)
 			goto fail;
 		rip_at = reads - 1; /* the word rip came from: step's last note */
@@ -1044,7 +1069,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 		h = hp_hash_stack_step(h, rip);
 		if (n >= stop)
 			break;
-		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, tr, &reads, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
 		if (r < 0)
 			goto fail;
 		rip_at = reads - 1;
@@ -1059,6 +1084,8 @@ out:
 	 * own take from max + HP_UNWIND_SLACK are not in the key). */
 	if (reads <= MEMO_READS && (uint32_t)__builtin_popcountll(kept) + lead == n &&
 	    (!entry || (lead && stop == max))) {
+		memcpy(tr->off, nt.off, reads * sizeof *nt.off);
+		memcpy(tr->val, nt.val, reads * sizeof *nt.val);
 		tr->reads = reads;
 		tr->kept = kept;
 		tr->rip = key_rip;
@@ -1095,8 +1122,6 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	uint64_t h = HP_HASH_STACK_SEED;
 	uint32_t n = 0, set, lead = 0;
 	uintptr_t base;
-	uint32_t reads; /* words noted, kept here while walking (as in hp_cfa_walk) */
-	uint64_t kept;
 	int r;
 
 	if (stack)
@@ -1136,17 +1161,16 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
 	tr->rsp = 0;
 	tr->reads = 0;
-	reads = 0;
-	kept = 0;
+	tr->kept = 0;
 	if (!max)
 		goto out;
 	for (;;) {
 		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
 			goto out;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, &reads, base, at, next);
+		note(tr->off, tr->val, &tr->reads, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, &reads, base, at + 8, ret);
+		note(tr->off, tr->val, &tr->reads, base, at + 8, ret);
 		if (!ret)
 			goto out;
 		if (!hp_unwind_is_own(ret))
@@ -1158,40 +1182,39 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	if (entry) { /* as in hp_cfa_walk; the frame at is at base */
 		if (at != base) { /* (then next and ret are the words at base) */
 			__atomic_store_n(&entry_unreliable, 1, __ATOMIC_RELAXED);
-			reads = MEMO_POISON;
+			tr->reads = MEMO_POISON;
 		} else {
-			reads = 0;
-			kept = 0;
-			note(tr, &reads, base, at, next); /* the word the walk goes on from */
+			tr->reads = 0;
+			tr->kept = 0;
+			/* the word the walk goes on from */
+			note(tr->off, tr->val, &tr->reads, base, at, next);
 			lead = 1;
 		}
 	}
 	for (;;) { /* frame at is valid: its return address ret is the next */
 		frames[n++] = ret;
-		if (reads - 1 < MEMO_READS && n > lead) /* (a lead is the key's) */
-			kept |= 1ull << (reads - 1);
+		if (tr->reads - 1 < MEMO_READS && n > lead) /* (a lead is the key's) */
+			tr->kept |= 1ull << (tr->reads - 1);
 		h = hp_hash_stack_step(h, ret);
 		if (n >= max || next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
 			break;
 		at = next;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, &reads, base, at, next);
+		note(tr->off, tr->val, &tr->reads, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, &reads, base, at + 8, ret);
+		note(tr->off, tr->val, &tr->reads, base, at + 8, ret);
 		if (!ret)
 			break;
 	}
 out:
 	*hash = hp_hash_stack_end(h, n);
-	if (reads && reads <= MEMO_READS && (uint32_t)__builtin_popcountll(kept) + lead == n &&
-	    (!entry || lead)) {
-		tr->reads = reads;
-		tr->kept = kept;
+	if (tr->reads && tr->reads <= MEMO_READS &&
+	    (uint32_t)__builtin_popcountll(tr->kept) + lead == n && (!entry || lead)) {
 		tr->rip = key_rip;
 		tr->rsp = key_rsp;
 		tr->rbp = 0;
 		tr->lead = (uint8_t)lead;
-		tr->disc = (uint8_t)(reads - 1);
+		tr->disc = (uint8_t)(tr->reads - 1);
 		tr->max = max;
 		tr->n = (uint16_t)n;
 		tr->hash = *hash;

@@ -46,9 +46,11 @@ int hp_cfa_init(void);
  * or -1 when the walk met a frame only libunwind can step through
  * (frames[] then holds garbage): call unw_backtrace instead. Call with
  * t->busy set: a miss reads .eh_frame under dl_iterate_phdr (the loader's
- * lock; it may allocate), and a thread's first walk maps its cache
- * (hp_os_map) and sets it as its key's value (pthread_setspecific).
- * Lock-free and allocation-free on hits; not async-signal-safe.
+ * lock; it may allocate) and may grow the thread's table (hp_os_map, to at
+ * most 1 MiB of rules: cfa_cache.c), and a thread's first walk maps its
+ * cache (hp_os_map) and sets it as its key's value (pthread_setspecific).
+ * Lock-free and allocation-free on hits; not async-signal-safe (a signal
+ * handler's allocation during a walk is not recorded: t->busy).
  *
  * The thread's last walks are remembered (cfa_cache.c, struct memo):
  * with stack non-NULL, a walk that is one of them and whose stack id was
