@@ -195,6 +195,25 @@ static inline __attribute__((always_inline)) void note(uint16_t *off, uint64_t *
 	}
 }
 
+/* note() into the memo tr itself, for hp_cfa_walk_fp (whose loop keeps
+ * few values: its memo's address stays in a register). Async-signal-safe,
+ * no allocation, no lock. */
+static inline __attribute__((always_inline)) void note_memo(struct memo *tr, uintptr_t base,
+							    uintptr_t at, uint64_t val)
+{
+	uint32_t i = tr->reads++;
+	uintptr_t d = at - base;
+
+	if (i < MEMO_READS) {
+		if (__builtin_expect(d > (uintptr_t)MEMO_MAX_OFF * 8 || (d & 7), 0)) {
+			tr->reads = MEMO_POISON;
+			return;
+		}
+		tr->off[i] = (uint16_t)(d >> 3);
+		tr->val[i] = val;
+	}
+}
+
 /* Bumped by hp_cfa_flush (any thread, relaxed); a thread whose
  * t->cfa_generation differs clears its table before walking. */
 static uint32_t generation;
@@ -1084,8 +1103,10 @@ out:
 	 * own take from max + HP_UNWIND_SLACK are not in the key). */
 	if (reads <= MEMO_READS && (uint32_t)__builtin_popcountll(kept) + lead == n &&
 	    (!entry || (lead && stop == max))) {
-		memcpy(tr->off, nt.off, reads * sizeof *nt.off);
-		memcpy(tr->val, nt.val, reads * sizeof *nt.val);
+		for (uint32_t i = 0; i < reads; i++) {
+			tr->off[i] = nt.off[i];
+			tr->val[i] = nt.val[i];
+		}
 		tr->reads = reads;
 		tr->kept = kept;
 		tr->rip = key_rip;
@@ -1168,9 +1189,9 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
 			goto out;
 		next = ((const uintptr_t *)at)[0];
-		note(tr->off, tr->val, &tr->reads, base, at, next);
+		note_memo(tr, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr->off, tr->val, &tr->reads, base, at + 8, ret);
+		note_memo(tr, base, at + 8, ret);
 		if (!ret)
 			goto out;
 		if (!hp_unwind_is_own(ret))
@@ -1187,7 +1208,7 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 			tr->reads = 0;
 			tr->kept = 0;
 			/* the word the walk goes on from */
-			note(tr->off, tr->val, &tr->reads, base, at, next);
+			note_memo(tr, base, at, next);
 			lead = 1;
 		}
 	}
@@ -1200,9 +1221,9 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 			break;
 		at = next;
 		next = ((const uintptr_t *)at)[0];
-		note(tr->off, tr->val, &tr->reads, base, at, next);
+		note_memo(tr, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr->off, tr->val, &tr->reads, base, at + 8, ret);
+		note_memo(tr, base, at + 8, ret);
 		if (!ret)
 			break;
 	}
