@@ -12,8 +12,9 @@
  * is a 256 KiB open-addressing hash, probed with a multiply: most of the
  * ~90 instructions a frame costs there.
  *
- * Here the same rules sit in a small set-associative table (512 sets of 2
- * ways, 16 bytes an entry: 16 KiB a thread, and 52 KiB of remembered
+ * Here the same rules sit in a set-associative table (sets of 2 ways, 16
+ * bytes an entry: 16 KiB a thread at first, growing to at most 1 MiB when
+ * the thread's walks need more rules, below; and 44 KiB of remembered
  * walks next to it, touched as they fill), filled on a miss by reading
  * the frame's FDE through .eh_frame_hdr and running its CFA program up to
  * the lookup address, exactly as libunwind's parser does (Gparser.c:
@@ -26,6 +27,12 @@
  *
  * Next to the rules, the thread's last walks are remembered with the
  * words each read (struct memo): a walk equal to one is not stepped again.
+ *
+ * Memory a thread: struct table (61,504 bytes: the first 1,024 rules,
+ * the remembered walks) and, once grown, one mapping of rules (64 KiB,
+ * 256 KiB or 1 MiB), all from hp_os_map, never the program's allocator;
+ * pages are backed as they are touched; both are unmapped at the
+ * thread's exit (release).
  *
  * Invariants: an entry's ret is 0 (empty) or a return address, its rule
  * that of the lookup address ret - 1, which depends only on the code
@@ -48,8 +55,21 @@
 
 static void release(void *table);
 
-#define SETS 512 /* a power of two */
+/*
+ * The rules: sets of WAYS entries chosen by set_of(ret) & mask. A table
+ * starts with FIRST_SETS sets (16 KiB, inside struct table) and grows
+ * fourfold, into a mapping of its own, when the thread's walks keep
+ * evicting rules they need again (grow_due): a big program returns
+ * through more addresses than the first sets hold (gcc's cc1 compiling C,
+ * 5,415; clang, 11,734), and a rule evicted and needed again is read from
+ * .eh_frame again (a dl_iterate_phdr, a binary search, a CFA program:
+ * about 1,300 instructions). It stops at MAX_SETS: 64 Ki rules, 1 MiB.
+ */
 #define WAYS 2
+#define FIRST_SETS 512           /* a power of two */
+#define MAX_SETS (32768u)        /* a power of two: 1 MiB of rules */
+#define GROW_EVICTIONS 256       /* evictions a window counts before it decides */
+#define GROW_WALKS_PER_EVICTION 32 /* fewer stepped walks an eviction: grow */
 
 /* What an entry says of its frame (libunwind's frame types, as its fast
  * trace uses them). */
@@ -127,16 +147,59 @@ struct memo {
 };
 
 struct table {
-	struct entry set[SETS][WAYS];
+	struct entry *rules; /* (mask + 1) * WAYS entries: first, or a mapping */
+	uintptr_t mask;      /* sets - 1 */
+	/* The window grow_due judges: evictions of a rule and walks that
+	 * stepped (were not remembered) since the table last grew, was
+	 * emptied or judged; rules read from .eh_frame by this thread. */
+	uint32_t evictions, stepped;
+	uint64_t reads;
 	struct memo memo[MEMO_SETS][MEMO_WAYS];
 	uint8_t memo_next[MEMO_SETS]; /* the way a set fills next */
+	struct entry first[FIRST_SETS][WAYS] __attribute__((aligned(64)));
 };
 
-/* Notes the word val read at at into the memo being filled, base the
- * walk's starting rsp (reads past MEMO_READS are counted only, and a word
- * no offset can say poisons the memo: such a walk is not remembered). */
-static inline __attribute__((always_inline)) void note(struct memo *tr, uintptr_t base,
+/* Rules read from .eh_frame, and the largest table any thread grew, in
+ * rules: all threads, relaxed atomics (for HEAPPROF_UNWIND_CHECK's line). */
+static uint64_t rules_read, rules_largest = FIRST_SETS * WAYS;
+
+/* The words a walk reads, as struct memo keeps them: hp_cfa_walk notes
+ * them in its own frame, at addresses the compiler needs no register for
+ * (noted into the memo itself, each note recomputed the memo's address:
+ * 14 instructions a word), and copies them into the memo only when it
+ * remembers the walk. */
+struct notes {
+	uint16_t off[MEMO_READS];
+	uint64_t val[MEMO_READS];
+};
+
+/* Notes the word val read at at into off[] and val[] (a memo's, or a
+ * walk's struct notes), base the walk's starting rsp (reads past
+ * MEMO_READS are counted only, and a word no offset can say poisons the
+ * memo: such a walk is not remembered). Async-signal-safe, no allocation,
+ * no lock. */
+static inline __attribute__((always_inline)) void note(uint16_t *off, uint64_t *vals,
+						       uint32_t *reads, uintptr_t base,
 						       uintptr_t at, uint64_t val)
+{
+	uint32_t i = (*reads)++;
+	uintptr_t d = at - base;
+
+	if (i < MEMO_READS) {
+		if (__builtin_expect(d > (uintptr_t)MEMO_MAX_OFF * 8 || (d & 7), 0)) {
+			*reads = MEMO_POISON;
+			return;
+		}
+		off[i] = (uint16_t)(d >> 3);
+		vals[i] = val;
+	}
+}
+
+/* note() into the memo tr itself, for hp_cfa_walk_fp (whose loop keeps
+ * few values: its memo's address stays in a register). Async-signal-safe,
+ * no allocation, no lock. */
+static inline __attribute__((always_inline)) void note_memo(struct memo *tr, uintptr_t base,
+							    uintptr_t at, uint64_t val)
 {
 	uint32_t i = tr->reads++;
 	uintptr_t d = at - base;
@@ -174,16 +237,22 @@ int hp_cfa_init(void)
 	return r;
 }
 
+void hp_cfa_rule_stats(uint64_t *read, uint64_t *largest)
+{
+	*read = __atomic_load_n(&rules_read, __ATOMIC_RELAXED);
+	*largest = __atomic_load_n(&rules_largest, __ATOMIC_RELAXED);
+}
+
 void hp_cfa_flush(void)
 {
 	__atomic_fetch_add(&generation, 1, __ATOMIC_RELAXED);
 }
 
-static inline uint32_t set_of(uint64_t ret)
+static inline uintptr_t set_of(uint64_t ret, uintptr_t mask)
 {
 	/* Return addresses differ in their low bits; fold in higher ones so
 	 * that code at the same offset in two pages does not share a set. */
-	return (uint32_t)(ret ^ (ret >> 9)) & (SETS - 1);
+	return (uintptr_t)(ret ^ (ret >> 9)) & mask;
 }
 
 /* ---- reading .eh_frame ---------------------------------------------- */
@@ -623,17 +692,82 @@ static int find_rule(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* Moves the rules into a table of four times as many sets, mapped for
+ * them. A rule of set i goes to a set j with j & mask == i (set_of keeps
+ * the low bits), so each new set receives the rules of one old set, its
+ * two at most: none is lost, and the newer (way 0) stays in way 0.
+ * Returns 0, or -1 when the mapping failed (the table keeps its size).
+ * Called by fill only, inside a walk (t->busy set): a signal handler that
+ * allocates meanwhile is not recorded and never walks, so no walk sees
+ * the table half moved. Allocates (hp_os_map), no lock. */
+static __attribute__((noinline, cold)) int grow(struct table *tab)
+{
+	const uintptr_t sets = tab->mask + 1, to_sets = sets * 4;
+	struct entry *from = tab->rules, *to = hp_os_map(to_sets * WAYS * sizeof *to);
+	uint64_t largest = __atomic_load_n(&rules_largest, __ATOMIC_RELAXED);
+
+	if (!to)
+		return -1;
+	for (uintptr_t i = 0; i < sets; i++) {
+		for (int w = 0; w < WAYS; w++) {
+			const struct entry *e = &from[i * WAYS + (uintptr_t)w];
+			struct entry *set;
+
+			if (!e->ret)
+				continue;
+			set = &to[set_of(e->ret, to_sets - 1) * WAYS];
+			set[set[0].ret ? 1 : 0] = *e;
+		}
+	}
+	tab->rules = to;
+	tab->mask = to_sets - 1;
+	if (from != &tab->first[0][0])
+		hp_os_unmap(from, sets * WAYS * sizeof *from);
+	while (largest < to_sets * WAYS &&
+	       !__atomic_compare_exchange_n(&rules_largest, &largest, to_sets * WAYS, 0,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return 0;
+}
+
 /* Fills the set's first way with ret's rule, the older entry moving to
- * the second (the one evicted). Returns the new entry. */
-static __attribute__((noinline, cold)) const struct entry *fill(struct entry *set, uint64_t ret)
+ * the second (the one evicted). Counts an eviction in the table's window;
+ * when the window has counted GROW_EVICTIONS of them in fewer than
+ * GROW_WALKS_PER_EVICTION stepped walks each (a rule read again at least
+ * every 32 walks, about 40 instructions a walk), the table grows (up to
+ * MAX_SETS), else a new window starts. Returns the new entry, in
+ * tab->rules as it is on return. Called with t->busy set: takes the
+ * loader's lock (dl_iterate_phdr), may map memory (grow); not
+ * async-signal-safe. */
+static __attribute__((noinline, cold)) const struct entry *fill(struct table *tab,
+							       struct entry *set, uint64_t ret)
 {
 	struct entry e = {.ret = ret, .kind = RULE_LIBUNWIND};
 	struct find f = {ret - 1, &e};
 
 	hp_os_dl_iterate(find_rule, &f);
+	tab->reads++;
+	__atomic_fetch_add(&rules_read, 1, __ATOMIC_RELAXED);
+	if (set[1].ret && ++tab->evictions >= GROW_EVICTIONS) {
+		if (tab->stepped < GROW_EVICTIONS * GROW_WALKS_PER_EVICTION &&
+		    tab->mask + 1 < MAX_SETS && grow(tab) == 0)
+			set = &tab->rules[set_of(ret, tab->mask) * WAYS];
+		tab->evictions = 0;
+		tab->stepped = 0;
+	}
 	set[1] = set[0];
 	set[0] = e;
 	return &set[0];
+}
+
+/* Empties the rules (every set of the table as it is: a table that grew
+ * keeps its size) and starts a new window. Inside a walk (t->busy set);
+ * no allocation, no lock. */
+static void clear_rules(struct table *tab)
+{
+	memset(tab->rules, 0, (tab->mask + 1) * WAYS * sizeof *tab->rules);
+	tab->evictions = 0;
+	tab->stepped = 0;
 }
 
 /* Gives t an empty table of the current generation. Returns 0, or -1
@@ -653,6 +787,8 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 			t->cfa_cache = NO_TABLE;
 			return -1;
 		}
+		tab->rules = &tab->first[0][0];
+		tab->mask = FIRST_SETS - 1;
 		t->forwarding++; /* not the program's, if glibc allocates */
 		r = hp_os_thread_key_set(table_key, tab);
 		t->forwarding--;
@@ -666,7 +802,7 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 		/* The rules, and the remembered walks without writing to
 		 * those never filled (pages not touched stay unbacked): an
 		 * empty one has rsp 0 (recall compares nothing else). */
-		memset(tab->set, 0, sizeof tab->set);
+		clear_rules(tab);
 		for (unsigned i = 0; i < MEMO_SETS; i++)
 			for (unsigned w = 0; w < MEMO_WAYS; w++)
 				if (tab->memo[i][w].reads || tab->memo[i][w].rsp) {
@@ -686,35 +822,49 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
  * Async-signal-safe; no allocation, no lock. */
 static void release(void *table)
 {
+	struct table *tab = table;
+	struct entry *rules = tab->rules;
+	size_t rules_bytes = (tab->mask + 1) * WAYS * sizeof *rules;
+
 	hp_self.cfa_memo = NULL;
 	hp_self.cfa_cache = NO_TABLE;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (rules != &tab->first[0][0])
+		hp_os_unmap(rules, rules_bytes);
 	hp_os_unmap(table, sizeof(struct table));
 }
 
 /* One step of libunwind's fast trace from the frame whose return address
  * is *rip: 0 with *rip, *rsp, *rbp those of the caller's frame; 1 when
- * the walk ends here (the last frame); -1 when libunwind must walk. */
-static inline __attribute__((always_inline)) int step(struct table *tab, uintptr_t lo,
+ * the walk ends here (the last frame); -1 when libunwind must walk. The
+ * words read are noted into nt. *rules and *mask are tab's, reloaded
+ * after a miss (fill may grow the table). Lock-free and allocation-free
+ * on a hit; a miss is fill's (the loader's lock, hp_os_map). */
+static inline __attribute__((always_inline)) int step(struct table *tab, struct entry **rules,
+						      uintptr_t *mask, uintptr_t lo,
 						      uintptr_t span, uintptr_t base, uintptr_t *rip,
 						      uintptr_t *rsp, uintptr_t *rbp,
-						      struct memo *tr, uintptr_t *rbp_at)
+						      struct notes *nt, uint32_t *reads,
+						      uintptr_t *rbp_at)
 {
-	struct entry *set = tab->set[set_of(*rip)];
+	struct entry *set = *rules + set_of(*rip, *mask) * WAYS;
 	const struct entry *e;
 	uintptr_t cfa;
 
-	if (__builtin_expect(set[0].ret == *rip, 1))
+	if (__builtin_expect(set[0].ret == *rip, 1)) {
 		e = &set[0];
-	else if (set[1].ret == *rip)
+	} else if (set[1].ret == *rip) {
 		e = &set[1];
-	else
-		e = fill(set, *rip);
+	} else {
+		e = fill(tab, set, *rip);
+		*rules = tab->rules; /* (the table may have grown) */
+		*mask = tab->mask;
+	}
 	if (__builtin_expect(e->kind > RULE_STEP_RBP, 0))
 		return e->kind == RULE_LAST ? 1 : -1;
 	if (e->kind == RULE_STEP_RBP && *rbp_at) {
 		/* The walk depends on a saved rbp only from here */
-		note(tr, base, *rbp_at, *rbp);
+		note(nt->off, nt->val, reads, base, *rbp_at, *rbp);
 		*rbp_at = 0;
 	}
 	cfa = (e->kind ? *rbp : *rsp) + (uintptr_t)(intptr_t)e->cfa_off;
@@ -722,7 +872,7 @@ static inline __attribute__((always_inline)) int step(struct table *tab, uintptr
 	if (__builtin_expect(cfa - lo - 8 > span, 0))
 		return -1;
 	*rip = ((const uintptr_t *)cfa)[-1];
-	note(tr, base, cfa - 8, *rip);
+	note(nt->off, nt->val, reads, base, cfa - 8, *rip);
 	if (e->rbp_off != RBP_KEPT) {
 		uintptr_t at = cfa + (uintptr_t)(intptr_t)e->rbp_off;
 
@@ -839,6 +989,11 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	uint64_t h = HP_HASH_STACK_SEED;
 	uint32_t n = 0, walked, stop = 0, set, rip_at = UINT32_MAX, lead = 0;
 	uintptr_t rbp_at = 0; /* where rbp was last read from, until a step uses it */
+	struct entry *rules;  /* tab->rules and tab->mask, reloaded when fill grows them */
+	uintptr_t mask;
+	uint32_t reads;       /* words noted (struct memo), kept here while walking */
+	uint64_t kept;        /* the kept frames among them */
+	struct notes nt;      /* the words themselves */
 	int r;
 
 	if (stack)
@@ -882,21 +1037,26 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	if (r >= 0)
 		return r;
 	/* Else this walk is noted into the set's next way, the one evicted
-	 * (emptied: rsp 0 until it is remembered). */
+	 * (emptied: rsp 0 until it is remembered), and stepped with the
+	 * rules (counted in the window of fill). */
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
+	tab->stepped++;
+	rules = tab->rules;
+	mask = tab->mask;
 	tr->rsp = 0;
 	tr->reads = 0;
-	tr->kept = 0;
+	reads = 0;
+	kept = 0;
 	if (!max || rip < LOWEST_RIP)
 		goto out;
 	walked = 1;
 	while (hp_unwind_is_own(rip)) {
 		if (walked >= limit)
 			goto out;
-		r = step(tab, lo, span, base, &rip, &rsp, &rbp, tr, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
 		if (r < 0)
 			goto fail;
-		rip_at = tr->reads - 1; /* the word rip came from: step's last note */
+		rip_at = reads - 1; /* the word rip came from: step's last note */
 		if (r > 0 || rip < LOWEST_RIP)
 			goto out;
 		walked++;
@@ -910,10 +1070,10 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 		 * code without frame pointers: not a key). */
 		if (rip != key_rip || rsp != key_rsp || rbp != *(const uintptr_t *)base) {
 			__atomic_store_n(&entry_unreliable, 1, __ATOMIC_RELAXED);
-			tr->reads = MEMO_POISON;
+			reads = MEMO_POISON;
 		} else {
-			tr->reads = 0;
-			tr->kept = 0;
+			reads = 0;
+			kept = 0;
 			rbp_at = base;
 			rip_at = UINT32_MAX;
 			lead = 1;
@@ -924,14 +1084,14 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	for (;;) {
 		frames[n++] = rip;
 		if (rip_at < MEMO_READS)
-			tr->kept |= 1ull << rip_at;
+			kept |= 1ull << rip_at;
 		h = hp_hash_stack_step(h, rip);
 		if (n >= stop)
 			break;
-		r = step(tab, lo, span, base, &rip, &rsp, &rbp, tr, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
 		if (r < 0)
 			goto fail;
-		rip_at = tr->reads - 1;
+		rip_at = reads - 1;
 		if (r > 0 || rip < LOWEST_RIP)
 			break;
 	}
@@ -941,19 +1101,25 @@ out:
 	 * read (not the starting rip) or the key's rip; from a key, when
 	 * the walk reached it and kept all it may (the frames the recorder's
 	 * own take from max + HP_UNWIND_SLACK are not in the key). */
-	if (tr->reads <= MEMO_READS && (uint32_t)__builtin_popcountll(tr->kept) + lead == n &&
+	if (reads <= MEMO_READS && (uint32_t)__builtin_popcountll(kept) + lead == n &&
 	    (!entry || (lead && stop == max))) {
+		for (uint32_t i = 0; i < reads; i++) {
+			tr->off[i] = nt.off[i];
+			tr->val[i] = nt.val[i];
+		}
+		tr->reads = reads;
+		tr->kept = kept;
 		tr->rip = key_rip;
 		tr->rsp = key_rsp;
 		tr->rbp = key_rbp;
 		tr->lead = (uint8_t)lead;
-		tr->disc = (uint8_t)(tr->reads - 1);
+		tr->disc = (uint8_t)(reads - 1);
 		tr->max = max;
 		tr->n = (uint16_t)n;
 		tr->hash = *hash;
 		tr->h.stack = 0;
 		tr->h.bucket = 0;
-		if (!tr->reads) /* read nothing: nothing to remember */
+		if (!reads) /* read nothing: nothing to remember */
 			tr->rsp = 0;
 		else
 			t->cfa_memo = tr;
@@ -1023,9 +1189,9 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		if (at < lo || at + 2 * sizeof(uintptr_t) > hi || (at & 7))
 			goto out;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, base, at, next);
+		note_memo(tr, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, base, at + 8, ret);
+		note_memo(tr, base, at + 8, ret);
 		if (!ret)
 			goto out;
 		if (!hp_unwind_is_own(ret))
@@ -1041,7 +1207,8 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		} else {
 			tr->reads = 0;
 			tr->kept = 0;
-			note(tr, base, at, next); /* the word the walk goes on from */
+			/* the word the walk goes on from */
+			note_memo(tr, base, at, next);
 			lead = 1;
 		}
 	}
@@ -1054,9 +1221,9 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 			break;
 		at = next;
 		next = ((const uintptr_t *)at)[0];
-		note(tr, base, at, next);
+		note_memo(tr, base, at, next);
 		ret = ((const uintptr_t *)at)[1];
-		note(tr, base, at + 8, ret);
+		note_memo(tr, base, at + 8, ret);
 		if (!ret)
 			break;
 	}

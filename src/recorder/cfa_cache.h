@@ -46,9 +46,11 @@ int hp_cfa_init(void);
  * or -1 when the walk met a frame only libunwind can step through
  * (frames[] then holds garbage): call unw_backtrace instead. Call with
  * t->busy set: a miss reads .eh_frame under dl_iterate_phdr (the loader's
- * lock; it may allocate), and a thread's first walk maps its cache
- * (hp_os_map) and sets it as its key's value (pthread_setspecific).
- * Lock-free and allocation-free on hits; not async-signal-safe.
+ * lock; it may allocate) and may grow the thread's table (hp_os_map, to at
+ * most 1 MiB of rules: cfa_cache.c), and a thread's first walk maps its
+ * cache (hp_os_map) and sets it as its key's value (pthread_setspecific).
+ * Lock-free and allocation-free on hits; not async-signal-safe (a signal
+ * handler's allocation during a walk is not recorded: t->busy).
  *
  * The thread's last walks are remembered (cfa_cache.c, struct memo):
  * with stack non-NULL, a walk that is one of them and whose stack id was
@@ -102,6 +104,14 @@ static inline uint32_t hp_cfa_bucket(const struct hp_thread *t, uint32_t origin)
  * thread's last walk, when it was remembered with its stack id. No
  * allocation, no lock. */
 void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket);
+
+/* The rules read from .eh_frame by every thread so far (each a miss of
+ * a thread's table: a rule met first, or met again after its eviction or
+ * a flush), and the most rules a thread's table has held room for (it
+ * grows from 1,024 to at most 65,536: cfa_cache.c). For
+ * HEAPPROF_UNWIND_CHECK's line. Async-signal-safe, no allocation, no
+ * lock. */
+void hp_cfa_rule_stats(uint64_t *read, uint64_t *largest);
 
 /* Invalidates every thread's cache (each clears its own at its next
  * walk): call after a dlclose, since other code may later be mapped where

@@ -73,6 +73,68 @@ HP_TEST(unwind_cache_check_finds_no_difference)
 	free(err);
 }
 
+/* The rule figures at the end of the "unwind check:" line: the rules read
+ * from .eh_frame and the largest table a thread grew. */
+static int rules_line(const char *err, unsigned long *read, unsigned long *largest)
+{
+	const char *line = err ? strstr(err, "unwind check: ") : NULL;
+	const char *rules = line ? strstr(line, "; ") : NULL;
+
+	return rules && sscanf(rules, "; %lu rules read from .eh_frame, tables of up to %lu rules",
+			       read, largest) == 2;
+}
+
+#define MANY_SITES 4096 /* as in manyrets.c */
+#define MANY_ROUNDS 6
+
+/* manyrets returns through 4,096 functions of its own, each called
+ * MANY_ROUNDS times in turn: more rules than a table of 1,024 holds (as
+ * gcc's cc1, 5,415, and clang, 11,734). The table grows to hold them, so
+ * each rule is read from .eh_frame about once (4,101 return addresses,
+ * and those a conflict of two sets evicts); with a table of 1,024 they
+ * were read again every round: 24,577 walks read 24,000 rules and more.
+ * The walks stay libunwind's. */
+HP_TEST(unwind_rules_hold_a_big_programs_return_addresses)
+{
+	unsigned long walks = 0, cached = 0, differed = ~0UL, read = 0, largest = 0;
+	char path[512];
+	struct hp_capture *cap;
+	struct hpq_sum s;
+	char *err = hp_test_sh_out("cd %s && HEAPPROF_UNWIND_CHECK=1 HEAPPROF_OUTPUT=%s/many.hpf "
+				   "LD_PRELOAD=%s/libheapprof.so %s/tests/programs/manyrets 2>&1 "
+				   ">/dev/null",
+				   hp_test_tmp(), hp_test_tmp(), hp_test_build(), hp_test_build());
+
+	if (!expect_true(err != NULL, "manyrets runs under the recorder"))
+		return;
+	expect_true(check_line(err, &walks, &cached, &differed),
+		    "the recorder reports its comparison at exit");
+	expect_true(rules_line(err, &read, &largest), "and the rules it read");
+	expect_eq_u64(differed, 0, "every walk is libunwind's");
+	expect_eq_u64(cached, walks, "every walk by the rule cache");
+	expect_true(walks >= MANY_SITES * MANY_ROUNDS, "a walk an allocation");
+	printf("%lu walks, %lu rules read, tables of up to %lu rules\n", walks, read, largest);
+	expect_true(read >= MANY_SITES, "each site's rule read once at least");
+	expect_true(read < MANY_SITES * 3 / 2,
+		    "rules read about once each, not again each round (the table holds them)");
+	expect_true(largest >= 4 * MANY_SITES, "the table grew to hold 4,096 rules");
+	expect_true(largest <= 65536, "and no further than its bound, 64 Ki rules (1 MiB)");
+	free(err);
+	snprintf(path, sizeof path, "%s/many.hpf", hp_test_tmp());
+	cap = hpq_load(path);
+	if (!expect_true(cap != NULL, "capture loads"))
+		return;
+	s = hpq_match(cap, STACK("site_0x000", "call_site", "main"));
+	expect_eq_u64(s.alloc_count, MANY_ROUNDS, "the first site, every round");
+	expect_eq_u64(s.alloc_bytes, MANY_ROUNDS * 16, "16 bytes each");
+	s = hpq_match(cap, STACK("site_0xfff", "call_site", "main"));
+	expect_eq_u64(s.alloc_count, MANY_ROUNDS, "the last site, every round");
+	expect_eq_u64(s.alloc_bytes, MANY_ROUNDS * (16 + 0xfff % 61), "its bytes");
+	s = hpq_match(cap, STACK("call_site", "main"));
+	expect_eq_u64(s.alloc_count, 0, "no stack lost its site's frame");
+	hpq_free(cap);
+}
+
 /* The frame-pointer walk through the remembered walks: each checked
  * against a fresh walk (none differs), and the paths unwindshapes makes
  * with frame pointers (caller_a and caller_b at one rsp; moved_a and
