@@ -59,8 +59,8 @@ void hp_attr_thread_start(struct hp_attr *a);
 void hp_attr_thread_refresh(struct hp_attr *a, int new_tid);
 
 /* How often a thread reads its name again: a prctl system call, too
- * costly for every look at the clock (every 64 allocations of a full
- * recording). */
+ * costly for every look at the clock (up to every slow path of a thread
+ * that allocates rarely, trigger.c). */
 #define HP_ATTR_NAME_PERIOD_NS (10 * 1000000ull)
 
 /* hp_attr_thread_refresh when the thread has not read its name for

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../include/heapprof.h"
@@ -41,10 +42,19 @@ static __attribute__((noinline)) void *site_b(void)
 
 static __attribute__((noinline)) void churn(void)
 {
-	/* Enough slow paths to look at the clock (and the name) again. */
-	for (int i = 0; i < 300; i++) {
+	/* Long enough for the thread to look at the clock and read its name
+	 * again (at most every 10 ms: HP_ATTR_NAME_PERIOD_NS): 300 slow paths,
+	 * then until 30 ms have passed. */
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0;; i++) {
 		sink = malloc(8);
 		free(sink);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (i >= 300 && (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >
+					30000000L)
+			break;
 	}
 }
 

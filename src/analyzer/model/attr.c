@@ -59,11 +59,22 @@ static const char *location_type(struct hp_attr_state *st, const struct hp_model
 	size_t have = st->loc_type_cap;
 
 	if (id >= have) {
-		size_t src_cap = have;
-		if (hp_vec_grow(&st->loc_type, &st->loc_type_cap, (size_t)id + 1) ||
-		    hp_vec_grow(&st->loc_src, &src_cap, st->loc_type_cap))
+		/* both arrays grown before the room is counted: one that could
+		 * not grow leaves the other's extra room unused */
+		size_t cap = have ? have * 2 : 64;
+		uint8_t *src_grown;
+		const char **type_grown;
+		while (cap <= id)
+			cap *= 2;
+		if (!(src_grown = realloc(st->loc_src, cap)))
 			return NULL;
-		memset(st->loc_type + have, 0, (st->loc_type_cap - have) * sizeof *st->loc_type);
+		st->loc_src = src_grown;
+		if (!(type_grown = realloc(st->loc_type, cap * sizeof *type_grown)))
+			return NULL;
+		st->loc_type = type_grown;
+		memset(st->loc_type + have, 0, (cap - have) * sizeof *st->loc_type);
+		memset(st->loc_src + have, 0, cap - have);
+		st->loc_type_cap = cap;
 	}
 	if (!st->loc_type[id]) {
 		st->loc_type[id] = ATTR_NONE;
