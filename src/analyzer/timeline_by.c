@@ -48,6 +48,7 @@ struct tgroup {
 	double bytes, objects; /* its sum now */
 	double max_bytes;
 	uint64_t max_time_ns;
+	double peak_bytes, peak_objects; /* its sum at the peak (the model's) */
 	uint32_t slot;         /* its series in the output: index, or NONE */
 	int touched;           /* changed in the current tick */
 };
@@ -208,6 +209,46 @@ static int group_of(struct by *r, const struct hp_rec_site *e, int tagged, uint3
 	return group_named(r, key, source, 0, out);
 }
 
+/* Adds each model bucket's figures at the peak to its group (the group
+ * of its key as group_of finds an entry's, made when no tick named it),
+ * and raises the groups' highest to them: every line then has a point at
+ * the peak, known exactly where the ticks fall on either side of it. */
+static int peak_groups(struct by *r, uint64_t peak_ns)
+{
+	const struct hp_model *m = r->m;
+	char buf[2048];
+
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		const struct hp_mbucket *b = &m->buckets[i];
+		const char *key, *source = NULL;
+		uint32_t gi;
+		int err;
+		if (!(b->v.peak_bytes > 0) || b->stack >= m->nstacks ||
+		    (m->filter_stacks && !m->stacks[b->stack].nbuckets) ||
+		    (r->dim != HP_BY_HEAP && b->heap != m->view_heap) ||
+		    (r->dim != HP_BY_STACK && m->stacks[b->stack].suppressed))
+			continue;
+		if (r->dim == HP_BY_STACK) {
+			snprintf(buf, sizeof buf, "%" PRIu32, b->stack);
+			err = group_named(r, buf, NULL, b->stack, &gi);
+		} else {
+			key = hp_group_key(m, b, r->dim, buf, sizeof buf,
+					   r->dim == HP_BY_TYPE ? &source : NULL);
+			err = group_named(r, key, source, 0, &gi);
+		}
+		if (err)
+			return err;
+		r->groups[gi].peak_bytes += b->v.peak_bytes;
+		r->groups[gi].peak_objects += b->v.peak_objects;
+	}
+	for (size_t i = 0; i < r->keys.count; i++)
+		if (r->groups[i].peak_bytes > r->groups[i].max_bytes) {
+			r->groups[i].max_bytes = r->groups[i].peak_bytes;
+			r->groups[i].max_time_ns = peak_ns;
+		}
+	return 0;
+}
+
 /* Applies entry e of tick k: its group's sum moves by the bucket's
  * change, and the group is marked touched in this tick. */
 static int apply(struct by *r, const struct hp_cap_tick *k, const struct hp_rec_site *e)
@@ -307,12 +348,41 @@ struct collect {
 	struct hp_tl_group *other; /* NULL when every group is shown */
 	double other_bytes, other_objects;
 	double *last_bytes, *last_objects; /* per group: its sum at the last tick */
+	uint64_t peak_ns;
+	int peak_due; /* the peak's points are still to be taken */
 };
+
+/* The points at the peak: each shown group's sum then, and other's. The
+ * tick after the peak lists every bucket whose value at the peak differs
+ * from its value then (it changed between), so the lines come back. */
+static int take_peak(struct by *r, struct collect *c)
+{
+	double ob = 0, oo = 0;
+	int err = 0;
+
+	c->peak_due = 0;
+	for (size_t i = 0; i < r->keys.count && !err; i++) {
+		const struct tgroup *g = &r->groups[i];
+		if (g->slot != NONE) {
+			err = add_point(&c->out->groups[g->slot], c->peak_ns, g->peak_bytes,
+					g->peak_objects);
+		} else {
+			ob += g->peak_bytes;
+			oo += g->peak_objects;
+		}
+	}
+	if (!err && c->other)
+		err = add_point(c->other, c->peak_ns, ob, oo);
+	return err;
+}
 
 static int take_points(struct by *r, const struct hp_cap_tick *k, void *arg)
 {
 	struct collect *c = arg;
 	int other_moved = 0, err = 0;
+
+	if (c->peak_due && k->time_ns > c->peak_ns && (err = take_peak(r, c)) != 0)
+		return err;
 
 	for (size_t i = 0; i < r->ntouched && !err; i++) {
 		uint32_t gi = r->touched[i];
@@ -385,6 +455,10 @@ int hp_timeline_by(const struct hp_model *m, enum hp_dim dim, unsigned top,
 		return 0;
 	if ((err = index_model(&r)) != 0 || (err = replay(&r, note_max, NULL)) != 0)
 		goto out;
+	c.peak_ns = m->snap->peak_time_ns;
+	c.peak_due = m->snap->peak_bytes > 0 && c.peak_ns <= m->snap->time_ns;
+	if (c.peak_due && (err = peak_groups(&r, c.peak_ns)) != 0)
+		goto out;
 	ngroups = r.keys.count;
 	if (!ngroups)
 		goto out;
@@ -428,7 +502,7 @@ int hp_timeline_by(const struct hp_model *m, enum hp_dim dim, unsigned top,
 		c.other->members = rest;
 	}
 	reset(&r);
-	if ((err = replay(&r, take_points, &c)) != 0)
+	if ((err = replay(&r, take_points, &c)) != 0 || (c.peak_due && (err = take_peak(&r, &c)) != 0))
 		goto out;
 	if (c.other) /* its highest: of its own sum, not of its members' */
 		for (size_t i = 0; i < c.other->npoints; i++)

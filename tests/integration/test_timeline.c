@@ -269,6 +269,43 @@ HP_TEST(series_follows_a_slowly_growing_heap)
 	hpq_free(cap);
 }
 
+/* Issue 23, item 2: every line of the timeline, by any dimension, has
+ * its value at the peak: the lines' values at the peak's time add up to
+ * the peak exactly (B whole and the pause's one temporary block, which no
+ * tick need see). */
+HP_TEST(timeline_lines_add_up_to_the_peak)
+{
+	const char *path = capture("timeline-peak", "--timeline 10");
+	const char *dims[] = {"stack", "type", "thread"};
+
+	if (!path)
+		return;
+	for (size_t d = 0; d < sizeof dims / sizeof *dims; d++) {
+		char *out = hp_test_sh_out(
+			"cd %s && %s/heapprof report --json %s > totals.json && "
+			"%s/heapprof report --json --top 0 --by %s %s | python3 -c '"
+			"import json,sys; r=json.load(sys.stdin); t=json.load(open(\"totals.json\"))\n"
+			"p=t[\"peak_time_ns\"]\n"
+			"def at(s):\n"
+			"  v=0\n"
+			"  for q in s:\n"
+			"    if q[0] <= p: v=q[1]\n"
+			"  return v\n"
+			"print(int(sum(at(g[\"series\"]) for g in r[\"timeline\"])), "
+			"int(t[\"totals\"][\"peak_bytes\"]), int(t[\"suppressed\"][\"peak_bytes\"]))'",
+			hp_test_tmp(), hp_test_build(), path, hp_test_build(), dims[d], path);
+		unsigned long long sum = 0, peak = 1, runtime = 0;
+		/* by stack, every stack; by the others, the runtime's blocks left
+		 * out (report's "suppressed") */
+		if (expect_true(out && sscanf(out, "%llu %llu %llu", &sum, &peak, &runtime) == 3,
+				"report --json reads"))
+			expect_eq_u64(sum, d ? peak - runtime : peak,
+				      "the lines at the peak's time add up to the peak");
+		printf("  by %s: %llu at the peak of %llu\n", dims[d], sum, peak);
+		free(out);
+	}
+}
+
 HP_TEST(timeline_off_writes_none)
 {
 	struct sites *ss = malloc(sizeof *ss);
