@@ -309,15 +309,21 @@ HP_TEST(symcache_file_of_another_build_id)
 	/* The file under another name is another build-id's: it says its
 	 * own, so it is refused there; and a file naming another build-id
 	 * under this one's name is refused here. */
+	/* another build-id: its first byte flipped (0x00 would be this one's
+	 * own for one build in 256) */
 	snprintf(other, sizeof other, "%s", file_path());
-	memcpy(strrchr(other, '/') + 1, "00", 2);
+	{
+		char hex[3];
+		snprintf(hex, sizeof hex, "%02x", (unsigned)(build_id[0] ^ 0xff));
+		memcpy(strrchr(other, '/') + 1, hex, 2);
+	}
 	hp_test_write_file(other, d, len);
 	{
 		struct hp_symcache *c;
 		struct hp_symcache_mod *m;
 		unsigned char id[64];
 		memcpy(id, build_id, (size_t)build_id_len);
-		id[0] = 0;
+		id[0] ^= 0xff;
 		if (!hp_symcache_open(&c, 0)) {
 			m = hp_symcache_module(c, exe, id, (size_t)build_id_len, SEARCH);
 			expect_eq_u64(hp_symcache_valid(m), 0, "another build-id's file is a miss");
