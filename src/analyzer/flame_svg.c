@@ -231,6 +231,8 @@ static void put_where(FILE *out, const struct hp_flame *f, const struct node *n)
 	} else if (mod) {
 		put_xml(out, mod);
 		fprintf(out, "+0x%" PRIx64, n->module_offset);
+	} else if (n->module_offset == HP_FRAME_GAP) {
+		put_xml(out, "the frames between the innermost and the outermost, not kept");
 	} else {
 		put_xml(out, n->function[0] == '[' ? "the stack could not be unwound" : "no module");
 	}

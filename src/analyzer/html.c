@@ -1227,6 +1227,10 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	cols_of(&m->suppressed, v);
 	fputs("],\"suppressed\":[0", f);
 	json_cols(f, v);
+	/* Stacks deeper than max-depth (model.h): count, then their figures */
+	fprintf(f, "],\"cut\":[%zu", m->cut_stacks);
+	cols_of(&m->cut, v);
+	json_cols(f, v);
 	fputs("],\"rows\":[", f);
 	for (size_t i = 0; i < kept; i++) {
 		uint32_t idx;
@@ -1307,9 +1311,10 @@ static void write_meta(FILE *f, const struct hp_capture *cap, const struct hp_mo
 	}
 	fprintf(f,
 		"],\"pid\":%" PRIu64 ",\"start_realtime_ns\":%" PRIu64 ",\"sampled\":%s,"
-		"\"sample_rate_bytes\":%" PRIu64 ",\"top\":%zu,\"damaged\":%zu,",
+		"\"sample_rate_bytes\":%" PRIu64 ",\"max_depth\":%" PRIu64
+		",\"top\":%zu,\"damaged\":%zu,",
 		cap->pid, cap->start_realtime_ns, m->sampled ? "true" : "false",
-		m->sample_rate_bytes, top, cap->ndamage);
+		m->sample_rate_bytes, cap->max_depth, top, cap->ndamage);
 }
 
 /* Writes an asset inside an element; the caller has checked it. */

@@ -227,6 +227,8 @@ void hp_report_print_frame(FILE *out, const struct hp_model *m, const struct hp_
 	} else if (l->module >= 0) {
 		snprintf(where, sizeof where, "%s+0x%" PRIx64, m->modules[l->module].name,
 			 l->module_offset);
+	} else if (l->address == HP_FRAME_GAP) { /* its name says it all */
+		where[0] = 0;
 	} else {
 		snprintf(where, sizeof where, "0x%" PRIx64, l->address);
 	}
@@ -243,10 +245,11 @@ void hp_report_print_frame(FILE *out, const struct hp_model *m, const struct hp_
 	if (width && fixed + strlen(name) > width && strlen(name) >= room + 4) {
 		/* (a cut of under 4 bytes would save nothing: "..." takes 3) */
 		hp_text_cut_middle(cut_name, sizeof cut_name, name, room);
-		fprintf(out, "%s%s%s  %s%s\n", indent, inl, cut_name, where, note);
+		fprintf(out, "%s%s%s%s%s%s\n", indent, inl, cut_name, where[0] ? "  " : "", where,
+			note);
 		return;
 	}
-	fprintf(out, "%s%s%s  %s%s\n", indent, inl, name, where, note);
+	fprintf(out, "%s%s%s%s%s%s\n", indent, inl, name, where[0] ? "  " : "", where, note);
 }
 
 /* A stack's heading, "  N. text": when longer than width, broken after
@@ -638,6 +641,11 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		fprintf(out, "  filtered        %s of %s stacks kept (--focus, --ignore)\n",
 			hp_units_count(a, sizeof a, (double)m->filter_kept),
 			hp_units_count(b, sizeof b, (double)m->filter_stacks));
+	if (m->cut_stacks) /* (the rest: report --by stack --frames 0) */
+		fprintf(out, "  deep stacks     %s past --max-depth %" PRIu64 ": middle frames cut "
+			     "(%.1f%% of the peak)\n",
+			hp_units_count(a, sizeof a, (double)m->cut_stacks), cap->max_depth,
+			share(m->cut.peak_bytes, t->peak_bytes));
 	for (int k = 1; k < HP_LOST_KINDS; k++) {
 		if (!s->lost_count[k] || k == HP_LOST_UNKNOWN_FREE)
 			continue;
@@ -810,7 +818,11 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	json_values(out, &m->total);
 	fprintf(out, ",\n  \"suppressed\": ");
 	json_values(out, &m->suppressed);
-	fprintf(out, ",\n  \"lost\": {");
+	/* Stacks deeper than max_depth: their middle frames are not kept */
+	fprintf(out, ",\n  \"max_depth\": %" PRIu64 ",\n  \"cut_stacks\": {\"count\": %zu, \"values\": ",
+		cap->max_depth, m->cut_stacks);
+	json_values(out, &m->cut);
+	fprintf(out, "},\n  \"lost\": {");
 	first = 1;
 	for (int k = 1; k < HP_LOST_KINDS; k++) {
 		if (!s->lost_count[k])

@@ -76,7 +76,11 @@
  *   u depth, u frame[0] (the caller of the allocation function),
  *   depth-1 x s (frame[i] - frame[i-1])
  *   Frames are return addresses, innermost first. Stack id 0 is reserved for
- *   "no stack" (unwinding failed or the stack table was full).
+ *   "no stack" (unwinding failed or the stack table was full). A stack
+ *   deeper than max_depth has max_depth frames, one of them HP_FRAME_GAP:
+ *   the innermost before it, the outermost (the stack's roots, up to
+ *   main) after it, the frames between not kept; a gap frame last: the
+ *   walk stopped before the stack's end (docs/format.md, "Deep stacks").
  *
  * HP_REC_SNAPSHOT (at exit, on a signal, on triggers; hp_rec_snapshot,
  * hp_rec_lost, hp_rec_bucket, hp_rec_snapshot_tail)
@@ -238,6 +242,12 @@ enum hp_unwind_mode {
 	HP_UNWIND_DWARF = 0,
 	HP_UNWIND_FP = 1,
 };
+
+/* The frame of a deep stack that stands for the frames not kept between
+ * its innermost and its outermost (STACKS above): an address no return
+ * address has (the kernel's half), one value, so that stacks that differ
+ * only in how deep a recursion went are one. */
+#define HP_FRAME_GAP 0xfffffffffffff000ull
 
 enum hp_meta_flags {
 	HP_META_FOLLOW_FORK = 1,

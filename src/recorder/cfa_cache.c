@@ -51,6 +51,7 @@
 
 #include "../common/hash.h"
 #include "os.h"
+#include "roots.h"
 #include "unwind.h"
 
 static void release(void *table);
@@ -965,6 +966,31 @@ void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucke
 	}
 }
 
+/* The walk of a stack deeper than max on from rip, the first frame past
+ * the max in frames[] (roots.h). Returns the frames kept, or -1 when
+ * libunwind must walk. As step: allocation-free and lock-free on hits. */
+static __attribute__((noinline, cold)) int walk_roots(struct table *tab, struct entry **rules,
+						      uintptr_t *mask, uintptr_t lo, uintptr_t span,
+						      uintptr_t base, uintptr_t rip, uintptr_t rsp,
+						      uintptr_t rbp, struct notes *nt,
+						      uint32_t *reads, uintptr_t *rbp_at,
+						      uint64_t *frames, uint32_t max)
+{
+	struct hp_roots g;
+	int r;
+
+	hp_roots_begin(&g, frames, max);
+	for (;;) {
+		if (hp_roots_add(&g, rip))
+			return (int)hp_roots_end(&g, 0);
+		r = step(tab, rules, mask, lo, span, base, &rip, &rsp, &rbp, nt, reads, rbp_at);
+		if (r < 0)
+			return -1;
+		if (r > 0 || rip < LOWEST_RIP)
+			return (int)hp_roots_end(&g, 1);
+	}
+}
+
 /* Set (relaxed) when an entry (cfa_cache.h) was not where the walk found
  * the recorder's frames to end: entries are ignored from then on, and
  * walks remembered from their own start again. */
@@ -1086,7 +1112,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 		if (rip_at < MEMO_READS)
 			kept |= 1ull << rip_at;
 		h = hp_hash_stack_step(h, rip);
-		if (n >= stop)
+		if (n >= stop && (stop < max || max < 2))
 			break;
 		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
 		if (r < 0)
@@ -1094,6 +1120,16 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 		rip_at = reads - 1;
 		if (r > 0 || rip < LOWEST_RIP)
 			break;
+		if (n >= max) { /* deeper than max: its roots (roots.h) */
+			r = walk_roots(tab, &rules, &mask, lo, span, base, rip, rsp, rbp, &nt, &reads,
+				       &rbp_at, frames, max);
+			if (r < 0)
+				goto fail;
+			n = (uint32_t)r;
+			tr->reads = 0; /* not remembered: its words are too many */
+			*hash = hp_hash_stack(frames, n);
+			return (int)n;
+		}
 	}
 out:
 	*hash = hp_hash_stack_end(h, n);
@@ -1217,8 +1253,18 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		if (tr->reads - 1 < MEMO_READS && n > lead) /* (a lead is the key's) */
 			tr->kept |= 1ull << (tr->reads - 1);
 		h = hp_hash_stack_step(h, ret);
-		if (n >= max || next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
+		if (next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
 			break;
+		if (n >= max) {
+			if (max < 2)
+				break;
+			/* Deeper than max, perhaps: its roots (roots.h), not
+			 * remembered (the words past max are not noted). */
+			n = hp_roots_fp(frames, max, next, hi);
+			tr->reads = 0;
+			*hash = hp_hash_stack(frames, n);
+			return (int)n;
+		}
 		at = next;
 		next = ((const uintptr_t *)at)[0];
 		note_memo(tr, base, at, next);

@@ -18,6 +18,7 @@
 #include "got.h"
 #include "log.h"
 #include "os.h"
+#include "roots.h"
 
 /* Set once at init, read-only afterwards. */
 static unsigned mode;
@@ -203,8 +204,15 @@ static uint32_t walk_fp(struct hp_thread *t, uint64_t *out, uint32_t max, uint64
 	for (;;) { /* frame at is valid: its return address ret is the next */
 		out[n++] = ret;
 		h = hp_hash_stack_step(h, ret);
-		if (n >= max || next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
+		if (next <= at || next + 2 * sizeof(uintptr_t) > hi || (next & 7))
 			break;
+		if (n >= max) {
+			if (max < 2)
+				break;
+			n = hp_roots_fp(out, max, next, hi); /* deeper, perhaps (roots.h) */
+			*hash = hp_hash_stack(out, n);
+			return n;
+		}
 		at = next;
 		next = ((const uintptr_t *)at)[0];
 		ret = ((const uintptr_t *)at)[1];
@@ -217,18 +225,76 @@ out:
 }
 
 /* Drops the recorder's own frames from the got frames of a walk, keeping
- * at most max of the rest at the front. Returns how many were kept. */
-static uint32_t drop_own(uint64_t *frames, int got, uint32_t max)
+ * at most max of the rest at the front. Returns how many were kept, and
+ * how many of the program's the walk gave in *all. */
+static uint32_t drop_own(uint64_t *frames, int got, uint32_t max, int *all)
 {
 	int skip = 0;
 
 	while (skip < got && hp_unwind_is_own((uintptr_t)frames[skip]))
 		skip++;
+	*all = got - skip;
 	if (got - skip < (int)max)
 		max = (uint32_t)(got - skip);
 	if (skip)
 		memmove(frames, frames + skip, max * sizeof *frames);
 	return max;
+}
+
+/* libunwind's walk of a stack that may be deeper than max, step by step:
+ * the program's frames into frames[0..max), then its roots (roots.h).
+ * Returns the frames kept, or 0 when libunwind cannot start. Its cursor
+ * and context take about what unw_backtrace's do of the stack. */
+static __attribute__((noinline)) uint32_t walk_libunwind_roots(uint64_t *frames, uint32_t max)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t ip;
+	struct hp_roots g;
+	uint32_t n = 0;
+	int own = 1;
+
+	if (unw_getcontext(&uc) < 0 || unw_init_local(&c, &uc) < 0)
+		return 0;
+	for (;;) {
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+			return n;
+		/* the recorder's frames at the start: dropped, as drop_own */
+		if (!own || !(own = hp_unwind_is_own((uintptr_t)ip))) {
+			if (n == max)
+				break;
+			frames[n++] = ip;
+		}
+		if (unw_step(&c) <= 0)
+			return n;
+	}
+	hp_roots_begin(&g, frames, max);
+	for (;;) {
+		if (hp_roots_add(&g, ip))
+			return hp_roots_end(&g, 0);
+		if (unw_step(&c) <= 0 || unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+			return hp_roots_end(&g, 1);
+	}
+}
+
+/* unw_backtrace's walk with room for limit frames (of which the
+ * recorder's own, at least one, are dropped), at most max kept; a stack
+ * deeper than max is walked again by walk_libunwind_roots. Its frames'
+ * hash into *hash. Inlined: unw_backtrace starts in its caller's frame,
+ * as the rule cache's walk does. */
+static inline __attribute__((always_inline)) uint32_t walk_libunwind(uint64_t *frames, uint32_t max, uint32_t limit, uint64_t *hash)
+{
+	int got = unw_backtrace((void **)frames, (int)limit), all;
+	uint32_t n = drop_own(frames, got, max, &all), deep;
+
+	/* More than max of the program's, or a full buffer: perhaps deeper */
+	if (max >= 2 && (all > (int)max || (n == max && got == (int)limit))) {
+		deep = walk_libunwind_roots(frames, max);
+		if (deep)
+			n = deep;
+	}
+	*hash = hp_hash_stack(frames, n);
+	return n;
 }
 
 /* HEAPPROF_UNWIND_CHECK: the cache's n frames (of at most max) and their
@@ -239,13 +305,11 @@ static __attribute__((noinline)) void check_walk(const uint64_t *frames, uint32_
 						 uint64_t hash)
 {
 	uint64_t theirs[HP_CONFIG_MAX_DEPTH_LIMIT + HP_UNWIND_SLACK + 1];
+	uint64_t h;
 	uint32_t m;
-	int got;
 
-	got = unw_backtrace((void **)theirs, (int)(max + HP_UNWIND_SLACK + 1));
-	m = drop_own(theirs, got, max);
-	if (m == n && memcmp(frames, theirs, n * sizeof *frames) == 0 &&
-	    hash == hp_hash_stack(theirs, m))
+	m = walk_libunwind(theirs, max, max + HP_UNWIND_SLACK + 1, &h);
+	if (m == n && memcmp(frames, theirs, n * sizeof *frames) == 0 && hash == h)
 		return;
 	if (__atomic_fetch_add(&differed, 1, __ATOMIC_RELAXED) < 8) {
 		uint32_t i = 0;
@@ -325,10 +389,7 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
 	/* In place: frames has room for the recorder's own frames too, which
 	 * are then dropped. */
 	_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames hold pointers");
-	got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
-	max = drop_own(frames, got, max);
-	*hash = hp_hash_stack(frames, max);
-	return max;
+	return walk_libunwind(frames, max, max + HP_UNWIND_SLACK, hash);
 }
 
 /* unwind.h. Written by hp_unwind_init only. */
@@ -337,14 +398,9 @@ int hp_unwind_direct;
 __attribute__((noinline)) uint32_t hp_unwind_fallback(struct hp_thread *t, uint64_t *frames,
 						      uint32_t max, uint64_t *hash)
 {
-	int got;
-
 	if (mode == HP_UNWIND_FP)
 		return walk_fp(t, frames, max, hash);
-	got = unw_backtrace((void **)frames, (int)(max + HP_UNWIND_SLACK));
-	max = drop_own(frames, got, max);
-	*hash = hp_hash_stack(frames, max);
-	return max;
+	return walk_libunwind(frames, max, max + HP_UNWIND_SLACK, hash);
 }
 
 void hp_unwind_report(void)

@@ -39,7 +39,9 @@ void hp_unwind_report(void);
 #define HP_UNWIND_SLACK 8
 
 /* Fills frames[0..max) with return addresses, innermost first; frames must
- * have room for max + HP_UNWIND_SLACK entries. Returns the number written
+ * have room for max + HP_UNWIND_SLACK entries. A stack deeper than max is
+ * walked on (to HP_ROOTS_WALK_FRAMES) and keeps its outermost frames
+ * after a gap frame (roots.h), in every unwinder alike. Returns the number written
  * (0 when unwinding failed), and their hp_hash_stack in *hash (the
  * walks fold each frame in as they read it). With stack non-NULL, the
  * thread's remembered walks (cfa_cache.h; both unwinders, unless

@@ -99,18 +99,18 @@ long long hp_test_pprof_column(const char *out, const char *name, int cum, int *
 	*found = 0;
 	while (line && *line) {
 		const char *end = strchr(line, '\n');
-		char buf[1024], *tok[16], *save;
-		int n = 0;
+		char buf[1024], col[5][64];
+		int at = -1;
 		size_t len = end ? (size_t)(end - line) : strlen(line);
 		if (len < sizeof buf) {
 			memcpy(buf, line, len);
 			buf[len] = '\0';
-			for (char *t = strtok_r(buf, " \t", &save); t && n < 16;
-			     t = strtok_r(NULL, " \t", &save))
-				tok[n++] = t;
-			if (n >= 6 && strcmp(tok[n - 1], name) == 0) {
+			/* Five columns, then the name, which may hold spaces */
+			if (sscanf(buf, "%63s %63s %63s %63s %63s %n", col[0], col[1], col[2], col[3],
+				   col[4], &at) == 5 &&
+			    at > 0 && strcmp(buf + at, name) == 0) {
 				*found = 1;
-				return llround(strtod(tok[cum ? 3 : 0], NULL));
+				return llround(strtod(col[cum ? 3 : 0], NULL));
 			}
 		}
 		line = end ? end + 1 : NULL;

@@ -135,6 +135,71 @@ HP_TEST(unwind_rules_hold_a_big_programs_return_addresses)
 	hpq_free(cap);
 }
 
+#define MAX_DEPTH 64 /* the recorder's default */
+#define KEPT_ROOTS (MAX_DEPTH / 4) /* src/recorder/roots.h */
+#define RUNTIME_ROOTS 3 /* main's callers: __libc_start_call_main, __libc_start_main, _start */
+
+/* Stacks deeper than max-depth keep their roots: recurse(d) has d + 2 +
+ * runtime frames (leaf, d x recurse, main, and the runtime's frames the
+ * walk reaches below it: RUNTIME_ROOTS with DWARF, fewer with frame
+ * pointers, as libc has none), past MAX_DEPTH from d = MAX_DEPTH - 1 -
+ * runtime to DEPTHS, one block a depth a round. Each of those walks gives
+ * one stack: leaf, recurse up to the gap frame, the gap at MAX_DEPTH - 1 -
+ * KEPT_ROOTS, then the outermost frames, recurse down to main and its
+ * callers. The stack of the depth below is MAX_DEPTH frames whole. (The
+ * threads recurse 5 deep at most.) */
+static void check_roots(const struct hp_capture *cap, const char *how, uint32_t runtime)
+{
+	const struct hp_cap_snapshot *snap = &cap->snapshots[cap->nsnapshots - 1];
+	const uint32_t gap = MAX_DEPTH - 1 - KEPT_ROOTS, main_at = MAX_DEPTH - 1 - runtime;
+	uint64_t cut = 0, cut_bytes = 0, cut_stacks = 0, shaped = 0, whole = 0;
+	char what[160];
+
+	for (size_t id = 1; id < cap->nstacks; id++) {
+		const struct hp_cap_stack *st = &cap->stacks[id];
+		int has_gap = 0, ok;
+		for (uint32_t f = 0; f < st->depth; f++)
+			has_gap |= st->frames[f] == HP_FRAME_GAP;
+		if (!has_gap) {
+			if (st->depth == MAX_DEPTH && strcmp(hpq_symbol(cap, st->frames[1]), "recurse") == 0 &&
+			    strcmp(hpq_symbol(cap, st->frames[main_at]), "main") == 0)
+				for (size_t i = 0; i < snap->nbuckets; i++)
+					if (snap->buckets[i].stack_id == id)
+						whole += snap->buckets[i].alloc_count;
+			continue;
+		}
+		cut_stacks++;
+		ok = st->depth == MAX_DEPTH && st->frames[gap] == HP_FRAME_GAP &&
+		     strcmp(hpq_symbol(cap, st->frames[0]), "leaf") == 0 &&
+		     strcmp(hpq_symbol(cap, st->frames[main_at]), "main") == 0;
+		for (uint32_t f = 1; ok && f < main_at; f++)
+			ok = f == gap || strcmp(hpq_symbol(cap, st->frames[f]), "recurse") == 0;
+		for (size_t i = 0; i < snap->nbuckets; i++) {
+			if (snap->buckets[i].stack_id != id)
+				continue;
+			cut += snap->buckets[i].alloc_count;
+			cut_bytes += snap->buckets[i].alloc_bytes;
+			if (ok)
+				shaped += snap->buckets[i].alloc_count;
+		}
+	}
+	snprintf(what, sizeof what, "%s: one stack past max-depth (every depth from %u to %u)", how,
+		 MAX_DEPTH - 1 - runtime, DEPTHS);
+	expect_eq_u64(cut_stacks, 1, what);
+	snprintf(what, sizeof what, "%s: its blocks, one a depth a round", how);
+	expect_eq_u64(cut, ROUNDS * (DEPTHS - (MAX_DEPTH - 1 - runtime) + 1), what);
+	expect_eq_u64(cut_bytes, 33 * cut, "33 bytes each");
+	snprintf(what, sizeof what,
+		 "%s: innermost frames, the gap frame at %u, recurse down to main at %u (the roots)",
+		 how, gap, main_at);
+	expect_eq_u64(shaped, cut, what);
+	snprintf(what, sizeof what, "%s: the stack of depth %u, exactly max-depth, whole", how,
+		 MAX_DEPTH - 2 - runtime);
+	expect_eq_u64(whole, ROUNDS, what);
+	if (shaped != cut || cut_stacks != 1)
+		hpq_dump(cap);
+}
+
 /* The frame-pointer walk through the remembered walks: each checked
  * against a fresh walk (none differs), and the paths unwindshapes makes
  * with frame pointers (caller_a and caller_b at one rsp; moved_a and
@@ -170,6 +235,7 @@ HP_TEST(unwind_fp_remembered_check_finds_no_difference)
 	expect_eq_u64(s.alloc_count, ROUNDS, "fp: moved_a");
 	s = hpq_match(cap, STACK("leaf", "moved_mid", "moved_b", "moved_shape", "main"));
 	expect_eq_u64(s.alloc_count, ROUNDS, "fp: moved_b, its own stack");
+	check_roots(cap, "fp", 1); /* main's caller: its return address */
 	hpq_free(cap);
 }
 
@@ -292,6 +358,7 @@ static void check_paths(const char *name)
 	expect_eq_u64(s.alloc_bytes, 4 * ROUNDS * 444, "in the plugin: bytes");
 	s = hpq_match(cap, STACK("leaf", "compare"));
 	expect_true(s.alloc_count > 0, "under qsort's frames");
+	check_roots(cap, name, RUNTIME_ROOTS);
 	hpq_free(cap);
 }
 
@@ -312,6 +379,56 @@ HP_TEST(unwind_cache_capture_equals_libunwind)
 	free(b);
 	free(ba);
 	free(bb);
+}
+
+/* The deep stack in every view: the report's summary line and its JSON,
+ * the folded stacks (the flame graph's), pprof as go tool pprof reads it:
+ * 105 allocations of 33 bytes (recursions 60 to 80 deep, ROUNDS each),
+ * their path main, recurse x 12 (the roots kept, under main's 3 runtime
+ * callers), the gap, recurse x 46, leaf. */
+HP_TEST(unwind_deep_stack_in_every_view)
+{
+	char path[512], folded[4096], *out, *err = run_shapes("deep", "", "");
+	size_t at;
+	int found = 0;
+
+	free(err);
+	snprintf(path, sizeof path, "%s/deep.hpf", hp_test_tmp());
+	out = hp_test_sh_out("%s/heapprof report %s", hp_test_build(), path);
+	expect_true(out && strstr(out, "\n  deep stacks     1 past --max-depth 64: middle frames cut "
+					"("),
+		    "report: the summary counts the stack cut");
+	free(out);
+	out = hp_test_sh_out("%s/heapprof report --json %s", hp_test_build(), path);
+	expect_true(out && strstr(out, "\"max_depth\": 64,\n  \"cut_stacks\": {\"count\": 1, "
+					"\"values\": {\"alloc_objects\": 105, \"alloc_bytes\": 3465, "),
+		    "report --json: the stack cut, 105 allocations, 3,465 bytes");
+	free(out);
+	at = (size_t)snprintf(folded, sizeof folded, "main;");
+	for (int i = 0; i < KEPT_ROOTS - RUNTIME_ROOTS - 1; i++)
+		at += (size_t)snprintf(folded + at, sizeof folded - at, "recurse;");
+	at += (size_t)snprintf(folded + at, sizeof folded - at,
+			       "[frames cut: stack deeper than --max-depth 64];");
+	for (int i = 0; i < MAX_DEPTH - KEPT_ROOTS - 2; i++)
+		at += (size_t)snprintf(folded + at, sizeof folded - at, "recurse;");
+	snprintf(folded + at, sizeof folded - at, "leaf 105\n");
+	out = hp_test_sh_out("%s/heapprof export --format folded --metric allocations -o - %s",
+			     hp_test_build(), path);
+	expect_true(out && strstr(out, folded), "folded: main at the root, the gap, leaf at the tip");
+	if (out && !strstr(out, folded))
+		printf("expected %s", folded);
+	free(out);
+	if (!hp_test_need_go())
+		return;
+	out = hp_test_sh_out("%s/heapprof export --format pprof -o %s/deep.pb.gz %s && "
+			     "go tool pprof -sample_index=alloc_objects -top %s/deep.pb.gz 2>&1",
+			     hp_test_build(), hp_test_tmp(), path, hp_test_tmp());
+	expect_eq_u64((uint64_t)hp_test_pprof_column(out ? out : "",
+						     "[frames cut: stack deeper than --max-depth 64]",
+						     1, &found),
+		      105, "go tool pprof: the gap frame, 105 allocations under it");
+	expect_true(found, "go tool pprof lists the gap frame");
+	free(out);
 }
 
 int main(int argc, char **argv)

@@ -4,6 +4,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -256,6 +257,19 @@ static int find_location(struct hp_model *m, uint64_t addr, uint32_t *out)
 
 	if (hp_u64map_get(&p->index, addr, out))
 		return 0;
+	if (addr == HP_FRAME_GAP) { /* a deep stack's: no code, a name */
+		char name[96];
+		snprintf(name, sizeof name, "[frames cut: stack deeper than --max-depth %" PRIu64 "]",
+			 m->cap->max_depth);
+		syms[0] = (struct hp_sym){.function = hp_symbolizer_intern(p->sym, name), .file = ""};
+		if (!syms[0].function)
+			return -ENOMEM;
+		n = 1;
+		err = new_location(m, addr, syms, n, out);
+		if (!err)
+			m->gap_location = *out + 1;
+		return err ? err : hp_u64map_put(&p->index, addr, *out);
+	}
 	err = hp_symbolizer_lookup(p->sym, index_of_module(m->cap, addr - 1), addr, syms, MAX_SYMS,
 				   &n);
 	if (err)
@@ -361,6 +375,25 @@ static void round_stacks(struct hp_model *m)
 		v->inuse_objects = v->alloc_objects - v->free_objects;
 		v->inuse_bytes = v->alloc_bytes - v->free_bytes;
 		hp_values_add(&m->total, v);
+	}
+}
+
+/* The stacks deeper than the recorder's max-depth, and their figures
+ * (m->cut_stacks, m->cut): those with the gap frame (format.h). */
+static void count_cut(struct hp_model *m)
+{
+	if (!m->gap_location)
+		return;
+	for (size_t id = 1; id < m->nstacks; id++) {
+		const struct hp_mstack *st = &m->stacks[id];
+		if (!st->nbuckets)
+			continue;
+		for (uint32_t i = 0; i < st->depth; i++)
+			if (st->locations[i] == m->gap_location - 1) {
+				m->cut_stacks++;
+				hp_values_add(&m->cut, &st->v);
+				break;
+			}
 	}
 }
 
@@ -489,6 +522,7 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		hp_values_add(&st->v, &m->buckets[i].v);
 	}
 	round_stacks(m);
+	count_cut(m);
 	if (opts->filter) {
 		ret = hp_model_filter(m, opts->filter, err, errlen);
 		if (ret) {
@@ -562,6 +596,8 @@ const char *hp_location_where(const struct hp_model *m, const struct hp_location
 
 	if (s->file[0] && s->line)
 		snprintf(buf, cap, "%s:%u", s->file, s->line);
+	else if (l->address == HP_FRAME_GAP)
+		snprintf(buf, cap, "(frames not kept)");
 	else if (l->module >= 0)
 		snprintf(buf, cap, "%s+0x%llx", m->modules[l->module].name,
 			 (unsigned long long)l->module_offset);

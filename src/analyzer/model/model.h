@@ -151,6 +151,14 @@ struct hp_model {
 	size_t nthread_shared;
 	uint8_t *thread_shared;
 
+	/* Stacks deeper than the recorder's max-depth (format.h,
+	 * HP_FRAME_GAP): their location for the frames not kept, + 1 (0:
+	 * none), how many of the snapshot's stacks have it and their figures
+	 * summed (malloc's, as total). */
+	uint32_t gap_location;
+	size_t cut_stacks;
+	struct hp_values cut;
+
 	/* After hp_model_filter: the stacks with allocations before it, and
 	 * how many of those it kept (both 0 when no filter was applied). */
 	size_t filter_stacks, filter_kept;

@@ -44,6 +44,11 @@ function renderSummary() {
 		items.splice(8, 0, ['Suppressed', blocks(sup[2]) + ' of runtime allocations (' +
 			bytes(sup[1]) + '), left out of what is in use (the line above, the flame graph, the ' +
 			'tables)']);
+	if (s.cut && s.cut[0] > 0) /* [count, figures as total's]; after the call stacks */
+		items.splice(items.findIndex(function (kv) { return kv[0] === 'Call stacks'; }) + 1, 0,
+			['Deep stacks', commas(s.cut[0]) + ' deeper than --max-depth ' + D.max_depth +
+			': their middle frames are cut (' + pct(s.cut[3], s.peak_bytes) +
+			' of the peak)']);
 	if (D.damaged)
 		items.push(['Damage', D.damaged + ' damaged records: showing what is readable']);
 	$.summary.textContent = '';
