@@ -13,6 +13,7 @@
 
 #include "../format/capture.h"
 #include "../analyzer/model/model.h"
+#include "../analyzer/events.h"
 #include "../common/say.h"
 
 /* The exit statuses of the commands that read captures (report, export,
@@ -188,6 +189,12 @@ enum hp_cli_opt {
 	HP_OPT_NO_SYMBOL_CACHE, /* run, symbolize: --no-symbol-cache (symcache.h) */
 	HP_OPT_VERBOSE,         /* run, symbolize: -v, --verbose: where symbols came from */
 	HP_OPT_HTTP_PUBLIC,     /* run, serve: --http-public, every client served (serve.h) */
+	HP_OPT_EVENTS,          /* run: --events, the event log (HEAPPROF_EVENTS) */
+	HP_OPT_LIVED_UNDER,     /* the event log's views: --lived-under DURATION */
+	HP_OPT_LIVED_OVER,      /* --lived-over DURATION */
+	HP_OPT_BETWEEN,         /* --between FROM TO (or FROM,TO) */
+	HP_OPT_THREAD,          /* --thread NAME */
+	HP_OPT_BLOCKS,          /* report: --blocks, the log's blocks one by one */
 	HP_OPT_COUNT
 };
 
@@ -249,6 +256,24 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
 /* The filter the options --focus, --ignore and --hide ask for, in f (its
  * strings are a's); NULL when none was given. Their patterns were checked
  * as they were parsed. */
+/* The event log's options of cmd (--lived-under, --lived-over, --between,
+ * --thread) into *sel (sel->on when any is given). --between takes
+ * "FROM,TO", or FROM and then TO as the first operand (or the last, when
+ * the capture came first), which is then taken out of a's operands.
+ * Returns 0, or -EINVAL after one line saying what is wrong. */
+int hp_cli_events(const char *cmd, struct hp_cli_args *a, char **argv,
+		  struct hp_events_select *sel);
+/* The help lines of those options, for each command's usage. */
+#define HP_CLI_EVENTS_HELP                                                                   \
+	"  --lived-under DUR  only the blocks freed less than DUR after their\n"               \
+	"                   allocation (10ms, 1.5s, 200us; needs run --events)\n"            \
+	"  --lived-over DUR   only the blocks that lived more than DUR (those left at\n"      \
+	"                   the end: by the end)\n"                                          \
+	"  --between FROM TO  only what was allocated in that window of the run (1.2s\n"     \
+	"                   3.4s, or 1.2s,3.4s): freed = freed in it, in use = left at\n"   \
+	"                   its end, peak = the most in use in it\n"                          \
+	"  --thread NAME    only the blocks allocated by threads named NAME (or 'tid N')\n"
+
 const struct hp_model_filter *hp_cli_filter(const struct hp_cli_args *a, struct hp_model_filter *f);
 
 /* --by's checks (hp_cli_use.check): any dimension of group.h (report,

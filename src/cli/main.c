@@ -288,6 +288,15 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 			     "(--image N for another)", path, cap->nimages, cap->image + 1,
 			     hp_text_escape(shown, sizeof shown, prog));
 	}
+	if (opts->events && opts->events->on) {
+		/* The log's selection, as the snapshot every view shows. */
+		ret = hp_events_apply(cap, opts->events, opts->events_window, err, sizeof err);
+		if (ret < 0) {
+			hp_say_error("%s: %s", path, err);
+			hp_capture_free(cap);
+			return ret;
+		}
+	}
 	ret = hp_model_build(model, cap, opts, err, sizeof err);
 	if (ret == -ENODATA && !cap->nsnapshots && cap->has_meta && cap->pid) {
 		say_no_snapshot(path, cap);

@@ -69,6 +69,12 @@ const struct hp_cli_option hp_cli_options[HP_OPT_COUNT] = {
 	[HP_OPT_TIMELINE] = {"timeline", 0, HP_CLI_SIZE, "HEAPPROF_TIMELINE_MS",
 		0, HP_OPTION_TIMESERIES_MS_MAX, {NULL}},
 	[HP_OPT_LIVE_BLOCKS] = {"live-blocks", 0, HP_CLI_FLAG, "HEAPPROF_LIVE_BLOCKS", 0, 0, {NULL}},
+	[HP_OPT_EVENTS] = {"events", 0, HP_CLI_FLAG, "HEAPPROF_EVENTS", 0, 0, {NULL}},
+	[HP_OPT_LIVED_UNDER] = {"lived-under", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_LIVED_OVER] = {"lived-over", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_BETWEEN] = {"between", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_THREAD] = {"thread", 0, HP_CLI_TEXT, NULL, 0, 0, {NULL}},
+	[HP_OPT_BLOCKS] = {"blocks", 0, HP_CLI_FLAG, NULL, 0, 0, {NULL}},
 	[HP_OPT_SEED] = {"seed", 0, HP_CLI_SIZE, "HEAPPROF_SEED", 0, UINT64_MAX, {NULL}},
 	[HP_OPT_FOLLOW_FORK] = {"follow-fork", 0, HP_CLI_FLAG, "HEAPPROF_FOLLOW_FORK", 0, 0, {NULL}},
 	[HP_OPT_MMAP] = {"mmap", 0, HP_CLI_FLAG, "HEAPPROF_MMAP", 0, 0, {NULL}},
@@ -338,6 +344,67 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
 	}
 	a->operand = optind;
 	a->noperands = argc - optind;
+	return 0;
+}
+
+static int duration(const char *cmd, const char *opt, const char *s, uint64_t *ns)
+{
+	if (hp_events_parse_duration(s, ns) == 0)
+		return 0;
+	hp_say_error("%s: %s wants a duration such as 10ms, 1.5s, 200us (ns, us, ms, s, min), "
+		     "not '%s'",
+		     cmd, opt, s);
+	return -EINVAL;
+}
+
+int hp_cli_events(const char *cmd, struct hp_cli_args *a, char **argv,
+		  struct hp_events_select *sel)
+{
+	memset(sel, 0, sizeof *sel);
+	if (a->given[HP_OPT_LIVED_UNDER]) {
+		sel->lived_under = 1;
+		if (duration(cmd, "--lived-under", a->value[HP_OPT_LIVED_UNDER], &sel->under_ns))
+			return -EINVAL;
+	}
+	if (a->given[HP_OPT_LIVED_OVER]) {
+		sel->lived_over = 1;
+		if (duration(cmd, "--lived-over", a->value[HP_OPT_LIVED_OVER], &sel->over_ns))
+			return -EINVAL;
+	}
+	if (a->given[HP_OPT_BETWEEN]) {
+		const char *v = a->value[HP_OPT_BETWEEN], *comma = strchr(v, ',');
+		char from[64];
+		uint64_t ns;
+		sel->between = 1;
+		if (comma) {
+			snprintf(from, sizeof from, "%.*s", (int)(comma - v), v);
+			if (duration(cmd, "--between", from, &sel->from_ns) ||
+			    duration(cmd, "--between", comma + 1, &sel->to_ns))
+				return -EINVAL;
+		} else if (duration(cmd, "--between", v, &sel->from_ns)) {
+			return -EINVAL;
+		} else if (a->noperands >= 2 &&
+			   hp_events_parse_duration(argv[a->operand], &ns) == 0) {
+			sel->to_ns = ns;
+			a->operand++;
+			a->noperands--;
+		} else if (a->noperands >= 2 &&
+			   hp_events_parse_duration(argv[a->operand + a->noperands - 1], &ns) == 0) {
+			sel->to_ns = ns;
+			a->noperands--;
+		} else {
+			hp_say_error("%s: --between wants a window: FROM TO, or FROM,TO (1.2s 3.4s)",
+				     cmd);
+			return -EINVAL;
+		}
+		if (sel->to_ns < sel->from_ns) {
+			hp_say_error("%s: --between: the window ends before it starts", cmd);
+			return -EINVAL;
+		}
+	}
+	if (a->given[HP_OPT_THREAD])
+		sel->thread = a->value[HP_OPT_THREAD];
+	sel->on = sel->lived_under || sel->lived_over || sel->between || sel->thread;
 	return 0;
 }
 

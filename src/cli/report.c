@@ -46,6 +46,13 @@ static const char usage[] =
 	"                   chunks), each with its RSS, bytes in use, blocks,\n"
 	"                   largest gap, fragmentation (1 - in use / RSS) and top\n"
 	"                   stacks; with --json, also every block\n"
+	"  --blocks         instead, every block of the event log one a line (needs\n"
+	"                   run --events): address, size, type, thread, allocation\n"
+	"                   and free times (s since the start), lifetime (ms), stack\n"
+	"                   id; the options below select which\n"
+	HP_CLI_EVENTS_HELP
+	"                   (these need run --events; every view of report,\n"
+	"                   flamegraph, export and diff takes them)\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
 	"  --image N        image N of the capture (1 = the first; default the last\n"
 	"                   with a snapshot: a process that exec'd has several)\n"
@@ -110,6 +117,40 @@ static int gates(const struct hp_cli_args *a, const struct hp_model *m)
 	return status;
 }
 
+/* report --blocks: the event log's blocks one a line. */
+static int report_blocks(const char *path, const struct hp_cli_args *a,
+			 const struct hp_events_select *ev)
+{
+	struct hp_capture cap;
+	struct hp_cli_output o;
+	char err[512];
+	int ret;
+
+	if (hp_cli_capture_load(path, &cap, err, sizeof err) < 0) {
+		hp_say_error("%s", err);
+		return HP_EXIT_FAILURE;
+	}
+	if (cap.ndamage)
+		hp_say_error("%s: damaged, showing what is readable: %s", path, cap.damage[0]);
+	if (a->given[HP_OPT_IMAGE] && hp_capture_select(&cap, (size_t)a->number[HP_OPT_IMAGE] - 1)) {
+		hp_say_error("%s: there is no image %ld (the capture has %zu)", path,
+			     a->number[HP_OPT_IMAGE], cap.nimages);
+		hp_capture_free(&cap);
+		return HP_EXIT_FAILURE;
+	}
+	if (!hp_events_has_log(&cap)) {
+		hp_say_error("%s: the capture has no event log: record with heapprof run --events",
+			     path);
+		hp_capture_free(&cap);
+		return HP_EXIT_FAILURE;
+	}
+	hp_cli_output_open(&o, "-", NULL, 0);
+	ret = hp_events_print_blocks(o.f, &cap, ev);
+	ret = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	hp_capture_free(&cap);
+	return ret;
+}
+
 int hp_cmd_report(int argc, char **argv)
 {
 	static const struct hp_cli_use uses[] = {
@@ -134,8 +175,15 @@ int hp_cmd_report(int argc, char **argv)
 		{HP_OPT_NO_DEFAULT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_FAIL_IF_LEAKED, 0, 0, NULL},
 		{HP_OPT_FAIL_IF_PEAK, 0, 0, NULL},
+		{HP_OPT_BLOCKS, 0, 0, NULL},
+		{HP_OPT_LIVED_UNDER, 0, 0, NULL},
+		{HP_OPT_LIVED_OVER, 0, 0, NULL},
+		{HP_OPT_BETWEEN, 0, 0, NULL},
+		{HP_OPT_THREAD, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
+	struct hp_events_select ev;
+	struct hp_events_window win = {0};
 	struct hp_cli_args a;
 	struct hp_model_options mo = {0};
 	struct hp_model_filter filter;
@@ -151,6 +199,12 @@ int hp_cmd_report(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	if (a.help)
 		return HP_EXIT_OK;
+	if (hp_cli_events("report", &a, argv, &ev))
+		return HP_EXIT_USAGE;
+	if (a.given[HP_OPT_BLOCKS] && a.noperands == 1)
+		return report_blocks(argv[a.operand], &a, &ev);
+	mo.events = &ev;
+	mo.events_window = &win;
 	if (a.given[HP_OPT_TOP])
 		ro.top = (unsigned)a.number[HP_OPT_TOP];
 	if (a.given[HP_OPT_FRAMES])
@@ -220,6 +274,8 @@ int hp_cmd_report(int argc, char **argv)
 	 * stack; by default, by allocation site (report_site.c). */
 	ro.by_stack = (a.given[HP_OPT_BY] && by == HP_BY_STACK) || ro.all_frames;
 	hp_cli_output_open(&o, "-", NULL, 0); /* standard output: cannot fail */
+	if (ev.between && !a.given[HP_OPT_JSON])
+		hp_events_print_window(o.f, &win);
 	if (a.given[HP_OPT_MAP])
 		ret = hp_report_map(o.f, &model, &ro, a.given[HP_OPT_JSON]);
 	else if (by != HP_BY_STACK)

@@ -58,6 +58,10 @@ static const char usage[] =
 	"      --live-blocks        each snapshot lists every live block (address, size,\n"
 	"                           stack) and the mappings holding the heap, with their\n"
 	"                           RSS: heapprof report --map\n"
+	"      --events             the event log: every allocation and free with its\n"
+	"                           time, thread, address, size and stack (about 3 bytes\n"
+	"                           an event): report --blocks, --lived-under/-over,\n"
+	"                           --between, --thread\n"
 	"      --seed N             fixed seed for sampling (reproducible runs)\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"      --no-symbol-cache    read every symbol from the binaries, store none\n"
@@ -718,6 +722,7 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_TIMESERIES, 0, 0, NULL},
 		{HP_OPT_TIMELINE, 0, 0, NULL},
 		{HP_OPT_LIVE_BLOCKS, 0, 0, NULL},
+		{HP_OPT_EVENTS, 0, 0, NULL},
 		{HP_OPT_SEED, 0, 0, NULL},
 		{HP_OPT_OUTPUT, 0, 0, NULL},
 		{HP_OPT_FOLLOW_FORK, 0, 0, NULL},

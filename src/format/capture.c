@@ -22,6 +22,7 @@
 #include "../common/sort.h"
 #include "../common/table.h"
 #include "records.h"
+#include "events.h"
 #include "../common/infile.h"
 
 static void note_damage(struct hp_capture *cap, const char *fmt, ...)
@@ -646,6 +647,81 @@ static int parse_blocks(struct hp_capture *cap, struct hp_cap_image *img, struct
 	return 0;
 }
 
+/* A chunk of the event log (EVENTS): its events appended to the image's,
+ * each allocation with its bucket's key; the clock moved to the chunk
+ * flushed last. A chunk that does not decode whole is refused whole. */
+static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+{
+	struct hp_ev_bucket *b = NULL;
+	struct hp_ev_read *ev = NULL;
+	struct hp_ev_head h;
+	int err = -EINVAL;
+
+	if (hp_ev_decode_head(c, &h))
+		return -EINVAL;
+	if (h.tick_at < h.tick_origin || h.ns_at < h.ns_origin) {
+		cap->why = "its clock goes backwards";
+		return -EINVAL;
+	}
+	/* Scratch for the chunk, bounded by HP_EV_CHUNK_MAX and the payload
+	 * (hp_ev_decode_head): charged, then given back. */
+	if (charge(cap, (h.nbuckets + 1) * sizeof *b + (h.count + 1) * sizeof *ev))
+		return -E2BIG;
+	b = malloc((h.nbuckets + 1) * sizeof *b);
+	ev = malloc((h.count + 1) * sizeof *ev);
+	if (!b || !ev) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < h.nbuckets; i++)
+		if (hp_ev_decode_bucket(c, &b[i]))
+			goto out;
+	if (hp_ev_decode_columns(c, &h, ev))
+		goto out;
+	err = reserve(cap, (void **)&img->events, &img->alloc_events, img->nevents + h.count,
+		      sizeof *img->events);
+	if (err)
+		goto out;
+	for (uint64_t i = 0; i < h.count; i++) {
+		struct hp_cap_event *e = &img->events[img->nevents++];
+		const struct hp_ev_bucket *k = &b[ev[i].slot];
+		uint64_t base = h.tick_origin >> h.shift;
+		*e = (struct hp_cap_event){.tick = (base + ev[i].units) << h.shift,
+					   .addr = ev[i].addr,
+					   .size = ev[i].size,
+					   .thread = h.thread > UINT32_MAX ? 0 : (uint32_t)h.thread,
+					   .alloc = ev[i].alloc};
+		if (ev[i].alloc) {
+			e->stack_id = (uint32_t)k->stack_id;
+			e->type_tag = (uint32_t)k->type_tag;
+			e->origin_tag = (uint32_t)k->origin_tag;
+		}
+	}
+	if (h.tick_at >= img->evclock.tick_at) {
+		img->evclock = (struct hp_cap_evclock){h.tick_origin, h.ns_origin, h.tick_at,
+						       h.ns_at};
+	}
+	err = 0;
+out:
+	cap->mem_bytes -= (h.nbuckets + 1) * sizeof *b + (h.count + 1) * sizeof *ev;
+	free(b);
+	free(ev);
+	return err;
+}
+
+uint64_t hp_capture_event_ns(const struct hp_capture *cap, uint64_t tick)
+{
+	const struct hp_cap_evclock *k = &cap->evclock;
+	long double rate;
+
+	if (tick <= k->tick_origin)
+		return k->ns_origin;
+	if (k->tick_at <= k->tick_origin)
+		return k->ns_origin + (tick - k->tick_origin); /* one point: ns ticks */
+	rate = (long double)(k->ns_at - k->ns_origin) / (long double)(k->tick_at - k->tick_origin);
+	return k->ns_origin + (uint64_t)((long double)(tick - k->tick_origin) * rate + 0.5L);
+}
+
 /* The regions of the image's snapshot of seq that hold the heap (MAPS).
  * A region the recorder cannot have written (size 0, past 2^64, before
  * the end of the one before, more resident than its size, an unknown
@@ -886,6 +962,7 @@ static const char *type_name(unsigned type)
 	case HP_REC_HISTOGRAMS: return "HISTOGRAMS";
 	case HP_REC_BLOCKS: return "BLOCKS";
 	case HP_REC_MAPS: return "MAPS";
+	case HP_REC_EVENTS: return "EVENTS";
 	case HP_REC_SYMBOLS: return "SYMBOLS";
 	case HP_REC_TAGS: return "TAGS";
 	default: return "unknown";
@@ -1010,6 +1087,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			case HP_REC_HISTOGRAMS: perr = parse_histograms(cap, img, &c); break;
 			case HP_REC_BLOCKS: perr = parse_blocks(cap, img, &c); break;
 			case HP_REC_MAPS: perr = parse_maps(cap, img, &c); break;
+			case HP_REC_EVENTS: perr = parse_events(cap, img, &c); break;
 			default: break; /* a later minor version's record: skip it */
 			}
 			if (img)
@@ -1044,6 +1122,8 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 		shrink((void **)&img->stacks, &img->alloc_stacks, img->nstacks, sizeof *img->stacks);
 		shrink((void **)&img->ticks, &img->alloc_ticks, img->nticks, sizeof *img->ticks);
 		shrink((void **)&img->sites, &img->alloc_sites, img->nsites, sizeof *img->sites);
+		shrink((void **)&img->events, &img->alloc_events, img->nevents,
+		       sizeof *img->events);
 	}
 	if (!ret && (!cap->nimages || !cap->images[0].has_meta))
 		note_damage(cap, "no META record: program and options are unknown");
@@ -1082,6 +1162,7 @@ static void free_image(struct hp_cap_image *img)
 	for (size_t i = 0; i < img->nmodules; i++)
 		free(img->modules[i].path);
 	free(img->modules);
+	free(img->events);
 	for (size_t i = 0; i < img->nstacks; i++)
 		free(img->stacks[i].frames);
 	free(img->stacks);
@@ -1155,6 +1236,9 @@ int hp_capture_select(struct hp_capture *cap, size_t image)
 	}
 	cap->has_symbols = img->has_symbols;
 	cap->symbols = img->symbols;
+	cap->nevents = img->nevents;
+	cap->events = img->events;
+	cap->evclock = img->evclock;
 	return 0;
 }
 
@@ -1211,6 +1295,8 @@ const char *hp_capture_lost_name(unsigned reason)
 	case HP_LOST_WRITE_FAILED: return "records that could not be written";
 	case HP_LOST_REENTRANT_FREE: return "freed inside the recorder (signal handler): still counted in use";
 	case HP_LOST_STACK_ROOM: return "allocated with too little stack left for the recorder (small thread or signal stack)";
+	case HP_LOST_EVENTS_NO_MEMORY: return "events the log had no buffer for (event log only: the blocks are counted)";
+	case HP_LOST_EVENTS_WRITE: return "events whose chunk could not be written (event log only: the blocks are counted)";
 	default: return "unknown";
 	}
 }

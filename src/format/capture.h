@@ -147,6 +147,23 @@ struct hp_cap_tick {
 		     * 1.5); else they read 0, unknown */
 };
 
+/* An event of the log (EVENTS, format 1.6, with --events): an allocation
+ * with its block's bucket key, or a free (size 0, no key: the block is the
+ * allocation of its address before it). tick: the recorder's counter
+ * (hp_capture_event_ns converts). */
+struct hp_cap_event {
+	uint64_t tick;
+	uint64_t addr, size;
+	uint32_t stack_id, type_tag, origin_tag, thread; /* thread: HP_TAG_THREAD id */
+	uint8_t alloc;
+};
+
+/* The log's clock: the counter at the log's start and at the latest
+ * record's flush, with the ns since the capture's start at each. */
+struct hp_cap_evclock {
+	uint64_t tick_origin, ns_origin, tick_at, ns_at;
+};
+
 /* One image: what one program of the process recorded, from a META
  * record up to the next META (format.h, "Images"). A process that execs
  * keeps its capture file: the new program appends a META of its own and
@@ -179,7 +196,14 @@ struct hp_cap_image {
 	int has_symbols;
 	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */
 
+	/* The event log, in the file's order (each thread's events in its
+	 * order; threads' chunks interleave), and its clock. */
+	size_t nevents;
+	struct hp_cap_event *events;
+	struct hp_cap_evclock evclock;
+
 	size_t nrecords; /* intact records of this image (SYMBOLS not counted) */
+	size_t alloc_events;
 	size_t alloc_modules, alloc_stacks, alloc_snapshots, alloc_samples; /* the loader's */
 	size_t alloc_ticks, alloc_sites;
 	size_t alloc_tags[HP_TAG_KINDS];
@@ -215,6 +239,10 @@ struct hp_capture {
 
 	int has_symbols;
 	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */
+
+	size_t nevents; /* the event log (hp_cap_image) */
+	struct hp_cap_event *events;
+	struct hp_cap_evclock evclock;
 
 	size_t image;   /* which image the fields above are */
 	size_t nimages; /* 0 only for a file with no record at all */
@@ -261,6 +289,10 @@ size_t hp_capture_default_image(const struct hp_capture *cap);
 /* The tag of kind (HP_TAG_*) and id, or NULL when the capture does not
  * define it (id 0 is never defined). */
 const struct hp_cap_tag *hp_capture_tag(const struct hp_capture *cap, unsigned kind, uint64_t id);
+/* The time of an event's tick, in ns since the capture's start: on the
+ * line through the log's clock points (before the log's start: 0). Pure. */
+uint64_t hp_capture_event_ns(const struct hp_capture *cap, uint64_t tick);
+
 /* The last snapshot, or NULL when the file has none. */
 const struct hp_cap_snapshot *hp_capture_last(const struct hp_capture *cap);
 

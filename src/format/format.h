@@ -186,13 +186,41 @@
  *   BLOCKS record. rss_bytes: its resident bytes (mincore(2)) when the
  *   record was written, at most size. name: the mapping's in
  *   /proc/self/maps ("[heap]", a path; "" anonymous).
+ *
+ * HP_REC_EVENTS (minor 6; with --events, META flag HP_META_EVENTS: a chunk
+ * of one thread's event log, written when its buffer of 4,096 events is
+ * full, at each snapshot (before it) and at the thread's exit; events.h,
+ * hp_ev_head, hp_ev_bucket)
+ *   u thread (HP_TAG_THREAD id, 0: unknown), u tick_origin, u ns_origin,
+ *   u tick_at, u ns_at, u shift, u count (at most 65,536), u bucket_count
+ *   (at most count), bucket_count x (u stack_id, u type_tag, u origin_tag,
+ *   u size: a snapshot bucket's key), then four columns:
+ *     count x u code: 0 a free, k+1 an allocation of the record's bucket k
+ *     count x u time: units of 2^shift ticks since the previous event's
+ *       (the first: since tick_origin's unit)
+ *     count x u address: the signed delta from the previous event's
+ *       address (the first from 0), zigzag, shifted left one bit: in units
+ *       of 16 bytes (low bit 0) when the delta is a multiple of 16, else in
+ *       bytes (low bit 1)
+ *     one u size per allocation, in their order
+ *   Ticks are the CPU's time-stamp counter (x86-64; elsewhere the
+ *   monotonic clock's ns, shift 0): the counter read tick_origin when the
+ *   log started, ns_origin ns after the capture's start, and tick_at at
+ *   this record's flush, ns_at ns after the start; a reader converts a
+ *   time by the line through (tick_origin, ns_origin) and the (tick_at,
+ *   ns_at) of the image's record with the largest tick_at. A thread's
+ *   records come in its order, threads' records interleave; a free is
+ *   matched to the allocation of its address before it. Events are the
+ *   recorded blocks of malloc's family (sampled ones in a sampled
+ *   recording; not custom heaps'); those not logged are counted lost
+ *   (HP_LOST_EVENTS_*).
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 5 /* 5: the TIMELINE sites' tags, MAPS */
+#define HP_FORMAT_MINOR 6 /* 5: the TIMELINE sites' tags, MAPS; 6: EVENTS */
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24
@@ -216,6 +244,7 @@ enum hp_record_type {
 	HP_REC_HISTOGRAMS = 9, /* minor 4 */
 	HP_REC_BLOCKS = 10,    /* minor 4 */
 	HP_REC_MAPS = 11,      /* minor 5 */
+	HP_REC_EVENTS = 12,    /* minor 6 */
 };
 
 /* What a MAPS region is (kind). */
@@ -254,6 +283,7 @@ enum hp_meta_flags {
 	HP_META_FORKED_CHILD = 2, /* this process was forked from a recorded one */
 	HP_META_SHADOWED = 4,     /* another library's malloc came first in the
 				   * lookup order (LD_PRELOAD): nothing recorded */
+	HP_META_EVENTS = 8,       /* recorded with the event log (EVENTS records) */
 };
 
 enum hp_module_event {
@@ -306,7 +336,10 @@ enum hp_lost_reason {
 	HP_LOST_WRITE_FAILED = 6,  /* a record could not be written */
 	HP_LOST_REENTRANT_FREE = 7, /* freed inside the recorder: its bytes stay in use */
 	HP_LOST_STACK_ROOM = 8,    /* too little stack left for the recorder to run */
-	HP_LOST_KINDS = 9
+	/* The event log's (minor 6): events, not allocations. */
+	HP_LOST_EVENTS_NO_MEMORY = 9, /* no buffer for the thread's events */
+	HP_LOST_EVENTS_WRITE = 10,    /* a chunk of events could not be written */
+	HP_LOST_KINDS = 11
 };
 
 #endif

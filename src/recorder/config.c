@@ -109,6 +109,9 @@ void hp_config_load(struct hp_config *c)
 	flag = 0;
 	get_u64("HEAPPROF_LIVE_BLOCKS", &flag, 0, 1);
 	c->live_blocks = (int)flag;
+	flag = 0;
+	get_u64("HEAPPROF_EVENTS", &flag, 0, 1);
+	c->events = (int)flag;
 	get_u64("HEAPPROF_SEED", &c->seed, 0, UINT64_MAX);
 	flag = 1;
 	get_u64("HEAPPROF_TYPES", &flag, 0, 1);

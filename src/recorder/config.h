@@ -30,6 +30,8 @@ struct hp_config {
 	unsigned timeseries_ms;      /* HEAPPROF_TIMESERIES_MS, default 10, 0 = none */
 	int live_blocks;             /* HEAPPROF_LIVE_BLOCKS=1: each snapshot lists
 				      * the live blocks (BLOCKS record) */
+	int events;                  /* HEAPPROF_EVENTS=1: the event log (events.h,
+				      * EVENTS records) */
 	unsigned timeline_ms;        /* HEAPPROF_TIMELINE_MS, default 100, 0 = none:
 				      * the per-site timeline's period */
 	uint64_t seed;               /* HEAPPROF_SEED, 0 = from the clock */

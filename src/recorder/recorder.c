@@ -26,6 +26,7 @@
 #include "aggregate.h"
 #include "attr.h"
 #include "config.h"
+#include "events.h"
 #include "log.h"
 #include "modules.h"
 #include "os.h"
@@ -215,6 +216,7 @@ void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
 	if (r == 1) /* its free went unseen: count it now */
 		hp_agg_free(stale.bucket, stale.size, 0, HP_AGG_LIFE_UNKNOWN);
 	agg_alloc(bucket, size);
+	HP_EVENTS_ALLOC(p, size, bucket);
 	/* Byte triggers count what the run allocated: each sampled block at
 	 * its unbiased weight (its size in a full recording). */
 	if (config.dump_every_bytes || config.high_water_bytes) /* (no call when neither is on) */
@@ -332,6 +334,7 @@ static inline __attribute__((always_inline)) void release(struct hp_thread *t, v
 	}
 	t->busy++; /* the bucket lock: see hp_record_take */
 	hp_agg_free(blk->bucket, blk->size, temporary, (int)hp_live_life_class(blk->born));
+	HP_EVENTS_FREE(p);
 	t->busy--;
 	if (blk->size >= LOOK_BYTES)
 		t->ticks = 1;
@@ -375,6 +378,7 @@ static inline __attribute__((always_inline)) void record_free(struct hp_thread *
 		if (temporary)
 			t->last_alloc = 0;
 		agg_free(blk.bucket, blk.size, temporary, (int)hp_live_life_class(blk.born));
+		HP_EVENTS_FREE(p);
 		t->busy = 0;
 		hp_trigger_tick(t, TICK_PERIOD);
 		return;
@@ -505,6 +509,7 @@ static void fork_child(void)
 	/* This thread is the child's only one, with a tid of its own. */
 	hp_attr_reset_caches(&hp_attr_self);
 	hp_attr_thread_refresh(&hp_attr_self, 1);
+	hp_events_fork_child();
 	if (hp_writer_open(&config, HP_ROLE_FORKED) < 0)
 		hp_state = HP_STATE_OFF;
 	else
@@ -683,6 +688,7 @@ void hp_recorder_start(void)
 	if (hp_writer_open(&config, role) < 0)
 		return; /* the writer said why */
 	hp_trigger_init(&config);
+	hp_events_init(&config);
 	hp_os_atfork(fork_prepare, fork_parent, fork_child);
 	if (role == HP_ROLE_DESCENDANT)
 		enlist();

@@ -14,6 +14,7 @@
 #include "../format/records.h"
 #include "aggregate.h"
 #include "attr.h"
+#include "events.h"
 #include "live.h"
 #include "log.h"
 #include "maps.h"
@@ -299,7 +300,8 @@ static void put_meta(const struct hp_config *c, int forked_child)
 		.max_depth = c->max_depth,
 		.flags = (c->follow_fork ? HP_META_FOLLOW_FORK : 0) |
 			 (forked_child ? HP_META_FORKED_CHILD : 0) |
-			 (c->shadowed ? HP_META_SHADOWED : 0),
+			 (c->shadowed ? HP_META_SHADOWED : 0) |
+			 (c->events ? HP_META_EVENTS : 0),
 		.dump_signal = (uint64_t)c->dump_signal,
 		.interval_ms = c->interval_ms,
 		.dump_every_bytes = c->dump_every_bytes,
@@ -663,6 +665,8 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		 * objects too. */
 		hp_attr_vtable_scan();
 	}
+	/* The event log up to now, before the snapshot (events.h). */
+	hp_events_flush_all(flags);
 	cancel = lock_for(flags);
 	if (cancel < 0)
 		return -EDEADLK;
@@ -838,6 +842,26 @@ uint32_t hp_writer_timeline(void)
 	}
 	unlock(cancel);
 	return n;
+}
+
+int hp_writer_put(unsigned type, const void *data, size_t len, unsigned flags)
+{
+	int err, cancel;
+
+	if (!hp_writer_owned())
+		return -ESRCH;
+	cancel = lock_for(flags);
+	if (cancel < 0)
+		return -EDEADLK;
+	err = ensure_file();
+	if (!err) {
+		hp_buf_put_bytes(&payload, data, len);
+		err = emit(type);
+	}
+	payload.len = 0;
+	payload.err = out.err = 0;
+	unlock(cancel);
+	return err;
 }
 
 void hp_writer_close(void)

@@ -22,6 +22,7 @@
 #ifndef HP_RECORDER_WRITER_H
 #define HP_RECORDER_WRITER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -99,6 +100,14 @@ void hp_writer_sample_owed(uint64_t now_ns, uint64_t heap_bytes);
  * the writer's lock; no allocation from malloc (buffers grow with mmap);
  * not async-signal-safe. */
 uint32_t hp_writer_timeline(void);
+
+/* Appends one record of type with payload data[0..len) (compressed as
+ * every record), creating the file first if it is not there (the event
+ * log's chunks, events.c). Returns 0 or -errno; -ESRCH in a process that
+ * does not own the capture, -EDEADLK when the lock was not taken (flags
+ * as hp_writer_snapshot's). Takes the writer's lock; no allocation from
+ * malloc; async-signal-safe with HP_WRITE_FATAL or HP_WRITE_SIGNAL. */
+int hp_writer_put(unsigned type, const void *data, size_t len, unsigned flags);
 
 /* Closes the file (when the descriptor is still ours). Later snapshots are
  * dropped. Takes the writer's lock; no allocation; not async-signal-safe. */

@@ -171,6 +171,8 @@ struct hp_model {
 
 struct hp_model_filter;
 struct hp_symcache;
+struct hp_events_select;
+struct hp_events_window;
 
 struct hp_model_options {
 	long snapshot;               /* index into cap->snapshots; -1 = the last */
@@ -192,6 +194,12 @@ struct hp_model_options {
 				      * symbols a cache answers must not */
 	const struct hp_model_filter *filter; /* applied once built (hp_model_filter), or
 					       * NULL */
+	/* For loaders (hp_cli_load_model): a selection of the event log
+	 * (analyzer/events.h, --lived-under, --between, --thread) whose
+	 * snapshot is built and shown in place of the capture's, and the
+	 * window's figures back; NULL: the capture's snapshots. */
+	const struct hp_events_select *events;
+	struct hp_events_window *events_window;
 	/* The capture being built from, for a caller that builds one model of
 	 * it and reads none of its stacks' frames after (report, export,
 	 * diff): each stack's frames are freed as soon as they are made

@@ -1,0 +1,281 @@
+/*
+ * events.c - the event log's buffers and their flushes (events.h).
+ *
+ * Every buffer ever mapped is in bufs[] (never unmapped: a thread that
+ * exits frees its buffer for the next thread, so a program keeps at most
+ * as many as it has threads at once, HP_EV_MAX_BUFS at the most). The
+ * flusher's state (the chunk being encoded, the bucket dedup table) is
+ * mapped once at init and used under the events lock.
+ *
+ * A buffer's events are written in order by one thread; [flushed, n) are
+ * those not yet in the capture. Invariants: only the owner writes entries
+ * at n and up, and stores n after the entry; flushers (the owner when its
+ * buffer is full or it exits, a snapshot for every buffer) take the
+ * events lock, read n (acquire), encode [flushed, n) and move flushed to
+ * n; only the owner, under the lock, sets n and flushed back to 0.
+ */
+#include "events.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "attr.h"
+#include "log.h"
+#include "recorder.h"
+#include "spin.h"
+#include "writer.h"
+
+#define HP_EV_MAX_BUFS 4096u
+/* The chunk-local bucket table: open addressing, twice the events. */
+#define SLOTS (2 * HP_EV_BUF_EVENTS)
+
+int hp_events_on;
+__thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec")));
+
+/* Set at init, read-only after. */
+static const struct hp_config *config;
+static uint64_t tick_origin, ns_origin;
+static unsigned exit_key;
+static int have_key;
+
+/* bufs[0 .. nbufs): an entry may still read NULL while its mapper stores
+ * it (flushers skip it). */
+static struct hp_ev_buf *bufs[HP_EV_MAX_BUFS];
+static uint32_t nbufs;
+
+/* The flusher's memory, under lock. */
+static struct hp_spin lock;
+struct flusher {
+	struct {
+		uint32_t bucket, gen, slot;
+	} table[SLOTS];
+	uint32_t gen;
+	uint32_t slot_of[HP_EV_BUF_EVENTS];
+	struct hp_ev_bucket buckets[HP_EV_BUF_EVENTS];
+	struct hp_buf out;
+};
+static struct flusher *fl;
+
+static int grow(struct hp_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 1u << 16;
+	uint8_t *p;
+
+	while (cap < need)
+		cap *= 2;
+	p = hp_os_map(cap);
+	if (!p)
+		return -ENOMEM;
+	if (b->len)
+		memcpy(p, b->data, b->len);
+	hp_os_unmap(b->data, b->cap);
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+/* The chunk-local slot of bucket, its key read once per chunk. Under lock. */
+static uint32_t slot_of(uint32_t bucket, uint64_t *nbuckets)
+{
+	uint32_t h = (bucket * 0x9e3779b1u) & (SLOTS - 1);
+	uint32_t stack, type, origin;
+	uint64_t size;
+
+	while (fl->table[h].gen == fl->gen) {
+		if (fl->table[h].bucket == bucket)
+			return fl->table[h].slot;
+		h = (h + 1) & (SLOTS - 1);
+	}
+	hp_agg_key(bucket, &stack, &type, &origin, &size);
+	fl->buckets[*nbuckets] = (struct hp_ev_bucket){stack, type, origin, size};
+	fl->table[h].bucket = bucket;
+	fl->table[h].gen = fl->gen;
+	fl->table[h].slot = (uint32_t)*nbuckets;
+	return (uint32_t)(*nbuckets)++;
+}
+
+/* Writes b's events [flushed, to) as one chunk and moves flushed to to.
+ * Under lock. Returns 0 or -errno (the events are counted lost). */
+static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
+{
+	uint32_t from = b->flushed;
+	struct hp_ev_head h = {0};
+	int err;
+
+	if (to <= from)
+		return 0;
+	if (!fl) {
+		err = -ENOMEM;
+		goto lost;
+	}
+	if (++fl->gen == 0) { /* wrapped: every entry would look current */
+		memset(fl->table, 0, sizeof fl->table);
+		fl->gen = 1;
+	}
+	for (uint32_t i = from; i < to; i++)
+		fl->slot_of[i - from] = b->ev[i].bucket ? slot_of(b->ev[i].bucket, &h.nbuckets) : 0;
+	h.thread = b->thread;
+	h.tick_origin = tick_origin;
+	h.ns_origin = ns_origin;
+	h.tick_at = hp_ev_tick();
+	h.ns_at = hp_os_now_ns() - config->start_ns;
+	h.shift = HP_EV_SHIFT;
+	h.count = to - from;
+	fl->out.len = 0;
+	fl->out.err = 0;
+	hp_ev_encode(&fl->out, &h, fl->buckets, &b->ev[from], fl->slot_of);
+	err = fl->out.err ? fl->out.err
+			  : hp_writer_put(HP_REC_EVENTS, fl->out.data, fl->out.len, flags);
+	if (err)
+		goto lost;
+	b->flushed = to;
+	return 0;
+lost:
+	hp_agg_lost(HP_LOST_EVENTS_WRITE, to - from, 0);
+	b->flushed = to;
+	return err;
+}
+
+/* At a thread's exit (its key's destructor): its events written, its
+ * buffer freed for the next thread. busy is raised so that what the
+ * writer does is not recorded on top of the flush. */
+static void thread_exit(void *arg)
+{
+	struct hp_ev_buf *b = arg;
+
+	hp_self.busy++;
+	hp_spin_lock(&lock);
+	flush(b, __atomic_load_n(&b->n, __ATOMIC_ACQUIRE), 0);
+	b->n = b->flushed = 0;
+	__atomic_store_n(&b->owned, 0, __ATOMIC_RELEASE);
+	hp_spin_unlock(&lock);
+	hp_ev_self = HP_EV_DONE;
+	hp_self.busy--;
+}
+
+int hp_events_init(const struct hp_config *c)
+{
+	config = c;
+	if (!c->events)
+		return 0;
+	tick_origin = hp_ev_tick();
+	ns_origin = hp_os_now_ns() - c->start_ns;
+	if (!fl) {
+		fl = hp_os_map(sizeof *fl);
+		if (!fl) {
+			hp_log("cannot map memory for the event log; it is off");
+			return -ENOMEM;
+		}
+		fl->out.grow = grow;
+		fl->gen = 1;
+	}
+	if (!have_key)
+		have_key = hp_os_thread_key_create(&exit_key, thread_exit) == 0;
+	__atomic_store_n(&hp_events_on, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* A buffer for this thread: a free one, else a new mapping. NULL when
+ * none can be had. */
+static struct hp_ev_buf *take_buffer(void)
+{
+	uint32_t n = __atomic_load_n(&nbufs, __ATOMIC_ACQUIRE), i;
+	struct hp_ev_buf *b;
+
+	for (i = 0; i < n && i < HP_EV_MAX_BUFS; i++) {
+		uint32_t zero = 0;
+		b = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
+		if (b && !__atomic_load_n(&b->owned, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&b->owned, &zero, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return b;
+	}
+	if (n >= HP_EV_MAX_BUFS)
+		return NULL;
+	b = hp_os_map(sizeof *b);
+	if (!b)
+		return NULL;
+	b->owned = 1;
+	i = __atomic_fetch_add(&nbufs, 1, __ATOMIC_ACQ_REL);
+	if (i >= HP_EV_MAX_BUFS) {
+		hp_os_unmap(b, sizeof *b);
+		return NULL;
+	}
+	__atomic_store_n(&bufs[i], b, __ATOMIC_RELEASE);
+	return b;
+}
+
+void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket)
+{
+	struct hp_ev_buf *b = hp_ev_self;
+	uint32_t n;
+
+	if (b == HP_EV_DONE) {
+		/* After the thread's exit flush: a late free of glibc's own. */
+		hp_agg_lost(HP_LOST_EVENTS_NO_MEMORY, 1, 0);
+		return;
+	}
+	if (!b) {
+		b = take_buffer();
+		if (!b) {
+			hp_agg_lost(HP_LOST_EVENTS_NO_MEMORY, 1, 0);
+			return;
+		}
+		if (!hp_attr_self.thread)
+			hp_attr_thread_start(&hp_attr_self);
+		b->thread = hp_attr_self.thread;
+		hp_ev_self = b;
+		if (have_key)
+			hp_os_thread_key_set(exit_key, b);
+	}
+	n = b->n;
+	if (n >= HP_EV_BUF_EVENTS) {
+		hp_spin_lock(&lock);
+		flush(b, n, 0);
+		__atomic_store_n(&b->n, 0, __ATOMIC_RELEASE);
+		b->flushed = 0;
+		hp_spin_unlock(&lock);
+		n = 0;
+	}
+	b->ev[n] = (struct hp_ev){hp_ev_tick(), addr, size, bucket, 0};
+	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+}
+
+void hp_events_flush_all(unsigned flags)
+{
+	uint32_t n;
+
+	if (!hp_events_on)
+		return;
+	if (flags & (HP_WRITE_SIGNAL | HP_WRITE_FATAL)) {
+		if (!hp_spin_trylock_for(&lock, flags & HP_WRITE_FATAL ? 200000 : 100))
+			return; /* what is not flushed now is at the next flush */
+	} else {
+		hp_spin_lock(&lock);
+	}
+	n = __atomic_load_n(&nbufs, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n && i < HP_EV_MAX_BUFS; i++) {
+		struct hp_ev_buf *b = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
+		if (b)
+			flush(b, __atomic_load_n(&b->n, __ATOMIC_ACQUIRE), flags);
+	}
+	hp_spin_unlock(&lock);
+}
+
+void hp_events_fork_child(void)
+{
+	uint32_t n = __atomic_load_n(&nbufs, __ATOMIC_RELAXED);
+
+	lock = (struct hp_spin){0};
+	for (uint32_t i = 0; i < n && i < HP_EV_MAX_BUFS; i++) {
+		struct hp_ev_buf *b = bufs[i];
+		if (!b)
+			continue;
+		b->n = b->flushed = 0;
+		if (b != hp_ev_self)
+			b->owned = 0;
+	}
+	if ((uintptr_t)hp_ev_self > 1)
+		hp_ev_self->thread = hp_attr_self.thread;
+}

@@ -1,0 +1,132 @@
+/*
+ * events.h - the event log (heapprof run --events, HEAPPROF_EVENTS=1):
+ * every recorded allocation and free with its time, thread and block,
+ * appended to the capture in compressed chunks (format.h, HP_REC_EVENTS).
+ *
+ * The hot path (hp_events_log, inline) writes one fixed-size entry into
+ * the thread's own buffer, mapped with hp_os_map: a counter read (rdtsc),
+ * four stores and a release store of the count; no lock, no allocation,
+ * no system call. The thread encodes its buffer into a chunk and hands it
+ * to the writer when it is full (hp_events_slow); each snapshot flushes
+ * every thread's buffer up to the events written so far (a thread keeps
+ * appending meanwhile: the flusher takes [flushed, n) under the events
+ * lock, and only the owner, under the same lock, starts its buffer over);
+ * a thread's exit flushes its own and frees the buffer for the next thread.
+ *
+ * Locks: the events lock (a spinlock of this module), then the writer's;
+ * both only in the flush paths, never with t->busy raised by code this
+ * thread interrupted (hp_events_slow runs inside a recorder slow path
+ * that raised busy itself, so a signal handler's allocation on top of it
+ * passes through unrecorded). What cannot be logged is counted lost:
+ * HP_LOST_EVENTS_NO_MEMORY (no buffer), HP_LOST_EVENTS_WRITE (a chunk not
+ * written).
+ */
+#ifndef HP_RECORDER_EVENTS_H
+#define HP_RECORDER_EVENTS_H
+
+#include <stdint.h>
+
+#include "../format/events.h"
+#include "config.h"
+#include "os.h"
+
+/* Events a thread's buffer holds: 128 KiB, touched as it fills. */
+#define HP_EV_BUF_EVENTS 4096u
+
+struct hp_ev_buf {
+	/* Events written: stored (release) by the owner after each entry;
+	 * set back to 0 by the owner only, under the events lock. */
+	uint32_t n;
+	/* Events [0, flushed) are in the capture already (a snapshot's
+	 * flush); under the events lock. */
+	uint32_t flushed;
+	uint32_t owned;  /* 1 while a thread owns it (CAS from 0 to take it) */
+	uint32_t thread; /* the owner's thread tag id (tags.h), 0: unknown */
+	struct hp_ev ev[HP_EV_BUF_EVENTS];
+};
+
+/* Whether the log is on: set at start (hp_events_init), read-only after. */
+extern int hp_events_on;
+/* The thread's buffer, NULL until its first event, HP_EV_DONE after its
+ * exit's flush. Written by its thread only. */
+extern __thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec")));
+#define HP_EV_DONE ((struct hp_ev_buf *)1)
+
+/* The counter an event's time is read from: the CPU's time-stamp counter
+ * on x86-64 (constant and synchronised across CPUs where the kernel's
+ * clock source is tsc; about 20 cycles, where CLOCK_MONOTONIC costs 93 ns
+ * on the VM of docs/internals/recorder.md), else the monotonic clock.
+ * HP_EV_SHIFT: the units of the chunks' times, 2^4 ticks (4 to 8 ns at
+ * 2 to 4 GHz), so that the time column's low bits, noise, are not kept.
+ * Async-signal-safe, no allocation, no lock. */
+#if defined(__x86_64__)
+#define HP_EV_SHIFT 4u
+static inline uint64_t hp_ev_tick(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+#else
+#define HP_EV_SHIFT 0u
+static inline uint64_t hp_ev_tick(void)
+{
+	return hp_os_now_ns();
+}
+#endif
+
+/* Sets the log up when c->events: its counter's origin, the thread-exit
+ * key, the flusher's memory. At start, with forwarding set (the key).
+ * Not thread-safe; no allocation from malloc (glibc's first 32 keys
+ * allocate nothing). Returns 0 or -errno (the log is then off, said). */
+int hp_events_init(const struct hp_config *c);
+
+/* The slow path of hp_events_log: the thread's first event (a buffer
+ * taken or mapped), or a full buffer (flushed). Runs inside a recorder
+ * slow path with t->busy raised by it. Takes the events lock and the
+ * writer's; maps memory; not async-signal-safe. */
+void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket) __attribute__((noinline, cold));
+
+/* Logs an allocation (bucket != 0) or a free (bucket 0) at addr, now.
+ * Inline, lock-free, allocation-free while the buffer has room. */
+static inline __attribute__((always_inline)) void hp_events_log(uint64_t addr, uint64_t size,
+								uint32_t bucket)
+{
+	struct hp_ev_buf *b = hp_ev_self;
+	struct hp_ev *e;
+	uint32_t n;
+
+	if (__builtin_expect((uintptr_t)b <= 1 || (n = b->n) >= HP_EV_BUF_EVENTS, 0)) {
+		hp_events_slow(addr, size, bucket);
+		return;
+	}
+	e = &b->ev[n];
+	e->tick = hp_ev_tick();
+	e->addr = addr;
+	e->size = size;
+	e->bucket = bucket;
+	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+}
+
+/* The hooks of the slow paths: one load and a branch when the log is off. */
+#define HP_EVENTS_ALLOC(p, size, bucket)                                                     \
+	do {                                                                                 \
+		if (__builtin_expect(hp_events_on, 0))                                       \
+			hp_events_log((uintptr_t)(p), (size), (bucket));                      \
+	} while (0)
+#define HP_EVENTS_FREE(p)                                                                    \
+	do {                                                                                 \
+		if (__builtin_expect(hp_events_on, 0))                                       \
+			hp_events_log((uintptr_t)(p), 0, 0);                                  \
+	} while (0)
+
+/* Writes every thread's events so far, each thread's as a chunk (from a
+ * snapshot, before the writer's lock). flags as hp_writer_snapshot's:
+ * with HP_WRITE_SIGNAL or HP_WRITE_FATAL the events lock is only tried.
+ * No allocation from malloc; takes the events lock, then the writer's. */
+void hp_events_flush_all(unsigned flags);
+
+/* In a fork child (one thread): every other thread's buffer is freed and
+ * this thread's emptied (the parent writes those events), the lock
+ * reset. No allocation, no lock. */
+void hp_events_fork_child(void);
+
+#endif
