@@ -63,6 +63,7 @@ static const char usage[] =
 	"  --debug-dir DIR   also look for separate debug info in DIR\n"
 	"  --focus REGEX     only the stacks with a function matching REGEX\n"
 	"  --ignore REGEX    leave out the stacks with a function matching REGEX\n"
+	HP_CLI_EVENTS_HELP
 	"  --hide REGEX      remove the functions matching REGEX from the stacks\n"
 	"                    (POSIX extended regular expressions, as pprof's)\n"
 	"  --heap NAME       the blocks of one heap on both sides, found by its name\n"
@@ -175,8 +176,13 @@ int hp_cmd_diff(int argc, char **argv)
 		{HP_OPT_IGNORE, 0, 0, NULL},
 		{HP_OPT_HIDE, 0, 0, NULL},
 		{HP_OPT_HEAP, 0, 0, NULL},
+		{HP_OPT_LIVED_UNDER, 0, 0, NULL},
+		{HP_OPT_LIVED_OVER, 0, 0, NULL},
+		{HP_OPT_BETWEEN, 0, 0, NULL},
+		{HP_OPT_THREAD, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
+	struct hp_events_select ev;
 	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
 	struct hp_model_options mo = {0};
 	struct hp_model_filter filter;
@@ -195,6 +201,9 @@ int hp_cmd_diff(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	if (a.help)
 		return HP_EXIT_OK;
+	if (hp_cli_events("diff", &a, argv, &ev))
+		return HP_EXIT_USAGE;
+	mo.events = &ev;
 	if (a.given[HP_OPT_TOP])
 		to.top = (unsigned)a.number[HP_OPT_TOP];
 	if (a.given[HP_OPT_FRAMES])

@@ -61,6 +61,7 @@ static const char usage[] =
 	"                       leaves them out; pprof and gperftools keep them)\n"
 	"  --focus REGEX        only the stacks with a function matching REGEX\n"
 	"  --ignore REGEX       leave out the stacks with a function matching REGEX\n"
+	HP_CLI_EVENTS_HELP
 	"  --hide REGEX         remove the functions matching REGEX from the stacks\n"
 	"                       (POSIX extended regular expressions, as pprof's)\n"	"\n"
 	"Figures of a sampled capture are unbiased estimates, rounded to integers.\n";
@@ -108,8 +109,13 @@ int hp_cmd_export(int argc, char **argv)
 		{HP_OPT_FOCUS, 0, 0, NULL},
 		{HP_OPT_IGNORE, 0, 0, NULL},
 		{HP_OPT_HIDE, 0, 0, NULL},
+		{HP_OPT_LIVED_UNDER, 0, 0, NULL},
+		{HP_OPT_LIVED_OVER, 0, 0, NULL},
+		{HP_OPT_BETWEEN, 0, 0, NULL},
+		{HP_OPT_THREAD, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
+	struct hp_events_select ev;
 	struct hp_cli_args a = {.metric = HP_METRIC_LEAKED};
 	struct hp_model_options mo = {0};
 	struct hp_model_filter filter;
@@ -127,6 +133,9 @@ int hp_cmd_export(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	if (a.help)
 		return HP_EXIT_OK;
+	if (hp_cli_events("export", &a, argv, &ev))
+		return HP_EXIT_USAGE;
+	mo.events = &ev;
 	if (a.given[HP_OPT_FORMAT])
 		parse_format(a.value[HP_OPT_FORMAT], &format); /* checked */
 	output = a.value[HP_OPT_OUTPUT];

@@ -46,6 +46,7 @@ static const char usage[] =
 	"                       leaves them out)\n"
 	"  --focus REGEX        only the stacks with a function matching REGEX\n"
 	"  --ignore REGEX       leave out the stacks with a function matching REGEX\n"
+	HP_CLI_EVENTS_HELP
 	"  --hide REGEX         remove the functions matching REGEX from the stacks\n"
 	"                       (POSIX extended regular expressions, as pprof's)\n"	"\n"
 	"Frames narrower than 0.1% of the total are left out. Figures of a sampled\n"
@@ -68,8 +69,13 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		{HP_OPT_FOCUS, 0, 0, NULL},
 		{HP_OPT_IGNORE, 0, 0, NULL},
 		{HP_OPT_HIDE, 0, 0, NULL},
+		{HP_OPT_LIVED_UNDER, 0, 0, NULL},
+		{HP_OPT_LIVED_OVER, 0, 0, NULL},
+		{HP_OPT_BETWEEN, 0, 0, NULL},
+		{HP_OPT_THREAD, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
+	struct hp_events_select ev;
 	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
 	struct hp_model_options mo = {0};
 	struct hp_model_filter filter;
@@ -87,6 +93,9 @@ int hp_cmd_flamegraph(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	if (a.help)
 		return HP_EXIT_OK;
+	if (hp_cli_events("flamegraph", &a, argv, &ev))
+		return HP_EXIT_USAGE;
+	mo.events = &ev;
 	mo.snapshot = hp_cli_snapshot(&a);
 	mo.image = hp_cli_image(&a);
 	mo.debug_dir = a.value[HP_OPT_DEBUG_DIR];

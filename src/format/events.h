@@ -88,37 +88,44 @@ static inline void hp_ev_encode(struct hp_buf *out, const struct hp_ev_head *h,
 				const struct hp_ev_bucket *b, const struct hp_ev *ev,
 				const uint32_t *slot)
 {
+	/* Room for every varint at its longest, reserved once: the columns
+	 * are written without a check a field. */
+	uint8_t *start = hp_buf_reserve(out, 10 * (8 + 4 * h->nbuckets + 4 * h->count));
+	uint8_t *p = start;
 	uint64_t prev, addr = 0;
 
-	hp_buf_put_u(out, h->thread);
-	hp_buf_put_u(out, h->tick_origin);
-	hp_buf_put_u(out, h->ns_origin);
-	hp_buf_put_u(out, h->tick_at);
-	hp_buf_put_u(out, h->ns_at);
-	hp_buf_put_u(out, h->shift);
-	hp_buf_put_u(out, h->count);
-	hp_buf_put_u(out, h->nbuckets);
+	if (!p)
+		return;
+	p += hp_varint_put(p, h->thread);
+	p += hp_varint_put(p, h->tick_origin);
+	p += hp_varint_put(p, h->ns_origin);
+	p += hp_varint_put(p, h->tick_at);
+	p += hp_varint_put(p, h->ns_at);
+	p += hp_varint_put(p, h->shift);
+	p += hp_varint_put(p, h->count);
+	p += hp_varint_put(p, h->nbuckets);
 	for (uint64_t i = 0; i < h->nbuckets; i++) {
-		hp_buf_put_u(out, b[i].stack_id);
-		hp_buf_put_u(out, b[i].type_tag);
-		hp_buf_put_u(out, b[i].origin_tag);
-		hp_buf_put_u(out, b[i].size);
+		p += hp_varint_put(p, b[i].stack_id);
+		p += hp_varint_put(p, b[i].type_tag);
+		p += hp_varint_put(p, b[i].origin_tag);
+		p += hp_varint_put(p, b[i].size);
 	}
 	for (uint64_t i = 0; i < h->count; i++)
-		hp_buf_put_u(out, ev[i].bucket ? (uint64_t)slot[i] + 1 : 0);
+		p += hp_varint_put(p, ev[i].bucket ? (uint64_t)slot[i] + 1 : 0);
 	prev = h->tick_origin >> h->shift;
 	for (uint64_t i = 0; i < h->count; i++) {
 		uint64_t u = ev[i].tick >> h->shift;
-		hp_buf_put_u(out, u >= prev ? u - prev : 0); /* never backwards */
+		p += hp_varint_put(p, u >= prev ? u - prev : 0); /* never backwards */
 		prev = u >= prev ? u : prev;
 	}
 	for (uint64_t i = 0; i < h->count; i++) {
-		hp_buf_put_u(out, hp_ev_addr_code(ev[i].addr, addr));
+		p += hp_varint_put(p, hp_ev_addr_code(ev[i].addr, addr));
 		addr = ev[i].addr;
 	}
 	for (uint64_t i = 0; i < h->count; i++)
 		if (ev[i].bucket)
-			hp_buf_put_u(out, ev[i].size);
+			p += hp_varint_put(p, ev[i].size);
+	out->len += (size_t)(p - start);
 }
 
 /* An event as a reader has it. */
