@@ -654,6 +654,7 @@ static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct
 {
 	struct hp_ev_bucket *b = NULL;
 	struct hp_ev_read *ev = NULL;
+	uint8_t *scratch = NULL;
 	struct hp_ev_head h;
 	int err = -EINVAL;
 
@@ -665,18 +666,21 @@ static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct
 	}
 	/* Scratch for the chunk, bounded by HP_EV_CHUNK_MAX and the payload
 	 * (hp_ev_decode_head): charged, then given back. */
-	if (charge(cap, (h.nbuckets + 1) * sizeof *b + (h.count + 1) * sizeof *ev))
+	size_t scratch_bytes = HP_EV_COL_MAX_BYTES(h.count) + 1;
+	struct hp_ev_reuse reuse;
+	if (charge(cap, (h.nbuckets + 1) * sizeof *b + (h.count + 1) * sizeof *ev + scratch_bytes))
 		return -E2BIG;
 	b = malloc((h.nbuckets + 1) * sizeof *b);
 	ev = malloc((h.count + 1) * sizeof *ev);
-	if (!b || !ev) {
+	scratch = malloc(scratch_bytes);
+	if (!b || !ev || !scratch) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (uint64_t i = 0; i < h.nbuckets; i++)
 		if (hp_ev_decode_bucket(c, &b[i]))
 			goto out;
-	if (hp_ev_decode_columns(c, &h, ev))
+	if (hp_ev_decode_columns(c, &h, ev, scratch, &reuse))
 		goto out;
 	err = reserve(cap, (void **)&img->events, &img->alloc_events, img->nevents + h.count,
 		      sizeof *img->events);
@@ -703,9 +707,10 @@ static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct
 	}
 	err = 0;
 out:
-	cap->mem_bytes -= (h.nbuckets + 1) * sizeof *b + (h.count + 1) * sizeof *ev;
+	cap->mem_bytes -= (h.nbuckets + 1) * sizeof *b + (h.count + 1) * sizeof *ev + scratch_bytes;
 	free(b);
 	free(ev);
+	free(scratch);
 	return err;
 }
 

@@ -60,9 +60,9 @@ struct hp_ev_bucket {
 	uint64_t stack_id, type_tag, origin_tag, size;
 };
 
-/* An address as the address column has it: the signed delta from the
- * previous event's (the first from 0), in units of 16 bytes with the low
- * bit 0 when it is a multiple of 16, else in bytes with the low bit 1. */
+/* An address as a delta from prev: the signed delta, in units of 16 bytes
+ * with the low bit 0 when it is a multiple of 16, else in bytes with the
+ * low bit 1. */
 static inline uint64_t hp_ev_addr_code(uint64_t addr, uint64_t prev)
 {
 	int64_t d = (int64_t)(addr - prev);
@@ -79,20 +79,19 @@ static inline uint64_t hp_ev_addr_decode(uint64_t code, uint64_t prev)
 	return prev + (uint64_t)(code & 1 ? d : d * 16);
 }
 
-/* Appends a chunk: head h (h->count events ev[0..count), h->nbuckets
- * buckets b[0..nbuckets)), then the columns: count x u code (0 a free, k +
- * 1 an allocation of the chunk's bucket k: slot[i] is event i's k), count
- * x u time delta (from the origin's unit for the first), count x u address
- * code, then a u size per allocation. No allocation beyond out's grow. */
-static inline void hp_ev_encode(struct hp_buf *out, const struct hp_ev_head *h,
-				const struct hp_ev_bucket *b, const struct hp_ev *ev,
-				const uint32_t *slot)
+/* The columns of a chunk, in their order (format.h, HP_REC_EVENTS). */
+enum { HP_EV_COL_CODE, HP_EV_COL_TIME, HP_EV_COL_SIZE, HP_EV_COL_ADDR, HP_EV_COLS };
+
+
+/* The most bytes a column of count events takes raw. */
+#define HP_EV_COL_MAX_BYTES(count) ((size_t)(count) * HP_VARINT_MAX_BYTES)
+
+/* Appends a chunk's head h and its buckets b[0..h->nbuckets) to out. */
+static inline void hp_ev_encode_head(struct hp_buf *out, const struct hp_ev_head *h,
+				     const struct hp_ev_bucket *b)
 {
-	/* Room for every varint at its longest, reserved once: the columns
-	 * are written without a check a field. */
-	uint8_t *start = hp_buf_reserve(out, 10 * (8 + 4 * h->nbuckets + 4 * h->count));
+	uint8_t *start = hp_buf_reserve(out, HP_VARINT_MAX_BYTES * (8 + 4 * h->nbuckets));
 	uint8_t *p = start;
-	uint64_t prev, addr = 0;
 
 	if (!p)
 		return;
@@ -110,22 +109,133 @@ static inline void hp_ev_encode(struct hp_buf *out, const struct hp_ev_head *h,
 		p += hp_varint_put(p, b[i].origin_tag);
 		p += hp_varint_put(p, b[i].size);
 	}
-	for (uint64_t i = 0; i < h->count; i++)
-		p += hp_varint_put(p, ev[i].bucket ? (uint64_t)slot[i] + 1 : 0);
-	prev = h->tick_origin >> h->shift;
-	for (uint64_t i = 0; i < h->count; i++) {
-		uint64_t u = ev[i].tick >> h->shift;
-		p += hp_varint_put(p, u >= prev ? u - prev : 0); /* never backwards */
-		prev = u >= prev ? u : prev;
-	}
-	for (uint64_t i = 0; i < h->count; i++) {
-		p += hp_varint_put(p, hp_ev_addr_code(ev[i].addr, addr));
-		addr = ev[i].addr;
-	}
-	for (uint64_t i = 0; i < h->count; i++)
-		if (ev[i].bucket)
-			p += hp_varint_put(p, ev[i].size);
 	out->len += (size_t)(p - start);
+}
+
+/* hp_varint_put with the one- and two-byte cases inline: the columns'
+ * common values. Returns the end. */
+static inline uint8_t *hp_ev_put(uint8_t *p, uint64_t v)
+{
+	if (v < 0x80) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
+	if (v < 0x4000) {
+		p[0] = (uint8_t)(v | 0x80);
+		p[1] = (uint8_t)(v >> 7);
+		return p + 2;
+	}
+	return p + hp_varint_put(p, v);
+}
+
+/* The encoder's index of the chunk's events by address: open addressing
+ * over mask + 1 entries of 32 bits (at least twice the chunk's events,
+ * which are fewer than 65,536), each the chunk's generation (16 bits) and
+ * the index of the last event of its address: current when its
+ * generation is the chunk's. 4 bytes an entry, so that the index stays in
+ * the cache. */
+
+/* The address model's reuse lists: for each small size class, the last
+ * HP_EV_REUSE addresses freed of that class (a free of a block of the
+ * chunk, whose size both sides know), the latest on top: glibc's tcache
+ * and fastbins hand the latest freed chunk of a class to the next
+ * allocation of that class, which is then coded as a hit. */
+#define HP_EV_REUSE 8
+#define HP_EV_CLASSES 64
+struct hp_ev_reuse {
+	uint64_t addr[HP_EV_CLASSES + 1][HP_EV_REUSE];
+	uint8_t top[HP_EV_CLASSES + 1], n[HP_EV_CLASSES + 1];
+};
+
+/* A size's class in the reuse lists: 1..64 for up to 1008 bytes (glibc's
+ * 16-byte chunk sizes), 0 (no list) above. */
+static inline unsigned hp_ev_class(uint64_t size)
+{
+	return size <= 1008 ? (unsigned)((size + 23) >> 4) : 0;
+}
+
+static inline void hp_ev_reuse_push(struct hp_ev_reuse *r, unsigned c, uint64_t addr)
+{
+	if (!c)
+		return;
+	r->top[c] = (uint8_t)((r->top[c] + 1) & (HP_EV_REUSE - 1));
+	r->addr[c][r->top[c]] = addr;
+	if (r->n[c] < HP_EV_REUSE)
+		r->n[c]++;
+}
+
+/* The top of class c's list, or 0 when it is empty (no list). */
+static inline uint64_t hp_ev_reuse_top(const struct hp_ev_reuse *r, unsigned c)
+{
+	return c && r->n[c] ? r->addr[c][r->top[c]] : 0;
+}
+
+static inline void hp_ev_reuse_pop(struct hp_ev_reuse *r, unsigned c)
+{
+	r->top[c] = (uint8_t)((r->top[c] - 1) & (HP_EV_REUSE - 1));
+	r->n[c]--;
+}
+
+/* Encodes the events ev[0..h->count) into the four raw columns col[c]
+ * (each with room for HP_EV_COL_MAX_BYTES(count)), their lengths into
+ * len[c]: the code (0 a free, slot[i] + 1 an allocation), the time in
+ * units of 2^shift ticks since the previous event's (the first: since
+ * tick_origin's unit; never backwards), the address, the size of each
+ * allocation. An allocation's address is 0 when it is the top of its
+ * size class's reuse list (which it leaves), else 1 + hp_ev_addr_code
+ * from the previous allocation's (the first from 0); a free's is, when
+ * its address's last event in the chunk is an allocation, how many
+ * events back that is, shifted left one bit (low bit 0), and the address
+ * goes on top of that allocation's class's reuse list; else
+ * hp_ev_addr_code from the previous free's address shifted left one bit
+ * with the low bit 1 (a block of another chunk, or another thread's).
+ * table: the index (mask + 1 entries, none of generation gen); reuse:
+ * the lists, empty.
+ * One pass, no check a field: the columns have room. */
+static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct hp_ev *ev,
+					const uint32_t *slot, uint8_t *const col[HP_EV_COLS],
+					size_t len[HP_EV_COLS], uint32_t *table, uint32_t mask,
+					uint16_t gen, struct hp_ev_reuse *reuse)
+{
+	uint8_t *c = col[HP_EV_COL_CODE], *t = col[HP_EV_COL_TIME], *a = col[HP_EV_COL_ADDR];
+	uint8_t *z = col[HP_EV_COL_SIZE];
+	uint64_t prev = h->tick_origin >> h->shift, pa = 0, pf = 0;
+
+	for (uint32_t i = 0; i < h->count; i++) {
+		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
+		uint32_t k = (uint32_t)((x >> 4) * 0x9e3779b97f4a7c15ull >> 40) & mask, e;
+
+		t = hp_ev_put(t, u >= prev ? u - prev : 0);
+		prev = u >= prev ? u : prev;
+		while ((e = table[k]) >> 16 == gen && ev[e & 0xffff].addr != x)
+			k = (k + 1) & mask;
+		if (ev[i].bucket) {
+			unsigned cls = hp_ev_class(ev[i].size);
+			c = hp_ev_put(c, (uint64_t)slot[i] + 1);
+			z = hp_ev_put(z, ev[i].size);
+			if (x && hp_ev_reuse_top(reuse, cls) == x) {
+				*a++ = 0;
+				hp_ev_reuse_pop(reuse, cls);
+			} else {
+				a = hp_ev_put(a, 1 + hp_ev_addr_code(x, pa));
+			}
+			pa = x;
+		} else {
+			*c++ = 0;
+			if (e >> 16 == gen && ev[e & 0xffff].bucket) {
+				a = hp_ev_put(a, (uint64_t)(i - (e & 0xffff)) << 1);
+				hp_ev_reuse_push(reuse, hp_ev_class(ev[e & 0xffff].size), x);
+			} else {
+				a = hp_ev_put(a, hp_ev_addr_code(x, pf) << 1 | 1);
+			}
+			pf = x;
+		}
+		table[k] = (uint32_t)gen << 16 | i;
+	}
+	len[HP_EV_COL_CODE] = (size_t)(c - col[HP_EV_COL_CODE]);
+	len[HP_EV_COL_TIME] = (size_t)(t - col[HP_EV_COL_TIME]);
+	len[HP_EV_COL_ADDR] = (size_t)(a - col[HP_EV_COL_ADDR]);
+	len[HP_EV_COL_SIZE] = (size_t)(z - col[HP_EV_COL_SIZE]);
 }
 
 /* An event as a reader has it. */
@@ -137,14 +247,19 @@ struct hp_ev_read {
 };
 
 /* The analyzer's side: a chunk's head (counts checked against
- * HP_EV_CHUNK_MAX and against the bytes left, so that a caller may size
- * its arrays by them), then each of its h->nbuckets buckets. Return 0 or
+ * HP_EV_CHUNK_MAX, buckets against the bytes left, so that a caller may
+ * size its arrays by them), then each of its h->nbuckets buckets. Return 0 or
  * -EINVAL with c->err set. Allocate nothing. */
 int hp_ev_decode_head(struct hp_cursor *c, struct hp_ev_head *h);
 int hp_ev_decode_bucket(struct hp_cursor *c, struct hp_ev_bucket *b);
 /* Reads the columns of a chunk whose head is h (its buckets read) into
- * ev[0..h->count): returns 0, or -EINVAL (c->err set) when a column ends
- * early or names a bucket past h->nbuckets. Allocates nothing. */
-int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev);
+ * ev[0..h->count), each column decompressed into scratch (room for
+ * HP_EV_COL_MAX_BYTES(h->count) bytes), reuse the address model's
+ * lists: returns 0, or -EINVAL (c->err
+ * set) when a column does not decompress to its size, ends early, has
+ * bytes left over or names a bucket past h->nbuckets. Allocates nothing
+ * (zstd's decompression context aside). */
+int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev,
+			 uint8_t *scratch, struct hp_ev_reuse *reuse);
 
 #endif

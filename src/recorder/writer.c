@@ -260,14 +260,15 @@ static int within_limit(size_t n)
 	return -EFBIG;
 }
 
-static int emit(unsigned type)
+/* Writes the payload as a record of type, compressed unless stored. */
+static int emit_as(unsigned type, int stored)
 {
 	int err;
 
 	out.len = 0;
 	if (payload.err)
 		return payload.err;
-	err = hp_format_put_record(&out, type, payload.data, payload.len, cctx);
+	err = hp_format_put_record(&out, type, payload.data, payload.len, stored ? NULL : cctx);
 	if (!err)
 		err = check_fd();
 	if (!err)
@@ -282,6 +283,11 @@ static int emit(unsigned type)
 		file_bytes += out.len;
 	payload.len = 0;
 	return err;
+}
+
+static int emit(unsigned type)
+{
+	return emit_as(type, 0);
 }
 
 static void put_meta(const struct hp_config *c, int forked_child)
@@ -856,7 +862,7 @@ int hp_writer_put(unsigned type, const void *data, size_t len, unsigned flags)
 	err = ensure_file();
 	if (!err) {
 		hp_buf_put_bytes(&payload, data, len);
-		err = emit(type);
+		err = emit_as(type, (flags & HP_WRITE_STORED) != 0);
 	}
 	payload.len = 0;
 	payload.err = out.err = 0;

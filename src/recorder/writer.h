@@ -35,6 +35,9 @@ enum {
 	 * its table locks and the live blocks' vtables may be read (other
 	 * threads hold those locks only for a few stores). */
 	HP_WRITE_OUTSIDE = 4,
+	/* hp_writer_put: the payload is written as it is, not compressed
+	 * (the event log compresses its columns itself). */
+	HP_WRITE_STORED = 8,
 };
 
 /* Who this process is in a recorded run; decides the capture's name. */
