@@ -239,6 +239,7 @@ bench:
 	@$(MAKE) --no-print-directory binaries
 	@bash bench/macro/run.sh $(BUILD)
 	@bash bench/macro/ipp.sh $(BUILD)
+	@bash bench/macro/events.sh $(BUILD)
 	@bash bench/macro/threads.sh $(BUILD)
 	@bash bench/analyzer/run.sh $(BUILD)
 

@@ -299,7 +299,7 @@ int hp_events_apply(struct hp_capture *cap, const struct hp_events_select *sel,
 	memset(s, 0, sizeof *s);
 	s->seq = img->nsnapshots ? img->snapshots[img->nsnapshots - 1].seq + 1 : 1;
 	s->time_ns = win.to_ns;
-	s->reason = HP_SNAP_API;
+	s->reason = HP_CAP_SNAP_EVENTS;
 	s->alloc_count = win.alloc_count;
 	s->alloc_bytes = win.alloc_bytes;
 	s->free_count = win.alloc_count - win.left_count;

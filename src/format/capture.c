@@ -1285,6 +1285,7 @@ const char *hp_capture_reason_name(uint64_t reason)
 	case HP_SNAP_API: return "heapprof_dump()";
 	case HP_SNAP_EXEC: return "exec";
 	case HP_SNAP_DETACH: return "detach";
+	case HP_CAP_SNAP_EVENTS: return "the event log's blocks";
 	default: return "unknown";
 	}
 }

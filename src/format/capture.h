@@ -303,6 +303,10 @@ const struct hp_cap_module *hp_capture_module_of(const struct hp_capture *cap, u
 /* The embedded frames of an address, or NULL. */
 const struct hp_cap_symaddr *hp_capture_symbols_of(const struct hp_capture *cap, uint64_t addr);
 
+/* The reason of a snapshot the analyzer made from the event log
+ * (analyzer/events.h), never in a file. */
+#define HP_CAP_SNAP_EVENTS 1000
+
 /* A name for a snapshot reason, lost reason. */
 const char *hp_capture_reason_name(uint64_t reason);
 const char *hp_capture_lost_name(unsigned reason);
