@@ -265,14 +265,11 @@ int hp_cli_events(const char *cmd, struct hp_cli_args *a, char **argv,
 		  struct hp_events_select *sel);
 /* The help lines of those options, for each command's usage. */
 #define HP_CLI_EVENTS_HELP                                                                   \
-	"  --lived-under DUR  only the blocks freed less than DUR after their\n"               \
-	"                   allocation (10ms, 1.5s, 200us; needs run --events)\n"            \
-	"  --lived-over DUR   only the blocks that lived more than DUR (those left at\n"      \
-	"                   the end: by the end)\n"                                          \
-	"  --between FROM TO  only what was allocated in that window of the run (1.2s\n"     \
-	"                   3.4s, or 1.2s,3.4s): freed = freed in it, in use = left at\n"   \
-	"                   its end, peak = the most in use in it\n"                          \
-	"  --thread NAME    only the blocks allocated by threads named NAME (or 'tid N')\n"
+	"  --lived-under DUR, --lived-over DUR  only the blocks freed within DUR of\n"        \
+	"                   their allocation; that lived longer (10ms, 1.5s)\n"              \
+	"  --between FROM TO  only what was allocated from FROM to TO (1.2s 3.4s)\n"         \
+	"  --thread NAME    only the blocks threads named NAME allocated\n"                   \
+	"                   (all four need run --events)\n"
 
 const struct hp_model_filter *hp_cli_filter(const struct hp_cli_args *a, struct hp_model_filter *f);
 

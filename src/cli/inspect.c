@@ -104,6 +104,8 @@ static void print_image(const struct hp_capture *cap)
 	}
 	printf("stacks    %zu\n", cap->nstacks ? cap->nstacks - 1 : 0);
 	printf("samples   %zu (heap and RSS over time)\n", cap->nsamples);
+	if (cap->flags & HP_META_EVENTS)
+		printf("events    %zu (the event log, run --events: docs/events.md)\n", cap->nevents);
 	if (cap->has_symbols)
 		printf("symbols   embedded: %zu addresses, %zu frames\n", cap->symbols.naddrs,
 		       cap->symbols.nframes);
@@ -191,8 +193,11 @@ static void json_image(const struct hp_capture *cap)
 		else
 			printf("null}");
 	}
-	printf("], \"stacks\": %zu, \"samples\": %zu, \"symbols\": ",
-	       cap->nstacks ? cap->nstacks - 1 : 0, cap->nsamples);
+	printf("], \"stacks\": %zu, \"samples\": %zu, ", cap->nstacks ? cap->nstacks - 1 : 0,
+	       cap->nsamples);
+	if (cap->flags & HP_META_EVENTS)
+		printf("\"events\": %zu, ", cap->nevents);
+	printf("\"symbols\": ");
 	if (cap->has_symbols)
 		printf("{\"addresses\": %zu, \"frames\": %zu}", cap->symbols.naddrs,
 		       cap->symbols.nframes);

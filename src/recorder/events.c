@@ -338,6 +338,16 @@ void hp_events_flush_all(unsigned flags)
 	hp_spin_unlock(&lock);
 }
 
+uint64_t hp_events_bytes(void)
+{
+	uint32_t n = __atomic_load_n(&nbufs, __ATOMIC_RELAXED);
+
+	if (!fl)
+		return 0;
+	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * sizeof(struct hp_ev_buf) +
+	       sizeof *fl + fl->out.cap + (cctx ? ZSTD_estimateCCtxSize(1) : 0);
+}
+
 void hp_events_fork_child(void)
 {
 	uint32_t n = __atomic_load_n(&nbufs, __ATOMIC_RELAXED);

@@ -126,6 +126,11 @@ static inline __attribute__((always_inline)) void hp_events_log(uint64_t addr, u
  * No allocation from malloc; takes the events lock, then the writer's. */
 void hp_events_flush_all(unsigned flags);
 
+/* The memory the log holds (buffers, the flusher's tables, zstd's
+ * workspace), for the snapshot's recorder_bytes. Lock-free, no
+ * allocation. */
+uint64_t hp_events_bytes(void);
+
 /* In a fork child (one thread): every other thread's buffer is freed and
  * this thread's emptied (the parent writes those events), the lock
  * reset. No allocation, no lock. */

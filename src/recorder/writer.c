@@ -591,7 +591,7 @@ static uint64_t recorder_bytes(void)
 	hp_live_usage(&blocks, &live);
 	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap +
 	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + site_tags_buf.cap + hists_buf.cap +
-	       blocks_buf.cap + hp_maps_bytes();
+	       blocks_buf.cap + hp_maps_bytes() + hp_events_bytes();
 }
 
 /* The totals are the sums of the buckets written, exactly, even while

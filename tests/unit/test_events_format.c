@@ -1,0 +1,300 @@
+/*
+ * test_events_format.c - the event log's record (src/format/events.h,
+ * events.c): chunks encoded as the recorder encodes them and decoded back
+ * exactly (the address model's every case: a free of the chunk's block,
+ * a free of another chunk's, an allocation that takes its class's latest
+ * freed address, unaligned addresses, sizes past the classes, a clock
+ * that steps back); every prefix of a chunk and every byte flipped decode
+ * to an error or to events, never past their bounds; counts past the
+ * bounds refused; and a capture whose chunk is damaged loads with that
+ * chunk alone lost, said once.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "../../src/format/capture.h"
+#include "../../src/format/events.h"
+#include "../../src/format/format.h"
+#include "../../src/format/records.h"
+#include "../harness/harness.h"
+
+#define N 64
+
+static struct hp_ev ev[N];
+static uint32_t slot[N];
+static struct hp_ev_bucket buckets[3] = {{1, 0, 1, 0}, {2, 5, 1, 0}, {7, 0, 2, 0}};
+
+/* Events of every case the address model has. */
+static size_t make_events(void)
+{
+	size_t n = 0;
+	uint64_t t = 1000000;
+#define A(addr, size, b) (slot[n] = (b), ev[n++] = (struct hp_ev){t += 700, (addr), (size), (b) + 10, 0})
+#define F(addr) (slot[n] = 0, ev[n++] = (struct hp_ev){t += 300, (addr), 0, 0, 0})
+	A(0x5000, 24, 0);
+	A(0x5020, 24, 1);
+	F(0x5000);          /* the chunk's block: 2 events back */
+	A(0x5000, 20, 0);   /* class of 24 too: the reuse list's top */
+	F(0x9999990);       /* another chunk's block: a delta */
+	A(0x7001, 3, 2);    /* unaligned */
+	F(0x7001);
+	A(0x7001, 5000, 2); /* past the classes: a delta */
+	A(0x6000, 100, 1);
+	F(0x5020);
+	F(0x6000);
+	A(0x6000, 100, 1); /* the latest of its class */
+	A(0x5020, 24, 0);  /* the next in class 3: still listed */
+	ev[n - 1].tick = ev[n - 2].tick - 5000; /* a clock that steps back: clamped */
+	F(0x5020);
+	F(0x5020); /* a second free: not the chunk's live block */
+	for (int i = 0; i < 20; i++)
+		A(0x10000 + 32 * (uint64_t)i, 17 + (uint64_t)i, (unsigned)i % 3);
+	for (int i = 19; i >= 0; i -= 2)
+		F(0x10000 + 32 * (uint64_t)i);
+#undef A
+#undef F
+	for (size_t i = 0; i < n; i++)
+		ev[i].bucket = ev[i].bucket ? ev[i].bucket : 0;
+	return n;
+}
+
+/* A chunk's payload, as the recorder writes it; compress: zstd each of the
+ * code, time and size columns. */
+static struct hp_buf encode(size_t n, int compress)
+{
+	struct hp_buf out = {.grow = hp_buf_grow_heap};
+	struct hp_ev_head h = {.thread = 3, .tick_origin = 999000, .ns_origin = 5, .tick_at = 2000000,
+			       .ns_at = 400000, .shift = 6, .count = n, .nbuckets = 3};
+	static uint8_t cols[HP_EV_COLS][HP_EV_COL_MAX_BYTES(N)];
+	uint8_t *col[HP_EV_COLS] = {cols[0], cols[1], cols[2], cols[3]};
+	static uint32_t table[2 * N];
+	static struct hp_ev_reuse reuse;
+	size_t len[HP_EV_COLS];
+
+	memset(table, 0, sizeof table);
+	memset(&reuse, 0, sizeof reuse);
+	hp_ev_encode_head(&out, &h, buckets);
+	hp_ev_encode_columns(&h, ev, slot, col, len, table, 2 * N - 1, 1, &reuse);
+	for (int c = 0; c < HP_EV_COLS; c++) {
+		uint8_t z[1024];
+		size_t zn = compress && c != HP_EV_COL_ADDR ? ZSTD_compress(z, sizeof z, col[c], len[c], 1)
+							    : 0;
+		hp_buf_put_u(&out, len[c]);
+		if (zn && !ZSTD_isError(zn)) {
+			hp_buf_put_u(&out, zn);
+			hp_buf_put_bytes(&out, z, zn);
+		} else {
+			hp_buf_put_u(&out, 0);
+			hp_buf_put_bytes(&out, col[c], len[c]);
+		}
+	}
+	return out;
+}
+
+/* Decodes p[0..len): 0 with *h and got[] filled, or -EINVAL. */
+static int decode(const uint8_t *p, size_t len, struct hp_ev_head *h, struct hp_ev_read *got)
+{
+	struct hp_cursor c = {p, p + len, 0};
+	static uint8_t scratch[HP_EV_COL_MAX_BYTES(HP_EV_CHUNK_MAX)];
+	struct hp_ev_reuse reuse;
+	struct hp_ev_bucket b;
+
+	if (hp_ev_decode_head(&c, h))
+		return -EINVAL;
+	if (h->count > N)
+		return -EINVAL; /* (the test's arrays) */
+	for (uint64_t i = 0; i < h->nbuckets; i++)
+		if (hp_ev_decode_bucket(&c, &b))
+			return -EINVAL;
+	return hp_ev_decode_columns(&c, h, got, scratch, &reuse);
+}
+
+static void round_trip(int compress)
+{
+	size_t n = make_events();
+	struct hp_buf out = encode(n, compress);
+	struct hp_ev_read got[N];
+	struct hp_ev_head h;
+	uint64_t prev = 999000 >> 6;
+
+	if (!expect_eq_u64(decode(out.data, out.len, &h, got), 0, "decodes"))
+		goto out;
+	expect_eq_u64(h.count, n, "count");
+	expect_eq_u64(h.thread, 3, "thread");
+	expect_eq_u64(h.ns_at, 400000, "ns_at");
+	for (size_t i = 0; i < n; i++) {
+		char why[64];
+		uint64_t u = ev[i].tick >> 6;
+		snprintf(why, sizeof why, "event %zu", i);
+		prev = u > prev ? u : prev;
+		expect_eq_u64(got[i].alloc, ev[i].bucket != 0, why);
+		expect_eq_u64(got[i].addr, ev[i].addr, why);
+		expect_eq_u64(got[i].size, ev[i].bucket ? ev[i].size : 0, why);
+		if (ev[i].bucket)
+			expect_eq_u64(got[i].slot, slot[i], why);
+		expect_eq_u64(got[i].units, prev - (999000 >> 6), why);
+	}
+out:
+	free(out.data);
+}
+
+HP_TEST(events_round_trip_raw) { round_trip(0); }
+HP_TEST(events_round_trip_compressed) { round_trip(1); }
+
+/* Every prefix of a chunk, and every byte of it flipped: an error or
+ * events, never a read past the payload (ASan in make check SAN=...). */
+HP_TEST(events_prefixes_and_flips)
+{
+	size_t n = make_events(), bad = 0;
+	struct hp_buf out = encode(n, 1);
+	struct hp_ev_read got[N];
+	struct hp_ev_head h;
+
+	for (size_t len = 0; len < out.len; len++) {
+		uint8_t *copy = malloc(len + 1);
+		memcpy(copy, out.data, len);
+		bad += decode(copy, len, &h, got) != 0;
+		free(copy);
+	}
+	expect_eq_u64(bad, out.len, "every prefix is refused (a column ends early)");
+	for (size_t i = 0; i < out.len; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			out.data[i] ^= (uint8_t)(1u << bit);
+			(void)decode(out.data, out.len, &h, got);
+			out.data[i] ^= (uint8_t)(1u << bit);
+		}
+	}
+	expect_eq_u64(decode(out.data, out.len, &h, got), 0, "whole again");
+	free(out.data);
+}
+
+/* A crafted chunk: head, one bucket, columns given raw. */
+static int crafted(uint64_t count, uint64_t nbuckets, const uint8_t *code, size_t ncode,
+		   const uint8_t *time, size_t ntime, const uint8_t *size, size_t nsize,
+		   const uint8_t *addr, size_t naddr)
+{
+	struct hp_buf b = {.grow = hp_buf_grow_heap};
+	struct hp_ev_read got[N];
+	struct hp_ev_head h;
+	const uint8_t *col[4] = {code, time, size, addr};
+	size_t len[4] = {ncode, ntime, nsize, naddr};
+	int r;
+
+	for (int i = 0; i < 5; i++)
+		hp_buf_put_u(&b, 1);
+	hp_buf_put_u(&b, 6);
+	hp_buf_put_u(&b, count);
+	hp_buf_put_u(&b, nbuckets);
+	for (uint64_t i = 0; i < nbuckets; i++)
+		for (int f = 0; f < 4; f++)
+			hp_buf_put_u(&b, 1);
+	for (int c = 0; c < 4; c++) {
+		hp_buf_put_u(&b, len[c]);
+		hp_buf_put_u(&b, 0);
+		hp_buf_put_bytes(&b, col[c], len[c]);
+	}
+	r = decode(b.data, b.len, &h, got);
+	free(b.data);
+	return r;
+}
+
+HP_TEST(events_model_refuses_what_is_not_there)
+{
+	static const uint8_t zero2[] = {0, 0}, one2[] = {1, 1}, t2[] = {1, 1};
+	/* two allocations of bucket 0, the second a reuse hit with no list */
+	expect_eq_u64(crafted(2, 1, one2, 2, t2, 2, (const uint8_t[]){24, 24}, 2,
+			      (const uint8_t[]){2, 0}, 2),
+		      (uint64_t)-EINVAL, "a reuse hit on an empty list");
+	/* a free 1 event back that is a free */
+	expect_eq_u64(crafted(2, 1, (const uint8_t[]){0, 0}, 2, t2, 2, zero2, 0,
+			      (const uint8_t[]){3, 2}, 2),
+		      (uint64_t)-EINVAL, "a free of an earlier free");
+	/* a free 0 events back */
+	expect_eq_u64(crafted(2, 1, (const uint8_t[]){1, 0}, 2, t2, 2, (const uint8_t[]){24}, 1,
+			      (const uint8_t[]){2, 0}, 2),
+		      (uint64_t)-EINVAL, "a free of itself");
+	/* a code naming bucket 1 of 1 */
+	expect_eq_u64(crafted(2, 1, (const uint8_t[]){2, 0}, 2, t2, 2, (const uint8_t[]){24}, 1,
+			      (const uint8_t[]){2, 1}, 2),
+		      (uint64_t)-EINVAL, "a bucket past the record's");
+	/* bytes left over in a column */
+	expect_eq_u64(crafted(2, 1, one2, 2, (const uint8_t[]){1, 1, 1}, 3,
+			      (const uint8_t[]){24, 24}, 2, (const uint8_t[]){2, 4}, 2),
+		      (uint64_t)-EINVAL, "bytes left over");
+	/* the same, whole: decodes */
+	expect_eq_u64(crafted(2, 1, one2, 2, t2, 2, (const uint8_t[]){24, 24}, 2,
+			      (const uint8_t[]){2, 4}, 2),
+		      0, "two allocations");
+	/* a free 1 back, of an allocation: decodes */
+	expect_eq_u64(crafted(2, 1, (const uint8_t[]){1, 0}, 2, t2, 2, (const uint8_t[]){24}, 1,
+			      (const uint8_t[]){2, 2}, 2),
+		      0, "an allocation and its free");
+	(void)zero2;
+	/* counts past the bounds */
+	expect_eq_u64(crafted(HP_EV_CHUNK_MAX + 1, 1, zero2, 0, zero2, 0, zero2, 0, zero2, 0),
+		      (uint64_t)-EINVAL, "more events than a chunk holds");
+	expect_eq_u64(crafted(2, 3, zero2, 0, zero2, 0, zero2, 0, zero2, 0), (uint64_t)-EINVAL,
+		      "more buckets than events");
+}
+
+/* A capture: header, META with the log's flag, two chunks, the second
+ * damaged (a bucket code past its buckets, CRC right): one chunk read, one
+ * damage line naming EVENTS. */
+HP_TEST(events_capture_damaged_chunk)
+{
+	struct hp_buf file = {.grow = hp_buf_grow_heap}, p = {.grow = hp_buf_grow_heap};
+	struct hp_rec_meta m = {.pid = 1};
+	struct hp_rec_meta_options o = {.sample_rate_bytes = 1, .flags = HP_META_EVENTS};
+	struct hp_capture cap;
+	char err[256];
+	size_t n = make_events();
+	struct hp_buf chunk = encode(n, 1);
+
+	hp_format_put_file_header(&file);
+	m.program = hp_rec_str_of("/bin/x");
+	hp_rec_meta_put(&p, &m);
+	hp_rec_count_put(&p, 0);
+	hp_rec_meta_options_put(&p, &o);
+	hp_format_put_record(&file, HP_REC_META, p.data, p.len, NULL);
+	hp_format_put_record(&file, HP_REC_EVENTS, chunk.data, chunk.len, NULL);
+	/* the second: the first code column's byte (raw) names bucket 9 */
+	{
+		struct hp_buf bad = encode(n, 0);
+		struct hp_cursor c = {bad.data, bad.data + bad.len, 0};
+		struct hp_ev_head h;
+		struct hp_ev_bucket b;
+		hp_ev_decode_head(&c, &h);
+		for (int i = 0; i < 3; i++)
+			hp_ev_decode_bucket(&c, &b);
+		(void)hp_cursor_u(&c);
+		(void)hp_cursor_u(&c);
+		*(uint8_t *)c.p = 10;
+		hp_format_put_record(&file, HP_REC_EVENTS, bad.data, bad.len, NULL);
+		free(bad.data);
+	}
+	if (expect_eq_u64(hp_capture_load_mem(file.data, file.len, &cap, err, sizeof err), 0,
+			  "loads")) {
+		expect_eq_u64(cap.nevents, n, "the first chunk's events");
+		expect_eq_u64(cap.ndamage, 1, "one damage line");
+		expect_true(cap.ndamage && strstr(cap.damage[0], "EVENTS record is malformed"),
+			    "it names the record");
+		expect_true((cap.flags & HP_META_EVENTS) != 0, "the log's flag");
+		expect_eq_u64(cap.events[2].addr, 0x5000, "a free's address");
+		expect_eq_u64(cap.events[0].stack_id, 1, "an allocation's stack");
+		expect_eq_u64(cap.events[1].type_tag, 5, "its type");
+		expect_eq_u64(cap.events[0].thread, 3, "its thread");
+		hp_capture_free(&cap);
+	}
+	free(file.data);
+	free(p.data);
+	free(chunk.data);
+}
+
+int main(int argc, char **argv)
+{
+	return hp_test_main(argc, argv);
+}
