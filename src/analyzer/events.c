@@ -115,8 +115,9 @@ int hp_events_blocks(const struct hp_capture *cap, struct hp_ev_block **out, siz
 			b[nb - 1].free_ns = t; /* its free, or (an allocation) its free was lost */
 		if (!e->alloc)
 			continue;
-		b[nb++] = (struct hp_ev_block){e->addr, e->size, t, UINT64_MAX, e->stack_id,
-					       e->type_tag, e->origin_tag, e->thread};
+		b[nb++] = (struct hp_ev_block){e->addr,       e->size,     t,
+					       UINT64_MAX,    e->stack_id, e->type_tag,
+					       e->origin_tag, e->thread};
 	}
 	free(r);
 	hp_sort(b, nb, sizeof *b, by_alloc_time);
@@ -199,8 +200,9 @@ int hp_events_apply(struct hp_capture *cap, const struct hp_events_select *sel,
 	int ret = -ENOMEM;
 
 	if (!hp_events_has_log(cap)) {
-		snprintf(err, errlen, "the capture has no event log: record with heapprof run "
-				      "--events");
+		snprintf(err, errlen,
+			 "the capture has no event log: record with heapprof run "
+			 "--events");
 		return -ENODATA;
 	}
 	if (sel->between && sel->to_ns < sel->from_ns) {
@@ -365,11 +367,12 @@ int hp_events_print_blocks(FILE *f, const struct hp_capture *cap,
 			snprintf(fb, sizeof fb, "-");
 			snprintf(lb, sizeof lb, "-");
 		}
-		fprintf(f, "0x%-16" PRIx64 " %10" PRIu64 "  %-20s %-16s %12.6f %12s %12s  %" PRIu32
-			   "\n",
+		fprintf(f,
+			"0x%-16" PRIx64 " %10" PRIu64 "  %-20s %-16s %12.6f %12s %12s  %" PRIu32
+			"\n",
 			x->addr, x->size, type_name(cap, x->type_tag, tb, sizeof tb),
-			thread_name(cap, x->thread, hb, sizeof hb), (double)x->alloc_ns / 1e9, fb, lb,
-			x->stack_id);
+			thread_name(cap, x->thread, hb, sizeof hb), (double)x->alloc_ns / 1e9, fb,
+			lb, x->stack_id);
 	}
 	free(b);
 	return ferror(f) ? -EIO : 0;
@@ -379,8 +382,10 @@ void hp_events_print_window(FILE *f, const struct hp_events_window *w)
 {
 	char a[32], b[32], c[32], d[32];
 
-	fprintf(f, "window          %.6f s to %.6f s: allocated %" PRIu64 " blocks (%s), freed %" PRIu64
-		   " (%s; %" PRIu64 " allocated before it), left %" PRIu64 " (%s)\n",
+	fprintf(f,
+		"window          %.6f s to %.6f s: allocated %" PRIu64
+		" blocks (%s), freed %" PRIu64 " (%s; %" PRIu64
+		" allocated before it), left %" PRIu64 " (%s)\n",
 		(double)w->from_ns / 1e9, (double)w->to_ns / 1e9, w->alloc_count,
 		hp_units_bytes(a, sizeof a, (double)w->alloc_bytes), w->free_count,
 		hp_units_bytes(b, sizeof b, (double)w->free_bytes), w->before_count, w->left_count,

@@ -24,7 +24,7 @@
 /* What to keep of the log (heapprof report --lived-under and the rest).
  * Times in ns since the capture's start. */
 struct hp_events_select {
-	int on;                  /* any option below given */
+	int on; /* any option below given */
 	int lived_under, lived_over;
 	uint64_t under_ns, over_ns; /* freed after less than under_ns; lived more than over_ns
 				     * (a block left at the end: by the end) */

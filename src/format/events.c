@@ -126,7 +126,8 @@ int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct
 				} else if (v & 1) {
 					pf = hp_ev_addr_decode(v >> 1, pf);
 					ev[i].addr = pf;
-				} else if ((v >> 1) >= 1 && (v >> 1) <= i && ev[i - (v >> 1)].alloc) {
+				} else if ((v >> 1) >= 1 && (v >> 1) <= i &&
+					   ev[i - (v >> 1)].alloc) {
 					const struct hp_ev_read *of = &ev[i - (v >> 1)];
 					pf = of->addr;
 					ev[i].addr = pf;

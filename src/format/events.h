@@ -82,9 +82,8 @@ static inline uint64_t hp_ev_addr_decode(uint64_t code, uint64_t prev)
 /* The columns of a chunk, in their order (format.h, HP_REC_EVENTS). */
 enum { HP_EV_COL_CODE, HP_EV_COL_TIME, HP_EV_COL_SIZE, HP_EV_COL_ADDR, HP_EV_COLS };
 
-
 /* The most bytes a column of count events takes raw. */
-#define HP_EV_COL_MAX_BYTES(count) ((size_t)(count) * HP_VARINT_MAX_BYTES)
+#define HP_EV_COL_MAX_BYTES(count) ((size_t)(count)*HP_VARINT_MAX_BYTES)
 
 /* Appends a chunk's head h and its buckets b[0..h->nbuckets) to out. */
 static inline void hp_ev_encode_head(struct hp_buf *out, const struct hp_ev_head *h,

@@ -56,8 +56,8 @@ struct flusher {
 	uint32_t slot_of[HP_EV_BUF_EVENTS];
 	struct hp_ev_bucket buckets[HP_EV_BUF_EVENTS];
 	uint8_t col[HP_EV_COLS][HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS)];
-	uint32_t addrs[SLOTS]; /* the address model's index (generation: gen's low 16 bits) */
-	struct hp_ev_reuse reuse;       /* and its reuse lists */
+	uint32_t addrs[SLOTS];    /* the address model's index (generation: gen's low 16 bits) */
+	struct hp_ev_reuse reuse; /* and its reuse lists */
 	struct hp_buf out;
 };
 static struct flusher *fl;
@@ -189,8 +189,8 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 		size_t len[HP_EV_COLS];
 		memset(fl->reuse.n, 0, sizeof fl->reuse.n);
 		memset(fl->reuse.top, 0, sizeof fl->reuse.top);
-		hp_ev_encode_columns(&h, &b->ev[from], fl->slot_of, col, len, fl->addrs,
-				     SLOTS - 1, (uint16_t)fl->gen, &fl->reuse);
+		hp_ev_encode_columns(&h, &b->ev[from], fl->slot_of, col, len, fl->addrs, SLOTS - 1,
+				     (uint16_t)fl->gen, &fl->reuse);
 		/* The address column stored as it is: zstd takes about 20
 		 * instructions a byte, and that column, the largest, gives
 		 * back 12% of it (churn); the others 50 to 70%, or 25% for

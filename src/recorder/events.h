@@ -109,15 +109,15 @@ static inline __attribute__((always_inline)) void hp_events_log(uint64_t addr, u
 }
 
 /* The hooks of the slow paths: one load and a branch when the log is off. */
-#define HP_EVENTS_ALLOC(p, size, bucket)                                                     \
-	do {                                                                                 \
-		if (__builtin_expect(hp_events_on, 0))                                       \
-			hp_events_log((uintptr_t)(p), (size), (bucket));                      \
+#define HP_EVENTS_ALLOC(p, size, bucket)                                 \
+	do {                                                             \
+		if (__builtin_expect(hp_events_on, 0))                   \
+			hp_events_log((uintptr_t)(p), (size), (bucket)); \
 	} while (0)
-#define HP_EVENTS_FREE(p)                                                                    \
-	do {                                                                                 \
-		if (__builtin_expect(hp_events_on, 0))                                       \
-			hp_events_log((uintptr_t)(p), 0, 0);                                  \
+#define HP_EVENTS_FREE(p)                                    \
+	do {                                                 \
+		if (__builtin_expect(hp_events_on, 0))       \
+			hp_events_log((uintptr_t)(p), 0, 0); \
 	} while (0)
 
 /* Writes every thread's events so far, each thread's as a chunk (from a

@@ -111,16 +111,19 @@ HP_TEST(events_blocks_one_by_one)
 				     "          allocated s      freed s     lived ms  stack\n";
 	expect_true(strncmp(out, header, strlen(header)) == 0, "the header");
 	/* address, size, type, thread, allocated, freed, lived (ms), stack id */
-#define L(size, thread, alloc, freed, lived)                                                  \
+#define L(size, thread, alloc, freed, lived) \
 	"^0x[0-9a-f]+ +" size "  unknown +" thread " +" alloc " +" freed " +" lived "  [1-9][0-9]*$"
-	expect_blocks(out, L("1001", "evlife", "0\\.[0-4][0-9]{5}", "0\\.[0-4][0-9]{5}",
-			     "[0-9]\\.[0-9]{3}"),
+	expect_blocks(out,
+		      L("1001", "evlife", "0\\.[0-4][0-9]{5}", "0\\.[0-4][0-9]{5}",
+			"[0-9]\\.[0-9]{3}"),
 		      1000, "1,000 x 1001 B by main at once, freed within 10 ms");
-	expect_blocks(out, L("5005", "evlife", "0\\.[0-4][0-9]{5}", "1\\.[0-9]{6}",
-			     "(9[0-9]{2}|1[0-9]{3})\\.[0-9]{3}"),
+	expect_blocks(out,
+		      L("5005", "evlife", "0\\.[0-4][0-9]{5}", "1\\.[0-9]{6}",
+			"(9[0-9]{2}|1[0-9]{3})\\.[0-9]{3}"),
 		      20, "20 x 5005 B by main, freed after 0.9 to 2 s, past 1 s");
-	expect_blocks(out, L("2002", "ev-worker", "0\\.[5-6][0-9]{5}", "0\\.[6-9][0-9]{5}",
-			     "1[0-9]{2}\\.[0-9]{3}"),
+	expect_blocks(out,
+		      L("2002", "ev-worker", "0\\.[5-6][0-9]{5}", "0\\.[6-9][0-9]{5}",
+			"1[0-9]{2}\\.[0-9]{3}"),
 		      50, "50 x 2002 B by ev-worker from 0.5 s, freed 100 to 200 ms later");
 	expect_blocks(out, L("3003", "ev-worker", "0\\.[5-6][0-9]{5}", "-", "-"), 7,
 		      "7 x 3003 B by ev-worker, never freed");
@@ -188,10 +191,11 @@ HP_TEST(events_threads_in_every_view)
 		      "report --thread evlife");
 	expect_eq_u64(total("--thread nosuch", hpf, "alloc_objects"), 0, "no such thread");
 	/* Folded: ev-worker's stacks are phase_worker's, and only they. */
-	out = hp_test_sh_out("%s/heapprof export --format folded --metric allocated -o - --thread ev-worker %s "
-			     "| grep -c phase_worker; %s/heapprof export --format folded --metric allocated -o - "
-			     "--thread ev-worker %s | grep -c -v phase_worker || true",
-			     hp_test_build(), hpf, hp_test_build(), hpf);
+	out = hp_test_sh_out(
+		"%s/heapprof export --format folded --metric allocated -o - --thread ev-worker %s "
+		"| grep -c phase_worker; %s/heapprof export --format folded --metric allocated -o - "
+		"--thread ev-worker %s | grep -c -v phase_worker || true",
+		hp_test_build(), hpf, hp_test_build(), hpf);
 	expect_true(out && strcmp(out, "1\n0\n") == 0,
 		    "folded --thread: one line, worker;phase_worker (both its sites)");
 	free(out);
@@ -225,7 +229,8 @@ HP_TEST(events_same_totals)
 		expect_true(a > 0 && a == b, keys[i]);
 		expect_true(b == c, keys[i]);
 		if (a != b || b != c)
-			printf("  %s: without %lld, with %lld, from the log %lld\n", keys[i], a, b, c);
+			printf("  %s: without %lld, with %lld, from the log %lld\n", keys[i], a, b,
+			       c);
 	}
 	/* Every block, whatever its stack: the log's totals are the snapshot's. */
 	expect_eq_u64((uint64_t)total("--between 0s 1min", with_log(), "alloc_objects"),
@@ -234,9 +239,12 @@ HP_TEST(events_same_totals)
 
 HP_TEST(events_need_the_log)
 {
-	static const char *const opts[] = {"report --blocks", "report --lived-under 1ms",
-					   "report --lived-over 1ms", "report --between 0s 1s",
-					   "report --thread x", "flamegraph -o - --thread x",
+	static const char *const opts[] = {"report --blocks",
+					   "report --lived-under 1ms",
+					   "report --lived-over 1ms",
+					   "report --between 0s 1s",
+					   "report --thread x",
+					   "flamegraph -o - --thread x",
 					   "export --format folded -o - --lived-under 1ms"};
 	const char *hpf = without_log();
 	char want[700];
@@ -285,8 +293,8 @@ HP_TEST(events_truncated_log)
 	if (!expect_true(at > 0, "the capture has an EVENTS record"))
 		return;
 	snprintf(cut, sizeof cut, "%s/cut.hpf", hp_test_tmp());
-	expect_eq_u64(hp_test_sh("head -c %zu %s > %s", at + HP_FORMAT_FRAME_BYTES + 40,
-				 with_log(), cut),
+	expect_eq_u64(hp_test_sh("head -c %zu %s > %s", at + HP_FORMAT_FRAME_BYTES + 40, with_log(),
+				 cut),
 		      0, "cut inside the first chunk");
 	out = hp_test_sh_out("%s/heapprof report --blocks %s 2>&1 >/dev/null; echo status=$?",
 			     hp_test_build(), cut);

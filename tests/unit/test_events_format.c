@@ -33,21 +33,22 @@ static size_t make_events(void)
 {
 	size_t n = 0;
 	uint64_t t = 1000000;
-#define A(addr, size, b) (slot[n] = (b), ev[n++] = (struct hp_ev){t += 700, (addr), (size), (b) + 10, 0})
+#define A(addr, size, b) \
+	(slot[n] = (b), ev[n++] = (struct hp_ev){t += 700, (addr), (size), (b) + 10, 0})
 #define F(addr) (slot[n] = 0, ev[n++] = (struct hp_ev){t += 300, (addr), 0, 0, 0})
 	A(0x5000, 24, 0);
 	A(0x5020, 24, 1);
-	F(0x5000);          /* the chunk's block: 2 events back */
-	A(0x5000, 20, 0);   /* class of 24 too: the reuse list's top */
-	F(0x9999990);       /* another chunk's block: a delta */
-	A(0x7001, 3, 2);    /* unaligned */
+	F(0x5000);        /* the chunk's block: 2 events back */
+	A(0x5000, 20, 0); /* class of 24 too: the reuse list's top */
+	F(0x9999990);     /* another chunk's block: a delta */
+	A(0x7001, 3, 2);  /* unaligned */
 	F(0x7001);
 	A(0x7001, 5000, 2); /* past the classes: a delta */
 	A(0x6000, 100, 1);
 	F(0x5020);
 	F(0x6000);
-	A(0x6000, 100, 1); /* the latest of its class */
-	A(0x5020, 24, 0);  /* the next in class 3: still listed */
+	A(0x6000, 100, 1);                      /* the latest of its class */
+	A(0x5020, 24, 0);                       /* the next in class 3: still listed */
 	ev[n - 1].tick = ev[n - 2].tick - 5000; /* a clock that steps back: clamped */
 	F(0x5020);
 	F(0x5020); /* a second free: not the chunk's live block */
@@ -67,8 +68,14 @@ static size_t make_events(void)
 static struct hp_buf encode(size_t n, int compress)
 {
 	struct hp_buf out = {.grow = hp_buf_grow_heap};
-	struct hp_ev_head h = {.thread = 3, .tick_origin = 999000, .ns_origin = 5, .tick_at = 2000000,
-			       .ns_at = 400000, .shift = 6, .count = n, .nbuckets = 3};
+	struct hp_ev_head h = {.thread = 3,
+			       .tick_origin = 999000,
+			       .ns_origin = 5,
+			       .tick_at = 2000000,
+			       .ns_at = 400000,
+			       .shift = 6,
+			       .count = n,
+			       .nbuckets = 3};
 	static uint8_t cols[HP_EV_COLS][HP_EV_COL_MAX_BYTES(N)];
 	uint8_t *col[HP_EV_COLS] = {cols[0], cols[1], cols[2], cols[3]};
 	static uint32_t table[2 * N];
@@ -81,8 +88,9 @@ static struct hp_buf encode(size_t n, int compress)
 	hp_ev_encode_columns(&h, ev, slot, col, len, table, 2 * N - 1, 1, &reuse);
 	for (int c = 0; c < HP_EV_COLS; c++) {
 		uint8_t z[1024];
-		size_t zn = compress && c != HP_EV_COL_ADDR ? ZSTD_compress(z, sizeof z, col[c], len[c], 1)
-							    : 0;
+		size_t zn = compress && c != HP_EV_COL_ADDR
+				    ? ZSTD_compress(z, sizeof z, col[c], len[c], 1)
+				    : 0;
 		hp_buf_put_u(&out, len[c]);
 		if (zn && !ZSTD_isError(zn)) {
 			hp_buf_put_u(&out, zn);
@@ -142,8 +150,14 @@ out:
 	free(out.data);
 }
 
-HP_TEST(events_round_trip_raw) { round_trip(0); }
-HP_TEST(events_round_trip_compressed) { round_trip(1); }
+HP_TEST(events_round_trip_raw)
+{
+	round_trip(0);
+}
+HP_TEST(events_round_trip_compressed)
+{
+	round_trip(1);
+}
 
 /* Every prefix of a chunk, and every byte of it flipped: an error or
  * events, never a read past the payload (ASan in make check SAN=...). */
