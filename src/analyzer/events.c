@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../common/sort.h"
+#include "../format/events.h"
 #include "../common/units.h"
 
 int hp_events_has_log(const struct hp_capture *cap)
@@ -61,7 +62,7 @@ int hp_events_parse_duration(const char *s, uint64_t *ns)
 /* The index order of the matching sort. */
 struct ref {
 	uint64_t addr, tick;
-	uint32_t alloc, i;
+	uint32_t rank, i;
 };
 
 static int by_addr_time(const void *a, const void *b)
@@ -72,8 +73,8 @@ static int by_addr_time(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->tick != y->tick)
 		return x->tick < y->tick ? -1 : 1;
-	if (x->alloc != y->alloc)
-		return x->alloc < y->alloc ? -1 : 1; /* frees first */
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1; /* frees, allocations, retypes */
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
@@ -102,7 +103,11 @@ int hp_events_blocks(const struct hp_capture *cap, struct hp_ev_block **out, siz
 	}
 	for (size_t i = 0; i < ne; i++) {
 		const struct hp_cap_event *e = &cap->events[i];
-		r[i] = (struct ref){e->addr, e->tick, e->alloc, (uint32_t)i};
+		r[i] = (struct ref){e->addr, e->tick,
+				    e->kind == HP_EV_FREE    ? 0u
+				    : e->kind == HP_EV_ALLOC ? 1u
+							     : 2u,
+				    (uint32_t)i};
 	}
 	hp_sort(r, ne, sizeof *r, by_addr_time);
 	for (size_t i = 0; i < ne; i++) {
@@ -111,9 +116,17 @@ int hp_events_blocks(const struct hp_capture *cap, struct hp_ev_block **out, siz
 		int open = nb && b[nb - 1].addr == e->addr && b[nb - 1].free_ns == UINT64_MAX;
 		if (t > end)
 			end = t;
+		if (e->kind == HP_EV_RETYPE) {
+			if (open) { /* its type named after its allocation */
+				b[nb - 1].stack_id = e->stack_id;
+				b[nb - 1].type_tag = e->type_tag;
+				b[nb - 1].origin_tag = e->origin_tag;
+			}
+			continue;
+		}
 		if (open)
 			b[nb - 1].free_ns = t; /* its free, or (an allocation) its free was lost */
-		if (!e->alloc)
+		if (e->kind == HP_EV_FREE)
 			continue;
 		b[nb++] = (struct hp_ev_block){e->addr,       e->size,     t,
 					       UINT64_MAX,    e->stack_id, e->type_tag,

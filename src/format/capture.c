@@ -694,8 +694,8 @@ static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct
 					   .addr = ev[i].addr,
 					   .size = ev[i].size,
 					   .thread = h.thread > UINT32_MAX ? 0 : (uint32_t)h.thread,
-					   .alloc = ev[i].alloc};
-		if (ev[i].alloc) {
+					   .kind = ev[i].kind};
+		if (ev[i].kind != HP_EV_FREE) {
 			e->stack_id = (uint32_t)k->stack_id;
 			e->type_tag = (uint32_t)k->type_tag;
 			e->origin_tag = (uint32_t)k->origin_tag;

@@ -147,15 +147,17 @@ struct hp_cap_tick {
 		     * 1.5); else they read 0, unknown */
 };
 
-/* An event of the log (EVENTS, format 1.6, with --events): an allocation
- * with its block's bucket key, or a free (size 0, no key: the block is the
- * allocation of its address before it). tick: the recorder's counter
- * (hp_capture_event_ns converts). */
+/* An event of the log (EVENTS, format 1.6, with --events): kind
+ * HP_EV_ALLOC, an allocation with its block's bucket key; HP_EV_FREE, a
+ * free (size 0, no key: the block is the allocation of its address before
+ * it); HP_EV_RETYPE, the live block at addr moved to the bucket key (its
+ * type named). tick: the recorder's counter (hp_capture_event_ns
+ * converts). */
 struct hp_cap_event {
 	uint64_t tick;
 	uint64_t addr, size;
 	uint32_t stack_id, type_tag, origin_tag, thread; /* thread: HP_TAG_THREAD id */
-	uint8_t alloc;
+	uint8_t kind;
 };
 
 /* The log's clock: the counter at the log's start and at the latest

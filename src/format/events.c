@@ -82,7 +82,7 @@ bad:
 int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev,
 			 uint8_t *scratch, struct hp_ev_reuse *reuse)
 {
-	uint64_t max = HP_EV_COL_MAX_BYTES(h->count), units = 0, pa = 0, pf = 0;
+	uint64_t max = HP_EV_COL_MAX_BYTES(h->count), units = 0, pa = 0, pf = 0, pr = 0;
 	const uint8_t *col;
 	size_t n;
 	struct hp_cursor k;
@@ -97,9 +97,9 @@ int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct
 			uint64_t v;
 			switch (which) {
 			case HP_EV_COL_CODE:
-				v = hp_cursor_count(&k, h->nbuckets);
-				ev[i].alloc = v != 0;
-				ev[i].slot = v ? (uint32_t)(v - 1) : 0;
+				v = hp_cursor_count(&k, 2 * h->nbuckets);
+				ev[i].kind = !v ? HP_EV_FREE : v & 1 ? HP_EV_ALLOC : HP_EV_RETYPE;
+				ev[i].slot = v ? (uint32_t)((v - 1) / 2) : 0;
 				ev[i].size = 0;
 				break;
 			case HP_EV_COL_TIME:
@@ -112,7 +112,17 @@ int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct
 			case HP_EV_COL_ADDR:
 				/* The model of hp_ev_encode_columns. */
 				v = hp_cursor_u(&k);
-				if (ev[i].alloc) {
+				if (ev[i].kind == HP_EV_RETYPE) {
+					if (v & 1) {
+						pr = hp_ev_addr_decode(v >> 1, pr);
+						ev[i].addr = pr;
+					} else if ((v >> 1) >= 1 && (v >> 1) <= i &&
+						   ev[i - (v >> 1)].kind == HP_EV_ALLOC) {
+						ev[i].addr = ev[i - (v >> 1)].addr;
+					} else {
+						k.err = -EINVAL;
+					}
+				} else if (ev[i].kind == HP_EV_ALLOC) {
 					unsigned cls = hp_ev_class(ev[i].size);
 					if (v) {
 						pa = hp_ev_addr_decode(v - 1, pa);
@@ -127,7 +137,7 @@ int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct
 					pf = hp_ev_addr_decode(v >> 1, pf);
 					ev[i].addr = pf;
 				} else if ((v >> 1) >= 1 && (v >> 1) <= i &&
-					   ev[i - (v >> 1)].alloc) {
+					   ev[i - (v >> 1)].kind == HP_EV_ALLOC) {
 					const struct hp_ev_read *of = &ev[i - (v >> 1)];
 					pf = of->addr;
 					ev[i].addr = pf;
@@ -137,7 +147,7 @@ int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct
 				}
 				break;
 			default:
-				if (ev[i].alloc)
+				if (ev[i].kind == HP_EV_ALLOC)
 					ev[i].size = hp_cursor_u(&k);
 				break;
 			}

@@ -33,14 +33,19 @@
 /* The most events and buckets a chunk holds; a reader refuses more. */
 #define HP_EV_CHUNK_MAX (1u << 16)
 
-/* One event as the recorder buffers it: a fixed 32 bytes. bucket 0 is a
- * free (its size and bucket are the allocation's, found by address). */
+/* What an event is. */
+enum { HP_EV_FREE = 0, HP_EV_ALLOC = 1, HP_EV_RETYPE = 2 };
+
+/* One event as the recorder buffers it: a fixed 32 bytes. A free has
+ * bucket 0 (its size and bucket are the allocation's, found by address);
+ * a retype (heapprof_set_type, a vtable read at a snapshot) names the
+ * bucket the live block at addr moved to. */
 struct hp_ev {
 	uint64_t tick; /* the time-stamp counter */
 	uint64_t addr;
 	uint64_t size;
 	uint32_t bucket; /* the recorder's bucket id; 0: a free */
-	uint32_t unused;
+	uint32_t kind;   /* HP_EV_* */
 };
 
 /* A chunk's head: the fields before its columns. */
@@ -177,7 +182,8 @@ static inline void hp_ev_reuse_pop(struct hp_ev_reuse *r, unsigned c)
 
 /* Encodes the events ev[0..h->count) into the four raw columns col[c]
  * (each with room for HP_EV_COL_MAX_BYTES(count)), their lengths into
- * len[c]: the code (0 a free, slot[i] + 1 an allocation), the time in
+ * len[c]: the code (0 a free, 2 slot[i] + 1 an allocation, 2 slot[i] + 2
+ * a retype), the time in
  * units of 2^shift ticks since the previous event's (the first: since
  * tick_origin's unit; never backwards), the address, the size of each
  * allocation. An allocation's address is 0 when it is the top of its
@@ -187,8 +193,9 @@ static inline void hp_ev_reuse_pop(struct hp_ev_reuse *r, unsigned c)
  * events back that is, shifted left one bit (low bit 0), and the address
  * goes on top of that allocation's class's reuse list; else
  * hp_ev_addr_code from the previous free's address shifted left one bit
- * with the low bit 1 (a block of another chunk, or another thread's).
- * table: the index (mask + 1 entries, none of generation gen); reuse:
+ * with the low bit 1 (a block of another chunk, or another thread's). A
+ * retype's is coded as a free's, from the previous retype's address for
+ * its delta, and changes neither the index nor the lists. table: the index (mask + 1 entries, none of generation gen); reuse:
  * the lists, empty.
  * One pass, no check a field: the columns have room. */
 static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct hp_ev *ev,
@@ -198,7 +205,7 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 {
 	uint8_t *c = col[HP_EV_COL_CODE], *t = col[HP_EV_COL_TIME], *a = col[HP_EV_COL_ADDR];
 	uint8_t *z = col[HP_EV_COL_SIZE];
-	uint64_t prev = h->tick_origin >> h->shift, pa = 0, pf = 0;
+	uint64_t prev = h->tick_origin >> h->shift, pa = 0, pf = 0, pr = 0;
 
 	for (uint32_t i = 0; i < h->count; i++) {
 		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
@@ -208,9 +215,19 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 		prev = u >= prev ? u : prev;
 		while ((e = table[k]) >> 16 == gen && ev[e & 0xffff].addr != x)
 			k = (k + 1) & mask;
-		if (ev[i].bucket) {
+		if (ev[i].kind == HP_EV_RETYPE) {
+			c = hp_ev_put(c, 2 * (uint64_t)slot[i] + 2);
+			if (e >> 16 == gen && ev[e & 0xffff].kind == HP_EV_ALLOC) {
+				a = hp_ev_put(a, (uint64_t)(i - (e & 0xffff)) << 1);
+			} else {
+				a = hp_ev_put(a, hp_ev_addr_code(x, pr) << 1 | 1);
+				pr = x;
+			}
+			continue; /* the index keeps the allocation */
+		}
+		if (ev[i].kind == HP_EV_ALLOC) {
 			unsigned cls = hp_ev_class(ev[i].size);
-			c = hp_ev_put(c, (uint64_t)slot[i] + 1);
+			c = hp_ev_put(c, 2 * (uint64_t)slot[i] + 1);
 			z = hp_ev_put(z, ev[i].size);
 			if (x && hp_ev_reuse_top(reuse, cls) == x) {
 				*a++ = 0;
@@ -221,7 +238,7 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 			pa = x;
 		} else {
 			*c++ = 0;
-			if (e >> 16 == gen && ev[e & 0xffff].bucket) {
+			if (e >> 16 == gen && ev[e & 0xffff].kind == HP_EV_ALLOC) {
 				a = hp_ev_put(a, (uint64_t)(i - (e & 0xffff)) << 1);
 				hp_ev_reuse_push(reuse, hp_ev_class(ev[e & 0xffff].size), x);
 			} else {
@@ -241,8 +258,8 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 struct hp_ev_read {
 	uint64_t units; /* time: units of 2^shift ticks since the origin's unit */
 	uint64_t addr, size;
-	uint32_t slot; /* the chunk's bucket (allocations) */
-	uint8_t alloc; /* 1: an allocation, 0: a free (size 0) */
+	uint32_t slot; /* the chunk's bucket (allocations, retypes) */
+	uint8_t kind;  /* HP_EV_*; a free's and a retype's size is 0 */
 };
 
 /* The analyzer's side: a chunk's head (counts checked against

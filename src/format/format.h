@@ -195,14 +195,17 @@
  *   u tick_at, u ns_at, u shift, u count (at most 65,536), u bucket_count
  *   (at most count), bucket_count x (u stack_id, u type_tag, u origin_tag,
  *   u size: a snapshot bucket's key), then four columns:
- *     count x u code: 0 a free, k+1 an allocation of the record's bucket k
+ *     count x u code: 0 a free, 2k+1 an allocation of the record's bucket
+ *       k, 2k+2 a retype (the live block at the address moved to bucket k:
+ *       its type named after its allocation)
  *     count x u time: units of 2^shift ticks since the previous event's
  *       (the first: since tick_origin's unit)
- *     count x u address: the signed delta from the previous event's
- *       address (the first from 0), zigzag, shifted left one bit: in units
- *       of 16 bytes (low bit 0) when the delta is a multiple of 16, else in
- *       bytes (low bit 1)
  *     one u size per allocation, in their order
+ *     count x u address, against a model of the record's own (events.h,
+ *       hp_ev_encode_columns; docs/format.md): an allocation by its size
+ *       class's latest freed address or a delta from the previous
+ *       allocation's, a free or a retype by how many events back its
+ *       block's allocation is or a delta
  *   Ticks are the CPU's time-stamp counter (x86-64; elsewhere the
  *   monotonic clock's ns, shift 0): the counter read tick_origin when the
  *   log started, ns_origin ns after the capture's start, and tick_at at

@@ -14,6 +14,7 @@
 
 #include "../format/format.h"
 #include "aggregate.h"
+#include "events.h"
 #include "modules.h"
 #include "os.h"
 #include "tags.h"
@@ -71,7 +72,7 @@ void hp_attr_reset_caches(struct hp_attr *a)
 
 /* The bucket of blk's key with type type, and the block moved into it:
  * fn's answer for hp_live_*. Under the block's shard lock. */
-static int retype(uint32_t type, struct hp_live_block *blk)
+static int retype(uintptr_t addr, uint32_t type, struct hp_live_block *blk)
 {
 	uint32_t stack, old_type, origin, to;
 	uint64_t size;
@@ -84,6 +85,8 @@ static int retype(uint32_t type, struct hp_live_block *blk)
 		return HP_LIVE_KEEP; /* the table is full: the block stays untyped */
 	hp_agg_move(blk->bucket, to, blk->size);
 	blk->bucket = to;
+	if (!(addr & ~HP_ATTR_ADDR_MASK)) /* malloc's blocks: the event log's */
+		HP_EVENTS_RETYPE(addr, to);
 	return HP_LIVE_RETAG;
 }
 
@@ -100,7 +103,6 @@ static int set_type_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)
 {
 	struct retype_arg *r = arg;
 
-	(void)addr;
 	/* An array of T is its cookie and a whole number of T: a block of
 	 * another size holds something else (a pool's chunk with an object
 	 * placed at its start), and keeps its type. */
@@ -108,7 +110,7 @@ static int set_type_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)
 			      (blk->size - r->cookie_bytes) % r->elem_bytes))
 		return HP_LIVE_KEEP;
 	r->fits = 1;
-	return retype(r->type, blk);
+	return retype(addr, r->type, blk);
 }
 
 /* The id of the explicit type (name, shape), the thread's cached one when
@@ -266,7 +268,7 @@ static int vtable_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)
 	if (((const uint64_t *)w)[-2] != 0 || !range_of(((const uint64_t *)w)[-1]))
 		return HP_LIVE_KEEP;
 	type = hp_tags_type(HP_TYPE_VTABLE, w, NULL);
-	return type ? retype(type, blk) : HP_LIVE_KEEP;
+	return type ? retype(addr, type, blk) : HP_LIVE_KEEP;
 }
 
 uint64_t hp_attr_vtable_scan(void)

@@ -281,7 +281,7 @@ static struct hp_ev_buf *take_buffer(void)
 	return b;
 }
 
-void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket)
+void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind)
 {
 	struct hp_ev_buf *b = hp_ev_self;
 	uint32_t n;
@@ -305,6 +305,12 @@ void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket)
 			hp_os_thread_key_set(exit_key, b);
 	}
 	n = b->n;
+	if (n >= HP_EV_BUF_EVENTS && kind == HP_EV_RETYPE) {
+		/* Under a live shard's lock: the writer's lock comes before
+		 * the shards' (fork_prepare), so no flush from here. */
+		hp_agg_lost(HP_LOST_EVENTS_NO_MEMORY, 1, 0);
+		return;
+	}
 	if (n >= HP_EV_BUF_EVENTS) {
 		hp_spin_lock(&lock);
 		flush(b, n, 0);
@@ -313,7 +319,7 @@ void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket)
 		hp_spin_unlock(&lock);
 		n = 0;
 	}
-	b->ev[n] = (struct hp_ev){hp_ev_tick(), addr, size, bucket, 0};
+	b->ev[n] = (struct hp_ev){hp_ev_tick(), addr, size, bucket, kind};
 	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
 }
 

@@ -85,19 +85,22 @@ int hp_events_init(const struct hp_config *c);
  * taken or mapped), or a full buffer (flushed). Runs inside a recorder
  * slow path with t->busy raised by it. Takes the events lock and the
  * writer's; maps memory; not async-signal-safe. */
-void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket) __attribute__((noinline, cold));
+void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind)
+	__attribute__((noinline, cold));
 
-/* Logs an allocation (bucket != 0) or a free (bucket 0) at addr, now.
- * Inline, lock-free, allocation-free while the buffer has room. */
+/* Logs an event of kind (HP_EV_*) at addr, now: an allocation of size in
+ * bucket, a free (bucket 0), a retype into bucket. Inline, lock-free,
+ * allocation-free while the buffer has room. A retype (under a live
+ * shard's lock) never flushes: a full buffer counts it lost. */
 static inline __attribute__((always_inline)) void hp_events_log(uint64_t addr, uint64_t size,
-								uint32_t bucket)
+								uint32_t bucket, uint32_t kind)
 {
 	struct hp_ev_buf *b = hp_ev_self;
 	struct hp_ev *e;
 	uint32_t n;
 
 	if (__builtin_expect((uintptr_t)b <= 1 || (n = b->n) >= HP_EV_BUF_EVENTS, 0)) {
-		hp_events_slow(addr, size, bucket);
+		hp_events_slow(addr, size, bucket, kind);
 		return;
 	}
 	e = &b->ev[n];
@@ -105,19 +108,27 @@ static inline __attribute__((always_inline)) void hp_events_log(uint64_t addr, u
 	e->addr = addr;
 	e->size = size;
 	e->bucket = bucket;
+	e->kind = kind;
 	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
 }
 
 /* The hooks of the slow paths: one load and a branch when the log is off. */
-#define HP_EVENTS_ALLOC(p, size, bucket)                                 \
+#define HP_EVENTS_ALLOC(p, size, bucket)                                              \
+	do {                                                                          \
+		if (__builtin_expect(hp_events_on, 0))                                \
+			hp_events_log((uintptr_t)(p), (size), (bucket), HP_EV_ALLOC); \
+	} while (0)
+#define HP_EVENTS_FREE(p)                                                \
 	do {                                                             \
 		if (__builtin_expect(hp_events_on, 0))                   \
-			hp_events_log((uintptr_t)(p), (size), (bucket)); \
+			hp_events_log((uintptr_t)(p), 0, 0, HP_EV_FREE); \
 	} while (0)
-#define HP_EVENTS_FREE(p)                                    \
-	do {                                                 \
-		if (__builtin_expect(hp_events_on, 0))       \
-			hp_events_log((uintptr_t)(p), 0, 0); \
+
+/* A live block's type named (attr.c retype, under its shard's lock). */
+#define HP_EVENTS_RETYPE(addr, bucket)                                    \
+	do {                                                              \
+		if (__builtin_expect(hp_events_on, 0))                    \
+			hp_events_log((addr), 0, (bucket), HP_EV_RETYPE); \
 	} while (0)
 
 /* Writes every thread's events so far, each thread's as a chunk (from a

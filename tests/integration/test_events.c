@@ -111,6 +111,8 @@ HP_TEST(events_blocks_one_by_one)
 				     "          allocated s      freed s     lived ms  stack\n";
 	expect_true(strncmp(out, header, strlen(header)) == 0, "the header");
 	/* address, size, type, thread, allocated, freed, lived (ms), stack id */
+#define LT(size, type, thread, alloc, freed, lived)                                            \
+	"^0x[0-9a-f]+ +" size "  " type " +" thread " +" alloc " +" freed " +" lived "  [1-9][0-9]*$"
 #define L(size, thread, alloc, freed, lived) \
 	"^0x[0-9a-f]+ +" size "  unknown +" thread " +" alloc " +" freed " +" lived "  [1-9][0-9]*$"
 	expect_blocks(out,
@@ -125,11 +127,12 @@ HP_TEST(events_blocks_one_by_one)
 		      L("2002", "ev-worker", "0\\.[5-6][0-9]{5}", "0\\.[6-9][0-9]{5}",
 			"1[0-9]{2}\\.[0-9]{3}"),
 		      50, "50 x 2002 B by ev-worker from 0.5 s, freed 100 to 200 ms later");
-	expect_blocks(out, L("3003", "ev-worker", "0\\.[5-6][0-9]{5}", "-", "-"), 7,
-		      "7 x 3003 B by ev-worker, never freed");
+	expect_blocks(out, LT("3003", "Leak", "ev-worker", "0\\.[5-6][0-9]{5}", "-", "-"), 7,
+		      "7 x 3003 B by ev-worker, never freed, typed Leak after their allocation");
 	expect_blocks(out, L("4004", "evlife", "1\\.[0-9]{6}", "1\\.[0-9]{6}", "[0-9]\\.[0-9]{3}"),
 		      3, "3 x 4004 B by main after 1 s, freed at once");
 #undef L
+#undef LT
 	free(out);
 }
 

@@ -8,7 +8,8 @@
  *   at 0 s     main: 20 x 5005 B kept to the end (lived > 0.9 s);
  *              1,000 x 1001 B, each freed at once (lived well under 100 ms)
  *   at 0.5 s   thread "ev-worker": 50 x 2002 B, freed 100 ms later
- *              (0.6 s), and 7 x 3003 B never freed
+ *              (0.6 s), and 7 x 3003 B never freed, typed "Leak"
+ *              (heapprof_set_type, after their allocation)
  *   at 1.0 s   main: 3 x 4004 B, freed at once; then frees the 20 x 5005 B
  *
  * Prints "done" and exits with status 3.
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "../../include/heapprof.h"
 
 static void sleep_ms(long ms)
 {
@@ -48,8 +51,11 @@ __attribute__((noinline)) static void phase_worker(void)
 
 	for (int i = 0; i < 50; i++)
 		mid[i] = malloc(2002);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 7; i++) {
 		sink = malloc(3003); /* never freed */
+		if (heapprof_set_type)
+			heapprof_set_type(sink, "Leak");
+	}
 	sleep_ms(100);
 	for (int i = 0; i < 50; i++)
 		free(mid[i]);

@@ -34,11 +34,15 @@ static size_t make_events(void)
 	size_t n = 0;
 	uint64_t t = 1000000;
 #define A(addr, size, b) \
-	(slot[n] = (b), ev[n++] = (struct hp_ev){t += 700, (addr), (size), (b) + 10, 0})
-#define F(addr) (slot[n] = 0, ev[n++] = (struct hp_ev){t += 300, (addr), 0, 0, 0})
+	(slot[n] = (b), ev[n++] = (struct hp_ev){t += 700, (addr), (size), (b) + 10, HP_EV_ALLOC})
+#define F(addr) (slot[n] = 0, ev[n++] = (struct hp_ev){t += 300, (addr), 0, 0, HP_EV_FREE})
+#define R(addr, b) \
+	(slot[n] = (b), ev[n++] = (struct hp_ev){t += 100, (addr), 0, (b) + 10, HP_EV_RETYPE})
 	A(0x5000, 24, 0);
 	A(0x5020, 24, 1);
-	F(0x5000);        /* the chunk's block: 2 events back */
+	R(0x5000, 2);     /* the chunk's block typed: 2 events back */
+	R(0x8000, 1);     /* another chunk's block typed: a delta */
+	F(0x5000);        /* the chunk's block: 4 events back (retypes keep the index) */
 	A(0x5000, 20, 0); /* class of 24 too: the reuse list's top */
 	F(0x9999990);     /* another chunk's block: a delta */
 	A(0x7001, 3, 2);  /* unaligned */
@@ -58,8 +62,7 @@ static size_t make_events(void)
 		F(0x10000 + 32 * (uint64_t)i);
 #undef A
 #undef F
-	for (size_t i = 0; i < n; i++)
-		ev[i].bucket = ev[i].bucket ? ev[i].bucket : 0;
+#undef R
 	return n;
 }
 
@@ -139,10 +142,10 @@ static void round_trip(int compress)
 		uint64_t u = ev[i].tick >> 6;
 		snprintf(why, sizeof why, "event %zu", i);
 		prev = u > prev ? u : prev;
-		expect_eq_u64(got[i].alloc, ev[i].bucket != 0, why);
+		expect_eq_u64(got[i].kind, ev[i].kind, why);
 		expect_eq_u64(got[i].addr, ev[i].addr, why);
-		expect_eq_u64(got[i].size, ev[i].bucket ? ev[i].size : 0, why);
-		if (ev[i].bucket)
+		expect_eq_u64(got[i].size, ev[i].kind == HP_EV_ALLOC ? ev[i].size : 0, why);
+		if (ev[i].kind != HP_EV_FREE)
 			expect_eq_u64(got[i].slot, slot[i], why);
 		expect_eq_u64(got[i].units, prev - (999000 >> 6), why);
 	}
@@ -232,7 +235,7 @@ HP_TEST(events_model_refuses_what_is_not_there)
 			      (const uint8_t[]){2, 0}, 2),
 		      (uint64_t)-EINVAL, "a free of itself");
 	/* a code naming bucket 1 of 1 */
-	expect_eq_u64(crafted(2, 1, (const uint8_t[]){2, 0}, 2, t2, 2, (const uint8_t[]){24}, 1,
+	expect_eq_u64(crafted(2, 1, (const uint8_t[]){3, 0}, 2, t2, 2, (const uint8_t[]){24}, 1,
 			      (const uint8_t[]){2, 1}, 2),
 		      (uint64_t)-EINVAL, "a bucket past the record's");
 	/* bytes left over in a column */
@@ -286,7 +289,7 @@ HP_TEST(events_capture_damaged_chunk)
 			hp_ev_decode_bucket(&c, &b);
 		(void)hp_cursor_u(&c);
 		(void)hp_cursor_u(&c);
-		*(uint8_t *)c.p = 10;
+		*(uint8_t *)c.p = 19; /* an allocation of bucket 9 */
 		hp_format_put_record(&file, HP_REC_EVENTS, bad.data, bad.len, NULL);
 		free(bad.data);
 	}
@@ -297,7 +300,10 @@ HP_TEST(events_capture_damaged_chunk)
 		expect_true(cap.ndamage && strstr(cap.damage[0], "EVENTS record is malformed"),
 			    "it names the record");
 		expect_true((cap.flags & HP_META_EVENTS) != 0, "the log's flag");
-		expect_eq_u64(cap.events[2].addr, 0x5000, "a free's address");
+		expect_eq_u64(cap.events[4].addr, 0x5000, "a free's address");
+		expect_eq_u64(cap.events[4].kind, HP_EV_FREE, "a free");
+		expect_eq_u64(cap.events[2].kind, HP_EV_RETYPE, "a retype");
+		expect_eq_u64(cap.events[2].stack_id, 7, "its new bucket's stack");
 		expect_eq_u64(cap.events[0].stack_id, 1, "an allocation's stack");
 		expect_eq_u64(cap.events[1].type_tag, 5, "its type");
 		expect_eq_u64(cap.events[0].thread, 3, "its thread");
