@@ -288,6 +288,13 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 			     "(--image N for another)", path, cap->nimages, cap->image + 1,
 			     hp_text_escape(shown, sizeof shown, prog));
 	}
+	if (opts->events && opts->events->on && opts->snapshot != -1) {
+		hp_say_error("%s: a snapshot (--snapshot N, FILE@N) and the event log's options "
+			     "(--lived-under, --lived-over, --between, --thread) are not taken together",
+			     path);
+		hp_capture_free(cap);
+		return -EINVAL;
+	}
 	if (opts->events && opts->events->on) {
 		/* The log's selection, as the snapshot every view shows. */
 		ret = hp_events_apply(cap, opts->events, opts->events_window, err, sizeof err);

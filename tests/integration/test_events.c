@@ -111,8 +111,9 @@ HP_TEST(events_blocks_one_by_one)
 				     "          allocated s      freed s     lived ms  stack\n";
 	expect_true(strncmp(out, header, strlen(header)) == 0, "the header");
 	/* address, size, type, thread, allocated, freed, lived (ms), stack id */
-#define LT(size, type, thread, alloc, freed, lived)                                            \
-	"^0x[0-9a-f]+ +" size "  " type " +" thread " +" alloc " +" freed " +" lived "  [1-9][0-9]*$"
+#define LT(size, type, thread, alloc, freed, lived)                                  \
+	"^0x[0-9a-f]+ +" size "  " type " +" thread " +" alloc " +" freed " +" lived \
+	"  [1-9][0-9]*$"
 #define L(size, thread, alloc, freed, lived) \
 	"^0x[0-9a-f]+ +" size "  unknown +" thread " +" alloc " +" freed " +" lived "  [1-9][0-9]*$"
 	expect_blocks(out,
@@ -263,6 +264,27 @@ HP_TEST(events_need_the_log)
 		expect_str(err, full, opts[i]);
 		free(err);
 	}
+}
+
+HP_TEST(events_not_with_a_snapshot)
+{
+	char want[800];
+	char *err;
+
+	snprintf(want, sizeof want,
+		 "heapprof: %s: a snapshot (--snapshot N, FILE@N) and the event log's options "
+		 "(--lived-under, --lived-over, --between, --thread) are not taken together\n"
+		 "status=1\n",
+		 with_log());
+	err = hp_test_sh_out("%s/heapprof report --snapshot 1 --thread x %s 2>&1 >/dev/null; echo "
+			     "status=$?",
+			     hp_test_build(), with_log());
+	expect_str(err, want, "report --snapshot 1 --thread");
+	free(err);
+	err = hp_test_sh_out("%s/heapprof diff --thread x %s@1 %s 2>&1 >/dev/null; echo status=$?",
+			     hp_test_build(), with_log(), with_log());
+	expect_str(err, want, "diff FILE@1 --thread");
+	free(err);
 }
 
 /* The offset of the first record of type in a capture, or 0. */
