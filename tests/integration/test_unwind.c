@@ -26,19 +26,22 @@
 #define ROUNDS 5 /* as in unwindshapes.c */
 #define DEPTHS 80
 #define THREADS 3
+#define MAX_DEPTH 64 /* the runs' --max-depth: DEPTHS goes past it */
+#define KEPT_ROOTS (MAX_DEPTH / 4) /* src/recorder/roots.h */
 
 #define STACK(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* Runs unwindshapes (with arg after the plugin's path) under the
- * recorder with env (VAR=value ...) into NAME.hpf; returns its standard
- * error (malloc'd) or NULL. */
+ * recorder with --max-depth MAX_DEPTH (its recursion goes past it) and
+ * env (VAR=value ...) into NAME.hpf; returns its standard error
+ * (malloc'd) or NULL. */
 static char *run_shapes(const char *name, const char *env, const char *arg)
 {
-	return hp_test_sh_out("cd %s && env %s HEAPPROF_OUTPUT=%s/%s.hpf "
+	return hp_test_sh_out("cd %s && env HEAPPROF_MAX_DEPTH=%d %s HEAPPROF_OUTPUT=%s/%s.hpf "
 			      "LD_PRELOAD=%s/libheapprof.so "
 			      "%s/tests/programs/unwindshapes %s/tests/programs/libplugin.so %s "
 			      "2>&1 >/dev/null",
-			      hp_test_tmp(), env, hp_test_tmp(), name, hp_test_build(),
+			      hp_test_tmp(), MAX_DEPTH, env, hp_test_tmp(), name, hp_test_build(),
 			      hp_test_build(), hp_test_build(), arg);
 }
 
@@ -135,8 +138,6 @@ HP_TEST(unwind_rules_hold_a_big_programs_return_addresses)
 	hpq_free(cap);
 }
 
-#define MAX_DEPTH 64 /* the recorder's default */
-#define KEPT_ROOTS (MAX_DEPTH / 4) /* src/recorder/roots.h */
 #define RUNTIME_ROOTS 3 /* main's callers: __libc_start_call_main, __libc_start_main, _start */
 
 /* Stacks deeper than max-depth keep their roots: recurse(d) has d + 2 +
