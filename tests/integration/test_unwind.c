@@ -382,6 +382,48 @@ HP_TEST(unwind_cache_capture_equals_libunwind)
 	free(bb);
 }
 
+/* --max-depth 3, below where roots are kept (roots.h: a quarter of 3 is
+ * 0): a deeper stack is its 2 innermost frames and the gap frame, in every
+ * unwinder alike (the check compares the cache's with libunwind's), and
+ * every recursion is one stack: leaf, recurse, the gap. */
+HP_TEST(unwind_small_max_depth_ends_in_the_gap)
+{
+	unsigned long walks = 0, cached = 0, differed = ~0UL;
+	char path[512];
+	struct hp_capture *cap;
+	const struct hp_cap_snapshot *snap;
+	uint64_t gapped = 0, wrong = 0;
+	char *err = run_shapes("small", "HEAPPROF_MAX_DEPTH=3 HEAPPROF_UNWIND_CHECK=1", "");
+
+	if (!expect_true(err != NULL, "unwindshapes runs under the recorder"))
+		return;
+	expect_true(check_line(err, &walks, &cached, &differed), "the recorder reports its check");
+	expect_eq_u64(differed, 0, "every walk the cache finished is libunwind's");
+	free(err);
+	snprintf(path, sizeof path, "%s/small.hpf", hp_test_tmp());
+	cap = hpq_load(path);
+	if (!expect_true(cap != NULL, "capture loads"))
+		return;
+	snap = &cap->snapshots[cap->nsnapshots - 1];
+	for (size_t i = 0; i < snap->nbuckets; i++) {
+		const struct hp_cap_stack *st = &cap->stacks[snap->buckets[i].stack_id];
+		int has_gap = 0;
+		for (uint32_t f = 0; f < st->depth; f++)
+			has_gap |= st->frames[f] == HP_FRAME_GAP;
+		if (!has_gap)
+			continue;
+		if (st->depth != 3 || st->frames[2] != HP_FRAME_GAP)
+			wrong += snap->buckets[i].alloc_count;
+		else if (strcmp(hpq_symbol(cap, st->frames[0]), "leaf") == 0 &&
+			 strcmp(hpq_symbol(cap, st->frames[1]), "recurse") == 0)
+			gapped += snap->buckets[i].alloc_count;
+	}
+	expect_eq_u64(wrong, 0, "a gap frame only ever third and last");
+	expect_eq_u64(gapped, ROUNDS * DEPTHS + THREADS * ROUNDS,
+		      "every recursion's block under leaf, recurse, the gap");
+	hpq_free(cap);
+}
+
 /* The deep stack in every view: the report's summary line and its JSON,
  * the folded stacks (the flame graph's), pprof as go tool pprof reads it:
  * 105 allocations of 33 bytes (recursions 60 to 80 deep, ROUNDS each),
