@@ -400,9 +400,12 @@ int hp_diff_json(FILE *out, const struct hp_diff *d, unsigned top, const char *b
 		 const char *new_name)
 {
 	size_t shown = 0;
+	char heap[256];
 
-	fprintf(out, "{\n  \"by\": \"stack\",\n  \"metric\": \"%s\",\n  \"base\": ",
+	fprintf(out, "{\n  \"by\": \"stack\",\n  \"metric\": \"%s\",\n  \"heap\": ",
 		hp_metric_name(d->metric));
+	hp_report_json_str(out, hp_model_heap_name(d->new, d->new->view_heap, heap, sizeof heap));
+	fprintf(out, ",\n  \"base\": ");
 	hp_report_json_str(out, base_name ? base_name : "");
 	fprintf(out, ",\n  \"new\": ");
 	hp_report_json_str(out, new_name ? new_name : "");

@@ -204,8 +204,13 @@ int hp_diff_by_json(FILE *out, const struct hp_model *base, const struct hp_mode
 
 	if (ret)
 		return ret;
-	fprintf(out, "{\n  \"by\": \"%s\",\n  \"metric\": \"%s\",\n  \"base_totals\": ",
+	fprintf(out, "{\n  \"by\": \"%s\",\n  \"metric\": \"%s\",\n  \"heap\": ",
 		hp_dim_name((enum hp_dim)dim), hp_metric_name(metric));
+	{ /* the heap compared: malloc's, or --heap's */
+		char heap[256];
+		hp_report_json_str(out, hp_model_heap_name(new, new->view_heap, heap, sizeof heap));
+	}
+	fprintf(out, ",\n  \"base_totals\": ");
 	hp_report_json_values(out, &bt);
 	fprintf(out, ",\n  \"new_totals\": ");
 	hp_report_json_values(out, &nt);

@@ -793,8 +793,12 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 		fprintf(out, "%s", i ? ", " : "");
 		json_str(out, cap->argv[i]);
 	}
-	fprintf(out, "],\n  \"pid\": %" PRIu64 ",\n", cap->pid);
-	fprintf(out, "  \"snapshot\": {\"seq\": %" PRIu64 ", \"of\": %zu, \"reason\": ", s->seq,
+	fprintf(out, "],\n  \"pid\": %" PRIu64 ",\n  \"heap\": ", cap->pid);
+	{ /* the heap shown: malloc's, or --heap's */
+		char heap[256];
+		json_str(out, hp_model_heap_name(m, m->view_heap, heap, sizeof heap));
+	}
+	fprintf(out, ",\n  \"snapshot\": {\"seq\": %" PRIu64 ", \"of\": %zu, \"reason\": ", s->seq,
 		cap->nsnapshots);
 	json_str(out, hp_capture_reason_name(s->reason));
 	fprintf(out, ", \"time_ns\": ");

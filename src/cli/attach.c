@@ -59,7 +59,7 @@ static const char attach_usage[] =
 	"      --sample-rate BYTES  one sample per BYTES allocated (default 524288;\n"
 	"                           1 records every allocation)\n"
 	"      --unwind dwarf|fp    how to unwind (default dwarf)\n"
-	"      --max-depth N        frames per stack (default 64)\n"
+	"      --max-depth N        frames per stack (default 128)\n"
 	"      --mmap               also record anonymous mmap/munmap/mremap and brk/sbrk\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"      --http ADDR          serve its live heap over HTTP while attached, as\n"

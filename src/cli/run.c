@@ -41,7 +41,7 @@ static const char usage[] =
 	"      --sample-rate BYTES  sample one allocation per BYTES on average (Poisson),\n"
 	"                           up to 1024G; 1 (default) records every allocation\n"
 	"      --unwind MODE        dwarf (default, libunwind) or fp (frame pointers)\n"
-	"      --max-depth N        frames per stack, 1..256 (default 64); a deeper\n"
+	"      --max-depth N        frames per stack, 1..256 (default 128); a deeper\n"
 	"                           stack keeps its outermost quarter (main...) after\n"
 	"                           a [frames cut] frame\n"
 	"      --follow-fork        record forked children and programs they exec\n"

@@ -30,9 +30,10 @@
  * version 1 root of HP_ROOT_V1_BYTES without them. 3 moved a bucket's
  * last four counters (bucket_counters2_off, where version 2 had padding;
  * a version 2 root has them right after the first four). */
-#define HP_ROOT_VERSION 4u
+#define HP_ROOT_VERSION 5u
 /* 4 added the threads' credit (credit_addr on); a version 3 root (or 2) is
- * HP_ROOT_V3_BYTES long. */
+ * HP_ROOT_V3_BYTES long. 5 added the thread-local block being freed
+ * (self_tpoff on); a version 4 root is HP_ROOT_V4_BYTES long. */
 
 /* An interning table (intern.h): struct hp_intern at its address; its
  * count (u32, ids 1..count-1 exist) and its entry-chunk pointers (an array
@@ -131,9 +132,21 @@ struct hp_root {
 	 * credit_bytes at credit_addr, each a u64 of credit at offset 0. */
 	uint64_t credit_addr;
 	uint32_t credit_slots, credit_bytes;
+	/* Since version 5: each thread's recorder state is at its thread
+	 * pointer (x86-64: fs_base) + self_tpoff (two's complement); in it,
+	 * the block whose free the thread was inside (a u64, complemented;
+	 * 0: none) at freeing_off, its size (u64) at freeing_size_off, its
+	 * bucket (u32) at freeing_bucket_off and whether its free was counted
+	 * as a temporary (u8) at freeing_temp_off. Its free is counted in its
+	 * bucket, but the real free had not returned: glibc may have aborted
+	 * in it (recorder.c, thread.h). */
+	uint64_t self_tpoff;
+	uint32_t freeing_off, freeing_size_off;
+	uint32_t freeing_bucket_off, freeing_temp_off;
 };
 
 #define HP_ROOT_V1_BYTES ((uint32_t)offsetof(struct hp_root, types))
 #define HP_ROOT_V3_BYTES ((uint32_t)offsetof(struct hp_root, credit_addr))
+#define HP_ROOT_V4_BYTES ((uint32_t)offsetof(struct hp_root, self_tpoff))
 
 #endif

@@ -74,7 +74,7 @@ void hp_config_load(struct hp_config *c)
 	memset(c, 0, sizeof *c);
 	c->sample_rate_bytes = 1;
 	c->unwind = HP_UNWIND_DWARF;
-	c->max_depth = 64;
+	c->max_depth = 128; /* jemalloc's too; deeper stacks keep their roots (roots.h) */
 	c->dump_signal = SIGUSR2;
 	c->timeseries_ms = 10;
 	c->timeline_ms = 100;

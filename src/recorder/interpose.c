@@ -147,6 +147,7 @@ void hp_free_slow(void *p)
 		return;
 	note_free(p);
 	real.next_free(p);
+	hp_self.freeing = 0; /* it returned: the free happened (thread.h) */
 }
 
 /* The body of hp_note_alloc_slow, inlined into malloc_slow and

@@ -203,6 +203,7 @@ static inline __attribute__((always_inline)) void *new_fast(size_t n)
 			real_ args;                 \
 		else                                \
 			free(p);                    \
+		hp_self.freeing = 0; /* thread.h */ \
 	}
 
 NEW(_Znwm)                                  /* new(size_t) */

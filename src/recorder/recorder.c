@@ -374,11 +374,20 @@ static inline __attribute__((always_inline)) void record_free(struct hp_thread *
 	r = live_remove((uintptr_t)p, &blk, 1);
 	if (__builtin_expect(r == 1, 1)) {
 		int temporary = t->last_alloc == ~(uintptr_t)p && t->countdown_bytes == t->last_mark;
+		int life = (int)hp_live_life_class(blk.born);
 
 		if (temporary)
 			t->last_alloc = 0;
-		agg_free(blk.bucket, blk.size, temporary, (int)hp_live_life_class(blk.born));
+		agg_free(blk.bucket, blk.size, temporary, life);
 		HP_EVENTS_FREE(p);
+		/* Counted: until the real free returns, the block is the one
+		 * this thread is freeing (thread.h), its details first. */
+		t->freeing_size = blk.size;
+		t->freeing_bucket = blk.bucket;
+		t->freeing_temp = (int8_t)temporary;
+		t->freeing_life = (int8_t)life;
+		__atomic_signal_fence(__ATOMIC_RELEASE);
+		t->freeing = ~(uintptr_t)p;
 		t->busy = 0;
 		hp_trigger_tick(t, TICK_PERIOD);
 		return;

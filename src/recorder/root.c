@@ -10,6 +10,9 @@
 #include "root.h"
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "thread.h"
 
 #pragma GCC visibility push(default)
 struct hp_root heapprof_root;
@@ -25,6 +28,13 @@ void hp_root_fill(void)
 	hp_agg_root(&r);
 	hp_live_root(&r);
 	hp_tags_root(&r);
+	/* The threads' own state: at a fixed distance from the thread pointer
+	 * (initial-exec TLS), the same in every thread. */
+	r.self_tpoff = (uint64_t)((uintptr_t)&hp_self - (uintptr_t)__builtin_thread_pointer());
+	r.freeing_off = (uint32_t)offsetof(struct hp_thread, freeing);
+	r.freeing_size_off = (uint32_t)offsetof(struct hp_thread, freeing_size);
+	r.freeing_bucket_off = (uint32_t)offsetof(struct hp_thread, freeing_bucket);
+	r.freeing_temp_off = (uint32_t)offsetof(struct hp_thread, freeing_temp);
 	/* The magic last: a core dumped during init shows no half root. */
 	r.magic = 0;
 	heapprof_root = r;

@@ -61,15 +61,16 @@ static inline void hp_roots_begin(struct hp_roots *g, uint64_t *frames, uint32_t
 	g->seen = max;
 }
 
-/* The next frame of the walk, outwards. Returns 1 when the walk has read
- * HP_ROOTS_WALK_FRAMES and must stop (then hp_roots_end(g, 0)), else 0. */
+/* The next frame of the walk, outwards. Returns 1 when the walk must stop
+ * (then hp_roots_end(g, 0)): it has read HP_ROOTS_WALK_FRAMES, or there
+ * are no roots to keep; else 0. */
 static inline int hp_roots_add(struct hp_roots *g, uint64_t frame)
 {
-	if (g->keep) {
-		g->frames[g->inner + 1 + g->next] = frame;
-		if (++g->next == g->keep)
-			g->next = 0;
-	}
+	if (!g->keep) /* (max < 4) no roots to keep: no need to walk on */
+		return 1;
+	g->frames[g->inner + 1 + g->next] = frame;
+	if (++g->next == g->keep)
+		g->next = 0;
 	return ++g->seen >= HP_ROOTS_WALK_FRAMES;
 }
 

@@ -78,6 +78,17 @@ struct hp_thread {
 	/* The remembered walk (in cfa_cache) the thread's last DWARF walk was
 	 * or filled, for hp_cfa_remember; NULL: none. */
 	void *cfa_memo;
+	/* The block whose free this thread has counted and the real free is
+	 * running on (interpose.c, hp_free_slow), complemented as last_alloc
+	 * is; 0: none. A fatal signal in between (glibc aborting on a damaged
+	 * heap) finds it set: that free never happened, and the fatal
+	 * snapshot (writer.c) and heapprof core (through heapprof_root) count
+	 * the block in use. Its bucket, size, and how its free was counted
+	 * (temporary, lifetime class) with it, written before it. */
+	uintptr_t freeing;
+	uint64_t freeing_size;
+	uint32_t freeing_bucket;
+	int8_t freeing_temp, freeing_life;
 };
 
 extern __thread struct hp_thread hp_self __attribute__((tls_model("initial-exec")));

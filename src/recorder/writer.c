@@ -533,6 +533,20 @@ static void put_stacks(uint32_t from, uint32_t to)
 	}
 }
 
+/* Takes the free of the block t was freeing (thread.h) back out of its
+ * bucket's figures v and histograms h. */
+static void unfree(struct hp_rec_bucket *v, struct hp_rec_hist *h, const struct hp_thread *t)
+{
+	v->free_count--;
+	v->free_bytes -= t->freeing_size;
+	if (t->freeing_temp && v->temp_count) {
+		v->temp_count--;
+		v->temp_bytes -= t->freeing_size;
+	}
+	if ((unsigned)t->freeing_life < HP_HIST_LIFE_CLASSES && h->life[t->freeing_life])
+		h->life[t->freeing_life]--;
+}
+
 /* The buckets, into the side buffer, and their sums. Before the stacks
  * are counted: every bucket read here has its stack interned already, so
  * the stack count taken after covers them all. */
@@ -540,7 +554,11 @@ struct bucket_sums {
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes, peak_count, n;
 };
 
-static void collect_buckets(struct bucket_sums *sum)
+/* unfreed: the block whose free the writing thread was inside when a
+ * fatal signal came (thread.h, freeing), or NULL: its free is not
+ * counted, in its bucket and so in the sums (the peak is as it was: the
+ * block was counted in use until its free). */
+static void collect_buckets(struct bucket_sums *sum, const struct hp_thread *unfreed)
 {
 	struct hp_rec_bucket v;
 	struct hp_rec_hist h;
@@ -551,8 +569,10 @@ static void collect_buckets(struct bucket_sums *sum)
 	hists_buf.err = 0;
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		hp_agg_read(id, &v);
-		hp_rec_bucket_put(&buckets_buf, &v);
 		hp_agg_hist(id, &h);
+		if (unfreed && id == unfreed->freeing_bucket && v.free_count)
+			unfree(&v, &h, unfreed);
+		hp_rec_bucket_put(&buckets_buf, &v);
 		hp_rec_hist_put(&hists_buf, &h);
 		sum->n++;
 		if (hp_agg_heap_of(id))
@@ -679,7 +699,8 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	err = ensure_file();
 	if (err)
 		goto out;
-	collect_buckets(&sums);
+	/* A crash inside a free glibc refused: that block is still in use */
+	collect_buckets(&sums, (flags & HP_WRITE_FATAL) && hp_self.freeing ? &hp_self : NULL);
 	nstacks = hp_stacks_count();
 	nevents = hp_modules_events();
 	if (nsamples < SAMPLES_PER_RECORD) { /* the heap at this moment, too */

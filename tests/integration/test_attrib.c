@@ -274,6 +274,20 @@ HP_TEST(attrib_arena_heap_in_every_view)
 			    "diff --heap config: its 20,800 bytes on both sides");
 		free(t);
 	}
+	/* Every JSON says which heap it shows */
+	expect_eq_u64(
+		hp_test_sh("%s/heapprof diff --heap config --json %s %s | python3 -c '"
+			   "import json,sys; r=json.load(sys.stdin)\n"
+			   "assert r[\"heap\"]==\"config\", r[\"heap\"]\n"
+			   "assert r[\"new_totals\"][\"alloc_bytes\"]==20800, r[\"new_totals\"]' && "
+			   "%s/heapprof diff --heap config --by function --json %s %s | python3 -c '"
+			   "import json,sys; assert json.load(sys.stdin)[\"heap\"]==\"config\"' && "
+			   "%s/heapprof report --heap config --json %s | python3 -c '"
+			   "import json,sys; assert json.load(sys.stdin)[\"heap\"]==\"config\"' && "
+			   "%s/heapprof report --json %s | python3 -c '"
+			   "import json,sys; assert json.load(sys.stdin)[\"heap\"]==\"malloc\"'",
+			   b, cap, cap, b, cap, cap, b, cap, b, cap),
+		0, "diff --json, diff --by --json and report --json name the heap they show");
 	expect_eq_u64(hp_test_sh("%s/heapprof diff --heap nosuch %s %s 2>/dev/null", b, cap, cap),
 		      1, "diff --heap of a heap the capture does not have: status 1");
 	snprintf(page, sizeof page, "%s/arena-views.html", hp_test_tmp());

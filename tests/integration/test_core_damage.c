@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../harness/harness.h"
+#include "../harness/query.h"
 #include "../harness/tools.h"
 
 /* The JSON report's figures as "key=value" lines. */
@@ -252,6 +253,33 @@ HP_TEST(core_damage_under_heapprof_names_the_overrunner)
 				 dir, b, b, victim - 8, line), 0,
 		      "the recorder's listing and JSON carry the damage and the stack");
 	free(line);
+	/* The free glibc aborted in never happened: the victim is in use, in
+	 * the core (the thread's slot, heapprof_root version 5) and in the
+	 * fatal snapshot, as in the heap */
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core kernel.core > live.txt 2> notes.txt; "
+				 "grep -q '^live blocks: 8, 4700 bytes; in use 4700 bytes' live.txt && "
+				 "grep -q '^heapprof: 1 block(s) being freed when the process died' "
+				 "notes.txt && grep -q '^  still reachable  0x%llx         64 bytes  "
+				 "stack [0-9]*  alloc_victim' live.txt",
+				 dir, b, victim), 0,
+		      "core: 8 blocks, 4,700 bytes in use, the victim among them (was 7, 4,636)");
+	{
+		char path[700];
+		struct hp_capture *cap;
+		struct hpq_sum v, all;
+
+		snprintf(path, sizeof path, "%s/cap.hpf", dir);
+		cap = hpq_load(path);
+		if (!expect_true(cap != NULL, "the fatal snapshot's capture loads"))
+			return;
+		v = hpq_match(cap, (const char *const[]){"alloc_victim", "main", NULL});
+		all = hpq_total(cap);
+		expect_eq_u64(v.alloc_count, 1, "fatal snapshot: the victim allocated once");
+		expect_eq_u64(v.free_count, 0, "and not freed (glibc aborted in its free)");
+		expect_eq_u64(all.alloc_count - all.free_count, 8, "8 blocks in use at the crash");
+		expect_eq_u64(all.alloc_bytes - all.free_bytes, 4700, "4,700 bytes");
+		hpq_free(cap);
+	}
 }
 
 /* A write after free over a tcache link: reported where it is (the

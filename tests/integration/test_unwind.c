@@ -26,19 +26,22 @@
 #define ROUNDS 5 /* as in unwindshapes.c */
 #define DEPTHS 80
 #define THREADS 3
+#define MAX_DEPTH 64 /* the runs' --max-depth: DEPTHS goes past it */
+#define KEPT_ROOTS (MAX_DEPTH / 4) /* src/recorder/roots.h */
 
 #define STACK(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* Runs unwindshapes (with arg after the plugin's path) under the
- * recorder with env (VAR=value ...) into NAME.hpf; returns its standard
- * error (malloc'd) or NULL. */
+ * recorder with --max-depth MAX_DEPTH (its recursion goes past it) and
+ * env (VAR=value ...) into NAME.hpf; returns its standard error
+ * (malloc'd) or NULL. */
 static char *run_shapes(const char *name, const char *env, const char *arg)
 {
-	return hp_test_sh_out("cd %s && env %s HEAPPROF_OUTPUT=%s/%s.hpf "
+	return hp_test_sh_out("cd %s && env HEAPPROF_MAX_DEPTH=%d %s HEAPPROF_OUTPUT=%s/%s.hpf "
 			      "LD_PRELOAD=%s/libheapprof.so "
 			      "%s/tests/programs/unwindshapes %s/tests/programs/libplugin.so %s "
 			      "2>&1 >/dev/null",
-			      hp_test_tmp(), env, hp_test_tmp(), name, hp_test_build(),
+			      hp_test_tmp(), MAX_DEPTH, env, hp_test_tmp(), name, hp_test_build(),
 			      hp_test_build(), hp_test_build(), arg);
 }
 
@@ -135,8 +138,6 @@ HP_TEST(unwind_rules_hold_a_big_programs_return_addresses)
 	hpq_free(cap);
 }
 
-#define MAX_DEPTH 64 /* the recorder's default */
-#define KEPT_ROOTS (MAX_DEPTH / 4) /* src/recorder/roots.h */
 #define RUNTIME_ROOTS 3 /* main's callers: __libc_start_call_main, __libc_start_main, _start */
 
 /* Stacks deeper than max-depth keep their roots: recurse(d) has d + 2 +
@@ -379,6 +380,48 @@ HP_TEST(unwind_cache_capture_equals_libunwind)
 	free(b);
 	free(ba);
 	free(bb);
+}
+
+/* --max-depth 3, below where roots are kept (roots.h: a quarter of 3 is
+ * 0): a deeper stack is its 2 innermost frames and the gap frame, in every
+ * unwinder alike (the check compares the cache's with libunwind's), and
+ * every recursion is one stack: leaf, recurse, the gap. */
+HP_TEST(unwind_small_max_depth_ends_in_the_gap)
+{
+	unsigned long walks = 0, cached = 0, differed = ~0UL;
+	char path[512];
+	struct hp_capture *cap;
+	const struct hp_cap_snapshot *snap;
+	uint64_t gapped = 0, wrong = 0;
+	char *err = run_shapes("small", "HEAPPROF_MAX_DEPTH=3 HEAPPROF_UNWIND_CHECK=1", "");
+
+	if (!expect_true(err != NULL, "unwindshapes runs under the recorder"))
+		return;
+	expect_true(check_line(err, &walks, &cached, &differed), "the recorder reports its check");
+	expect_eq_u64(differed, 0, "every walk the cache finished is libunwind's");
+	free(err);
+	snprintf(path, sizeof path, "%s/small.hpf", hp_test_tmp());
+	cap = hpq_load(path);
+	if (!expect_true(cap != NULL, "capture loads"))
+		return;
+	snap = &cap->snapshots[cap->nsnapshots - 1];
+	for (size_t i = 0; i < snap->nbuckets; i++) {
+		const struct hp_cap_stack *st = &cap->stacks[snap->buckets[i].stack_id];
+		int has_gap = 0;
+		for (uint32_t f = 0; f < st->depth; f++)
+			has_gap |= st->frames[f] == HP_FRAME_GAP;
+		if (!has_gap)
+			continue;
+		if (st->depth != 3 || st->frames[2] != HP_FRAME_GAP)
+			wrong += snap->buckets[i].alloc_count;
+		else if (strcmp(hpq_symbol(cap, st->frames[0]), "leaf") == 0 &&
+			 strcmp(hpq_symbol(cap, st->frames[1]), "recurse") == 0)
+			gapped += snap->buckets[i].alloc_count;
+	}
+	expect_eq_u64(wrong, 0, "a gap frame only ever third and last");
+	expect_eq_u64(gapped, ROUNDS * DEPTHS + THREADS * ROUNDS,
+		      "every recursion's block under leaf, recurse, the gap");
+	hpq_free(cap);
 }
 
 /* The deep stack in every view: the report's summary line and its JSON,

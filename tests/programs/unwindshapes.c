@@ -10,7 +10,7 @@
  *
  *   equal frames   caller_a and caller_b, frames of one size, reach the
  *                  same inner frames (pad_middle, leaf)
- *   recursion      recurse to depths 1..DEPTHS, past the recorder's 64
+ *   recursion      recurse to depths 1..DEPTHS, past --max-depth 64
  *   rsp frames     functions without frame pointers (CFA = rsp + k), one
  *                  with a variable-length array (CFA moves to rbp)
  *   moved frames   moved_a and moved_b, called from one site, move

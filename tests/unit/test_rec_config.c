@@ -63,7 +63,7 @@ HP_TEST(config_defaults)
 	load(&c);
 	expect_eq_u64(c.sample_rate_bytes, 1, "every allocation");
 	expect_eq_u64(c.unwind, HP_UNWIND_DWARF, "dwarf");
-	expect_eq_u64(c.max_depth, 64, "depth");
+	expect_eq_u64(c.max_depth, 128, "depth");
 	expect_eq_u64(c.unwind_cache, 1, "DWARF walks through the rule cache");
 	expect_eq_u64(c.unwind_check, 0, "no comparison with libunwind");
 	expect_eq_u64(c.dump_signal, SIGUSR2, "SIGUSR2");
@@ -143,11 +143,11 @@ HP_TEST(config_bad_values)
 	setenv("HEAPPROF_DUMP_SIGNAL", "KILL", 1);
 	setenv("HEAPPROF_FOLLOW_FORK", "2", 1);
 	load(&c);
-	expect_eq_u64(c.max_depth, 64, "too deep: 64");
+	expect_eq_u64(c.max_depth, 128, "too deep: the default, 128");
 	expect_eq_u64(c.unwind, HP_UNWIND_DWARF, "unknown unwinder: dwarf");
 	expect_eq_u64(c.dump_signal, SIGUSR2, "SIGKILL cannot be caught: SIGUSR2");
 	expect_eq_u64(c.follow_fork, 0, "2 is not a flag");
-	expect_true(strstr(logged, "HEAPPROF_MAX_DEPTH=257 is not a number in 1..256, using 64\n"),
+	expect_true(strstr(logged, "HEAPPROF_MAX_DEPTH=257 is not a number in 1..256, using 128\n"),
 		    logged);
 	expect_true(strstr(logged, "HEAPPROF_UNWIND=frame is not dwarf or fp, using dwarf\n"), logged);
 	expect_true(strstr(logged, "HEAPPROF_DUMP_SIGNAL=KILL is not a signal"), logged);

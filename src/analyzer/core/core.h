@@ -45,6 +45,7 @@ struct hp_core_seg {
 /* x86-64 user_regs_struct order (sys/user.h), as NT_PRSTATUS holds them. */
 #define HP_CORE_NREGS 27
 #define HP_CORE_REG_RSP 19
+#define HP_CORE_REG_FS_BASE 21 /* the thread pointer */
 
 struct hp_core_thread {
 	int tid;
@@ -170,6 +171,11 @@ struct hp_core_rec {
 	/* what a torn update or a short core left (see core_rec.c) */
 	size_t torn_buckets, locked_shards, bad_entries, duplicates, miscounted_shards,
 		missing_shards;
+	/* Blocks whose free a thread was inside at the dump (root version 5):
+	 * counted freed by the recorder, but the real free had not returned
+	 * (glibc aborted in it): put back in blocks[] and in their bucket's
+	 * in-use figures. */
+	size_t unfreed;
 };
 
 /* Kinds of chunk. */

@@ -149,6 +149,9 @@ static const char *root_damage(const struct hp_core *c, const struct hp_root *r)
 	if (r->version >= 4 && (r->credit_bytes < 8 || (uint64_t)r->credit_slots * r->credit_bytes >
 								  c->map_bytes))
 		return "the credit slots' layout";
+	if (r->version >= 5 && (r->freeing_off > 4096 - 8 || r->freeing_size_off > 4096 - 8 ||
+				r->freeing_bucket_off > 4096 - 4 || r->freeing_temp_off > 4096 - 1))
+		return "the threads' layout";
 	if ((uint64_t)r->live_shards * r->shard_bytes > c->map_bytes ||
 	    (uint64_t)r->bucket_chunks * 8 > c->map_bytes ||
 	    (uint64_t)r->stacks.entries_max * 8 > c->map_bytes ||
@@ -199,6 +202,7 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 		/* (a version 2 root is a version 3 one of the same size with
 		 * bucket_counters2_off as padding) */
 		if (!((root->version == HP_ROOT_VERSION && root->root_bytes == sizeof *root) ||
+		      (root->version == 4 && root->root_bytes == HP_ROOT_V4_BYTES) ||
 		      ((root->version == 3 || root->version == 2) &&
 		       root->root_bytes == HP_ROOT_V3_BYTES) ||
 		      (root->version == 1 && root->root_bytes == HP_ROOT_V1_BYTES)) ||
@@ -506,6 +510,60 @@ static int read_live(struct hp_core *c, const struct hp_root *root)
 	return 0;
 }
 
+/* The blocks whose free a thread was inside at the dump (root version 5,
+ * hp_core_rec.unfreed): each thread's slot, at its thread pointer +
+ * self_tpoff. A block the recorder counted freed but the real free never
+ * let go of (glibc aborted in it) is in use: back into blocks[] and out of
+ * its bucket's frees. */
+static int read_unfreed(struct hp_core *c, const struct hp_root *root)
+{
+	struct hp_core_rec *r = &c->rec;
+
+	if (root->version < 5)
+		return 0;
+	for (size_t i = 0; i < c->nthreads; i++) {
+		uint64_t self = c->threads[i].regs[HP_CORE_REG_FS_BASE] + root->self_tpoff;
+		int ok = 1;
+		uint64_t addr = ~rd64(c, self + root->freeing_off, &ok);
+		uint64_t size = rd64(c, self + root->freeing_size_off, &ok);
+		uint32_t bucket = rd32(c, self + root->freeing_bucket_off, &ok);
+		const unsigned char *temp = hp_core_mem(c, self + root->freeing_temp_off, 1);
+		struct hp_core_rec_bucket *bk;
+		struct hp_core_rec_block *b;
+		void *grown;
+
+		if (!ok || !temp || addr == ~UINT64_C(0) || !c->threads[i].regs[HP_CORE_REG_FS_BASE])
+			continue;
+		bk = (struct hp_core_rec_bucket *)bucket_by_id(r, bucket);
+		if (!bk || !bk->free_count || bk->free_bytes < size)
+			continue; /* not a free this bucket counted */
+		bk->free_count--;
+		bk->free_bytes -= size;
+		if (*temp && bk->temp_count && bk->temp_bytes >= size) {
+			bk->temp_count--;
+			bk->temp_bytes -= size;
+		}
+		r->in_use_bytes += size;
+		grown = realloc(r->blocks, (r->nblocks + 1) * sizeof *r->blocks);
+		if (!grown)
+			return -ENOMEM;
+		r->blocks = grown;
+		b = &r->blocks[r->nblocks++];
+		memset(b, 0, sizeof *b);
+		b->addr = addr;
+		b->size = size;
+		b->bucket = bk->id;
+		b->stack = bk->stack;
+		b->reach = HP_CORE_UNKNOWN;
+		r->unfreed++;
+		hp_sort(r->blocks, r->nblocks, sizeof *r->blocks, cmp_block);
+	}
+	if (r->unfreed)
+		hp_core_note(c, "%zu block(s) being freed when the process died (the free did not "
+				"return: glibc refused it): counted in use", r->unfreed);
+	return 0;
+}
+
 /* Appends a tag to c->rec.tags. */
 static int add_tag(struct hp_core_rec *r, size_t *cap, const struct hp_core_rec_tag *t)
 {
@@ -654,7 +712,8 @@ int hp_core_recorder(struct hp_core *c)
 	if (ret < 0)
 		return 0; /* noted */
 	if ((ret = read_stacks(c, &root)) || (ret = read_buckets(c, &root)) ||
-	    (ret = read_live(c, &root)) || (ret = read_tags(c, &root)))
+	    (ret = read_live(c, &root)) || (ret = read_unfreed(c, &root)) ||
+	    (ret = read_tags(c, &root)))
 		return ret;
 	if (r->torn_buckets)
 		hp_core_note(c, "%zu of the recorder's buckets were being updated at the dump "
