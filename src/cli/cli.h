@@ -316,4 +316,10 @@ size_t hp_cli_image(const struct hp_cli_args *a);
  * hp_option_parse_u64 (src/common/options.h). */
 int hp_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out);
 
+/* Prints a --help text on standard output, keeping the errno of a write
+ * that fails (a text longer than stdio's buffer fails inside fputs, and
+ * main's check of standard output then names the kernel's reason, not a
+ * guess). No return: main reports it. */
+void hp_cli_put_help(const char *text);
+
 #endif

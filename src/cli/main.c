@@ -337,14 +337,22 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
  * standard output (a full disk, /dev/full, a closed pipe), else the exit
  * status says so. A command that already said it (hp_cli_output_close)
  * cleared the error. */
+static int stdout_errno; /* the first failed write's, by hp_cli_put_help */
+
+void hp_cli_put_help(const char *text)
+{
+	if ((fputs(text, stdout) == EOF || fflush(stdout) != 0) && !stdout_errno)
+		stdout_errno = errno ? errno : EIO;
+}
+
 static int stdout_status(int status)
 {
 	int err = 0;
 
 	if (fflush(stdout) != 0)
 		err = errno ? errno : EIO;
-	else if (ferror(stdout))
-		err = EIO; /* an earlier write failed; its errno is gone */
+	else if (ferror(stdout)) /* an earlier write failed: its errno, if kept */
+		err = stdout_errno ? stdout_errno : EIO;
 	if (!err)
 		return status;
 	hp_say_error("standard output: cannot write: %s", strerror(err));
@@ -363,7 +371,10 @@ int main(int argc, char **argv)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGXFSZ, &ign, &hp_cli_xfsz_disposition);
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(usage, argc < 2 ? stderr : stdout);
+		if (argc < 2)
+			fputs(usage, stderr);
+		else
+			hp_cli_put_help(usage);
 		return stdout_status(argc < 2 ? HP_EXIT_USAGE : HP_EXIT_OK);
 	}
 	static const struct {
@@ -383,7 +394,7 @@ int main(int argc, char **argv)
 	/* help [COMMAND]: the list, or COMMAND --help. */
 	if (strcmp(argv[1], "help") == 0) {
 		if (argc == 2) {
-			fputs(usage, stdout);
+			hp_cli_put_help(usage);
 			return stdout_status(HP_EXIT_OK);
 		}
 		if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {

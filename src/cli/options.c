@@ -335,7 +335,7 @@ int hp_cli_parse(const char *cmd, const char *usage, const struct hp_cli_use *us
 			}
 		}
 		if (uses[i].opt == HP_OPT_HELP) {
-			fputs(usage, stdout);
+			hp_cli_put_help(usage);
 			a->help = 1;
 			return 0;
 		}
