@@ -251,6 +251,8 @@ int hp_cmd_diff(int argc, char **argv)
 	 * are freed as they are made locations (model.h). */
 	mo.snapshot = mtb.snapshot;
 	mo.release_frames = &cb;
+	/* Nor its per-site timeline or histograms. */
+	mo.release_parts = HP_CAP_PART_TIMELINE | HP_CAP_PART_HISTOGRAMS;
 	if (hp_cli_load_model(mtb.path, &mo, &cb, &mb))
 		return HP_EXIT_FAILURE;
 	loaded = 1;

@@ -179,6 +179,13 @@ int hp_cmd_report(int argc, char **argv)
 	/* One model of the capture, no frame read after: each stack's frames
 	 * are freed as they are made locations (model.h). */
 	mo.release_frames = &cap;
+	/* The per-site timeline and the histograms are read by --json,
+	 * --timeline, --histograms only: without them, given back before
+	 * the model is built. */
+	if (!a.given[HP_OPT_JSON] && !a.given[HP_OPT_OVER_TIME])
+		mo.release_parts |= HP_CAP_PART_TIMELINE;
+	if (!a.given[HP_OPT_JSON] && !a.given[HP_OPT_HISTOGRAMS])
+		mo.release_parts |= HP_CAP_PART_HISTOGRAMS;
 	if (ret || hp_cli_load_model(argv[a.operand], &mo, &cap, &model)) {
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;

@@ -436,6 +436,8 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		return -EINVAL;
 	}
 	m->snap = &cap->snapshots[opts->snapshot < 0 ? (long)cap->nsnapshots - 1 : opts->snapshot];
+	if (opts->release_frames == cap && opts->release_parts)
+		hp_capture_release(opts->release_frames, opts->release_parts);
 	m->sample_rate_bytes = cap->sample_rate_bytes ? cap->sample_rate_bytes : 1;
 	m->sampled = m->sample_rate_bytes > 1;
 

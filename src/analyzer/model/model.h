@@ -199,6 +199,10 @@ struct hp_model_options {
 	 * and the model's locations are not held at once. NULL: the capture
 	 * is left as it is. */
 	struct hp_capture *release_frames;
+	/* With release_frames: the parts of that capture (HP_CAP_PART_*,
+	 * capture.h) the caller reads nowhere, freed before the build, so
+	 * that the model is not built beside them (0: none). */
+	unsigned release_parts;
 };
 
 /* Builds the model. Returns 0, or -errno with err set to one line (the
