@@ -1331,6 +1331,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				      .embedded_only = opts && opts->embedded_only};
 	struct page p = {0};
 	struct hp_model m;
+	struct hp_model *last = opts ? opts->last_model : NULL;
 	struct ranked *rank = NULL;
 	struct hp_site_series *sites = NULL;
 	struct hp_tl_groups tgroups[HP_HTML_TL_DIMS] = {0};
@@ -1350,12 +1351,14 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	p.all_frames = opts && opts->all_frames;
 	if (!cap->nsnapshots) {
 		snprintf(err, errlen, "the capture has no snapshot");
-		return -ENOENT;
+		ret = -ENOENT;
+		goto out;
 	}
 	rank = malloc((cap->nstacks ? cap->nstacks : 1) * sizeof *rank);
 	if (!rank) {
 		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	if (!title) {
 		snprintf(deftitle, sizeof deftitle, "heapprof: %s", hp_model_program_name(cap));
@@ -1395,10 +1398,19 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	      f);
 
 	for (size_t i = 0; i < cap->nsnapshots; i++) {
-		mo.snapshot = (long)i;
-		ret = hp_model_build(&m, cap, &mo, err, errlen);
-		if (ret)
-			goto out;
+		if (i + 1 == cap->nsnapshots && last) { /* the caller's */
+			m = *last;
+			last = NULL;
+		} else {
+			mo.snapshot = (long)i;
+			/* the last model built releases the frames (html.h) */
+			mo.release_frames = opts && i + 1 == cap->nsnapshots - (last != NULL)
+						    ? opts->release_frames
+						    : NULL;
+			ret = hp_model_build(&m, cap, &mo, err, errlen);
+			if (ret)
+				goto out;
+		}
 		if (opts && opts->suppressions && (ret = hp_model_suppress(&m, opts->suppressions))) {
 			hp_model_free(&m);
 			snprintf(err, errlen, "%s", strerror(-ret));
@@ -1489,6 +1501,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		ret = -EIO;
 	}
 out:
+	if (last) /* not taken: an earlier snapshot failed */
+		hp_model_free(last);
 	hp_timeline_free(sites, nsites);
 	for (size_t d = 0; d < HP_HTML_TL_DIMS; d++)
 		hp_timeline_by_free(&tgroups[d]);
