@@ -413,33 +413,172 @@ static void write_series(FILE *f, const struct hp_capture *cap)
 	fputs("}", f);
 }
 
-/* The histograms of the last snapshot (seq), from h[0..n) (histo.h, by
- * capture stack id): the whole program's, then each of the page's stacks'
- * by its index, sparse (only the nonzero classes). Returns 0 or -ENOMEM. */
-static int write_histograms(FILE *f, const struct page *p, const struct hp_stack_hist *h,
-			    size_t n, uint64_t seq)
-{
-	struct hp_stack_hist all = {0};
-	int32_t *at;
+/* The histograms of the last snapshot's stacks, kept small: what
+ * hp_histo_by_stack gives (histo.h, 350 bytes a stack: 369 MB for 2^20
+ * stacks) is computed here one stack at a time, in its order, and only
+ * the page's stacks' are kept. */
+struct page_hists {
+	size_t n;              /* the stacks with histograms */
+	struct hist_key *keys; /* those stacks, hp_histo_by_stack's order */
+	uint32_t *first;       /* per model stack: its buckets at list[first[s]..first[s+1]) */
+	uint32_t *list;        /* bucket indexes, by stack, in bucket order */
+	struct hp_stack_hist all;   /* the sum over keys, in their order */
+	struct hp_stack_hist *page; /* per page stack */
+	uint8_t *has;               /* per page stack: it has histograms */
+	size_t npage;
+};
 
-	if (!n) {
+struct hist_key {
+	double allocs;
+	uint32_t stack;
+};
+
+/* hp_histo_by_stack's order: the most allocations first, equal ones by
+ * stack id (a total order: any sort gives it). */
+static int by_hist_key(const void *a, const void *b)
+{
+	const struct hist_key *x = a, *y = b;
+
+	if (x->allocs != y->allocs)
+		return x->allocs > y->allocs ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static void page_hists_free(struct page_hists *h)
+{
+	free(h->keys);
+	free(h->first);
+	free(h->list);
+	free(h->page);
+	free(h->has);
+	memset(h, 0, sizeof *h);
+}
+
+/* Whether bucket i of m has histograms, and its stack is m's. */
+static int bucket_hist(const struct hp_model *m, size_t i, struct hp_rec_hist *r)
+{
+	const struct hp_mbucket *b = &m->buckets[i];
+
+	return b->stack < m->nstacks &&
+	       hp_capture_hist(m->snap, (size_t)(b->raw - m->snap->buckets), r);
+}
+
+/* The stacks of m's snapshot with histograms, in order (h->keys), and each
+ * one's buckets; none when the snapshot has no HISTOGRAMS. Returns 0 or
+ * -ENOMEM. */
+static int page_hists_order(struct page_hists *h, const struct hp_model *m)
+{
+	struct hp_rec_hist r;
+	size_t nb = 0, k = 0;
+
+	memset(h, 0, sizeof *h);
+	if (!m->snap->hist_first || !m->nstacks)
+		return 0;
+	h->first = calloc(m->nstacks + 1, sizeof *h->first);
+	if (!h->first)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nbuckets; i++)
+		if (bucket_hist(m, i, &r)) {
+			h->first[m->buckets[i].stack + 1]++;
+			nb++;
+		}
+	for (size_t s = 0; s < m->nstacks; s++) {
+		k += h->first[s + 1] != 0;
+		h->first[s + 1] += h->first[s];
+	}
+	h->list = malloc((nb ? nb : 1) * sizeof *h->list);
+	h->keys = malloc((k ? k : 1) * sizeof *h->keys);
+	if (!h->list || !h->keys)
+		return -ENOMEM;
+	{
+		/* first[s] counts up to s's end while the list fills, then
+		 * each moves up one place */
+		for (size_t i = 0; i < m->nbuckets; i++)
+			if (bucket_hist(m, i, &r))
+				h->list[h->first[m->buckets[i].stack]++] = (uint32_t)i;
+		for (size_t s = m->nstacks; s > 0; s--)
+			h->first[s] = h->first[s - 1];
+		h->first[0] = 0;
+	}
+	for (size_t s = 0; s < m->nstacks; s++) {
+		double allocs = 0;
+		if (h->first[s] == h->first[s + 1])
+			continue;
+		for (uint32_t j = h->first[s]; j < h->first[s + 1]; j++)
+			allocs += m->buckets[h->list[j]].v.alloc_objects;
+		h->keys[h->n++] = (struct hist_key){allocs, (uint32_t)s};
+	}
+	hp_sort(h->keys, h->n, sizeof *h->keys, by_hist_key);
+	return 0;
+}
+
+/* Stack s's histograms, as hp_histo_by_stack sums them. */
+static void stack_hist(const struct page_hists *h, const struct hp_model *m, uint32_t s,
+		       struct hp_stack_hist *t)
+{
+	memset(t, 0, sizeof *t);
+	t->stack = s;
+	for (uint32_t j = h->first[s]; j < h->first[s + 1]; j++) {
+		const struct hp_mbucket *b = &m->buckets[h->list[j]];
+		struct hp_rec_hist r;
+		double scale;
+		hp_capture_hist(m->snap, (size_t)(b->raw - m->snap->buckets), &r);
+		scale = m->sampled ? hp_model_unbias_scale(b->raw, m->sample_rate_bytes) : 1;
+		t->allocs += b->v.alloc_objects;
+		t->frees += b->v.free_objects;
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			t->size[c] += (double)r.size[c] * scale;
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			t->life[c] += (double)r.life[c] * scale;
+	}
+}
+
+/* The total and the page's stacks' histograms (every page stack is made
+ * by now), from the model. Returns 0 or -ENOMEM. */
+static int page_hists_fill(struct page_hists *h, const struct page *p, const struct hp_model *m)
+{
+	if (!h->n)
+		return 0;
+	h->npage = p->nstacks;
+	h->page = calloc(h->npage ? h->npage : 1, sizeof *h->page);
+	h->has = calloc(h->npage ? h->npage : 1, 1);
+	if (!h->page || !h->has)
+		return -ENOMEM;
+	for (size_t k = 0; k < h->n; k++) {
+		struct hp_stack_hist t;
+		uint32_t idx;
+		stack_hist(h, m, h->keys[k].stack, &t);
+		h->all.allocs += t.allocs;
+		h->all.frees += t.frees;
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			h->all.size[c] += t.size[c];
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			h->all.life[c] += t.life[c];
+		if (hp_u64map_get(&p->stack_index, t.stack, &idx) && idx < h->npage) {
+			h->page[idx] = t;
+			h->has[idx] = 1;
+		}
+	}
+	/* the model goes: its buckets are no longer read */
+	free(h->first);
+	free(h->list);
+	free(h->keys);
+	h->first = h->list = NULL;
+	h->keys = NULL;
+	return 0;
+}
+
+/* The histograms of the last snapshot (seq), from h (page_hists_fill):
+ * the whole program's, then each of the page's stacks' by its index,
+ * sparse (only the nonzero classes). Returns 0. */
+static int write_histograms(FILE *f, const struct page *p, const struct page_hists *h,
+			    uint64_t seq)
+{
+	const struct hp_stack_hist all = h->all;
+
+	if (!h->n) {
 		fputs(",\"histograms\":null", f);
 		return 0;
-	}
-	if (!(at = malloc((p->nstacks ? p->nstacks : 1) * sizeof *at)))
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nstacks; i++)
-		at[i] = -1;
-	for (size_t k = 0; k < n; k++) {
-		uint32_t idx;
-		all.allocs += h[k].allocs;
-		all.frees += h[k].frees;
-		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-			all.size[c] += h[k].size[c];
-		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-			all.life[c] += h[k].life[c];
-		if (hp_u64map_get(&p->stack_index, h[k].stack, &idx))
-			at[idx] = (int32_t)k;
 	}
 	fprintf(f, ",\"histograms\":{\"seq\":%" PRIu64 ",\"total\":{\"allocs\":%.0f,\"frees\":%.0f,"
 		"\"size\":[", seq, all.allocs, all.frees);
@@ -450,7 +589,7 @@ static int write_histograms(FILE *f, const struct page *p, const struct hp_stack
 		fprintf(f, "%s%.0f", c ? "," : "", all.life[c]);
 	fputs("]},\"stacks\":[", f);
 	for (size_t i = 0; i < p->nstacks; i++) {
-		const struct hp_stack_hist *x = at[i] >= 0 ? &h[at[i]] : NULL;
+		const struct hp_stack_hist *x = i < h->npage && h->has[i] ? &h->page[i] : NULL;
 		int first = 1;
 		if (i)
 			fputc(',', f);
@@ -474,7 +613,6 @@ static int write_histograms(FILE *f, const struct page *p, const struct hp_stack
 		fputs("]]", f);
 	}
 	fputs("]}", f);
-	free(at);
 	return 0;
 }
 
@@ -1342,8 +1480,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	const struct hp_cap_snapshot *map_snap = NULL;
 	struct map_page map_page = {0};
 	size_t nmap = 0;
-	struct hp_stack_hist *hists = NULL;
-	size_t nsites = 0, nhists = 0;
+	struct page_hists hists = {0};
+	size_t nsites = 0;
 	const char *title = opts ? opts->title : NULL;
 	char deftitle[512];
 	int ret = 0;
@@ -1451,10 +1589,10 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 			for (size_t d = 0; !ret && has_tgroups && d < HP_HTML_TL_DIMS; d++)
 				ret = hp_timeline_by(&m, tl_dims[d], HP_HTML_SITES, &tgroups[d]);
 			if (!ret)
-				ret = hp_histo_by_stack(&m, &hists, &nhists);
-			for (size_t k = 0; !ret && k < nhists && k < HP_HTML_SITES; k++) {
+				ret = page_hists_order(&hists, &m);
+			for (size_t k = 0; !ret && k < hists.n && k < HP_HTML_SITES; k++) {
 				uint32_t idx;
-				ret = stack_of(&p, &m, hists[k].stack, &idx);
+				ret = stack_of(&p, &m, hists.keys[k].stack, &idx);
 			}
 			map_snap = &cap->snapshots[i];
 			nmap = map_snap->has_blocks ? map_snap->nblocks : 0;
@@ -1472,6 +1610,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				ret = map_page_build(&map_page, &p, &m, map_snap);
 			if (!ret && map_snap->has_blocks && has_tgroups)
 				ret = map_types_build(&p, &m, &map_types, &nmap_types);
+			if (!ret)
+				ret = page_hists_fill(&hists, &p, &m);
 		}
 		hp_model_free(&m);
 		if (ret) {
@@ -1485,7 +1625,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		ret = write_tgroups(f, tgroups);
 	write_map(f, map_snap, map_stacks, &map_page, map_types, nmap_types);
 	if (!ret)
-		ret = write_histograms(f, &p, hists, nhists, cap->snapshots[cap->nsnapshots - 1].seq);
+		ret = write_histograms(f, &p, &hists, cap->snapshots[cap->nsnapshots - 1].seq);
 	if (ret) {
 		snprintf(err, errlen, "%s", strerror(-ret));
 		goto out;
@@ -1507,7 +1647,7 @@ out:
 	for (size_t d = 0; d < HP_HTML_TL_DIMS; d++)
 		hp_timeline_by_free(&tgroups[d]);
 	free(site_stacks);
-	free(hists);
+	page_hists_free(&hists);
 	free(map_stacks);
 	for (size_t k = 0; k < nmap_types; k++)
 		free(map_types[k]);
