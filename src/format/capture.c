@@ -1093,6 +1093,14 @@ void hp_capture_release(struct hp_capture *cap, unsigned parts)
 		cap->sites = NULL;
 		cap->nticks = cap->nsites = 0;
 	}
+	if (parts & HP_CAP_PART_BUCKETS) {
+		for (size_t i = 0; i < img->nsnapshots; i++) {
+			free(img->snapshots[i].buckets);
+			img->snapshots[i].buckets = NULL;
+			img->snapshots[i].nbuckets = 0;
+		}
+		parts |= HP_CAP_PART_HISTOGRAMS; /* indexed by bucket */
+	}
 	if (parts & HP_CAP_PART_HISTOGRAMS) {
 		/* cap->snapshots is img->snapshots (hp_capture_select) */
 		for (size_t i = 0; i < img->nsnapshots; i++) {

@@ -254,11 +254,13 @@ void hp_capture_free(struct hp_capture *cap);
  * that nothing it does reads them (hp_capture_release). */
 #define HP_CAP_PART_TIMELINE 1u   /* ticks and sites: the per-site timeline */
 #define HP_CAP_PART_HISTOGRAMS 2u /* every snapshot's hist_first and hist */
+#define HP_CAP_PART_BUCKETS 4u    /* every snapshot's buckets (nbuckets 0), and
+				   * with them their histograms */
 
 /* Frees parts (HP_CAP_PART_*) of the selected image: they then read as a
  * capture without them (nticks, nsites 0; hist_first NULL). What loading
  * found stays (damage, mem_bytes). A million stacks: the timeline holds
- * 40 bytes a stack, the histograms 32. */
+ * 40 bytes a stack, the histograms 32, the buckets 88. */
 void hp_capture_release(struct hp_capture *cap, unsigned parts);
 
 /* Makes image (0 = the first) the one cap's fields show. Returns 0, or

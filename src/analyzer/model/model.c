@@ -532,6 +532,13 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			return ret;
 		}
 	}
+	if (opts->drop_buckets) {
+		free(m->buckets);
+		m->buckets = NULL;
+		m->nbuckets = 0;
+		if (opts->release_frames == cap)
+			hp_capture_release(opts->release_frames, HP_CAP_PART_BUCKETS);
+	}
 	return 0;
 
 nomem:
