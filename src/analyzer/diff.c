@@ -83,6 +83,46 @@ void hp_diff_figures(const struct hp_values *v, enum hp_metric metric, double *f
 	}
 }
 
+#define SUMS_BLOCK 4096 /* sums a block */
+#define OWN_BASE 1u
+#define OWN_NEW 2u
+
+static const struct hp_values zeros;
+
+/* Room for a sum, in the diff's blocks; NULL when out of memory. */
+static struct hp_values *new_sum(struct hp_diff *d)
+{
+	if (!d->sums_left) {
+		struct hp_values **grown = realloc(d->sums, (d->nsums + 1) * sizeof *grown);
+		if (!grown)
+			return NULL;
+		d->sums = grown;
+		if (!(d->sums[d->nsums] = malloc(SUMS_BLOCK * sizeof **d->sums)))
+			return NULL;
+		d->nsums++;
+		d->sums_left = SUMS_BLOCK;
+	}
+	return &d->sums[d->nsums - 1][SUMS_BLOCK - d->sums_left--];
+}
+
+/* Side which (0 = NEW, 1 = BASE) of e as a sum the diff holds, writable:
+ * made from what it points to the first time. NULL when out of memory. */
+static struct hp_values *own_side(struct hp_diff *d, struct hp_diff_entry *e, int which)
+{
+	unsigned bit = which ? OWN_BASE : OWN_NEW;
+	const struct hp_values **side = which ? &e->base : &e->new;
+	struct hp_values *v;
+
+	if (e->own & bit)
+		return (struct hp_values *)*side;
+	if (!(v = new_sum(d)))
+		return NULL;
+	*v = **side;
+	*side = v;
+	e->own |= bit;
+	return v;
+}
+
 /* Adds the stacks of m that have buckets to the entries, which have room
  * for every stack of both sides. which: 0 = NEW, 1 = BASE. Returns 0 or
  * -ENOMEM. */
@@ -91,6 +131,8 @@ static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_mode
 	for (uint32_t s = 0; s < m->nstacks; s++) {
 		struct hp_hindex_probe it;
 		struct hp_diff_entry *e = NULL;
+		const struct hp_values **side;
+		struct hp_values *sum;
 		uint64_t h;
 		uint32_t i;
 
@@ -112,11 +154,22 @@ static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_mode
 			memset(e, 0, sizeof *e);
 			e->model = m;
 			e->stack = s;
+			e->base = e->new = &zeros;
 		}
+		side = which ? &e->base : &e->new;
+		if (*side == &zeros && !m->stacks[s].suppressed) {
+			*side = &m->stacks[s].v; /* the chain's first stack of this side */
+			continue;
+		}
+		/* A sum of this side's stacks, or a suppressed stack's figures
+		 * without its blocks in use (the runtime's, as report counts
+		 * them): zeros plus the figures, as they were always summed. */
 		struct hp_values v = m->stacks[s].v;
-		if (m->stacks[s].suppressed) /* the runtime's, as report counts them */
+		if (m->stacks[s].suppressed)
 			v.inuse_bytes = v.inuse_objects = 0;
-		hp_values_add(which ? &e->base : &e->new, &v);
+		if (!(sum = own_side(d, e, which)))
+			return -ENOMEM;
+		hp_values_add(sum, &v);
 	}
 	return 0;
 }
@@ -185,11 +238,24 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		at_peak(&d->base_total);
 	if (new_at_peak)
 		at_peak(&d->new_total);
-	for (size_t i = 0; i < d->nentries; i++) {
-		if (base_at_peak)
-			at_peak(&d->entries[i].base);
-		if (new_at_peak)
-			at_peak(&d->entries[i].new);
+	for (size_t i = 0; i < d->nentries && (base_at_peak || new_at_peak); i++) {
+		struct hp_diff_entry *e = &d->entries[i];
+		struct hp_values *v;
+		/* zeros stay zeros at the peak */
+		if (base_at_peak && e->base != &zeros) {
+			if (!(v = own_side(d, e, 1))) {
+				ret = -ENOMEM;
+				goto err;
+			}
+			at_peak(v);
+		}
+		if (new_at_peak && e->new != &zeros) {
+			if (!(v = own_side(d, e, 0))) {
+				ret = -ENOMEM;
+				goto err;
+			}
+			at_peak(v);
+		}
 	}
 
 	r = calloc(d->nentries ? d->nentries : 1, sizeof *r);
@@ -199,8 +265,8 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 	}
 	for (size_t i = 0; i < d->nentries; i++) {
 		double fb, fn, unused;
-		hp_diff_figures(&d->entries[i].base, metric, &fb, &unused);
-		hp_diff_figures(&d->entries[i].new, metric, &fn, &unused);
+		hp_diff_figures(d->entries[i].base, metric, &fb, &unused);
+		hp_diff_figures(d->entries[i].new, metric, &fn, &unused);
 		d->entries[i].change = fn - fb;
 		r[i].change = fabs(d->entries[i].change);
 		r[i].order = (uint32_t)i; /* nentries < HP_HINDEX_NONE (add_side) */
@@ -234,9 +300,7 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 	goto out;
 
 err:
-	free(d->entries);
-	d->entries = NULL;
-	d->nentries = 0;
+	hp_diff_free(d);
 out:
 	free(r);
 	hp_hindex_free(&t);
@@ -245,6 +309,9 @@ out:
 
 void hp_diff_free(struct hp_diff *d)
 {
+	for (size_t i = 0; i < d->nsums; i++)
+		free(d->sums[i]);
+	free(d->sums);
 	free(d->entries);
 	memset(d, 0, sizeof *d);
 }
@@ -391,8 +458,8 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 	print_beside(out, d);
 
 	for (size_t i = 0; i < d->nentries; i++) {
-		hp_diff_figures(&d->entries[i].base, d->metric, &bf, &bc);
-		hp_diff_figures(&d->entries[i].new, d->metric, &nf, &nc);
+		hp_diff_figures(d->entries[i].base, d->metric, &bf, &bc);
+		hp_diff_figures(d->entries[i].new, d->metric, &nf, &nc);
 		changed += hp_estimate_i64(nf - bf) != 0 || hp_estimate_i64(nc - bc) != 0;
 	}
 	fprintf(out, "\n%zu of %zu stacks changed", changed, d->nentries);
@@ -401,8 +468,8 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 	fprintf(out, ":\n");
 	for (size_t i = 0; i < d->nentries && (!o->top || shown < o->top); i++) {
 		const struct hp_diff_entry *e = &d->entries[i];
-		hp_diff_figures(&e->base, d->metric, &bf, &bc);
-		hp_diff_figures(&e->new, d->metric, &nf, &nc);
+		hp_diff_figures(e->base, d->metric, &bf, &bc);
+		hp_diff_figures(e->new, d->metric, &nf, &nc);
 		if (hp_estimate_i64(nf - bf) == 0 && hp_estimate_i64(nc - bc) == 0)
 			continue;
 		int used = fprintf(out, "%4zu. ", ++shown);
@@ -412,7 +479,7 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 			 figure(x, sizeof x, bf, hp_metric_is_bytes(d->metric), 0),
 			 figure(y, sizeof y, nf, hp_metric_is_bytes(d->metric), 0),
 			 e->model == d->base ? ", only in BASE"
-			 : e->base.alloc_objects == 0 ? ", only in NEW" : "");
+			 : e->base->alloc_objects == 0 ? ", only in NEW" : "");
 		print_name(out, used, was, o->width);
 		print_frames(out, e->model, e->stack, o->frames, o->width);
 	}
@@ -437,18 +504,18 @@ int hp_diff_json(FILE *out, const struct hp_diff *d, unsigned top, const char *b
 	for (size_t i = 0; i < d->nentries && (!top || shown < top); i++) {
 		const struct hp_diff_entry *e = &d->entries[i];
 		double bf, bc, nf, nc;
-		hp_diff_figures(&e->base, d->metric, &bf, &bc);
-		hp_diff_figures(&e->new, d->metric, &nf, &nc);
+		hp_diff_figures(e->base, d->metric, &bf, &bc);
+		hp_diff_figures(e->new, d->metric, &nf, &nc);
 		if (hp_estimate_i64(nf - bf) == 0 && hp_estimate_i64(nc - bc) == 0)
 			continue;
 		fprintf(out, "%s\n    {\"change\": %.0f, \"only_in\": %s, \"base\": ",
 			shown++ ? "," : "", e->change,
 			e->model == d->base ? "\"base\""
-			: e->base.alloc_objects == 0 ? "\"new\""
+			: e->base->alloc_objects == 0 ? "\"new\""
 						     : "null");
-		hp_report_json_values(out, &e->base);
+		hp_report_json_values(out, e->base);
 		fprintf(out, ", \"new\": ");
-		hp_report_json_values(out, &e->new);
+		hp_report_json_values(out, e->new);
 		fprintf(out, ",\n     \"stack\": ");
 		hp_report_json_stack(out, e->model, e->stack);
 		fputc('}', out);
