@@ -1173,113 +1173,150 @@ static int by_tkey_score(const void *a, const void *b)
  * innermost frame and cumulatively once in each key it passes through, so
  * the flat figures of a table, "other" included, add up to the total.
  * Returns 0 or -ENOMEM. */
+/* One table of write_tables_by while it is made. */
+struct table {
+	struct hp_strtab keys;
+	struct tkey *k, **order;
+	size_t cap, kept;
+	uint32_t *key_of; /* per symbolic frame: its key's index, UINT32_MAX until seen */
+	int pass2;        /* keys past top: "other" needs a second pass */
+	double other_flat[NCOLS], other_cum[NCOLS];
+};
+
+/* Stack id (its frames in p->fbuf[0..nf), its figures v) into table t,
+ * pass 0 (flat and cumulative figures) or 1 (the "other" keys' stacks).
+ * Returns 0 or -ENOMEM. */
+static int table_add(struct table *tb, int t, struct page *p, const struct hp_model *m,
+		     const size_t *sym_base, size_t id, long nf, const double v[NCOLS], int pass)
+{
+	char buf[8192];
+	int in_other = 0;
+
+	for (long i = 0; i < (nf ? nf : 1); i++) {
+		uint32_t ki, *cached = nf ? &tb->key_of[sym_base[p->fbuf[i].loc] + p->fbuf[i].sym]
+					  : NULL;
+		size_t before = tb->keys.count;
+		if (cached && *cached != UINT32_MAX) {
+			ki = *cached; /* the frame's key, found before */
+		} else {
+			const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf, sizeof buf)
+					     : "\x1f(no stack)";
+			if (hp_strtab_intern(&tb->keys, key, &ki))
+				return -ENOMEM;
+			if (cached)
+				*cached = ki;
+		}
+		if (ki >= before) {
+			if (hp_vec_grow(&tb->k, &tb->cap, (size_t)ki + 1))
+				return -ENOMEM;
+			memset(&tb->k[ki], 0, sizeof tb->k[ki]);
+			if (nf) {
+				tb->k[ki].loc = p->fbuf[i].loc;
+				tb->k[ki].sym = p->fbuf[i].sym;
+			} else {
+				tb->k[ki].empty = 1;
+			}
+		}
+		if (pass == 1) {
+			in_other |= tb->k[ki].other;
+			continue;
+		}
+		if (i == 0)
+			for (int c = 0; c < NCOLS; c++)
+				tb->k[ki].flat[c] += v[c];
+		if (tb->k[ki].seen == id + 1)
+			continue;
+		tb->k[ki].seen = (uint32_t)id + 1;
+		for (int c = 0; c < NCOLS; c++)
+			tb->k[ki].cum[c] += v[c];
+	}
+	if (in_other)
+		for (int c = 0; c < NCOLS; c++)
+			tb->other_cum[c] += v[c];
+	return 0;
+}
+
+/* "tables": the snapshot's figures by function, file:line and module over
+ * every stack with figures, not only the rows kept: each {"rows": [[frame
+ * (-1: the stacks without frames), flat figures..., cumulative
+ * figures...]...], "other": [keys left out, their flat figures summed,
+ * the figures of the stacks through any of them (each once)...]}, at most
+ * top rows, ranked as the stacks are (their largest share of any
+ * metric, cumulative). A stack is counted flat in the key of its
+ * innermost frame and cumulatively once in each key it passes through, so
+ * the flat figures of a table, "other" included, add up to the total.
+ * The three tables are made in one walk over the stacks (each stack's
+ * shown frames found once), a second walk for those with "other" keys.
+ * Returns 0 or -ENOMEM. */
 static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, size_t top,
 			   const double total[NCOLS])
 {
-	char buf[8192];
+	struct table tabs[NTABS];
 	size_t nsyms = 0, *sym_base = calloc(m->nlocations + 1, sizeof *sym_base);
-	uint32_t *key_of = NULL; /* per symbolic frame: its key's index, UINT32_MAX until seen */
-	int ret = -ENOMEM;
+	double v[NCOLS];
+	int ret = -ENOMEM, pass2 = 0;
 
+	memset(tabs, 0, sizeof tabs);
 	if (!sym_base)
 		return -ENOMEM;
 	for (size_t l = 0; l < m->nlocations; l++) {
 		sym_base[l] = nsyms;
 		nsyms += m->locations[l].nsyms;
 	}
-	if (!(key_of = malloc((nsyms ? nsyms : 1) * sizeof *key_of))) {
-		free(sym_base);
-		return -ENOMEM;
+	for (int t = 0; t < NTABS; t++) {
+		if (!(tabs[t].key_of = malloc((nsyms ? nsyms : 1) * sizeof *tabs[t].key_of)))
+			goto err;
+		memset(tabs[t].key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *tabs[t].key_of);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t id = 1; id < m->nstacks; id++) {
+			long nf;
+			if (!m->stacks[id].nbuckets)
+				continue;
+			inuse_cols_of(m, (uint32_t)id, v);
+			if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
+				goto err;
+			for (int t = 0; t < NTABS; t++)
+				if ((pass == 0 || tabs[t].pass2) &&
+				    table_add(&tabs[t], t, p, m, sym_base, id, nf, v, pass))
+					goto err;
+		}
+		if (pass == 1)
+			break;
+		/* Rank each table's keys; those past top are "other". */
+		for (int t = 0; t < NTABS; t++) {
+			struct table *tb = &tabs[t];
+			size_t n = tb->keys.count;
+			if (!(tb->order = malloc((n ? n : 1) * sizeof *tb->order)))
+				goto err;
+			for (size_t i = 0; i < n; i++) {
+				tb->k[i].score = 0;
+				for (size_t r = 0; r < sizeof rank_cols / sizeof *rank_cols; r++) {
+					int c = rank_cols[r];
+					if (total[c] > 0 && tb->k[i].cum[c] / total[c] > tb->k[i].score)
+						tb->k[i].score = tb->k[i].cum[c] / total[c];
+				}
+				tb->order[i] = &tb->k[i];
+			}
+			hp_sort(tb->order, n, sizeof *tb->order, by_tkey_score);
+			tb->kept = n < top ? n : top;
+			for (size_t i = tb->kept; i < n; i++) {
+				tb->order[i]->other = 1;
+				for (int c = 0; c < NCOLS; c++)
+					tb->other_flat[c] += tb->order[i]->flat[c];
+			}
+			tb->pass2 = tb->kept < n;
+			pass2 |= tb->pass2;
+		}
+		if (!pass2)
+			break; /* no other: no second pass */
 	}
 	fputs(",\"tables\":{", f);
 	for (int t = 0; t < NTABS; t++) {
-		struct hp_strtab keys = {0};
-		struct tkey *k = NULL, **order = NULL;
-		size_t cap = 0, kept;
-		double other_flat[NCOLS] = {0}, other_cum[NCOLS] = {0}, v[NCOLS];
-
-		memset(key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *key_of);
-
-		for (int pass = 0; pass < 2; pass++) {
-			for (size_t id = 1; id < m->nstacks; id++) {
-				long nf;
-				int in_other = 0;
-				if (!m->stacks[id].nbuckets)
-					continue;
-				inuse_cols_of(m, (uint32_t)id, v);
-				if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
-					goto err;
-				for (long i = 0; i < (nf ? nf : 1); i++) {
-					uint32_t ki, *cached = nf ? &key_of[sym_base[p->fbuf[i].loc] +
-									   p->fbuf[i].sym]
-								  : NULL;
-					size_t before = keys.count;
-					if (cached && *cached != UINT32_MAX) {
-						ki = *cached; /* the frame's key, found before */
-					} else {
-						const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf,
-									       sizeof buf)
-								     : "\x1f(no stack)";
-						if (hp_strtab_intern(&keys, key, &ki))
-							goto err;
-						if (cached)
-							*cached = ki;
-					}
-					if (ki >= before) {
-						if (hp_vec_grow(&k, &cap, (size_t)ki + 1))
-							goto err;
-						memset(&k[ki], 0, sizeof k[ki]);
-						if (nf) {
-							k[ki].loc = p->fbuf[i].loc;
-							k[ki].sym = p->fbuf[i].sym;
-						} else {
-							k[ki].empty = 1;
-						}
-					}
-					if (pass == 1) {
-						in_other |= k[ki].other;
-						continue;
-					}
-					if (i == 0)
-						for (int c = 0; c < NCOLS; c++)
-							k[ki].flat[c] += v[c];
-					if (k[ki].seen == id + 1)
-						continue;
-					k[ki].seen = (uint32_t)id + 1;
-					for (int c = 0; c < NCOLS; c++)
-						k[ki].cum[c] += v[c];
-				}
-				if (in_other)
-					for (int c = 0; c < NCOLS; c++)
-						other_cum[c] += v[c];
-			}
-			if (pass == 1)
-				break;
-			/* Rank the keys; those past top are "other". */
-			if (!(order = malloc((keys.count ? keys.count : 1) * sizeof *order)))
-				goto err;
-			for (size_t i = 0; i < keys.count; i++) {
-				k[i].score = 0;
-				for (size_t r = 0; r < sizeof rank_cols / sizeof *rank_cols; r++) {
-					int c = rank_cols[r];
-					if (total[c] > 0 && k[i].cum[c] / total[c] > k[i].score)
-						k[i].score = k[i].cum[c] / total[c];
-				}
-				order[i] = &k[i];
-			}
-			hp_sort(order, keys.count, sizeof *order, by_tkey_score);
-			kept = keys.count < top ? keys.count : top;
-			for (size_t i = kept; i < keys.count; i++) {
-				order[i]->other = 1;
-				for (int c = 0; c < NCOLS; c++)
-					other_flat[c] += order[i]->flat[c];
-			}
-			if (kept == keys.count)
-				break; /* no other: no second pass */
-		}
+		const struct table *tb = &tabs[t];
 		fprintf(f, "%s\"%s\":{\"rows\":[", t ? "," : "", tab_names[t]);
-		for (size_t i = 0; i < kept; i++) {
-			const struct tkey *x = order[i];
+		for (size_t i = 0; i < tb->kept; i++) {
+			const struct tkey *x = tb->order[i];
 			uint32_t frame;
 			if (x->empty) {
 				fputs(i ? ",[-1" : "[-1", f);
@@ -1294,26 +1331,22 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 			json_cols(f, x->cum);
 			fputc(']', f);
 		}
-		fprintf(f, "],\"other\":[%zu", keys.count - kept);
-		json_cols(f, other_flat);
-		json_cols(f, other_cum);
+		fprintf(f, "],\"other\":[%zu", tb->keys.count - tb->kept);
+		json_cols(f, tb->other_flat);
+		json_cols(f, tb->other_cum);
 		fputs("]}", f);
-		free(k);
-		free(order);
-		hp_strtab_free(&keys);
-		continue;
-err:
-		free(k);
-		free(order);
-		hp_strtab_free(&keys);
-		free(sym_base);
-		free(key_of);
-		return ret;
 	}
 	fputc('}', f);
+	ret = 0;
+err:
+	for (int t = 0; t < NTABS; t++) {
+		free(tabs[t].k);
+		free(tabs[t].order);
+		free(tabs[t].key_of);
+		hp_strtab_free(&tabs[t].keys);
+	}
 	free(sym_base);
-	free(key_of);
-	return 0;
+	return ret;
 }
 
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
