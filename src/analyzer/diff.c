@@ -24,15 +24,51 @@
 #include "../common/hash.h"
 #include "../common/table.h"
 
-static uint64_t chain_hash(const struct hp_model *m, uint32_t stack)
+/* A model's function names hashed once each: hash[base[l] + k] is the
+ * hash of symbolic frame k of location l (a million stacks share far
+ * fewer locations than they have frames). */
+struct names {
+	size_t *base;
+	uint64_t *hash;
+};
+
+static void names_free(struct names *n)
+{
+	free(n->base);
+	free(n->hash);
+}
+
+static int names_build(struct names *n, const struct hp_model *m)
+{
+	size_t nsyms = 0;
+
+	n->hash = NULL;
+	if (!(n->base = malloc((m->nlocations + 1) * sizeof *n->base)))
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++) {
+		n->base[l] = nsyms;
+		nsyms += m->locations[l].nsyms;
+	}
+	if (!(n->hash = malloc((nsyms ? nsyms : 1) * sizeof *n->hash)))
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++)
+		for (uint32_t k = 0; k < m->locations[l].nsyms; k++)
+			n->hash[n->base[l] + k] =
+				hp_hash_str(HP_HASH_STR_SEED, m->locations[l].syms[k].function);
+	return 0;
+}
+
+/* The hash of a stack's chain: its function names' hashes folded in
+ * order (where the locations split them does not count). */
+static uint64_t chain_hash(const struct names *n, const struct hp_model *m, uint32_t stack)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
 	uint64_t h = HP_HASH_STR_SEED;
 
 	for (uint32_t f = 0; f < st->depth; f++) {
-		const struct hp_location *l = &m->locations[st->locations[f]];
-		for (uint32_t s = 0; s < l->nsyms; s++)
-			h = hp_hash_u64(hp_hash_str(h, l->syms[s].function)) + 1;
+		uint32_t loc = st->locations[f];
+		for (uint32_t s = 0; s < m->locations[loc].nsyms; s++)
+			h = hp_hash_u64(h ^ n->hash[n->base[loc] + s]) + 1;
 	}
 	return h;
 }
@@ -40,32 +76,40 @@ static uint64_t chain_hash(const struct hp_model *m, uint32_t stack)
 /* A cursor over a stack's function names, innermost first. */
 struct cursor {
 	const struct hp_model *m;
+	const struct names *n;
 	const struct hp_mstack *st;
 	uint32_t f, s;
 };
 
-static const char *next_name(struct cursor *c)
+/* The next name, and its hash in *h; NULL at the end. */
+static const char *next_name(struct cursor *c, uint64_t *h)
 {
 	while (c->f < c->st->depth) {
-		const struct hp_location *l = &c->m->locations[c->st->locations[c->f]];
-		if (c->s < l->nsyms)
+		uint32_t loc = c->st->locations[c->f];
+		const struct hp_location *l = &c->m->locations[loc];
+		if (c->s < l->nsyms) {
+			*h = c->n->hash[c->n->base[loc] + c->s];
 			return l->syms[c->s++].function;
+		}
 		c->f++;
 		c->s = 0;
 	}
 	return NULL;
 }
 
-static int chain_equal(const struct hp_model *ma, uint32_t sa, const struct hp_model *mb,
-		       uint32_t sb)
+/* Whether two stacks read the same function names: their hashes first,
+ * the names themselves where the hashes agree. */
+static int chain_equal(const struct hp_model *ma, const struct names *na, uint32_t sa,
+		       const struct hp_model *mb, const struct names *nb, uint32_t sb)
 {
-	struct cursor a = {ma, &ma->stacks[sa], 0, 0}, b = {mb, &mb->stacks[sb], 0, 0};
+	struct cursor a = {ma, na, &ma->stacks[sa], 0, 0}, b = {mb, nb, &mb->stacks[sb], 0, 0};
 
 	for (;;) {
-		const char *x = next_name(&a), *y = next_name(&b);
+		uint64_t hx = 0, hy = 0;
+		const char *x = next_name(&a, &hx), *y = next_name(&b, &hy);
 		if (!x || !y)
 			return x == y;
-		if (strcmp(x, y) != 0)
+		if (hx != hy || (x != y && strcmp(x, y) != 0))
 			return 0;
 	}
 }
@@ -126,7 +170,8 @@ static struct hp_values *own_side(struct hp_diff *d, struct hp_diff_entry *e, in
 /* Adds the stacks of m that have buckets to the entries, which have room
  * for every stack of both sides. which: 0 = NEW, 1 = BASE. Returns 0 or
  * -ENOMEM. */
-static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_model *m, int which)
+static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct names *names,
+		    const struct hp_model *m, int which)
 {
 	for (uint32_t s = 0; s < m->nstacks; s++) {
 		struct hp_hindex_probe it;
@@ -138,10 +183,12 @@ static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_mode
 
 		if (!m->stacks[s].nbuckets)
 			continue;
-		h = chain_hash(m, s);
+		h = chain_hash(&names[which], m, s);
 		hp_hindex_probe(t, h, &it);
 		while ((i = hp_hindex_next(t, &it)) != HP_HINDEX_NONE) {
-			if (chain_equal(d->entries[i].model, d->entries[i].stack, m, s)) {
+			const struct hp_diff_entry *o = &d->entries[i];
+			if (chain_equal(o->model, &names[o->model == m ? which : !which], o->stack,
+					m, &names[which], s)) {
 				e = &d->entries[i];
 				break;
 			}
@@ -207,6 +254,7 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		     const struct hp_model *new, int new_at_peak, enum hp_metric metric)
 {
 	struct hp_hindex t = {0};
+	struct names names[2] = {{0}}; /* NEW's, BASE's */
 	struct ranked *r = NULL;
 	size_t most;
 	int ret;
@@ -229,9 +277,13 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		ret = -ENOMEM;
 		goto err;
 	}
-	ret = add_side(d, &t, new, 0);
+	ret = names_build(&names[0], new);
 	if (!ret)
-		ret = add_side(d, &t, base, 1);
+		ret = names_build(&names[1], base);
+	if (!ret)
+		ret = add_side(d, &t, names, new, 0);
+	if (!ret)
+		ret = add_side(d, &t, names, base, 1);
 	if (ret)
 		goto err;
 	if (base_at_peak)
@@ -303,6 +355,8 @@ err:
 	hp_diff_free(d);
 out:
 	free(r);
+	names_free(&names[0]);
+	names_free(&names[1]);
 	hp_hindex_free(&t);
 	return ret;
 }
