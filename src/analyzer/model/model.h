@@ -203,10 +203,11 @@ struct hp_model_options {
 	 * capture.h) the caller reads nowhere, freed before the build, so
 	 * that the model is not built beside them (0: none). */
 	unsigned release_parts;
-	/* The caller reads no bucket of the model, only the stacks' sums (diff
-	 * by stack): once the build has summed them (and filtered), the
-	 * model's buckets are freed (nbuckets 0), and with release_frames the
-	 * capture's (HP_CAP_PART_BUCKETS): 230 bytes a bucket. */
+	/* The caller reads no bucket of the model, nor its types, only the
+	 * stacks' sums (diff by stack): each bucket is summed into its stack
+	 * as it is made, none is kept (nbuckets 0, no type named), and with
+	 * release_frames the capture's go once the model is built
+	 * (HP_CAP_PART_BUCKETS): 230 bytes a bucket. */
 	int drop_buckets;
 };
 
