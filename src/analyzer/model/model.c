@@ -455,8 +455,9 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		return -EINVAL;
 	}
 	m->snap = &cap->snapshots[opts->snapshot < 0 ? (long)cap->nsnapshots - 1 : opts->snapshot];
-	if (opts->release_frames == cap && opts->release_parts)
-		hp_capture_release(opts->release_frames, opts->release_parts);
+	/* The buckets go at the end: the build reads them. */
+	if (opts->release_frames == cap && (opts->release_parts & ~HP_CAP_PART_BUCKETS))
+		hp_capture_release(opts->release_frames, opts->release_parts & ~HP_CAP_PART_BUCKETS);
 	m->sample_rate_bytes = cap->sample_rate_bytes ? cap->sample_rate_bytes : 1;
 	m->sampled = m->sample_rate_bytes > 1;
 
@@ -557,8 +558,12 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			return ret;
 		}
 	}
-	if (opts->drop_buckets && opts->release_frames == cap)
+	if ((opts->drop_buckets || (opts->release_parts & HP_CAP_PART_BUCKETS)) &&
+	    opts->release_frames == cap) {
+		for (size_t i = 0; i < m->nbuckets; i++)
+			m->buckets[i].raw = NULL;
 		hp_capture_release(opts->release_frames, HP_CAP_PART_BUCKETS);
+	}
 	return 0;
 
 nomem:
