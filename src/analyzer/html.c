@@ -1293,8 +1293,9 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 				tb->k[i].score = 0;
 				for (size_t r = 0; r < sizeof rank_cols / sizeof *rank_cols; r++) {
 					int c = rank_cols[r];
-					if (total[c] > 0 && tb->k[i].cum[c] / total[c] > tb->k[i].score)
-						tb->k[i].score = tb->k[i].cum[c] / total[c];
+					double share = total[c] > 0 ? tb->k[i].cum[c] / total[c] : 0;
+					if (total[c] > 0 && share > tb->k[i].score)
+						tb->k[i].score = share;
 				}
 				tb->order[i] = &tb->k[i];
 			}

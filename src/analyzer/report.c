@@ -111,7 +111,8 @@ static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 	for (size_t i = 0; i < nk; i++) {
 		const struct hp_values *v = &m->stacks[keys[i].stack].v;
 		if (i && keys[i].key == keys[i - 1].key) {
-			if (out[k - 1].v != &merged[nm - 1]) {
+			/* the line's first merge: its sum starts from its stack's */
+			if (!nm || out[k - 1].v != &merged[nm - 1]) {
 				merged[nm++] = *out[k - 1].v;
 				out[k - 1].v = &merged[nm - 1];
 			}

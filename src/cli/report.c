@@ -192,8 +192,8 @@ int hp_cmd_report(int argc, char **argv)
 	}
 	/* Nor, without them, the snapshot's buckets once the model has them,
 	 * but for a sampled capture's summary (its samples). */
-	if ((mo.release_parts & HP_CAP_PART_TIMELINE) && (mo.release_parts & HP_CAP_PART_HISTOGRAMS) &&
-	    cap.sample_rate_bytes <= 1)
+	if ((mo.release_parts & HP_CAP_PART_TIMELINE) &&
+	    (mo.release_parts & HP_CAP_PART_HISTOGRAMS) && cap.sample_rate_bytes <= 1)
 		mo.release_parts |= HP_CAP_PART_BUCKETS;
 	if (hp_cli_build_model(argv[a.operand], &mo, &cap, &model)) {
 		hp_suppressions_free(&sup);

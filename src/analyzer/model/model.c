@@ -521,7 +521,8 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			goto fail;
 		for (size_t i = 0; i < m->snap->nbuckets; i++) {
 			const struct hp_rec_bucket *r = &m->snap->buckets[i];
-			const struct hp_cap_tag *o = hp_capture_tag(cap, HP_TAG_ORIGIN, r->origin_tag);
+			const struct hp_cap_tag *o =
+				hp_capture_tag(cap, HP_TAG_ORIGIN, r->origin_tag);
 			struct hp_mbucket b = {0};
 			make_bucket(m, r, &b);
 			if (o && o->c) /* a custom heap's: kept apart (model.h) */
