@@ -24,15 +24,51 @@
 #include "../common/hash.h"
 #include "../common/table.h"
 
-static uint64_t chain_hash(const struct hp_model *m, uint32_t stack)
+/* A model's function names hashed once each: hash[base[l] + k] is the
+ * hash of symbolic frame k of location l (a million stacks share far
+ * fewer locations than they have frames). */
+struct names {
+	size_t *base;
+	uint64_t *hash;
+};
+
+static void names_free(struct names *n)
+{
+	free(n->base);
+	free(n->hash);
+}
+
+static int names_build(struct names *n, const struct hp_model *m)
+{
+	size_t nsyms = 0;
+
+	n->hash = NULL;
+	if (!(n->base = malloc((m->nlocations + 1) * sizeof *n->base)))
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++) {
+		n->base[l] = nsyms;
+		nsyms += m->locations[l].nsyms;
+	}
+	if (!(n->hash = malloc((nsyms ? nsyms : 1) * sizeof *n->hash)))
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++)
+		for (uint32_t k = 0; k < m->locations[l].nsyms; k++)
+			n->hash[n->base[l] + k] =
+				hp_hash_str(HP_HASH_STR_SEED, m->locations[l].syms[k].function);
+	return 0;
+}
+
+/* The hash of a stack's chain: its function names' hashes folded in
+ * order (where the locations split them does not count). */
+static uint64_t chain_hash(const struct names *n, const struct hp_model *m, uint32_t stack)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
 	uint64_t h = HP_HASH_STR_SEED;
 
 	for (uint32_t f = 0; f < st->depth; f++) {
-		const struct hp_location *l = &m->locations[st->locations[f]];
-		for (uint32_t s = 0; s < l->nsyms; s++)
-			h = hp_hash_u64(hp_hash_str(h, l->syms[s].function)) + 1;
+		uint32_t loc = st->locations[f];
+		for (uint32_t s = 0; s < m->locations[loc].nsyms; s++)
+			h = hp_hash_u64(h ^ n->hash[n->base[loc] + s]) + 1;
 	}
 	return h;
 }
@@ -40,32 +76,40 @@ static uint64_t chain_hash(const struct hp_model *m, uint32_t stack)
 /* A cursor over a stack's function names, innermost first. */
 struct cursor {
 	const struct hp_model *m;
+	const struct names *n;
 	const struct hp_mstack *st;
 	uint32_t f, s;
 };
 
-static const char *next_name(struct cursor *c)
+/* The next name, and its hash in *h; NULL at the end. */
+static const char *next_name(struct cursor *c, uint64_t *h)
 {
 	while (c->f < c->st->depth) {
-		const struct hp_location *l = &c->m->locations[c->st->locations[c->f]];
-		if (c->s < l->nsyms)
+		uint32_t loc = c->st->locations[c->f];
+		const struct hp_location *l = &c->m->locations[loc];
+		if (c->s < l->nsyms) {
+			*h = c->n->hash[c->n->base[loc] + c->s];
 			return l->syms[c->s++].function;
+		}
 		c->f++;
 		c->s = 0;
 	}
 	return NULL;
 }
 
-static int chain_equal(const struct hp_model *ma, uint32_t sa, const struct hp_model *mb,
-		       uint32_t sb)
+/* Whether two stacks read the same function names: their hashes first,
+ * the names themselves where the hashes agree. */
+static int chain_equal(const struct hp_model *ma, const struct names *na, uint32_t sa,
+		       const struct hp_model *mb, const struct names *nb, uint32_t sb)
 {
-	struct cursor a = {ma, &ma->stacks[sa], 0, 0}, b = {mb, &mb->stacks[sb], 0, 0};
+	struct cursor a = {ma, na, &ma->stacks[sa], 0, 0}, b = {mb, nb, &mb->stacks[sb], 0, 0};
 
 	for (;;) {
-		const char *x = next_name(&a), *y = next_name(&b);
+		uint64_t hx = 0, hy = 0;
+		const char *x = next_name(&a, &hx), *y = next_name(&b, &hy);
 		if (!x || !y)
 			return x == y;
-		if (strcmp(x, y) != 0)
+		if (hx != hy || (x != y && strcmp(x, y) != 0))
 			return 0;
 	}
 }
@@ -83,23 +127,68 @@ void hp_diff_figures(const struct hp_values *v, enum hp_metric metric, double *f
 	}
 }
 
+#define SUMS_BLOCK 4096 /* sums a block */
+#define OWN_BASE 1u
+#define OWN_NEW 2u
+
+static const struct hp_values zeros;
+
+/* Room for a sum, in the diff's blocks; NULL when out of memory. */
+static struct hp_values *new_sum(struct hp_diff *d)
+{
+	if (!d->sums_left) {
+		struct hp_values **grown = realloc(d->sums, (d->nsums + 1) * sizeof *grown);
+		if (!grown)
+			return NULL;
+		d->sums = grown;
+		if (!(d->sums[d->nsums] = malloc(SUMS_BLOCK * sizeof **d->sums)))
+			return NULL;
+		d->nsums++;
+		d->sums_left = SUMS_BLOCK;
+	}
+	return &d->sums[d->nsums - 1][SUMS_BLOCK - d->sums_left--];
+}
+
+/* Side which (0 = NEW, 1 = BASE) of e as a sum the diff holds, writable:
+ * made from what it points to the first time. NULL when out of memory. */
+static struct hp_values *own_side(struct hp_diff *d, struct hp_diff_entry *e, int which)
+{
+	unsigned bit = which ? OWN_BASE : OWN_NEW;
+	const struct hp_values **side = which ? &e->base : &e->new;
+	struct hp_values *v;
+
+	if (e->own & bit)
+		return (struct hp_values *)*side;
+	if (!(v = new_sum(d)))
+		return NULL;
+	*v = **side;
+	*side = v;
+	e->own |= bit;
+	return v;
+}
+
 /* Adds the stacks of m that have buckets to the entries, which have room
  * for every stack of both sides. which: 0 = NEW, 1 = BASE. Returns 0 or
  * -ENOMEM. */
-static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_model *m, int which)
+static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct names *names,
+		    const struct hp_model *m, int which)
 {
 	for (uint32_t s = 0; s < m->nstacks; s++) {
 		struct hp_hindex_probe it;
 		struct hp_diff_entry *e = NULL;
+		const struct hp_values **side;
+		struct hp_values *sum;
 		uint64_t h;
 		uint32_t i;
 
 		if (!m->stacks[s].nbuckets)
 			continue;
-		h = chain_hash(m, s);
+		h = chain_hash(&names[which], m, s);
 		hp_hindex_probe(t, h, &it);
 		while ((i = hp_hindex_next(t, &it)) != HP_HINDEX_NONE) {
-			if (chain_equal(d->entries[i].model, d->entries[i].stack, m, s)) {
+			const struct hp_diff_entry *o = &d->entries[i];
+			if (chain_equal(o->model, &names[o->model == m ? which : !which], o->stack,
+					m, &names[which], s)) {
 				e = &d->entries[i];
 				break;
 			}
@@ -112,27 +201,39 @@ static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct hp_mode
 			memset(e, 0, sizeof *e);
 			e->model = m;
 			e->stack = s;
+			e->base = e->new = &zeros;
 		}
+		side = which ? &e->base : &e->new;
+		if (*side == &zeros && !m->stacks[s].suppressed) {
+			*side = &m->stacks[s].v; /* the chain's first stack of this side */
+			continue;
+		}
+		/* A sum of this side's stacks, or a suppressed stack's figures
+		 * without its blocks in use (the runtime's, as report counts
+		 * them): zeros plus the figures, as they were always summed. */
 		struct hp_values v = m->stacks[s].v;
-		if (m->stacks[s].suppressed) /* the runtime's, as report counts them */
+		if (m->stacks[s].suppressed)
 			v.inuse_bytes = v.inuse_objects = 0;
-		hp_values_add(which ? &e->base : &e->new, &v);
+		if (!(sum = own_side(d, e, which)))
+			return -ENOMEM;
+		hp_values_add(sum, &v);
 	}
 	return 0;
 }
 
+/* An entry's rank: its absolute change, and its index (first seen first
+ * among equals). 16 bytes, not the entry's 184: a million chains. */
 struct ranked {
-	struct hp_diff_entry e;
-	size_t order;
+	double change;
+	uint32_t order;
 };
 
 static int by_change(const void *pa, const void *pb)
 {
 	const struct ranked *a = pa, *b = pb;
-	double x = fabs(a->e.change), y = fabs(b->e.change);
 
-	if (x != y)
-		return x > y ? -1 : 1;
+	if (a->change != b->change)
+		return a->change > b->change ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
@@ -153,6 +254,7 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		     const struct hp_model *new, int new_at_peak, enum hp_metric metric)
 {
 	struct hp_hindex t = {0};
+	struct names names[2] = {{0}}; /* NEW's, BASE's */
 	struct ranked *r = NULL;
 	size_t most;
 	int ret;
@@ -175,20 +277,37 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		ret = -ENOMEM;
 		goto err;
 	}
-	ret = add_side(d, &t, new, 0);
+	ret = names_build(&names[0], new);
 	if (!ret)
-		ret = add_side(d, &t, base, 1);
+		ret = names_build(&names[1], base);
+	if (!ret)
+		ret = add_side(d, &t, names, new, 0);
+	if (!ret)
+		ret = add_side(d, &t, names, base, 1);
 	if (ret)
 		goto err;
 	if (base_at_peak)
 		at_peak(&d->base_total);
 	if (new_at_peak)
 		at_peak(&d->new_total);
-	for (size_t i = 0; i < d->nentries; i++) {
-		if (base_at_peak)
-			at_peak(&d->entries[i].base);
-		if (new_at_peak)
-			at_peak(&d->entries[i].new);
+	for (size_t i = 0; i < d->nentries && (base_at_peak || new_at_peak); i++) {
+		struct hp_diff_entry *e = &d->entries[i];
+		struct hp_values *v;
+		/* zeros stay zeros at the peak */
+		if (base_at_peak && e->base != &zeros) {
+			if (!(v = own_side(d, e, 1))) {
+				ret = -ENOMEM;
+				goto err;
+			}
+			at_peak(v);
+		}
+		if (new_at_peak && e->new != &zeros) {
+			if (!(v = own_side(d, e, 0))) {
+				ret = -ENOMEM;
+				goto err;
+			}
+			at_peak(v);
+		}
 	}
 
 	r = calloc(d->nentries ? d->nentries : 1, sizeof *r);
@@ -198,30 +317,55 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 	}
 	for (size_t i = 0; i < d->nentries; i++) {
 		double fb, fn, unused;
-		hp_diff_figures(&d->entries[i].base, metric, &fb, &unused);
-		hp_diff_figures(&d->entries[i].new, metric, &fn, &unused);
+		hp_diff_figures(d->entries[i].base, metric, &fb, &unused);
+		hp_diff_figures(d->entries[i].new, metric, &fn, &unused);
 		d->entries[i].change = fn - fb;
-		r[i].e = d->entries[i];
-		r[i].order = i;
+		r[i].change = fabs(d->entries[i].change);
+		r[i].order = (uint32_t)i; /* nentries < HP_HINDEX_NONE (add_side) */
 	}
 	hp_sort(r, d->nentries, sizeof *r, by_change);
-	for (size_t i = 0; i < d->nentries; i++)
-		d->entries[i] = r[i].e;
+	/* The entries into their ranks in place, one cycle of the
+	 * permutation at a time (entry r[i].order goes to i); a placed
+	 * one's order becomes its own index. */
+	for (size_t i = 0; i < d->nentries; i++) {
+		struct hp_diff_entry held;
+		size_t j = i;
+		if (r[i].order == i)
+			continue;
+		held = d->entries[i];
+		while (r[j].order != i) {
+			size_t from = r[j].order;
+			d->entries[j] = d->entries[from];
+			r[j].order = (uint32_t)j;
+			j = from;
+		}
+		d->entries[j] = held;
+		r[j].order = (uint32_t)j;
+	}
+	/* The room for both sides' stacks, given back past the entries. */
+	if (d->nentries) {
+		struct hp_diff_entry *fit = realloc(d->entries, d->nentries * sizeof *fit);
+		if (fit)
+			d->entries = fit;
+	}
 	ret = 0;
 	goto out;
 
 err:
-	free(d->entries);
-	d->entries = NULL;
-	d->nentries = 0;
+	hp_diff_free(d);
 out:
 	free(r);
+	names_free(&names[0]);
+	names_free(&names[1]);
 	hp_hindex_free(&t);
 	return ret;
 }
 
 void hp_diff_free(struct hp_diff *d)
 {
+	for (size_t i = 0; i < d->nsums; i++)
+		free(d->sums[i]);
+	free(d->sums);
 	free(d->entries);
 	memset(d, 0, sizeof *d);
 }
@@ -368,8 +512,8 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 	print_beside(out, d);
 
 	for (size_t i = 0; i < d->nentries; i++) {
-		hp_diff_figures(&d->entries[i].base, d->metric, &bf, &bc);
-		hp_diff_figures(&d->entries[i].new, d->metric, &nf, &nc);
+		hp_diff_figures(d->entries[i].base, d->metric, &bf, &bc);
+		hp_diff_figures(d->entries[i].new, d->metric, &nf, &nc);
 		changed += hp_estimate_i64(nf - bf) != 0 || hp_estimate_i64(nc - bc) != 0;
 	}
 	fprintf(out, "\n%zu of %zu stacks changed", changed, d->nentries);
@@ -378,8 +522,8 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 	fprintf(out, ":\n");
 	for (size_t i = 0; i < d->nentries && (!o->top || shown < o->top); i++) {
 		const struct hp_diff_entry *e = &d->entries[i];
-		hp_diff_figures(&e->base, d->metric, &bf, &bc);
-		hp_diff_figures(&e->new, d->metric, &nf, &nc);
+		hp_diff_figures(e->base, d->metric, &bf, &bc);
+		hp_diff_figures(e->new, d->metric, &nf, &nc);
 		if (hp_estimate_i64(nf - bf) == 0 && hp_estimate_i64(nc - bc) == 0)
 			continue;
 		int used = fprintf(out, "%4zu. ", ++shown);
@@ -389,7 +533,7 @@ int hp_diff_text(FILE *out, const struct hp_diff *d, const struct hp_diff_text_o
 			 figure(x, sizeof x, bf, hp_metric_is_bytes(d->metric), 0),
 			 figure(y, sizeof y, nf, hp_metric_is_bytes(d->metric), 0),
 			 e->model == d->base ? ", only in BASE"
-			 : e->base.alloc_objects == 0 ? ", only in NEW" : "");
+			 : e->base->alloc_objects == 0 ? ", only in NEW" : "");
 		print_name(out, used, was, o->width);
 		print_frames(out, e->model, e->stack, o->frames, o->width);
 	}
@@ -417,18 +561,18 @@ int hp_diff_json(FILE *out, const struct hp_diff *d, unsigned top, const char *b
 	for (size_t i = 0; i < d->nentries && (!top || shown < top); i++) {
 		const struct hp_diff_entry *e = &d->entries[i];
 		double bf, bc, nf, nc;
-		hp_diff_figures(&e->base, d->metric, &bf, &bc);
-		hp_diff_figures(&e->new, d->metric, &nf, &nc);
+		hp_diff_figures(e->base, d->metric, &bf, &bc);
+		hp_diff_figures(e->new, d->metric, &nf, &nc);
 		if (hp_estimate_i64(nf - bf) == 0 && hp_estimate_i64(nc - bc) == 0)
 			continue;
 		fprintf(out, "%s\n    {\"change\": %.0f, \"only_in\": %s, \"base\": ",
 			shown++ ? "," : "", e->change,
 			e->model == d->base ? "\"base\""
-			: e->base.alloc_objects == 0 ? "\"new\""
+			: e->base->alloc_objects == 0 ? "\"new\""
 						     : "null");
-		hp_report_json_values(out, &e->base);
+		hp_report_json_values(out, e->base);
 		fprintf(out, ", \"new\": ");
-		hp_report_json_values(out, &e->new);
+		hp_report_json_values(out, e->new);
 		fprintf(out, ",\n     \"stack\": ");
 		hp_report_json_stack(out, e->model, e->stack);
 		fputc('}', out);

@@ -29,10 +29,15 @@
 
 #include "model/model.h"
 
+/* (40 bytes: a million chains.) */
 struct hp_diff_entry {
 	const struct hp_model *model; /* whose stack shows the chain: NEW's if present there */
 	uint32_t stack;               /* index into model->stacks */
-	struct hp_values base, new;   /* summed over the chain's buckets, zeros if absent */
+	uint8_t own;                  /* the diff's: which of base, new are its sums */
+	/* Summed over the chain's buckets, zeros if absent: a stack's own
+	 * figures (hp_mstack.v) when the chain is one stack of that side
+	 * read as it is, else a sum the diff holds. */
+	const struct hp_values *base, *new;
 	double change;                /* new - base, of the metric */
 };
 
@@ -42,6 +47,9 @@ struct hp_diff {
 	size_t nentries;
 	struct hp_diff_entry *entries; /* by |change| descending, then by first seen */
 	struct hp_values base_total, new_total;
+	/* The sums the entries point to, in blocks (the diff's own). */
+	struct hp_values **sums;
+	size_t nsums, sums_left;
 };
 
 struct hp_diff_text_options {

@@ -413,33 +413,172 @@ static void write_series(FILE *f, const struct hp_capture *cap)
 	fputs("}", f);
 }
 
-/* The histograms of the last snapshot (seq), from h[0..n) (histo.h, by
- * capture stack id): the whole program's, then each of the page's stacks'
- * by its index, sparse (only the nonzero classes). Returns 0 or -ENOMEM. */
-static int write_histograms(FILE *f, const struct page *p, const struct hp_stack_hist *h,
-			    size_t n, uint64_t seq)
-{
-	struct hp_stack_hist all = {0};
-	int32_t *at;
+/* The histograms of the last snapshot's stacks, kept small: what
+ * hp_histo_by_stack gives (histo.h, 350 bytes a stack: 369 MB for 2^20
+ * stacks) is computed here one stack at a time, in its order, and only
+ * the page's stacks' are kept. */
+struct page_hists {
+	size_t n;              /* the stacks with histograms */
+	struct hist_key *keys; /* those stacks, hp_histo_by_stack's order */
+	uint32_t *first;       /* per model stack: its buckets at list[first[s]..first[s+1]) */
+	uint32_t *list;        /* bucket indexes, by stack, in bucket order */
+	struct hp_stack_hist all;   /* the sum over keys, in their order */
+	struct hp_stack_hist *page; /* per page stack */
+	uint8_t *has;               /* per page stack: it has histograms */
+	size_t npage;
+};
 
-	if (!n) {
+struct hist_key {
+	double allocs;
+	uint32_t stack;
+};
+
+/* hp_histo_by_stack's order: the most allocations first, equal ones by
+ * stack id (a total order: any sort gives it). */
+static int by_hist_key(const void *a, const void *b)
+{
+	const struct hist_key *x = a, *y = b;
+
+	if (x->allocs != y->allocs)
+		return x->allocs > y->allocs ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static void page_hists_free(struct page_hists *h)
+{
+	free(h->keys);
+	free(h->first);
+	free(h->list);
+	free(h->page);
+	free(h->has);
+	memset(h, 0, sizeof *h);
+}
+
+/* Whether bucket i of m has histograms, and its stack is m's. */
+static int bucket_hist(const struct hp_model *m, size_t i, struct hp_rec_hist *r)
+{
+	const struct hp_mbucket *b = &m->buckets[i];
+
+	return b->stack < m->nstacks &&
+	       hp_capture_hist(m->snap, (size_t)(b->raw - m->snap->buckets), r);
+}
+
+/* The stacks of m's snapshot with histograms, in order (h->keys), and each
+ * one's buckets; none when the snapshot has no HISTOGRAMS. Returns 0 or
+ * -ENOMEM. */
+static int page_hists_order(struct page_hists *h, const struct hp_model *m)
+{
+	struct hp_rec_hist r;
+	size_t nb = 0, k = 0;
+
+	memset(h, 0, sizeof *h);
+	if (!m->snap->hist_first || !m->nstacks)
+		return 0;
+	h->first = calloc(m->nstacks + 1, sizeof *h->first);
+	if (!h->first)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nbuckets; i++)
+		if (bucket_hist(m, i, &r)) {
+			h->first[m->buckets[i].stack + 1]++;
+			nb++;
+		}
+	for (size_t s = 0; s < m->nstacks; s++) {
+		k += h->first[s + 1] != 0;
+		h->first[s + 1] += h->first[s];
+	}
+	h->list = malloc((nb ? nb : 1) * sizeof *h->list);
+	h->keys = malloc((k ? k : 1) * sizeof *h->keys);
+	if (!h->list || !h->keys)
+		return -ENOMEM;
+	{
+		/* first[s] counts up to s's end while the list fills, then
+		 * each moves up one place */
+		for (size_t i = 0; i < m->nbuckets; i++)
+			if (bucket_hist(m, i, &r))
+				h->list[h->first[m->buckets[i].stack]++] = (uint32_t)i;
+		for (size_t s = m->nstacks; s > 0; s--)
+			h->first[s] = h->first[s - 1];
+		h->first[0] = 0;
+	}
+	for (size_t s = 0; s < m->nstacks; s++) {
+		double allocs = 0;
+		if (h->first[s] == h->first[s + 1])
+			continue;
+		for (uint32_t j = h->first[s]; j < h->first[s + 1]; j++)
+			allocs += m->buckets[h->list[j]].v.alloc_objects;
+		h->keys[h->n++] = (struct hist_key){allocs, (uint32_t)s};
+	}
+	hp_sort(h->keys, h->n, sizeof *h->keys, by_hist_key);
+	return 0;
+}
+
+/* Stack s's histograms, as hp_histo_by_stack sums them. */
+static void stack_hist(const struct page_hists *h, const struct hp_model *m, uint32_t s,
+		       struct hp_stack_hist *t)
+{
+	memset(t, 0, sizeof *t);
+	t->stack = s;
+	for (uint32_t j = h->first[s]; j < h->first[s + 1]; j++) {
+		const struct hp_mbucket *b = &m->buckets[h->list[j]];
+		struct hp_rec_hist r;
+		double scale;
+		hp_capture_hist(m->snap, (size_t)(b->raw - m->snap->buckets), &r);
+		scale = m->sampled ? hp_model_unbias_scale(b->raw, m->sample_rate_bytes) : 1;
+		t->allocs += b->v.alloc_objects;
+		t->frees += b->v.free_objects;
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			t->size[c] += (double)r.size[c] * scale;
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			t->life[c] += (double)r.life[c] * scale;
+	}
+}
+
+/* The total and the page's stacks' histograms (every page stack is made
+ * by now), from the model. Returns 0 or -ENOMEM. */
+static int page_hists_fill(struct page_hists *h, const struct page *p, const struct hp_model *m)
+{
+	if (!h->n)
+		return 0;
+	h->npage = p->nstacks;
+	h->page = calloc(h->npage ? h->npage : 1, sizeof *h->page);
+	h->has = calloc(h->npage ? h->npage : 1, 1);
+	if (!h->page || !h->has)
+		return -ENOMEM;
+	for (size_t k = 0; k < h->n; k++) {
+		struct hp_stack_hist t;
+		uint32_t idx;
+		stack_hist(h, m, h->keys[k].stack, &t);
+		h->all.allocs += t.allocs;
+		h->all.frees += t.frees;
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			h->all.size[c] += t.size[c];
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			h->all.life[c] += t.life[c];
+		if (hp_u64map_get(&p->stack_index, t.stack, &idx) && idx < h->npage) {
+			h->page[idx] = t;
+			h->has[idx] = 1;
+		}
+	}
+	/* the model goes: its buckets are no longer read */
+	free(h->first);
+	free(h->list);
+	free(h->keys);
+	h->first = h->list = NULL;
+	h->keys = NULL;
+	return 0;
+}
+
+/* The histograms of the last snapshot (seq), from h (page_hists_fill):
+ * the whole program's, then each of the page's stacks' by its index,
+ * sparse (only the nonzero classes). Returns 0. */
+static int write_histograms(FILE *f, const struct page *p, const struct page_hists *h,
+			    uint64_t seq)
+{
+	const struct hp_stack_hist all = h->all;
+
+	if (!h->n) {
 		fputs(",\"histograms\":null", f);
 		return 0;
-	}
-	if (!(at = malloc((p->nstacks ? p->nstacks : 1) * sizeof *at)))
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nstacks; i++)
-		at[i] = -1;
-	for (size_t k = 0; k < n; k++) {
-		uint32_t idx;
-		all.allocs += h[k].allocs;
-		all.frees += h[k].frees;
-		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-			all.size[c] += h[k].size[c];
-		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-			all.life[c] += h[k].life[c];
-		if (hp_u64map_get(&p->stack_index, h[k].stack, &idx))
-			at[idx] = (int32_t)k;
 	}
 	fprintf(f, ",\"histograms\":{\"seq\":%" PRIu64 ",\"total\":{\"allocs\":%.0f,\"frees\":%.0f,"
 		"\"size\":[", seq, all.allocs, all.frees);
@@ -450,7 +589,7 @@ static int write_histograms(FILE *f, const struct page *p, const struct hp_stack
 		fprintf(f, "%s%.0f", c ? "," : "", all.life[c]);
 	fputs("]},\"stacks\":[", f);
 	for (size_t i = 0; i < p->nstacks; i++) {
-		const struct hp_stack_hist *x = at[i] >= 0 ? &h[at[i]] : NULL;
+		const struct hp_stack_hist *x = i < h->npage && h->has[i] ? &h->page[i] : NULL;
 		int first = 1;
 		if (i)
 			fputc(',', f);
@@ -474,7 +613,6 @@ static int write_histograms(FILE *f, const struct page *p, const struct hp_stack
 		fputs("]]", f);
 	}
 	fputs("]}", f);
-	free(at);
 	return 0;
 }
 
@@ -1035,113 +1173,151 @@ static int by_tkey_score(const void *a, const void *b)
  * innermost frame and cumulatively once in each key it passes through, so
  * the flat figures of a table, "other" included, add up to the total.
  * Returns 0 or -ENOMEM. */
+/* One table of write_tables_by while it is made. */
+struct table {
+	struct hp_strtab keys;
+	struct tkey *k, **order;
+	size_t cap, kept;
+	uint32_t *key_of; /* per symbolic frame: its key's index, UINT32_MAX until seen */
+	int pass2;        /* keys past top: "other" needs a second pass */
+	double other_flat[NCOLS], other_cum[NCOLS];
+};
+
+/* Stack id (its frames in p->fbuf[0..nf), its figures v) into table t,
+ * pass 0 (flat and cumulative figures) or 1 (the "other" keys' stacks).
+ * Returns 0 or -ENOMEM. */
+static int table_add(struct table *tb, int t, struct page *p, const struct hp_model *m,
+		     const size_t *sym_base, size_t id, long nf, const double v[NCOLS], int pass)
+{
+	char buf[8192];
+	int in_other = 0;
+
+	for (long i = 0; i < (nf ? nf : 1); i++) {
+		uint32_t ki, *cached = nf ? &tb->key_of[sym_base[p->fbuf[i].loc] + p->fbuf[i].sym]
+					  : NULL;
+		size_t before = tb->keys.count;
+		if (cached && *cached != UINT32_MAX) {
+			ki = *cached; /* the frame's key, found before */
+		} else {
+			const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf, sizeof buf)
+					     : "\x1f(no stack)";
+			if (hp_strtab_intern(&tb->keys, key, &ki))
+				return -ENOMEM;
+			if (cached)
+				*cached = ki;
+		}
+		if (ki >= before) {
+			if (hp_vec_grow(&tb->k, &tb->cap, (size_t)ki + 1))
+				return -ENOMEM;
+			memset(&tb->k[ki], 0, sizeof tb->k[ki]);
+			if (nf) {
+				tb->k[ki].loc = p->fbuf[i].loc;
+				tb->k[ki].sym = p->fbuf[i].sym;
+			} else {
+				tb->k[ki].empty = 1;
+			}
+		}
+		if (pass == 1) {
+			in_other |= tb->k[ki].other;
+			continue;
+		}
+		if (i == 0)
+			for (int c = 0; c < NCOLS; c++)
+				tb->k[ki].flat[c] += v[c];
+		if (tb->k[ki].seen == id + 1)
+			continue;
+		tb->k[ki].seen = (uint32_t)id + 1;
+		for (int c = 0; c < NCOLS; c++)
+			tb->k[ki].cum[c] += v[c];
+	}
+	if (in_other)
+		for (int c = 0; c < NCOLS; c++)
+			tb->other_cum[c] += v[c];
+	return 0;
+}
+
+/* "tables": the snapshot's figures by function, file:line and module over
+ * every stack with figures, not only the rows kept: each {"rows": [[frame
+ * (-1: the stacks without frames), flat figures..., cumulative
+ * figures...]...], "other": [keys left out, their flat figures summed,
+ * the figures of the stacks through any of them (each once)...]}, at most
+ * top rows, ranked as the stacks are (their largest share of any
+ * metric, cumulative). A stack is counted flat in the key of its
+ * innermost frame and cumulatively once in each key it passes through, so
+ * the flat figures of a table, "other" included, add up to the total.
+ * The three tables are made in one walk over the stacks (each stack's
+ * shown frames found once), a second walk for those with "other" keys.
+ * Returns 0 or -ENOMEM. */
 static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, size_t top,
 			   const double total[NCOLS])
 {
-	char buf[8192];
+	struct table tabs[NTABS];
 	size_t nsyms = 0, *sym_base = calloc(m->nlocations + 1, sizeof *sym_base);
-	uint32_t *key_of = NULL; /* per symbolic frame: its key's index, UINT32_MAX until seen */
-	int ret = -ENOMEM;
+	double v[NCOLS];
+	int ret = -ENOMEM, pass2 = 0;
 
+	memset(tabs, 0, sizeof tabs);
 	if (!sym_base)
 		return -ENOMEM;
 	for (size_t l = 0; l < m->nlocations; l++) {
 		sym_base[l] = nsyms;
 		nsyms += m->locations[l].nsyms;
 	}
-	if (!(key_of = malloc((nsyms ? nsyms : 1) * sizeof *key_of))) {
-		free(sym_base);
-		return -ENOMEM;
+	for (int t = 0; t < NTABS; t++) {
+		if (!(tabs[t].key_of = malloc((nsyms ? nsyms : 1) * sizeof *tabs[t].key_of)))
+			goto err;
+		memset(tabs[t].key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *tabs[t].key_of);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t id = 1; id < m->nstacks; id++) {
+			long nf;
+			if (!m->stacks[id].nbuckets)
+				continue;
+			inuse_cols_of(m, (uint32_t)id, v);
+			if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
+				goto err;
+			for (int t = 0; t < NTABS; t++)
+				if ((pass == 0 || tabs[t].pass2) &&
+				    table_add(&tabs[t], t, p, m, sym_base, id, nf, v, pass))
+					goto err;
+		}
+		if (pass == 1)
+			break;
+		/* Rank each table's keys; those past top are "other". */
+		for (int t = 0; t < NTABS; t++) {
+			struct table *tb = &tabs[t];
+			size_t n = tb->keys.count;
+			if (!(tb->order = malloc((n ? n : 1) * sizeof *tb->order)))
+				goto err;
+			for (size_t i = 0; i < n; i++) {
+				tb->k[i].score = 0;
+				for (size_t r = 0; r < sizeof rank_cols / sizeof *rank_cols; r++) {
+					int c = rank_cols[r];
+					double share = total[c] > 0 ? tb->k[i].cum[c] / total[c] : 0;
+					if (total[c] > 0 && share > tb->k[i].score)
+						tb->k[i].score = share;
+				}
+				tb->order[i] = &tb->k[i];
+			}
+			hp_sort(tb->order, n, sizeof *tb->order, by_tkey_score);
+			tb->kept = n < top ? n : top;
+			for (size_t i = tb->kept; i < n; i++) {
+				tb->order[i]->other = 1;
+				for (int c = 0; c < NCOLS; c++)
+					tb->other_flat[c] += tb->order[i]->flat[c];
+			}
+			tb->pass2 = tb->kept < n;
+			pass2 |= tb->pass2;
+		}
+		if (!pass2)
+			break; /* no other: no second pass */
 	}
 	fputs(",\"tables\":{", f);
 	for (int t = 0; t < NTABS; t++) {
-		struct hp_strtab keys = {0};
-		struct tkey *k = NULL, **order = NULL;
-		size_t cap = 0, kept;
-		double other_flat[NCOLS] = {0}, other_cum[NCOLS] = {0}, v[NCOLS];
-
-		memset(key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *key_of);
-
-		for (int pass = 0; pass < 2; pass++) {
-			for (size_t id = 1; id < m->nstacks; id++) {
-				long nf;
-				int in_other = 0;
-				if (!m->stacks[id].nbuckets)
-					continue;
-				inuse_cols_of(m, (uint32_t)id, v);
-				if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
-					goto err;
-				for (long i = 0; i < (nf ? nf : 1); i++) {
-					uint32_t ki, *cached = nf ? &key_of[sym_base[p->fbuf[i].loc] +
-									   p->fbuf[i].sym]
-								  : NULL;
-					size_t before = keys.count;
-					if (cached && *cached != UINT32_MAX) {
-						ki = *cached; /* the frame's key, found before */
-					} else {
-						const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf,
-									       sizeof buf)
-								     : "\x1f(no stack)";
-						if (hp_strtab_intern(&keys, key, &ki))
-							goto err;
-						if (cached)
-							*cached = ki;
-					}
-					if (ki >= before) {
-						if (hp_vec_grow(&k, &cap, (size_t)ki + 1))
-							goto err;
-						memset(&k[ki], 0, sizeof k[ki]);
-						if (nf) {
-							k[ki].loc = p->fbuf[i].loc;
-							k[ki].sym = p->fbuf[i].sym;
-						} else {
-							k[ki].empty = 1;
-						}
-					}
-					if (pass == 1) {
-						in_other |= k[ki].other;
-						continue;
-					}
-					if (i == 0)
-						for (int c = 0; c < NCOLS; c++)
-							k[ki].flat[c] += v[c];
-					if (k[ki].seen == id + 1)
-						continue;
-					k[ki].seen = (uint32_t)id + 1;
-					for (int c = 0; c < NCOLS; c++)
-						k[ki].cum[c] += v[c];
-				}
-				if (in_other)
-					for (int c = 0; c < NCOLS; c++)
-						other_cum[c] += v[c];
-			}
-			if (pass == 1)
-				break;
-			/* Rank the keys; those past top are "other". */
-			if (!(order = malloc((keys.count ? keys.count : 1) * sizeof *order)))
-				goto err;
-			for (size_t i = 0; i < keys.count; i++) {
-				k[i].score = 0;
-				for (size_t r = 0; r < sizeof rank_cols / sizeof *rank_cols; r++) {
-					int c = rank_cols[r];
-					if (total[c] > 0 && k[i].cum[c] / total[c] > k[i].score)
-						k[i].score = k[i].cum[c] / total[c];
-				}
-				order[i] = &k[i];
-			}
-			hp_sort(order, keys.count, sizeof *order, by_tkey_score);
-			kept = keys.count < top ? keys.count : top;
-			for (size_t i = kept; i < keys.count; i++) {
-				order[i]->other = 1;
-				for (int c = 0; c < NCOLS; c++)
-					other_flat[c] += order[i]->flat[c];
-			}
-			if (kept == keys.count)
-				break; /* no other: no second pass */
-		}
+		const struct table *tb = &tabs[t];
 		fprintf(f, "%s\"%s\":{\"rows\":[", t ? "," : "", tab_names[t]);
-		for (size_t i = 0; i < kept; i++) {
-			const struct tkey *x = order[i];
+		for (size_t i = 0; i < tb->kept; i++) {
+			const struct tkey *x = tb->order[i];
 			uint32_t frame;
 			if (x->empty) {
 				fputs(i ? ",[-1" : "[-1", f);
@@ -1156,26 +1332,22 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 			json_cols(f, x->cum);
 			fputc(']', f);
 		}
-		fprintf(f, "],\"other\":[%zu", keys.count - kept);
-		json_cols(f, other_flat);
-		json_cols(f, other_cum);
+		fprintf(f, "],\"other\":[%zu", tb->keys.count - tb->kept);
+		json_cols(f, tb->other_flat);
+		json_cols(f, tb->other_cum);
 		fputs("]}", f);
-		free(k);
-		free(order);
-		hp_strtab_free(&keys);
-		continue;
-err:
-		free(k);
-		free(order);
-		hp_strtab_free(&keys);
-		free(sym_base);
-		free(key_of);
-		return ret;
 	}
 	fputc('}', f);
+	ret = 0;
+err:
+	for (int t = 0; t < NTABS; t++) {
+		free(tabs[t].k);
+		free(tabs[t].order);
+		free(tabs[t].key_of);
+		hp_strtab_free(&tabs[t].keys);
+	}
 	free(sym_base);
-	free(key_of);
-	return 0;
+	return ret;
 }
 
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
@@ -1331,6 +1503,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				      .embedded_only = opts && opts->embedded_only};
 	struct page p = {0};
 	struct hp_model m;
+	struct hp_model *last = opts ? opts->last_model : NULL;
 	struct ranked *rank = NULL;
 	struct hp_site_series *sites = NULL;
 	struct hp_tl_groups tgroups[HP_HTML_TL_DIMS] = {0};
@@ -1341,8 +1514,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	const struct hp_cap_snapshot *map_snap = NULL;
 	struct map_page map_page = {0};
 	size_t nmap = 0;
-	struct hp_stack_hist *hists = NULL;
-	size_t nsites = 0, nhists = 0;
+	struct page_hists hists = {0};
+	size_t nsites = 0;
 	const char *title = opts ? opts->title : NULL;
 	char deftitle[512];
 	int ret = 0;
@@ -1350,12 +1523,14 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	p.all_frames = opts && opts->all_frames;
 	if (!cap->nsnapshots) {
 		snprintf(err, errlen, "the capture has no snapshot");
-		return -ENOENT;
+		ret = -ENOENT;
+		goto out;
 	}
 	rank = malloc((cap->nstacks ? cap->nstacks : 1) * sizeof *rank);
 	if (!rank) {
 		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	if (!title) {
 		snprintf(deftitle, sizeof deftitle, "heapprof: %s", hp_model_program_name(cap));
@@ -1395,10 +1570,19 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	      f);
 
 	for (size_t i = 0; i < cap->nsnapshots; i++) {
-		mo.snapshot = (long)i;
-		ret = hp_model_build(&m, cap, &mo, err, errlen);
-		if (ret)
-			goto out;
+		if (i + 1 == cap->nsnapshots && last) { /* the caller's */
+			m = *last;
+			last = NULL;
+		} else {
+			mo.snapshot = (long)i;
+			/* the last model built releases the frames (html.h) */
+			mo.release_frames = opts && i + 1 == cap->nsnapshots - (last != NULL)
+						    ? opts->release_frames
+						    : NULL;
+			ret = hp_model_build(&m, cap, &mo, err, errlen);
+			if (ret)
+				goto out;
+		}
 		if (opts && opts->suppressions && (ret = hp_model_suppress(&m, opts->suppressions))) {
 			hp_model_free(&m);
 			snprintf(err, errlen, "%s", strerror(-ret));
@@ -1439,10 +1623,10 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 			for (size_t d = 0; !ret && has_tgroups && d < HP_HTML_TL_DIMS; d++)
 				ret = hp_timeline_by(&m, tl_dims[d], HP_HTML_SITES, &tgroups[d]);
 			if (!ret)
-				ret = hp_histo_by_stack(&m, &hists, &nhists);
-			for (size_t k = 0; !ret && k < nhists && k < HP_HTML_SITES; k++) {
+				ret = page_hists_order(&hists, &m);
+			for (size_t k = 0; !ret && k < hists.n && k < HP_HTML_SITES; k++) {
 				uint32_t idx;
-				ret = stack_of(&p, &m, hists[k].stack, &idx);
+				ret = stack_of(&p, &m, hists.keys[k].stack, &idx);
 			}
 			map_snap = &cap->snapshots[i];
 			nmap = map_snap->has_blocks ? map_snap->nblocks : 0;
@@ -1460,6 +1644,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 				ret = map_page_build(&map_page, &p, &m, map_snap);
 			if (!ret && map_snap->has_blocks && has_tgroups)
 				ret = map_types_build(&p, &m, &map_types, &nmap_types);
+			if (!ret)
+				ret = page_hists_fill(&hists, &p, &m);
 		}
 		hp_model_free(&m);
 		if (ret) {
@@ -1473,7 +1659,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		ret = write_tgroups(f, tgroups);
 	write_map(f, map_snap, map_stacks, &map_page, map_types, nmap_types);
 	if (!ret)
-		ret = write_histograms(f, &p, hists, nhists, cap->snapshots[cap->nsnapshots - 1].seq);
+		ret = write_histograms(f, &p, &hists, cap->snapshots[cap->nsnapshots - 1].seq);
 	if (ret) {
 		snprintf(err, errlen, "%s", strerror(-ret));
 		goto out;
@@ -1489,11 +1675,13 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		ret = -EIO;
 	}
 out:
+	if (last) /* not taken: an earlier snapshot failed */
+		hp_model_free(last);
 	hp_timeline_free(sites, nsites);
 	for (size_t d = 0; d < HP_HTML_TL_DIMS; d++)
 		hp_timeline_by_free(&tgroups[d]);
 	free(site_stacks);
-	free(hists);
+	page_hists_free(&hists);
 	free(map_stacks);
 	for (size_t k = 0; k < nmap_types; k++)
 		free(map_types[k]);

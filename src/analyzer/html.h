@@ -43,6 +43,16 @@ struct hp_html_options {
 	 * summary's in use or leaked figure too (each snapshot's "suppressed").
 	 * NULL: none. Not owned. */
 	const struct hp_suppressions *suppressions;
+	/* The model of the capture's last snapshot, built by the caller with
+	 * debug_dir and embedded_only as here, or NULL: the page takes it for
+	 * that snapshot instead of building it again (applies the
+	 * suppressions and the heap to it) and frees it, whatever it returns. */
+	struct hp_model *last_model;
+	/* The capture being written, for a caller that reads none of its
+	 * frames after: the last model the page builds frees them as it makes
+	 * them locations (hp_model_options.release_frames). NULL: the
+	 * capture is left as it is. */
+	struct hp_capture *release_frames;
 };
 
 /* Writes the page for cap's selected image (hp_capture_select) to f: one

@@ -609,7 +609,7 @@ int hp_pprof_write_diff(FILE *out, const struct hp_diff *d)
 	put_header(&pp, types, MAX_VALUES, default_of[d->metric], comment, NULL);
 	for (size_t i = 0; i < d->nentries; i++) {
 		const struct hp_diff_entry *e = &d->entries[i];
-		const struct hp_values *a = &e->base, *b = &e->new;
+		const struct hp_values *a = e->base, *b = e->new;
 		/* Each side rounded as its own export rounds it, then subtracted:
 		 * the diff of two exports is the export of the diff. */
 		int64_t vals[MAX_VALUES] = {

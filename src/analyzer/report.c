@@ -31,11 +31,13 @@ static const struct section sections[] = {
 	{"most bytes allocated", "allocated", HP_METRIC_ALLOCATED},
 };
 
-/* The figures of a line of the report: a stack's (hp_mstack.v), with those
- * of the stacks that read the same. */
+/* The figures of a line of the report: a stack's (v points to its
+ * hp_mstack.v), or those of the stacks that read the same summed (v points
+ * into the merged array, sum_by_stack's, after the lines): a million lines
+ * hold no copy of their stacks' figures. */
 struct per_stack {
 	uint32_t stack;
-	struct hp_values v;
+	const struct hp_values *v;
 };
 
 /* A stack's symbolic identity: a 64-bit hash of its frames' text.
@@ -77,9 +79,10 @@ static uint64_t hash_str(uint64_t h, const char *s)
 static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 {
 	struct per_stack *out = NULL;
+	struct hp_values *merged;
 	struct keyed *keys = calloc(m->nstacks ? m->nstacks : 1, sizeof *keys);
 	uint64_t *loc_hash = calloc(m->nlocations ? m->nlocations : 1, sizeof *loc_hash);
-	size_t k = 0, nk = 0;
+	size_t k = 0, nk = 0, nmerged = 0, nm = 0;
 
 	if (!keys || !loc_hash)
 		goto out;
@@ -95,16 +98,28 @@ static struct per_stack *sum_by_stack(const struct hp_model *m, size_t *n)
 		if (m->stacks[i].v.alloc_objects > 0)
 			keys[nk++] = (struct keyed){stack_key(m, loc_hash, (uint32_t)i), (uint32_t)i};
 	hp_sort(keys, nk, sizeof *keys, by_key);
-	out = calloc(nk ? nk : 1, sizeof *out);
+	/* The lines, then the sums of the lines of several stacks, in one
+	 * block (freed with the lines). */
+	for (size_t i = 1; i < nk; i++)
+		if (keys[i].key == keys[i - 1].key && (i < 2 || keys[i - 1].key != keys[i - 2].key))
+			nmerged++;
+	out = calloc(1, (nk ? nk : 1) * sizeof *out + nmerged * sizeof *merged);
 	if (!out)
 		goto out;
+	merged = (struct hp_values *)(out + (nk ? nk : 1));
 	/* Merge stacks that read the same into the first of them. */
 	for (size_t i = 0; i < nk; i++) {
+		const struct hp_values *v = &m->stacks[keys[i].stack].v;
 		if (i && keys[i].key == keys[i - 1].key) {
-			hp_values_add(&out[k - 1].v, &m->stacks[keys[i].stack].v);
+			/* the line's first merge: its sum starts from its stack's */
+			if (!nm || out[k - 1].v != &merged[nm - 1]) {
+				merged[nm++] = *out[k - 1].v;
+				out[k - 1].v = &merged[nm - 1];
+			}
+			hp_values_add(&merged[nm - 1], v);
 			continue;
 		}
-		out[k++] = (struct per_stack){keys[i].stack, m->stacks[keys[i].stack].v};
+		out[k++] = (struct per_stack){keys[i].stack, v};
 	}
 	*n = k;
 out:
@@ -120,7 +135,7 @@ out:
 /* Whether a ranks before b: larger first, then lower stack id. */
 static int ranks_before(const struct per_stack *a, const struct per_stack *b, enum hp_metric m)
 {
-	double x = hp_values_metric(&a->v, m), y = hp_values_metric(&b->v, m);
+	double x = hp_values_metric(a->v, m), y = hp_values_metric(b->v, m);
 	return x != y ? x > y : a->stack < b->stack;
 }
 
@@ -134,7 +149,7 @@ static size_t top_of(const struct hp_model *model, const struct per_stack *ps, s
 
 	for (size_t i = 0; i < n; i++) {
 		size_t j;
-		if (hp_values_metric(&ps[i].v, m) <= 0.5)
+		if (hp_values_metric(ps[i].v, m) <= 0.5)
 			continue;
 		if (m == HP_METRIC_LEAKED && model->stacks[ps[i].stack].suppressed)
 			continue; /* runtime allocations, counted apart */
@@ -541,11 +556,9 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	int timed = has_times(cap, s);
 	char a[64], b[64], c[64];
 	size_t n;
-	struct per_stack *ps = sum_by_stack(m, &n);
+	struct per_stack *ps;
 	uint64_t lost = 0;
 
-	if (!ps)
-		return -ENOMEM;
 	fputs("heapprof report: ", out);
 	hp_text_fputs(hp_model_program_name(cap), out);
 	{
@@ -658,12 +671,14 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 	print_timeline(out, m, o ? o->width : 0);
 
 	if (!(o && o->by_stack)) { /* by allocation site (report_site.c) */
-		free(ps);
 		if (hp_report_site_sections(out, m, o ? o : &def))
 			return -ENOMEM;
 		return ferror(out) ? -EIO : 0;
 	}
-	const struct per_stack **best = calloc(top, sizeof *best);
+	/* By stack: the lines, merged as they read (the sections by site
+	 * merge by site, report_site.c). */
+	ps = sum_by_stack(m, &n);
+	const struct per_stack **best = ps ? calloc(top, sizeof *best) : NULL;
 	if (!best) {
 		free(ps);
 		return -ENOMEM;
@@ -679,7 +694,7 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 		fprintf(out, "\n%s\n", sections[sec].title);
 		for (size_t i = 0; i < shown; i++) {
 			hp_report_print_heading(out, i + 1,
-				      hp_report_metric_text(line, sizeof line, &best[i]->v, metric, total,
+				      hp_report_metric_text(line, sizeof line, best[i]->v, metric, total,
 							  s->reason == HP_SNAP_EXIT, "stack"),
 				      o ? o->width : 0);
 			print_stack(out, m, best[i]->stack, o ? o : &def);
@@ -853,7 +868,7 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 		fprintf(out, "%s\n    \"%s\": [", sec ? "," : "", sections[sec].json);
 		for (size_t i = 0; i < shown; i++) {
 			fprintf(out, "%s\n      {\"values\": ", i ? "," : "");
-			json_values(out, &best[i]->v);
+			json_values(out, best[i]->v);
 			fprintf(out, ", \"stack\": ");
 			hp_report_json_stack(out, m, best[i]->stack);
 			fputc('}', out);

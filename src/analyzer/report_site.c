@@ -185,14 +185,95 @@ static size_t merged_path(const struct hp_report_frame *f, size_t n, size_t si,
 	return k;
 }
 
-static int by_site_path(const void *a, const void *b)
+/* Whether x sorts before y: by site, path, stack. */
+static int rec_before(const struct rec *x, const struct rec *y)
 {
-	const struct rec *x = a, *y = b;
 	if (x->site != y->site)
-		return x->site < y->site ? -1 : 1;
+		return x->site < y->site;
 	if (x->path != y->path)
-		return x->path < y->path ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
+		return x->path < y->path;
+	return x->stack < y->stack;
+}
+
+static void rec_swap(struct rec *a, struct rec *b)
+{
+	struct rec t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Moves r[i] down the heap r[0..n) (the largest on top) to its place. */
+static void rec_sift(struct rec *r, size_t i, size_t n)
+{
+	for (size_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && rec_before(&r[c], &r[c + 1]))
+			c++;
+		if (!rec_before(&r[i], &r[c]))
+			break;
+		rec_swap(&r[i], &r[c]);
+	}
+}
+
+/* Heap sort of r[0..n), the fallback of rec_sort. */
+static void rec_heapsort(struct rec *r, size_t n)
+{
+	for (size_t k = n / 2; k-- > 0;)
+		rec_sift(r, k, n);
+	for (size_t end = n; end-- > 1;) {
+		rec_swap(&r[0], &r[end]);
+		rec_sift(r, 0, end);
+	}
+}
+
+/* Sorts r[0..n) by site, path, stack in place: no element is equal to
+ * another (stack ids differ), so the order is the one any sort gives;
+ * the C library's qsort would take a copy of the array (a million stacks:
+ * 32 MB at the report's peak). Quicksort on the median of three, the
+ * smaller side first, heap sort past 2 log2 n levels (introsort): n log n
+ * whatever the capture holds. */
+static void rec_sort(struct rec *r, size_t n)
+{
+	int budget = 0;
+
+	for (size_t k = n; k > 1; k >>= 1)
+		budget += 2;
+	while (n > 16) {
+		size_t mid = n / 2, i = 0, j = n - 1;
+		if (budget-- <= 0) {
+			rec_heapsort(r, n);
+			return;
+		}
+		if (rec_before(&r[mid], &r[0]))
+			rec_swap(&r[mid], &r[0]);
+		if (rec_before(&r[n - 1], &r[0]))
+			rec_swap(&r[n - 1], &r[0]);
+		if (rec_before(&r[n - 1], &r[mid]))
+			rec_swap(&r[n - 1], &r[mid]);
+		struct rec pivot = r[mid];
+		/* Hoare's partition: r[0..j] <= pivot <= r[j+1..n) */
+		for (;;) {
+			while (rec_before(&r[i], &pivot))
+				i++;
+			while (rec_before(&pivot, &r[j]))
+				j--;
+			if (i >= j)
+				break;
+			rec_swap(&r[i++], &r[j--]);
+		}
+		/* the smaller side by recursion (at most log2 n deep), the
+		 * larger by the loop */
+		if (j + 1 < n - j - 1) {
+			rec_sort(r, j + 1);
+			r += j + 1;
+			n -= j + 1;
+		} else {
+			rec_sort(r + j + 1, n - j - 1);
+			n = j + 1;
+		}
+	}
+	for (size_t i = 1; i < n; i++) /* insertion sort of the short rest */
+		for (size_t k = i; k > 0 && rec_before(&r[k], &r[k - 1]); k--)
+			rec_swap(&r[k], &r[k - 1]);
 }
 
 static void sites_free(struct sites *s)
@@ -245,7 +326,7 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 		free(g);
 		nr++;
 	}
-	hp_sort(r, nr, sizeof *r, by_site_path);
+	rec_sort(r, nr);
 	/* As many sites and paths as the sorted keys have: far fewer sites
 	 * than stacks. */
 	size_t nsite = 0, npath = 0;

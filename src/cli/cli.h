@@ -56,6 +56,15 @@ int hp_cli_find_recorder(char *out, size_t cap);
 int hp_cli_load_model(const char *path, const struct hp_model_options *opts, struct hp_capture *cap,
 		      struct hp_model *model);
 
+/* hp_cli_load_model in two steps, for a command that chooses its model's
+ * options by what the capture holds (html): loading and selecting the
+ * image (on 0, free the capture with hp_capture_free), then building the
+ * model (on an error the capture is freed too). Same messages. */
+int hp_cli_load_capture(const char *path, const struct hp_model_options *opts,
+			struct hp_capture *cap);
+int hp_cli_build_model(const char *path, const struct hp_model_options *opts,
+		       struct hp_capture *cap, struct hp_model *model);
+
 /* hp_capture_load, or for an ELF core of a process that ran under heapprof
  * the capture of its dump made in memory (core.c: hp_core_capture), so
  * that every command reading a capture reads such a core too. Same

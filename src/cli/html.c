@@ -110,9 +110,20 @@ int hp_cmd_html(int argc, char **argv)
 	}
 	ho.suppressions = &sup;
 	/* The last snapshot's model, for what loading says (damage, missing
-	 * symbols) and to check the capture; the page builds one per snapshot. */
+	 * symbols) and to check the capture; the page takes it for that
+	 * snapshot and builds the others'. The frames go with the last model
+	 * built: this one when the capture has one snapshot, else the page's
+	 * last (html.h). */
 	mo.snapshot = -1;
-	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model)) {
+	if (hp_cli_load_capture(argv[a.operand], &mo, &cap)) {
+		hp_suppressions_free(&sup);
+		return HP_EXIT_FAILURE;
+	}
+	if (cap.nsnapshots == 1)
+		mo.release_frames = &cap;
+	else
+		ho.release_frames = &cap;
+	if (hp_cli_build_model(argv[a.operand], &mo, &cap, &model)) {
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}
@@ -124,11 +135,13 @@ int hp_cmd_html(int argc, char **argv)
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}
-	hp_model_free(&model);
+	ho.last_model = &model; /* the page frees it */
 
 	if (hp_cli_output_open(&o, a.value[HP_OPT_OUTPUT], (const char *const *)argv + a.operand,
-			       1))
+			       1)) {
+		hp_model_free(&model);
 		goto err;
+	}
 	ret = hp_html_write(o.f, &cap, &ho, err, sizeof err);
 	if (ret && ret != -EIO)
 		hp_say_error("%s: %s", argv[a.operand], err);

@@ -254,15 +254,9 @@ static void say_no_snapshot(const char *path, const struct hp_capture *cap)
 			     path, prog, pid);
 }
 
-int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
-		      struct hp_capture *cap, struct hp_model *model)
+int hp_cli_load_capture(const char *path, const struct hp_model_options *opts,
+			struct hp_capture *cap)
 {
-	static const char *const status[] = {
-		[HP_MODSYM_MISSING] = "is gone: shown as module+offset",
-		[HP_MODSYM_MISMATCH] = "has changed since the run (build-id differs): shown as "
-				       "module+offset",
-		[HP_MODSYM_NO_SYMBOLS] = "has no symbols",
-	};
 	char err[512];
 	int ret;
 
@@ -304,6 +298,21 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 			return ret;
 		}
 	}
+	return 0;
+}
+
+int hp_cli_build_model(const char *path, const struct hp_model_options *opts,
+		       struct hp_capture *cap, struct hp_model *model)
+{
+	static const char *const status[] = {
+		[HP_MODSYM_MISSING] = "is gone: shown as module+offset",
+		[HP_MODSYM_MISMATCH] = "has changed since the run (build-id differs): shown as "
+				       "module+offset",
+		[HP_MODSYM_NO_SYMBOLS] = "has no symbols",
+	};
+	char err[512];
+	int ret;
+
 	ret = hp_model_build(model, cap, opts, err, sizeof err);
 	if (ret == -ENODATA && !cap->nsnapshots && cap->has_meta && cap->pid) {
 		say_no_snapshot(path, cap);
@@ -331,6 +340,14 @@ int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
 		}
 	}
 	return 0;
+}
+
+int hp_cli_load_model(const char *path, const struct hp_model_options *opts,
+		      struct hp_capture *cap, struct hp_model *model)
+{
+	int ret = hp_cli_load_capture(path, opts, cap);
+
+	return ret ? ret : hp_cli_build_model(path, opts, cap, model);
 }
 
 /* Every command that prints ends here: what it printed must have reached

@@ -233,7 +233,23 @@ int hp_cmd_report(int argc, char **argv)
 	/* One model of the capture, no frame read after: each stack's frames
 	 * are freed as they are made locations (model.h). */
 	mo.release_frames = &cap;
-	if (ret || hp_cli_load_model(argv[a.operand], &mo, &cap, &model)) {
+	/* The per-site timeline and the histograms are read by --json,
+	 * --timeline, --histograms only: without them, given back before
+	 * the model is built. */
+	if (!a.given[HP_OPT_JSON] && !a.given[HP_OPT_OVER_TIME])
+		mo.release_parts |= HP_CAP_PART_TIMELINE;
+	if (!a.given[HP_OPT_JSON] && !a.given[HP_OPT_HISTOGRAMS])
+		mo.release_parts |= HP_CAP_PART_HISTOGRAMS;
+	if (ret || hp_cli_load_capture(argv[a.operand], &mo, &cap)) {
+		hp_suppressions_free(&sup);
+		return HP_EXIT_FAILURE;
+	}
+	/* Nor, without them, the snapshot's buckets once the model has them,
+	 * but for a sampled capture's summary (its samples). */
+	if ((mo.release_parts & HP_CAP_PART_TIMELINE) &&
+	    (mo.release_parts & HP_CAP_PART_HISTOGRAMS) && cap.sample_rate_bytes <= 1)
+		mo.release_parts |= HP_CAP_PART_BUCKETS;
+	if (hp_cli_build_model(argv[a.operand], &mo, &cap, &model)) {
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}

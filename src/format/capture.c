@@ -1161,6 +1161,42 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 	return ret;
 }
 
+void hp_capture_release(struct hp_capture *cap, unsigned parts)
+{
+	struct hp_cap_image *img;
+
+	if (cap->image >= cap->nimages)
+		return;
+	img = &cap->images[cap->image];
+	if (parts & HP_CAP_PART_TIMELINE) {
+		free(img->ticks);
+		free(img->sites);
+		img->ticks = NULL;
+		img->sites = NULL;
+		img->nticks = img->nsites = img->alloc_ticks = img->alloc_sites = 0;
+		cap->ticks = NULL;
+		cap->sites = NULL;
+		cap->nticks = cap->nsites = 0;
+	}
+	if (parts & HP_CAP_PART_BUCKETS) {
+		for (size_t i = 0; i < img->nsnapshots; i++) {
+			free(img->snapshots[i].buckets);
+			img->snapshots[i].buckets = NULL;
+			img->snapshots[i].nbuckets = 0;
+		}
+		parts |= HP_CAP_PART_HISTOGRAMS; /* indexed by bucket */
+	}
+	if (parts & HP_CAP_PART_HISTOGRAMS) {
+		/* cap->snapshots is img->snapshots (hp_capture_select) */
+		for (size_t i = 0; i < img->nsnapshots; i++) {
+			free(img->snapshots[i].hist_first);
+			free(img->snapshots[i].hist);
+			img->snapshots[i].hist_first = NULL;
+			img->snapshots[i].hist = NULL;
+		}
+	}
+}
+
 static void free_image(struct hp_cap_image *img)
 {
 	free_meta(img);

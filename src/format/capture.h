@@ -280,6 +280,19 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 
 void hp_capture_free(struct hp_capture *cap);
 
+/* Parts of the selected image that a caller may give back once it knows
+ * that nothing it does reads them (hp_capture_release). */
+#define HP_CAP_PART_TIMELINE 1u   /* ticks and sites: the per-site timeline */
+#define HP_CAP_PART_HISTOGRAMS 2u /* every snapshot's hist_first and hist */
+#define HP_CAP_PART_BUCKETS 4u    /* every snapshot's buckets (nbuckets 0), and
+				   * with them their histograms */
+
+/* Frees parts (HP_CAP_PART_*) of the selected image: they then read as a
+ * capture without them (nticks, nsites 0; hist_first NULL). What loading
+ * found stays (damage, mem_bytes). A million stacks: the timeline holds
+ * 40 bytes a stack, the histograms 32, the buckets 88. */
+void hp_capture_release(struct hp_capture *cap, unsigned parts);
+
 /* Makes image (0 = the first) the one cap's fields show. Returns 0, or
  * -EINVAL when there is no such image (the selection is then unchanged). */
 int hp_capture_select(struct hp_capture *cap, size_t image);

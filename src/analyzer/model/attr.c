@@ -101,13 +101,55 @@ static const char *location_type(struct hp_attr_state *st, const struct hp_model
 	return st->loc_type[id] == ATTR_NONE ? NULL : st->loc_type[id];
 }
 
+/* The type the DWARF names at the new-expression of location id (see
+ * hp_attr_new), read on the first call for that location; NULL when out
+ * of memory. */
+static const struct hp_attr_new *location_new(struct hp_attr_state *st, const struct hp_model *m,
+					      struct hp_symbolizer *sym, uint32_t id)
+{
+	const struct hp_location *l = &m->locations[id];
+	struct hp_attr_new *n;
+	char raw[NAME_MAX_BYTES], name[NAME_MAX_BYTES];
+	uint64_t elem = 0, cookie = 0;
+
+	if (id >= st->loc_new_cap) {
+		size_t cap = st->loc_new_cap ? st->loc_new_cap * 2 : 64;
+		struct hp_attr_new *grown;
+		while (cap <= id)
+			cap *= 2;
+		if (!(grown = realloc(st->loc_new, cap * sizeof *grown)))
+			return NULL;
+		memset(grown + st->loc_new_cap, 0, (cap - st->loc_new_cap) * sizeof *grown);
+		st->loc_new = grown;
+		st->loc_new_cap = cap;
+	}
+	n = &st->loc_new[id];
+	if (n->state)
+		return n;
+	n->state = 1;
+	/* The program's own code only: the runtime's libraries (libc's stdio
+	 * buffers) are not read for it. */
+	if (l->nsyms && l->syms[0].line &&
+	    hp_model_frame_class(m, l, &l->syms[0]) == HP_FRAME_OWN &&
+	    hp_symbolizer_new_type(sym, l->module, l->address, l->syms[0].file, l->syms[0].line,
+				   raw, sizeof raw, &elem, &cookie)) {
+		hp_typename_drop_defaults(name, sizeof name, raw);
+		n->name = hp_strpool_dup(&st->pool, name);
+		if (!n->name) { /* out of memory: read again for the next stack */
+			n->state = 0;
+			return NULL;
+		}
+		n->state = 2;
+		n->elem = elem;
+		n->cookie = cookie;
+	}
+	return n;
+}
+
 void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp_symbolizer *sym,
 		   const uint32_t *locs, uint32_t depth, uint32_t first_own,
 		   struct hp_mstack *stack)
 {
-	char name[NAME_MAX_BYTES];
-	uint64_t elem = 0, cookie = 0;
-
 	for (uint32_t f = 0; f < depth; f++) {
 		int src = 0;
 		const char *t = location_type(st, m, locs[f], &src);
@@ -120,21 +162,14 @@ void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp
 		}
 	}
 	/* The new-expression's own frame: the first past the allocator's,
-	 * innermost (inlined) function first. */
+	 * innermost (inlined) function first; read once per location. */
 	if (sym && first_own < depth) {
-		const struct hp_location *l = &m->locations[locs[first_own]];
-		char raw[NAME_MAX_BYTES];
-		/* The program's own code only: the runtime's libraries
-		 * (libc's stdio buffers) are not read for it. */
-		if (l->nsyms && l->syms[0].line &&
-		    hp_model_frame_class(m, l, &l->syms[0]) == HP_FRAME_OWN &&
-		    hp_symbolizer_new_type(sym, l->module, l->address, l->syms[0].file,
-					   l->syms[0].line, raw, sizeof raw, &elem, &cookie)) {
-			hp_typename_drop_defaults(name, sizeof name, raw);
-			stack->inferred_type = hp_strpool_dup(&st->pool, name);
+		const struct hp_attr_new *n = location_new(st, m, sym, locs[first_own]);
+		if (n && n->state == 2) {
+			stack->inferred_type = n->name;
 			stack->inferred_source = HP_TYPESRC_NEW;
-			stack->inferred_elem_bytes = elem;
-			stack->inferred_cookie_bytes = cookie;
+			stack->inferred_elem_bytes = n->elem;
+			stack->inferred_cookie_bytes = n->cookie;
 		}
 	}
 }
@@ -374,6 +409,7 @@ void hp_attr_free(struct hp_attr_state *st)
 	hp_strpool_free(&st->pool);
 	free(st->loc_type);
 	free(st->loc_src);
+	free(st->loc_new);
 	hp_u64map_free(&st->by_name);
 	hp_u64map_free(&st->by_size);
 	memset(st, 0, sizeof *st);

@@ -21,6 +21,14 @@ struct hp_model;
 struct hp_mstack;
 struct hp_symbolizer;
 
+/* A location's new-expression type: state 0 not read yet, 1 none, 2 name
+ * (interned in hp_attr_state.pool) with its element and cookie bytes. */
+struct hp_attr_new {
+	const char *name;
+	uint64_t elem, cookie;
+	int state;
+};
+
 struct hp_attr_state {
 	struct hp_strtab keys;  /* "<source>\t<name>" per type, indexes m->types */
 	struct hp_strpool pool; /* inferred names */
@@ -31,6 +39,11 @@ struct hp_attr_state {
 	const char **loc_type;
 	uint8_t *loc_src; /* then its source (HP_TYPESRC_*), as many as loc_type */
 	size_t loc_type_cap;
+	/* The new-expression's type read from the DWARF at each location
+	 * (hp_attr_infer's first_own frame), once per location: a million
+	 * stacks through one new-expression ask the DWARF once. */
+	struct hp_attr_new *loc_new;
+	size_t loc_new_cap;
 	/* Type index of each inferred name (keyed by its interned pointer)
 	 * and of each unknown size (the size, the top bit set for a mean). */
 	struct hp_u64map by_name, by_size;

@@ -415,6 +415,25 @@ static int exit_function_list(const struct hp_model *m, const struct hp_mstack *
 	return 0;
 }
 
+/* Bucket b of the model from r, the snapshot's: its stack, size and
+ * figures (unbiased); its attribution is hp_attr_buckets'. */
+static void make_bucket(const struct hp_model *m, const struct hp_rec_bucket *r,
+			struct hp_mbucket *b)
+{
+	b->stack = r->stack_id < m->nstacks ? r->stack_id : 0;
+	b->size = r->size;
+	b->raw = r;
+	unbias(m, r, &b->v);
+	/* glibc frees them after the exit snapshot: freed, as they are by
+	 * the end of the process. */
+	if (m->snap->reason == HP_SNAP_EXIT && exit_function_list(m, &m->stacks[b->stack])) {
+		struct hp_values *v = &b->v;
+		v->free_objects += v->inuse_objects;
+		v->free_bytes += v->inuse_bytes;
+		v->inuse_objects = v->inuse_bytes = 0;
+	}
+}
+
 int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		   const struct hp_model_options *opts, char *err, size_t errlen)
 {
@@ -436,6 +455,9 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		return -EINVAL;
 	}
 	m->snap = &cap->snapshots[opts->snapshot < 0 ? (long)cap->nsnapshots - 1 : opts->snapshot];
+	/* The buckets go at the end: the build reads them. */
+	if (opts->release_frames == cap && (opts->release_parts & ~HP_CAP_PART_BUCKETS))
+		hp_capture_release(opts->release_frames, opts->release_parts & ~HP_CAP_PART_BUCKETS);
 	m->sample_rate_bytes = cap->sample_rate_bytes ? cap->sample_rate_bytes : 1;
 	m->sampled = m->sample_rate_bytes > 1;
 
@@ -490,36 +512,43 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 					       : HP_MODSYM_UNUSED;
 	}
 
-	m->nbuckets = m->snap->nbuckets;
-	m->buckets = calloc(m->nbuckets ? m->nbuckets : 1, sizeof *m->buckets);
-	if (!m->buckets)
-		goto nomem;
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		const struct hp_rec_bucket *b = &m->snap->buckets[i];
-		m->buckets[i].stack = b->stack_id < m->nstacks ? b->stack_id : 0;
-		m->buckets[i].size = b->size;
-		m->buckets[i].raw = b;
-		unbias(m, b, &m->buckets[i].v);
-		/* glibc frees them after the exit snapshot: freed, as they are
-		 * by the end of the process. */
-		if (m->snap->reason == HP_SNAP_EXIT &&
-		    exit_function_list(m, &m->stacks[m->buckets[i].stack])) {
-			struct hp_values *v = &m->buckets[i].v;
-			v->free_objects += v->inuse_objects;
-			v->free_bytes += v->inuse_bytes;
-			v->inuse_objects = v->inuse_bytes = 0;
+	if (opts->drop_buckets) {
+		/* Each bucket made, summed into its stack and gone (model.h):
+		 * only its heap (its origin tag's) of what attribution finds
+		 * counts for the sums; no type is named. */
+		ret = hp_attr_buckets(&p->attr, m, p->sym); /* no bucket: the threads' names */
+		if (ret)
+			goto fail;
+		for (size_t i = 0; i < m->snap->nbuckets; i++) {
+			const struct hp_rec_bucket *r = &m->snap->buckets[i];
+			const struct hp_cap_tag *o =
+				hp_capture_tag(cap, HP_TAG_ORIGIN, r->origin_tag);
+			struct hp_mbucket b = {0};
+			make_bucket(m, r, &b);
+			if (o && o->c) /* a custom heap's: kept apart (model.h) */
+				continue;
+			hp_values_add(&m->total, &b.v);
+			m->stacks[b.stack].nbuckets++;
+			hp_values_add(&m->stacks[b.stack].v, &b.v);
 		}
-	}
-	ret = hp_attr_buckets(&p->attr, m, p->sym);
-	if (ret)
-		goto fail;
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		struct hp_mstack *st = &m->stacks[m->buckets[i].stack];
-		if (m->buckets[i].heap) /* a custom heap's: kept apart (model.h) */
-			continue;
-		hp_values_add(&m->total, &m->buckets[i].v);
-		st->nbuckets++;
-		hp_values_add(&st->v, &m->buckets[i].v);
+	} else {
+		m->nbuckets = m->snap->nbuckets;
+		m->buckets = calloc(m->nbuckets ? m->nbuckets : 1, sizeof *m->buckets);
+		if (!m->buckets)
+			goto nomem;
+		for (size_t i = 0; i < m->nbuckets; i++)
+			make_bucket(m, &m->snap->buckets[i], &m->buckets[i]);
+		ret = hp_attr_buckets(&p->attr, m, p->sym);
+		if (ret)
+			goto fail;
+		for (size_t i = 0; i < m->nbuckets; i++) {
+			struct hp_mstack *st = &m->stacks[m->buckets[i].stack];
+			if (m->buckets[i].heap) /* a custom heap's: kept apart (model.h) */
+				continue;
+			hp_values_add(&m->total, &m->buckets[i].v);
+			st->nbuckets++;
+			hp_values_add(&st->v, &m->buckets[i].v);
+		}
 	}
 	round_stacks(m);
 	count_cut(m);
@@ -529,6 +558,12 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			hp_model_free(m);
 			return ret;
 		}
+	}
+	if ((opts->drop_buckets || (opts->release_parts & HP_CAP_PART_BUCKETS)) &&
+	    opts->release_frames == cap) {
+		for (size_t i = 0; i < m->nbuckets; i++)
+			m->buckets[i].raw = NULL;
+		hp_capture_release(opts->release_frames, HP_CAP_PART_BUCKETS);
 	}
 	return 0;
 

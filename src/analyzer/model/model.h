@@ -102,7 +102,8 @@ struct hp_mbucket {
 	uint32_t type;
 	uint64_t size;   /* the allocation size (sampled captures), else 0 */
 	struct hp_values v;
-	const struct hp_rec_bucket *raw;
+	const struct hp_rec_bucket *raw; /* the snapshot's; NULL once released
+					  * (hp_model_options.release_parts) */
 	uint64_t context, thread, heap;
 	/* Its blocks are arrays (issue 26): of elements of elem_bytes, after
 	 * cookie_bytes each (0: one element a block, not known). */
@@ -207,6 +208,20 @@ struct hp_model_options {
 	 * and the model's locations are not held at once. NULL: the capture
 	 * is left as it is. */
 	struct hp_capture *release_frames;
+	/* With release_frames: the parts of that capture (HP_CAP_PART_*,
+	 * capture.h) the caller reads nowhere, freed before the build, so
+	 * that the model is not built beside them (0: none); the buckets
+	 * (HP_CAP_PART_BUCKETS) once the build has read them: every
+	 * hp_mbucket.raw is NULL then, and the snapshot has no bucket (what
+	 * reads raw: the histograms, the timeline by dimension, a sampled
+	 * report's summary, must not be asked for). */
+	unsigned release_parts;
+	/* The caller reads no bucket of the model, nor its types, only the
+	 * stacks' sums (diff by stack): each bucket is summed into its stack
+	 * as it is made, none is kept (nbuckets 0, no type named), and with
+	 * release_frames the capture's go once the model is built
+	 * (HP_CAP_PART_BUCKETS): 230 bytes a bucket. */
+	int drop_buckets;
 };
 
 /* Builds the model. Returns 0, or -errno with err set to one line (the
