@@ -655,8 +655,8 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 			hp_units_count(a, sizeof a, (double)m->filter_kept),
 			hp_units_count(b, sizeof b, (double)m->filter_stacks));
 	if (m->cut_stacks) /* (the rest: report --by stack --frames 0) */
-		fprintf(out, "  deep stacks     %s past --max-depth %" PRIu64 ": middle frames cut "
-			     "(%.1f%% of the peak)\n",
+		fprintf(out, "  deep stacks     %s past --max-depth %" PRIu64 " (%.1f%% of the peak): "
+			     "[frames cut]\n",
 			hp_units_count(a, sizeof a, (double)m->cut_stacks), cap->max_depth,
 			share(m->cut.peak_bytes, t->peak_bytes));
 	for (int k = 1; k < HP_LOST_KINDS; k++) {

@@ -282,7 +282,8 @@ static __attribute__((noinline)) uint32_t walk_libunwind_roots(uint64_t *frames,
  * deeper than max is walked again by walk_libunwind_roots. Its frames'
  * hash into *hash. Inlined: unw_backtrace starts in its caller's frame,
  * as the rule cache's walk does. */
-static inline __attribute__((always_inline)) uint32_t walk_libunwind(uint64_t *frames, uint32_t max, uint32_t limit, uint64_t *hash)
+static inline __attribute__((always_inline)) uint32_t walk_libunwind(uint64_t *frames, uint32_t max,
+								     uint32_t limit, uint64_t *hash)
 {
 	int got = unw_backtrace((void **)frames, (int)limit), all;
 	uint32_t n = drop_own(frames, got, max, &all), deep;
