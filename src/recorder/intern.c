@@ -18,11 +18,26 @@
 /* What an empty key points at: readers may look at key[0]. Never written. */
 static const uint64_t empty_key[1];
 
+#define ID_MASK ((1u << HP_INTERN_ID_BITS) - 1)
+#define TAG_SHIFT (64 - (32 - HP_INTERN_ID_BITS)) /* the hash's top bits */
+
+_Static_assert(HP_INTERN_MAX_IDS <= 1u << HP_INTERN_ID_BITS, "an id fits its slot bits");
+
+static uint32_t slot_of(uint64_t hash, uint32_t id)
+{
+	return (uint32_t)(hash >> TAG_SHIFT) << HP_INTERN_ID_BITS | id;
+}
+
+static size_t index_bytes(uint32_t slots)
+{
+	return sizeof(struct hp_intern_index) + (size_t)slots * sizeof(uint32_t);
+}
+
 static struct hp_intern_index *new_index(uint32_t slots)
 {
-	struct hp_intern_index *x = hp_os_map(sizeof *x + (size_t)slots * sizeof *x->slots);
+	struct hp_intern_index *x = hp_os_map(index_bytes(slots));
 	if (x) {
-		x->slots = (uint64_t *)(x + 1);
+		x->slots = (uint32_t *)(x + 1);
 		x->mask = slots - 1;
 	}
 	return x;
@@ -62,38 +77,48 @@ static int same_key(const struct hp_intern *t, uint32_t id, const uint64_t *key,
 static inline __attribute__((always_inline)) uint32_t probe(const struct hp_intern *t, const struct hp_intern_index *x, uint64_t hash,
 		      const uint64_t *key, uint32_t len, uint32_t *empty)
 {
-	uint32_t tag = (uint32_t)(hash >> 32);
+	uint32_t tag = slot_of(hash, 0), mask = x->mask;
 
-	for (uint32_t i = (uint32_t)hash & x->mask;; i = (i + 1) & x->mask) {
-		uint64_t s = __atomic_load_n(&x->slots[i], __ATOMIC_ACQUIRE);
+	for (uint32_t i = (uint32_t)hash & mask;; i = (i + 1) & mask) {
+		uint32_t s = __atomic_load_n(&x->slots[i], __ATOMIC_ACQUIRE);
 		if (!s) {
 			*empty = i;
 			return 0;
 		}
-		if ((uint32_t)(s >> 32) == tag && same_key(t, (uint32_t)s, key, len))
-			return (uint32_t)s;
+		if ((s & ~ID_MASK) == tag && same_key(t, s & ID_MASK, key, len))
+			return s & ID_MASK;
 	}
 }
 
-/* Replaces the index by one four times larger. Under the lock. Returns 0
- * or -ENOMEM (the old index stays, and is still usable). */
+/* Replaces the index by one twice as large, and gives the old one's slots
+ * back to the kernel (intern.h: a late reader finds them empty and takes
+ * the lock). Under the lock. Returns 0 or -ENOMEM (the old index stays,
+ * and is still usable). */
 static int grow(struct hp_intern *t)
 {
-	const struct hp_intern_index *old = t->index;
-	struct hp_intern_index *x = new_index((old->mask + 1) * 4);
+	struct hp_intern_index *old = t->index;
+	struct hp_intern_index *x = new_index((old->mask + 1) * 2);
 
 	if (!x)
 		return -ENOMEM;
 	for (uint32_t i = 0; i <= old->mask; i++) {
-		uint64_t s = old->slots[i];
+		uint32_t s = old->slots[i];
 		if (!s)
 			continue;
-		uint32_t j = entry(t, (uint32_t)s)->hash_lo & x->mask;
+		uint32_t j = entry(t, s & ID_MASK)->hash_lo & x->mask;
 		while (x->slots[j])
 			j = (j + 1) & x->mask;
 		x->slots[j] = s;
 	}
 	__atomic_store_n(&t->index, x, __ATOMIC_RELEASE);
+	/* Never unmapped: a reader may still be in it. Its first page stays,
+	 * with the header late readers read (mask, slots) and the slots
+	 * after it. */
+	size_t page = hp_os_page_size();
+	size_t bytes = (index_bytes(old->mask + 1) + page - 1) & ~(page - 1); /* as mapped */
+	if (bytes > page)
+		hp_os_release((char *)old + page, bytes - page);
+	__atomic_store_n(&t->old_index_bytes, t->old_index_bytes + page, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -155,8 +180,9 @@ static uint32_t insert(struct hp_intern *t, const uint64_t *key, uint32_t len, u
 	x = t->index;
 	id = probe(t, x, hash, key, len, &empty); /* another thread may have added it */
 	if (!id && t->count < t->max_ids && t->used_words + len <= t->max_words) {
-		/* Keep the index under half full: probes stay short. */
-		if ((uint64_t)t->count * 2 >= x->mask && grow(t) == 0) {
+		/* Keep the index at most three quarters full: probes stay
+		 * short (a miss reads 8.5 slots on average, a cache line). */
+		if ((uint64_t)t->count * 4 >= (uint64_t)x->mask * 3 && grow(t) == 0) {
 			x = t->index;
 			probe(t, x, hash, key, len, &empty);
 		}
@@ -172,8 +198,7 @@ static uint32_t insert(struct hp_intern *t, const uint64_t *key, uint32_t len, u
 			*entry(t, id) = (struct hp_intern_entry){stored, len, (uint32_t)hash};
 			__atomic_store_n(&t->used_words, t->used_words + len, __ATOMIC_RELAXED);
 			__atomic_store_n(&t->count, id + 1, __ATOMIC_RELEASE);
-			__atomic_store_n(&x->slots[empty], (hash >> 32) << 32 | id,
-					 __ATOMIC_RELEASE);
+			__atomic_store_n(&x->slots[empty], slot_of(hash, id), __ATOMIC_RELEASE);
 		}
 	}
 	hp_spin_unlock(&t->lock);
@@ -197,7 +222,8 @@ uint64_t hp_intern_bytes(const struct hp_intern *t)
 {
 	const struct hp_intern_index *x = __atomic_load_n(&t->index, __ATOMIC_ACQUIRE);
 	uint32_t n = hp_intern_count(t);
-	return x ? ((uint64_t)x->mask + 1) * sizeof(uint64_t) * 4 / 3 +
+	return x ? index_bytes(x->mask + 1) +
+			   __atomic_load_n(&t->old_index_bytes, __ATOMIC_RELAXED) +
 			   (uint64_t)n * sizeof(struct hp_intern_entry) +
 			   __atomic_load_n(&t->used_words, __ATOMIC_RELAXED) * sizeof(uint64_t)
 		 : 0;

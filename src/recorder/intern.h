@@ -7,9 +7,11 @@
  * 0 means "none" (table full, or out of memory), and callers count that as
  * lost.
  *
- * Model: an open-addressed index of 64-bit slots, each holding the upper 32
- * bits of the key's hash and its id (0 = empty), an entry per id (where its
- * key is, its length) and word chunks holding the keys.
+ * Model: an open-addressed index of 32-bit slots, each holding the low
+ * HP_INTERN_ID_BITS bits for the id (0 = empty) and above them the top bits
+ * of the key's hash as a tag (a probe compares a key only on a tag match:
+ * one slot in 2,048 of another key's costs a look at its entry), an entry
+ * per id (where its key is, its length) and word chunks holding the keys.
  *
  * Memory is mapped as it is needed, never up front, so that a program
  * running under an address-space limit (RLIMIT_AS, ulimit -v) keeps nearly
@@ -20,9 +22,10 @@
  * HP_INTERN_MAX_KEY_WORDS - 1 words of 64 Ki), and each entry points at its
  * key, so readers need no directory of word chunks. A chunk that cannot be
  * mapped makes the insert return 0, like a full table. The index starts
- * small and grows fourfold when half full: slots are hashed, so a large
- * index mapped up front would be touched all over (a page per new key) and
- * cost both page faults and resident memory.
+ * small (4096 slots, 16 KiB) and doubles when three quarters full, so it
+ * holds 4/3 to 8/3 slots a key (5.3 to 10.7 bytes): slots are hashed, so a
+ * large index mapped up front would be touched all over (a page per new
+ * key) and cost both page faults and resident memory.
  *
  * Lock-free readers: an insert (under the lock) maps any chunk it needs and
  * publishes it in the directory with a release store, writes the key and
@@ -31,10 +34,16 @@
  * entry's chunk in the directory and the entry and key complete: it sees
  * either no chunk (only for ids it cannot hold yet) or a complete one.
  * Growth of the index keeps lookups lock-free too: the new index is filled,
- * then published with a release store; the old one is left mapped (a reader
- * may still be probing it), which wastes at most a third of the index
- * memory. A reader that misses a key, in an old index or not, takes the
- * lock and looks again before inserting, so no key is ever added twice.
+ * then published with a release store. A reader may still be probing the
+ * old one (any thread, a signal handler, for as long as it is preempted),
+ * so it is never unmapped; its slots' pages are given back to the kernel
+ * at once instead (hp_os_release): the range stays mapped and reads as
+ * empty slots. A reader that finds an old slot sees a right id (ids never
+ * change); one that finds an empty slot misses. A reader that misses a key,
+ * in an old index or not, takes the lock and looks again in the current
+ * index before inserting, so no key is ever added twice. What the old
+ * indexes keep is address space (at most the current index's size, as they
+ * halve) and the first page of each (its header, read by late readers).
  *
  * Locking: lookups are lock-free; inserts take the table's spinlock (and
  * may call mmap under it). Nothing here allocates from the target's malloc
@@ -53,6 +62,8 @@
 #define HP_INTERN_MAX_KEY_WORDS 1024u
 #define HP_INTERN_CHUNK_BITS 12 /* entries per chunk: 4096 */
 #define HP_INTERN_CHUNK_WORDS (1u << 16) /* words per key chunk */
+/* An index slot's id bits (ids < HP_INTERN_MAX_IDS); the rest is the tag. */
+#define HP_INTERN_ID_BITS 21
 
 struct hp_intern_entry {
 	const uint64_t *key; /* in a word chunk; never moves */
@@ -61,7 +72,7 @@ struct hp_intern_entry {
 };
 
 struct hp_intern_index {
-	uint64_t *slots;    /* (hash >> 32) << 32 | id; 0 = empty */
+	uint32_t *slots;    /* (hash >> 53) << HP_INTERN_ID_BITS | id; 0 = empty */
 	uint32_t mask;      /* slots - 1, a power of two minus one */
 };
 
@@ -73,6 +84,9 @@ struct hp_intern {
 	uint64_t used_words; /* written under lock (relaxed atomic), read by anyone */
 	uint64_t *free_words; /* the unused end of the current key chunk; guarded by lock */
 	uint32_t free_count;  /* words there; guarded by lock */
+	/* Bytes of the old indexes still held (their first pages); written
+	 * under lock (relaxed atomic), read by anyone. */
+	uint64_t old_index_bytes;
 	struct hp_spin lock;
 	/* Chunk i holds the entries of ids i * 4096 ...; NULL until an insert
 	 * needs it. Written under lock with release, read with acquire. */

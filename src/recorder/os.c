@@ -62,6 +62,18 @@ HP_OS_DEFINE(void, hp_os_unmap, (void *p, size_t n))
 #endif
 }
 
+HP_OS_DEFINE(int, hp_os_release, (void *p, size_t n))
+{
+	uintptr_t page = (uintptr_t)hp_os_page_size();
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)p + n) & ~(page - 1);
+
+	if (hi <= lo)
+		return 0;
+	/* The kernel's call, as hp_os_map's: nothing the program interposes. */
+	return syscall(SYS_madvise, lo, hi - lo, MADV_DONTNEED) < 0 ? -errno : 0;
+}
+
 HP_OS_DEFINE(int, hp_os_protect, (void *p, size_t n, int writable))
 {
 	return mprotect(p, n, PROT_READ | (writable ? PROT_WRITE : 0)) < 0 ? -errno : 0;

@@ -38,6 +38,13 @@ HP_OS_FN(void *, hp_os_map, (size_t n));
  * allocation, no lock. */
 HP_OS_FN(void, hp_os_unmap, (void *p, size_t n));
 
+/* Gives the pages of [p, p + n) back to the kernel (madvise(2),
+ * MADV_DONTNEED): the range stays mapped, and reads of it see zeros again,
+ * as freshly mapped memory, without a fault that costs memory. p and n are
+ * rounded inwards to whole pages (nothing when none is whole). Returns 0 or
+ * -errno. Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(int, hp_os_release, (void *p, size_t n));
+
 /* Makes [p, p + n) (page-aligned) readable, and writable when writable is
  * set: mprotect(2). Returns 0 or -errno. Async-signal-safe, no allocation,
  * no lock. */

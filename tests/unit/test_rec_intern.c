@@ -83,7 +83,7 @@ HP_TEST(intern_dense_ids)
 
 	expect_eq_u64(hp_intern_init(&t, 1u << 20, 1u << 24), 0, "init");
 	expect_eq_u64(hp_intern_count(&t), 1, "no ids yet: count 1");
-	/* 20000 keys: the index grows 4096 -> 16384 -> 65536 slots, the
+	/* 20000 keys: the index grows 4096 -> 8192 -> 16384 -> 32768 slots, the
 	 * entries fill 5 chunks and the keys 2 word chunks. */
 	for (uint32_t i = 0; i < 20000; i++) {
 		len = key_of(i, key);
@@ -167,29 +167,70 @@ HP_TEST(intern_mmap_failure)
 	seam_map_fail_after(-1);
 	expect_eq_u64(hp_intern_put(&t, key, len), 1, "memory back: id 1");
 	expect_eq_u64(seam_map_calls, 1, "the entry chunk: the word chunk of the last try is kept");
-	/* Up to the index's first growth (count * 2 >= 4095) with growth
+	/* Up to the index's first growth (count * 4 >= 4095 * 3) with growth
 	 * failing: inserts go on into the old index. */
 	seam_map_fail_after(-1);
-	for (uint32_t i = 1; i < 2047; i++) {
+	for (uint32_t i = 1; i < 3071; i++) {
 		len = key_of(i, key);
 		bad += hp_intern_put(&t, key, len) != i + 1;
 	}
-	expect_eq_u64(bad, 0, "2047 keys");
+	expect_eq_u64(bad, 0, "3071 keys");
 	seam_map_fail_after(0);
-	for (uint32_t i = 2047; i < 3000; i++) {
+	for (uint32_t i = 3071; i < 4000; i++) {
 		len = key_of(i, key);
 		bad += hp_intern_put(&t, key, len) != i + 1;
 	}
 	expect_eq_u64(bad, 0, "the index cannot grow: the old one takes the keys");
 	expect_eq_u64(t.index->mask, 4095, "not grown");
 	seam_map_fail_after(-1);
-	len = key_of(3000, key);
-	expect_eq_u64(hp_intern_put(&t, key, len), 3001, "memory back");
-	expect_eq_u64(t.index->mask, 16383, "grown");
-	for (uint32_t i = 0; i <= 3000; i++)
+	len = key_of(4000, key);
+	expect_eq_u64(hp_intern_put(&t, key, len), 4001, "memory back");
+	expect_eq_u64(t.index->mask, 8191, "grown");
+	for (uint32_t i = 0; i <= 4000; i++)
 		bad += !key_is(&t, i + 1, i);
 	expect_eq_u64(bad, 0, "every key after the growth");
 	seam_restore();
+}
+
+/* The index doubles at three quarters full, and the old one's slots are
+ * given back to the kernel at once: past its first page (the header a
+ * late reader reads) it reads as empty slots, costs no memory, and every
+ * key is still found through the new index. */
+HP_TEST(intern_old_index_released)
+{
+	struct hp_intern t;
+	const struct hp_intern_index *old;
+	uint64_t key[8];
+	uint32_t len, bad = 0, before = 0, after = 0;
+	size_t first_page_slots = (hp_os_page_size() - sizeof *old) / sizeof *old->slots;
+
+	expect_eq_u64(hp_intern_init(&t, 1u << 20, 1u << 24), 0, "init");
+	old = t.index;
+	for (uint32_t i = 0; i < 3071; i++) {
+		len = key_of(i, key);
+		bad += hp_intern_put(&t, key, len) != i + 1;
+	}
+	for (uint32_t i = first_page_slots; i <= old->mask; i++)
+		before += old->slots[i] != 0;
+	expect_true(t.index == old && before > 2000, "3071 keys in the first index, most past its first page");
+	len = key_of(3071, key);
+	bad += hp_intern_put(&t, key, len) != 3072;
+	expect_true(t.index != old && t.index->mask == 8191, "the next one doubles it");
+	expect_eq_u64(old->mask, 4095, "the old header still reads");
+	for (uint32_t i = first_page_slots; i <= old->mask; i++)
+		after += old->slots[i] != 0;
+	expect_eq_u64(after, 0, "the old slots past the first page read empty");
+	for (uint32_t i = 0; i < 3072; i++) {
+		len = key_of(i, key);
+		bad += hp_intern_put(&t, key, len) != i + 1 || !key_is(&t, i + 1, i);
+	}
+	expect_eq_u64(bad, 0, "every key keeps its id");
+	expect_eq_u64(hp_intern_count(&t), 3073, "nothing added twice");
+	expect_eq_u64(hp_intern_bytes(&t),
+		      sizeof *old + 8192 * sizeof *old->slots + hp_os_page_size() +
+			      3073 * sizeof(struct hp_intern_entry) + /* ids 0 .. 3072 */
+			      t.used_words * sizeof(uint64_t),
+		      "its bytes: the new index, the old one's first page, entries, keys");
 }
 
 /* Many threads: each interns the same NKEYS keys, starting at its own
