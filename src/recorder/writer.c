@@ -89,6 +89,12 @@ static enum hp_role file_role;
 #define BUCKETS_INITIAL_BYTES (256u << 10)
 #define TICKS_INITIAL_BYTES (64u << 10) /* each of ticks_buf and tick_buf */
 #define SITE_TAGS_INITIAL_BYTES (16u << 10) /* two bytes a site, mostly */
+/* A STACKS record's payload at most, its header's room included: the
+ * payload buffer as mapped at open, which a stack's largest encoding
+ * (HP_CONFIG_MAX_DEPTH_LIMIT frames, 2.5 KB) always fits (about 12,000 new stacks of depth 20 a record;
+ * hp_writer_snapshot writes as many records as it needs). */
+#define STACKS_RECORD_BYTES ((size_t)PAYLOAD_INITIAL_BYTES)
+#define STACKS_HEAD_MAX_BYTES 20 /* first_id and count, two varints */
 
 /* Grows an hp_buf with mmap: map the new size, copy, unmap the old. An
  * empty buffer gets what it needs (at least 64 KiB), a full one doubles. */
@@ -523,14 +529,55 @@ static void put_timeline(void)
 	tick_prev_ns = 0;
 }
 
-static void put_stacks(uint32_t from, uint32_t to)
+/* Encodes into the payload one STACKS record of the stacks from id from
+ * on, below to: as many as fit STACKS_RECORD_BYTES (one at least, whatever
+ * its size). Returns the id after the last one encoded. The header's
+ * count is known only at the end: the stacks go after room for the
+ * largest header, which then moves up against the header put before it. */
+static uint32_t put_stacks(uint32_t from, uint32_t to)
 {
-	hp_rec_stacks_put(&payload, &(struct hp_rec_stacks){.first_id = from, .count = to - from});
-	for (uint32_t id = from; id < to; id++) {
+	uint8_t head_bytes[STACKS_HEAD_MAX_BYTES];
+	struct hp_buf head = {.data = head_bytes, .cap = sizeof head_bytes};
+	uint32_t id = from;
+
+	payload.len = 0;
+	if (!hp_buf_reserve(&payload, STACKS_HEAD_MAX_BYTES))
+		return to;
+	payload.len = STACKS_HEAD_MAX_BYTES;
+	for (; id < to; id++) {
 		uint32_t depth;
 		const uint64_t *f = hp_stacks_get(id, &depth);
+		/* A depth varint, then depth values of 10 bytes at most. */
+		if (id > from && payload.len + 2 + 10 * (size_t)depth > STACKS_RECORD_BYTES)
+			break;
 		hp_rec_stack_put(&payload, f, depth);
 	}
+	hp_rec_stacks_put(&head, &(struct hp_rec_stacks){.first_id = from, .count = id - from});
+	if (!payload.err) {
+		memmove(payload.data + head.len, payload.data + STACKS_HEAD_MAX_BYTES,
+			payload.len - STACKS_HEAD_MAX_BYTES);
+		memcpy(payload.data, head.data, head.len);
+		payload.len -= STACKS_HEAD_MAX_BYTES - head.len;
+	}
+	return id;
+}
+
+/* Writes the stacks not yet in the file, below to, in STACKS records of
+ * bounded size, so that the payload and out buffers keep their size at
+ * open however many stacks come at once (a million new stacks would
+ * otherwise take 64 MiB of payload and as much of out). What the file has
+ * is counted as each record is written: after a failed write the next
+ * snapshot goes on from there. Under the lock. Returns 0 or -errno. */
+static int write_stacks(uint32_t to)
+{
+	while (stacks_written < to) {
+		uint32_t end = put_stacks(stacks_written, to);
+		int err = emit(HP_REC_STACKS);
+		if (err)
+			return err;
+		stacks_written = end;
+	}
+	return 0;
 }
 
 /* Takes the free of the block t was freeing (thread.h) back out of its
@@ -720,12 +767,8 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 		if (!err)
 			module_events_written = nevents;
 	}
-	if (!err && nstacks > stacks_written) {
-		put_stacks(stacks_written, nstacks);
-		err = emit(HP_REC_STACKS);
-		if (!err)
-			stacks_written = nstacks;
-	}
+	if (!err)
+		err = write_stacks(nstacks);
 	if (!err && nsamples) {
 		put_timeseries();
 		err = emit(HP_REC_TIMESERIES);

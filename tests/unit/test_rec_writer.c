@@ -5,7 +5,8 @@
  * offset of a snapshot, through the os.c seam (the record cut short is cut
  * off again, so the file stays whole, and the lost snapshots are counted);
  * mmap failing while a snapshot needs a larger buffer; and the regions of
- * the memory map (MAPS) of blocks this test allocates itself.
+ * the memory map (MAPS) of blocks this test allocates itself; and more new
+ * stacks than one STACKS record holds, written with mmap failing.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 
 #include "../../src/format/capture.h"
+#include "../../src/format/decode.h"
 #include "../../src/recorder/aggregate.h"
 #include "../../src/recorder/live.h"
 #include "../../src/recorder/modules.h"
@@ -342,4 +344,84 @@ HP_TEST(writer_maps_of_live_blocks)
 	hp_writer_close();
 	free(small);
 	free(big);
+}
+
+/* The STACKS records in the capture: how many, and the largest payload. */
+static void stacks_records(size_t *count, size_t *largest)
+{
+	struct hp_reader r;
+	struct hp_record rec;
+	uint8_t *data = NULL;
+	size_t size = (size_t)file_size();
+	FILE *f = fopen(config.output, "rb");
+
+	*count = *largest = 0;
+	if (f && (data = malloc(size ? size : 1)) && fread(data, 1, size, f) == size &&
+	    hp_reader_open(&r, data, size) == 0) {
+		int got;
+		while ((got = hp_reader_next(&r, &rec)) != HP_READ_END) {
+			if (got != HP_READ_OK || rec.type != HP_REC_STACKS)
+				continue;
+			(*count)++;
+			if (rec.len > *largest)
+				*largest = rec.len;
+		}
+		hp_reader_close(&r);
+	}
+	if (f)
+		fclose(f);
+	free(data);
+}
+
+#define DEEP_STACKS 3000u
+#define DEEP_DEPTH HP_CONFIG_MAX_DEPTH_LIMIT
+
+/* More new stacks at one snapshot than a STACKS record holds (1 MiB of
+ * payload: the payload buffer as mapped at open): 3,000 stacks of 256
+ * random frames, whose deltas take 10 bytes each (2.5 KB a stack, 7.7 MB
+ * in all). With mmap failing the snapshot is still written, in STACKS
+ * records of at most 1 MiB (the writer's buffers keep their size however
+ * many stacks come), and every stack reads back exactly. */
+HP_TEST(writer_stacks_in_bounded_records)
+{
+	static uint64_t frames[DEEP_DEPTH];
+	struct hp_capture cap;
+	uint64_t x = 0x9e3779b97f4a7c15ull, bad = 0;
+	size_t records, largest;
+	uint32_t first;
+
+	open_capture("deep.hpf");
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "a first snapshot");
+	first = hp_stacks_count();
+	for (uint32_t i = 0; i < DEEP_STACKS; i++) {
+		for (uint32_t d = 0; d < DEEP_DEPTH; d++) {
+			x ^= x << 13; /* xorshift64 */
+			x ^= x >> 7;
+			x ^= x << 17;
+			frames[d] = x;
+		}
+		bad += hp_stacks_intern(frames, DEEP_DEPTH) != first + i;
+	}
+	expect_eq_u64(bad, 0, "3000 new stacks");
+	seam_map_fail_after(0);
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0,
+		      "written without mapping more memory");
+	seam_restore();
+	if (!expect_true(load(&cap) == 0, "the file reads whole"))
+		return;
+	expect_eq_u64(cap.nsnapshots, 2, "both snapshots");
+	expect_eq_u64(cap.nstacks, hp_stacks_count(), "every stack");
+	for (uint32_t id = 1; id < cap.nstacks && id < hp_stacks_count(); id++) {
+		uint32_t depth;
+		const uint64_t *f = hp_stacks_get(id, &depth);
+		bad += cap.stacks[id].depth != depth ||
+		       memcmp(cap.stacks[id].frames, f, depth * sizeof *f) != 0;
+	}
+	expect_eq_u64(bad, 0, "each with its own frames, exactly");
+	hp_capture_free(&cap);
+	stacks_records(&records, &largest);
+	expect_true(records >= 1 + (DEEP_STACKS * (DEEP_DEPTH * 10 + 2) >> 20),
+		    "the new stacks in several records");
+	expect_true(largest > 0 && largest <= 1u << 20, "none past 1 MiB");
+	hp_writer_close();
 }
