@@ -113,15 +113,32 @@ int hp_format_put_record(struct hp_buf *out, unsigned type, const uint8_t *paylo
 	if (!(flags & HP_FORMAT_FLAG_ZSTD) && raw_len)
 		memcpy(frame + HP_FORMAT_FRAME_BYTES, payload, raw_len);
 
+	hp_format_frame(frame, type, flags, stored, raw_len, crc(frame + HP_FORMAT_FRAME_BYTES, stored));
+	out->len += HP_FORMAT_FRAME_BYTES + stored;
+	return 0;
+}
+
+uint32_t hp_format_crc(uint32_t c, const uint8_t *p, size_t n)
+{
+	while (n) { /* crc32 takes a uInt length */
+		uInt k = n > (1u << 30) ? 1u << 30 : (uInt)n;
+		c = (uint32_t)crc32(c, p, k);
+		p += k;
+		n -= k;
+	}
+	return c;
+}
+
+void hp_format_frame(uint8_t *frame, unsigned type, unsigned flags, size_t stored,
+		     size_t raw_len, uint32_t payload_crc)
+{
 	memcpy(frame, HP_FORMAT_RECORD_TAG, 4);
 	put_le(frame + 4, type, 2);
 	put_le(frame + 6, flags, 2);
 	put_le(frame + 8, stored, 4);
 	put_le(frame + 12, raw_len, 4);
-	put_le(frame + 16, crc(frame + HP_FORMAT_FRAME_BYTES, stored), 4);
+	put_le(frame + 16, payload_crc, 4);
 	put_le(frame + 20, crc(frame, 20), 4);
-	out->len += HP_FORMAT_FRAME_BYTES + stored;
-	return 0;
 }
 
 /* --- the record schemas (records.h) ------------------------------------- */

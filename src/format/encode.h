@@ -53,4 +53,15 @@ void hp_format_put_file_header(struct hp_buf *out);
 int hp_format_put_record(struct hp_buf *out, unsigned type, const uint8_t *payload,
 			 size_t raw_len, struct ZSTD_CCtx_s *cctx);
 
+/*
+ * For a writer that writes a large payload in pieces and its frame last
+ * (the recorder's writer): the CRC-32 of p[0..n) continued from crc (0 for
+ * the first piece), and the HP_FORMAT_FRAME_BYTES frame of a record of
+ * type whose stored bytes (stored of them, raw_len once decompressed when
+ * flags has HP_FORMAT_FLAG_ZSTD) have that CRC. No allocation.
+ */
+uint32_t hp_format_crc(uint32_t crc, const uint8_t *p, size_t n);
+void hp_format_frame(uint8_t *frame, unsigned type, unsigned flags, size_t stored,
+		     size_t raw_len, uint32_t payload_crc);
+
 #endif

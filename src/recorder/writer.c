@@ -50,12 +50,12 @@ static unsigned nsamples;
 static void take_owed(uint64_t now_ns);
 static struct hp_buf payload, out, buckets_buf;
 /* The per-site timeline: the ticks not yet written (ticks_buf, nticks of
- * them, times as deltas from tick_prev_ns), the entries of the tick being
- * taken (tick_buf), the tags of every site in ticks_buf, in their order
+ * them, times as deltas from tick_prev_ns), the tags of every site in
+ * ticks_buf, in their order
  * (site_tags_buf, nsites of them: the record's tail since minor 5), and
  * whether the next tick lists every bucket (the first of a forked child,
  * whose buckets' marks are its parent's). */
-static struct hp_buf ticks_buf, tick_buf, site_tags_buf;
+static struct hp_buf ticks_buf, site_tags_buf;
 static uint64_t nsites;
 /* The histograms of the buckets of the snapshot being written, in their
  * order (collect_buckets). */
@@ -87,7 +87,8 @@ static enum hp_role file_role;
 #define PAYLOAD_INITIAL_BYTES (1u << 20)
 #define OUT_INITIAL_BYTES (PAYLOAD_INITIAL_BYTES + (16u << 10))
 #define BUCKETS_INITIAL_BYTES (256u << 10)
-#define TICKS_INITIAL_BYTES (64u << 10) /* each of ticks_buf and tick_buf */
+#define TICKS_INITIAL_BYTES (64u << 10) /* ticks_buf */
+#define TICK_HEAD_MAX_BYTES 20 /* a tick's time delta and count, two varints */
 #define SITE_TAGS_INITIAL_BYTES (16u << 10) /* two bytes a site, mostly */
 /* A STACKS record's payload at most, its header's room included: the
  * payload buffer as mapped at open, which a stack's largest encoding
@@ -95,6 +96,9 @@ static enum hp_role file_role;
  * hp_writer_snapshot writes as many records as it needs). */
 #define STACKS_RECORD_BYTES ((size_t)PAYLOAD_INITIAL_BYTES)
 #define STACKS_HEAD_MAX_BYTES 20 /* first_id and count, two varints */
+/* A snapshot's buckets, histograms and ticks past this are written from
+ * their buffers in pieces (emit_parts), not copied into the payload. */
+#define STREAM_MIN_BYTES ((size_t)PAYLOAD_INITIAL_BYTES)
 
 /* Grows an hp_buf with mmap: map the new size, copy, unmap the old. An
  * empty buffer gets what it needs (at least 64 KiB), a full one doubles. */
@@ -128,20 +132,19 @@ static void reserve_buffers(void)
 		grow_mapped(&buckets_buf, BUCKETS_INITIAL_BYTES);
 	if (config && config->timeline_ms && !ticks_buf.cap)
 		grow_mapped(&ticks_buf, TICKS_INITIAL_BYTES);
-	if (config && config->timeline_ms && !tick_buf.cap)
-		grow_mapped(&tick_buf, TICKS_INITIAL_BYTES);
 	if (config && config->timeline_ms && !site_tags_buf.cap)
 		grow_mapped(&site_tags_buf, SITE_TAGS_INITIAL_BYTES);
 }
 
 /* A zstd context in a workspace mapped once, at the size compression level
- * 1 (hp_format_put_record's) needs for an input of any size (569 KiB with
- * zstd 1.5.4): it never allocates afterwards, so compressing cannot fail
- * for want of address space. NULL when it cannot be mapped: records are
- * then stored uncompressed. */
+ * 1 (hp_format_put_record's) needs for an input of any size, streamed too
+ * (emit_parts: 1.3 MiB with zstd 1.5.4, of which a one-shot record touches
+ * the 569 KiB of the context alone): it never allocates afterwards, so
+ * compressing cannot fail for want of address space. NULL when it cannot
+ * be mapped: records are then stored uncompressed. */
 static ZSTD_CCtx *new_cctx(void)
 {
-	size_t n = ZSTD_estimateCCtxSize(1);
+	size_t n = ZSTD_estimateCStreamSize(1);
 	void *p = hp_os_map(n);
 	return p ? ZSTD_initStaticCCtx(p, n) : NULL;
 }
@@ -296,6 +299,91 @@ static int emit(unsigned type)
 	return emit_as(type, 0);
 }
 
+/* A piece of a record's payload (emit_parts). */
+struct part {
+	const uint8_t *data;
+	size_t len;
+};
+
+/* Writes part[0..n).len bytes at the file's offset *at, advancing it, and
+ * their CRC into *crc. Under lock. Returns 0 or -errno. */
+static int write_piece(const uint8_t *p, size_t len, uint64_t *at, uint32_t *crc)
+{
+	int err = within_limit(*at + len - file_bytes);
+
+	if (!err)
+		err = hp_os_pwrite_all(fd, p, len, *at);
+	if (!err) {
+		*crc = hp_format_crc(*crc, p, len);
+		*at += len;
+	}
+	return err;
+}
+
+/* Writes a record of type whose payload is parts[0..n) in order, without
+ * putting it together: compressed as one zstd frame (hp_format_put_record's
+ * level, its content size declared) out's size at a time, each piece
+ * written as it comes after room for the frame, and the frame last; stored
+ * as the parts are when that is not smaller. For a snapshot's buckets,
+ * histograms and ticks, which grow with the buckets (16 MiB each at a
+ * million): they are not copied into the payload, and out keeps its size
+ * at open. Under lock. Returns 0 or -errno; a record cut short is cut off
+ * again, as emit_as does. */
+static int emit_parts(unsigned type, const struct part *parts, int n)
+{
+	uint8_t frame[HP_FORMAT_FRAME_BYTES];
+	uint64_t at = file_bytes + HP_FORMAT_FRAME_BYTES;
+	size_t raw = 0;
+	uint32_t crc = 0;
+	unsigned flags = 0;
+	int err = payload.err ? payload.err : check_fd();
+
+	for (int i = 0; i < n; i++)
+		raw += parts[i].len;
+	if (!err && raw > HP_FORMAT_MAX_PAYLOAD_BYTES)
+		err = -EFBIG;
+	if (!err && !out.cap)
+		err = grow_mapped(&out, OUT_INITIAL_BYTES);
+	/* A static context starts with no content size flag: set it, so the
+	 * frame declares its size, as the reader requires. */
+	if (!err && cctx &&
+	    !ZSTD_isError(ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)) &&
+	    !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1)) &&
+	    !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)) &&
+	    !ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx, raw))) {
+		flags = HP_FORMAT_FLAG_ZSTD;
+		for (int i = 0; !err && flags && i < n; i++) {
+			ZSTD_inBuffer in = {parts[i].data, parts[i].len, 0};
+			ZSTD_EndDirective mode = i == n - 1 ? ZSTD_e_end : ZSTD_e_continue;
+			size_t left;
+			do {
+				ZSTD_outBuffer o = {out.data, out.cap, 0};
+				left = ZSTD_compressStream2(cctx, &o, &in, mode);
+				if (ZSTD_isError(left) || at + o.pos - file_bytes - HP_FORMAT_FRAME_BYTES >= raw)
+					flags = 0; /* no smaller: stored instead */
+				else if (o.pos)
+					err = write_piece(out.data, o.pos, &at, &crc);
+			} while (!err && flags && (mode == ZSTD_e_end ? left != 0 : in.pos < in.size));
+		}
+	}
+	if (!err && !flags) {
+		at = file_bytes + HP_FORMAT_FRAME_BYTES;
+		crc = 0;
+		for (int i = 0; !err && i < n; i++)
+			err = write_piece(parts[i].data, parts[i].len, &at, &crc);
+	}
+	if (!err) {
+		hp_format_frame(frame, type, flags, at - file_bytes - HP_FORMAT_FRAME_BYTES, raw, crc);
+		err = hp_os_pwrite_all(fd, frame, sizeof frame, file_bytes);
+	}
+	if (err && fd >= 0)
+		hp_os_truncate(fd, file_bytes);
+	else if (!err)
+		file_bytes = at;
+	payload.len = 0;
+	return err;
+}
+
 static void put_meta(const struct hp_config *c, int forked_child)
 {
 	struct hp_rec_meta m = {
@@ -423,14 +511,14 @@ int hp_writer_open(const struct hp_config *c, enum hp_role role)
 	module_events_written = 0;
 	memset(&tags_written, 0, sizeof tags_written);
 	nsamples = 0;
-	ticks_buf.len = tick_buf.len = site_tags_buf.len = 0;
-	ticks_buf.err = tick_buf.err = site_tags_buf.err = 0;
+	ticks_buf.len = site_tags_buf.len = 0;
+	ticks_buf.err = site_tags_buf.err = 0;
 	nticks = 0;
 	nsites = 0;
 	tick_prev_ns = 0;
 	tick_all = role == HP_ROLE_FORKED;
 	payload.grow = out.grow = buckets_buf.grow = grow_mapped;
-	ticks_buf.grow = tick_buf.grow = hists_buf.grow = blocks_buf.grow = grow_mapped;
+	ticks_buf.grow = hists_buf.grow = blocks_buf.grow = grow_mapped;
 	site_tags_buf.grow = grow_mapped;
 	file_config = config = c;
 	reserve_buffers();
@@ -481,52 +569,99 @@ static void put_timeseries(void)
 }
 
 /* Takes a tick of the timeline into ticks_buf: the buckets changed since
- * the last. Returns how many it lists. Under the lock. */
+ * the last. Returns how many it lists. Its entries go straight into
+ * ticks_buf after room for the largest tick header (its time and count are
+ * known only at the end), which then moves up against the header: a tick
+ * of a million sites is not built twice. Under the lock. */
 static uint32_t take_tick(void)
 {
+	uint8_t head_bytes[TICK_HEAD_MAX_BYTES];
+	struct hp_buf head = {.data = head_bytes, .cap = sizeof head_bytes};
 	struct hp_rec_site site;
+	size_t start = ticks_buf.len;
 	uint32_t n = 0;
 
-	tick_buf.len = 0;
-	tick_buf.err = 0;
+	if (hp_buf_reserve(&ticks_buf, TICK_HEAD_MAX_BYTES))
+		ticks_buf.len += TICK_HEAD_MAX_BYTES;
 	for (uint32_t id = hp_agg_next_tick(0); id; id = hp_agg_next_tick(id)) {
 		if (!hp_agg_take_change(id, tick_all, &site))
 			continue;
-		hp_rec_site_put(&tick_buf, &site);
+		hp_rec_site_put(&ticks_buf, &site);
 		hp_rec_site_tags_put(&site_tags_buf, &site);
 		n++;
 	}
 	tick_all = 0;
 	struct hp_rec_tick tick = {hp_os_now_ns() - config->start_ns, n};
-	hp_rec_tick_put(&ticks_buf, &tick, &tick_prev_ns);
-	hp_buf_put_bytes(&ticks_buf, tick_buf.data, tick_buf.len);
-	if (tick_buf.err && !ticks_buf.err)
-		ticks_buf.err = tick_buf.err;
+	hp_rec_tick_put(&head, &tick, &tick_prev_ns);
+	if (!ticks_buf.err) {
+		uint8_t *at = ticks_buf.data + start;
+		memmove(at + head.len, at + TICK_HEAD_MAX_BYTES,
+			ticks_buf.len - start - TICK_HEAD_MAX_BYTES);
+		memcpy(at, head.data, head.len);
+		ticks_buf.len -= TICK_HEAD_MAX_BYTES - head.len;
+	}
 	nticks++;
 	nsites += n;
 	return n;
 }
 
-/* The ticks not yet written, as a TIMELINE payload, then their sites'
- * tags (minor 5). The first time of a record is absolute, as in
+/* Writes the ticks not yet written as a TIMELINE record, then their
+ * sites' tags (minor 5). The first time of a record is absolute, as in
  * put_timeseries. A buffer that could not grow loses the record (its
  * error goes to the payload): a timeline without its tags would put
- * every site in no type and no context. */
-static void put_timeline(void)
+ * every site in no type and no context. Large ticks (a million new sites)
+ * are written from their buffers, not copied (emit_parts). Under the
+ * lock. Returns 0 or -errno. */
+static int emit_timeline(void)
 {
+	int err, whole = ticks_buf.len + site_tags_buf.len <= STREAM_MIN_BYTES;
+	size_t at;
+
 	hp_rec_count_put(&payload, nticks);
-	hp_buf_put_bytes(&payload, ticks_buf.data, ticks_buf.len);
+	at = payload.len;
+	if (whole)
+		hp_buf_put_bytes(&payload, ticks_buf.data, ticks_buf.len);
 	hp_rec_count_put(&payload, nsites);
-	hp_buf_put_bytes(&payload, site_tags_buf.data, site_tags_buf.len);
+	if (whole)
+		hp_buf_put_bytes(&payload, site_tags_buf.data, site_tags_buf.len);
 	if (ticks_buf.err && !payload.err)
 		payload.err = ticks_buf.err;
 	if (site_tags_buf.err && !payload.err)
 		payload.err = site_tags_buf.err;
+	if (whole) {
+		err = emit(HP_REC_TIMELINE);
+	} else {
+		struct part parts[] = {{payload.data, at},
+				       {ticks_buf.data, ticks_buf.len},
+				       {payload.data + at, payload.len - at},
+				       {site_tags_buf.data, site_tags_buf.len}};
+		err = emit_parts(HP_REC_TIMELINE, parts, 4);
+	}
 	ticks_buf.len = site_tags_buf.len = 0;
 	ticks_buf.err = site_tags_buf.err = 0;
 	nticks = 0;
 	nsites = 0;
 	tick_prev_ns = 0;
+	return err;
+}
+
+/* Writes the payload as a record of type with b's bytes in it at offset
+ * at: from their buffers when they are large (emit_parts), else put
+ * together in the payload. Under the lock. Returns 0 or -errno. */
+static int emit_with(unsigned type, size_t at, const struct hp_buf *b)
+{
+	if (b->len > STREAM_MIN_BYTES) {
+		struct part parts[] = {{payload.data, at},
+				       {b->data, b->len},
+				       {payload.data + at, payload.len - at}};
+		return emit_parts(type, parts, 3);
+	}
+	if (hp_buf_reserve(&payload, b->len)) {
+		memmove(payload.data + at + b->len, payload.data + at, payload.len - at);
+		memcpy(payload.data + at, b->data, b->len);
+		payload.len += b->len;
+	}
+	return emit(type);
 }
 
 /* Encodes into the payload one STACKS record of the stacks from id from
@@ -657,15 +792,17 @@ static uint64_t recorder_bytes(void)
 
 	hp_live_usage(&blocks, &live);
 	return hp_stacks_bytes() + hp_agg_bytes() + hp_tags_bytes() + live + payload.cap + out.cap +
-	       buckets_buf.cap + ticks_buf.cap + tick_buf.cap + site_tags_buf.cap + hists_buf.cap +
+	       buckets_buf.cap + ticks_buf.cap + site_tags_buf.cap + hists_buf.cap +
 	       blocks_buf.cap + hp_maps_bytes() + hp_events_bytes();
 }
 
-/* The totals are the sums of the buckets written, exactly, even while
- * other threads allocate. */
-static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
-			 const struct bucket_sums *sum)
+/* The SNAPSHOT payload but its buckets (buckets_buf), which go at the
+ * offset returned (emit_with). The totals are the sums of the buckets
+ * written, exactly, even while other threads allocate. */
+static size_t put_snapshot(unsigned reason, int signo, uint32_t nstacks,
+			   const struct bucket_sums *sum)
 {
+	size_t at;
 	struct hp_totals t;
 	unsigned lost_kinds = 0;
 	uint32_t nheaps;
@@ -698,7 +835,7 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
 									t.lost_bytes[i]});
 	}
 	hp_rec_count_put(&payload, sum->n);
-	hp_buf_put_bytes(&payload, buckets_buf.data, buckets_buf.len); /* hp_rec_bucket_put's */
+	at = payload.len; /* the buckets, hp_rec_bucket_put's */
 	hp_rec_snapshot_tail_put(&payload,
 				 &(struct hp_rec_snapshot_tail){.recorder_bytes = recorder_bytes()});
 	/* Each custom heap's own peak (minor 3); none written, as a reader
@@ -715,6 +852,7 @@ static void put_snapshot(unsigned reason, int signo, uint32_t nstacks,
 			hp.peak_time_ns = 0;
 		hp_rec_heap_peak_put(&payload, &hp);
 	}
+	return at;
 }
 
 int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
@@ -778,11 +916,10 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 	 * in another thread). */
 	if (!err && config->timeline_ms) {
 		take_tick();
-		put_timeline();
 		/* A timeline that could not be built (no memory left for its
 		 * buffers) or written is lost, not the snapshot: the payload
 		 * starts clean for it. */
-		if (emit(HP_REC_TIMELINE)) {
+		if (emit_timeline()) {
 			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 			payload.len = 0;
 			payload.err = out.err = 0;
@@ -797,18 +934,16 @@ int hp_writer_snapshot(unsigned reason, int signo, unsigned flags)
 				memcpy(&tags_written, &tags_pending, sizeof tags_written);
 		}
 	}
-	if (!err) {
-		put_snapshot(reason, signo, nstacks, &sums);
-		err = emit(HP_REC_SNAPSHOT);
-	}
+	if (!err)
+		err = emit_with(HP_REC_SNAPSHOT, put_snapshot(reason, signo, nstacks, &sums),
+				&buckets_buf);
 	/* Its buckets' histograms: lost alone when they cannot be written. */
 	if (!err) {
 		hp_rec_hists_put(&payload,
 				 &(struct hp_rec_hists){.seq = snapshot_seq, .count = sums.n});
-		hp_buf_put_bytes(&payload, hists_buf.data, hists_buf.len);
 		if (hists_buf.err && !payload.err)
 			payload.err = hists_buf.err;
-		if (emit(HP_REC_HISTOGRAMS))
+		if (emit_with(HP_REC_HISTOGRAMS, payload.len, &hists_buf))
 			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 	}
 	/* The live blocks (--live-blocks): the walk takes every shard lock
@@ -904,8 +1039,7 @@ uint32_t hp_writer_timeline(void)
 	n = take_tick();
 	if ((nticks >= TICKS_PER_RECORD || ticks_buf.len >= TICKS_RECORD_BYTES) &&
 	    ensure_file() == 0) {
-		put_timeline();
-		if (emit(HP_REC_TIMELINE))
+		if (emit_timeline())
 			hp_agg_lost(HP_LOST_WRITE_FAILED, 1, 0);
 		payload.len = 0;
 		payload.err = out.err = 0;
@@ -943,6 +1077,12 @@ void hp_writer_close(void)
 	fd = -1;
 	file_config = NULL;
 	unlock(cancel);
+}
+
+size_t hp_writer_record_bytes(void)
+{
+	return __atomic_load_n(&payload.cap, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&out.cap, __ATOMIC_RELAXED);
 }
 
 void hp_writer_lock(void)

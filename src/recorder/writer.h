@@ -2,9 +2,10 @@
  * writer.h - the capture file: created at init, appended to at every
  * snapshot, closed at exit.
  *
- * A snapshot appends, in order: the module events, stacks and time-series
- * samples not yet in the file, the timeline's ticks not yet in the file
- * and one more, then an HP_REC_SNAPSHOT with every bucket.
+ * A snapshot appends, in order: the module events, stacks (in records of
+ * at most 1 MiB of payload) and time-series samples not yet in the file,
+ * the timeline's ticks not yet in the file and one more, then an
+ * HP_REC_SNAPSHOT with every bucket.
  * Each record is written with write(2) as soon as it is built, so a process
  * killed with SIGKILL leaves a file that is whole up to its last record.
  *
@@ -116,6 +117,13 @@ int hp_writer_put(unsigned type, const void *data, size_t len, unsigned flags);
  * dropped. Takes the writer's lock; no allocation; not async-signal-safe. */
 void hp_writer_close(void);
 
+
+/* Bytes of the buffers records are built in (the payload and its
+ * compressed form): their size at open, 2 MiB and 16 KiB, however many
+ * stacks or buckets a snapshot writes (larger ones are written in several
+ * records or in pieces). For accounting and tests. Lock-free (a racy
+ * read), async-signal-safe, no allocation. */
+size_t hp_writer_record_bytes(void);
 
 /* For fork: take and release the writer's lock. No allocation; not
  * async-signal-safe. */

@@ -423,5 +423,42 @@ HP_TEST(writer_stacks_in_bounded_records)
 	expect_true(records >= 1 + (DEEP_STACKS * (DEEP_DEPTH * 10 + 2) >> 20),
 		    "the new stacks in several records");
 	expect_true(largest > 0 && largest <= 1u << 20, "none past 1 MiB");
+	expect_eq_u64(hp_writer_record_bytes(), (2u << 20) + (16u << 10),
+		      "the record buffers at their size at open");
+	hp_writer_close();
+}
+
+/* A snapshot whose buckets and histograms pass 1 MiB (100,000 buckets):
+ * written from their buffers in pieces, compressed as one zstd frame each
+ * (emit_parts), not copied into the payload, which keeps its size at open,
+ * as the compressed record's buffer does; with mmap failing a second
+ * snapshot is written too; both read back whole, with every bucket. */
+HP_TEST(writer_large_snapshot_in_pieces)
+{
+	struct hp_capture cap;
+	const struct hp_cap_snapshot *s;
+	uint64_t sum = 0;
+
+	open_capture("large.hpf");
+	for (uint64_t i = 0; i < 100000; i++)
+		record(0x20000000 + i * 16, 1 + (i & 1023));
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "a first snapshot");
+	seam_map_fail_after(0);
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0,
+		      "a second, without mapping more memory");
+	seam_restore();
+	if (!expect_true(load(&cap) == 0, "the file reads whole"))
+		return;
+	expect_eq_u64(cap.nsnapshots, 2, "both snapshots");
+	s = hp_capture_last(&cap);
+	expect_true(s->nbuckets > 100000, "every bucket");
+	for (size_t i = 0; i < s->nbuckets; i++)
+		sum += s->buckets[i].alloc_bytes;
+	expect_eq_u64(s->alloc_count, allocs, "every allocation");
+	expect_eq_u64(sum, alloc_bytes, "the buckets' bytes, each read back");
+	expect_eq_u64(s->alloc_bytes, alloc_bytes, "the totals");
+	expect_eq_u64(hp_writer_record_bytes(), (2u << 20) + (16u << 10),
+		      "the record buffers at their size at open");
+	hp_capture_free(&cap);
 	hp_writer_close();
 }
