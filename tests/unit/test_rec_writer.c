@@ -6,7 +6,8 @@
  * off again, so the file stays whole, and the lost snapshots are counted);
  * mmap failing while a snapshot needs a larger buffer; and the regions of
  * the memory map (MAPS) of blocks this test allocates itself; and more new
- * stacks than one STACKS record holds, written with mmap failing.
+ * stacks than one STACKS record holds, and more than 1 MiB of buckets,
+ * written with mmap failing and the record buffers at their size at open.
  */
 #include <errno.h>
 #include <malloc.h>
