@@ -1,13 +1,19 @@
 /*
  * test_known.c - heapprof run on tests/programs/known.c: per-stack figures,
- * exactly, with the right call paths, in both unwinding modes.
+ * exactly, with the right call paths, in both unwinding modes; the
+ * recorder's memory at a million live blocks and at a million stacks.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "../../src/format/decode.h"
+#include "../../src/format/format.h"
 #include "../harness/harness.h"
 #include "../harness/query.h"
 #include "known_expect.h"
+#include "../programs/millionstacks.h"
 #include "../../src/common/version.h"
 
 static struct hp_capture *run_known(const char *mode)
@@ -65,6 +71,98 @@ HP_TEST(recorder_memory_budget)
 		       (double)s->recorder_bytes / (double)live);
 	}
 	hpq_free(cap);
+}
+
+/* The STACKS records of the capture at path: how many, and the largest
+ * payload. */
+static void stacks_records(const char *path, size_t *count, size_t *largest)
+{
+	struct hp_reader r;
+	struct hp_record rec;
+	size_t size = 0;
+	uint8_t *data = NULL;
+	FILE *f = fopen(path, "rb");
+	int got;
+
+	*count = *largest = 0;
+	if (f && fseek(f, 0, SEEK_END) == 0 && (size = (size_t)ftell(f)) > 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (data = malloc(size)) && fread(data, 1, size, f) == size &&
+	    hp_reader_open(&r, data, size) == 0) {
+		while ((got = hp_reader_next(&r, &rec)) != HP_READ_END) {
+			if (got == HP_READ_OK && rec.type == HP_REC_STACKS) {
+				(*count)++;
+				if (rec.len > *largest)
+					*largest = rec.len;
+			}
+		}
+		hp_reader_close(&r);
+	}
+	if (f)
+		fclose(f);
+	free(data);
+}
+
+/* 2^20 distinct stacks, a block on each (tests/programs/millionstacks.c):
+ * the capture is intact and exact (the stack table holds ids below 2^20,
+ * so one stack does not fit: its block is counted under no stack, and
+ * said lost), its new stacks in STACKS records of at most 1 MiB, and the
+ * recorder's memory beyond the stacks' frames under 384 bytes a stack
+ * (the buckets' 256 included; 517 when the stacks went in one record,
+ * the index kept its old copies and the snapshot's buckets were copied
+ * into the payload; issue 25's goal is 256). */
+HP_TEST(million_stacks_intact)
+{
+	char out[512];
+	struct hp_capture *cap;
+	const struct hp_cap_snapshot *s;
+	uint64_t bytes = 0, nostack = 0, shallow = 0, wrong = 0, frames = 0;
+	size_t records, largest;
+	double beyond;
+
+	snprintf(out, sizeof out, "%s/millionstacks.hpf", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q --no-symbols -o %s -- "
+				 "%s/tests/programs/millionstacks",
+				 hp_test_build(), out, hp_test_build()),
+		      0, "exit status");
+	if (!(cap = hpq_load(out)))
+		return;
+	expect_eq_u64(cap->ndamage, 0, "every record intact");
+	s = hp_capture_last(cap);
+	if (expect_true(s != NULL, "a snapshot")) {
+		expect_eq_u64(s->alloc_count, MILLIONSTACKS_PATHS, "every block");
+		expect_eq_u64(s->alloc_bytes, MILLIONSTACKS_BYTES, "their bytes");
+		expect_eq_u64(cap->nstacks, 1u << 20, "ids 1 .. 2^20 - 1 in the file");
+		for (size_t i = 0; i < s->nbuckets; i++) {
+			const struct hp_rec_bucket *b = &s->buckets[i];
+			bytes += b->alloc_bytes;
+			if (!b->stack_id) {
+				nostack += b->alloc_count;
+				continue;
+			}
+			if (b->stack_id >= cap->nstacks) {
+				wrong++;
+				continue;
+			}
+			shallow += cap->stacks[b->stack_id].depth < MILLIONSTACKS_LEVELS + 2;
+			if (b->stack_id % 4096 == 0 &&
+			    strcmp(hpq_symbol(cap, cap->stacks[b->stack_id].frames[0]), "leaf") != 0)
+				wrong++;
+		}
+		expect_eq_u64(bytes, MILLIONSTACKS_BYTES, "the buckets' bytes");
+		expect_eq_u64(nostack, 1, "one block without its stack: the table was full");
+		expect_eq_u64(s->lost_count[HP_LOST_STACK_TABLE_FULL], 1, "and said lost");
+		expect_eq_u64(shallow + wrong, 0, "each stack whole, from leaf");
+		for (size_t id = 1; id < cap->nstacks; id++)
+			frames += cap->stacks[id].depth;
+		beyond = (double)(s->recorder_bytes - frames * 8) / (double)MILLIONSTACKS_PATHS;
+		expect_true(beyond <= 384, "recorder memory <= 384 bytes a stack beyond its frames");
+		printf("  recorder: %.1f MiB for %lu stacks: %.1f bytes each beyond %.1f of frames\n",
+		       s->recorder_bytes / 1048576.0, MILLIONSTACKS_PATHS, beyond,
+		       8.0 * (double)frames / (double)MILLIONSTACKS_PATHS);
+	}
+	hpq_free(cap);
+	stacks_records(out, &records, &largest);
+	expect_true(records > 1 && largest <= 1u << 20, "STACKS records of at most 1 MiB");
 }
 
 int main(int argc, char **argv)
