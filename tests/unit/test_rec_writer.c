@@ -463,3 +463,39 @@ HP_TEST(writer_large_snapshot_in_pieces)
 	hp_capture_free(&cap);
 	hp_writer_close();
 }
+
+/* The disk filling up inside a snapshot whose large records are written
+ * in pieces (the 100,000 buckets above: a streamed SNAPSHOT and
+ * HISTOGRAMS), at budgets from the first byte to past the whole snapshot:
+ * a record cut short is cut off again, so the file always reads whole,
+ * and the next full snapshot counts the lost ones. */
+HP_TEST(writer_large_snapshot_disk_full)
+{
+	static const int64_t budgets[] = {0,     1,      23,     24,     100,     4096,
+					  65536, 200000, 400000, 800000, 1500000, 3000000};
+	struct hp_capture cap;
+	uint64_t failures = 0, bad = 0;
+
+	open_capture("largefull.hpf");
+	for (size_t i = 0; i < sizeof budgets / sizeof *budgets; i++) {
+		record(0x30000000 + i * 16, 10);
+		seam_disk_full_after(budgets[i]);
+		failures += hp_writer_snapshot(HP_SNAP_API, 0, 0) != 0;
+		seam_restore();
+		if (load(&cap) < 0 || cap.file_bytes != file_size())
+			bad++;
+		hp_capture_free(&cap);
+	}
+	expect_true(failures >= 8, "the disk was full for most budgets");
+	expect_eq_u64(bad, 0, "after every failure the file reads whole, without damage");
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "room again");
+	if (load(&cap) == 0) {
+		const struct hp_cap_snapshot *s = hp_capture_last(&cap);
+		expect_eq_u64(s->alloc_count, allocs, "every allocation in the last one");
+		expect_eq_u64(cap.nstacks, hp_stacks_count(), "every stack written once");
+	} else {
+		expect_true(0, "the final file reads");
+	}
+	hp_capture_free(&cap);
+	hp_writer_close();
+}
