@@ -26,11 +26,11 @@ _Static_assert(HP_AGG_MAX_HEAPS < 1u << (32 - HEAP_SHIFT), "heap ids fit a bucke
 _Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-register entry");
 
 struct bucket {
-	/* Laid out by use, so that an allocation and its free touch few
-	 * lines: what every allocation and free writes in the first line,
-	 * the size classes an allocation counts next, the lifetime classes
-	 * a free counts last; the counters of temporaries and at the peak
-	 * between (root.h describes both groups of counters). */
+	/* 96 bytes, laid out by use: the first 64 hold what every
+	 * allocation and free reads and writes (the lock, the tag, the
+	 * epoch, the four counters, the timeline's count and the two
+	 * histograms' words), the last 32 the counters of temporaries and at
+	 * the peak (root.h describes both groups of counters). */
 	struct hp_spin lock;
 	/* Two fields in one atomic word (the struct keeps its size):
 	 * bits 0..23, in a stack's default bucket (id stack + 1), the origin
@@ -47,26 +47,61 @@ struct bucket {
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 	/* The per-site timeline (hp_agg_take_change): changes counts the
 	 * bucket's changes, stored with release after its counters, under
-	 * lock; taken is the value of changes at the last entry written,
-	 * written and read by the writer only, under its lock. A bucket has
-	 * changed since its last entry when the two differ (a wrap needs 2^32
-	 * changes between two ticks). */
-	uint32_t changes, taken;
-	/* Allocations by size class, frees by lifetime class (hp_rec_hist):
-	 * under lock, relaxed stores, as the counters. 32 bits: 164 bytes a
-	 * bucket where 64 would take 328. */
-	uint32_t size_hist[HP_HIST_SIZE_CLASSES];
+	 * lock. */
+	uint32_t changes;
+	/* The histograms (hp_rec_hist), sparse ("Histograms" below): sizes
+	 * the allocations by size class, lives the frees by lifetime class,
+	 * each inline while the bucket has one class and in a side table
+	 * from its second on. Under lock, release stores. */
+	uint32_t sizes, lives;
+	/* The value of changes at the last timeline entry written, written
+	 * and read by the writer only, under its lock. A bucket has changed
+	 * since its last entry when the two differ (a wrap needs 2^32 changes
+	 * between two ticks). */
+	uint32_t taken;
 	uint64_t temp_count, temp_bytes, peak_count, peak_bytes;
-	uint32_t life_hist[HP_HIST_LIFE_CLASSES];
 };
-_Static_assert(sizeof(struct bucket) == 256, "a bucket is four cache lines");
+_Static_assert(sizeof(struct bucket) == 96, "a bucket is a cache line and a half");
+_Static_assert(offsetof(struct bucket, taken) + 4 == 64, "what each count touches is in 64 bytes");
 _Static_assert(offsetof(struct bucket, free_bytes) == offsetof(struct bucket, alloc_count) + 24 &&
 		       offsetof(struct bucket, peak_bytes) ==
 			       offsetof(struct bucket, temp_count) + 24,
 	       "each group of counters is four words in a row (root.h)");
 
-/* Buckets live in chunks of 4096 (1 MiB), each mapped when a bucket in
- * it is first handed out: mapping the whole table (3 Mi buckets, 240 MiB)
+/* Histograms. Most stacks allocate one size class and free in one
+ * lifetime class, so a bucket keeps each histogram in one word while it
+ * has one class, and moves it to an entry of a side table (a spill) on
+ * its second:
+ *
+ * sizes: 0, no allocation counted in any class; c + 1, every allocation
+ * is of class c, and the class counts (u32) alloc_count: each change of
+ * alloc_count (an allocation, a move, a zero) changes one size class by
+ * the same amount, so the classes always sum to alloc_count modulo 2^32;
+ * SPILLED | i, the classes are spill i of the size table (24 u32).
+ *
+ * lives (frees without a lifetime class count in none, so no counter
+ * gives the count): 0, no free in a class; (c + 1) << LIFE_SHIFT | n, n
+ * frees, all of class c (n below 2^LIFE_SHIFT); LIFE_SPILLED | i, spill i
+ * of the lifetime table (17 u32).
+ *
+ * A spill is taken under the bucket's lock, filled with the bucket's one
+ * class, and published with a release store of the word after its
+ * table's chunk is published (release, as the buckets' chunks), so a
+ * reader without the lock (hp_agg_hist, in a signal handler too) finds
+ * either the inline class or a complete spill. Spills are never given
+ * back (hp_agg_zero zeroes them in place). When a spill's memory cannot
+ * be mapped, the bucket keeps its one class and counts the new class's
+ * allocations or frees in it: its histogram alone is then off, never its
+ * counters. */
+#define SPILLED 0x80000000u
+#define LIFE_SHIFT 27
+#define LIFE_COUNT ((1u << LIFE_SHIFT) - 1)
+#define LIFE_SPILLED (31u << LIFE_SHIFT)
+_Static_assert(HP_HIST_SIZE_CLASSES < SPILLED && HP_HIST_LIFE_CLASSES < 31,
+	       "an inline class is told from a spill");
+
+/* Buckets live in chunks of 4096 (384 KiB), each mapped when a bucket in
+ * it is first handed out: mapping the whole table (3 Mi buckets, 288 MiB)
  * up front would take that much of a program's address-space limit. A
  * chunk is published with a release store and read with an acquire load,
  * so a reader sees either no chunk or a zeroed, complete one; a bucket id
@@ -82,6 +117,70 @@ _Static_assert(offsetof(struct bucket, free_bytes) == offsetof(struct bucket, al
 static struct hp_intern keys;
 static struct bucket *chunks[CHUNKS];
 static struct hp_spin chunks_lock;
+
+/* The histograms' side tables (above, "Histograms"): entries of words
+ * u32s handed out in order (used, an atomic add under the taking
+ * bucket's lock), in chunks of SPILL_CHUNK entries mapped when the first
+ * entry in them is handed out (under lock, published with release as the
+ * buckets' chunks). A bucket takes at most one entry of each table, so a
+ * table never holds more entries than there are buckets. */
+#define SPILL_BITS 12
+#define SPILL_CHUNK (1u << SPILL_BITS)
+#define SPILL_CHUNKS CHUNKS
+struct spill_table {
+	uint32_t words; /* u32s an entry */
+	uint32_t used;  /* entries handed out (some may have failed to map) */
+	struct hp_spin lock;
+	uint32_t *chunks[SPILL_CHUNKS];
+};
+static struct spill_table size_spills = {.words = HP_HIST_SIZE_CLASSES};
+static struct spill_table life_spills = {.words = HP_HIST_LIFE_CLASSES};
+
+/* Spill i of t, whose chunk exists. Lock-free, async-signal-safe. */
+static inline uint32_t *spill_at(struct spill_table *t, uint32_t i)
+{
+	return __atomic_load_n(&t->chunks[i >> SPILL_BITS], __ATOMIC_ACQUIRE) +
+	       (size_t)(i & (SPILL_CHUNK - 1)) * t->words;
+}
+
+/* A new entry of t, zeroed, its index in *i; NULL when it cannot be
+ * mapped. Call under the taking bucket's lock. Takes t->lock and may
+ * call mmap (a chunk's first entry). No allocation. */
+static __attribute__((noinline, cold)) uint32_t *spill_take(struct spill_table *t, uint32_t *i)
+{
+	uint32_t n = __atomic_fetch_add(&t->used, 1, __ATOMIC_RELAXED);
+	uint32_t **slot;
+	uint32_t *c;
+
+	if (n >= SPILL_CHUNKS * SPILL_CHUNK)
+		return NULL;
+	slot = &t->chunks[n >> SPILL_BITS];
+	c = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!c) {
+		hp_spin_lock(&t->lock);
+		c = *slot;
+		if (!c) {
+			c = hp_os_map((size_t)SPILL_CHUNK * t->words * sizeof *c);
+			if (c)
+				__atomic_store_n(slot, c, __ATOMIC_RELEASE);
+		}
+		hp_spin_unlock(&t->lock);
+		if (!c)
+			return NULL;
+	}
+	*i = n;
+	return c + (size_t)(n & (SPILL_CHUNK - 1)) * t->words;
+}
+
+/* Bytes of t's entries handed out. Lock-free. */
+static uint64_t spill_bytes(const struct spill_table *t)
+{
+	uint64_t n = __atomic_load_n(&t->used, __ATOMIC_RELAXED);
+
+	if (n > (uint64_t)SPILL_CHUNKS * SPILL_CHUNK)
+		n = (uint64_t)SPILL_CHUNKS * SPILL_CHUNK;
+	return n * t->words * sizeof(uint32_t);
+}
 
 /* The sampling rate, for the weights (1 = full recording). Written once
  * by hp_agg_set_sample_rate before recording starts; read-only after. */
@@ -595,6 +694,79 @@ static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
 	}
 }
 
+/* size_count's slow path: the bucket's first class, or its second (a
+ * spill; on no memory the bucket keeps its one class). Under b's lock. */
+static __attribute__((noinline, cold)) void size_spill(struct bucket *b, unsigned c,
+						       uint32_t delta)
+{
+	uint32_t s = b->sizes, i, *e;
+
+	if (!s) { /* no class yet: every class is 0, and so is alloc_count */
+		__atomic_store_n(&b->sizes, c + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	e = spill_take(&size_spills, &i);
+	if (!e)
+		return;
+	e[s - 1] = (uint32_t)b->alloc_count;
+	e[c] = delta;
+	__atomic_store_n(&b->sizes, SPILLED | i, __ATOMIC_RELEASE);
+}
+
+/* Size class c of bucket b changes by delta (1, or -1 as a u32): before
+ * alloc_count changes by the same. Under b's lock. */
+static inline __attribute__((always_inline)) void size_count(struct bucket *b, unsigned c,
+							     uint32_t delta)
+{
+	uint32_t s = b->sizes;
+
+	if (__builtin_expect(s == c + 1, 1))
+		return; /* the one class: alloc_count counts it */
+	if (s & SPILLED) {
+		uint32_t *e = spill_at(&size_spills, s & ~SPILLED);
+		SET(e[c], e[c] + delta);
+		return;
+	}
+	size_spill(b, c, delta);
+}
+
+/* life_count's slow path: the first class, a second or a count past
+ * LIFE_COUNT (a spill; on no memory the bucket's one class counts it,
+ * up to LIFE_COUNT). Under b's lock. */
+static __attribute__((noinline, cold)) void life_spill(struct bucket *b, unsigned c)
+{
+	uint32_t l = b->lives, i, *e;
+
+	if (!l) {
+		__atomic_store_n(&b->lives, (c + 1) << LIFE_SHIFT | 1, __ATOMIC_RELEASE);
+		return;
+	}
+	e = spill_take(&life_spills, &i);
+	if (!e) {
+		if ((l & LIFE_COUNT) != LIFE_COUNT)
+			__atomic_store_n(&b->lives, l + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	e[(l >> LIFE_SHIFT) - 1] = l & LIFE_COUNT;
+	e[c] += 1;
+	__atomic_store_n(&b->lives, LIFE_SPILLED | i, __ATOMIC_RELEASE);
+}
+
+/* A free of lifetime class c in bucket b. Under b's lock. */
+static inline __attribute__((always_inline)) void life_count(struct bucket *b, unsigned c)
+{
+	uint32_t l = b->lives;
+
+	if (__builtin_expect(l >> LIFE_SHIFT == c + 1 && (l & LIFE_COUNT) != LIFE_COUNT, 1)) {
+		SET(b->lives, l + 1);
+	} else if ((l & LIFE_SPILLED) == LIFE_SPILLED) {
+		uint32_t *e = spill_at(&life_spills, l & LIFE_COUNT);
+		SET(e[c], e[c] + 1);
+	} else {
+		life_spill(b, c);
+	}
+}
+
 /* hp_agg_alloc's body: record_path.c's allocation path inlines it. */
 static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_t size)
 {
@@ -610,9 +782,9 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 	b = bucket_at(id);
 	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
 	catch_up(b);
+	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
-	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
 	touched(b);
 	hp_spin_unlock(&b->lock);
 
@@ -661,7 +833,7 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 		SET(b->temp_bytes, b->temp_bytes + size);
 	}
 	if ((unsigned)life_class < HP_HIST_LIFE_CLASSES)
-		SET(b->life_hist[life_class], b->life_hist[life_class] + 1);
+		life_count(b, (unsigned)life_class);
 	touched(b);
 	hp_spin_unlock(&b->lock);
 	alone = hp_os_single_threaded();
@@ -691,9 +863,9 @@ void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)
 	hp_spin_lock(&b->lock);
 	set_heap(b, heap);
 	catch_up(b);
+	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
-	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
 	touched(b);
 	hp_spin_unlock(&b->lock);
 	now = __atomic_add_fetch(&h->in_use_bytes, size, __ATOMIC_ACQ_REL);
@@ -767,9 +939,9 @@ void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
 	 * (docs/internals/recorder.md, "Moving a block"). */
 	at_peak = a->peak_count && a->peak_count >= a->alloc_count - a->free_count &&
 		  a->peak_bytes >= size;
+	size_count(a, hp_hist_size_class(size), (uint32_t)-1);
 	SET(a->alloc_count, a->alloc_count - 1);
 	SET(a->alloc_bytes, a->alloc_bytes - size);
-	SET(a->size_hist[hp_hist_size_class(size)], a->size_hist[hp_hist_size_class(size)] - 1);
 	if (at_peak) {
 		SET(a->peak_count, a->peak_count - 1);
 		SET(a->peak_bytes, a->peak_bytes - size);
@@ -780,9 +952,9 @@ void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
 	hp_spin_lock(&b->lock);
 	set_heap(b, heap);
 	catch_up(b);
+	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
-	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
 	if (at_peak) {
 		SET(b->peak_count, b->peak_count + 1);
 		SET(b->peak_bytes, b->peak_bytes + size);
@@ -809,6 +981,15 @@ void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *o
 	}
 }
 
+uint32_t hp_agg_type(uint32_t id)
+{
+	uint32_t len;
+
+	if (id < HP_AGG_KEYED_FIRST)
+		return 0;
+	return (uint32_t)(hp_intern_key(&keys, id - HP_AGG_KEYED_FIRST + 1, &len)[1] >> 32);
+}
+
 void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
 {
 	if ((unsigned)why >= HP_LOST_KINDS)
@@ -831,10 +1012,21 @@ void hp_agg_zero(void)
 		__atomic_store_n(&b->temp_bytes, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->peak_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->peak_bytes, 0, __ATOMIC_RELAXED);
-		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-			__atomic_store_n(&b->size_hist[c], 0, __ATOMIC_RELAXED);
-		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-			__atomic_store_n(&b->life_hist[c], 0, __ATOMIC_RELAXED);
+		/* A spill stays the bucket's, zeroed; an inline class goes. */
+		if (b->sizes & SPILLED) {
+			uint32_t *e = spill_at(&size_spills, b->sizes & ~SPILLED);
+			for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+				__atomic_store_n(&e[c], 0, __ATOMIC_RELAXED);
+		} else {
+			__atomic_store_n(&b->sizes, 0, __ATOMIC_RELAXED);
+		}
+		if ((b->lives & LIFE_SPILLED) == LIFE_SPILLED) {
+			uint32_t *e = spill_at(&life_spills, b->lives & LIFE_COUNT);
+			for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+				__atomic_store_n(&e[c], 0, __ATOMIC_RELAXED);
+		} else {
+			__atomic_store_n(&b->lives, 0, __ATOMIC_RELAXED);
+		}
 		hp_spin_unlock(&b->lock);
 	}
 	credit_reset(0);
@@ -952,11 +1144,24 @@ void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 void hp_agg_hist(uint32_t id, struct hp_rec_hist *out)
 {
 	const struct bucket *b = bucket_at(id);
+	uint32_t s = __atomic_load_n(&b->sizes, __ATOMIC_ACQUIRE);
+	uint32_t l = __atomic_load_n(&b->lives, __ATOMIC_ACQUIRE);
 
-	for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-		out->size[c] = GET(b->size_hist[c]);
-	for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-		out->life[c] = GET(b->life_hist[c]);
+	memset(out, 0, sizeof *out);
+	if (s & SPILLED) {
+		const uint32_t *e = spill_at(&size_spills, s & ~SPILLED);
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			out->size[c] = GET(e[c]);
+	} else if (s) {
+		out->size[s - 1] = (uint32_t)GET(b->alloc_count);
+	}
+	if ((l & LIFE_SPILLED) == LIFE_SPILLED) {
+		const uint32_t *e = spill_at(&life_spills, l & LIFE_COUNT);
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			out->life[c] = GET(e[c]);
+	} else if (l) {
+		out->life[(l >> LIFE_SHIFT) - 1] = l & LIFE_COUNT;
+	}
 }
 
 int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out)
@@ -1013,7 +1218,8 @@ void hp_agg_totals(struct hp_totals *out)
 uint64_t hp_agg_bytes(void)
 {
 	return hp_intern_bytes(&keys) +
-	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) * sizeof(struct bucket);
+	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) * sizeof(struct bucket) +
+	       spill_bytes(&size_spills) + spill_bytes(&life_spills);
 }
 
 /* For fork handlers, with the stack table, the keys and chunks_lock held
@@ -1043,12 +1249,18 @@ void hp_agg_lock_all(void)
 	hp_spin_lock(&keys.lock);
 	hp_spin_lock(&chunks_lock);
 	for_each_bucket(hp_spin_lock);
+	/* After the buckets': a spill's chunk is mapped under its bucket's
+	 * lock. */
+	hp_spin_lock(&size_spills.lock);
+	hp_spin_lock(&life_spills.lock);
 	hp_spin_lock(&credit.lock);
 }
 
 void hp_agg_unlock_all(void)
 {
 	hp_spin_unlock(&credit.lock);
+	hp_spin_unlock(&life_spills.lock);
+	hp_spin_unlock(&size_spills.lock);
 	for_each_bucket(hp_spin_unlock);
 	hp_spin_unlock(&chunks_lock);
 	hp_spin_unlock(&keys.lock);
