@@ -49,56 +49,71 @@ struct bucket {
 	 * bucket's changes, stored with release after its counters, under
 	 * lock. */
 	uint32_t changes;
-	/* The histograms (hp_rec_hist), sparse ("Histograms" below): sizes
-	 * the allocations by size class, lives the frees by lifetime class,
-	 * each inline while the bucket has one class and in a side table
-	 * from its second on. Under lock, release stores. */
-	uint32_t sizes, lives;
 	/* The value of changes at the last timeline entry written, written
 	 * and read by the writer only, under its lock. A bucket has changed
 	 * since its last entry when the two differ (a wrap needs 2^32 changes
 	 * between two ticks). */
 	uint32_t taken;
+	/* The histograms (hp_rec_hist), sparse ("Histograms" below): the
+	 * allocations by size class and the frees by lifetime class, inline
+	 * while the bucket has one class of each, else the address of its
+	 * spill. Under lock, atomic stores. */
+	uint64_t hist;
 	uint64_t temp_count, temp_bytes, peak_count, peak_bytes;
 };
 _Static_assert(sizeof(struct bucket) == 96, "a bucket is a cache line and a half");
-_Static_assert(offsetof(struct bucket, taken) + 4 == 64, "what each count touches is in 64 bytes");
+_Static_assert(offsetof(struct bucket, hist) + 8 == 64, "what each count touches is in 64 bytes");
 _Static_assert(offsetof(struct bucket, free_bytes) == offsetof(struct bucket, alloc_count) + 24 &&
 		       offsetof(struct bucket, peak_bytes) ==
 			       offsetof(struct bucket, temp_count) + 24,
 	       "each group of counters is four words in a row (root.h)");
 
 /* Histograms. Most stacks allocate one size class and free in one
- * lifetime class, so a bucket keeps each histogram in one word while it
- * has one class, and moves it to an entry of a side table (a spill) on
- * its second:
+ * lifetime class, so a bucket keeps its histograms in one word (hist)
+ * while it has one class of each, and moves them to a spill (an entry of
+ * a side table: every class of both) on a second class of either:
  *
- * sizes: 0, no allocation counted in any class; c + 1, every allocation
- * is of class c, and the class counts (u32) alloc_count: each change of
- * alloc_count (an allocation, a move, a zero) changes one size class by
- * the same amount, so the classes always sum to alloc_count modulo 2^32;
- * SPILLED | i, the classes are spill i of the size table (24 u32).
+ * Even: inline, 0 when no class yet (every class 0); bits 1..5 the size
+ * class + 1 (0: none), bits 6..10 the lifetime class + 1 (0: none), bits
+ * 32..63 the lifetime class's count (u32, wrapping as a spill's class
+ * does). The size class's count
+ * is alloc_count (u32): each change of alloc_count (an allocation, a
+ * move, a zero) changes one size class by the same amount, so the
+ * classes always sum to alloc_count modulo 2^32. Frees of no known
+ * lifetime count in no class, so the lifetime class needs a count.
+ * Odd (HIST_SPILLED): the address of the bucket's spill, plus 1 (so that
+ * a spilled bucket's count is one test, and its add takes the 1 off in
+ * its displacement).
  *
- * lives (frees without a lifetime class count in none, so no counter
- * gives the count): 0, no free in a class; (c + 1) << LIFE_SHIFT | n, n
- * frees, all of class c (n below 2^LIFE_SHIFT); LIFE_SPILLED | i, spill i
- * of the lifetime table (17 u32).
- *
- * A spill is taken under the bucket's lock, filled with the bucket's one
- * class, and published with a release store of the word after its
- * table's chunk is published (release, as the buckets' chunks), so a
+ * A spill is taken under the bucket's lock, filled with the bucket's
+ * inline classes, and its address published with a release store, so a
  * reader without the lock (hp_agg_hist, in a signal handler too) finds
- * either the inline class or a complete spill. Spills are never given
- * back (hp_agg_zero zeroes them in place). When a spill's memory cannot
- * be mapped, the bucket keeps its one class and counts the new class's
- * allocations or frees in it: its histogram alone is then off, never its
- * counters. */
-#define SPILLED 0x80000000u
-#define LIFE_SHIFT 27
-#define LIFE_COUNT ((1u << LIFE_SHIFT) - 1)
-#define LIFE_SPILLED (31u << LIFE_SHIFT)
-_Static_assert(HP_HIST_SIZE_CLASSES < SPILLED && HP_HIST_LIFE_CLASSES < 31,
-	       "an inline class is told from a spill");
+ * either the inline classes or a complete spill; a spilled bucket counts
+ * a class with one add through the address. Spills are never given back
+ * (hp_agg_zero zeroes them in place). When a spill's memory cannot be
+ * mapped, the bucket keeps its inline classes and counts the new class's
+ * allocations or frees in them: its histograms alone are then off, never
+ * its counters. */
+#define HIST_SPILLED 1u
+#define HIST_SIZE_SHIFT 1
+#define HIST_LIFE_SHIFT 6
+#define HIST_CLASS_MASK 31u
+#define HIST_COUNT_SHIFT 32
+_Static_assert(HP_HIST_SIZE_CLASSES < HIST_CLASS_MASK && HP_HIST_LIFE_CLASSES < HIST_CLASS_MASK,
+	       "a class + 1 fits its bits");
+
+struct spill {
+	uint32_t size[HP_HIST_SIZE_CLASSES];
+	uint32_t life[HP_HIST_LIFE_CLASSES];
+	uint32_t pad; /* 8-byte aligned: an address is even */
+};
+_Static_assert(sizeof(struct spill) % 8 == 0, "spills are 8-byte aligned");
+
+/* The spill of a spilled histogram word w. */
+static inline struct spill *spill_of(uint64_t w)
+{
+	return (struct spill *)(uintptr_t)(w - HIST_SPILLED);
+}
 
 /* Buckets live in chunks of 4096 (384 KiB), each mapped when a bucket in
  * it is first handed out: mapping the whole table (3 Mi buckets, 288 MiB)
@@ -118,68 +133,38 @@ static struct hp_intern keys;
 static struct bucket *chunks[CHUNKS];
 static struct hp_spin chunks_lock;
 
-/* The histograms' side tables (above, "Histograms"): entries of words
- * u32s handed out in order (used, an atomic add under the taking
- * bucket's lock), in chunks of SPILL_CHUNK entries mapped when the first
- * entry in them is handed out (under lock, published with release as the
- * buckets' chunks). A bucket takes at most one entry of each table, so a
- * table never holds more entries than there are buckets. */
-#define SPILL_BITS 12
-#define SPILL_CHUNK (1u << SPILL_BITS)
-#define SPILL_CHUNKS CHUNKS
-struct spill_table {
-	uint32_t words; /* u32s an entry */
-	uint32_t used;  /* entries handed out (some may have failed to map) */
+/* The spills (above, "Histograms"): handed out in order from chunks of
+ * SPILL_CHUNK, each mapped when the last is used up, under spills.lock
+ * (taken under a bucket's lock). A bucket takes at most one; the chunks
+ * are never unmapped. */
+#define SPILL_CHUNK 1024u
+static struct {
 	struct hp_spin lock;
-	uint32_t *chunks[SPILL_CHUNKS];
-};
-static struct spill_table size_spills = {.words = HP_HIST_SIZE_CLASSES};
-static struct spill_table life_spills = {.words = HP_HIST_LIFE_CLASSES};
+	struct spill *next, *end; /* what is left of the chunk in use */
+	uint64_t taken;           /* spills handed out */
+} spills;
 
-/* Spill i of t, whose chunk exists. Lock-free, async-signal-safe. */
-static inline uint32_t *spill_at(struct spill_table *t, uint32_t i)
+/* A new spill, zeroed; NULL when its chunk cannot be mapped. Call under
+ * the taking bucket's lock. Takes spills.lock and may call mmap. No
+ * allocation. */
+static __attribute__((noinline, cold)) struct spill *spill_take(void)
 {
-	return __atomic_load_n(&t->chunks[i >> SPILL_BITS], __ATOMIC_ACQUIRE) +
-	       (size_t)(i & (SPILL_CHUNK - 1)) * t->words;
-}
+	struct spill *e = NULL;
 
-/* A new entry of t, zeroed, its index in *i; NULL when it cannot be
- * mapped. Call under the taking bucket's lock. Takes t->lock and may
- * call mmap (a chunk's first entry). No allocation. */
-static __attribute__((noinline, cold)) uint32_t *spill_take(struct spill_table *t, uint32_t *i)
-{
-	uint32_t n = __atomic_fetch_add(&t->used, 1, __ATOMIC_RELAXED);
-	uint32_t **slot;
-	uint32_t *c;
-
-	if (n >= SPILL_CHUNKS * SPILL_CHUNK)
-		return NULL;
-	slot = &t->chunks[n >> SPILL_BITS];
-	c = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	if (!c) {
-		hp_spin_lock(&t->lock);
-		c = *slot;
-		if (!c) {
-			c = hp_os_map((size_t)SPILL_CHUNK * t->words * sizeof *c);
-			if (c)
-				__atomic_store_n(slot, c, __ATOMIC_RELEASE);
+	hp_spin_lock(&spills.lock);
+	if (spills.next == spills.end) {
+		struct spill *c = hp_os_map(SPILL_CHUNK * sizeof *c);
+		if (c) {
+			spills.next = c;
+			spills.end = c + SPILL_CHUNK;
 		}
-		hp_spin_unlock(&t->lock);
-		if (!c)
-			return NULL;
 	}
-	*i = n;
-	return c + (size_t)(n & (SPILL_CHUNK - 1)) * t->words;
-}
-
-/* Bytes of t's entries handed out. Lock-free. */
-static uint64_t spill_bytes(const struct spill_table *t)
-{
-	uint64_t n = __atomic_load_n(&t->used, __ATOMIC_RELAXED);
-
-	if (n > (uint64_t)SPILL_CHUNKS * SPILL_CHUNK)
-		n = (uint64_t)SPILL_CHUNKS * SPILL_CHUNK;
-	return n * t->words * sizeof(uint32_t);
+	if (spills.next != spills.end) {
+		e = spills.next++;
+		__atomic_store_n(&spills.taken, spills.taken + 1, __ATOMIC_RELAXED);
+	}
+	hp_spin_unlock(&spills.lock);
+	return e;
 }
 
 /* The sampling rate, for the weights (1 = full recording). Written once
@@ -684,9 +669,8 @@ static inline void touched(struct bucket *b)
 	__atomic_store_n(&b->changes, b->changes + 1, __ATOMIC_RELEASE);
 }
 
-static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
+static inline __attribute__((always_inline)) void catch_up_to(struct bucket *b, uint64_t epoch)
 {
-	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 	if (b->epoch != epoch) {
 		SET(b->peak_count, b->alloc_count - b->free_count);
 		SET(b->peak_bytes, b->alloc_bytes - b->free_bytes);
@@ -694,23 +678,55 @@ static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
 	}
 }
 
-/* size_count's slow path: the bucket's first class, or its second (a
- * spill; on no memory the bucket keeps its one class). Under b's lock. */
-static __attribute__((noinline, cold)) void size_spill(struct bucket *b, unsigned c,
-						       uint32_t delta)
+static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
 {
-	uint32_t s = b->sizes, i, *e;
+	catch_up_to(b, __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE));
+}
 
-	if (!s) { /* no class yet: every class is 0, and so is alloc_count */
-		__atomic_store_n(&b->sizes, c + 1, __ATOMIC_RELEASE);
+/* catch_up for a bucket of malloc's blocks (heap 0: every bucket that
+ * hp_agg_alloc and hp_agg_free count), without reading its tag. */
+static inline __attribute__((always_inline)) void catch_up_malloc(struct bucket *b)
+{
+	catch_up_to(b, __atomic_load_n(&peak.epoch, __ATOMIC_ACQUIRE));
+}
+
+/* Moves b's inline classes (w) to a spill and counts there from now
+ * on; 0, or -ENOMEM when no spill can be mapped (nothing changed).
+ * Under b's lock. */
+static int spill(struct bucket *b, uint64_t w)
+{
+	struct spill *e = spill_take();
+	unsigned sc = w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK;
+	unsigned lc = w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK;
+
+	if (!e)
+		return -ENOMEM;
+	if (sc)
+		e->size[sc - 1] = (uint32_t)b->alloc_count;
+	if (lc)
+		e->life[lc - 1] = (uint32_t)(w >> HIST_COUNT_SHIFT);
+	__atomic_store_n(&b->hist, (uint64_t)(uintptr_t)e + HIST_SPILLED, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* size_count's slow path: the bucket's first size class, or its second
+ * (a spill; on no memory the bucket keeps its one class, which
+ * alloc_count counts). Under b's lock. */
+static __attribute__((noinline, cold)) void size_slow(struct bucket *b, unsigned c,
+						      uint32_t delta)
+{
+	uint64_t w = b->hist;
+	struct spill *e;
+
+	if (!(w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK)) {
+		/* no size class yet: every one is 0, and so is alloc_count */
+		SET(b->hist, w | (uint64_t)(c + 1) << HIST_SIZE_SHIFT);
 		return;
 	}
-	e = spill_take(&size_spills, &i);
-	if (!e)
+	if (spill(b, w) < 0)
 		return;
-	e[s - 1] = (uint32_t)b->alloc_count;
-	e[c] = delta;
-	__atomic_store_n(&b->sizes, SPILLED | i, __ATOMIC_RELEASE);
+	e = spill_of(b->hist);
+	SET(e->size[c], e->size[c] + delta);
 }
 
 /* Size class c of bucket b changes by delta (1, or -1 as a u32): before
@@ -718,52 +734,49 @@ static __attribute__((noinline, cold)) void size_spill(struct bucket *b, unsigne
 static inline __attribute__((always_inline)) void size_count(struct bucket *b, unsigned c,
 							     uint32_t delta)
 {
-	uint32_t s = b->sizes;
+	uint64_t w = b->hist;
 
-	if (__builtin_expect(s == c + 1, 1))
-		return; /* the one class: alloc_count counts it */
-	if (s & SPILLED) {
-		uint32_t *e = spill_at(&size_spills, s & ~SPILLED);
-		SET(e[c], e[c] + delta);
-		return;
-	}
-	size_spill(b, c, delta);
+	if (w & HIST_SPILLED) {
+		struct spill *e = spill_of(w);
+		SET(e->size[c], e->size[c] + delta);
+	} else if (__builtin_expect((w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK) != c + 1, 0)) {
+		size_slow(b, c, delta);
+	} /* else the one class, which alloc_count counts */
 }
 
-/* life_count's slow path: the first class, a second or a count past
- * LIFE_COUNT (a spill; on no memory the bucket's one class counts it,
- * up to LIFE_COUNT). Under b's lock. */
-static __attribute__((noinline, cold)) void life_spill(struct bucket *b, unsigned c)
+/* life_count's slow path: the bucket's first lifetime class, or its
+ * second (a spill; on no memory its one class counts the free). Under b's
+ * lock. */
+static __attribute__((noinline, cold)) void life_slow(struct bucket *b, unsigned c)
 {
-	uint32_t l = b->lives, i, *e;
+	uint64_t w = b->hist;
+	struct spill *e;
 
-	if (!l) {
-		__atomic_store_n(&b->lives, (c + 1) << LIFE_SHIFT | 1, __ATOMIC_RELEASE);
+	if (!(w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK)) {
+		/* no lifetime class yet: its count is 0 */
+		SET(b->hist, w | (uint64_t)(c + 1) << HIST_LIFE_SHIFT | (uint64_t)1 << HIST_COUNT_SHIFT);
 		return;
 	}
-	e = spill_take(&life_spills, &i);
-	if (!e) {
-		if ((l & LIFE_COUNT) != LIFE_COUNT)
-			__atomic_store_n(&b->lives, l + 1, __ATOMIC_RELEASE);
+	if (spill(b, w) < 0) {
+		SET(b->hist, w + ((uint64_t)1 << HIST_COUNT_SHIFT));
 		return;
 	}
-	e[(l >> LIFE_SHIFT) - 1] = l & LIFE_COUNT;
-	e[c] += 1;
-	__atomic_store_n(&b->lives, LIFE_SPILLED | i, __ATOMIC_RELEASE);
+	e = spill_of(b->hist);
+	SET(e->life[c], e->life[c] + 1);
 }
 
 /* A free of lifetime class c in bucket b. Under b's lock. */
 static inline __attribute__((always_inline)) void life_count(struct bucket *b, unsigned c)
 {
-	uint32_t l = b->lives;
+	uint64_t w = b->hist;
 
-	if (__builtin_expect(l >> LIFE_SHIFT == c + 1 && (l & LIFE_COUNT) != LIFE_COUNT, 1)) {
-		SET(b->lives, l + 1);
-	} else if ((l & LIFE_SPILLED) == LIFE_SPILLED) {
-		uint32_t *e = spill_at(&life_spills, l & LIFE_COUNT);
-		SET(e[c], e[c] + 1);
+	if (w & HIST_SPILLED) {
+		struct spill *e = spill_of(w);
+		SET(e->life[c], e->life[c] + 1);
+	} else if (__builtin_expect((w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK) == c + 1, 1)) {
+		SET(b->hist, w + ((uint64_t)1 << HIST_COUNT_SHIFT));
 	} else {
-		life_spill(b, c);
+		life_slow(b, c);
 	}
 }
 
@@ -781,7 +794,7 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 		return;
 	b = bucket_at(id);
 	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
-	catch_up(b);
+	catch_up_malloc(b);
 	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
@@ -825,7 +838,7 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 		return;
 	b = bucket_at(id);
 	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
-	catch_up(b);
+	catch_up_malloc(b);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
 	if (temporary) {
@@ -1012,20 +1025,15 @@ void hp_agg_zero(void)
 		__atomic_store_n(&b->temp_bytes, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->peak_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->peak_bytes, 0, __ATOMIC_RELAXED);
-		/* A spill stays the bucket's, zeroed; an inline class goes. */
-		if (b->sizes & SPILLED) {
-			uint32_t *e = spill_at(&size_spills, b->sizes & ~SPILLED);
+		/* A spill stays the bucket's, zeroed; inline classes go. */
+		if (!(b->hist & HIST_SPILLED)) {
+			__atomic_store_n(&b->hist, 0, __ATOMIC_RELAXED);
+		} else {
+			struct spill *e = spill_of(b->hist);
 			for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-				__atomic_store_n(&e[c], 0, __ATOMIC_RELAXED);
-		} else {
-			__atomic_store_n(&b->sizes, 0, __ATOMIC_RELAXED);
-		}
-		if ((b->lives & LIFE_SPILLED) == LIFE_SPILLED) {
-			uint32_t *e = spill_at(&life_spills, b->lives & LIFE_COUNT);
+				__atomic_store_n(&e->size[c], 0, __ATOMIC_RELAXED);
 			for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-				__atomic_store_n(&e[c], 0, __ATOMIC_RELAXED);
-		} else {
-			__atomic_store_n(&b->lives, 0, __ATOMIC_RELAXED);
+				__atomic_store_n(&e->life[c], 0, __ATOMIC_RELAXED);
 		}
 		hp_spin_unlock(&b->lock);
 	}
@@ -1144,23 +1152,22 @@ void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 void hp_agg_hist(uint32_t id, struct hp_rec_hist *out)
 {
 	const struct bucket *b = bucket_at(id);
-	uint32_t s = __atomic_load_n(&b->sizes, __ATOMIC_ACQUIRE);
-	uint32_t l = __atomic_load_n(&b->lives, __ATOMIC_ACQUIRE);
+	uint64_t w = __atomic_load_n(&b->hist, __ATOMIC_ACQUIRE);
 
 	memset(out, 0, sizeof *out);
-	if (s & SPILLED) {
-		const uint32_t *e = spill_at(&size_spills, s & ~SPILLED);
+	if (w & HIST_SPILLED) {
+		const struct spill *e = spill_of(w);
 		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-			out->size[c] = GET(e[c]);
-	} else if (s) {
-		out->size[s - 1] = (uint32_t)GET(b->alloc_count);
-	}
-	if ((l & LIFE_SPILLED) == LIFE_SPILLED) {
-		const uint32_t *e = spill_at(&life_spills, l & LIFE_COUNT);
+			out->size[c] = GET(e->size[c]);
 		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-			out->life[c] = GET(e[c]);
-	} else if (l) {
-		out->life[(l >> LIFE_SHIFT) - 1] = l & LIFE_COUNT;
+			out->life[c] = GET(e->life[c]);
+	} else {
+		unsigned sc = w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK;
+		unsigned lc = w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK;
+		if (sc)
+			out->size[sc - 1] = (uint32_t)GET(b->alloc_count);
+		if (lc)
+			out->life[lc - 1] = (uint32_t)(w >> HIST_COUNT_SHIFT);
 	}
 }
 
@@ -1219,7 +1226,7 @@ uint64_t hp_agg_bytes(void)
 {
 	return hp_intern_bytes(&keys) +
 	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) * sizeof(struct bucket) +
-	       spill_bytes(&size_spills) + spill_bytes(&life_spills);
+	       __atomic_load_n(&spills.taken, __ATOMIC_RELAXED) * sizeof(struct spill);
 }
 
 /* For fork handlers, with the stack table, the keys and chunks_lock held
@@ -1251,16 +1258,14 @@ void hp_agg_lock_all(void)
 	for_each_bucket(hp_spin_lock);
 	/* After the buckets': a spill's chunk is mapped under its bucket's
 	 * lock. */
-	hp_spin_lock(&size_spills.lock);
-	hp_spin_lock(&life_spills.lock);
+	hp_spin_lock(&spills.lock);
 	hp_spin_lock(&credit.lock);
 }
 
 void hp_agg_unlock_all(void)
 {
 	hp_spin_unlock(&credit.lock);
-	hp_spin_unlock(&life_spills.lock);
-	hp_spin_unlock(&size_spills.lock);
+	hp_spin_unlock(&spills.lock);
 	for_each_bucket(hp_spin_unlock);
 	hp_spin_unlock(&chunks_lock);
 	hp_spin_unlock(&keys.lock);

@@ -71,8 +71,10 @@ void hp_agg_set_sample_rate(uint64_t rate_bytes);
  * allocation; not async-signal-safe (the lock). */
 uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag, uint64_t size);
 
-/* Counts an allocation of size bytes in bucket id (id 0 is ignored), and
- * moves the peak when the bytes in use pass it. Takes the bucket's
+/* Counts an allocation of size bytes in bucket id (id 0 is ignored), a
+ * bucket of malloc's blocks (its at-peak values follow malloc's peak
+ * without reading its heap: custom heaps' blocks go through
+ * hp_agg_heap_alloc), and moves the peak when the bytes in use pass it. Takes the bucket's
  * spinlock for a few stores (call with the thread's busy flag set: spin.h,
  * hp_spin_lock_busy_as; or from the unit tests), and on threads at times the credit lock
  * (above); a thread's first count on threads claims a credit slot

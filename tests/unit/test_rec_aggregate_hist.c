@@ -2,12 +2,12 @@
  * test_rec_aggregate_hist.c - the buckets' sparse histograms
  * (src/recorder/aggregate.c, "Histograms"), exactly: a bucket of one size
  * class and one lifetime class keeps them inline (no side-table memory),
- * a bucket of many classes spills them to the side tables with the first
- * class's count carried over, spills across a side-table chunk, moves and
+ * a bucket of many classes spills them to a side table with the first
+ * classes' counts carried over, spills across the table's chunks, moves and
  * zeroes, many threads spilling one bucket while a reader copies it, and
  * a spill whose memory cannot be mapped (the counters stay exact). Its own
- * binary: the side tables start empty, so the first spill maps their
- * first chunk.
+ * binary: the side table starts empty, so the first spill maps its first
+ * chunk.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -86,7 +86,7 @@ HP_TEST(hist_spill_without_memory)
 	hp_agg_alloc(b, 5000); /* class 13: no spill */
 	hp_agg_free(b, 100, 0, 2);
 	hp_agg_free(b, 5000, 0, 3); /* lifetime class 3: no spill */
-	expect_eq_u64(seam_map_calls, 2, "a spill of each kind tried to map its chunk");
+	expect_eq_u64(seam_map_calls, 2, "each second class tried to map a spill");
 	seam_restore();
 	hp_agg_read(b, &v);
 	expect_eq_u64(v.alloc_count * 1000000 + v.alloc_bytes, 2005100, "allocations exact");
@@ -152,23 +152,26 @@ HP_TEST(hist_many_classes_spill)
 	bytes = hp_agg_bytes();
 	for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
 		counts[c] = c == 9 ? 5000 : 3 * c + 1;
-	/* class 9 first, then the others, then class 9 again */
+	for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+		lives[c] = c == 5 ? 900 : 2 * c + 1;
+	/* size class 9 and lifetime class 5 first (both inline), then the
+	 * other size classes (a spill carrying both), then class 9 again,
+	 * then the other lifetime classes */
 	for (uint32_t i = 0; i < 4000; i++)
 		hp_agg_alloc(b, size_of_class(9));
+	for (uint32_t i = 0; i < 800; i++)
+		hp_agg_free(b, size_of_class(9), 0, 5);
+	expect_eq_u64(hp_agg_bytes(), bytes, "one class of each: no spill");
 	for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
 		for (uint32_t i = 0; i < (c == 9 ? 1000 : counts[c]); i++)
 			hp_agg_alloc(b, size_of_class(c) + (c > 1 ? i % (1u << (c - 1)) : 0));
-	for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-		lives[c] = c == 5 ? 900 : 2 * c + 1;
-	for (uint32_t i = 0; i < 800; i++) /* lifetime class 5 first */
-		hp_agg_free(b, size_of_class(9), 0, 5);
 	for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
 		for (uint32_t i = 0; i < (c == 5 ? 100 : lives[c]); i++)
 			hp_agg_free(b, 0, 0, (int)c);
 	hp_agg_hist(b, &h);
 	expect_hist(&h, counts, lives, "every class");
-	expect_eq_u64(hp_agg_bytes() - bytes, (HP_HIST_SIZE_CLASSES + HP_HIST_LIFE_CLASSES) * 4,
-		      "one spill of each table");
+	expect_eq_u64(hp_agg_bytes() - bytes, (HP_HIST_SIZE_CLASSES + HP_HIST_LIFE_CLASSES + 1) * 4,
+		      "one spill: both histograms' classes, 8-byte aligned");
 	/* the frees above were of 800 blocks of class 9 and the rest of
 	 * size 0: take the figures back to nothing in use */
 	{
@@ -180,8 +183,8 @@ HP_TEST(hist_many_classes_spill)
 	}
 }
 
-/* More spills than a side-table chunk holds (4096 entries): each bucket's
- * classes its own. */
+/* More spills than a chunk of them holds (1024): each bucket's classes
+ * its own. */
 HP_TEST(hist_spills_across_chunks)
 {
 	enum { N = 5000 };
