@@ -25,12 +25,15 @@ _Static_assert(HP_AGG_MAX_HEAPS < 1u << (32 - HEAP_SHIFT), "heap ids fit a bucke
 #define MAX_BUCKETS (HP_AGG_KEYED_FIRST + MAX_KEYED)
 _Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-register entry");
 
+/* A bucket is 96 bytes in two parts: its head, the 64 bytes that every
+ * allocation and free reads and writes (the lock, the tag, the epoch, the
+ * four counters, the timeline's counts and the histograms' word), a cache
+ * line of its own; and its tail, the counters of temporaries and at the
+ * peak, which a free of a temporary and the first change after a new peak
+ * write. A chunk holds its buckets' heads, then their tails (at a 96-byte
+ * stride, every other bucket's 64 bytes would cross a line). root.h
+ * describes both groups of counters. */
 struct bucket {
-	/* 96 bytes, laid out by use: the first 64 hold what every
-	 * allocation and free reads and writes (the lock, the tag, the
-	 * epoch, the four counters, the timeline's count and the two
-	 * histograms' words), the last 32 the counters of temporaries and at
-	 * the peak (root.h describes both groups of counters). */
 	struct hp_spin lock;
 	/* Two fields in one atomic word (the struct keeps its size):
 	 * bits 0..23, in a stack's default bucket (id stack + 1), the origin
@@ -59,13 +62,13 @@ struct bucket {
 	 * while the bucket has one class of each, else the address of its
 	 * spill. Under lock, atomic stores. */
 	uint64_t hist;
-	uint64_t temp_count, temp_bytes, peak_count, peak_bytes;
 };
-_Static_assert(sizeof(struct bucket) == 96, "a bucket is a cache line and a half");
-_Static_assert(offsetof(struct bucket, hist) + 8 == 64, "what each count touches is in 64 bytes");
-_Static_assert(offsetof(struct bucket, free_bytes) == offsetof(struct bucket, alloc_count) + 24 &&
-		       offsetof(struct bucket, peak_bytes) ==
-			       offsetof(struct bucket, temp_count) + 24,
+struct bucket_tail {
+	uint64_t temp_count, temp_bytes, peak_count, peak_bytes; /* as the counters */
+};
+_Static_assert(sizeof(struct bucket) == 64, "a bucket's head is a cache line");
+_Static_assert(sizeof(struct bucket_tail) == 32, "a bucket is 96 bytes");
+_Static_assert(offsetof(struct bucket, free_bytes) == offsetof(struct bucket, alloc_count) + 24,
 	       "each group of counters is four words in a row (root.h)");
 
 /* Histograms. Most stacks allocate one size class and free in one
@@ -115,7 +118,8 @@ static inline struct spill *spill_of(uint64_t w)
 	return (struct spill *)(uintptr_t)(w - HIST_SPILLED);
 }
 
-/* Buckets live in chunks of 4096 (384 KiB), each mapped when a bucket in
+/* Buckets live in chunks of 4096 (384 KiB: 256 KiB of heads, then 128
+ * KiB of tails), each mapped when a bucket in
  * it is first handed out: mapping the whole table (3 Mi buckets, 288 MiB)
  * up front would take that much of a program's address-space limit. A
  * chunk is published with a release store and read with an acquire load,
@@ -588,6 +592,12 @@ static inline struct bucket *bucket_at(uint32_t id)
 	return chunk_of(id) + (id & (CHUNK_BUCKETS - 1));
 }
 
+/* Bucket id's tail, whose chunk exists. */
+static inline struct bucket_tail *tail_at(uint32_t id)
+{
+	return (struct bucket_tail *)(chunk_of(id) + CHUNK_BUCKETS) + (id & (CHUNK_BUCKETS - 1));
+}
+
 /* Maps the chunk of bucket id if no thread has yet. Returns whether it
  * exists now. Takes chunks_lock; calls mmap. */
 static __attribute__((noinline, cold)) int map_chunk(uint32_t id)
@@ -598,7 +608,7 @@ static __attribute__((noinline, cold)) int map_chunk(uint32_t id)
 	hp_spin_lock(&chunks_lock);
 	c = *slot;
 	if (!c) {
-		c = hp_os_map(CHUNK_BUCKETS * sizeof *c);
+		c = hp_os_map(CHUNK_BUCKETS * (sizeof *c + sizeof(struct bucket_tail)));
 		if (c)
 			__atomic_store_n(slot, c, __ATOMIC_RELEASE);
 	}
@@ -669,25 +679,27 @@ static inline void touched(struct bucket *b)
 	__atomic_store_n(&b->changes, b->changes + 1, __ATOMIC_RELEASE);
 }
 
-static inline __attribute__((always_inline)) void catch_up_to(struct bucket *b, uint64_t epoch)
+static inline __attribute__((always_inline)) void catch_up_to(struct bucket *b, uint32_t id,
+							      uint64_t epoch)
 {
 	if (b->epoch != epoch) {
-		SET(b->peak_count, b->alloc_count - b->free_count);
-		SET(b->peak_bytes, b->alloc_bytes - b->free_bytes);
+		struct bucket_tail *t = tail_at(id);
+		SET(t->peak_count, b->alloc_count - b->free_count);
+		SET(t->peak_bytes, b->alloc_bytes - b->free_bytes);
 		SET(b->epoch, epoch);
 	}
 }
 
-static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
+static inline __attribute__((always_inline)) void catch_up(struct bucket *b, uint32_t id)
 {
-	catch_up_to(b, __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE));
+	catch_up_to(b, id, __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE));
 }
 
 /* catch_up for a bucket of malloc's blocks (heap 0: every bucket that
  * hp_agg_alloc and hp_agg_free count), without reading its tag. */
-static inline __attribute__((always_inline)) void catch_up_malloc(struct bucket *b)
+static inline __attribute__((always_inline)) void catch_up_malloc(struct bucket *b, uint32_t id)
 {
-	catch_up_to(b, __atomic_load_n(&peak.epoch, __ATOMIC_ACQUIRE));
+	catch_up_to(b, id, __atomic_load_n(&peak.epoch, __ATOMIC_ACQUIRE));
 }
 
 /* Moves b's inline classes (w) to a spill and counts there from now
@@ -794,7 +806,7 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 		return;
 	b = bucket_at(id);
 	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
-	catch_up_malloc(b);
+	catch_up_malloc(b, id);
 	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
@@ -838,12 +850,13 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 		return;
 	b = bucket_at(id);
 	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
-	catch_up_malloc(b);
+	catch_up_malloc(b, id);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
 	if (temporary) {
-		SET(b->temp_count, b->temp_count + 1);
-		SET(b->temp_bytes, b->temp_bytes + size);
+		struct bucket_tail *t = tail_at(id);
+		SET(t->temp_count, t->temp_count + 1);
+		SET(t->temp_bytes, t->temp_bytes + size);
 	}
 	if ((unsigned)life_class < HP_HIST_LIFE_CLASSES)
 		life_count(b, (unsigned)life_class);
@@ -875,7 +888,7 @@ void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)
 	b = bucket_at(id);
 	hp_spin_lock(&b->lock);
 	set_heap(b, heap);
-	catch_up(b);
+	catch_up(b, id);
 	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
@@ -903,7 +916,7 @@ void hp_agg_heap_free(uint32_t id, uint64_t size, uint32_t heap)
 		return;
 	b = bucket_at(id);
 	hp_spin_lock(&b->lock);
-	catch_up(b);
+	catch_up(b, id);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
 	touched(b);
@@ -937,40 +950,43 @@ uint32_t hp_agg_heap_of(uint32_t id)
 void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
 {
 	struct bucket *a, *b;
+	struct bucket_tail *ta, *tb;
 	uint32_t heap;
 	int at_peak;
 
 	if (!from || !to || from == to)
 		return;
 	a = bucket_at(from);
+	ta = tail_at(from);
 	hp_spin_lock(&a->lock);
 	heap = heap_of(a);
-	catch_up(a);
+	catch_up(a, from);
 	/* Was the block in use at the peak? When the bucket held at the peak
 	 * at least as many blocks as it holds now (it has only freed since,
 	 * or not changed), every block it holds now was: count it there
 	 * (docs/internals/recorder.md, "Moving a block"). */
-	at_peak = a->peak_count && a->peak_count >= a->alloc_count - a->free_count &&
-		  a->peak_bytes >= size;
+	at_peak = ta->peak_count && ta->peak_count >= a->alloc_count - a->free_count &&
+		  ta->peak_bytes >= size;
 	size_count(a, hp_hist_size_class(size), (uint32_t)-1);
 	SET(a->alloc_count, a->alloc_count - 1);
 	SET(a->alloc_bytes, a->alloc_bytes - size);
 	if (at_peak) {
-		SET(a->peak_count, a->peak_count - 1);
-		SET(a->peak_bytes, a->peak_bytes - size);
+		SET(ta->peak_count, ta->peak_count - 1);
+		SET(ta->peak_bytes, ta->peak_bytes - size);
 	}
 	touched(a);
 	hp_spin_unlock(&a->lock);
 	b = bucket_at(to);
+	tb = tail_at(to);
 	hp_spin_lock(&b->lock);
 	set_heap(b, heap);
-	catch_up(b);
+	catch_up(b, to);
 	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
 	if (at_peak) {
-		SET(b->peak_count, b->peak_count + 1);
-		SET(b->peak_bytes, b->peak_bytes + size);
+		SET(tb->peak_count, tb->peak_count + 1);
+		SET(tb->peak_bytes, tb->peak_bytes + size);
 	}
 	touched(b);
 	hp_spin_unlock(&b->lock);
@@ -1015,16 +1031,17 @@ void hp_agg_zero(void)
 {
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		struct bucket *b = bucket_at(id);
+		struct bucket_tail *t = tail_at(id);
 		hp_spin_lock(&b->lock);
 		b->epoch = 0;
 		__atomic_store_n(&b->alloc_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->alloc_bytes, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->free_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->free_bytes, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->temp_count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->temp_bytes, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->peak_count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->peak_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->temp_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->temp_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->peak_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->peak_bytes, 0, __ATOMIC_RELAXED);
 		/* A spill stays the bucket's, zeroed; inline classes go. */
 		if (!(b->hist & HIST_SPILLED)) {
 			__atomic_store_n(&b->hist, 0, __ATOMIC_RELAXED);
@@ -1131,6 +1148,7 @@ uint32_t hp_agg_next_tick(uint32_t id)
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 {
 	const struct bucket *b = bucket_at(id);
+	const struct bucket_tail *t = tail_at(id);
 	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 
 	hp_agg_key(id, &out->stack_id, &out->type_tag, &out->origin_tag, &out->size);
@@ -1138,11 +1156,11 @@ void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 	out->alloc_bytes = GET(b->alloc_bytes);
 	out->free_count = GET(b->free_count);
 	out->free_bytes = GET(b->free_bytes);
-	out->temp_count = GET(b->temp_count);
-	out->temp_bytes = GET(b->temp_bytes);
+	out->temp_count = GET(t->temp_count);
+	out->temp_bytes = GET(t->temp_bytes);
 	if (GET(b->epoch) == epoch) {
-		out->peak_count = GET(b->peak_count);
-		out->peak_bytes = GET(b->peak_bytes);
+		out->peak_count = GET(t->peak_count);
+		out->peak_bytes = GET(t->peak_bytes);
 	} else {
 		out->peak_count = out->alloc_count - out->free_count;
 		out->peak_bytes = out->alloc_bytes - out->free_bytes;
@@ -1225,7 +1243,8 @@ void hp_agg_totals(struct hp_totals *out)
 uint64_t hp_agg_bytes(void)
 {
 	return hp_intern_bytes(&keys) +
-	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) * sizeof(struct bucket) +
+	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) *
+		       (sizeof(struct bucket) + sizeof(struct bucket_tail)) +
 	       __atomic_load_n(&spills.taken, __ATOMIC_RELAXED) * sizeof(struct spill);
 }
 
@@ -1282,7 +1301,9 @@ void hp_agg_root(struct hp_root *r)
 	r->bucket_lock_off = offsetof(struct bucket, lock);
 	r->bucket_epoch_off = offsetof(struct bucket, epoch);
 	r->bucket_counters_off = offsetof(struct bucket, alloc_count);
-	r->bucket_counters2_off = offsetof(struct bucket, temp_count);
+	r->bucket_counters2_off = offsetof(struct bucket_tail, temp_count);
+	r->bucket_tail_off = CHUNK_BUCKETS * sizeof(struct bucket);
+	r->bucket_tail_bytes = sizeof(struct bucket_tail);
 	r->bucket_tag_off = offsetof(struct bucket, tag);
 	r->tag_origin_bits = HEAP_SHIFT;
 	r->heap_stats_addr = (uintptr_t)heaps;
