@@ -598,6 +598,15 @@ static inline struct bucket_tail *tail_at(uint32_t id)
 	return (struct bucket_tail *)(chunk_of(id) + CHUNK_BUCKETS) + (id & (CHUNK_BUCKETS - 1));
 }
 
+/* tail_at(id) for b = bucket_at(id), from b's address (the chunk's
+ * pointer not read again): b's chunk starts id's index heads before b. */
+static inline struct bucket_tail *tail_of(struct bucket *b, uint32_t id)
+{
+	uint32_t i = id & (CHUNK_BUCKETS - 1);
+
+	return (struct bucket_tail *)((char *)(b - i + CHUNK_BUCKETS) + i * sizeof(struct bucket_tail));
+}
+
 /* Maps the chunk of bucket id if no thread has yet. Returns whether it
  * exists now. Takes chunks_lock; calls mmap. */
 static __attribute__((noinline, cold)) int map_chunk(uint32_t id)
@@ -683,7 +692,7 @@ static inline __attribute__((always_inline)) void catch_up_to(struct bucket *b, 
 							      uint64_t epoch)
 {
 	if (b->epoch != epoch) {
-		struct bucket_tail *t = tail_at(id);
+		struct bucket_tail *t = tail_of(b, id);
 		SET(t->peak_count, b->alloc_count - b->free_count);
 		SET(t->peak_bytes, b->alloc_bytes - b->free_bytes);
 		SET(b->epoch, epoch);
@@ -854,7 +863,7 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
 	if (temporary) {
-		struct bucket_tail *t = tail_at(id);
+		struct bucket_tail *t = tail_of(b, id);
 		SET(t->temp_count, t->temp_count + 1);
 		SET(t->temp_bytes, t->temp_bytes + size);
 	}
