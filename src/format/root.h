@@ -30,10 +30,12 @@
  * version 1 root of HP_ROOT_V1_BYTES without them. 3 moved a bucket's
  * last four counters (bucket_counters2_off, where version 2 had padding;
  * a version 2 root has them right after the first four). */
-#define HP_ROOT_VERSION 5u
+#define HP_ROOT_VERSION 6u
 /* 4 added the threads' credit (credit_addr on); a version 3 root (or 2) is
  * HP_ROOT_V3_BYTES long. 5 added the thread-local block being freed
- * (self_tpoff on); a version 4 root is HP_ROOT_V4_BYTES long. */
+ * (self_tpoff on); a version 4 root is HP_ROOT_V4_BYTES long. 6 split a
+ * bucket in a head and a tail (bucket_tail_off on); a version 5 root is
+ * HP_ROOT_V5_BYTES long. */
 
 /* An interning table (intern.h): struct hp_intern at its address; its
  * count (u32, ids 1..count-1 exist) and its entry-chunk pointers (an array
@@ -143,10 +145,18 @@ struct hp_root {
 	uint64_t self_tpoff;
 	uint32_t freeing_off, freeing_size_off;
 	uint32_t freeing_bucket_off, freeing_temp_off;
+	/* Since version 6: a bucket chunk holds 1 << bucket_chunk_bits heads
+	 * of bucket_bytes (a bucket's lock, tag, epoch and first four
+	 * counters), then, from bucket_tail_off bytes into the chunk, as many
+	 * tails of bucket_tail_bytes, in the same order: bucket_counters2_off
+	 * is the offset of the second four counters in a tail (before, in the
+	 * bucket). */
+	uint32_t bucket_tail_off, bucket_tail_bytes;
 };
 
 #define HP_ROOT_V1_BYTES ((uint32_t)offsetof(struct hp_root, types))
 #define HP_ROOT_V3_BYTES ((uint32_t)offsetof(struct hp_root, credit_addr))
 #define HP_ROOT_V4_BYTES ((uint32_t)offsetof(struct hp_root, self_tpoff))
+#define HP_ROOT_V5_BYTES ((uint32_t)offsetof(struct hp_root, bucket_tail_off))
 
 #endif

@@ -25,12 +25,15 @@ _Static_assert(HP_AGG_MAX_HEAPS < 1u << (32 - HEAP_SHIFT), "heap ids fit a bucke
 #define MAX_BUCKETS (HP_AGG_KEYED_FIRST + MAX_KEYED)
 _Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-register entry");
 
+/* A bucket is 96 bytes in two parts: its head, the 64 bytes that every
+ * allocation and free reads and writes (the lock, the tag, the epoch, the
+ * four counters, the timeline's counts and the histograms' word), a cache
+ * line of its own; and its tail, the counters of temporaries and at the
+ * peak, which a free of a temporary and the first change after a new peak
+ * write. A chunk holds its buckets' heads, then their tails (at a 96-byte
+ * stride, every other bucket's 64 bytes would cross a line). root.h
+ * describes both groups of counters. */
 struct bucket {
-	/* Laid out by use, so that an allocation and its free touch few
-	 * lines: what every allocation and free writes in the first line,
-	 * the size classes an allocation counts next, the lifetime classes
-	 * a free counts last; the counters of temporaries and at the peak
-	 * between (root.h describes both groups of counters). */
 	struct hp_spin lock;
 	/* Two fields in one atomic word (the struct keeps its size):
 	 * bits 0..23, in a stack's default bucket (id stack + 1), the origin
@@ -47,26 +50,77 @@ struct bucket {
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 	/* The per-site timeline (hp_agg_take_change): changes counts the
 	 * bucket's changes, stored with release after its counters, under
-	 * lock; taken is the value of changes at the last entry written,
-	 * written and read by the writer only, under its lock. A bucket has
-	 * changed since its last entry when the two differ (a wrap needs 2^32
-	 * changes between two ticks). */
-	uint32_t changes, taken;
-	/* Allocations by size class, frees by lifetime class (hp_rec_hist):
-	 * under lock, relaxed stores, as the counters. 32 bits: 164 bytes a
-	 * bucket where 64 would take 328. */
-	uint32_t size_hist[HP_HIST_SIZE_CLASSES];
-	uint64_t temp_count, temp_bytes, peak_count, peak_bytes;
-	uint32_t life_hist[HP_HIST_LIFE_CLASSES];
+	 * lock. */
+	uint32_t changes;
+	/* The value of changes at the last timeline entry written, written
+	 * and read by the writer only, under its lock. A bucket has changed
+	 * since its last entry when the two differ (a wrap needs 2^32 changes
+	 * between two ticks). */
+	uint32_t taken;
+	/* The histograms (hp_rec_hist), sparse ("Histograms" below): the
+	 * allocations by size class and the frees by lifetime class, inline
+	 * while the bucket has one class of each, else the address of its
+	 * spill. Under lock, atomic stores. */
+	uint64_t hist;
 };
-_Static_assert(sizeof(struct bucket) == 256, "a bucket is four cache lines");
-_Static_assert(offsetof(struct bucket, free_bytes) == offsetof(struct bucket, alloc_count) + 24 &&
-		       offsetof(struct bucket, peak_bytes) ==
-			       offsetof(struct bucket, temp_count) + 24,
+struct bucket_tail {
+	uint64_t temp_count, temp_bytes, peak_count, peak_bytes; /* as the counters */
+};
+_Static_assert(sizeof(struct bucket) == 64, "a bucket's head is a cache line");
+_Static_assert(sizeof(struct bucket_tail) == 32, "a bucket is 96 bytes");
+_Static_assert(offsetof(struct bucket, free_bytes) == offsetof(struct bucket, alloc_count) + 24,
 	       "each group of counters is four words in a row (root.h)");
 
-/* Buckets live in chunks of 4096 (1 MiB), each mapped when a bucket in
- * it is first handed out: mapping the whole table (3 Mi buckets, 240 MiB)
+/* Histograms. Most stacks allocate one size class and free in one
+ * lifetime class, so a bucket keeps its histograms in one word (hist)
+ * while it has one class of each, and moves them to a spill (an entry of
+ * a side table: every class of both) on a second class of either:
+ *
+ * Even: inline, 0 when no class yet (every class 0); bits 1..5 the size
+ * class + 1 (0: none), bits 6..10 the lifetime class + 1 (0: none), bits
+ * 32..63 the lifetime class's count (u32, wrapping as a spill's class
+ * does). The size class's count
+ * is alloc_count (u32): each change of alloc_count (an allocation, a
+ * move, a zero) changes one size class by the same amount, so the
+ * classes always sum to alloc_count modulo 2^32. Frees of no known
+ * lifetime count in no class, so the lifetime class needs a count.
+ * Odd (HIST_SPILLED): the address of the bucket's spill, plus 1 (so that
+ * a spilled bucket's count is one test, and its add takes the 1 off in
+ * its displacement).
+ *
+ * A spill is taken under the bucket's lock, filled with the bucket's
+ * inline classes, and its address published with a release store, so a
+ * reader without the lock (hp_agg_hist, in a signal handler too) finds
+ * either the inline classes or a complete spill; a spilled bucket counts
+ * a class with one add through the address. Spills are never given back
+ * (hp_agg_zero zeroes them in place). When a spill's memory cannot be
+ * mapped, the bucket keeps its inline classes and counts the new class's
+ * allocations or frees in them: its histograms alone are then off, never
+ * its counters. */
+#define HIST_SPILLED 1u
+#define HIST_SIZE_SHIFT 1
+#define HIST_LIFE_SHIFT 6
+#define HIST_CLASS_MASK 31u
+#define HIST_COUNT_SHIFT 32
+_Static_assert(HP_HIST_SIZE_CLASSES < HIST_CLASS_MASK && HP_HIST_LIFE_CLASSES < HIST_CLASS_MASK,
+	       "a class + 1 fits its bits");
+
+struct spill {
+	uint32_t size[HP_HIST_SIZE_CLASSES];
+	uint32_t life[HP_HIST_LIFE_CLASSES];
+	uint32_t pad; /* 8-byte aligned: an address is even */
+};
+_Static_assert(sizeof(struct spill) % 8 == 0, "spills are 8-byte aligned");
+
+/* The spill of a spilled histogram word w. */
+static inline struct spill *spill_of(uint64_t w)
+{
+	return (struct spill *)(uintptr_t)(w - HIST_SPILLED);
+}
+
+/* Buckets live in chunks of 4096 (384 KiB: 256 KiB of heads, then 128
+ * KiB of tails), each mapped when a bucket in
+ * it is first handed out: mapping the whole table (3 Mi buckets, 288 MiB)
  * up front would take that much of a program's address-space limit. A
  * chunk is published with a release store and read with an acquire load,
  * so a reader sees either no chunk or a zeroed, complete one; a bucket id
@@ -82,6 +136,40 @@ _Static_assert(offsetof(struct bucket, free_bytes) == offsetof(struct bucket, al
 static struct hp_intern keys;
 static struct bucket *chunks[CHUNKS];
 static struct hp_spin chunks_lock;
+
+/* The spills (above, "Histograms"): handed out in order from chunks of
+ * SPILL_CHUNK, each mapped when the last is used up, under spills.lock
+ * (taken under a bucket's lock). A bucket takes at most one; the chunks
+ * are never unmapped. */
+#define SPILL_CHUNK 1024u
+static struct {
+	struct hp_spin lock;
+	struct spill *next, *end; /* what is left of the chunk in use */
+	uint64_t taken;           /* spills handed out */
+} spills;
+
+/* A new spill, zeroed; NULL when its chunk cannot be mapped. Call under
+ * the taking bucket's lock. Takes spills.lock and may call mmap. No
+ * allocation. */
+static __attribute__((noinline, cold)) struct spill *spill_take(void)
+{
+	struct spill *e = NULL;
+
+	hp_spin_lock(&spills.lock);
+	if (spills.next == spills.end) {
+		struct spill *c = hp_os_map(SPILL_CHUNK * sizeof *c);
+		if (c) {
+			spills.next = c;
+			spills.end = c + SPILL_CHUNK;
+		}
+	}
+	if (spills.next != spills.end) {
+		e = spills.next++;
+		__atomic_store_n(&spills.taken, spills.taken + 1, __ATOMIC_RELAXED);
+	}
+	hp_spin_unlock(&spills.lock);
+	return e;
+}
 
 /* The sampling rate, for the weights (1 = full recording). Written once
  * by hp_agg_set_sample_rate before recording starts; read-only after. */
@@ -504,6 +592,21 @@ static inline struct bucket *bucket_at(uint32_t id)
 	return chunk_of(id) + (id & (CHUNK_BUCKETS - 1));
 }
 
+/* Bucket id's tail, whose chunk exists. */
+static inline struct bucket_tail *tail_at(uint32_t id)
+{
+	return (struct bucket_tail *)(chunk_of(id) + CHUNK_BUCKETS) + (id & (CHUNK_BUCKETS - 1));
+}
+
+/* tail_at(id) for b = bucket_at(id), from b's address (the chunk's
+ * pointer not read again): b's chunk starts id's index heads before b. */
+static inline struct bucket_tail *tail_of(struct bucket *b, uint32_t id)
+{
+	uint32_t i = id & (CHUNK_BUCKETS - 1);
+
+	return (struct bucket_tail *)((char *)(b - i + CHUNK_BUCKETS) + i * sizeof(struct bucket_tail));
+}
+
 /* Maps the chunk of bucket id if no thread has yet. Returns whether it
  * exists now. Takes chunks_lock; calls mmap. */
 static __attribute__((noinline, cold)) int map_chunk(uint32_t id)
@@ -514,7 +617,7 @@ static __attribute__((noinline, cold)) int map_chunk(uint32_t id)
 	hp_spin_lock(&chunks_lock);
 	c = *slot;
 	if (!c) {
-		c = hp_os_map(CHUNK_BUCKETS * sizeof *c);
+		c = hp_os_map(CHUNK_BUCKETS * (sizeof *c + sizeof(struct bucket_tail)));
 		if (c)
 			__atomic_store_n(slot, c, __ATOMIC_RELEASE);
 	}
@@ -585,13 +688,116 @@ static inline void touched(struct bucket *b)
 	__atomic_store_n(&b->changes, b->changes + 1, __ATOMIC_RELEASE);
 }
 
-static inline __attribute__((always_inline)) void catch_up(struct bucket *b)
+static inline __attribute__((always_inline)) void catch_up_to(struct bucket *b, uint32_t id,
+							      uint64_t epoch)
 {
-	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 	if (b->epoch != epoch) {
-		SET(b->peak_count, b->alloc_count - b->free_count);
-		SET(b->peak_bytes, b->alloc_bytes - b->free_bytes);
+		struct bucket_tail *t = tail_of(b, id);
+		SET(t->peak_count, b->alloc_count - b->free_count);
+		SET(t->peak_bytes, b->alloc_bytes - b->free_bytes);
 		SET(b->epoch, epoch);
+	}
+}
+
+static inline __attribute__((always_inline)) void catch_up(struct bucket *b, uint32_t id)
+{
+	catch_up_to(b, id, __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE));
+}
+
+/* catch_up for a bucket of malloc's blocks (heap 0: every bucket that
+ * hp_agg_alloc and hp_agg_free count), without reading its tag. */
+static inline __attribute__((always_inline)) void catch_up_malloc(struct bucket *b, uint32_t id)
+{
+	catch_up_to(b, id, __atomic_load_n(&peak.epoch, __ATOMIC_ACQUIRE));
+}
+
+/* Moves b's inline classes (w) to a spill and counts there from now
+ * on; 0, or -ENOMEM when no spill can be mapped (nothing changed).
+ * Under b's lock. */
+static int spill(struct bucket *b, uint64_t w)
+{
+	struct spill *e = spill_take();
+	unsigned sc = w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK;
+	unsigned lc = w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK;
+
+	if (!e)
+		return -ENOMEM;
+	if (sc)
+		e->size[sc - 1] = (uint32_t)b->alloc_count;
+	if (lc)
+		e->life[lc - 1] = (uint32_t)(w >> HIST_COUNT_SHIFT);
+	__atomic_store_n(&b->hist, (uint64_t)(uintptr_t)e + HIST_SPILLED, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* size_count's slow path: the bucket's first size class, or its second
+ * (a spill; on no memory the bucket keeps its one class, which
+ * alloc_count counts). Under b's lock. */
+static __attribute__((noinline, cold)) void size_slow(struct bucket *b, unsigned c,
+						      uint32_t delta)
+{
+	uint64_t w = b->hist;
+	struct spill *e;
+
+	if (!(w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK)) {
+		/* no size class yet: every one is 0, and so is alloc_count */
+		SET(b->hist, w | (uint64_t)(c + 1) << HIST_SIZE_SHIFT);
+		return;
+	}
+	if (spill(b, w) < 0)
+		return;
+	e = spill_of(b->hist);
+	SET(e->size[c], e->size[c] + delta);
+}
+
+/* Size class c of bucket b changes by delta (1, or -1 as a u32): before
+ * alloc_count changes by the same. Under b's lock. */
+static inline __attribute__((always_inline)) void size_count(struct bucket *b, unsigned c,
+							     uint32_t delta)
+{
+	uint64_t w = b->hist;
+
+	if (w & HIST_SPILLED) {
+		struct spill *e = spill_of(w);
+		SET(e->size[c], e->size[c] + delta);
+	} else if (__builtin_expect((w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK) != c + 1, 0)) {
+		size_slow(b, c, delta);
+	} /* else the one class, which alloc_count counts */
+}
+
+/* life_count's slow path: the bucket's first lifetime class, or its
+ * second (a spill; on no memory its one class counts the free). Under b's
+ * lock. */
+static __attribute__((noinline, cold)) void life_slow(struct bucket *b, unsigned c)
+{
+	uint64_t w = b->hist;
+	struct spill *e;
+
+	if (!(w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK)) {
+		/* no lifetime class yet: its count is 0 */
+		SET(b->hist, w | (uint64_t)(c + 1) << HIST_LIFE_SHIFT | (uint64_t)1 << HIST_COUNT_SHIFT);
+		return;
+	}
+	if (spill(b, w) < 0) {
+		SET(b->hist, w + ((uint64_t)1 << HIST_COUNT_SHIFT));
+		return;
+	}
+	e = spill_of(b->hist);
+	SET(e->life[c], e->life[c] + 1);
+}
+
+/* A free of lifetime class c in bucket b. Under b's lock. */
+static inline __attribute__((always_inline)) void life_count(struct bucket *b, unsigned c)
+{
+	uint64_t w = b->hist;
+
+	if (w & HIST_SPILLED) {
+		struct spill *e = spill_of(w);
+		SET(e->life[c], e->life[c] + 1);
+	} else if (__builtin_expect((w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK) == c + 1, 1)) {
+		SET(b->hist, w + ((uint64_t)1 << HIST_COUNT_SHIFT));
+	} else {
+		life_slow(b, c);
 	}
 }
 
@@ -609,10 +815,10 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 		return;
 	b = bucket_at(id);
 	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
-	catch_up(b);
+	catch_up_malloc(b, id);
+	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
-	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
 	touched(b);
 	hp_spin_unlock(&b->lock);
 
@@ -653,15 +859,16 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 		return;
 	b = bucket_at(id);
 	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
-	catch_up(b);
+	catch_up_malloc(b, id);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
 	if (temporary) {
-		SET(b->temp_count, b->temp_count + 1);
-		SET(b->temp_bytes, b->temp_bytes + size);
+		struct bucket_tail *t = tail_of(b, id);
+		SET(t->temp_count, t->temp_count + 1);
+		SET(t->temp_bytes, t->temp_bytes + size);
 	}
 	if ((unsigned)life_class < HP_HIST_LIFE_CLASSES)
-		SET(b->life_hist[life_class], b->life_hist[life_class] + 1);
+		life_count(b, (unsigned)life_class);
 	touched(b);
 	hp_spin_unlock(&b->lock);
 	alone = hp_os_single_threaded();
@@ -690,10 +897,10 @@ void hp_agg_heap_alloc(uint32_t id, uint64_t size, uint32_t heap)
 	b = bucket_at(id);
 	hp_spin_lock(&b->lock);
 	set_heap(b, heap);
-	catch_up(b);
+	catch_up(b, id);
+	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
-	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
 	touched(b);
 	hp_spin_unlock(&b->lock);
 	now = __atomic_add_fetch(&h->in_use_bytes, size, __ATOMIC_ACQ_REL);
@@ -718,7 +925,7 @@ void hp_agg_heap_free(uint32_t id, uint64_t size, uint32_t heap)
 		return;
 	b = bucket_at(id);
 	hp_spin_lock(&b->lock);
-	catch_up(b);
+	catch_up(b, id);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
 	touched(b);
@@ -752,40 +959,43 @@ uint32_t hp_agg_heap_of(uint32_t id)
 void hp_agg_move(uint32_t from, uint32_t to, uint64_t size)
 {
 	struct bucket *a, *b;
+	struct bucket_tail *ta, *tb;
 	uint32_t heap;
 	int at_peak;
 
 	if (!from || !to || from == to)
 		return;
 	a = bucket_at(from);
+	ta = tail_at(from);
 	hp_spin_lock(&a->lock);
 	heap = heap_of(a);
-	catch_up(a);
+	catch_up(a, from);
 	/* Was the block in use at the peak? When the bucket held at the peak
 	 * at least as many blocks as it holds now (it has only freed since,
 	 * or not changed), every block it holds now was: count it there
 	 * (docs/internals/recorder.md, "Moving a block"). */
-	at_peak = a->peak_count && a->peak_count >= a->alloc_count - a->free_count &&
-		  a->peak_bytes >= size;
+	at_peak = ta->peak_count && ta->peak_count >= a->alloc_count - a->free_count &&
+		  ta->peak_bytes >= size;
+	size_count(a, hp_hist_size_class(size), (uint32_t)-1);
 	SET(a->alloc_count, a->alloc_count - 1);
 	SET(a->alloc_bytes, a->alloc_bytes - size);
-	SET(a->size_hist[hp_hist_size_class(size)], a->size_hist[hp_hist_size_class(size)] - 1);
 	if (at_peak) {
-		SET(a->peak_count, a->peak_count - 1);
-		SET(a->peak_bytes, a->peak_bytes - size);
+		SET(ta->peak_count, ta->peak_count - 1);
+		SET(ta->peak_bytes, ta->peak_bytes - size);
 	}
 	touched(a);
 	hp_spin_unlock(&a->lock);
 	b = bucket_at(to);
+	tb = tail_at(to);
 	hp_spin_lock(&b->lock);
 	set_heap(b, heap);
-	catch_up(b);
+	catch_up(b, to);
+	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
 	SET(b->alloc_bytes, b->alloc_bytes + size);
-	SET(b->size_hist[hp_hist_size_class(size)], b->size_hist[hp_hist_size_class(size)] + 1);
 	if (at_peak) {
-		SET(b->peak_count, b->peak_count + 1);
-		SET(b->peak_bytes, b->peak_bytes + size);
+		SET(tb->peak_count, tb->peak_count + 1);
+		SET(tb->peak_bytes, tb->peak_bytes + size);
 	}
 	touched(b);
 	hp_spin_unlock(&b->lock);
@@ -809,6 +1019,15 @@ void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *o
 	}
 }
 
+uint32_t hp_agg_type(uint32_t id)
+{
+	uint32_t len;
+
+	if (id < HP_AGG_KEYED_FIRST)
+		return 0;
+	return (uint32_t)(hp_intern_key(&keys, id - HP_AGG_KEYED_FIRST + 1, &len)[1] >> 32);
+}
+
 void hp_agg_lost(enum hp_lost_reason why, uint64_t count, uint64_t bytes)
 {
 	if ((unsigned)why >= HP_LOST_KINDS)
@@ -821,20 +1040,27 @@ void hp_agg_zero(void)
 {
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
 		struct bucket *b = bucket_at(id);
+		struct bucket_tail *t = tail_at(id);
 		hp_spin_lock(&b->lock);
 		b->epoch = 0;
 		__atomic_store_n(&b->alloc_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->alloc_bytes, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->free_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->free_bytes, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->temp_count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->temp_bytes, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->peak_count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&b->peak_bytes, 0, __ATOMIC_RELAXED);
-		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-			__atomic_store_n(&b->size_hist[c], 0, __ATOMIC_RELAXED);
-		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-			__atomic_store_n(&b->life_hist[c], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->temp_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->temp_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->peak_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->peak_bytes, 0, __ATOMIC_RELAXED);
+		/* A spill stays the bucket's, zeroed; inline classes go. */
+		if (!(b->hist & HIST_SPILLED)) {
+			__atomic_store_n(&b->hist, 0, __ATOMIC_RELAXED);
+		} else {
+			struct spill *e = spill_of(b->hist);
+			for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+				__atomic_store_n(&e->size[c], 0, __ATOMIC_RELAXED);
+			for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+				__atomic_store_n(&e->life[c], 0, __ATOMIC_RELAXED);
+		}
 		hp_spin_unlock(&b->lock);
 	}
 	credit_reset(0);
@@ -931,6 +1157,7 @@ uint32_t hp_agg_next_tick(uint32_t id)
 void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 {
 	const struct bucket *b = bucket_at(id);
+	const struct bucket_tail *t = tail_at(id);
 	uint64_t epoch = __atomic_load_n(epoch_of(heap_of(b)), __ATOMIC_ACQUIRE);
 
 	hp_agg_key(id, &out->stack_id, &out->type_tag, &out->origin_tag, &out->size);
@@ -938,11 +1165,11 @@ void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 	out->alloc_bytes = GET(b->alloc_bytes);
 	out->free_count = GET(b->free_count);
 	out->free_bytes = GET(b->free_bytes);
-	out->temp_count = GET(b->temp_count);
-	out->temp_bytes = GET(b->temp_bytes);
+	out->temp_count = GET(t->temp_count);
+	out->temp_bytes = GET(t->temp_bytes);
 	if (GET(b->epoch) == epoch) {
-		out->peak_count = GET(b->peak_count);
-		out->peak_bytes = GET(b->peak_bytes);
+		out->peak_count = GET(t->peak_count);
+		out->peak_bytes = GET(t->peak_bytes);
 	} else {
 		out->peak_count = out->alloc_count - out->free_count;
 		out->peak_bytes = out->alloc_bytes - out->free_bytes;
@@ -952,11 +1179,23 @@ void hp_agg_read(uint32_t id, struct hp_rec_bucket *out)
 void hp_agg_hist(uint32_t id, struct hp_rec_hist *out)
 {
 	const struct bucket *b = bucket_at(id);
+	uint64_t w = __atomic_load_n(&b->hist, __ATOMIC_ACQUIRE);
 
-	for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
-		out->size[c] = GET(b->size_hist[c]);
-	for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
-		out->life[c] = GET(b->life_hist[c]);
+	memset(out, 0, sizeof *out);
+	if (w & HIST_SPILLED) {
+		const struct spill *e = spill_of(w);
+		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
+			out->size[c] = GET(e->size[c]);
+		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
+			out->life[c] = GET(e->life[c]);
+	} else {
+		unsigned sc = w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK;
+		unsigned lc = w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK;
+		if (sc)
+			out->size[sc - 1] = (uint32_t)GET(b->alloc_count);
+		if (lc)
+			out->life[lc - 1] = (uint32_t)(w >> HIST_COUNT_SHIFT);
+	}
 }
 
 int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out)
@@ -1013,7 +1252,9 @@ void hp_agg_totals(struct hp_totals *out)
 uint64_t hp_agg_bytes(void)
 {
 	return hp_intern_bytes(&keys) +
-	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) * sizeof(struct bucket);
+	       (uint64_t)(hp_stacks_count() + hp_intern_count(&keys)) *
+		       (sizeof(struct bucket) + sizeof(struct bucket_tail)) +
+	       __atomic_load_n(&spills.taken, __ATOMIC_RELAXED) * sizeof(struct spill);
 }
 
 /* For fork handlers, with the stack table, the keys and chunks_lock held
@@ -1043,12 +1284,16 @@ void hp_agg_lock_all(void)
 	hp_spin_lock(&keys.lock);
 	hp_spin_lock(&chunks_lock);
 	for_each_bucket(hp_spin_lock);
+	/* After the buckets': a spill's chunk is mapped under its bucket's
+	 * lock. */
+	hp_spin_lock(&spills.lock);
 	hp_spin_lock(&credit.lock);
 }
 
 void hp_agg_unlock_all(void)
 {
 	hp_spin_unlock(&credit.lock);
+	hp_spin_unlock(&spills.lock);
 	for_each_bucket(hp_spin_unlock);
 	hp_spin_unlock(&chunks_lock);
 	hp_spin_unlock(&keys.lock);
@@ -1065,7 +1310,9 @@ void hp_agg_root(struct hp_root *r)
 	r->bucket_lock_off = offsetof(struct bucket, lock);
 	r->bucket_epoch_off = offsetof(struct bucket, epoch);
 	r->bucket_counters_off = offsetof(struct bucket, alloc_count);
-	r->bucket_counters2_off = offsetof(struct bucket, temp_count);
+	r->bucket_counters2_off = offsetof(struct bucket_tail, temp_count);
+	r->bucket_tail_off = CHUNK_BUCKETS * sizeof(struct bucket);
+	r->bucket_tail_bytes = sizeof(struct bucket_tail);
 	r->bucket_tag_off = offsetof(struct bucket, tag);
 	r->tag_origin_bits = HEAP_SHIFT;
 	r->heap_stats_addr = (uintptr_t)heaps;

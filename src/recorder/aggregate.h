@@ -21,7 +21,9 @@
  * stack: in a full recording of one thread without contexts, every
  * bucket); other keys go through an interning table and get ids from
  * HP_AGG_KEYED_FIRST. Iterate with hp_agg_next. The counters live
- * in chunks of 4096 buckets mapped when first needed (aggregate.c).
+ * in chunks of 4096 buckets of 96 bytes mapped when first needed, a
+ * bucket's histograms in the bucket while it has one class and in side
+ * tables from its second (aggregate.c).
  *
  * Locking: each bucket has its own spinlock for its counters; the global
  * in-use bytes and the peak are lock-free atomics, except in a full
@@ -69,8 +71,10 @@ void hp_agg_set_sample_rate(uint64_t rate_bytes);
  * allocation; not async-signal-safe (the lock). */
 uint32_t hp_agg_bucket(uint32_t stack_id, uint32_t type_tag, uint32_t origin_tag, uint64_t size);
 
-/* Counts an allocation of size bytes in bucket id (id 0 is ignored), and
- * moves the peak when the bytes in use pass it. Takes the bucket's
+/* Counts an allocation of size bytes in bucket id (id 0 is ignored), a
+ * bucket of malloc's blocks (its at-peak values follow malloc's peak
+ * without reading its heap: custom heaps' blocks go through
+ * hp_agg_heap_alloc), and moves the peak when the bytes in use pass it. Takes the bucket's
  * spinlock for a few stores (call with the thread's busy flag set: spin.h,
  * hp_spin_lock_busy_as; or from the unit tests), and on threads at times the credit lock
  * (above); a thread's first count on threads claims a credit slot
@@ -111,13 +115,21 @@ void hp_agg_move(uint32_t from, uint32_t to, uint64_t size);
 
 /* The size and lifetime histograms of bucket id (format.h, HISTOGRAMS):
  * its allocations by size class (hp_rec_hist's classes) and its frees by
- * lifetime class. Counts are 32-bit and wrap. Lock-free (relaxed reads),
+ * lifetime class. Counts are 32-bit and wrap. Kept sparse (a class
+ * inline, the rest in a side table from a bucket's second class on:
+ * aggregate.c, "Histograms"). Lock-free (atomic reads),
  * async-signal-safe, no allocation. */
 void hp_agg_hist(uint32_t id, struct hp_rec_hist *out);
 
 /* The key of bucket id. Lock-free, async-signal-safe, no allocation. */
 void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *origin_tag,
 		uint64_t *size);
+
+/* The type tag of bucket id's key: 0 for a stack's default bucket (below
+ * HP_AGG_KEYED_FIRST) without reading the bucket, so that a scan of many
+ * blocks (attr.c's vtable scan) touches no bucket line. Lock-free,
+ * async-signal-safe, no allocation. */
+uint32_t hp_agg_type(uint32_t id);
 
 /* Counts count allocations totalling bytes that could not be recorded.
  * Lock-free, async-signal-safe, no allocation. */

@@ -249,15 +249,14 @@ static int vtable_fn(void *arg, uintptr_t addr, struct hp_live_block *blk)
 {
 	struct scan *sc = arg;
 	const struct hp_modules_range *r;
-	uint32_t stack, type, origin;
-	uint64_t size, w;
+	uint32_t type;
+	uint64_t w;
 
 	if (addr >> 48 || blk->size < 8)
 		return HP_LIVE_KEEP; /* a custom heap's block: its arena may be gone */
 	if (hp_live_age_units(blk->born) > sc->max_age_units)
 		return HP_LIVE_KEEP; /* read by an earlier scan */
-	hp_agg_key(blk->bucket, &stack, &type, &origin, &size);
-	if (type)
+	if (hp_agg_type(blk->bucket)) /* 0 for a default bucket, not read */
 		return HP_LIVE_KEEP;
 	sc->read_count++;
 	/* Live while its shard lock is held: a free takes it out of the

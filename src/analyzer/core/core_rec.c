@@ -121,7 +121,9 @@ static const char *root_damage(const struct hp_core *c, const struct hp_root *r)
 		return bad;
 	if (r->bucket_chunk_bits >= 32 || r->bucket_bytes < 64 ||
 	    r->bucket_counters_off > r->bucket_bytes - (r->version >= 3 ? 32 : 64) ||
-	    (r->version >= 3 && r->bucket_counters2_off > r->bucket_bytes - 32) ||
+	    (r->version >= 3 && r->version < 6 && r->bucket_counters2_off > r->bucket_bytes - 32) ||
+	    (r->version >= 6 && (r->bucket_tail_bytes < 32 ||
+				 r->bucket_counters2_off > r->bucket_tail_bytes - 32)) ||
 	    r->bucket_lock_off > r->bucket_bytes - 4 || r->bucket_epoch_off > r->bucket_bytes - 8)
 		return "the buckets' layout";
 	if (r->bucket_bits == 0 || r->bucket_bits >= 64 || r->entry_bytes < 16)
@@ -202,6 +204,7 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 		/* (a version 2 root is a version 3 one of the same size with
 		 * bucket_counters2_off as padding) */
 		if (!((root->version == HP_ROOT_VERSION && root->root_bytes == sizeof *root) ||
+		      (root->version == 5 && root->root_bytes == HP_ROOT_V5_BYTES) ||
 		      (root->version == 4 && root->root_bytes == HP_ROOT_V4_BYTES) ||
 		      ((root->version == 3 || root->version == 2) &&
 		       root->root_bytes == HP_ROOT_V3_BYTES) ||
@@ -255,8 +258,11 @@ static int read_stacks(struct hp_core *c, const struct hp_root *root)
 	return 0;
 }
 
-/* The address of bucket id's counters, or 0 when its chunk is absent. */
-static uint64_t bucket_addr(const struct hp_core *c, const struct hp_root *root, uint32_t id)
+/* The address of bucket id's counters (its head since layout 6), or 0
+ * when its chunk is absent; with tail, the address of its tail in *tail
+ * (layout 6 on; before, the bucket's). */
+static uint64_t bucket_addr(const struct hp_core *c, const struct hp_root *root, uint32_t id,
+			    uint64_t *tail)
 {
 	int ok = 1;
 	uint32_t chunk = id >> root->bucket_chunk_bits;
@@ -267,6 +273,13 @@ static uint64_t bucket_addr(const struct hp_core *c, const struct hp_root *root,
 	base = rd64(c, root->bucket_chunk_addr + (uint64_t)chunk * 8, &ok);
 	if (!ok || !base)
 		return 0;
+	if (tail)
+		*tail = root->version >= 6
+				? base + root->bucket_tail_off +
+					  (uint64_t)(id & ((1u << root->bucket_chunk_bits) - 1)) *
+						  root->bucket_tail_bytes
+				: base + (uint64_t)(id & ((1u << root->bucket_chunk_bits) - 1)) *
+						 root->bucket_bytes;
 	return base + (uint64_t)(id & ((1u << root->bucket_chunk_bits) - 1)) * root->bucket_bytes;
 }
 
@@ -277,16 +290,17 @@ static int read_bucket(struct hp_core *c, const struct hp_root *root, uint32_t i
 {
 	struct hp_core_rec *r = &c->rec;
 	struct hp_core_rec_bucket *b;
-	uint64_t at = bucket_addr(c, root, id), v[8];
-	/* The second four counters: since layout 3 where the root says,
-	 * before right after the first four. */
+	uint64_t tail = 0, at = bucket_addr(c, root, id, &tail), v[8];
+	/* The second four counters: since layout 3 where the root says (in
+	 * the bucket's tail since layout 6), before right after the first
+	 * four. */
 	uint32_t off2 = root->version >= 3 ? root->bucket_counters2_off
 					   : root->bucket_counters_off + 32;
 	const void *p, *p2;
 	int ok = 1;
 
 	if (!at || !(p = hp_core_mem(c, at + root->bucket_counters_off, 4 * sizeof *v)) ||
-	    !(p2 = hp_core_mem(c, at + off2, 4 * sizeof *v)))
+	    !(p2 = hp_core_mem(c, tail + off2, 4 * sizeof *v)))
 		return 0;
 	memcpy(v, p, 4 * sizeof *v);
 	memcpy(v + 4, p2, 4 * sizeof *v);
