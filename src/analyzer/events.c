@@ -140,8 +140,8 @@ int hp_events_blocks(const struct hp_capture *cap, struct hp_ev_block **out, siz
 	return 0;
 }
 
-/* Thread id's name as the views show it: its name, else "tid N". */
-static const char *thread_name(const struct hp_capture *cap, uint32_t id, char *buf, size_t cap_)
+const char *hp_events_thread_name(const struct hp_capture *cap, uint32_t id, char *buf,
+				  size_t cap_)
 {
 	const struct hp_cap_tag *t = hp_capture_tag(cap, HP_TAG_THREAD, id);
 
@@ -160,7 +160,8 @@ int hp_events_keep(const struct hp_capture *cap, const struct hp_events_select *
 	uint64_t lived = until > b->alloc_ns ? until - b->alloc_ns : 0;
 	char buf[32];
 
-	if (sel->thread && strcmp(thread_name(cap, b->thread, buf, sizeof buf), sel->thread) != 0)
+	if (sel->thread &&
+	    strcmp(hp_events_thread_name(cap, b->thread, buf, sizeof buf), sel->thread) != 0)
 		return 0;
 	if (sel->lived_under && (b->free_ns == UINT64_MAX || lived >= sel->under_ns))
 		return 0;
@@ -340,8 +341,7 @@ out:
 	return ret;
 }
 
-/* A type tag's name for a line: its name, else its source. */
-static const char *type_name(const struct hp_capture *cap, uint32_t id, char *buf, size_t n)
+const char *hp_events_type_name(const struct hp_capture *cap, uint32_t id, char *buf, size_t n)
 {
 	const struct hp_cap_tag *t = hp_capture_tag(cap, HP_TAG_TYPE, id);
 
@@ -353,13 +353,25 @@ static const char *type_name(const struct hp_capture *cap, uint32_t id, char *bu
 	return buf;
 }
 
+int hp_events_listed(const struct hp_capture *cap, const struct hp_events_select *sel,
+		     const struct hp_ev_block *b, uint64_t end_ns)
+{
+	uint64_t from = sel->between ? sel->from_ns : 0;
+	uint64_t to = sel->between ? sel->to_ns : UINT64_MAX;
+	int freed = b->free_ns != UINT64_MAX;
+
+	if (!(b->alloc_ns >= from && b->alloc_ns <= to) &&
+	    !(freed && b->free_ns >= from && b->free_ns <= to))
+		return 0;
+	return hp_events_keep(cap, sel, b, end_ns);
+}
+
 int hp_events_print_blocks(FILE *f, const struct hp_capture *cap,
-			   const struct hp_events_select *sel)
+			   const struct hp_events_select *sel, size_t limit)
 {
 	struct hp_ev_block *b;
-	size_t nb;
-	uint64_t end, from = sel->between ? sel->from_ns : 0;
-	uint64_t to = sel->between ? sel->to_ns : UINT64_MAX;
+	size_t nb, shown = 0, more = 0;
+	uint64_t end;
 
 	if (hp_events_blocks(cap, &b, &nb, &end))
 		return -ENOMEM;
@@ -369,10 +381,13 @@ int hp_events_print_blocks(FILE *f, const struct hp_capture *cap,
 		const struct hp_ev_block *x = &b[i];
 		int freed = x->free_ns != UINT64_MAX;
 		char tb[64], hb[32], fb[32], lb[32];
-		int in = (x->alloc_ns >= from && x->alloc_ns <= to) ||
-			 (freed && x->free_ns >= from && x->free_ns <= to);
-		if (!in || !hp_events_keep(cap, sel, x, end))
+		if (!hp_events_listed(cap, sel, x, end))
 			continue;
+		if (limit && shown == limit) {
+			more++;
+			continue;
+		}
+		shown++;
 		if (freed) {
 			snprintf(fb, sizeof fb, "%.6f", (double)x->free_ns / 1e9);
 			snprintf(lb, sizeof lb, "%.3f", (double)(x->free_ns - x->alloc_ns) / 1e6);
@@ -383,10 +398,13 @@ int hp_events_print_blocks(FILE *f, const struct hp_capture *cap,
 		fprintf(f,
 			"0x%-16" PRIx64 " %10" PRIu64 "  %-20s %-16s %12.6f %12s %12s  %" PRIu32
 			"\n",
-			x->addr, x->size, type_name(cap, x->type_tag, tb, sizeof tb),
-			thread_name(cap, x->thread, hb, sizeof hb), (double)x->alloc_ns / 1e9, fb,
-			lb, x->stack_id);
+			x->addr, x->size, hp_events_type_name(cap, x->type_tag, tb, sizeof tb),
+			hp_events_thread_name(cap, x->thread, hb, sizeof hb),
+			(double)x->alloc_ns / 1e9, fb, lb, x->stack_id);
 	}
+	if (more)
+		fprintf(f, "... %zu more block%s (--top 0 lists them all)\n", more,
+			more == 1 ? "" : "s");
 	free(b);
 	return ferror(f) ? -EIO : 0;
 }
