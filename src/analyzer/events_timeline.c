@@ -2,8 +2,10 @@
  * events_timeline.c - the bytes in use over time from the event log
  * (events_timeline.h).
  *
- * hp_events_tl_open keeps the selection's blocks and sorts their steps
- * (+size at the allocation, -size at the free) by time once. Each
+ * hp_events_tl_open keeps the selection's blocks and puts their steps
+ * (+size at the allocation, -size at the free) in time order once: the
+ * allocations come sorted (hp_events_blocks), the frees are sorted and
+ * merged in. Each
  * timeline then gives every block its group (group_of), and sweeps the
  * steps twice, bucket by bucket: the first sweep finds each group's
  * highest point, which ranks the groups; the second writes the points of
@@ -40,7 +42,7 @@ struct step {
 /* A kept block: its key and its bytes (unbiased). */
 struct kblock {
 	uint32_t stack_id, type_tag, origin_tag;
-	uint64_t size;
+	uint64_t size, alloc_ns;
 	double bytes;
 };
 
@@ -86,7 +88,8 @@ int hp_events_tl_open(const struct hp_model *m, const struct hp_events_select *s
 	const struct hp_capture *cap = m->cap;
 	struct hp_events_tl *t;
 	struct hp_ev_block *b = NULL;
-	size_t nb = 0;
+	struct step *frees = NULL;
+	size_t nb = 0, nfrees = 0;
 	uint64_t end;
 
 	*out = NULL;
@@ -104,7 +107,8 @@ int hp_events_tl_open(const struct hp_model *m, const struct hp_events_select *s
 	t->bucket_ns = hp_events_tl_bucket_ns(t->to_ns - t->from_ns);
 	t->blocks = malloc((nb ? nb : 1) * sizeof *t->blocks);
 	t->steps = malloc((2 * nb + 1) * sizeof *t->steps);
-	if (!t->blocks || !t->steps)
+	frees = malloc((nb ? nb : 1) * sizeof *frees);
+	if (!t->blocks || !t->steps || !frees)
 		goto nomem;
 	for (size_t i = 0; i < nb; i++) {
 		const struct hp_ev_block *x = &b[i];
@@ -114,18 +118,29 @@ int hp_events_tl_open(const struct hp_model *m, const struct hp_events_select *s
 		    !hp_events_keep(cap, sel, x, end))
 			continue;
 		t->blocks[t->nblocks++] = (struct kblock){
-			x->stack_id, x->type_tag, x->origin_tag, x->size,
+			x->stack_id, x->type_tag, x->origin_tag, x->size, x->alloc_ns,
 			(double)x->size *
 				(m->sampled ? hp_model_unbias_scale(&raw, m->sample_rate_bytes) : 1)};
-		t->steps[t->nsteps++] = (struct step){x->alloc_ns, k, 0};
 		if (x->free_ns != UINT64_MAX && x->free_ns <= t->to_ns)
-			t->steps[t->nsteps++] = (struct step){x->free_ns, k, 1};
+			frees[nfrees++] = (struct step){x->free_ns, k, 1};
 	}
-	hp_sort(t->steps, t->nsteps, sizeof *t->steps, by_step);
+	/* The allocations come in time order (the blocks' order); the frees
+	 * are sorted, then merged in, first at equal times. */
+	hp_sort(frees, nfrees, sizeof *frees, by_step);
+	for (size_t a = 0, f = 0; a < t->nblocks || f < nfrees;) {
+		if (f < nfrees && (a == t->nblocks || frees[f].t <= t->blocks[a].alloc_ns)) {
+			t->steps[t->nsteps++] = frees[f++];
+		} else {
+			t->steps[t->nsteps++] = (struct step){t->blocks[a].alloc_ns, (uint32_t)a, 0};
+			a++;
+		}
+	}
+	free(frees);
 	free(b);
 	*out = t;
 	return 0;
 nomem:
+	free(frees);
 	free(b);
 	hp_events_tl_close(t);
 	return -ENOMEM;
@@ -161,6 +176,9 @@ struct groups {
 	uint32_t *stacks;         /* per group: by stack, its stack */
 	size_t alloc_sources, alloc_stacks;
 	uint32_t *of;             /* per kept block: its group, or NONE */
+	struct hp_hindex seen;    /* a block of each key met (stack, type tag,
+				   * origin tag; size too when sampled): the
+				   * blocks of one key are of one group */
 };
 
 static uint64_t key_hash(uint64_t stack, uint64_t type, uint64_t origin)
@@ -226,6 +244,8 @@ static const char *type_of(const struct groups *g, const struct kblock *x, char 
 		return inferred;
 	}
 	*source = hp_type_origin_name(HP_TYPESRC_UNKNOWN);
+	if (!m->sampled)
+		return "unknown"; /* the blocks of a key have many sizes */
 	snprintf(buf, cap, "unknown (%s)", hp_units_bytes(bytes, sizeof bytes, (double)x->size));
 	return buf;
 }
@@ -252,7 +272,34 @@ static int group_named(struct groups *g, const char *key, const char *source, ui
 }
 
 /* Block x's group in g's dimension, NONE for one the view leaves out. */
-static int group_of(struct groups *g, const struct kblock *x, uint32_t *out)
+static int group_named_of(struct groups *g, const struct kblock *x, uint32_t *out);
+
+/* Block i's group: that of the first block of its key, or named. */
+static int group_of(struct groups *g, size_t i)
+{
+	const struct kblock *x = &g->t->blocks[i];
+	int sampled = g->t->m->sampled;
+	uint64_t h = key_hash(x->stack_id, x->type_tag, x->origin_tag) ^
+		     (sampled ? hp_hash_u64(x->size) : 0);
+	struct hp_hindex_probe it;
+	uint32_t k;
+	int err;
+
+	hp_hindex_probe(&g->seen, h, &it);
+	while ((k = hp_hindex_next(&g->seen, &it)) != HP_HINDEX_NONE) {
+		const struct kblock *y = &g->t->blocks[k];
+		if (y->stack_id == x->stack_id && y->type_tag == x->type_tag &&
+		    y->origin_tag == x->origin_tag && (!sampled || y->size == x->size)) {
+			g->of[i] = g->of[k];
+			return 0;
+		}
+	}
+	if ((err = group_named_of(g, x, &g->of[i])) != 0)
+		return err;
+	return hp_hindex_add(&g->seen, h, (uint32_t)i);
+}
+
+static int group_named_of(struct groups *g, const struct kblock *x, uint32_t *out)
 {
 	const struct hp_model *m = g->t->m;
 	const struct hp_cap_tag *o = hp_capture_tag(m->cap, HP_TAG_ORIGIN, x->origin_tag);
@@ -436,7 +483,7 @@ int hp_events_tl_by(struct hp_events_tl *t, int dim, unsigned top, struct hp_tl_
 	if ((err = index_model(&g)) != 0)
 		goto out;
 	for (size_t i = 0; i < t->nblocks; i++)
-		if ((err = group_of(&g, &t->blocks[i], &g.of[i])) != 0)
+		if ((err = group_of(&g, i)) != 0)
 			goto out;
 	err = -ENOMEM;
 	ngroups = g.keys.count;
@@ -521,6 +568,7 @@ out:
 	if (err)
 		hp_timeline_by_free(out);
 	hp_hindex_free(&g.mindex);
+	hp_hindex_free(&g.seen);
 	hp_u64map_free(&g.types);
 	hp_strtab_free(&g.keys);
 	free(g.sources);
