@@ -38,9 +38,9 @@ struct hp_report_options {
 	int by_stack;    /* text: the sections by call stack (report --by stack),
 			    not by allocation site (report_site.c) */
 	/* The event log's selection the model's snapshot was built from
-	 * (events.h, hp_events_apply), or NULL: the heap chart and --timeline
-	 * are then drawn from the log's blocks it keeps
-	 * (events_timeline.h), not from the time series and the ticks. */
+	 * (events.h, hp_events_apply): when given and on, the heap chart and
+	 * --timeline are drawn from the log's blocks it keeps
+	 * (events_timeline.h); NULL: from the time series and the ticks. */
 	const struct hp_events_select *events;
 };
 
@@ -89,9 +89,10 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
  * inuse_objects], ...] (a point at each tick where it changed: the value
  * holds until the next; none before its first)}, the last, when other
  * groups held memory, {"key": "other", "other": true, "groups": N, ...}.
- * With a selection of the event log (o->events, sel: on), the groups'
- * bytes over time come from the log's blocks it keeps, per millisecond
- * or coarser (events_timeline.h), from the window's start to its end.
+ * With a selection of the event log that is on (text: o->events; JSON:
+ * sel, may be NULL), the groups' bytes over time come from the log's
+ * blocks it keeps, a point per millisecond or coarser (events_timeline.h),
+ * from the window's start to its end (a capture without a log: none).
  * Returns 0 or -errno. */
 int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 			    const struct hp_report_options *o, int dim);
