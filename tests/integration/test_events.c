@@ -21,6 +21,7 @@
 #include "../harness/harness.h"
 #include "../harness/tools.h"
 #include "../../src/format/format.h"
+#include "../../src/analyzer/events_timeline.h"
 
 /* The capture of evlife with --events (recorded once). */
 static const char *with_log(void)
@@ -472,6 +473,28 @@ HP_TEST(events_timeline_follows_the_selection)
 	if (out)
 		printf("%s", out);
 	free(out);
+}
+
+/* The buckets' rule (docs/events.md "Over time, from the log"): 1 ms,
+ * or the smallest of 2, 5, 10, 20, 50 ms... that makes fewer than 2,000
+ * buckets. */
+HP_TEST(events_timeline_bucket_rule)
+{
+	static const struct {
+		double span_s, bucket_ms;
+	} want[] = {{0, 1},      {1.0, 1},   {1.999, 1},  {2.0, 2},     {3.999, 2},
+		    {4.0, 5},    {9.999, 5}, {10.0, 10},  {19.99, 10},  {20.0, 20},
+		    {99.9, 50},  {100, 100}, {3600, 2000}, {86400, 50000}};
+
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		uint64_t span = (uint64_t)(want[i].span_s * 1e9 + 0.5);
+		uint64_t w = hp_events_tl_bucket_ns(span);
+		char why[96];
+		snprintf(why, sizeof why, "a span of %g s: buckets of %g ms", want[i].span_s,
+			 want[i].bucket_ms);
+		expect_eq_u64(w, (uint64_t)(want[i].bucket_ms * 1e6), why);
+		expect_true(span / w < HP_EVENTS_TL_MAX_BUCKETS, "fewer than 2,000 buckets");
+	}
 }
 
 /* --- the page, in headless Chromium -------------------------------------- */
