@@ -159,7 +159,12 @@ int hp_events_blocks(const struct hp_capture *cap, struct hp_ev_block **out, siz
 		hp_sort(r, ne, sizeof *r, by_addr_time);
 	for (size_t i = 0; i < ne; i++) {
 		const struct hp_cap_event *e = &cap->events[r[i].i];
-		uint64_t t = hp_capture_event_ns(cap, e->tick);
+		uint64_t t;
+		/* The events are read in address order, at random in memory:
+		 * ask for one 16 ahead (its cache miss is most of this loop). */
+		if (i + 16 < ne)
+			__builtin_prefetch(&cap->events[r[i + 16].i]);
+		t = hp_capture_event_ns(cap, e->tick);
 		int open = nb && b[nb - 1].addr == e->addr && b[nb - 1].free_ns == UINT64_MAX;
 		if (t > end)
 			end = t;
