@@ -74,12 +74,26 @@ int hp_events_keep(const struct hp_capture *cap, const struct hp_events_select *
 int hp_events_apply(struct hp_capture *cap, const struct hp_events_select *sel,
 		    struct hp_events_window *w, char *err, size_t errlen);
 
-/* report --blocks: a header and one line per block sel keeps that was
- * allocated or freed in its window, by allocation time: address, size,
- * type, thread, allocation and free times (s), lifetime, stack id.
- * Returns 0 or -errno. */
+/* Whether block b is listed by report --blocks: sel keeps it (thread,
+ * lifetime) and it was allocated or freed in sel's window. */
+int hp_events_listed(const struct hp_capture *cap, const struct hp_events_select *sel,
+		     const struct hp_ev_block *b, uint64_t end_ns);
+
+/* A block's thread as the views name it: its name, else "tid N", else
+ * "(unknown thread)"; and its type tag's name, else "vtable 0x...", else
+ * "unknown". buf (cap bytes) may hold the result. */
+const char *hp_events_thread_name(const struct hp_capture *cap, uint32_t id, char *buf,
+				  size_t cap_);
+const char *hp_events_type_name(const struct hp_capture *cap, uint32_t id, char *buf,
+				size_t cap_);
+
+/* report --blocks: a header and one line per block listed
+ * (hp_events_listed), by allocation time: address, size, type, thread,
+ * allocation and free times (s), lifetime, stack id; the first limit
+ * blocks (0: all), then, when more were listed, one line "... N more
+ * blocks (--top 0 lists them all)". Returns 0 or -errno. */
 int hp_events_print_blocks(FILE *f, const struct hp_capture *cap,
-			   const struct hp_events_select *sel);
+			   const struct hp_events_select *sel, size_t limit);
 
 /* One line on the window's figures, for report (text). */
 void hp_events_print_window(FILE *f, const struct hp_events_window *w);

@@ -29,6 +29,12 @@
  *              "groups": N (the last line, summing N groups, when there
  *              are more), "max", "v": [bytes at each time]}]}, "context",
  *              "thread", "heap"}
+ *   events     (with an event log, run --events; else null) the bytes
+ *              in use of every block of the log over time, per
+ *              millisecond or coarser (events_timeline.h: at most
+ *              HP_EVENTS_TL_MAX_BUCKETS buckets, so at most 2,002 times),
+ *              in total and by type, thread, context and stack, each the
+ *              HP_HTML_SITES highest groups and "other" (write_events)
  *   histograms the size and lifetime histograms (histo.h) of the last
  *              snapshot: {"seq", "total": the whole program's {"allocs",
  *              "frees", "size": [per size class], "life": [per lifetime
@@ -96,6 +102,7 @@
 #include "histo.h"
 #include "memmap.h"
 #include "timeline.h"
+#include "events_timeline.h"
 
 #define HP_HTML_MAX_POINTS 4000   /* timeline points: enough for a 4000 px wide chart */
 #define HP_HTML_SITES 10          /* lines of the per-site timeline */
@@ -917,6 +924,138 @@ static int write_tgroups(FILE *f, const struct hp_tl_groups *tg)
 	return ret;
 }
 
+/* --- the event log's timeline (events_timeline.h) --------------------- */
+
+/* The groupings of the log's timeline, in the page's "events"."by": the
+ * total first (written as "total"), then by type, thread, context and
+ * call stack, each the HP_HTML_SITES highest groups and "other". */
+#define HP_HTML_EV_DIMS 5
+static const int ev_dims[HP_HTML_EV_DIMS] = {HP_EVENTS_TL_TOTAL, HP_BY_TYPE, HP_BY_THREAD,
+					     HP_BY_CONTEXT, HP_BY_STACK};
+
+struct ev_page {
+	int on;
+	uint64_t from_ns, to_ns, bucket_ns;
+	struct hp_tl_groups g[HP_HTML_EV_DIMS];
+	uint32_t *stacks; /* by stack: each line's index in the page's stacks */
+};
+
+static void ev_page_free(struct ev_page *e)
+{
+	for (size_t d = 0; d < HP_HTML_EV_DIMS; d++)
+		hp_timeline_by_free(&e->g[d]);
+	free(e->stacks);
+	memset(e, 0, sizeof *e);
+}
+
+/* The log's timelines of every block, named by m (the last snapshot's
+ * model, suppressions and heap applied); nothing without a log. Returns 0
+ * or -ENOMEM. */
+static int ev_page_build(struct ev_page *e, struct page *p, const struct hp_model *m)
+{
+	struct hp_events_tl *t;
+	const struct hp_tl_groups *st = &e->g[HP_HTML_EV_DIMS - 1];
+	int ret = hp_events_tl_open(m, NULL, &t);
+
+	if (ret == -ENODATA)
+		return 0;
+	if (ret)
+		return ret;
+	e->on = 1;
+	hp_events_tl_span(t, &e->from_ns, &e->to_ns, &e->bucket_ns);
+	for (size_t d = 0; d < HP_HTML_EV_DIMS && !ret; d++)
+		ret = hp_events_tl_by(t, ev_dims[d], d ? HP_HTML_SITES : 1, &e->g[d]);
+	hp_events_tl_close(t);
+	if (!ret && !(e->stacks = calloc(st->n + 1, sizeof *e->stacks)))
+		ret = -ENOMEM;
+	for (size_t k = 0; !ret && k < st->n; k++)
+		if (!st->groups[k].other)
+			ret = stack_of(p, m, st->groups[k].stack, &e->stacks[k]);
+	return ret;
+}
+
+/* A line's values at each of times[0..nt): its last point at or before
+ * each, as integers. */
+static void ev_values(FILE *f, const struct hp_tl_group *g, const uint64_t *times, size_t nt)
+{
+	size_t j = 0;
+	double now = 0;
+
+	fputs("\"v\":[", f);
+	for (size_t k = 0; k < nt; k++) {
+		while (j < g->npoints && g->points[j].time_ns <= times[k])
+			now = g->points[j++].inuse_bytes;
+		fprintf(f, "%s%.0f", k ? "," : "", now);
+	}
+	fputc(']', f);
+}
+
+/* "events": null, or {"bucket_ns", "from_ns", "to_ns", "t": [times, ns:
+ * every time any line has a point, at most HP_EVENTS_TL_MAX_BUCKETS + 2],
+ * "total": {"max", "v"}, "by": {"type": {"lines": [{"key", "source",
+ * "other" and "groups", "max", "v"}]}, "thread", "context", "stack":
+ * {"lines": [{"stack": index in stacks, or "other"..., "max", "v"}]}}}:
+ * the bytes in use of the log's blocks per bucket (events_timeline.h),
+ * each line's value at each time. Returns 0 or -ENOMEM. */
+static int write_events(FILE *f, const struct ev_page *e)
+{
+	size_t n = 0, nt = 0;
+	uint64_t *t;
+
+	if (!e->on) {
+		fputs(",\"events\":null", f);
+		return 0;
+	}
+	for (size_t d = 0; d < HP_HTML_EV_DIMS; d++)
+		for (size_t i = 0; i < e->g[d].n; i++)
+			n += e->g[d].groups[i].npoints;
+	if (!(t = malloc((n + 1) * sizeof *t)))
+		return -ENOMEM;
+	for (size_t d = 0; d < HP_HTML_EV_DIMS; d++)
+		for (size_t i = 0; i < e->g[d].n; i++)
+			for (size_t k = 0; k < e->g[d].groups[i].npoints; k++)
+				t[nt++] = e->g[d].groups[i].points[k].time_ns;
+	hp_sort(t, nt, sizeof *t, by_u64);
+	n = nt;
+	nt = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!nt || t[i] != t[nt - 1])
+			t[nt++] = t[i];
+	fprintf(f,
+		",\"events\":{\"bucket_ns\":%" PRIu64 ",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64
+		",\"t\":[",
+		e->bucket_ns, e->from_ns, e->to_ns);
+	for (size_t i = 0; i < nt; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", t[i]);
+	fputs("],\"total\":{", f);
+	if (e->g[0].n) {
+		fprintf(f, "\"max\":%.0f,", e->g[0].groups[0].max_bytes);
+		ev_values(f, &e->g[0].groups[0], t, nt);
+	} else {
+		fputs("\"max\":0,\"v\":[]", f);
+	}
+	fputs("},\"by\":{", f);
+	for (size_t d = 1; d < HP_HTML_EV_DIMS; d++) {
+		const struct hp_tl_groups *g = &e->g[d];
+		fprintf(f, "%s\"%s\":{\"lines\":[", d > 1 ? "," : "",
+			hp_dim_name((enum hp_dim)ev_dims[d]));
+		for (size_t i = 0; i < g->n; i++) {
+			fputs(i ? ",{" : "{", f);
+			if (ev_dims[d] == HP_BY_STACK && !g->groups[i].other)
+				fprintf(f, "\"stack\":%" PRIu32 ",\"max\":%.0f,", e->stacks[i],
+					g->groups[i].max_bytes);
+			else
+				group_head(f, i, g);
+			ev_values(f, &g->groups[i], t, nt);
+			fputc('}', f);
+		}
+		fputs("]}", f);
+	}
+	fputs("}}", f);
+	free(t);
+	return 0;
+}
+
 /* A node of the snapshot's flame graph tree (write_flame). */
 struct fnode {
 	uint32_t parent, name; /* name: the page's string of its function */
@@ -1507,6 +1646,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct ranked *rank = NULL;
 	struct hp_site_series *sites = NULL;
 	struct hp_tl_groups tgroups[HP_HTML_TL_DIMS] = {0};
+	struct ev_page ev = {0};
 	int has_tgroups = has_attribution(cap);
 	uint32_t *site_stacks = NULL, *map_stacks = NULL;
 	char **map_types = NULL; /* per page stack, the type most of its bytes in use have */
@@ -1623,6 +1763,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 			for (size_t d = 0; !ret && has_tgroups && d < HP_HTML_TL_DIMS; d++)
 				ret = hp_timeline_by(&m, tl_dims[d], HP_HTML_SITES, &tgroups[d]);
 			if (!ret)
+				ret = ev_page_build(&ev, &p, &m);
+			if (!ret)
 				ret = page_hists_order(&hists, &m);
 			for (size_t k = 0; !ret && k < hists.n && k < HP_HTML_SITES; k++) {
 				uint32_t idx;
@@ -1657,6 +1799,8 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	ret = write_sites(f, sites, nsites, site_stacks);
 	if (!ret && has_tgroups)
 		ret = write_tgroups(f, tgroups);
+	if (!ret)
+		ret = write_events(f, &ev);
 	write_map(f, map_snap, map_stacks, &map_page, map_types, nmap_types);
 	if (!ret)
 		ret = write_histograms(f, &p, &hists, cap->snapshots[cap->nsnapshots - 1].seq);
@@ -1680,6 +1824,7 @@ out:
 	hp_timeline_free(sites, nsites);
 	for (size_t d = 0; d < HP_HTML_TL_DIMS; d++)
 		hp_timeline_by_free(&tgroups[d]);
+	ev_page_free(&ev);
 	free(site_stacks);
 	page_hists_free(&hists);
 	free(map_stacks);

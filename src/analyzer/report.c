@@ -6,6 +6,7 @@
 #include "frames.h"
 #include "heapview.h"
 #include "timeline.h"
+#include "events_timeline.h"
 
 #include "../common/hash.h"
 #include "../common/sort.h"
@@ -414,16 +415,36 @@ static size_t chart_column(uint64_t t, uint64_t span, size_t cols)
  * the peak's bytes (known exactly, between samples). Under the axis, '^' marks
  * the peak's column and '|' each snapshot's (the peak wins a shared
  * column). Nothing when the capture has no sample (or all are zero). */
-static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
+static void print_timeline(FILE *out, const struct hp_model *m, unsigned width,
+			   const struct hp_events_select *sel)
 {
 	const struct hp_capture *cap = m->cap;
 	const struct hp_cap_snapshot *s = m->snap;
 	size_t n = series_len(cap, s), cols, k = 0, nsnaps = 0;
-	uint64_t span = s->time_ns, heap = 0, rss = 0;
+	uint64_t span = s->time_ns, heap = 0, rss = 0, bucket = 0;
 	double ymax = 0;
 	uint64_t *col_heap = NULL, *col_rss = NULL;
 	char *line = NULL, a[32], b[32];
+	struct hp_tl_groups ev = {0};
+	const struct hp_site_point *pts = NULL;
 
+	if (sel && sel->on) {
+		/* The selected blocks' bytes in use, from the event log: no
+		 * RSS (a process's, not a block's). */
+		struct hp_events_tl *t;
+		uint64_t from, to;
+		if (hp_events_tl_open(m, sel, &t))
+			return;
+		hp_events_tl_span(t, &from, &to, &bucket);
+		if (hp_events_tl_by(t, HP_EVENTS_TL_TOTAL, 1, &ev) || !ev.n) {
+			hp_events_tl_close(t);
+			hp_timeline_by_free(&ev);
+			return;
+		}
+		hp_events_tl_close(t);
+		pts = ev.groups[0].points;
+		n = ev.groups[0].npoints;
+	}
 	if (!n)
 		return;
 	width = width ? width : 100;
@@ -435,9 +456,11 @@ static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
 		goto out; /* out of memory: the chart is left out, the report goes on */
 	for (size_t c = 0; c < cols; c++) {
 		uint64_t h = heap, r = rss; /* the level before this slice */
-		for (; k < n && chart_column(cap->samples[k].time_ns, span, cols) == c; k++) {
-			heap = cap->samples[k].heap_bytes;
-			rss = cap->samples[k].rss_bytes;
+		for (; k < n && chart_column(pts ? pts[k].time_ns : cap->samples[k].time_ns, span,
+					     cols) == c;
+		     k++) {
+			heap = pts ? (uint64_t)pts[k].inuse_bytes : cap->samples[k].heap_bytes;
+			rss = pts ? 0 : cap->samples[k].rss_bytes;
 			h = heap > h ? heap : h;
 			r = rss > r ? rss : r;
 		}
@@ -459,8 +482,13 @@ static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
 	}
 	if (ymax <= 0)
 		goto out;
-	fprintf(out, "\nheap in use (#) and RSS (:) over time%s\n",
-		m->sampled ? " (the heap estimated)" : "");
+	if (pts)
+		fprintf(out, "\nheap in use (#) over time: the selected blocks, from the event log "
+			     "per %g ms%s\n",
+			(double)bucket / 1e6, m->sampled ? " (estimated)" : "");
+	else
+		fprintf(out, "\nheap in use (#) and RSS (:) over time%s\n",
+			m->sampled ? " (the heap estimated)" : "");
 	for (unsigned row = HP_REPORT_CHART_ROWS; row >= 1; row--) {
 		/* A cell is filled when its value reaches the middle of its row. */
 		double level = ((double)row - 0.5) * ymax / HP_REPORT_CHART_ROWS;
@@ -498,11 +526,12 @@ static void print_timeline(FILE *out, const struct hp_model *m, unsigned width)
 	snprintf(b, sizeof b, "%.3f s", (double)span / 1e9);
 	fprintf(out, "%*s  0 s%*s\n", HP_REPORT_CHART_LABEL - 1, "",
 		cols > 3 + strlen(b) ? (int)(cols - 3) : (int)strlen(b) + 1, b);
-	fprintf(out, "%*s  ^ the peak, %s at %.3f s; | %zu snapshot%s; %zu sample%s\n",
+	fprintf(out, "%*s  ^ the peak, %s at %.3f s; | %zu snapshot%s; %zu%s\n",
 		HP_REPORT_CHART_LABEL - 1, "", hp_units_bytes(a, sizeof a, m->total.peak_bytes),
 		(double)s->peak_time_ns / 1e9, nsnaps, nsnaps == 1 ? "" : "s", n,
-		n == 1 ? "" : "s");
+		pts ? (n == 1 ? " point" : " points") : (n == 1 ? " sample" : " samples"));
 out:
+	hp_timeline_by_free(&ev);
 	free(col_heap);
 	free(col_rss);
 	free(line);
@@ -668,7 +697,7 @@ int hp_report_text(FILE *out, const struct hp_model *m, const struct hp_report_o
 			hp_capture_lost_name((unsigned)k));
 	}
 	(void)lost;
-	print_timeline(out, m, o ? o->width : 0);
+	print_timeline(out, m, o ? o->width : 0, o ? o->events : NULL);
 
 	if (!(o && o->by_stack)) { /* by allocation site (report_site.c) */
 		if (hp_report_site_sections(out, m, o ? o : &def))
@@ -905,7 +934,7 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	}
 	/* The same by stack with "other", as report --by X's "timeline". */
 	fprintf(out, "%s],\n  \"timeline\": ", nsites ? "\n  " : "");
-	if (hp_report_timeline_json(out, m, top, HP_BY_STACK)) {
+	if (hp_report_timeline_json(out, m, top, HP_BY_STACK, o ? o->events : NULL)) {
 		hp_timeline_free(sites, nsites);
 		free(best);
 		free(ps);
@@ -931,5 +960,62 @@ int hp_report_json(FILE *out, const struct hp_model *m, const struct hp_report_o
 	hp_timeline_free(sites, nsites);
 	free(best);
 	free(ps);
+	return ferror(out) ? -EIO : 0;
+}
+
+int hp_report_blocks_json(FILE *out, const struct hp_model *m,
+			  const struct hp_events_select *sel, size_t limit)
+{
+	const struct hp_capture *cap = m->cap;
+	struct hp_ev_block *b;
+	size_t nb, listed = 0, shown = 0;
+	uint64_t end;
+	unsigned char *used = calloc(m->nstacks + 1, 1); /* the stacks of the blocks shown */
+	int first = 1;
+
+	if (!used || hp_events_blocks(cap, &b, &nb, &end)) {
+		free(used);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nb; i++)
+		listed += hp_events_listed(cap, sel, &b[i], end) != 0;
+	fprintf(out, "{\n  \"program\": ");
+	json_str(out, cap->program ? cap->program : "");
+	fprintf(out,
+		",\n  \"window\": {\"from_ns\": %" PRIu64 ", \"to_ns\": %" PRIu64
+		"},\n  \"listed\": %zu, \"shown\": %zu,\n  \"blocks\": [",
+		sel->between ? sel->from_ns : 0, sel->between ? sel->to_ns : end, listed,
+		limit && limit < listed ? limit : listed);
+	for (size_t i = 0; i < nb && (!limit || shown < limit); i++) {
+		const struct hp_ev_block *x = &b[i];
+		char buf[64];
+		if (!hp_events_listed(cap, sel, x, end))
+			continue;
+		fprintf(out, "%s\n    {\"address\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 ", \"type\": ",
+			shown++ ? "," : "", x->addr, x->size);
+		json_str(out, hp_events_type_name(cap, x->type_tag, buf, sizeof buf));
+		fprintf(out, ", \"thread\": ");
+		json_str(out, hp_events_thread_name(cap, x->thread, buf, sizeof buf));
+		fprintf(out, ", \"alloc_ns\": %" PRIu64, x->alloc_ns);
+		if (x->free_ns != UINT64_MAX)
+			fprintf(out, ", \"free_ns\": %" PRIu64 ", \"lifetime_ns\": %" PRIu64,
+				x->free_ns, x->free_ns - x->alloc_ns);
+		else
+			fprintf(out, ", \"free_ns\": null, \"lifetime_ns\": null");
+		fprintf(out, ", \"stack_id\": %" PRIu32 "}", x->stack_id);
+		if (x->stack_id < m->nstacks)
+			used[x->stack_id] = 1;
+	}
+	fprintf(out, "%s],\n  \"stacks\": {", shown ? "\n  " : "");
+	for (size_t i = 0; i < m->nstacks; i++) {
+		if (!used[i])
+			continue;
+		fprintf(out, "%s\n    \"%zu\": ", first ? "" : ",", i);
+		hp_report_json_stack(out, m, (uint32_t)i);
+		first = 0;
+	}
+	fprintf(out, "%s}\n}\n", first ? "" : "\n  ");
+	free(used);
+	free(b);
 	return ferror(out) ? -EIO : 0;
 }

@@ -23,6 +23,7 @@
 
 #include <stdio.h>
 
+#include "events.h"
 #include "model/model.h"
 
 struct hp_report_options {
@@ -36,6 +37,11 @@ struct hp_report_options {
 			    parameter lists (default: hp_name_display) */
 	int by_stack;    /* text: the sections by call stack (report --by stack),
 			    not by allocation site (report_site.c) */
+	/* The event log's selection the model's snapshot was built from
+	 * (events.h, hp_events_apply): when given and on, the heap chart and
+	 * --timeline are drawn from the log's blocks it keeps
+	 * (events_timeline.h); NULL: from the time series and the ticks. */
+	const struct hp_events_select *events;
 };
 
 /* How a text report shows a stack (innermost first), unless all_frames:
@@ -83,10 +89,27 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
  * inuse_objects], ...] (a point at each tick where it changed: the value
  * holds until the next; none before its first)}, the last, when other
  * groups held memory, {"key": "other", "other": true, "groups": N, ...}.
+ * With a selection of the event log that is on (text: o->events; JSON:
+ * sel, may be NULL), the groups' bytes over time come from the log's
+ * blocks it keeps, a point per millisecond or coarser (events_timeline.h),
+ * from the window's start to its end (a capture without a log: none).
  * Returns 0 or -errno. */
 int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 			    const struct hp_report_options *o, int dim);
-int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, int dim);
+int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, int dim,
+			    const struct hp_events_select *sel);
+
+/* report --blocks --json (report.c): the blocks of the event log that
+ * report --blocks lists (events.h, hp_events_listed), by allocation time,
+ * as one object: {"program", "window": {"from_ns", "to_ns"}, "listed": N
+ * (all the selection lists), "shown": the first limit of them (0: all),
+ * "blocks": [{"address": "0x...", "size", "type", "thread", "alloc_ns",
+ * "free_ns" and "lifetime_ns" (null: never freed), "stack_id"}...],
+ * "stacks": {"ID": [frames as report --json's "stack"]...} for the
+ * stacks of the blocks shown}. m: a model of the capture (its frames).
+ * Returns 0 or -errno. */
+int hp_report_blocks_json(FILE *out, const struct hp_model *m,
+			  const struct hp_events_select *sel, size_t limit);
 
 /* --histograms (histo.c; the histograms per stack: histo.h). */
 /* report --histograms (text): for the top o->top stacks by allocations,

@@ -278,7 +278,7 @@ int hp_report_by_json(FILE *out, const struct hp_model *m, const struct hp_repor
 	fprintf(out, "%s],\n  \"timeline\": ", g.n ? "\n  " : "");
 	hp_groups_free(&g);
 	/* The top groups over time, as many as a text report's rows. */
-	ret = hp_report_timeline_json(out, m, o && o->top ? o->top : 10, dim);
+	ret = hp_report_timeline_json(out, m, o && o->top ? o->top : 10, dim, o ? o->events : NULL);
 	if (ret)
 		return ret;
 	fprintf(out, "\n}\n");

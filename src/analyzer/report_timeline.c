@@ -1,7 +1,9 @@
 /*
  * report_timeline.c - `heapprof report --timeline [--by DIM]`: the bytes in
  * use over time of the top groups of a dimension (timeline.h,
- * hp_timeline_by), one line each in a terminal, series in JSON.
+ * hp_timeline_by), one line each in a terminal, series in JSON; under a
+ * selection of the event log, from the blocks it keeps
+ * (events_timeline.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +15,7 @@
 #include "report.h"
 #include "../common/text.h"
 #include "timeline.h"
+#include "events_timeline.h"
 
 /* Darker is more: a cell's character for a value at share v of its line's
  * highest (any value above 0 shows). */
@@ -158,14 +161,18 @@ static void tell_apart(const struct hp_model *m, const struct hp_tl_groups *g, c
 
 /* The group's line: in each column the highest value of its time slice
  * (or the level it held from before), as a character of ramp. */
-static void draw(const struct hp_tl_group *g, uint64_t span, size_t cols, char *line)
+static void draw(const struct hp_tl_group *g, uint64_t from, uint64_t span, size_t cols,
+		 char *line)
 {
 	double level = 0;
 	size_t k = 0;
 
 	for (size_t c = 0; c < cols; c++) {
 		double h = level;
-		for (; k < g->npoints && column(g->points[k].time_ns, span, cols) == c; k++) {
+		for (; k < g->npoints &&
+		       column(g->points[k].time_ns > from ? g->points[k].time_ns - from : 0, span,
+			      cols) == c;
+		     k++) {
 			level = g->points[k].inuse_bytes;
 			h = level > h ? level : h;
 		}
@@ -188,19 +195,45 @@ static double value_at(const struct hp_tl_group *g, uint64_t t)
 	return v;
 }
 
+/* The top groups of dim over time: from the event log's blocks sel keeps
+ * (sel on: [from, to] the window, bucket its buckets' width), else from
+ * the ticks up to the snapshot (from 0, bucket 0). */
+static int groups_of(const struct hp_model *m, int dim, unsigned top,
+		     const struct hp_events_select *sel, struct hp_tl_groups *g, uint64_t *from,
+		     uint64_t *to, uint64_t *bucket)
+{
+	struct hp_events_tl *t;
+	int ret;
+
+	*from = 0;
+	*to = m->snap->time_ns;
+	*bucket = 0;
+	if (!sel || !sel->on)
+		return hp_timeline_by(m, (enum hp_dim)dim, top, g);
+	memset(g, 0, sizeof *g);
+	if ((ret = hp_events_tl_open(m, sel, &t)) != 0)
+		return ret == -ENODATA ? 0 : ret;
+	hp_events_tl_span(t, from, to, bucket);
+	ret = hp_events_tl_by(t, dim, top, g);
+	hp_events_tl_close(t);
+	return ret;
+}
+
 int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 			    const struct hp_report_options *o, int dim)
 {
 	unsigned top = o && o->top ? o->top : 10;
 	unsigned width = o && o->width ? o->width : 100;
-	uint64_t span = m->snap->time_ns;
+	const struct hp_events_select *sel = o && o->events && o->events->on ? o->events : NULL;
+	uint64_t from, to, bucket, span;
 	struct hp_tl_groups g;
 	size_t cols;
 	char *line, a[32], b[32], cut[NAME_BYTES], (*names)[NAME_BYTES];
-	int ret = hp_timeline_by(m, (enum hp_dim)dim, top, &g);
+	int ret = groups_of(m, dim, top, sel, &g, &from, &to, &bucket);
 
 	if (ret)
 		return ret;
+	span = to - from;
 	if (!(names = calloc(g.n ? g.n : 1, sizeof *names))) {
 		hp_timeline_by_free(&g);
 		return -ENOMEM;
@@ -215,31 +248,44 @@ int hp_report_timeline_text(FILE *out, const struct hp_model *m,
 		hp_timeline_by_free(&g);
 		return -ENOMEM;
 	}
-	fprintf(out, "\nbytes in use over time, by %s%s (the per-site timeline; each line\n"
-		     "scaled to its own highest, '%c'; a column holds the highest of its slice)\n",
-		hp_dim_name((enum hp_dim)dim), m->sampled ? ", estimated" : "",
-		ramp[sizeof ramp - 2]);
+	if (sel)
+		fprintf(out, "\nbytes in use over time, by %s%s (the selected blocks, from the event\n"
+			     "log per %g ms; each line scaled to its own highest, '%c'; a column\n"
+			     "holds the highest of its slice)\n",
+			hp_dim_name((enum hp_dim)dim), m->sampled ? ", estimated" : "",
+			(double)bucket / 1e6, ramp[sizeof ramp - 2]);
+	else
+		fprintf(out, "\nbytes in use over time, by %s%s (the per-site timeline; each line\n"
+			     "scaled to its own highest, '%c'; a column holds the highest of its slice)\n",
+			hp_dim_name((enum hp_dim)dim), m->sampled ? ", estimated" : "",
+			ramp[sizeof ramp - 2]);
+	if (!g.n && sel) {
+		fprintf(out, "  none: the selection keeps no block\n");
+		goto out;
+	}
 	if (!g.n) {
 		fprintf(out, "  none: the capture has no timeline (run --timeline MS) up to this "
 			     "snapshot\n");
 		goto out;
 	}
-	snprintf(b, sizeof b, "%.3f s", (double)span / 1e9);
-	fprintf(out, "  %9s %8s  0 s%*s\n", "highest", "at", (int)(cols - 3), b);
+	snprintf(a, sizeof a, "%.3f s", (double)from / 1e9);
+	snprintf(b, sizeof b, "%.3f s", (double)to / 1e9);
+	fprintf(out, "  %9s %8s  %s%*s\n", "highest", "at", from ? a : "0 s",
+		(int)(cols - strlen(from ? a : "0 s")), b);
 	for (size_t i = 0; i < g.n; i++) {
 		const struct hp_tl_group *s = &g.groups[i];
 		size_t room = width > 22 + 3 + cols + 24 ? width - 22 - 3 - cols : 24;
-		draw(s, span, cols, line);
+		draw(s, from, span, cols, line);
 		hp_text_cut_middle(cut, sizeof cut, names[i], room > 5 ? room : 5);
 		fprintf(out, "  %9s %6.3f s |%s| ", hp_units_bytes(a, sizeof a, s->max_bytes),
 			(double)s->max_time_ns / 1e9, line);
 		hp_text_fputs(cut, out);
 		fputc('\n', out);
 	}
-	fprintf(out, "  at the snapshot (%.3f s):", (double)span / 1e9);
+	fprintf(out, "  %s (%.3f s):", sel ? "at the end" : "at the snapshot", (double)to / 1e9);
 	for (size_t i = 0; i < g.n && i < 3; i++)
 		fprintf(out, "%s %s", i ? "," : "",
-			hp_units_bytes(a, sizeof a, value_at(&g.groups[i], span)));
+			hp_units_bytes(a, sizeof a, value_at(&g.groups[i], to)));
 	fprintf(out, "%s\n", g.n > 3 ? ", ..." : "");
 out:
 	free(line);
@@ -248,11 +294,13 @@ out:
 	return ferror(out) ? -EIO : 0;
 }
 
-int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, int dim)
+int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, int dim,
+			    const struct hp_events_select *sel)
 {
 	struct hp_tl_groups g;
+	uint64_t from, to, bucket;
 	char where[512];
-	int ret = hp_timeline_by(m, (enum hp_dim)dim, top ? top : 10, &g);
+	int ret = groups_of(m, dim, top ? top : 10, sel, &g, &from, &to, &bucket);
 
 	if (ret)
 		return ret;

@@ -40,7 +40,8 @@ static const char usage[] =
 	"                   lifetime (allocations lived through), powers of two\n"
 	"  --timeline       also the bytes in use over time of the top --by groups\n"
 	"                   (stacks by default), one line each, then 'other' (the\n"
-	"                   recorder's per-site timeline; --json has it always)\n"
+	"                   recorder's per-site timeline, or the selection's blocks\n"
+	"                   from the event log per ms; --json has it always)\n"
 	"  --map            instead, the memory map (needs run --live-blocks): the\n"
 	"                   regions that hold the heap (brk heap, arenas, mmap'd\n"
 	"                   chunks), each with its RSS, bytes in use, blocks,\n"
@@ -49,7 +50,9 @@ static const char usage[] =
 	"  --blocks         instead, every block of the event log one a line (needs\n"
 	"                   run --events): address, size, type, thread, allocation\n"
 	"                   and free times (s since the start), lifetime (ms), stack\n"
-	"                   id; the options below select which\n"
+	"                   id; the first --top (default 100000, 0 = all); with\n"
+	"                   --json, one object a block and their stacks' frames;\n"
+	"                   the options below select which\n"
 	HP_CLI_EVENTS_HELP
 	"                   (these need run --events; every view of report,\n"
 	"                   flamegraph, export and diff takes them)\n"
@@ -117,11 +120,19 @@ static int gates(const struct hp_cli_args *a, const struct hp_model *m)
 	return status;
 }
 
-/* report --blocks: the event log's blocks one a line. */
+/* The default of --blocks' --top: a listing bounded for a huge log. */
+#define BLOCKS_TOP 100000
+
+/* report --blocks: the event log's blocks one a line, or (--json) as
+ * JSON with their stacks' frames (a model of the last snapshot names
+ * them). */
 static int report_blocks(const char *path, const struct hp_cli_args *a,
 			 const struct hp_events_select *ev)
 {
+	struct hp_model_options mo = {.snapshot = -1};
+	size_t limit = a->given[HP_OPT_TOP] ? (size_t)a->number[HP_OPT_TOP] : BLOCKS_TOP;
 	struct hp_capture cap;
+	struct hp_model model;
 	struct hp_cli_output o;
 	char err[512];
 	int ret;
@@ -144,9 +155,20 @@ static int report_blocks(const char *path, const struct hp_cli_args *a,
 		hp_capture_free(&cap);
 		return HP_EXIT_FAILURE;
 	}
+	if (!a->given[HP_OPT_JSON]) {
+		hp_cli_output_open(&o, "-", NULL, 0);
+		ret = hp_events_print_blocks(o.f, &cap, ev, limit);
+		ret = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+		hp_capture_free(&cap);
+		return ret;
+	}
+	mo.debug_dir = a->value[HP_OPT_DEBUG_DIR];
+	if (hp_cli_build_model(path, &mo, &cap, &model)) /* frees cap when it fails */
+		return HP_EXIT_FAILURE;
 	hp_cli_output_open(&o, "-", NULL, 0);
-	ret = hp_events_print_blocks(o.f, &cap, ev);
+	ret = hp_report_blocks_json(o.f, &model, ev, limit);
 	ret = hp_cli_output_close(&o, ret) ? HP_EXIT_FAILURE : HP_EXIT_OK;
+	hp_model_free(&model);
 	hp_capture_free(&cap);
 	return ret;
 }
@@ -205,6 +227,7 @@ int hp_cmd_report(int argc, char **argv)
 		return report_blocks(argv[a.operand], &a, &ev);
 	mo.events = &ev;
 	mo.events_window = &win;
+	ro.events = ev.on ? &ev : NULL; /* the charts and --timeline from the log */
 	if (a.given[HP_OPT_TOP])
 		ro.top = (unsigned)a.number[HP_OPT_TOP];
 	if (a.given[HP_OPT_FRAMES])

@@ -322,11 +322,13 @@ static void mem_html(struct memout *o)
 static void views_report(FILE *f, struct hp_model *m)
 {
 	const struct hp_report_options plain = {.top = 10, .frames = 8, .width = 100};
+	static const struct hp_events_select every = {.on = 1, .between = 1, .to_ns = UINT64_MAX};
 	const struct hp_report_options narrow = {.top = 3,
 						 .frames = 0,
 						 .width = 30,
 						 .all_frames = 1,
-						 .full_names = 1};
+						 .full_names = 1,
+						 .events = &every};
 	struct memout o;
 
 	view_ok(hp_report_text(f, m, &plain), "hp_report_text", 0);
@@ -342,7 +344,10 @@ static void views_report(FILE *f, struct hp_model *m)
 	for (int d = HP_BY_STACK; d < HP_BY_COUNT; d++) {
 		view_ok(hp_report_timeline_text(f, m, d % 2 ? &narrow : &plain, d),
 			"hp_report_timeline_text", d);
-		view_ok(hp_report_timeline_json(mem_open(&o), m, plain.top, d),
+		/* every other one from the event log (a capture without one:
+		 * none), as report --between 0s N does */
+		view_ok(hp_report_timeline_json(mem_open(&o), m, plain.top, d,
+						d % 2 ? &every : NULL),
 			"hp_report_timeline_json", d);
 		mem_json(&o, "hp_report_timeline_json", d);
 	}

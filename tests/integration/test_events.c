@@ -5,7 +5,11 @@
  * by window (--between) and by thread (--thread) in report, folded export,
  * flamegraph and diff; the same totals with and without the log; the
  * program's output and status unchanged; one clear line without a log;
- * a capture cut inside the log read with one damage line.
+ * a capture cut inside the log read with one damage line; the blocks as
+ * JSON (report --blocks --json); the charts and report --timeline under a
+ * selection; the page's stacked timeline from the log, read in headless
+ * Chromium (its data at known times, no script error; a screenshot in
+ * build/html-events.png for a person to look at).
  */
 #include <regex.h>
 #include <stdio.h>
@@ -17,6 +21,7 @@
 #include "../harness/harness.h"
 #include "../harness/tools.h"
 #include "../../src/format/format.h"
+#include "../../src/analyzer/events_timeline.h"
 
 /* The capture of evlife with --events (recorded once). */
 static const char *with_log(void)
@@ -345,6 +350,292 @@ HP_TEST(events_truncated_log)
 			     hp_test_build(), cut);
 	expect_str(out, "1\n", "--blocks: one damage line");
 	free(out);
+}
+
+/* python3 reading JSON on standard input: prints what prog prints. */
+static char *py(const char *cmd, const char *prog)
+{
+	return hp_test_sh_out("%s | python3 -c '%s'", cmd, prog);
+}
+
+HP_TEST(events_blocks_json)
+{
+	char cmd[1200];
+	char *out;
+
+	/* The worker's 57 blocks, each with its stack's frames. */
+	snprintf(cmd, sizeof cmd, "%s/heapprof report --blocks --json --thread ev-worker %s",
+		 hp_test_build(), with_log());
+	out = py(cmd, "import json,sys\n"
+		      "d = json.load(sys.stdin)\n"
+		      "b = d[\"blocks\"]\n"
+		      "print(d[\"listed\"], d[\"shown\"], len(b))\n"
+		      "print(sorted(set((x[\"size\"], x[\"type\"], x[\"thread\"]) for x in b)))\n"
+		      "mid = [x for x in b if x[\"size\"] == 2002]\n"
+		      "print(len(mid), all(x[\"lifetime_ns\"] == x[\"free_ns\"] - x[\"alloc_ns\"] and\n"
+		      "    100e6 <= x[\"lifetime_ns\"] < 200e6 for x in mid))\n"
+		      "leak = [x for x in b if x[\"size\"] == 3003]\n"
+		      "print(len(leak), all(x[\"free_ns\"] is None and x[\"lifetime_ns\"] is None\n"
+		      "    for x in leak))\n"
+		      "print(all(0.5e9 <= x[\"alloc_ns\"] < 0.7e9 for x in b),\n"
+		      "    [x[\"alloc_ns\"] for x in b] == sorted(x[\"alloc_ns\"] for x in b))\n"
+		      "print(all(x[\"address\"].startswith(\"0x\") for x in b),\n"
+		      "    len(set(x[\"address\"] for x in b)))\n"
+		      "print(sorted(set(d[\"stacks\"][str(x[\"stack_id\"])][0][\"function\"]\n"
+		      "    for x in b)), sorted(d[\"stacks\"]) == sorted(set(str(x[\"stack_id\"])\n"
+		      "    for x in b)))\n");
+	expect_str(out,
+		   "57 57 57\n"
+		   "[(2002, 'unknown', 'ev-worker'), (3003, 'Leak', 'ev-worker')]\n"
+		   "50 True\n"
+		   "7 True\n"
+		   "True True\n"
+		   "True 57\n"
+		   "['phase_worker'] True\n",
+		   "report --blocks --json --thread ev-worker: 50 x 2002 B freed 100 to 200 ms "
+		   "later, 7 x 3003 B Leak never freed, by allocation time, phase_worker's");
+	free(out);
+	/* Bounded: --top 5 shows the first 5 of the 1,080 blocks of phase_*
+	 * and glibc's (main's 20 and 1,000 first), and says how many matched. */
+	snprintf(cmd, sizeof cmd, "%s/heapprof report --blocks --json --top 5 --between 0s 0.3s %s",
+		 hp_test_build(), with_log());
+	out = py(cmd, "import json,sys\n"
+		      "d = json.load(sys.stdin)\n"
+		      "print(d[\"listed\"] >= 1020, d[\"shown\"], len(d[\"blocks\"]),\n"
+		      "    [x[\"size\"] for x in d[\"blocks\"]], d[\"window\"])\n");
+	expect_str(out,
+		   "True 5 5 [5005, 5005, 5005, 5005, 5005] {'from_ns': 0, 'to_ns': 300000000}\n",
+		   "--top 5: the first five, main's 5005 B blocks; the window");
+	free(out);
+	out = hp_test_sh_out("%s/heapprof report --blocks --top 2 --thread ev-worker %s | tail -n 1",
+			     hp_test_build(), with_log());
+	expect_str(out, "... 55 more blocks (--top 0 lists them all)\n",
+		   "the text listing: --top 2, then how many more");
+	free(out);
+}
+
+HP_TEST(events_timeline_follows_the_selection)
+{
+	static const char chart[] = "heap in use (#) over time: the selected blocks, from the "
+				    "event log per 1 ms\n118.3 KiB |";
+	char cmd[1200];
+	char *out;
+
+	/* --thread ev-worker by type: its two types alone, from the log. */
+	snprintf(cmd, sizeof cmd,
+		 "%s/heapprof report --json --by type --focus phase_ --thread ev-worker %s",
+		 hp_test_build(), with_log());
+	out = py(cmd, "import json,sys\n"
+		      "for g in json.load(sys.stdin)[\"timeline\"]:\n"
+		      "    s = g[\"series\"]\n"
+		      "    print(g[\"key\"], g[\"max_inuse_bytes\"], max(p[1:] for p in s), s[-1][1:],\n"
+		      "          all(p[0] % 1000000 == 0 for p in s[:-1]),\n"
+		      "          0.5e9 <= s[0][0] < 0.7e9)\n");
+	expect_str(out,
+		   "unknown (avg 2.0 KiB) 100100 [100100, 50] [0, 0] True True\n"
+		   "Leak 21021 [21021, 7] [21021, 7] True True\n",
+		   "report --json --by type --thread ev-worker: timeline from the log, per ms");
+	free(out);
+	/* --lived-under 100ms by stack: main's short blocks, one at a time. */
+	snprintf(cmd, sizeof cmd,
+		 "%s/heapprof report --json --by function --focus phase_ --lived-under 100ms %s",
+		 hp_test_build(), with_log());
+	out = py(cmd, "import json,sys\n"
+		      "for g in json.load(sys.stdin)[\"timeline\"]:\n"
+		      "    print(g[\"key\"], g[\"max_inuse_bytes\"], g[\"series\"][-1][1:])\n");
+	expect_str(out, "phase_late 4004 [0, 0]\nphase_short 1001 [0, 0]\n",
+		   "--lived-under 100ms: the blocks freed at once, one in use at a time");
+	free(out);
+	/* Text: --between 0.3s 0.8s by thread, the chart from 0.3 s. */
+	out = hp_test_sh_out("%s/heapprof report --width 100 --timeline --by thread --focus phase_ "
+			     "--between 0.3s 0.8s %s | sed -n '/^bytes in use over time/,$p'",
+			     hp_test_build(), with_log());
+	expect_true(out && strstr(out, "bytes in use over time, by thread (the selected blocks, "
+				       "from the event\nlog per 1 ms;") &&
+			    strstr(out, "    highest       at  0.300 s  ") &&
+			    strstr(out, "  0.800 s\n  118.3 KiB  0.5") &&
+			    strstr(out, "| ev-worker\n") &&
+			    !strstr(out, "| evlife") && strstr(out, "  at the end (0.800 s): 20.5 KiB\n"),
+		    "report --timeline --between 0.3s 0.8s --by thread: ev-worker's 118.3 KiB "
+		    "(50 x 2002 + 7 x 3003 B) alone, 20.5 KiB at the end");
+	if (out)
+		printf("%s", out);
+	free(out);
+	/* The heap chart of the text report: the selected blocks only (no
+	 * RSS), its scale topped by their peak, 118.3 KiB. */
+	out = hp_test_sh_out("%s/heapprof report --width 100 --focus phase_ --thread ev-worker %s "
+			     "| sed -n '/^heap in use/,/points$/p'",
+			     hp_test_build(), with_log());
+	expect_true(out && strncmp(out, chart, strlen(chart)) == 0 &&
+			    !strchr(strchr(out, '\n') + 1, ':') && /* no RSS */
+			    strstr(out, "^ the peak, 118.3 KiB at 0.5"),
+		    "the heap chart: the worker's blocks from the log, topped by their 118.3 KiB");
+	if (out)
+		printf("%s", out);
+	free(out);
+}
+
+/* The buckets' rule (docs/events.md "Over time, from the log"): 1 ms,
+ * or the smallest of 2, 5, 10, 20, 50 ms... that makes fewer than 2,000
+ * buckets. */
+HP_TEST(events_timeline_bucket_rule)
+{
+	static const struct {
+		double span_s, bucket_ms;
+	} want[] = {{0, 1},      {1.0, 1},   {1.999, 1},  {2.0, 2},     {3.999, 2},
+		    {4.0, 5},    {9.999, 5}, {10.0, 10},  {19.99, 10},  {20.0, 20},
+		    {99.9, 50},  {100, 100}, {3600, 2000}, {86400, 50000}};
+
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		uint64_t span = (uint64_t)(want[i].span_s * 1e9 + 0.5);
+		uint64_t w = hp_events_tl_bucket_ns(span);
+		char why[96];
+		snprintf(why, sizeof why, "a span of %g s: buckets of %g ms", want[i].span_s,
+			 want[i].bucket_ms);
+		expect_eq_u64(w, (uint64_t)(want[i].bucket_ms * 1e6), why);
+		expect_true(span / w < HP_EVENTS_TL_MAX_BUCKETS, "fewer than 2,000 buckets");
+	}
+}
+
+/* --- the page, in headless Chromium -------------------------------------- */
+
+static const char chromium_flags[] =
+	"--headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+	"--disable-background-networking --disable-component-update --disable-sync "
+	"--hide-scrollbars --window-size=1400,1000";
+
+/* The page's data and chart at known times of evlife, as key=value lines
+ * in <pre id="hp-result"> (test_html.c's way). */
+static const char page_driver[] =
+	"var out = [];\n"
+	"function put(k, v) { out.push(k + '=' + v); }\n"
+	"try {\n"
+	"var E = hpReport.data.events, at = hpReport.eventsAt;\n"
+	"put('bucket_ns', E.bucket_ns);\n"
+	"put('times', E.t.length <= 2002 && E.t.every(function (t, i) {\n"
+	"\treturn (t % 1000000 === 0 || t === E.to_ns) && (!i || E.t[i - 1] < t); }));\n"
+	"put('groupings', hpReport.eventGroups().map(function (g) { return g.id; }).join(','));\n"
+	"var L = 'unknown (avg 4.9 KiB) [unknown]', M = 'unknown (avg 2.0 KiB) [unknown]',\n"
+	"\tK = 'Leak [explicit]', end = E.to_ns / 1e9;\n"
+	"put('long', [0.3, 0.58, 0.7, end].map(function (s) { return at('type', L, s); }));\n"
+	"put('mid', [0.3, 0.58, 0.7, end].map(function (s) { return at('type', M, s); }));\n"
+	"put('leak', [0.3, 0.58, 0.7, end].map(function (s) { return at('type', K, s); }));\n"
+	"put('worker', [0.3, 0.58, 0.7].map(function (s) { return at('thread', 'ev-worker', s); }));\n"
+	"put('main', [0.3, 0.58, 0.7].map(function (s) { return at('thread', 'evlife', s); }));\n"
+	"var i58 = E.t.filter(function (t) { return t <= 0.58e9; }).length - 1;\n"
+	"put('total_058', E.total.v[i58]);\n"
+	"put('total_max', E.total.max);\n"
+	"var p = hpReport.eventsPlot();\n"
+	"put('stack_top_058', p.data[1][i58]);\n"
+	"put('series', p.series.length - 1);\n"
+	"put('canvas', document.querySelectorAll('#hp-events canvas').length);\n"
+	"hpReport.set({evby: 'thread'});\n"
+	"put('by_thread', hpReport.eventsPlot().series.slice(1).map(function (s) {\n"
+	"\treturn s.label; }).join(','));\n"
+	"put('hash', location.hash.indexOf('evby=thread') >= 0);\n"
+	"} catch (e) { hpErrors.push('driver: ' + e); }\n"
+	"put('errors', hpErrors.length ? hpErrors.join(' | ') : 'none');\n"
+	"document.getElementById('hp-result').textContent = '\\n' + out.join('\\n') + '\\n';\n";
+
+/* The value of key in the dumped DOM's result, or "". */
+static void result(const char *dom, const char *key, char *buf, size_t cap)
+{
+	char want[64];
+	const char *p;
+	size_t n;
+
+	buf[0] = '\0';
+	snprintf(want, sizeof want, "\n%s=", key);
+	p = dom ? strstr(dom, "<pre id=\"hp-result\">") : NULL;
+	if (!p || !(p = strstr(p, want)))
+		return;
+	p += strlen(want);
+	n = strcspn(p, "\n");
+	snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+}
+
+HP_TEST(events_page_timeline_in_browser)
+{
+	char page[600], driven[600], dom_path[600], shot[600];
+	char *html = NULL, *dom = NULL, v[512];
+	const char *head, *end;
+	FILE *f;
+
+	if (!hp_test_need("chromium", "chromium"))
+		return;
+	snprintf(page, sizeof page, "%s/evlife.html", hp_test_tmp());
+	snprintf(driven, sizeof driven, "%s/evlife-driven.html", hp_test_tmp());
+	snprintf(dom_path, sizeof dom_path, "%s/evlife.dom", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof html -o %s %s", hp_test_build(), page,
+				      with_log()),
+			   0, "heapprof html"))
+		return;
+	/* The page with a recorder of script errors first, the driver last. */
+	html = hp_test_sh_out("cat %s", page);
+	head = html ? strstr(html, "<head>\n") : NULL;
+	end = html ? strstr(html, "</body>") : NULL;
+	if (!expect_true(head && end && (f = fopen(driven, "w")) != NULL, "the page's parts")) {
+		free(html);
+		return;
+	}
+	head += strlen("<head>\n");
+	fwrite(html, 1, (size_t)(head - html), f);
+	fputs("<script>\nwindow.hpErrors = [];\nwindow.onerror = function (msg, src, line, col) "
+	      "{\n\thpErrors.push(msg + ' at ' + line + ':' + col);\n};\n</script>\n",
+	      f);
+	fwrite(head, 1, (size_t)(end - head), f);
+	fprintf(f, "<pre id=\"hp-result\"></pre>\n<script>\n%s</script>\n", page_driver);
+	fputs(end, f);
+	fclose(f);
+	free(html);
+	if (!expect_eq_u64(hp_test_sh("rm -rf %s/ev.profile && timeout 60 chromium %s "
+				      "--user-data-dir=%s/ev.profile --dump-dom 'file://%s' > %s "
+				      "2>/dev/null",
+				      hp_test_tmp(), chromium_flags, hp_test_tmp(), driven, dom_path),
+			   0, "chromium runs the page"))
+		return;
+	dom = hp_test_sh_out("cat %s", dom_path);
+	result(dom, "errors", v, sizeof v);
+	expect_str(v, "none", "no script error");
+	result(dom, "bucket_ns", v, sizeof v);
+	expect_str(v, "1000000", "a 1 s run: per millisecond");
+	result(dom, "times", v, sizeof v);
+	expect_str(v, "true", "times on the milliseconds (or the log's end), at most 2,002");
+	result(dom, "groupings", v, sizeof v);
+	expect_str(v, "type,thread,context,stack", "stacked by type, thread, context, stack");
+	/* 20 x 5005 B from 0 s to 1 s; 50 x 2002 B from 0.5 s to 0.6 s; 7 x
+	 * 3003 B Leak from 0.5 s on; at 0.3, 0.58, 0.7 s and the log's end. */
+	result(dom, "long", v, sizeof v);
+	expect_str(v, "100100,100100,100100,0", "type unknown (avg 4.9 KiB): main's 20 x 5005 B");
+	result(dom, "mid", v, sizeof v);
+	expect_str(v, "0,100100,0,0", "type unknown (avg 2.0 KiB): the worker's 50 x 2002 B");
+	result(dom, "leak", v, sizeof v);
+	expect_str(v, "0,21021,21021,21021", "type Leak: 7 x 3003 B, never freed");
+	result(dom, "worker", v, sizeof v);
+	expect_str(v, "0,121121,21021", "thread ev-worker");
+	result(dom, "main", v, sizeof v);
+	expect_str(v, "100100,100100,100100", "thread evlife");
+	result(dom, "total_058", v, sizeof v);
+	expect_str(v, "221221", "in use at 0.58 s: 100,100 + 100,100 + 21,021");
+	result(dom, "total_max", v, sizeof v);
+	expect_str(v, "221221", "the highest: the same");
+	result(dom, "stack_top_058", v, sizeof v);
+	expect_str(v, "221221", "the stacked chart's top at 0.58 s: the total");
+	result(dom, "series", v, sizeof v);
+	expect_str(v, "5", "five types stacked (the runtime's suppressed)");
+	result(dom, "canvas", v, sizeof v);
+	expect_true(atoi(v) >= 1, "the chart is drawn");
+	result(dom, "by_thread", v, sizeof v);
+	expect_str(v, "evlife,ev-worker", "by thread: two areas (drawn top first)");
+	result(dom, "hash", v, sizeof v);
+	expect_str(v, "true", "the grouping in the URL");
+	free(dom);
+	/* For a person to look at. */
+	snprintf(shot, sizeof shot, "%s/html-events.png", hp_test_build());
+	hp_test_sh("rm -rf %s/shot.profile && timeout 60 chromium %s --window-size=1400,1200 "
+		   "--user-data-dir=%s/shot.profile --virtual-time-budget=3000 --screenshot=%s "
+		   "'file://%s' >/dev/null 2>&1",
+		   hp_test_tmp(), chromium_flags, hp_test_tmp(), shot, page);
 }
 
 int main(int argc, char **argv)

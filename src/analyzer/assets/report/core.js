@@ -14,7 +14,7 @@
  * data (docs/html.md describes both).
  *
  * One state (snapshot, metric, view, table, sort, filter, search, zoom,
- * grew, the selected site, the timeline's grouping), kept in the URL's
+ * grew, the selected site, the timelines' groupings), kept in the URL's
  * hash (#snapshot=2&metric=peak&view=flame), drives every view; changing
  * it redraws what depends on it. Nothing is fetched; every string of the
  * capture reaches the page through textContent, never as markup.
@@ -51,7 +51,7 @@ var VIEWS = [
 ];
 
 var S = {snapshot: D.snapshots.length - 1, metric: 'inuse', view: 'overview', table: 'function',
-	sort: '', desc: true, filter: '', search: '', zoom: '', grew: '', site: '', by: ''};
+	sort: '', desc: true, filter: '', search: '', zoom: '', grew: '', site: '', by: '', evby: ''};
 
 /* --- formatting ------------------------------------------------------ */
 
@@ -177,7 +177,7 @@ function hashOf() {
 	var parts = ['snapshot=' + (S.snapshot + 1), 'metric=' + S.metric, 'view=' + S.view];
 	if (S.view === 'tables')
 		parts.push('table=' + S.table);
-	['sort', 'filter', 'search', 'zoom', 'grew', 'site', 'by'].forEach(function (k) {
+	['sort', 'filter', 'search', 'zoom', 'grew', 'site', 'by', 'evby'].forEach(function (k) {
 		if (S[k])
 			parts.push(k + '=' + encodeURIComponent(S[k]));
 	});

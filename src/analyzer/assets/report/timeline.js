@@ -5,7 +5,9 @@
  * grouping of "timelines": timelineGroups), with a selector of the
  * grouping. Both mark the snapshots; a click selects the nearest one, a
  * drag over the heap's chart (the brush) shows what grew in the range
- * (grew.js).
+ * (grew.js). With an event log (the data's "events"), a third chart:
+ * every block's bytes from its allocation to its free, per millisecond
+ * (or coarser), stacked by type, thread, context or call stack.
  */
 
 var plot = null, plotWidth = 0;
@@ -73,7 +75,7 @@ function buildTimeline() {
 			'it; drag over a range to zoom to it and see what grew in it, double-click to ' +
 			'unzoom.'}),
 		$.chart, $.grew
-	].concat(buildGroups());
+	].concat(buildEvents(), buildGroups());
 }
 
 /* Draws the heap's chart when it is new or the page's width changed, and
@@ -127,6 +129,7 @@ function drawTimeline() {
 			window.addEventListener('mouseup', function (e) { brushEnd(e, plot); }, true);
 		}
 	}
+	drawEvents(w);
 	drawGroup(w);
 }
 function timelineClick(e, p) {
@@ -218,6 +221,8 @@ function drawMarks(u) {
 function markTimeline() {
 	if (plot && dirty.snapshot)
 		plot.redraw(false, false);
+	if (evPlot && dirty.snapshot)
+		evPlot.redraw(false, false);
 	if (sitesPlot && dirty.snapshot)
 		sitesPlot.redraw(false, false);
 }
@@ -375,5 +380,123 @@ function drawGroup(w) {
 	if (!$.sites.hpClick) {
 		$.sites.hpClick = true;
 		$.sites.addEventListener('click', function (e) { timelineClick(e, sitesPlot); }, true);
+	}
+}
+
+/* --- the event log, stacked ------------------------------------------ */
+
+var EV_GROUPINGS = [
+	{id: 'type', name: 'type'},
+	{id: 'thread', name: 'thread'},
+	{id: 'context', name: 'context'},
+	{id: 'stack', name: 'call stack'}
+];
+var evPlot = null, evKey = '';
+
+/* An opaque colour halfway from #rrggbb to white (areas stacked one over
+ * another must not show through). */
+function lighten(c) {
+	var n = parseInt(c.slice(1), 16);
+	return 'rgb(' + [n >> 16, (n >> 8) & 255, n & 255].map(function (v) {
+		return Math.round(v + (255 - v) * 0.5);
+	}).join(',') + ')';
+}
+
+/* The log's groupings that have a line, each {id, name, lines: [{label,
+ * v}]} (labels as the ticks' chart names them). */
+function eventGroups() {
+	if (cache.evGroups)
+		return cache.evGroups;
+	var out = [];
+	EV_GROUPINGS.forEach(function (g) {
+		var src = D.events && D.events.by[g.id];
+		if (!src || !src.lines.length)
+			return;
+		var sts = src.lines.map(function (l) { return l.stack != null ? l.stack : -1; });
+		var names = stackLabels(sts);
+		out.push({id: g.id, name: g.name, lines: src.lines.map(function (l, k) {
+			return {label: sts[k] >= 0 ? names[k] : groupLabel(l), max: l.max, v: l.v};
+		})});
+	});
+	cache.evGroups = out;
+	return out;
+}
+function eventGroup() {
+	var g = eventGroups();
+	return g.filter(function (x) { return x.id === S.evby; })[0] || g[0] || null;
+}
+/* The bytes of the line labelled label of grouping id at s seconds: its
+ * value at the last time at or before it (for tests and the console). */
+function eventsAt(id, label, s) {
+	var g = eventGroups().filter(function (x) { return x.id === id; })[0], t = D.events.t, i;
+	var l = g && g.lines.filter(function (x) { return x.label === label; })[0];
+	if (!l)
+		return null;
+	for (i = t.length - 1; i >= 0 && t[i] > Math.round(s * 1e9); i--)
+		;
+	return i < 0 ? 0 : l.v[i];
+}
+
+function buildEvents() {
+	if (!D.events || !eventGroups().length)
+		return [];
+	$.events = el('div', {id: 'hp-events'});
+	$.evSel = el('select', {id: 'hp-evby', onchange: function () { set({evby: this.value}); }});
+	eventGroups().forEach(function (g) {
+		$.evSel.appendChild(el('option', {value: g.id, text: g.name}));
+	});
+	$.evHint = el('p', {cls: 'hp-hint'});
+	return [el('h2', {text: 'In use over time from the event log, stacked by '}, [$.evSel]),
+		$.evHint, $.events];
+}
+/* The stacked chart: each line's area on those before it (the group that
+ * held the most at the bottom, "other" on top), so the top edge is the
+ * log's bytes in use; at each time a bucket holds the moment of its
+ * bucket when that sum was highest (html.c, events_timeline.h). The
+ * legend says each group's own bytes. */
+function drawEvents(w) {
+	var g = eventGroup();
+	if (!g || typeof uPlot === 'undefined' || (evPlot && evKey === w + '/' + g.id))
+		return;
+	if (evPlot)
+		evPlot.destroy();
+	evKey = w + '/' + g.id;
+	$.evSel.value = g.id;
+	var ms = D.events.bucket_ns / 1e6;
+	$.evHint.textContent = 'Every allocation and free of the run (heapprof run --events), per ' +
+		ms + ' ms: each time shows its ' + (ms === 1 ? 'millisecond' : ms + ' ms') +
+		' at the moment its total was highest. The ' + g.lines.length + ' ' + g.name +
+		(g.lines.length > 1 ? 's' : '') + ' that held the most, stacked.';
+	var x = D.events.t.map(function (t) { return t / 1e9; }), end = timeEnd(x);
+	var sums = [], acc = x.map(function () { return 0; });
+	g.lines.forEach(function (l) {
+		acc = acc.map(function (a, i) { return a + l.v[i]; });
+		sums.push(acc);
+	});
+	/* drawn top first: each lower area paints over the one above it */
+	var series = [{label: 'time', value: fmtT}], data = [x];
+	for (var k = g.lines.length - 1; k >= 0; k--) {
+		(function (l, colour) {
+			series.push({label: l.label, stroke: colour, fill: lighten(colour), width: 1,
+				paths: uPlot.paths && uPlot.paths.stepped ?
+					uPlot.paths.stepped({align: 1}) : undefined,
+				value: function (u, v, si, di) {
+					return di == null ? '-' : bytes(l.v[di]);
+				}});
+		})(g.lines[k], SITE_COLOURS[k % SITE_COLOURS.length]);
+		data.push(sums[k]);
+	}
+	evPlot = new uPlot({
+		width: w, height: 300,
+		scales: {x: {time: false, range: function (u, min, max) { return [0, Math.max(end, max)]; }},
+			y: {range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; }}},
+		axes: [{label: 'seconds', values: axisSecs},
+			{values: axisBytes, size: 80, label: 'bytes in use'}],
+		series: series,
+		hooks: {draw: [drawMarks]}
+	}, data, $.events);
+	if (!$.events.hpClick) {
+		$.events.hpClick = true;
+		$.events.addEventListener('click', function (e) { timelineClick(e, evPlot); }, true);
 	}
 }
