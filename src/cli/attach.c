@@ -60,6 +60,7 @@ static const char attach_usage[] =
 	"                           1 records every allocation)\n"
 	"      --unwind dwarf|fp    how to unwind (default dwarf)\n"
 	"      --max-depth N        frames per stack (default 128)\n"
+	"      --max-stacks N       distinct stacks recorded (default 2097151)\n"
 	"      --mmap               also record anonymous mmap/munmap/mremap and brk/sbrk\n"
 	"      --no-symbols         do not embed symbols in the capture at the end\n"
 	"      --http ADDR          serve its live heap over HTTP while attached, as\n"
@@ -433,7 +434,8 @@ int hp_cmd_attach(int argc, char **argv)
 	static const struct hp_cli_use uses[] = {
 		{HP_OPT_OUTPUT, 0, 0, NULL},      {HP_OPT_FOR, 1, 365L * 24 * 3600, NULL},
 		{HP_OPT_SAMPLE_RATE, 0, 0, NULL}, {HP_OPT_UNWIND, 0, 0, NULL},
-		{HP_OPT_MAX_DEPTH, 0, 0, NULL},   {HP_OPT_NO_SYMBOLS, 0, 0, NULL},
+		{HP_OPT_MAX_DEPTH, 0, 0, NULL},   {HP_OPT_MAX_STACKS, 0, 0, NULL},
+		{HP_OPT_NO_SYMBOLS, 0, 0, NULL},
 		{HP_OPT_QUIET, 0, 0, NULL},       {HP_OPT_HELP, 0, 0, NULL},
 		{HP_OPT_MMAP, 0, 0, NULL},        {HP_OPT_HTTP, 0, 0, NULL},
 		{HP_OPT_HTTP_PUBLIC, 0, 0, NULL},
@@ -549,6 +551,9 @@ int hp_cmd_attach(int argc, char **argv)
 	if (a.given[HP_OPT_MAX_DEPTH])
 		len = add_var(block, len, sizeof block, "HEAPPROF_MAX_DEPTH",
 			      a.value[HP_OPT_MAX_DEPTH]);
+	if (a.given[HP_OPT_MAX_STACKS])
+		len = add_var(block, len, sizeof block, "HEAPPROF_MAX_STACKS",
+			      a.value[HP_OPT_MAX_STACKS]);
 	if (a.given[HP_OPT_MMAP])
 		len = add_var(block, len, sizeof block, "HEAPPROF_MMAP", "1");
 	/* Its messages would go to the program's stderr: none. Its signals
@@ -585,7 +590,8 @@ int hp_cmd_attach(int argc, char **argv)
 	}
 	if ((int)ret == -EINVAL) {
 		hp_say_error("attach: process %d was attached to before with another "
-			     "--sample-rate, --unwind or --max-depth: attach with the same ones",
+			     "--sample-rate, --unwind, --max-depth or --max-stacks: attach "
+			     "with the same ones",
 			     (int)pid);
 		unlink(out);
 		return HP_EXIT_FAILURE;

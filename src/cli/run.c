@@ -44,6 +44,8 @@ static const char usage[] =
 	"      --max-depth N        frames per stack, 1..256 (default 128); a deeper\n"
 	"                           stack keeps its outermost quarter (main...) after\n"
 	"                           a [frames cut] frame\n"
+	"      --max-stacks N       distinct stacks recorded, 1..2097151 (default);\n"
+	"                           allocations at further stacks are counted lost\n"
 	"      --follow-fork        record forked children and programs they exec\n"
 	"      --mmap               also record anonymous mmap/munmap/mremap and the\n"
 	"                           program's brk/sbrk, as the heap \"mmap\"\n"
@@ -715,6 +717,7 @@ int hp_cmd_run(int argc, char **argv)
 		{HP_OPT_SAMPLE_RATE, 0, 0, NULL},
 		{HP_OPT_UNWIND, 0, 0, NULL},
 		{HP_OPT_MAX_DEPTH, 0, 0, NULL},
+		{HP_OPT_MAX_STACKS, 0, 0, NULL},
 		{HP_OPT_DUMP_SIGNAL, 0, 0, NULL},
 		{HP_OPT_INTERVAL, 0, 0, NULL},
 		{HP_OPT_DUMP_EVERY, 0, 0, NULL},

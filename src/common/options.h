@@ -22,6 +22,8 @@
 #define HP_OPTION_SAMPLE_RATE_MAX (1ull << 40)  /* 1T: one sample per TiB */
 #define HP_OPTION_MAX_DEPTH_MIN 1ull
 #define HP_OPTION_MAX_DEPTH_MAX 256ull          /* frames per stack */
+#define HP_OPTION_MAX_STACKS_MIN 1ull
+#define HP_OPTION_MAX_STACKS_MAX 2097151ull     /* distinct stacks: 2^21 - 1 */
 #define HP_OPTION_INTERVAL_MS_MAX 86400000ull   /* a day */
 #define HP_OPTION_TIMESERIES_MS_MAX 60000ull    /* a minute */
 #define HP_OPTION_SIGNAL_MAX 64                 /* SIGRTMAX on Linux */

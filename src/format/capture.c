@@ -1331,7 +1331,7 @@ const char *hp_capture_lost_name(unsigned reason)
 	switch (reason) {
 	case HP_LOST_REENTRANT: return "allocated inside the recorder (signal handler): not recorded";
 	case HP_LOST_NO_MEMORY: return "recorder out of memory";
-	case HP_LOST_STACK_TABLE_FULL: return "stack table full";
+	case HP_LOST_STACK_TABLE_FULL: return "stack table full (--max-stacks)";
 	case HP_LOST_UNWIND_FAILED: return "unwinding failed (recorded without a stack)";
 	case HP_LOST_UNKNOWN_FREE: return "free of a block not recorded (allocated before start)";
 	case HP_LOST_WRITE_FAILED: return "records that could not be written";

@@ -20,8 +20,9 @@
 #define HEAP_SHIFT 24
 _Static_assert(HP_AGG_MAX_HEAPS < 1u << (32 - HEAP_SHIFT), "heap ids fit a bucket's tag");
 
-/* Keyed buckets are at most this many; later keys count as lost. */
-#define MAX_KEYED (1u << 21)
+/* Keyed buckets are at most this many; later keys count as lost. With the
+ * stacks' 2^21 default buckets, ids fill the live register's 22 bits. */
+#define MAX_KEYED ((1u << 21) - 1)
 #define MAX_BUCKETS (HP_AGG_KEYED_FIRST + MAX_KEYED)
 _Static_assert(MAX_BUCKETS <= 1u << HP_LIVE_BUCKET_BITS, "bucket ids fit a live-register entry");
 

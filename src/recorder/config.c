@@ -75,6 +75,7 @@ void hp_config_load(struct hp_config *c)
 	c->sample_rate_bytes = 1;
 	c->unwind = HP_UNWIND_DWARF;
 	c->max_depth = 128; /* jemalloc's too; deeper stacks keep their roots (roots.h) */
+	c->max_stacks = HP_OPTION_MAX_STACKS_MAX;
 	c->dump_signal = SIGUSR2;
 	c->timeseries_ms = 10;
 	c->timeline_ms = 100;
@@ -97,6 +98,8 @@ void hp_config_load(struct hp_config *c)
 	get_u64("HEAPPROF_UNWIND_CHECK", &flag, 0, 1);
 	c->unwind_check = (int)flag;
 	get_uint("HEAPPROF_MAX_DEPTH", &c->max_depth, HP_OPTION_MAX_DEPTH_MIN, HP_OPTION_MAX_DEPTH_MAX);
+	get_uint("HEAPPROF_MAX_STACKS", &c->max_stacks, HP_OPTION_MAX_STACKS_MIN,
+		 HP_OPTION_MAX_STACKS_MAX);
 	flag = 0;
 	get_u64("HEAPPROF_FOLLOW_FORK", &flag, 0, 1);
 	c->follow_fork = (int)flag;

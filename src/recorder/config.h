@@ -21,7 +21,9 @@ struct hp_config {
 				      * through the rule cache (0: libunwind only) */
 	int unwind_check;            /* HEAPPROF_UNWIND_CHECK=1: every cached walk
 				      * compared with libunwind's (unwind.h) */
-	unsigned max_depth;          /* HEAPPROF_MAX_DEPTH, default 64 */
+	unsigned max_depth;          /* HEAPPROF_MAX_DEPTH, default 128 */
+	unsigned max_stacks;         /* HEAPPROF_MAX_STACKS, default 2^21 - 1:
+				      * distinct stacks the table holds */
 	int follow_fork;             /* HEAPPROF_FOLLOW_FORK=1 */
 	int dump_signal;             /* HEAPPROF_DUMP_SIGNAL, default SIGUSR2, 0 = none */
 	unsigned interval_ms;        /* HEAPPROF_INTERVAL_MS, 0 = none */

@@ -668,7 +668,7 @@ void hp_recorder_start(void)
 	}
 	hp_sampled = config.sample_rate_bytes > 1;
 	hp_agg_set_sample_rate(config.sample_rate_bytes);
-	err = hp_stacks_init();
+	err = hp_stacks_init(config.max_stacks);
 	if (!err)
 		err = hp_agg_init();
 	if (!err)
@@ -713,9 +713,9 @@ int hp_recorder_restart(void)
 	config.attached = 1;
 	config.claimed_pid = old.claimed_pid ? old.claimed_pid : config.claimed_pid;
 	if (config.sample_rate_bytes != old.sample_rate_bytes || config.unwind != old.unwind ||
-	    config.max_depth != old.max_depth) {
-		/* The live filter, the unwinder and the frame buffers were set
-		 * up for the first recording's. */
+	    config.max_depth != old.max_depth || config.max_stacks != old.max_stacks) {
+		/* The live filter, the unwinder, the frame buffers and the
+		 * stack table were set up for the first recording's. */
 		char output[sizeof config.output];
 		memcpy(output, config.output, sizeof output);
 		config = old;

@@ -3,25 +3,32 @@
  */
 #include "stacks.h"
 
+#include <errno.h>
+
 #include "../common/hash.h"
+#include "../common/options.h"
 #include "config.h"
 #include "intern.h"
 #include "root.h"
 
-/* Limits: about a million distinct stacks (HP_STACKS_MAX), 64 Mi frames in
- * all (512 MiB at most, mapped in 512 KiB chunks as stacks come). */
+/* Limits: about two million distinct stacks (HP_STACKS_MAX; fewer with
+ * HEAPPROF_MAX_STACKS), 64 Mi frames in all (512 MiB at most, mapped in
+ * 512 KiB chunks as stacks come). */
 #define MAX_FRAMES (1ull << 26)
 
 _Static_assert(HP_STACKS_MAX <= HP_INTERN_MAX_IDS, "stack ids fit an interning table");
+_Static_assert(HP_OPTION_MAX_STACKS_MAX == HP_STACKS_MAX - 1, "one stack limit");
 _Static_assert(HP_CONFIG_MAX_DEPTH_LIMIT <= HP_INTERN_MAX_KEY_WORDS, "any stack can be interned");
 
 /* Set up once at init, its memory mapped as it fills; see intern.h for its
  * locking. */
 static struct hp_intern table;
 
-int hp_stacks_init(void)
+int hp_stacks_init(uint32_t max_stacks)
 {
-	return hp_intern_init(&table, HP_STACKS_MAX, MAX_FRAMES);
+	if (max_stacks < 1 || max_stacks >= HP_STACKS_MAX)
+		return -EINVAL;
+	return hp_intern_init(&table, max_stacks + 1, MAX_FRAMES); /* ids 1 .. max_stacks */
 }
 
 uint32_t hp_stacks_intern(const uint64_t *frames, uint32_t depth)

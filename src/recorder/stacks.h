@@ -12,12 +12,16 @@
 
 #include <stdint.h>
 
-/* Stack ids are below this. */
-#define HP_STACKS_MAX (1u << 20)
+/* Stack ids are below this: at most 2^21 - 1 distinct stacks
+ * (HP_OPTION_MAX_STACKS_MAX, HEAPPROF_MAX_STACKS sets fewer). */
+#define HP_STACKS_MAX (1u << 21)
 
-/* Maps the table's index. Returns 0 or -ENOMEM. Once, at init: not
- * thread-safe; no allocation (mmap), no lock. */
-int hp_stacks_init(void);
+/* Maps the table's index, for at most max_stacks distinct stacks (1 ..
+ * HP_STACKS_MAX - 1; a stack past them is not recorded, and the
+ * allocation counted lost: HP_LOST_STACK_TABLE_FULL). Returns 0, -EINVAL
+ * or -ENOMEM. Once, at init: not thread-safe; no allocation (mmap), no
+ * lock. */
+int hp_stacks_init(uint32_t max_stacks);
 
 /* The id of frames[0..depth), added when new; 0 when depth is 0 or the
  * table is full. Lock-free for a known stack, else takes the table's

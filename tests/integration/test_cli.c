@@ -566,7 +566,8 @@ HP_TEST(run_options_are_checked)
 	/* Each value the recorder would refuse (and replace by its default)
 	 * is a usage error of its option: one line, status 2, nothing run. */
 	static const char *const bad[] = {
-		"--max-depth 0", "--max-depth 257", "--sample-rate 0", "--sample-rate 1025G",
+		"--max-depth 0", "--max-depth 257", "--max-stacks 0", "--max-stacks 2097152",
+		"--sample-rate 0", "--sample-rate 1025G",
 		"--sample-rate -1", "--dump-signal KILL", "--dump-signal SIGSTOP", "--dump-signal 9",
 		"--dump-signal 19", "--dump-signal 65", "--dump-signal TERM",
 		"--interval 86400001", "--timeseries 60001", "--seed 18446744073709551616",
@@ -575,7 +576,8 @@ HP_TEST(run_options_are_checked)
 	/* The ends of each range: taken by the recorder without a word, so
 	 * stderr holds the summary line only. */
 	static const char *const good[] = {
-		"--max-depth 1", "--max-depth 256", "--sample-rate 1", "--sample-rate 1024G",
+		"--max-depth 1", "--max-depth 256", "--max-stacks 1", "--max-stacks 2097151",
+		"--sample-rate 1", "--sample-rate 1024G",
 		"--dump-signal SIGPROF", "--dump-signal NONE", "--dump-signal 64", "--interval 0",
 		"--interval 86400000", "--timeseries 0", "--timeseries 60000", "--seed 0",
 		"--seed 18446744073709551609", "--dump-every 16G", "--dump-high-water 1MiB",

@@ -24,7 +24,7 @@ static void setup(void)
 {
 	static int done;
 	if (!done) {
-		expect_eq_u64(hp_stacks_init(), 0, "stacks");
+		expect_eq_u64(hp_stacks_init(HP_STACKS_MAX - 1), 0, "stacks");
 		expect_eq_u64(hp_agg_init(), 0, "buckets");
 		done = 1;
 	}

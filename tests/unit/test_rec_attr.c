@@ -126,7 +126,7 @@ HP_TEST(set_type_moves_the_block_with_its_history)
 	uint32_t stack, origin, b, typed, stack2;
 	struct hp_attr a = {0};
 
-	expect_eq_u64(hp_stacks_init(), 0, "stacks");
+	expect_eq_u64(hp_stacks_init(HP_STACKS_MAX - 1), 0, "stacks");
 	expect_eq_u64(hp_agg_init(), 0, "buckets");
 	expect_eq_u64(hp_live_init(0), 0, "register");
 	expect_eq_u64(hp_tags_init(), 0, "tags");
@@ -172,7 +172,7 @@ HP_TEST(set_type_array_finds_the_block_before_the_cookie)
 	uint32_t stack, origin, b, typed;
 	struct hp_attr a = {0};
 
-	expect_eq_u64(hp_stacks_init(), 0, "stacks");
+	expect_eq_u64(hp_stacks_init(HP_STACKS_MAX - 1), 0, "stacks");
 	expect_eq_u64(hp_agg_init(), 0, "buckets");
 	expect_eq_u64(hp_live_init(0), 0, "register");
 	expect_eq_u64(hp_tags_init(), 0, "tags");
@@ -222,7 +222,7 @@ HP_TEST(vtable_scan_reads_each_block_once)
 	uint32_t b;
 	uint64_t read;
 
-	expect_eq_u64(hp_stacks_init(), 0, "stacks");
+	expect_eq_u64(hp_stacks_init(HP_STACKS_MAX - 1), 0, "stacks");
 	expect_eq_u64(hp_agg_init(), 0, "buckets");
 	expect_eq_u64(hp_live_init(0), 0, "register");
 	expect_eq_u64(hp_tags_init(), 0, "tags");
@@ -254,7 +254,7 @@ HP_TEST(heap_reset_frees_its_blocks_only)
 	uint32_t stack, heap, origin, mb, hb;
 	uintptr_t addr = 0x7f0000100000;
 
-	expect_eq_u64(hp_stacks_init(), 0, "stacks");
+	expect_eq_u64(hp_stacks_init(HP_STACKS_MAX - 1), 0, "stacks");
 	expect_eq_u64(hp_agg_init(), 0, "buckets");
 	expect_eq_u64(hp_live_init(0), 0, "register");
 	expect_eq_u64(hp_tags_init(), 0, "tags");

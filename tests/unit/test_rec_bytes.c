@@ -220,7 +220,7 @@ HP_TEST(writer_bytes_are_the_format)
 	config.dump_every_bytes = 1u << 20;
 	config.high_water_bytes = 1u << 22;
 	snprintf(config.output, sizeof config.output, "%s/bytes.hpf", hp_test_tmp());
-	if (!expect_eq_u64(hp_stacks_init() | hp_agg_init() | hp_live_init(0) |
+	if (!expect_eq_u64(hp_stacks_init(HP_STACKS_MAX - 1) | hp_agg_init() | hp_live_init(0) |
 				   hp_modules_init(&config),
 			   0, "tables"))
 		return;

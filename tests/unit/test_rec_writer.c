@@ -38,7 +38,7 @@ static void open_capture(const char *name)
 
 	if (!done) {
 		config.start_ns = hp_os_now_ns();
-		expect_eq_u64(hp_stacks_init() | hp_agg_init() | hp_live_init(0) |
+		expect_eq_u64(hp_stacks_init(HP_STACKS_MAX - 1) | hp_agg_init() | hp_live_init(0) |
 				      hp_modules_init(&config),
 			      0, "tables");
 		done = 1;
