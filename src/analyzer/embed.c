@@ -157,11 +157,23 @@ int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_re
 int hp_embed_symbols_with(const char *path, const struct hp_embed_options *opts,
 			  struct hp_embed_result *res, char *err, size_t errlen)
 {
+	struct hp_capture cap;
+	int loaded = 0;
+	int ret = hp_embed_symbols_keep(path, opts, res, &cap, &loaded, err, errlen);
+
+	if (loaded)
+		hp_capture_free(&cap);
+	return ret;
+}
+
+int hp_embed_symbols_keep(const char *path, const struct hp_embed_options *opts,
+			  struct hp_embed_result *res, struct hp_capture *cap, int *loaded,
+			  char *err, size_t errlen)
+{
 	static const struct hp_embed_options defaults;
 	/* Symbols only: no type is read (no module a cache answers opened). */
 	struct hp_model_options mo = {.snapshot = -1, .no_embedded = 1, .keep_allocator_frames = 1,
 				      .no_dwarf_types = 1};
-	struct hp_capture cap;
 	struct hp_buf rec = {.grow = hp_buf_grow_heap};
 	struct hp_symcache *cache = NULL;
 	ZSTD_CCtx *cctx = NULL;
@@ -172,9 +184,11 @@ int hp_embed_symbols_with(const char *path, const struct hp_embed_options *opts,
 		opts = &defaults;
 	mo.debug_dir = opts->debug_dir;
 	memset(res, 0, sizeof *res);
-	ret = hp_capture_load(path, &cap, err, errlen);
+	*loaded = 0;
+	ret = hp_capture_load(path, cap, err, errlen);
 	if (ret)
 		return ret;
+	*loaded = 1;
 	/* One cache for every image: they share modules (libc). */
 	if (hp_symcache_open(&cache, opts->no_symbol_cache))
 		goto nomem;
@@ -185,12 +199,12 @@ int hp_embed_symbols_with(const char *path, const struct hp_embed_options *opts,
 	/* One record per image, each resolving that image's frames with that
 	 * image's modules (format.h, "Images"). An image without a snapshot
 	 * shows nothing, so it needs no symbols. */
-	for (size_t i = 0; i < (cap.nimages ? cap.nimages : 1); i++) {
+	for (size_t i = 0; i < (cap->nimages ? cap->nimages : 1); i++) {
 		struct hp_model m;
-		hp_capture_select(&cap, i);
-		if (cap.nimages > 1 && !cap.nsnapshots)
+		hp_capture_select(cap, i);
+		if (cap->nimages > 1 && !cap->nsnapshots)
 			continue;
-		ret = hp_model_build(&m, &cap, &mo, err, errlen);
+		ret = hp_model_build(&m, cap, &mo, err, errlen);
 		if (ret)
 			goto out;
 		ret = image_record(&m, i, cctx, &rec, res);
@@ -221,6 +235,6 @@ out:
 	}
 	ZSTD_freeCCtx(cctx);
 	free(rec.data);
-	hp_capture_free(&cap);
+	hp_capture_select(cap, hp_capture_default_image(cap));
 	return ret;
 }

@@ -47,6 +47,15 @@ int hp_embed_symbols(const char *path, const char *debug_dir, struct hp_embed_re
 int hp_embed_symbols_with(const char *path, const struct hp_embed_options *opts,
 			  struct hp_embed_result *res, char *err, size_t errlen);
 
+/* hp_embed_symbols_with that hands the capture it loaded to the caller:
+ * when *loaded is 1 on return (whatever the return), *cap is path as read
+ * before the symbols were appended, its default image selected, for the
+ * caller to read and free (heapprof run's summary: one read of a big
+ * capture, not two). */
+int hp_embed_symbols_keep(const char *path, const struct hp_embed_options *opts,
+			  struct hp_embed_result *res, struct hp_capture *cap, int *loaded,
+			  char *err, size_t errlen);
+
 /* Appends to rec one SYMBOLS record (format.h) for image: status[i] for
  * each of the nmodules modules of the image, then the frames of
  * locs[0..nlocs) (their address, syms and nsyms; nothing else is read),
