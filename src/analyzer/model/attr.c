@@ -195,11 +195,14 @@ static double elements(double bytes, double objects, double cookie, double elem)
 	return n > 0 ? n : 0;
 }
 
-void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out)
+void hp_mbucket_elements(const struct hp_model *m, const struct hp_mbucket *b,
+			 struct hp_values *out)
 {
-	const struct hp_values *v = &b->v;
+	struct hp_values vb;
+	const struct hp_values *v = &vb;
 	double e = (double)b->elem_bytes, c = (double)b->cookie_bytes;
 
+	hp_mbucket_values(m, b, &vb);
 	*out = *v;
 	if (!b->elem_bytes)
 		return;

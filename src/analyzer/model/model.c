@@ -416,22 +416,37 @@ static int exit_function_list(const struct hp_model *m, const struct hp_mstack *
 }
 
 /* Bucket b of the model from r, the snapshot's: its stack, size and
- * figures (unbiased); its attribution is hp_attr_buckets'. */
+ * record (its figures); its attribution is hp_attr_buckets'. */
 static void make_bucket(const struct hp_model *m, const struct hp_rec_bucket *r,
 			struct hp_mbucket *b)
 {
 	b->stack = r->stack_id < m->nstacks ? r->stack_id : 0;
 	b->size = r->size;
 	b->raw = r;
-	unbias(m, r, &b->v);
+}
+
+void hp_mbucket_values(const struct hp_model *m, const struct hp_mbucket *b,
+		       struct hp_values *v)
+{
+	unbias(m, b->raw, v);
 	/* glibc frees them after the exit snapshot: freed, as they are by
 	 * the end of the process. */
-	if (m->snap->reason == HP_SNAP_EXIT && exit_function_list(m, &m->stacks[b->stack])) {
-		struct hp_values *v = &b->v;
+	if (m->stacks[b->stack].freed_at_exit) {
 		v->free_objects += v->inuse_objects;
 		v->free_bytes += v->inuse_bytes;
 		v->inuse_objects = v->inuse_bytes = 0;
 	}
+}
+
+/* Marks the stacks whose blocks glibc frees after an exit snapshot
+ * (exit_function_list), from their frames as built (before a filter
+ * hides any). */
+static void mark_freed_at_exit(struct hp_model *m)
+{
+	if (m->snap->reason != HP_SNAP_EXIT)
+		return;
+	for (size_t id = 0; id < m->nstacks; id++)
+		m->stacks[id].freed_at_exit = (uint8_t)exit_function_list(m, &m->stacks[id]);
 }
 
 int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
@@ -512,6 +527,7 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 					       : HP_MODSYM_UNUSED;
 	}
 
+	mark_freed_at_exit(m);
 	if (opts->drop_buckets) {
 		/* Each bucket made, summed into its stack and gone (model.h):
 		 * only its heap (its origin tag's) of what attribution finds
@@ -524,12 +540,14 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			const struct hp_cap_tag *o =
 				hp_capture_tag(cap, HP_TAG_ORIGIN, r->origin_tag);
 			struct hp_mbucket b = {0};
+			struct hp_values v;
 			make_bucket(m, r, &b);
 			if (o && o->c) /* a custom heap's: kept apart (model.h) */
 				continue;
-			hp_values_add(&m->total, &b.v);
+			hp_mbucket_values(m, &b, &v);
+			hp_values_add(&m->total, &v);
 			m->stacks[b.stack].nbuckets++;
-			hp_values_add(&m->stacks[b.stack].v, &b.v);
+			hp_values_add(&m->stacks[b.stack].v, &v);
 		}
 	} else {
 		m->nbuckets = m->snap->nbuckets;
@@ -543,11 +561,13 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			goto fail;
 		for (size_t i = 0; i < m->nbuckets; i++) {
 			struct hp_mstack *st = &m->stacks[m->buckets[i].stack];
+			struct hp_values v;
 			if (m->buckets[i].heap) /* a custom heap's: kept apart (model.h) */
 				continue;
-			hp_values_add(&m->total, &m->buckets[i].v);
+			hp_mbucket_values(m, &m->buckets[i], &v);
+			hp_values_add(&m->total, &v);
 			st->nbuckets++;
-			hp_values_add(&st->v, &m->buckets[i].v);
+			hp_values_add(&st->v, &v);
 		}
 	}
 	round_stacks(m);
@@ -559,12 +579,10 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			return ret;
 		}
 	}
-	if ((opts->drop_buckets || (opts->release_parts & HP_CAP_PART_BUCKETS)) &&
-	    opts->release_frames == cap) {
-		for (size_t i = 0; i < m->nbuckets; i++)
-			m->buckets[i].raw = NULL;
+	/* The buckets' records hold the kept buckets' figures: they go only
+	 * when none is kept. */
+	if (opts->drop_buckets && opts->release_frames == cap)
 		hp_capture_release(opts->release_frames, HP_CAP_PART_BUCKETS);
-	}
 	return 0;
 
 nomem:

@@ -67,9 +67,13 @@ struct hp_mstack {
 	/* An inferred type's element and array cookie bytes (0: not known):
 	 * string buffers' characters, a new-expression's T. */
 	uint64_t inferred_elem_bytes, inferred_cookie_bytes;
-	int suppressed;      /* matches a suppression (hp_model_suppress): its blocks in
-				use are runtime allocations, not leaks */
-	int inferred_source; /* then: HP_TYPESRC_TEMPLATE, _STRING or _NEW */
+	uint8_t suppressed;      /* matches a suppression (hp_model_suppress): its blocks
+				  * in use are runtime allocations, not leaks */
+	uint8_t inferred_source; /* then: HP_TYPESRC_TEMPLATE, _STRING or _NEW */
+	/* Its blocks are glibc's exit-function list at an exit snapshot:
+	 * freed, as they are by the end of the process (model.c); its
+	 * buckets' figures read so (hp_mbucket_values). */
+	uint8_t freed_at_exit;
 };
 
 /* Where a bucket's type comes from (explicit and vtable beat template). */
@@ -93,7 +97,11 @@ struct hp_mtype {
 	enum hp_type_origin source;
 };
 
-/* (Members ordered so that no padding is left: a million buckets.) */
+struct hp_model;
+
+/* A bucket of the snapshot. Its figures are its record's (raw), read
+ * through hp_mbucket_values: the model holds no copy of them (a million
+ * buckets: 80 bytes each). (Members ordered so that no padding is left.) */
 struct hp_mbucket {
 	uint32_t stack;  /* index into hp_model.stacks (the capture's stack id) */
 	/* Attribution (issue 9): an index into hp_model.types, and the
@@ -101,20 +109,26 @@ struct hp_mbucket {
 	 * 0 is malloc's). */
 	uint32_t type;
 	uint64_t size;   /* the allocation size (sampled captures), else 0 */
-	struct hp_values v;
-	const struct hp_rec_bucket *raw; /* the snapshot's; NULL once released
-					  * (hp_model_options.release_parts) */
+	const struct hp_rec_bucket *raw; /* the snapshot's record: its figures */
 	uint64_t context, thread, heap;
 	/* Its blocks are arrays (issue 26): of elements of elem_bytes, after
 	 * cookie_bytes each (0: one element a block, not known). */
 	uint64_t elem_bytes, cookie_bytes;
 };
 
+/* Bucket b's figures, unbiased (exact in a full recording, estimates of
+ * doubles in a sampled one: docs/internals/sampling.md), into *out;
+ * finite whatever the capture says. Made from b->raw on each call, the
+ * same every time. */
+void hp_mbucket_values(const struct hp_model *m, const struct hp_mbucket *b,
+		       struct hp_values *out);
+
 /* A bucket's figures in elements: each *_objects field of out holds the
  * elements of those blocks ((bytes - objects x cookie) / element bytes;
  * the objects themselves when b's elements are not known), each *_bytes
  * field the bytes. */
-void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out);
+void hp_mbucket_elements(const struct hp_model *m, const struct hp_mbucket *b,
+			 struct hp_values *out);
 
 struct hp_mmodule {
 	const struct hp_cap_module *cap;
@@ -210,11 +224,9 @@ struct hp_model_options {
 	struct hp_capture *release_frames;
 	/* With release_frames: the parts of that capture (HP_CAP_PART_*,
 	 * capture.h) the caller reads nowhere, freed before the build, so
-	 * that the model is not built beside them (0: none); the buckets
-	 * (HP_CAP_PART_BUCKETS) once the build has read them: every
-	 * hp_mbucket.raw is NULL then, and the snapshot has no bucket (what
-	 * reads raw: the histograms, the timeline by dimension, a sampled
-	 * report's summary, must not be asked for). */
+	 * that the model is not built beside them (0: none). The buckets
+	 * (HP_CAP_PART_BUCKETS) hold the model's figures (hp_mbucket.raw):
+	 * they go only with drop_buckets, once the build has read them. */
 	unsigned release_parts;
 	/* The caller reads no bucket of the model, nor its types, only the
 	 * stacks' sums (diff by stack): each bucket is summed into its stack
