@@ -340,8 +340,8 @@ static void put_attr_labels(struct pp *pp, int slot, const struct hp_mbucket *b)
 	 * size: a sampled bucket's one size, else the mean of its blocks. */
 	if (b->elem_bytes)
 		hp_mbucket_values(m, b, &bv);
-	if (b->elem_bytes && (b->size || bv.alloc_objects > 0)) {
-		double size = b->size ? (double)b->size : bv.alloc_bytes / bv.alloc_objects;
+	if (b->elem_bytes && (b->raw->size || bv.alloc_objects > 0)) {
+		double size = b->raw->size ? (double)b->raw->size : bv.alloc_bytes / bv.alloc_objects;
 		double n = (size - (double)b->cookie_bytes) / (double)b->elem_bytes;
 		put_uint(&pp->line, F_LABEL_KEY, intern(pp, "elements"));
 		put_uint(&pp->line, F_LABEL_NUM, (uint64_t)(n > 0 ? n + 0.5 : 0));
@@ -580,7 +580,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 		int zero = 1;
 		/* The size of the bucket's allocations when they all had one,
 		 * else their average, as Go's profiles label a sample. */
-		int64_t size = b->size ? (int64_t)b->size
+		int64_t size = b->raw->size ? (int64_t)b->raw->size
 			       : v->alloc_objects > 0 ? rounded(v->alloc_bytes / v->alloc_objects) : 0;
 
 		for (int k = 0; k < NTYPES; k++)

@@ -118,7 +118,8 @@ static const char *type_of(const struct by *r, const struct hp_rec_site *e, char
 			   size_t cap, const char **source)
 {
 	const struct hp_model *m = r->m;
-	const char *inferred = m->stacks[e->stack_id].inferred_type;
+	uint64_t elem, cookie;
+	const char *inferred = hp_mstack_inferred(m, &m->stacks[e->stack_id], &elem, &cookie);
 	uint32_t i;
 	char bytes[32];
 

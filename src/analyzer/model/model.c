@@ -421,8 +421,13 @@ static void make_bucket(const struct hp_model *m, const struct hp_rec_bucket *r,
 			struct hp_mbucket *b)
 {
 	b->stack = r->stack_id < m->nstacks ? r->stack_id : 0;
-	b->size = r->size;
 	b->raw = r;
+}
+
+const char *hp_mstack_inferred(const struct hp_model *m, const struct hp_mstack *st,
+			       uint64_t *elem, uint64_t *cookie)
+{
+	return hp_attr_stack_type(&((const struct priv *)m->priv)->attr, st, elem, cookie);
 }
 
 void hp_mbucket_values(const struct hp_model *m, const struct hp_mbucket *b,

@@ -61,12 +61,11 @@ struct hp_mstack {
 	uint32_t nbuckets;   /* the buckets of the snapshot on this stack */
 	uint32_t *locations; /* indexes into hp_model.locations */
 	struct hp_values v;  /* their figures, summed */
-	const char *inferred_type; /* the type its frames name (attr.h: an allocator
-				    * template, a string class, a new-expression's
-				    * DWARF), or NULL */
-	/* An inferred type's element and array cookie bytes (0: not known):
-	 * string buffers' characters, a new-expression's T. */
-	uint64_t inferred_elem_bytes, inferred_cookie_bytes;
+	/* The type its frames name (attr.h: an allocator template, a string
+	 * class, a new-expression's DWARF), read with hp_mstack_inferred: the
+	 * location that names it + 1 (0: none), whose type the model keeps
+	 * once per location. */
+	uint32_t inferred;
 	uint8_t suppressed;      /* matches a suppression (hp_model_suppress): its blocks
 				  * in use are runtime allocations, not leaks */
 	uint8_t inferred_source; /* then: HP_TYPESRC_TEMPLATE, _STRING or _NEW */
@@ -99,6 +98,13 @@ struct hp_mtype {
 
 struct hp_model;
 
+/* The type stack st's frames name (hp_mstack.inferred), or NULL; its
+ * element and array cookie bytes (0: not known: string buffers'
+ * characters, a new-expression's T) into *elem and *cookie. The name is
+ * the model's. */
+const char *hp_mstack_inferred(const struct hp_model *m, const struct hp_mstack *st,
+			       uint64_t *elem, uint64_t *cookie);
+
 /* A bucket of the snapshot. Its figures are its record's (raw), read
  * through hp_mbucket_values: the model holds no copy of them (a million
  * buckets: 80 bytes each). (Members ordered so that no padding is left.) */
@@ -108,8 +114,9 @@ struct hp_mbucket {
 	 * bucket's origin: its context, thread and heap tag ids (0: none; heap
 	 * 0 is malloc's). */
 	uint32_t type;
-	uint64_t size;   /* the allocation size (sampled captures), else 0 */
-	const struct hp_rec_bucket *raw; /* the snapshot's record: its figures */
+	/* The snapshot's record: its figures, and its allocation size
+	 * (raw->size: sampled captures', else 0). */
+	const struct hp_rec_bucket *raw;
 	uint64_t context, thread, heap;
 	/* Its blocks are arrays (issue 26): of elements of elem_bytes, after
 	 * cookie_bytes each (0: one element a block, not known). */
