@@ -298,23 +298,44 @@ static int trimmed_location(struct hp_model *m, uint32_t loc, uint32_t *out)
 	return err ? err : hp_u64map_put(&p->index, m->locations[*out].address | TRIMMED, *out);
 }
 
+/* The locations of the addresses last seen, by a hash of the address
+ * (RECENT of them, 64 KiB): a million stacks are made of far fewer
+ * addresses, so most frames are found here, before the address index.
+ * loc is the location + 1 (0: none yet). */
+#define RECENT 4096u
+struct recent {
+	uint64_t addr;
+	uint32_t loc;
+};
+
 static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 {
 	const struct hp_capture *cap = m->cap;
 	uint32_t locs[HP_CAP_MAX_DEPTH];
+	struct recent *recent = calloc(RECENT, sizeof *recent);
+	int err = 0;
 
 	m->nstacks = cap->nstacks ? cap->nstacks : 1;
 	m->stacks = calloc(m->nstacks, sizeof *m->stacks);
-	if (!m->stacks)
+	if (!m->stacks || !recent) {
+		free(recent);
 		return -ENOMEM;
-	for (size_t id = 1; id < cap->nstacks; id++) {
+	}
+	for (size_t id = 1; id < cap->nstacks && !err; id++) {
 		const struct hp_cap_stack *s = &cap->stacks[id];
 		uint32_t depth = s->depth < HP_CAP_MAX_DEPTH ? s->depth : HP_CAP_MAX_DEPTH, skip = 0;
-		for (uint32_t f = 0; f < depth; f++) {
-			int err = find_location(m, s->frames[f], &locs[f]);
-			if (err)
-				return err;
+		for (uint32_t f = 0; f < depth && !err; f++) {
+			uint64_t a = s->frames[f];
+			struct recent *r = &recent[(a * 0x9e3779b97f4a7c15ull) >> 52]; /* RECENT */
+			if (r->loc && r->addr == a) {
+				locs[f] = r->loc - 1;
+				continue;
+			}
+			if (!(err = find_location(m, a, &locs[f])))
+				*r = (struct recent){a, locs[f] + 1};
 		}
+		if (err)
+			break;
 		/* Nearly every stack starts in user code: one name test. */
 		while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
 			skip++;
@@ -326,16 +347,16 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			      locs, depth, skip, &m->stacks[id]);
 		if (opts->keep_allocator_frames)
 			skip = 0;
-		if (!opts->keep_allocator_frames && depth) {
-			int err = trimmed_location(m, locs[skip], &locs[skip]);
-			if (err)
-				return err;
-		}
+		if (!opts->keep_allocator_frames && depth &&
+		    (err = trimmed_location(m, locs[skip], &locs[skip])) != 0)
+			break;
 		m->stacks[id].depth = depth - skip;
 		/* one index at least: never NULL, even for an empty stack */
 		m->stacks[id].locations = loc_slice(m->priv, depth - skip ? depth - skip : 1);
-		if (!m->stacks[id].locations)
-			return -ENOMEM;
+		if (!m->stacks[id].locations) {
+			err = -ENOMEM;
+			break;
+		}
 		memcpy(m->stacks[id].locations, locs + skip, (depth - skip) * sizeof(uint32_t));
 		if (opts->release_frames == cap) {
 			/* the same stack, writable: its frames are locations now */
@@ -345,7 +366,8 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			w->depth = 0;
 		}
 	}
-	return 0;
+	free(recent);
+	return err;
 }
 
 /* A sampled model's estimates as integers, rounded once, per stack: each
