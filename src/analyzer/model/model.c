@@ -242,7 +242,9 @@ static int new_location(struct hp_model *m, uint64_t addr, const struct hp_sym *
 	memcpy(l->syms, syms, (size_t)n * sizeof *l->syms);
 	l->nsyms = (uint32_t)n;
 	for (int k = 0; k < n; k++)
-		((uint8_t *)(l->syms + n))[k] = (uint8_t)hp_model_frame_class(m, l, &l->syms[k]);
+		((uint8_t *)(l->syms + n))[k] =
+			(uint8_t)(hp_model_frame_class(m, l, &l->syms[k]) |
+				  hp_location_marks(l, (uint32_t)k)); /* classes NULL yet: by name */
 	l->classes = (uint8_t *)(l->syms + n);
 	*out = (uint32_t)m->nlocations++;
 	return 0;
@@ -738,6 +740,12 @@ int hp_model_is_main(const struct hp_sym *s)
 	return strcmp(s->function, "main") == 0;
 }
 
+int hp_model_is_rust_start(const char *fn)
+{
+	return strncmp(fn, "std::rt::lang_start", 19) == 0 ||
+	       strstr(fn, "__rust_begin_short_backtrace") != NULL;
+}
+
 static int in_library_namespace(const char *fn)
 {
 	const char *sp = strpbrk(fn, " (<");
@@ -761,7 +769,7 @@ enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct 
 	const char *mod;
 
 	if (l && l->classes && s >= l->syms && s < l->syms + l->nsyms)
-		return (enum hp_frame_class)l->classes[s - l->syms];
+		return (enum hp_frame_class)(l->classes[s - l->syms] & HP_SYM_CLASS);
 	for (size_t i = 0; i < sizeof entry_names / sizeof *entry_names; i++)
 		if (strcmp(s->function, entry_names[i]) == 0)
 			return HP_FRAME_ENTRY;

@@ -35,9 +35,10 @@ struct hp_location {
 	uint64_t module_offset; /* address - load bias, an ELF virtual address */
 	uint32_t nsyms;         /* >= 1 */
 	struct hp_sym *syms;
-	/* classes[k]: hp_model_frame_class of syms[k], found once when the
-	 * model makes the location (in the block of syms); NULL in a location
-	 * made elsewhere, whose classes are found on each call. */
+	/* classes[k]: hp_model_frame_class of syms[k] (HP_SYM_CLASS bits)
+	 * and its marks (hp_location_marks), found once when the model makes
+	 * the location (in the block of syms); NULL in a location made
+	 * elsewhere, whose classes and marks are found on each call. */
 	uint8_t *classes;
 };
 
@@ -373,6 +374,25 @@ enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct 
 
 /* Whether s is the program's "main" (frames outside it are the runtime's). */
 int hp_model_is_main(const struct hp_sym *s);
+
+/* Whether fn is Rust's runtime starting the program's main (std::rt's
+ * lang_start and what it calls it through), as __libc_start_main is C's. */
+int hp_model_is_rust_start(const char *fn);
+
+/* What symbolic frame k of l is besides its class: HP_SYM_MAIN
+ * (hp_model_is_main), HP_SYM_RUST_START (hp_model_is_rust_start), or 0;
+ * read from l->classes when the model made l (a million stacks ask it of
+ * a few locations), else from the name. */
+#define HP_SYM_CLASS 0x0fu
+#define HP_SYM_MAIN 0x10u
+#define HP_SYM_RUST_START 0x20u
+static inline unsigned hp_location_marks(const struct hp_location *l, uint32_t k)
+{
+	if (l->classes)
+		return l->classes[k] & (HP_SYM_MAIN | HP_SYM_RUST_START);
+	return (hp_model_is_main(&l->syms[k]) ? HP_SYM_MAIN : 0) |
+	       (hp_model_is_rust_start(l->syms[k].function) ? HP_SYM_RUST_START : 0);
+}
 
 /* A function name shortened for reading: the arguments of every template
  * (the text between an outermost '<' and its '>') become "...", so
