@@ -134,10 +134,12 @@ static int replay_init(struct replay *r)
 	return r->last ? 0 : -ENOMEM;
 }
 
-/* Back to before the first tick: every bucket holds nothing. */
+/* Back to before the first tick: every bucket holds nothing. (last is
+ * NULL while no sparse id was seen: memset's pointer must not be.) */
 static void replay_reset(struct replay *r)
 {
-	memset(r->last, 0, r->nlast * sizeof *r->last);
+	if (r->nlast)
+		memset(r->last, 0, r->nlast * sizeof *r->last);
 }
 
 struct ranked {
