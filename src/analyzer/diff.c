@@ -22,39 +22,71 @@
 #include <string.h>
 
 #include "../common/hash.h"
+#include "../common/strtab.h"
 #include "../common/table.h"
 
 /* A model's function names hashed once each: hash[base[l] + k] is the
  * hash of symbolic frame k of location l (a million stacks share far
- * fewer locations than they have frames). */
+ * fewer locations than they have frames), and id[base[l] + k] its index
+ * in a table of the names of both models: two names are the same string
+ * when their ids are equal. */
 struct names {
 	size_t *base;
 	uint64_t *hash;
+	uint32_t *id;
+	/* lid[l]: location l's names as one id, in a table of both models'
+	 * locations' name lists: equal lists, equal ids. */
+	uint32_t *lid;
 };
 
 static void names_free(struct names *n)
 {
 	free(n->base);
 	free(n->hash);
+	free(n->id);
+	free(n->lid);
 }
 
-static int names_build(struct names *n, const struct hp_model *m)
+#define MAX_LIST_KEY 1024 /* a location's list of name ids as text */
+
+static int names_build(struct names *n, const struct hp_model *m, struct hp_strtab *ids,
+		       struct hp_strtab *lids)
 {
 	size_t nsyms = 0;
 
 	n->hash = NULL;
+	n->id = NULL;
+	n->lid = NULL;
 	if (!(n->base = malloc((m->nlocations + 1) * sizeof *n->base)))
 		return -ENOMEM;
 	for (size_t l = 0; l < m->nlocations; l++) {
 		n->base[l] = nsyms;
 		nsyms += m->locations[l].nsyms;
 	}
-	if (!(n->hash = malloc((nsyms ? nsyms : 1) * sizeof *n->hash)))
+	if (!(n->hash = malloc((nsyms ? nsyms : 1) * sizeof *n->hash)) ||
+	    !(n->id = malloc((nsyms ? nsyms : 1) * sizeof *n->id)))
 		return -ENOMEM;
 	for (size_t l = 0; l < m->nlocations; l++)
-		for (uint32_t k = 0; k < m->locations[l].nsyms; k++)
-			n->hash[n->base[l] + k] =
-				hp_hash_str(HP_HASH_STR_SEED, m->locations[l].syms[k].function);
+		for (uint32_t k = 0; k < m->locations[l].nsyms; k++) {
+			const char *fn = m->locations[l].syms[k].function;
+			n->hash[n->base[l] + k] = hp_hash_str(HP_HASH_STR_SEED, fn);
+			if (hp_strtab_intern(ids, fn, &n->id[n->base[l] + k]))
+				return -ENOMEM;
+		}
+	if (!(n->lid = malloc((m->nlocations ? m->nlocations : 1) * sizeof *n->lid)))
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++) {
+		/* The list as text: each name's id in hex and a comma. */
+		char key[MAX_LIST_KEY];
+		size_t o = 0;
+		for (uint32_t k = 0; k < m->locations[l].nsyms && o + 10 < sizeof key; k++)
+			o += (size_t)snprintf(key + o, sizeof key - o, "%x,",
+					      n->id[n->base[l] + k]);
+		if (o + 10 >= sizeof key) /* too long to be keyed: a list of its own */
+			snprintf(key, sizeof key, "@%zx:%p", l, (const void *)m);
+		if (hp_strtab_intern(lids, key, &n->lid[l]))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -81,36 +113,42 @@ struct cursor {
 	uint32_t f, s;
 };
 
-/* The next name, and its hash in *h; NULL at the end. */
-static const char *next_name(struct cursor *c, uint64_t *h)
+/* The next name's id (struct names); UINT32_MAX at the end. */
+static uint32_t next_name(struct cursor *c)
 {
 	while (c->f < c->st->depth) {
 		uint32_t loc = c->st->locations[c->f];
-		const struct hp_location *l = &c->m->locations[loc];
-		if (c->s < l->nsyms) {
-			*h = c->n->hash[c->n->base[loc] + c->s];
-			return l->syms[c->s++].function;
-		}
+		if (c->s < c->m->locations[loc].nsyms)
+			return c->n->id[c->n->base[loc] + c->s++];
 		c->f++;
 		c->s = 0;
 	}
-	return NULL;
+	return UINT32_MAX;
 }
 
-/* Whether two stacks read the same function names: their hashes first,
- * the names themselves where the hashes agree. */
+/* Whether two stacks read the same function names (their ids): at
+ * once when their locations read the same lists one by one (the usual
+ * match), else name by name (the same names split otherwise among
+ * locations are the same chain). */
 static int chain_equal(const struct hp_model *ma, const struct names *na, uint32_t sa,
 		       const struct hp_model *mb, const struct names *nb, uint32_t sb)
 {
 	struct cursor a = {ma, na, &ma->stacks[sa], 0, 0}, b = {mb, nb, &mb->stacks[sb], 0, 0};
 
+	if (a.st->depth == b.st->depth) {
+		uint32_t f = 0;
+		while (f < a.st->depth &&
+		       na->lid[a.st->locations[f]] == nb->lid[b.st->locations[f]])
+			f++;
+		if (f == a.st->depth)
+			return 1;
+	}
 	for (;;) {
-		uint64_t hx = 0, hy = 0;
-		const char *x = next_name(&a, &hx), *y = next_name(&b, &hy);
-		if (!x || !y)
-			return x == y;
-		if (hx != hy || (x != y && strcmp(x, y) != 0))
+		uint32_t x = next_name(&a), y = next_name(&b);
+		if (x != y)
 			return 0;
+		if (x == UINT32_MAX)
+			return 1;
 	}
 }
 
@@ -255,6 +293,8 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 {
 	struct hp_hindex t = {0};
 	struct names names[2] = {{0}}; /* NEW's, BASE's */
+	struct hp_strtab ids = {0};    /* their function names */
+	struct hp_strtab lids = {0};   /* their locations' lists of names */
 	struct ranked *r = NULL;
 	size_t most;
 	int ret;
@@ -277,9 +317,9 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		ret = -ENOMEM;
 		goto err;
 	}
-	ret = names_build(&names[0], new);
+	ret = names_build(&names[0], new, &ids, &lids);
 	if (!ret)
-		ret = names_build(&names[1], base);
+		ret = names_build(&names[1], base, &ids, &lids);
 	if (!ret)
 		ret = add_side(d, &t, names, new, 0);
 	if (!ret)
@@ -357,6 +397,8 @@ out:
 	free(r);
 	names_free(&names[0]);
 	names_free(&names[1]);
+	hp_strtab_free(&ids);
+	hp_strtab_free(&lids);
 	hp_hindex_free(&t);
 	return ret;
 }

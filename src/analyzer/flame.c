@@ -253,8 +253,12 @@ static int build(const struct hp_model *m, enum hp_metric metric, int dim, int a
 	if (dim != HP_BY_STACK || marked) {
 		for (size_t b = 0; b < m->nbuckets; b++) {
 			const struct hp_mbucket *bk = &m->buckets[b];
-			double v = hp_values_metric(&bk->v, metric);
+			struct hp_values bv;
+			double v;
 			char buf[2048];
+
+			hp_mbucket_values(m, bk, &bv);
+			v = hp_values_metric(&bv, metric);
 
 			if (!(v > 0) || !hp_heap_selected(heap, bk->heap))
 				continue;

@@ -148,7 +148,11 @@ int hp_folded_write_heap(FILE *out, const struct hp_model *m, enum hp_metric met
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < m->nbuckets; i++) {
-		double v = hp_values_metric(&m->buckets[i].v, metric);
+		struct hp_values bv;
+		double v;
+
+		hp_mbucket_values(m, &m->buckets[i], &bv);
+		v = hp_values_metric(&bv, metric);
 		if (v == 0 || !hp_heap_selected(heap, m->buckets[i].heap))
 			continue;
 		lines[n].value = v;

@@ -11,14 +11,6 @@
 
 #define NAME_CAP 4096 /* a shown name's bytes at most (hp_name_display's) */
 
-/* Whether fn is Rust's runtime starting the program's main (std::rt's
- * lang_start and what it calls it through), as __libc_start_main is C's. */
-static int rust_start(const char *fn)
-{
-	return strncmp(fn, "std::rt::lang_start", 19) == 0 ||
-	       strstr(fn, "__rust_begin_short_backtrace") != NULL;
-}
-
 size_t hp_frames_count(const struct hp_model *m, const struct hp_mstack *st)
 {
 	size_t n = 0;
@@ -36,13 +28,15 @@ size_t hp_frames_shown(const struct hp_model *m, const struct hp_mstack *st, int
 	for (uint32_t i = 0; i < st->depth; i++) {
 		const struct hp_location *l = &m->locations[st->locations[i]];
 		for (uint32_t k = 0; k < l->nsyms; k++) {
+			unsigned marks;
 			out[n++] = (struct hp_shown_frame){st->locations[i], k,
 							   hp_model_frame_class(m, l, &l->syms[k])};
 			if (all)
 				continue;
-			if (hp_model_is_main(&l->syms[k]))
+			marks = hp_location_marks(l, k); /* once per location (model.h) */
+			if (marks & HP_SYM_MAIN)
 				goto outside_main; /* what is outside main is the runtime's */
-			if (rust_start(l->syms[k].function)) {
+			if (marks & HP_SYM_RUST_START) {
 				/* Rust's runtime calling the program's main: cut
 				 * after the last frame of the program's own */
 				size_t with = n--;

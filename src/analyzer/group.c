@@ -144,6 +144,7 @@ int hp_groups_build(struct hp_groups *g, const struct hp_model *m, enum hp_dim d
 	g->dim = dim;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
+		struct hp_values bv;
 		const char *source, *key;
 
 		if (b->heap != m->view_heap && dim != HP_BY_HEAP)
@@ -155,11 +156,12 @@ int hp_groups_build(struct hp_groups *g, const struct hp_model *m, enum hp_dim d
 		key = hp_group_key(m, b, dim, buf, sizeof buf, &source);
 		if (row_of(g, key, source, &r))
 			goto nomem;
-		hp_values_add(&g->rows[r].v, &b->v);
-		hp_values_add(&g->rows[r].self, &b->v);
+		hp_mbucket_values(m, b, &bv);
+		hp_values_add(&g->rows[r].v, &bv);
+		hp_values_add(&g->rows[r].self, &bv);
 		{
 			struct hp_values e;
-			hp_mbucket_elements(b, &e);
+			hp_mbucket_elements(m, b, &e);
 			hp_values_add(&g->rows[r].elems, &e);
 			g->rows[r].has_elems |= b->elem_bytes != 0;
 		}
@@ -170,7 +172,7 @@ int hp_groups_build(struct hp_groups *g, const struct hp_model *m, enum hp_dim d
 		for (int d = 0; c && d < MAX_CONTEXT_DEPTH; d++) {
 			if (row_of(g, hp_model_context_path(m, c, buf, sizeof buf), NULL, &r))
 				goto nomem;
-			hp_values_add(&g->rows[r].v, &b->v);
+			hp_values_add(&g->rows[r].v, &bv);
 			c = hp_model_context_parent(m, c);
 		}
 	}
@@ -215,8 +217,11 @@ void hp_group_heap_total(const struct hp_model *m, struct hp_values *out)
 {
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < m->nbuckets; i++)
-		if (m->buckets[i].heap == m->view_heap && !m->stacks[m->buckets[i].stack].suppressed)
-			hp_values_add(out, &m->buckets[i].v);
+		if (m->buckets[i].heap == m->view_heap && !m->stacks[m->buckets[i].stack].suppressed) {
+			struct hp_values bv;
+			hp_mbucket_values(m, &m->buckets[i], &bv);
+			hp_values_add(out, &bv);
+		}
 }
 
 void hp_group_typed(const struct hp_model *m, double *inuse_bytes, double *peak_bytes)
@@ -224,11 +229,13 @@ void hp_group_typed(const struct hp_model *m, double *inuse_bytes, double *peak_
 	*inuse_bytes = *peak_bytes = 0;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
+		struct hp_values bv;
 		if (b->heap != m->view_heap || m->stacks[b->stack].suppressed ||
 		    m->types[b->type].source == HP_TYPESRC_UNKNOWN)
 			continue;
-		*inuse_bytes += b->v.inuse_bytes;
-		*peak_bytes += b->v.peak_bytes;
+		hp_mbucket_values(m, b, &bv);
+		*inuse_bytes += bv.inuse_bytes;
+		*peak_bytes += bv.peak_bytes;
 	}
 }
 
@@ -239,12 +246,14 @@ void hp_group_typed_by_source(const struct hp_model *m, double inuse_bytes[HP_TY
 		inuse_bytes[k] = peak_bytes[k] = 0;
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
+		struct hp_values bv;
 		unsigned src = (unsigned)m->types[b->type].source;
 		if (b->heap != m->view_heap || m->stacks[b->stack].suppressed ||
 		    src >= HP_TYPESRC_COUNT)
 			continue;
-		inuse_bytes[src] += b->v.inuse_bytes;
-		peak_bytes[src] += b->v.peak_bytes;
+		hp_mbucket_values(m, b, &bv);
+		inuse_bytes[src] += bv.inuse_bytes;
+		peak_bytes[src] += bv.peak_bytes;
 	}
 }
 

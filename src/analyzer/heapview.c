@@ -21,11 +21,13 @@ void hp_heapview_select(struct hp_model *m, uint64_t heap)
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
 		struct hp_mstack *st = &m->stacks[b->stack];
+		struct hp_values bv;
 		if (b->heap != heap)
 			continue;
-		hp_values_add(&m->total, &b->v);
+		hp_mbucket_values(m, b, &bv);
+		hp_values_add(&m->total, &bv);
 		st->nbuckets++;
-		hp_values_add(&st->v, &b->v);
+		hp_values_add(&st->v, &bv);
 	}
 	/* The runtime's suppressed stacks (hp_model_suppress, malloc's blocks)
 	 * count only with the heap they hold blocks of. */

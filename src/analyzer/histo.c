@@ -45,6 +45,7 @@ int hp_histo_by_stack(const struct hp_model *m, struct hp_stack_hist **out, size
 		const struct hp_mbucket *b = &m->buckets[i];
 		struct hp_rec_hist r;
 		struct hp_stack_hist *t;
+		struct hp_values bv;
 		double scale;
 		if (b->stack >= m->nstacks ||
 		    !hp_capture_hist(s, (size_t)(b->raw - s->buckets), &r))
@@ -55,8 +56,9 @@ int hp_histo_by_stack(const struct hp_model *m, struct hp_stack_hist **out, size
 		}
 		t = &h[slot[b->stack]];
 		scale = m->sampled ? hp_model_unbias_scale(b->raw, m->sample_rate_bytes) : 1;
-		t->allocs += b->v.alloc_objects;
-		t->frees += b->v.free_objects;
+		hp_mbucket_values(m, b, &bv);
+		t->allocs += bv.alloc_objects;
+		t->frees += bv.free_objects;
 		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
 			t->size[c] += (double)r.size[c] * scale;
 		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)

@@ -511,8 +511,11 @@ static int page_hists_order(struct page_hists *h, const struct hp_model *m)
 		double allocs = 0;
 		if (h->first[s] == h->first[s + 1])
 			continue;
-		for (uint32_t j = h->first[s]; j < h->first[s + 1]; j++)
-			allocs += m->buckets[h->list[j]].v.alloc_objects;
+		for (uint32_t j = h->first[s]; j < h->first[s + 1]; j++) {
+			struct hp_values bv;
+			hp_mbucket_values(m, &m->buckets[h->list[j]], &bv);
+			allocs += bv.alloc_objects;
+		}
 		h->keys[h->n++] = (struct hist_key){allocs, (uint32_t)s};
 	}
 	hp_sort(h->keys, h->n, sizeof *h->keys, by_hist_key);
@@ -528,11 +531,13 @@ static void stack_hist(const struct page_hists *h, const struct hp_model *m, uin
 	for (uint32_t j = h->first[s]; j < h->first[s + 1]; j++) {
 		const struct hp_mbucket *b = &m->buckets[h->list[j]];
 		struct hp_rec_hist r;
+		struct hp_values bv;
 		double scale;
 		hp_capture_hist(m->snap, (size_t)(b->raw - m->snap->buckets), &r);
 		scale = m->sampled ? hp_model_unbias_scale(b->raw, m->sample_rate_bytes) : 1;
-		t->allocs += b->v.alloc_objects;
-		t->frees += b->v.free_objects;
+		hp_mbucket_values(m, b, &bv);
+		t->allocs += bv.alloc_objects;
+		t->frees += bv.free_objects;
 		for (unsigned c = 0; c < HP_HIST_SIZE_CLASSES; c++)
 			t->size[c] += (double)r.size[c] * scale;
 		for (unsigned c = 0; c < HP_HIST_LIFE_CLASSES; c++)
@@ -723,11 +728,14 @@ static int map_types_build(const struct page *p, const struct hp_model *m, char 
 	*n = p->nstacks;
 	for (size_t b = 0; b < m->nbuckets; b++) {
 		const struct hp_mbucket *bk = &m->buckets[b];
+		struct hp_values bv;
 		uint32_t idx;
-		if (!hp_u64map_get(&p->stack_index, bk->stack, &idx) || idx >= p->nstacks ||
-		    !(bk->v.inuse_bytes > best[idx]))
+		if (!hp_u64map_get(&p->stack_index, bk->stack, &idx) || idx >= p->nstacks)
 			continue;
-		best[idx] = bk->v.inuse_bytes;
+		hp_mbucket_values(m, bk, &bv);
+		if (!(bv.inuse_bytes > best[idx]))
+			continue;
+		best[idx] = bv.inuse_bytes;
 		free(t[idx]);
 		if (!(t[idx] = strdup(hp_group_key(m, bk, HP_BY_TYPE, buf, sizeof buf, NULL)))) {
 			free(best);
@@ -1188,9 +1196,11 @@ static int write_flame(FILE *f, struct page *p, const struct hp_model *m, int by
 	if (by_context) {
 		for (size_t i = 0; i < m->nbuckets; i++) {
 			const struct hp_mbucket *b = &m->buckets[i];
+			struct hp_values bv;
 			if (b->heap) /* malloc's, as the stacks' figures */
 				continue;
-			cols_of(&b->v, v);
+			hp_mbucket_values(m, b, &bv);
+			cols_of(&bv, v);
 			if (m->stacks[b->stack].suppressed)
 				v[COL_INUSE_B] = v[COL_INUSE_O] = 0;
 			for (int c = 0; c < NCOLS; c++)

@@ -101,8 +101,11 @@ static struct hp_values *heap_stacks(const struct hp_model *m, uint64_t heap)
 		return v;
 	}
 	for (size_t i = 0; i < m->nbuckets; i++)
-		if (m->buckets[i].heap == heap)
-			hp_values_add(&v[m->buckets[i].stack], &m->buckets[i].v);
+		if (m->buckets[i].heap == heap) {
+			struct hp_values bv;
+			hp_mbucket_values(m, &m->buckets[i], &bv);
+			hp_values_add(&v[m->buckets[i].stack], &bv);
+		}
 	return v;
 }
 

@@ -302,10 +302,19 @@ static const struct {
 };
 _Static_assert(sizeof attr_labels / sizeof *attr_labels == 4, "struct pp's label[][4]");
 
+/* Bucket b's figures, in *bv: bv (an initializer's). */
+static const struct hp_values *bucket_values(const struct hp_model *m,
+					     const struct hp_mbucket *b, struct hp_values *bv)
+{
+	hp_mbucket_values(m, b, bv);
+	return bv;
+}
+
 static void put_attr_labels(struct pp *pp, int slot, const struct hp_mbucket *b)
 {
 	const struct hp_model *m = pp->models[slot];
 	char buf[2048], esc[2048];
+	struct hp_values bv;
 
 	for (size_t i = 0; i < sizeof attr_labels / sizeof *attr_labels; i++) {
 		/* What the label's value depends on: the bucket's id of its
@@ -329,8 +338,10 @@ static void put_attr_labels(struct pp *pp, int slot, const struct hp_mbucket *b)
 	}
 	/* An array type's elements a block (issue 26), as "bytes" is its
 	 * size: a sampled bucket's one size, else the mean of its blocks. */
-	if (b->elem_bytes && (b->size || b->v.alloc_objects > 0)) {
-		double size = b->size ? (double)b->size : b->v.alloc_bytes / b->v.alloc_objects;
+	if (b->elem_bytes)
+		hp_mbucket_values(m, b, &bv);
+	if (b->elem_bytes && (b->raw->size || bv.alloc_objects > 0)) {
+		double size = b->raw->size ? (double)b->raw->size : bv.alloc_bytes / bv.alloc_objects;
 		double n = (size - (double)b->cookie_bytes) / (double)b->elem_bytes;
 		put_uint(&pp->line, F_LABEL_KEY, intern(pp, "elements"));
 		put_uint(&pp->line, F_LABEL_NUM, (uint64_t)(n > 0 ? n + 0.5 : 0));
@@ -558,7 +569,8 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 	put_header(&pp, types, NTYPES, o->alloc_default ? 1 : 3, comment, o->since);
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
-		const struct hp_values *v = &b->v;
+		struct hp_values bv;
+		const struct hp_values *v = bucket_values(m, b, &bv);
 		int64_t vals[NTYPES] = {
 			rounded(v->alloc_objects), rounded(v->alloc_bytes),
 			rounded(o->at_peak ? v->peak_objects : v->inuse_objects),
@@ -568,7 +580,7 @@ int hp_pprof_write(FILE *out, const struct hp_model *m, const struct hp_pprof_op
 		int zero = 1;
 		/* The size of the bucket's allocations when they all had one,
 		 * else their average, as Go's profiles label a sample. */
-		int64_t size = b->size ? (int64_t)b->size
+		int64_t size = b->raw->size ? (int64_t)b->raw->size
 			       : v->alloc_objects > 0 ? rounded(v->alloc_bytes / v->alloc_objects) : 0;
 
 		for (int k = 0; k < NTYPES; k++)

@@ -3,16 +3,22 @@
  *
  * Two passes over the ticks: the first replays every bucket's value to
  * find each stack's highest sum, from which the top sites are chosen; the
- * second replays them again and keeps a point for each top site at each
- * tick that changed it. Buckets are found by their recorder id through a
- * u64 map; a stack's sum is kept as it goes (minus the bucket's old value,
- * plus its new one), so a pass costs one step per entry.
+ * second replays the top sites' entries alone and keeps a point for each
+ * at each tick that changed it. A stack's sum is kept as it goes (minus
+ * the bucket's old value, plus its new one), so a pass costs one step per
+ * entry. A bucket's old value is its last entry's, read again from that
+ * entry: per bucket the replay holds that entry's index alone, in an
+ * array indexed by the recorder's bucket id (numbered from 1: dense), or
+ * through a u64map when the ids are sparse (a hostile capture's).
+ * (2^20 stacks: 20 bytes a stack, the stacks' sums and highest sums and
+ * the buckets' entries; the sites are chosen by a heap of the top ones,
+ * not a sort of every stack.)
  *
  * A bucket keeps the stack of its first entry; the points of a site are
  * counted by the entries that name its stack. The two agree because a
  * bucket id names one stack through the image's timeline, which the
  * loader guarantees (capture.h, hp_cap_tick: it drops an entry that
- * contradicts its bucket's first).
+ * contradicts its bucket's first): an entry's stack is its bucket's.
  */
 #include "timeline.h"
 
@@ -23,19 +29,17 @@
 #include "../common/sort.h"
 #include "../common/table.h"
 
-/* A bucket of the timeline: its stack and what it holds now. */
-struct tbucket {
-	uint32_t stack;
-	double bytes, objects;
-};
-
 struct replay {
 	const struct hp_model *m;
-	struct hp_u64map ids; /* recorder bucket id -> index in buckets */
-	struct tbucket *buckets;
-	size_t nbuckets, alloc_buckets;
-	double *stack_bytes, *stack_objects; /* per stack id, below m->nstacks */
-	size_t nticks;                       /* the ticks at or before the snapshot */
+	const struct hp_rec_site *sites; /* the capture's entries */
+	size_t nentries;                 /* of the ticks at or before the snapshot */
+	size_t nticks;                   /* the ticks at or before the snapshot */
+	/* last[k]: the index + 1 in sites of bucket k's last entry, 0 before
+	 * its first; k is the bucket id (dense), else its index in ids. */
+	uint32_t *last;
+	size_t nlast, alloc_last;
+	int dense;
+	struct hp_u64map ids; /* sparse: recorder bucket id -> k */
 };
 
 static int kept(const struct hp_model *m, uint64_t stack)
@@ -43,54 +47,99 @@ static int kept(const struct hp_model *m, uint64_t stack)
 	return stack < m->nstacks && m->stacks[stack].v.alloc_objects > 0;
 }
 
-/* Applies entry e: the stack's sums move by the bucket's change. Returns
- * the stack, or UINT32_MAX for one the model does not keep; -ENOMEM in
- * *err. */
-static uint32_t apply(struct replay *r, const struct hp_rec_site *e, int *err)
+/* What entry e says its bucket holds, unbiased (each entry by its own
+ * size, as the model's buckets). */
+static void entry_value(const struct hp_model *m, const struct hp_rec_site *e, double *bytes,
+			double *objects)
 {
 	struct hp_rec_bucket raw = {.size = e->size,
 				    .alloc_count = e->in_use_count,
 				    .alloc_bytes = e->in_use_bytes};
-	double scale = r->m->sampled ? hp_model_unbias_scale(&raw, r->m->sample_rate_bytes) : 1;
-	struct tbucket *b;
-	uint32_t i;
+	double scale = m->sampled ? hp_model_unbias_scale(&raw, m->sample_rate_bytes) : 1;
 
-	if (!kept(r->m, e->stack_id))
-		return UINT32_MAX;
-	if (!hp_u64map_get(&r->ids, e->bucket, &i)) {
-		if (r->nbuckets == r->alloc_buckets) {
-			size_t cap = r->alloc_buckets ? 2 * r->alloc_buckets : 64;
-			struct tbucket *p = realloc(r->buckets, cap * sizeof *p);
-			if (!p) {
-				*err = -ENOMEM;
-				return UINT32_MAX;
-			}
-			r->buckets = p;
-			r->alloc_buckets = cap;
-		}
-		i = (uint32_t)r->nbuckets;
-		if (hp_u64map_put(&r->ids, e->bucket, i)) {
-			*err = -ENOMEM;
-			return UINT32_MAX;
-		}
-		r->buckets[r->nbuckets++] = (struct tbucket){e->stack_id, 0, 0};
-	}
-	b = &r->buckets[i];
-	/* A bucket keeps its stack (the recorder's id names one key). */
-	r->stack_bytes[b->stack] += (double)e->in_use_bytes * scale - b->bytes;
-	r->stack_objects[b->stack] += (double)e->in_use_count * scale - b->objects;
-	b->bytes = (double)e->in_use_bytes * scale;
-	b->objects = (double)e->in_use_count * scale;
-	return b->stack;
+	*bytes = (double)e->in_use_bytes * scale;
+	*objects = (double)e->in_use_count * scale;
 }
 
-static void reset(struct replay *r)
+/* The slot of e's bucket in r->last, added on first sight; NULL when out
+ * of memory. */
+static uint32_t *last_of(struct replay *r, const struct hp_rec_site *e)
 {
-	hp_u64map_free(&r->ids);
-	memset(&r->ids, 0, sizeof r->ids);
-	r->nbuckets = 0;
-	memset(r->stack_bytes, 0, r->m->nstacks * sizeof *r->stack_bytes);
-	memset(r->stack_objects, 0, r->m->nstacks * sizeof *r->stack_objects);
+	uint32_t k;
+
+	if (r->dense)
+		return &r->last[e->bucket];
+	if (!hp_u64map_get(&r->ids, e->bucket, &k)) {
+		if (r->nlast == r->alloc_last) {
+			size_t cap = r->alloc_last ? 2 * r->alloc_last : 64;
+			uint32_t *p = realloc(r->last, cap * sizeof *p);
+			if (!p)
+				return NULL;
+			r->last = p;
+			r->alloc_last = cap;
+		}
+		k = (uint32_t)r->nlast;
+		if (hp_u64map_put(&r->ids, e->bucket, k))
+			return NULL;
+		r->last[r->nlast++] = 0;
+	}
+	return &r->last[k];
+}
+
+/* Applies entry i: *bytes and *objects (unless NULL), its stack's sums,
+ * move by its bucket's change (as the replay of every entry before it
+ * left them).
+ * Returns 0 or -ENOMEM. */
+static int apply(struct replay *r, size_t i, double *bytes, double *objects)
+{
+	const struct hp_rec_site *e = &r->sites[i];
+	uint32_t *last = last_of(r, e);
+	double nb, no, ob = 0, oo = 0;
+
+	if (!last)
+		return -ENOMEM;
+	if (*last)
+		entry_value(r->m, &r->sites[*last - 1], &ob, &oo);
+	entry_value(r->m, e, &nb, &no);
+	*bytes += nb - ob;
+	if (objects)
+		*objects += no - oo;
+	*last = (uint32_t)i + 1;
+	return 0;
+}
+
+/* Sets r's bucket slots up for the entries of its ticks: dense when the
+ * ids are (at most twice the entries, and 1024), else sparse. Returns 0
+ * or -ENOMEM. */
+static int replay_init(struct replay *r)
+{
+	const struct hp_capture *cap = r->m->cap;
+	uint64_t max_id = 0;
+
+	for (size_t t = 0; t < r->nticks; t++) {
+		const struct hp_cap_tick *k = &cap->ticks[t];
+		for (size_t e = 0; e < k->count; e++)
+			if (cap->sites[k->first + e].bucket > max_id)
+				max_id = cap->sites[k->first + e].bucket;
+		if (k->first + k->count > r->nentries)
+			r->nentries = k->first + k->count;
+	}
+	if (r->nentries >= UINT32_MAX) /* 160 GB of entries: cannot be loaded */
+		return -ENOMEM;
+	r->dense = max_id <= 2 * (uint64_t)r->nentries + 1024;
+	if (!r->dense)
+		return 0;
+	r->nlast = r->alloc_last = (size_t)max_id + 1;
+	r->last = calloc(r->nlast, sizeof *r->last);
+	return r->last ? 0 : -ENOMEM;
+}
+
+/* Back to before the first tick: every bucket holds nothing. (last is
+ * NULL while no sparse id was seen: memset's pointer must not be.) */
+static void replay_reset(struct replay *r)
+{
+	if (r->nlast)
+		memset(r->last, 0, r->nlast * sizeof *r->last);
 }
 
 struct ranked {
@@ -106,6 +155,35 @@ static int by_max(const void *a, const void *b)
 	if (x->max_bytes != y->max_bytes)
 		return x->max_bytes > y->max_bytes ? -1 : 1;
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The top n of the stacks by their highest bytes (max[s] > 0), as a
+ * heap whose root is the lowest in by_max's order. */
+static void heap_down(struct ranked *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t c = 2 * i + 1, low = i;
+		if (c < n && by_max(&h[c], &h[low]) > 0)
+			low = c;
+		if (c + 1 < n && by_max(&h[c + 1], &h[low]) > 0)
+			low = c + 1;
+		if (low == i)
+			return;
+		struct ranked t = h[i];
+		h[i] = h[low];
+		h[low] = t;
+		i = low;
+	}
+}
+
+static void heap_up(struct ranked *h, size_t i)
+{
+	while (i && by_max(&h[i], &h[(i - 1) / 2]) > 0) {
+		struct ranked t = h[i];
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
 }
 
 void hp_timeline_free(struct hp_site_series *s, size_t n)
@@ -139,11 +217,13 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 		      size_t *n)
 {
 	const struct hp_capture *cap = m->cap;
-	struct replay r = {.m = m};
+	struct replay r = {.m = m, .sites = cap->sites};
+	double *sum = NULL, *max = NULL; /* per stack: its bytes now, its highest */
+	double *site_bytes = NULL, *site_objects = NULL, *site_max = NULL; /* per site */
 	struct ranked *rank = NULL;
 	struct hp_site_series *sites = NULL;
 	uint32_t *slot = NULL; /* per stack: its index in sites + 1, 0 if not shown */
-	size_t nranked = 0, nsites = 0;
+	size_t nranked = 0, nsites = 0, ntop;
 	int err = 0;
 
 	/* The peak, a moment the ticks may fall on either side of: each
@@ -151,6 +231,7 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 	 * and every site gets a point there. */
 	uint64_t peak_ns = m->snap->peak_time_ns;
 	int has_peak = m->snap->peak_bytes > 0 && peak_ns <= m->snap->time_ns;
+	int peak_point_due = has_peak;
 
 	*out = NULL;
 	*n = 0;
@@ -160,52 +241,73 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 	 * would be one point */
 	if (!cap->nticks || (!r.nticks && !has_peak) || !m->nstacks || !top)
 		return 0;
-	r.stack_bytes = calloc(m->nstacks, sizeof *r.stack_bytes);
-	r.stack_objects = calloc(m->nstacks, sizeof *r.stack_objects);
-	rank = calloc(m->nstacks, sizeof *rank);
-	slot = calloc(m->nstacks, sizeof *slot);
-	if (!r.stack_bytes || !r.stack_objects || !rank || !slot) {
+	if ((err = replay_init(&r)) != 0)
+		goto err;
+	sum = calloc(m->nstacks, sizeof *sum);
+	max = calloc(m->nstacks, sizeof *max);
+	if (!sum || !max) {
 		err = -ENOMEM;
 		goto err;
 	}
-	for (size_t s = 0; s < m->nstacks; s++)
-		rank[s].stack = (uint32_t)s;
-	for (size_t t = 0; t < r.nticks && !err; t++) {
+	/* First pass: each stack's highest bytes at a tick. */
+	for (size_t t = 0; t < r.nticks; t++) {
 		const struct hp_cap_tick *k = &cap->ticks[t];
-		for (size_t e = 0; e < k->count && !err; e++) {
-			uint32_t s = apply(&r, &cap->sites[k->first + e], &err);
-			if (s != UINT32_MAX && r.stack_bytes[s] > rank[s].max_bytes) {
-				rank[s].max_bytes = r.stack_bytes[s];
-				rank[s].max_time_ns = k->time_ns;
-			}
+		for (size_t e = 0; e < k->count; e++) {
+			uint32_t s = cap->sites[k->first + e].stack_id;
+			if (!kept(m, s))
+				continue;
+			if ((err = apply(&r, k->first + e, &sum[s], NULL)) != 0)
+				goto err;
+			if (sum[s] > max[s])
+				max[s] = sum[s];
 		}
 	}
-	if (err)
-		goto err;
 	for (size_t st = 0; has_peak && st < m->nstacks; st++)
-		if (kept(m, st) && m->stacks[st].v.peak_bytes > rank[st].max_bytes) {
-			rank[st].max_bytes = m->stacks[st].v.peak_bytes;
-			rank[st].max_time_ns = peak_ns;
+		if (kept(m, st) && m->stacks[st].v.peak_bytes > max[st])
+			max[st] = m->stacks[st].v.peak_bytes;
+	free(sum);
+	sum = NULL;
+	/* The top ones, highest first (equal ones by stack id). */
+	ntop = top < m->nstacks ? top : m->nstacks;
+	if (!(rank = malloc(ntop * sizeof *rank))) {
+		err = -ENOMEM;
+		goto err;
+	}
+	for (size_t st = 0; st < m->nstacks; st++) {
+		struct ranked c = {(uint32_t)st, max[st], 0};
+		if (!(max[st] > 0))
+			continue;
+		if (nranked < ntop) {
+			rank[nranked] = c;
+			heap_up(rank, nranked++);
+		} else if (by_max(&c, &rank[0]) < 0) {
+			rank[0] = c;
+			heap_down(rank, nranked, 0);
 		}
-	hp_sort(rank, m->nstacks, sizeof *rank, by_max);
-	while (nranked < m->nstacks && nranked < top && rank[nranked].max_bytes > 0)
-		nranked++;
+	}
+	free(max);
+	max = NULL;
 	if (!nranked)
 		goto out;
+	hp_sort(rank, nranked, sizeof *rank, by_max);
 	sites = calloc(nranked, sizeof *sites);
-	if (!sites) {
+	slot = calloc(m->nstacks, sizeof *slot);
+	site_bytes = calloc(nranked, sizeof *site_bytes);
+	site_objects = calloc(nranked, sizeof *site_objects);
+	site_max = calloc(nranked, sizeof *site_max);
+	if (!sites || !slot || !site_bytes || !site_objects || !site_max) {
 		err = -ENOMEM;
 		goto err;
 	}
 	for (size_t i = 0; i < nranked; i++) {
-		sites[i] = (struct hp_site_series){rank[i].stack, rank[i].max_bytes,
-						   rank[i].max_time_ns, 0, NULL};
+		sites[i] = (struct hp_site_series){rank[i].stack, rank[i].max_bytes, 0, 0, NULL};
 		slot[rank[i].stack] = (uint32_t)i + 1;
 	}
 	nsites = nranked;
-	/* Second pass: a point per changed top site per tick. Points are at
-	 * most the entries of the ticks, so one array each is sized for them
-	 * by a count first. */
+	/* Second pass, of the top sites' entries: a point per changed site
+	 * per tick, and when each was at its highest. Points are at most the
+	 * entries of the ticks, so one array each is sized for them by a
+	 * count first. */
 	{
 		size_t *count = calloc(nsites, sizeof *count);
 		if (!count) {
@@ -227,34 +329,44 @@ int hp_timeline_sites(const struct hp_model *m, unsigned top, struct hp_site_ser
 	}
 	if (err)
 		goto err;
-	reset(&r);
+	replay_reset(&r);
 	for (size_t t = 0; t <= r.nticks && !err; t++) {
 		const struct hp_cap_tick *k = t < r.nticks ? &cap->ticks[t] : NULL;
-		if (has_peak && (!k || k->time_ns > peak_ns)) {
+		if (peak_point_due && (!k || k->time_ns > peak_ns)) {
 			peak_point(m, sites, nsites, peak_ns);
-			has_peak = 0;
+			peak_point_due = 0;
 		}
 		for (size_t e = 0; k && e < k->count && !err; e++) {
-			uint32_t s = apply(&r, &cap->sites[k->first + e], &err);
+			uint32_t s = cap->sites[k->first + e].stack_id, j;
 			struct hp_site_series *site;
 			struct hp_site_point *last;
-			if (s == UINT32_MAX || !slot[s])
+			if (s >= m->nstacks || !slot[s])
 				continue;
-			site = &sites[slot[s] - 1];
+			j = slot[s] - 1;
+			site = &sites[j];
+			if ((err = apply(&r, k->first + e, &site_bytes[j], &site_objects[j])) != 0)
+				break;
+			if (site_bytes[j] > site_max[j]) {
+				site_max[j] = site_bytes[j];
+				site->max_time_ns = k->time_ns;
+			}
 			last = site->npoints ? &site->points[site->npoints - 1] : NULL;
 			if (last && last->time_ns == k->time_ns) { /* another bucket, same tick */
-				last->inuse_bytes = r.stack_bytes[s];
-				last->inuse_objects = r.stack_objects[s];
-			} else if (!last || last->inuse_bytes != r.stack_bytes[s] ||
-				   last->inuse_objects != r.stack_objects[s]) {
-				site->points[site->npoints++] =
-					(struct hp_site_point){k->time_ns, r.stack_bytes[s],
-							       r.stack_objects[s]};
+				last->inuse_bytes = site_bytes[j];
+				last->inuse_objects = site_objects[j];
+			} else if (!last || last->inuse_bytes != site_bytes[j] ||
+				   last->inuse_objects != site_objects[j]) {
+				site->points[site->npoints++] = (struct hp_site_point){
+					k->time_ns, site_bytes[j], site_objects[j]};
 			}
 		}
 	}
 	if (err)
 		goto err;
+	/* Its highest was the peak's when the peak held more than any tick. */
+	for (size_t i = 0; has_peak && i < nsites; i++)
+		if (m->stacks[sites[i].stack].v.peak_bytes > site_max[i])
+			sites[i].max_time_ns = peak_ns;
 out:
 	*out = sites;
 	*n = nsites;
@@ -263,9 +375,12 @@ out:
 err:
 	hp_timeline_free(sites, nsites);
 	hp_u64map_free(&r.ids);
-	free(r.buckets);
-	free(r.stack_bytes);
-	free(r.stack_objects);
+	free(r.last);
+	free(sum);
+	free(max);
+	free(site_bytes);
+	free(site_objects);
+	free(site_max);
 	free(rank);
 	free(slot);
 	return err;

@@ -118,7 +118,8 @@ static const char *type_of(const struct by *r, const struct hp_rec_site *e, char
 			   size_t cap, const char **source)
 {
 	const struct hp_model *m = r->m;
-	const char *inferred = m->stacks[e->stack_id].inferred_type;
+	uint64_t elem, cookie;
+	const char *inferred = hp_mstack_inferred(m, &m->stacks[e->stack_id], &elem, &cookie);
 	uint32_t i;
 	char bytes[32];
 
@@ -221,9 +222,11 @@ static int peak_groups(struct by *r, uint64_t peak_ns)
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		const struct hp_mbucket *b = &m->buckets[i];
 		const char *key, *source = NULL;
+		struct hp_values bv;
 		uint32_t gi;
 		int err;
-		if (!(b->v.peak_bytes > 0) || b->stack >= m->nstacks ||
+		hp_mbucket_values(m, b, &bv);
+		if (!(bv.peak_bytes > 0) || b->stack >= m->nstacks ||
 		    (m->filter_stacks && !m->stacks[b->stack].nbuckets) ||
 		    (r->dim != HP_BY_HEAP && b->heap != m->view_heap) ||
 		    (r->dim != HP_BY_STACK && m->stacks[b->stack].suppressed))
@@ -238,8 +241,8 @@ static int peak_groups(struct by *r, uint64_t peak_ns)
 		}
 		if (err)
 			return err;
-		r->groups[gi].peak_bytes += b->v.peak_bytes;
-		r->groups[gi].peak_objects += b->v.peak_objects;
+		r->groups[gi].peak_bytes += bv.peak_bytes;
+		r->groups[gi].peak_objects += bv.peak_objects;
 	}
 	for (size_t i = 0; i < r->keys.count; i++)
 		if (r->groups[i].peak_bytes > r->groups[i].max_bytes) {

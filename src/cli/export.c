@@ -182,9 +182,9 @@ int hp_cmd_export(int argc, char **argv)
 	/* One model of the capture, no frame read after: each stack's frames
 	 * are freed as they are made locations (model.h). */
 	mo.release_frames = &cap;
-	/* No export reads the per-site timeline, the histograms, or the
-	 * snapshot's buckets once the model has them. */
-	mo.release_parts = HP_CAP_PART_TIMELINE | HP_CAP_PART_HISTOGRAMS | HP_CAP_PART_BUCKETS;
+	/* No export reads the per-site timeline or the histograms (the
+	 * snapshot's buckets stay: they hold the model's figures). */
+	mo.release_parts = HP_CAP_PART_TIMELINE | HP_CAP_PART_HISTOGRAMS;
 	if (hp_cli_load_model(argv[a.operand], &mo, &cap, &model))
 		return HP_EXIT_FAILURE;
 	if (hp_cli_heap(&a, &model, argv[a.operand], &heap))

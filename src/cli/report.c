@@ -267,11 +267,8 @@ int hp_cmd_report(int argc, char **argv)
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}
-	/* Nor, without them, the snapshot's buckets once the model has them,
-	 * but for a sampled capture's summary (its samples). */
-	if ((mo.release_parts & HP_CAP_PART_TIMELINE) &&
-	    (mo.release_parts & HP_CAP_PART_HISTOGRAMS) && cap.sample_rate_bytes <= 1)
-		mo.release_parts |= HP_CAP_PART_BUCKETS;
+	/* The snapshot's buckets stay: they hold the model's figures
+	 * (hp_mbucket_values). */
 	if (hp_cli_build_model(argv[a.operand], &mo, &cap, &model)) {
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;

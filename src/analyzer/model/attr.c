@@ -154,10 +154,8 @@ void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp
 		int src = 0;
 		const char *t = location_type(st, m, locs[f], &src);
 		if (t) {
-			stack->inferred_type = t;
-			stack->inferred_source = src;
-			if (src == HP_TYPESRC_STRING)
-				stack->inferred_elem_bytes = char_bytes(t);
+			stack->inferred = locs[f] + 1;
+			stack->inferred_source = (uint8_t)src;
 			return;
 		}
 	}
@@ -166,12 +164,30 @@ void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp
 	if (sym && first_own < depth) {
 		const struct hp_attr_new *n = location_new(st, m, sym, locs[first_own]);
 		if (n && n->state == 2) {
-			stack->inferred_type = n->name;
+			stack->inferred = locs[first_own] + 1;
 			stack->inferred_source = HP_TYPESRC_NEW;
-			stack->inferred_elem_bytes = n->elem;
-			stack->inferred_cookie_bytes = n->cookie;
 		}
 	}
+}
+
+const char *hp_attr_stack_type(const struct hp_attr_state *st, const struct hp_mstack *stack,
+			       uint64_t *elem, uint64_t *cookie)
+{
+	uint32_t l = stack->inferred - 1;
+	const char *t;
+
+	*elem = *cookie = 0;
+	if (!stack->inferred)
+		return NULL;
+	if (stack->inferred_source == HP_TYPESRC_NEW) {
+		*elem = st->loc_new[l].elem;
+		*cookie = st->loc_new[l].cookie;
+		return st->loc_new[l].name;
+	}
+	t = st->loc_type[l];
+	if (stack->inferred_source == HP_TYPESRC_STRING)
+		*elem = char_bytes(t);
+	return t;
 }
 
 /* Whether a bucket's blocks can be arrays of elem bytes after cookie
@@ -195,11 +211,14 @@ static double elements(double bytes, double objects, double cookie, double elem)
 	return n > 0 ? n : 0;
 }
 
-void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out)
+void hp_mbucket_elements(const struct hp_model *m, const struct hp_mbucket *b,
+			 struct hp_values *out)
 {
-	const struct hp_values *v = &b->v;
+	struct hp_values vb;
+	const struct hp_values *v = &vb;
 	double e = (double)b->elem_bytes, c = (double)b->cookie_bytes;
 
+	hp_mbucket_values(m, b, &vb);
 	*out = *v;
 	if (!b->elem_bytes)
 		return;
@@ -323,7 +342,8 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 		const struct hp_rec_bucket *r = b->raw;
 		const struct hp_cap_tag *o = hp_capture_tag(m->cap, HP_TAG_ORIGIN, r->origin_tag);
 		const struct hp_mstack *stk = &m->stacks[b->stack];
-		const char *inferred = stk->inferred_type;
+		uint64_t inferred_elem, inferred_cookie;
+		const char *inferred = hp_attr_stack_type(st, stk, &inferred_elem, &inferred_cookie);
 		enum hp_type_origin source;
 
 		if (o) {
@@ -352,7 +372,7 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 		 * (a pointer declared on the line of a call that allocates
 		 * something else: the size tells). */
 		if (inferred && stk->inferred_source == HP_TYPESRC_NEW) {
-			uint64_t e = stk->inferred_elem_bytes, c = stk->inferred_cookie_bytes;
+			uint64_t e = inferred_elem, c = inferred_cookie;
 			if (fits(r, e, c)) {
 				b->elem_bytes = e;
 				b->cookie_bytes = c;
@@ -362,8 +382,8 @@ int hp_attr_buckets(struct hp_attr_state *st, struct hp_model *m, struct hp_symb
 				inferred = NULL;
 			}
 		} else if (inferred) {
-			b->elem_bytes = stk->inferred_elem_bytes;
-			b->cookie_bytes = stk->inferred_cookie_bytes;
+			b->elem_bytes = inferred_elem;
+			b->cookie_bytes = inferred_cookie;
 		}
 		if (inferred) {
 			/* Interned once per location (or stack, for a

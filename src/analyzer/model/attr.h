@@ -51,7 +51,7 @@ struct hp_attr_state {
 
 /* Fills stack's inferred type from its frames locs[0..depth) (innermost
  * first, every symbolic frame, inlined ones first), the first that names
- * one, interned in st: an allocator template frame (HP_TYPESRC_TEMPLATE),
+ * one (the stack keeps that location's index; st its type): an allocator template frame (HP_TYPESRC_TEMPLATE),
  * a string class's member (HP_TYPESRC_STRING: its character type); else
  * the DWARF of the first frame past the allocator's, first_own, at the
  * new-expression (HP_TYPESRC_NEW, sym's hp_symbolizer_new_type; sym may
@@ -59,6 +59,10 @@ struct hp_attr_state {
 void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp_symbolizer *sym,
 		   const uint32_t *locs, uint32_t depth, uint32_t first_own,
 		   struct hp_mstack *stack);
+
+/* What hp_mstack_inferred returns (model.h), from st's locations. */
+const char *hp_attr_stack_type(const struct hp_attr_state *st, const struct hp_mstack *stack,
+			       uint64_t *elem, uint64_t *cookie);
 
 /* Fills every bucket's type, context, thread and heap, and m->types.
  * Returns 0 or -ENOMEM. */

@@ -242,7 +242,9 @@ static int new_location(struct hp_model *m, uint64_t addr, const struct hp_sym *
 	memcpy(l->syms, syms, (size_t)n * sizeof *l->syms);
 	l->nsyms = (uint32_t)n;
 	for (int k = 0; k < n; k++)
-		((uint8_t *)(l->syms + n))[k] = (uint8_t)hp_model_frame_class(m, l, &l->syms[k]);
+		((uint8_t *)(l->syms + n))[k] =
+			(uint8_t)(hp_model_frame_class(m, l, &l->syms[k]) |
+				  hp_location_marks(l, (uint32_t)k)); /* classes NULL yet: by name */
 	l->classes = (uint8_t *)(l->syms + n);
 	*out = (uint32_t)m->nlocations++;
 	return 0;
@@ -298,23 +300,44 @@ static int trimmed_location(struct hp_model *m, uint32_t loc, uint32_t *out)
 	return err ? err : hp_u64map_put(&p->index, m->locations[*out].address | TRIMMED, *out);
 }
 
+/* The locations of the addresses last seen, by a hash of the address
+ * (RECENT of them, 64 KiB): a million stacks are made of far fewer
+ * addresses, so most frames are found here, before the address index.
+ * loc is the location + 1 (0: none yet). */
+#define RECENT 4096u
+struct recent {
+	uint64_t addr;
+	uint32_t loc;
+};
+
 static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 {
 	const struct hp_capture *cap = m->cap;
 	uint32_t locs[HP_CAP_MAX_DEPTH];
+	struct recent *recent = calloc(RECENT, sizeof *recent);
+	int err = 0;
 
 	m->nstacks = cap->nstacks ? cap->nstacks : 1;
 	m->stacks = calloc(m->nstacks, sizeof *m->stacks);
-	if (!m->stacks)
+	if (!m->stacks || !recent) {
+		free(recent);
 		return -ENOMEM;
-	for (size_t id = 1; id < cap->nstacks; id++) {
+	}
+	for (size_t id = 1; id < cap->nstacks && !err; id++) {
 		const struct hp_cap_stack *s = &cap->stacks[id];
 		uint32_t depth = s->depth < HP_CAP_MAX_DEPTH ? s->depth : HP_CAP_MAX_DEPTH, skip = 0;
-		for (uint32_t f = 0; f < depth; f++) {
-			int err = find_location(m, s->frames[f], &locs[f]);
-			if (err)
-				return err;
+		for (uint32_t f = 0; f < depth && !err; f++) {
+			uint64_t a = s->frames[f];
+			struct recent *r = &recent[(a * 0x9e3779b97f4a7c15ull) >> 52]; /* RECENT */
+			if (r->loc && r->addr == a) {
+				locs[f] = r->loc - 1;
+				continue;
+			}
+			if (!(err = find_location(m, a, &locs[f])))
+				*r = (struct recent){a, locs[f] + 1};
 		}
+		if (err)
+			break;
 		/* Nearly every stack starts in user code: one name test. */
 		while (skip + 1 < depth && location_is_allocator(&m->locations[locs[skip]]))
 			skip++;
@@ -326,16 +349,16 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			      locs, depth, skip, &m->stacks[id]);
 		if (opts->keep_allocator_frames)
 			skip = 0;
-		if (!opts->keep_allocator_frames && depth) {
-			int err = trimmed_location(m, locs[skip], &locs[skip]);
-			if (err)
-				return err;
-		}
+		if (!opts->keep_allocator_frames && depth &&
+		    (err = trimmed_location(m, locs[skip], &locs[skip])) != 0)
+			break;
 		m->stacks[id].depth = depth - skip;
 		/* one index at least: never NULL, even for an empty stack */
 		m->stacks[id].locations = loc_slice(m->priv, depth - skip ? depth - skip : 1);
-		if (!m->stacks[id].locations)
-			return -ENOMEM;
+		if (!m->stacks[id].locations) {
+			err = -ENOMEM;
+			break;
+		}
 		memcpy(m->stacks[id].locations, locs + skip, (depth - skip) * sizeof(uint32_t));
 		if (opts->release_frames == cap) {
 			/* the same stack, writable: its frames are locations now */
@@ -345,7 +368,8 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			w->depth = 0;
 		}
 	}
-	return 0;
+	free(recent);
+	return err;
 }
 
 /* A sampled model's estimates as integers, rounded once, per stack: each
@@ -416,22 +440,42 @@ static int exit_function_list(const struct hp_model *m, const struct hp_mstack *
 }
 
 /* Bucket b of the model from r, the snapshot's: its stack, size and
- * figures (unbiased); its attribution is hp_attr_buckets'. */
+ * record (its figures); its attribution is hp_attr_buckets'. */
 static void make_bucket(const struct hp_model *m, const struct hp_rec_bucket *r,
 			struct hp_mbucket *b)
 {
 	b->stack = r->stack_id < m->nstacks ? r->stack_id : 0;
-	b->size = r->size;
 	b->raw = r;
-	unbias(m, r, &b->v);
+}
+
+const char *hp_mstack_inferred(const struct hp_model *m, const struct hp_mstack *st,
+			       uint64_t *elem, uint64_t *cookie)
+{
+	return hp_attr_stack_type(&((const struct priv *)m->priv)->attr, st, elem, cookie);
+}
+
+void hp_mbucket_values(const struct hp_model *m, const struct hp_mbucket *b,
+		       struct hp_values *v)
+{
+	unbias(m, b->raw, v);
 	/* glibc frees them after the exit snapshot: freed, as they are by
 	 * the end of the process. */
-	if (m->snap->reason == HP_SNAP_EXIT && exit_function_list(m, &m->stacks[b->stack])) {
-		struct hp_values *v = &b->v;
+	if (m->stacks[b->stack].freed_at_exit) {
 		v->free_objects += v->inuse_objects;
 		v->free_bytes += v->inuse_bytes;
 		v->inuse_objects = v->inuse_bytes = 0;
 	}
+}
+
+/* Marks the stacks whose blocks glibc frees after an exit snapshot
+ * (exit_function_list), from their frames as built (before a filter
+ * hides any). */
+static void mark_freed_at_exit(struct hp_model *m)
+{
+	if (m->snap->reason != HP_SNAP_EXIT)
+		return;
+	for (size_t id = 0; id < m->nstacks; id++)
+		m->stacks[id].freed_at_exit = (uint8_t)exit_function_list(m, &m->stacks[id]);
 }
 
 int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
@@ -512,6 +556,7 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 					       : HP_MODSYM_UNUSED;
 	}
 
+	mark_freed_at_exit(m);
 	if (opts->drop_buckets) {
 		/* Each bucket made, summed into its stack and gone (model.h):
 		 * only its heap (its origin tag's) of what attribution finds
@@ -524,12 +569,14 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			const struct hp_cap_tag *o =
 				hp_capture_tag(cap, HP_TAG_ORIGIN, r->origin_tag);
 			struct hp_mbucket b = {0};
+			struct hp_values v;
 			make_bucket(m, r, &b);
 			if (o && o->c) /* a custom heap's: kept apart (model.h) */
 				continue;
-			hp_values_add(&m->total, &b.v);
+			hp_mbucket_values(m, &b, &v);
+			hp_values_add(&m->total, &v);
 			m->stacks[b.stack].nbuckets++;
-			hp_values_add(&m->stacks[b.stack].v, &b.v);
+			hp_values_add(&m->stacks[b.stack].v, &v);
 		}
 	} else {
 		m->nbuckets = m->snap->nbuckets;
@@ -543,11 +590,13 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			goto fail;
 		for (size_t i = 0; i < m->nbuckets; i++) {
 			struct hp_mstack *st = &m->stacks[m->buckets[i].stack];
+			struct hp_values v;
 			if (m->buckets[i].heap) /* a custom heap's: kept apart (model.h) */
 				continue;
-			hp_values_add(&m->total, &m->buckets[i].v);
+			hp_mbucket_values(m, &m->buckets[i], &v);
+			hp_values_add(&m->total, &v);
 			st->nbuckets++;
-			hp_values_add(&st->v, &m->buckets[i].v);
+			hp_values_add(&st->v, &v);
 		}
 	}
 	round_stacks(m);
@@ -559,12 +608,10 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 			return ret;
 		}
 	}
-	if ((opts->drop_buckets || (opts->release_parts & HP_CAP_PART_BUCKETS)) &&
-	    opts->release_frames == cap) {
-		for (size_t i = 0; i < m->nbuckets; i++)
-			m->buckets[i].raw = NULL;
+	/* The buckets' records hold the kept buckets' figures: they go only
+	 * when none is kept. */
+	if (opts->drop_buckets && opts->release_frames == cap)
 		hp_capture_release(opts->release_frames, HP_CAP_PART_BUCKETS);
-	}
 	return 0;
 
 nomem:
@@ -693,6 +740,12 @@ int hp_model_is_main(const struct hp_sym *s)
 	return strcmp(s->function, "main") == 0;
 }
 
+int hp_model_is_rust_start(const char *fn)
+{
+	return strncmp(fn, "std::rt::lang_start", 19) == 0 ||
+	       strstr(fn, "__rust_begin_short_backtrace") != NULL;
+}
+
 static int in_library_namespace(const char *fn)
 {
 	const char *sp = strpbrk(fn, " (<");
@@ -716,7 +769,7 @@ enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct 
 	const char *mod;
 
 	if (l && l->classes && s >= l->syms && s < l->syms + l->nsyms)
-		return (enum hp_frame_class)l->classes[s - l->syms];
+		return (enum hp_frame_class)(l->classes[s - l->syms] & HP_SYM_CLASS);
 	for (size_t i = 0; i < sizeof entry_names / sizeof *entry_names; i++)
 		if (strcmp(s->function, entry_names[i]) == 0)
 			return HP_FRAME_ENTRY;

@@ -35,9 +35,10 @@ struct hp_location {
 	uint64_t module_offset; /* address - load bias, an ELF virtual address */
 	uint32_t nsyms;         /* >= 1 */
 	struct hp_sym *syms;
-	/* classes[k]: hp_model_frame_class of syms[k], found once when the
-	 * model makes the location (in the block of syms); NULL in a location
-	 * made elsewhere, whose classes are found on each call. */
+	/* classes[k]: hp_model_frame_class of syms[k] (HP_SYM_CLASS bits)
+	 * and its marks (hp_location_marks), found once when the model makes
+	 * the location (in the block of syms); NULL in a location made
+	 * elsewhere, whose classes and marks are found on each call. */
 	uint8_t *classes;
 };
 
@@ -61,15 +62,18 @@ struct hp_mstack {
 	uint32_t nbuckets;   /* the buckets of the snapshot on this stack */
 	uint32_t *locations; /* indexes into hp_model.locations */
 	struct hp_values v;  /* their figures, summed */
-	const char *inferred_type; /* the type its frames name (attr.h: an allocator
-				    * template, a string class, a new-expression's
-				    * DWARF), or NULL */
-	/* An inferred type's element and array cookie bytes (0: not known):
-	 * string buffers' characters, a new-expression's T. */
-	uint64_t inferred_elem_bytes, inferred_cookie_bytes;
-	int suppressed;      /* matches a suppression (hp_model_suppress): its blocks in
-				use are runtime allocations, not leaks */
-	int inferred_source; /* then: HP_TYPESRC_TEMPLATE, _STRING or _NEW */
+	/* The type its frames name (attr.h: an allocator template, a string
+	 * class, a new-expression's DWARF), read with hp_mstack_inferred: the
+	 * location that names it + 1 (0: none), whose type the model keeps
+	 * once per location. */
+	uint32_t inferred;
+	uint8_t suppressed;      /* matches a suppression (hp_model_suppress): its blocks
+				  * in use are runtime allocations, not leaks */
+	uint8_t inferred_source; /* then: HP_TYPESRC_TEMPLATE, _STRING or _NEW */
+	/* Its blocks are glibc's exit-function list at an exit snapshot:
+	 * freed, as they are by the end of the process (model.c); its
+	 * buckets' figures read so (hp_mbucket_values). */
+	uint8_t freed_at_exit;
 };
 
 /* Where a bucket's type comes from (explicit and vtable beat template). */
@@ -93,28 +97,46 @@ struct hp_mtype {
 	enum hp_type_origin source;
 };
 
-/* (Members ordered so that no padding is left: a million buckets.) */
+struct hp_model;
+
+/* The type stack st's frames name (hp_mstack.inferred), or NULL; its
+ * element and array cookie bytes (0: not known: string buffers'
+ * characters, a new-expression's T) into *elem and *cookie. The name is
+ * the model's. */
+const char *hp_mstack_inferred(const struct hp_model *m, const struct hp_mstack *st,
+			       uint64_t *elem, uint64_t *cookie);
+
+/* A bucket of the snapshot. Its figures are its record's (raw), read
+ * through hp_mbucket_values: the model holds no copy of them (a million
+ * buckets: 80 bytes each). (Members ordered so that no padding is left.) */
 struct hp_mbucket {
 	uint32_t stack;  /* index into hp_model.stacks (the capture's stack id) */
 	/* Attribution (issue 9): an index into hp_model.types, and the
 	 * bucket's origin: its context, thread and heap tag ids (0: none; heap
 	 * 0 is malloc's). */
 	uint32_t type;
-	uint64_t size;   /* the allocation size (sampled captures), else 0 */
-	struct hp_values v;
-	const struct hp_rec_bucket *raw; /* the snapshot's; NULL once released
-					  * (hp_model_options.release_parts) */
+	/* The snapshot's record: its figures, and its allocation size
+	 * (raw->size: sampled captures', else 0). */
+	const struct hp_rec_bucket *raw;
 	uint64_t context, thread, heap;
 	/* Its blocks are arrays (issue 26): of elements of elem_bytes, after
 	 * cookie_bytes each (0: one element a block, not known). */
 	uint64_t elem_bytes, cookie_bytes;
 };
 
+/* Bucket b's figures, unbiased (exact in a full recording, estimates of
+ * doubles in a sampled one: docs/internals/sampling.md), into *out;
+ * finite whatever the capture says. Made from b->raw on each call, the
+ * same every time. */
+void hp_mbucket_values(const struct hp_model *m, const struct hp_mbucket *b,
+		       struct hp_values *out);
+
 /* A bucket's figures in elements: each *_objects field of out holds the
  * elements of those blocks ((bytes - objects x cookie) / element bytes;
  * the objects themselves when b's elements are not known), each *_bytes
  * field the bytes. */
-void hp_mbucket_elements(const struct hp_mbucket *b, struct hp_values *out);
+void hp_mbucket_elements(const struct hp_model *m, const struct hp_mbucket *b,
+			 struct hp_values *out);
 
 struct hp_mmodule {
 	const struct hp_cap_module *cap;
@@ -210,11 +232,9 @@ struct hp_model_options {
 	struct hp_capture *release_frames;
 	/* With release_frames: the parts of that capture (HP_CAP_PART_*,
 	 * capture.h) the caller reads nowhere, freed before the build, so
-	 * that the model is not built beside them (0: none); the buckets
-	 * (HP_CAP_PART_BUCKETS) once the build has read them: every
-	 * hp_mbucket.raw is NULL then, and the snapshot has no bucket (what
-	 * reads raw: the histograms, the timeline by dimension, a sampled
-	 * report's summary, must not be asked for). */
+	 * that the model is not built beside them (0: none). The buckets
+	 * (HP_CAP_PART_BUCKETS) hold the model's figures (hp_mbucket.raw):
+	 * they go only with drop_buckets, once the build has read them. */
 	unsigned release_parts;
 	/* The caller reads no bucket of the model, nor its types, only the
 	 * stacks' sums (diff by stack): each bucket is summed into its stack
@@ -354,6 +374,25 @@ enum hp_frame_class hp_model_frame_class(const struct hp_model *m, const struct 
 
 /* Whether s is the program's "main" (frames outside it are the runtime's). */
 int hp_model_is_main(const struct hp_sym *s);
+
+/* Whether fn is Rust's runtime starting the program's main (std::rt's
+ * lang_start and what it calls it through), as __libc_start_main is C's. */
+int hp_model_is_rust_start(const char *fn);
+
+/* What symbolic frame k of l is besides its class: HP_SYM_MAIN
+ * (hp_model_is_main), HP_SYM_RUST_START (hp_model_is_rust_start), or 0;
+ * read from l->classes when the model made l (a million stacks ask it of
+ * a few locations), else from the name. */
+#define HP_SYM_CLASS 0x0fu
+#define HP_SYM_MAIN 0x10u
+#define HP_SYM_RUST_START 0x20u
+static inline unsigned hp_location_marks(const struct hp_location *l, uint32_t k)
+{
+	if (l->classes)
+		return l->classes[k] & (HP_SYM_MAIN | HP_SYM_RUST_START);
+	return (hp_model_is_main(&l->syms[k]) ? HP_SYM_MAIN : 0) |
+	       (hp_model_is_rust_start(l->syms[k].function) ? HP_SYM_RUST_START : 0);
+}
 
 /* A function name shortened for reading: the arguments of every template
  * (the text between an outermost '<' and its '>') become "...", so
