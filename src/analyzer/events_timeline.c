@@ -232,7 +232,8 @@ static const char *type_of(const struct groups *g, const struct kblock *x, char 
 			   size_t cap, const char **source)
 {
 	const struct hp_model *m = g->t->m;
-	const char *inferred = m->stacks[x->stack_id].inferred_type;
+	uint64_t elem, cookie;
+	const char *inferred = hp_mstack_inferred(m, &m->stacks[x->stack_id], &elem, &cookie);
 	char bytes[32];
 	uint32_t i;
 

@@ -5,7 +5,7 @@
  *   1. its TYPE tag: explicit (the name given, a template's
  *      __PRETTY_FUNCTION__ naming its T), or vtable (the ELF symbol that
  *      holds the address, "vtable for X", names X; resolved once per tag);
- *   2. its stack's frames (hp_mstack.inferred_type): the innermost allocator
+ *   2. its stack's frames (hp_mstack.inferred, hp_mstack_inferred): the innermost allocator
  *      template frame, else string class frame (its characters), else the
  *      DWARF of the new-expression's frame (the pointer declared on the
  *      call's line) when the bucket's sizes fit that type;
