@@ -173,7 +173,7 @@ int hp_embed_symbols_keep(const char *path, const struct hp_embed_options *opts,
 	static const struct hp_embed_options defaults;
 	/* Symbols only: no type is read (no module a cache answers opened). */
 	struct hp_model_options mo = {.snapshot = -1, .no_embedded = 1, .keep_allocator_frames = 1,
-				      .no_dwarf_types = 1};
+				      .no_dwarf_types = 1, .locations_only = 1};
 	struct hp_buf rec = {.grow = hp_buf_grow_heap};
 	struct hp_symcache *cache = NULL;
 	ZSTD_CCtx *cctx = NULL;

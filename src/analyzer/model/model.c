@@ -310,13 +310,43 @@ struct recent {
 	uint32_t loc;
 };
 
+/* locations_only's build (model.h): a location for each frame's address,
+ * in the order build_stacks makes them. */
+static int build_locations(struct hp_model *m)
+{
+	const struct hp_capture *cap = m->cap;
+	struct recent *recent = calloc(RECENT, sizeof *recent);
+	uint32_t loc;
+	int err = 0;
+
+	if (!recent)
+		return -ENOMEM;
+	for (size_t id = 1; id < cap->nstacks && !err; id++) {
+		const struct hp_cap_stack *s = &cap->stacks[id];
+		uint32_t depth = s->depth < HP_CAP_MAX_DEPTH ? s->depth : HP_CAP_MAX_DEPTH;
+		for (uint32_t f = 0; f < depth && !err; f++) {
+			uint64_t a = s->frames[f];
+			struct recent *r = &recent[(a * 0x9e3779b97f4a7c15ull) >> 52]; /* RECENT */
+			if (r->loc && r->addr == a)
+				continue;
+			if (!(err = find_location(m, a, &loc)))
+				*r = (struct recent){a, loc + 1};
+		}
+	}
+	free(recent);
+	return err;
+}
+
 static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 {
 	const struct hp_capture *cap = m->cap;
 	uint32_t locs[HP_CAP_MAX_DEPTH];
-	struct recent *recent = calloc(RECENT, sizeof *recent);
+	struct recent *recent;
 	int err = 0;
 
+	if (opts->locations_only)
+		return build_locations(m);
+	recent = calloc(RECENT, sizeof *recent);
 	m->nstacks = cap->nstacks ? cap->nstacks : 1;
 	m->stacks = calloc(m->nstacks, sizeof *m->stacks);
 	if (!m->stacks || !recent) {
@@ -556,6 +586,8 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 					       : HP_MODSYM_UNUSED;
 	}
 
+	if (opts->locations_only)
+		return 0;
 	mark_freed_at_exit(m);
 	if (opts->drop_buckets) {
 		/* Each bucket made, summed into its stack and gone (model.h):

@@ -242,6 +242,11 @@ struct hp_model_options {
 	 * release_frames the capture's go once the model is built
 	 * (HP_CAP_PART_BUCKETS): 230 bytes a bucket. */
 	int drop_buckets;
+	/* The caller reads only the locations and the modules' statuses (the
+	 * symbols' embedding, embed.c): every frame of every stack becomes a
+	 * location, and nothing else is built (nstacks and nbuckets 0, no
+	 * type, no figure). keep_allocator_frames is implied. */
+	int locations_only;
 };
 
 /* Builds the model. Returns 0, or -errno with err set to one line (the
