@@ -139,6 +139,12 @@ HP_TEST(unknown_option_is_one_line_with_a_hint)
 				 "END {exit bad}'",
 				 hp()),
 		      0, "heapprof --help: descriptions in one column");
+	/* Every command's --help reads in an 80-column terminal. */
+	expect_eq_u64(hp_test_sh("for c in '' run attach detach report export flamegraph html "
+				 "diff inspect core serve symbolize; do %s $c --help; done | "
+				 "awk 'length > 80 {print; bad = 1} END {exit bad}' >&2",
+				 hp()),
+		      0, "every --help line fits 80 columns");
 }
 
 /* report on the capture of a running program with no snapshot yet says
