@@ -942,7 +942,7 @@ static const int ev_dims[HP_HTML_EV_DIMS] = {HP_EVENTS_TL_TOTAL, HP_BY_TYPE, HP_
 					     HP_BY_CONTEXT, HP_BY_STACK};
 
 struct ev_page {
-	int on;
+	int on, selected;
 	uint64_t from_ns, to_ns, bucket_ns;
 	struct hp_tl_groups g[HP_HTML_EV_DIMS];
 	uint32_t *stacks; /* by stack: each line's index in the page's stacks */
@@ -956,20 +956,23 @@ static void ev_page_free(struct ev_page *e)
 	memset(e, 0, sizeof *e);
 }
 
-/* The log's timelines of every block, named by m (the last snapshot's
+/* The log's timelines of every block, or of sel's (the caller's
+ * selection, hp_html_options.events), named by m (the last snapshot's
  * model, suppressions and heap applied); nothing without a log. Returns 0
  * or -ENOMEM. */
-static int ev_page_build(struct ev_page *e, struct page *p, const struct hp_model *m)
+static int ev_page_build(struct ev_page *e, struct page *p, const struct hp_model *m,
+			 const struct hp_events_select *sel)
 {
 	struct hp_events_tl *t;
 	const struct hp_tl_groups *st = &e->g[HP_HTML_EV_DIMS - 1];
-	int ret = hp_events_tl_open(m, NULL, &t);
+	int ret = hp_events_tl_open(m, sel && sel->on ? sel : NULL, &t);
 
 	if (ret == -ENODATA)
 		return 0;
 	if (ret)
 		return ret;
 	e->on = 1;
+	e->selected = sel && sel->on;
 	hp_events_tl_span(t, &e->from_ns, &e->to_ns, &e->bucket_ns);
 	for (size_t d = 0; d < HP_HTML_EV_DIMS && !ret; d++)
 		ret = hp_events_tl_by(t, ev_dims[d], d ? HP_HTML_SITES : 1, &e->g[d]);
@@ -998,7 +1001,8 @@ static void ev_values(FILE *f, const struct hp_tl_group *g, const uint64_t *time
 	fputc(']', f);
 }
 
-/* "events": null, or {"bucket_ns", "from_ns", "to_ns", "t": [times, ns:
+/* "events": null, or {"bucket_ns", "from_ns", "to_ns", "selected" (the
+ * blocks of the command's selection, else every block), "t": [times, ns:
  * every time any line has a point, at most HP_EVENTS_TL_MAX_BUCKETS + 2],
  * "total": {"max", "v"}, "by": {"type": {"lines": [{"key", "source",
  * "other" and "groups", "max", "v"}]}, "thread", "context", "stack":
@@ -1031,8 +1035,8 @@ static int write_events(FILE *f, const struct ev_page *e)
 			t[nt++] = t[i];
 	fprintf(f,
 		",\"events\":{\"bucket_ns\":%" PRIu64 ",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64
-		",\"t\":[",
-		e->bucket_ns, e->from_ns, e->to_ns);
+		",\"selected\":%s,\"t\":[",
+		e->bucket_ns, e->from_ns, e->to_ns, e->selected ? "true" : "false");
 	for (size_t i = 0; i < nt; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", t[i]);
 	fputs("],\"total\":{", f);
@@ -1773,7 +1777,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 			for (size_t d = 0; !ret && has_tgroups && d < HP_HTML_TL_DIMS; d++)
 				ret = hp_timeline_by(&m, tl_dims[d], HP_HTML_SITES, &tgroups[d]);
 			if (!ret)
-				ret = ev_page_build(&ev, &p, &m);
+				ret = ev_page_build(&ev, &p, &m, opts ? opts->events : NULL);
 			if (!ret)
 				ret = page_hists_order(&hists, &m);
 			for (size_t k = 0; !ret && k < hists.n && k < HP_HTML_SITES; k++) {

@@ -53,6 +53,11 @@ struct hp_html_options {
 	 * them locations (hp_model_options.release_frames). NULL: the
 	 * capture is left as it is. */
 	struct hp_capture *release_frames;
+	/* The event log's selection (--lived-under, --lived-over, --between,
+	 * --thread) the caller applied to the capture (hp_events_apply: its
+	 * blocks are the last snapshot), which the log's chart follows too;
+	 * NULL or off: every block. Not owned. */
+	const struct hp_events_select *events;
 };
 
 /* Writes the page for cap's selected image (hp_capture_select) to f: one

@@ -45,6 +45,9 @@ static const char usage[] =
 	"  --suppressions FILE  leaks not to report, in LeakSanitizer's format\n"
 	"  --no-default-suppressions  keep the runtime's one-time allocations in what\n"
 	"                       is in use and the tables by type, context, thread, heap\n"
+	HP_CLI_EVENTS_HELP
+	"                   (the page shows the selection as its last snapshot, and\n"
+	"                   the event log's chart the selected blocks alone)\n"
 	"\n"
 	"Open OUT.html#snapshot=N&metric=M&view=flame to start at snapshot N\n"
 	"(site=function:NAME selects a site; docs/html.md lists the others).\n"
@@ -62,8 +65,13 @@ int hp_cmd_html(int argc, char **argv)
 		{HP_OPT_HEAP, 0, 0, NULL},
 		{HP_OPT_SUPPRESSIONS, 0, 0, NULL},
 		{HP_OPT_NO_DEFAULT_SUPPRESSIONS, 0, 0, NULL},
+		{HP_OPT_LIVED_UNDER, 0, 0, NULL},
+		{HP_OPT_LIVED_OVER, 0, 0, NULL},
+		{HP_OPT_BETWEEN, 0, 0, NULL},
+		{HP_OPT_THREAD, 0, 0, NULL},
 		{HP_OPT_HELP, 0, 0, NULL},
 	};
+	struct hp_events_select ev;
 	struct hp_cli_args a = {.metric = HP_METRIC_PEAK};
 	struct hp_model_options mo = {0};
 	struct hp_html_options ho = {0};
@@ -78,6 +86,10 @@ int hp_cmd_html(int argc, char **argv)
 		return HP_EXIT_USAGE;
 	if (a.help)
 		return HP_EXIT_OK;
+	if (hp_cli_events("html", &a, argv, &ev))
+		return HP_EXIT_USAGE;
+	mo.events = &ev;
+	ho.events = &ev;
 	if (a.noperands != 1) {
 		hp_say_error("html: give exactly one capture file");
 		return HP_EXIT_USAGE;

@@ -54,8 +54,8 @@ static const char usage[] =
 	"                   --json, one object a block and their stacks' frames;\n"
 	"                   the options below select which\n"
 	HP_CLI_EVENTS_HELP
-	"                   (these need run --events; every view of report,\n"
-	"                   flamegraph, export and diff takes them)\n"
+	"                   (every view of report, flamegraph, export, html and\n"
+	"                   diff takes them)\n"
 	"  --snapshot N     report snapshot N (1 = the first; default the last)\n"
 	"  --image N        image N of the capture (1 = the first; default the last\n"
 	"                   with a snapshot: a process that exec'd has several)\n"

@@ -554,29 +554,24 @@ static void result(const char *dom, const char *key, char *buf, size_t cap)
 	snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
 }
 
-HP_TEST(events_page_timeline_in_browser)
+/* page run in headless Chromium with driver (a script that writes
+ * "\nkey=value" lines into #hp-result) after it, and a recorder of script
+ * errors before it: the DOM it dumps, or NULL (said). */
+static char *drive_page(const char *page, const char *driver)
 {
-	char page[600], driven[600], dom_path[600], shot[600];
-	char *html = NULL, *dom = NULL, v[512];
+	char driven[700], dom_path[700];
+	char *html;
 	const char *head, *end;
 	FILE *f;
 
-	if (!hp_test_need("chromium", "chromium"))
-		return;
-	snprintf(page, sizeof page, "%s/evlife.html", hp_test_tmp());
-	snprintf(driven, sizeof driven, "%s/evlife-driven.html", hp_test_tmp());
-	snprintf(dom_path, sizeof dom_path, "%s/evlife.dom", hp_test_tmp());
-	if (!expect_eq_u64(hp_test_sh("%s/heapprof html -o %s %s", hp_test_build(), page,
-				      with_log()),
-			   0, "heapprof html"))
-		return;
-	/* The page with a recorder of script errors first, the driver last. */
+	snprintf(driven, sizeof driven, "%s-driven.html", page);
+	snprintf(dom_path, sizeof dom_path, "%s.dom", page);
 	html = hp_test_sh_out("cat %s", page);
 	head = html ? strstr(html, "<head>\n") : NULL;
 	end = html ? strstr(html, "</body>") : NULL;
 	if (!expect_true(head && end && (f = fopen(driven, "w")) != NULL, "the page's parts")) {
 		free(html);
-		return;
+		return NULL;
 	}
 	head += strlen("<head>\n");
 	fwrite(html, 1, (size_t)(head - html), f);
@@ -584,7 +579,7 @@ HP_TEST(events_page_timeline_in_browser)
 	      "{\n\thpErrors.push(msg + ' at ' + line + ':' + col);\n};\n</script>\n",
 	      f);
 	fwrite(head, 1, (size_t)(end - head), f);
-	fprintf(f, "<pre id=\"hp-result\"></pre>\n<script>\n%s</script>\n", page_driver);
+	fprintf(f, "<pre id=\"hp-result\"></pre>\n<script>\n%s</script>\n", driver);
 	fputs(end, f);
 	fclose(f);
 	free(html);
@@ -593,8 +588,24 @@ HP_TEST(events_page_timeline_in_browser)
 				      "2>/dev/null",
 				      hp_test_tmp(), chromium_flags, hp_test_tmp(), driven, dom_path),
 			   0, "chromium runs the page"))
+		return NULL;
+	return hp_test_sh_out("cat %s", dom_path);
+}
+
+HP_TEST(events_page_timeline_in_browser)
+{
+	char page[600], shot[600];
+	char *dom = NULL, v[512];
+
+	if (!hp_test_need("chromium", "chromium"))
 		return;
-	dom = hp_test_sh_out("cat %s", dom_path);
+	snprintf(page, sizeof page, "%s/evlife.html", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof html -o %s %s", hp_test_build(), page,
+				      with_log()),
+			   0, "heapprof html"))
+		return;
+	if (!(dom = drive_page(page, page_driver)))
+		return;
 	result(dom, "errors", v, sizeof v);
 	expect_str(v, "none", "no script error");
 	result(dom, "bucket_ns", v, sizeof v);
@@ -636,6 +647,81 @@ HP_TEST(events_page_timeline_in_browser)
 		   "--user-data-dir=%s/shot.profile --virtual-time-budget=3000 --screenshot=%s "
 		   "'file://%s' >/dev/null 2>&1",
 		   hp_test_tmp(), chromium_flags, hp_test_tmp(), shot, page);
+}
+
+/* The page of a selection (html --thread ev-worker): the selection is its
+ * snapshot, and the log's chart shows the selected blocks alone, each
+ * line held to the end of the run. */
+static const char selection_driver[] =
+	"var out = [];\n"
+	"function put(k, v) { out.push(k + '=' + v); }\n"
+	"try {\n"
+	"var E = hpReport.data.events, at = hpReport.eventsAt;\n"
+	"put('selected', E.selected);\n"
+	"var L = 'unknown (avg 4.9 KiB) [unknown]', M = 'unknown (avg 2.0 KiB) [unknown]',\n"
+	"\tK = 'Leak [explicit]', end = E.to_ns / 1e9;\n"
+	"put('long', at('type', L, 0.3));\n"
+	"put('mid', [0.3, 0.58, 0.7, end].map(function (s) { return at('type', M, s); }));\n"
+	"put('leak', [0.3, 0.58, 0.7, end].map(function (s) { return at('type', K, s); }));\n"
+	"put('threads', hpReport.eventGroups().filter(function (g) { return g.id === 'thread'; })"
+	"[0].lines.map(function (l) { return l.label; }).join(','));\n"
+	"var p = hpReport.eventsPlot(), x = p.data[0], y = p.data[1];\n"
+	"put('plot_end', x[x.length - 1] >= end);\n"
+	"put('top_end', y[y.length - 1]);\n"
+	"put('hint', document.getElementById('hp-events').previousSibling.textContent"
+	".indexOf('The blocks of the selection') === 0);\n"
+	"} catch (e) { hpErrors.push('driver: ' + e); }\n"
+	"put('errors', hpErrors.length ? hpErrors.join(' | ') : 'none');\n"
+	"document.getElementById('hp-result').textContent = '\\n' + out.join('\\n') + '\\n';\n";
+
+HP_TEST(events_page_follows_the_selection)
+{
+	char page[600], v[512];
+	char *dom, *html;
+
+	if (!hp_test_need("chromium", "chromium"))
+		return;
+	snprintf(page, sizeof page, "%s/evlife-worker.html", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof html --thread ev-worker -o %s %s",
+				      hp_test_build(), page, with_log()),
+			   0, "heapprof html --thread ev-worker"))
+		return;
+	html = hp_test_sh_out("cat %s", page);
+	expect_true(html && strstr(html, "\"selected\":true"), "the page says its chart is a selection");
+	free(html);
+	if (!(dom = drive_page(page, selection_driver)))
+		return;
+	result(dom, "errors", v, sizeof v);
+	expect_str(v, "none", "no script error");
+	result(dom, "selected", v, sizeof v);
+	expect_str(v, "true", "events.selected");
+	result(dom, "long", v, sizeof v);
+	expect_str(v, "null", "main's 20 x 5005 B are not the worker's: no line");
+	result(dom, "mid", v, sizeof v);
+	expect_str(v, "0,100100,0,0", "the worker's 50 x 2002 B from 0.5 s to 0.6 s");
+	result(dom, "leak", v, sizeof v);
+	expect_str(v, "0,21021,21021,21021", "the worker's Leak, 7 x 3003 B, to the end");
+	result(dom, "threads", v, sizeof v);
+	expect_str(v, "ev-worker", "one thread");
+	result(dom, "plot_end", v, sizeof v);
+	expect_str(v, "true", "the chart runs to the end of the run");
+	result(dom, "top_end", v, sizeof v);
+	expect_str(v, "21021", "at the end the chart's top is the Leak still in use");
+	result(dom, "hint", v, sizeof v);
+	expect_str(v, "true", "the chart's line says it shows the selection");
+	free(dom);
+	/* Without a selection the page says so too. */
+	snprintf(page, sizeof page, "%s/evlife-all.html", hp_test_tmp());
+	html = hp_test_sh_out("%s/heapprof html -o %s %s >/dev/null && cat %s", hp_test_build(),
+			      page, with_log(), page);
+	expect_true(html && strstr(html, "\"selected\":false"), "every block: events.selected false");
+	free(html);
+	/* A capture without a log: one line, exit 1. */
+	html = hp_test_sh_out("%s/heapprof html --thread x -o %s/none.html %s 2>&1; echo rc=$?",
+			      hp_test_build(), hp_test_tmp(), without_log());
+	expect_true(html && strstr(html, "has no event log") && strstr(html, "rc=1"),
+		    "html --thread on a capture without a log");
+	free(html);
 }
 
 int main(int argc, char **argv)

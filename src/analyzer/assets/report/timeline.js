@@ -463,27 +463,38 @@ function drawEvents(w) {
 	evKey = w + '/' + g.id;
 	$.evSel.value = g.id;
 	var ms = D.events.bucket_ns / 1e6;
-	$.evHint.textContent = 'Every allocation and free of the run (heapprof run --events), per ' +
+	$.evHint.textContent = (D.events.selected ?
+		'The blocks of the selection (--between, --thread, --lived-under, --lived-over) ' +
+		'from the event log, per ' :
+		'Every allocation and free of the run (heapprof run --events), per ') +
 		ms + ' ms: each time shows its ' + (ms === 1 ? 'millisecond' : ms + ' ms') +
 		' at the moment its total was highest. The ' + g.lines.length + ' ' + g.name +
 		(g.lines.length > 1 ? 's' : '') + ' that held the most, stacked.';
 	var x = D.events.t.map(function (t) { return t / 1e9; }), end = timeEnd(x);
+	/* Each line holds its last value to the end of the run (a selection's
+	 * last block may come long before it). */
+	var more = x.length && end > x[x.length - 1];
+	var vals = g.lines.map(function (l) {
+		return more ? l.v.concat([l.v[l.v.length - 1]]) : l.v;
+	});
+	if (more)
+		x = x.concat([end]);
 	var sums = [], acc = x.map(function () { return 0; });
-	g.lines.forEach(function (l) {
-		acc = acc.map(function (a, i) { return a + l.v[i]; });
+	vals.forEach(function (v) {
+		acc = acc.map(function (a, i) { return a + v[i]; });
 		sums.push(acc);
 	});
 	/* drawn top first: each lower area paints over the one above it */
 	var series = [{label: 'time', value: fmtT}], data = [x];
 	for (var k = g.lines.length - 1; k >= 0; k--) {
-		(function (l, colour) {
+		(function (l, v, colour) {
 			series.push({label: l.label, stroke: colour, fill: lighten(colour), width: 1,
 				paths: uPlot.paths && uPlot.paths.stepped ?
 					uPlot.paths.stepped({align: 1}) : undefined,
-				value: function (u, v, si, di) {
-					return di == null ? '-' : bytes(l.v[di]);
+				value: function (u, val, si, di) {
+					return di == null ? '-' : bytes(v[di]);
 				}});
-		})(g.lines[k], SITE_COLOURS[k % SITE_COLOURS.length]);
+		})(g.lines[k], vals[k], SITE_COLOURS[k % SITE_COLOURS.length]);
 		data.push(sums[k]);
 	}
 	evPlot = new uPlot({
