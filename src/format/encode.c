@@ -38,7 +38,7 @@ void hp_buf_put_bytes(struct hp_buf *b, const void *p, size_t n)
 	}
 }
 
-void hp_buf_put_u(struct hp_buf *b, uint64_t v)
+void hp_buf_put_u_grow(struct hp_buf *b, uint64_t v)
 {
 	uint8_t *q = hp_buf_reserve(b, HP_VARINT_MAX_BYTES);
 	if (q)
