@@ -38,7 +38,7 @@ void hp_buf_put_bytes(struct hp_buf *b, const void *p, size_t n)
 	}
 }
 
-void hp_buf_put_u(struct hp_buf *b, uint64_t v)
+void hp_buf_put_u_grow(struct hp_buf *b, uint64_t v)
 {
 	uint8_t *q = hp_buf_reserve(b, HP_VARINT_MAX_BYTES);
 	if (q)
@@ -167,9 +167,12 @@ DEFINE_PUT(site, HP_REC_SITE)
 DEFINE_PUT(hists, HP_REC_HISTS)
 DEFINE_PUT(block, HP_REC_BLOCK)
 
-/* A run of classes, its trailing zeros left out. */
+/* A run of classes, its trailing zeros left out (most are: a bucket
+ * has one or two classes of 24 and 17; four at a time). */
 static void put_classes(struct hp_buf *b, const uint64_t *v, unsigned n)
 {
+	while (n >= 4 && !(v[n - 1] | v[n - 2] | v[n - 3] | v[n - 4]))
+		n -= 4;
 	while (n && !v[n - 1])
 		n--;
 	hp_buf_put_u(b, n);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/varint.h"
+
 struct ZSTD_CCtx_s;
 
 struct hp_buf {
@@ -35,7 +37,16 @@ int hp_buf_grow_heap(struct hp_buf *b, size_t need);
  * err) when the buffer cannot grow. */
 uint8_t *hp_buf_reserve(struct hp_buf *b, size_t n);
 void hp_buf_put_bytes(struct hp_buf *b, const void *p, size_t n);
-void hp_buf_put_u(struct hp_buf *b, uint64_t v);
+/* A varint. Inline while the buffer has room for the longest (a snapshot
+ * of a million stacks writes some 30 million); the rest grows it. */
+void hp_buf_put_u_grow(struct hp_buf *b, uint64_t v);
+static inline void hp_buf_put_u(struct hp_buf *b, uint64_t v)
+{
+	if (__builtin_expect(!b->err && b->cap - b->len >= HP_VARINT_MAX_BYTES, 1))
+		b->len += hp_varint_put(b->data + b->len, v);
+	else
+		hp_buf_put_u_grow(b, v);
+}
 void hp_buf_put_s(struct hp_buf *b, int64_t v);
 /* A u length then the bytes; s may be NULL (written as empty). */
 void hp_buf_put_str(struct hp_buf *b, const char *s);

@@ -217,7 +217,7 @@ static void filter_add(uintptr_t addr, int delta)
  * groups). Pure. */
 static inline unsigned shard_of(uintptr_t addr, uint64_t h)
 {
-	return (unsigned)((hp_live_hash(addr >> 26) >> 58) << 4 | h >> 60);
+	return (unsigned)(((uint64_t)(addr >> 26) * 0x9e3779b97f4a7c15ull >> 58) << 4 | h >> 60);
 }
 _Static_assert(SHARD_BITS == 10, "64 groups of 16 shards");
 

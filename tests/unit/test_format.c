@@ -411,6 +411,35 @@ HP_TEST(buf_error_is_sticky)
 	expect_eq_u64((uint64_t)nogrow.err, (uint64_t)-ENOMEM, "no grow function: -ENOMEM");
 }
 
+/* A histogram is its classes up to the last one not zero, each run
+ * written as its length then its values: every last class from none to
+ * the top, in both runs, reads back as written, in exactly 2 + n bytes
+ * (values below 128). */
+HP_TEST(hist_runs_end_at_the_last_class_set)
+{
+	for (unsigned top = 0; top <= HP_HIST_SIZE_CLASSES; top++) {
+		struct hp_rec_hist h = {0}, back;
+		struct hp_buf b = new_buf();
+		struct hp_cursor c;
+		unsigned life_top = top % (HP_HIST_LIFE_CLASSES + 1);
+		char what[64];
+
+		if (top)
+			h.size[top - 1] = top, h.size[0] = 1;
+		if (life_top)
+			h.life[life_top - 1] = 100 + life_top;
+		hp_rec_hist_put(&b, &h);
+		snprintf(what, sizeof what, "size classes to %u, lifetimes to %u: bytes", top,
+			 life_top);
+		expect_eq_u64(b.len, 2 + top + life_top, what);
+		c = (struct hp_cursor){b.data, b.data + b.len, 0};
+		memset(&back, 0xff, sizeof back);
+		expect_eq_u64((uint64_t)hp_rec_hist_get(&c, &back), 0, "reads");
+		expect_true(memcmp(&back, &h, sizeof h) == 0, "reads back as written");
+		free(b.data);
+	}
+}
+
 HP_TEST(record_too_large_refused)
 {
 	struct hp_buf f = new_buf();
