@@ -385,8 +385,9 @@ static int intern_addr(struct hp_cap_image *img, uint64_t addr, uint32_t *out)
  * (HP_CAP_LOAD_INTERN) as indexes into the image's addresses, interned
  * once the stack is read whole. The memory charged is the same either
  * way: a malloc of 8 bytes a frame (the interned lists take 4, and the
- * index of distinct addresses comes on top, uncharged: at most 8 + 48
- * bytes an address, each at least a byte of the file). Returns 0,
+ * index of distinct addresses comes on top, uncharged: the address, 8
+ * bytes, in an array grown by doubling, and a hash map's slots, about 70
+ * bytes an address in all, each at least a byte of the file). Returns 0,
  * -EINVAL (cut short: s left empty), -E2BIG or -ENOMEM. */
 static int read_frames(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c,
 		       struct hp_cap_stack *s, uint64_t depth, size_t id)

@@ -28,7 +28,9 @@
 #define HP_CAP_MAX_DEPTH 256 /* frames per stack a reader accepts */
 /* The reader's memory bound: what it holds for a capture's content never
  * passes HP_CAP_MEM_FACTOR times the file's size plus HP_CAP_MEM_BASE_BYTES
- * (see hp_capture.mem_bytes). */
+ * (see hp_capture.mem_bytes); a lean load (HP_CAP_LOAD_INTERN) holds less
+ * and is charged the same, its index of distinct addresses aside (about
+ * 70 bytes an address, uncharged). */
 #define HP_CAP_MEM_FACTOR 256
 #define HP_CAP_MEM_BASE_BYTES (16u << 20)
 
