@@ -577,7 +577,8 @@ static void exercise_lean(const uint8_t *data, size_t size, struct hp_capture *f
 			const struct hp_cap_snapshot *a = &lean.snapshots[k], *b = &full->snapshots[k];
 			if (a->nbuckets != b->nbuckets || a->hist_first || a->hists_read != b->hists_read ||
 			    a->nblocks != b->nblocks || a->nmaps != b->nmaps ||
-			    memcmp(a->buckets, b->buckets, a->nbuckets * sizeof *a->buckets) != 0)
+			    (a->nbuckets &&
+			     memcmp(a->buckets, b->buckets, a->nbuckets * sizeof *a->buckets) != 0))
 				broken("image %zu snapshot %zu differs in the lean load", i, k);
 		}
 	}
@@ -606,7 +607,8 @@ static void exercise_lean(const uint8_t *data, size_t size, struct hp_capture *f
 			if (a->depth != b->depth || a->nbuckets != b->nbuckets ||
 			    a->inferred != b->inferred || a->freed_at_exit != b->freed_at_exit ||
 			    memcmp(&a->v, &b->v, sizeof a->v) != 0 ||
-			    memcmp(a->locations, b->locations, a->depth * sizeof *a->locations) != 0)
+			    (a->depth && /* stack 0 has no list */
+			     memcmp(a->locations, b->locations, a->depth * sizeof *a->locations) != 0))
 				broken("model: stack %zu differs in the lean load", id);
 		}
 		hp_model_free(&fm);
