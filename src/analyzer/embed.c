@@ -185,7 +185,12 @@ int hp_embed_symbols_keep(const char *path, const struct hp_embed_options *opts,
 	mo.debug_dir = opts->debug_dir;
 	memset(res, 0, sizeof *res);
 	*loaded = 0;
-	ret = hp_capture_load(path, cap, err, errlen);
+	/* Its locations are all it reads of the stacks (and the caller, a
+	 * summary, reads the snapshots): no timeline or histogram kept. */
+	ret = hp_capture_load_flags(path,
+				    HP_CAP_LOAD_INTERN | HP_CAP_LOAD_NO_TIMELINE |
+					    HP_CAP_LOAD_NO_HISTOGRAMS,
+				    cap, err, errlen);
 	if (ret)
 		return ret;
 	*loaded = 1;

@@ -49,8 +49,9 @@ int hp_embed_symbols_with(const char *path, const struct hp_embed_options *opts,
 
 /* hp_embed_symbols_with that hands the capture it loaded to the caller:
  * when *loaded is 1 on return (whatever the return), *cap is path as read
- * before the symbols were appended, its default image selected, for the
- * caller to read and free (heapprof run's summary: one read of a big
+ * before the symbols were appended (its frames interned, without its
+ * timeline and histograms: capture.h, HP_CAP_LOAD_*), its default image
+ * selected, for the caller to read and free (heapprof run's summary: one read of a big
  * capture, not two). */
 int hp_embed_symbols_keep(const char *path, const struct hp_embed_options *opts,
 			  struct hp_embed_result *res, struct hp_capture *cap, int *loaded,

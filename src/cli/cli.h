@@ -70,6 +70,9 @@ int hp_cli_build_model(const char *path, const struct hp_model_options *opts,
  * that every command reading a capture reads such a core too. Same
  * contract as hp_capture_load; the core's notes go to stderr. */
 int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen);
+/* The same with HP_CAP_LOAD_* flags (capture.h). */
+int hp_cli_capture_load_flags(const char *path, unsigned flags, struct hp_capture *cap,
+			      char *err, size_t errlen);
 
 /* An output file of a command: "-" (or NULL) is standard output.
  *

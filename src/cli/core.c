@@ -162,13 +162,19 @@ static int is_core(const char *path)
 
 int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen)
 {
+	return hp_cli_capture_load_flags(path, 0, cap, err, errlen);
+}
+
+int hp_cli_capture_load_flags(const char *path, unsigned flags, struct hp_capture *cap,
+			      char *err, size_t errlen)
+{
 	struct hp_buf buf = {.grow = hp_buf_grow_heap};
 	struct hp_core c;
 	char cerr[1024];
 	int ret;
 
 	if (!is_core(path))
-		return hp_capture_load(path, cap, err, errlen);
+		return hp_capture_load_flags(path, flags, cap, err, errlen);
 	ret = hp_core_open(&c, path, cerr, sizeof cerr);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s", cerr);
@@ -190,7 +196,7 @@ int hp_cli_capture_load(const char *path, struct hp_capture *cap, char *err, siz
 		snprintf(err, errlen, "%s: cannot make a capture of it: %s", path, strerror(-ret));
 		goto out;
 	}
-	ret = hp_capture_load_mem(buf.data, buf.len, cap, cerr, sizeof cerr);
+	ret = hp_capture_load_mem_flags(buf.data, buf.len, flags, cap, cerr, sizeof cerr);
 	if (ret < 0)
 		snprintf(err, errlen, "%s: %s", path, cerr);
 out:

@@ -129,14 +129,15 @@ int hp_cmd_html(int argc, char **argv)
 	 * built: this one when the capture has one snapshot, else the page's
 	 * last (html.h). */
 	mo.snapshot = -1;
+	mo.release_frames = &cap; /* loaded with its frames interned (hp_cli_load_capture) */
 	if (hp_cli_load_capture(argv[a.operand], &mo, &cap)) {
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;
 	}
-	if (cap.nsnapshots == 1)
-		mo.release_frames = &cap;
-	else
+	if (cap.nsnapshots != 1) {
+		mo.release_frames = NULL;
 		ho.release_frames = &cap;
+	}
 	if (hp_cli_build_model(argv[a.operand], &mo, &cap, &model)) {
 		hp_suppressions_free(&sup);
 		return HP_EXIT_FAILURE;

@@ -8,6 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -258,9 +261,21 @@ int hp_cli_load_capture(const char *path, const struct hp_model_options *opts,
 			struct hp_capture *cap)
 {
 	char err[512];
+	unsigned flags = 0;
 	int ret;
 
-	ret = hp_cli_capture_load(path, cap, err, sizeof err);
+	/* A caller whose model is the last reader of the frames, timeline or
+	 * histograms (hp_model_options.release_frames, release_parts) has them
+	 * loaded lean: the frames interned, the parts it gives back not kept
+	 * (capture.h, HP_CAP_LOAD_*). */
+	if (opts->release_frames == cap) {
+		flags |= HP_CAP_LOAD_INTERN;
+		if (opts->release_parts & HP_CAP_PART_TIMELINE)
+			flags |= HP_CAP_LOAD_NO_TIMELINE;
+		if (opts->release_parts & HP_CAP_PART_HISTOGRAMS)
+			flags |= HP_CAP_LOAD_NO_HISTOGRAMS;
+	}
+	ret = hp_cli_capture_load_flags(path, flags, cap, err, sizeof err);
 	if (ret < 0) {
 		hp_say_error("%s", err);
 		return ret;
@@ -387,6 +402,14 @@ int main(int argc, char **argv)
 
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGXFSZ, &ign, &hp_cli_xfsz_disposition);
+#ifdef __GLIBC__
+	/* Large arrays (a capture's, a model's: tens of MB) are mapped apart
+	 * and unmapped when freed. glibc's threshold would otherwise rise to
+	 * the size of the first such array freed, and the next ones would be
+	 * carved from the heap, whose freed pages it keeps (diff of 2^20
+	 * stacks: 525 -> 456 MB of RSS). */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		if (argc < 2)
 			fputs(usage, stderr);

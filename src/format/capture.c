@@ -16,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/sort.h"
 #include "../common/table.h"
+#include "../common/vec.h"
 #include "records.h"
 #include "events.h"
 #include "../common/infile.h"
@@ -83,9 +85,40 @@ static char *cursor_str(struct hp_capture *cap, struct hp_cursor *c)
 	return s;
 }
 
+/* Grows an array to hold at least n elements of elem bytes, charging
+ * charged bytes an element; returns 0, -E2BIG (over the memory bound) or
+ * -ENOMEM. */
+static int reserve_charged(struct hp_capture *cap, void **arr, size_t *alloc, size_t n,
+			   size_t elem, size_t charged)
+{
+	size_t c = *alloc ? *alloc : 16;
+	void *p;
+
+	if (n <= *alloc)
+		return 0;
+	while (c < n)
+		c *= 2;
+	if (c > SIZE_MAX / elem || charge(cap, (c - *alloc) * charged))
+		return -E2BIG;
+	p = realloc(*arr, c * elem);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + *alloc * elem, 0, (c - *alloc) * elem);
+	*arr = p;
+	*alloc = c;
+	return 0;
+}
+
 /* Grows an array to hold at least n elements; returns 0, -E2BIG (over the
  * memory bound) or -ENOMEM. */
 static int reserve(struct hp_capture *cap, void **arr, size_t *alloc, size_t n, size_t elem)
+{
+	return reserve_charged(cap, arr, alloc, n, elem, elem);
+}
+
+/* reserve for an array whose elements are each set before they are read:
+ * the same charges, the room not zeroed (its pages stay untouched). */
+static int reserve_lazy(struct hp_capture *cap, void **arr, size_t *alloc, size_t n, size_t elem)
 {
 	size_t c = *alloc ? *alloc : 16;
 	void *p;
@@ -99,7 +132,6 @@ static int reserve(struct hp_capture *cap, void **arr, size_t *alloc, size_t n, 
 	p = realloc(*arr, c * elem);
 	if (!p)
 		return -ENOMEM;
-	memset((char *)p + *alloc * elem, 0, (c - *alloc) * elem);
 	*arr = p;
 	*alloc = c;
 	return 0;
@@ -118,6 +150,23 @@ static void shrink(void **arr, size_t *alloc, size_t n, size_t elem)
 		*arr = p;
 		*alloc = n;
 	}
+}
+
+/* What reserve charges to grow an array counted by *alloc to n elements,
+ * charged and counted without the array (a part the load does not keep).
+ * Returns 0 or -E2BIG. */
+static int charge_reserve(struct hp_capture *cap, size_t *alloc, size_t n, size_t elem)
+{
+	size_t c = *alloc ? *alloc : 16;
+
+	if (n <= *alloc)
+		return 0;
+	while (c < n)
+		c *= 2;
+	if (c > SIZE_MAX / elem || charge(cap, (c - *alloc) * elem))
+		return -E2BIG;
+	*alloc = c;
+	return 0;
 }
 
 static void free_meta(struct hp_cap_image *img)
@@ -221,6 +270,190 @@ static int parse_modules(struct hp_capture *cap, struct hp_cap_image *img, struc
 	return c->err ? -EINVAL : 0;
 }
 
+/* The stacks' frames as address indexes (HP_CAP_LOAD_INTERN), cut from
+ * blocks of ARENA_BLOCK indexes (a million stacks: no malloc and no
+ * header each); end[b] is the first stack id after block b's. */
+struct hp_cap_arena {
+	uint32_t **blocks;
+	size_t *end;
+	size_t n, alloc, released; /* blocks[released .. n) are held */
+	size_t dropped; /* bytes of the stack table given back (hp_capture_release_stacks) */
+	uint32_t *next;            /* the last block's room */
+	size_t left;
+};
+
+#define ARENA_BLOCK (256u << 10) /* indexes: 1 MiB */
+
+/* The loader's index of an image's addresses (HP_CAP_LOAD_INTERN): the
+ * addresses met last by a hash of the address (RECENT of them: a million
+ * stacks are made of far fewer addresses), before the map of them all;
+ * and a stack's frames as read. Freed once the file is read. */
+#define RECENT 4096u
+struct hp_cap_intern {
+	struct hp_u64map ids; /* address -> index in addrs */
+	size_t alloc_addrs;
+	uint64_t *frames;
+	size_t alloc_frames;
+	struct {
+		uint64_t addr;
+		uint32_t idx; /* + 1; 0: none */
+	} recent[RECENT];
+};
+
+static void free_arena(struct hp_cap_image *img)
+{
+	struct hp_cap_arena *a = img->lean.arena;
+
+	if (!a)
+		return;
+	for (size_t b = a->released; b < a->n; b++)
+		free(a->blocks[b]);
+	free(a->blocks);
+	free(a->end);
+	free(a);
+	img->lean.arena = NULL;
+}
+
+static void free_intern(struct hp_cap_image *img)
+{
+	if (!img->lean.intern)
+		return;
+	hp_u64map_free(&img->lean.intern->ids);
+	free(img->lean.intern->frames);
+	free(img->lean.intern);
+	img->lean.intern = NULL;
+}
+
+/* Room for the n indexes of stack id, in the image's blocks; NULL when out
+ * of memory. */
+static uint32_t *arena_slice(struct hp_cap_image *img, size_t n, size_t id)
+{
+	struct hp_cap_arena *a = img->lean.arena;
+	uint32_t *s;
+
+	if (!a && !(a = img->lean.arena = calloc(1, sizeof *a)))
+		return NULL;
+	if (n > a->left) {
+		size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+		size_t was = a->alloc;
+		uint32_t *b;
+		if (hp_vec_grow(&a->blocks, &a->alloc, a->n + 1))
+			return NULL;
+		if (a->alloc != was) { /* end[] grows with blocks[] */
+			size_t *e = realloc(a->end, a->alloc * sizeof *e);
+			if (!e)
+				return NULL;
+			a->end = e;
+		}
+		if (!(b = malloc(size * sizeof *b)))
+			return NULL;
+		a->blocks[a->n++] = b;
+		a->next = b;
+		a->left = size;
+	}
+	s = a->next;
+	a->next += n;
+	a->left -= n;
+	a->end[a->n - 1] = id + 1;
+	return s;
+}
+
+/* The index in img->lean.addrs of addr, added when new. Returns 0 or -ENOMEM. */
+static int intern_addr(struct hp_cap_image *img, uint64_t addr, uint32_t *out)
+{
+	struct hp_cap_intern *in = img->lean.intern;
+	size_t h = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 52); /* RECENT */
+
+	if (in->recent[h].idx && in->recent[h].addr == addr) {
+		*out = in->recent[h].idx - 1;
+		return 0;
+	}
+	if (!hp_u64map_get(&in->ids, addr, out)) {
+		if (img->lean.naddrs >= UINT32_MAX - 1 ||
+		    hp_vec_grow(&img->lean.addrs, &in->alloc_addrs, img->lean.naddrs + 1) ||
+		    hp_u64map_put(&in->ids, addr, (uint32_t)img->lean.naddrs))
+			return -ENOMEM;
+		*out = (uint32_t)img->lean.naddrs;
+		img->lean.addrs[img->lean.naddrs++] = addr;
+	}
+	in->recent[h].addr = addr;
+	in->recent[h].idx = *out + 1;
+	return 0;
+}
+
+/* Stack s's depth frames, read from c: into a malloc of its own, or
+ * (HP_CAP_LOAD_INTERN) as indexes into the image's addresses, interned
+ * once the stack is read whole. The memory charged is the same either
+ * way: a malloc of 8 bytes a frame (the interned lists take 4, and the
+ * index of distinct addresses comes on top, uncharged: the address, 8
+ * bytes, in an array grown by doubling, and a hash map's slots, about 70
+ * bytes an address in all, each at least a byte of the file). Returns 0,
+ * -EINVAL (cut short: s left empty), -E2BIG or -ENOMEM. */
+static int read_frames(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c,
+		       struct hp_cap_stack *s, uint64_t depth, size_t id)
+{
+	uint64_t *frames;
+
+	if (charge(cap, heap_bytes(depth * sizeof *s->frames)))
+		return -E2BIG;
+	if (!(cap->load_flags & HP_CAP_LOAD_INTERN)) {
+		s->frames = malloc(depth * sizeof *s->frames);
+		if (!s->frames)
+			return -ENOMEM;
+		s->depth = (uint32_t)depth;
+		if (hp_rec_stack_frames_get(c, s->frames, depth)) { /* cut short: empty */
+			free(s->frames);
+			s->frames = NULL;
+			s->depth = 0;
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!img->lean.intern && !(img->lean.intern = calloc(1, sizeof *img->lean.intern)))
+		return -ENOMEM;
+	if (hp_vec_grow(&img->lean.intern->frames, &img->lean.intern->alloc_frames, depth))
+		return -ENOMEM;
+	frames = img->lean.intern->frames;
+	if (hp_rec_stack_frames_get(c, frames, depth))
+		return -EINVAL; /* cut short: its id kept, empty */
+	s->addr_index = arena_slice(img, depth, id);
+	if (!s->addr_index)
+		return -ENOMEM;
+	for (uint64_t k = 0; k < depth; k++)
+		if (intern_addr(img, frames[k], &s->addr_index[k]))
+			return -ENOMEM;
+	s->depth = (uint32_t)depth;
+	return 0;
+}
+
+/* The image's stack table grown to hold ids below n: charged as reserve
+ * charges an array of 16-byte stacks grown by doubling (the table's size
+ * without addr_index: the bound refuses what it refused then), allocated
+ * as large, and set to zero only up to n (the room past it is never read:
+ * its pages are not touched). Returns 0, -E2BIG or -ENOMEM. */
+static int reserve_stacks(struct hp_capture *cap, struct hp_cap_image *img, size_t n)
+{
+	const size_t charged = sizeof *img->stacks - sizeof img->stacks->addr_index;
+	size_t c = img->alloc_stacks ? img->alloc_stacks : 16;
+	size_t was = img->nstacks;
+	struct hp_cap_stack *p;
+
+	if (n > img->alloc_stacks) {
+		while (c < n)
+			c *= 2;
+		if (c > SIZE_MAX / sizeof *p || charge(cap, (c - img->alloc_stacks) * charged))
+			return -E2BIG;
+		p = realloc(img->stacks, c * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		img->stacks = p;
+		img->alloc_stacks = c;
+	}
+	if (n > was)
+		memset(img->stacks + was, 0, (n - was) * sizeof *img->stacks);
+	return 0;
+}
+
 static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
 {
 	struct hp_rec_stacks h;
@@ -241,7 +474,7 @@ static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct
 	 * gap is a corrupt id, which must not make us allocate gigabytes. */
 	if (first - (img->nstacks ? img->nstacks : 1) > 64 * (uint64_t)cap->file_bytes + (1u << 16))
 		return -EINVAL;
-	err = reserve(cap, (void **)&img->stacks, &img->alloc_stacks, first + n, sizeof *img->stacks);
+	err = reserve_stacks(cap, img, first + n);
 	if (err)
 		return err;
 	if (img->nstacks < first)
@@ -251,19 +484,11 @@ static int parse_stacks(struct hp_capture *cap, struct hp_cap_image *img, struct
 		uint64_t depth;
 		if (hp_rec_stack_depth_get(c, &depth))
 			return -EINVAL;
-		if (charge(cap, heap_bytes(depth * sizeof *s->frames)))
-			return -E2BIG;
-		s->frames = malloc(depth * sizeof *s->frames);
-		if (!s->frames)
-			return -ENOMEM;
-		s->depth = (uint32_t)depth;
-		img->nstacks = first + i + 1; /* counted now: freed with the capture */
-		if (hp_rec_stack_frames_get(c, s->frames, depth)) { /* cut short: its id kept, empty */
-			free(s->frames);
-			s->frames = NULL;
-			s->depth = 0;
-			return -EINVAL;
-		}
+		err = read_frames(cap, img, c, s, depth, first + i);
+		if (err != -E2BIG)
+			img->nstacks = first + i + 1; /* counted now: freed with the capture */
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -361,23 +586,69 @@ struct tl_key {
 };
 
 /* An image's timeline buckets met so far, while the file is read: each
- * bucket id (through ids) and the key of its first entry (hp_cap_tick).
- * Charged against the memory bound like the content; freed once the file
- * is read. */
+ * bucket id and the key of its first entry (hp_cap_tick); freed once the
+ * file is read. The ids are numbered from 1 by the recorder: they index
+ * an array (dense), and only those far past the keys' count (a hostile
+ * file's) go to a hash map. Charged against the memory bound as a hash
+ * index of every id would be (charged: its size, no slot), more than the
+ * array and the map hold. */
 struct hp_cap_tl_keys {
-	struct hp_u64map ids; /* bucket id -> index in keys */
+	uint32_t *dense; /* bucket id -> index in keys + 1 (0: none), ids below ndense */
+	size_t ndense;
+	struct hp_u64map far; /* the other ids -> index in keys */
+	struct hp_hindex charged;
 	struct tl_key *keys;
 	size_t n, alloc;
 };
+
+/* What the loader charges for a struct hp_cap_tl_keys: the hash map's,
+ * the keys' array and its counts (the bound is the same as when the ids
+ * were all in a hash map). */
+#define TL_KEYS_CHARGED (sizeof(struct hp_u64map) + sizeof(struct tl_key *) + 2 * sizeof(size_t))
 
 static void free_tl_keys(struct hp_cap_image *img)
 {
 	if (!img->tl_keys)
 		return;
-	hp_u64map_free(&img->tl_keys->ids);
+	free(img->tl_keys->dense);
+	hp_u64map_free(&img->tl_keys->far);
 	free(img->tl_keys->keys);
 	free(img->tl_keys);
 	img->tl_keys = NULL;
+}
+
+/* Whether bucket id has a key; its index in *i then. */
+static int find_key(const struct hp_cap_tl_keys *tk, uint32_t id, uint32_t *i)
+{
+	if (id < tk->ndense && tk->dense[id]) {
+		*i = tk->dense[id] - 1;
+		return 1;
+	}
+	return hp_u64map_count(&tk->far) && hp_u64map_get(&tk->far, id, i);
+}
+
+/* Maps bucket id (without a key) to i: in the array when id is below
+ * twice the keys' count plus 64 Ki (it grows to hold it), else in the map.
+ * Returns 0 or -ENOMEM. */
+static int put_key(struct hp_cap_tl_keys *tk, uint32_t id, uint32_t i)
+{
+	if (id >= tk->ndense && id < 2 * (tk->n + 1) + (1u << 16)) {
+		size_t n = tk->ndense ? tk->ndense : 1024;
+		uint32_t *d;
+		while (n <= id)
+			n *= 2;
+		d = realloc(tk->dense, n * sizeof *d);
+		if (!d)
+			return -ENOMEM;
+		memset(d + tk->ndense, 0, (n - tk->ndense) * sizeof *d);
+		tk->dense = d;
+		tk->ndense = n;
+	}
+	if (id < tk->ndense) {
+		tk->dense[id] = i + 1;
+		return 0;
+	}
+	return hp_u64map_put(&tk->far, id, i) ? -ENOMEM : 0;
 }
 
 /* Whether entry s (in a tagged tick or not) agrees with key k; a key first
@@ -399,20 +670,85 @@ static int same_key(struct tl_key *k, const struct hp_rec_site *s, int tagged)
 static int add_key(struct hp_capture *cap, struct hp_cap_tl_keys *tk, const struct hp_rec_site *s,
 		   int tagged)
 {
-	size_t grow = hp_hindex_grow_bytes(&tk->ids.index);
-	int err = reserve(cap, (void **)&tk->keys, &tk->alloc, tk->n + 1, sizeof *tk->keys);
+	size_t grow = hp_hindex_grow_bytes(&tk->charged);
+	/* The keys are set as they are added: their room is not zeroed (2^20
+	 * buckets: 25 MB of pages untouched). */
+	int err = reserve_lazy(cap, (void **)&tk->keys, &tk->alloc, tk->n + 1, sizeof *tk->keys);
 
 	/* Two arrays, hashes and items: a chunk each. */
 	if (!err && grow && charge(cap, heap_bytes(grow) + 16))
 		err = -E2BIG;
 	if (!err && tk->n >= UINT32_MAX)
 		err = -E2BIG;
-	if (!err && hp_u64map_put(&tk->ids, s->bucket, (uint32_t)tk->n))
-		err = -ENOMEM;
 	if (!err)
+		err = put_key(tk, s->bucket, (uint32_t)tk->n);
+	if (!err) {
+		if (grow) /* the hash index it is charged as: slots of 8 + 4 bytes */
+			tk->charged.mask = grow / (sizeof(uint64_t) + sizeof(uint32_t)) - 1;
+		tk->charged.count++;
 		tk->keys[tk->n++] = (struct tl_key){s->size, s->stack_id, s->type_tag,
 						    s->origin_tag, tagged};
+	}
 	return err;
+}
+
+/* Checks entry s of a timeline (check_timeline) against its bucket's key:
+ * 1 when it agrees, or its bucket is new (its key then), 0 when it does
+ * not (it is dropped: *dropped counts them, *bad and *was keep the first
+ * one and its key), or -E2BIG or -ENOMEM (the key could not be stored). */
+static int check_site(struct hp_capture *cap, struct hp_cap_tl_keys *tk, const struct hp_rec_site *s,
+		      int tagged, size_t *dropped, struct hp_rec_site *bad, struct tl_key *was)
+{
+	uint32_t i;
+	int err;
+
+	if (find_key(tk, s->bucket, &i)) {
+		if (same_key(&tk->keys[i], s, tagged))
+			return 1;
+		if (!(*dropped)++) {
+			*bad = *s;
+			*was = tk->keys[i];
+		}
+		return 0;
+	}
+	err = add_key(cap, tk, s, tagged);
+	return err ? err : 1;
+}
+
+/* Says in cap->left_out how many entries check_site dropped, and the
+ * first (bad, against its key was). */
+static void note_dropped(struct hp_capture *cap, size_t dropped, const struct hp_rec_site *bad,
+			 const struct tl_key *was)
+{
+	char what[96];
+
+	if (!dropped)
+		return;
+	if (bad->stack_id != was->stack_id)
+		snprintf(what, sizeof what, "stack %u at its first entry, stack %u", was->stack_id,
+			 bad->stack_id);
+	else if (bad->size != was->size)
+		snprintf(what, sizeof what, "size %llu at its first entry, size %llu",
+			 (unsigned long long)was->size, (unsigned long long)bad->size);
+	else
+		snprintf(what, sizeof what, "tags %u/%u at its first entry, tags %u/%u",
+			 was->type_tag, was->origin_tag, bad->type_tag, bad->origin_tag);
+	snprintf(cap->left_out, sizeof cap->left_out,
+		 "bucket %u has %s at a later one: %zu such entr%s left out", bad->bucket, what,
+		 dropped, dropped == 1 ? "y" : "ies");
+}
+
+/* The image's keys, made (and charged) on first use: 0, -E2BIG (over the
+ * bound: *out NULL) or -ENOMEM. */
+static int tl_keys(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cap_tl_keys **out)
+{
+	*out = img->tl_keys;
+	if (*out)
+		return 0;
+	if (charge(cap, heap_bytes(TL_KEYS_CHARGED)))
+		return -E2BIG;
+	*out = img->tl_keys = calloc(1, sizeof **out);
+	return *out ? 0 : -ENOMEM;
 }
 
 /* Keeps the invariant of hp_cap_tick over the ticks [first_tick, nticks)
@@ -424,7 +760,7 @@ static int add_key(struct hp_capture *cap, struct hp_cap_tl_keys *tk, const stru
  * on are dropped then (unchecked, they could break the invariant). */
 static int check_timeline(struct hp_capture *cap, struct hp_cap_image *img, size_t first_tick)
 {
-	struct hp_cap_tl_keys *tk = img->tl_keys;
+	struct hp_cap_tl_keys *tk;
 	struct hp_rec_site bad = {0};
 	struct tl_key was = {0};
 	size_t w, dropped = 0;
@@ -432,9 +768,9 @@ static int check_timeline(struct hp_capture *cap, struct hp_cap_image *img, size
 
 	if (first_tick >= img->nticks)
 		return 0;
-	if (!tk && charge(cap, heap_bytes(sizeof *tk)) == 0 &&
-	    !(tk = img->tl_keys = calloc(1, sizeof *tk)))
-		return -ENOMEM;
+	err = tl_keys(cap, img, &tk);
+	if (err == -ENOMEM)
+		return err;
 	w = img->ticks[first_tick].first;
 	if (!tk) { /* over the bound: none of them can be checked */
 		img->nticks = first_tick;
@@ -448,41 +784,22 @@ static int check_timeline(struct hp_capture *cap, struct hp_cap_image *img, size
 		k->count = 0;
 		for (size_t e = from; e < from + n; e++) {
 			struct hp_rec_site s = img->sites[e];
-			uint32_t i;
-			if (hp_u64map_get(&tk->ids, s.bucket, &i)) {
-				if (!same_key(&tk->keys[i], &s, k->tagged)) {
-					if (!dropped++) {
-						bad = s;
-						was = tk->keys[i];
-					}
-					continue;
-				}
-			} else if ((err = add_key(cap, tk, &s, k->tagged)) != 0) {
+			int ok = check_site(cap, tk, &s, k->tagged, &dropped, &bad, &was);
+			if (ok < 0) {
 				/* This tick and the rest go, as a tick cut short. */
+				err = ok;
 				img->nticks = t;
 				w = k->first;
 				break;
 			}
-			img->sites[w++] = s;
-			k->count++;
+			if (ok) {
+				img->sites[w++] = s;
+				k->count++;
+			}
 		}
 	}
 	img->nsites = w;
-	if (dropped) {
-		char what[96];
-		if (bad.stack_id != was.stack_id)
-			snprintf(what, sizeof what, "stack %u at its first entry, stack %u",
-				 was.stack_id, bad.stack_id);
-		else if (bad.size != was.size)
-			snprintf(what, sizeof what, "size %llu at its first entry, size %llu",
-				 (unsigned long long)was.size, (unsigned long long)bad.size);
-		else
-			snprintf(what, sizeof what, "tags %u/%u at its first entry, tags %u/%u",
-				 was.type_tag, was.origin_tag, bad.type_tag, bad.origin_tag);
-		snprintf(cap->left_out, sizeof cap->left_out,
-			 "bucket %u has %s at a later one: %zu such entr%s left out", bad.bucket, what,
-			 dropped, dropped == 1 ? "y" : "ies");
-	}
+	note_dropped(cap, dropped, &bad, &was);
 	return err;
 }
 
@@ -551,6 +868,92 @@ static int parse_timeline(struct hp_capture *cap, struct hp_cap_image *img, stru
 	return err ? err : cerr;
 }
 
+/* parse_timeline for a capture loaded with HP_CAP_LOAD_NO_TIMELINE: the
+ * record read, charged and checked as parse_timeline reads, charges and
+ * checks it, its entries held nowhere: read once to count them and find
+ * their tags, then again beside their tags to check them. nticks and
+ * nsites count what parse_timeline would hold (the next records' charges
+ * follow from them); the load ends with none. */
+static int parse_timeline_lean(struct hp_capture *cap, struct hp_cap_image *img,
+			       struct hp_cursor *c)
+{
+	struct hp_cursor start, tags = {0};
+	struct hp_cap_tl_keys *tk;
+	struct hp_rec_site bad = {0};
+	struct tl_key was = {0};
+	uint64_t n, ntags, t = 0;
+	size_t kept = 0, nsites = 0, w = 0, dropped = 0;
+	int err = hp_rec_count_get(c, HP_REC_TICK_MIN_BYTES, &n), tagged = 0, perr, cerr;
+
+	start = *c;
+	if (!err)
+		err = charge_reserve(cap, &img->alloc_ticks, img->nticks + n, sizeof *img->ticks);
+	for (uint64_t i = 0; i < n && !err && !c->err; i++) {
+		struct hp_rec_tick tick;
+		if (hp_rec_tick_get(c, &tick, &t))
+			break;
+		err = charge_reserve(cap, &img->alloc_sites, img->nsites + nsites + tick.entry_count,
+				     sizeof *img->sites);
+		for (uint64_t e = 0; e < tick.entry_count && !err && !c->err; e++) {
+			struct hp_rec_site site = {0};
+			hp_rec_site_get(c, &site);
+		}
+		/* A tick cut short by damage is dropped whole (parse_ticks). */
+		if (!err && !c->err) {
+			nsites += tick.entry_count;
+			kept++;
+		}
+	}
+	if (err || c->err || c->p >= c->end) {
+		perr = err ? err : c->err ? -EINVAL : 0;
+	} else if (hp_rec_count_get(c, HP_REC_SITE_TAGS_MIN_BYTES, &ntags) || ntags != nsites) {
+		perr = -EINVAL;
+	} else { /* all of the tags or none */
+		tags = *c;
+		for (size_t i = 0; i < nsites && !c->err; i++) {
+			struct hp_rec_site site = {0};
+			hp_rec_site_tags_get(c, &site);
+		}
+		tagged = !c->err;
+		perr = c->err ? -EINVAL : 0;
+	}
+	if (!kept)
+		return perr;
+	/* check_timeline's, the entries read again */
+	cerr = tl_keys(cap, img, &tk);
+	if (cerr == -ENOMEM)
+		return perr ? perr : cerr;
+	t = 0;
+	for (size_t k = 0; k < kept && tk && !cerr; k++) {
+		struct hp_rec_tick tick;
+		size_t first = w;
+		hp_rec_tick_get(&start, &tick, &t);
+		for (uint64_t e = 0; e < tick.entry_count; e++) {
+			struct hp_rec_site s = {0};
+			int ok;
+			hp_rec_site_get(&start, &s);
+			if (tagged)
+				hp_rec_site_tags_get(&tags, &s);
+			ok = check_site(cap, tk, &s, tagged, &dropped, &bad, &was);
+			if (ok < 0) { /* this tick and the rest go */
+				cerr = ok;
+				kept = k;
+				w = first;
+				break;
+			}
+			w += (size_t)ok;
+		}
+	}
+	if (!tk) { /* over the bound: none of them can be checked */
+		kept = 0;
+		cerr = -E2BIG;
+	}
+	note_dropped(cap, dropped, &bad, &was);
+	img->nticks += kept;
+	img->nsites += w;
+	return perr ? perr : cerr;
+}
+
 /* The histograms of the image's snapshot of seq (the last of that seq,
  * which the recorder wrote just before), sparse (hp_cap_snapshot). */
 static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
@@ -561,6 +964,7 @@ static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
 	uint32_t *first = NULL;
 	struct hp_cap_hclass *cls = NULL;
 	size_t n = 0, alloc = 0;
+	int keep = !(cap->load_flags & HP_CAP_LOAD_NO_HISTOGRAMS);
 	int err = hp_rec_hists_get(c, &h);
 
 	if (err)
@@ -568,16 +972,18 @@ static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
 	for (size_t i = img->nsnapshots; i-- > 0 && !s;)
 		if (img->snapshots[i].seq == h.seq)
 			s = &img->snapshots[i];
-	if (!s || s->nbuckets != h.count || s->hist_first)
+	if (!s || s->nbuckets != h.count || s->hists_read)
 		return -EINVAL; /* not the snapshot's: malformed */
 	if (charge(cap, (h.count + 1) * sizeof *first))
 		return -E2BIG;
-	first = malloc((h.count + 1) * sizeof *first);
-	if (!first)
+	/* Without HP_CAP_LOAD_NO_HISTOGRAMS, read and charged, not kept. */
+	first = keep ? malloc((h.count + 1) * sizeof *first) : NULL;
+	if (keep && !first)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < h.count && !err; i++) {
 		struct hp_rec_hist v;
-		first[i] = (uint32_t)n;
+		if (first)
+			first[i] = (uint32_t)n;
 		if (hp_rec_hist_get(c, &v)) {
 			err = -EINVAL;
 			break;
@@ -588,9 +994,11 @@ static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
 			for (unsigned j = 0; j < nk && !err; j++) {
 				if (!k[j])
 					continue;
-				err = reserve(cap, (void **)&cls, &alloc, n + 1, sizeof *cls);
-				if (!err)
-					cls[n++] = (struct hp_cap_hclass){(uint8_t)w, (uint8_t)j, k[j]};
+				err = keep ? reserve(cap, (void **)&cls, &alloc, n + 1, sizeof *cls)
+					   : charge_reserve(cap, &alloc, n + 1, sizeof *cls);
+				if (!err && cls)
+					cls[n] = (struct hp_cap_hclass){(uint8_t)w, (uint8_t)j, k[j]};
+				n += !err;
 			}
 		}
 	}
@@ -599,9 +1007,11 @@ static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
 		free(cls);
 		return err;
 	}
-	first[h.count] = (uint32_t)n;
+	if (first)
+		first[h.count] = (uint32_t)n;
 	s->hist_first = first;
 	s->hist = cls;
+	s->hists_read = 1;
 	return 0;
 }
 
@@ -1039,7 +1449,9 @@ static int image_for(struct hp_capture *cap, unsigned type, size_t *alloc,
 	*out = img;
 	if (img && (type != HP_REC_META || (!img->has_meta && !img->nrecords)))
 		return 0;
-	err = reserve(cap, (void **)&cap->images, alloc, cap->nimages + 1, sizeof *img);
+	/* Charged as an image without its lean part (capture.h). */
+	err = reserve_charged(cap, (void **)&cap->images, alloc, cap->nimages + 1, sizeof *img,
+			      sizeof *img - sizeof img->lean);
 	if (!err)
 		*out = &cap->images[cap->nimages++];
 	return err;
@@ -1048,6 +1460,12 @@ static int image_for(struct hp_capture *cap, unsigned type, size_t *alloc,
 int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap, char *err,
 			size_t errlen)
 {
+	return hp_capture_load_mem_flags(data, size, 0, cap, err, errlen);
+}
+
+int hp_capture_load_mem_flags(const uint8_t *data, size_t size, unsigned flags,
+			      struct hp_capture *cap, char *err, size_t errlen)
+{
 	struct hp_reader r;
 	struct hp_record rec;
 	size_t alloc_images = 0;
@@ -1055,6 +1473,7 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 
 	memset(cap, 0, sizeof *cap);
 	cap->file_bytes = size;
+	cap->load_flags = flags;
 	cap->mem_limit_bytes = size > (SIZE_MAX - HP_CAP_MEM_BASE_BYTES) / HP_CAP_MEM_FACTOR
 				       ? SIZE_MAX
 				       : HP_CAP_MEM_FACTOR * size + HP_CAP_MEM_BASE_BYTES;
@@ -1088,7 +1507,11 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 			case HP_REC_TIMESERIES: perr = parse_timeseries(cap, img, &c); break;
 			case HP_REC_SYMBOLS: perr = parse_symbols(cap, &c); break;
 			case HP_REC_TAGS: perr = parse_tags(cap, img, &c); break;
-			case HP_REC_TIMELINE: perr = parse_timeline(cap, img, &c); break;
+			case HP_REC_TIMELINE:
+				perr = cap->load_flags & HP_CAP_LOAD_NO_TIMELINE
+					       ? parse_timeline_lean(cap, img, &c)
+					       : parse_timeline(cap, img, &c);
+				break;
 			case HP_REC_HISTOGRAMS: perr = parse_histograms(cap, img, &c); break;
 			case HP_REC_BLOCKS: perr = parse_blocks(cap, img, &c); break;
 			case HP_REC_MAPS: perr = parse_maps(cap, img, &c); break;
@@ -1124,6 +1547,13 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 	for (size_t i = 0; i < cap->nimages; i++) {
 		struct hp_cap_image *img = &cap->images[i];
 		free_tl_keys(img);
+		if (img->lean.intern)
+			shrink((void **)&img->lean.addrs, &img->lean.intern->alloc_addrs, img->lean.naddrs,
+			       sizeof *img->lean.addrs);
+		free_intern(img);
+		if (flags & HP_CAP_LOAD_NO_TIMELINE) { /* counted, never held */
+			img->nticks = img->nsites = img->alloc_ticks = img->alloc_sites = 0;
+		}
 		shrink((void **)&img->stacks, &img->alloc_stacks, img->nstacks, sizeof *img->stacks);
 		shrink((void **)&img->ticks, &img->alloc_ticks, img->nticks, sizeof *img->ticks);
 		shrink((void **)&img->sites, &img->alloc_sites, img->nsites, sizeof *img->sites);
@@ -1142,6 +1572,12 @@ int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap
 
 int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen)
 {
+	return hp_capture_load_flags(path, 0, cap, err, errlen);
+}
+
+int hp_capture_load_flags(const char *path, unsigned flags, struct hp_capture *cap, char *err,
+			  size_t errlen)
+{
 	uint8_t *data = NULL;
 	size_t size = 0;
 	const char *why;
@@ -1154,7 +1590,7 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(-ret));
 		return ret;
 	}
-	ret = hp_capture_load_mem(data, size, cap, msg, sizeof msg);
+	ret = hp_capture_load_mem_flags(data, size, flags, cap, msg, sizeof msg);
 	if (ret)
 		snprintf(err, errlen, "%s: %s", path, msg);
 	free(data);
@@ -1197,6 +1633,44 @@ void hp_capture_release(struct hp_capture *cap, unsigned parts)
 	}
 }
 
+void hp_capture_release_stacks(struct hp_capture *cap, size_t upto)
+{
+	struct hp_cap_image *img;
+	struct hp_cap_arena *a;
+
+	if (cap->image >= cap->nimages || !(a = cap->images[cap->image].lean.arena))
+		return;
+	img = &cap->images[cap->image];
+	if (img->stacks && upto <= img->nstacks) {
+		/* The stacks below upto are empty, zero bytes: the table's pages
+		 * that hold only them are given back a MiB at a time (they read
+		 * zero again; 2^20 stacks: 24 MB off the build's peak). */
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t from = ((uintptr_t)img->stacks + page - 1) & ~(page - 1);
+		uintptr_t to = (uintptr_t)(img->stacks + upto) & ~(page - 1);
+		from += a->dropped;
+		if (to > from && to - from >= (1u << 20)) {
+			madvise((void *)from, to - from, MADV_DONTNEED);
+			a->dropped += to - from;
+		}
+	}
+	while (a->released < a->n && a->end[a->released] <= upto) {
+		free(a->blocks[a->released]);
+		a->blocks[a->released++] = NULL;
+		if (a->released == a->n) { /* the last block: nothing more is cut from it */
+			a->next = NULL;
+			a->left = 0;
+		}
+	}
+	if (a->released == a->n && upto >= img->nstacks && img->stacks) {
+		/* Every stack read: the table of empty stacks goes too (2^20
+		 * stacks: 24 MB); nstacks stays the ids' count. */
+		free(img->stacks);
+		img->stacks = cap->stacks = NULL;
+		img->alloc_stacks = 0;
+	}
+}
+
 static void free_image(struct hp_cap_image *img)
 {
 	free_meta(img);
@@ -1204,7 +1678,7 @@ static void free_image(struct hp_cap_image *img)
 		free(img->modules[i].path);
 	free(img->modules);
 	free(img->events);
-	for (size_t i = 0; i < img->nstacks; i++)
+	for (size_t i = 0; img->stacks && i < img->nstacks; i++)
 		free(img->stacks[i].frames);
 	free(img->stacks);
 	for (size_t i = 0; i < img->nsnapshots; i++) {
@@ -1228,6 +1702,9 @@ static void free_image(struct hp_cap_image *img)
 	}
 	free_symbols(&img->symbols);
 	free_tl_keys(img);
+	free_intern(img);
+	free_arena(img);
+	free(img->lean.addrs);
 }
 
 void hp_capture_free(struct hp_capture *cap)
@@ -1277,6 +1754,8 @@ int hp_capture_select(struct hp_capture *cap, size_t image)
 	}
 	cap->has_symbols = img->has_symbols;
 	cap->symbols = img->symbols;
+	cap->naddrs = img->lean.naddrs;
+	cap->addrs = img->lean.addrs;
 	cap->nevents = img->nevents;
 	cap->events = img->events;
 	cap->evclock = img->evclock;

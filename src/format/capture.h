@@ -28,7 +28,9 @@
 #define HP_CAP_MAX_DEPTH 256 /* frames per stack a reader accepts */
 /* The reader's memory bound: what it holds for a capture's content never
  * passes HP_CAP_MEM_FACTOR times the file's size plus HP_CAP_MEM_BASE_BYTES
- * (see hp_capture.mem_bytes). */
+ * (see hp_capture.mem_bytes); a lean load (HP_CAP_LOAD_INTERN) holds less
+ * and is charged the same, its index of distinct addresses aside (about
+ * 70 bytes an address, uncharged). */
 #define HP_CAP_MEM_FACTOR 256
 #define HP_CAP_MEM_BASE_BYTES (16u << 20)
 
@@ -46,7 +48,11 @@ struct hp_cap_module {
 
 struct hp_cap_stack {
 	uint32_t depth;
-	uint64_t *frames; /* innermost first; return addresses */
+	uint64_t *frames; /* innermost first; return addresses; NULL when the
+			   * capture is loaded with HP_CAP_LOAD_INTERN */
+	/* With HP_CAP_LOAD_INTERN: the frames as indexes into the image's
+	 * addrs[] (read them with hp_cap_frame); else NULL. */
+	uint32_t *addr_index;
 };
 
 /* A SNAPSHOT record: the schema's fields (records.h) flat, its lost counts
@@ -69,6 +75,7 @@ struct hp_cap_snapshot {
 	/* The live blocks (BLOCKS, format 1.4, with --live-blocks), sorted by
 	 * address, each once; has_blocks 0 when the snapshot has none. */
 	int has_blocks;
+	int hists_read; /* the loader's: its HISTOGRAMS record was read (kept or not) */
 	size_t nblocks;
 	struct hp_rec_block *blocks;
 	/* The regions that hold the heap (MAPS, format 1.5, with
@@ -166,6 +173,18 @@ struct hp_cap_evclock {
 	uint64_t tick_origin, ns_origin, tick_at, ns_at;
 };
 
+/* What an image holds for the HP_CAP_LOAD_* flags (hp_capture_load_flags):
+ * apart, so that the loader charges the image as it did without them. */
+struct hp_cap_image_lean {
+	/* With HP_CAP_LOAD_INTERN: every distinct frame address of the
+	 * image's stacks, in the order the file first names it (stack by
+	 * stack, innermost frame first). */
+	size_t naddrs;
+	uint64_t *addrs;
+	struct hp_cap_arena *arena;   /* the stacks' addr_index lists, in blocks */
+	struct hp_cap_intern *intern; /* the loader's: the addresses' index */
+};
+
 /* One image: what one program of the process recorded, from a META
  * record up to the next META (format.h, "Images"). A process that execs
  * keeps its capture file: the new program appends a META of its own and
@@ -210,6 +229,7 @@ struct hp_cap_image {
 	size_t alloc_ticks, alloc_sites;
 	size_t alloc_tags[HP_TAG_KINDS];
 	struct hp_cap_tl_keys *tl_keys; /* the loader's: each timeline bucket's first key */
+	struct hp_cap_image_lean lean;
 };
 
 struct hp_capture {
@@ -242,6 +262,9 @@ struct hp_capture {
 	int has_symbols;
 	struct hp_cap_symbols symbols; /* the last SYMBOLS record for this image */
 
+	size_t naddrs; /* with HP_CAP_LOAD_INTERN (hp_cap_image) */
+	uint64_t *addrs;
+
 	size_t nevents; /* the event log (hp_cap_image) */
 	struct hp_cap_event *events;
 	struct hp_cap_evclock evclock;
@@ -251,6 +274,7 @@ struct hp_capture {
 	struct hp_cap_image *images; /* owned */
 
 	size_t file_bytes;
+	unsigned load_flags; /* HP_CAP_LOAD_* it was loaded with */
 	/* Bytes the reader allocated for the content (malloc chunks counted
 	 * whole), and its bound: HP_CAP_MEM_FACTOR x file_bytes +
 	 * HP_CAP_MEM_BASE_BYTES. A record that would pass it is refused as
@@ -272,11 +296,44 @@ struct hp_capture {
  * ("<path>: what is wrong") when the file cannot be read as a capture. */
 int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t errlen);
 
+/* What a caller that reads less of a capture may load it without
+ * (hp_capture_load_flags). Each record is read and checked as without
+ * them, and charged the same against the memory bound (hp_capture.
+ * mem_bytes): the same records load, the same damage is said. */
+#define HP_CAP_LOAD_INTERN 1u       /* each stack's frames as indexes into the image's
+				     * distinct addresses (hp_cap_stack.addr_index,
+				     * hp_cap_frame), in blocks: 4 bytes a frame, no
+				     * malloc a stack (frames NULL) */
+#define HP_CAP_LOAD_NO_TIMELINE 2u  /* no tick or site kept (nticks, nsites 0), as
+				     * after hp_capture_release(HP_CAP_PART_TIMELINE) */
+#define HP_CAP_LOAD_NO_HISTOGRAMS 4u /* no snapshot's histograms kept (hist_first NULL) */
+
+/* hp_capture_load with HP_CAP_LOAD_* flags (0: hp_capture_load). */
+int hp_capture_load_flags(const char *path, unsigned flags, struct hp_capture *cap, char *err,
+			  size_t errlen);
+
 /* The same for a capture already in memory: data[0..size) is borrowed for
  * the call only (everything in cap is a copy). Returns 0 (check ndamage), or
  * -errno with err set to what is wrong, without a file name. */
 int hp_capture_load_mem(const uint8_t *data, size_t size, struct hp_capture *cap, char *err,
 			size_t errlen);
+int hp_capture_load_mem_flags(const uint8_t *data, size_t size, unsigned flags,
+			      struct hp_capture *cap, char *err, size_t errlen);
+
+/* Frame k of stack s of cap's selected image (k below s->depth), however
+ * it was loaded. Pure. */
+static inline uint64_t hp_cap_frame(const struct hp_capture *cap, const struct hp_cap_stack *s,
+				    uint32_t k)
+{
+	return s->frames ? s->frames[k] : cap->addrs[s->addr_index[k]];
+}
+
+/* With HP_CAP_LOAD_INTERN: frees the addr_index blocks that hold only
+ * stacks of the selected image below id upto, for a caller that reads
+ * each stack once, in id order, and none again, emptying each as it goes
+ * (the model's build, hp_model_options.release_frames). Once upto passes
+ * the last stack, the stack table goes too: stacks NULL, nstacks kept. */
+void hp_capture_release_stacks(struct hp_capture *cap, size_t upto);
 
 void hp_capture_free(struct hp_capture *cap);
 

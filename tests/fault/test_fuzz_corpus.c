@@ -5,8 +5,9 @@
  * tests/fuzz/crashes/ holds every input `make fuzz` found to crash, leak,
  * hang or ask for too much memory; tests/fuzz/seeds/ holds a small corpus
  * that covers the reader's paths. Each file goes through what the fuzz
- * target does (hp_capture_load_mem, then tests/fuzz/exercise.h and every
- * view of tests/fuzz/views.h) in a child
+ * target does (hp_capture_load_mem, then tests/fuzz/exercise.h, every
+ * view of tests/fuzz/views.h, and the lean load against the whole one:
+ * exercise_lean) in a child
  * process of its own, so that one crash names its file and the others still
  * run. A child may not take more than CHILD_SECONDS, nor more than
  * CHILD_MEMORY_BYTES of memory (as libFuzzer's -rss_limit_mb=2048): an input
@@ -142,6 +143,7 @@ static void replay_child(const char *path)
 	if (!ret) {
 		exercise_images(&cap);
 		exercise_all_views(&cap);
+		exercise_lean(data, len, &cap);
 		hp_capture_free(&cap);
 	}
 	free(data);

@@ -60,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		broken("file_bytes is %zu for %zu bytes", cap.file_bytes, size);
 	exercise_images(&cap);
 	exercise_all_views(&cap);
+	exercise_lean(data, size, &cap);
 	hp_capture_free(&cap);
 	return 0;
 }

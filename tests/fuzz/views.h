@@ -34,6 +34,9 @@
  * Memory errors, undefined behaviour, leaks and hangs are the sanitizers'
  * and the fuzzer's to report, as for exercise.h.
  *
+ * exercise_lean loads the same bytes lean, as report, export and diff
+ * do, and checks that they read the same.
+ *
  * Shared by fuzz_capture.c (what the reader loads), fuzz_core.c (the
  * capture made from a core) and tests/fault/test_fuzz_corpus.c (the
  * replay, gcc-built). Header-only, static functions, like exercise.h
@@ -518,6 +521,102 @@ static void exercise_views(const struct hp_capture *cap)
 /* The views of the image a command shows by default, and of the first
  * image when that is another (--image 1); the default is selected again
  * after. */
+/* The same bytes as full, loaded lean as report, export and diff load
+ * them (capture.h, HP_CAP_LOAD_*: the frames interned, no timeline, no
+ * histograms): the same records load (the same charges against the
+ * bound), the same damage is said, and the stacks, snapshots and buckets
+ * are full's. Then the model of the default image as those commands build
+ * it (release_frames, release_parts; drop_buckets as diff, for an input
+ * of odd size) against full's, built without them: the same locations,
+ * stacks and figures, bit for bit. */
+static void exercise_lean(const uint8_t *data, size_t size, struct hp_capture *full)
+{
+	const unsigned flags =
+		HP_CAP_LOAD_INTERN | HP_CAP_LOAD_NO_TIMELINE | HP_CAP_LOAD_NO_HISTOGRAMS;
+	struct hp_model_options fo = {.snapshot = -1, .embedded_only = 1, .drop_buckets = size & 1};
+	struct hp_model_options lo = fo;
+	struct hp_model fm, lm;
+	struct hp_capture lean;
+	char err[512] = "", lerr[512] = "";
+	size_t shown = full->image;
+	int fr, lr, ret = hp_capture_load_mem_flags(data, size, flags, &lean, err, sizeof err);
+
+	if (ret == -ENOMEM)
+		return;
+	if (ret)
+		broken("the lean load fails (%s), the whole one does not", err);
+	if (lean.mem_bytes != full->mem_bytes || lean.nrecords != full->nrecords ||
+	    lean.ndamage != full->ndamage || lean.nimages != full->nimages ||
+	    lean.image != full->image)
+		broken("lean load: %zu bytes charged, %zu records, %zu damage, %zu images; whole: "
+		       "%zu, %zu, %zu, %zu",
+		       lean.mem_bytes, lean.nrecords, lean.ndamage, lean.nimages, full->mem_bytes,
+		       full->nrecords, full->ndamage, full->nimages);
+	for (size_t i = 0; i < lean.ndamage && i < HP_CAP_MAX_DAMAGE; i++)
+		if (strcmp(lean.damage[i], full->damage[i]) != 0)
+			broken("lean load's damage %zu: \"%s\", whole: \"%s\"", i, lean.damage[i],
+			       full->damage[i]);
+	for (size_t i = 0; i < lean.nimages; i++) {
+		hp_capture_select(&lean, i);
+		hp_capture_select(full, i);
+		if (lean.nstacks != full->nstacks || lean.nsnapshots != full->nsnapshots ||
+		    lean.nticks || lean.nsites || lean.nsamples != full->nsamples ||
+		    lean.nevents != full->nevents)
+			broken("image %zu: the lean load's stacks, snapshots, timeline, samples or "
+			       "events differ", i);
+		for (size_t id = 0; id < lean.nstacks; id++) {
+			const struct hp_cap_stack *a = &lean.stacks[id], *b = &full->stacks[id];
+			if (a->depth != b->depth || a->frames)
+				broken("image %zu stack %zu: depth %u lean, %u whole", i, id, a->depth,
+				       b->depth);
+			for (uint32_t k = 0; k < a->depth; k++)
+				if (hp_cap_frame(&lean, a, k) != hp_cap_frame(full, b, k))
+					broken("image %zu stack %zu frame %u differs", i, id, k);
+		}
+		for (size_t k = 0; k < lean.nsnapshots; k++) {
+			const struct hp_cap_snapshot *a = &lean.snapshots[k], *b = &full->snapshots[k];
+			if (a->nbuckets != b->nbuckets || a->hist_first || a->hists_read != b->hists_read ||
+			    a->nblocks != b->nblocks || a->nmaps != b->nmaps ||
+			    (a->nbuckets &&
+			     memcmp(a->buckets, b->buckets, a->nbuckets * sizeof *a->buckets) != 0))
+				broken("image %zu snapshot %zu differs in the lean load", i, k);
+		}
+	}
+	hp_capture_select(&lean, shown);
+	hp_capture_select(full, shown);
+	lo.release_frames = &lean;
+	lo.release_parts = HP_CAP_PART_TIMELINE | HP_CAP_PART_HISTOGRAMS;
+	err[0] = '\0';
+	fr = hp_model_build(&fm, full, &fo, err, sizeof err);
+	lr = hp_model_build(&lm, &lean, &lo, lerr, sizeof lerr);
+	if (fr != lr || strcmp(err, lerr) != 0)
+		broken("model: %d (%s) from the whole load, %d (%s) from the lean one", fr, err, lr,
+		       lerr);
+	if (!fr) {
+		if (fm.nlocations != lm.nlocations || fm.nstacks != lm.nstacks ||
+		    fm.nbuckets != lm.nbuckets || memcmp(&fm.total, &lm.total, sizeof fm.total) != 0)
+			broken("model: %zu locations, %zu stacks, %zu buckets lean; %zu, %zu, %zu whole",
+			       lm.nlocations, lm.nstacks, lm.nbuckets, fm.nlocations, fm.nstacks,
+			       fm.nbuckets);
+		for (size_t l = 0; l < fm.nlocations; l++)
+			if (fm.locations[l].address != lm.locations[l].address ||
+			    fm.locations[l].nsyms != lm.locations[l].nsyms)
+				broken("model: location %zu differs in the lean load", l);
+		for (size_t id = 0; id < fm.nstacks; id++) {
+			const struct hp_mstack *a = &fm.stacks[id], *b = &lm.stacks[id];
+			if (a->depth != b->depth || a->nbuckets != b->nbuckets ||
+			    a->inferred != b->inferred || a->freed_at_exit != b->freed_at_exit ||
+			    memcmp(&a->v, &b->v, sizeof a->v) != 0 ||
+			    (a->depth && /* stack 0 has no list */
+			     memcmp(a->locations, b->locations, a->depth * sizeof *a->locations) != 0))
+				broken("model: stack %zu differs in the lean load", id);
+		}
+		hp_model_free(&fm);
+		hp_model_free(&lm);
+	}
+	hp_capture_free(&lean);
+}
+
 static void exercise_all_views(struct hp_capture *cap)
 {
 	size_t shown = cap->image;

@@ -1,7 +1,8 @@
 /*
  * test_known.c - heapprof run on tests/programs/known.c: per-stack figures,
  * exactly, with the right call paths, in both unwinding modes; the
- * recorder's memory at a million live blocks and at a million stacks.
+ * recorder's memory at a million live blocks and at a million stacks, and
+ * the analyzer's at a million stacks.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -164,6 +165,59 @@ HP_TEST(million_stacks_intact)
 	hpq_free(cap);
 	stacks_records(out, &records, &largest);
 	expect_true(records > 1 && largest <= 1u << 20, "STACKS records of at most 1 MiB");
+}
+
+/* The peak resident set of `heapprof ARGS`, in KiB, or 0: measured by GNU
+ * time, a small process (a child of this test would start from the
+ * test's own peak, which survives the exec). */
+static long peak_rss_kib(const char *args)
+{
+	char out[600];
+	long kib = 0;
+	FILE *f;
+
+	snprintf(out, sizeof out, "%s/rss.txt", hp_test_tmp());
+	if (hp_test_sh("timeout 120 /usr/bin/time -f %%M -o %s %s/heapprof %s > /dev/null 2>&1",
+		       out, hp_test_build(), args))
+		return 0;
+	if ((f = fopen(out, "r"))) {
+		if (fscanf(f, "%ld", &kib) != 1)
+			kib = 0;
+		fclose(f);
+	}
+	return kib;
+}
+
+/* Issue 25's goal for the analyzer on the benchmark's capture of 2^20
+ * stacks (bench/analyzer/manystacks.c 10, tests/programs/analyzerstacks):
+ * report, export --format pprof, html and diff (the capture against
+ * itself) each within 500 MB of peak RSS. They took 503, 503, 503 and
+ * 703 MiB when the loader kept each stack's frames in a malloc of its
+ * own, the timeline and the histograms whole, and the timeline's bucket
+ * ids in a hash table (345, 314, 437, 423 MiB without). */
+HP_TEST(million_stacks_analyzer_memory)
+{
+	const long goal_kib = 500000000 / 1024; /* 500 MB */
+	static const char *const cmds[] = {
+		"report %s", "export --format pprof -o %s.pb.gz %s", "html -o %s.html %s",
+		"diff %s %s"};
+	char cap[512], args[1600];
+
+	if (!hp_test_need("/usr/bin/time", "time"))
+		return;
+	snprintf(cap, sizeof cap, "%s/analyzerstacks.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/analyzerstacks "
+				      "10 > /dev/null",
+				      hp_test_build(), cap, hp_test_build()),
+			   0, "exit status"))
+		return;
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		long kib;
+		snprintf(args, sizeof args, cmds[i], cap, cap);
+		kib = peak_rss_kib(args);
+		printf("  heapprof %s: peak RSS %.1f MiB\n", args, kib / 1024.0);
+		expect_true(kib > 0 && kib <= goal_kib, "within 500 MB");
+	}
 }
 
 /* --max-stacks 1000 on the same program: the table holds the first 1,000

@@ -310,30 +310,67 @@ struct recent {
 	uint32_t loc;
 };
 
+/* The location of frame f of stack s (the capture's), through a cache:
+ * with a capture loaded with HP_CAP_LOAD_INTERN, a location + 1 (0: none
+ * yet) per distinct address (amap), else the addresses seen last
+ * (recent). Makes it when new (find_location): in the order the frames
+ * are asked, the same either way. Returns 0 or -ENOMEM. */
+static int frame_location(struct hp_model *m, const struct hp_cap_stack *s, uint32_t f,
+			  uint32_t *amap, struct recent *recent, uint32_t *out)
+{
+	int err;
+
+	if (amap) {
+		uint32_t ai = s->addr_index[f];
+		if (amap[ai]) {
+			*out = amap[ai] - 1;
+			return 0;
+		}
+		if (!(err = find_location(m, m->cap->addrs[ai], out)))
+			amap[ai] = *out + 1;
+		return err;
+	}
+	uint64_t a = s->frames[f];
+	struct recent *r = &recent[(a * 0x9e3779b97f4a7c15ull) >> 52]; /* RECENT */
+	if (r->loc && r->addr == a) {
+		*out = r->loc - 1;
+		return 0;
+	}
+	if (!(err = find_location(m, a, out)))
+		*r = (struct recent){a, *out + 1};
+	return err;
+}
+
+/* The cache of frame_location for the model's capture: amap (a capture
+ * loaded with HP_CAP_LOAD_INTERN) or recent. Returns 0 or -ENOMEM. */
+static int frame_cache(const struct hp_capture *cap, uint32_t **amap, struct recent **recent)
+{
+	*amap = NULL;
+	*recent = NULL;
+	if (cap->load_flags & HP_CAP_LOAD_INTERN)
+		*amap = calloc(cap->naddrs ? cap->naddrs : 1, sizeof **amap);
+	else
+		*recent = calloc(RECENT, sizeof **recent);
+	return *amap || *recent ? 0 : -ENOMEM;
+}
+
 /* locations_only's build (model.h): a location for each frame's address,
  * in the order build_stacks makes them. */
 static int build_locations(struct hp_model *m)
 {
 	const struct hp_capture *cap = m->cap;
-	struct recent *recent = calloc(RECENT, sizeof *recent);
-	uint32_t loc;
-	int err = 0;
+	struct recent *recent;
+	uint32_t *amap, loc;
+	int err = frame_cache(cap, &amap, &recent);
 
-	if (!recent)
-		return -ENOMEM;
 	for (size_t id = 1; id < cap->nstacks && !err; id++) {
 		const struct hp_cap_stack *s = &cap->stacks[id];
 		uint32_t depth = s->depth < HP_CAP_MAX_DEPTH ? s->depth : HP_CAP_MAX_DEPTH;
-		for (uint32_t f = 0; f < depth && !err; f++) {
-			uint64_t a = s->frames[f];
-			struct recent *r = &recent[(a * 0x9e3779b97f4a7c15ull) >> 52]; /* RECENT */
-			if (r->loc && r->addr == a)
-				continue;
-			if (!(err = find_location(m, a, &loc)))
-				*r = (struct recent){a, loc + 1};
-		}
+		for (uint32_t f = 0; f < depth && !err; f++)
+			err = frame_location(m, s, f, amap, recent, &loc);
 	}
 	free(recent);
+	free(amap);
 	return err;
 }
 
@@ -342,30 +379,24 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 	const struct hp_capture *cap = m->cap;
 	uint32_t locs[HP_CAP_MAX_DEPTH];
 	struct recent *recent;
-	int err = 0;
+	uint32_t *amap;
+	int err;
 
 	if (opts->locations_only)
 		return build_locations(m);
-	recent = calloc(RECENT, sizeof *recent);
+	err = frame_cache(cap, &amap, &recent);
 	m->nstacks = cap->nstacks ? cap->nstacks : 1;
 	m->stacks = calloc(m->nstacks, sizeof *m->stacks);
-	if (!m->stacks || !recent) {
+	if (!m->stacks || err) {
 		free(recent);
+		free(amap);
 		return -ENOMEM;
 	}
 	for (size_t id = 1; id < cap->nstacks && !err; id++) {
 		const struct hp_cap_stack *s = &cap->stacks[id];
 		uint32_t depth = s->depth < HP_CAP_MAX_DEPTH ? s->depth : HP_CAP_MAX_DEPTH, skip = 0;
-		for (uint32_t f = 0; f < depth && !err; f++) {
-			uint64_t a = s->frames[f];
-			struct recent *r = &recent[(a * 0x9e3779b97f4a7c15ull) >> 52]; /* RECENT */
-			if (r->loc && r->addr == a) {
-				locs[f] = r->loc - 1;
-				continue;
-			}
-			if (!(err = find_location(m, a, &locs[f])))
-				*r = (struct recent){a, locs[f] + 1};
-		}
+		for (uint32_t f = 0; f < depth && !err; f++)
+			err = frame_location(m, s, f, amap, recent, &locs[f]);
 		if (err)
 			break;
 		/* Nearly every stack starts in user code: one name test. */
@@ -395,10 +426,15 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 			struct hp_cap_stack *w = &opts->release_frames->stacks[id];
 			free(w->frames);
 			w->frames = NULL;
+			w->addr_index = NULL;
 			w->depth = 0;
+			/* interned frames: their blocks go once each of
+			 * their stacks is done */
+			hp_capture_release_stacks(opts->release_frames, id + 1);
 		}
 	}
 	free(recent);
+	free(amap);
 	return err;
 }
 

@@ -227,8 +227,11 @@ struct hp_model_options {
 	 * it and reads none of its stacks' frames after (report, export,
 	 * diff): each stack's frames are freed as soon as they are made
 	 * locations (the stack then reads depth 0), so the capture's frames
-	 * and the model's locations are not held at once. NULL: the capture
-	 * is left as it is. */
+	 * and the model's locations are not held at once; a capture loaded
+	 * with its frames interned (HP_CAP_LOAD_INTERN: hp_cli_load_capture
+	 * loads it so) gives its stack table back too once the last stack is
+	 * made (cap->stacks NULL, nstacks kept: hp_capture_release_stacks).
+	 * NULL: the capture is left as it is. */
 	struct hp_capture *release_frames;
 	/* With release_frames: the parts of that capture (HP_CAP_PART_*,
 	 * capture.h) the caller reads nowhere, freed before the build, so

@@ -145,7 +145,7 @@ static int count_addresses(struct progress *pr, const struct hp_capture *cap)
 	for (size_t id = 1; id < cap->nstacks && !ret; id++) {
 		const struct hp_cap_stack *st = &cap->stacks[id];
 		for (uint32_t f = 0; f < st->depth && !ret; f++) {
-			uint64_t a = st->frames[f];
+			uint64_t a = hp_cap_frame(cap, st, f);
 			if (!a || hp_u64map_get(&seen, a, &unused))
 				continue;
 			ret = hp_u64map_put(&seen, a, 0);
