@@ -2,14 +2,16 @@
  * events.c - the event log's blocks and the snapshot a selection makes
  * (events.h).
  *
- * Matching: the events sorted by (address, time, frees first, file
- * order); an allocation opens its address, the next free of it closes the
- * block. The recorder takes a block out of its register before the real
- * free, and logs an allocation after the real malloc, so the free of an
- * address always comes before its reuse, in any thread; an allocation
- * over an open address (its free was lost) closes the earlier block at
- * its time; a free of an address never opened (a block from before the
- * log) is no block.
+ * Matching (events_int.h): the events in time order, by (time, frees
+ * first, file order), so each address's in that order; an allocation
+ * opens its address, the next free of it closes the block. The recorder
+ * takes a block out of its register before the real free, and logs an
+ * allocation after the real malloc, so the free of an address always
+ * comes before its reuse, in any thread; an allocation over an open
+ * address (its free was lost) closes the earlier block at its time; a
+ * free of an address never opened (a block from before the log) is no
+ * block. No reader holds the log's blocks: each takes them as they open
+ * and close.
  */
 #include "events.h"
 

@@ -2,17 +2,21 @@
  * events_timeline.c - the bytes in use over time from the event log
  * (events_timeline.h).
  *
- * hp_events_tl_open keeps the selection's blocks and puts their steps
- * (+size at the allocation, -size at the free) in time order once: the
- * allocations come sorted (hp_events_blocks), the frees are sorted and
- * merged in. Each
- * timeline then gives every block its group (group_of), and sweeps the
- * steps twice, bucket by bucket: the first sweep finds each group's
+ * hp_events_tl_open reads the log once in time order (events_int.h) and
+ * keeps the steps of the selection's blocks (+size at the allocation,
+ * -size at the free) as varints: the time's delta, the block's key
+ * (stack, type tag, origin tag; size too when sampled), its size (when
+ * not); within one moment (one ns) frees first, each half in the blocks'
+ * order (allocation time, address), as a sum of doubles wants them. Each
+ * timeline then gives every key its group (group_named_of), and sweeps
+ * the steps twice, bucket by bucket: the first sweep finds each group's
  * highest point, which ranks the groups; the second writes the points of
  * the top ones, the rest summed in "other". A bucket is swept in two
  * halves: its steps up to the moment their total was highest, a point at
  * the bucket's start for each group they changed; the steps after, a
- * point at its end.
+ * point at its end. Unsampled, each half's steps are summed per key once
+ * (struct agg, for one set of keys left out: the page's groupings share
+ * it) and the sweeps add the sums: the same integers.
  *
  * Ordinary analyzer C: allocates with malloc, not thread-safe.
  */
