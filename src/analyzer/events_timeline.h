@@ -52,7 +52,7 @@ uint64_t hp_events_tl_bucket_ns(uint64_t span_ns);
 
 /* The steps of the log's blocks the selection keeps, in time order, read
  * once for one timeline or several (the page's, one per dimension): about
- * 5 bytes a step, two steps a block, and the blocks open at once while
+ * 4 bytes a step, two steps a block, and the blocks open at once while
  * the log is read. */
 struct hp_events_tl;
 
