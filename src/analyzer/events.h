@@ -56,11 +56,23 @@ int hp_events_has_log(const struct hp_capture *cap);
  * ("10ms", "1.2s"; 0 alone). Returns 0 or -EINVAL. */
 int hp_events_parse_duration(const char *s, uint64_t *ns);
 
-/* The blocks of the log, matched free to allocation by address, by
- * allocation time, every block once, and the end of the log's time.
- * Returns 0 or -ENOMEM; *out is the caller's to free. */
-int hp_events_blocks(const struct hp_capture *cap, struct hp_ev_block **out, size_t *n,
-		     uint64_t *end_ns);
+/* The blocks of the log, matched free to allocation by address
+ * (events_int.h), every block once, by allocation time, then address,
+ * then the order of the allocations at one address. The reader holds 4
+ * bytes an event (each allocation's closing event) and the blocks open
+ * at once, never the blocks themselves. */
+struct hp_events_blocks;
+
+/* Reads cap's log for hp_events_blocks_next; *end_ns: the end of the
+ * log's time (its latest event or the last snapshot). Returns 0 or
+ * -ENOMEM; *out is the caller's to close. */
+int hp_events_blocks_open(const struct hp_capture *cap, struct hp_events_blocks **out,
+			  uint64_t *end_ns);
+/* The next block into *b: 1, or 0 after the last. */
+int hp_events_blocks_next(struct hp_events_blocks *it, struct hp_ev_block *b);
+/* Back to the first block. */
+void hp_events_blocks_rewind(struct hp_events_blocks *it);
+void hp_events_blocks_close(struct hp_events_blocks *it);
 
 /* Whether block b passes sel (thread and lifetime; not the window). */
 int hp_events_keep(const struct hp_capture *cap, const struct hp_events_select *sel,

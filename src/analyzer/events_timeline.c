@@ -2,17 +2,21 @@
  * events_timeline.c - the bytes in use over time from the event log
  * (events_timeline.h).
  *
- * hp_events_tl_open keeps the selection's blocks and puts their steps
- * (+size at the allocation, -size at the free) in time order once: the
- * allocations come sorted (hp_events_blocks), the frees are sorted and
- * merged in. Each
- * timeline then gives every block its group (group_of), and sweeps the
- * steps twice, bucket by bucket: the first sweep finds each group's
+ * hp_events_tl_open reads the log once in time order (events_int.h) and
+ * keeps the steps of the selection's blocks (+size at the allocation,
+ * -size at the free) as varints: the time's delta, the block's key
+ * (stack, type tag, origin tag; size too when sampled), its size (when
+ * not); within one moment (one ns) frees first, each half in the blocks'
+ * order (allocation time, address), as a sum of doubles wants them. Each
+ * timeline then gives every key its group (group_named_of), and sweeps
+ * the steps twice, bucket by bucket: the first sweep finds each group's
  * highest point, which ranks the groups; the second writes the points of
  * the top ones, the rest summed in "other". A bucket is swept in two
  * halves: its steps up to the moment their total was highest, a point at
  * the bucket's start for each group they changed; the steps after, a
- * point at its end.
+ * point at its end. Unsampled, each half's steps are summed per key once
+ * (struct agg, for one set of keys left out: the page's groupings share
+ * it) and the sweeps add the sums: the same integers.
  *
  * Ordinary analyzer C: allocates with malloc, not thread-safe.
  */
@@ -28,31 +32,56 @@
 #include "../common/sort.h"
 #include "../common/table.h"
 #include "../common/units.h"
+#include "../common/varint.h"
 #include "../common/vec.h"
+#include "events_int.h"
 
 #define NONE UINT32_MAX
 
-/* A change of the bytes in use: block's +bytes at t (or -bytes). */
-struct step {
-	uint64_t t;
-	uint32_t block;
-	int freed;
-};
-
-/* A kept block: its key and its bytes (unbiased). */
+/* A key of the kept blocks (stack, type tag, origin tag; size too in a
+ * sampled capture): its first block in the blocks' order (allocation
+ * time, address, tick, event), whose size names it, and the bytes a
+ * block of it counts (sampled: unbiased, the key's size). */
 struct kblock {
 	uint32_t stack_id, type_tag, origin_tag;
-	uint64_t size, alloc_ns;
+	uint64_t size;
 	double bytes;
+	uint64_t first_ns, first_addr, first_tick;
+	uint32_t first_i;
+};
+
+/* The steps of a bucket summed per key, for one set of keys left out:
+ * half 0, the steps up to the bucket's highest moment, half 1 the rest
+ * (struct agg). */
+struct agg_entry {
+	uint32_t key;
+	int64_t bytes, objects;
+};
+
+struct agg_bucket {
+	uint64_t start, end;
+	size_t first, mid; /* entries [first, mid): half 0; [mid, next first): half 1 */
+};
+
+struct agg {
+	uint8_t *out; /* the keys left out (their group NONE) it is for, per key */
+	struct agg_bucket *b;
+	size_t nb, alloc_b;
+	struct agg_entry *e;
+	size_t ne, alloc_e;
+	int built;
 };
 
 struct hp_events_tl {
 	const struct hp_model *m;
-	struct kblock *blocks;
-	size_t nblocks;
-	struct step *steps;
-	size_t nsteps;
+	struct kblock *keys; /* by first block, in the blocks' order */
+	size_t nkeys, alloc_keys;
+	struct hp_hindex kindex;
+	uint8_t *steps; /* the steps, varints: t's delta, key << 1 | freed, size (unsampled) */
+	size_t nbytes, alloc_bytes, nsteps;
 	uint64_t from_ns, to_ns, bucket_ns;
+	uint64_t sum_bytes; /* the kept blocks' sizes summed, UINT64_MAX past it */
+	struct agg agg;
 };
 
 uint64_t hp_events_tl_bucket_ns(uint64_t span_ns)
@@ -70,15 +99,99 @@ uint64_t hp_events_tl_bucket_ns(uint64_t span_ns)
 	}
 }
 
-static int by_step(const void *a, const void *b)
-{
-	const struct step *x = a, *y = b;
+/* A step of one moment while the log is read: the block's allocation
+ * (time, address, tick, event: the blocks' order) and key. */
+struct mstep {
+	uint64_t alloc_ns, addr, tick, size;
+	uint32_t i, key;
+	int freed;
+};
 
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
+static int by_mstep(const void *a, const void *b)
+{
+	const struct mstep *x = a, *y = b;
+
 	if (x->freed != y->freed)
 		return x->freed ? -1 : 1; /* frees first: one moment anyway */
-	return x->block < y->block ? -1 : x->block > y->block;
+	if (x->alloc_ns != y->alloc_ns)
+		return x->alloc_ns < y->alloc_ns ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->tick != y->tick)
+		return x->tick < y->tick ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static uint64_t key_hash(uint64_t stack, uint64_t type, uint64_t origin);
+
+/* The key of block b (allocated by event i, its key stack, type,
+ * origin), added when new; b made its first block when it comes before
+ * it in the blocks' order. Returns 0, or -ENOMEM. */
+static int key_of(struct hp_events_tl *t, const struct ev_open *b, uint32_t stack,
+		  uint32_t type, uint32_t origin, uint32_t *out)
+{
+	int sampled = t->m->sampled;
+	uint64_t h = key_hash(stack, type, origin) ^ (sampled ? hp_hash_u64(b->size) : 0);
+	struct hp_hindex_probe it;
+	struct hp_rec_bucket raw = {.size = b->size, .alloc_count = 1, .alloc_bytes = b->size};
+	struct kblock *y;
+	uint32_t k;
+
+	hp_hindex_probe(&t->kindex, h, &it);
+	while ((k = hp_hindex_next(&t->kindex, &it)) != HP_HINDEX_NONE) {
+		y = &t->keys[k];
+		if (y->stack_id == stack && y->type_tag == type && y->origin_tag == origin &&
+		    (!sampled || y->size == b->size)) {
+			struct mstep first = {y->first_ns, y->first_addr, y->first_tick, 0,
+					      y->first_i, 0, 0};
+			struct mstep me = {b->alloc_ns, b->addr, b->alloc_tick, 0, b->i, 0, 0};
+			if (by_mstep(&me, &first) < 0) {
+				y->size = b->size;
+				y->first_ns = b->alloc_ns;
+				y->first_addr = b->addr;
+				y->first_tick = b->alloc_tick;
+				y->first_i = b->i;
+			}
+			*out = k;
+			return 0;
+		}
+	}
+	if (t->nkeys >= NONE / 2 || hp_vec_grow(&t->keys, &t->alloc_keys, t->nkeys + 1) ||
+	    hp_hindex_add(&t->kindex, h, (uint32_t)t->nkeys))
+		return -ENOMEM;
+	t->keys[t->nkeys] = (struct kblock){
+		stack,
+		type,
+		origin,
+		b->size,
+		(double)b->size * (sampled ? hp_model_unbias_scale(&raw, t->m->sample_rate_bytes) : 1),
+		b->alloc_ns,
+		b->addr,
+		b->alloc_tick,
+		b->i};
+	*out = (uint32_t)t->nkeys++;
+	return 0;
+}
+
+/* Appends a moment's steps: frees first, each half in the blocks' order
+ * (the order of a sum of unbiased bytes). */
+static int flush_moment(struct hp_events_tl *t, struct mstep *ms, size_t n, uint64_t ns,
+			uint64_t *last_t)
+{
+	if (n > 1)
+		hp_sort(ms, n, sizeof *ms, by_mstep);
+	if (hp_vec_grow(&t->steps, &t->alloc_bytes, t->nbytes + n * 3 * HP_VARINT_MAX_BYTES))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		t->nbytes += hp_varint_put(t->steps + t->nbytes, ns - *last_t);
+		t->nbytes += hp_varint_put(t->steps + t->nbytes,
+					   (uint64_t)ms[i].key << 1 | (ms[i].freed != 0));
+		if (!t->m->sampled)
+			t->nbytes += hp_varint_put(t->steps + t->nbytes, ms[i].size);
+		*last_t = ns;
+		t->nsteps++;
+	}
+	return 0;
 }
 
 int hp_events_tl_open(const struct hp_model *m, const struct hp_events_select *sel,
@@ -87,10 +200,14 @@ int hp_events_tl_open(const struct hp_model *m, const struct hp_events_select *s
 	static const struct hp_events_select all = {0};
 	const struct hp_capture *cap = m->cap;
 	struct hp_events_tl *t;
-	struct hp_ev_block *b = NULL;
-	struct step *frees = NULL;
-	size_t nb = 0, nfrees = 0;
-	uint64_t end;
+	struct ev_order o;
+	struct ev_future f;
+	struct ev_match mt;
+	struct ev_item it;
+	struct mstep *ms = NULL;
+	size_t nms = 0, alloc_ms = 0;
+	uint64_t moment = 0, last_t = 0;
+	int ret, r;
 
 	*out = NULL;
 	if (!hp_events_has_log(cap))
@@ -100,57 +217,84 @@ int hp_events_tl_open(const struct hp_model *m, const struct hp_events_select *s
 	if (!(t = calloc(1, sizeof *t)))
 		return -ENOMEM;
 	t->m = m;
-	if (hp_events_blocks(cap, &b, &nb, &end))
-		goto nomem;
+	if (hp_ev_order_init(&o, cap)) {
+		free(t);
+		return -ENOMEM;
+	}
+	if (hp_ev_future_read(&f, &o, sel, 0)) {
+		hp_ev_order_free(&o);
+		free(t);
+		return -ENOMEM;
+	}
 	t->from_ns = sel->between ? sel->from_ns : 0;
-	t->to_ns = sel->between ? sel->to_ns : end;
+	t->to_ns = sel->between ? sel->to_ns : o.end_ns;
 	t->bucket_ns = hp_events_tl_bucket_ns(t->to_ns - t->from_ns);
-	t->blocks = malloc((nb ? nb : 1) * sizeof *t->blocks);
-	t->steps = malloc((2 * nb + 1) * sizeof *t->steps);
-	frees = malloc((nb ? nb : 1) * sizeof *frees);
-	if (!t->blocks || !t->steps || !frees)
-		goto nomem;
-	for (size_t i = 0; i < nb; i++) {
-		const struct hp_ev_block *x = &b[i];
-		struct hp_rec_bucket raw = {.size = x->size, .alloc_count = 1, .alloc_bytes = x->size};
-		uint32_t k = (uint32_t)t->nblocks;
-		if (x->alloc_ns < t->from_ns || x->alloc_ns > t->to_ns ||
-		    !hp_events_keep(cap, sel, x, end))
-			continue;
-		t->blocks[t->nblocks++] = (struct kblock){
-			x->stack_id, x->type_tag, x->origin_tag, x->size, x->alloc_ns,
-			(double)x->size *
-				(m->sampled ? hp_model_unbias_scale(&raw, m->sample_rate_bytes) : 1)};
-		if (x->free_ns != UINT64_MAX && x->free_ns <= t->to_ns)
-			frees[nfrees++] = (struct step){x->free_ns, k, 1};
-	}
-	/* The allocations come in time order (the blocks' order); the frees
-	 * are sorted, then merged in, first at equal times. */
-	hp_sort(frees, nfrees, sizeof *frees, by_step);
-	for (size_t a = 0, f = 0; a < t->nblocks || f < nfrees;) {
-		if (f < nfrees && (a == t->nblocks || frees[f].t <= t->blocks[a].alloc_ns)) {
-			t->steps[t->nsteps++] = frees[f++];
-		} else {
-			t->steps[t->nsteps++] = (struct step){t->blocks[a].alloc_ns, (uint32_t)a, 0};
-			a++;
+	/* The steps in time order as the matching meets them, a moment (one
+	 * ns) at a time: a kept block's allocation in the span, and its free
+	 * when in it too. flag: the block is kept. */
+	ret = hp_ev_match_init(&mt, &o);
+	while (!ret && (r = hp_ev_match_next(&mt, &it)) != 0) {
+		struct ev_open *b = it.b;
+		struct mstep x;
+		if (r < 0) {
+			ret = r;
+			break;
 		}
+		if (it.kind == HP_EV_IT_LEFT)
+			continue;
+		if (it.kind == HP_EV_IT_OPEN) {
+			b->flag = b->alloc_ns >= t->from_ns && b->alloc_ns <= t->to_ns &&
+				  hp_ev_future_keeps(&f, cap, sel, b->i);
+			if (!b->flag)
+				continue;
+		} else if (!b->flag || it.ns > t->to_ns) {
+			continue;
+		}
+		if (it.kind == HP_EV_IT_OPEN) {
+			uint32_t st, ty, or;
+			hp_ev_future_key(&f, cap, b->i, &st, &ty, &or);
+			if ((ret = key_of(t, b, st, ty, or, &b->key)) != 0)
+				break;
+			t->sum_bytes = t->sum_bytes > UINT64_MAX - b->size ? UINT64_MAX
+									 : t->sum_bytes + b->size;
+		}
+		x = (struct mstep){b->alloc_ns, b->addr, b->alloc_tick, b->size, b->i, b->key,
+				   it.kind == HP_EV_IT_CLOSE};
+		if (nms && it.ns != moment) {
+			if ((ret = flush_moment(t, ms, nms, moment, &last_t)) != 0)
+				break;
+			nms = 0;
+		}
+		moment = it.ns;
+		if (hp_vec_grow(&ms, &alloc_ms, nms + 1)) {
+			ret = -ENOMEM;
+			break;
+		}
+		ms[nms++] = x;
 	}
-	free(frees);
-	free(b);
+	if (!ret && nms)
+		ret = flush_moment(t, ms, nms, moment, &last_t);
+	hp_ev_match_free(&mt);
+	hp_ev_future_free(&f);
+	hp_ev_order_free(&o);
+	free(ms);
+	if (ret) {
+		hp_events_tl_close(t);
+		return -ENOMEM;
+	}
 	*out = t;
 	return 0;
-nomem:
-	free(frees);
-	free(b);
-	hp_events_tl_close(t);
-	return -ENOMEM;
 }
 
 void hp_events_tl_close(struct hp_events_tl *t)
 {
 	if (!t)
 		return;
-	free(t->blocks);
+	free(t->keys);
+	hp_hindex_free(&t->kindex);
+	free(t->agg.out);
+	free(t->agg.b);
+	free(t->agg.e);
 	free(t->steps);
 	free(t);
 }
@@ -175,10 +319,7 @@ struct groups {
 	const char **sources;     /* per group */
 	uint32_t *stacks;         /* per group: by stack, its stack */
 	size_t alloc_sources, alloc_stacks;
-	uint32_t *of;             /* per kept block: its group, or NONE */
-	struct hp_hindex seen;    /* a block of each key met (stack, type tag,
-				   * origin tag; size too when sampled): the
-				   * blocks of one key are of one group */
+	uint32_t *of;             /* per key: its group, or NONE */
 };
 
 static uint64_t key_hash(uint64_t stack, uint64_t type, uint64_t origin)
@@ -272,34 +413,8 @@ static int group_named(struct groups *g, const char *key, const char *source, ui
 	return 0;
 }
 
-/* Block x's group in g's dimension, NONE for one the view leaves out. */
-static int group_named_of(struct groups *g, const struct kblock *x, uint32_t *out);
-
-/* Block i's group: that of the first block of its key, or named. */
-static int group_of(struct groups *g, size_t i)
-{
-	const struct kblock *x = &g->t->blocks[i];
-	int sampled = g->t->m->sampled;
-	uint64_t h = key_hash(x->stack_id, x->type_tag, x->origin_tag) ^
-		     (sampled ? hp_hash_u64(x->size) : 0);
-	struct hp_hindex_probe it;
-	uint32_t k;
-	int err;
-
-	hp_hindex_probe(&g->seen, h, &it);
-	while ((k = hp_hindex_next(&g->seen, &it)) != HP_HINDEX_NONE) {
-		const struct kblock *y = &g->t->blocks[k];
-		if (y->stack_id == x->stack_id && y->type_tag == x->type_tag &&
-		    y->origin_tag == x->origin_tag && (!sampled || y->size == x->size)) {
-			g->of[i] = g->of[k];
-			return 0;
-		}
-	}
-	if ((err = group_named_of(g, x, &g->of[i])) != 0)
-		return err;
-	return hp_hindex_add(&g->seen, h, (uint32_t)i);
-}
-
+/* Key x's group in g's dimension (the blocks of one key are of one
+ * group), NONE for one the view leaves out. */
 static int group_named_of(struct groups *g, const struct kblock *x, uint32_t *out)
 {
 	const struct hp_model *m = g->t->m;
@@ -376,17 +491,63 @@ static int add_point(struct hp_tl_group *s, uint64_t t, double bytes, double obj
 	return 0;
 }
 
-/* Applies steps [a, b) to slots (slot_of: per kept block). */
-static void apply(struct sweep *w, const struct hp_events_tl *t, const uint32_t *slot_of,
-		  size_t a, size_t b)
+/* Where a reading of the steps is: the next step's index and byte, the
+ * last step's time. */
+struct cur {
+	size_t i, off;
+	uint64_t t;
+};
+
+/* A step: key's block +bytes at t (or -bytes, freed). */
+struct tstep {
+	uint64_t t;
+	uint32_t key;
+	int freed;
+	double bytes;
+};
+
+static inline uint64_t get_varint(const uint8_t *p, size_t *off)
 {
-	for (size_t i = a; i < b; i++) {
-		const struct step *s = &t->steps[i];
-		uint32_t k = slot_of[s->block];
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		b = p[(*off)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	return v;
+}
+
+/* The step at c, c moved past it. */
+static inline void step_at(const struct hp_events_tl *t, struct cur *c, struct tstep *s)
+{
+	uint64_t kv;
+
+	c->t += get_varint(t->steps, &c->off);
+	kv = get_varint(t->steps, &c->off);
+	s->t = c->t;
+	s->key = (uint32_t)(kv >> 1);
+	s->freed = (int)(kv & 1);
+	s->bytes = t->m->sampled ? t->keys[s->key].bytes : (double)get_varint(t->steps, &c->off);
+	c->i++;
+}
+
+/* Applies the steps from c to b (b->i) to slots (slot_of: per key). */
+static void apply(struct sweep *w, const struct hp_events_tl *t, const uint32_t *slot_of,
+		  struct cur c, const struct cur *b)
+{
+	struct tstep s;
+
+	while (c.i < b->i) {
+		uint32_t k;
+		step_at(t, &c, &s);
+		k = slot_of[s.key];
 		if (k == NONE)
 			continue;
-		w->bytes[k] += s->freed ? -t->blocks[s->block].bytes : t->blocks[s->block].bytes;
-		w->objects[k] += s->freed ? -1 : 1;
+		w->bytes[k] += s.freed ? -s.bytes : s.bytes;
+		w->objects[k] += s.freed ? -1 : 1;
 		if (!w->touched[k]) {
 			w->touched[k] = 1;
 			w->list[w->nlist++] = k;
@@ -415,42 +576,197 @@ static int take(struct sweep *w, uint64_t at)
 	return err;
 }
 
-static int sweep(const struct hp_events_tl *t, const uint32_t *slot_of, struct sweep *w)
+/* The bucket of the step at c: its start and end, best: after the steps
+ * up to its moment when the total (of the keys of slot_of not NONE) was
+ * highest, its first such moment at least, j: after its last step;
+ * *total carried from the bucket before (a time at the clock's end, in
+ * a hostile capture, is in no bucket's span: its step makes a bucket). */
+static void bucket_scan(const struct hp_events_tl *t, const uint32_t *slot_of, struct cur c,
+			double *total, uint64_t *start, uint64_t *end, struct cur *best,
+			struct cur *j)
 {
-	size_t i = 0;
+	struct cur first = c, next;
+	struct tstep s;
+	uint64_t k, now = 0;
+	double best_total = *total;
+
+	step_at(t, &first, &s);
+	k = (s.t - t->from_ns) / t->bucket_ns;
+	*start = t->from_ns + k * t->bucket_ns;
+	*end = *start > UINT64_MAX - t->bucket_ns ? UINT64_MAX : *start + t->bucket_ns;
+	*j = *best = c;
+	while (j->i < t->nsteps) {
+		next = *j;
+		step_at(t, &next, &s);
+		if (j->i == c.i || s.t != now) { /* a moment starts */
+			if (j->i != c.i && *total > best_total) {
+				best_total = *total;
+				*best = *j;
+			}
+			if (j->i != c.i && s.t >= *end)
+				return;
+			now = s.t;
+		}
+		if (slot_of[s.key] != NONE)
+			*total += s.freed ? -s.bytes : s.bytes;
+		*j = next;
+	}
+	if (*total > best_total)
+		*best = *j;
+}
+
+/* The sweep step by step: a sampled capture's unbiased bytes summed in
+ * the steps' order. */
+static int sweep_steps(const struct hp_events_tl *t, const uint32_t *slot_of, struct sweep *w)
+{
+	struct cur c = {0};
 	double total = 0;
 	int err = 0;
 
-	while (i < t->nsteps && !err) {
-		uint64_t k = (t->steps[i].t - t->from_ns) / t->bucket_ns;
-		uint64_t start = t->from_ns + k * t->bucket_ns;
-		uint64_t end = start > UINT64_MAX - t->bucket_ns ? UINT64_MAX : start + t->bucket_ns;
-		size_t j = i, best = i;
-		double best_total = total;
-		/* The moment of the bucket when the total was highest: after
-		 * steps [i, best). Its first moment at least (a time at the
-		 * clock's end, in a hostile capture, is in no bucket's span). */
-		while (j < t->nsteps && (j == i || t->steps[j].t < end)) {
-			uint64_t now = t->steps[j].t;
-			for (; j < t->nsteps && t->steps[j].t == now; j++) {
-				const struct step *s = &t->steps[j];
-				if (slot_of[s->block] != NONE)
-					total += s->freed ? -t->blocks[s->block].bytes
-							  : t->blocks[s->block].bytes;
-			}
-			if (total > best_total) {
-				best_total = total;
-				best = j;
-			}
-		}
-		apply(w, t, slot_of, i, best);
+	while (c.i < t->nsteps && !err) {
+		struct cur best, j;
+		uint64_t start, end;
+		bucket_scan(t, slot_of, c, &total, &start, &end, &best, &j);
+		apply(w, t, slot_of, c, &best);
 		err = take(w, start);
-		apply(w, t, slot_of, best, j);
+		apply(w, t, slot_of, best, &j);
 		if (!err)
 			err = take(w, end < t->to_ns ? end : t->to_ns);
-		i = j;
+		c = j;
 	}
 	return err;
+}
+
+/* Sums the steps from c to b per key (of: not NONE) into t->agg's
+ * entries, in the order the keys first come. */
+static int agg_half(struct hp_events_tl *t, const uint32_t *of, struct cur c, const struct cur *b,
+		    int64_t *bytes, int64_t *objects, uint32_t *list, uint8_t *touched)
+{
+	struct agg *a = &t->agg;
+	struct tstep s;
+	size_t nlist = 0;
+
+	while (c.i < b->i) {
+		step_at(t, &c, &s);
+		if (of[s.key] == NONE)
+			continue;
+		bytes[s.key] += s.freed ? -(int64_t)s.bytes : (int64_t)s.bytes;
+		objects[s.key] += s.freed ? -1 : 1;
+		if (!touched[s.key]) {
+			touched[s.key] = 1;
+			list[nlist++] = s.key;
+		}
+	}
+	if (hp_vec_grow(&a->e, &a->alloc_e, a->ne + nlist))
+		return -ENOMEM;
+	for (size_t i = 0; i < nlist; i++) {
+		uint32_t k = list[i];
+		a->e[a->ne++] = (struct agg_entry){k, bytes[k], objects[k]};
+		bytes[k] = objects[k] = 0;
+		touched[k] = 0;
+	}
+	return 0;
+}
+
+/* t->agg for the keys of (their groups) of, built unless it is. */
+static int agg_for(struct hp_events_tl *t, const uint32_t *of)
+{
+	struct agg *a = &t->agg;
+	struct cur c = {0};
+	double total = 0;
+	int64_t *bytes = NULL, *objects = NULL;
+	uint32_t *list = NULL;
+	uint8_t *touched = NULL, *out = malloc(t->nkeys ? t->nkeys : 1);
+	int err = -ENOMEM;
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t k = 0; k < t->nkeys; k++)
+		out[k] = of[k] == NONE;
+	if (a->built && memcmp(a->out, out, t->nkeys) == 0) {
+		free(out);
+		return 0;
+	}
+	free(a->out);
+	a->out = out;
+	a->built = 0;
+	a->nb = a->ne = 0;
+	bytes = calloc(t->nkeys + 1, sizeof *bytes);
+	objects = calloc(t->nkeys + 1, sizeof *objects);
+	list = calloc(t->nkeys + 1, sizeof *list);
+	touched = calloc(t->nkeys + 1, 1);
+	if (!bytes || !objects || !list || !touched)
+		goto out;
+	while (c.i < t->nsteps) {
+		struct cur best, j;
+		struct agg_bucket *x;
+		if (hp_vec_grow(&a->b, &a->alloc_b, a->nb + 1))
+			goto out;
+		x = &a->b[a->nb++];
+		bucket_scan(t, of, c, &total, &x->start, &x->end, &best, &j);
+		x->first = a->ne;
+		if (agg_half(t, of, c, &best, bytes, objects, list, touched))
+			goto out;
+		a->b[a->nb - 1].mid = a->ne;
+		if (agg_half(t, of, best, &j, bytes, objects, list, touched))
+			goto out;
+		c = j;
+	}
+	a->built = 1;
+	err = 0;
+out:
+	free(bytes);
+	free(objects);
+	free(list);
+	free(touched);
+	return err;
+}
+
+/* Adds entries [a, b) of t->agg to slots. */
+static void agg_apply(struct sweep *w, const struct hp_events_tl *t, const uint32_t *slot_of,
+		      size_t a, size_t b)
+{
+	for (size_t i = a; i < b; i++) {
+		const struct agg_entry *e = &t->agg.e[i];
+		uint32_t k = slot_of[e->key];
+		w->bytes[k] += (double)e->bytes;
+		w->objects[k] += (double)e->objects;
+		if (!w->touched[k]) {
+			w->touched[k] = 1;
+			w->list[w->nlist++] = k;
+		}
+	}
+}
+
+/* The sweep of the sums per bucket and key (t->agg, built for slot_of's
+ * keys left out): the same points as sweep_steps when every sum is an
+ * integer a double holds exactly. */
+static int sweep_agg(const struct hp_events_tl *t, const uint32_t *slot_of, struct sweep *w)
+{
+	const struct agg *a = &t->agg;
+	int err = 0;
+
+	for (size_t i = 0; i < a->nb && !err; i++) {
+		const struct agg_bucket *x = &a->b[i];
+		agg_apply(w, t, slot_of, x->first, x->mid);
+		err = take(w, x->start);
+		agg_apply(w, t, slot_of, x->mid, i + 1 < a->nb ? a->b[i + 1].first : a->ne);
+		if (!err)
+			err = take(w, x->end < t->to_ns ? x->end : t->to_ns);
+	}
+	return err;
+}
+
+/* Unsampled sizes that sum below 2^53: every partial sum of bytes in
+ * use is an integer a double holds, in any order. */
+static int summable(const struct hp_events_tl *t)
+{
+	return !t->m->sampled && t->sum_bytes < (1ull << 53);
+}
+
+static int sweep(struct hp_events_tl *t, const uint32_t *slot_of, struct sweep *w)
+{
+	return summable(t) ? sweep_agg(t, slot_of, w) : sweep_steps(t, slot_of, w);
 }
 
 struct ranked {
@@ -479,12 +795,12 @@ int hp_events_tl_by(struct hp_events_tl *t, int dim, unsigned top, struct hp_tl_
 
 	memset(out, 0, sizeof *out);
 	out->dim = dim < 0 ? HP_BY_HEAP : (enum hp_dim)dim;
-	if (!(g.of = malloc((t->nblocks ? t->nblocks : 1) * sizeof *g.of)))
+	if (!(g.of = malloc((t->nkeys ? t->nkeys : 1) * sizeof *g.of)))
 		goto out;
 	if ((err = index_model(&g)) != 0)
 		goto out;
-	for (size_t i = 0; i < t->nblocks; i++)
-		if ((err = group_of(&g, i)) != 0)
+	for (size_t i = 0; i < t->nkeys; i++)
+		if ((err = group_named_of(&g, &t->keys[i], &g.of[i])) != 0)
 			goto out;
 	err = -ENOMEM;
 	ngroups = g.keys.count;
@@ -496,11 +812,13 @@ int hp_events_tl_by(struct hp_events_tl *t, int dim, unsigned top, struct hp_tl_
 	w.max = calloc(w.nslots, sizeof *w.max);
 	w.max_t = calloc(w.nslots, sizeof *w.max_t);
 	rank = calloc(ngroups + 1, sizeof *rank);
-	slot_of = malloc((t->nblocks ? t->nblocks : 1) * sizeof *slot_of);
+	slot_of = malloc((t->nkeys ? t->nkeys : 1) * sizeof *slot_of);
 	if (!w.bytes || !w.objects || !w.touched || !w.list || !w.max || !w.max_t || !rank ||
 	    !slot_of)
 		goto out;
 	/* The first sweep: each group's highest point. */
+	if (summable(t) && (err = agg_for(t, g.of)) != 0)
+		goto out;
 	if ((err = sweep(t, g.of, &w)) != 0)
 		goto out;
 	for (size_t i = 0; i < ngroups; i++)
@@ -524,7 +842,7 @@ int hp_events_tl_by(struct hp_events_tl *t, int dim, unsigned top, struct hp_tl_
 			goto out;
 		for (size_t i = 0; i < ngroups; i++)
 			slot[rank[i].group] = i < shown ? (uint32_t)i : (uint32_t)shown;
-		for (size_t i = 0; i < t->nblocks; i++)
+		for (size_t i = 0; i < t->nkeys; i++)
 			slot_of[i] = g.of[i] == NONE ? NONE : slot[g.of[i]];
 		free(slot);
 	}
@@ -569,7 +887,6 @@ out:
 	if (err)
 		hp_timeline_by_free(out);
 	hp_hindex_free(&g.mindex);
-	hp_hindex_free(&g.seen);
 	hp_u64map_free(&g.types);
 	hp_strtab_free(&g.keys);
 	free(g.sources);

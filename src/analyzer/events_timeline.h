@@ -50,8 +50,10 @@
 /* The width of the buckets for a span of span_ns (see above). */
 uint64_t hp_events_tl_bucket_ns(uint64_t span_ns);
 
-/* The log's blocks the selection keeps, sorted into steps once, for one
- * timeline or several (the page's, one per dimension). */
+/* The steps of the log's blocks the selection keeps, in time order, read
+ * once for one timeline or several (the page's, one per dimension): about
+ * 4 bytes a step, two steps a block, and the blocks open at once while
+ * the log is read. */
 struct hp_events_tl;
 
 /* Reads m's capture's log (cap: m->cap) with sel (NULL: every block, the

@@ -967,18 +967,26 @@ int hp_report_blocks_json(FILE *out, const struct hp_model *m,
 			  const struct hp_events_select *sel, size_t limit)
 {
 	const struct hp_capture *cap = m->cap;
-	struct hp_ev_block *b;
-	size_t nb, listed = 0, shown = 0;
+	struct hp_events_blocks *it;
+	struct hp_ev_block blk, *x = &blk;
+	size_t listed = 0, shown = 0;
 	uint64_t end;
 	unsigned char *used = calloc(m->nstacks + 1, 1); /* the stacks of the blocks shown */
-	int first = 1;
+	int first = 1, ret;
 
-	if (!used || hp_events_blocks(cap, &b, &nb, &end)) {
+	if (!used || hp_events_blocks_open(cap, &it, &end)) {
 		free(used);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < nb; i++)
-		listed += hp_events_listed(cap, sel, &b[i], end) != 0;
+	/* The log read twice: the count first, then the blocks. */
+	while ((ret = hp_events_blocks_next(it, x)) > 0)
+		listed += hp_events_listed(cap, sel, x, end) != 0;
+	if (ret < 0) {
+		hp_events_blocks_close(it);
+		free(used);
+		return ret;
+	}
+	hp_events_blocks_rewind(it);
 	fprintf(out, "{\n  \"program\": ");
 	json_str(out, cap->program ? cap->program : "");
 	fprintf(out,
@@ -986,8 +994,7 @@ int hp_report_blocks_json(FILE *out, const struct hp_model *m,
 		"},\n  \"listed\": %zu, \"shown\": %zu,\n  \"blocks\": [",
 		sel->between ? sel->from_ns : 0, sel->between ? sel->to_ns : end, listed,
 		limit && limit < listed ? limit : listed);
-	for (size_t i = 0; i < nb && (!limit || shown < limit); i++) {
-		const struct hp_ev_block *x = &b[i];
+	while ((!limit || shown < limit) && (ret = hp_events_blocks_next(it, x)) > 0) {
 		char buf[64];
 		if (!hp_events_listed(cap, sel, x, end))
 			continue;
@@ -1016,6 +1023,8 @@ int hp_report_blocks_json(FILE *out, const struct hp_model *m,
 	}
 	fprintf(out, "%s}\n}\n", first ? "" : "\n  ");
 	free(used);
-	free(b);
+	hp_events_blocks_close(it);
+	if (ret < 0)
+		return ret;
 	return ferror(out) ? -EIO : 0;
 }

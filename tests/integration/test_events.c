@@ -414,6 +414,76 @@ HP_TEST(events_blocks_json)
 	free(out);
 }
 
+/* The peak RSS (KiB) of heapprof ARGS, and its exit status in *status. */
+static long long peak_rss(const char *args, int *status)
+{
+	char *out = hp_test_sh_out(
+		"python3 -c 'import resource,subprocess,sys\n"
+		"r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+		"print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "
+		"%s/heapprof %s",
+		hp_test_build(), args);
+	long long kib = -1;
+
+	*status = -1;
+	if (out && sscanf(out, "%d %lld", status, &kib) != 2)
+		kib = -1;
+	free(out);
+	return kib;
+}
+
+/* The log's readers hold little beside the capture's events: on
+ * tests/programs/threads' 2,000,000 events (8 threads' chunks interleaved
+ * in the file, each block freed 16 allocations after it, often in a later
+ * chunk), each reader's peak RSS stays within 8 bytes an event (16 MiB)
+ * of report's, which reads no log; a reader that held every block (48
+ * bytes each and more) passes it by 100 MiB and more. And every block is
+ * matched across the chunks: thread_alloc's 1,000,000, all freed. */
+HP_TEST(events_readers_bounded)
+{
+	static const char *const readers[] = {
+		"html -o %s.html %s",
+		"report --between 0s 1min %s%s",
+		"report --blocks --json --top 1 %s%s",
+		"report --timeline --lived-under 1min --thread threads %s%s",
+		"flamegraph --lived-over 0s -o %s.svg %s",
+	};
+	char hpf[512], args[1200];
+	long long base, rss;
+	int status;
+	char *out;
+
+	snprintf(hpf, sizeof hpf, "%s/threads-events.hpf", hp_test_tmp());
+	expect_eq_u64(hp_test_sh("%s/heapprof run -q --events -o %s -- %s/tests/programs/threads",
+				 hp_test_build(), hpf, hp_test_build()),
+		      0, "threads runs under run --events");
+	snprintf(args, sizeof args, "report %s", hpf);
+	base = peak_rss(args, &status);
+	expect_eq_u64((uint64_t)status, 0, "report");
+	expect_true(base > 0, "report's peak RSS");
+	for (size_t i = 0; i < sizeof readers / sizeof *readers; i++) {
+		snprintf(args, sizeof args, readers[i], i == 0 || i == 4 ? hpf : "", hpf);
+		rss = peak_rss(args, &status);
+		expect_eq_u64((uint64_t)status, 0, readers[i]);
+		printf("heapprof %s: peak RSS %lld KiB (report's %lld KiB)\n", args, rss, base);
+		expect_true(rss > 0 && rss <= base + 16 * 1024,
+			    "within 16 MiB (8 bytes an event) of report's peak RSS");
+	}
+	expect_eq_u64(total("--focus thread_alloc --between 0s 1min", hpf, "alloc_objects"),
+		      1000000, "every block of the threads");
+	expect_eq_u64(total("--focus thread_alloc --between 0s 1min", hpf, "free_objects"),
+		      1000000, "every one freed: each free matched across chunks");
+	expect_eq_u64(total("--focus thread_alloc --lived-over 1min", hpf, "alloc_objects"), 0,
+		      "none lived a minute");
+	snprintf(args, sizeof args, "%s/heapprof report --blocks --json --top 1 %s",
+		 hp_test_build(), hpf);
+	out = py(args, "import json,sys\n"
+		       "d = json.load(sys.stdin)\n"
+		       "print(d[\"listed\"] >= 1000000, d[\"shown\"])\n");
+	expect_str(out, "True 1\n", "--blocks: every block listed, the first shown");
+	free(out);
+}
+
 HP_TEST(events_timeline_follows_the_selection)
 {
 	static const char chart[] = "heap in use (#) over time: the selected blocks, from the "
