@@ -133,11 +133,12 @@ static inline uint8_t *hp_ev_put(uint8_t *p, uint64_t v)
 }
 
 /* The encoder's index of the chunk's events by address: open addressing
- * over mask + 1 entries of 32 bits (at least twice the chunk's events,
- * which are fewer than 65,536), each the chunk's generation (16 bits) and
- * the index of the last event of its address: current when its
- * generation is the chunk's. 4 bytes an entry, so that the index stays in
- * the cache. */
+ * over mask + 1 entries of 16 bits (at least twice the chunk's events,
+ * which are fewer than 65,536), each 0 (empty) or 1 + the index of the
+ * last event of its address. 2 bytes an entry, zeroed for each chunk
+ * (16 KiB for the recorder's 4,096 events: a sequential write, where a
+ * cold index's probes would miss the cache at random), so that the index
+ * stays in the cache. */
 
 /* The address model's reuse lists: for each small size class, the last
  * HP_EV_REUSE addresses freed of that class (a free of a block of the
@@ -195,13 +196,13 @@ static inline void hp_ev_reuse_pop(struct hp_ev_reuse *r, unsigned c)
  * hp_ev_addr_code from the previous free's address shifted left one bit
  * with the low bit 1 (a block of another chunk, or another thread's). A
  * retype's is coded as a free's, from the previous retype's address for
- * its delta, and changes neither the index nor the lists. table: the index (mask + 1 entries, none of generation gen); reuse:
- * the lists, empty.
+ * its delta, and changes neither the index nor the lists. table: the index
+ * (mask + 1 entries, all 0); reuse: the lists, empty.
  * One pass, no check a field: the columns have room. */
 static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct hp_ev *ev,
 					const uint32_t *slot, uint8_t *const col[HP_EV_COLS],
-					size_t len[HP_EV_COLS], uint32_t *table, uint32_t mask,
-					uint16_t gen, struct hp_ev_reuse *reuse)
+					size_t len[HP_EV_COLS], uint16_t *table, uint32_t mask,
+					struct hp_ev_reuse *reuse)
 {
 	uint8_t *c = col[HP_EV_COL_CODE], *t = col[HP_EV_COL_TIME], *a = col[HP_EV_COL_ADDR];
 	uint8_t *z = col[HP_EV_COL_SIZE];
@@ -210,15 +211,17 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 	for (uint32_t i = 0; i < h->count; i++) {
 		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
 		uint32_t k = (uint32_t)((x >> 4) * 0x9e3779b97f4a7c15ull >> 40) & mask, e;
+		const struct hp_ev *of; /* the last event of its address, if any */
 
 		t = hp_ev_put(t, u >= prev ? u - prev : 0);
 		prev = u >= prev ? u : prev;
-		while ((e = table[k]) >> 16 == gen && ev[e & 0xffff].addr != x)
+		while ((e = table[k]) && ev[e - 1].addr != x)
 			k = (k + 1) & mask;
+		of = e ? &ev[e - 1] : &ev[i]; /* this one: not an allocation */
 		if (ev[i].kind == HP_EV_RETYPE) {
 			c = hp_ev_put(c, 2 * (uint64_t)slot[i] + 2);
-			if (e >> 16 == gen && ev[e & 0xffff].kind == HP_EV_ALLOC) {
-				a = hp_ev_put(a, (uint64_t)(i - (e & 0xffff)) << 1);
+			if (of->kind == HP_EV_ALLOC) {
+				a = hp_ev_put(a, (uint64_t)(i + 1 - e) << 1);
 			} else {
 				a = hp_ev_put(a, hp_ev_addr_code(x, pr) << 1 | 1);
 				pr = x;
@@ -238,15 +241,15 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 			pa = x;
 		} else {
 			*c++ = 0;
-			if (e >> 16 == gen && ev[e & 0xffff].kind == HP_EV_ALLOC) {
-				a = hp_ev_put(a, (uint64_t)(i - (e & 0xffff)) << 1);
-				hp_ev_reuse_push(reuse, hp_ev_class(ev[e & 0xffff].size), x);
+			if (of->kind == HP_EV_ALLOC) {
+				a = hp_ev_put(a, (uint64_t)(i + 1 - e) << 1);
+				hp_ev_reuse_push(reuse, hp_ev_class(of->size), x);
 			} else {
 				a = hp_ev_put(a, hp_ev_addr_code(x, pf) << 1 | 1);
 			}
 			pf = x;
 		}
-		table[k] = (uint32_t)gen << 16 | i;
+		table[k] = (uint16_t)(i + 1);
 	}
 	len[HP_EV_COL_CODE] = (size_t)(c - col[HP_EV_COL_CODE]);
 	len[HP_EV_COL_TIME] = (size_t)(t - col[HP_EV_COL_TIME]);

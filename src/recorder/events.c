@@ -56,7 +56,7 @@ struct flusher {
 	uint32_t slot_of[HP_EV_BUF_EVENTS];
 	struct hp_ev_bucket buckets[HP_EV_BUF_EVENTS];
 	uint8_t col[HP_EV_COLS][HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS)];
-	uint32_t addrs[SLOTS];    /* the address model's index (generation: gen's low 16 bits) */
+	uint16_t addrs[SLOTS];    /* the address model's index, zeroed for each chunk */
 	struct hp_ev_reuse reuse; /* and its reuse lists */
 	struct hp_buf out;
 };
@@ -161,9 +161,8 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 		err = -ENOMEM;
 		goto lost;
 	}
-	if ((uint16_t)++fl->gen == 0) { /* wrapped: every entry would look current */
+	if (++fl->gen == 0) { /* wrapped: every entry would look current */
 		memset(fl->table, 0, sizeof fl->table);
-		memset(fl->addrs, 0, sizeof fl->addrs);
 		fl->gen = 1;
 	}
 	for (uint32_t i = from, last = 0, last_slot = 0; i < to; i++) {
@@ -187,10 +186,11 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 	{
 		uint8_t *col[HP_EV_COLS] = {fl->col[0], fl->col[1], fl->col[2], fl->col[3]};
 		size_t len[HP_EV_COLS];
+		memset(fl->addrs, 0, sizeof fl->addrs);
 		memset(fl->reuse.n, 0, sizeof fl->reuse.n);
 		memset(fl->reuse.top, 0, sizeof fl->reuse.top);
 		hp_ev_encode_columns(&h, &b->ev[from], fl->slot_of, col, len, fl->addrs, SLOTS - 1,
-				     (uint16_t)fl->gen, &fl->reuse);
+				     &fl->reuse);
 		/* The address column stored as it is: zstd takes about 20
 		 * instructions a byte, and that column, the largest, gives
 		 * back 12% of it (churn); the others 50 to 70%, or 25% for
