@@ -86,27 +86,32 @@ static ZSTD_CCtx *new_cctx(void)
 }
 
 /* Appends column c (raw[0..n)) to the payload: u n, u stored size (0:
- * raw), the bytes. Under lock. */
+ * raw), the bytes. The frame is compressed after room for both sizes as
+ * long as n's (the stored size is smaller), where it stays unless its size
+ * takes fewer bytes. Under lock. */
 static void put_column(struct hp_buf *out, const uint8_t *raw, size_t n, int compress)
 {
 	size_t bound = ZSTD_compressBound(n), z = 0;
 	uint8_t *p = hp_buf_reserve(out, 2 * HP_VARINT_MAX_BYTES + (bound > n ? bound : n));
-	uint8_t *q;
+	uint8_t *q, *start = p;
+	size_t gap;
 
 	if (!p)
 		return;
-	q = p + 2 * HP_VARINT_MAX_BYTES; /* the frame first, its sizes before it after */
+	p += hp_varint_put(p, n);
+	gap = (size_t)(p - start);
+	q = p + gap;
 	if (cctx && compress && n >= 64) {
 		z = ZSTD_compress2(cctx, q, bound, raw, n);
 		if (ZSTD_isError(z) || z >= n)
 			z = 0;
 	}
-	if (!z)
-		memcpy(q, raw, n);
-	p += hp_varint_put(p, n);
 	p += hp_varint_put(p, z);
-	memmove(p, q, z ? z : n);
-	out->len += (size_t)(p - (out->data + out->len)) + (z ? z : n);
+	if (!z)
+		memcpy(p, raw, n);
+	else if (p != q)
+		memmove(p, q, z);
+	out->len += (size_t)(p - start) + (z ? z : n);
 }
 
 static int grow(struct hp_buf *b, size_t need)
@@ -182,6 +187,8 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 	h.count = to - from;
 	fl->out.len = 0;
 	fl->out.err = 0;
+	if (hp_buf_reserve(&fl->out, HP_FORMAT_FRAME_BYTES)) /* the record's frame (hp_writer_put) */
+		fl->out.len = HP_FORMAT_FRAME_BYTES;
 	hp_ev_encode_head(&fl->out, &h, fl->buckets);
 	{
 		uint8_t *col[HP_EV_COLS] = {fl->col[0], fl->col[1], fl->col[2], fl->col[3]};
@@ -199,8 +206,8 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 			put_column(&fl->out, col[c], len[c], c != HP_EV_COL_ADDR);
 	}
 	err = fl->out.err ? fl->out.err
-			  : hp_writer_put(HP_REC_EVENTS, fl->out.data, fl->out.len,
-					  flags | HP_WRITE_STORED);
+			  : hp_writer_put(HP_REC_EVENTS, fl->out.data,
+					  fl->out.len - HP_FORMAT_FRAME_BYTES, flags);
 	if (err)
 		goto lost;
 	b->flushed = to;
