@@ -62,12 +62,17 @@ struct flusher {
 };
 static struct flusher *fl;
 /* zstd's context for the columns, in a workspace mapped at init (NULL:
- * the columns are stored raw). Level 1's tables, with the fast strategy's
- * acceleration at 64 and matches of 7 bytes at least: the columns are
- * varints with few repeats, whose gain is the literals' Huffman coding,
- * which this keeps (events.sh: 1.7 ns a byte where level 1 takes 3 to 8,
- * for the same size within 1%). */
+ * the columns are stored raw). The columns are varints with few repeats,
+ * whose gain is the literals' Huffman coding: each is compressed as one
+ * run of literals (ZSTD_compressSequences given no sequence), a standard
+ * zstd frame without the match finder's pass, whose hash table a cold
+ * cache made the larger part of the time (put_column). */
 static ZSTD_CCtx *cctx;
+/* ZSTD_compressSequences fails for want of workspace in a level-1
+ * context somewhere past 64 KiB of input (zstd 1.5.4; a column that fails
+ * is stored raw): a column of a full buffer stays under it. */
+_Static_assert(HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS) <= 65536,
+	       "a column fits the compression context's workspace");
 
 static ZSTD_CCtx *new_cctx(void)
 {
@@ -78,8 +83,6 @@ static ZSTD_CCtx *new_cctx(void)
 	if (!z)
 		return NULL;
 	ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(z, ZSTD_c_targetLength, 64);
-	ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, 7);
 	ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, ZSTD_ps_enable);
 	ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 1);
 	return z;
@@ -102,7 +105,7 @@ static void put_column(struct hp_buf *out, const uint8_t *raw, size_t n, int com
 	gap = (size_t)(p - start);
 	q = p + gap;
 	if (cctx && compress && n >= 64) {
-		z = ZSTD_compress2(cctx, q, bound, raw, n);
+		z = ZSTD_compressSequences(cctx, q, bound, NULL, 0, raw, n); /* literals only */
 		if (ZSTD_isError(z) || z >= n)
 			z = 0;
 	}
