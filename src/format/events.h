@@ -181,10 +181,15 @@ static inline void hp_ev_reuse_pop(struct hp_ev_reuse *r, unsigned c)
 	r->n[c]--;
 }
 
+/* The chunk-local slot of an event's bucket (the caller's numbering, from
+ * 0, that the chunk's bucket list follows), asked once for each run of
+ * allocations and retypes of one bucket. */
+typedef uint32_t (*hp_ev_slot_fn)(void *ctx, uint32_t bucket);
+
 /* Encodes the events ev[0..h->count) into the four raw columns col[c]
  * (each with room for HP_EV_COL_MAX_BYTES(count)), their lengths into
- * len[c]: the code (0 a free, 2 slot[i] + 1 an allocation, 2 slot[i] + 2
- * a retype), the time in
+ * len[c]: the code (0 a free, 2 slot + 1 an allocation, 2 slot + 2 a
+ * retype, slot as slot_of(ctx, its bucket) says), the time in
  * units of 2^shift ticks since the previous event's (the first: since
  * tick_origin's unit; never backwards), the address, the size of each
  * allocation. An allocation's address is 0 when it is the top of its
@@ -200,13 +205,14 @@ static inline void hp_ev_reuse_pop(struct hp_ev_reuse *r, unsigned c)
  * (mask + 1 entries, all 0); reuse: the lists, empty.
  * One pass, no check a field: the columns have room. */
 static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct hp_ev *ev,
-					const uint32_t *slot, uint8_t *const col[HP_EV_COLS],
+					hp_ev_slot_fn slot_of, void *ctx, uint8_t *const col[HP_EV_COLS],
 					size_t len[HP_EV_COLS], uint16_t *table, uint32_t mask,
 					struct hp_ev_reuse *reuse)
 {
 	uint8_t *c = col[HP_EV_COL_CODE], *t = col[HP_EV_COL_TIME], *a = col[HP_EV_COL_ADDR];
 	uint8_t *z = col[HP_EV_COL_SIZE];
 	uint64_t prev = h->tick_origin >> h->shift, pa = 0, pf = 0, pr = 0;
+	uint32_t last = 0, slot = 0, known = 0; /* a loop allocating at one site: one lookup */
 
 	for (uint32_t i = 0; i < h->count; i++) {
 		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
@@ -219,7 +225,12 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 			k = (k + 1) & mask;
 		of = e ? &ev[e - 1] : &ev[i]; /* this one: not an allocation */
 		if (ev[i].kind == HP_EV_RETYPE) {
-			c = hp_ev_put(c, 2 * (uint64_t)slot[i] + 2);
+			if (ev[i].bucket != last || !known) {
+				last = ev[i].bucket;
+				slot = slot_of(ctx, last);
+				known = 1;
+			}
+			c = hp_ev_put(c, 2 * (uint64_t)slot + 2);
 			if (of->kind == HP_EV_ALLOC) {
 				a = hp_ev_put(a, (uint64_t)(i + 1 - e) << 1);
 			} else {
@@ -230,7 +241,12 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 		}
 		if (ev[i].kind == HP_EV_ALLOC) {
 			unsigned cls = hp_ev_class(ev[i].size);
-			c = hp_ev_put(c, 2 * (uint64_t)slot[i] + 1);
+			if (ev[i].bucket != last || !known) {
+				last = ev[i].bucket;
+				slot = slot_of(ctx, last);
+				known = 1;
+			}
+			c = hp_ev_put(c, 2 * (uint64_t)slot + 1);
 			z = hp_ev_put(z, ev[i].size);
 			if (x && hp_ev_reuse_top(reuse, cls) == x) {
 				*a++ = 0;

@@ -53,7 +53,6 @@ struct flusher {
 		uint32_t bucket, gen, slot;
 	} table[SLOTS];
 	uint32_t gen;
-	uint32_t slot_of[HP_EV_BUF_EVENTS];
 	struct hp_ev_bucket buckets[HP_EV_BUF_EVENTS];
 	uint8_t col[HP_EV_COLS][HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS)];
 	uint16_t addrs[SLOTS];    /* the address model's index, zeroed for each chunk */
@@ -135,9 +134,11 @@ static int grow(struct hp_buf *b, size_t need)
 	return 0;
 }
 
-/* The chunk-local slot of bucket, its key read once per chunk. Under lock. */
-static uint32_t slot_of(uint32_t bucket, uint64_t *nbuckets)
+/* The chunk-local slot of bucket, its key read once per chunk; nbuckets
+ * (a struct hp_ev_head's) counts them (hp_ev_slot_fn). Under lock. */
+static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_t bucket)
 {
+	uint64_t *nbuckets = ctx;
 	uint32_t h = (bucket * 0x9e3779b1u) & (SLOTS - 1);
 	uint32_t stack, type, origin;
 	uint64_t size;
@@ -173,14 +174,6 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 		memset(fl->table, 0, sizeof fl->table);
 		fl->gen = 1;
 	}
-	for (uint32_t i = from, last = 0, last_slot = 0; i < to; i++) {
-		uint32_t bucket = b->ev[i].bucket;
-		if (bucket && bucket != last) { /* a loop allocating at one site: no lookup */
-			last = bucket;
-			last_slot = slot_of(bucket, &h.nbuckets);
-		}
-		fl->slot_of[i - from] = last_slot;
-	}
 	h.thread = b->thread;
 	h.tick_origin = tick_origin;
 	h.ns_origin = ns_origin;
@@ -190,17 +183,19 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 	h.count = to - from;
 	fl->out.len = 0;
 	fl->out.err = 0;
-	if (hp_buf_reserve(&fl->out, HP_FORMAT_FRAME_BYTES)) /* the record's frame (hp_writer_put) */
-		fl->out.len = HP_FORMAT_FRAME_BYTES;
-	hp_ev_encode_head(&fl->out, &h, fl->buckets);
 	{
 		uint8_t *col[HP_EV_COLS] = {fl->col[0], fl->col[1], fl->col[2], fl->col[3]};
 		size_t len[HP_EV_COLS];
 		memset(fl->addrs, 0, sizeof fl->addrs);
 		memset(fl->reuse.n, 0, sizeof fl->reuse.n);
 		memset(fl->reuse.top, 0, sizeof fl->reuse.top);
-		hp_ev_encode_columns(&h, &b->ev[from], fl->slot_of, col, len, fl->addrs, SLOTS - 1,
-				     &fl->reuse);
+		/* The columns first: they number the chunk's buckets as they
+		 * meet them (slot_of), in one pass over the events. */
+		hp_ev_encode_columns(&h, &b->ev[from], slot_of, &h.nbuckets, col, len, fl->addrs,
+				     SLOTS - 1, &fl->reuse);
+		if (hp_buf_reserve(&fl->out, HP_FORMAT_FRAME_BYTES)) /* hp_writer_put's frame */
+			fl->out.len = HP_FORMAT_FRAME_BYTES;
+		hp_ev_encode_head(&fl->out, &h, fl->buckets);
 		/* The address column stored as it is: zstd takes about 20
 		 * instructions a byte, and that column, the largest, gives
 		 * back 12% of it (churn); the others 50 to 70%, or 25% for
