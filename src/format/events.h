@@ -116,8 +116,9 @@ static inline void hp_ev_encode_head(struct hp_buf *out, const struct hp_ev_head
 	out->len += (size_t)(p - start);
 }
 
-/* hp_varint_put with the one- and two-byte cases inline: the columns'
- * common values. Returns the end. */
+/* hp_varint_put with the one- to three-byte cases inline: the columns'
+ * common values (three bytes: an allocation's address from the previous
+ * one's, within 16 MiB). Returns the end. */
 static inline uint8_t *hp_ev_put(uint8_t *p, uint64_t v)
 {
 	if (v < 0x80) {
@@ -128,6 +129,12 @@ static inline uint8_t *hp_ev_put(uint8_t *p, uint64_t v)
 		p[0] = (uint8_t)(v | 0x80);
 		p[1] = (uint8_t)(v >> 7);
 		return p + 2;
+	}
+	if (v < 0x200000) {
+		p[0] = (uint8_t)(v | 0x80);
+		p[1] = (uint8_t)(v >> 7 | 0x80);
+		p[2] = (uint8_t)(v >> 14);
+		return p + 3;
 	}
 	return p + hp_varint_put(p, v);
 }
