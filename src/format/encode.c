@@ -149,8 +149,8 @@ __attribute__((target("pclmul"))) static uint32_t crc_fold(uint32_t r, const uin
 	c = _mm_loadu_si128((const __m128i *)(p + 32));
 	d = _mm_loadu_si128((const __m128i *)(p + 48));
 	for (p += 64, n -= 64; n >= 64; p += 64, n -= 64) {
-#define FOLD(x, k, next)                                                               \
-	(x) = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128((x), (k), 0x00),          \
+#define FOLD(x, k, next)                                                         \
+	(x) = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128((x), (k), 0x00),  \
 					  _mm_clmulepi64_si128((x), (k), 0x11)), \
 			    (next))
 		FOLD(a, k512, _mm_loadu_si128((const __m128i *)p));

@@ -212,9 +212,9 @@ typedef uint32_t (*hp_ev_slot_fn)(void *ctx, uint32_t bucket);
  * (mask + 1 entries, all 0); reuse: the lists, empty.
  * One pass, no check a field: the columns have room. */
 static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct hp_ev *ev,
-					hp_ev_slot_fn slot_of, void *ctx, uint8_t *const col[HP_EV_COLS],
-					size_t len[HP_EV_COLS], uint16_t *table, uint32_t mask,
-					struct hp_ev_reuse *reuse)
+					hp_ev_slot_fn slot_of, void *ctx,
+					uint8_t *const col[HP_EV_COLS], size_t len[HP_EV_COLS],
+					uint16_t *table, uint32_t mask, struct hp_ev_reuse *reuse)
 {
 	uint8_t *c = col[HP_EV_COL_CODE], *t = col[HP_EV_COL_TIME], *a = col[HP_EV_COL_ADDR];
 	uint8_t *z = col[HP_EV_COL_SIZE];
