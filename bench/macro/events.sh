@@ -7,8 +7,9 @@
 #
 #   - CPU: user+sys of the process (bench/macro/measure), full recording
 #     and full recording with --events run alternately, EVENTS_ROUNDS
-#     pairs (default 7); the median of the per-pair ratios, and the
-#     medians of each (target: <= 1.3x).
+#     pairs (default 12: a pair's ratio moves by 0.3x and more with the
+#     machine's load); the median of the per-pair ratios, and the medians
+#     of each (target: <= 1.3x).
 #   - bytes per event: the EVENTS records' stored bytes (frames included)
 #     over the events they hold (2 per operation), read back by
 #     `heapprof inspect --records` style counting from the capture: the
@@ -17,7 +18,7 @@
 #   - instructions per malloc+free pair (cachegrind, as ipp.sh counts
 #     them: the difference of two run lengths), with and without.
 #
-#   EVENTS_OPS=2000000 EVENTS_ROUNDS=7 IPP_OPS_LO=100000 IPP_OPS_HI=300000
+#   EVENTS_OPS=2000000 EVENTS_ROUNDS=12 IPP_OPS_LO=100000 IPP_OPS_HI=300000
 #
 # HEAPPROF_TIMESERIES_MS=0 HEAPPROF_TIMELINE_MS=0 for the instruction
 # counts only (so that they do not depend on how long valgrind takes).
@@ -35,7 +36,7 @@ build_dir=$(cd "$1" && pwd)
 bench_dir="$build_dir/bench"
 lib="$build_dir/libheapprof.so"
 ops=${EVENTS_OPS:-2000000}
-rounds=${EVENTS_ROUNDS:-7}
+rounds=${EVENTS_ROUNDS:-12}
 lo=${IPP_OPS_LO:-100000}
 hi=${IPP_OPS_HI:-300000}
 cc=${CC:-cc}

@@ -14,6 +14,12 @@
 #include "format.h"
 #include "records.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <emmintrin.h>
+#include <wmmintrin.h>
+#endif
+
 uint8_t *hp_buf_reserve(struct hp_buf *b, size_t n)
 {
 	if (b->err)
@@ -69,7 +75,7 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 
 static uint32_t crc(const uint8_t *p, size_t n)
 {
-	return (uint32_t)crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
+	return hp_format_crc(0, p, n);
 }
 
 void hp_format_put_file_header(struct hp_buf *out)
@@ -118,8 +124,83 @@ int hp_format_put_record(struct hp_buf *out, unsigned type, const uint8_t *paylo
 	return 0;
 }
 
+#if defined(__x86_64__)
+/* The CRC-32 of p[0..n) (n at least 64 and a multiple of 16) continued from
+ * the register value r (the CRC's complement, as the polynomial division
+ * keeps it), by folding: four 128-bit lanes, each multiplied without carry
+ * (PCLMULQDQ) by x^512 mod P and x^576 mod P and added to the data 64 bytes
+ * on, then the lanes folded into one, 16 bytes at a time, to 64 and 32 bits
+ * and a Barrett reduction by P. The constants are those powers of x modulo
+ * zlib's polynomial, bit-reflected (V. Gopal et al., "Fast CRC Computation
+ * for Generic Polynomials Using PCLMULQDQ Instruction", Intel, 2009). Some
+ * 20 times zlib's byte-table speed: a capture's records are CRC'd as they
+ * are written (the event log's chunks, 15 KiB each). */
+__attribute__((target("pclmul"))) static uint32_t crc_fold(uint32_t r, const uint8_t *p, size_t n)
+{
+	const __m128i k512 = _mm_set_epi64x(0x01c6e41596, 0x0154442bd4);
+	const __m128i k128 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
+	const __m128i k64 = _mm_set_epi64x(0, 0x0163cd6124);
+	const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
+	const __m128i low32 = _mm_set_epi32(0, -1, 0, -1);
+	__m128i a = _mm_loadu_si128((const __m128i *)p), b, c, d, t;
+
+	a = _mm_xor_si128(a, _mm_cvtsi32_si128((int)r));
+	b = _mm_loadu_si128((const __m128i *)(p + 16));
+	c = _mm_loadu_si128((const __m128i *)(p + 32));
+	d = _mm_loadu_si128((const __m128i *)(p + 48));
+	for (p += 64, n -= 64; n >= 64; p += 64, n -= 64) {
+#define FOLD(x, k, next)                                                         \
+	(x) = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128((x), (k), 0x00),  \
+					  _mm_clmulepi64_si128((x), (k), 0x11)), \
+			    (next))
+		FOLD(a, k512, _mm_loadu_si128((const __m128i *)p));
+		FOLD(b, k512, _mm_loadu_si128((const __m128i *)(p + 16)));
+		FOLD(c, k512, _mm_loadu_si128((const __m128i *)(p + 32)));
+		FOLD(d, k512, _mm_loadu_si128((const __m128i *)(p + 48)));
+	}
+	FOLD(a, k128, b);
+	FOLD(a, k128, c);
+	FOLD(a, k128, d);
+	for (; n >= 16; p += 16, n -= 16)
+		FOLD(a, k128, _mm_loadu_si128((const __m128i *)p));
+#undef FOLD
+	/* 128 bits to 64, then to 32 and the Barrett reduction */
+	t = _mm_clmulepi64_si128(a, k128, 0x10);
+	a = _mm_xor_si128(_mm_srli_si128(a, 8), t);
+	t = _mm_srli_si128(a, 4);
+	a = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(a, low32), k64, 0x00), t);
+	t = _mm_clmulepi64_si128(_mm_and_si128(a, low32), poly, 0x10);
+	t = _mm_clmulepi64_si128(_mm_and_si128(t, low32), poly, 0x00);
+	a = _mm_xor_si128(a, t);
+	return (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(a, 4));
+}
+
+/* Whether the CPU has PCLMULQDQ: asked once (cpuid), a race between
+ * threads storing the same answer. */
+static int have_clmul(void)
+{
+	static int known; /* 0: not asked, 1: no, 2: yes */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	unsigned a, b, c, d;
+
+	if (!k) {
+		k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_PCLMUL) ? 2 : 1;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == 2;
+}
+#endif
+
 uint32_t hp_format_crc(uint32_t c, const uint8_t *p, size_t n)
 {
+#if defined(__x86_64__)
+	if (n >= 64 && have_clmul()) {
+		size_t k = n & ~(size_t)15;
+		c = ~crc_fold(~c, p, k);
+		p += k;
+		n -= k;
+	}
+#endif
 	while (n) { /* crc32 takes a uInt length */
 		uInt k = n > (1u << 30) ? 1u << 30 : (uInt)n;
 		c = (uint32_t)crc32(c, p, k);

@@ -116,8 +116,9 @@ static inline void hp_ev_encode_head(struct hp_buf *out, const struct hp_ev_head
 	out->len += (size_t)(p - start);
 }
 
-/* hp_varint_put with the one- and two-byte cases inline: the columns'
- * common values. Returns the end. */
+/* hp_varint_put with the one- to three-byte cases inline: the columns'
+ * common values (three bytes: an allocation's address from the previous
+ * one's, within 16 MiB). Returns the end. */
 static inline uint8_t *hp_ev_put(uint8_t *p, uint64_t v)
 {
 	if (v < 0x80) {
@@ -129,15 +130,22 @@ static inline uint8_t *hp_ev_put(uint8_t *p, uint64_t v)
 		p[1] = (uint8_t)(v >> 7);
 		return p + 2;
 	}
+	if (v < 0x200000) {
+		p[0] = (uint8_t)(v | 0x80);
+		p[1] = (uint8_t)(v >> 7 | 0x80);
+		p[2] = (uint8_t)(v >> 14);
+		return p + 3;
+	}
 	return p + hp_varint_put(p, v);
 }
 
 /* The encoder's index of the chunk's events by address: open addressing
- * over mask + 1 entries of 32 bits (at least twice the chunk's events,
- * which are fewer than 65,536), each the chunk's generation (16 bits) and
- * the index of the last event of its address: current when its
- * generation is the chunk's. 4 bytes an entry, so that the index stays in
- * the cache. */
+ * over mask + 1 entries of 16 bits (at least twice the chunk's events,
+ * which are fewer than 65,536), each 0 (empty) or 1 + the index of the
+ * last event of its address. 2 bytes an entry, zeroed for each chunk
+ * (16 KiB for the recorder's 4,096 events: a sequential write, where a
+ * cold index's probes would miss the cache at random), so that the index
+ * stays in the cache. */
 
 /* The address model's reuse lists: for each small size class, the last
  * HP_EV_REUSE addresses freed of that class (a free of a block of the
@@ -180,10 +188,15 @@ static inline void hp_ev_reuse_pop(struct hp_ev_reuse *r, unsigned c)
 	r->n[c]--;
 }
 
+/* The chunk-local slot of an event's bucket (the caller's numbering, from
+ * 0, that the chunk's bucket list follows), asked once for each run of
+ * allocations and retypes of one bucket. */
+typedef uint32_t (*hp_ev_slot_fn)(void *ctx, uint32_t bucket);
+
 /* Encodes the events ev[0..h->count) into the four raw columns col[c]
  * (each with room for HP_EV_COL_MAX_BYTES(count)), their lengths into
- * len[c]: the code (0 a free, 2 slot[i] + 1 an allocation, 2 slot[i] + 2
- * a retype), the time in
+ * len[c]: the code (0 a free, 2 slot + 1 an allocation, 2 slot + 2 a
+ * retype, slot as slot_of(ctx, its bucket) says), the time in
  * units of 2^shift ticks since the previous event's (the first: since
  * tick_origin's unit; never backwards), the address, the size of each
  * allocation. An allocation's address is 0 when it is the top of its
@@ -195,30 +208,38 @@ static inline void hp_ev_reuse_pop(struct hp_ev_reuse *r, unsigned c)
  * hp_ev_addr_code from the previous free's address shifted left one bit
  * with the low bit 1 (a block of another chunk, or another thread's). A
  * retype's is coded as a free's, from the previous retype's address for
- * its delta, and changes neither the index nor the lists. table: the index (mask + 1 entries, none of generation gen); reuse:
- * the lists, empty.
+ * its delta, and changes neither the index nor the lists. table: the index
+ * (mask + 1 entries, all 0); reuse: the lists, empty.
  * One pass, no check a field: the columns have room. */
 static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct hp_ev *ev,
-					const uint32_t *slot, uint8_t *const col[HP_EV_COLS],
-					size_t len[HP_EV_COLS], uint32_t *table, uint32_t mask,
-					uint16_t gen, struct hp_ev_reuse *reuse)
+					hp_ev_slot_fn slot_of, void *ctx,
+					uint8_t *const col[HP_EV_COLS], size_t len[HP_EV_COLS],
+					uint16_t *table, uint32_t mask, struct hp_ev_reuse *reuse)
 {
 	uint8_t *c = col[HP_EV_COL_CODE], *t = col[HP_EV_COL_TIME], *a = col[HP_EV_COL_ADDR];
 	uint8_t *z = col[HP_EV_COL_SIZE];
 	uint64_t prev = h->tick_origin >> h->shift, pa = 0, pf = 0, pr = 0;
+	uint32_t last = 0, slot = 0, known = 0; /* a loop allocating at one site: one lookup */
 
 	for (uint32_t i = 0; i < h->count; i++) {
 		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
 		uint32_t k = (uint32_t)((x >> 4) * 0x9e3779b97f4a7c15ull >> 40) & mask, e;
+		const struct hp_ev *of; /* the last event of its address, if any */
 
 		t = hp_ev_put(t, u >= prev ? u - prev : 0);
 		prev = u >= prev ? u : prev;
-		while ((e = table[k]) >> 16 == gen && ev[e & 0xffff].addr != x)
+		while ((e = table[k]) && ev[e - 1].addr != x)
 			k = (k + 1) & mask;
+		of = e ? &ev[e - 1] : &ev[i]; /* this one: not an allocation */
 		if (ev[i].kind == HP_EV_RETYPE) {
-			c = hp_ev_put(c, 2 * (uint64_t)slot[i] + 2);
-			if (e >> 16 == gen && ev[e & 0xffff].kind == HP_EV_ALLOC) {
-				a = hp_ev_put(a, (uint64_t)(i - (e & 0xffff)) << 1);
+			if (ev[i].bucket != last || !known) {
+				last = ev[i].bucket;
+				slot = slot_of(ctx, last);
+				known = 1;
+			}
+			c = hp_ev_put(c, 2 * (uint64_t)slot + 2);
+			if (of->kind == HP_EV_ALLOC) {
+				a = hp_ev_put(a, (uint64_t)(i + 1 - e) << 1);
 			} else {
 				a = hp_ev_put(a, hp_ev_addr_code(x, pr) << 1 | 1);
 				pr = x;
@@ -227,7 +248,12 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 		}
 		if (ev[i].kind == HP_EV_ALLOC) {
 			unsigned cls = hp_ev_class(ev[i].size);
-			c = hp_ev_put(c, 2 * (uint64_t)slot[i] + 1);
+			if (ev[i].bucket != last || !known) {
+				last = ev[i].bucket;
+				slot = slot_of(ctx, last);
+				known = 1;
+			}
+			c = hp_ev_put(c, 2 * (uint64_t)slot + 1);
 			z = hp_ev_put(z, ev[i].size);
 			if (x && hp_ev_reuse_top(reuse, cls) == x) {
 				*a++ = 0;
@@ -238,15 +264,15 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 			pa = x;
 		} else {
 			*c++ = 0;
-			if (e >> 16 == gen && ev[e & 0xffff].kind == HP_EV_ALLOC) {
-				a = hp_ev_put(a, (uint64_t)(i - (e & 0xffff)) << 1);
-				hp_ev_reuse_push(reuse, hp_ev_class(ev[e & 0xffff].size), x);
+			if (of->kind == HP_EV_ALLOC) {
+				a = hp_ev_put(a, (uint64_t)(i + 1 - e) << 1);
+				hp_ev_reuse_push(reuse, hp_ev_class(of->size), x);
 			} else {
 				a = hp_ev_put(a, hp_ev_addr_code(x, pf) << 1 | 1);
 			}
 			pf = x;
 		}
-		table[k] = (uint32_t)gen << 16 | i;
+		table[k] = (uint16_t)(i + 1);
 	}
 	len[HP_EV_COL_CODE] = (size_t)(c - col[HP_EV_COL_CODE]);
 	len[HP_EV_COL_TIME] = (size_t)(t - col[HP_EV_COL_TIME]);

@@ -53,21 +53,25 @@ struct flusher {
 		uint32_t bucket, gen, slot;
 	} table[SLOTS];
 	uint32_t gen;
-	uint32_t slot_of[HP_EV_BUF_EVENTS];
 	struct hp_ev_bucket buckets[HP_EV_BUF_EVENTS];
 	uint8_t col[HP_EV_COLS][HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS)];
-	uint32_t addrs[SLOTS];    /* the address model's index (generation: gen's low 16 bits) */
+	uint16_t addrs[SLOTS];    /* the address model's index, zeroed for each chunk */
 	struct hp_ev_reuse reuse; /* and its reuse lists */
 	struct hp_buf out;
 };
 static struct flusher *fl;
 /* zstd's context for the columns, in a workspace mapped at init (NULL:
- * the columns are stored raw). Level 1's tables, with the fast strategy's
- * acceleration at 64 and matches of 7 bytes at least: the columns are
- * varints with few repeats, whose gain is the literals' Huffman coding,
- * which this keeps (events.sh: 1.7 ns a byte where level 1 takes 3 to 8,
- * for the same size within 1%). */
+ * the columns are stored raw). The columns are varints with few repeats,
+ * whose gain is the literals' Huffman coding: each is compressed as one
+ * run of literals (ZSTD_compressSequences given no sequence), a standard
+ * zstd frame without the match finder's pass, whose hash table a cold
+ * cache made the larger part of the time (put_column). */
 static ZSTD_CCtx *cctx;
+/* ZSTD_compressSequences fails for want of workspace in a level-1
+ * context somewhere past 64 KiB of input (zstd 1.5.4; a column that fails
+ * is stored raw): a column of a full buffer stays under it. */
+_Static_assert(HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS) <= 65536,
+	       "a column fits the compression context's workspace");
 
 static ZSTD_CCtx *new_cctx(void)
 {
@@ -78,35 +82,38 @@ static ZSTD_CCtx *new_cctx(void)
 	if (!z)
 		return NULL;
 	ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(z, ZSTD_c_targetLength, 64);
-	ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, 7);
 	ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, ZSTD_ps_enable);
 	ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 1);
 	return z;
 }
 
 /* Appends column c (raw[0..n)) to the payload: u n, u stored size (0:
- * raw), the bytes. Under lock. */
+ * raw), the bytes. The frame is compressed after room for both sizes as
+ * long as n's (the stored size is smaller), where it stays unless its size
+ * takes fewer bytes. Under lock. */
 static void put_column(struct hp_buf *out, const uint8_t *raw, size_t n, int compress)
 {
 	size_t bound = ZSTD_compressBound(n), z = 0;
 	uint8_t *p = hp_buf_reserve(out, 2 * HP_VARINT_MAX_BYTES + (bound > n ? bound : n));
-	uint8_t *q;
+	uint8_t *q, *start = p;
+	size_t gap;
 
 	if (!p)
 		return;
-	q = p + 2 * HP_VARINT_MAX_BYTES; /* the frame first, its sizes before it after */
+	p += hp_varint_put(p, n);
+	gap = (size_t)(p - start);
+	q = p + gap;
 	if (cctx && compress && n >= 64) {
-		z = ZSTD_compress2(cctx, q, bound, raw, n);
+		z = ZSTD_compressSequences(cctx, q, bound, NULL, 0, raw, n); /* literals only */
 		if (ZSTD_isError(z) || z >= n)
 			z = 0;
 	}
-	if (!z)
-		memcpy(q, raw, n);
-	p += hp_varint_put(p, n);
 	p += hp_varint_put(p, z);
-	memmove(p, q, z ? z : n);
-	out->len += (size_t)(p - (out->data + out->len)) + (z ? z : n);
+	if (!z)
+		memcpy(p, raw, n);
+	else if (p != q)
+		memmove(p, q, z);
+	out->len += (size_t)(p - start) + (z ? z : n);
 }
 
 static int grow(struct hp_buf *b, size_t need)
@@ -127,9 +134,11 @@ static int grow(struct hp_buf *b, size_t need)
 	return 0;
 }
 
-/* The chunk-local slot of bucket, its key read once per chunk. Under lock. */
-static uint32_t slot_of(uint32_t bucket, uint64_t *nbuckets)
+/* The chunk-local slot of bucket, its key read once per chunk; nbuckets
+ * (a struct hp_ev_head's) counts them (hp_ev_slot_fn). Under lock. */
+static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_t bucket)
 {
+	uint64_t *nbuckets = ctx;
 	uint32_t h = (bucket * 0x9e3779b1u) & (SLOTS - 1);
 	uint32_t stack, type, origin;
 	uint64_t size;
@@ -161,18 +170,9 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 		err = -ENOMEM;
 		goto lost;
 	}
-	if ((uint16_t)++fl->gen == 0) { /* wrapped: every entry would look current */
+	if (++fl->gen == 0) { /* wrapped: every entry would look current */
 		memset(fl->table, 0, sizeof fl->table);
-		memset(fl->addrs, 0, sizeof fl->addrs);
 		fl->gen = 1;
-	}
-	for (uint32_t i = from, last = 0, last_slot = 0; i < to; i++) {
-		uint32_t bucket = b->ev[i].bucket;
-		if (bucket && bucket != last) { /* a loop allocating at one site: no lookup */
-			last = bucket;
-			last_slot = slot_of(bucket, &h.nbuckets);
-		}
-		fl->slot_of[i - from] = last_slot;
 	}
 	h.thread = b->thread;
 	h.tick_origin = tick_origin;
@@ -183,14 +183,19 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 	h.count = to - from;
 	fl->out.len = 0;
 	fl->out.err = 0;
-	hp_ev_encode_head(&fl->out, &h, fl->buckets);
 	{
 		uint8_t *col[HP_EV_COLS] = {fl->col[0], fl->col[1], fl->col[2], fl->col[3]};
 		size_t len[HP_EV_COLS];
+		memset(fl->addrs, 0, sizeof fl->addrs);
 		memset(fl->reuse.n, 0, sizeof fl->reuse.n);
 		memset(fl->reuse.top, 0, sizeof fl->reuse.top);
-		hp_ev_encode_columns(&h, &b->ev[from], fl->slot_of, col, len, fl->addrs, SLOTS - 1,
-				     (uint16_t)fl->gen, &fl->reuse);
+		/* The columns first: they number the chunk's buckets as they
+		 * meet them (slot_of), in one pass over the events. */
+		hp_ev_encode_columns(&h, &b->ev[from], slot_of, &h.nbuckets, col, len, fl->addrs,
+				     SLOTS - 1, &fl->reuse);
+		if (hp_buf_reserve(&fl->out, HP_FORMAT_FRAME_BYTES)) /* hp_writer_put's frame */
+			fl->out.len = HP_FORMAT_FRAME_BYTES;
+		hp_ev_encode_head(&fl->out, &h, fl->buckets);
 		/* The address column stored as it is: zstd takes about 20
 		 * instructions a byte, and that column, the largest, gives
 		 * back 12% of it (churn); the others 50 to 70%, or 25% for
@@ -199,8 +204,8 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 			put_column(&fl->out, col[c], len[c], c != HP_EV_COL_ADDR);
 	}
 	err = fl->out.err ? fl->out.err
-			  : hp_writer_put(HP_REC_EVENTS, fl->out.data, fl->out.len,
-					  flags | HP_WRITE_STORED);
+			  : hp_writer_put(HP_REC_EVENTS, fl->out.data,
+					  fl->out.len - HP_FORMAT_FRAME_BYTES, flags);
 	if (err)
 		goto lost;
 	b->flushed = to;

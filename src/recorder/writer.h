@@ -36,9 +36,6 @@ enum {
 	 * its table locks and the live blocks' vtables may be read (other
 	 * threads hold those locks only for a few stores). */
 	HP_WRITE_OUTSIDE = 4,
-	/* hp_writer_put: the payload is written as it is, not compressed
-	 * (the event log compresses its columns itself). */
-	HP_WRITE_STORED = 8,
 };
 
 /* Who this process is in a recorded run; decides the capture's name. */
@@ -105,13 +102,16 @@ void hp_writer_sample_owed(uint64_t now_ns, uint64_t heap_bytes);
  * not async-signal-safe. */
 uint32_t hp_writer_timeline(void);
 
-/* Appends one record of type with payload data[0..len) (compressed as
- * every record), creating the file first if it is not there (the event
- * log's chunks, events.c). Returns 0 or -errno; -ESRCH in a process that
- * does not own the capture, -EDEADLK when the lock was not taken (flags
- * as hp_writer_snapshot's). Takes the writer's lock; no allocation from
- * malloc; async-signal-safe with HP_WRITE_FATAL or HP_WRITE_SIGNAL. */
-int hp_writer_put(unsigned type, const void *data, size_t len, unsigned flags);
+/* Appends one record of type whose payload, rec[HP_FORMAT_FRAME_BYTES ..
+ * HP_FORMAT_FRAME_BYTES + len), is written as it is (not compressed: the
+ * event log's chunks, events.c, compress their columns themselves), its
+ * frame into rec[0 .. HP_FORMAT_FRAME_BYTES) and the whole in one write,
+ * without a copy; creates the file first if it is not there. Returns 0 or
+ * -errno; -ESRCH in a process that does not own the capture, -EDEADLK when
+ * the lock was not taken (flags as hp_writer_snapshot's). Takes the
+ * writer's lock; no allocation from malloc; async-signal-safe with
+ * HP_WRITE_FATAL or HP_WRITE_SIGNAL. */
+int hp_writer_put(unsigned type, uint8_t *rec, size_t len, unsigned flags);
 
 /* Closes the file (when the descriptor is still ours). Later snapshots are
  * dropped. Takes the writer's lock; no allocation; not async-signal-safe. */

@@ -453,6 +453,33 @@ HP_TEST(record_too_large_refused)
 	free(f.data);
 }
 
+/* hp_format_crc is zlib's CRC-32 (what the reader checks, decode.c) at every
+ * length and alignment, whole or continued piece by piece: its folding
+ * path (PCLMULQDQ, 64 bytes and up) and the byte path for the rest. */
+HP_TEST(crc_is_zlibs)
+{
+	static uint8_t buf[70000];
+	uint64_t x = 88172645463325252ull;
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof buf; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+	for (size_t n = 0; n <= 1100; n++)
+		for (size_t off = 0; off < 16; off += 5)
+			bad += hp_format_crc(0, buf + off, n) !=
+			       (uint32_t)crc32(0, buf + off, (uInt)n);
+	expect_eq_u64((uint64_t)bad, 0, "lengths 0 to 1100 at offsets 0, 5, 10, 15");
+	expect_eq_u64(hp_format_crc(0, buf, sizeof buf), (uint32_t)crc32(0, buf, sizeof buf),
+		      "70,000 bytes");
+	expect_eq_u64(hp_format_crc(hp_format_crc(hp_format_crc(0, buf, 100), buf + 100, 4000),
+				    buf + 4100, 77),
+		      (uint32_t)crc32(0, buf, 4177), "continued in pieces of 100, 4,000 and 77");
+	expect_eq_u64(hp_format_crc(0, (const uint8_t *)"123456789", 9), 0xcbf43926,
+		      "the check value of CRC-32 (zlib's polynomial)");
+}
+
 /* ---- cursors ------------------------------------------------------------ */
 
 HP_TEST(cursor_bounds)

@@ -20,6 +20,7 @@
 
 #include "../../src/format/capture.h"
 #include "../../src/format/decode.h"
+#include "../../src/format/format.h"
 #include "../../src/recorder/aggregate.h"
 #include "../../src/recorder/live.h"
 #include "../../src/recorder/modules.h"
@@ -145,6 +146,44 @@ HP_TEST(writer_disk_full_every_offset)
 		expect_true(0, "the final file reads");
 	}
 	hp_capture_free(&cap);
+	hp_writer_close();
+}
+
+/* hp_writer_put (the event log's chunks): the payload framed where it
+ * lies and written whole, its CRC the reader's; a disk that fills at every
+ * offset of the record leaves the file whole, the record cut off again. */
+HP_TEST(writer_put_frames_in_place)
+{
+	static uint8_t rec[HP_FORMAT_FRAME_BYTES + 5000];
+	struct hp_capture cap;
+	uint64_t before, bad = 0, failures = 0;
+
+	open_capture("put.hpf");
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "a snapshot first");
+	for (size_t i = 0; i < 5000; i++)
+		rec[HP_FORMAT_FRAME_BYTES + i] = (uint8_t)(i * 7 + i / 251);
+	before = file_size();
+	expect_eq_u64(hp_writer_put(200, rec, 5000, 0), 0, "put"); /* a type readers skip */
+	expect_eq_u64(file_size(), before + HP_FORMAT_FRAME_BYTES + 5000, "frame and payload");
+	expect_true(memcmp(rec, HP_FORMAT_RECORD_TAG, 4) == 0, "framed in place");
+	if (load(&cap) < 0 || cap.file_bytes != file_size())
+		expect_true(0, "the reader reads it without damage (its CRC)");
+	hp_capture_free(&cap);
+	for (int64_t k = 0; k < HP_FORMAT_FRAME_BYTES + 5000; k += 97) {
+		before = file_size();
+		seam_disk_full_after(k);
+		if (hp_writer_put(200, rec, 5000, 0) != 0) {
+			failures++;
+			bad += file_size() != before;
+		}
+		seam_restore();
+		if (load(&cap) < 0 || cap.file_bytes != file_size())
+			bad++;
+		hp_capture_free(&cap);
+	}
+	expect_eq_u64(failures, (HP_FORMAT_FRAME_BYTES + 5000 + 96) / 97,
+		      "every budget short of the record fails");
+	expect_eq_u64(bad, 0, "and leaves the file as it was, without damage");
 	hp_writer_close();
 }
 
