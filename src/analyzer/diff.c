@@ -3,9 +3,9 @@
  *
  * Each side's buckets come summed per stack (the model's hp_mstack.v).
  * Every stack of NEW, then of BASE, is looked up by the hash of its chain
- * in a hash index of the entries (table.h); a hash hit is confirmed by
- * comparing the chains name by name, so a hash collision never merges two
- * chains.
+ * in a hash index of the entries (struct chain_index); a hash hit is
+ * confirmed by comparing the chains name by name, so a hash collision
+ * never merges two chains.
  * NEW goes first so that an entry found on both sides is shown with NEW's
  * locations (its file:line are the current ones).
  */
@@ -23,7 +23,6 @@
 
 #include "../common/hash.h"
 #include "../common/strtab.h"
-#include "../common/table.h"
 
 /* A model's function names hashed once each: hash[base[l] + k] is the
  * hash of symbolic frame k of location l (a million stacks share far
@@ -205,41 +204,103 @@ static struct hp_values *own_side(struct hp_diff *d, struct hp_diff_entry *e, in
 	return v;
 }
 
+/* The entries by their chain's hash while the sides are added: open
+ * addressing with linear probing, each slot an entry's index + 1 (0:
+ * empty), at most half full. A slot is 4 bytes: the hashes are the
+ * entries' own (entry_hash), where a general index (table.h) keeps each
+ * item's hash beside it, 12 bytes a slot: at 2^20 chains 8 MiB, not
+ * 48 MiB and, as it grows, the old table beside the new. */
+struct chain_index {
+	uint32_t *slots;
+	size_t mask;  /* slots - 1; 0 before the first add */
+	size_t count; /* entries indexed */
+};
+
+/* An entry's chain hash, held in its change (as bits: it is not a
+ * number) from its making until the entries are ranked, which sets
+ * change. */
+static uint64_t entry_hash(const struct hp_diff_entry *e)
+{
+	uint64_t h;
+
+	memcpy(&h, &e->change, sizeof h);
+	return h;
+}
+
+static void slot_place(uint32_t *slots, size_t mask, uint64_t h, uint32_t item1)
+{
+	size_t k = (size_t)h & mask;
+
+	while (slots[k])
+		k = (k + 1) & mask;
+	slots[k] = item1;
+}
+
+/* Indexes entry i of entries (its hash set), the table grown first when
+ * the entry would take it past half full. Returns 0 or -ENOMEM. */
+static int index_add(struct chain_index *t, const struct hp_diff_entry *entries, uint32_t i)
+{
+	if ((t->count + 1) * 2 > t->mask + 1) {
+		size_t mask = t->mask ? t->mask * 2 + 1 : 63;
+		uint32_t *slots = calloc(mask + 1, sizeof *slots);
+		if (!slots)
+			return -ENOMEM;
+		for (size_t k = 0; t->slots && k <= t->mask; k++)
+			if (t->slots[k])
+				slot_place(slots, mask, entry_hash(&entries[t->slots[k] - 1]),
+					   t->slots[k]);
+		free(t->slots);
+		t->slots = slots;
+		t->mask = mask;
+	}
+	slot_place(t->slots, t->mask, entry_hash(&entries[i]), i + 1);
+	t->count++;
+	return 0;
+}
+
+static void index_free(struct chain_index *t)
+{
+	free(t->slots);
+	memset(t, 0, sizeof *t);
+}
+
 /* Adds the stacks of m that have buckets to the entries, which have room
  * for every stack of both sides. which: 0 = NEW, 1 = BASE. Returns 0 or
  * -ENOMEM. */
-static int add_side(struct hp_diff *d, struct hp_hindex *t, const struct names *names,
+static int add_side(struct hp_diff *d, struct chain_index *t, const struct names *names,
 		    const struct hp_model *m, int which)
 {
 	for (uint32_t s = 0; s < m->nstacks; s++) {
-		struct hp_hindex_probe it;
 		struct hp_diff_entry *e = NULL;
 		const struct hp_values **side;
 		struct hp_values *sum;
 		uint64_t h;
-		uint32_t i;
 
 		if (!m->stacks[s].nbuckets)
 			continue;
 		h = chain_hash(&names[which], m, s);
-		hp_hindex_probe(t, h, &it);
-		while ((i = hp_hindex_next(t, &it)) != HP_HINDEX_NONE) {
-			const struct hp_diff_entry *o = &d->entries[i];
-			if (chain_equal(o->model, &names[o->model == m ? which : !which], o->stack,
+		for (size_t k = (size_t)h & t->mask; t->slots && t->slots[k];
+		     k = (k + 1) & t->mask) {
+			struct hp_diff_entry *o = &d->entries[t->slots[k] - 1];
+			if (entry_hash(o) == h &&
+			    chain_equal(o->model, &names[o->model == m ? which : !which], o->stack,
 					m, &names[which], s)) {
-				e = &d->entries[i];
+				e = o;
 				break;
 			}
 		}
 		if (!e) {
-			if (d->nentries >= HP_HINDEX_NONE ||
-			    hp_hindex_add(t, h, (uint32_t)d->nentries))
+			if (d->nentries >= UINT32_MAX - 1)
 				return -ENOMEM;
-			e = &d->entries[d->nentries++];
+			e = &d->entries[d->nentries];
 			memset(e, 0, sizeof *e);
 			e->model = m;
 			e->stack = s;
 			e->base = e->new = &zeros;
+			memcpy(&e->change, &h, sizeof h);
+			if (index_add(t, d->entries, (uint32_t)d->nentries))
+				return -ENOMEM;
+			d->nentries++;
 		}
 		side = which ? &e->base : &e->new;
 		if (*side == &zeros && !m->stacks[s].suppressed) {
@@ -291,7 +352,7 @@ int hp_diff_build(struct hp_diff *d, const struct hp_model *base, const struct h
 int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at_peak,
 		     const struct hp_model *new, int new_at_peak, enum hp_metric metric)
 {
-	struct hp_hindex t = {0};
+	struct chain_index t = {0};
 	struct names names[2] = {{0}}; /* NEW's, BASE's */
 	struct hp_strtab ids = {0};    /* their function names */
 	struct hp_strtab lids = {0};   /* their locations' lists of names */
@@ -324,6 +385,8 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		ret = add_side(d, &t, names, new, 0);
 	if (!ret)
 		ret = add_side(d, &t, names, base, 1);
+	/* Matched: the index goes before the ranking's arrays come. */
+	index_free(&t);
 	if (ret)
 		goto err;
 	if (base_at_peak)
@@ -361,7 +424,7 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		hp_diff_figures(d->entries[i].new, metric, &fn, &unused);
 		d->entries[i].change = fn - fb;
 		r[i].change = fabs(d->entries[i].change);
-		r[i].order = (uint32_t)i; /* nentries < HP_HINDEX_NONE (add_side) */
+		r[i].order = (uint32_t)i; /* nentries < UINT32_MAX (add_side) */
 	}
 	hp_sort(r, d->nentries, sizeof *r, by_change);
 	/* The entries into their ranks in place, one cycle of the
@@ -399,7 +462,7 @@ out:
 	names_free(&names[1]);
 	hp_strtab_free(&ids);
 	hp_strtab_free(&lids);
-	hp_hindex_free(&t);
+	index_free(&t);
 	return ret;
 }
 

@@ -1503,16 +1503,22 @@ err:
 	return ret;
 }
 
-static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top,
-			  struct ranked *rank)
+/* The snapshot's rows, ranked, and its flame graphs. The stacks' rank
+ * (16 bytes a stack) is made here and freed before the flame graphs,
+ * which take the page's most memory (2^20 stacks: their nodes and
+ * index, hundreds of MB). */
+static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top)
 {
 	const struct hp_cap_snapshot *s = m->snap;
 	double total[NCOLS], v[NCOLS], other[NCOLS] = {0};
 	size_t n = 0, kept;
 	uint64_t lost = 0;
 	uint64_t peak_ns = s->peak_time_ns;
+	struct ranked *rank = malloc((m->nstacks ? m->nstacks : 1) * sizeof *rank);
 	int ret;
 
+	if (!rank)
+		return -ENOMEM;
 	hp_heapview_peak_time(m, &peak_ns); /* --heap: the heap's own peak */
 	cols_of(&m->total, total);
 	for (size_t id = 1; id < m->nstacks; id++) {
@@ -1559,8 +1565,10 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	fputs("],\"rows\":[", f);
 	for (size_t i = 0; i < kept; i++) {
 		uint32_t idx;
-		if ((ret = stack_of(p, m, rank[i].stack, &idx)))
+		if ((ret = stack_of(p, m, rank[i].stack, &idx))) {
+			free(rank);
 			return ret;
+		}
 		inuse_cols_of(m, rank[i].stack, v);
 		fprintf(f, "%s[%" PRIu32, i ? "," : "", idx);
 		json_cols(f, v);
@@ -1571,6 +1579,7 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 		for (int c = 0; c < NCOLS; c++)
 			other[c] += v[c];
 	}
+	free(rank);
 	fprintf(f, "],\"other\":[%zu", n - kept);
 	json_cols(f, other);
 	fputc(']', f);
@@ -1657,7 +1666,6 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	struct page p = {0};
 	struct hp_model m;
 	struct hp_model *last = opts ? opts->last_model : NULL;
-	struct ranked *rank = NULL;
 	struct hp_site_series *sites = NULL;
 	struct hp_tl_groups tgroups[HP_HTML_TL_DIMS] = {0};
 	struct ev_page ev = {0};
@@ -1678,12 +1686,6 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 	if (!cap->nsnapshots) {
 		snprintf(err, errlen, "the capture has no snapshot");
 		ret = -ENOENT;
-		goto out;
-	}
-	rank = malloc((cap->nstacks ? cap->nstacks : 1) * sizeof *rank);
-	if (!rank) {
-		snprintf(err, errlen, "out of memory");
-		ret = -ENOMEM;
 		goto out;
 	}
 	if (!title) {
@@ -1765,7 +1767,7 @@ int hp_html_write(FILE *f, const struct hp_capture *cap, const struct hp_html_op
 		} else {
 			fputc(',', f);
 		}
-		ret = write_snapshot(f, &p, &m, top, rank);
+		ret = write_snapshot(f, &p, &m, top);
 		/* The sites over the whole run: from the last snapshot's model,
 		 * their stacks in the page's table. */
 		if (!ret && i + 1 == cap->nsnapshots) {
@@ -1846,7 +1848,6 @@ out:
 		free(map_types[k]);
 	free(map_types);
 	map_page_free(&map_page);
-	free(rank);
 	page_free(&p);
 	return ret;
 }

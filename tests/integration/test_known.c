@@ -220,6 +220,45 @@ HP_TEST(million_stacks_analyzer_memory)
 	}
 }
 
+/* The same commands on tests/programs/millionstacks: 2^20 stacks of
+ * about 26 frames, deeper than analyzerstacks' 13 to 23, so that each
+ * model's location lists take 4 bytes a frame more. report and export
+ * meet issue 25's 500 MB; html and diff do not yet
+ * (docs/internals/analyzer-memory.md, "What is left") and are held to
+ * their figures now with about 1.5% of room: diff took 533 MiB with its
+ * chains indexed 12 bytes a slot until the diff was made (511 MiB now),
+ * html 808 MiB with the stacks' rank held under its flame graph (792). */
+HP_TEST(million_deep_stacks_analyzer_memory)
+{
+	static const struct {
+		const char *cmd;
+		long kib;
+	} cmds[] = {
+		{"report %s", 500000000 / 1024},
+		{"export --format pprof -o %s.pb.gz %s", 500000000 / 1024},
+		{"html -o %s.html %s", 800 * 1024},
+		{"diff %s %s", 520 * 1024},
+	};
+	char cap[512], args[1600];
+
+	if (!hp_test_need("/usr/bin/time", "time"))
+		return;
+	snprintf(cap, sizeof cap, "%s/deepstacks.hpf", hp_test_tmp());
+	if (!expect_eq_u64(hp_test_sh("%s/heapprof run -q -o %s -- %s/tests/programs/millionstacks "
+				      "> /dev/null",
+				      hp_test_build(), cap, hp_test_build()),
+			   0, "exit status"))
+		return;
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		long kib;
+		snprintf(args, sizeof args, cmds[i].cmd, cap, cap);
+		kib = peak_rss_kib(args);
+		printf("  heapprof %s: peak RSS %.1f MiB (bound %.1f)\n", args, kib / 1024.0,
+		       cmds[i].kib / 1024.0);
+		expect_true(kib > 0 && kib <= cmds[i].kib, "within its bound");
+	}
+}
+
 /* --max-stacks 1000 on the same program: the table holds the first 1,000
  * stacks; every other block is counted (the totals exact) under no stack,
  * said lost, and the report's summary says so. */
