@@ -267,6 +267,38 @@ void hp_rec_hist_put(struct hp_buf *b, const struct hp_rec_hist *h)
 	put_classes(b, h->life, HP_HIST_LIFE_CLASSES);
 }
 
+/* One run of put_classes with at most class c (1-based; 0: none) set to
+ * n: its length, c - 1 zero classes (a byte each), then n. */
+static uint8_t *put_one_class(uint8_t *p, unsigned c, uint64_t n)
+{
+	if (!c || !n) {
+		*p++ = 0;
+		return p;
+	}
+	p += hp_varint_put(p, c);
+	memset(p, 0, c - 1);
+	p += c - 1;
+	return p + hp_varint_put(p, n);
+}
+
+void hp_rec_hist_put_one(struct hp_buf *b, unsigned size_class, uint64_t size_count,
+			 unsigned life_class, uint64_t life_count)
+{
+	uint8_t *p;
+
+	if (size_class > HP_HIST_SIZE_CLASSES || life_class > HP_HIST_LIFE_CLASSES) {
+		b->err = b->err ? b->err : -EINVAL;
+		return;
+	}
+	p = hp_buf_reserve(b, 2 * HP_VARINT_MAX_BYTES + HP_HIST_SIZE_CLASSES +
+				      HP_HIST_LIFE_CLASSES);
+	if (!p)
+		return;
+	p = put_one_class(p, size_class, size_count);
+	p = put_one_class(p, life_class, life_count);
+	b->len = (size_t)(p - b->data);
+}
+
 void hp_rec_count_put(struct hp_buf *b, uint64_t n)
 {
 	hp_buf_put_u(b, n);

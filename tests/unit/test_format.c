@@ -440,6 +440,43 @@ HP_TEST(hist_runs_end_at_the_last_class_set)
 	}
 }
 
+/* hp_rec_hist_put_one writes the bytes hp_rec_hist_put writes for the
+ * histogram it stands for: every size class and lifetime class (none
+ * included), with counts of 0, 1, 127, 128 and 2^32 - 1. */
+HP_TEST(hist_put_one_is_hist_put)
+{
+	static const uint64_t counts[] = {0, 1, 127, 128, 0xffffffffu};
+	unsigned differ = 0, cases = 0;
+
+	for (unsigned sc = 0; sc <= HP_HIST_SIZE_CLASSES; sc++)
+		for (unsigned lc = 0; lc <= HP_HIST_LIFE_CLASSES; lc++)
+			for (unsigned k = 0; k < 5; k++) {
+				struct hp_rec_hist h = {0};
+				struct hp_buf full = new_buf(), one = new_buf();
+				uint64_t sn = counts[k], ln = counts[4 - k];
+
+				if (sc)
+					h.size[sc - 1] = sn;
+				if (lc)
+					h.life[lc - 1] = ln;
+				hp_rec_hist_put(&full, &h);
+				hp_rec_hist_put_one(&one, sc, sn, lc, ln);
+				cases++;
+				differ += full.len != one.len ||
+					  memcmp(full.data, one.data, full.len) != 0;
+				free(full.data);
+				free(one.data);
+			}
+	expect_eq_u64(cases, 25 * 18 * 5, "cases");
+	expect_eq_u64(differ, 0, "histograms whose bytes differ");
+
+	struct hp_buf b = new_buf();
+	hp_rec_hist_put_one(&b, HP_HIST_SIZE_CLASSES + 1, 1, 0, 0);
+	expect_eq_u64((uint64_t)b.err, (uint64_t)-EINVAL, "a class past the last is refused");
+	expect_eq_u64(b.len, 0, "and nothing written");
+	free(b.data);
+}
+
 HP_TEST(record_too_large_refused)
 {
 	struct hp_buf f = new_buf();
