@@ -343,12 +343,20 @@ void hp_rec_module_event_put(struct hp_buf *b, const struct hp_rec_module_event 
 	HP_REC_MODULE_LOAD(PUT)
 }
 
+/* Room for the whole stack is reserved once: the values then go in with
+ * no check each (a capture's exit writes every stack, 2^20 of them in
+ * bench/analyzer/manystacks 10). */
 void hp_rec_stack_put(struct hp_buf *b, const uint64_t *frames, uint32_t depth)
 {
-	hp_buf_put_u(b, depth);
-	hp_buf_put_u(b, frames[0]);
+	uint8_t *p = hp_buf_reserve(b, HP_VARINT_MAX_BYTES * ((size_t)depth + 2));
+
+	if (!p)
+		return;
+	p += hp_varint_put(p, depth);
+	p += hp_varint_put(p, frames[0]);
 	for (uint32_t i = 1; i < depth; i++)
-		hp_buf_put_s(b, (int64_t)(frames[i] - frames[i - 1]));
+		p += hp_varint_put(p, hp_zigzag_encode((int64_t)(frames[i] - frames[i - 1])));
+	b->len = (size_t)(p - b->data);
 }
 
 void hp_rec_sample_put(struct hp_buf *b, const struct hp_rec_sample *v, uint64_t *prev_ns)

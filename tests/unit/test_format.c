@@ -477,6 +477,35 @@ HP_TEST(hist_put_one_is_hist_put)
 	free(b.data);
 }
 
+/* hp_rec_stack_put writes a stack as its depth, its first frame and the
+ * differences between frames (signed), one value at a time as
+ * hp_buf_put_u and hp_buf_put_s write them: deltas up and down, of one
+ * byte to ten, depths 1 to 200. */
+HP_TEST(stack_put_is_depth_first_then_deltas)
+{
+	static const uint64_t steps[] = {0, 1, 63, 64, 0x1234, (uint64_t)-1, (uint64_t)-4096,
+					 1ull << 40, 0x8000000000000000ull};
+	unsigned differ = 0;
+
+	for (uint32_t depth = 1; depth <= 200; depth += depth < 8 ? 1 : 37) {
+		uint64_t frames[200];
+		struct hp_buf ref = new_buf(), b = new_buf();
+
+		frames[0] = 0x7f0000001000ull + depth;
+		for (uint32_t i = 1; i < depth; i++)
+			frames[i] = frames[i - 1] + steps[(i * 7 + depth) % 9];
+		hp_buf_put_u(&ref, depth);
+		hp_buf_put_u(&ref, frames[0]);
+		for (uint32_t i = 1; i < depth; i++)
+			hp_buf_put_s(&ref, (int64_t)(frames[i] - frames[i - 1]));
+		hp_rec_stack_put(&b, frames, depth);
+		differ += ref.len != b.len || memcmp(ref.data, b.data, b.len) != 0;
+		free(ref.data);
+		free(b.data);
+	}
+	expect_eq_u64(differ, 0, "stacks whose bytes differ");
+}
+
 HP_TEST(record_too_large_refused)
 {
 	struct hp_buf f = new_buf();
