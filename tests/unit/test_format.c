@@ -506,6 +506,41 @@ HP_TEST(stack_put_is_depth_first_then_deltas)
 	expect_eq_u64(differ, 0, "stacks whose bytes differ");
 }
 
+/* A part that is its field list (hp_rec_bucket_put) is its fields' u
+ * varints in order, as hp_buf_put_u writes them, from 1 byte to 10; a
+ * buffer that cannot grow takes none of it. */
+HP_TEST(bucket_put_is_its_fields_in_order)
+{
+	struct hp_rec_bucket v = {.stack_id = 1, .type_tag = 0xffffffffu, .origin_tag = 128,
+				  .size = 0, .alloc_count = UINT64_MAX, .alloc_bytes = 1ull << 35,
+				  .free_count = 127, .free_bytes = 16384, .peak_count = 3,
+				  .peak_bytes = 1ull << 63, .temp_count = 7, .temp_bytes = 300};
+	struct hp_buf ref = new_buf(), b = new_buf();
+	uint8_t small[64];
+	struct hp_buf full = {.data = small, .cap = sizeof small};
+
+	hp_buf_put_u(&ref, v.stack_id);
+	hp_buf_put_u(&ref, v.type_tag);
+	hp_buf_put_u(&ref, v.origin_tag);
+	hp_buf_put_u(&ref, v.size);
+	hp_buf_put_u(&ref, v.alloc_count);
+	hp_buf_put_u(&ref, v.alloc_bytes);
+	hp_buf_put_u(&ref, v.free_count);
+	hp_buf_put_u(&ref, v.free_bytes);
+	hp_buf_put_u(&ref, v.peak_count);
+	hp_buf_put_u(&ref, v.peak_bytes);
+	hp_buf_put_u(&ref, v.temp_count);
+	hp_buf_put_u(&ref, v.temp_bytes);
+	hp_rec_bucket_put(&b, &v);
+	expect_eq_u64(b.len, ref.len, "bytes");
+	expect_true(b.len == ref.len && memcmp(b.data, ref.data, b.len) == 0, "the same bytes");
+	hp_rec_bucket_put(&full, &v);
+	expect_eq_u64((uint64_t)full.err, (uint64_t)-ENOMEM, "no room, no grow: -ENOMEM");
+	expect_eq_u64(full.len, 0, "and nothing written");
+	free(ref.data);
+	free(b.data);
+}
+
 HP_TEST(record_too_large_refused)
 {
 	struct hp_buf f = new_buf();
