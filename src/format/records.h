@@ -451,6 +451,13 @@ void hp_rec_hists_put(struct hp_buf *b, const struct hp_rec_hists *h);
 /* count is bounded by the bytes left (a bucket takes two at least). */
 int hp_rec_hists_get(struct hp_cursor *c, struct hp_rec_hists *h);
 void hp_rec_hist_put(struct hp_buf *b, const struct hp_rec_hist *h);
+/* The bytes hp_rec_hist_put writes for a histogram whose one size class
+ * size_class (1-based; 0: none) counts size_count and whose one life
+ * class life_class (likewise) counts life_count, every other class 0:
+ * the recorder's histogram word (aggregate.c) encoded without expanding
+ * it to every class. A class past the last sets b->err to -EINVAL. */
+void hp_rec_hist_put_one(struct hp_buf *b, unsigned size_class, uint64_t size_count,
+			 unsigned life_class, uint64_t life_count);
 int hp_rec_hist_get(struct hp_cursor *c, struct hp_rec_hist *h);
 
 /* --- BLOCKS: hp_rec_hists (seq, count), count x hp_rec_block (minor 4) */

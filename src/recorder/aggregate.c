@@ -1199,6 +1199,21 @@ void hp_agg_hist(uint32_t id, struct hp_rec_hist *out)
 	}
 }
 
+int hp_agg_hist_one(uint32_t id, unsigned *size_class, uint64_t *size_count,
+		    unsigned *life_class, uint64_t *life_count)
+{
+	const struct bucket *b = bucket_at(id);
+	uint64_t w = __atomic_load_n(&b->hist, __ATOMIC_ACQUIRE);
+
+	if (w & HIST_SPILLED)
+		return 0;
+	*size_class = w >> HIST_SIZE_SHIFT & HIST_CLASS_MASK;
+	*size_count = *size_class ? (uint32_t)GET(b->alloc_count) : 0;
+	*life_class = w >> HIST_LIFE_SHIFT & HIST_CLASS_MASK;
+	*life_count = *life_class ? (uint32_t)(w >> HIST_COUNT_SHIFT) : 0;
+	return 1;
+}
+
 int hp_agg_take_change(uint32_t id, int force, struct hp_rec_site *out)
 {
 	struct bucket *b = bucket_at(id);

@@ -121,6 +121,14 @@ void hp_agg_move(uint32_t from, uint32_t to, uint64_t size);
  * async-signal-safe, no allocation. */
 void hp_agg_hist(uint32_t id, struct hp_rec_hist *out);
 
+/* hp_agg_hist's histograms of bucket id while they have a class each at
+ * most (kept inline): the size class, 1-based (0: none), and its count,
+ * the lifetime class likewise (hp_rec_hist_put_one's arguments). Returns
+ * 1, or 0 when they have spilled (then hp_agg_hist reads them). As
+ * hp_agg_hist: lock-free, async-signal-safe, no allocation. */
+int hp_agg_hist_one(uint32_t id, unsigned *size_class, uint64_t *size_count,
+		    unsigned *life_class, uint64_t *life_count);
+
 /* The key of bucket id. Lock-free, async-signal-safe, no allocation. */
 void hp_agg_key(uint32_t id, uint32_t *stack_id, uint32_t *type_tag, uint32_t *origin_tag,
 		uint64_t *size);

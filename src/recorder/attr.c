@@ -287,7 +287,7 @@ uint64_t hp_attr_vtable_scan(void)
 	last_scan_births = births;
 	scanned_before = 1;
 	nranges = hp_modules_ranges(ranges, MAX_RANGES);
-	hp_live_walk(vtable_fn, &sc);
+	hp_live_walk_reading(vtable_fn, &sc);
 	hp_modules_unlock();
 	return sc.read_count;
 }

@@ -1019,6 +1019,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	uintptr_t mask;
 	uint32_t reads;       /* words noted (struct memo), kept here while walking */
 	uint64_t kept;        /* the kept frames among them */
+	uint32_t nkept;       /* bits set in kept (each frame's word is a later one) */
 	struct notes nt;      /* the words themselves */
 	int r;
 
@@ -1073,6 +1074,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	tr->reads = 0;
 	reads = 0;
 	kept = 0;
+	nkept = 0;
 	if (!max || rip < LOWEST_RIP)
 		goto out;
 	walked = 1;
@@ -1100,6 +1102,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 		} else {
 			reads = 0;
 			kept = 0;
+			nkept = 0;
 			rbp_at = base;
 			rip_at = UINT32_MAX;
 			lead = 1;
@@ -1109,8 +1112,10 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	stop = limit - walked + 1 < max ? limit - walked + 1 : max;
 	for (;;) {
 		frames[n++] = rip;
-		if (rip_at < MEMO_READS)
+		if (rip_at < MEMO_READS) {
 			kept |= 1ull << rip_at;
+			nkept++;
+		}
 		h = hp_hash_stack_step(h, rip);
 		if (n >= stop && (stop < max || max < 2))
 			break;
@@ -1137,12 +1142,9 @@ out:
 	 * read (not the starting rip) or the key's rip; from a key, when
 	 * the walk reached it and kept all it may (the frames the recorder's
 	 * own take from max + HP_UNWIND_SLACK are not in the key). */
-	if (reads <= MEMO_READS && (uint32_t)__builtin_popcountll(kept) + lead == n &&
-	    (!entry || (lead && stop == max))) {
-		for (uint32_t i = 0; i < reads; i++) {
-			tr->off[i] = nt.off[i];
-			tr->val[i] = nt.val[i];
-		}
+	if (reads <= MEMO_READS && nkept + lead == n && (!entry || (lead && stop == max))) {
+		memcpy(tr->off, nt.off, reads * sizeof *nt.off);
+		memcpy(tr->val, nt.val, reads * sizeof *nt.val);
 		tr->reads = reads;
 		tr->kept = kept;
 		tr->rip = key_rip;

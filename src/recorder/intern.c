@@ -152,9 +152,11 @@ uint32_t hp_intern_put(struct hp_intern *t, const uint64_t *key, uint32_t len)
 	return hp_intern_put_hashed(t, key, len, hp_hash_words(key, len, 0x68656170));
 }
 
-/* A new key (or one another thread is adding): under the lock. */
+/* A new key (or one another thread is adding): under the lock. x and
+ * empty are the index the caller probed and the empty slot it ended at. */
 static __attribute__((noinline)) uint32_t insert(struct hp_intern *t, const uint64_t *key,
-						 uint32_t len, uint64_t hash);
+						 uint32_t len, uint64_t hash,
+						 struct hp_intern_index *probed, uint32_t empty);
 
 uint32_t hp_intern_put_hashed(struct hp_intern *t, const uint64_t *key, uint32_t len,
 			      uint64_t hash)
@@ -168,17 +170,24 @@ uint32_t hp_intern_put_hashed(struct hp_intern *t, const uint64_t *key, uint32_t
 	if (!x || len > HP_INTERN_MAX_KEY_WORDS)
 		return 0;
 	id = probe(t, x, hash, key, len, &empty);
-	return id ? id : insert(t, key, len, hash);
+	return id ? id : insert(t, key, len, hash, x, empty);
 }
 
-static uint32_t insert(struct hp_intern *t, const uint64_t *key, uint32_t len, uint64_t hash)
+static uint32_t insert(struct hp_intern *t, const uint64_t *key, uint32_t len, uint64_t hash,
+		       struct hp_intern_index *probed, uint32_t empty)
 {
 	struct hp_intern_index *x;
-	uint32_t empty = 0, id; /* probe sets empty whenever it returns 0 */
+	uint32_t id = 0;
 
 	hp_spin_lock(&t->lock);
 	x = t->index;
-	id = probe(t, x, hash, key, len, &empty); /* another thread may have added it */
+	/* Another thread may have added the key since the caller's probe:
+	 * then at the slot the probe ended at (the slots before it held
+	 * other keys, and a slot is never emptied), unless the index grew.
+	 * While that slot is still empty in the same index, the key is not
+	 * in it and the slot is where it goes: no second probe. */
+	if (x != probed || __atomic_load_n(&x->slots[empty], __ATOMIC_RELAXED))
+		id = probe(t, x, hash, key, len, &empty);
 	if (!id && t->count < t->max_ids && t->used_words + len <= t->max_words) {
 		/* Keep the index at most three quarters full: probes stay
 		 * short (a miss reads 8.5 slots on average, a cache line). */

@@ -169,6 +169,13 @@ int hp_live_update(uintptr_t addr, hp_live_fn *fn, void *arg);
  * twice). O(slots). Not async-signal-safe; no allocation. */
 void hp_live_walk(hp_live_fn *fn, void *arg);
 
+/* hp_live_walk for an fn that reads each block's memory (attr.c's scan
+ * for vtables): each block is prefetched some slots before fn is called
+ * on it, so that the walk waits for memory at a fraction of the blocks.
+ * As hp_live_walk: not async-signal-safe, no allocation, the shards'
+ * locks in turn. */
+void hp_live_walk_reading(hp_live_fn *fn, void *arg);
+
 /* Live blocks and the bytes of recorder memory the shards occupy.
  * Lock-free (relaxed reads), async-signal-safe, no allocation. */
 void hp_live_usage(uint64_t *blocks, uint64_t *bytes);

@@ -750,12 +750,22 @@ static void collect_buckets(struct bucket_sums *sum, const struct hp_thread *unf
 	hists_buf.len = 0;
 	hists_buf.err = 0;
 	for (uint32_t id = hp_agg_next(0); id; id = hp_agg_next(id)) {
+		unsigned sc, lc;
+		uint64_t sn, ln;
+
 		hp_agg_read(id, &v);
-		hp_agg_hist(id, &h);
-		if (unfreed && id == unfreed->freeing_bucket && v.free_count)
+		if (unfreed && id == unfreed->freeing_bucket && v.free_count) {
+			hp_agg_hist(id, &h);
 			unfree(&v, &h, unfreed);
+			hp_rec_hist_put(&hists_buf, &h);
+		} else if (hp_agg_hist_one(id, &sc, &sn, &lc, &ln)) {
+			/* most buckets: no 41 classes to fill and scan */
+			hp_rec_hist_put_one(&hists_buf, sc, sn, lc, ln);
+		} else {
+			hp_agg_hist(id, &h);
+			hp_rec_hist_put(&hists_buf, &h);
+		}
 		hp_rec_bucket_put(&buckets_buf, &v);
-		hp_rec_hist_put(&hists_buf, &h);
 		sum->n++;
 		if (hp_agg_heap_of(id))
 			continue; /* a custom heap's: not in malloc's totals */

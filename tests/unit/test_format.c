@@ -440,6 +440,107 @@ HP_TEST(hist_runs_end_at_the_last_class_set)
 	}
 }
 
+/* hp_rec_hist_put_one writes the bytes hp_rec_hist_put writes for the
+ * histogram it stands for: every size class and lifetime class (none
+ * included), with counts of 0, 1, 127, 128 and 2^32 - 1. */
+HP_TEST(hist_put_one_is_hist_put)
+{
+	static const uint64_t counts[] = {0, 1, 127, 128, 0xffffffffu};
+	unsigned differ = 0, cases = 0;
+
+	for (unsigned sc = 0; sc <= HP_HIST_SIZE_CLASSES; sc++)
+		for (unsigned lc = 0; lc <= HP_HIST_LIFE_CLASSES; lc++)
+			for (unsigned k = 0; k < 5; k++) {
+				struct hp_rec_hist h = {0};
+				struct hp_buf full = new_buf(), one = new_buf();
+				uint64_t sn = counts[k], ln = counts[4 - k];
+
+				if (sc)
+					h.size[sc - 1] = sn;
+				if (lc)
+					h.life[lc - 1] = ln;
+				hp_rec_hist_put(&full, &h);
+				hp_rec_hist_put_one(&one, sc, sn, lc, ln);
+				cases++;
+				differ += full.len != one.len ||
+					  memcmp(full.data, one.data, full.len) != 0;
+				free(full.data);
+				free(one.data);
+			}
+	expect_eq_u64(cases, 25 * 18 * 5, "cases");
+	expect_eq_u64(differ, 0, "histograms whose bytes differ");
+
+	struct hp_buf b = new_buf();
+	hp_rec_hist_put_one(&b, HP_HIST_SIZE_CLASSES + 1, 1, 0, 0);
+	expect_eq_u64((uint64_t)b.err, (uint64_t)-EINVAL, "a class past the last is refused");
+	expect_eq_u64(b.len, 0, "and nothing written");
+	free(b.data);
+}
+
+/* hp_rec_stack_put writes a stack as its depth, its first frame and the
+ * differences between frames (signed), one value at a time as
+ * hp_buf_put_u and hp_buf_put_s write them: deltas up and down, of one
+ * byte to ten, depths 1 to 200. */
+HP_TEST(stack_put_is_depth_first_then_deltas)
+{
+	static const uint64_t steps[] = {0, 1, 63, 64, 0x1234, (uint64_t)-1, (uint64_t)-4096,
+					 1ull << 40, 0x8000000000000000ull};
+	unsigned differ = 0;
+
+	for (uint32_t depth = 1; depth <= 200; depth += depth < 8 ? 1 : 37) {
+		uint64_t frames[200];
+		struct hp_buf ref = new_buf(), b = new_buf();
+
+		frames[0] = 0x7f0000001000ull + depth;
+		for (uint32_t i = 1; i < depth; i++)
+			frames[i] = frames[i - 1] + steps[(i * 7 + depth) % 9];
+		hp_buf_put_u(&ref, depth);
+		hp_buf_put_u(&ref, frames[0]);
+		for (uint32_t i = 1; i < depth; i++)
+			hp_buf_put_s(&ref, (int64_t)(frames[i] - frames[i - 1]));
+		hp_rec_stack_put(&b, frames, depth);
+		differ += ref.len != b.len || memcmp(ref.data, b.data, b.len) != 0;
+		free(ref.data);
+		free(b.data);
+	}
+	expect_eq_u64(differ, 0, "stacks whose bytes differ");
+}
+
+/* A part that is its field list (hp_rec_bucket_put) is its fields' u
+ * varints in order, as hp_buf_put_u writes them, from 1 byte to 10; a
+ * buffer that cannot grow takes none of it. */
+HP_TEST(bucket_put_is_its_fields_in_order)
+{
+	struct hp_rec_bucket v = {.stack_id = 1, .type_tag = 0xffffffffu, .origin_tag = 128,
+				  .size = 0, .alloc_count = UINT64_MAX, .alloc_bytes = 1ull << 35,
+				  .free_count = 127, .free_bytes = 16384, .peak_count = 3,
+				  .peak_bytes = 1ull << 63, .temp_count = 7, .temp_bytes = 300};
+	struct hp_buf ref = new_buf(), b = new_buf();
+	uint8_t small[64];
+	struct hp_buf full = {.data = small, .cap = sizeof small};
+
+	hp_buf_put_u(&ref, v.stack_id);
+	hp_buf_put_u(&ref, v.type_tag);
+	hp_buf_put_u(&ref, v.origin_tag);
+	hp_buf_put_u(&ref, v.size);
+	hp_buf_put_u(&ref, v.alloc_count);
+	hp_buf_put_u(&ref, v.alloc_bytes);
+	hp_buf_put_u(&ref, v.free_count);
+	hp_buf_put_u(&ref, v.free_bytes);
+	hp_buf_put_u(&ref, v.peak_count);
+	hp_buf_put_u(&ref, v.peak_bytes);
+	hp_buf_put_u(&ref, v.temp_count);
+	hp_buf_put_u(&ref, v.temp_bytes);
+	hp_rec_bucket_put(&b, &v);
+	expect_eq_u64(b.len, ref.len, "bytes");
+	expect_true(b.len == ref.len && memcmp(b.data, ref.data, b.len) == 0, "the same bytes");
+	hp_rec_bucket_put(&full, &v);
+	expect_eq_u64((uint64_t)full.err, (uint64_t)-ENOMEM, "no room, no grow: -ENOMEM");
+	expect_eq_u64(full.len, 0, "and nothing written");
+	free(ref.data);
+	free(b.data);
+}
+
 HP_TEST(record_too_large_refused)
 {
 	struct hp_buf f = new_buf();
