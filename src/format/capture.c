@@ -86,10 +86,10 @@ static char *cursor_str(struct hp_capture *cap, struct hp_cursor *c)
 }
 
 /* Grows an array to hold at least n elements of elem bytes, charging
- * charged bytes an element; returns 0, -E2BIG (over the memory bound) or
- * -ENOMEM. */
-static int reserve_charged(struct hp_capture *cap, void **arr, size_t *alloc, size_t n,
-			   size_t elem, size_t charged)
+ * charged bytes an element, the new room zeroed when zero; returns 0,
+ * -E2BIG (over the memory bound) or -ENOMEM. */
+static int grow_charged(struct hp_capture *cap, void **arr, size_t *alloc, size_t n, size_t elem,
+			size_t charged, int zero)
 {
 	size_t c = *alloc ? *alloc : 16;
 	void *p;
@@ -103,10 +103,18 @@ static int reserve_charged(struct hp_capture *cap, void **arr, size_t *alloc, si
 	p = realloc(*arr, c * elem);
 	if (!p)
 		return -ENOMEM;
-	memset((char *)p + *alloc * elem, 0, (c - *alloc) * elem);
+	if (zero)
+		memset((char *)p + *alloc * elem, 0, (c - *alloc) * elem);
 	*arr = p;
 	*alloc = c;
 	return 0;
+}
+
+/* grow_charged, the new room zeroed. */
+static int reserve_charged(struct hp_capture *cap, void **arr, size_t *alloc, size_t n,
+			   size_t elem, size_t charged)
+{
+	return grow_charged(cap, arr, alloc, n, elem, charged, 1);
 }
 
 /* Grows an array to hold at least n elements; returns 0, -E2BIG (over the
@@ -120,21 +128,7 @@ static int reserve(struct hp_capture *cap, void **arr, size_t *alloc, size_t n, 
  * the same charges, the room not zeroed (its pages stay untouched). */
 static int reserve_lazy(struct hp_capture *cap, void **arr, size_t *alloc, size_t n, size_t elem)
 {
-	size_t c = *alloc ? *alloc : 16;
-	void *p;
-
-	if (n <= *alloc)
-		return 0;
-	while (c < n)
-		c *= 2;
-	if (c > SIZE_MAX / elem || charge(cap, (c - *alloc) * elem))
-		return -E2BIG;
-	p = realloc(*arr, c * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*alloc = c;
-	return 0;
+	return grow_charged(cap, arr, alloc, n, elem, elem, 0);
 }
 
 /* Gives back the room of an array grown by reserve past its n elements
