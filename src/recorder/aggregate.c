@@ -619,6 +619,11 @@ static __attribute__((noinline, cold)) int map_chunk(uint32_t id)
 	c = *slot;
 	if (!c) {
 		c = hp_os_map(CHUNK_BUCKETS * (sizeof *c + sizeof(struct bucket_tail)));
+		/* Past the first chunk, a program with many stacks: each
+		 * bucket is read before it is written (hp_agg_bucket's claim),
+		 * and the chunk fills (hp_os_populate). */
+		if (c && id >= CHUNK_BUCKETS)
+			hp_os_populate(c, CHUNK_BUCKETS * (sizeof *c + sizeof(struct bucket_tail)));
 		if (c)
 			__atomic_store_n(slot, c, __ATOMIC_RELEASE);
 	}

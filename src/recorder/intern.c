@@ -101,6 +101,8 @@ static int grow(struct hp_intern *t)
 
 	if (!x)
 		return -ENOMEM;
+	/* The rehash reads and writes slots all over it (hp_os_populate). */
+	hp_os_populate(x, index_bytes((old->mask + 1) * 2));
 	for (uint32_t i = 0; i <= old->mask; i++) {
 		uint32_t s = old->slots[i];
 		if (!s)

@@ -285,6 +285,8 @@ static __attribute__((noinline, cold)) int grow(struct shard *s)
 	fresh = hp_os_map((size_t)slots * sizeof *fresh);
 	if (!fresh)
 		return -ENOMEM;
+	/* The rehash reads and writes slots all over it (hp_os_populate). */
+	hp_os_populate(fresh, (size_t)slots * sizeof *fresh);
 	for (uint32_t i = 0; i < s->slots; i++) {
 		if (old[i].addr == EMPTY)
 			continue;

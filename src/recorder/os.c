@@ -74,6 +74,16 @@ HP_OS_DEFINE(int, hp_os_release, (void *p, size_t n))
 	return syscall(SYS_madvise, lo, hi - lo, MADV_DONTNEED) < 0 ? -errno : 0;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* linux/mman.h, Linux 5.14 */
+#endif
+
+HP_OS_DEFINE(int, hp_os_populate, (void *p, size_t n))
+{
+	/* The kernel's call, as hp_os_map's. */
+	return syscall(SYS_madvise, p, n, MADV_POPULATE_WRITE) < 0 ? -errno : 0;
+}
+
 HP_OS_DEFINE(int, hp_os_protect, (void *p, size_t n, int writable))
 {
 	return mprotect(p, n, PROT_READ | (writable ? PROT_WRITE : 0)) < 0 ? -errno : 0;

@@ -45,6 +45,15 @@ HP_OS_FN(void, hp_os_unmap, (void *p, size_t n));
  * -errno. Async-signal-safe, no allocation, no lock. */
 HP_OS_FN(int, hp_os_release, (void *p, size_t n));
 
+/* Backs every page of [p, p + n) (page-aligned, from hp_os_map) with
+ * writable memory now, in one call (madvise(2), MADV_POPULATE_WRITE), for a
+ * table about to be written all over: fresh anonymous memory read before it
+ * is written takes two faults a page (the zero page, then its copy), and a
+ * fault a page costs more than the kernel filling them in one pass. Returns
+ * 0 or -errno (-EINVAL before Linux 5.14: the pages then come as they are
+ * touched, as without it). Async-signal-safe, no allocation, no lock. */
+HP_OS_FN(int, hp_os_populate, (void *p, size_t n));
+
 /* Makes [p, p + n) (page-aligned) readable, and writable when writable is
  * set: mprotect(2). Returns 0 or -errno. Async-signal-safe, no allocation,
  * no lock. */

@@ -6,6 +6,8 @@
  * Runs under ThreadSanitizer with `make check SAN=thread`.
  */
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +233,39 @@ HP_TEST(intern_old_index_released)
 			      3073 * sizeof(struct hp_intern_entry) + /* ids 0 .. 3072 */
 			      t.used_words * sizeof(uint64_t),
 		      "its bytes: the new index, the old one's first page, entries, keys");
+}
+
+/* The index's growth: the rehash reads each slot of the new index before it
+ * writes it, which in fresh anonymous memory takes two faults a page (the
+ * zero page, then its copy) unless the pages are backed first
+ * (hp_os_populate): the growth to 2^20 slots (4 MiB, 1,024 pages) takes
+ * about one fault a page, 2,048 and more without. */
+HP_TEST(intern_growth_faults_once_a_page)
+{
+	struct hp_intern t;
+	struct rusage ru;
+	uint64_t key[1], before, faults;
+	uint32_t n = (1u << 19) / 4 * 3 - 1, bad = 0;
+	size_t pages = ((size_t)1 << 20) * sizeof(uint32_t) / hp_os_page_size();
+
+	if (!expect_eq_u64(hp_intern_init(&t, 1u << 21, 1u << 24), 0, "init"))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		key[0] = (uint64_t)i * 0x9e3779b97f4a7c15ULL;
+		bad += hp_intern_put(&t, key, 1) != i + 1;
+	}
+	expect_eq_u64(t.index->mask, (1u << 19) - 1, "2^19 slots, three quarters full");
+	getrusage(RUSAGE_SELF, &ru);
+	before = (uint64_t)ru.ru_minflt;
+	key[0] = (uint64_t)n * 0x9e3779b97f4a7c15ULL;
+	bad += hp_intern_put(&t, key, 1) != n + 1;
+	getrusage(RUSAGE_SELF, &ru);
+	faults = (uint64_t)ru.ru_minflt - before;
+	expect_eq_u64(t.index->mask, (1u << 20) - 1, "the next key doubles it");
+	expect_eq_u64(bad, 0, "every key its id");
+	printf("  growth to 2^20 slots: %llu faults for %zu pages\n", (unsigned long long)faults,
+	       pages);
+	expect_true(faults <= pages + pages / 8, "about one fault a page of the new index");
 }
 
 /* Many threads: each interns the same NKEYS keys, starting at its own
