@@ -652,9 +652,15 @@ static void summarize(const char *path, struct hp_capture *loaded, const char *p
 	const char *name;
 
 	how_it_ended(ended, sizeof ended, status);
+	/* Lean (capture.h): the summary reads the last snapshot's figures and
+	 * buckets; the stacks' frames interned, the timeline and histograms
+	 * checked but not kept (the same damage is said as a full load's). */
 	if (loaded)
 		cap = *loaded;
-	else if (hp_capture_load(path, &cap, err, sizeof err) < 0) {
+	else if (hp_capture_load_flags(path,
+					 HP_CAP_LOAD_INTERN | HP_CAP_LOAD_NO_TIMELINE |
+						 HP_CAP_LOAD_NO_HISTOGRAMS,
+					 &cap, err, sizeof err) < 0) {
 		hp_say_error("no usable capture: %s (%s %s)", err, prog, ended);
 		return;
 	}
