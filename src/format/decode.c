@@ -196,7 +196,7 @@ void hp_reader_close(struct hp_reader *r)
 	r->scratch = NULL;
 }
 
-uint64_t hp_cursor_u(struct hp_cursor *c)
+uint64_t hp_cursor_u_slow(struct hp_cursor *c)
 {
 	uint64_t v = 0;
 	if (c->err || hp_varint_get(&c->p, c->end, &v) < 0) {

@@ -65,7 +65,16 @@ struct hp_cursor {
 	int err;
 };
 
-uint64_t hp_cursor_u(struct hp_cursor *c);
+uint64_t hp_cursor_u_slow(struct hp_cursor *c);
+/* The next varint; 0 with err set past the end or on a malformed one. A
+ * byte under 0x80 (most of a capture's varints: deltas, counts, classes)
+ * inline; the rest hp_cursor_u_slow. */
+static inline uint64_t hp_cursor_u(struct hp_cursor *c)
+{
+	if (__builtin_expect(c->p < c->end && *c->p < 0x80 && !c->err, 1))
+		return *c->p++;
+	return hp_cursor_u_slow(c);
+}
 int64_t hp_cursor_s(struct hp_cursor *c);
 /* Returns a pointer into the payload (not NUL-terminated) and its length. */
 const uint8_t *hp_cursor_blob(struct hp_cursor *c, size_t *len);
