@@ -66,13 +66,23 @@ struct hp_cursor {
 };
 
 uint64_t hp_cursor_u_slow(struct hp_cursor *c);
-/* The next varint; 0 with err set past the end or on a malformed one. A
- * byte under 0x80 (most of a capture's varints: deltas, counts, classes)
+/* The next varint; 0 with err set past the end or on a malformed one. One
+ * and two bytes (most of a capture's varints: deltas, counts, classes)
  * inline; the rest hp_cursor_u_slow. */
 static inline uint64_t hp_cursor_u(struct hp_cursor *c)
 {
-	if (__builtin_expect(c->p < c->end && *c->p < 0x80 && !c->err, 1))
-		return *c->p++;
+	const uint8_t *p = c->p;
+
+	if (__builtin_expect(!c->err && c->end - p >= 2, 1)) {
+		if (p[0] < 0x80) {
+			c->p = p + 1;
+			return p[0];
+		}
+		if (p[1] < 0x80) {
+			c->p = p + 2;
+			return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		}
+	}
 	return hp_cursor_u_slow(c);
 }
 int64_t hp_cursor_s(struct hp_cursor *c);
