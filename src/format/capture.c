@@ -976,15 +976,16 @@ static int parse_histograms(struct hp_capture *cap, struct hp_cap_image *img,
 		return -ENOMEM;
 	for (uint64_t i = 0; i < h.count && !err; i++) {
 		struct hp_rec_hist v;
+		unsigned nsize, nlife;
 		if (first)
 			first[i] = (uint32_t)n;
-		if (hp_rec_hist_get(c, &v)) {
+		if (hp_rec_hist_get_n(c, &v, &nsize, &nlife)) {
 			err = -EINVAL;
 			break;
 		}
 		for (unsigned w = 0; w < 2 && !err; w++) {
 			const uint64_t *k = w ? v.life : v.size;
-			unsigned nk = w ? HP_HIST_LIFE_CLASSES : HP_HIST_SIZE_CLASSES;
+			unsigned nk = w ? nlife : nsize; /* the rest are 0 */
 			for (unsigned j = 0; j < nk && !err; j++) {
 				if (!k[j])
 					continue;

@@ -299,24 +299,35 @@ int hp_rec_hists_get(struct hp_cursor *c, struct hp_rec_hists *v)
 	return result(c);
 }
 
-static void get_classes(struct hp_cursor *c, uint64_t *v, unsigned max)
+/* Reads a class list into v[0..max), zeros past its end; returns its
+ * length (0 on damage). */
+static unsigned get_classes(struct hp_cursor *c, uint64_t *v, unsigned max)
 {
 	uint64_t n = hp_cursor_u(c);
 
 	memset(v, 0, max * sizeof *v);
 	if (n > max) {
 		c->err = 1;
-		return;
+		return 0;
 	}
 	for (uint64_t i = 0; i < n && !c->err; i++)
 		v[i] = hp_cursor_u(c);
+	return (unsigned)n;
+}
+
+int hp_rec_hist_get_n(struct hp_cursor *c, struct hp_rec_hist *v, unsigned *nsize,
+		      unsigned *nlife)
+{
+	*nsize = get_classes(c, v->size, HP_HIST_SIZE_CLASSES);
+	*nlife = get_classes(c, v->life, HP_HIST_LIFE_CLASSES);
+	return result(c);
 }
 
 int hp_rec_hist_get(struct hp_cursor *c, struct hp_rec_hist *v)
 {
-	get_classes(c, v->size, HP_HIST_SIZE_CLASSES);
-	get_classes(c, v->life, HP_HIST_LIFE_CLASSES);
-	return result(c);
+	unsigned nsize, nlife;
+
+	return hp_rec_hist_get_n(c, v, &nsize, &nlife);
 }
 
 int hp_rec_count_get(struct hp_cursor *c, size_t min_item_bytes, uint64_t *n)

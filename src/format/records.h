@@ -459,6 +459,10 @@ void hp_rec_hist_put(struct hp_buf *b, const struct hp_rec_hist *h);
 void hp_rec_hist_put_one(struct hp_buf *b, unsigned size_class, uint64_t size_count,
 			 unsigned life_class, uint64_t life_count);
 int hp_rec_hist_get(struct hp_cursor *c, struct hp_rec_hist *h);
+/* hp_rec_hist_get, also saying how many classes of each kind the record
+ * lists (those past them are 0), for a reader that visits only those. */
+int hp_rec_hist_get_n(struct hp_cursor *c, struct hp_rec_hist *v, unsigned *nsize,
+		      unsigned *nlife);
 
 /* --- BLOCKS: hp_rec_hists (seq, count), count x hp_rec_block (minor 4) */
 
