@@ -144,7 +144,9 @@ struct memo {
 	uint64_t hash;             /* of the kept frames */
 	uint64_t kept;             /* bit i: word i is a kept frame */
 	uint16_t off[MEMO_READS];  /* word i at base + 8 * off[i] (base: rsp, or rsp - 16) */
-	uint64_t val[MEMO_READS];  /* its value */
+	/* its value; aligned so that hp_cfa_walk_fp's pairs (words 2j and
+	 * 2j + 1) are one 16-byte vector each (recall_fp) */
+	uint64_t val[MEMO_READS] __attribute__((aligned(16)));
 };
 
 struct table {
@@ -946,6 +948,79 @@ differs:
 	return -1;
 }
 
+/* Two stack words, as recall_fp compares them: a vector of the memo's
+ * (aligned) and one loaded from the stack (8-byte aligned at least). */
+typedef uint64_t u64x2 __attribute__((vector_size(16)));
+typedef uint64_t u64x2_stack __attribute__((vector_size(16), aligned(8), may_alias));
+
+/* The word of m that differs from the stack at base, the outermost such
+ * first (where two callers' walks differ), or m->reads when none does.
+ * For recall_fp's rare miss after its first compare. */
+static __attribute__((noinline, cold)) uint32_t differing_word(const struct memo *m,
+							     uintptr_t base)
+{
+	for (uint32_t k = m->reads; k--;)
+		if (WORD(base, m->off[k]) != m->val[k])
+			return k;
+	return m->reads;
+}
+
+/* recall for hp_cfa_walk_fp's memos (key rbp 0), whose words are pairs,
+ * the saved rbp and the return address of one frame: pair 0 at base, pair
+ * j at the address the saved rbp of pair j - 1 holds (the walk goes from
+ * frame to frame by it). So every address the compare reads is one of
+ * the memo's values, never the stack's: all pairs are compared in one
+ * vector of differences (a load, an xor and an or a pair, no branch), and
+ * one test at the end, after the word that told the last other walk apart
+ * (as recall). The addresses all lie in the thread's stack, [stack_lo,
+ * stack_hi) (the walk read them there: hp_cfa_walk_fp), so reading them
+ * is safe whatever the stack holds now. */
+static inline __attribute__((always_inline)) int recall_fp(struct hp_thread *t, struct table *tab,
+							   uint32_t set, uintptr_t base,
+							   uintptr_t rip, uintptr_t rsp,
+							   uint32_t max, uint64_t *frames,
+							   uint64_t *hash, uint32_t *stack)
+{
+	struct memo *m = tab->memo[set];
+	uint32_t n, j, pairs;
+	uint64_t kept;
+	u64x2 d;
+
+	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
+		/* One branch for the key (an empty memo's rsp is 0: no walk's) */
+		if ((m->rsp ^ rsp) | (m->rip ^ rip) | (m->max ^ max))
+			continue;
+		if (WORD(base, m->off[m->disc]) != m->val[m->disc])
+			continue;
+		const u64x2 *v = (const u64x2 *)m->val;
+		pairs = m->reads / 2;
+		d = *(const u64x2_stack *)base ^ v[0];
+		for (j = 1; j + 1 < pairs; j += 2) {
+			d |= *(const u64x2_stack *)m->val[2 * j - 2] ^ v[j];
+			d |= *(const u64x2_stack *)m->val[2 * j] ^ v[j + 1];
+		}
+		if (j < pairs)
+			d |= *(const u64x2_stack *)m->val[2 * j - 2] ^ v[j];
+		if (__builtin_expect((d[0] | d[1]) != 0, 0)) {
+			m->disc = (uint8_t)differing_word(m, base);
+			continue;
+		}
+		t->cfa_memo = m;
+		*hash = m->hash;
+		if (stack && m->h.stack) { /* interned already: no frames needed */
+			*stack = m->h.stack;
+			return (int)m->n;
+		}
+		n = 0;
+		if (m->lead)
+			frames[n++] = m->rip;
+		for (kept = m->kept; kept; kept &= kept - 1)
+			frames[n++] = m->val[__builtin_ctzll(kept)];
+		return (int)n;
+	}
+	return -1;
+}
+
 void hp_cfa_remember(struct hp_thread *t, uint32_t stack)
 {
 	struct memo *m = t->cfa_memo;
@@ -1214,7 +1289,7 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		base = at;
 	}
 	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
-	r = recall(t, tab, set, base, key_rip, key_rsp, 0, max, frames, hash, stack);
+	r = recall_fp(t, tab, set, base, key_rip, key_rsp, max, frames, hash, stack);
 	if (r >= 0)
 		return r;
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
@@ -1245,8 +1320,12 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		} else {
 			tr->reads = 0;
 			tr->kept = 0;
-			/* the word the walk goes on from */
+			/* the pair at base: the word the walk goes on from,
+			 * and the key's return address (equal to the key's
+			 * whenever the key matches: noted so that the words
+			 * stay pairs, recall_fp) */
 			note_memo(tr, base, at, next);
+			note_memo(tr, base, at + 8, ret);
 			lead = 1;
 		}
 	}
@@ -1277,7 +1356,7 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	}
 out:
 	*hash = hp_hash_stack_end(h, n);
-	if (tr->reads && tr->reads <= MEMO_READS &&
+	if (tr->reads && tr->reads <= MEMO_READS && !(tr->reads & 1) && /* pairs: recall_fp */
 	    (uint32_t)__builtin_popcountll(tr->kept) + lead == n && (!entry || lead)) {
 		tr->rip = key_rip;
 		tr->rsp = key_rsp;
