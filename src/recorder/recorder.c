@@ -111,7 +111,9 @@ static inline uint32_t bucket_of(uint32_t stack, uint32_t heap, uint64_t size)
 	return hp_agg_bucket(stack, 0, hp_attr_origin_of(&hp_attr_self, heap), size);
 }
 
-void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
+/* hp_record_alloc's body: interpose.c's malloc_slow inlines it. */
+static inline __attribute__((always_inline)) void record_alloc(struct hp_thread *t, void *p,
+							       size_t size, uintptr_t entry)
 {
 	uint64_t frames[config.max_depth + HP_UNWIND_SLACK];
 	struct hp_live_block stale;
@@ -230,6 +232,11 @@ out:
 		t->ticks = 1;
 	if (room >= HP_WRITE_STACK_BYTES)
 		hp_trigger_tick(t, TICK_PERIOD);
+}
+
+void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
+{
+	record_alloc(t, p, size, entry);
 }
 
 int hp_record_heap_alloc(struct hp_thread *t, const void *p, size_t size, uint32_t heap)

@@ -72,7 +72,7 @@ void hp_recorder_start(void);
  * through libunwind's first use in a thread, with busy set. entry: the
  * program's rsp where it called the recorder, or 0 (hp_unwind). */
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
-	__attribute__((noinline, cold));
+	__attribute__((noinline));
 
 /* Removes p from the live register before the real free; returns 1 with
  * *blk filled when p was a recorded block. Takes the shard's lock, or
