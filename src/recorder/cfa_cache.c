@@ -1245,53 +1245,25 @@ fail:
 	return -1;
 }
 
-__attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max,
-					     uint64_t *hash, uint32_t *stack, uintptr_t entry)
+/* hp_cfa_walk_fp when no remembered walk matched: the walk from the
+ * frame at (hp_cfa_walk_fp's, still live: this is its callee), remembered
+ * as it goes. Apart, so that the remembered walks' path saves only the
+ * registers it needs. entry as entry_of gave it. Properties as
+ * hp_cfa_walk_fp. */
+static __attribute__((noinline)) int walk_fp_on(struct hp_thread *t, uint64_t *frames,
+						uint32_t max, uint64_t *hash, uintptr_t entry,
+						uintptr_t at)
 {
 	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
-	uintptr_t at = (uintptr_t)__builtin_frame_address(0), next, ret;
-	uintptr_t key_rip, key_rsp;
+	const uintptr_t key_rip = entry ? ((const uintptr_t *)entry)[-1] : 0;
+	const uintptr_t key_rsp = entry ? entry : at, base = entry ? entry - 16 : at;
+	const uint32_t set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
 	struct table *tab = t->cfa_cache;
+	uintptr_t next, ret;
 	struct memo *tr;
 	uint64_t h = HP_HASH_STACK_SEED;
-	uint32_t n = 0, set, lead = 0;
-	uintptr_t base;
-	int r;
+	uint32_t n = 0, lead = 0;
 
-	if (stack)
-		*stack = 0;
-	t->cfa_memo = NULL;
-	if (__builtin_expect((uintptr_t)tab <= 1 ||
-				     t->cfa_generation !=
-					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
-			     0)) {
-		if (prepare(t) < 0)
-			return -1;
-		tab = t->cfa_cache;
-	}
-	if (hi <= lo + 16) /* unknown bounds (1, 1) */
-		return -1;
-	/* As for the DWARF walks: the walk from this frame is a function of
-	 * its address and the words it reads (the walk of unwind.c's
-	 * walk_fp, which reads two words a frame); with an entry, the walk
-	 * from the program's frame where the recorder's end is a function of
-	 * the entry's registers (its return address, the frame's address
-	 * rsp - 16 and the saved rbp in it, the next frame's) and the words
-	 * it reads above. */
-	entry = entry_of(entry);
-	if (entry) {
-		key_rip = ((const uintptr_t *)entry)[-1];
-		key_rsp = entry;
-		base = entry - 16;
-	} else {
-		key_rip = 0;
-		key_rsp = at;
-		base = at;
-	}
-	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
-	r = recall_fp(t, tab, set, base, key_rip, key_rsp, max, frames, hash, stack);
-	if (r >= 0)
-		return r;
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
 	tr->rsp = 0;
 	tr->reads = 0;
@@ -1373,4 +1345,50 @@ out:
 		tr->reads = 0;
 	}
 	return (int)n;
+}
+
+__attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					     uint64_t *hash, uint32_t *stack, uintptr_t entry)
+{
+	uintptr_t at = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t key_rip, key_rsp, base;
+	struct table *tab = t->cfa_cache;
+	uint32_t set;
+	int r;
+
+	if (stack)
+		*stack = 0;
+	t->cfa_memo = NULL;
+	if (__builtin_expect((uintptr_t)tab <= 1 ||
+				     t->cfa_generation !=
+					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
+			     0)) {
+		if (prepare(t) < 0)
+			return -1;
+		tab = t->cfa_cache;
+	}
+	if (t->stack_hi <= t->stack_lo + 16) /* unknown bounds (1, 1) */
+		return -1;
+	/* As for the DWARF walks: the walk from this frame is a function of
+	 * its address and the words it reads (the walk of unwind.c's
+	 * walk_fp, which reads two words a frame); with an entry, the walk
+	 * from the program's frame where the recorder's end is a function of
+	 * the entry's registers (its return address, the frame's address
+	 * rsp - 16 and the saved rbp in it, the next frame's) and the words
+	 * it reads above. */
+	entry = entry_of(entry);
+	if (entry) {
+		key_rip = ((const uintptr_t *)entry)[-1];
+		key_rsp = entry;
+		base = entry - 16;
+	} else {
+		key_rip = 0;
+		key_rsp = at;
+		base = at;
+	}
+	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
+	r = recall_fp(t, tab, set, base, key_rip, key_rsp, max, frames, hash, stack);
+	if (r >= 0)
+		return r;
+	return walk_fp_on(t, frames, max, hash, entry, at);
 }
