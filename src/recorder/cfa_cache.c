@@ -1077,18 +1077,25 @@ static inline uintptr_t entry_of(uintptr_t entry)
 	return entry && !__atomic_load_n(&entry_unreliable, __ATOMIC_RELAXED) ? entry : 0;
 }
 
-__attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
-					  uint64_t *hash, uint32_t *stack, uintptr_t entry)
+/* hp_cfa_walk when no remembered walk matched: the walk from the
+ * registers of hp_cfa_walk's frame fp (still live: this is its callee),
+ * stepped with the rules and remembered as it goes. Apart, so that the
+ * remembered walks' path saves only the registers it needs. entry as
+ * entry_of gave it. Properties as hp_cfa_walk. */
+static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					     uint64_t *hash, uintptr_t entry, const uintptr_t *fp)
 {
 	const uintptr_t lo = t->stack_lo, span = t->stack_hi - t->stack_lo - 8;
-	const uintptr_t *fp = __builtin_frame_address(0);
 	const uint32_t limit = max + HP_UNWIND_SLACK;
-	uintptr_t rip, rsp, rbp, base;
+	uintptr_t rip = fp[1], rsp = (uintptr_t)(fp + 2), rbp = fp[0];
+	const uintptr_t key_rip = entry ? ((const uintptr_t *)entry)[-1] : rip;
+	const uintptr_t key_rsp = entry ? entry : rsp, base = entry ? entry - 16 : rsp;
+	const uintptr_t key_rbp = entry ? 0 : rbp;
+	const uint32_t set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
 	struct table *tab = t->cfa_cache;
 	struct memo *tr;
-	uintptr_t key_rip, key_rsp, key_rbp;
 	uint64_t h = HP_HASH_STACK_SEED;
-	uint32_t n = 0, walked, stop = 0, set, rip_at = UINT32_MAX, lead = 0;
+	uint32_t n = 0, walked, stop = 0, rip_at = UINT32_MAX, lead = 0;
 	uintptr_t rbp_at = 0; /* where rbp was last read from, until a step uses it */
 	struct entry *rules;  /* tab->rules and tab->mask, reloaded when fill grows them */
 	uintptr_t mask;
@@ -1098,46 +1105,6 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	struct notes nt;      /* the words themselves */
 	int r;
 
-	if (stack)
-		*stack = 0;
-	t->cfa_memo = NULL;
-	if (__builtin_expect((uintptr_t)tab <= 1 ||
-				     t->cfa_generation !=
-					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
-			     0)) {
-		if (prepare(t) < 0)
-			return -1;
-		tab = t->cfa_cache;
-	}
-	if (t->stack_hi <= t->stack_lo + 16) /* unknown bounds (1, 1) */
-		return -1;
-	/* The walk unw_backtrace(frames, limit) would make from our caller,
-	 * then the recorder's own frames at its start dropped and at most
-	 * max of the rest kept (unwind.c). This function's own frame first (frame pointers: the recorder is built with them): the step
-	 * libunwind takes out of unw_backtrace's. */
-	rbp = fp[0];
-	rip = fp[1];
-	rsp = (uintptr_t)(fp + 2);
-	/* A walk remembered from these registers whose words are unchanged
-	 * is this walk (see struct memo). With an entry, from the program's
-	 * registers where the recorder's frames end: the words of those
-	 * frames are not compared (nor walked). */
-	entry = entry_of(entry);
-	if (entry) {
-		key_rip = ((const uintptr_t *)entry)[-1];
-		key_rsp = entry;
-		key_rbp = 0;
-		base = entry - 16;
-	} else {
-		key_rip = rip;
-		key_rsp = rsp;
-		key_rbp = rbp;
-		base = rsp;
-	}
-	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
-	r = recall(t, tab, set, base, key_rip, key_rsp, key_rbp, max, frames, hash, stack);
-	if (r >= 0)
-		return r;
 	/* Else this walk is noted into the set's next way, the one evicted
 	 * (emptied: rsp 0 until it is remembered), and stepped with the
 	 * rules (counted in the window of fill). */
@@ -1243,6 +1210,59 @@ out:
 fail:
 	tr->reads = 0;
 	return -1;
+}
+
+__attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					  uint64_t *hash, uint32_t *stack, uintptr_t entry)
+{
+	const uintptr_t *fp = __builtin_frame_address(0);
+	uintptr_t rip, rsp, rbp, base;
+	struct table *tab = t->cfa_cache;
+	uintptr_t key_rip, key_rsp, key_rbp;
+	uint32_t set;
+	int r;
+
+	if (stack)
+		*stack = 0;
+	t->cfa_memo = NULL;
+	if (__builtin_expect((uintptr_t)tab <= 1 ||
+				     t->cfa_generation !=
+					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
+			     0)) {
+		if (prepare(t) < 0)
+			return -1;
+		tab = t->cfa_cache;
+	}
+	if (t->stack_hi <= t->stack_lo + 16) /* unknown bounds (1, 1) */
+		return -1;
+	/* The walk unw_backtrace(frames, limit) would make from our caller,
+	 * then the recorder's own frames at its start dropped and at most
+	 * max of the rest kept (unwind.c). This function's own frame first (frame pointers: the recorder is built with them): the step
+	 * libunwind takes out of unw_backtrace's. */
+	rbp = fp[0];
+	rip = fp[1];
+	rsp = (uintptr_t)(fp + 2);
+	/* A walk remembered from these registers whose words are unchanged
+	 * is this walk (see struct memo). With an entry, from the program's
+	 * registers where the recorder's frames end: the words of those
+	 * frames are not compared (nor walked). */
+	entry = entry_of(entry);
+	if (entry) {
+		key_rip = ((const uintptr_t *)entry)[-1];
+		key_rsp = entry;
+		key_rbp = 0;
+		base = entry - 16;
+	} else {
+		key_rip = rip;
+		key_rsp = rsp;
+		key_rbp = rbp;
+		base = rsp;
+	}
+	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
+	r = recall(t, tab, set, base, key_rip, key_rsp, key_rbp, max, frames, hash, stack);
+	if (r >= 0)
+		return r;
+	return walk_on(t, frames, max, hash, entry, fp);
 }
 
 /* hp_cfa_walk_fp when no remembered walk matched: the walk from the
