@@ -888,12 +888,25 @@ static inline __attribute__((always_inline)) int step(struct table *tab, struct 
 	return 0;
 }
 
-/* The remembered walk of set from (rip, rsp, rbp) for max whose every
- * word still holds what it read: its frames into frames[] and their hash
- * into *hash. Returns their number, or -1 when none is. */
 /* The stack word at offset off from lo. */
 #define WORD(base, off) (*(const uint64_t *)((base) + 8 * (uintptr_t)(off)))
 
+/* The word of m that differs from the stack at base, the outermost such
+ * first (where two callers' walks differ); 0 when none does (a word the
+ * memo holds, as disc must be). For the rare miss of recall and recall_fp
+ * after their first compare. */
+static __attribute__((noinline, cold)) uint32_t differing_word(const struct memo *m,
+							     uintptr_t base)
+{
+	for (uint32_t k = m->reads; k--;)
+		if (WORD(base, m->off[k]) != m->val[k])
+			return k;
+	return 0;
+}
+
+/* The remembered walk of set from (rip, rsp, rbp) for max whose every
+ * word still holds what it read: its frames into frames[] and their hash
+ * into *hash. Returns their number, or -1 when none is. */
 static inline __attribute__((always_inline)) int recall(struct hp_thread *t, struct table *tab,
 							uint32_t set, uintptr_t base, uintptr_t rip,
 							uintptr_t rsp, uintptr_t rbp, uint32_t max,
@@ -902,7 +915,7 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 {
 	struct memo *m = tab->memo[set];
 	uint32_t n;
-	uint64_t kept;
+	uint64_t kept, d;
 	size_t k;
 
 	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
@@ -915,21 +928,26 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 		 * memos at one compare instead of at the outer words'. */
 		if (WORD(base, m->off[m->disc]) != m->val[m->disc])
 			continue;
-		/* The outermost words first: where two callers differ. Two
-		 * words a test (one branch on the or of their differences),
-		 * one index counting down to them: the loop is most of a
+		/* Then every word, their differences or'ed together four at
+		 * a time and tested once at the end: the loop is most of a
 		 * remembered walk's cost, and this is its cheapest form
-		 * (docs/internals/recorder.md, "Remembered walks"). */
-		for (k = m->reads; k >= 2;) {
-			k -= 2;
-			if ((WORD(base, m->off[k + 1]) ^ m->val[k + 1]) |
-			    (WORD(base, m->off[k]) ^ m->val[k]))
-				goto differs;
+		 * (docs/internals/recorder.md, "Remembered walks"). The
+		 * words lie between base and the outermost, which the
+		 * compare read first before (a stack is one mapping there). */
+		d = 0;
+		for (k = m->reads; k >= 4;) {
+			k -= 4;
+			d |= (WORD(base, m->off[k + 3]) ^ m->val[k + 3]) |
+			     (WORD(base, m->off[k + 2]) ^ m->val[k + 2]) |
+			     (WORD(base, m->off[k + 1]) ^ m->val[k + 1]) |
+			     (WORD(base, m->off[k]) ^ m->val[k]);
 		}
-		if (k && WORD(base, m->off[0]) != m->val[0]) {
-			m->disc = 0;
-			continue;
+		while (k) {
+			k--;
+			d |= WORD(base, m->off[k]) ^ m->val[k];
 		}
+		if (__builtin_expect(d != 0, 0))
+			goto differs;
 		t->cfa_memo = m;
 		*hash = m->hash;
 		if (stack && m->h.stack) { /* interned already: no frames needed */
@@ -943,7 +961,7 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 			frames[n++] = m->val[__builtin_ctzll(kept)];
 		return (int)n;
 differs:
-		m->disc = (uint8_t)(WORD(base, m->off[k + 1]) != m->val[k + 1] ? k + 1 : k);
+		m->disc = (uint8_t)differing_word(m, base);
 	}
 	return -1;
 }
@@ -953,17 +971,6 @@ differs:
 typedef uint64_t u64x2 __attribute__((vector_size(16)));
 typedef uint64_t u64x2_stack __attribute__((vector_size(16), aligned(8), may_alias));
 
-/* The word of m that differs from the stack at base, the outermost such
- * first (where two callers' walks differ), or m->reads when none does.
- * For recall_fp's rare miss after its first compare. */
-static __attribute__((noinline, cold)) uint32_t differing_word(const struct memo *m,
-							     uintptr_t base)
-{
-	for (uint32_t k = m->reads; k--;)
-		if (WORD(base, m->off[k]) != m->val[k])
-			return k;
-	return m->reads;
-}
 
 /* recall for hp_cfa_walk_fp's memos (key rbp 0), whose words are pairs,
  * the saved rbp and the return address of one frame: pair 0 at base, pair
