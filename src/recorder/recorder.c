@@ -127,7 +127,7 @@ static inline __attribute__((always_inline)) void record_alloc(struct hp_thread 
 	 * the mark as soon as it has set the countdown, before anything that
 	 * may allocate (unwinding), so that such an allocation ends it. */
 	t->last_alloc = ~(uintptr_t)p; /* not a pointer: thread.h */
-	if (hp_sampled && !size) {
+	if (!size && hp_sampled) {
 		/* Size 0 takes the slow path only so that the fast path
 		 * needs one compare: never sampled (no byte of it), and the
 		 * countdown stays. */
