@@ -919,14 +919,20 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 	size_t k;
 
 	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
-		/* One branch for the key (an empty memo's rsp is 0: no walk's) */
-		if ((m->rsp ^ rsp) | (m->rip ^ rip) | (m->rbp ^ rbp) | (m->max ^ max))
+		/* The key's rsp (an empty memo's is 0: no walk's), then the
+		 * word that told the last walk other than this one apart:
+		 * callers at one depth (one set) share the whole key, tell
+		 * apart at one word, and a walk of one of them is rejected by
+		 * the others' memos at one compare instead of at the outer
+		 * words'. That word is read before the rest of the key is
+		 * compared: it lies at base (a function of rsp, less 16 with
+		 * an entry) plus an offset a walk from this rsp read in this
+		 * thread's stack, between base and that word then, so it is
+		 * in the stack still. Then the rest of the key, in one
+		 * branch. */
+		if (m->rsp != rsp || WORD(base, m->off[m->disc]) != m->val[m->disc])
 			continue;
-		/* First the word that told the last walk other than this one
-		 * apart: callers at one depth (one set) tell apart at one
-		 * word, and a walk of one of them is rejected by the others'
-		 * memos at one compare instead of at the outer words'. */
-		if (WORD(base, m->off[m->disc]) != m->val[m->disc])
+		if ((m->rip ^ rip) | (m->rbp ^ rbp) | (m->max ^ max))
 			continue;
 		/* Then every word, their differences or'ed together four at
 		 * a time and tested once at the end: the loop is most of a
@@ -994,10 +1000,10 @@ static inline __attribute__((always_inline)) int recall_fp(struct hp_thread *t, 
 	u64x2 d;
 
 	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
-		/* One branch for the key (an empty memo's rsp is 0: no walk's) */
-		if ((m->rsp ^ rsp) | (m->rip ^ rip) | (m->max ^ max))
+		/* rsp, the disc word, the rest of the key: as recall */
+		if (m->rsp != rsp || WORD(base, m->off[m->disc]) != m->val[m->disc])
 			continue;
-		if (WORD(base, m->off[m->disc]) != m->val[m->disc])
+		if ((m->rip ^ rip) | (m->max ^ max))
 			continue;
 		const u64x2 *v = (const u64x2 *)m->val;
 		pairs = m->reads / 2;
@@ -1078,11 +1084,21 @@ static __attribute__((noinline, cold)) int walk_roots(struct table *tab, struct 
  * walks remembered from their own start again. */
 static int entry_unreliable;
 
-/* entry when it is given and trusted, else 0. */
+/* entry when it is given, trusted and a stack word's address (8-aligned),
+ * else 0. */
 static inline uintptr_t entry_of(uintptr_t entry)
 {
-	return entry && !__atomic_load_n(&entry_unreliable, __ATOMIC_RELAXED) ? entry : 0;
+	return entry && !(entry & 7) && !__atomic_load_n(&entry_unreliable, __ATOMIC_RELAXED)
+		       ? entry
+		       : 0;
 }
+
+/* The key rsp of a walk remembered from its own start (no entry): its rsp
+ * with bit 0 set, so that it never equals an entry's (8-aligned), whose
+ * base (entry - 16) is another for the same rsp: recall reads a memo's
+ * first word before the rest of its key, at base plus its offset, which
+ * a walk of the same key read at the same address before. */
+#define OWN_KEY(rsp) ((rsp) | 1)
 
 /* hp_cfa_walk when no remembered walk matched: the walk from the
  * registers of hp_cfa_walk's frame fp (still live: this is its callee),
@@ -1096,7 +1112,7 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 	const uint32_t limit = max + HP_UNWIND_SLACK;
 	uintptr_t rip = fp[1], rsp = (uintptr_t)(fp + 2), rbp = fp[0];
 	const uintptr_t key_rip = entry ? ((const uintptr_t *)entry)[-1] : rip;
-	const uintptr_t key_rsp = entry ? entry : rsp, base = entry ? entry - 16 : rsp;
+	const uintptr_t key_rsp = entry ? entry : OWN_KEY(rsp), base = entry ? entry - 16 : rsp;
 	const uintptr_t key_rbp = entry ? 0 : rbp;
 	const uint32_t set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
 	struct table *tab = t->cfa_cache;
@@ -1261,7 +1277,7 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 		base = entry - 16;
 	} else {
 		key_rip = rip;
-		key_rsp = rsp;
+		key_rsp = OWN_KEY(rsp);
 		key_rbp = rbp;
 		base = rsp;
 	}
@@ -1283,7 +1299,7 @@ static __attribute__((noinline)) int walk_fp_on(struct hp_thread *t, uint64_t *f
 {
 	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
 	const uintptr_t key_rip = entry ? ((const uintptr_t *)entry)[-1] : 0;
-	const uintptr_t key_rsp = entry ? entry : at, base = entry ? entry - 16 : at;
+	const uintptr_t key_rsp = entry ? entry : OWN_KEY(at), base = entry ? entry - 16 : at;
 	const uint32_t set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
 	struct table *tab = t->cfa_cache;
 	uintptr_t next, ret;
@@ -1410,7 +1426,7 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		base = entry - 16;
 	} else {
 		key_rip = 0;
-		key_rsp = at;
+		key_rsp = OWN_KEY(at);
 		base = at;
 	}
 	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
