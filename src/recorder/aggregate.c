@@ -820,7 +820,8 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 	if (!id)
 		return;
 	b = bucket_at(id);
-	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
+	alone = hp_os_single_threaded();
+	hp_spin_lock_busy_as(&b->lock, alone);
 	catch_up_malloc(b, id);
 	size_count(b, hp_hist_size_class(size), 1);
 	SET(b->alloc_count, b->alloc_count + 1);
@@ -828,7 +829,6 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 	touched(b);
 	hp_spin_unlock(&b->lock);
 
-	alone = hp_os_single_threaded();
 	if (rate == 1) { /* a full recording: the bytes in use are the estimate */
 		if (!alone) {
 			count_alloc_threaded(size);
@@ -864,7 +864,8 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 	if (!id)
 		return;
 	b = bucket_at(id);
-	hp_spin_lock_busy_as(&b->lock, hp_os_single_threaded());
+	alone = hp_os_single_threaded();
+	hp_spin_lock_busy_as(&b->lock, alone);
 	catch_up_malloc(b, id);
 	SET(b->free_count, b->free_count + 1);
 	SET(b->free_bytes, b->free_bytes + size);
@@ -877,7 +878,6 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 		life_count(b, (unsigned)life_class);
 	touched(b);
 	hp_spin_unlock(&b->lock);
-	alone = hp_os_single_threaded();
 	if (rate == 1 && !alone) {
 		count_free_threaded(size);
 		return;

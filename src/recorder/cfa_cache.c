@@ -144,7 +144,9 @@ struct memo {
 	uint64_t hash;             /* of the kept frames */
 	uint64_t kept;             /* bit i: word i is a kept frame */
 	uint16_t off[MEMO_READS];  /* word i at base + 8 * off[i] (base: rsp, or rsp - 16) */
-	uint64_t val[MEMO_READS];  /* its value */
+	/* its value; aligned so that hp_cfa_walk_fp's pairs (words 2j and
+	 * 2j + 1) are one 16-byte vector each (recall_fp) */
+	uint64_t val[MEMO_READS] __attribute__((aligned(16)));
 };
 
 struct table {
@@ -886,12 +888,25 @@ static inline __attribute__((always_inline)) int step(struct table *tab, struct 
 	return 0;
 }
 
-/* The remembered walk of set from (rip, rsp, rbp) for max whose every
- * word still holds what it read: its frames into frames[] and their hash
- * into *hash. Returns their number, or -1 when none is. */
 /* The stack word at offset off from lo. */
 #define WORD(base, off) (*(const uint64_t *)((base) + 8 * (uintptr_t)(off)))
 
+/* The word of m that differs from the stack at base, the outermost such
+ * first (where two callers' walks differ); 0 when none does (a word the
+ * memo holds, as disc must be). For the rare miss of recall and recall_fp
+ * after their first compare. */
+static __attribute__((noinline, cold)) uint32_t differing_word(const struct memo *m,
+							     uintptr_t base)
+{
+	for (uint32_t k = m->reads; k--;)
+		if (WORD(base, m->off[k]) != m->val[k])
+			return k;
+	return 0;
+}
+
+/* The remembered walk of set from (rip, rsp, rbp) for max whose every
+ * word still holds what it read: its frames into frames[] and their hash
+ * into *hash. Returns their number, or -1 when none is. */
 static inline __attribute__((always_inline)) int recall(struct hp_thread *t, struct table *tab,
 							uint32_t set, uintptr_t base, uintptr_t rip,
 							uintptr_t rsp, uintptr_t rbp, uint32_t max,
@@ -900,32 +915,107 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 {
 	struct memo *m = tab->memo[set];
 	uint32_t n;
-	uint64_t kept;
+	uint64_t kept, d;
 	size_t k;
 
 	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
-		/* One branch for the key (an empty memo's rsp is 0: no walk's) */
-		if ((m->rsp ^ rsp) | (m->rip ^ rip) | (m->rbp ^ rbp) | (m->max ^ max))
+		/* The key's rsp (an empty memo's is 0: no walk's), then the
+		 * word that told the last walk other than this one apart:
+		 * callers at one depth (one set) share the whole key, tell
+		 * apart at one word, and a walk of one of them is rejected by
+		 * the others' memos at one compare instead of at the outer
+		 * words'. That word is read before the rest of the key is
+		 * compared: it lies at base (a function of rsp, less 16 with
+		 * an entry) plus an offset a walk from this rsp read in this
+		 * thread's stack, between base and that word then, so it is
+		 * in the stack still. Then the rest of the key, in one
+		 * branch. */
+		if (m->rsp != rsp || WORD(base, m->off[m->disc]) != m->val[m->disc])
 			continue;
-		/* First the word that told the last walk other than this one
-		 * apart: callers at one depth (one set) tell apart at one
-		 * word, and a walk of one of them is rejected by the others'
-		 * memos at one compare instead of at the outer words'. */
-		if (WORD(base, m->off[m->disc]) != m->val[m->disc])
+		if ((m->rip ^ rip) | (m->rbp ^ rbp) | (m->max ^ max))
 			continue;
-		/* The outermost words first: where two callers differ. Two
-		 * words a test (one branch on the or of their differences),
-		 * one index counting down to them: the loop is most of a
+		/* Then every word, their differences or'ed together four at
+		 * a time and tested once at the end: the loop is most of a
 		 * remembered walk's cost, and this is its cheapest form
-		 * (docs/internals/recorder.md, "Remembered walks"). */
-		for (k = m->reads; k >= 2;) {
-			k -= 2;
-			if ((WORD(base, m->off[k + 1]) ^ m->val[k + 1]) |
-			    (WORD(base, m->off[k]) ^ m->val[k]))
-				goto differs;
+		 * (docs/internals/recorder.md, "Remembered walks"). The
+		 * words lie between base and the outermost, which the
+		 * compare read first before (a stack is one mapping there). */
+		d = 0;
+		for (k = m->reads; k >= 4;) {
+			k -= 4;
+			d |= (WORD(base, m->off[k + 3]) ^ m->val[k + 3]) |
+			     (WORD(base, m->off[k + 2]) ^ m->val[k + 2]) |
+			     (WORD(base, m->off[k + 1]) ^ m->val[k + 1]) |
+			     (WORD(base, m->off[k]) ^ m->val[k]);
 		}
-		if (k && WORD(base, m->off[0]) != m->val[0]) {
-			m->disc = 0;
+		while (k) {
+			k--;
+			d |= WORD(base, m->off[k]) ^ m->val[k];
+		}
+		if (__builtin_expect(d != 0, 0))
+			goto differs;
+		t->cfa_memo = m;
+		*hash = m->hash;
+		if (stack && m->h.stack) { /* interned already: no frames needed */
+			*stack = m->h.stack;
+			return (int)m->n;
+		}
+		n = 0;
+		if (m->lead)
+			frames[n++] = m->rip;
+		for (kept = m->kept; kept; kept &= kept - 1)
+			frames[n++] = m->val[__builtin_ctzll(kept)];
+		return (int)n;
+differs:
+		m->disc = (uint8_t)differing_word(m, base);
+	}
+	return -1;
+}
+
+/* Two stack words, as recall_fp compares them: a vector of the memo's
+ * (aligned) and one loaded from the stack (8-byte aligned at least). */
+typedef uint64_t u64x2 __attribute__((vector_size(16)));
+typedef uint64_t u64x2_stack __attribute__((vector_size(16), aligned(8), may_alias));
+
+
+/* recall for hp_cfa_walk_fp's memos (key rbp 0), whose words are pairs,
+ * the saved rbp and the return address of one frame: pair 0 at base, pair
+ * j at the address the saved rbp of pair j - 1 holds (the walk goes from
+ * frame to frame by it). So every address the compare reads is one of
+ * the memo's values, never the stack's: all pairs are compared in one
+ * vector of differences (a load, an xor and an or a pair, no branch), and
+ * one test at the end, after the word that told the last other walk apart
+ * (as recall). The addresses all lie in the thread's stack, [stack_lo,
+ * stack_hi) (the walk read them there: hp_cfa_walk_fp), so reading them
+ * is safe whatever the stack holds now. */
+static inline __attribute__((always_inline)) int recall_fp(struct hp_thread *t, struct table *tab,
+							   uint32_t set, uintptr_t base,
+							   uintptr_t rip, uintptr_t rsp,
+							   uint32_t max, uint64_t *frames,
+							   uint64_t *hash, uint32_t *stack)
+{
+	struct memo *m = tab->memo[set];
+	uint32_t n, j, pairs;
+	uint64_t kept;
+	u64x2 d;
+
+	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
+		/* rsp, the disc word, the rest of the key: as recall */
+		if (m->rsp != rsp || WORD(base, m->off[m->disc]) != m->val[m->disc])
+			continue;
+		if ((m->rip ^ rip) | (m->max ^ max))
+			continue;
+		const u64x2 *v = (const u64x2 *)m->val;
+		pairs = m->reads / 2;
+		d = *(const u64x2_stack *)base ^ v[0];
+		for (j = 1; j + 1 < pairs; j += 2) {
+			d |= *(const u64x2_stack *)m->val[2 * j - 2] ^ v[j];
+			d |= *(const u64x2_stack *)m->val[2 * j] ^ v[j + 1];
+		}
+		if (j < pairs)
+			d |= *(const u64x2_stack *)m->val[2 * j - 2] ^ v[j];
+		if (__builtin_expect((d[0] | d[1]) != 0, 0)) {
+			m->disc = (uint8_t)differing_word(m, base);
 			continue;
 		}
 		t->cfa_memo = m;
@@ -940,8 +1030,6 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 		for (kept = m->kept; kept; kept &= kept - 1)
 			frames[n++] = m->val[__builtin_ctzll(kept)];
 		return (int)n;
-differs:
-		m->disc = (uint8_t)(WORD(base, m->off[k + 1]) != m->val[k + 1] ? k + 1 : k);
 	}
 	return -1;
 }
@@ -996,24 +1084,41 @@ static __attribute__((noinline, cold)) int walk_roots(struct table *tab, struct 
  * walks remembered from their own start again. */
 static int entry_unreliable;
 
-/* entry when it is given and trusted, else 0. */
+/* entry when it is given, trusted and a stack word's address (8-aligned),
+ * else 0. */
 static inline uintptr_t entry_of(uintptr_t entry)
 {
-	return entry && !__atomic_load_n(&entry_unreliable, __ATOMIC_RELAXED) ? entry : 0;
+	return entry && !(entry & 7) && !__atomic_load_n(&entry_unreliable, __ATOMIC_RELAXED)
+		       ? entry
+		       : 0;
 }
 
-__attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
-					  uint64_t *hash, uint32_t *stack, uintptr_t entry)
+/* The key rsp of a walk remembered from its own start (no entry): its rsp
+ * with bit 0 set, so that it never equals an entry's (8-aligned), whose
+ * base (entry - 16) is another for the same rsp: recall reads a memo's
+ * first word before the rest of its key, at base plus its offset, which
+ * a walk of the same key read at the same address before. */
+#define OWN_KEY(rsp) ((rsp) | 1)
+
+/* hp_cfa_walk when no remembered walk matched: the walk from the
+ * registers of hp_cfa_walk's frame fp (still live: this is its callee),
+ * stepped with the rules and remembered as it goes. Apart, so that the
+ * remembered walks' path saves only the registers it needs. entry as
+ * entry_of gave it. Properties as hp_cfa_walk. */
+static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					     uint64_t *hash, uintptr_t entry, const uintptr_t *fp)
 {
 	const uintptr_t lo = t->stack_lo, span = t->stack_hi - t->stack_lo - 8;
-	const uintptr_t *fp = __builtin_frame_address(0);
 	const uint32_t limit = max + HP_UNWIND_SLACK;
-	uintptr_t rip, rsp, rbp, base;
+	uintptr_t rip = fp[1], rsp = (uintptr_t)(fp + 2), rbp = fp[0];
+	const uintptr_t key_rip = entry ? ((const uintptr_t *)entry)[-1] : rip;
+	const uintptr_t key_rsp = entry ? entry : OWN_KEY(rsp), base = entry ? entry - 16 : rsp;
+	const uintptr_t key_rbp = entry ? 0 : rbp;
+	const uint32_t set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
 	struct table *tab = t->cfa_cache;
 	struct memo *tr;
-	uintptr_t key_rip, key_rsp, key_rbp;
 	uint64_t h = HP_HASH_STACK_SEED;
-	uint32_t n = 0, walked, stop = 0, set, rip_at = UINT32_MAX, lead = 0;
+	uint32_t n = 0, walked, stop = 0, rip_at = UINT32_MAX, lead = 0;
 	uintptr_t rbp_at = 0; /* where rbp was last read from, until a step uses it */
 	struct entry *rules;  /* tab->rules and tab->mask, reloaded when fill grows them */
 	uintptr_t mask;
@@ -1023,46 +1128,6 @@ __attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames,
 	struct notes nt;      /* the words themselves */
 	int r;
 
-	if (stack)
-		*stack = 0;
-	t->cfa_memo = NULL;
-	if (__builtin_expect((uintptr_t)tab <= 1 ||
-				     t->cfa_generation !=
-					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
-			     0)) {
-		if (prepare(t) < 0)
-			return -1;
-		tab = t->cfa_cache;
-	}
-	if (t->stack_hi <= t->stack_lo + 16) /* unknown bounds (1, 1) */
-		return -1;
-	/* The walk unw_backtrace(frames, limit) would make from our caller,
-	 * then the recorder's own frames at its start dropped and at most
-	 * max of the rest kept (unwind.c). This function's own frame first (frame pointers: the recorder is built with them): the step
-	 * libunwind takes out of unw_backtrace's. */
-	rbp = fp[0];
-	rip = fp[1];
-	rsp = (uintptr_t)(fp + 2);
-	/* A walk remembered from these registers whose words are unchanged
-	 * is this walk (see struct memo). With an entry, from the program's
-	 * registers where the recorder's frames end: the words of those
-	 * frames are not compared (nor walked). */
-	entry = entry_of(entry);
-	if (entry) {
-		key_rip = ((const uintptr_t *)entry)[-1];
-		key_rsp = entry;
-		key_rbp = 0;
-		base = entry - 16;
-	} else {
-		key_rip = rip;
-		key_rsp = rsp;
-		key_rbp = rbp;
-		base = rsp;
-	}
-	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
-	r = recall(t, tab, set, base, key_rip, key_rsp, key_rbp, max, frames, hash, stack);
-	if (r >= 0)
-		return r;
 	/* Else this walk is noted into the set's next way, the one evicted
 	 * (emptied: rsp 0 until it is remembered), and stepped with the
 	 * rules (counted in the window of fill). */
@@ -1170,17 +1235,14 @@ fail:
 	return -1;
 }
 
-__attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max,
-					     uint64_t *hash, uint32_t *stack, uintptr_t entry)
+__attribute__((noinline)) int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					  uint64_t *hash, uint32_t *stack, uintptr_t entry)
 {
-	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
-	uintptr_t at = (uintptr_t)__builtin_frame_address(0), next, ret;
-	uintptr_t key_rip, key_rsp;
+	const uintptr_t *fp = __builtin_frame_address(0);
+	uintptr_t rip, rsp, rbp, base;
 	struct table *tab = t->cfa_cache;
-	struct memo *tr;
-	uint64_t h = HP_HASH_STACK_SEED;
-	uint32_t n = 0, set, lead = 0;
-	uintptr_t base;
+	uintptr_t key_rip, key_rsp, key_rbp;
+	uint32_t set;
 	int r;
 
 	if (stack)
@@ -1194,29 +1256,57 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 			return -1;
 		tab = t->cfa_cache;
 	}
-	if (hi <= lo + 16) /* unknown bounds (1, 1) */
+	if (t->stack_hi <= t->stack_lo + 16) /* unknown bounds (1, 1) */
 		return -1;
-	/* As for the DWARF walks: the walk from this frame is a function of
-	 * its address and the words it reads (the walk of unwind.c's
-	 * walk_fp, which reads two words a frame); with an entry, the walk
-	 * from the program's frame where the recorder's end is a function of
-	 * the entry's registers (its return address, the frame's address
-	 * rsp - 16 and the saved rbp in it, the next frame's) and the words
-	 * it reads above. */
+	/* The walk unw_backtrace(frames, limit) would make from our caller,
+	 * then the recorder's own frames at its start dropped and at most
+	 * max of the rest kept (unwind.c). This function's own frame first (frame pointers: the recorder is built with them): the step
+	 * libunwind takes out of unw_backtrace's. */
+	rbp = fp[0];
+	rip = fp[1];
+	rsp = (uintptr_t)(fp + 2);
+	/* A walk remembered from these registers whose words are unchanged
+	 * is this walk (see struct memo). With an entry, from the program's
+	 * registers where the recorder's frames end: the words of those
+	 * frames are not compared (nor walked). */
 	entry = entry_of(entry);
 	if (entry) {
 		key_rip = ((const uintptr_t *)entry)[-1];
 		key_rsp = entry;
+		key_rbp = 0;
 		base = entry - 16;
 	} else {
-		key_rip = 0;
-		key_rsp = at;
-		base = at;
+		key_rip = rip;
+		key_rsp = OWN_KEY(rsp);
+		key_rbp = rbp;
+		base = rsp;
 	}
 	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
-	r = recall(t, tab, set, base, key_rip, key_rsp, 0, max, frames, hash, stack);
+	r = recall(t, tab, set, base, key_rip, key_rsp, key_rbp, max, frames, hash, stack);
 	if (r >= 0)
 		return r;
+	return walk_on(t, frames, max, hash, entry, fp);
+}
+
+/* hp_cfa_walk_fp when no remembered walk matched: the walk from the
+ * frame at (hp_cfa_walk_fp's, still live: this is its callee), remembered
+ * as it goes. Apart, so that the remembered walks' path saves only the
+ * registers it needs. entry as entry_of gave it. Properties as
+ * hp_cfa_walk_fp. */
+static __attribute__((noinline)) int walk_fp_on(struct hp_thread *t, uint64_t *frames,
+						uint32_t max, uint64_t *hash, uintptr_t entry,
+						uintptr_t at)
+{
+	const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+	const uintptr_t key_rip = entry ? ((const uintptr_t *)entry)[-1] : 0;
+	const uintptr_t key_rsp = entry ? entry : OWN_KEY(at), base = entry ? entry - 16 : at;
+	const uint32_t set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
+	struct table *tab = t->cfa_cache;
+	uintptr_t next, ret;
+	struct memo *tr;
+	uint64_t h = HP_HASH_STACK_SEED;
+	uint32_t n = 0, lead = 0;
+
 	tr = &tab->memo[set][tab->memo_next[set]++ & (MEMO_WAYS - 1)];
 	tr->rsp = 0;
 	tr->reads = 0;
@@ -1245,8 +1335,12 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 		} else {
 			tr->reads = 0;
 			tr->kept = 0;
-			/* the word the walk goes on from */
+			/* the pair at base: the word the walk goes on from,
+			 * and the key's return address (equal to the key's
+			 * whenever the key matches: noted so that the words
+			 * stay pairs, recall_fp) */
 			note_memo(tr, base, at, next);
+			note_memo(tr, base, at + 8, ret);
 			lead = 1;
 		}
 	}
@@ -1277,7 +1371,7 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	}
 out:
 	*hash = hp_hash_stack_end(h, n);
-	if (tr->reads && tr->reads <= MEMO_READS &&
+	if (tr->reads && tr->reads <= MEMO_READS && !(tr->reads & 1) && /* pairs: recall_fp */
 	    (uint32_t)__builtin_popcountll(tr->kept) + lead == n && (!entry || lead)) {
 		tr->rip = key_rip;
 		tr->rsp = key_rsp;
@@ -1294,4 +1388,50 @@ out:
 		tr->reads = 0;
 	}
 	return (int)n;
+}
+
+__attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max,
+					     uint64_t *hash, uint32_t *stack, uintptr_t entry)
+{
+	uintptr_t at = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t key_rip, key_rsp, base;
+	struct table *tab = t->cfa_cache;
+	uint32_t set;
+	int r;
+
+	if (stack)
+		*stack = 0;
+	t->cfa_memo = NULL;
+	if (__builtin_expect((uintptr_t)tab <= 1 ||
+				     t->cfa_generation !=
+					     __atomic_load_n(&generation, __ATOMIC_RELAXED),
+			     0)) {
+		if (prepare(t) < 0)
+			return -1;
+		tab = t->cfa_cache;
+	}
+	if (t->stack_hi <= t->stack_lo + 16) /* unknown bounds (1, 1) */
+		return -1;
+	/* As for the DWARF walks: the walk from this frame is a function of
+	 * its address and the words it reads (the walk of unwind.c's
+	 * walk_fp, which reads two words a frame); with an entry, the walk
+	 * from the program's frame where the recorder's end is a function of
+	 * the entry's registers (its return address, the frame's address
+	 * rsp - 16 and the saved rbp in it, the next frame's) and the words
+	 * it reads above. */
+	entry = entry_of(entry);
+	if (entry) {
+		key_rip = ((const uintptr_t *)entry)[-1];
+		key_rsp = entry;
+		base = entry - 16;
+	} else {
+		key_rip = 0;
+		key_rsp = OWN_KEY(at);
+		base = at;
+	}
+	set = (uint32_t)(key_rsp >> 4) & (MEMO_SETS - 1);
+	r = recall_fp(t, tab, set, base, key_rip, key_rsp, max, frames, hash, stack);
+	if (r >= 0)
+		return r;
+	return walk_fp_on(t, frames, max, hash, entry, at);
 }

@@ -151,12 +151,14 @@ void hp_free_slow(void *p)
 }
 
 /* The body of hp_note_alloc_slow, inlined into malloc_slow and
- * calloc_slow, which give the program's registers (hp_unwind). */
+ * calloc_slow, which give the program's registers (hp_unwind), with
+ * hp_record_alloc's body inlined in turn (record_alloc: one frame, one
+ * prologue and epilogue fewer an allocation). */
 static inline __attribute__((always_inline)) void note_alloc(void *p, size_t size,
 							     uintptr_t entry)
 {
 	int saved = errno;
-	hp_record_alloc(&hp_self, p, size, entry);
+	record_alloc(&hp_self, p, size, entry);
 	errno = saved;
 }
 
@@ -317,8 +319,9 @@ static void *first_calloc(size_t n, size_t size)
 /* The slow paths of malloc and calloc: the real call, then the record.
  * Reached by a tail call from the interposed function, so their return
  * address is the program's (HP_CFA_ENTRY; were it not, the unwinder
- * would notice and stop trusting entries). */
-static __attribute__((noinline, cold)) void *malloc_slow(size_t size)
+ * would notice and stop trusting entries). In a full recording they are
+ * the hot path: not cold (which has GCC optimise them for size). */
+static __attribute__((noinline)) void *malloc_slow(size_t size)
 {
 	void *p = real.malloc(size);
 
@@ -327,7 +330,7 @@ static __attribute__((noinline, cold)) void *malloc_slow(size_t size)
 	return p;
 }
 
-static __attribute__((noinline, cold)) void *calloc_slow(size_t n, size_t size)
+static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size)
 {
 	void *p = real.calloc(n, size);
 

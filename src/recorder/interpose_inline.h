@@ -63,13 +63,14 @@ static inline int hp_fast_alloc(struct hp_thread *t, size_t size)
 }
 
 /* The slow path of an allocation already made (p non-NULL): errno kept
- * around hp_record_alloc, whose properties it has. */
-void hp_note_alloc_slow(void *p, size_t size)
-	__attribute__((visibility("hidden"), noinline, cold));
+ * around hp_record_alloc, whose properties it has. Not cold: in a full
+ * recording every allocation takes it (cold would have GCC optimise it
+ * for size). */
+void hp_note_alloc_slow(void *p, size_t size) __attribute__((visibility("hidden"), noinline));
 /* The same, given where the program called the interposed function
  * (HP_CFA_ENTRY in that function: cfa_cache.h). */
 void hp_note_alloc_slow_at(void *p, size_t size, uintptr_t entry)
-	__attribute__((visibility("hidden"), noinline, cold));
+	__attribute__((visibility("hidden"), noinline));
 
 static inline void hp_note_alloc(void *p, size_t size)
 {

@@ -228,14 +228,23 @@ static inline uint32_t next_slot(const struct shard *s, uint32_t i)
 }
 
 /* Returns the slot holding addr, or NULL with *free_slot the empty slot
- * that ends its probe path. Under the shard lock. */
-static struct entry *find(struct shard *s, uint64_t h, uint64_t addr, struct entry **free_slot)
+ * that ends its probe path. Under the shard lock. absent: the caller
+ * expects addr not to be there (an insert), so each slot is tested for
+ * empty first (addr is never EMPTY: either order finds the same). */
+static inline __attribute__((always_inline)) struct entry *find(struct shard *s, uint64_t h,
+								 uint64_t addr,
+								 struct entry **free_slot,
+								 int absent)
 {
 	for (uint32_t i = hp_live_home(h, s->slots);; i = next_slot(s, i)) {
 		struct entry *e = &s->table[i];
+		if (absent && e->addr == EMPTY) {
+			*free_slot = e;
+			return NULL;
+		}
 		if (e->addr == addr)
 			return e;
-		if (e->addr == EMPTY) {
+		if (!absent && e->addr == EMPTY) {
 			*free_slot = e;
 			return NULL;
 		}
@@ -355,12 +364,12 @@ static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uin
 		ret = -ENOMEM;
 		goto out;
 	}
-	e = find(s, h, addr, &slot);
+	e = find(s, h, addr, &slot, 1);
 	if (pack(bucket, size, birth(alone), &packed) < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (e) {
+	if (__builtin_expect(e != NULL, 0)) { /* a free not seen: rare */
 		unpack(e, stale);
 		e->packed = packed;
 		ret = 1;
@@ -392,7 +401,7 @@ static inline __attribute__((always_inline)) int live_remove(uintptr_t addr,
 		hp_spin_lock_busy_as(&s->lock, hp_os_single_threaded());
 	else if (!hp_spin_trylock(&s->lock))
 		return -EAGAIN;
-	e = find(s, h, addr, &slot);
+	e = find(s, h, addr, &slot, 0);
 	if (e) {
 		unpack(e, out);
 		delete_at(s, (uint32_t)(e - s->table));
@@ -449,7 +458,7 @@ int hp_live_update(uintptr_t addr, hp_live_fn *fn, void *arg)
 	struct entry *e, *slot;
 
 	hp_spin_lock(&s->lock);
-	e = find(s, h, addr, &slot);
+	e = find(s, h, addr, &slot, 0);
 	if (e)
 		visit(s, (uint32_t)(e - s->table), fn, arg);
 	hp_spin_unlock(&s->lock);

@@ -92,8 +92,11 @@ static inline uint64_t hp_live_age(uint16_t born)
  * properties. */
 static inline unsigned hp_live_life_class(uint16_t born)
 {
-	uint32_t u = hp_live_age_units(born);
-	return u ? 32 - (unsigned)__builtin_clz(u) : 0;
+	uint64_t u = hp_live_age_units(born);
+
+	/* The bit length of u without a branch for 0: that of 2u + 1, less
+	 * one (2u + 1 is never 0). */
+	return 63 - (unsigned)__builtin_clzll(2 * u + 1);
 }
 
 /* Buckets are below 1 << HP_LIVE_BUCKET_BITS (aggregate.c checks its ids

@@ -47,10 +47,13 @@ uintptr_t hp_stack_room_off_stack(const struct hp_thread *t, uintptr_t sp);
 
 static inline __attribute__((always_inline)) uintptr_t hp_stack_room(const struct hp_thread *t)
 {
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = t->stack_lo;
 
-	if (__builtin_expect(t->stack_hi > 1 && sp > t->stack_lo && sp <= t->stack_hi, 1))
-		return sp - t->stack_lo;
+	/* lo < sp <= hi in one compare: the bounds are lo < hi, or lo == hi
+	 * (0 before the thread's first slow path, 1 when unknown), which no
+	 * sp passes. */
+	if (__builtin_expect(sp - lo - 1 < t->stack_hi - lo, 1))
+		return sp - lo;
 	return hp_stack_room_off_stack(t, sp);
 }
 
@@ -72,7 +75,7 @@ void hp_recorder_start(void);
  * through libunwind's first use in a thread, with busy set. entry: the
  * program's rsp where it called the recorder, or 0 (hp_unwind). */
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
-	__attribute__((noinline, cold));
+	__attribute__((noinline));
 
 /* Removes p from the live register before the real free; returns 1 with
  * *blk filled when p was a recorded block. Takes the shard's lock, or

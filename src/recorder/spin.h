@@ -71,7 +71,7 @@ static inline __attribute__((always_inline)) void hp_spin_lock_as(struct hp_spin
 static inline __attribute__((always_inline)) void hp_spin_lock_busy_as(struct hp_spin *l,
 									 int alone)
 {
-	if (alone) {
+	if (__builtin_expect(alone, 1)) { /* laid out first: no jump back */
 		__atomic_store_n(&l->locked, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* as in hp_spin_lock_as */
 		return;

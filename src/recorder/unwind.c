@@ -129,6 +129,17 @@ static long unw_syscall(long n, ...)
 	return hp_os_syscall6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+/* hp_unwind as an hp_unwind_walk_fn (it never fails: 0 frames when it
+ * cannot walk). */
+static int unwind_any(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+		      uint32_t *stack, uintptr_t entry)
+{
+	return (int)hp_unwind(t, frames, max, hash, stack, entry);
+}
+
+/* unwind.h. Written by hp_unwind_init only. */
+hp_unwind_walk_fn *hp_unwind_direct = unwind_any;
+
 int hp_unwind_init(unsigned m, int cache, int check_it)
 {
 	static const struct hp_got_patch fds[] = {
@@ -141,7 +152,7 @@ int hp_unwind_init(unsigned m, int cache, int check_it)
 	use_cache = cache && m == HP_UNWIND_DWARF && hp_cfa_init() == 0;
 	fp_memo = cache && m == HP_UNWIND_FP && hp_cfa_init() == 0;
 	check = check_it && (use_cache || fp_memo);
-	hp_unwind_direct = check ? 0 : use_cache ? 1 : fp_memo ? 2 : 0;
+	hp_unwind_direct = check ? unwind_any : use_cache ? hp_cfa_walk : fp_memo ? hp_cfa_walk_fp : unwind_any;
 #ifdef HP_STATIC
 	(void)find_own;
 	(void)fds;
@@ -393,8 +404,6 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
 	return walk_libunwind(frames, max, max + HP_UNWIND_SLACK, hash);
 }
 
-/* unwind.h. Written by hp_unwind_init only. */
-int hp_unwind_direct;
 
 __attribute__((noinline)) uint32_t hp_unwind_fallback(struct hp_thread *t, uint64_t *frames,
 						      uint32_t max, uint64_t *hash)

@@ -59,12 +59,16 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
 
 /* hp_unwind with the walks it would try first called from the caller's
  * frame, not through hp_unwind's (one call and its checks fewer an
- * allocation): 1 the rule cache, 2 the remembered frame-pointer walks, 0
- * (HEAPPROF_UNWIND_CHECK, no cache) hp_unwind itself. The walk is the
- * same either way: the recorder's own frames are dropped, and there are
- * fewer of them than HP_UNWIND_SLACK from either caller. Written once by
- * hp_unwind_init. */
-extern int hp_unwind_direct;
+ * allocation): hp_cfa_walk (the rule cache), hp_cfa_walk_fp (the
+ * remembered frame-pointer walks), or (HEAPPROF_UNWIND_CHECK, no cache)
+ * hp_unwind itself, through a function that returns its result as an
+ * int. The walk is the same either way: the recorder's own frames are
+ * dropped, and there are fewer of them than HP_UNWIND_SLACK from either
+ * caller. One indirect call: no test of the mode an allocation. Written
+ * once by hp_unwind_init (hp_unwind until then). */
+typedef int hp_unwind_walk_fn(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+			      uint32_t *stack, uintptr_t entry);
+extern hp_unwind_walk_fn *hp_unwind_direct;
 
 /* What hp_unwind falls back to when the walk it tries first gives up:
  * unw_backtrace, or the plain frame-pointer walk. Same properties. */
@@ -73,12 +77,8 @@ uint32_t hp_unwind_fallback(struct hp_thread *t, uint64_t *frames, uint32_t max,
 static inline uint32_t hp_unwind_fast(struct hp_thread *t, uint64_t *frames, uint32_t max,
 				      uint64_t *hash, uint32_t *stack, uintptr_t entry)
 {
-	int got;
+	int got = hp_unwind_direct(t, frames, max, hash, stack, entry);
 
-	if (!hp_unwind_direct)
-		return hp_unwind(t, frames, max, hash, stack, entry);
-	got = hp_unwind_direct == 1 ? hp_cfa_walk(t, frames, max, hash, stack, entry)
-				    : hp_cfa_walk_fp(t, frames, max, hash, stack, entry);
 	return got >= 0 ? (uint32_t)got : hp_unwind_fallback(t, frames, max, hash);
 }
 

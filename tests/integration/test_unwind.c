@@ -55,9 +55,13 @@ static int check_line(const char *err, unsigned long *walks, unsigned long *cach
 			      walks, cached, differed) == 3;
 }
 
+static void check_crossed(const struct hp_capture *cap, const char *how);
+
 HP_TEST(unwind_cache_check_finds_no_difference)
 {
 	unsigned long walks = 0, cached = 0, differed = ~0UL;
+	char path[512];
+	struct hp_capture *cap;
 	char *err = run_shapes("check", "HEAPPROF_UNWIND_CHECK=1", "");
 
 	if (!expect_true(err != NULL, "unwindshapes runs under the recorder"))
@@ -69,11 +73,17 @@ HP_TEST(unwind_cache_check_finds_no_difference)
 	 * (2 x ROUNDS), through nounwind_call (no FDE) and through
 	 * cfaexpr_call (a CFA expression): ROUNDS each. */
 	expect_eq_u64(walks - cached, 4 * ROUNDS, "walks left to libunwind: exactly those shapes");
-	expect_true(cached >= ROUNDS * (2 + DEPTHS + 4 + 2 + 2 + 2) + THREADS * ROUNDS * 5,
+	expect_true(cached >= ROUNDS * (2 + DEPTHS + 4 + 2 + 2 + 2 + 8) + THREADS * ROUNDS * 5,
 		    "the cache walked every other shape");
 	if (differed)
 		printf("%s", err); /* the first differences, as the recorder logged them */
 	free(err);
+	snprintf(path, sizeof path, "%s/check.hpf", hp_test_tmp());
+	cap = hpq_load(path);
+	if (!expect_true(cap != NULL, "capture loads"))
+		return;
+	check_crossed(cap, "dwarf");
+	hpq_free(cap);
 }
 
 /* The rule figures at the end of the "unwind check:" line: the rules read
@@ -136,6 +146,34 @@ HP_TEST(unwind_rules_hold_a_big_programs_return_addresses)
 	s = hpq_match(cap, STACK("call_site", "main"));
 	expect_eq_u64(s.alloc_count, 0, "no stack lost its site's frame");
 	hpq_free(cap);
+}
+
+/* The crossed frames of unwindshapes: each of the eight walks its own
+ * stack, ROUNDS blocks each. The walks remembered from one of them may
+ * not be taken for another: (p, a) and (q, a) differ only at cross_p's
+ * return address, after the word that told (p, a) from (p, b). */
+static void check_crossed(const struct hp_capture *cap, const char *how)
+{
+	static const char *const mids[2] = {"cross_a", "cross_b"}, *const tops[2] = {"cross_p",
+										  "cross_q"};
+	char what[128];
+	struct hpq_sum s;
+
+	for (int inner = 0; inner < 2; inner++) {
+		for (int top = 0; top < 2; top++) {
+			for (int mid = 0; mid < 2; mid++) {
+				if (inner)
+					s = hpq_match(cap, STACK("leaf", "pad_middle", mids[mid],
+								 tops[top], "cross_shape", "main"));
+				else
+					s = hpq_match(cap, STACK("leaf", mids[mid], tops[top],
+								 "cross_shape", "main"));
+				snprintf(what, sizeof what, "%s: %s%s under %s", how,
+					 inner ? "pad_middle under " : "", mids[mid], tops[top]);
+				expect_eq_u64(s.alloc_count, ROUNDS, what);
+			}
+		}
+	}
 }
 
 #define RUNTIME_ROOTS 3 /* main's callers: __libc_start_call_main, __libc_start_main, _start */
@@ -236,6 +274,7 @@ HP_TEST(unwind_fp_remembered_check_finds_no_difference)
 	expect_eq_u64(s.alloc_count, ROUNDS, "fp: moved_a");
 	s = hpq_match(cap, STACK("leaf", "moved_mid", "moved_b", "moved_shape", "main"));
 	expect_eq_u64(s.alloc_count, ROUNDS, "fp: moved_b, its own stack");
+	check_crossed(cap, "fp");
 	check_roots(cap, "fp", 1); /* main's caller: its return address */
 	hpq_free(cap);
 }

@@ -26,6 +26,15 @@
  *                  only word telling their walks apart (far_mid's return
  *                  address) lies further from the start than a remembered
  *                  walk's 16-bit word offsets can say
+ *   crossed frames cross_p and cross_q, frames of one size, call cross_a
+ *                  or cross_b, frames of one size too, through one
+ *                  pointer, and those reach leaf directly or through
+ *                  pad_middle: at one depth, four walks that differ at
+ *                  one word (the return address into cross_a or cross_b)
+ *                  or another (into cross_p or cross_q), or both. The
+ *                  word that told (p, a) apart from (p, b) does not tell
+ *                  it from (q, a): a remembered walk must compare the
+ *                  rest, every frame's words
  *   threads        each thread runs the first three shapes
  *
  * With a second argument "swap", main then loads, calls and unloads
@@ -181,6 +190,62 @@ __attribute__((noinline)) void moved_shape(void)
 		moved[i](moved_pad[i], moved_n[i]); /* one call site */
 }
 
+/* Crossed frames (above). Each function keeps a constant of its own so
+ * that identical code folding cannot merge it with its twin. */
+__attribute__((noinline)) void cross_a(int inner)
+{
+	volatile char pad[32];
+
+	pad[0] = 1;
+	if (inner)
+		pad_middle(60 + (size_t)pad[0]);
+	else
+		leaf(60 + (size_t)pad[0]);
+}
+
+__attribute__((noinline)) void cross_b(int inner)
+{
+	volatile char pad[32];
+
+	pad[0] = 2;
+	if (inner)
+		pad_middle(59 + (size_t)pad[0]);
+	else
+		leaf(59 + (size_t)pad[0]);
+}
+
+static void (*volatile cross_mid[2])(int) = {cross_a, cross_b};
+
+__attribute__((noinline)) void cross_p(int mid, int inner)
+{
+	volatile char pad[16];
+
+	pad[0] = 1;
+	cross_mid[mid](inner + pad[0] - 1);
+	KEEP(mid);
+}
+
+__attribute__((noinline)) void cross_q(int mid, int inner)
+{
+	volatile char pad[16];
+
+	pad[0] = 2;
+	cross_mid[mid](inner + pad[0] - 2);
+	KEEP(mid);
+}
+
+/* (p, a), (p, b), (q, a), (q, b), leaf's frame first directly below
+ * cross_a or cross_b, then below pad_middle. */
+__attribute__((noinline)) void cross_shape(void)
+{
+	for (int inner = 0; inner < 2; inner++) {
+		cross_p(0, inner);
+		cross_p(1, inner);
+		cross_q(0, inner);
+		cross_q(1, inner);
+	}
+}
+
 static int compare(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -324,6 +389,7 @@ int main(int argc, char **argv)
 		nofp_outer(40);
 		nofp_vla(100);
 		moved_shape();
+		cross_shape();
 		sort_shape();
 		raise_shape();
 		nounwind_call(pad_middle, 120);
