@@ -1080,19 +1080,25 @@ static int write_events(FILE *f, const struct ev_page *e)
  * split by their next frame into its children, each child's figures
  * summed over its items in that order, as adding the stacks one by one
  * sums them, and only a kept child's items split further. What is held:
- * an item (20 bytes) a stack, its copy and its group (24) while a node is
+ * an item (12 bytes) a stack, its copy and its group (16) while a node is
  * split, and the kept nodes (at a depth at most 1 / HP_HTML_FLAME_MIN for
  * each of rank_cols: the nodes of a depth hold disjoint items).
  */
 
 /* A stack (by context a bucket) on its way down the tree: its next frame
- * outermost first, locations[i]'s symbolic frame k, of left still to
- * place; by context first its contexts, cd of kc placed. */
+ * outermost first, its stack's locations[i]'s symbolic frame FITEM_K (i
+ * FITEM_END: none left); by context its contexts first, FITEM_CD of them
+ * placed. 12 bytes: a million of them, and their copy while split. */
 struct fitem {
 	uint32_t id; /* the stack's id; by context the bucket's index */
-	uint32_t i, k, left;
-	uint8_t cd, kc;
+	uint32_t i;
+	uint32_t kcd; /* k in bits 0-23 (a location of the model has at most
+			 MAX_SYMS, 64, model.c), the contexts placed in 24-31
+			 (at most HP_GROUP_MAX_CONTEXT_DEPTH, 64) */
 };
+#define FITEM_END UINT32_MAX
+#define FITEM_K(it) ((it)->kcd & 0xffffffu)
+#define FITEM_CD(it) ((it)->kcd >> 24)
 
 /* A kept node. Written in the order in which adding the items one by one
  * makes the nodes: by the first item through it (first), then by depth. */
@@ -1153,22 +1159,31 @@ static int fshown(const struct ftree *t, const struct hp_location *l, uint32_t k
 }
 
 /* Moves it to the frame hp_frames_shown shows next inward of its current
- * one (one is left: it->left > 0). */
+ * one, FITEM_END past the innermost: those shown are every frame fshown
+ * says from the stack's first (innermost) to its outermost shown. */
 static void fitem_step(const struct ftree *t, const struct hp_mstack *st, struct fitem *it)
 {
 	const struct hp_model *m = t->m;
+	uint32_t i = it->i, k = FITEM_K(it);
 
 	for (;;) {
-		if (it->k) {
-			it->k--;
+		if (k) {
+			k--;
 		} else {
-			do
-				it->i--;
-			while (!m->locations[st->locations[it->i]].nsyms);
-			it->k = m->locations[st->locations[it->i]].nsyms - 1;
+			do {
+				if (!i) {
+					it->i = FITEM_END;
+					return;
+				}
+				i--;
+			} while (!m->locations[st->locations[i]].nsyms);
+			k = m->locations[st->locations[i]].nsyms - 1;
 		}
-		if (fshown(t, &m->locations[st->locations[it->i]], it->k))
+		if (fshown(t, &m->locations[st->locations[i]], k)) {
+			it->i = i;
+			it->kcd = (it->kcd & ~0xffffffu) | k;
 			return;
+		}
 	}
 }
 
@@ -1203,13 +1218,13 @@ static int fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
 	for (long i = nf; i-- > 0;)
 		if (fname(t, t->p->fbuf[i].loc, t->p->fbuf[i].sym, &nm))
 			return -ENOMEM;
-	it->left = (uint32_t)nf;
+	it->i = FITEM_END;
 	for (uint32_t i = 0, seen = 0; seen < (uint32_t)nf && i < st->depth; i++) {
 		const struct hp_location *l = &t->m->locations[st->locations[i]];
 		for (uint32_t k = 0; k < l->nsyms; k++)
 			if (fshown(t, l, k) && ++seen == (uint32_t)nf) {
 				it->i = i;
-				it->k = k;
+				it->kcd = (it->kcd & ~0xffffffu) | k;
 				break;
 			}
 	}
@@ -1245,30 +1260,34 @@ static int fitem_next(struct ftree *t, struct fitem *it, uint64_t *key, uint32_t
 	const struct hp_mstack *st;
 	uint32_t nm;
 
-	if (it->cd < it->kc) {
+	if (t->by_context) {
 		const struct hp_mbucket *b = &t->m->buckets[it->id];
 		uint64_t chain[HP_GROUP_MAX_CONTEXT_DEPTH];
 		char path[1024];
+		uint32_t cd = FITEM_CD(it);
 		int k = hp_group_context_chain(t->m, b->context, chain, HP_GROUP_MAX_CONTEXT_DEPTH);
 		if (!k)
 			chain[k++] = 0;
-		if (intern(t->p, hp_model_context_path(t->m, chain[it->cd], path, sizeof path), &nm))
-			return -ENOMEM;
-		*key = (uint64_t)1 << 63 | nm;
-		*loc = UINT32_MAX;
-		*sym = (uint32_t)chain[it->cd++];
-		return 1;
+		if (cd < (uint32_t)k) {
+			if (intern(t->p, hp_model_context_path(t->m, chain[cd], path, sizeof path),
+				   &nm))
+				return -ENOMEM;
+			*key = (uint64_t)1 << 63 | nm;
+			*loc = UINT32_MAX;
+			*sym = (uint32_t)chain[cd];
+			it->kcd += 1u << 24;
+			return 1;
+		}
 	}
-	if (!it->left)
+	if (it->i == FITEM_END)
 		return 0;
 	st = &t->m->stacks[t->by_context ? t->m->buckets[it->id].stack : it->id];
 	*loc = st->locations[it->i];
-	*sym = it->k;
+	*sym = FITEM_K(it);
 	if (fname(t, *loc, *sym, &nm))
 		return -ENOMEM;
 	*key = nm;
-	if (--it->left)
-		fitem_step(t, st, it);
+	fitem_step(t, st, it);
 	return 1;
 }
 
@@ -1304,7 +1323,6 @@ static int ftree_items(struct ftree *t)
 					   &nm))
 					return -ENOMEM;
 			}
-			it->kc = (uint8_t)k;
 			stack = b->stack;
 		} else if (!m->stacks[id].nbuckets) {
 			continue;
@@ -1370,7 +1388,7 @@ static inline void fprefetch(const struct ftree *t, size_t j, size_t hi)
 	}
 	if (j + FPREFETCH_FRAME < hi) {
 		const struct fitem *it = &t->items[j + FPREFETCH_FRAME];
-		if (it->left)
+		if (it->i != FITEM_END)
 			fetch(&m->stacks[it->id].locations[it->i]);
 	}
 }
@@ -1833,7 +1851,7 @@ err:
 
 /* The snapshot's rows, ranked, and its flame graphs. The stacks' rank
  * (16 bytes a stack) is made here and freed before the flame graphs,
- * which hold their items (44 bytes a stack while split, ftree). */
+ * which hold their items (28 bytes a stack while split, ftree). */
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top)
 {
 	const struct hp_cap_snapshot *s = m->snap;
