@@ -1110,15 +1110,26 @@ struct fkept {
 	double v[NCOLS];
 };
 
-/* A child while its parent's items are split: its key (its name's page
- * string; bit 63 set for a context's), its first item's frame there and
- * id, its figures, whether it is kept, and its items' span. */
+/* A child or grandchild while a node's items are split: its key (its
+ * name's page string, bit 63 set for a context's; a grandchild's with its
+ * parent's index above bit 32), its first item's frame there and id, its
+ * parent (a grandchild's: its child's index), its figures, its node as
+ * kept (UINT32_MAX: cut), and its items' span. */
 struct fgroup {
 	uint64_t key;
-	uint32_t loc, sym, first;
-	int kept;
+	uint32_t loc, sym, first, parent, kept;
 	size_t lo, n;
 	double v[NCOLS];
+};
+
+/* The children (or grandchildren) of a split, found by key: a look at
+ * the last one found, then at each (up to FGROUP_SCAN), then in index
+ * (filled from FGROUP_SCAN on). */
+struct fgroups {
+	struct fgroup *g;
+	size_t n, cap;
+	struct hp_u64map index;
+	uint32_t last;
 };
 
 /* A kept node whose items are to be split: its items items[lo, hi). */
@@ -1141,8 +1152,7 @@ struct ftree {
 	size_t nkept, kept_cap;
 	struct fwork *work;
 	size_t nwork, work_cap;
-	struct fgroup *groups;
-	size_t groups_cap;
+	struct fgroups child, grand; /* a split's, kept for the next */
 	double root[NCOLS];
 };
 
@@ -1393,115 +1403,144 @@ static inline void fprefetch(const struct ftree *t, size_t j, size_t hi)
 	}
 }
 
-/* The child keyed key among a split's first ngroups, found by a look at
- * the last one found, then at each (up to FGROUP_SCAN children), then in
- * index (filled from FGROUP_SCAN children on). 0 or -ENOMEM; *g ngroups
- * when new, and index then holds it. */
 #define FGROUP_SCAN 8
-static int fgroup_find(const struct ftree *t, struct hp_u64map *index, size_t ngroups,
-		       uint32_t last, uint64_t key, uint32_t *g)
+
+/* The group of gs keyed key, made (from the frame loc, sym of item id,
+ * under parent) when new. Its index, or -ENOMEM. */
+static long fgroups_get(struct fgroups *gs, uint64_t key, uint32_t loc, uint32_t sym,
+			uint32_t id, uint32_t parent)
 {
-	if (last < ngroups && t->groups[last].key == key) {
-		*g = last;
-		return 0;
+	uint32_t g;
+
+	if (gs->last < gs->n && gs->g[gs->last].key == key)
+		return gs->last;
+	if (gs->n <= FGROUP_SCAN) {
+		for (size_t i = 0; i < gs->n; i++)
+			if (gs->g[i].key == key)
+				return gs->last = (uint32_t)i;
+		if (gs->n == FGROUP_SCAN) /* index them from here on */
+			for (size_t i = 0; i < gs->n; i++)
+				if (hp_u64map_put(&gs->index, gs->g[i].key, (uint32_t)i))
+					return -ENOMEM;
+	} else if (hp_u64map_get(&gs->index, key, &g)) {
+		return gs->last = g;
 	}
-	if (ngroups <= FGROUP_SCAN) {
-		for (size_t i = 0; i < ngroups; i++)
-			if (t->groups[i].key == key) {
-				*g = (uint32_t)i;
-				return 0;
-			}
-		*g = (uint32_t)ngroups;
-		if (ngroups < FGROUP_SCAN)
-			return 0;
-		for (size_t i = 0; i < ngroups; i++) /* index them from here on */
-			if (hp_u64map_put(index, t->groups[i].key, (uint32_t)i))
-				return -ENOMEM;
-		return hp_u64map_put(index, key, (uint32_t)ngroups);
-	}
-	if (hp_u64map_get(index, key, g))
-		return 0;
-	*g = (uint32_t)ngroups;
-	return hp_u64map_put(index, key, (uint32_t)ngroups);
+	if (gs->n >= UINT32_MAX / 2 || hp_vec_grow(&gs->g, &gs->cap, gs->n + 1) ||
+	    (gs->n >= FGROUP_SCAN && hp_u64map_put(&gs->index, key, (uint32_t)gs->n)))
+		return -ENOMEM;
+	gs->g[gs->n] = (struct fgroup){
+		.key = key, .loc = loc, .sym = sym, .first = id, .parent = parent};
+	return gs->last = (uint32_t)gs->n++;
 }
 
-/* Splits node w's items by their next frame into its children, each
- * child's figures summed over its items in id order as they are met;
- * keeps the children fkeep keeps, each with its items (in id order) a
- * span to be split in turn (t->work). 0 or -ENOMEM. */
+static void fgroups_clear(struct fgroups *gs)
+{
+	hp_u64map_free(&gs->index);
+	gs->n = 0;
+	gs->last = UINT32_MAX;
+}
+
+/* A kept node made of group gr, under kept node parent, at depth. Its
+ * index, or UINT32_MAX for no memory. */
+static uint32_t fkept_add(struct ftree *t, const struct fgroup *gr, uint32_t parent,
+			  uint32_t depth)
+{
+	if (t->nkept >= UINT32_MAX - 1 || hp_vec_grow(&t->kept, &t->kept_cap, t->nkept + 1))
+		return UINT32_MAX;
+	t->kept[t->nkept] = (struct fkept){
+		.first = gr->first, .depth = depth, .parent = parent, .loc = gr->loc, .sym = gr->sym};
+	memcpy(t->kept[t->nkept].v, gr->v, sizeof gr->v);
+	return (uint32_t)t->nkept++;
+}
+
+/* Splits node w's items by their next two frames into its children and
+ * their children, in one scan (each item's stack and frames are a cache
+ * miss or two a scan: two levels a scan halve them), each group's
+ * figures summed over its items in id order as they are met; keeps the
+ * children fkeep keeps, and their children fkeep keeps, each of these
+ * with its items (in id order) a span to be split in turn (t->work).
+ * 0 or -ENOMEM. */
 static int ftree_split(struct ftree *t, struct fwork w)
 {
-	struct hp_u64map index = {0};
-	size_t ngroups = 0, n = 0, at = w.lo;
-	uint32_t last = UINT32_MAX;
+	struct fgroups *cs = &t->child, *gs = &t->grand;
+	uint32_t depth = t->kept[w.node].depth;
+	size_t at = w.lo, n;
 	double v[NCOLS];
 	int ret = -ENOMEM;
 
+	fgroups_clear(cs);
+	fgroups_clear(gs);
 	for (size_t j = w.lo; j < w.hi; j++) {
 		struct fitem *it = &t->items[j];
-		struct fgroup *gr;
-		fprefetch(t, j, w.hi);
 		uint64_t key;
-		uint32_t loc, sym, g;
-		int more = fitem_next(t, it, &key, &loc, &sym);
-		if (more < 0)
-			goto out;
-		if (!more) {
-			t->group[j] = UINT32_MAX;
+		uint32_t loc, sym;
+		long c, g;
+		int more;
+		fprefetch(t, j, w.hi);
+		t->group[j] = UINT32_MAX;
+		if ((more = fitem_next(t, it, &key, &loc, &sym)) <= 0) {
+			if (more < 0)
+				goto out;
 			continue;
 		}
-		if (fgroup_find(t, &index, ngroups, last, key, &g))
+		if ((c = fgroups_get(cs, key, loc, sym, it->id, 0)) < 0)
 			goto out;
-		if (g == ngroups) {
-			if (hp_vec_grow(&t->groups, &t->groups_cap, ngroups + 1))
-				goto out;
-			t->groups[ngroups++] = (struct fgroup){.key = key, .loc = loc, .sym = sym,
-							       .first = it->id};
-		}
-		gr = &t->groups[g];
 		fitem_cols(t, it, v);
-		for (int c = 0; c < NCOLS; c++)
-			gr->v[c] += v[c];
-		gr->n++;
-		t->group[j] = last = g;
+		for (int k = 0; k < NCOLS; k++)
+			cs->g[c].v[k] += v[k];
+		if ((more = fitem_next(t, it, &key, &loc, &sym)) <= 0) {
+			if (more < 0)
+				goto out;
+			continue;
+		}
+		key = (uint64_t)c << 33 | (key >> 63) << 32 | (uint32_t)key;
+		if ((g = fgroups_get(gs, key, loc, sym, it->id, (uint32_t)c)) < 0)
+			goto out;
+		for (int k = 0; k < NCOLS; k++)
+			gs->g[g].v[k] += v[k];
+		gs->g[g].n++;
+		t->group[j] = (uint32_t)g;
 	}
-	/* Each kept child's span, in the order the children were first met;
-	 * a child cut takes none (its items go: nothing under it is kept). */
-	for (size_t g = 0; g < ngroups; g++) {
-		struct fgroup *gr = &t->groups[g];
-		gr->kept = fkeep(t, gr->v);
+	/* The children kept, then theirs, each with its span (in the order
+	 * they were first met); a group cut takes none: nothing under it is
+	 * kept, its items go. */
+	for (size_t c = 0; c < cs->n; c++) {
+		struct fgroup *gr = &cs->g[c];
+		gr->kept = UINT32_MAX;
+		if (fkeep(t, gr->v) && (gr->kept = fkept_add(t, gr, w.node, depth + 1)) == UINT32_MAX)
+			goto out;
+	}
+	for (size_t g = 0; g < gs->n; g++) {
+		struct fgroup *gr = &gs->g[g];
+		uint32_t parent = cs->g[gr->parent].kept;
+		size_t items = gr->n;
+		gr->kept = UINT32_MAX;
 		gr->lo = at;
-		if (gr->kept)
-			at += gr->n;
 		gr->n = 0;
+		if (parent == UINT32_MAX || !fkeep(t, gr->v))
+			continue;
+		if ((gr->kept = fkept_add(t, gr, parent, depth + 2)) == UINT32_MAX)
+			goto out;
+		at += items;
 	}
 	n = at - w.lo;
 	for (size_t j = w.lo; j < w.hi; j++) {
 		struct fgroup *gr;
-		if (t->group[j] == UINT32_MAX || !(gr = &t->groups[t->group[j]])->kept)
+		if (t->group[j] == UINT32_MAX || (gr = &gs->g[t->group[j]])->kept == UINT32_MAX)
 			continue;
 		t->split[gr->lo + gr->n++] = t->items[j];
 	}
 	memcpy(&t->items[w.lo], &t->split[w.lo], n * sizeof *t->items);
-	for (size_t g = 0; g < ngroups; g++) {
-		const struct fgroup *gr = &t->groups[g];
-		if (!gr->kept)
+	for (size_t g = 0; g < gs->n; g++) {
+		const struct fgroup *gr = &gs->g[g];
+		if (gr->kept == UINT32_MAX || !gr->n)
 			continue;
-		if (t->nkept >= UINT32_MAX - 1 ||
-		    hp_vec_grow(&t->kept, &t->kept_cap, t->nkept + 1) ||
-		    hp_vec_grow(&t->work, &t->work_cap, t->nwork + 1))
+		if (hp_vec_grow(&t->work, &t->work_cap, t->nwork + 1))
 			goto out;
-		t->kept[t->nkept] = (struct fkept){.first = gr->first,
-						   .depth = t->kept[w.node].depth + 1,
-						   .parent = w.node,
-						   .loc = gr->loc,
-						   .sym = gr->sym};
-		memcpy(t->kept[t->nkept].v, gr->v, sizeof gr->v);
-		t->work[t->nwork++] = (struct fwork){(uint32_t)t->nkept++, gr->lo, gr->lo + gr->n};
+		t->work[t->nwork++] = (struct fwork){gr->kept, gr->lo, gr->lo + gr->n};
 	}
 	ret = 0;
 out:
-	hp_u64map_free(&index);
 	return ret;
 }
 
@@ -1524,7 +1563,10 @@ static void ftree_free(struct ftree *t)
 	free(t->group);
 	free(t->kept);
 	free(t->work);
-	free(t->groups);
+	free(t->child.g);
+	free(t->grand.g);
+	hp_u64map_free(&t->child.index);
+	hp_u64map_free(&t->grand.index);
 }
 
 /* The page frame of a context's node: its path as the function, in no
