@@ -1079,7 +1079,8 @@ static int write_events(FILE *f, const struct ev_page *e)
  * items (the stacks through it, by context the buckets; in id order) are
  * split by their next frame into its children, each child's figures
  * summed over its items in that order, as adding the stacks one by one
- * sums them, and only a kept child's items split further. What is held:
+ * sums them, and only a kept child's items split further (two levels a
+ * scan of the items: ftree_split). What is held:
  * an item (12 bytes) a stack, its copy and its group (16) while a node is
  * split, and the kept nodes (at a depth at most 1 / HP_HTML_FLAME_MIN for
  * each of rank_cols: the nodes of a depth hold disjoint items).
@@ -1146,7 +1147,7 @@ struct ftree {
 	uint32_t *names;       /* page string, UINT32_MAX until needed */
 	struct fitem *items;   /* in id order, each node's a span, split in place */
 	struct fitem *split;   /* a node's items while split */
-	uint32_t *group;       /* each item's child while its node is split */
+	uint32_t *group;       /* each item's grandchild while its node is split */
 	size_t nitems;
 	struct fkept *kept;
 	size_t nkept, kept_cap;
