@@ -1068,89 +1068,506 @@ static int write_events(FILE *f, const struct ev_page *e)
 	return 0;
 }
 
-/* A node of the snapshot's flame graph tree (write_flame). */
-struct fnode {
-	uint32_t parent, name; /* name: the page's string of its function */
-	uint32_t loc, sym;     /* the first symbolic frame seen, for its frame;
-				  loc UINT32_MAX: a context's frame, sym its tag */
+/*
+ * The snapshot's flame graph (write_flame): every stack merged into one
+ * tree by function name along each path, outermost first, then cut by
+ * node size. A node is kept when it holds at least HP_HTML_FLAME_MIN of
+ * the root in one of rank_cols and its parent is kept; a child holds no
+ * more than its parent, so nothing under a node cut is kept. The tree is
+ * therefore walked from the root, not built whole (a node a distinct
+ * path: deep stacks of distinct paths make millions): each kept node's
+ * items (the stacks through it, by context the buckets; in id order) are
+ * split by their next frame into its children, each child's figures
+ * summed over its items in that order, as adding the stacks one by one
+ * sums them, and only a kept child's items split further (two levels a
+ * scan of the items: ftree_split). What is held:
+ * an item (12 bytes) a stack, its copy and its group (16) while a node is
+ * split, and the kept nodes (at a depth at most 1 / HP_HTML_FLAME_MIN for
+ * each of rank_cols: the nodes of a depth hold disjoint items).
+ */
+
+/* A stack (by context a bucket) on its way down the tree: its next frame
+ * outermost first, its stack's locations[i]'s symbolic frame FITEM_K (i
+ * FITEM_END: none left); by context its contexts first, FITEM_CD of them
+ * placed. 12 bytes: a million of them, and their copy while split. */
+struct fitem {
+	uint32_t id; /* the stack's id; by context the bucket's index */
+	uint32_t i;
+	uint32_t kcd; /* k in bits 0-23 (a location of the model has at most
+			 MAX_SYMS, 64, model.c), the contexts placed in 24-31
+			 (at most HP_GROUP_MAX_CONTEXT_DEPTH, 64) */
+};
+#define FITEM_END UINT32_MAX
+#define FITEM_K(it) ((it)->kcd & 0xffffffu)
+#define FITEM_CD(it) ((it)->kcd >> 24)
+
+/* A kept node. Written in the order in which adding the items one by one
+ * makes the nodes: by the first item through it (first), then by depth. */
+struct fkept {
+	uint32_t first, depth, self; /* self: its index as kept, before the sort */
+	uint32_t parent;   /* its index in ftree.kept (0: the root; the root's UINT32_MAX) */
+	uint32_t loc, sym; /* the first item's symbolic frame there, for its frame;
+			      loc UINT32_MAX: a context's frame, sym its tag */
 	double v[NCOLS];
 };
 
-/* The tree write_flame builds: nodes[0] the root; index: (parent, name)
- * to a node (a context's key with bit 63 set); names: each symbolic
- * frame's page string, UINT32_MAX until needed (sym_base[loc] + sym). */
-struct ftree {
-	struct fnode *nodes;
-	size_t n, cap;
-	size_t *sym_base;
-	uint32_t *names;
-	struct hp_u64map index;
+/* A child or grandchild while a node's items are split: its key (its
+ * name's page string, bit 63 set for a context's; a grandchild's with its
+ * parent's index above bit 32), its first item's frame there and id, its
+ * parent (a grandchild's: its child's index), its figures, its node as
+ * kept (UINT32_MAX: cut), and its items' span. */
+struct fgroup {
+	uint64_t key;
+	uint32_t loc, sym, first, parent, kept;
+	size_t lo, n;
+	double v[NCOLS];
 };
 
-/* The child of cur keyed key, made (as *made) when new. 0 or -ENOMEM. */
-static int fchild(struct ftree *t, uint32_t cur, uint64_t key, struct fnode made, uint32_t *out)
+/* The children (or grandchildren) of a split, found by key: a look at
+ * the last one found, then at each (up to FGROUP_SCAN), then in index
+ * (filled from FGROUP_SCAN on). */
+struct fgroups {
+	struct fgroup *g;
+	size_t n, cap;
+	struct hp_u64map index;
+	uint32_t last;
+};
+
+/* A kept node whose items are to be split: its items items[lo, hi). */
+struct fwork {
+	uint32_t node;
+	size_t lo, hi;
+};
+
+struct ftree {
+	struct page *p;
+	const struct hp_model *m;
+	int by_context;
+	size_t *sym_base;      /* names[sym_base[loc] + sym]: each symbolic frame's */
+	uint32_t *names;       /* page string, UINT32_MAX until needed */
+	struct fitem *items;   /* in id order, each node's a span, split in place */
+	struct fitem *split;   /* a node's items while split */
+	uint32_t *group;       /* each item's grandchild while its node is split */
+	size_t nitems;
+	struct fkept *kept;
+	size_t nkept, kept_cap;
+	struct fwork *work;
+	size_t nwork, work_cap;
+	struct fgroups child, grand; /* a split's, kept for the next */
+	double root[NCOLS];
+};
+
+/* Whether symbolic frame k of location l is one hp_frames_shown shows
+ * when it falls above its cut: every frame with all frames, else all but
+ * the runtime's entry frames. */
+static int fshown(const struct ftree *t, const struct hp_location *l, uint32_t k)
 {
-	if (hp_u64map_get(&t->index, key, out))
-		return 0;
-	if (t->n >= UINT32_MAX / 2 || hp_vec_grow(&t->nodes, &t->cap, t->n + 1) ||
-	    hp_u64map_put(&t->index, key, (uint32_t)t->n))
-		return -ENOMEM;
-	made.parent = cur;
-	memset(made.v, 0, sizeof made.v);
-	t->nodes[t->n] = made;
-	*out = (uint32_t)t->n++;
+	if (t->p->all_frames)
+		return 1;
+	if (l->classes) /* hp_model_frame_class's, without the call */
+		return (l->classes[k] & HP_SYM_CLASS) != HP_FRAME_ENTRY;
+	return hp_model_frame_class(t->m, l, &l->syms[k]) != HP_FRAME_ENTRY;
+}
+
+/* Moves it to the frame hp_frames_shown shows next inward of its current
+ * one, FITEM_END past the innermost: those shown are every frame fshown
+ * says from the stack's first (innermost) to its outermost shown. */
+static void fitem_step(const struct ftree *t, const struct hp_mstack *st, struct fitem *it)
+{
+	const struct hp_model *m = t->m;
+	uint32_t i = it->i, k = FITEM_K(it);
+
+	for (;;) {
+		if (k) {
+			k--;
+		} else {
+			do {
+				if (!i) {
+					it->i = FITEM_END;
+					return;
+				}
+				i--;
+			} while (!m->locations[st->locations[i]].nsyms);
+			k = m->locations[st->locations[i]].nsyms - 1;
+		}
+		if (fshown(t, &m->locations[st->locations[i]], k)) {
+			it->i = i;
+			it->kcd = (it->kcd & ~0xffffffu) | k;
+			return;
+		}
+	}
+}
+
+/* The page string of location loc's symbolic frame sym, interned on first
+ * sight. 0 or -ENOMEM. */
+static int fname(struct ftree *t, uint32_t loc, uint32_t sym, uint32_t *out)
+{
+	uint32_t *nm = &t->names[t->sym_base[loc] + sym];
+
+	if (*nm == UINT32_MAX) {
+		const struct hp_location *l = &t->m->locations[loc];
+		if (intern(t->p, frame_name(t->p, t->m, l, &l->syms[sym]), nm))
+			return -ENOMEM;
+	}
+	*out = *nm;
 	return 0;
 }
 
-/* Adds stack id's frames with figures v under node cur. 0 or -ENOMEM. */
-static int fadd_stack(struct ftree *t, struct page *p, const struct hp_model *m, uint32_t id,
-		      uint32_t cur, const double v[NCOLS])
+/* Item id's start: its frames' names interned outermost first, as the
+ * tree built stack by stack interns them (the page's strings keep that
+ * order), and its outermost frame shown: of the frames hp_frames_shown
+ * shows (nf of them, outermost last), which are every frame fshown says
+ * below its cut, the nf-th in the stack's order. 0 or -ENOMEM. */
+static int fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
 {
-	long nf = stack_frames(p, m, id);
+	const struct hp_mstack *st = &t->m->stacks[stack];
+	long nf = stack_frames(t->p, t->m, stack);
+	uint32_t nm;
 
 	if (nf < 0)
 		return -ENOMEM;
-	for (long i = nf; i-- > 0;) {
-		const struct hp_shown_frame *fr = &p->fbuf[i];
-		uint32_t *nm = &t->names[t->sym_base[fr->loc] + fr->sym];
-		if (*nm == UINT32_MAX) {
-			const struct hp_location *l = &m->locations[fr->loc];
-			if (intern(p, frame_name(p, m, l, &l->syms[fr->sym]), nm))
-				return -ENOMEM;
-		}
-		if (fchild(t, cur, (uint64_t)cur << 32 | *nm,
-			   (struct fnode){.name = *nm, .loc = fr->loc, .sym = fr->sym}, &cur))
+	for (long i = nf; i-- > 0;)
+		if (fname(t, t->p->fbuf[i].loc, t->p->fbuf[i].sym, &nm))
 			return -ENOMEM;
-		for (int c = 0; c < NCOLS; c++)
-			t->nodes[cur].v[c] += v[c];
+	it->i = FITEM_END;
+	for (uint32_t i = 0, seen = 0; seen < (uint32_t)nf && i < st->depth; i++) {
+		const struct hp_location *l = &t->m->locations[st->locations[i]];
+		for (uint32_t k = 0; k < l->nsyms; k++)
+			if (fshown(t, l, k) && ++seen == (uint32_t)nf) {
+				it->i = i;
+				it->kcd = (it->kcd & ~0xffffffu) | k;
+				break;
+			}
 	}
 	return 0;
 }
 
-/* Adds bucket b under its contexts, each a frame named by its path, the
- * outermost first ("frame" holding "frame > layout", as folded --by
- * context nests them), "(no context)" for none. 0 or -ENOMEM. */
-static int fadd_bucket_in_contexts(struct ftree *t, struct page *p, const struct hp_model *m,
-				   const struct hp_mbucket *b, const double v[NCOLS])
+/* Item it's figures as the tree adds them: its stack's (inuse_cols_of),
+ * by context its bucket's, a suppressed stack's with nothing in use. */
+static void fitem_cols(const struct ftree *t, const struct fitem *it, double v[NCOLS])
 {
-	uint64_t chain[HP_GROUP_MAX_CONTEXT_DEPTH];
-	int k = hp_group_context_chain(m, b->context, chain, HP_GROUP_MAX_CONTEXT_DEPTH);
-	uint32_t cur = 0;
+	const struct hp_model *m = t->m;
+	const struct hp_mbucket *b;
+	struct hp_values bv;
 
-	if (!k)
-		chain[k++] = 0;
-	for (int i = 0; i < k; i++) {
-		char path[1024];
-		uint32_t nm;
-		if (intern(p, hp_model_context_path(m, chain[i], path, sizeof path), &nm) ||
-		    fchild(t, cur, (uint64_t)1 << 63 | (uint64_t)cur << 32 | nm,
-			   (struct fnode){.name = nm, .loc = UINT32_MAX, .sym = (uint32_t)chain[i]},
-			   &cur))
-			return -ENOMEM;
-		for (int c = 0; c < NCOLS; c++)
-			t->nodes[cur].v[c] += v[c];
+	if (!t->by_context) {
+		inuse_cols_of(m, it->id, v);
+		return;
 	}
-	return fadd_stack(t, p, m, b->stack, cur, v);
+	b = &m->buckets[it->id];
+	hp_mbucket_values(m, b, &bv);
+	cols_of(&bv, v);
+	if (m->stacks[b->stack].suppressed)
+		v[COL_INUSE_B] = v[COL_INUSE_O] = 0;
+}
+
+/* Item it's next frame: its key among a node's children (its name's page
+ * string, bit 63 set for a context's), its frame (loc, sym; loc
+ * UINT32_MAX for a context, sym its tag), it moved past it. 1 when it had
+ * one, 0 when its path ends, or -ENOMEM. */
+static int fitem_next(struct ftree *t, struct fitem *it, uint64_t *key, uint32_t *loc,
+		      uint32_t *sym)
+{
+	const struct hp_mstack *st;
+	uint32_t nm;
+
+	if (t->by_context) {
+		const struct hp_mbucket *b = &t->m->buckets[it->id];
+		uint64_t chain[HP_GROUP_MAX_CONTEXT_DEPTH];
+		char path[1024];
+		uint32_t cd = FITEM_CD(it);
+		int k = hp_group_context_chain(t->m, b->context, chain, HP_GROUP_MAX_CONTEXT_DEPTH);
+		if (!k)
+			chain[k++] = 0;
+		if (cd < (uint32_t)k) {
+			if (intern(t->p, hp_model_context_path(t->m, chain[cd], path, sizeof path),
+				   &nm))
+				return -ENOMEM;
+			*key = (uint64_t)1 << 63 | nm;
+			*loc = UINT32_MAX;
+			*sym = (uint32_t)chain[cd];
+			it->kcd += 1u << 24;
+			return 1;
+		}
+	}
+	if (it->i == FITEM_END)
+		return 0;
+	st = &t->m->stacks[t->by_context ? t->m->buckets[it->id].stack : it->id];
+	*loc = st->locations[it->i];
+	*sym = FITEM_K(it);
+	if (fname(t, *loc, *sym, &nm))
+		return -ENOMEM;
+	*key = nm;
+	fitem_step(t, st, it);
+	return 1;
+}
+
+/* The items, in id order, with the root's figures summed over them, and
+ * every name the tree shows interned in the order the tree built stack by
+ * stack interns them: by context each bucket's contexts, then its stack's
+ * frames. 0 or -ENOMEM. */
+static int ftree_items(struct ftree *t)
+{
+	const struct hp_model *m = t->m;
+	size_t cap = t->by_context ? m->nbuckets : m->nstacks;
+	double v[NCOLS];
+
+	if (!(t->items = malloc((cap ? cap : 1) * sizeof *t->items)))
+		return -ENOMEM;
+	for (size_t id = t->by_context ? 0 : 1; id < cap; id++) {
+		struct fitem *it = &t->items[t->nitems];
+		uint32_t stack = (uint32_t)id;
+		*it = (struct fitem){.id = (uint32_t)id};
+		if (t->by_context) {
+			const struct hp_mbucket *b = &m->buckets[id];
+			uint64_t chain[HP_GROUP_MAX_CONTEXT_DEPTH];
+			int k;
+			if (b->heap) /* malloc's, as the stacks' figures */
+				continue;
+			k = hp_group_context_chain(m, b->context, chain, HP_GROUP_MAX_CONTEXT_DEPTH);
+			if (!k)
+				chain[k++] = 0;
+			for (int i = 0; i < k; i++) {
+				char path[1024];
+				uint32_t nm;
+				if (intern(t->p, hp_model_context_path(m, chain[i], path, sizeof path),
+					   &nm))
+					return -ENOMEM;
+			}
+			stack = b->stack;
+		} else if (!m->stacks[id].nbuckets) {
+			continue;
+		}
+		fitem_cols(t, it, v);
+		for (int c = 0; c < NCOLS; c++)
+			t->root[c] += v[c];
+		if (fitem_start(t, stack, it))
+			return -ENOMEM;
+		t->nitems++;
+	}
+	return 0;
+}
+
+/* Whether a node of figures v is kept: at least HP_HTML_FLAME_MIN of the
+ * root in one of rank_cols. */
+static int fkeep(const struct ftree *t, const double v[NCOLS])
+{
+	for (size_t k = 0; k < sizeof rank_cols / sizeof *rank_cols; k++) {
+		int c = rank_cols[k];
+		if (t->root[c] > 0 && v[c] >= HP_HTML_FLAME_MIN * t->root[c])
+			return 1;
+	}
+	return 0;
+}
+
+/* The prefetch distances of a split's scan, in items: a stack's struct
+ * (FPREFETCH_STACK ahead), then the frame its location list holds next
+ * (FPREFETCH_FRAME ahead, its pointer read from the struct fetched). */
+#define FPREFETCH_STACK 32
+#define FPREFETCH_FRAME 16
+
+/* Asks for p's cache line, to be read soon. On x86-64 an instruction of
+ * its own: GCC 12 drops or hoists __builtin_prefetch out of the scan
+ * below (two of them on one struct: none emitted at -O2). */
+static inline void fetch(const void *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p);
+#endif
+}
+
+/* Asks the memory for what the scan of items[j, hi) reads ahead of j:
+ * each item's stack and next frame are a cache miss each (deep stacks'
+ * lists and structs are hundreds of MB, met in id order but strided,
+ * one a stack), which the scan otherwise waits for in turn. By context
+ * the bucket's record only. Allocates nothing. */
+static inline void fprefetch(const struct ftree *t, size_t j, size_t hi)
+{
+	const struct hp_model *m = t->m;
+
+	if (t->by_context) {
+		if (j + FPREFETCH_FRAME < hi)
+			fetch(&m->buckets[t->items[j + FPREFETCH_FRAME].id]);
+		return;
+	}
+	if (j + FPREFETCH_STACK < hi) {
+		const struct hp_mstack *s = &m->stacks[t->items[j + FPREFETCH_STACK].id];
+		fetch(s);
+		fetch((const char *)s + sizeof *s - 1);
+	}
+	if (j + FPREFETCH_FRAME < hi) {
+		const struct fitem *it = &t->items[j + FPREFETCH_FRAME];
+		if (it->i != FITEM_END)
+			fetch(&m->stacks[it->id].locations[it->i]);
+	}
+}
+
+#define FGROUP_SCAN 8
+
+/* The group of gs keyed key, made (from the frame loc, sym of item id,
+ * under parent) when new. Its index, or -ENOMEM. */
+static long fgroups_get(struct fgroups *gs, uint64_t key, uint32_t loc, uint32_t sym,
+			uint32_t id, uint32_t parent)
+{
+	uint32_t g;
+
+	if (gs->last < gs->n && gs->g[gs->last].key == key)
+		return gs->last;
+	if (gs->n <= FGROUP_SCAN) {
+		for (size_t i = 0; i < gs->n; i++)
+			if (gs->g[i].key == key)
+				return gs->last = (uint32_t)i;
+		if (gs->n == FGROUP_SCAN) /* index them from here on */
+			for (size_t i = 0; i < gs->n; i++)
+				if (hp_u64map_put(&gs->index, gs->g[i].key, (uint32_t)i))
+					return -ENOMEM;
+	} else if (hp_u64map_get(&gs->index, key, &g)) {
+		return gs->last = g;
+	}
+	if (gs->n >= UINT32_MAX / 2 || hp_vec_grow(&gs->g, &gs->cap, gs->n + 1) ||
+	    (gs->n >= FGROUP_SCAN && hp_u64map_put(&gs->index, key, (uint32_t)gs->n)))
+		return -ENOMEM;
+	gs->g[gs->n] = (struct fgroup){
+		.key = key, .loc = loc, .sym = sym, .first = id, .parent = parent};
+	return gs->last = (uint32_t)gs->n++;
+}
+
+static void fgroups_clear(struct fgroups *gs)
+{
+	hp_u64map_free(&gs->index);
+	gs->n = 0;
+	gs->last = UINT32_MAX;
+}
+
+/* A kept node made of group gr, under kept node parent, at depth. Its
+ * index, or UINT32_MAX for no memory. */
+static uint32_t fkept_add(struct ftree *t, const struct fgroup *gr, uint32_t parent,
+			  uint32_t depth)
+{
+	if (t->nkept >= UINT32_MAX - 1 || hp_vec_grow(&t->kept, &t->kept_cap, t->nkept + 1))
+		return UINT32_MAX;
+	t->kept[t->nkept] = (struct fkept){
+		.first = gr->first, .depth = depth, .parent = parent, .loc = gr->loc, .sym = gr->sym};
+	memcpy(t->kept[t->nkept].v, gr->v, sizeof gr->v);
+	return (uint32_t)t->nkept++;
+}
+
+/* Splits node w's items by their next two frames into its children and
+ * their children, in one scan (each item's stack and frames are a cache
+ * miss or two a scan: two levels a scan halve them), each group's
+ * figures summed over its items in id order as they are met; keeps the
+ * children fkeep keeps, and their children fkeep keeps, each of these
+ * with its items (in id order) a span to be split in turn (t->work).
+ * 0 or -ENOMEM. */
+static int ftree_split(struct ftree *t, struct fwork w)
+{
+	struct fgroups *cs = &t->child, *gs = &t->grand;
+	uint32_t depth = t->kept[w.node].depth;
+	size_t at = w.lo, n;
+	double v[NCOLS];
+	int ret = -ENOMEM;
+
+	fgroups_clear(cs);
+	fgroups_clear(gs);
+	for (size_t j = w.lo; j < w.hi; j++) {
+		struct fitem *it = &t->items[j];
+		uint64_t key;
+		uint32_t loc, sym;
+		long c, g;
+		int more;
+		fprefetch(t, j, w.hi);
+		t->group[j] = UINT32_MAX;
+		if ((more = fitem_next(t, it, &key, &loc, &sym)) <= 0) {
+			if (more < 0)
+				goto out;
+			continue;
+		}
+		if ((c = fgroups_get(cs, key, loc, sym, it->id, 0)) < 0)
+			goto out;
+		fitem_cols(t, it, v);
+		for (int k = 0; k < NCOLS; k++)
+			cs->g[c].v[k] += v[k];
+		if ((more = fitem_next(t, it, &key, &loc, &sym)) <= 0) {
+			if (more < 0)
+				goto out;
+			continue;
+		}
+		key = (uint64_t)c << 33 | (key >> 63) << 32 | (uint32_t)key;
+		if ((g = fgroups_get(gs, key, loc, sym, it->id, (uint32_t)c)) < 0)
+			goto out;
+		for (int k = 0; k < NCOLS; k++)
+			gs->g[g].v[k] += v[k];
+		gs->g[g].n++;
+		t->group[j] = (uint32_t)g;
+	}
+	/* The children kept, then theirs, each with its span (in the order
+	 * they were first met); a group cut takes none: nothing under it is
+	 * kept, its items go. */
+	for (size_t c = 0; c < cs->n; c++) {
+		struct fgroup *gr = &cs->g[c];
+		gr->kept = UINT32_MAX;
+		if (fkeep(t, gr->v) && (gr->kept = fkept_add(t, gr, w.node, depth + 1)) == UINT32_MAX)
+			goto out;
+	}
+	for (size_t g = 0; g < gs->n; g++) {
+		struct fgroup *gr = &gs->g[g];
+		uint32_t parent = cs->g[gr->parent].kept;
+		size_t items = gr->n;
+		gr->kept = UINT32_MAX;
+		gr->lo = at;
+		gr->n = 0;
+		if (parent == UINT32_MAX || !fkeep(t, gr->v))
+			continue;
+		if ((gr->kept = fkept_add(t, gr, parent, depth + 2)) == UINT32_MAX)
+			goto out;
+		at += items;
+	}
+	n = at - w.lo;
+	for (size_t j = w.lo; j < w.hi; j++) {
+		struct fgroup *gr;
+		if (t->group[j] == UINT32_MAX || (gr = &gs->g[t->group[j]])->kept == UINT32_MAX)
+			continue;
+		t->split[gr->lo + gr->n++] = t->items[j];
+	}
+	memcpy(&t->items[w.lo], &t->split[w.lo], n * sizeof *t->items);
+	for (size_t g = 0; g < gs->n; g++) {
+		const struct fgroup *gr = &gs->g[g];
+		if (gr->kept == UINT32_MAX || !gr->n)
+			continue;
+		if (hp_vec_grow(&t->work, &t->work_cap, t->nwork + 1))
+			goto out;
+		t->work[t->nwork++] = (struct fwork){gr->kept, gr->lo, gr->lo + gr->n};
+	}
+	ret = 0;
+out:
+	return ret;
+}
+
+/* The kept nodes in the order adding the items one by one makes them. */
+static int by_made(const void *a, const void *b)
+{
+	const struct fkept *x = a, *y = b;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+static void ftree_free(struct ftree *t)
+{
+	free(t->sym_base);
+	free(t->names);
+	free(t->items);
+	free(t->split);
+	free(t->group);
+	free(t->kept);
+	free(t->work);
+	free(t->child.g);
+	free(t->grand.g);
+	hp_u64map_free(&t->child.index);
+	hp_u64map_free(&t->grand.index);
 }
 
 /* The page frame of a context's node: its path as the function, in no
@@ -1167,107 +1584,79 @@ static int context_frame(struct page *p, const struct hp_model *m, uint32_t cont
 
 /* The snapshot's flame graph: every stack with figures (not only the
  * top_stacks kept as rows) merged into one tree by function name along
- * each path, outermost first, then cut by node size: a node is kept when
- * it holds at least HP_HTML_FLAME_MIN of the root in one of rank_cols;
- * a node cut leaves its figures in its ancestors, so no byte is lost: the
+ * each path, outermost first, then cut by node size (above ftree's): a
+ * node cut leaves its figures in its ancestors, so no byte is lost: the
  * root holds every stack. "flame": {"v": [0, the root's figures...],
  * "n": [[parent (-1: the root), frame, figures...]...]}, a node after
  * its parent. With contexts (by_context): malloc's buckets under their
  * contexts' frames, as "flame_context". Returns 0 or -ENOMEM. */
 static int write_flame(FILE *f, struct page *p, const struct hp_model *m, int by_context)
 {
-	struct ftree t = {0};
-	struct fnode *nodes;
-	size_t n, nsyms = 0;
-	uint32_t *kept = NULL;
-	double v[NCOLS];
+	struct ftree t = {.p = p, .m = m, .by_context = by_context};
+	size_t nsyms = 0;
+	uint32_t *out = NULL;
 	int ret = -ENOMEM;
 
-	if (hp_vec_grow(&t.nodes, &t.cap, 1) ||
-	    !(t.sym_base = calloc(m->nlocations + 1, sizeof *t.sym_base)))
+	if (!(t.sym_base = calloc(m->nlocations + 1, sizeof *t.sym_base)))
 		goto out;
-	t.n = 1;
-	memset(&t.nodes[0], 0, sizeof t.nodes[0]);
-	t.nodes[0].parent = UINT32_MAX;
 	for (size_t l = 0; l < m->nlocations; l++) {
 		t.sym_base[l] = nsyms;
 		nsyms += m->locations[l].nsyms;
 	}
-	/* Each symbolic frame's name, once: UINT32_MAX until needed. */
 	if (!(t.names = malloc((nsyms ? nsyms : 1) * sizeof *t.names)))
 		goto out;
 	memset(t.names, 0xff, (nsyms ? nsyms : 1) * sizeof *t.names);
-	if (by_context) {
-		for (size_t i = 0; i < m->nbuckets; i++) {
-			const struct hp_mbucket *b = &m->buckets[i];
-			struct hp_values bv;
-			if (b->heap) /* malloc's, as the stacks' figures */
-				continue;
-			hp_mbucket_values(m, b, &bv);
-			cols_of(&bv, v);
-			if (m->stacks[b->stack].suppressed)
-				v[COL_INUSE_B] = v[COL_INUSE_O] = 0;
-			for (int c = 0; c < NCOLS; c++)
-				t.nodes[0].v[c] += v[c];
-			if (fadd_bucket_in_contexts(&t, p, m, b, v))
-				goto out;
-		}
-	} else {
-		for (size_t id = 1; id < m->nstacks; id++) {
-			if (!m->stacks[id].nbuckets)
-				continue;
-			inuse_cols_of(m, (uint32_t)id, v);
-			for (int c = 0; c < NCOLS; c++)
-				t.nodes[0].v[c] += v[c];
-			if (fadd_stack(&t, p, m, (uint32_t)id, 0, v))
-				goto out;
-		}
-	}
-	nodes = t.nodes;
-	n = t.n;
-	/* The cut: a child holds no more than its parent, so the nodes kept
-	 * are their ancestors' descendants; kept[i] is node i's index in the
-	 * data. */
-	if (!(kept = malloc(n * sizeof *kept)))
+	if ((ret = ftree_items(&t)))
 		goto out;
+	ret = -ENOMEM;
+	if (!(t.split = malloc((t.nitems ? t.nitems : 1) * sizeof *t.split)) ||
+	    !(t.group = malloc((t.nitems ? t.nitems : 1) * sizeof *t.group)))
+		goto out;
+	/* The root: node 0 while split, not written as a node. */
+	if (hp_vec_grow(&t.kept, &t.kept_cap, 1) || hp_vec_grow(&t.work, &t.work_cap, 1))
+		goto out;
+	t.kept[0] = (struct fkept){.parent = UINT32_MAX};
+	t.nkept = 1;
+	t.work[t.nwork++] = (struct fwork){0, 0, t.nitems};
+	while (t.nwork)
+		if ((ret = ftree_split(&t, t.work[--t.nwork])))
+			goto out;
+	ret = -ENOMEM;
+	free(t.split);
+	free(t.group);
+	free(t.items);
+	t.split = t.items = NULL;
+	t.group = NULL;
+	/* Written in the order made, each node's parent before it; out: each
+	 * kept node's index in the data, by its index as kept (self). */
+	if (!(out = malloc(t.nkept * sizeof *out)))
+		goto out;
+	for (size_t i = 0; i < t.nkept; i++)
+		t.kept[i].self = (uint32_t)i;
+	hp_sort(t.kept + 1, t.nkept - 1, sizeof *t.kept, by_made);
 	fprintf(f, ",\"%s\":{\"v\":[0", by_context ? "flame_context" : "flame");
-	json_cols(f, nodes[0].v);
+	json_cols(f, t.root);
 	fputs("],\"n\":[", f);
-	uint32_t nk = 0;
-	for (size_t i = 1; i < n; i++) {
-		const struct fnode *x = &nodes[i];
-		int keep = 0;
+	for (size_t i = 1; i < t.nkept; i++) {
+		const struct fkept *x = &t.kept[i];
 		uint32_t frame;
-		kept[i] = UINT32_MAX;
-		if (x->parent && kept[x->parent] == UINT32_MAX)
-			continue;
-		for (size_t k = 0; k < sizeof rank_cols / sizeof *rank_cols; k++) {
-			int c = rank_cols[k];
-			if (nodes[0].v[c] > 0 && x->v[c] >= HP_HTML_FLAME_MIN * nodes[0].v[c])
-				keep = 1;
-		}
-		if (!keep)
-			continue;
 		if ((ret = x->loc == UINT32_MAX
 				   ? context_frame(p, m, x->sym, &frame)
 				   : frame_of(p, m, &m->locations[x->loc],
 					      &m->locations[x->loc].syms[x->sym], &frame)))
 			goto out;
 		ret = -ENOMEM;
-		fprintf(f, "%s%" PRId64 ",%" PRIu32, nk ? ",[" : "[",
-			x->parent ? (int64_t)kept[x->parent] : (int64_t)-1, frame);
+		fprintf(f, "%s%" PRId64 ",%" PRIu32, i > 1 ? ",[" : "[",
+			x->parent ? (int64_t)out[x->parent] : (int64_t)-1, frame);
 		json_cols(f, x->v);
 		fputc(']', f);
-		kept[i] = nk++;
+		out[x->self] = (uint32_t)(i - 1);
 	}
 	fputs("]}", f);
 	ret = 0;
 out:
-	free(t.nodes);
-	free(t.sym_base);
-	free(t.names);
-	free(kept);
-	hp_u64map_free(&t.index);
+	free(out);
+	ftree_free(&t);
 	return ret;
 }
 
@@ -1505,8 +1894,7 @@ err:
 
 /* The snapshot's rows, ranked, and its flame graphs. The stacks' rank
  * (16 bytes a stack) is made here and freed before the flame graphs,
- * which take the page's most memory (2^20 stacks: their nodes and
- * index, hundreds of MB). */
+ * which hold their items (28 bytes a stack while split, ftree). */
 static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, size_t top)
 {
 	const struct hp_cap_snapshot *s = m->snap;
