@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../common/varint.h"
 #include "decode.h"
@@ -280,6 +281,198 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 	len[HP_EV_COL_SIZE] = (size_t)(z - col[HP_EV_COL_SIZE]);
 }
 
+/* The bit stream of an HP_REC_EVENTS_BITS chunk (format.h; docs/format.md,
+ * "EVENTS_BITS"): each event's fields in a few bits each, least
+ * significant bit first, in one pass over the events in their order, with
+ * no table of the chunk's addresses and no entropy coder after it, so
+ * that the recorder's flush reads its buffer once, in order, and writes
+ * the stream (the columns of HP_REC_EVENTS took an address index's
+ * probes at random into a cold buffer, then zstd's Huffman coding of
+ * three columns). Numbers are adaptive Rice codes: v's low k bits, then
+ * q = v >> k zeros and a one, k = floor(log2(avg / 16)) (0 below 32), avg
+ * 16 times the running mean of the numbers the code met (avg += v - avg /
+ * 16, v counted up to 2^40, from 0). A quotient of HP_EV_BITS_ESCAPE or
+ * more is written as v's low k bits, that many zeros, v's bit length in 7
+ * bits, then v in that many bits. */
+#define HP_EV_BITS_ESCAPE 24u
+/* The most bytes a chunk's stream of count events takes: per event a
+ * time, a kind, two bucket codes (17 bits each at most), a size and an
+ * address, each number at most 41 + 24 + 7 + 64 bits; then 8 bytes of
+ * room for the writer's last 8-byte store. */
+#define HP_EV_BITS_MAX_BYTES(count) ((size_t)(count)*64 + 16)
+
+/* The writer: acc holds n < 8 bits not yet whole bytes, the first in bit
+ * 0; each put stores 8 bytes at p (little-endian) and moves p by the
+ * whole bytes, so that the byte at p always holds acc's bits. */
+struct hp_ev_bitw {
+	uint64_t acc;
+	unsigned n;
+	uint8_t *p;
+};
+
+struct hp_ev_rice {
+	uint64_t avg; /* 16 times the running mean */
+};
+
+/* The coder's state through a chunk, the same on both sides: the previous
+ * event's time unit and address, one Rice state per field. */
+struct hp_ev_model {
+	uint64_t units, addr;
+	struct hp_ev_rice time, size, alloc, other;
+};
+
+static inline unsigned hp_ev_bitlen(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+}
+
+static inline unsigned hp_ev_rice_k(const struct hp_ev_rice *r)
+{
+	return 63u - (unsigned)__builtin_clzll(r->avg >> 4 | 1);
+}
+
+static inline void hp_ev_rice_see(struct hp_ev_rice *r, uint64_t v)
+{
+	r->avg += (v < (1ull << 40) ? v : (1ull << 40)) - (r->avg >> 4);
+}
+
+/* Appends v's low n bits (n <= 56, v < 2^n); p has 8 bytes of room. */
+static inline __attribute__((always_inline)) void hp_ev_bits_put(struct hp_ev_bitw *w, uint64_t v,
+								  unsigned n)
+{
+	w->acc |= v << w->n;
+	w->n += n;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	__builtin_memcpy(w->p, &w->acc, 8); /* one store, also under -fno-builtin */
+#else
+	for (int i = 0; i < 8; i++)
+		w->p[i] = (uint8_t)(w->acc >> 8 * i);
+#endif
+	w->p += w->n >> 3;
+	w->acc >>= w->n & ~7u;
+	w->n &= 7;
+}
+
+/* Appends v's low n bits, n <= 64. */
+static inline void hp_ev_bits_put_wide(struct hp_ev_bitw *w, uint64_t v, unsigned n)
+{
+	if (n > 32) {
+		hp_ev_bits_put(w, v & 0xffffffffu, 32);
+		v >>= 32;
+		n -= 32;
+	}
+	hp_ev_bits_put(w, n < 64 ? v & ((1ull << n) - 1) : v, n);
+}
+
+/* hp_ev_rice_code's rare case: a code of 56 bits or more (a large k), or
+ * an escape. The writer goes by value, so that the encoder's stays in
+ * registers. */
+static __attribute__((noinline, cold, unused)) struct hp_ev_bitw
+hp_ev_rice_put_long(struct hp_ev_bitw w, uint64_t v, unsigned k)
+{
+	uint64_t q = v >> k;
+
+	hp_ev_bits_put_wide(&w, v, k);
+	if (q < HP_EV_BITS_ESCAPE) {
+		hp_ev_bits_put(&w, 1ull << q, (unsigned)q + 1);
+		return w;
+	}
+	hp_ev_bits_put(&w, 0, HP_EV_BITS_ESCAPE);
+	hp_ev_bits_put(&w, hp_ev_bitlen(v), 7);
+	hp_ev_bits_put_wide(&w, v, hp_ev_bitlen(v));
+	return w;
+}
+
+/* v's Rice code under r, and r sees v: returns its length (at most 55)
+ * with the code in *code, or 0 when it is longer or an escape, for
+ * hp_ev_rice_put_long with *k. */
+static inline __attribute__((always_inline)) unsigned hp_ev_rice_code(struct hp_ev_rice *r,
+								   uint64_t v, uint64_t *code,
+								   unsigned *k)
+{
+	unsigned kk = hp_ev_rice_k(r);
+	uint64_t q = v >> kk;
+
+	hp_ev_rice_see(r, v);
+	*k = kk;
+	if (__builtin_expect(q >= HP_EV_BITS_ESCAPE || q + kk >= 55, 0))
+		return 0;
+	*code = (v & ((1ull << kk) - 1)) | 1ull << (kk + q);
+	return (unsigned)(kk + q + 1);
+}
+
+/* Appends v's Rice code under r, then bits' low n bits (n <= 1). */
+static inline __attribute__((always_inline)) void hp_ev_rice_put(struct hp_ev_bitw *w,
+								  struct hp_ev_rice *r, uint64_t v,
+								  uint64_t bits, unsigned n)
+{
+	uint64_t code;
+	unsigned k, len = hp_ev_rice_code(r, v, &code, &k);
+
+	if (__builtin_expect(len != 0, 1)) {
+		hp_ev_bits_put(w, code | bits << len, len + n);
+		return;
+	}
+	*w = hp_ev_rice_put_long(*w, v, k);
+	if (n)
+		hp_ev_bits_put(w, bits, n);
+}
+
+/* Encodes the events ev[0..h->count) as a chunk's bit stream at out (room
+ * for HP_EV_BITS_MAX_BYTES(count)); returns its end. Each event: the Rice
+ * code (model.time) of its time in units of 2^shift ticks since the
+ * previous event's (the first: since tick_origin's unit; never
+ * backwards); one bit, 0 a free, 1 an allocation or a retype; for an
+ * allocation or a retype its bucket code: the chunk's slot of its bucket
+ * (numbered as met, so that a slot is one met before or the next; slot_of
+ * asked once for each run of one bucket) in bitlen(met + 1) bits, met the
+ * slots met before it, a retype first the value met + 1 in as many bits;
+ * for an allocation its size (model.size); last its address, the Rice
+ * code (model.alloc for an allocation, model.other else) of
+ * hp_ev_addr_code from the previous event's address (the first from 0).
+ * The stream ends with zero bits to a whole byte. One pass, no table, no
+ * check a field: out has room. */
+static inline uint8_t *hp_ev_encode_bits(const struct hp_ev_head *h, const struct hp_ev *ev,
+					 hp_ev_slot_fn slot_of, void *ctx, uint8_t *out)
+{
+	struct hp_ev_bitw w = {0, 0, out};
+	struct hp_ev_model m = {h->tick_origin >> h->shift, 0, {0}, {0}, {0}, {0}};
+	uint32_t last = 0, slot = 0, known = 0, met = 0;
+
+	for (uint32_t i = 0; i < h->count; i++) {
+		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
+		uint32_t kind = ev[i].kind;
+		uint64_t code = hp_ev_addr_code(x, m.addr);
+
+		hp_ev_rice_put(&w, &m.time, u >= m.units ? u - m.units : 0, kind != HP_EV_FREE, 1);
+		m.units = u >= m.units ? u : m.units;
+		m.addr = x;
+		if (kind == HP_EV_FREE) {
+			hp_ev_rice_put(&w, &m.other, code, 0, 0);
+			continue;
+		}
+		if (ev[i].bucket != last || !known) {
+			last = ev[i].bucket;
+			slot = slot_of(ctx, last);
+			known = 1;
+		}
+		{
+			unsigned width = hp_ev_bitlen(met + 1);
+			if (kind == HP_EV_RETYPE)
+				hp_ev_bits_put(&w, met + 1, width);
+			hp_ev_bits_put(&w, slot, width);
+		}
+		met += slot == met;
+		if (kind == HP_EV_ALLOC) {
+			hp_ev_rice_put(&w, &m.size, ev[i].size, 0, 0);
+			hp_ev_rice_put(&w, &m.alloc, code, 0, 0);
+		} else {
+			hp_ev_rice_put(&w, &m.other, code, 0, 0);
+		}
+	}
+	return w.p + (w.n != 0);
+}
+
 /* An event as a reader has it. */
 struct hp_ev_read {
 	uint64_t units; /* time: units of 2^shift ticks since the origin's unit */
@@ -303,5 +496,12 @@ int hp_ev_decode_bucket(struct hp_cursor *c, struct hp_ev_bucket *b);
  * (zstd's decompression context aside). */
 int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev,
 			 uint8_t *scratch, struct hp_ev_reuse *reuse);
+/* Reads the bit stream of an HP_REC_EVENTS_BITS chunk whose head is h
+ * (its buckets read), the rest of c, into ev[0..h->count): returns 0, or
+ * -EINVAL (c->err set) when the stream ends early, has more than its
+ * padding's zero bits left over, names a bucket past the next one to meet
+ * or past h->nbuckets, meets fewer than h->nbuckets, escapes to a
+ * number past 64 bits, or gives a time past any run. Allocates nothing. */
+int hp_ev_decode_bits(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev);
 
 #endif

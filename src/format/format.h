@@ -223,7 +223,7 @@
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 6 /* 5: the TIMELINE sites' tags, MAPS; 6: EVENTS */
+#define HP_FORMAT_MINOR 7 /* 5: the TIMELINE sites' tags, MAPS; 6: EVENTS; 7: EVENTS_BITS */
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24
@@ -247,7 +247,8 @@ enum hp_record_type {
 	HP_REC_HISTOGRAMS = 9, /* minor 4 */
 	HP_REC_BLOCKS = 10,    /* minor 4 */
 	HP_REC_MAPS = 11,      /* minor 5 */
-	HP_REC_EVENTS = 12,    /* minor 6 */
+	HP_REC_EVENTS = 12,    /* minor 6; written by 1.6's recorders only */
+	HP_REC_EVENTS_BITS = 13, /* minor 7 */
 };
 
 /* What a MAPS region is (kind). */

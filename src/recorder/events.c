@@ -14,12 +14,10 @@
  * events lock, read n (acquire), encode [flushed, n) and move flushed to
  * n; only the owner, under the lock, sets n and flushed back to 0.
  */
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_initStaticCCtx, the column parameters */
 #include "events.h"
 
 #include <errno.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "aggregate.h"
 #include "attr.h"
@@ -54,67 +52,10 @@ struct flusher {
 	} table[SLOTS];
 	uint32_t gen;
 	struct hp_ev_bucket buckets[HP_EV_BUF_EVENTS];
-	uint8_t col[HP_EV_COLS][HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS)];
-	uint16_t addrs[SLOTS];    /* the address model's index, zeroed for each chunk */
-	struct hp_ev_reuse reuse; /* and its reuse lists */
+	uint8_t bits[HP_EV_BITS_MAX_BYTES(HP_EV_BUF_EVENTS)]; /* the chunk's bit stream */
 	struct hp_buf out;
 };
 static struct flusher *fl;
-/* zstd's context for the columns, in a workspace mapped at init (NULL:
- * the columns are stored raw). The columns are varints with few repeats,
- * whose gain is the literals' Huffman coding: each is compressed as one
- * run of literals (ZSTD_compressSequences given no sequence), a standard
- * zstd frame without the match finder's pass, whose hash table a cold
- * cache made the larger part of the time (put_column). */
-static ZSTD_CCtx *cctx;
-/* ZSTD_compressSequences fails for want of workspace in a level-1
- * context somewhere past 64 KiB of input (zstd 1.5.4; a column that fails
- * is stored raw): a column of a full buffer stays under it. */
-_Static_assert(HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS) <= 65536,
-	       "a column fits the compression context's workspace");
-
-static ZSTD_CCtx *new_cctx(void)
-{
-	size_t n = ZSTD_estimateCCtxSize(1);
-	void *p = hp_os_map(n);
-	ZSTD_CCtx *z = p ? ZSTD_initStaticCCtx(p, n) : NULL;
-
-	if (!z)
-		return NULL;
-	ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, ZSTD_ps_enable);
-	ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 1);
-	return z;
-}
-
-/* Appends column c (raw[0..n)) to the payload: u n, u stored size (0:
- * raw), the bytes. The frame is compressed after room for both sizes as
- * long as n's (the stored size is smaller), where it stays unless its size
- * takes fewer bytes. Under lock. */
-static void put_column(struct hp_buf *out, const uint8_t *raw, size_t n, int compress)
-{
-	size_t bound = ZSTD_compressBound(n), z = 0;
-	uint8_t *p = hp_buf_reserve(out, 2 * HP_VARINT_MAX_BYTES + (bound > n ? bound : n));
-	uint8_t *q, *start = p;
-	size_t gap;
-
-	if (!p)
-		return;
-	p += hp_varint_put(p, n);
-	gap = (size_t)(p - start);
-	q = p + gap;
-	if (cctx && compress && n >= 64) {
-		z = ZSTD_compressSequences(cctx, q, bound, NULL, 0, raw, n); /* literals only */
-		if (ZSTD_isError(z) || z >= n)
-			z = 0;
-	}
-	p += hp_varint_put(p, z);
-	if (!z)
-		memcpy(p, raw, n);
-	else if (p != q)
-		memmove(p, q, z);
-	out->len += (size_t)(p - start) + (z ? z : n);
-}
 
 static int grow(struct hp_buf *b, size_t need)
 {
@@ -184,27 +125,25 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 	fl->out.len = 0;
 	fl->out.err = 0;
 	{
-		uint8_t *col[HP_EV_COLS] = {fl->col[0], fl->col[1], fl->col[2], fl->col[3]};
-		size_t len[HP_EV_COLS];
-		memset(fl->addrs, 0, sizeof fl->addrs);
-		memset(fl->reuse.n, 0, sizeof fl->reuse.n);
-		memset(fl->reuse.top, 0, sizeof fl->reuse.top);
-		/* The columns first: they number the chunk's buckets as they
-		 * meet them (slot_of), in one pass over the events. */
-		hp_ev_encode_columns(&h, &b->ev[from], slot_of, &h.nbuckets, col, len, fl->addrs,
-				     SLOTS - 1, &fl->reuse);
+		/* The stream first: it numbers the chunk's buckets as it
+		 * meets them (slot_of), in one pass over the events in their
+		 * order (no table of addresses, no compressor: format/events.h,
+		 * hp_ev_encode_bits). */
+		size_t n = (size_t)(hp_ev_encode_bits(&h, &b->ev[from], slot_of, &h.nbuckets,
+						      fl->bits) -
+				    fl->bits);
+		uint8_t *p;
 		if (hp_buf_reserve(&fl->out, HP_FORMAT_FRAME_BYTES)) /* hp_writer_put's frame */
 			fl->out.len = HP_FORMAT_FRAME_BYTES;
 		hp_ev_encode_head(&fl->out, &h, fl->buckets);
-		/* The address column stored as it is: zstd takes about 20
-		 * instructions a byte, and that column, the largest, gives
-		 * back 12% of it (churn); the others 50 to 70%, or 25% for
-		 * the sizes (events.sh). */
-		for (int c = 0; c < HP_EV_COLS; c++)
-			put_column(&fl->out, col[c], len[c], c != HP_EV_COL_ADDR);
+		p = hp_buf_reserve(&fl->out, n);
+		if (p) {
+			memcpy(p, fl->bits, n);
+			fl->out.len += n;
+		}
 	}
 	err = fl->out.err ? fl->out.err
-			  : hp_writer_put(HP_REC_EVENTS, fl->out.data,
+			  : hp_writer_put(HP_REC_EVENTS_BITS, fl->out.data,
 					  fl->out.len - HP_FORMAT_FRAME_BYTES, flags);
 	if (err)
 		goto lost;
@@ -248,7 +187,6 @@ int hp_events_init(const struct hp_config *c)
 		}
 		fl->out.grow = grow;
 		fl->gen = 1;
-		cctx = new_cctx();
 	}
 	if (!have_key)
 		have_key = hp_os_thread_key_create(&exit_key, thread_exit) == 0;
@@ -356,7 +294,7 @@ uint64_t hp_events_bytes(void)
 	if (!fl)
 		return 0;
 	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * sizeof(struct hp_ev_buf) +
-	       sizeof *fl + fl->out.cap + (cctx ? ZSTD_estimateCCtxSize(1) : 0);
+	       sizeof *fl + fl->out.cap;
 }
 
 void hp_events_fork_child(void)
