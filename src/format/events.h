@@ -432,7 +432,8 @@ static inline __attribute__((always_inline)) void hp_ev_rice_put(struct hp_ev_bi
  * hp_ev_addr_code from the previous event's address (the first from 0).
  * The stream ends with zero bits to a whole byte. One pass, no table, no
  * check a field: out has room. */
-static inline uint8_t *hp_ev_encode_bits(const struct hp_ev_head *h, const struct hp_ev *ev,
+static inline __attribute__((always_inline)) uint8_t *
+hp_ev_encode_bits(const struct hp_ev_head *h, const struct hp_ev *ev,
 					 hp_ev_slot_fn slot_of, void *ctx, uint8_t *out)
 {
 	struct hp_ev_bitw w = {0, 0, out};

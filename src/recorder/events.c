@@ -97,6 +97,41 @@ static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_
 	return (uint32_t)(*nbuckets)++;
 }
 
+/* The chunk's bit stream (format/events.h, hp_ev_encode_bits): compiled
+ * twice on x86-64, once for any CPU and once with BMI2 and LZCNT (shifts
+ * by a register other than cl, a mask without a shift, a leading-zero
+ * count without a branch), which encode() takes where the CPU has them
+ * (init). Under lock. */
+static uint8_t *encode_any(const struct hp_ev_head *h, const struct hp_ev *ev, uint64_t *nbuckets,
+			   uint8_t *out)
+{
+	return hp_ev_encode_bits(h, ev, slot_of, nbuckets, out);
+}
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+__attribute__((target("bmi,bmi2,lzcnt"))) static uint8_t *
+encode_bmi2(const struct hp_ev_head *h, const struct hp_ev *ev, uint64_t *nbuckets, uint8_t *out)
+{
+	return hp_ev_encode_bits(h, ev, slot_of, nbuckets, out);
+}
+
+/* Whether the CPU has BMI1, BMI2 and LZCNT (cpuid). */
+static int have_bmi2(void)
+{
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_BMI) || !(b & bit_BMI2))
+		return 0;
+	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_LZCNT);
+}
+#endif
+
+/* Set at init, read-only after. */
+static uint8_t *(*encode)(const struct hp_ev_head *, const struct hp_ev *, uint64_t *,
+			  uint8_t *) = encode_any;
+
 /* Writes b's events [flushed, to) as one chunk and moves flushed to to.
  * Under lock. Returns 0 or -errno (the events are counted lost). */
 static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
@@ -129,9 +164,7 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 		 * meets them (slot_of), in one pass over the events in their
 		 * order (no table of addresses, no compressor: format/events.h,
 		 * hp_ev_encode_bits). */
-		size_t n = (size_t)(hp_ev_encode_bits(&h, &b->ev[from], slot_of, &h.nbuckets,
-						      fl->bits) -
-				    fl->bits);
+		size_t n = (size_t)(encode(&h, &b->ev[from], &h.nbuckets, fl->bits) - fl->bits);
 		uint8_t *p;
 		if (hp_buf_reserve(&fl->out, HP_FORMAT_FRAME_BYTES)) /* hp_writer_put's frame */
 			fl->out.len = HP_FORMAT_FRAME_BYTES;
@@ -188,6 +221,10 @@ int hp_events_init(const struct hp_config *c)
 		fl->out.grow = grow;
 		fl->gen = 1;
 	}
+#if defined(__x86_64__)
+	if (have_bmi2())
+		encode = encode_bmi2;
+#endif
 	if (!have_key)
 		have_key = hp_os_thread_key_create(&exit_key, thread_exit) == 0;
 	__atomic_store_n(&hp_events_on, 1, __ATOMIC_RELEASE);
