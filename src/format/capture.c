@@ -1054,8 +1054,10 @@ static int parse_blocks(struct hp_capture *cap, struct hp_cap_image *img, struct
 /* A chunk of the event log (EVENTS): its events appended to the image's,
  * each allocation with its bucket's key; the clock moved to the chunk
  * flushed last. A chunk that does not decode whole is refused whole. */
-static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c,
-			int bits)
+/* One chunk of an EVENTS record (bits 0: its four columns) or of an
+ * EVENTS_BITS record (bits 1: its bit stream), its events appended. */
+static int parse_chunk(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c,
+		       int bits)
 {
 	struct hp_ev_bucket *b = NULL;
 	struct hp_ev_read *ev = NULL;
@@ -1116,6 +1118,26 @@ out:
 	free(b);
 	free(ev);
 	free(scratch);
+	return err;
+}
+
+/* An EVENTS record (one chunk) or an EVENTS_BITS record (chunks to the
+ * end of its payload, at least one): a record refused leaves none of its
+ * events. */
+static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c,
+			int bits)
+{
+	size_t n0 = img->nevents;
+	struct hp_cap_evclock clock0 = img->evclock;
+	int err;
+
+	do
+		err = parse_chunk(cap, img, c, bits);
+	while (!err && bits && c->p < c->end);
+	if (err) {
+		img->nevents = n0;
+		img->evclock = clock0;
+	}
 	return err;
 }
 

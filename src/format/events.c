@@ -232,7 +232,8 @@ static uint64_t get_rice(struct bitr *r, struct hp_ev_rice *s)
 
 int hp_ev_decode_bits(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev)
 {
-	struct bitr r = {c->p, c->end, 0, 0, 0};
+	uint64_t len = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	struct bitr r = {c->p, c->p + len, 0, 0, c->err != 0};
 	struct hp_ev_model m = {0, 0, {0}, {0}, {0}, {0}};
 	uint64_t met = 0;
 

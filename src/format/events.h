@@ -498,7 +498,8 @@ int hp_ev_decode_bucket(struct hp_cursor *c, struct hp_ev_bucket *b);
 int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev,
 			 uint8_t *scratch, struct hp_ev_reuse *reuse);
 /* Reads the bit stream of an HP_REC_EVENTS_BITS chunk whose head is h
- * (its buckets read), the rest of c, into ev[0..h->count): returns 0, or
+ * (its buckets read): u its length in bytes, then the stream, into
+ * ev[0..h->count), c moved past it: returns 0, or
  * -EINVAL (c->err set) when the stream ends early, has more than its
  * padding's zero bits left over, names a bucket past the next one to meet
  * or past h->nbuckets, meets fewer than h->nbuckets, escapes to a

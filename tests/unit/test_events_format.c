@@ -377,6 +377,7 @@ static struct hp_buf encode_bits(size_t n, uint64_t nbuckets)
 		b[i] = (struct hp_ev_bucket){i + 1, 0, 1, 0};
 	hp_ev_encode_head(&out, &h, b);
 	end = hp_ev_encode_bits(&h, bev, slot_of_bucket, NULL, bits);
+	hp_buf_put_u(&out, (size_t)(end - bits));
 	hp_buf_put_bytes(&out, bits, (size_t)(end - bits));
 	return out;
 }
@@ -472,6 +473,7 @@ static int crafted_bits(uint64_t count, uint64_t nbuckets, const uint8_t *bits, 
 	for (uint64_t i = 0; i < nbuckets; i++)
 		for (int f = 0; f < 4; f++)
 			hp_buf_put_u(&b, 1);
+	hp_buf_put_u(&b, nbits);
 	hp_buf_put_bytes(&b, bits, nbits);
 	r = decode_bits(b.data, b.len, &h, got);
 	free(b.data);
@@ -503,8 +505,10 @@ HP_TEST(events_bits_refuses_what_is_not_there)
 		      (uint64_t)-EINVAL, "an escape past 64 bits");
 }
 
-/* A capture with two EVENTS_BITS chunks, the second damaged (a padding
- * bit set, CRC right): one read, one damage line naming EVENTS_BITS. */
+/* A capture with three EVENTS_BITS records: one chunk; two chunks; two
+ * chunks, the second damaged (a padding bit set, CRC right): the first
+ * two records' three chunks read, the third record none of its events
+ * (its first chunk whole), one damage line naming EVENTS_BITS. */
 HP_TEST(events_capture_bits_chunk)
 {
 	struct hp_buf file = {.grow = hp_buf_grow_heap}, p = {.grow = hp_buf_grow_heap};
@@ -522,11 +526,18 @@ HP_TEST(events_capture_bits_chunk)
 	hp_rec_meta_options_put(&p, &o);
 	hp_format_put_record(&file, HP_REC_META, p.data, p.len, NULL);
 	hp_format_put_record(&file, HP_REC_EVENTS_BITS, chunk.data, chunk.len, NULL);
-	chunk.data[chunk.len - 1] |= 0x80; /* the last byte's padding */
-	hp_format_put_record(&file, HP_REC_EVENTS_BITS, chunk.data, chunk.len, NULL);
+	{
+		struct hp_buf two = {.grow = hp_buf_grow_heap};
+		hp_buf_put_bytes(&two, chunk.data, chunk.len);
+		hp_buf_put_bytes(&two, chunk.data, chunk.len);
+		hp_format_put_record(&file, HP_REC_EVENTS_BITS, two.data, two.len, NULL);
+		two.data[two.len - 1] |= 0x80; /* the last byte's padding */
+		hp_format_put_record(&file, HP_REC_EVENTS_BITS, two.data, two.len, NULL);
+		free(two.data);
+	}
 	if (expect_eq_u64(hp_capture_load_mem(file.data, file.len, &cap, err, sizeof err), 0,
 			  "loads")) {
-		expect_eq_u64(cap.nevents, n, "the first chunk's events");
+		expect_eq_u64(cap.nevents, 3 * n, "the first two records' three chunks");
 		expect_eq_u64(cap.ndamage, 1, "one damage line");
 		expect_true(cap.ndamage && strstr(cap.damage[0], "EVENTS_BITS record is malformed"),
 			    "it names the record");
