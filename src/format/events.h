@@ -401,14 +401,12 @@ static inline __attribute__((always_inline)) unsigned hp_ev_rice_code(struct hp_
 	return (unsigned)(kk + q + 1);
 }
 
-/* Appends v's Rice code under r, then bits' low n bits (n <= 1). */
-static inline __attribute__((always_inline)) void hp_ev_rice_put(struct hp_ev_bitw *w,
-								  struct hp_ev_rice *r, uint64_t v,
-								  uint64_t bits, unsigned n)
+/* Appends a code that hp_ev_rice_code gave (len, code), or when it gave
+ * none, v's long form with k; then bits' low n bits. */
+static inline __attribute__((always_inline)) void
+hp_ev_code_put(struct hp_ev_bitw *w, uint64_t code, unsigned len, uint64_t v, unsigned k,
+	       uint64_t bits, unsigned n)
 {
-	uint64_t code;
-	unsigned k, len = hp_ev_rice_code(r, v, &code, &k);
-
 	if (__builtin_expect(len != 0, 1)) {
 		hp_ev_bits_put(w, code | bits << len, len + n);
 		return;
@@ -424,52 +422,74 @@ static inline __attribute__((always_inline)) void hp_ev_rice_put(struct hp_ev_bi
  * previous event's (the first: since tick_origin's unit; never
  * backwards); one bit, 0 a free, 1 an allocation or a retype; for an
  * allocation or a retype its bucket code: the chunk's slot of its bucket
- * (numbered as met, so that a slot is one met before or the next; slot_of
- * asked once for each run of one bucket) in bitlen(met + 1) bits, met the
- * slots met before it, a retype first the value met + 1 in as many bits;
- * for an allocation its size (model.size); last its address, the Rice
- * code (model.alloc for an allocation, model.other else) of
- * hp_ev_addr_code from the previous event's address (the first from 0).
- * The stream ends with zero bits to a whole byte. One pass, no table, no
- * check a field: out has room. */
+ * (slot_of numbers the buckets as met, from 0, so that a slot is one met
+ * before or the next; asked once for each run of one bucket; a bucket is
+ * never 0, a free's) in bitlen(met + 1) bits, met the slots met before
+ * it, a retype first the value met + 1 in as many bits; for an allocation
+ * its size (model.size); last its address, the Rice code (model.alloc for
+ * an allocation, model.other else) of hp_ev_addr_code from the previous
+ * event's address (the first from 0). The stream ends with zero bits to a
+ * whole byte. One pass, no table, no check a field: out has room. An
+ * event's codes go out in one store of the writer when they fit 56 bits
+ * (a free's time and address: some 22 bits on churn; an allocation's
+ * size and address), in one each else. */
 static inline __attribute__((always_inline)) uint8_t *
-hp_ev_encode_bits(const struct hp_ev_head *h, const struct hp_ev *ev,
-					 hp_ev_slot_fn slot_of, void *ctx, uint8_t *out)
+hp_ev_encode_bits(const struct hp_ev_head *h, const struct hp_ev *ev, hp_ev_slot_fn slot_of,
+		  void *ctx, uint8_t *out)
 {
 	struct hp_ev_bitw w = {0, 0, out};
 	struct hp_ev_model m = {h->tick_origin >> h->shift, 0, {0}, {0}, {0}, {0}};
-	uint32_t last = 0, slot = 0, known = 0, met = 0;
+	uint32_t last = 0, slot = 0, met = 0;
 
 	for (uint32_t i = 0; i < h->count; i++) {
 		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
+		uint64_t dt = u >= m.units ? u - m.units : 0, dx = hp_ev_addr_code(x, m.addr);
 		uint32_t kind = ev[i].kind;
-		uint64_t code = hp_ev_addr_code(x, m.addr);
+		uint64_t ct, ca, cz;
+		unsigned kt, ka, kz, lt, la, lz, width;
 
-		hp_ev_rice_put(&w, &m.time, u >= m.units ? u - m.units : 0, kind != HP_EV_FREE, 1);
 		m.units = u >= m.units ? u : m.units;
 		m.addr = x;
+		lt = hp_ev_rice_code(&m.time, dt, &ct, &kt);
 		if (kind == HP_EV_FREE) {
-			hp_ev_rice_put(&w, &m.other, code, 0, 0);
+			la = hp_ev_rice_code(&m.other, dx, &ca, &ka);
+			if (__builtin_expect(lt && la && lt + 1 + la <= 56, 1)) {
+				hp_ev_bits_put(&w, ct | ca << (lt + 1), lt + 1 + la);
+				continue;
+			}
+			hp_ev_code_put(&w, ct, lt, dt, kt, 0, 1);
+			hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
 			continue;
 		}
-		if (ev[i].bucket != last || !known) {
+		if (ev[i].bucket != last) {
 			last = ev[i].bucket;
 			slot = slot_of(ctx, last);
-			known = 1;
 		}
-		{
-			unsigned width = hp_ev_bitlen(met + 1);
-			if (kind == HP_EV_RETYPE)
-				hp_ev_bits_put(&w, met + 1, width);
+		width = hp_ev_bitlen(met + 1);
+		if (__builtin_expect(lt && lt + 1 + width <= 56, 1)) {
+			hp_ev_bits_put(&w, ct | (uint64_t)(kind == HP_EV_RETYPE ? met + 1 : slot) << (lt + 1) |
+						   1ull << lt,
+				       lt + 1 + width);
+		} else {
+			hp_ev_code_put(&w, ct, lt, dt, kt, 1, 1);
+			hp_ev_bits_put(&w, kind == HP_EV_RETYPE ? met + 1 : slot, width);
+		}
+		if (kind == HP_EV_RETYPE) {
 			hp_ev_bits_put(&w, slot, width);
+			met += slot == met;
+			la = hp_ev_rice_code(&m.other, dx, &ca, &ka);
+			hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
+			continue;
 		}
 		met += slot == met;
-		if (kind == HP_EV_ALLOC) {
-			hp_ev_rice_put(&w, &m.size, ev[i].size, 0, 0);
-			hp_ev_rice_put(&w, &m.alloc, code, 0, 0);
-		} else {
-			hp_ev_rice_put(&w, &m.other, code, 0, 0);
+		lz = hp_ev_rice_code(&m.size, ev[i].size, &cz, &kz);
+		la = hp_ev_rice_code(&m.alloc, dx, &ca, &ka);
+		if (__builtin_expect(lz && la && lz + la <= 56, 1)) {
+			hp_ev_bits_put(&w, cz | ca << lz, lz + la);
+			continue;
 		}
+		hp_ev_code_put(&w, cz, lz, ev[i].size, kz, 0, 0);
+		hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
 	}
 	return w.p + (w.n != 0);
 }
