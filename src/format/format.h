@@ -216,7 +216,23 @@
  *   matched to the allocation of its address before it. Events are the
  *   recorded blocks of malloc's family (sampled ones in a sampled
  *   recording; not custom heaps'); those not logged are counted lost
- *   (HP_LOST_EVENTS_*).
+ *   (HP_LOST_EVENTS_*). Written by 1.6's recorders; 1.7's write
+ *   HP_REC_EVENTS_BITS.
+ *
+ * HP_REC_EVENTS_BITS (minor 7; with --events, META flag HP_META_EVENTS:
+ * chunks of the event log, each one thread's, a record written once its
+ * chunks take 60 KiB, before each snapshot and at a thread's exit;
+ * events.h, hp_ev_encode_bits)
+ *   chunks to the end of the payload, each: the head and buckets of
+ *   HP_REC_EVENTS, u length, then length bytes of bit stream, lowest bit
+ *   first: per event its time (Rice code, units since the previous
+ *   event's), a kind bit (0 a free), for an allocation or a retype its
+ *   bucket (bitlen(met + 1) bits: a bucket met before, the next, or met + 1
+ *   for a retype then its bucket), an allocation's size (Rice), and its
+ *   address's delta code from the previous event's (Rice); zero bits to
+ *   the end of the byte. Rice codes are adaptive, one state per field
+ *   (docs/format.md, "EVENTS_BITS"). A reader refuses the record when a
+ *   chunk is malformed.
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
