@@ -1,14 +1,17 @@
 /*
- * events.h - the event log's record (HP_REC_EVENTS, format.h): one chunk
- * of one thread's allocations and frees, column by column.
+ * events.h - the event log's records (HP_REC_EVENTS, HP_REC_EVENTS_BITS,
+ * format.h): chunks of one thread's allocations and frees.
  *
  * The recorder (src/recorder/events.c) keeps each thread's events in a
  * buffer of fixed-size entries and encodes a buffer into one chunk when it
  * is full, at each snapshot and at exit (hp_ev_encode, inline here: the
  * recorder links the encoder only); the analyzer decodes chunks with
- * hp_ev_decode (events.c). Columns rather than events one after another:
- * each column's bytes look alike (small deltas, repeated sizes), which is
- * what zstd, the record's compression, finds.
+ * hp_ev_decode (events.c). Format 1.6's chunks (HP_REC_EVENTS) are
+ * columns rather than events one after another, each column's bytes
+ * alike (small deltas, repeated sizes) for zstd; 1.7's (HP_REC_EVENTS_BITS,
+ * hp_ev_encode_bits, which the recorder writes) one bit stream of
+ * adaptive Rice codes, encoded in one pass with no table and no
+ * compressor.
  *
  * Times are the CPU's time-stamp counter (rdtsc; the monotonic clock's
  * nanoseconds where there is none), in units of 2^shift ticks, so that a

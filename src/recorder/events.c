@@ -4,8 +4,9 @@
  * Every buffer ever mapped is in bufs[] (never unmapped: a thread that
  * exits frees its buffer for the next thread, so a program keeps at most
  * as many as it has threads at once, HP_EV_MAX_BUFS at the most). The
- * flusher's state (the chunk being encoded, the bucket dedup table) is
- * mapped once at init and used under the events lock.
+ * flusher's state (the chunk's bit stream, the bucket dedup table, the
+ * record of the chunks not yet written) is mapped once at init and used
+ * under the events lock.
  *
  * A buffer's events are written in order by one thread; [flushed, n) are
  * those not yet in the capture. Invariants: only the owner writes entries
