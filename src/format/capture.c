@@ -1055,7 +1055,10 @@ static int parse_blocks(struct hp_capture *cap, struct hp_cap_image *img, struct
 /* A chunk of the event log (EVENTS): its events appended to the image's,
  * each allocation with its bucket's key; the clock moved to the chunk
  * flushed last. A chunk that does not decode whole is refused whole. */
-static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c)
+/* One chunk of an EVENTS record (bits 0: its four columns) or of an
+ * EVENTS_BITS record (bits 1: its bit stream), its events appended. */
+static int parse_chunk(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c,
+		       int bits)
 {
 	struct hp_ev_bucket *b = NULL;
 	struct hp_ev_read *ev = NULL;
@@ -1071,7 +1074,7 @@ static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct
 	}
 	/* Scratch for the chunk, bounded by HP_EV_CHUNK_MAX and the payload
 	 * (hp_ev_decode_head): charged, then given back. */
-	size_t scratch_bytes = HP_EV_COL_MAX_BYTES(h.count) + 1;
+	size_t scratch_bytes = bits ? 1 : HP_EV_COL_MAX_BYTES(h.count) + 1;
 	struct hp_ev_reuse reuse;
 	if (charge(cap, (h.nbuckets + 1) * sizeof *b + (h.count + 1) * sizeof *ev + scratch_bytes))
 		return -E2BIG;
@@ -1085,7 +1088,7 @@ static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct
 	for (uint64_t i = 0; i < h.nbuckets; i++)
 		if (hp_ev_decode_bucket(c, &b[i]))
 			goto out;
-	if (hp_ev_decode_columns(c, &h, ev, scratch, &reuse))
+	if (bits ? hp_ev_decode_bits(c, &h, ev) : hp_ev_decode_columns(c, &h, ev, scratch, &reuse))
 		goto out;
 	err = reserve(cap, (void **)&img->events, &img->alloc_events, img->nevents + h.count,
 		      sizeof *img->events);
@@ -1116,6 +1119,26 @@ out:
 	free(b);
 	free(ev);
 	free(scratch);
+	return err;
+}
+
+/* An EVENTS record (one chunk) or an EVENTS_BITS record (chunks to the
+ * end of its payload, at least one): a record refused leaves none of its
+ * events. */
+static int parse_events(struct hp_capture *cap, struct hp_cap_image *img, struct hp_cursor *c,
+			int bits)
+{
+	size_t n0 = img->nevents;
+	struct hp_cap_evclock clock0 = img->evclock;
+	int err;
+
+	do
+		err = parse_chunk(cap, img, c, bits);
+	while (!err && bits && c->p < c->end);
+	if (err) {
+		img->nevents = n0;
+		img->evclock = clock0;
+	}
 	return err;
 }
 
@@ -1373,6 +1396,7 @@ static const char *type_name(unsigned type)
 	case HP_REC_BLOCKS: return "BLOCKS";
 	case HP_REC_MAPS: return "MAPS";
 	case HP_REC_EVENTS: return "EVENTS";
+	case HP_REC_EVENTS_BITS: return "EVENTS_BITS";
 	case HP_REC_SYMBOLS: return "SYMBOLS";
 	case HP_REC_TAGS: return "TAGS";
 	default: return "unknown";
@@ -1510,7 +1534,8 @@ int hp_capture_load_mem_flags(const uint8_t *data, size_t size, unsigned flags,
 			case HP_REC_HISTOGRAMS: perr = parse_histograms(cap, img, &c); break;
 			case HP_REC_BLOCKS: perr = parse_blocks(cap, img, &c); break;
 			case HP_REC_MAPS: perr = parse_maps(cap, img, &c); break;
-			case HP_REC_EVENTS: perr = parse_events(cap, img, &c); break;
+			case HP_REC_EVENTS: perr = parse_events(cap, img, &c, 0); break;
+			case HP_REC_EVENTS_BITS: perr = parse_events(cap, img, &c, 1); break;
 			default: break; /* a later minor version's record: skip it */
 			}
 			if (img)

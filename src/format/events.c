@@ -159,3 +159,124 @@ int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct
 	}
 	return 0;
 }
+
+/* The reading side of hp_ev_bitw: bits [0, n) of acc are the stream's
+ * next, then the bytes [p, end); err once it ran past the end. */
+struct bitr {
+	const uint8_t *p, *end;
+	uint64_t acc;
+	unsigned n;
+	int err;
+};
+
+/* Fills acc to at least want bits (want <= 56) where the bytes last. */
+static inline void fill(struct bitr *r, unsigned want)
+{
+	while (r->n < want && r->p < r->end) {
+		r->acc |= (uint64_t)*r->p++ << r->n;
+		r->n += 8;
+	}
+}
+
+/* The next n bits (n <= 32); 0 and err past the end. */
+static inline uint64_t get(struct bitr *r, unsigned n)
+{
+	uint64_t v;
+
+	fill(r, n);
+	if (r->n < n) {
+		r->err = 1;
+		return 0;
+	}
+	v = r->acc & ((1ull << n) - 1);
+	r->acc = n < 64 ? r->acc >> n : 0;
+	r->n -= n;
+	return v;
+}
+
+static uint64_t get_wide(struct bitr *r, unsigned n)
+{
+	uint64_t lo;
+
+	if (n <= 32)
+		return get(r, n);
+	lo = get(r, 32);
+	return lo | get(r, n - 32) << 32;
+}
+
+/* A Rice code of hp_ev_rice_put: k low bits, zeros to a one or an
+ * escape. */
+static uint64_t get_rice(struct bitr *r, struct hp_ev_rice *s)
+{
+	unsigned k = hp_ev_rice_k(s), zeros;
+	uint64_t low = get_wide(r, k), v;
+
+	fill(r, HP_EV_BITS_ESCAPE + 1);
+	zeros = r->acc ? (unsigned)__builtin_ctzll(r->acc) : r->n;
+	if (zeros >= HP_EV_BITS_ESCAPE) {
+		unsigned len;
+		get(r, HP_EV_BITS_ESCAPE);
+		len = (unsigned)get(r, 7);
+		v = len <= 64 ? get_wide(r, len) : 0;
+		if (len > 64 || (v >> k) < HP_EV_BITS_ESCAPE || (k && (v & ((1ull << k) - 1)) != low))
+			r->err = 1;
+	} else {
+		if (zeros >= r->n) /* ran out before the one */
+			r->err = 1;
+		get(r, zeros + 1);
+		v = (uint64_t)zeros << k | low;
+	}
+	hp_ev_rice_see(s, v);
+	return v;
+}
+
+int hp_ev_decode_bits(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev)
+{
+	uint64_t len = hp_cursor_count(c, (uint64_t)(c->end - c->p));
+	struct bitr r = {c->p, c->p + len, 0, 0, c->err != 0};
+	struct hp_ev_model m = {0, 0, {0}, {0}, {0}, {0}};
+	uint64_t met = 0;
+
+	for (uint64_t i = 0; i < h->count && !r.err; i++) {
+		uint64_t d = get_rice(&r, &m.time);
+		if (d > UINT64_MAX / 2 - m.units) /* a time past any run */
+			r.err = 1;
+		m.units += d;
+		ev[i].units = m.units;
+		ev[i].size = 0;
+		ev[i].slot = 0;
+		if (!get(&r, 1)) {
+			ev[i].kind = HP_EV_FREE;
+			m.addr = hp_ev_addr_decode(get_rice(&r, &m.other), m.addr);
+			ev[i].addr = m.addr;
+			continue;
+		}
+		unsigned width = hp_ev_bitlen(met + 1);
+		uint64_t slot = get(&r, width);
+		ev[i].kind = HP_EV_ALLOC;
+		if (slot == met + 1) {
+			ev[i].kind = HP_EV_RETYPE;
+			slot = get(&r, width);
+		}
+		if (slot > met || (slot == met && met >= h->nbuckets)) {
+			r.err = 1;
+			break;
+		}
+		met += slot == met;
+		ev[i].slot = (uint32_t)slot;
+		if (ev[i].kind == HP_EV_ALLOC) {
+			ev[i].size = get_rice(&r, &m.size);
+			m.addr = hp_ev_addr_decode(get_rice(&r, &m.alloc), m.addr);
+		} else {
+			m.addr = hp_ev_addr_decode(get_rice(&r, &m.other), m.addr);
+		}
+		ev[i].addr = m.addr;
+	}
+	/* Left: the last byte's padding, zero bits, and nothing after it. */
+	if (r.err || met != h->nbuckets || r.n >= 8 || r.acc || r.p != r.end) {
+		c->err = -EINVAL;
+		return -EINVAL;
+	}
+	c->p = r.p;
+	return 0;
+}

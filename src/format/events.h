@@ -1,14 +1,17 @@
 /*
- * events.h - the event log's record (HP_REC_EVENTS, format.h): one chunk
- * of one thread's allocations and frees, column by column.
+ * events.h - the event log's records (HP_REC_EVENTS, HP_REC_EVENTS_BITS,
+ * format.h): chunks of one thread's allocations and frees.
  *
  * The recorder (src/recorder/events.c) keeps each thread's events in a
  * buffer of fixed-size entries and encodes a buffer into one chunk when it
  * is full, at each snapshot and at exit (hp_ev_encode, inline here: the
  * recorder links the encoder only); the analyzer decodes chunks with
- * hp_ev_decode (events.c). Columns rather than events one after another:
- * each column's bytes look alike (small deltas, repeated sizes), which is
- * what zstd, the record's compression, finds.
+ * hp_ev_decode (events.c). Format 1.6's chunks (HP_REC_EVENTS) are
+ * columns rather than events one after another, each column's bytes
+ * alike (small deltas, repeated sizes) for zstd; 1.7's (HP_REC_EVENTS_BITS,
+ * hp_ev_encode_bits, which the recorder writes) one bit stream of
+ * adaptive Rice codes, encoded in one pass with no table and no
+ * compressor.
  *
  * Times are the CPU's time-stamp counter (rdtsc; the monotonic clock's
  * nanoseconds where there is none), in units of 2^shift ticks, so that a
@@ -25,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../common/varint.h"
 #include "decode.h"
@@ -280,6 +284,219 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
 	len[HP_EV_COL_SIZE] = (size_t)(z - col[HP_EV_COL_SIZE]);
 }
 
+/* The bit stream of an HP_REC_EVENTS_BITS chunk (format.h; docs/format.md,
+ * "EVENTS_BITS"): each event's fields in a few bits each, least
+ * significant bit first, in one pass over the events in their order, with
+ * no table of the chunk's addresses and no entropy coder after it, so
+ * that the recorder's flush reads its buffer once, in order, and writes
+ * the stream (the columns of HP_REC_EVENTS took an address index's
+ * probes at random into a cold buffer, then zstd's Huffman coding of
+ * three columns). Numbers are adaptive Rice codes: v's low k bits, then
+ * q = v >> k zeros and a one, k = floor(log2(avg / 16)) (0 below 32), avg
+ * 16 times the running mean of the numbers the code met (avg += v - avg /
+ * 16, v counted up to 2^40, from 0). A quotient of HP_EV_BITS_ESCAPE or
+ * more is written as v's low k bits, that many zeros, v's bit length in 7
+ * bits, then v in that many bits. */
+#define HP_EV_BITS_ESCAPE 24u
+/* The most bytes a chunk's stream of count events takes: per event a
+ * time, a kind, two bucket codes (17 bits each at most), a size and an
+ * address, each number at most 41 + 24 + 7 + 64 bits; then 8 bytes of
+ * room for the writer's last 8-byte store. */
+#define HP_EV_BITS_MAX_BYTES(count) ((size_t)(count)*64 + 16)
+
+/* The writer: acc holds n < 8 bits not yet whole bytes, the first in bit
+ * 0; each put stores 8 bytes at p (little-endian) and moves p by the
+ * whole bytes, so that the byte at p always holds acc's bits. */
+struct hp_ev_bitw {
+	uint64_t acc;
+	unsigned n;
+	uint8_t *p;
+};
+
+struct hp_ev_rice {
+	uint64_t avg; /* 16 times the running mean */
+};
+
+/* The coder's state through a chunk, the same on both sides: the previous
+ * event's time unit and address, one Rice state per field. */
+struct hp_ev_model {
+	uint64_t units, addr;
+	struct hp_ev_rice time, size, alloc, other;
+};
+
+static inline unsigned hp_ev_bitlen(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+}
+
+static inline unsigned hp_ev_rice_k(const struct hp_ev_rice *r)
+{
+	return 63u - (unsigned)__builtin_clzll(r->avg >> 4 | 1);
+}
+
+static inline void hp_ev_rice_see(struct hp_ev_rice *r, uint64_t v)
+{
+	r->avg += (v < (1ull << 40) ? v : (1ull << 40)) - (r->avg >> 4);
+}
+
+/* Appends v's low n bits (n <= 56, v < 2^n); p has 8 bytes of room. */
+static inline __attribute__((always_inline)) void hp_ev_bits_put(struct hp_ev_bitw *w, uint64_t v,
+								  unsigned n)
+{
+	w->acc |= v << w->n;
+	w->n += n;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	__builtin_memcpy(w->p, &w->acc, 8); /* one store, also under -fno-builtin */
+#else
+	for (int i = 0; i < 8; i++)
+		w->p[i] = (uint8_t)(w->acc >> 8 * i);
+#endif
+	w->p += w->n >> 3;
+	w->acc >>= w->n & ~7u;
+	w->n &= 7;
+}
+
+/* Appends v's low n bits, n <= 64. */
+static inline void hp_ev_bits_put_wide(struct hp_ev_bitw *w, uint64_t v, unsigned n)
+{
+	if (n > 32) {
+		hp_ev_bits_put(w, v & 0xffffffffu, 32);
+		v >>= 32;
+		n -= 32;
+	}
+	hp_ev_bits_put(w, n < 64 ? v & ((1ull << n) - 1) : v, n);
+}
+
+/* hp_ev_rice_code's rare case: a code of 56 bits or more (a large k), or
+ * an escape. The writer goes by value, so that the encoder's stays in
+ * registers. */
+static __attribute__((noinline, cold, unused)) struct hp_ev_bitw
+hp_ev_rice_put_long(struct hp_ev_bitw w, uint64_t v, unsigned k)
+{
+	uint64_t q = v >> k;
+
+	hp_ev_bits_put_wide(&w, v, k);
+	if (q < HP_EV_BITS_ESCAPE) {
+		hp_ev_bits_put(&w, 1ull << q, (unsigned)q + 1);
+		return w;
+	}
+	hp_ev_bits_put(&w, 0, HP_EV_BITS_ESCAPE);
+	hp_ev_bits_put(&w, hp_ev_bitlen(v), 7);
+	hp_ev_bits_put_wide(&w, v, hp_ev_bitlen(v));
+	return w;
+}
+
+/* v's Rice code under r, and r sees v: returns its length (at most 55)
+ * with the code in *code, or 0 when it is longer or an escape, for
+ * hp_ev_rice_put_long with *k. */
+static inline __attribute__((always_inline)) unsigned hp_ev_rice_code(struct hp_ev_rice *r,
+								   uint64_t v, uint64_t *code,
+								   unsigned *k)
+{
+	unsigned kk = hp_ev_rice_k(r);
+	uint64_t q = v >> kk;
+
+	hp_ev_rice_see(r, v);
+	*k = kk;
+	if (__builtin_expect(q >= HP_EV_BITS_ESCAPE || q + kk >= 55, 0))
+		return 0;
+	*code = (v & ((1ull << kk) - 1)) | 1ull << (kk + q);
+	return (unsigned)(kk + q + 1);
+}
+
+/* Appends a code that hp_ev_rice_code gave (len, code), or when it gave
+ * none, v's long form with k; then bits' low n bits. */
+static inline __attribute__((always_inline)) void
+hp_ev_code_put(struct hp_ev_bitw *w, uint64_t code, unsigned len, uint64_t v, unsigned k,
+	       uint64_t bits, unsigned n)
+{
+	if (__builtin_expect(len != 0, 1)) {
+		hp_ev_bits_put(w, code | bits << len, len + n);
+		return;
+	}
+	*w = hp_ev_rice_put_long(*w, v, k);
+	if (n)
+		hp_ev_bits_put(w, bits, n);
+}
+
+/* Encodes the events ev[0..h->count) as a chunk's bit stream at out (room
+ * for HP_EV_BITS_MAX_BYTES(count)); returns its end. Each event: the Rice
+ * code (model.time) of its time in units of 2^shift ticks since the
+ * previous event's (the first: since tick_origin's unit; never
+ * backwards); one bit, 0 a free, 1 an allocation or a retype; for an
+ * allocation or a retype its bucket code: the chunk's slot of its bucket
+ * (slot_of numbers the buckets as met, from 0, so that a slot is one met
+ * before or the next; asked once for each run of one bucket; a bucket is
+ * never 0, a free's) in bitlen(met + 1) bits, met the slots met before
+ * it, a retype first the value met + 1 in as many bits; for an allocation
+ * its size (model.size); last its address, the Rice code (model.alloc for
+ * an allocation, model.other else) of hp_ev_addr_code from the previous
+ * event's address (the first from 0). The stream ends with zero bits to a
+ * whole byte. One pass, no table, no check a field: out has room. An
+ * event's codes go out in one store of the writer when they fit 56 bits
+ * (a free's time and address: some 22 bits on churn; an allocation's
+ * size and address), in one each else. */
+static inline __attribute__((always_inline)) uint8_t *
+hp_ev_encode_bits(const struct hp_ev_head *h, const struct hp_ev *ev, hp_ev_slot_fn slot_of,
+		  void *ctx, uint8_t *out)
+{
+	struct hp_ev_bitw w = {0, 0, out};
+	struct hp_ev_model m = {h->tick_origin >> h->shift, 0, {0}, {0}, {0}, {0}};
+	uint32_t last = 0, slot = 0, met = 0;
+
+	for (uint32_t i = 0; i < h->count; i++) {
+		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
+		uint64_t dt = u >= m.units ? u - m.units : 0, dx = hp_ev_addr_code(x, m.addr);
+		uint32_t kind = ev[i].kind;
+		uint64_t ct, ca, cz;
+		unsigned kt, ka, kz, lt, la, lz, width;
+
+		m.units = u >= m.units ? u : m.units;
+		m.addr = x;
+		lt = hp_ev_rice_code(&m.time, dt, &ct, &kt);
+		if (kind == HP_EV_FREE) {
+			la = hp_ev_rice_code(&m.other, dx, &ca, &ka);
+			if (__builtin_expect(lt && la && lt + 1 + la <= 56, 1)) {
+				hp_ev_bits_put(&w, ct | ca << (lt + 1), lt + 1 + la);
+				continue;
+			}
+			hp_ev_code_put(&w, ct, lt, dt, kt, 0, 1);
+			hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
+			continue;
+		}
+		if (ev[i].bucket != last) {
+			last = ev[i].bucket;
+			slot = slot_of(ctx, last);
+		}
+		width = hp_ev_bitlen(met + 1);
+		if (__builtin_expect(lt && lt + 1 + width <= 56, 1)) {
+			hp_ev_bits_put(&w, ct | (uint64_t)(kind == HP_EV_RETYPE ? met + 1 : slot) << (lt + 1) |
+						   1ull << lt,
+				       lt + 1 + width);
+		} else {
+			hp_ev_code_put(&w, ct, lt, dt, kt, 1, 1);
+			hp_ev_bits_put(&w, kind == HP_EV_RETYPE ? met + 1 : slot, width);
+		}
+		if (kind == HP_EV_RETYPE) {
+			hp_ev_bits_put(&w, slot, width);
+			met += slot == met;
+			la = hp_ev_rice_code(&m.other, dx, &ca, &ka);
+			hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
+			continue;
+		}
+		met += slot == met;
+		lz = hp_ev_rice_code(&m.size, ev[i].size, &cz, &kz);
+		la = hp_ev_rice_code(&m.alloc, dx, &ca, &ka);
+		if (__builtin_expect(lz && la && lz + la <= 56, 1)) {
+			hp_ev_bits_put(&w, cz | ca << lz, lz + la);
+			continue;
+		}
+		hp_ev_code_put(&w, cz, lz, ev[i].size, kz, 0, 0);
+		hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
+	}
+	return w.p + (w.n != 0);
+}
+
 /* An event as a reader has it. */
 struct hp_ev_read {
 	uint64_t units; /* time: units of 2^shift ticks since the origin's unit */
@@ -303,5 +520,13 @@ int hp_ev_decode_bucket(struct hp_cursor *c, struct hp_ev_bucket *b);
  * (zstd's decompression context aside). */
 int hp_ev_decode_columns(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev,
 			 uint8_t *scratch, struct hp_ev_reuse *reuse);
+/* Reads the bit stream of an HP_REC_EVENTS_BITS chunk whose head is h
+ * (its buckets read): u its length in bytes, then the stream, into
+ * ev[0..h->count), c moved past it: returns 0, or
+ * -EINVAL (c->err set) when the stream ends early, has more than its
+ * padding's zero bits left over, names a bucket past the next one to meet
+ * or past h->nbuckets, meets fewer than h->nbuckets, escapes to a
+ * number past 64 bits, or gives a time past any run. Allocates nothing. */
+int hp_ev_decode_bits(struct hp_cursor *c, const struct hp_ev_head *h, struct hp_ev_read *ev);
 
 #endif

@@ -216,14 +216,30 @@
  *   matched to the allocation of its address before it. Events are the
  *   recorded blocks of malloc's family (sampled ones in a sampled
  *   recording; not custom heaps'); those not logged are counted lost
- *   (HP_LOST_EVENTS_*).
+ *   (HP_LOST_EVENTS_*). Written by 1.6's recorders; 1.7's write
+ *   HP_REC_EVENTS_BITS.
+ *
+ * HP_REC_EVENTS_BITS (minor 7; with --events, META flag HP_META_EVENTS:
+ * chunks of the event log, each one thread's, a record written once its
+ * chunks take 60 KiB, before each snapshot and at a thread's exit;
+ * events.h, hp_ev_encode_bits)
+ *   chunks to the end of the payload, each: the head and buckets of
+ *   HP_REC_EVENTS, u length, then length bytes of bit stream, lowest bit
+ *   first: per event its time (Rice code, units since the previous
+ *   event's), a kind bit (0 a free), for an allocation or a retype its
+ *   bucket (bitlen(met + 1) bits: a bucket met before, the next, or met + 1
+ *   for a retype then its bucket), an allocation's size (Rice), and its
+ *   address's delta code from the previous event's (Rice); zero bits to
+ *   the end of the byte. Rice codes are adaptive, one state per field
+ *   (docs/format.md, "EVENTS_BITS"). A reader refuses the record when a
+ *   chunk is malformed.
  */
 #ifndef HP_FORMAT_FORMAT_H
 #define HP_FORMAT_FORMAT_H
 
 #define HP_FORMAT_MAGIC "HEAPPROF"
 #define HP_FORMAT_MAJOR 1
-#define HP_FORMAT_MINOR 6 /* 5: the TIMELINE sites' tags, MAPS; 6: EVENTS */
+#define HP_FORMAT_MINOR 7 /* 5: the TIMELINE sites' tags, MAPS; 6: EVENTS; 7: EVENTS_BITS */
 #define HP_FORMAT_FILE_HEADER_BYTES 32
 #define HP_FORMAT_RECORD_TAG "HPRC"
 #define HP_FORMAT_FRAME_BYTES 24
@@ -247,7 +263,8 @@ enum hp_record_type {
 	HP_REC_HISTOGRAMS = 9, /* minor 4 */
 	HP_REC_BLOCKS = 10,    /* minor 4 */
 	HP_REC_MAPS = 11,      /* minor 5 */
-	HP_REC_EVENTS = 12,    /* minor 6 */
+	HP_REC_EVENTS = 12,    /* minor 6; written by 1.6's recorders only */
+	HP_REC_EVENTS_BITS = 13, /* minor 7 */
 };
 
 /* What a MAPS region is (kind). */

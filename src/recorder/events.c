@@ -4,8 +4,9 @@
  * Every buffer ever mapped is in bufs[] (never unmapped: a thread that
  * exits frees its buffer for the next thread, so a program keeps at most
  * as many as it has threads at once, HP_EV_MAX_BUFS at the most). The
- * flusher's state (the chunk being encoded, the bucket dedup table) is
- * mapped once at init and used under the events lock.
+ * flusher's state (the chunk's bit stream, the bucket dedup table, the
+ * record of the chunks not yet written) is mapped once at init and used
+ * under the events lock.
  *
  * A buffer's events are written in order by one thread; [flushed, n) are
  * those not yet in the capture. Invariants: only the owner writes entries
@@ -14,12 +15,10 @@
  * events lock, read n (acquire), encode [flushed, n) and move flushed to
  * n; only the owner, under the lock, sets n and flushed back to 0.
  */
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_initStaticCCtx, the column parameters */
 #include "events.h"
 
 #include <errno.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "aggregate.h"
 #include "attr.h"
@@ -31,6 +30,9 @@
 #define HP_EV_MAX_BUFS 4096u
 /* The chunk-local bucket table: open addressing, twice the events. */
 #define SLOTS (2 * HP_EV_BUF_EVENTS)
+/* A record is written once its chunks take this many bytes (about 4 of
+ * churn's), before each snapshot and at a thread's exit. */
+#define HP_EV_RECORD_BYTES (60u * 1024)
 
 int hp_events_on;
 __thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec")));
@@ -54,67 +56,11 @@ struct flusher {
 	} table[SLOTS];
 	uint32_t gen;
 	struct hp_ev_bucket buckets[HP_EV_BUF_EVENTS];
-	uint8_t col[HP_EV_COLS][HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS)];
-	uint16_t addrs[SLOTS];    /* the address model's index, zeroed for each chunk */
-	struct hp_ev_reuse reuse; /* and its reuse lists */
-	struct hp_buf out;
+	uint8_t bits[HP_EV_BITS_MAX_BYTES(HP_EV_BUF_EVENTS)]; /* the chunk's bit stream */
+	struct hp_buf out; /* the record: its frame, then the chunks pending */
+	uint64_t pending;  /* the events of the chunks in out */
 };
 static struct flusher *fl;
-/* zstd's context for the columns, in a workspace mapped at init (NULL:
- * the columns are stored raw). The columns are varints with few repeats,
- * whose gain is the literals' Huffman coding: each is compressed as one
- * run of literals (ZSTD_compressSequences given no sequence), a standard
- * zstd frame without the match finder's pass, whose hash table a cold
- * cache made the larger part of the time (put_column). */
-static ZSTD_CCtx *cctx;
-/* ZSTD_compressSequences fails for want of workspace in a level-1
- * context somewhere past 64 KiB of input (zstd 1.5.4; a column that fails
- * is stored raw): a column of a full buffer stays under it. */
-_Static_assert(HP_EV_COL_MAX_BYTES(HP_EV_BUF_EVENTS) <= 65536,
-	       "a column fits the compression context's workspace");
-
-static ZSTD_CCtx *new_cctx(void)
-{
-	size_t n = ZSTD_estimateCCtxSize(1);
-	void *p = hp_os_map(n);
-	ZSTD_CCtx *z = p ? ZSTD_initStaticCCtx(p, n) : NULL;
-
-	if (!z)
-		return NULL;
-	ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, ZSTD_ps_enable);
-	ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 1);
-	return z;
-}
-
-/* Appends column c (raw[0..n)) to the payload: u n, u stored size (0:
- * raw), the bytes. The frame is compressed after room for both sizes as
- * long as n's (the stored size is smaller), where it stays unless its size
- * takes fewer bytes. Under lock. */
-static void put_column(struct hp_buf *out, const uint8_t *raw, size_t n, int compress)
-{
-	size_t bound = ZSTD_compressBound(n), z = 0;
-	uint8_t *p = hp_buf_reserve(out, 2 * HP_VARINT_MAX_BYTES + (bound > n ? bound : n));
-	uint8_t *q, *start = p;
-	size_t gap;
-
-	if (!p)
-		return;
-	p += hp_varint_put(p, n);
-	gap = (size_t)(p - start);
-	q = p + gap;
-	if (cctx && compress && n >= 64) {
-		z = ZSTD_compressSequences(cctx, q, bound, NULL, 0, raw, n); /* literals only */
-		if (ZSTD_isError(z) || z >= n)
-			z = 0;
-	}
-	p += hp_varint_put(p, z);
-	if (!z)
-		memcpy(p, raw, n);
-	else if (p != q)
-		memmove(p, q, z);
-	out->len += (size_t)(p - start) + (z ? z : n);
-}
 
 static int grow(struct hp_buf *b, size_t need)
 {
@@ -156,19 +102,83 @@ static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_
 	return (uint32_t)(*nbuckets)++;
 }
 
-/* Writes b's events [flushed, to) as one chunk and moves flushed to to.
- * Under lock. Returns 0 or -errno (the events are counted lost). */
+/* The chunk's bit stream (format/events.h, hp_ev_encode_bits): compiled
+ * twice on x86-64, once for any CPU and once with BMI2 and LZCNT (shifts
+ * by a register other than cl, a mask without a shift, a leading-zero
+ * count without a branch), which encode() takes where the CPU has them
+ * (init). Under lock. */
+static uint8_t *encode_any(const struct hp_ev_head *h, const struct hp_ev *ev, uint64_t *nbuckets,
+			   uint8_t *out)
+{
+	return hp_ev_encode_bits(h, ev, slot_of, nbuckets, out);
+}
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+__attribute__((target("bmi,bmi2,lzcnt"))) static uint8_t *
+encode_bmi2(const struct hp_ev_head *h, const struct hp_ev *ev, uint64_t *nbuckets, uint8_t *out)
+{
+	return hp_ev_encode_bits(h, ev, slot_of, nbuckets, out);
+}
+
+/* Whether the CPU has BMI1, BMI2 and LZCNT (cpuid). */
+static int have_bmi2(void)
+{
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_BMI) || !(b & bit_BMI2))
+		return 0;
+	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_LZCNT);
+}
+#endif
+
+/* Set at init, read-only after. */
+static uint8_t *(*encode)(const struct hp_ev_head *, const struct hp_ev *, uint64_t *,
+			  uint8_t *) = encode_any;
+
+/* Writes the record of the chunks encoded so far (fl->out), if any: one
+ * write for several chunks, as a write costs the kernel some 12 us
+ * whatever its size here (ext4: 15 MiB in 15 KiB writes 17.9 ms of CPU,
+ * in 60 KiB ones 8.8 ms). Under lock. Returns 0 or -errno (its events
+ * are counted lost). */
+static int write_pending(unsigned flags)
+{
+	int err;
+
+	if (!fl || !fl->pending)
+		return 0;
+	err = fl->out.err ? fl->out.err
+			  : hp_writer_put(HP_REC_EVENTS_BITS, fl->out.data,
+					  fl->out.len - HP_FORMAT_FRAME_BYTES, flags);
+	if (err == -EDEADLK && fl->out.len < 4 * HP_EV_RECORD_BYTES)
+		return err; /* the writer's lock not free (a signal handler's
+			     * snapshot): kept for the next write */
+	if (err)
+		hp_agg_lost(HP_LOST_EVENTS_WRITE, fl->pending, 0);
+	fl->out.len = 0;
+	fl->out.err = 0;
+	fl->pending = 0;
+	return err;
+}
+
+/* Encodes b's events [flushed, to) as one chunk after those pending in
+ * fl->out, moves flushed to to, and writes the record once it holds
+ * HP_EV_RECORD_BYTES. Under lock. Returns 0 or -errno (the events are
+ * counted lost). */
 static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 {
 	uint32_t from = b->flushed;
 	struct hp_ev_head h = {0};
-	int err;
+	size_t n;
+	uint8_t *p;
 
 	if (to <= from)
 		return 0;
+	b->flushed = to;
 	if (!fl) {
-		err = -ENOMEM;
-		goto lost;
+		hp_agg_lost(HP_LOST_EVENTS_WRITE, to - from, 0);
+		return -ENOMEM;
 	}
 	if (++fl->gen == 0) { /* wrapped: every entry would look current */
 		memset(fl->table, 0, sizeof fl->table);
@@ -181,39 +191,23 @@ static int flush(struct hp_ev_buf *b, uint32_t to, unsigned flags)
 	h.ns_at = hp_os_now_ns() - config->start_ns;
 	h.shift = HP_EV_SHIFT;
 	h.count = to - from;
-	fl->out.len = 0;
-	fl->out.err = 0;
-	{
-		uint8_t *col[HP_EV_COLS] = {fl->col[0], fl->col[1], fl->col[2], fl->col[3]};
-		size_t len[HP_EV_COLS];
-		memset(fl->addrs, 0, sizeof fl->addrs);
-		memset(fl->reuse.n, 0, sizeof fl->reuse.n);
-		memset(fl->reuse.top, 0, sizeof fl->reuse.top);
-		/* The columns first: they number the chunk's buckets as they
-		 * meet them (slot_of), in one pass over the events. */
-		hp_ev_encode_columns(&h, &b->ev[from], slot_of, &h.nbuckets, col, len, fl->addrs,
-				     SLOTS - 1, &fl->reuse);
-		if (hp_buf_reserve(&fl->out, HP_FORMAT_FRAME_BYTES)) /* hp_writer_put's frame */
-			fl->out.len = HP_FORMAT_FRAME_BYTES;
-		hp_ev_encode_head(&fl->out, &h, fl->buckets);
-		/* The address column stored as it is: zstd takes about 20
-		 * instructions a byte, and that column, the largest, gives
-		 * back 12% of it (churn); the others 50 to 70%, or 25% for
-		 * the sizes (events.sh). */
-		for (int c = 0; c < HP_EV_COLS; c++)
-			put_column(&fl->out, col[c], len[c], c != HP_EV_COL_ADDR);
+	/* The stream first: it numbers the chunk's buckets as it meets them
+	 * (slot_of), in one pass over the events in their order (no table of
+	 * addresses, no compressor: format/events.h, hp_ev_encode_bits). */
+	n = (size_t)(encode(&h, &b->ev[from], &h.nbuckets, fl->bits) - fl->bits);
+	if (!fl->out.len && hp_buf_reserve(&fl->out, HP_FORMAT_FRAME_BYTES))
+		fl->out.len = HP_FORMAT_FRAME_BYTES; /* hp_writer_put's frame */
+	hp_ev_encode_head(&fl->out, &h, fl->buckets);
+	hp_buf_put_u(&fl->out, n);
+	p = hp_buf_reserve(&fl->out, n);
+	if (p) {
+		memcpy(p, fl->bits, n);
+		fl->out.len += n;
 	}
-	err = fl->out.err ? fl->out.err
-			  : hp_writer_put(HP_REC_EVENTS, fl->out.data,
-					  fl->out.len - HP_FORMAT_FRAME_BYTES, flags);
-	if (err)
-		goto lost;
-	b->flushed = to;
+	fl->pending += to - from;
+	if (fl->out.len - HP_FORMAT_FRAME_BYTES >= HP_EV_RECORD_BYTES || fl->out.err)
+		return write_pending(flags);
 	return 0;
-lost:
-	hp_agg_lost(HP_LOST_EVENTS_WRITE, to - from, 0);
-	b->flushed = to;
-	return err;
 }
 
 /* At a thread's exit (its key's destructor): its events written, its
@@ -226,6 +220,7 @@ static void thread_exit(void *arg)
 	hp_self.busy++;
 	hp_spin_lock(&lock);
 	flush(b, __atomic_load_n(&b->n, __ATOMIC_ACQUIRE), 0);
+	write_pending(0);
 	b->n = b->flushed = 0;
 	__atomic_store_n(&b->owned, 0, __ATOMIC_RELEASE);
 	hp_spin_unlock(&lock);
@@ -248,8 +243,11 @@ int hp_events_init(const struct hp_config *c)
 		}
 		fl->out.grow = grow;
 		fl->gen = 1;
-		cctx = new_cctx();
 	}
+#if defined(__x86_64__)
+	if (have_bmi2())
+		encode = encode_bmi2;
+#endif
 	if (!have_key)
 		have_key = hp_os_thread_key_create(&exit_key, thread_exit) == 0;
 	__atomic_store_n(&hp_events_on, 1, __ATOMIC_RELEASE);
@@ -346,6 +344,7 @@ void hp_events_flush_all(unsigned flags)
 		if (b)
 			flush(b, __atomic_load_n(&b->n, __ATOMIC_ACQUIRE), flags);
 	}
+	write_pending(flags);
 	hp_spin_unlock(&lock);
 }
 
@@ -356,7 +355,7 @@ uint64_t hp_events_bytes(void)
 	if (!fl)
 		return 0;
 	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * sizeof(struct hp_ev_buf) +
-	       sizeof *fl + fl->out.cap + (cctx ? ZSTD_estimateCCtxSize(1) : 0);
+	       sizeof *fl + fl->out.cap;
 }
 
 void hp_events_fork_child(void)
@@ -364,6 +363,11 @@ void hp_events_fork_child(void)
 	uint32_t n = __atomic_load_n(&nbufs, __ATOMIC_RELAXED);
 
 	lock = (struct hp_spin){0};
+	if (fl) { /* the parent's to write */
+		fl->out.len = 0;
+		fl->out.err = 0;
+		fl->pending = 0;
+	}
 	for (uint32_t i = 0; i < n && i < HP_EV_MAX_BUFS; i++) {
 		struct hp_ev_buf *b = bufs[i];
 		if (!b)

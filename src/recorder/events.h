@@ -1,13 +1,15 @@
 /*
  * events.h - the event log (heapprof run --events, HEAPPROF_EVENTS=1):
  * every recorded allocation and free with its time, thread and block,
- * appended to the capture in compressed chunks (format.h, HP_REC_EVENTS).
+ * appended to the capture in encoded chunks (format.h, HP_REC_EVENTS_BITS).
  *
  * The hot path (hp_events_log, inline) writes one fixed-size entry into
  * the thread's own buffer, mapped with hp_os_map: a counter read (rdtsc),
  * four stores and a release store of the count; no lock, no allocation,
- * no system call. The thread encodes its buffer into a chunk and hands it
- * to the writer when it is full (hp_events_slow); each snapshot flushes
+ * no system call. The thread encodes its buffer into a chunk when it is
+ * full (hp_events_slow), which the writer gets with others in one record
+ * once they take 60 KiB, before each snapshot and at a thread's exit;
+ * each snapshot flushes
  * every thread's buffer up to the events written so far (a thread keeps
  * appending meanwhile: the flusher takes [flushed, n) under the events
  * lock, and only the owner, under the same lock, starts its buffer over);

@@ -7,7 +7,13 @@
  * that steps back); every prefix of a chunk and every byte flipped decode
  * to an error or to events, never past their bounds; counts past the
  * bounds refused; and a capture whose chunk is damaged loads with that
- * chunk alone lost, said once.
+ * chunk alone lost, said once. The same for the bit stream of EVENTS_BITS
+ * (hp_ev_encode_bits, hp_ev_decode_bits), which the recorder writes since
+ * format 1.7: its every code (each kind, a new bucket and a known one,
+ * the Rice codes' escapes: a clock jump, an address across the address
+ * space, a size past 2^40, a bucket code past 8 bits), and what it
+ * refuses (a bucket past the next to meet, fewer buckets met than the
+ * head says, padding bits set, a byte left over).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -314,6 +320,233 @@ HP_TEST(events_capture_damaged_chunk)
 		expect_eq_u64(cap.events[0].stack_id, 1, "an allocation's stack");
 		expect_eq_u64(cap.events[1].type_tag, 5, "its type");
 		expect_eq_u64(cap.events[0].thread, 3, "its thread");
+		hp_capture_free(&cap);
+	}
+	free(file.data);
+	free(p.data);
+	free(chunk.data);
+}
+
+/* The bit stream. Events of every code: make_events' (slots met in
+ * order: 0, 1, 2), then escapes and wide bucket codes. */
+#define NB 300
+static struct hp_ev bev[N + NB + 16];
+static uint32_t bslot[N + NB + 16];
+
+static size_t make_bit_events(void)
+{
+	size_t n = make_events(), m = n;
+	uint64_t t = ev[n - 1].tick;
+
+	memcpy(bev, ev, n * sizeof *ev);
+	memcpy(bslot, slot, n * sizeof *slot);
+#define A(addr, size, b) \
+	(bslot[m] = (b), bev[m++] = (struct hp_ev){t += 700, (addr), (size), (b) + 10, HP_EV_ALLOC})
+#define F(addr) (bslot[m] = 0, bev[m++] = (struct hp_ev){t += 300, (addr), 0, 0, HP_EV_FREE})
+	t += 1ull << 45;                     /* a clock that jumps: an escape */
+	A(0x7ffff7a00010, 1ull << 42, 1);    /* far away, huge: escapes */
+	F(0x10);                             /* back across the address space */
+	A(0x7ffff7a00010, 24, 2);
+	for (uint32_t b = 3; b < NB; b++)    /* bucket codes 2 to 9 bits wide */
+		A(0x20000 + 48 * (uint64_t)b, 40, b);
+	A(0x30000, 40, 150);                 /* a known bucket after them */
+	bslot[m] = 5;                        /* a retype to a known bucket */
+	bev[m++] = (struct hp_ev){t += 50, 0x30000, 0, 15, HP_EV_RETYPE};
+	F(0x30000);
+#undef A
+#undef F
+	return m;
+}
+
+static struct hp_buf encode_bits(size_t n, uint64_t nbuckets)
+{
+	struct hp_buf out = {.grow = hp_buf_grow_heap};
+	struct hp_ev_head h = {.thread = 3,
+			       .tick_origin = 999000,
+			       .ns_origin = 5,
+			       .tick_at = 2000000,
+			       .ns_at = 400000,
+			       .shift = 6,
+			       .count = n,
+			       .nbuckets = nbuckets};
+	static struct hp_ev_bucket b[NB];
+	static uint8_t bits[HP_EV_BITS_MAX_BYTES(N + NB + 16)];
+	uint8_t *end;
+
+	for (uint64_t i = 0; i < nbuckets; i++)
+		b[i] = (struct hp_ev_bucket){i + 1, 0, 1, 0};
+	hp_ev_encode_head(&out, &h, b);
+	end = hp_ev_encode_bits(&h, bev, slot_of_bucket, NULL, bits);
+	hp_buf_put_u(&out, (size_t)(end - bits));
+	hp_buf_put_bytes(&out, bits, (size_t)(end - bits));
+	return out;
+}
+
+static int decode_bits(const uint8_t *p, size_t len, struct hp_ev_head *h, struct hp_ev_read *got)
+{
+	struct hp_cursor c = {p, p + len, 0};
+	struct hp_ev_bucket b;
+
+	if (hp_ev_decode_head(&c, h))
+		return -EINVAL;
+	if (h->count > N + NB + 16)
+		return -EINVAL; /* (the test's arrays) */
+	for (uint64_t i = 0; i < h->nbuckets; i++)
+		if (hp_ev_decode_bucket(&c, &b))
+			return -EINVAL;
+	if (hp_ev_decode_bits(&c, h, got))
+		return -EINVAL;
+	return c.p == c.end ? 0 : -EINVAL;
+}
+
+HP_TEST(events_bits_round_trip)
+{
+	size_t n = make_bit_events();
+	struct hp_buf out = encode_bits(n, NB);
+	static struct hp_ev_read got[N + NB + 16];
+	struct hp_ev_head h;
+	uint64_t prev = 999000 >> 6, wrong = 0;
+
+	if (!expect_eq_u64(decode_bits(out.data, out.len, &h, got), 0, "decodes"))
+		goto out;
+	expect_eq_u64(h.count, n, "count");
+	expect_eq_u64(h.nbuckets, NB, "buckets");
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = bev[i].tick >> 6;
+		prev = u > prev ? u : prev;
+		wrong += got[i].kind != bev[i].kind || got[i].addr != bev[i].addr ||
+			 got[i].size != (bev[i].kind == HP_EV_ALLOC ? bev[i].size : 0) ||
+			 (bev[i].kind != HP_EV_FREE && got[i].slot != bslot[i]) ||
+			 got[i].units != prev - (999000 >> 6);
+	}
+	expect_eq_u64(wrong, 0, "every event exact");
+	expect_eq_u64(got[n - 4].size, 40, "a size");
+	expect_eq_u64(got[n - 2].kind, HP_EV_RETYPE, "the retype");
+	expect_eq_u64(got[n - 2].slot, 5, "to its bucket");
+	expect_eq_u64(got[n - 1].addr, 0x30000, "the last free's address");
+	expect_eq_u64(got[n - NB - 3].size, 1ull << 42, "the escaped size");
+out:
+	free(out.data);
+}
+
+/* Every prefix refused, every bit flipped an error or events, never a
+ * read past the payload (ASan in make check SAN=...). */
+HP_TEST(events_bits_prefixes_and_flips)
+{
+	size_t n = make_bit_events(), bad = 0;
+	struct hp_buf out = encode_bits(n, NB);
+	static struct hp_ev_read got[N + NB + 16];
+	struct hp_ev_head h;
+
+	for (size_t len = 0; len < out.len; len++) {
+		uint8_t *copy = malloc(len + 1);
+		memcpy(copy, out.data, len);
+		bad += decode_bits(copy, len, &h, got) != 0;
+		free(copy);
+	}
+	expect_eq_u64(bad, out.len, "every prefix is refused");
+	for (size_t i = 0; i < out.len; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			out.data[i] ^= (uint8_t)(1u << bit);
+			(void)decode_bits(out.data, out.len, &h, got);
+			out.data[i] ^= (uint8_t)(1u << bit);
+		}
+	}
+	expect_eq_u64(decode_bits(out.data, out.len, &h, got), 0, "whole again");
+	free(out.data);
+}
+
+/* A crafted stream of one or two events after a head of count events and
+ * nbuckets buckets. */
+static int crafted_bits(uint64_t count, uint64_t nbuckets, const uint8_t *bits, size_t nbits)
+{
+	struct hp_buf b = {.grow = hp_buf_grow_heap};
+	static struct hp_ev_read got[N + NB + 16];
+	struct hp_ev_head h;
+	int r;
+
+	for (int i = 0; i < 5; i++)
+		hp_buf_put_u(&b, 1);
+	hp_buf_put_u(&b, 6);
+	hp_buf_put_u(&b, count);
+	hp_buf_put_u(&b, nbuckets);
+	for (uint64_t i = 0; i < nbuckets; i++)
+		for (int f = 0; f < 4; f++)
+			hp_buf_put_u(&b, 1);
+	hp_buf_put_u(&b, nbits);
+	hp_buf_put_bytes(&b, bits, nbits);
+	r = decode_bits(b.data, b.len, &h, got);
+	free(b.data);
+	return r;
+}
+
+HP_TEST(events_bits_refuses_what_is_not_there)
+{
+	/* An allocation of the new bucket 0 (k 0 everywhere): time 0 "1",
+	 * kind "1", bucket "0" (1 bit: met 0), size 1 "01", address 1
+	 * "01": 1,1,0,0,1,0,1 from bit 0 = 0x53. */
+	expect_eq_u64(crafted_bits(1, 1, (const uint8_t[]){0x53}, 1), 0, "one allocation");
+	expect_eq_u64(crafted_bits(1, 1, (const uint8_t[]){0x53, 0}, 2), (uint64_t)-EINVAL,
+		      "a byte left over");
+	expect_eq_u64(crafted_bits(1, 1, (const uint8_t[]){0xd3}, 1), (uint64_t)-EINVAL,
+		      "a padding bit set");
+	expect_eq_u64(crafted_bits(1, 0, (const uint8_t[]){0x53}, 1), (uint64_t)-EINVAL,
+		      "a bucket the head does not list");
+	expect_eq_u64(crafted_bits(1, 2, (const uint8_t[]){0x53}, 1), (uint64_t)-EINVAL,
+		      "fewer buckets met than listed");
+	/* bucket code 1 of met 0: a retype's mark, then bucket 1: past the
+	 * next to meet ("1,1,1,1": time, kind, mark, bucket 1). */
+	expect_eq_u64(crafted_bits(1, 1, (const uint8_t[]){0x0f, 0}, 2), (uint64_t)-EINVAL,
+		      "a bucket past the next");
+	expect_eq_u64(crafted_bits(2, 1, (const uint8_t[]){0x53}, 1), (uint64_t)-EINVAL,
+		      "a second event missing");
+	/* an escape whose length says 65 bits */
+	expect_eq_u64(crafted_bits(1, 0, (const uint8_t[]){0, 0, 0, 0x41 << 0, 0, 0, 0, 0}, 8),
+		      (uint64_t)-EINVAL, "an escape past 64 bits");
+}
+
+/* A capture with three EVENTS_BITS records: one chunk; two chunks; two
+ * chunks, the second damaged (a padding bit set, CRC right): the first
+ * two records' three chunks read, the third record none of its events
+ * (its first chunk whole), one damage line naming EVENTS_BITS. */
+HP_TEST(events_capture_bits_chunk)
+{
+	struct hp_buf file = {.grow = hp_buf_grow_heap}, p = {.grow = hp_buf_grow_heap};
+	struct hp_rec_meta m = {.pid = 1};
+	struct hp_rec_meta_options o = {.sample_rate_bytes = 1, .flags = HP_META_EVENTS};
+	struct hp_capture cap;
+	char err[256];
+	size_t n = make_bit_events();
+	struct hp_buf chunk = encode_bits(n, NB);
+
+	hp_format_put_file_header(&file);
+	m.program = hp_rec_str_of("/bin/x");
+	hp_rec_meta_put(&p, &m);
+	hp_rec_count_put(&p, 0);
+	hp_rec_meta_options_put(&p, &o);
+	hp_format_put_record(&file, HP_REC_META, p.data, p.len, NULL);
+	hp_format_put_record(&file, HP_REC_EVENTS_BITS, chunk.data, chunk.len, NULL);
+	{
+		struct hp_buf two = {.grow = hp_buf_grow_heap};
+		hp_buf_put_bytes(&two, chunk.data, chunk.len);
+		hp_buf_put_bytes(&two, chunk.data, chunk.len);
+		hp_format_put_record(&file, HP_REC_EVENTS_BITS, two.data, two.len, NULL);
+		two.data[two.len - 1] |= 0x80; /* the last byte's padding */
+		hp_format_put_record(&file, HP_REC_EVENTS_BITS, two.data, two.len, NULL);
+		free(two.data);
+	}
+	if (expect_eq_u64(hp_capture_load_mem(file.data, file.len, &cap, err, sizeof err), 0,
+			  "loads")) {
+		expect_eq_u64(cap.nevents, 3 * n, "the first two records' three chunks");
+		expect_eq_u64(cap.ndamage, 1, "one damage line");
+		expect_true(cap.ndamage && strstr(cap.damage[0], "EVENTS_BITS record is malformed"),
+			    "it names the record");
+		expect_eq_u64(cap.events[4].addr, 0x5000, "a free's address");
+		expect_eq_u64(cap.events[4].kind, HP_EV_FREE, "a free");
+		expect_eq_u64(cap.events[2].kind, HP_EV_RETYPE, "a retype");
+		expect_eq_u64(cap.events[2].stack_id, 3, "its new bucket's stack");
+		expect_eq_u64(cap.events[0].thread, 3, "its thread");
+		expect_eq_u64(cap.events[0].tick, 1000700 >> 6 << 6, "its time, in units of 64 ticks");
 		hp_capture_free(&cap);
 	}
 	free(file.data);
