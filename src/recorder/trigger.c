@@ -95,6 +95,7 @@ static void on_fatal(int sig)
 		hp_self.busy++;
 		hp_writer_snapshot(HP_SNAP_FATAL, sig, HP_WRITE_FATAL | outside);
 		hp_state = HP_STATE_OFF;
+		__atomic_or_fetch(&hp_rare, HP_RARE_OFF, __ATOMIC_RELAXED);
 		hp_self.busy--;
 	}
 	/* Let the signal do what it would have done: with the default action
