@@ -137,7 +137,9 @@ static inline __attribute__((always_inline)) void note_free(void *p)
 
 	/* errno: hp_record_free leaves it (recorder.c). record_free is its
 	 * body: this file is compiled after recorder.c (record_path.c). */
-	if (!t->forwarding)
+	if (free_common(t))
+		record_free_common(t, p);
+	else if (!t->forwarding)
 		record_free(t, p);
 }
 

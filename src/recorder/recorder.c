@@ -93,8 +93,20 @@ static __attribute__((noinline, cold)) void tick_due(struct hp_thread *t)
 
 static inline __attribute__((always_inline)) void tick(struct hp_thread *t)
 {
-	if (__builtin_expect(!__atomic_load_n(&hp_trigger_pending, __ATOMIC_ACQUIRE) && t->ticks > 1,
+	if (__builtin_expect(!(__atomic_load_n(&hp_rare, __ATOMIC_ACQUIRE) & HP_RARE_PENDING) &&
+				     t->ticks > 1,
 			     1))
+		t->ticks--;
+	else
+		tick_due(t);
+}
+
+/* tick in the slow paths' common case, where hp_rare was 0 (no request
+ * pending) a moment ago: the countdown alone. A request made since is
+ * taken by the next slow path. */
+static inline __attribute__((always_inline)) void tick_common(struct hp_thread *t)
+{
+	if (__builtin_expect(t->ticks > 1, 1))
 		t->ticks--;
 	else
 		tick_due(t);
@@ -355,7 +367,7 @@ out:
 	if (size >= LOOK_BYTES)
 		t->ticks = 1;
 	if (room >= HP_WRITE_STACK_BYTES)
-		tick(t);
+		tick_common(t);
 }
 
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
@@ -489,10 +501,12 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
  * nothing on the way makes a system call that can set it (the shard and
  * bucket locks yield with sched_yield, which cannot fail), and what can
  * (a credit slot's first claim, the tick's writer) saves it itself. */
+static inline __attribute__((always_inline)) void record_free_outside(struct hp_thread *t,
+									void *p, int common);
+
 static inline __attribute__((always_inline)) void record_free(struct hp_thread *t, void *p)
 {
 	struct hp_live_block blk;
-	int r;
 
 	if (hp_state != HP_STATE_ACTIVE)
 		return;
@@ -501,6 +515,36 @@ static inline __attribute__((always_inline)) void record_free(struct hp_thread *
 			release(t, p, &blk);
 		return;
 	}
+	record_free_outside(t, p, 0);
+}
+
+/* Whether this thread's free takes record_free_common: the recorder on,
+ * no snapshot request pending (hp_rare), the thread set up, neither busy
+ * nor forwarding (thread.h). Async-signal-safe, no allocation, no lock. */
+static inline __attribute__((always_inline)) int free_common(const struct hp_thread *t)
+{
+	return __builtin_expect(t->common == HP_THREAD_COMMON &&
+					!(__atomic_load_n(&hp_rare, __ATOMIC_RELAXED) &
+					  (HP_RARE_OFF | HP_RARE_PENDING)),
+				1);
+}
+
+/* record_free in its common case (free_common). Properties of
+ * hp_record_free. */
+static inline __attribute__((always_inline)) void record_free_common(struct hp_thread *t, void *p)
+{
+	record_free_outside(t, p, 1);
+}
+
+/* The free of p outside the recorder (busy clear, the recorder on): busy
+ * raised once around the register and the bucket; common: from
+ * record_free_common (tick_common for tick). */
+static inline __attribute__((always_inline)) void record_free_outside(struct hp_thread *t,
+									void *p, int common)
+{
+	struct hp_live_block blk;
+	int r;
+
 	t->busy = 1;
 	r = live_remove((uintptr_t)p, &blk, 1);
 	if (__builtin_expect(r == 1, 1)) {
@@ -520,7 +564,10 @@ static inline __attribute__((always_inline)) void record_free(struct hp_thread *
 		__atomic_signal_fence(__ATOMIC_RELEASE);
 		t->freeing = ~(uintptr_t)p;
 		t->busy = 0;
-		tick(t);
+		if (common)
+			tick_common(t);
+		else
+			tick(t);
 		return;
 	}
 	t->busy = 0;
