@@ -153,7 +153,8 @@ void hp_free_slow(void *p)
 }
 
 /* note_alloc's rare cases (not alloc_common): record_alloc, with errno
- * saved through __errno_location (the thread may not be set up). */
+ * saved through __errno_location (the thread may not be set up); returns
+ * p. Properties of hp_record_alloc. */
 static __attribute__((noinline, cold)) void *note_alloc_rare(struct hp_thread *t, void *p,
 							     size_t size, uintptr_t entry)
 {

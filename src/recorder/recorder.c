@@ -56,7 +56,8 @@ static inline void rare_clear(unsigned bit)
 }
 
 /* hp_state set to state, and hp_rare's HP_RARE_OFF with it (after it,
- * when the recording starts: the common case never reads hp_state). */
+ * when the recording starts: the common case never reads hp_state).
+ * Async-signal-safe, no allocation, no lock. */
 static void set_state(int state)
 {
 	if (state == HP_STATE_ACTIVE) {
@@ -103,7 +104,7 @@ static inline __attribute__((always_inline)) void tick(struct hp_thread *t)
 
 /* tick in the slow paths' common case, where hp_rare was 0 (no request
  * pending) a moment ago: the countdown alone. A request made since is
- * taken by the next slow path. */
+ * taken by the next slow path. Properties of tick. */
 static inline __attribute__((always_inline)) void tick_common(struct hp_thread *t)
 {
 	if (__builtin_expect(t->ticks > 1, 1))
@@ -538,7 +539,8 @@ static inline __attribute__((always_inline)) void record_free_common(struct hp_t
 
 /* The free of p outside the recorder (busy clear, the recorder on): busy
  * raised once around the register and the bucket; common: from
- * record_free_common (tick_common for tick). */
+ * record_free_common (tick_common for tick). Properties of
+ * hp_record_free. */
 static inline __attribute__((always_inline)) void record_free_outside(struct hp_thread *t,
 									void *p, int common)
 {
@@ -829,7 +831,8 @@ static const char *malloc_owner(void)
 	return path ? path : "another library";
 }
 
-/* HP_RARE_BYTES as the configuration's byte triggers say. */
+/* HP_RARE_BYTES as the configuration's byte triggers say. Lock-free, no
+ * allocation. */
 static void rare_bytes(void)
 {
 	if (config.dump_every_bytes || config.high_water_bytes)
