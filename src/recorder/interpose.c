@@ -137,7 +137,9 @@ static inline __attribute__((always_inline)) void note_free(void *p)
 
 	/* errno: hp_record_free leaves it (recorder.c). record_free is its
 	 * body: this file is compiled after recorder.c (record_path.c). */
-	if (!t->forwarding)
+	if (free_common(t))
+		record_free_common(t, p);
+	else if (!t->forwarding)
 		record_free(t, p);
 }
 
@@ -150,26 +152,48 @@ void hp_free_slow(void *p)
 	hp_self.freeing = 0; /* it returned: the free happened (thread.h) */
 }
 
-/* The body of hp_note_alloc_slow, inlined into malloc_slow and
- * calloc_slow, which give the program's registers (hp_unwind), with
- * hp_record_alloc's body inlined in turn (record_alloc: one frame, one
- * prologue and epilogue fewer an allocation). */
-static inline __attribute__((always_inline)) void note_alloc(void *p, size_t size,
-							     uintptr_t entry)
+/* note_alloc's rare cases (not alloc_common): record_alloc, with errno
+ * saved through __errno_location (the thread may not be set up); returns
+ * p. Properties of hp_record_alloc. */
+static __attribute__((noinline, cold)) void *note_alloc_rare(struct hp_thread *t, void *p,
+							     size_t size, uintptr_t entry)
 {
 	int saved = errno;
-	record_alloc(&hp_self, p, size, entry);
+	record_alloc(t, p, size, entry);
 	errno = saved;
+	return p;
+}
+
+/* The body of hp_note_alloc_slow, inlined into malloc_slow and
+ * calloc_slow, which give the program's registers (hp_unwind); returns p.
+ * Its common case (alloc_common) has record_alloc_common inlined in turn
+ * (one frame, one prologue and epilogue fewer an allocation) and keeps
+ * errno through the thread's pointer to it; the rest is a tail call to
+ * note_alloc_rare, after the caller's frame (the common case's frame
+ * buffer) is gone. */
+static inline __attribute__((always_inline)) void *note_alloc(void *p, size_t size,
+							      uintptr_t entry)
+{
+	struct hp_thread *t = &hp_self;
+
+	if (alloc_common(t)) {
+		int *e = t->errno_at, saved = *e;
+
+		record_alloc_common(t, p, size, entry);
+		*e = saved;
+		return p;
+	}
+	return note_alloc_rare(t, p, size, entry);
 }
 
 void hp_note_alloc_slow(void *p, size_t size)
 {
-	note_alloc(p, size, 0);
+	(void)note_alloc(p, size, 0);
 }
 
 void hp_note_alloc_slow_at(void *p, size_t size, uintptr_t entry)
 {
-	note_alloc(p, size, entry);
+	(void)note_alloc(p, size, entry);
 }
 
 /* 0: not resolved, 1: being resolved, 2: resolved, 3: recorder started. */
@@ -325,18 +349,18 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
 {
 	void *p = real.malloc(size);
 
-	if (hp_likely(p != NULL))
-		note_alloc(p, size, HP_CFA_ENTRY());
-	return p;
+	if (hp_unlikely(p == NULL))
+		return p;
+	return note_alloc(p, size, HP_CFA_ENTRY());
 }
 
 static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size)
 {
 	void *p = real.calloc(n, size);
 
-	if (hp_likely(p != NULL))
-		note_alloc(p, n * size, HP_CFA_ENTRY());
-	return p;
+	if (hp_unlikely(p == NULL))
+		return p;
+	return note_alloc(p, n * size, HP_CFA_ENTRY());
 }
 
 /* The countdown first, then a tail call: a failed allocation on the fast

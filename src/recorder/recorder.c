@@ -41,6 +41,33 @@
 
 int hp_state;
 int hp_sampled;
+unsigned hp_rare = HP_RARE_OFF;
+
+/* Raises and lowers bits of hp_rare, each on its own (two threads may
+ * change different states at once). Async-signal-safe, lock-free. */
+static inline void rare_set(unsigned bit)
+{
+	__atomic_or_fetch(&hp_rare, bit, __ATOMIC_RELEASE);
+}
+
+static inline void rare_clear(unsigned bit)
+{
+	__atomic_and_fetch(&hp_rare, ~bit, __ATOMIC_RELEASE);
+}
+
+/* hp_state set to state, and hp_rare's HP_RARE_OFF with it (after it,
+ * when the recording starts: the common case never reads hp_state).
+ * Async-signal-safe, no allocation, no lock. */
+static void set_state(int state)
+{
+	if (state == HP_STATE_ACTIVE) {
+		__atomic_store_n(&hp_state, state, __ATOMIC_RELEASE);
+		rare_clear(HP_RARE_OFF);
+	} else {
+		rare_set(HP_RARE_OFF);
+		__atomic_store_n(&hp_state, state, __ATOMIC_RELEASE);
+	}
+}
 
 /* Written once in hp_recorder_start (and in a fork child before it
  * resumes); read-only otherwise. The recorder's one copy: the writer, the
@@ -67,8 +94,20 @@ static __attribute__((noinline, cold)) void tick_due(struct hp_thread *t)
 
 static inline __attribute__((always_inline)) void tick(struct hp_thread *t)
 {
-	if (__builtin_expect(!__atomic_load_n(&hp_trigger_pending, __ATOMIC_ACQUIRE) && t->ticks > 1,
+	if (__builtin_expect(!(__atomic_load_n(&hp_rare, __ATOMIC_ACQUIRE) & HP_RARE_PENDING) &&
+				     t->ticks > 1,
 			     1))
+		t->ticks--;
+	else
+		tick_due(t);
+}
+
+/* tick in the slow paths' common case, where hp_rare was 0 (no request
+ * pending) a moment ago: the countdown alone. A request made since is
+ * taken by the next slow path. Properties of tick. */
+static inline __attribute__((always_inline)) void tick_common(struct hp_thread *t)
+{
+	if (__builtin_expect(t->ticks > 1, 1))
 		t->ticks--;
 	else
 		tick_due(t);
@@ -91,6 +130,7 @@ static void thread_start(struct hp_thread *t)
 		t->stack_lo = t->stack_hi = 1; /* unknown (allocation-free: os.h) */
 	if (!hp_attr_self.thread)
 		hp_attr_thread_start(&hp_attr_self);
+	t->errno_at = &errno;
 	t->ready = 1;
 }
 
@@ -252,6 +292,85 @@ out:
 		tick(t);
 }
 
+/* Whether this thread's allocation takes record_alloc_common: a full
+ * recording, on, with no byte trigger and no exit handler to arm again
+ * (hp_rare), on a thread set up, neither busy nor forwarding (the thread's
+ * word, thread.h). Two loads and compares for what record_alloc tests
+ * one by one. Async-signal-safe, no allocation, no lock. */
+static inline __attribute__((always_inline)) int alloc_common(const struct hp_thread *t)
+{
+	return __builtin_expect(t->common == HP_THREAD_COMMON &&
+					!__atomic_load_n(&hp_rare, __ATOMIC_RELAXED),
+				1);
+}
+
+/* record_alloc in its common case (alloc_common): what record_alloc does
+ * when none of the states it tests is set, each rare case's test left
+ * out. The countdown and its mark stay 0 (a full recording's: every path
+ * that sets them sets 0 when not sampled), the byte triggers have
+ * nothing to count and no exit handler waits to be armed. Properties of
+ * hp_record_alloc. */
+static inline __attribute__((always_inline)) void record_alloc_common(struct hp_thread *t,
+								      void *p, size_t size,
+								      uintptr_t entry)
+{
+	uint64_t frames[HP_CONFIG_MAX_DEPTH_LIMIT + HP_UNWIND_SLACK];
+	struct hp_live_block stale;
+	uint32_t depth, stack, bucket, origin;
+	uintptr_t room;
+	uint64_t hash;
+	int r;
+
+	t->last_alloc = ~(uintptr_t)p; /* not a pointer: thread.h */
+	t->busy = 1;
+	room = hp_stack_room(t);
+	if (__builtin_expect(room < HP_RECORD_STACK_BYTES, 0)) {
+		hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
+		t->busy = 0;
+		return;
+	}
+	depth = hp_unwind_fast(t, frames, config.max_depth, &hash, &stack, entry);
+	if (!stack) { /* the frames are in frames[] */
+		stack = same_as_last(t, frames, depth, hash)
+				? t->last_stack
+				: hp_stacks_intern_hashed(frames, depth, hash);
+		if (stack && t->cfa_memo) /* a remembered DWARF walk */
+			hp_unwind_remember(t, stack);
+	}
+	if (stack) {
+		t->last_stack = stack;
+		t->last_stack_hash = hash;
+	} else {
+		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
+	}
+	origin = hp_attr_origin_of(&hp_attr_self, 0);
+	bucket = t->cfa_memo ? hp_unwind_bucket(t, origin) : 0;
+	if (!bucket) {
+		bucket = hp_agg_bucket(stack, 0, origin, 0);
+		if (bucket && t->cfa_memo)
+			hp_unwind_remember_bucket(t, origin, bucket);
+	}
+	if (!bucket) {
+		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
+		goto out;
+	}
+	r = live_insert((uintptr_t)p, bucket, size, &stale);
+	if (r < 0) {
+		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
+		goto out;
+	}
+	if (r == 1) /* its free went unseen: count it now */
+		hp_agg_free(stale.bucket, stale.size, 0, HP_AGG_LIFE_UNKNOWN);
+	agg_alloc(bucket, size);
+	HP_EVENTS_ALLOC(p, size, bucket);
+out:
+	t->busy = 0;
+	if (size >= LOOK_BYTES)
+		t->ticks = 1;
+	if (room >= HP_WRITE_STACK_BYTES)
+		tick_common(t);
+}
+
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
 {
 	record_alloc(t, p, size, entry);
@@ -383,10 +502,12 @@ void hp_record_release(struct hp_thread *t, void *p, const struct hp_live_block 
  * nothing on the way makes a system call that can set it (the shard and
  * bucket locks yield with sched_yield, which cannot fail), and what can
  * (a credit slot's first claim, the tick's writer) saves it itself. */
+static inline __attribute__((always_inline)) void record_free_outside(struct hp_thread *t,
+									void *p, int common);
+
 static inline __attribute__((always_inline)) void record_free(struct hp_thread *t, void *p)
 {
 	struct hp_live_block blk;
-	int r;
 
 	if (hp_state != HP_STATE_ACTIVE)
 		return;
@@ -395,6 +516,37 @@ static inline __attribute__((always_inline)) void record_free(struct hp_thread *
 			release(t, p, &blk);
 		return;
 	}
+	record_free_outside(t, p, 0);
+}
+
+/* Whether this thread's free takes record_free_common: the recorder on,
+ * no snapshot request pending (hp_rare), the thread set up, neither busy
+ * nor forwarding (thread.h). Async-signal-safe, no allocation, no lock. */
+static inline __attribute__((always_inline)) int free_common(const struct hp_thread *t)
+{
+	return __builtin_expect(t->common == HP_THREAD_COMMON &&
+					!(__atomic_load_n(&hp_rare, __ATOMIC_RELAXED) &
+					  (HP_RARE_OFF | HP_RARE_PENDING)),
+				1);
+}
+
+/* record_free in its common case (free_common). Properties of
+ * hp_record_free. */
+static inline __attribute__((always_inline)) void record_free_common(struct hp_thread *t, void *p)
+{
+	record_free_outside(t, p, 1);
+}
+
+/* The free of p outside the recorder (busy clear, the recorder on): busy
+ * raised once around the register and the bucket; common: from
+ * record_free_common (tick_common for tick). Properties of
+ * hp_record_free. */
+static inline __attribute__((always_inline)) void record_free_outside(struct hp_thread *t,
+									void *p, int common)
+{
+	struct hp_live_block blk;
+	int r;
+
 	t->busy = 1;
 	r = live_remove((uintptr_t)p, &blk, 1);
 	if (__builtin_expect(r == 1, 1)) {
@@ -414,7 +566,10 @@ static inline __attribute__((always_inline)) void record_free(struct hp_thread *
 		__atomic_signal_fence(__ATOMIC_RELEASE);
 		t->freeing = ~(uintptr_t)p;
 		t->busy = 0;
-		tick(t);
+		if (common)
+			tick_common(t);
+		else
+			tick(t);
 		return;
 	}
 	t->busy = 0;
@@ -529,7 +684,7 @@ static void fork_child(void)
 		 * recorder's signal handlers (its SIGUSR2 kills it, as bare),
 		 * holds no descriptor of ours, and what it execs is not
 		 * recorded. */
-		hp_state = HP_STATE_OFF;
+		set_state(HP_STATE_OFF);
 		hp_trigger_stop();
 		hp_writer_close();
 		hp_os_unpreload("libheapprof.so");
@@ -545,7 +700,7 @@ static void fork_child(void)
 	hp_attr_thread_refresh(&hp_attr_self, 1);
 	hp_events_fork_child();
 	if (hp_writer_open(&config, HP_ROLE_FORKED) < 0)
-		hp_state = HP_STATE_OFF;
+		set_state(HP_STATE_OFF);
 	else
 		enlist();
 out:
@@ -561,7 +716,7 @@ static void finish(unsigned flags)
 	hp_self.forwarding++;
 	hp_unwind_report();
 	hp_writer_snapshot(HP_SNAP_EXIT, 0, flags);
-	hp_state = HP_STATE_OFF;
+	set_state(HP_STATE_OFF);
 	if (!flags)
 		hp_writer_close();
 	hp_self.forwarding--;
@@ -589,6 +744,7 @@ static void finish_last(void *unused)
 static void rearm_exit(void)
 {
 	__atomic_store_n(&exit_consumed, 0, __ATOMIC_RELAXED);
+	rare_clear(HP_RARE_EXIT);
 	hp_self.forwarding++;
 	hp_os_at_thread_exit(finish_last, NULL);
 	hp_self.forwarding--;
@@ -601,6 +757,7 @@ static void stop_at_exit(void)
 
 	if (hp_state == HP_STATE_ACTIVE && !hp_writer_owned()) {
 		__atomic_store_n(&exit_consumed, 1, __ATOMIC_RELAXED);
+		rare_set(HP_RARE_EXIT);
 		return;
 	}
 	if (hp_state != HP_STATE_ACTIVE)
@@ -674,6 +831,16 @@ static const char *malloc_owner(void)
 	return path ? path : "another library";
 }
 
+/* HP_RARE_BYTES as the configuration's byte triggers say. Lock-free, no
+ * allocation. */
+static void rare_bytes(void)
+{
+	if (config.dump_every_bytes || config.high_water_bytes)
+		rare_set(HP_RARE_BYTES);
+	else
+		rare_clear(HP_RARE_BYTES);
+}
+
 void hp_recorder_start(void)
 {
 	uint64_t start_ns = hp_os_now_ns();
@@ -726,7 +893,10 @@ void hp_recorder_start(void)
 	hp_os_atfork(fork_prepare, fork_parent, fork_child);
 	if (role == HP_ROLE_DESCENDANT)
 		enlist();
-	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
+	if (hp_sampled)
+		rare_set(HP_RARE_SAMPLED);
+	rare_bytes();
+	set_state(HP_STATE_ACTIVE);
 }
 
 int hp_recorder_restart(void)
@@ -753,7 +923,8 @@ int hp_recorder_restart(void)
 	if (hp_writer_open(&config, find_role()) < 0)
 		return -EIO;
 	hp_trigger_init(&config);
-	__atomic_store_n(&hp_state, HP_STATE_ACTIVE, __ATOMIC_RELEASE);
+	rare_bytes();
+	set_state(HP_STATE_ACTIVE);
 	return 0;
 }
 
@@ -783,7 +954,7 @@ void hp_recorder_stop(unsigned reason)
 	hp_self.forwarding++;
 	hp_unwind_report();
 	hp_writer_snapshot(reason, 0, 0);
-	__atomic_store_n(&hp_state, HP_STATE_OFF, __ATOMIC_RELEASE);
+	set_state(HP_STATE_OFF);
 	hp_trigger_stop();
 	hp_writer_close();
 	hp_self.forwarding--;

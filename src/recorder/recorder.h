@@ -29,6 +29,23 @@ extern int hp_state;
 /* Sampled mode (rate > 1): set at init, read-only afterwards. */
 extern int hp_sampled;
 
+/* The recorder's rare global states in one word, so that the slow paths'
+ * common case (a full recording, on: recorder.c, record_alloc_common)
+ * tests them in one load: 0 while hp_state is HP_STATE_ACTIVE, in a full
+ * recording, with no byte trigger set, no exit handler to arm again and
+ * no snapshot request pending.
+ * Set and cleared wherever one of those states changes (hp_rare_refresh,
+ * recorder.c; the fatal signal's handler sets HP_RARE_OFF itself). */
+#define HP_RARE_OFF 1u     /* hp_state is not HP_STATE_ACTIVE */
+#define HP_RARE_SAMPLED 2u /* hp_sampled */
+#define HP_RARE_BYTES 4u   /* a byte trigger is set (dump every, high water) */
+#define HP_RARE_EXIT 8u    /* a vfork child consumed the exit handlers */
+/* A snapshot request may be pending (hp_trigger_pending): raised by
+ * hp_trigger_request after the request, lowered by hp_trigger_tick_due
+ * before it reads the requests (so never lowered over one not taken). */
+#define HP_RARE_PENDING 16u
+extern unsigned hp_rare;
+
 /* Stack budgets: the most the slow path of an allocation (unwinding
  * included, libunwind's DWARF parsing on a cache miss too) and the writing
  * of a snapshot (zstd included) use of the stack they run on, with margin

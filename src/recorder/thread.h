@@ -14,6 +14,13 @@
 
 #include <stdint.h>
 
+/* hp_thread.common when ready == 1, busy == 0 and forwarding == 0. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HP_THREAD_COMMON UINT64_C(1)
+#else
+#define HP_THREAD_COMMON (UINT64_C(1) << 32)
+#endif
+
 struct hp_thread {
 	/* Bytes to allocate before the next sampled one, never negative: an
 	 * allocation of size bytes stays on the fast path, and subtracts
@@ -26,16 +33,34 @@ struct hp_thread {
 	 * one sets last_alloc), so freeing last_alloc makes it a temporary.
 	 * The fast path stores nothing for it. */
 	int64_t last_mark;
-	/* Non-zero while this thread runs recorder code: nested allocations
-	 * (from libunwind, dl_iterate_phdr, a signal handler) are passed
-	 * through unrecorded. */
-	uint32_t busy;
-	uint32_t ready; /* the slow path has set up the fields below */
-	/* Non-zero while an interposed C++ operator forwards to the real one
-	 * (whose own malloc and free must not be recorded twice), and while the
-	 * recorder itself calls libc functions that allocate (pthread_create,
-	 * setenv, dlsym): such calls pass through unrecorded and uncounted. */
-	uint32_t forwarding;
+	/* The thread's rare states in one word, read by the slow paths'
+	 * common case in one compare: common == HP_THREAD_COMMON while the
+	 * thread is set up and neither busy nor forwarding (recorder.c,
+	 * record_alloc_common). Each field is written on its own, as ever:
+	 * the word is the fields. */
+	union {
+		struct {
+			/* Non-zero once the slow path has set up the fields
+			 * below (thread_start). */
+			uint32_t ready;
+			/* Non-zero while this thread runs recorder code:
+			 * nested allocations (from libunwind,
+			 * dl_iterate_phdr, a signal handler) are passed
+			 * through unrecorded. A nesting count. */
+			uint16_t busy;
+			/* Non-zero while an interposed C++ operator forwards
+			 * to the real one (whose own malloc and free must not
+			 * be recorded twice), and while the recorder itself
+			 * calls libc functions that allocate (pthread_create,
+			 * setenv, dlsym): such calls pass through unrecorded
+			 * and uncounted. A nesting count. */
+			uint16_t forwarding;
+		};
+		uint64_t common;
+	};
+	/* This thread's errno (&errno), once ready: the common case saves and
+	 * restores errno through it, without a call to __errno_location. */
+	int *errno_at;
 	/* Slow paths left before this thread looks at the clock again
 	 * (hp_trigger_tick: a countdown; 0 or 1 = at the next one), and the
 	 * period it is set back to after a look, which adapts to how often

@@ -81,6 +81,8 @@ static uint64_t next_tick_ns; /* the timeline's, as the sample's */
 void hp_trigger_request(unsigned reason)
 {
 	__atomic_fetch_or(&pending, 1u << reason, __ATOMIC_RELEASE);
+	/* After the request: a slow path that finds the bit finds it. */
+	__atomic_fetch_or(&hp_rare, HP_RARE_PENDING, __ATOMIC_RELEASE);
 }
 
 static void on_fatal(int sig)
@@ -95,6 +97,7 @@ static void on_fatal(int sig)
 		hp_self.busy++;
 		hp_writer_snapshot(HP_SNAP_FATAL, sig, HP_WRITE_FATAL | outside);
 		hp_state = HP_STATE_OFF;
+		__atomic_or_fetch(&hp_rare, HP_RARE_OFF, __ATOMIC_RELAXED);
 		hp_self.busy--;
 	}
 	/* Let the signal do what it would have done: with the default action
@@ -267,6 +270,10 @@ void hp_trigger_tick_due(struct hp_thread *t, uint32_t every)
 	unsigned req;
 	uint64_t now;
 
+	/* HP_RARE_PENDING lowered before pending is read: a request made
+	 * after this raises it again; one made before is taken below. */
+	if (__atomic_load_n(&hp_rare, __ATOMIC_RELAXED) & HP_RARE_PENDING)
+		__atomic_and_fetch(&hp_rare, ~HP_RARE_PENDING, __ATOMIC_ACQ_REL);
 	req = __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
 	if (!req && t->ticks > 1) { /* a request taken by another thread since */
 		t->ticks--;

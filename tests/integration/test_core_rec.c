@@ -582,6 +582,38 @@ HP_TEST(core_tags)
 		      0, "arena's own peak, 128 bytes in 4 blocks, from the core");
 }
 
+/* A fork child that is not followed stops recording (recorder.c,
+ * fork_child): what it allocates after the fork is not recorded, however
+ * the slow path's common case tests that the recorder is on
+ * (tests/programs/coreforked.c: the parent's 3 x 300 at site_before,
+ * inherited; the child's 7 x 700 at site_after, not recorded). The
+ * child's core holds the register as the fork left it. */
+HP_TEST(core_of_unfollowed_child)
+{
+	char dir[512];
+	const char *b = hp_test_build();
+
+	if (make_core(dir, sizeof dir))
+		return; /* no kernel cores here: said there */
+	snprintf(dir, sizeof dir, "%s/coreforked", hp_test_tmp());
+	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* && "
+		       "LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
+		       "%s/tests/programs/coreforked > out.txt 2>/dev/null && "
+		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" child.core",
+		       dir, dir, b, dir, b)) {
+		expect_true(0, "a kernel core of the aborted child");
+		return;
+	}
+	expect_eq_u64(hp_test_sh("cd %s && %s/heapprof core child.core > core.txt 2>&1", dir, b),
+		      0, "heapprof core on the child's core exits 0");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q '^live blocks: 3, 900 bytes;' core.txt", dir),
+		      0, "the child's register: the parent's 3 x 300, nothing more");
+	expect_eq_u64(hp_test_sh("cd %s && grep -q site_before core.txt && "
+				 "! grep -q site_after core.txt",
+				 dir),
+		      0, "site_before's blocks, none of site_after's");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
