@@ -416,11 +416,11 @@ static void stacks_records(size_t *count, size_t *largest)
 #define DEEP_STACKS 3000u
 #define DEEP_DEPTH HP_CONFIG_MAX_DEPTH_LIMIT
 
-/* More new stacks at one snapshot than a STACKS record holds (1 MiB of
+/* More new stacks at one snapshot than a STACKS record holds (256 KiB of
  * payload: the payload buffer as mapped at open): 3,000 stacks of 256
  * random frames, whose deltas take 10 bytes each (2.5 KB a stack, 7.7 MB
  * in all). With mmap failing the snapshot is still written, in STACKS
- * records of at most 1 MiB (the writer's buffers keep their size however
+ * records of at most 256 KiB (the writer's buffers keep their size however
  * many stacks come), and every stack reads back exactly. */
 HP_TEST(writer_stacks_in_bounded_records)
 {
@@ -460,10 +460,10 @@ HP_TEST(writer_stacks_in_bounded_records)
 	expect_eq_u64(bad, 0, "each with its own frames, exactly");
 	hp_capture_free(&cap);
 	stacks_records(&records, &largest);
-	expect_true(records >= 1 + (DEEP_STACKS * (DEEP_DEPTH * 10 + 2) >> 20),
+	expect_true(records >= 1 + (DEEP_STACKS * (DEEP_DEPTH * 10 + 2) >> 18),
 		    "the new stacks in several records");
-	expect_true(largest > 0 && largest <= 1u << 20, "none past 1 MiB");
-	expect_eq_u64(hp_writer_record_bytes(), (2u << 20) + (16u << 10),
+	expect_true(largest > 0 && largest <= 1u << 18, "none past 256 KiB");
+	expect_eq_u64(hp_writer_record_bytes(), (512u << 10) + (16u << 10),
 		      "the record buffers at their size at open");
 	hp_writer_close();
 }
@@ -497,7 +497,7 @@ HP_TEST(writer_large_snapshot_in_pieces)
 	expect_eq_u64(s->alloc_count, allocs, "every allocation");
 	expect_eq_u64(sum, alloc_bytes, "the buckets' bytes, each read back");
 	expect_eq_u64(s->alloc_bytes, alloc_bytes, "the totals");
-	expect_eq_u64(hp_writer_record_bytes(), (2u << 20) + (16u << 10),
+	expect_eq_u64(hp_writer_record_bytes(), (512u << 10) + (16u << 10),
 		      "the record buffers at their size at open");
 	hp_capture_free(&cap);
 	hp_writer_close();
