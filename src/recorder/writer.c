@@ -688,8 +688,11 @@ static uint32_t put_stacks(uint32_t from, uint32_t to)
 	for (; id < to; id++) {
 		uint32_t depth;
 		const uint64_t *f = hp_stacks_get(id, &depth);
-		/* A depth varint, then depth values of 10 bytes at most. */
-		if (id > from && payload.len + 2 + 10 * (size_t)depth > STACKS_RECORD_BYTES)
+		/* What hp_rec_stack_put reserves: a varint for the depth and
+		 * each frame, and one more (a record that reached the end of
+		 * the buffer would otherwise grow it). */
+		if (id > from &&
+		    payload.len + HP_VARINT_MAX_BYTES * ((size_t)depth + 2) > STACKS_RECORD_BYTES)
 			break;
 		hp_rec_stack_put(&payload, f, depth);
 	}
