@@ -130,6 +130,7 @@ static void thread_start(struct hp_thread *t)
 		t->stack_lo = t->stack_hi = 1; /* unknown (allocation-free: os.h) */
 	if (!hp_attr_self.thread)
 		hp_attr_thread_start(&hp_attr_self);
+	hp_attr_origin_moves(); /* no origin cached yet */
 	t->errno_at = &errno;
 	t->ready = 1;
 }
@@ -294,9 +295,10 @@ out:
 
 /* Whether this thread's allocation takes record_alloc_common: a full
  * recording, on, with no byte trigger and no exit handler to arm again
- * (hp_rare), on a thread set up, neither busy nor forwarding (the thread's
- * word, thread.h). Two loads and compares for what record_alloc tests
- * one by one. Async-signal-safe, no allocation, no lock. */
+ * (hp_rare), on a thread set up, with its origin cached, neither busy nor
+ * forwarding (the thread's word, thread.h). Two loads and compares for
+ * what record_alloc tests one by one. Async-signal-safe, no allocation,
+ * no lock. */
 static inline __attribute__((always_inline)) int alloc_common(const struct hp_thread *t)
 {
 	return __builtin_expect(t->common == HP_THREAD_COMMON &&
@@ -306,7 +308,7 @@ static inline __attribute__((always_inline)) int alloc_common(const struct hp_th
 
 /* record_alloc in its common case (alloc_common): what record_alloc does
  * when none of the states it tests is set, each rare case's test left
- * out. The countdown and its mark stay 0 (a full recording's: every path
+ * out, the origin's cache among them. The countdown and its mark stay 0 (a full recording's: every path
  * that sets them sets 0 when not sampled), the byte triggers have
  * nothing to count and no exit handler waits to be armed. Properties of
  * hp_record_alloc. */
@@ -343,7 +345,7 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 	} else {
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
 	}
-	origin = hp_attr_origin_of(&hp_attr_self, 0);
+	origin = hp_attr_self.origin; /* current: origin_moved is 0 (alloc_common) */
 	bucket = t->cfa_memo ? hp_unwind_bucket(t, origin) : 0;
 	if (!bucket) {
 		bucket = hp_agg_bucket(stack, 0, origin, 0);
