@@ -321,7 +321,7 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 	uint32_t depth, stack, bucket, origin;
 	uintptr_t room;
 	uint64_t hash;
-	int r;
+	int r, alone;
 
 	t->last_alloc = ~(uintptr_t)p; /* not a pointer: thread.h */
 	t->busy = 1;
@@ -356,14 +356,17 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
 		goto out;
 	}
-	r = live_insert((uintptr_t)p, bucket, size, &stale);
+	/* The thread count read once for the register and the bucket (no
+	 * thread starts in between); no filter in a full recording. */
+	alone = hp_os_single_threaded();
+	r = live_insert_as((uintptr_t)p, bucket, size, &stale, alone, 0);
 	if (r < 0) {
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
 		goto out;
 	}
 	if (r == 1) /* its free went unseen: count it now */
 		hp_agg_free(stale.bucket, stale.size, 0, HP_AGG_LIFE_UNKNOWN);
-	agg_alloc(bucket, size);
+	agg_alloc_as(bucket, size, alone);
 	HP_EVENTS_ALLOC(p, size, bucket);
 out:
 	t->busy = 0;
@@ -521,14 +524,15 @@ static inline __attribute__((always_inline)) void record_free(struct hp_thread *
 	record_free_outside(t, p, 0);
 }
 
-/* Whether this thread's free takes record_free_common: the recorder on,
- * no snapshot request pending (hp_rare), the thread set up, neither busy
- * nor forwarding (thread.h). Async-signal-safe, no allocation, no lock. */
+/* Whether this thread's free takes record_free_common: a full recording
+ * (no filter to count down), on, no snapshot request pending (hp_rare),
+ * the thread set up, neither busy nor forwarding (thread.h).
+ * Async-signal-safe, no allocation, no lock. */
 static inline __attribute__((always_inline)) int free_common(const struct hp_thread *t)
 {
 	return __builtin_expect(t->common == HP_THREAD_COMMON &&
 					!(__atomic_load_n(&hp_rare, __ATOMIC_RELAXED) &
-					  (HP_RARE_OFF | HP_RARE_PENDING)),
+					  (HP_RARE_OFF | HP_RARE_PENDING | HP_RARE_SAMPLED)),
 				1);
 }
 
@@ -540,24 +544,26 @@ static inline __attribute__((always_inline)) void record_free_common(struct hp_t
 }
 
 /* The free of p outside the recorder (busy clear, the recorder on): busy
- * raised once around the register and the bucket; common: from
- * record_free_common (tick_common for tick). Properties of
+ * raised once around the register and the bucket, the thread count read
+ * once for both (no thread starts in between); common: from
+ * record_free_common (tick_common for tick, no filter). Properties of
  * hp_record_free. */
 static inline __attribute__((always_inline)) void record_free_outside(struct hp_thread *t,
 									void *p, int common)
 {
 	struct hp_live_block blk;
-	int r;
+	int r, alone;
 
 	t->busy = 1;
-	r = live_remove((uintptr_t)p, &blk, 1);
+	alone = hp_os_single_threaded();
+	r = live_remove_as((uintptr_t)p, &blk, 2, alone, !common);
 	if (__builtin_expect(r == 1, 1)) {
 		int temporary = t->last_alloc == ~(uintptr_t)p && t->countdown_bytes == t->last_mark;
 		int life = (int)hp_live_life_class(blk.born);
 
 		if (temporary)
 			t->last_alloc = 0;
-		agg_free(blk.bucket, blk.size, temporary, life);
+		agg_free_as(blk.bucket, blk.size, temporary, life, alone);
 		HP_EVENTS_FREE(p);
 		/* Counted: until the real free returns, the block is the one
 		 * this thread is freeing (thread.h), its details first. */
