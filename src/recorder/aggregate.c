@@ -809,14 +809,16 @@ static inline __attribute__((always_inline)) void life_count(struct bucket *b, u
 
 /* hp_agg_alloc's body, for a caller that has read the thread count
  * (alone: hp_os_single_threaded(), read once for the register and the
- * bucket: no thread starts in between): record_path.c's allocation path
- * inlines it. Properties of hp_agg_alloc. */
+ * bucket: no thread starts in between) and knows whether the recording
+ * is a full one (full 1; 0: unknown, the rate is read):
+ * record_path.c's allocation path inlines it. Properties of
+ * hp_agg_alloc. */
 static inline __attribute__((always_inline)) void agg_alloc_as(uint32_t id, uint64_t size,
-							       int alone)
+							       int alone, int full)
 {
 	/* Read once (the atomics below keep the compiler from reading it
 	 * once for us): the rate is set before recording starts. */
-	uint64_t rate = sample_rate_bytes, raw, now;
+	uint64_t rate = full ? 1 : sample_rate_bytes, raw, now;
 	struct bucket *b;
 
 	if (!id)
@@ -852,7 +854,7 @@ static inline __attribute__((always_inline)) void agg_alloc_as(uint32_t id, uint
 /* hp_agg_alloc's body for any caller (no thread starts in here). */
 static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_t size)
 {
-	agg_alloc_as(id, size, hp_os_single_threaded());
+	agg_alloc_as(id, size, hp_os_single_threaded(), 0);
 }
 
 void hp_agg_alloc(uint32_t id, uint64_t size)
@@ -861,13 +863,13 @@ void hp_agg_alloc(uint32_t id, uint64_t size)
 }
 
 /* hp_agg_free's body, for a caller that has read the thread count
- * (alone, as for agg_alloc_as): record_path.c's free path inlines it.
- * Properties of hp_agg_free. */
+ * (alone) and may know the recording full (full), as for agg_alloc_as:
+ * record_path.c's free path inlines it. Properties of hp_agg_free. */
 static inline __attribute__((always_inline)) void agg_free_as(uint32_t id, uint64_t size,
 							      int temporary, int life_class,
-							      int alone)
+							      int alone, int full)
 {
-	uint64_t rate = sample_rate_bytes; /* as in agg_alloc_as */
+	uint64_t rate = full ? 1 : sample_rate_bytes; /* as in agg_alloc_as */
 	struct bucket *b;
 
 	if (!id)
@@ -899,7 +901,7 @@ static inline __attribute__((always_inline)) void agg_free_as(uint32_t id, uint6
 static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t size,
 							    int temporary, int life_class)
 {
-	agg_free_as(id, size, temporary, life_class, hp_os_single_threaded());
+	agg_free_as(id, size, temporary, life_class, hp_os_single_threaded(), 0);
 }
 
 void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)

@@ -357,7 +357,8 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 		goto out;
 	}
 	/* The thread count read once for the register and the bucket (no
-	 * thread starts in between); no filter in a full recording. */
+	 * thread starts in between); no filter and no rate to read in a
+	 * full recording. */
 	alone = hp_os_single_threaded();
 	r = live_insert_as((uintptr_t)p, bucket, size, &stale, alone, 0);
 	if (r < 0) {
@@ -366,7 +367,7 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 	}
 	if (r == 1) /* its free went unseen: count it now */
 		hp_agg_free(stale.bucket, stale.size, 0, HP_AGG_LIFE_UNKNOWN);
-	agg_alloc_as(bucket, size, alone);
+	agg_alloc_as(bucket, size, alone, 1);
 	HP_EVENTS_ALLOC(p, size, bucket);
 out:
 	t->busy = 0;
@@ -546,8 +547,8 @@ static inline __attribute__((always_inline)) void record_free_common(struct hp_t
 /* The free of p outside the recorder (busy clear, the recorder on): busy
  * raised once around the register and the bucket, the thread count read
  * once for both (no thread starts in between); common: from
- * record_free_common (tick_common for tick, no filter). Properties of
- * hp_record_free. */
+ * record_free_common (tick_common for tick, no filter, a full
+ * recording). Properties of hp_record_free. */
 static inline __attribute__((always_inline)) void record_free_outside(struct hp_thread *t,
 									void *p, int common)
 {
@@ -563,7 +564,7 @@ static inline __attribute__((always_inline)) void record_free_outside(struct hp_
 
 		if (temporary)
 			t->last_alloc = 0;
-		agg_free_as(blk.bucket, blk.size, temporary, life, alone);
+		agg_free_as(blk.bucket, blk.size, temporary, life, alone, common);
 		HP_EVENTS_FREE(p);
 		/* Counted: until the real free returns, the block is the one
 		 * this thread is freeing (thread.h), its details first. */
