@@ -128,6 +128,10 @@ static void thread_start(struct hp_thread *t)
 	t->ticks = t->every = 1;
 	if (!t->stack_hi && hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
 		t->stack_lo = t->stack_hi = 1; /* unknown (allocation-free: os.h) */
+	if (t->stack_hi > t->stack_lo && t->stack_hi - t->stack_lo > HP_RECORD_STACK_BYTES) {
+		t->room_floor = t->stack_lo + HP_RECORD_STACK_BYTES - 1;
+		t->room_span = t->stack_hi - t->room_floor;
+	}
 	if (!hp_attr_self.thread)
 		hp_attr_thread_start(&hp_attr_self);
 	hp_attr_origin_moves(); /* no origin cached yet */
@@ -325,11 +329,17 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 
 	t->last_alloc = ~(uintptr_t)p; /* not a pointer: thread.h */
 	t->busy = 1;
-	room = hp_stack_room(t);
-	if (__builtin_expect(room < HP_RECORD_STACK_BYTES, 0)) {
-		hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
-		t->busy = 0;
-		return;
+	/* The room on the thread's own stack in one compare (thread.h,
+	 * room_floor); anywhere else (a signal stack, a fiber's, unknown
+	 * bounds) measured as record_alloc does. */
+	room = (uintptr_t)__builtin_frame_address(0) - t->room_floor - 1;
+	if (__builtin_expect(room >= t->room_span, 0)) {
+		room = hp_stack_room(t);
+		if (room < HP_RECORD_STACK_BYTES) {
+			hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
+			t->busy = 0;
+			return;
+		}
 	}
 	depth = hp_unwind_fast(t, frames, config.max_depth, &hash, &stack, entry);
 	if (!stack) { /* the frames are in frames[] */
@@ -373,8 +383,9 @@ out:
 	t->busy = 0;
 	if (size >= LOOK_BYTES)
 		t->ticks = 1;
-	if (room >= HP_WRITE_STACK_BYTES)
-		tick_common(t);
+	/* The write budget is the record budget or less: room enough. */
+	_Static_assert(HP_WRITE_STACK_BYTES <= HP_RECORD_STACK_BYTES, "room for the tick");
+	tick_common(t);
 }
 
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)

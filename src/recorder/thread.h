@@ -91,6 +91,12 @@ struct hp_thread {
 	uint64_t last_stack_hash;
 	uint64_t rng;                   /* xorshift64* state for sampling */
 	uintptr_t stack_lo, stack_hi;   /* for the frame-pointer walk */
+	/* The common allocation's stack-room test in one compare (recorder.c,
+	 * record_alloc_common): room_floor < sp <= stack_hi, that is sp -
+	 * room_floor - 1 < room_span, when sp is on this thread's stack with
+	 * HP_RECORD_STACK_BYTES or more below it; both 0 (no sp passes)
+	 * while the bounds are unknown or the stack is smaller. */
+	uintptr_t room_floor, room_span;
 	/* Bytes allocated by this thread not yet added to the byte triggers'
 	 * shared count (hp_trigger_allocated flushes them in chunks). */
 	uint64_t unflushed_bytes;
