@@ -807,20 +807,23 @@ static inline __attribute__((always_inline)) void life_count(struct bucket *b, u
 	}
 }
 
-/* hp_agg_alloc's body: record_path.c's allocation path inlines it. */
-static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_t size)
+/* hp_agg_alloc's body, for a caller that has read the thread count
+ * (alone: hp_os_single_threaded(), read once for the register and the
+ * bucket: no thread starts in between) and knows whether the recording
+ * is a full one (full 1; 0: unknown, the rate is read):
+ * record_path.c's allocation path inlines it. Properties of
+ * hp_agg_alloc. */
+static inline __attribute__((always_inline)) void agg_alloc_as(uint32_t id, uint64_t size,
+							       int alone, int full)
 {
-	/* Read once each (the atomics below keep the compiler from reading
-	 * them once for us): no thread starts in here, and the rate is set
-	 * before recording starts. */
-	uint64_t rate = sample_rate_bytes, raw, now;
+	/* Read once (the atomics below keep the compiler from reading it
+	 * once for us): the rate is set before recording starts. */
+	uint64_t rate = full ? 1 : sample_rate_bytes, raw, now;
 	struct bucket *b;
-	int alone;
 
 	if (!id)
 		return;
 	b = bucket_at(id);
-	alone = hp_os_single_threaded();
 	hp_spin_lock_busy_as(&b->lock, alone);
 	catch_up_malloc(b, id);
 	size_count(b, hp_hist_size_class(size), 1);
@@ -848,23 +851,30 @@ static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_
 		peak_moves(now, raw);
 }
 
+/* hp_agg_alloc's body for any caller (no thread starts in here). */
+static inline __attribute__((always_inline)) void agg_alloc(uint32_t id, uint64_t size)
+{
+	agg_alloc_as(id, size, hp_os_single_threaded(), 0);
+}
+
 void hp_agg_alloc(uint32_t id, uint64_t size)
 {
 	agg_alloc(id, size);
 }
 
-/* hp_agg_free's body: record_path.c's free path inlines it. */
-static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t size,
-							    int temporary, int life_class)
+/* hp_agg_free's body, for a caller that has read the thread count
+ * (alone) and may know the recording full (full), as for agg_alloc_as:
+ * record_path.c's free path inlines it. Properties of hp_agg_free. */
+static inline __attribute__((always_inline)) void agg_free_as(uint32_t id, uint64_t size,
+							      int temporary, int life_class,
+							      int alone, int full)
 {
-	uint64_t rate = sample_rate_bytes; /* as in agg_alloc */
+	uint64_t rate = full ? 1 : sample_rate_bytes; /* as in agg_alloc_as */
 	struct bucket *b;
-	int alone;
 
 	if (!id)
 		return;
 	b = bucket_at(id);
-	alone = hp_os_single_threaded();
 	hp_spin_lock_busy_as(&b->lock, alone);
 	catch_up_malloc(b, id);
 	SET(b->free_count, b->free_count + 1);
@@ -885,6 +895,13 @@ static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t
 	in_use_add(&in_use.bytes, -size, alone);
 	if (rate > 1)
 		in_use_add(&in_use.weight, -hp_sampler_weight(size, rate), alone);
+}
+
+/* hp_agg_free's body for any caller (no thread starts in here). */
+static inline __attribute__((always_inline)) void agg_free(uint32_t id, uint64_t size,
+							    int temporary, int life_class)
+{
+	agg_free_as(id, size, temporary, life_class, hp_os_single_threaded(), 0);
 }
 
 void hp_agg_free(uint32_t id, uint64_t size, int temporary, int life_class)

@@ -84,6 +84,7 @@ __attribute__((visibility("default"))) void heapprof_context_push(const char *na
 		a->ctx_name[d] = name;
 	a->depth = d + 1;
 	__atomic_store_n(&a->gen, a->gen + 1, __ATOMIC_RELAXED);
+	hp_attr_origin_moves();
 }
 
 __attribute__((visibility("default"))) void heapprof_context_pop(void)
@@ -94,6 +95,7 @@ __attribute__((visibility("default"))) void heapprof_context_pop(void)
 		return;
 	a->depth--;
 	__atomic_store_n(&a->gen, a->gen + 1, __ATOMIC_RELAXED);
+	hp_attr_origin_moves();
 }
 
 /* --- custom heaps ------------------------------------------------------ */

@@ -43,9 +43,15 @@ void hp_attr_thread_refresh(struct hp_attr *a, int new_tid)
 
 uint32_t hp_attr_origin(struct hp_attr *a, uint32_t heap)
 {
-	uint32_t gen = __atomic_load_n(&a->gen, __ATOMIC_RELAXED);
-	uint32_t depth, ctx = 0, origin;
+	uint32_t gen, depth, ctx = 0, origin;
 
+	if (!heap) {
+		/* Lowered first: a push or pop from here on (a signal
+		 * handler's) raises it again. */
+		__atomic_store_n(&hp_self.origin_moved, 0, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+	gen = __atomic_load_n(&a->gen, __ATOMIC_RELAXED);
 	if (!heap && a->origin && a->origin_gen == gen)
 		return a->origin;
 	depth = a->depth < HP_ATTR_MAX_DEPTH ? a->depth : HP_ATTR_MAX_DEPTH;
@@ -60,11 +66,14 @@ uint32_t hp_attr_origin(struct hp_attr *a, uint32_t heap)
 		a->origin = origin;
 		a->origin_gen = gen;
 	}
+	if (!heap && !a->origin)
+		hp_attr_origin_moves(); /* a table full: ask again next time */
 	return origin;
 }
 
 void hp_attr_reset_caches(struct hp_attr *a)
 {
+	hp_attr_origin_moves();
 	a->origin = 0;
 	a->type_name = NULL;
 	a->type_id = 0;

@@ -5,8 +5,8 @@
  * fast path inlines and which this leaves unchanged).
  *
  * Model. A thread's contexts are a pseudo-stack of names in TLS
- * (heapprof_context_push/pop store a pointer and move a generation, nothing
- * else); the slow path interns the scopes' names, outermost first (tags.h:
+ * (heapprof_context_push/pop store a pointer, move a generation and raise
+ * the thread's origin_moved, nothing else); the slow path interns the scopes' names, outermost first (tags.h:
  * lock-free lookups once known), and caches the origin (context x thread x
  * heap 0) until the generation moves. Scopes deeper than HP_ATTR_MAX_DEPTH
  * count in the deepest one kept. The state is small (about 300 bytes):
@@ -75,15 +75,28 @@ static inline void hp_attr_thread_due(struct hp_attr *a, uint64_t now)
 }
 
 /* The origin of an allocation by this thread now in heap (interning
- * contexts and the origin when new); 0 when a table is full. Not
+ * contexts and the origin when new); 0 when a table is full. a is the
+ * calling thread's hp_attr_self. For heap 0 it lowers the thread's
+ * origin_moved before it looks (a push or pop meanwhile raises it again)
+ * and raises it again when it could not cache the origin. Not
  * async-signal-safe (table locks); no allocation. hp_attr_origin_of is
- * its inline test of the cache. */
+ * its inline test of the cache: one load of origin_moved. */
 uint32_t hp_attr_origin(struct hp_attr *a, uint32_t heap);
 static inline uint32_t hp_attr_origin_of(struct hp_attr *a, uint32_t heap)
 {
-	if (!heap && a->origin && a->origin_gen == __atomic_load_n(&a->gen, __ATOMIC_RELAXED))
-		return a->origin;
+	if (!heap && !hp_self.origin_moved)
+		return a->origin; /* current (thread.h, origin_moved) */
 	return hp_attr_origin(a, heap);
+}
+
+/* The calling thread's cached origin is not to be used until
+ * hp_attr_origin works it out again (thread.h, origin_moved): a context
+ * pushed or popped, a thread set up, a fork child. A store;
+ * async-signal-safe, no allocation, no lock. */
+static inline void hp_attr_origin_moves(void)
+{
+	__atomic_store_n(&hp_self.origin_moved, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /* Forgets the thread's caches (a fork child). */

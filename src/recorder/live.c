@@ -347,15 +347,19 @@ static inline uint16_t birth(int alone)
 	return (uint16_t)(n >> HP_LIVE_AGE_SHIFT);
 }
 
-/* hp_live_insert's body: record_path.c's allocation path inlines it. */
-static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uint32_t bucket,
-							      uint64_t size,
-							      struct hp_live_block *stale)
+/* hp_live_insert's body, for a caller that has read the thread count
+ * (alone: hp_os_single_threaded()) and knows whether the filter may be in
+ * use (filter 0: a full recording, where it never is): record_path.c's
+ * allocation path inlines it. Properties of hp_live_insert. */
+static inline __attribute__((always_inline)) int live_insert_as(uintptr_t addr, uint32_t bucket,
+								 uint64_t size,
+								 struct hp_live_block *stale,
+								 int alone, int filter)
 {
 	uint64_t h = hp_live_hash(addr), packed = 0;
 	struct shard *s = &shards[shard_of(addr, h)];
 	struct entry *e, *slot = NULL;
-	int ret = 0, alone = hp_os_single_threaded(); /* no thread starts in here */
+	int ret = 0;
 
 	hp_spin_lock_busy_as(&s->lock, alone);
 	/* Grow at 3/4 full; a table that cannot grow takes entries while
@@ -377,10 +381,20 @@ static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uin
 	}
 	*slot = (struct entry){addr, packed};
 	__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
-	filter_add(addr, 1);
+	if (filter)
+		filter_add(addr, 1);
 out:
 	hp_spin_unlock(&s->lock);
 	return ret;
+}
+
+/* hp_live_insert's body for any caller. */
+static inline __attribute__((always_inline)) int live_insert(uintptr_t addr, uint32_t bucket,
+							      uint64_t size,
+							      struct hp_live_block *stale)
+{
+	/* no thread starts in here */
+	return live_insert_as(addr, bucket, size, stale, hp_os_single_threaded(), 1);
 }
 
 int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_live_block *stale)
@@ -388,16 +402,23 @@ int hp_live_insert(uintptr_t addr, uint32_t bucket, uint64_t size, struct hp_liv
 	return live_insert(addr, bucket, size, stale);
 }
 
-/* hp_live_remove's body: record_path.c's free path inlines it. */
-static inline __attribute__((always_inline)) int live_remove(uintptr_t addr,
-							      struct hp_live_block *out,
-							      int may_block)
+/* hp_live_remove's body, may_block 2: a caller that has read the thread
+ * count (alone) and says whether the filter may be in use (filter, as
+ * for live_insert_as); may_block 0 or 1: as hp_live_remove, alone and
+ * filter unused. record_path.c's free path inlines it. Properties of
+ * hp_live_remove. */
+static inline __attribute__((always_inline)) int live_remove_as(uintptr_t addr,
+								 struct hp_live_block *out,
+								 int may_block, int alone,
+								 int filter)
 {
 	uint64_t h = hp_live_hash(addr);
 	struct shard *s = &shards[shard_of(addr, h)];
 	struct entry *e, *slot;
 
-	if (may_block)
+	if (may_block == 2)
+		hp_spin_lock_busy_as(&s->lock, alone);
+	else if (may_block)
 		hp_spin_lock_busy_as(&s->lock, hp_os_single_threaded());
 	else if (!hp_spin_trylock(&s->lock))
 		return -EAGAIN;
@@ -406,10 +427,19 @@ static inline __attribute__((always_inline)) int live_remove(uintptr_t addr,
 		unpack(e, out);
 		delete_at(s, (uint32_t)(e - s->table));
 		__atomic_store_n(&s->live, s->live - 1, __ATOMIC_RELAXED);
-		filter_add(addr, -1);
+		if (may_block != 2 || filter)
+			filter_add(addr, -1);
 	}
 	hp_spin_unlock(&s->lock);
 	return e != NULL;
+}
+
+/* hp_live_remove's body for any caller. */
+static inline __attribute__((always_inline)) int live_remove(uintptr_t addr,
+							      struct hp_live_block *out,
+							      int may_block)
+{
+	return live_remove_as(addr, out, may_block, 0, 1);
 }
 
 int hp_live_remove(uintptr_t addr, struct hp_live_block *out, int may_block)

@@ -39,6 +39,15 @@
 #include "writer.h"
 #include "interpose_inline.h"
 
+/* Two globals of other files that the slow paths read on every allocation
+ * or free, declared again as what they are, hidden (the library is built
+ * with -fvisibility=hidden, which marks definitions only): the compiler
+ * then loads them PC-relative in one instruction, where through the
+ * headers' plain extern it takes their address first (the linker's
+ * relaxed GOT entry). Defined in events.c and unwind.c. */
+extern int hp_events_on __attribute__((visibility("hidden")));
+extern hp_unwind_walk_fn *hp_unwind_direct __attribute__((visibility("hidden")));
+
 int hp_state;
 int hp_sampled;
 unsigned hp_rare = HP_RARE_OFF;
@@ -128,8 +137,13 @@ static void thread_start(struct hp_thread *t)
 	t->ticks = t->every = 1;
 	if (!t->stack_hi && hp_os_thread_stack(&t->stack_lo, &t->stack_hi) < 0)
 		t->stack_lo = t->stack_hi = 1; /* unknown (allocation-free: os.h) */
+	if (t->stack_hi > t->stack_lo && t->stack_hi - t->stack_lo > HP_RECORD_STACK_BYTES) {
+		t->room_floor = t->stack_lo + HP_RECORD_STACK_BYTES - 1;
+		t->room_span = t->stack_hi - t->room_floor;
+	}
 	if (!hp_attr_self.thread)
 		hp_attr_thread_start(&hp_attr_self);
+	hp_attr_origin_moves(); /* no origin cached yet */
 	t->errno_at = &errno;
 	t->ready = 1;
 }
@@ -294,9 +308,10 @@ out:
 
 /* Whether this thread's allocation takes record_alloc_common: a full
  * recording, on, with no byte trigger and no exit handler to arm again
- * (hp_rare), on a thread set up, neither busy nor forwarding (the thread's
- * word, thread.h). Two loads and compares for what record_alloc tests
- * one by one. Async-signal-safe, no allocation, no lock. */
+ * (hp_rare), on a thread set up, with its origin cached, neither busy nor
+ * forwarding (the thread's word, thread.h). Two loads and compares for
+ * what record_alloc tests one by one. Async-signal-safe, no allocation,
+ * no lock. */
 static inline __attribute__((always_inline)) int alloc_common(const struct hp_thread *t)
 {
 	return __builtin_expect(t->common == HP_THREAD_COMMON &&
@@ -306,7 +321,7 @@ static inline __attribute__((always_inline)) int alloc_common(const struct hp_th
 
 /* record_alloc in its common case (alloc_common): what record_alloc does
  * when none of the states it tests is set, each rare case's test left
- * out. The countdown and its mark stay 0 (a full recording's: every path
+ * out, the origin's cache among them. The countdown and its mark stay 0 (a full recording's: every path
  * that sets them sets 0 when not sampled), the byte triggers have
  * nothing to count and no exit handler waits to be armed. Properties of
  * hp_record_alloc. */
@@ -319,15 +334,21 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 	uint32_t depth, stack, bucket, origin;
 	uintptr_t room;
 	uint64_t hash;
-	int r;
+	int r, alone;
 
 	t->last_alloc = ~(uintptr_t)p; /* not a pointer: thread.h */
 	t->busy = 1;
-	room = hp_stack_room(t);
-	if (__builtin_expect(room < HP_RECORD_STACK_BYTES, 0)) {
-		hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
-		t->busy = 0;
-		return;
+	/* The room on the thread's own stack in one compare (thread.h,
+	 * room_floor); anywhere else (a signal stack, a fiber's, unknown
+	 * bounds) measured as record_alloc does. */
+	room = (uintptr_t)__builtin_frame_address(0) - t->room_floor - 1;
+	if (__builtin_expect(room >= t->room_span, 0)) {
+		room = hp_stack_room(t);
+		if (room < HP_RECORD_STACK_BYTES) {
+			hp_agg_lost(HP_LOST_STACK_ROOM, 1, size);
+			t->busy = 0;
+			return;
+		}
 	}
 	depth = hp_unwind_fast(t, frames, config.max_depth, &hash, &stack, entry);
 	if (!stack) { /* the frames are in frames[] */
@@ -343,7 +364,7 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 	} else {
 		hp_agg_lost(depth ? HP_LOST_STACK_TABLE_FULL : HP_LOST_UNWIND_FAILED, 1, size);
 	}
-	origin = hp_attr_origin_of(&hp_attr_self, 0);
+	origin = hp_attr_self.origin; /* current: origin_moved is 0 (alloc_common) */
 	bucket = t->cfa_memo ? hp_unwind_bucket(t, origin) : 0;
 	if (!bucket) {
 		bucket = hp_agg_bucket(stack, 0, origin, 0);
@@ -354,21 +375,26 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
 		goto out;
 	}
-	r = live_insert((uintptr_t)p, bucket, size, &stale);
+	/* The thread count read once for the register and the bucket (no
+	 * thread starts in between); no filter and no rate to read in a
+	 * full recording. */
+	alone = hp_os_single_threaded();
+	r = live_insert_as((uintptr_t)p, bucket, size, &stale, alone, 0);
 	if (r < 0) {
 		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
 		goto out;
 	}
 	if (r == 1) /* its free went unseen: count it now */
 		hp_agg_free(stale.bucket, stale.size, 0, HP_AGG_LIFE_UNKNOWN);
-	agg_alloc(bucket, size);
+	agg_alloc_as(bucket, size, alone, 1);
 	HP_EVENTS_ALLOC(p, size, bucket);
 out:
 	t->busy = 0;
 	if (size >= LOOK_BYTES)
 		t->ticks = 1;
-	if (room >= HP_WRITE_STACK_BYTES)
-		tick_common(t);
+	/* The write budget is the record budget or less: room enough. */
+	_Static_assert(HP_WRITE_STACK_BYTES <= HP_RECORD_STACK_BYTES, "room for the tick");
+	tick_common(t);
 }
 
 void hp_record_alloc(struct hp_thread *t, void *p, size_t size, uintptr_t entry)
@@ -519,14 +545,15 @@ static inline __attribute__((always_inline)) void record_free(struct hp_thread *
 	record_free_outside(t, p, 0);
 }
 
-/* Whether this thread's free takes record_free_common: the recorder on,
- * no snapshot request pending (hp_rare), the thread set up, neither busy
- * nor forwarding (thread.h). Async-signal-safe, no allocation, no lock. */
+/* Whether this thread's free takes record_free_common: a full recording
+ * (no filter to count down), on, no snapshot request pending (hp_rare),
+ * the thread set up, neither busy nor forwarding (thread.h).
+ * Async-signal-safe, no allocation, no lock. */
 static inline __attribute__((always_inline)) int free_common(const struct hp_thread *t)
 {
 	return __builtin_expect(t->common == HP_THREAD_COMMON &&
 					!(__atomic_load_n(&hp_rare, __ATOMIC_RELAXED) &
-					  (HP_RARE_OFF | HP_RARE_PENDING)),
+					  (HP_RARE_OFF | HP_RARE_PENDING | HP_RARE_SAMPLED)),
 				1);
 }
 
@@ -538,24 +565,26 @@ static inline __attribute__((always_inline)) void record_free_common(struct hp_t
 }
 
 /* The free of p outside the recorder (busy clear, the recorder on): busy
- * raised once around the register and the bucket; common: from
- * record_free_common (tick_common for tick). Properties of
- * hp_record_free. */
+ * raised once around the register and the bucket, the thread count read
+ * once for both (no thread starts in between); common: from
+ * record_free_common (tick_common for tick, no filter, a full
+ * recording). Properties of hp_record_free. */
 static inline __attribute__((always_inline)) void record_free_outside(struct hp_thread *t,
 									void *p, int common)
 {
 	struct hp_live_block blk;
-	int r;
+	int r, alone;
 
 	t->busy = 1;
-	r = live_remove((uintptr_t)p, &blk, 1);
+	alone = hp_os_single_threaded();
+	r = live_remove_as((uintptr_t)p, &blk, 2, alone, !common);
 	if (__builtin_expect(r == 1, 1)) {
 		int temporary = t->last_alloc == ~(uintptr_t)p && t->countdown_bytes == t->last_mark;
 		int life = (int)hp_live_life_class(blk.born);
 
 		if (temporary)
 			t->last_alloc = 0;
-		agg_free(blk.bucket, blk.size, temporary, life);
+		agg_free_as(blk.bucket, blk.size, temporary, life, alone, common);
 		HP_EVENTS_FREE(p);
 		/* Counted: until the real free returns, the block is the one
 		 * this thread is freeing (thread.h), its details first. */

@@ -14,11 +14,12 @@
 
 #include <stdint.h>
 
-/* hp_thread.common when ready == 1, busy == 0 and forwarding == 0. */
+/* hp_thread.common when ready == 1 and origin_moved, busy and forwarding
+ * are 0. */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HP_THREAD_COMMON UINT64_C(1)
 #else
-#define HP_THREAD_COMMON (UINT64_C(1) << 32)
+#define HP_THREAD_COMMON (UINT64_C(1) << 48)
 #endif
 
 struct hp_thread {
@@ -35,14 +36,22 @@ struct hp_thread {
 	int64_t last_mark;
 	/* The thread's rare states in one word, read by the slow paths'
 	 * common case in one compare: common == HP_THREAD_COMMON while the
-	 * thread is set up and neither busy nor forwarding (recorder.c,
-	 * record_alloc_common). Each field is written on its own, as ever:
-	 * the word is the fields. */
+	 * thread is set up, its cached origin is current and it is neither
+	 * busy nor forwarding (recorder.c, record_alloc_common). Each field
+	 * is written on its own, as ever: the word is the fields. */
 	union {
 		struct {
 			/* Non-zero once the slow path has set up the fields
 			 * below (thread_start). */
-			uint32_t ready;
+			uint16_t ready;
+			/* Non-zero while the origin cached in hp_attr_self
+			 * (attr.h) may not be this thread's now: raised by
+			 * a context push or pop, at the thread's start and
+			 * in a fork child; lowered by hp_attr_origin when it
+			 * caches heap 0's origin. While it is 0,
+			 * hp_attr_self.origin is the origin, never 0, and the
+			 * common case reads it without a test. */
+			uint16_t origin_moved;
 			/* Non-zero while this thread runs recorder code:
 			 * nested allocations (from libunwind,
 			 * dl_iterate_phdr, a signal handler) are passed
@@ -82,6 +91,12 @@ struct hp_thread {
 	uint64_t last_stack_hash;
 	uint64_t rng;                   /* xorshift64* state for sampling */
 	uintptr_t stack_lo, stack_hi;   /* for the frame-pointer walk */
+	/* The common allocation's stack-room test in one compare (recorder.c,
+	 * record_alloc_common): room_floor < sp <= stack_hi, that is sp -
+	 * room_floor - 1 < room_span, when sp is on this thread's stack with
+	 * HP_RECORD_STACK_BYTES or more below it; both 0 (no sp passes)
+	 * while the bounds are unknown or the stack is smaller. */
+	uintptr_t room_floor, room_span;
 	/* Bytes allocated by this thread not yet added to the byte triggers'
 	 * shared count (hp_trigger_allocated flushes them in chunks). */
 	uint64_t unflushed_bytes;

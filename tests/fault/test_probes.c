@@ -229,6 +229,16 @@ HP_TEST(small_thread_stacks)
 	small_stack("8", 0); /* 8 KiB used: too little for the recorder */
 }
 
+/* The same after one allocation with the stack shallow: the thread is set
+ * up and the deep allocations take the recorder's common path
+ * (record_alloc_common), whose room test is its own (thread.h,
+ * room_floor). */
+HP_TEST(small_thread_stacks_after_a_first_allocation)
+{
+	small_stack("4 warm", 1);
+	small_stack("8 warm", 0);
+}
+
 HP_TEST(abort_on_a_small_signal_stack_dies_of_sigabrt)
 {
 	struct hp_capture *cap;

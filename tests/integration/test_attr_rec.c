@@ -262,6 +262,39 @@ HP_TEST(attr_vtable_types)
 	hpq_free(cap);
 }
 
+/* A followed fork child allocates in the context its parent opened before
+ * the fork: its buckets carry that context and the thread, as the
+ * parent's do (the child's cached origin is forgotten and worked out
+ * again: attr.c, hp_attr_reset_caches, which raises the thread's
+ * origin_moved; without the raise the child's common path took origin 0,
+ * no context and no thread). */
+HP_TEST(attr_fork_child_keeps_its_context)
+{
+	char path[512], *out = run("forkctx", "HEAPPROF_FOLLOW_FORK=1");
+	struct hp_capture *cap;
+	struct hpq_sum s;
+	int child = 0;
+
+	if (!expect_true(out != NULL, "forkctx runs under the recorder"))
+		return;
+	expect_eq_u64(sscanf(out, "child=%d", &child), 1, "the child's pid");
+	free(out);
+	snprintf(path, sizeof path, "%s/forkctx.hpf", hp_test_tmp());
+	if ((cap = hpq_load(path))) {
+		s = select_buckets(cap, "parent_site", "", "before-fork", "forkctx", "", NULL);
+		expect_sum(s, 3, 300, 0, 0, 3, 300, "parent: parent_site");
+		hpq_free(cap);
+	}
+	snprintf(path, sizeof path, "%s/forkctx.%d.hpf", hp_test_tmp(), child);
+	if (!(cap = hpq_load(path)))
+		return;
+	s = select_buckets(cap, "child_site", "", "before-fork", "forkctx", "", NULL);
+	expect_sum(s, 5, 1500, 0, 0, 5, 1500, "child: child_site, in before-fork, by forkctx");
+	s = select_buckets(cap, "child_site", NULL, NULL, NULL, NULL, NULL);
+	expect_eq_u64(s.alloc_count, 5, "child: child_site's allocations, all");
+	hpq_free(cap);
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);

@@ -215,16 +215,25 @@ NOINLINE void small_stack_work(size_t kib)
 		free(probe_alloc(16));
 }
 
+/* small-stack's "warm": the thread allocates once with its stack still
+ * shallow (recorded: the thread is then set up, its origin known, and its
+ * later allocations take the recorder's common path) before it goes deep. */
+static int small_stack_warm;
+
 static void *small_stack_thread(void *arg)
 {
+	if (small_stack_warm)
+		free(probe_alloc(16));
 	small_stack_work((size_t)arg);
 	return NULL;
 }
 
 /* A thread with a 16 KiB stack of the program's own (a guard page below
- * it) that uses `kib` KiB of it, and allocates. */
-static int mode_small_stack(int kib)
+ * it) that uses `kib` KiB of it, and allocates; warm: after one
+ * allocation with its stack shallow. */
+static int mode_small_stack(int kib, int warm)
 {
+	small_stack_warm = warm;
 	pthread_attr_t attr;
 	pthread_t t;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -389,7 +398,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "dup2"))
 		return mode_dup2();
 	if (!strcmp(mode, "small-stack"))
-		return mode_small_stack(argc > 2 ? atoi(arg) : 6);
+		return mode_small_stack(argc > 2 ? atoi(arg) : 6,
+					argc > 4 && !strcmp(argv[3], "warm"));
 	if (!strcmp(mode, "deep"))
 		return mode_deep(atoi(arg));
 	if (!strcmp(mode, "altstack-abort"))
