@@ -149,6 +149,38 @@ struct memo {
 	uint64_t val[MEMO_READS] __attribute__((aligned(16)));
 };
 
+/*
+ * The thread's last walk, frame by frame (a trail), so that a walk whose
+ * top frames are new but whose outer frames are those of the last walk
+ * steps only the new ones. A walk's steps from a frame on are a pure
+ * function of that frame's registers (rip, rsp, rbp: rbp only when a
+ * step computes a CFA from it before another step reloads it) and of the
+ * words those steps read: when a walk reaches a frame of the trail with
+ * the same rip and rsp (and rbp, where used), and every word the trail's
+ * steps read from that frame on still holds what they read, the walk
+ * would give the trail's frames from there on. Those words are each
+ * later frame's return address (at its rsp - 8), the saved rbp each step
+ * reloaded (at slot), and the word that ended the walk (a return address
+ * below LOWEST_RIP). Only walks that end at the stack's end within max
+ * frames and TRAIL_FRAMES make a trail (a walk past max keeps other
+ * frames: roots.h). Two trails a thread: the last walk's, and the one
+ * the walk in progress writes.
+ */
+#define TRAIL_FRAMES 128
+
+struct tframe {
+	uintptr_t rsp, rip, rbp; /* the frame's registers before its step */
+	uintptr_t slot;          /* where the step into it read rbp; 0: kept */
+};
+
+struct trail {
+	uint32_t len;            /* frames; 0: no trail */
+	uintptr_t end_at;        /* the word that ended the walk, or 0 (a last frame) */
+	uint64_t end_val;
+	uint8_t via_rbp[TRAIL_FRAMES]; /* 1: the frame's step takes its CFA from rbp */
+	struct tframe f[TRAIL_FRAMES];
+};
+
 struct table {
 	struct entry *rules; /* (mask + 1) * WAYS entries: first, or a mapping */
 	uintptr_t mask;      /* sets - 1 */
@@ -159,12 +191,21 @@ struct table {
 	uint64_t reads;
 	struct memo memo[MEMO_SETS][MEMO_WAYS];
 	uint8_t memo_next[MEMO_SETS]; /* the way a set fills next */
+	uint8_t trail_last;           /* trail[trail_last]: the last walk's */
+	uint64_t trail_walks, trail_frames; /* walks that took a trail's frames, frames taken */
+	struct trail trail[2];
 	struct entry first[FIRST_SETS][WAYS] __attribute__((aligned(64)));
 };
 
 /* Rules read from .eh_frame, and the largest table any thread grew, in
  * rules: all threads, relaxed atomics (for HEAPPROF_UNWIND_CHECK's line). */
 static uint64_t rules_read, rules_largest = FIRST_SETS * WAYS;
+
+/* The walks that took the frames of their thread's last walk, and the
+ * frames they took, of the threads that have exited (each table counts
+ * its own: no line written by every thread): for HEAPPROF_UNWIND_CHECK's
+ * line. */
+static uint64_t exited_trail_walks, exited_trail_frames;
 
 /* The words a walk reads, as struct memo keeps them: hp_cfa_walk notes
  * them in its own frame, at addresses the compiler needs no register for
@@ -244,6 +285,18 @@ void hp_cfa_rule_stats(uint64_t *read, uint64_t *largest)
 {
 	*read = __atomic_load_n(&rules_read, __ATOMIC_RELAXED);
 	*largest = __atomic_load_n(&rules_largest, __ATOMIC_RELAXED);
+}
+
+void hp_cfa_trail_stats(uint64_t *walks, uint64_t *frames)
+{
+	const struct table *tab = hp_self.cfa_cache;
+
+	*walks = __atomic_load_n(&exited_trail_walks, __ATOMIC_RELAXED);
+	*frames = __atomic_load_n(&exited_trail_frames, __ATOMIC_RELAXED);
+	if ((uintptr_t)tab > 1) {
+		*walks += tab->trail_walks;
+		*frames += tab->trail_frames;
+	}
 }
 
 void hp_cfa_flush(void)
@@ -806,6 +859,8 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 		 * those never filled (pages not touched stay unbacked): an
 		 * empty one has rsp 0 (recall compares nothing else). */
 		clear_rules(tab);
+		tab->trail[0].len = 0;
+		tab->trail[1].len = 0;
 		for (unsigned i = 0; i < MEMO_SETS; i++)
 			for (unsigned w = 0; w < MEMO_WAYS; w++)
 				if (tab->memo[i][w].reads || tab->memo[i][w].rsp) {
@@ -829,6 +884,8 @@ static void release(void *table)
 	struct entry *rules = tab->rules;
 	size_t rules_bytes = (tab->mask + 1) * WAYS * sizeof *rules;
 
+	__atomic_fetch_add(&exited_trail_walks, tab->trail_walks, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&exited_trail_frames, tab->trail_frames, __ATOMIC_RELAXED);
 	hp_self.cfa_memo = NULL;
 	hp_self.cfa_cache = NO_TABLE;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -848,7 +905,8 @@ static inline __attribute__((always_inline)) int step(struct table *tab, struct 
 						      uintptr_t span, uintptr_t base, uintptr_t *rip,
 						      uintptr_t *rsp, uintptr_t *rbp,
 						      struct notes *nt, uint32_t *reads,
-						      uintptr_t *rbp_at)
+						      uintptr_t *rbp_at, uintptr_t *slot,
+						      uint32_t *via_rbp)
 {
 	struct entry *set = *rules + set_of(*rip, *mask) * WAYS;
 	const struct entry *e;
@@ -865,6 +923,8 @@ static inline __attribute__((always_inline)) int step(struct table *tab, struct 
 	}
 	if (__builtin_expect(e->kind > RULE_STEP_RBP, 0))
 		return e->kind == RULE_LAST ? 1 : -1;
+	*via_rbp = e->kind;
+	*slot = 0;
 	if (e->kind == RULE_STEP_RBP && *rbp_at) {
 		/* The walk depends on a saved rbp only from here */
 		note(nt->off, nt->val, reads, base, *rbp_at, *rbp);
@@ -883,6 +943,7 @@ static inline __attribute__((always_inline)) int step(struct table *tab, struct 
 			return -1;
 		*rbp = *(const uintptr_t *)at;
 		*rbp_at = at; /* noted when a later step uses it */
+		*slot = at;
 	}
 	*rsp = cfa;
 	return 0;
@@ -1065,13 +1126,16 @@ static __attribute__((noinline, cold)) int walk_roots(struct table *tab, struct 
 						      uint64_t *frames, uint32_t max)
 {
 	struct hp_roots g;
+	uintptr_t slot;
+	uint32_t via_rbp;
 	int r;
 
 	hp_roots_begin(&g, frames, max);
 	for (;;) {
 		if (hp_roots_add(&g, rip))
 			return (int)hp_roots_end(&g, 0);
-		r = step(tab, rules, mask, lo, span, base, &rip, &rsp, &rbp, nt, reads, rbp_at);
+		r = step(tab, rules, mask, lo, span, base, &rip, &rsp, &rbp, nt, reads, rbp_at, &slot,
+			 &via_rbp);
 		if (r < 0)
 			return -1;
 		if (r > 0 || rip < LOWEST_RIP)
@@ -1100,6 +1164,114 @@ static inline uintptr_t entry_of(uintptr_t entry)
  * a walk of the same key read at the same address before. */
 #define OWN_KEY(rsp) ((rsp) | 1)
 
+/* Whether the trail's steps from frame c on use the rbp of frame c: a
+ * step that takes its CFA from rbp before one reloads it (a last frame's
+ * rule counts as one that uses it). Async-signal-safe, no allocation, no
+ * lock. */
+static inline int trail_uses_rbp(const struct trail *a, uint32_t c)
+{
+	for (uint32_t k = c; k < a->len; k++) {
+		if (a->via_rbp[k])
+			return 1;
+		if (k + 1 < a->len && a->f[k + 1].slot)
+			return 0;
+	}
+	return 0;
+}
+
+/* Whether every word the trail's steps from frame c read still holds
+ * what they read: the return address of each later frame (at its rsp -
+ * 8), the rbp each step reloaded (at its slot), the word that ended the
+ * walk. The addresses all lie in the thread's stack, where the walk read
+ * them (step checked each against its bounds), so they are safe to read
+ * whatever the stack holds now. Async-signal-safe, no allocation, no
+ * lock. */
+static inline int trail_holds(const struct trail *a, uint32_t c)
+{
+	uint64_t d = 0;
+
+	for (uint32_t k = c + 1; k < a->len; k++) {
+		const struct tframe *f = &a->f[k];
+
+		d |= *(const uint64_t *)(f->rsp - 8) ^ f->rip;
+		if (f->slot)
+			d |= *(const uint64_t *)f->slot ^ f->rbp;
+	}
+	if (a->end_at)
+		d |= *(const uint64_t *)a->end_at ^ a->end_val;
+	return d == 0;
+}
+
+/* The rest of a walk at its frame n, which is the trail a's frame c
+ * (trail_holds): the trail's frames from c on into frames[] and the hash
+ * *h, the words their steps read noted as those steps would have noted
+ * them (so that the walk is remembered as if it had stepped: rbp_at, the
+ * note of a saved rbp a later step uses; rip_at, the word frame n came
+ * from), and the trail b, which holds the walk's frames to n, made the
+ * thread's trail with a's from c on. Returns the walk's frames.
+ * Async-signal-safe, no allocation, no lock. */
+static __attribute__((noinline)) uint32_t take_trail(struct table *tab, const struct trail *a,
+						     struct trail *b, uint32_t c, uint32_t n,
+						     uint64_t *frames, uint64_t *h, uintptr_t base,
+						     uintptr_t rbp, struct notes *nt,
+						     uint32_t *reads, uintptr_t *rbp_at,
+						     uint64_t *kept, uint32_t *nkept, uint32_t rip_at)
+{
+	const uint32_t len = a->len, total = n + (len - c);
+	uint64_t hh = *h;
+	uint32_t k;
+
+	if (*reads + (len - c - 1) > MEMO_READS) {
+		/* More words than a remembered walk holds (one a frame at
+		 * least): not remembered, so nothing is noted. */
+		*reads = MEMO_POISON;
+		for (k = c; k < len; k++) {
+			const uintptr_t rip = a->f[k].rip;
+
+			frames[n++] = rip;
+			hh = hp_hash_stack_step(hh, rip);
+		}
+	} else {
+		for (k = c;; k++) {
+			const uintptr_t rip = a->f[k].rip;
+
+			frames[n++] = rip;
+			if (rip_at < MEMO_READS) {
+				*kept |= 1ull << rip_at;
+				(*nkept)++;
+			}
+			hh = hp_hash_stack_step(hh, rip);
+			/* the step from frame k, as step notes it */
+			if (a->via_rbp[k] == RULE_STEP_RBP && *rbp_at) {
+				note(nt->off, nt->val, reads, base, *rbp_at, rbp);
+				*rbp_at = 0;
+			}
+			if (k + 1 == len) {
+				if (a->end_at)
+					note(nt->off, nt->val, reads, base, a->end_at, a->end_val);
+				break;
+			}
+			note(nt->off, nt->val, reads, base, a->f[k + 1].rsp - 8, a->f[k + 1].rip);
+			rip_at = *reads - 1;
+			if (a->f[k + 1].slot)
+				*rbp_at = a->f[k + 1].slot;
+			rbp = a->f[k + 1].rbp;
+		}
+	}
+	*h = hh;
+	tab->trail_walks++;
+	tab->trail_frames += len - c;
+	if (total <= TRAIL_FRAMES) {
+		memcpy(&b->f[total - (len - c) + 1], &a->f[c + 1], (len - c - 1) * sizeof *b->f);
+		memcpy(&b->via_rbp[total - (len - c)], &a->via_rbp[c], len - c);
+		b->len = total;
+		b->end_at = a->end_at;
+		b->end_val = a->end_val;
+		tab->trail_last ^= 1;
+	}
+	return n;
+}
+
 /* hp_cfa_walk when no remembered walk matched: the walk from the
  * registers of hp_cfa_walk's frame fp (still live: this is its callee),
  * stepped with the rules and remembered as it goes. Apart, so that the
@@ -1126,6 +1298,10 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 	uint64_t kept;        /* the kept frames among them */
 	uint32_t nkept;       /* bits set in kept (each frame's word is a later one) */
 	struct notes nt;      /* the words themselves */
+	uintptr_t slot = 0;   /* where the last step read rbp (0: kept it) */
+	uint32_t via_rbp = 0; /* the last step's rule took its CFA from rbp */
+	struct trail *a = &tab->trail[tab->trail_last], *b = &tab->trail[tab->trail_last ^ 1];
+	uint32_t c = 0, alen; /* the last walk's frame at or above rsp; its frames */
 	int r;
 
 	/* Else this walk is noted into the set's next way, the one evicted
@@ -1146,7 +1322,8 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 	while (hp_unwind_is_own(rip)) {
 		if (walked >= limit)
 			goto out;
-		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at,
+			 &slot, &via_rbp);
 		if (r < 0)
 			goto fail;
 		rip_at = reads - 1; /* the word rip came from: step's last note */
@@ -1175,7 +1352,30 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 	}
 	/* Kept frames end at max, or where the walk's limit falls. */
 	stop = limit - walked + 1 < max ? limit - walked + 1 : max;
+	/* The last walk's frames may be taken only by a walk that keeps
+	 * every frame to the stack's end, as the trail's did. */
+	alen = stop == max && max >= 2 ? a->len : 0;
+	slot = 0;
 	for (;;) {
+		if (n < TRAIL_FRAMES) {
+			struct tframe *f = &b->f[n];
+
+			f->rsp = rsp;
+			f->rip = rip;
+			f->rbp = rbp;
+			f->slot = slot;
+		}
+		while (c < alen && a->f[c].rsp < rsp)
+			c++;
+		if (c < alen && a->f[c].rsp == rsp && a->f[c].rip == rip &&
+		    n + (alen - c) <= max && (a->f[c].rbp == rbp || !trail_uses_rbp(a, c))) {
+			if (trail_holds(a, c)) {
+				n = take_trail(tab, a, b, c, n, frames, &h, base, rbp, &nt, &reads,
+					       &rbp_at, &kept, &nkept, rip_at);
+				goto out;
+			}
+			alen = 0; /* a word changed above: no later frame can match */
+		}
 		frames[n++] = rip;
 		if (rip_at < MEMO_READS) {
 			kept |= 1ull << rip_at;
@@ -1184,12 +1384,23 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 		h = hp_hash_stack_step(h, rip);
 		if (n >= stop && (stop < max || max < 2))
 			break;
-		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at,
+			 &slot, &via_rbp);
 		if (r < 0)
 			goto fail;
+		if (n <= TRAIL_FRAMES)
+			b->via_rbp[n - 1] = (uint8_t)via_rbp;
 		rip_at = reads - 1;
-		if (r > 0 || rip < LOWEST_RIP)
+		if (r > 0 || rip < LOWEST_RIP) {
+			/* The stack's end: this walk is the trail now */
+			if (stop == max && max >= 2 && n <= TRAIL_FRAMES) {
+				b->len = n;
+				b->end_at = r > 0 ? 0 : rsp - 8;
+				b->end_val = rip;
+				tab->trail_last ^= 1;
+			}
 			break;
+		}
 		if (n >= max) { /* deeper than max: its roots (roots.h) */
 			r = walk_roots(tab, &rules, &mask, lo, span, base, rip, rsp, rbp, &nt, &reads,
 				       &rbp_at, frames, max);
