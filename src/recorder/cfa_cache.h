@@ -113,13 +113,6 @@ void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucke
  * lock. */
 void hp_cfa_rule_stats(uint64_t *read, uint64_t *largest);
 
-/* The walks that took the outer frames of their thread's last walk
- * rather than stepping through them (cfa_cache.c, struct trail), and the
- * frames they took: the threads that have exited and the calling
- * thread's (other live threads' are not counted). For
- * HEAPPROF_UNWIND_CHECK's line. No allocation, no lock. */
-void hp_cfa_trail_stats(uint64_t *walks, uint64_t *frames);
-
 /* Invalidates every thread's cache (each clears its own at its next
  * walk): call after a dlclose, since other code may later be mapped where
  * the closed library's was. Async-signal-safe, no allocation, no lock. */

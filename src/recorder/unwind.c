@@ -415,17 +415,15 @@ __attribute__((noinline)) uint32_t hp_unwind_fallback(struct hp_thread *t, uint6
 
 void hp_unwind_report(void)
 {
-	uint64_t read, largest, trail_walks, trail_frames;
+	uint64_t read, largest;
 
 	if (!check)
 		return;
 	hp_cfa_rule_stats(&read, &largest);
-	hp_cfa_trail_stats(&trail_walks, &trail_frames);
 	hp_log("unwind check: %lu walks, %lu by the rule cache, %lu differed from libunwind; "
-	       "%lu rules read from .eh_frame, tables of up to %lu rules; "
-	       "%lu walks took %lu frames of the last walk",
+	       "%lu rules read from .eh_frame, tables of up to %lu rules",
 	       (unsigned long)__atomic_load_n(&walks, __ATOMIC_RELAXED),
 	       (unsigned long)__atomic_load_n(&cached_walks, __ATOMIC_RELAXED),
 	       (unsigned long)__atomic_load_n(&differed, __ATOMIC_RELAXED), (unsigned long)read,
-	       (unsigned long)largest, (unsigned long)trail_walks, (unsigned long)trail_frames);
+	       (unsigned long)largest);
 }

@@ -58,18 +58,6 @@ static int check_line(const char *err, unsigned long *walks, unsigned long *cach
 static void check_crossed(const struct hp_capture *cap, const char *how);
 static void check_trail(const struct hp_capture *cap, const char *how);
 
-/* The last figures of the "unwind check:" line: the walks that took the
- * outer frames of their thread's last walk, and the frames they took. */
-static int trail_line(const char *err, unsigned long *took, unsigned long *frames)
-{
-	const char *line = err ? strstr(err, "unwind check: ") : NULL;
-	const char *rules = line ? strstr(line, "; ") : NULL;
-	const char *trail = rules ? strstr(rules + 2, "; ") : NULL;
-
-	return trail && sscanf(trail, "; %lu walks took %lu frames of the last walk", took,
-			       frames) == 2;
-}
-
 HP_TEST(unwind_cache_check_finds_no_difference)
 {
 	unsigned long walks = 0, cached = 0, differed = ~0UL;
@@ -139,37 +127,6 @@ static void check_trail(const struct hp_capture *cap, const char *how)
 			expect_eq_u64(s.alloc_count, ROUNDS, what);
 		}
 	}
-}
-
-/* Walks deeper than a remembered walk holds take the outer frames of
- * their thread's last walk where those are unchanged (cfa_cache.c,
- * struct trail): unwindshapes' trail frames and recursions do, and every
- * such walk is libunwind's, frame for frame. */
-HP_TEST(unwind_trail_takes_the_last_walks_frames)
-{
-	unsigned long walks = 0, cached = 0, differed = ~0UL, took = 0, frames = 0;
-	char path[512];
-	struct hp_capture *cap;
-	char *err = run_shapes("trail", "HEAPPROF_UNWIND_CHECK=1", "");
-
-	if (!expect_true(err != NULL, "unwindshapes runs under the recorder"))
-		return;
-	expect_true(check_line(err, &walks, &cached, &differed),
-		    "the recorder reports its comparison at exit");
-	expect_true(trail_line(err, &took, &frames), "and the walks that took the last walk's");
-	printf("%lu walks, %lu took %lu frames of the last walk\n", walks, took, frames);
-	expect_eq_u64(differed, 0, "every walk is libunwind's, frame for frame");
-	expect_true(took >= 2 * TRAIL_TOPS * ROUNDS, "the trail shapes' walks take outer frames");
-	expect_true(frames > took, "more than one frame each");
-	if (differed)
-		printf("%s", err);
-	free(err);
-	snprintf(path, sizeof path, "%s/trail.hpf", hp_test_tmp());
-	cap = hpq_load(path);
-	if (!expect_true(cap != NULL, "capture loads"))
-		return;
-	check_trail(cap, "dwarf");
-	hpq_free(cap);
 }
 
 /* The rule figures at the end of the "unwind check:" line: the rules read
