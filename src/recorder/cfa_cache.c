@@ -149,53 +149,6 @@ struct memo {
 	uint64_t val[MEMO_READS] __attribute__((aligned(16)));
 };
 
-/*
- * The thread's last walk, frame by frame (a trail), so that a walk whose
- * top frames are new but whose outer frames are those of the last walk
- * steps only the new ones. A walk's steps from a frame on are a pure
- * function of that frame's registers (rip, rsp, rbp) and of the words
- * those steps read: when a walk reaches a frame of the trail with the
- * same rip, rsp and rbp, and every word the trail's steps read from that
- * frame on still holds what they read, the walk would give the trail's
- * frames from there on. Those words are each later frame's return
- * address (at its rsp - 8), the saved rbp each step reloaded (at slot),
- * and the word that ended the walk (a return address below LOWEST_RIP).
- * Only walks that end at the stack's end within max frames make a trail
- * (a walk past max keeps other frames: roots.h). Two trails a thread:
- * the last walk's, and the one the walk in progress writes its frames
- * into (walk_on steps into it, then hashes and notes the frames from it).
- */
-#define TRAIL_FRAMES 256 /* HP_OPTION_MAX_DEPTH_MAX: every walk's frames */
-
-struct tframe {
-	uintptr_t rsp, rip, rbp; /* the frame's registers before its step */
-	uintptr_t slot;          /* where the step into it read rbp; 0: kept */
-};
-
-struct notes {
-	uint16_t off[MEMO_READS];
-	uint64_t val[MEMO_READS];
-};
-
-struct trail {
-	uint32_t len;     /* frames; 0: no trail */
-	uintptr_t end_at; /* the word that ended the walk, or 0 (a last frame) */
-	uint64_t end_val;
-	/* The walk's notes as its remembered walk holds them (nreads 0:
-	 * more than MEMO_READS), from base, kept marking the frames; the
-	 * first note of each frame's step; whether a later step computes a
-	 * CFA from the frame's rbp (then the notes from that frame on are
-	 * not all the words the rest of the walk depends on). */
-	uint32_t nreads;
-	uintptr_t base;
-	uint64_t kept;
-	struct notes nt;
-	uint8_t note_at[TRAIL_FRAMES];
-	uint8_t rbp_used[TRAIL_FRAMES];
-	uint8_t kind[TRAIL_FRAMES]; /* the rule of each frame's step (RULE_*) */
-	struct tframe f[TRAIL_FRAMES];
-};
-
 struct table {
 	struct entry *rules; /* (mask + 1) * WAYS entries: first, or a mapping */
 	uintptr_t mask;      /* sets - 1 */
@@ -206,9 +159,6 @@ struct table {
 	uint64_t reads;
 	struct memo memo[MEMO_SETS][MEMO_WAYS];
 	uint8_t memo_next[MEMO_SETS]; /* the way a set fills next */
-	uint8_t trail_last;           /* trail[trail_last]: the last walk's */
-	uint64_t trail_walks, trail_frames; /* walks that took a trail's frames, frames taken */
-	struct trail trail[2];
 	struct entry first[FIRST_SETS][WAYS] __attribute__((aligned(64)));
 };
 
@@ -216,17 +166,15 @@ struct table {
  * rules: all threads, relaxed atomics (for HEAPPROF_UNWIND_CHECK's line). */
 static uint64_t rules_read, rules_largest = FIRST_SETS * WAYS;
 
-/* The walks that took the frames of their thread's last walk, and the
- * frames they took, of the threads that have exited (each table counts
- * its own: no line written by every thread): for HEAPPROF_UNWIND_CHECK's
- * line. */
-static uint64_t exited_trail_walks, exited_trail_frames;
-
 /* The words a walk reads, as struct memo keeps them: hp_cfa_walk notes
  * them in its own frame, at addresses the compiler needs no register for
  * (noted into the memo itself, each note recomputed the memo's address:
  * 14 instructions a word), and copies them into the memo only when it
  * remembers the walk. */
+struct notes {
+	uint16_t off[MEMO_READS];
+	uint64_t val[MEMO_READS];
+};
 
 /* Notes the word val read at at into off[] and val[] (a memo's, or a
  * walk's struct notes), base the walk's starting rsp (reads past
@@ -296,18 +244,6 @@ void hp_cfa_rule_stats(uint64_t *read, uint64_t *largest)
 {
 	*read = __atomic_load_n(&rules_read, __ATOMIC_RELAXED);
 	*largest = __atomic_load_n(&rules_largest, __ATOMIC_RELAXED);
-}
-
-void hp_cfa_trail_stats(uint64_t *walks, uint64_t *frames)
-{
-	const struct table *tab = hp_self.cfa_cache;
-
-	*walks = __atomic_load_n(&exited_trail_walks, __ATOMIC_RELAXED);
-	*frames = __atomic_load_n(&exited_trail_frames, __ATOMIC_RELAXED);
-	if ((uintptr_t)tab > 1) {
-		*walks += tab->trail_walks;
-		*frames += tab->trail_frames;
-	}
 }
 
 void hp_cfa_flush(void)
@@ -870,10 +806,6 @@ static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
 		 * those never filled (pages not touched stay unbacked): an
 		 * empty one has rsp 0 (recall compares nothing else). */
 		clear_rules(tab);
-		tab->trail[0].len = 0;
-		tab->trail[1].len = 0;
-		tab->trail[0].nreads = 0;
-		tab->trail[1].nreads = 0;
 		for (unsigned i = 0; i < MEMO_SETS; i++)
 			for (unsigned w = 0; w < MEMO_WAYS; w++)
 				if (tab->memo[i][w].reads || tab->memo[i][w].rsp) {
@@ -897,8 +829,6 @@ static void release(void *table)
 	struct entry *rules = tab->rules;
 	size_t rules_bytes = (tab->mask + 1) * WAYS * sizeof *rules;
 
-	__atomic_fetch_add(&exited_trail_walks, tab->trail_walks, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&exited_trail_frames, tab->trail_frames, __ATOMIC_RELAXED);
 	hp_self.cfa_memo = NULL;
 	hp_self.cfa_cache = NO_TABLE;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -953,50 +883,6 @@ static inline __attribute__((always_inline)) int step(struct table *tab, struct 
 			return -1;
 		*rbp = *(const uintptr_t *)at;
 		*rbp_at = at; /* noted when a later step uses it */
-	}
-	*rsp = cfa;
-	return 0;
-}
-
-/* step for the walk's frames past the recorder's (walk_on): the same
- * step, the words it reads not noted (walk_on notes them from the frames
- * afterwards, note_walk), the rule's kind into *kind and where rbp was
- * reloaded from into *slot (0: kept). Properties as step. */
-static inline __attribute__((always_inline)) int step_rec(struct table *tab, struct entry **rules,
-							  uintptr_t *mask, uintptr_t lo,
-							  uintptr_t span, uintptr_t *rip,
-							  uintptr_t *rsp, uintptr_t *rbp,
-							  uintptr_t *slot, uint8_t *kind)
-{
-	struct entry *set = *rules + set_of(*rip, *mask) * WAYS;
-	const struct entry *e;
-	uintptr_t cfa;
-
-	if (__builtin_expect(set[0].ret == *rip, 1)) {
-		e = &set[0];
-	} else if (set[1].ret == *rip) {
-		e = &set[1];
-	} else {
-		e = fill(tab, set, *rip);
-		*rules = tab->rules; /* (the table may have grown) */
-		*mask = tab->mask;
-	}
-	*kind = e->kind;
-	if (__builtin_expect(e->kind > RULE_STEP_RBP, 0))
-		return e->kind == RULE_LAST ? 1 : -1;
-	cfa = (e->kind ? *rbp : *rsp) + (uintptr_t)(intptr_t)e->cfa_off;
-	/* lo + 8 <= cfa <= hi, in one compare */
-	if (__builtin_expect(cfa - lo - 8 > span, 0))
-		return -1;
-	*rip = ((const uintptr_t *)cfa)[-1];
-	*slot = 0;
-	if (e->rbp_off != RBP_KEPT) {
-		uintptr_t at = cfa + (uintptr_t)(intptr_t)e->rbp_off;
-
-		if (at - lo > span)
-			return -1;
-		*rbp = *(const uintptr_t *)at;
-		*slot = at;
 	}
 	*rsp = cfa;
 	return 0;
@@ -1214,155 +1100,6 @@ static inline uintptr_t entry_of(uintptr_t entry)
  * a walk of the same key read at the same address before. */
 #define OWN_KEY(rsp) ((rsp) | 1)
 
-/* The walk in progress (its frames rec[0..n], frame n at the trail a's
- * frame c, with the same rip, rsp and rbp) takes a's frames from c on
- * when every word a's steps read from there still holds what they read:
- * the return address of each later frame (at its rsp - 8), the rbp each
- * step reloaded (at its slot), the word that ended the walk. Those
- * addresses all lie in the thread's stack, where the walk read them
- * (step_rec checked each against its bounds), so they are safe to read
- * whatever the stack holds now. Returns the walk's frames (rec[] and
- * kind[] then hold them, *end_at and *end_val a's end), or 0 when a word
- * changed. Async-signal-safe, no allocation, no lock. */
-static __attribute__((noinline)) uint32_t take_trail(struct table *tab, const struct trail *a,
-						     uint32_t c, struct tframe *rec, uint8_t *kind,
-						     uint32_t n, uintptr_t *end_at,
-						     uint64_t *end_val, int verify)
-{
-	const uint32_t len = a->len;
-	uint64_t d = 0;
-
-	for (uint32_t k = c + 1; verify && k < len; k++) {
-		const struct tframe *f = &a->f[k];
-
-		d |= *(const uint64_t *)(f->rsp - 8) ^ f->rip;
-		if (f->slot)
-			d |= *(const uint64_t *)f->slot ^ f->rbp;
-	}
-	if (verify && a->end_at)
-		d |= *(const uint64_t *)a->end_at ^ a->end_val;
-	if (d)
-		return 0;
-	memcpy(&rec[n + 1], &a->f[c + 1], (len - c - 1) * sizeof *rec);
-	memcpy(&kind[n], &a->kind[c], len - c);
-	*end_at = a->end_at;
-	*end_val = a->end_val;
-	tab->trail_walks++;
-	tab->trail_frames += len - c;
-	return n + (len - c);
-}
-
-/* The words the walk's steps through rec[0..n) read, noted into nt as
- * step notes them (so that a walk stepped with step_rec or taken from a
- * trail is remembered as step would have remembered it): each step's
- * return address, and the saved rbp pending in *rbp_at once a step
- * computes a CFA from it; the kept frames among them into *kept and
- * *nkept, rip_at being the word frame 0 came from. end_at: the word the
- * last step read (0: none). Async-signal-safe, no allocation, no lock. */
-static __attribute__((noinline)) void note_walk(const struct tframe *rec, const uint8_t *kind,
-						uint32_t n, uint32_t stop_at, uintptr_t end_at,
-						uint64_t end_val, uintptr_t base, struct notes *nt,
-						uint8_t *note_at, uint8_t *rbp_used, uint32_t *reads_p,
-						uintptr_t *rbp_at_p, uint64_t *kept_p, uint32_t *nkept_p,
-						uint32_t rip_at)
-{
-	/* in locals: nt's stores cannot change them */
-	uint32_t reads = *reads_p, nkept = *nkept_p, rbp_from = 0;
-	uintptr_t rbp_at = *rbp_at_p;
-	uint64_t kept = *kept_p;
-
-	for (uint32_t i = 0; i < n; i++) {
-		note_at[i] = (uint8_t)(reads < 255 ? reads : 255);
-		rbp_used[i] = 0;
-		if (rip_at < MEMO_READS) {
-			kept |= 1ull << rip_at;
-			nkept++;
-		}
-		if (i == stop_at || (i + 1 == n && !end_at))
-			break;
-		if (kind[i] == RULE_STEP_RBP) {
-			/* the rbp of frames rbp_from..i is used */
-			for (; rbp_from <= i; rbp_from++)
-				rbp_used[rbp_from] = 1;
-			if (rbp_at) {
-				note(nt->off, nt->val, &reads, base, rbp_at, rec[i].rbp);
-				rbp_at = 0;
-			}
-		}
-		if (i + 1 == n) {
-			note(nt->off, nt->val, &reads, base, end_at, end_val);
-			break;
-		}
-		note(nt->off, nt->val, &reads, base, rec[i + 1].rsp - 8, rec[i + 1].rip);
-		rip_at = reads - 1;
-		if (rec[i + 1].slot) {
-			rbp_at = rec[i + 1].slot;
-			rbp_from = i + 1;
-		}
-	}
-	*reads_p = reads;
-	*nkept_p = nkept;
-	*rbp_at_p = rbp_at;
-	*kept_p = kept;
-}
-
-/* Whether the trail a's frames from c on may be taken by their notes: a
- * has its notes, no later step computes a CFA from frame c's rbp (so its
- * notes from note_at[c] on are every word the rest of its walk depends
- * on), and they can be said from base. Then compares those words (each
- * at its address, which a's walk read in the thread's stack: safe to
- * read). Returns 1 when all hold their values, 0 when one changed, -1
- * when the notes cannot tell. Async-signal-safe, no allocation, no lock. */
-static inline int trail_notes_hold(const struct trail *a, uint32_t c, uintptr_t base)
-{
-	uint32_t k = a->note_at[c];
-	uint64_t d = 0;
-
-	if (!a->nreads || a->rbp_used[c] || k > a->nreads || ((a->base - base) & 7))
-		return -1;
-	for (; k < a->nreads; k++)
-		d |= WORD(a->base, a->nt.off[k]) ^ a->nt.val[k];
-	return d == 0;
-}
-
-/* After note_walk has noted the walk's frames up to n, which is the trail
- * a's frame c (trail_notes_hold): a's notes from c on, rebased from a's
- * base to base, appended to nt with their kept frames, and the trail
- * b's note_at and rbp_used past n from a's. Poisons *reads (not
- * remembered) when they do not fit. Async-signal-safe, no allocation,
- * no lock. */
-static __attribute__((noinline)) void append_notes(const struct trail *a, uint32_t c,
-						   struct trail *b, uint32_t n, uintptr_t base,
-						   uint32_t *reads, uint64_t *kept, uint32_t *nkept)
-{
-	const uint32_t from = a->note_at[c], count = a->nreads - from, at = *reads;
-	const int64_t delta = (int64_t)(a->base - base) / 8;
-	uint64_t bad = 0, more;
-
-	if (at > MEMO_READS || at + count > MEMO_READS) {
-		*reads = MEMO_POISON;
-		return;
-	}
-	for (uint32_t k = 0; k < count; k++) {
-		int64_t o = (int64_t)a->nt.off[from + k] + delta;
-
-		bad |= (uint64_t)o >> 16; /* below 0 or above MEMO_MAX_OFF */
-		b->nt.off[at + k] = (uint16_t)o;
-	}
-	memcpy(&b->nt.val[at], &a->nt.val[from], count * sizeof *b->nt.val);
-	more = from < 64 ? a->kept >> from : 0;
-	more = at < 64 ? more << at : 0;
-	*kept |= more;
-	*nkept += (uint32_t)__builtin_popcountll(more);
-	*reads = bad ? MEMO_POISON : at + count;
-	for (uint32_t k = c + 1; k < a->len; k++) {
-		uint32_t i = a->note_at[k] - from + at;
-
-		b->note_at[n + k - c] = (uint8_t)(i < 255 ? i : 255);
-		b->rbp_used[n + k - c] = a->rbp_used[k];
-	}
-}
-
 /* hp_cfa_walk when no remembered walk matched: the walk from the
  * registers of hp_cfa_walk's frame fp (still live: this is its callee),
  * stepped with the rules and remembered as it goes. Apart, so that the
@@ -1388,17 +1125,7 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 	uint32_t reads;       /* words noted (struct memo), kept here while walking */
 	uint64_t kept;        /* the kept frames among them */
 	uint32_t nkept;       /* bits set in kept (each frame's word is a later one) */
-	uintptr_t slot = 0;   /* where the last step read rbp (0: kept it, or frame 0) */
-	const struct trail *a = &tab->trail[tab->trail_last]; /* the last walk's */
-	struct trail *b = &tab->trail[tab->trail_last ^ 1];    /* this walk's */
-	struct notes *nt = &b->nt; /* the words themselves */
-	uint32_t noted_c = UINT32_MAX, noted_n = 0; /* taken at a's frame c, its frame n, by a's notes */
-	struct tframe *rec = b->f;
-	uint32_t c = 0, alen; /* the last walk's frame at or above rsp; its frames */
-	uintptr_t next;       /* the rsp of frame c (UINTPTR_MAX: none) */
-	uintptr_t end_at = 0; /* the word the last step read, as struct trail */
-	uint64_t end_val = 0;
-	int ended = 0;        /* the walk reached the stack's end */
+	struct notes nt;      /* the words themselves */
 	int r;
 
 	/* Else this walk is noted into the set's next way, the one evicted
@@ -1419,7 +1146,7 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 	while (hp_unwind_is_own(rip)) {
 		if (walked >= limit)
 			goto out;
-		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, nt, &reads, &rbp_at);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
 		if (r < 0)
 			goto fail;
 		rip_at = reads - 1; /* the word rip came from: step's last note */
@@ -1448,69 +1175,23 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 	}
 	/* Kept frames end at max, or where the walk's limit falls. */
 	stop = limit - walked + 1 < max ? limit - walked + 1 : max;
-	/* The last walk's frames may be taken only by a walk that keeps
-	 * every frame to the stack's end, as the trail's did. */
-	alen = stop == max && max >= 2 ? a->len : 0;
-	next = alen ? a->f[0].rsp : UINTPTR_MAX;
-	/* The frames are stepped into rec (n < max <= TRAIL_FRAMES at the
-	 * top of the loop), then hashed and noted from it. */
 	for (;;) {
-		rec[n].rsp = rsp;
-		rec[n].rip = rip;
-		rec[n].rbp = rbp;
-		rec[n].slot = slot;
-		/* The trail's frames lie at rsp's that grow outwards: only a
-		 * frame at or above the next one's rsp may be one of them. */
-		if (__builtin_expect(rsp >= next, 0)) {
-			while (c < alen && a->f[c].rsp < rsp)
-				c++;
-			next = c < alen ? a->f[c].rsp : UINTPTR_MAX;
-			if (next == rsp) {
-				if (a->f[c].rip == rip && n + (alen - c) <= max) {
-					/* by a's notes (the words its remembered walk
-					 * compares), else by its frames, with rbp */
-					int hold = trail_notes_hold(a, c, base);
-
-					r = hold > 0 || (hold < 0 && a->f[c].rbp == rbp)
-						    ? (int)take_trail(tab, a, c, rec, b->kind, n,
-								      &end_at, &end_val, hold < 0)
-						    : 0;
-					if (r) {
-						if (hold > 0) {
-							noted_c = c;
-							noted_n = n;
-						}
-						n = (uint32_t)r;
-						ended = 1;
-						break;
-					}
-					if (hold >= 0 || a->f[c].rbp == rbp)
-						alen = 0; /* a word above changed: no frame will do */
-				}
-				c++;
-				next = c < alen ? a->f[c].rsp : UINTPTR_MAX;
-			}
+		frames[n++] = rip;
+		if (rip_at < MEMO_READS) {
+			kept |= 1ull << rip_at;
+			nkept++;
 		}
-		n++;
+		h = hp_hash_stack_step(h, rip);
 		if (n >= stop && (stop < max || max < 2))
 			break;
-		r = step_rec(tab, &rules, &mask, lo, span, &rip, &rsp, &rbp, &slot, &b->kind[n - 1]);
+		r = step(tab, &rules, &mask, lo, span, base, &rip, &rsp, &rbp, &nt, &reads, &rbp_at);
 		if (r < 0)
 			goto fail;
-		if (r > 0) { /* the last frame */
-			ended = 1;
+		rip_at = reads - 1;
+		if (r > 0 || rip < LOWEST_RIP)
 			break;
-		}
-		if (rip < LOWEST_RIP) { /* the step read the end */
-			end_at = rsp - 8;
-			end_val = rip;
-			ended = 1;
-			break;
-		}
 		if (n >= max) { /* deeper than max: its roots (roots.h) */
-			for (uint32_t i = 0; i < n; i++)
-				frames[i] = rec[i].rip;
-			r = walk_roots(tab, &rules, &mask, lo, span, base, rip, rsp, rbp, nt, &reads,
+			r = walk_roots(tab, &rules, &mask, lo, span, base, rip, rsp, rbp, &nt, &reads,
 				       &rbp_at, frames, max);
 			if (r < 0)
 				goto fail;
@@ -1520,29 +1201,6 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 			return (int)n;
 		}
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		frames[i] = rec[i].rip;
-		h = hp_hash_stack_step(h, rec[i].rip);
-	}
-	/* Noted only if it may be remembered: a word a step at least */
-	if (reads + n - 1 <= MEMO_READS) {
-		note_walk(rec, b->kind, n, noted_c == UINT32_MAX ? UINT32_MAX : noted_n, end_at,
-			  end_val, base, nt, b->note_at, b->rbp_used, &reads, &rbp_at, &kept, &nkept,
-			  rip_at);
-		if (noted_c != UINT32_MAX)
-			append_notes(a, noted_c, b, noted_n, base, &reads, &kept, &nkept);
-	} else {
-		reads = MEMO_POISON;
-	}
-	if (ended && stop == max && max >= 2) { /* this walk is the trail now */
-		b->nreads = reads <= MEMO_READS ? reads : 0;
-		b->base = base;
-		b->kept = kept;
-		b->len = n;
-		b->end_at = end_at;
-		b->end_val = end_val;
-		tab->trail_last ^= 1;
-	}
 out:
 	*hash = hp_hash_stack_end(h, n);
 	/* Remembered when every word fits and every kept frame is a word
@@ -1550,8 +1208,8 @@ out:
 	 * the walk reached it and kept all it may (the frames the recorder's
 	 * own take from max + HP_UNWIND_SLACK are not in the key). */
 	if (reads <= MEMO_READS && nkept + lead == n && (!entry || (lead && stop == max))) {
-		memcpy(tr->off, nt->off, reads * sizeof *nt->off);
-		memcpy(tr->val, nt->val, reads * sizeof *nt->val);
+		memcpy(tr->off, nt.off, reads * sizeof *nt.off);
+		memcpy(tr->val, nt.val, reads * sizeof *nt.val);
 		tr->reads = reads;
 		tr->kept = kept;
 		tr->rip = key_rip;
