@@ -56,6 +56,7 @@ static int check_line(const char *err, unsigned long *walks, unsigned long *cach
 }
 
 static void check_crossed(const struct hp_capture *cap, const char *how);
+static void check_trail(const struct hp_capture *cap, const char *how);
 
 HP_TEST(unwind_cache_check_finds_no_difference)
 {
@@ -83,7 +84,49 @@ HP_TEST(unwind_cache_check_finds_no_difference)
 	if (!expect_true(cap != NULL, "capture loads"))
 		return;
 	check_crossed(cap, "dwarf");
+	check_trail(cap, "dwarf");
 	hpq_free(cap);
+}
+
+#define TRAIL_DEPTH 36 /* as in unwindshapes.c */
+#define TRAIL_TOPS 6   /* trail_tops' allocations */
+
+/* The trail frames of unwindshapes: under trail_from_a and trail_from_b,
+ * each of trail_tops' six allocations its own stack, ROUNDS blocks each.
+ * A walk that took the last walk's outer frames where a word above them
+ * had changed (the return address into trail_from_a, a saved rbp), where
+ * the shared frame's CFA comes from another rbp, or at the wrong depth,
+ * gives other frames. */
+static void check_trail(const struct hp_capture *cap, const char *how)
+{
+	static const char *const from[2] = {"trail_from_a", "trail_from_b"};
+	static const char *const moved[2] = {"trail_ma", "trail_mb"};
+	const char *st[TRAIL_DEPTH + 16];
+	char what[160];
+	struct hpq_sum s;
+
+	for (int f = 0; f < 2; f++) {
+		for (int shape = 0; shape < TRAIL_TOPS; shape++) {
+			int n = 0;
+
+			st[n++] = "leaf";
+			if (shape == 1 || shape >= 4)
+				st[n++] = "pad_middle";
+			if (shape >= 2) {
+				st[n++] = "trail_mid";
+				st[n++] = moved[shape % 2];
+			}
+			st[n++] = "trail_tops";
+			for (int d = 0; d < TRAIL_DEPTH; d++)
+				st[n++] = "trail_deep";
+			st[n++] = from[f];
+			st[n++] = "main";
+			st[n] = NULL;
+			s = hpq_match(cap, st);
+			snprintf(what, sizeof what, "%s: trail shape %d under %s", how, shape, from[f]);
+			expect_eq_u64(s.alloc_count, ROUNDS, what);
+		}
+	}
 }
 
 /* The rule figures at the end of the "unwind check:" line: the rules read
@@ -275,6 +318,7 @@ HP_TEST(unwind_fp_remembered_check_finds_no_difference)
 	s = hpq_match(cap, STACK("leaf", "moved_mid", "moved_b", "moved_shape", "main"));
 	expect_eq_u64(s.alloc_count, ROUNDS, "fp: moved_b, its own stack");
 	check_crossed(cap, "fp");
+	check_trail(cap, "fp");
 	check_roots(cap, "fp", 1); /* main's caller: its return address */
 	hpq_free(cap);
 }
@@ -398,6 +442,7 @@ static void check_paths(const char *name)
 	expect_eq_u64(s.alloc_bytes, 4 * ROUNDS * 444, "in the plugin: bytes");
 	s = hpq_match(cap, STACK("leaf", "compare"));
 	expect_true(s.alloc_count > 0, "under qsort's frames");
+	check_trail(cap, name);
 	check_roots(cap, name, RUNTIME_ROOTS);
 	hpq_free(cap);
 }

@@ -35,6 +35,10 @@
  *                  word that told (p, a) apart from (p, b) does not tell
  *                  it from (q, a): a remembered walk must compare the
  *                  rest, every frame's words
+ *   trail frames   trail_from_a and trail_from_b (below): walks deeper
+ *                  than a remembered walk holds that share outer frames
+ *                  with the last walk, at another depth, behind a changed
+ *                  saved rbp, or with another rbp at the shared frame
  *   threads        each thread runs the first three shapes
  *
  * With a second argument "swap", main then loads, calls and unloads
@@ -246,6 +250,86 @@ __attribute__((noinline)) void cross_shape(void)
 	}
 }
 
+/* Trail frames: walks that share their outer frames with the thread's
+ * last walk and differ in their top ones. trail_deep recurses
+ * TRAIL_DEPTH frames (frame pointers: two words a frame read, more than a
+ * remembered walk holds, so that every walk here steps and takes the last
+ * walk's frames where it may) under trail_from_a or trail_from_b (frames
+ * of one size), and trail_tops at the bottom allocates:
+ *   - through leaf, then pad_middle: the same outer frames one frame
+ *     deeper (a frame of the last walk at another index);
+ *   - through trail_ma and trail_mb, called from one call site, which
+ *     move trail_mid's frame (rbp) but not the inner ones (rsp), trail_mid
+ *     calling leaf or pad_middle through one pointer: with the same top,
+ *     the walks differ only at the saved rbp trail_mid's rule reads; with
+ *     another top, they reach trail_mid's frame at the same rip and rsp
+ *     with another rbp, which its CFA (rbp + 16) is computed from.
+ * Under trail_from_b, the walks reach every frame the walk under
+ * trail_from_a had at the same rip and rsp, and only the return address
+ * into trail_from_b, near the root, differs. */
+#define TRAIL_DEPTH 36
+
+__attribute__((noinline)) void trail_mid(size_t n, void (*top)(size_t))
+{
+	volatile char vla[n];
+
+	vla[0] = 1;
+	top(75 + (size_t)vla[0] - 1);
+}
+
+__attribute__((noinline)) void trail_ma(size_t pad_bytes, size_t n, void (*top)(size_t))
+{
+	volatile char pad[pad_bytes];
+
+	pad[0] = 1;
+	trail_mid(n + (size_t)pad[0] - 1, top);
+}
+
+__attribute__((noinline)) void trail_mb(size_t pad_bytes, size_t n, void (*top)(size_t))
+{
+	volatile char pad[pad_bytes];
+
+	pad[0] = 2;
+	trail_mid(n + (size_t)pad[0] - 2, top);
+}
+
+static void (*volatile trail_moved[2])(size_t, size_t, void (*)(size_t)) = {trail_ma, trail_mb};
+static void (*volatile trail_top[2])(size_t) = {leaf, pad_middle};
+
+__attribute__((noinline)) void trail_tops(void)
+{
+	leaf(70);
+	pad_middle(71);
+	for (int top = 0; top < 2; top++)
+		for (int i = 0; i < moved_count; i++) /* one call site */
+			trail_moved[i](moved_pad[i], moved_n[i], trail_top[top]);
+}
+
+__attribute__((noinline)) void trail_deep(int depth)
+{
+	if (depth <= 1)
+		trail_tops();
+	else
+		trail_deep(depth - 1);
+	KEEP(depth);
+}
+
+__attribute__((noinline)) void trail_from_a(void)
+{
+	volatile char pad[48];
+
+	pad[0] = 1;
+	trail_deep(TRAIL_DEPTH + pad[0] - 1);
+}
+
+__attribute__((noinline)) void trail_from_b(void)
+{
+	volatile char pad[48];
+
+	pad[0] = 2;
+	trail_deep(TRAIL_DEPTH + pad[0] - 2);
+}
+
 static int compare(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -397,6 +481,8 @@ int main(int argc, char **argv)
 		plugin_shape(argv[1]);
 		far_a(140);
 		far_b(140);
+		trail_from_a();
+		trail_from_b();
 	}
 	if (argc > 2 && strcmp(argv[2], "swap") == 0) {
 		for (int r = 0; r < ROUNDS; r++) {
