@@ -47,8 +47,12 @@ struct hp_ev_buf {
 	struct hp_ev ev[HP_EV_BUF_EVENTS];
 };
 
-/* Whether the log is on: set at start (hp_events_init), read-only after. */
-extern int hp_events_on;
+/* Whether the log is on: set at start (hp_events_init), read-only after.
+ * Declared hidden, as it is defined (the library is built with
+ * -fvisibility=hidden, which marks definitions only): the slow paths read
+ * it on every allocation and free, PC-relative in one load, where a plain
+ * extern takes its address from the GOT first. */
+extern int hp_events_on __attribute__((visibility("hidden")));
 /* The thread's buffer, NULL until its first event, HP_EV_DONE after its
  * exit's flush. Written by its thread only. */
 extern __thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec")));

@@ -39,15 +39,6 @@
 #include "writer.h"
 #include "interpose_inline.h"
 
-/* Two globals of other files that the slow paths read on every allocation
- * or free, declared again as what they are, hidden (the library is built
- * with -fvisibility=hidden, which marks definitions only): the compiler
- * then loads them PC-relative in one instruction, where through the
- * headers' plain extern it takes their address first (the linker's
- * relaxed GOT entry). Defined in events.c and unwind.c. */
-extern int hp_events_on __attribute__((visibility("hidden")));
-extern hp_unwind_walk_fn *hp_unwind_direct __attribute__((visibility("hidden")));
-
 int hp_state;
 int hp_sampled;
 unsigned hp_rare = HP_RARE_OFF;

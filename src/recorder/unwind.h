@@ -68,7 +68,8 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
  * once by hp_unwind_init (hp_unwind until then). */
 typedef int hp_unwind_walk_fn(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
 			      uint32_t *stack, uintptr_t entry);
-extern hp_unwind_walk_fn *hp_unwind_direct;
+extern hp_unwind_walk_fn *hp_unwind_direct
+	__attribute__((visibility("hidden"))); /* one load: events.h, hp_events_on */
 
 /* What hp_unwind falls back to when the walk it tries first gives up:
  * unw_backtrace, or the plain frame-pointer walk. Same properties. */
