@@ -97,7 +97,7 @@ static uint64_t chain_hash(const struct names *n, const struct hp_model *m, uint
 	uint64_t h = HP_HASH_STR_SEED;
 
 	for (uint32_t f = 0; f < st->depth; f++) {
-		uint32_t loc = st->locations[f];
+		uint32_t loc = hp_mstack_location(st, f);
 		for (uint32_t s = 0; s < m->locations[loc].nsyms; s++)
 			h = hp_hash_u64(h ^ n->hash[n->base[loc] + s]) + 1;
 	}
@@ -116,7 +116,7 @@ struct cursor {
 static uint32_t next_name(struct cursor *c)
 {
 	while (c->f < c->st->depth) {
-		uint32_t loc = c->st->locations[c->f];
+		uint32_t loc = hp_mstack_location(c->st, c->f);
 		if (c->s < c->m->locations[loc].nsyms)
 			return c->n->id[c->n->base[loc] + c->s++];
 		c->f++;
@@ -137,7 +137,7 @@ static int chain_equal(const struct hp_model *ma, const struct names *na, uint32
 	if (a.st->depth == b.st->depth) {
 		uint32_t f = 0;
 		while (f < a.st->depth &&
-		       na->lid[a.st->locations[f]] == nb->lid[b.st->locations[f]])
+		       na->lid[hp_mstack_location(a.st, f)] == nb->lid[hp_mstack_location(b.st, f)])
 			f++;
 		if (f == a.st->depth)
 			return 1;
