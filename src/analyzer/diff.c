@@ -97,7 +97,7 @@ static uint64_t chain_hash(const struct names *n, const struct hp_model *m, uint
 	uint64_t h = HP_HASH_STR_SEED;
 
 	for (uint32_t f = 0; f < st->depth; f++) {
-		uint32_t loc = st->locations[f];
+		uint32_t loc = hp_mstack_location(st, f);
 		for (uint32_t s = 0; s < m->locations[loc].nsyms; s++)
 			h = hp_hash_u64(h ^ n->hash[n->base[loc] + s]) + 1;
 	}
@@ -116,7 +116,7 @@ struct cursor {
 static uint32_t next_name(struct cursor *c)
 {
 	while (c->f < c->st->depth) {
-		uint32_t loc = c->st->locations[c->f];
+		uint32_t loc = hp_mstack_location(c->st, c->f);
 		if (c->s < c->m->locations[loc].nsyms)
 			return c->n->id[c->n->base[loc] + c->s++];
 		c->f++;
@@ -137,7 +137,7 @@ static int chain_equal(const struct hp_model *ma, const struct names *na, uint32
 	if (a.st->depth == b.st->depth) {
 		uint32_t f = 0;
 		while (f < a.st->depth &&
-		       na->lid[a.st->locations[f]] == nb->lid[b.st->locations[f]])
+		       na->lid[hp_mstack_location(a.st, f)] == nb->lid[hp_mstack_location(b.st, f)])
 			f++;
 		if (f == a.st->depth)
 			return 1;
@@ -264,21 +264,56 @@ static void index_free(struct chain_index *t)
 	memset(t, 0, sizeof *t);
 }
 
+/* How far ahead add_side hashes the stacks (a power of 2): the slot of
+ * stack s + AHEAD is fetched, and the entry that slot names for stack s +
+ * AHEAD / 2, so that stack s finds both in the cache (a million chains:
+ * each a cache miss otherwise, two a stack). */
+#define AHEAD 16u
+
+static inline void fetch(const void *p)
+{
+#if defined(__GNUC__)
+	__builtin_prefetch(p);
+#else
+	(void)p;
+#endif
+}
+
 /* Adds the stacks of m that have buckets to the entries, which have room
  * for every stack of both sides. which: 0 = NEW, 1 = BASE. Returns 0 or
  * -ENOMEM. */
 static int add_side(struct hp_diff *d, struct chain_index *t, const struct names *names,
 		    const struct hp_model *m, int which)
 {
+	uint64_t ahead[AHEAD] = {0}; /* the chain hash of stack s at s % AHEAD */
+
+	for (uint32_t s = 0; s < AHEAD && s < m->nstacks; s++)
+		if (m->stacks[s].nbuckets) {
+			ahead[s] = chain_hash(&names[which], m, s);
+			if (t->slots)
+				fetch(&t->slots[(size_t)ahead[s] & t->mask]);
+		}
 	for (uint32_t s = 0; s < m->nstacks; s++) {
 		struct hp_diff_entry *e = NULL;
 		const struct hp_values **side;
 		struct hp_values *sum;
 		uint64_t h;
 
+		/* Hints only: the index may grow before those stacks come. */
+		if (t->slots && s + AHEAD / 2 < m->nstacks && m->stacks[s + AHEAD / 2].nbuckets) {
+			uint32_t slot = t->slots[(size_t)ahead[(s + AHEAD / 2) % AHEAD] & t->mask];
+			if (slot)
+				fetch(&d->entries[slot - 1].change);
+		}
+		h = ahead[s % AHEAD]; /* set when stack s has buckets */
+		if (s + AHEAD < m->nstacks && m->stacks[s + AHEAD].nbuckets) {
+			uint64_t later = chain_hash(&names[which], m, s + AHEAD);
+			ahead[s % AHEAD] = later;
+			if (t->slots)
+				fetch(&t->slots[(size_t)later & t->mask]);
+		}
 		if (!m->stacks[s].nbuckets)
 			continue;
-		h = chain_hash(&names[which], m, s);
 		for (size_t k = (size_t)h & t->mask; t->slots && t->slots[k];
 		     k = (k + 1) & t->mask) {
 			struct hp_diff_entry *o = &d->entries[t->slots[k] - 1];

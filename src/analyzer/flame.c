@@ -237,7 +237,7 @@ static int build(const struct hp_model *m, enum hp_metric metric, int dim, int a
 	for (size_t s = 0; s < m->nstacks; s++) {
 		size_t k = 0;
 		for (uint32_t i = 0; i < m->stacks[s].depth; i++)
-			k += m->locations[m->stacks[s].locations[i]].nsyms;
+			k += m->locations[hp_mstack_location(&m->stacks[s], i)].nsyms;
 		if (k > maxsyms)
 			maxsyms = k;
 	}

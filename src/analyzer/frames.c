@@ -16,7 +16,7 @@ size_t hp_frames_count(const struct hp_model *m, const struct hp_mstack *st)
 	size_t n = 0;
 
 	for (uint32_t i = 0; i < st->depth; i++)
-		n += m->locations[st->locations[i]].nsyms;
+		n += m->locations[hp_mstack_location(st, i)].nsyms;
 	return n;
 }
 
@@ -26,10 +26,11 @@ size_t hp_frames_shown(const struct hp_model *m, const struct hp_mstack *st, int
 	size_t n = 0;
 
 	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
+		uint32_t loc = hp_mstack_location(st, i);
+		const struct hp_location *l = &m->locations[loc];
 		for (uint32_t k = 0; k < l->nsyms; k++) {
 			unsigned marks;
-			out[n++] = (struct hp_shown_frame){st->locations[i], k,
+			out[n++] = (struct hp_shown_frame){loc, k,
 							   hp_model_frame_class(m, l, &l->syms[k])};
 			if (all)
 				continue;

@@ -46,7 +46,7 @@ static const struct hp_sym *charged(const struct hp_model *m, const struct hp_mb
 	if (!st->depth)
 		return NULL;
 	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
+		const struct hp_location *l = &m->locations[hp_mstack_location(st, i)];
 		for (uint32_t k = 0; k < l->nsyms; k++) {
 			if (hp_model_frame_class(m, l, &l->syms[k]) == HP_FRAME_OWN) {
 				*loc = l;
@@ -54,7 +54,7 @@ static const struct hp_sym *charged(const struct hp_model *m, const struct hp_mb
 			}
 		}
 	}
-	*loc = &m->locations[st->locations[0]];
+	*loc = &m->locations[hp_mstack_location(st, 0)];
 	return &(*loc)->syms[0];
 }
 

@@ -94,7 +94,7 @@ static void frame_of(const struct hp_model *m, uint32_t id, const char **fn, con
 	*file = "";
 	*line = 0;
 	if (st->depth) {
-		const struct hp_location *l = &m->locations[st->locations[0]];
+		const struct hp_location *l = &m->locations[hp_mstack_location(st, 0)];
 		const char *slash;
 		*fn = l->syms[0].function ? l->syms[0].function : "??";
 		*file = l->syms[0].file ? l->syms[0].file : "";

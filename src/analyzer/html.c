@@ -270,7 +270,7 @@ static long stack_frames(struct page *p, const struct hp_model *m, uint32_t id)
 	size_t cap = 0;
 
 	for (uint32_t i = 0; i < s->depth; i++)
-		cap += m->locations[s->locations[i]].nsyms;
+		cap += m->locations[hp_mstack_location(s, i)].nsyms;
 	if (hp_vec_grow(&p->fbuf, &p->fbuf_cap, cap + 1))
 		return -ENOMEM;
 	return (long)hp_frames_shown(m, s, p->all_frames, p->fbuf);
@@ -1187,10 +1187,10 @@ static void fitem_step(const struct ftree *t, const struct hp_mstack *st, struct
 					return;
 				}
 				i--;
-			} while (!m->locations[st->locations[i]].nsyms);
-			k = m->locations[st->locations[i]].nsyms - 1;
+			} while (!m->locations[hp_mstack_location(st, i)].nsyms);
+			k = m->locations[hp_mstack_location(st, i)].nsyms - 1;
 		}
-		if (fshown(t, &m->locations[st->locations[i]], k)) {
+		if (fshown(t, &m->locations[hp_mstack_location(st, i)], k)) {
 			it->i = i;
 			it->kcd = (it->kcd & ~0xffffffu) | k;
 			return;
@@ -1231,7 +1231,7 @@ static int fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
 			return -ENOMEM;
 	it->i = FITEM_END;
 	for (uint32_t i = 0, seen = 0; seen < (uint32_t)nf && i < st->depth; i++) {
-		const struct hp_location *l = &t->m->locations[st->locations[i]];
+		const struct hp_location *l = &t->m->locations[hp_mstack_location(st, i)];
 		for (uint32_t k = 0; k < l->nsyms; k++)
 			if (fshown(t, l, k) && ++seen == (uint32_t)nf) {
 				it->i = i;
@@ -1293,7 +1293,7 @@ static int fitem_next(struct ftree *t, struct fitem *it, uint64_t *key, uint32_t
 	if (it->i == FITEM_END)
 		return 0;
 	st = &t->m->stacks[t->by_context ? t->m->buckets[it->id].stack : it->id];
-	*loc = st->locations[it->i];
+	*loc = hp_mstack_location(st, it->i);
 	*sym = FITEM_K(it);
 	if (fname(t, *loc, *sym, &nm))
 		return -ENOMEM;
@@ -1399,8 +1399,11 @@ static inline void fprefetch(const struct ftree *t, size_t j, size_t hi)
 	}
 	if (j + FPREFETCH_FRAME < hi) {
 		const struct fitem *it = &t->items[j + FPREFETCH_FRAME];
-		if (it->i != FITEM_END)
-			fetch(&m->stacks[it->id].locations[it->i]);
+		if (it->i != FITEM_END) {
+			const struct hp_mstack *s = &m->stacks[it->id];
+			fetch(s->wide_locations ? (const void *)&s->locations.wide[it->i]
+						: (const void *)&s->locations.narrow[it->i]);
+		}
 	}
 }
 

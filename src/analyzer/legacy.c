@@ -165,7 +165,7 @@ int hp_legacy_write(FILE *out, const struct hp_model *m, const struct hp_legacy_
 				continue;
 			print_pair_line(out, &l);
 			for (uint32_t f = 0; f < st->depth; f++)
-				fprintf(out, " 0x%" PRIx64, m->locations[st->locations[f]].address);
+				fprintf(out, " 0x%" PRIx64, m->locations[hp_mstack_location(st, f)].address);
 			fputc('\n', out);
 		}
 	}

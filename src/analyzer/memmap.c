@@ -208,7 +208,7 @@ void hp_map_perms(uint32_t perms, char buf[5])
 static const char *function_of(const struct hp_model *m, uint32_t stack)
 {
 	if (stack < m->nstacks && m->stacks[stack].depth) {
-		const struct hp_location *l = &m->locations[m->stacks[stack].locations[0]];
+		const struct hp_location *l = &m->locations[hp_mstack_location(&m->stacks[stack], 0)];
 		if (l->syms[0].function)
 			return l->syms[0].function;
 	}

@@ -360,7 +360,7 @@ static void put_sample(struct pp *pp, int slot, uint32_t stack, const int64_t *v
 	uint32_t depth = st->depth < HP_CAP_MAX_DEPTH ? st->depth : HP_CAP_MAX_DEPTH;
 
 	for (uint32_t i = 0; i < depth; i++)
-		ids[i] = location_id(pp, slot, st->locations[i]);
+		ids[i] = location_id(pp, slot, hp_mstack_location(st, i));
 	for (int i = 0; i < n; i++)
 		v[i] = (uint64_t)values[i];
 	put_packed(&pp->msg, F_SAMPLE_LOCATION_ID, ids, depth);

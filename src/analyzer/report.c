@@ -52,7 +52,7 @@ static uint64_t stack_key(const struct hp_model *m, const uint64_t *loc_hash, ui
 	uint64_t h = HP_HASH_STR_SEED ^ st->depth;
 
 	for (uint32_t i = 0; i < st->depth; i++)
-		h = hp_hash_u64(h ^ loc_hash[st->locations[i]]) + i;
+		h = hp_hash_u64(h ^ loc_hash[hp_mstack_location(st, i)]) + i;
 	return h;
 }
 
@@ -794,7 +794,7 @@ void hp_report_json_stack(FILE *out, const struct hp_model *m, uint32_t stack)
 
 	fputc('[', out);
 	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
+		const struct hp_location *l = &m->locations[hp_mstack_location(st, i)];
 		for (uint32_t k = 0; k < l->nsyms; k++) {
 			fprintf(out, "%s{\"function\": ", first ? "" : ", ");
 			json_str(out, l->syms[k].function);

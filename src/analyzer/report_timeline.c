@@ -38,7 +38,7 @@ static const char *name_of(const struct hp_model *m, const struct hp_tl_group *g
 	if (g->other) {
 		snprintf(buf, cap, "(%zu other%s)", g->members, g->members == 1 ? "" : "s");
 	} else if (!*g->key && g->stack < m->nstacks && m->stacks[g->stack].depth) {
-		const struct hp_location *l = &m->locations[m->stacks[g->stack].locations[0]];
+		const struct hp_location *l = &m->locations[hp_mstack_location(&m->stacks[g->stack], 0)];
 		snprintf(buf, cap, "%s %s", l->syms[0].function,
 			 hp_location_where(m, l, where, sizeof where));
 	} else if (!*g->key) {
@@ -64,7 +64,7 @@ static void frame_label(const struct hp_model *m, const struct hp_tl_group *g, u
 		snprintf(buf, cap, "(end)");
 		return;
 	}
-	const struct hp_location *l = &m->locations[st->locations[k]];
+	const struct hp_location *l = &m->locations[hp_mstack_location(st, k)];
 	if (with_where) {
 		const char *w = hp_location_where(m, l, where, sizeof where), *base = strrchr(w, '/');
 		snprintf(buf, cap, "%s %s", l->syms[0].function, base ? base + 1 : w);
@@ -313,7 +313,7 @@ int hp_report_timeline_json(FILE *out, const struct hp_model *m, unsigned top, i
 		} else if (dim == HP_BY_STACK) {
 			const struct hp_mstack *st = s->stack < m->nstacks ? &m->stacks[s->stack] : NULL;
 			const struct hp_location *l =
-				st && st->depth ? &m->locations[st->locations[0]] : NULL;
+				st && st->depth ? &m->locations[hp_mstack_location(st, 0)] : NULL;
 			hp_report_json_str(out, l ? l->syms[0].function : "(no stack)");
 			fprintf(out, ", \"stack_id\": %" PRIu32 ", \"where\": ", s->stack);
 			hp_report_json_str(out, l ? hp_location_where(m, l, where, sizeof where) : "");

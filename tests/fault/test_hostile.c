@@ -514,11 +514,67 @@ HP_TEST(address_zero_is_one_location)
 		return;
 	if (expect_eq_u64((uint64_t)hp_model_build(&m, &cap, NULL, err, sizeof err), 0, err)) {
 		expect_eq_u64(m.nlocations, 2, "addresses 16 and 0, one location each");
-		expect_eq_u64(m.stacks[1].locations[1], m.stacks[2].locations[1],
+		expect_eq_u64(hp_mstack_location(&m.stacks[1], 1), hp_mstack_location(&m.stacks[2], 1),
 			      "both stacks end in the same location");
 		hp_model_free(&m);
 	}
 	hp_capture_free(&cap);
+}
+
+/* A stack's location indexes take 16 bits while they fit (model.h):
+ * 70,000 stacks of two fresh addresses each make 140,000 locations, the
+ * lists of the first 32,768 stacks narrow, the others' wide. Each reads
+ * back its own indexes, and diff matches every chain of a capture with
+ * the same stacks in the other order (a chain narrow on one side is wide
+ * on the other): all 70,000 the same, none changed. */
+HP_TEST(location_lists_narrow_then_wide)
+{
+	enum { N = 70000 };
+	const char *fwd = hp_craft_tmp("widths_fwd.hpf"), *rev = hp_craft_tmp("widths_rev.hpf");
+	uint64_t *frame0 = malloc(2 * N * sizeof *frame0), *ids = frame0 + N;
+	size_t wrong = 0, wide = 0;
+	struct hp_capture cap;
+	struct hp_model m;
+	struct hp_craft c;
+	char err[256], *text;
+
+	if (!expect_true(frame0 != NULL, "memory"))
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t k = 0; k < N; k++) {
+			frame0[k] = 32 * (pass ? N - k : k + 1); /* then k - 16 */
+			ids[k] = k + 1;
+		}
+		hp_craft_begin(&c);
+		hp_craft_meta(&c, 100, "/bin/prog", 0);
+		hp_craft_stacks(&c, 1, frame0, N);
+		hp_craft_snapshot(&c, ids, N);
+		if (!expect_eq_u64((uint64_t)hp_craft_write(&c, pass ? rev : fwd), 0, "written")) {
+			free(frame0);
+			return;
+		}
+	}
+	free(frame0);
+	if (!expect_eq_u64((uint64_t)hp_capture_load(fwd, &cap, err, sizeof err), 0, err))
+		return;
+	if (expect_eq_u64((uint64_t)hp_model_build(&m, &cap, NULL, err, sizeof err), 0, err)) {
+		expect_eq_u64(m.nlocations, 2 * N, "two locations a stack");
+		for (uint32_t k = 0; k < N; k++) {
+			const struct hp_mstack *st = &m.stacks[k + 1];
+			wrong += st->depth != 2 || hp_mstack_location(st, 0) != 2 * k ||
+				 hp_mstack_location(st, 1) != 2 * k + 1 ||
+				 st->wide_locations != (2 * k + 1 > UINT16_MAX);
+			wide += st->wide_locations;
+		}
+		expect_eq_u64(wrong, 0, "each stack reads its own locations");
+		expect_eq_u64(wide, N - 32768, "wide from the first index past 65,535");
+		hp_model_free(&m);
+	}
+	hp_capture_free(&cap);
+	text = hp_test_sh_out("timeout 60 %s diff --metric allocated %s %s", hp(), fwd, rev);
+	expect_true(text && strstr(text, "\n0 of 70000 stacks changed:\n"),
+		    "every chain matched across the widths");
+	free(text);
 }
 
 HP_TEST(memory_is_bounded_by_file_size)

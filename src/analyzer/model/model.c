@@ -28,25 +28,34 @@ struct priv {
 	struct hp_u64map index;  /* address (or TRIMMED variant) -> location index */
 	size_t locations_cap;    /* of m->locations */
 	struct hp_attr_state attr; /* types (attr.h) */
-	/* The stacks' location lists, cut from blocks of LOC_BLOCK indexes
-	 * (a million stacks: no malloc and no header each). */
-	uint32_t **loc_blocks;
+	/* The stacks' location lists, cut from blocks of LOC_BLOCK 16-bit
+	 * units (a million stacks: no malloc and no header each); a wide
+	 * list takes two units an index, from an even unit. */
+	uint16_t **loc_blocks;
 	size_t nloc_blocks, loc_blocks_cap;
-	uint32_t *loc_next; /* the current block's room */
+	uint16_t *loc_next; /* the current block's room */
 	size_t loc_left;
 };
 
-#define LOC_BLOCK (256u << 10) /* indexes: 1 MiB */
+#define LOC_BLOCK (512u << 10) /* units: 1 MiB */
 
-/* Room for n location indexes, in the model's blocks (freed with it).
- * Returns NULL when out of memory. */
-static uint32_t *loc_slice(struct priv *p, size_t n)
+/* Room for n location indexes of 16 bits (wide 0) or 32 (wide 1), in the
+ * model's blocks (freed with them): the list of a stack whose indexes
+ * are all below 2^16 takes half the room. Returns NULL when out of
+ * memory. Allocates. */
+static void *loc_slice(struct priv *p, size_t n, int wide)
 {
-	uint32_t *s;
+	size_t units = wide ? 2 * n : n;
+	uint16_t *s;
 
-	if (n > p->loc_left) {
-		size_t size = n > LOC_BLOCK ? n : LOC_BLOCK;
-		uint32_t *b;
+	/* A block starts 4-aligned (malloc's), so an even unit is too. */
+	if (wide && ((uintptr_t)p->loc_next & 3) && p->loc_left) {
+		p->loc_next++;
+		p->loc_left--;
+	}
+	if (units > p->loc_left) {
+		size_t size = units > LOC_BLOCK ? units : LOC_BLOCK;
+		uint16_t *b;
 		if (hp_vec_grow(&p->loc_blocks, &p->loc_blocks_cap, p->nloc_blocks + 1) ||
 		    !(b = malloc(size * sizeof *b)))
 			return NULL;
@@ -55,9 +64,33 @@ static uint32_t *loc_slice(struct priv *p, size_t n)
 		p->loc_left = size;
 	}
 	s = p->loc_next;
-	p->loc_next += n;
-	p->loc_left -= n;
+	p->loc_next += units;
+	p->loc_left -= units;
 	return s;
+}
+
+/* Sets st's locations to a copy of locs[0..n) (at least one index of
+ * room, so that the list is never NULL), 16-bit when every index fits.
+ * Returns 0 or -ENOMEM. Allocates. */
+static int set_locations(struct priv *p, struct hp_mstack *st, const uint32_t *locs, uint32_t n)
+{
+	uint32_t most = 0;
+	void *room;
+
+	for (uint32_t i = 0; i < n; i++)
+		most |= locs[i];
+	st->wide_locations = most > UINT16_MAX;
+	if (!(room = loc_slice(p, n ? n : 1, st->wide_locations)))
+		return -ENOMEM;
+	if (st->wide_locations) {
+		st->locations.wide = room;
+		memcpy(room, locs, n * sizeof *locs);
+	} else {
+		st->locations.narrow = room;
+		for (uint32_t i = 0; i < n; i++)
+			st->locations.narrow[i] = (uint16_t)locs[i];
+	}
+	return 0;
 }
 
 static const char *const allocator_prefixes[] = {
@@ -414,13 +447,8 @@ static int build_stacks(struct hp_model *m, const struct hp_model_options *opts)
 		    (err = trimmed_location(m, locs[skip], &locs[skip])) != 0)
 			break;
 		m->stacks[id].depth = depth - skip;
-		/* one index at least: never NULL, even for an empty stack */
-		m->stacks[id].locations = loc_slice(m->priv, depth - skip ? depth - skip : 1);
-		if (!m->stacks[id].locations) {
-			err = -ENOMEM;
+		if ((err = set_locations(m->priv, &m->stacks[id], locs + skip, depth - skip)) != 0)
 			break;
-		}
-		memcpy(m->stacks[id].locations, locs + skip, (depth - skip) * sizeof(uint32_t));
 		if (opts->release_frames == cap) {
 			/* the same stack, writable: its frames are locations now */
 			struct hp_cap_stack *w = &opts->release_frames->stacks[id];
@@ -479,7 +507,7 @@ static void count_cut(struct hp_model *m)
 		if (!st->nbuckets)
 			continue;
 		for (uint32_t i = 0; i < st->depth; i++)
-			if (st->locations[i] == m->gap_location - 1) {
+			if (hp_mstack_location(st, i) == m->gap_location - 1) {
 				m->cut_stacks++;
 				hp_values_add(&m->cut, &st->v);
 				break;
@@ -497,7 +525,7 @@ static void count_cut(struct hp_model *m)
 static int exit_function_list(const struct hp_model *m, const struct hp_mstack *st)
 {
 	for (uint32_t i = 0; i < st->depth && i < 3; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
+		const struct hp_location *l = &m->locations[hp_mstack_location(st, i)];
 		for (uint32_t k = 0; k < l->nsyms; k++)
 			if (strcmp(l->syms[k].function, "__new_exitfn") == 0)
 				return 1;
@@ -1031,7 +1059,7 @@ static int sym_matches(const struct hp_model *m, const struct hp_location *l,
 static int stack_matches(const struct hp_model *m, const struct hp_mstack *st, const regex_t *re)
 {
 	for (uint32_t i = 0; i < st->depth; i++) {
-		const struct hp_location *l = &m->locations[st->locations[i]];
+		const struct hp_location *l = &m->locations[hp_mstack_location(st, i)];
 		for (uint32_t k = 0; k < l->nsyms; k++)
 			if (sym_matches(m, l, &l->syms[k], re))
 				return 1;
@@ -1088,11 +1116,23 @@ static int hide_frames(struct hp_model *m, const regex_t *re)
 		err = hidden_variant(m, (uint32_t)i, re, &variant[i]);
 	for (size_t id = 0; id < m->nstacks && !err; id++) {
 		struct hp_mstack *st = &m->stacks[id];
-		uint32_t d = 0;
-		for (uint32_t i = 0; i < st->depth; i++)
-			if (variant[st->locations[i]] != LOC_GONE)
-				st->locations[d++] = variant[st->locations[i]];
+		uint32_t locs[HP_CAP_MAX_DEPTH], d = 0, most = 0;
+		for (uint32_t i = 0; i < st->depth && d < HP_CAP_MAX_DEPTH; i++) {
+			uint32_t v = variant[hp_mstack_location(st, i)];
+			if (v != LOC_GONE) {
+				locs[d++] = v;
+				most |= v;
+			}
+		}
 		st->depth = d;
+		/* In place, unless a variant made here does not fit 16 bits. */
+		if (st->wide_locations)
+			memcpy(st->locations.wide, locs, d * sizeof *locs);
+		else if (most <= UINT16_MAX)
+			for (uint32_t i = 0; i < d; i++)
+				st->locations.narrow[i] = (uint16_t)locs[i];
+		else
+			err = set_locations(m->priv, st, locs, d);
 	}
 	free(variant);
 	return err;

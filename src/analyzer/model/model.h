@@ -60,7 +60,14 @@ struct hp_values {
 struct hp_mstack {
 	uint32_t depth;
 	uint32_t nbuckets;   /* the buckets of the snapshot on this stack */
-	uint32_t *locations; /* indexes into hp_model.locations */
+	/* Its locations' indexes into hp_model.locations, read with
+	 * hp_mstack_location: 16 bits each when every one of them is below
+	 * 2^16 (a million stacks of ~26 frames share far fewer locations:
+	 * 52 bytes a stack, not 104), else 32 (wide_locations). */
+	union {
+		uint16_t *narrow;
+		uint32_t *wide;
+	} locations;
 	struct hp_values v;  /* their figures, summed */
 	/* The type its frames name (attr.h: an allocator template, a string
 	 * class, a new-expression's DWARF), read with hp_mstack_inferred: the
@@ -74,7 +81,14 @@ struct hp_mstack {
 	 * freed, as they are by the end of the process (model.c); its
 	 * buckets' figures read so (hp_mbucket_values). */
 	uint8_t freed_at_exit;
+	uint8_t wide_locations; /* locations.wide, else locations.narrow */
 };
+
+/* Location i of st (i < st->depth): an index into hp_model.locations. */
+static inline uint32_t hp_mstack_location(const struct hp_mstack *st, uint32_t i)
+{
+	return st->wide_locations ? st->locations.wide[i] : st->locations.narrow[i];
+}
 
 /* Where a bucket's type comes from (explicit and vtable beat template). */
 enum hp_type_origin {

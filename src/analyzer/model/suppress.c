@@ -233,8 +233,8 @@ static int eh_pool(const struct hp_model *m, const struct hp_mstack *st)
 	if (st->depth < 2 || st->v.alloc_objects != 1 ||
 	    (st->v.alloc_bytes != 72704 && st->v.alloc_bytes != 73728))
 		return 0;
-	alloc = &m->locations[st->locations[0]];
-	caller = &m->locations[st->locations[1]];
+	alloc = &m->locations[hp_mstack_location(st, 0)];
+	caller = &m->locations[hp_mstack_location(st, 1)];
 	for (uint32_t k = 0; k < alloc->nsyms; k++)
 		if (!unnamed(alloc->syms[k].function))
 			return 0;
@@ -259,7 +259,7 @@ static int stack_suppressed(const struct hp_model *m, const struct hp_mstack *st
 	uint8_t any = 0;
 
 	for (uint32_t i = 0; i < st->depth; i++) {
-		uint8_t bits = location_bits(m, s, st->locations[i], cache);
+		uint8_t bits = location_bits(m, s, hp_mstack_location(st, i), cache);
 		if (bits & LOC_MATCH)
 			return 1;
 		any |= bits;
