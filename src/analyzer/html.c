@@ -1139,6 +1139,13 @@ struct fwork {
 	size_t lo, hi;
 };
 
+/* The tables by function, file:line and module (write_tables_by), fed
+ * their first pass by the stack tree's walk over the stacks
+ * (tables_add): each stack's shown frames are found once for both. */
+struct tables;
+static int tables_add(struct tables *ts, struct page *p, const struct hp_model *m, size_t id,
+		      long nf, const double v[NCOLS]);
+
 struct ftree {
 	struct page *p;
 	const struct hp_model *m;
@@ -1155,6 +1162,7 @@ struct ftree {
 	size_t nwork, work_cap;
 	struct fgroups child, grand; /* a split's, kept for the next */
 	double root[NCOLS];
+	struct tables *tabs; /* the stack tree's: the tables' first pass, fed */
 };
 
 /* Whether symbolic frame k of location l is one hp_frames_shown shows
@@ -1217,8 +1225,9 @@ static int fname(struct ftree *t, uint32_t loc, uint32_t sym, uint32_t *out)
  * tree built stack by stack interns them (the page's strings keep that
  * order), and its outermost frame shown: of the frames hp_frames_shown
  * shows (nf of them, outermost last), which are every frame fshown says
- * below its cut, the nf-th in the stack's order. 0 or -ENOMEM. */
-static int fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
+ * below its cut, the nf-th in the stack's order. Returns nf, its frames
+ * left in p->fbuf, or -ENOMEM. */
+static long fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
 {
 	const struct hp_mstack *st = &t->m->stacks[stack];
 	long nf = stack_frames(t->p, t->m, stack);
@@ -1239,7 +1248,7 @@ static int fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
 				break;
 			}
 	}
-	return 0;
+	return nf;
 }
 
 /* Item it's figures as the tree adds them: its stack's (inuse_cols_of),
@@ -1305,12 +1314,14 @@ static int fitem_next(struct ftree *t, struct fitem *it, uint64_t *key, uint32_t
 /* The items, in id order, with the root's figures summed over them, and
  * every name the tree shows interned in the order the tree built stack by
  * stack interns them: by context each bucket's contexts, then its stack's
- * frames. 0 or -ENOMEM. */
+ * frames; each stack, with its shown frames, into t->tabs when it has
+ * them. 0 or -ENOMEM. */
 static int ftree_items(struct ftree *t)
 {
 	const struct hp_model *m = t->m;
 	size_t cap = t->by_context ? m->nbuckets : m->nstacks;
 	double v[NCOLS];
+	long nf;
 
 	if (!(t->items = malloc((cap ? cap : 1) * sizeof *t->items)))
 		return -ENOMEM;
@@ -1341,7 +1352,8 @@ static int ftree_items(struct ftree *t)
 		fitem_cols(t, it, v);
 		for (int c = 0; c < NCOLS; c++)
 			t->root[c] += v[c];
-		if (fitem_start(t, stack, it))
+		if ((nf = fitem_start(t, stack, it)) < 0 ||
+		    (t->tabs && tables_add(t->tabs, t->p, m, id, nf, v)))
 			return -ENOMEM;
 		t->nitems++;
 	}
@@ -1592,10 +1604,13 @@ static int context_frame(struct page *p, const struct hp_model *m, uint32_t cont
  * root holds every stack. "flame": {"v": [0, the root's figures...],
  * "n": [[parent (-1: the root), frame, figures...]...]}, a node after
  * its parent. With contexts (by_context): malloc's buckets under their
- * contexts' frames, as "flame_context". Returns 0 or -ENOMEM. */
-static int write_flame(FILE *f, struct page *p, const struct hp_model *m, int by_context)
+ * contexts' frames, as "flame_context". The stack tree (tabs non-NULL)
+ * feeds tabs its stacks as it walks them (tables_add). Returns 0 or
+ * -ENOMEM. */
+static int write_flame(FILE *f, struct page *p, const struct hp_model *m, int by_context,
+		       struct tables *tabs)
 {
-	struct ftree t = {.p = p, .m = m, .by_context = by_context};
+	struct ftree t = {.p = p, .m = m, .by_context = by_context, .tabs = tabs};
 	size_t nsyms = 0;
 	uint32_t *out = NULL;
 	int ret = -ENOMEM;
@@ -1708,16 +1723,6 @@ static int by_tkey_score(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* "tables": the snapshot's figures by function, file:line and module over
- * every stack with figures, not only the rows kept: each {"rows": [[frame
- * (-1: the stacks without frames), flat figures..., cumulative
- * figures...]...], "other": [keys left out, their flat figures summed,
- * the figures of the stacks through any of them (each once)...]}, at most
- * top rows, ranked as the stacks are (their largest share of any
- * metric, cumulative). A stack is counted flat in the key of its
- * innermost frame and cumulatively once in each key it passes through, so
- * the flat figures of a table, "other" included, add up to the total.
- * Returns 0 or -ENOMEM. */
 /* One table of write_tables_by while it is made. */
 struct table {
 	struct hp_strtab keys;
@@ -1781,6 +1786,61 @@ static int table_add(struct table *tb, int t, struct page *p, const struct hp_mo
 	return 0;
 }
 
+/* The three tables while they are made: their first pass (flat and
+ * cumulative figures) rides on the stack flame graph's walk over the
+ * stacks (tables_add from ftree_items: each stack's shown frames found
+ * once for both), a second walk for the stacks of "other" keys
+ * (write_tables_by). */
+struct tables {
+	struct table tab[NTABS];
+	size_t *sym_base; /* key_of[sym_base[loc] + sym]: each symbolic frame's */
+};
+
+static void tables_free(struct tables *ts)
+{
+	for (int t = 0; t < NTABS; t++) {
+		free(ts->tab[t].k);
+		free(ts->tab[t].order);
+		free(ts->tab[t].key_of);
+		hp_strtab_free(&ts->tab[t].keys);
+	}
+	free(ts->sym_base);
+	memset(ts, 0, sizeof *ts);
+}
+
+/* The tables of m, empty. 0 or -ENOMEM; free with tables_free even on
+ * failure. */
+static int tables_init(struct tables *ts, const struct hp_model *m)
+{
+	size_t nsyms = 0;
+
+	memset(ts, 0, sizeof *ts);
+	if (!(ts->sym_base = calloc(m->nlocations + 1, sizeof *ts->sym_base)))
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++) {
+		ts->sym_base[l] = nsyms;
+		nsyms += m->locations[l].nsyms;
+	}
+	for (int t = 0; t < NTABS; t++) {
+		if (!(ts->tab[t].key_of = malloc((nsyms ? nsyms : 1) * sizeof *ts->tab[t].key_of)))
+			return -ENOMEM;
+		memset(ts->tab[t].key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *ts->tab[t].key_of);
+	}
+	return 0;
+}
+
+/* The first pass of stack id (a stack with figures v, its nf shown frames
+ * in p->fbuf), into every table; the stacks come in id order. 0 or
+ * -ENOMEM. */
+static int tables_add(struct tables *ts, struct page *p, const struct hp_model *m, size_t id,
+		      long nf, const double v[NCOLS])
+{
+	for (int t = 0; t < NTABS; t++)
+		if (table_add(&ts->tab[t], t, p, m, ts->sym_base, id, nf, v, 0))
+			return -ENOMEM;
+	return 0;
+}
+
 /* "tables": the snapshot's figures by function, file:line and module over
  * every stack with figures, not only the rows kept: each {"rows": [[frame
  * (-1: the stacks without frames), flat figures..., cumulative
@@ -1790,31 +1850,19 @@ static int table_add(struct table *tb, int t, struct page *p, const struct hp_mo
  * metric, cumulative). A stack is counted flat in the key of its
  * innermost frame and cumulatively once in each key it passes through, so
  * the flat figures of a table, "other" included, add up to the total.
- * The three tables are made in one walk over the stacks (each stack's
- * shown frames found once), a second walk for those with "other" keys.
- * Returns 0 or -ENOMEM. */
+ * ts holds the first pass (tables_add); a second walk over the stacks
+ * sums those through "other" keys. Returns 0 or -ENOMEM. */
 static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, size_t top,
-			   const double total[NCOLS])
+			   const double total[NCOLS], struct tables *ts)
 {
-	struct table tabs[NTABS];
-	size_t nsyms = 0, *sym_base = calloc(m->nlocations + 1, sizeof *sym_base);
+	struct table *tabs = ts->tab;
+	const size_t *sym_base = ts->sym_base;
 	double v[NCOLS];
 	int ret = -ENOMEM, pass2 = 0;
 
-	memset(tabs, 0, sizeof tabs);
-	if (!sym_base)
-		return -ENOMEM;
-	for (size_t l = 0; l < m->nlocations; l++) {
-		sym_base[l] = nsyms;
-		nsyms += m->locations[l].nsyms;
-	}
-	for (int t = 0; t < NTABS; t++) {
-		if (!(tabs[t].key_of = malloc((nsyms ? nsyms : 1) * sizeof *tabs[t].key_of)))
-			goto err;
-		memset(tabs[t].key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *tabs[t].key_of);
-	}
+	/* The first pass is the flame graph's walk (tables_add). */
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t id = 1; id < m->nstacks; id++) {
+		for (size_t id = 1; pass == 1 && id < m->nstacks; id++) {
 			long nf;
 			if (!m->stacks[id].nbuckets)
 				continue;
@@ -1822,7 +1870,7 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 			if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
 				goto err;
 			for (int t = 0; t < NTABS; t++)
-				if ((pass == 0 || tabs[t].pass2) &&
+				if (tabs[t].pass2 &&
 				    table_add(&tabs[t], t, p, m, sym_base, id, nf, v, pass))
 					goto err;
 		}
@@ -1885,13 +1933,6 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 	fputc('}', f);
 	ret = 0;
 err:
-	for (int t = 0; t < NTABS; t++) {
-		free(tabs[t].k);
-		free(tabs[t].order);
-		free(tabs[t].key_of);
-		hp_strtab_free(&tabs[t].keys);
-	}
-	free(sym_base);
 	return ret;
 }
 
@@ -1906,6 +1947,7 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	uint64_t lost = 0;
 	uint64_t peak_ns = s->peak_time_ns;
 	struct ranked *rank = malloc((m->nstacks ? m->nstacks : 1) * sizeof *rank);
+	struct tables tabs;
 	int ret;
 
 	if (!rank)
@@ -1974,13 +2016,19 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	fprintf(f, "],\"other\":[%zu", n - kept);
 	json_cols(f, other);
 	fputc(']', f);
-	if ((ret = write_flame(f, p, m, 0)))
+	if ((ret = tables_init(&tabs, m)) || (ret = write_flame(f, p, m, 0, &tabs))) {
+		tables_free(&tabs);
 		return ret;
+	}
 	/* Contexts nest as frames (issue 26): a second tree when the
 	 * capture names any. */
-	if (m->cap->ntags[HP_TAG_CONTEXT] > 1 && (ret = write_flame(f, p, m, 1)))
+	if (m->cap->ntags[HP_TAG_CONTEXT] > 1 && (ret = write_flame(f, p, m, 1, NULL))) {
+		tables_free(&tabs);
 		return ret;
-	if ((ret = write_tables_by(f, p, m, top, total)))
+	}
+	ret = write_tables_by(f, p, m, top, total, &tabs);
+	tables_free(&tabs);
+	if (ret)
 		return ret;
 	if (has_attribution(m->cap) && (ret = write_groups(f, m, top)))
 		return ret;
