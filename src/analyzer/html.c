@@ -1733,40 +1733,49 @@ struct table {
 	double other_flat[NCOLS], other_cum[NCOLS];
 };
 
+/* The key in table t of frame fr (NULL: the stacks without frames) into
+ * *out, made on first sight; *cached (the frame's key_of, NULL for none)
+ * set to it. Returns 0 or -ENOMEM. */
+static int table_key(struct table *tb, int t, struct page *p, const struct hp_model *m,
+		     const struct hp_shown_frame *fr, uint32_t *cached, uint32_t *out)
+{
+	char buf[8192];
+	size_t before = tb->keys.count;
+	const char *key = fr ? tab_key(p, m, t, fr, buf, sizeof buf) : "\x1f(no stack)";
+
+	if (hp_strtab_intern(&tb->keys, key, out))
+		return -ENOMEM;
+	if (cached)
+		*cached = *out;
+	if (*out >= before) {
+		if (hp_vec_grow(&tb->k, &tb->cap, (size_t)*out + 1))
+			return -ENOMEM;
+		memset(&tb->k[*out], 0, sizeof tb->k[*out]);
+		if (fr) {
+			tb->k[*out].loc = fr->loc;
+			tb->k[*out].sym = fr->sym;
+		} else {
+			tb->k[*out].empty = 1;
+		}
+	}
+	return 0;
+}
+
 /* Stack id (its frames in p->fbuf[0..nf), its figures v) into table t,
- * pass 0 (flat and cumulative figures) or 1 (the "other" keys' stacks).
- * Returns 0 or -ENOMEM. */
+ * pass 0 (flat and cumulative figures; tables_add's, three tables at
+ * once) or 1 (the "other" keys' stacks). Returns 0 or -ENOMEM. */
 static int table_add(struct table *tb, int t, struct page *p, const struct hp_model *m,
 		     const size_t *sym_base, size_t id, long nf, const double v[NCOLS], int pass)
 {
-	char buf[8192];
 	int in_other = 0;
 
 	for (long i = 0; i < (nf ? nf : 1); i++) {
 		uint32_t ki, *cached = nf ? &tb->key_of[sym_base[p->fbuf[i].loc] + p->fbuf[i].sym]
 					  : NULL;
-		size_t before = tb->keys.count;
-		if (cached && *cached != UINT32_MAX) {
+		if (cached && *cached != UINT32_MAX)
 			ki = *cached; /* the frame's key, found before */
-		} else {
-			const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf, sizeof buf)
-					     : "\x1f(no stack)";
-			if (hp_strtab_intern(&tb->keys, key, &ki))
-				return -ENOMEM;
-			if (cached)
-				*cached = ki;
-		}
-		if (ki >= before) {
-			if (hp_vec_grow(&tb->k, &tb->cap, (size_t)ki + 1))
-				return -ENOMEM;
-			memset(&tb->k[ki], 0, sizeof tb->k[ki]);
-			if (nf) {
-				tb->k[ki].loc = p->fbuf[i].loc;
-				tb->k[ki].sym = p->fbuf[i].sym;
-			} else {
-				tb->k[ki].empty = 1;
-			}
-		}
+		else if (table_key(tb, t, p, m, nf ? &p->fbuf[i] : NULL, cached, &ki))
+			return -ENOMEM;
 		if (pass == 1) {
 			in_other |= tb->k[ki].other;
 			continue;
@@ -1835,9 +1844,36 @@ static int tables_init(struct tables *ts, const struct hp_model *m)
 static int tables_add(struct tables *ts, struct page *p, const struct hp_model *m, size_t id,
 		      long nf, const double v[NCOLS])
 {
-	for (int t = 0; t < NTABS; t++)
-		if (table_add(&ts->tab[t], t, p, m, ts->sym_base, id, nf, v, 0))
-			return -ENOMEM;
+	if (!nf) { /* the stacks without frames: a key of their own */
+		for (int t = 0; t < NTABS; t++)
+			if (table_add(&ts->tab[t], t, p, m, ts->sym_base, id, nf, v, 0))
+				return -ENOMEM;
+		return 0;
+	}
+	/* table_add's first pass, the three tables frame by frame: a
+	 * frame's place in key_of found once for the three. Each table
+	 * meets the frames and adds the figures in table_add's order. */
+	for (long i = 0; i < nf; i++) {
+		size_t at = ts->sym_base[p->fbuf[i].loc] + p->fbuf[i].sym;
+		for (int t = 0; t < NTABS; t++) {
+			struct table *tb = &ts->tab[t];
+			uint32_t ki = tb->key_of[at];
+			struct tkey *k;
+			if (ki == UINT32_MAX) { /* the frame first seen */
+				if (table_key(tb, t, p, m, &p->fbuf[i], &tb->key_of[at], &ki))
+					return -ENOMEM;
+			}
+			k = &tb->k[ki];
+			if (i == 0)
+				for (int c = 0; c < NCOLS; c++)
+					k->flat[c] += v[c];
+			if (k->seen == id + 1)
+				continue;
+			k->seen = (uint32_t)id + 1;
+			for (int c = 0; c < NCOLS; c++)
+				k->cum[c] += v[c];
+		}
+	}
 	return 0;
 }
 
