@@ -30,8 +30,13 @@ size_t hp_frames_shown(const struct hp_model *m, const struct hp_mstack *st, int
 		const struct hp_location *l = &m->locations[loc];
 		for (uint32_t k = 0; k < l->nsyms; k++) {
 			unsigned marks;
-			out[n++] = (struct hp_shown_frame){loc, k,
-							   hp_model_frame_class(m, l, &l->syms[k])};
+			/* A model's location has its classes and marks (model.h):
+			 * read here, not through the calls (a million stacks of
+			 * ~23 frames ask them of a few locations). */
+			enum hp_frame_class cls =
+				l->classes ? (enum hp_frame_class)(l->classes[k] & HP_SYM_CLASS)
+					   : hp_model_frame_class(m, l, &l->syms[k]);
+			out[n++] = (struct hp_shown_frame){loc, k, cls};
 			if (all)
 				continue;
 			marks = hp_location_marks(l, k); /* once per location (model.h) */

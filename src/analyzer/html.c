@@ -1139,6 +1139,13 @@ struct fwork {
 	size_t lo, hi;
 };
 
+/* The tables by function, file:line and module (write_tables_by), fed
+ * their first pass by the stack tree's walk over the stacks
+ * (tables_add): each stack's shown frames are found once for both. */
+struct tables;
+static int tables_add(struct tables *ts, struct page *p, const struct hp_model *m, size_t id,
+		      long nf, const double v[NCOLS]);
+
 struct ftree {
 	struct page *p;
 	const struct hp_model *m;
@@ -1155,6 +1162,7 @@ struct ftree {
 	size_t nwork, work_cap;
 	struct fgroups child, grand; /* a split's, kept for the next */
 	double root[NCOLS];
+	struct tables *tabs; /* the stack tree's: the tables' first pass, fed */
 };
 
 /* Whether symbolic frame k of location l is one hp_frames_shown shows
@@ -1217,8 +1225,9 @@ static int fname(struct ftree *t, uint32_t loc, uint32_t sym, uint32_t *out)
  * tree built stack by stack interns them (the page's strings keep that
  * order), and its outermost frame shown: of the frames hp_frames_shown
  * shows (nf of them, outermost last), which are every frame fshown says
- * below its cut, the nf-th in the stack's order. 0 or -ENOMEM. */
-static int fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
+ * below its cut, the nf-th in the stack's order. Returns nf, its frames
+ * left in p->fbuf, or -ENOMEM. */
+static long fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
 {
 	const struct hp_mstack *st = &t->m->stacks[stack];
 	long nf = stack_frames(t->p, t->m, stack);
@@ -1239,7 +1248,7 @@ static int fitem_start(struct ftree *t, uint32_t stack, struct fitem *it)
 				break;
 			}
 	}
-	return 0;
+	return nf;
 }
 
 /* Item it's figures as the tree adds them: its stack's (inuse_cols_of),
@@ -1305,12 +1314,14 @@ static int fitem_next(struct ftree *t, struct fitem *it, uint64_t *key, uint32_t
 /* The items, in id order, with the root's figures summed over them, and
  * every name the tree shows interned in the order the tree built stack by
  * stack interns them: by context each bucket's contexts, then its stack's
- * frames. 0 or -ENOMEM. */
+ * frames; each stack, with its shown frames, into t->tabs when it has
+ * them. 0 or -ENOMEM. */
 static int ftree_items(struct ftree *t)
 {
 	const struct hp_model *m = t->m;
 	size_t cap = t->by_context ? m->nbuckets : m->nstacks;
 	double v[NCOLS];
+	long nf;
 
 	if (!(t->items = malloc((cap ? cap : 1) * sizeof *t->items)))
 		return -ENOMEM;
@@ -1341,7 +1352,8 @@ static int ftree_items(struct ftree *t)
 		fitem_cols(t, it, v);
 		for (int c = 0; c < NCOLS; c++)
 			t->root[c] += v[c];
-		if (fitem_start(t, stack, it))
+		if ((nf = fitem_start(t, stack, it)) < 0 ||
+		    (t->tabs && tables_add(t->tabs, t->p, m, id, nf, v)))
 			return -ENOMEM;
 		t->nitems++;
 	}
@@ -1592,10 +1604,13 @@ static int context_frame(struct page *p, const struct hp_model *m, uint32_t cont
  * root holds every stack. "flame": {"v": [0, the root's figures...],
  * "n": [[parent (-1: the root), frame, figures...]...]}, a node after
  * its parent. With contexts (by_context): malloc's buckets under their
- * contexts' frames, as "flame_context". Returns 0 or -ENOMEM. */
-static int write_flame(FILE *f, struct page *p, const struct hp_model *m, int by_context)
+ * contexts' frames, as "flame_context". The stack tree (tabs non-NULL)
+ * feeds tabs its stacks as it walks them (tables_add). Returns 0 or
+ * -ENOMEM. */
+static int write_flame(FILE *f, struct page *p, const struct hp_model *m, int by_context,
+		       struct tables *tabs)
 {
-	struct ftree t = {.p = p, .m = m, .by_context = by_context};
+	struct ftree t = {.p = p, .m = m, .by_context = by_context, .tabs = tabs};
 	size_t nsyms = 0;
 	uint32_t *out = NULL;
 	int ret = -ENOMEM;
@@ -1708,16 +1723,6 @@ static int by_tkey_score(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* "tables": the snapshot's figures by function, file:line and module over
- * every stack with figures, not only the rows kept: each {"rows": [[frame
- * (-1: the stacks without frames), flat figures..., cumulative
- * figures...]...], "other": [keys left out, their flat figures summed,
- * the figures of the stacks through any of them (each once)...]}, at most
- * top rows, ranked as the stacks are (their largest share of any
- * metric, cumulative). A stack is counted flat in the key of its
- * innermost frame and cumulatively once in each key it passes through, so
- * the flat figures of a table, "other" included, add up to the total.
- * Returns 0 or -ENOMEM. */
 /* One table of write_tables_by while it is made. */
 struct table {
 	struct hp_strtab keys;
@@ -1728,40 +1733,49 @@ struct table {
 	double other_flat[NCOLS], other_cum[NCOLS];
 };
 
+/* The key in table t of frame fr (NULL: the stacks without frames) into
+ * *out, made on first sight; *cached (the frame's key_of, NULL for none)
+ * set to it. Returns 0 or -ENOMEM. */
+static int table_key(struct table *tb, int t, struct page *p, const struct hp_model *m,
+		     const struct hp_shown_frame *fr, uint32_t *cached, uint32_t *out)
+{
+	char buf[8192];
+	size_t before = tb->keys.count;
+	const char *key = fr ? tab_key(p, m, t, fr, buf, sizeof buf) : "\x1f(no stack)";
+
+	if (hp_strtab_intern(&tb->keys, key, out))
+		return -ENOMEM;
+	if (cached)
+		*cached = *out;
+	if (*out >= before) {
+		if (hp_vec_grow(&tb->k, &tb->cap, (size_t)*out + 1))
+			return -ENOMEM;
+		memset(&tb->k[*out], 0, sizeof tb->k[*out]);
+		if (fr) {
+			tb->k[*out].loc = fr->loc;
+			tb->k[*out].sym = fr->sym;
+		} else {
+			tb->k[*out].empty = 1;
+		}
+	}
+	return 0;
+}
+
 /* Stack id (its frames in p->fbuf[0..nf), its figures v) into table t,
- * pass 0 (flat and cumulative figures) or 1 (the "other" keys' stacks).
- * Returns 0 or -ENOMEM. */
+ * pass 0 (flat and cumulative figures; tables_add's, three tables at
+ * once) or 1 (the "other" keys' stacks). Returns 0 or -ENOMEM. */
 static int table_add(struct table *tb, int t, struct page *p, const struct hp_model *m,
 		     const size_t *sym_base, size_t id, long nf, const double v[NCOLS], int pass)
 {
-	char buf[8192];
 	int in_other = 0;
 
 	for (long i = 0; i < (nf ? nf : 1); i++) {
 		uint32_t ki, *cached = nf ? &tb->key_of[sym_base[p->fbuf[i].loc] + p->fbuf[i].sym]
 					  : NULL;
-		size_t before = tb->keys.count;
-		if (cached && *cached != UINT32_MAX) {
+		if (cached && *cached != UINT32_MAX)
 			ki = *cached; /* the frame's key, found before */
-		} else {
-			const char *key = nf ? tab_key(p, m, t, &p->fbuf[i], buf, sizeof buf)
-					     : "\x1f(no stack)";
-			if (hp_strtab_intern(&tb->keys, key, &ki))
-				return -ENOMEM;
-			if (cached)
-				*cached = ki;
-		}
-		if (ki >= before) {
-			if (hp_vec_grow(&tb->k, &tb->cap, (size_t)ki + 1))
-				return -ENOMEM;
-			memset(&tb->k[ki], 0, sizeof tb->k[ki]);
-			if (nf) {
-				tb->k[ki].loc = p->fbuf[i].loc;
-				tb->k[ki].sym = p->fbuf[i].sym;
-			} else {
-				tb->k[ki].empty = 1;
-			}
-		}
+		else if (table_key(tb, t, p, m, nf ? &p->fbuf[i] : NULL, cached, &ki))
+			return -ENOMEM;
 		if (pass == 1) {
 			in_other |= tb->k[ki].other;
 			continue;
@@ -1781,6 +1795,88 @@ static int table_add(struct table *tb, int t, struct page *p, const struct hp_mo
 	return 0;
 }
 
+/* The three tables while they are made: their first pass (flat and
+ * cumulative figures) rides on the stack flame graph's walk over the
+ * stacks (tables_add from ftree_items: each stack's shown frames found
+ * once for both), a second walk for the stacks of "other" keys
+ * (write_tables_by). */
+struct tables {
+	struct table tab[NTABS];
+	size_t *sym_base; /* key_of[sym_base[loc] + sym]: each symbolic frame's */
+};
+
+static void tables_free(struct tables *ts)
+{
+	for (int t = 0; t < NTABS; t++) {
+		free(ts->tab[t].k);
+		free(ts->tab[t].order);
+		free(ts->tab[t].key_of);
+		hp_strtab_free(&ts->tab[t].keys);
+	}
+	free(ts->sym_base);
+	memset(ts, 0, sizeof *ts);
+}
+
+/* The tables of m, empty. 0 or -ENOMEM; free with tables_free even on
+ * failure. */
+static int tables_init(struct tables *ts, const struct hp_model *m)
+{
+	size_t nsyms = 0;
+
+	memset(ts, 0, sizeof *ts);
+	if (!(ts->sym_base = calloc(m->nlocations + 1, sizeof *ts->sym_base)))
+		return -ENOMEM;
+	for (size_t l = 0; l < m->nlocations; l++) {
+		ts->sym_base[l] = nsyms;
+		nsyms += m->locations[l].nsyms;
+	}
+	for (int t = 0; t < NTABS; t++) {
+		if (!(ts->tab[t].key_of = malloc((nsyms ? nsyms : 1) * sizeof *ts->tab[t].key_of)))
+			return -ENOMEM;
+		memset(ts->tab[t].key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *ts->tab[t].key_of);
+	}
+	return 0;
+}
+
+/* The first pass of stack id (a stack with figures v, its nf shown frames
+ * in p->fbuf), into every table; the stacks come in id order. 0 or
+ * -ENOMEM. */
+static int tables_add(struct tables *ts, struct page *p, const struct hp_model *m, size_t id,
+		      long nf, const double v[NCOLS])
+{
+	if (!nf) { /* the stacks without frames: a key of their own */
+		for (int t = 0; t < NTABS; t++)
+			if (table_add(&ts->tab[t], t, p, m, ts->sym_base, id, nf, v, 0))
+				return -ENOMEM;
+		return 0;
+	}
+	/* table_add's first pass, the three tables frame by frame: a
+	 * frame's place in key_of found once for the three. Each table
+	 * meets the frames and adds the figures in table_add's order. */
+	for (long i = 0; i < nf; i++) {
+		size_t at = ts->sym_base[p->fbuf[i].loc] + p->fbuf[i].sym;
+		for (int t = 0; t < NTABS; t++) {
+			struct table *tb = &ts->tab[t];
+			uint32_t ki = tb->key_of[at];
+			struct tkey *k;
+			if (ki == UINT32_MAX) { /* the frame first seen */
+				if (table_key(tb, t, p, m, &p->fbuf[i], &tb->key_of[at], &ki))
+					return -ENOMEM;
+			}
+			k = &tb->k[ki];
+			if (i == 0)
+				for (int c = 0; c < NCOLS; c++)
+					k->flat[c] += v[c];
+			if (k->seen == id + 1)
+				continue;
+			k->seen = (uint32_t)id + 1;
+			for (int c = 0; c < NCOLS; c++)
+				k->cum[c] += v[c];
+		}
+	}
+	return 0;
+}
+
 /* "tables": the snapshot's figures by function, file:line and module over
  * every stack with figures, not only the rows kept: each {"rows": [[frame
  * (-1: the stacks without frames), flat figures..., cumulative
@@ -1790,31 +1886,19 @@ static int table_add(struct table *tb, int t, struct page *p, const struct hp_mo
  * metric, cumulative). A stack is counted flat in the key of its
  * innermost frame and cumulatively once in each key it passes through, so
  * the flat figures of a table, "other" included, add up to the total.
- * The three tables are made in one walk over the stacks (each stack's
- * shown frames found once), a second walk for those with "other" keys.
- * Returns 0 or -ENOMEM. */
+ * ts holds the first pass (tables_add); a second walk over the stacks
+ * sums those through "other" keys. Returns 0 or -ENOMEM. */
 static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, size_t top,
-			   const double total[NCOLS])
+			   const double total[NCOLS], struct tables *ts)
 {
-	struct table tabs[NTABS];
-	size_t nsyms = 0, *sym_base = calloc(m->nlocations + 1, sizeof *sym_base);
+	struct table *tabs = ts->tab;
+	const size_t *sym_base = ts->sym_base;
 	double v[NCOLS];
 	int ret = -ENOMEM, pass2 = 0;
 
-	memset(tabs, 0, sizeof tabs);
-	if (!sym_base)
-		return -ENOMEM;
-	for (size_t l = 0; l < m->nlocations; l++) {
-		sym_base[l] = nsyms;
-		nsyms += m->locations[l].nsyms;
-	}
-	for (int t = 0; t < NTABS; t++) {
-		if (!(tabs[t].key_of = malloc((nsyms ? nsyms : 1) * sizeof *tabs[t].key_of)))
-			goto err;
-		memset(tabs[t].key_of, 0xff, (nsyms ? nsyms : 1) * sizeof *tabs[t].key_of);
-	}
+	/* The first pass is the flame graph's walk (tables_add). */
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t id = 1; id < m->nstacks; id++) {
+		for (size_t id = 1; pass == 1 && id < m->nstacks; id++) {
 			long nf;
 			if (!m->stacks[id].nbuckets)
 				continue;
@@ -1822,7 +1906,7 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 			if ((nf = stack_frames(p, m, (uint32_t)id)) < 0)
 				goto err;
 			for (int t = 0; t < NTABS; t++)
-				if ((pass == 0 || tabs[t].pass2) &&
+				if (tabs[t].pass2 &&
 				    table_add(&tabs[t], t, p, m, sym_base, id, nf, v, pass))
 					goto err;
 		}
@@ -1885,13 +1969,6 @@ static int write_tables_by(FILE *f, struct page *p, const struct hp_model *m, si
 	fputc('}', f);
 	ret = 0;
 err:
-	for (int t = 0; t < NTABS; t++) {
-		free(tabs[t].k);
-		free(tabs[t].order);
-		free(tabs[t].key_of);
-		hp_strtab_free(&tabs[t].keys);
-	}
-	free(sym_base);
 	return ret;
 }
 
@@ -1906,6 +1983,7 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	uint64_t lost = 0;
 	uint64_t peak_ns = s->peak_time_ns;
 	struct ranked *rank = malloc((m->nstacks ? m->nstacks : 1) * sizeof *rank);
+	struct tables tabs;
 	int ret;
 
 	if (!rank)
@@ -1974,13 +2052,19 @@ static int write_snapshot(FILE *f, struct page *p, const struct hp_model *m, siz
 	fprintf(f, "],\"other\":[%zu", n - kept);
 	json_cols(f, other);
 	fputc(']', f);
-	if ((ret = write_flame(f, p, m, 0)))
+	if ((ret = tables_init(&tabs, m)) || (ret = write_flame(f, p, m, 0, &tabs))) {
+		tables_free(&tabs);
 		return ret;
+	}
 	/* Contexts nest as frames (issue 26): a second tree when the
 	 * capture names any. */
-	if (m->cap->ntags[HP_TAG_CONTEXT] > 1 && (ret = write_flame(f, p, m, 1)))
+	if (m->cap->ntags[HP_TAG_CONTEXT] > 1 && (ret = write_flame(f, p, m, 1, NULL))) {
+		tables_free(&tabs);
 		return ret;
-	if ((ret = write_tables_by(f, p, m, top, total)))
+	}
+	ret = write_tables_by(f, p, m, top, total, &tabs);
+	tables_free(&tabs);
+	if (ret)
 		return ret;
 	if (has_attribution(m->cap) && (ret = write_groups(f, m, top)))
 		return ret;

@@ -152,7 +152,10 @@ void hp_attr_infer(struct hp_attr_state *st, const struct hp_model *m, struct hp
 {
 	for (uint32_t f = 0; f < depth; f++) {
 		int src = 0;
-		const char *t = location_type(st, m, locs[f], &src);
+		const char *t;
+		if (locs[f] < st->loc_type_cap && st->loc_type[locs[f]] == ATTR_NONE)
+			continue; /* read before: it names no type (location_type) */
+		t = location_type(st, m, locs[f], &src);
 		if (t) {
 			stack->inferred = locs[f] + 1;
 			stack->inferred_source = (uint8_t)src;

@@ -270,13 +270,23 @@ static int stack_suppressed(const struct hp_model *m, const struct hp_mstack *st
 int hp_model_suppress(struct hp_model *m, const struct hp_suppressions *s)
 {
 	uint8_t *cache = calloc(m->nlocations ? m->nlocations : 1, 1);
+	uint8_t all = 0;
+	int walk;
 
 	if (!cache)
 		return -ENOMEM;
+	/* Every location's bits first: when no location matches a pattern
+	 * or (with the built-in list) is _dl_init's, only eh_pool can
+	 * suppress a stack, and it reads two frames, not the stack's every
+	 * location (a million stacks of 23: 23 million reads). */
+	for (size_t l = 0; l < m->nlocations; l++)
+		all |= location_bits(m, s, (uint32_t)l, cache);
+	walk = (all & LOC_MATCH) || (s->builtin && (all & LOC_DL_INIT));
 	memset(&m->suppressed, 0, sizeof m->suppressed);
 	for (size_t id = 0; id < m->nstacks; id++) {
 		struct hp_mstack *st = &m->stacks[id];
-		st->suppressed = st->nbuckets && stack_suppressed(m, st, s, cache);
+		st->suppressed = st->nbuckets && (walk ? stack_suppressed(m, st, s, cache)
+						       : s->builtin && eh_pool(m, st));
 		if (st->suppressed)
 			hp_values_add(&m->suppressed, &st->v);
 	}
