@@ -168,6 +168,7 @@ int hp_live_init(unsigned filter_shift)
 	__atomic_store_n(&filter_dirty, !use_filter, __ATOMIC_RELAXED);
 	hp_live_filter_geom.mask = use_filter ? sizeof hp_live_filter - 1 : 0;
 	hp_live_filter_geom.shift = use_filter ? filter_shift : 0;
+	hp_live_filter_geom.all = !use_filter;
 	if (!use_filter)
 		hp_live_filter[0] = 255;
 	return 0;
