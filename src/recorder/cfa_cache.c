@@ -45,6 +45,8 @@
  */
 #include "cfa_cache.h"
 
+#include <errno.h>
+
 #include <elf.h>
 #include <link.h>
 #include <string.h>
@@ -775,8 +777,18 @@ static void clear_rules(struct table *tab)
 
 /* Gives t an empty table of the current generation. Returns 0, or -1
  * when the thread has none (could not map one, or its exit destructor has
- * run). */
+ * run). errno kept (pthread_setspecific may allocate): the common
+ * allocation path does not save it. */
+static int prepare_table(struct hp_thread *t);
 static __attribute__((noinline, cold)) int prepare(struct hp_thread *t)
+{
+	int saved = errno, r = prepare_table(t);
+
+	errno = saved;
+	return r;
+}
+
+static int prepare_table(struct hp_thread *t)
 {
 	struct table *tab = t->cfa_cache;
 	uint32_t gen = __atomic_load_n(&generation, __ATOMIC_RELAXED);

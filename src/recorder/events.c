@@ -284,7 +284,8 @@ static struct hp_ev_buf *take_buffer(void)
 	return b;
 }
 
-void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind)
+/* hp_events_slow's body. */
+static void events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind)
 {
 	struct hp_ev_buf *b = hp_ev_self;
 	uint32_t n;
@@ -324,6 +325,18 @@ void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind
 	}
 	b->ev[n] = (struct hp_ev){hp_ev_tick(), addr, size, bucket, kind};
 	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+}
+
+/* errno kept: a flush's writes can fail (the program closed the capture:
+ * the writer's fstat sets EBADF) and the thread's name is read from
+ * /proc; the slow paths of malloc and free that call this do not save
+ * it themselves. */
+void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind)
+{
+	int saved = errno;
+
+	events_slow(addr, size, bucket, kind);
+	errno = saved;
 }
 
 void hp_events_flush_all(unsigned flags)

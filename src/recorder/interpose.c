@@ -167,20 +167,20 @@ static __attribute__((noinline, cold)) void *note_alloc_rare(struct hp_thread *t
 /* The body of hp_note_alloc_slow, inlined into malloc_slow and
  * calloc_slow, which give the program's registers (hp_unwind); returns p.
  * Its common case (alloc_common) has record_alloc_common inlined in turn
- * (one frame, one prologue and epilogue fewer an allocation) and keeps
- * errno through the thread's pointer to it; the rest is a tail call to
- * note_alloc_rare, after the caller's frame (the common case's frame
- * buffer) is gone. */
+ * (one frame, one prologue and epilogue fewer an allocation) and does not
+ * save errno: as a free's slow path, it calls nothing that sets errno
+ * but what saves it itself (the memory calls of os.h, the walk's table
+ * set-up and libunwind fallback, the event log's slow path, the tick,
+ * the signal stack's bounds, hp_log; tests/programs/errnomalloc.c). The
+ * rest is a tail call to note_alloc_rare, after the caller's frame (the
+ * common case's frame buffer) is gone. */
 static inline __attribute__((always_inline)) void *note_alloc(void *p, size_t size,
 							      uintptr_t entry)
 {
 	struct hp_thread *t = &hp_self;
 
 	if (alloc_common(t)) {
-		int *e = t->errno_at, saved = *e;
-
 		record_alloc_common(t, p, size, entry);
-		*e = saved;
 		return p;
 	}
 	return note_alloc_rare(t, p, size, entry);

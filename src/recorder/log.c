@@ -3,6 +3,7 @@
  */
 #include "log.h"
 
+#include <errno.h>
 #include <stdarg.h>
 
 #include "../common/fmt.h"
@@ -26,11 +27,11 @@ static int stderr_ours(void)
 	return hp_os_file_id(2, &now) == 0 && hp_os_same_file(&now, &stderr_id);
 }
 
-void hp_log(const char *fmt, ...)
+/* hp_log's body. */
+static void vlog(const char *fmt, va_list ap)
 {
 	char buf[512];
 	size_t n;
-	va_list ap;
 	unsigned k;
 
 	if (quiet || !stderr_ours())
@@ -45,11 +46,22 @@ void hp_log(const char *fmt, ...)
 		return;
 	}
 	n = hp_fmt(buf, sizeof buf - 1, "heapprof: ");
-	va_start(ap, fmt);
 	n += hp_vfmt(buf + n, sizeof buf - 1 - n, fmt, ap);
-	va_end(ap);
 	buf[n++] = '\n';
 	/* Never past the file size limit: the write would raise SIGXFSZ. */
 	if (hp_os_write_fits(2, n))
 		hp_os_write_all(2, buf, n);
+}
+
+/* errno kept (stderr's fstat and write can fail): a message may come
+ * from the slow path of an allocation, which does not save it. */
+void hp_log(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+	errno = saved;
 }

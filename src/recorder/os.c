@@ -34,8 +34,20 @@
 #define HP_OS_DEFINE(ret, name, params) ret name params
 #endif
 
+/* 0 or -errno for a call's result r (negative: failed, errno set), with
+ * errno set back to saved: the memory calls below keep the program's
+ * errno (os.h), so that the slow paths of malloc need not save it. */
+static int kept_errno(long r, int saved)
+{
+	int err = r < 0 ? -errno : 0;
+
+	errno = saved;
+	return err;
+}
+
 HP_OS_DEFINE(void *, hp_os_map, (size_t n))
 {
+	int saved = errno;
 	/* The kernel's call, not mmap: the recorder's own memory must not
 	 * reach its mmap interposer (interpose_mmap.c), under --wrap too. */
 #ifdef __SANITIZE_THREAD__
@@ -48,11 +60,14 @@ HP_OS_DEFINE(void *, hp_os_map, (size_t n))
 	void *p = (void *)syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 #endif
+	errno = saved;
 	return p == MAP_FAILED ? NULL : p;
 }
 
 HP_OS_DEFINE(void, hp_os_unmap, (void *p, size_t n))
 {
+	int saved = errno;
+
 #ifdef __SANITIZE_THREAD__
 	if (p)
 		munmap(p, n); /* see hp_os_map */
@@ -60,10 +75,12 @@ HP_OS_DEFINE(void, hp_os_unmap, (void *p, size_t n))
 	if (p)
 		syscall(SYS_munmap, p, n); /* not munmap: see hp_os_map */
 #endif
+	errno = saved;
 }
 
 HP_OS_DEFINE(int, hp_os_release, (void *p, size_t n))
 {
+	int saved = errno;
 	uintptr_t page = (uintptr_t)hp_os_page_size();
 	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
 	uintptr_t hi = ((uintptr_t)p + n) & ~(page - 1);
@@ -71,7 +88,7 @@ HP_OS_DEFINE(int, hp_os_release, (void *p, size_t n))
 	if (hi <= lo)
 		return 0;
 	/* The kernel's call, as hp_os_map's: nothing the program interposes. */
-	return syscall(SYS_madvise, lo, hi - lo, MADV_DONTNEED) < 0 ? -errno : 0;
+	return kept_errno(syscall(SYS_madvise, lo, hi - lo, MADV_DONTNEED), saved);
 }
 
 #ifndef MADV_POPULATE_WRITE
@@ -80,13 +97,17 @@ HP_OS_DEFINE(int, hp_os_release, (void *p, size_t n))
 
 HP_OS_DEFINE(int, hp_os_populate, (void *p, size_t n))
 {
+	int saved = errno;
+
 	/* The kernel's call, as hp_os_map's. */
-	return syscall(SYS_madvise, p, n, MADV_POPULATE_WRITE) < 0 ? -errno : 0;
+	return kept_errno(syscall(SYS_madvise, p, n, MADV_POPULATE_WRITE), saved);
 }
 
 HP_OS_DEFINE(int, hp_os_protect, (void *p, size_t n, int writable))
 {
-	return mprotect(p, n, PROT_READ | (writable ? PROT_WRITE : 0)) < 0 ? -errno : 0;
+	int saved = errno;
+
+	return kept_errno(mprotect(p, n, PROT_READ | (writable ? PROT_WRITE : 0)), saved);
 }
 
 static uint64_t clock_ns(clockid_t id)

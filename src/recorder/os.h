@@ -7,7 +7,10 @@
  * target's malloc or stdio, and every function says whether it is
  * async-signal-safe, whether it may allocate and whether it may lock
  * ("no allocation, no lock" unless it says otherwise; the libc calls behind
- * them are system calls or the vDSO).
+ * them are system calls or the vDSO). The memory calls (hp_os_map,
+ * hp_os_unmap, hp_os_release, hp_os_populate, hp_os_protect) leave errno
+ * as they found it, success or failure: a recorded allocation's common
+ * path does not save it (interpose.c), and maps memory only through them.
  *
  * The seam (jemalloc's JET_MUTABLE): the host test binaries build the
  * recorder's core with HP_OS_MUTABLE, and there every function declared

@@ -17,7 +17,6 @@
 #include "root.h"
 
 #include <errno.h>
-#include <errno.h>
 #include <string.h>
 
 #include "../common/fmt.h"
@@ -135,18 +134,19 @@ static void thread_start(struct hp_thread *t)
 	if (!hp_attr_self.thread)
 		hp_attr_thread_start(&hp_attr_self);
 	hp_attr_origin_moves(); /* no origin cached yet */
-	t->errno_at = &errno;
 	t->ready = 1;
 }
 
 uintptr_t hp_stack_room_off_stack(const struct hp_thread *t, uintptr_t sp)
 {
-	uintptr_t lo, hi;
+	uintptr_t lo, hi, room = UINTPTR_MAX; /* a stack of the program's own making (a fiber) */
+	int saved = errno; /* the common allocation path does not save it */
 
 	(void)t;
 	if (hp_os_altstack(&lo, &hi) == 0 && sp > lo && sp <= hi)
-		return sp - lo;
-	return UINTPTR_MAX; /* a stack of the program's own making (a fiber) */
+		room = sp - lo;
+	errno = saved;
+	return room;
 }
 
 static int exit_consumed;

@@ -67,9 +67,6 @@ struct hp_thread {
 		};
 		uint64_t common;
 	};
-	/* This thread's errno (&errno), once ready: the common case saves and
-	 * restores errno through it, without a call to __errno_location. */
-	int *errno_at;
 	/* Slow paths left before this thread looks at the clock again
 	 * (hp_trigger_tick: a countdown; 0 or 1 = at the next one), and the
 	 * period it is set back to after a look, which adapts to how often

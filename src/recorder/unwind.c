@@ -134,7 +134,11 @@ static long unw_syscall(long n, ...)
 static int unwind_any(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
 		      uint32_t *stack, uintptr_t entry)
 {
-	return (int)hp_unwind(t, frames, max, hash, stack, entry);
+	int saved = errno; /* libunwind's readability check sets it */
+	int n = (int)hp_unwind(t, frames, max, hash, stack, entry);
+
+	errno = saved;
+	return n;
 }
 
 /* unwind.h. Written by hp_unwind_init only. */
@@ -408,9 +412,15 @@ uint32_t hp_unwind(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t
 __attribute__((noinline)) uint32_t hp_unwind_fallback(struct hp_thread *t, uint64_t *frames,
 						      uint32_t max, uint64_t *hash)
 {
+	int saved = errno; /* libunwind's readability check sets it */
+	uint32_t n;
+
 	if (mode == HP_UNWIND_FP)
-		return walk_fp(t, frames, max, hash);
-	return walk_libunwind(frames, max, max + HP_UNWIND_SLACK, hash);
+		n = walk_fp(t, frames, max, hash);
+	else
+		n = walk_libunwind(frames, max, max + HP_UNWIND_SLACK, hash);
+	errno = saved;
+	return n;
 }
 
 void hp_unwind_report(void)

@@ -166,6 +166,24 @@ HP_TEST(free_keeps_errno_when_it_writes)
 		      "exit status (3: a free changed errno)");
 }
 
+/* malloc, calloc, realloc and free keep errno through every rare path of
+ * a recorded allocation (errnomalloc.c): new stacks, grown tables, frames
+ * without unwind tables (libunwind's walk), snapshots and event-log
+ * flushes written after the program closed the capture. A recorded
+ * allocation's common path does not save errno (interpose.c); what it
+ * calls that can set it does. Fails with the save taken out of
+ * hp_unwind_fallback: "malloc (call 3001) changed errno to 0" (libunwind's
+ * readability check); out of hp_events_slow: "malloc (call 66201)
+ * changed errno to 9" (EBADF, the writer's fstat of the closed capture). */
+HP_TEST(allocations_keep_errno)
+{
+	expect_eq_u64(run("errnomalloc", "", ""), 0, "dwarf: exit status (3: errno changed)");
+	expect_eq_u64(run("errnomalloc", "--events --interval 1", ""), 0,
+		      "--events --interval 1: exit status (3: errno changed)");
+	expect_eq_u64(run("errnomalloc", "--unwind fp", ""), 0,
+		      "fp: exit status (3: errno changed)");
+}
+
 /* A threaded parent forks while its threads hold credit: the followed
  * child, which frees main's 50,000-byte block and allocates 777 bytes,
  * peaks at what it inherited, not a byte of the parent threads' credit
