@@ -205,20 +205,20 @@ static void filter_add(uintptr_t addr, int delta)
 }
 
 /* The shard of addr (of hash h): the 64 MiB region it lies in chooses one
- * of 64 groups of 16 shards, the address's hash one of them. The blocks
- * of one glibc arena (64 MiB heaps; most often one thread's) sit in shards
- * of their own, which other threads rarely touch, where a hash of the
- * address alone would spread every thread's blocks over all the shards
- * and send each shard's line from core to core. A one-thread program's
- * blocks then fill 16 tables: longer probes, fewer cache lines. glibc
- * maps its arenas at neighbouring 64 MiB regions, which the multiply
- * spreads evenly: 16 threads' arenas and main's (MALLOC_ARENA_MAX=64)
- * fell in 17 groups of 64, where 16 groups gave 8 of them a group shared
- * with another thread's arena; 32 threads, 2 of 33 shared (30 in 16
- * groups). Pure. */
+ * of 64 groups of 16 shards (the region's number modulo 64), the
+ * address's hash one of them. The blocks of one glibc arena (64 MiB
+ * heaps, 64 MiB-aligned; most often one thread's) sit in shards of their
+ * own, which other threads rarely touch, where a hash of the address alone
+ * would spread every thread's blocks over all the shards and send each
+ * shard's line from core to core. A one-thread program's blocks then fill
+ * 16 tables: longer probes, fewer cache lines. glibc maps its arenas' heaps
+ * at neighbouring 64 MiB regions, which the modulo puts in distinct groups
+ * up to 64 of them (a multiply of the region's number spread 16 threads'
+ * arenas and main's over 17 groups, at two instructions more an
+ * operation: 4 a malloc+free pair on churn). Pure. */
 static inline unsigned shard_of(uintptr_t addr, uint64_t h)
 {
-	return (unsigned)(((uint64_t)(addr >> 26) * 0x9e3779b97f4a7c15ull >> 58) << 4 | h >> 60);
+	return (unsigned)((addr >> 26 & 63) << 4 | h >> 60);
 }
 _Static_assert(SHARD_BITS == 10, "64 groups of 16 shards");
 
