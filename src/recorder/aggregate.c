@@ -807,23 +807,20 @@ static inline __attribute__((always_inline)) void life_count(struct bucket *b, u
 	}
 }
 
-/* hp_agg_alloc's body, for a caller that has read the thread count
- * (alone: hp_os_single_threaded(), read once for the register and the
- * bucket: no thread starts in between) and knows whether the recording
- * is a full one (full 1; 0: unknown, the rate is read):
- * record_path.c's allocation path inlines it. Properties of
+/* hp_agg_alloc's body for bucket id at b (bucket_at(id): the common
+ * allocation path remembers it with the walk), for a caller that has
+ * read the thread count (alone: hp_os_single_threaded(), read once for
+ * the register and the bucket: no thread starts in between) and knows
+ * whether the recording is a full one (full 1; 0: unknown, the rate is
+ * read): record_path.c's allocation path inlines it. Properties of
  * hp_agg_alloc. */
-static inline __attribute__((always_inline)) void agg_alloc_as(uint32_t id, uint64_t size,
-							       int alone, int full)
+static inline __attribute__((always_inline)) void agg_alloc_at(struct bucket *b, uint32_t id,
+							       uint64_t size, int alone, int full)
 {
 	/* Read once (the atomics below keep the compiler from reading it
 	 * once for us): the rate is set before recording starts. */
 	uint64_t rate = full ? 1 : sample_rate_bytes, raw, now;
-	struct bucket *b;
 
-	if (!id)
-		return;
-	b = bucket_at(id);
 	hp_spin_lock_busy_as(&b->lock, alone);
 	catch_up_malloc(b, id);
 	size_count(b, hp_hist_size_class(size), 1);
@@ -849,6 +846,14 @@ static inline __attribute__((always_inline)) void agg_alloc_as(uint32_t id, uint
 	now = in_use_add(&in_use.weight, hp_sampler_weight(size, rate), alone);
 	if (now > __atomic_load_n(&peak.weight, __ATOMIC_RELAXED))
 		peak_moves(now, raw);
+}
+
+/* agg_alloc_at for bucket id (0: none, nothing counted). */
+static inline __attribute__((always_inline)) void agg_alloc_as(uint32_t id, uint64_t size,
+							       int alone, int full)
+{
+	if (id)
+		agg_alloc_at(bucket_at(id), id, size, alone, full);
 }
 
 /* hp_agg_alloc's body for any caller (no thread starts in here). */

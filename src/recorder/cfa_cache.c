@@ -1056,13 +1056,14 @@ void hp_cfa_remember(struct hp_thread *t, uint32_t stack)
 	}
 }
 
-void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket)
+void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket, void *at)
 {
 	struct memo *m = t->cfa_memo;
 
 	if (m && m->h.stack) {
 		m->h.origin = origin;
 		m->h.bucket = bucket;
+		m->h.bucket_at = at;
 	}
 }
 

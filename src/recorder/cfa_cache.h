@@ -92,18 +92,28 @@ void hp_cfa_remember(struct hp_thread *t, uint32_t stack);
 struct hp_cfa_memo_head { /* the first member of a remembered walk */
 	uint32_t stack;          /* its id in the stack table; 0: not known yet */
 	uint32_t origin, bucket; /* the bucket (0: none yet) of stack for origin */
+	void *bucket_at;         /* its counters' address (aggregate.c), with bucket */
 };
 
 static inline uint32_t hp_cfa_bucket(const struct hp_thread *t, uint32_t origin)
 {
 	const struct hp_cfa_memo_head *m = t->cfa_memo;
 
-	return m && m->stack && m->origin == origin ? m->bucket : 0;
+	/* (a memo without a stack has no bucket: each place that sets
+	 * stack sets bucket 0 with it) */
+	return m && m->origin == origin ? m->bucket : 0;
 }
-/* Remembers bucket as the bucket of origin (and size 0, type 0) for the
- * thread's last walk, when it was remembered with its stack id. No
- * allocation, no lock. */
-void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket);
+/* The address of the bucket hp_cfa_bucket gave (when not 0): a bucket's
+ * address is a function of its id (aggregate.c maps each chunk of
+ * buckets once), remembered so that an allocation does not work it out. */
+static inline void *hp_cfa_bucket_at(const struct hp_thread *t)
+{
+	return ((const struct hp_cfa_memo_head *)t->cfa_memo)->bucket_at;
+}
+/* Remembers bucket (at address at) as the bucket of origin (and size 0,
+ * type 0) for the thread's last walk, when it was remembered with its
+ * stack id. No allocation, no lock. */
+void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket, void *at);
 
 /* The rules read from .eh_frame by every thread so far (each a miss of
  * a thread's table: a rule met first, or met again after its eviction or

@@ -266,7 +266,7 @@ static inline __attribute__((always_inline)) void record_alloc(struct hp_thread 
 		if (!bucket) {
 			bucket = hp_agg_bucket(stack, 0, origin, 0);
 			if (bucket && t->cfa_memo)
-				hp_unwind_remember_bucket(t, origin, bucket);
+				hp_unwind_remember_bucket(t, origin, bucket, bucket_at(bucket));
 		}
 	}
 	if (!bucket) {
@@ -323,6 +323,7 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 	uint64_t frames[HP_CONFIG_MAX_DEPTH_LIMIT + HP_UNWIND_SLACK];
 	struct hp_live_block stale;
 	uint32_t depth, stack, bucket, origin;
+	struct bucket *at;
 	uintptr_t room;
 	uint64_t hash;
 	int r, alone;
@@ -357,14 +358,17 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 	}
 	origin = hp_attr_self.origin; /* current: origin_moved is 0 (alloc_common) */
 	bucket = t->cfa_memo ? hp_unwind_bucket(t, origin) : 0;
-	if (!bucket) {
+	if (__builtin_expect(bucket != 0, 1)) {
+		at = hp_unwind_bucket_at(t); /* bucket_at(bucket), remembered */
+	} else {
 		bucket = hp_agg_bucket(stack, 0, origin, 0);
-		if (bucket && t->cfa_memo)
-			hp_unwind_remember_bucket(t, origin, bucket);
-	}
-	if (!bucket) {
-		hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
-		goto out;
+		if (!bucket) {
+			hp_agg_lost(HP_LOST_NO_MEMORY, 1, size);
+			goto out;
+		}
+		at = bucket_at(bucket);
+		if (t->cfa_memo)
+			hp_unwind_remember_bucket(t, origin, bucket, at);
 	}
 	/* The thread count read once for the register and the bucket (no
 	 * thread starts in between); no filter and no rate to read in a
@@ -377,7 +381,7 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 	}
 	if (r == 1) /* its free went unseen: count it now */
 		hp_agg_free(stale.bucket, stale.size, 0, HP_AGG_LIFE_UNKNOWN);
-	agg_alloc_as(bucket, size, alone, 1);
+	agg_alloc_at(at, bucket, size, alone, 1);
 	HP_EVENTS_ALLOC(p, size, bucket);
 out:
 	t->busy = 0;

@@ -344,9 +344,9 @@ void hp_unwind_remember(struct hp_thread *t, uint32_t stack)
 	hp_cfa_remember(t, stack); /* t->cfa_memo: only with a table */
 }
 
-void hp_unwind_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket)
+void hp_unwind_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket, void *at)
 {
-	hp_cfa_remember_bucket(t, origin, bucket);
+	hp_cfa_remember_bucket(t, origin, bucket, at);
 }
 
 /* HEAPPROF_UNWIND_CHECK in fp mode: the remembered walks' n frames and

@@ -94,7 +94,12 @@ static inline uint32_t hp_unwind_bucket(const struct hp_thread *t, uint32_t orig
 {
 	return hp_cfa_bucket(t, origin);
 }
-void hp_unwind_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket);
+/* The address remembered with the bucket hp_unwind_bucket gave (not 0). */
+static inline void *hp_unwind_bucket_at(const struct hp_thread *t)
+{
+	return hp_cfa_bucket_at(t);
+}
+void hp_unwind_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucket, void *at);
 
 /* Whether addr is inside the recorder's own code. Pure after init:
  * async-signal-safe, no allocation, no lock. */
