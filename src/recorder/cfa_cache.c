@@ -32,7 +32,7 @@
  * the remembered walks) and, once grown, one mapping of rules (64 KiB,
  * 256 KiB or 1 MiB), all from hp_os_map, never the program's allocator;
  * pages are backed as they are touched; both are unmapped at the
- * thread's exit (release).
+ * thread's exit (table_release).
  *
  * Invariants: an entry's ret is 0 (empty) or a return address, its rule
  * that of the lookup address ret - 1, which depends only on the code
@@ -56,7 +56,7 @@
 #include "roots.h"
 #include "unwind.h"
 
-static void release(void *table);
+static void table_release(void *table);
 
 /*
  * The rules: sets of WAYS entries chosen by set_of(ret) & mask. A table
@@ -90,7 +90,7 @@ enum {
 /* 16 bytes. The rule's fields are read straight from memory, no decoding:
  * rbp at CFA + rbp_off unless it is RBP_KEPT (an offset libunwind allows
  * is below 2^14 in magnitude), the return address at CFA - 8. */
-struct entry {
+struct rule {
 	uint64_t ret; /* the return address (rule of ret - 1), 0 = empty */
 	int32_t cfa_off;
 	int16_t rbp_off;
@@ -152,7 +152,7 @@ struct memo {
 };
 
 struct table {
-	struct entry *rules; /* (mask + 1) * WAYS entries: first, or a mapping */
+	struct rule *rules; /* (mask + 1) * WAYS entries: first, or a mapping */
 	uintptr_t mask;      /* sets - 1 */
 	/* The window grow_due judges: evictions of a rule and walks that
 	 * stepped (were not remembered) since the table last grew, was
@@ -161,7 +161,7 @@ struct table {
 	uint64_t reads;
 	struct memo memo[MEMO_SETS][MEMO_WAYS];
 	uint8_t memo_next[MEMO_SETS]; /* the way a set fills next */
-	struct entry first[FIRST_SETS][WAYS] __attribute__((aligned(64)));
+	struct rule first[FIRST_SETS][WAYS] __attribute__((aligned(64)));
 };
 
 /* Rules read from .eh_frame, and the largest table any thread grew, in
@@ -236,7 +236,7 @@ static int have_key;
 
 int hp_cfa_init(void)
 {
-	int r = hp_os_thread_key_create(&table_key, release);
+	int r = hp_os_thread_key_create(&table_key, table_release);
 
 	have_key = r == 0;
 	return r;
@@ -555,7 +555,7 @@ static int read_cie(const uint8_t *p, struct cie *cie)
 
 /* The rule for lookup address ip, whose FDE is at p, into e: what
  * libunwind's trace_init_addr would make of it. */
-static void rule_from_fde(const uint8_t *p, uint64_t ip, struct entry *e)
+static void rule_from_fde(const uint8_t *p, uint64_t ip, struct rule *e)
 {
 	struct cur c = {p, p + 8, 0};
 	uint64_t len = get_n(&c, 4), cie_off, start, range;
@@ -637,7 +637,7 @@ static void rule_from_fde(const uint8_t *p, uint64_t ip, struct entry *e)
 
 /* The rule for ip in the object of .eh_frame_hdr hdr, found as libunwind
  * finds it: the last table entry starting at or below ip. */
-static void rule_from_hdr(const uint8_t *hdr, uint64_t ip, struct entry *e)
+static void rule_from_hdr(const uint8_t *hdr, uint64_t ip, struct rule *e)
 {
 	struct cur c = {hdr, hdr + 4, 0};
 	uint8_t version = (uint8_t)get_n(&c, 1), ptr_enc = (uint8_t)get_n(&c, 1);
@@ -668,7 +668,7 @@ static void rule_from_hdr(const uint8_t *hdr, uint64_t ip, struct entry *e)
 
 struct find {
 	uint64_t ip;
-	struct entry *e;
+	struct rule *e;
 };
 
 /* dl_iterate_phdr callback: the object with a PT_LOAD holding f->ip, as
@@ -705,18 +705,18 @@ static int find_rule(struct dl_phdr_info *info, size_t size, void *arg)
  * Called by fill only, inside a walk (t->busy set): a signal handler that
  * allocates meanwhile is not recorded and never walks, so no walk sees
  * the table half moved. Allocates (hp_os_map), no lock. */
-static __attribute__((noinline, cold)) int grow(struct table *tab)
+static __attribute__((noinline, cold)) int grow_rules(struct table *tab)
 {
 	const uintptr_t sets = tab->mask + 1, to_sets = sets * 4;
-	struct entry *from = tab->rules, *to = hp_os_map(to_sets * WAYS * sizeof *to);
+	struct rule *from = tab->rules, *to = hp_os_map(to_sets * WAYS * sizeof *to);
 	uint64_t largest = __atomic_load_n(&rules_largest, __ATOMIC_RELAXED);
 
 	if (!to)
 		return -1;
 	for (uintptr_t i = 0; i < sets; i++) {
 		for (int w = 0; w < WAYS; w++) {
-			const struct entry *e = &from[i * WAYS + (uintptr_t)w];
-			struct entry *set;
+			const struct rule *e = &from[i * WAYS + (uintptr_t)w];
+			struct rule *set;
 
 			if (!e->ret)
 				continue;
@@ -742,12 +742,12 @@ static __attribute__((noinline, cold)) int grow(struct table *tab)
  * every 32 walks, about 40 instructions a walk), the table grows (up to
  * MAX_SETS), else a new window starts. Returns the new entry, in
  * tab->rules as it is on return. Called with t->busy set: takes the
- * loader's lock (dl_iterate_phdr), may map memory (grow); not
+ * loader's lock (dl_iterate_phdr), may map memory (grow_rules); not
  * async-signal-safe. */
-static __attribute__((noinline, cold)) const struct entry *fill(struct table *tab,
-							       struct entry *set, uint64_t ret)
+static __attribute__((noinline, cold)) const struct rule *fill(struct table *tab,
+							       struct rule *set, uint64_t ret)
 {
-	struct entry e = {.ret = ret, .kind = RULE_LIBUNWIND};
+	struct rule e = {.ret = ret, .kind = RULE_LIBUNWIND};
 	struct find f = {ret - 1, &e};
 
 	hp_os_dl_iterate(find_rule, &f);
@@ -755,7 +755,7 @@ static __attribute__((noinline, cold)) const struct entry *fill(struct table *ta
 	__atomic_fetch_add(&rules_read, 1, __ATOMIC_RELAXED);
 	if (set[1].ret && ++tab->evictions >= GROW_EVICTIONS) {
 		if (tab->stepped < GROW_EVICTIONS * GROW_WALKS_PER_EVICTION &&
-		    tab->mask + 1 < MAX_SETS && grow(tab) == 0)
+		    tab->mask + 1 < MAX_SETS && grow_rules(tab) == 0)
 			set = &tab->rules[set_of(ret, tab->mask) * WAYS];
 		tab->evictions = 0;
 		tab->stepped = 0;
@@ -835,10 +835,10 @@ static int prepare_table(struct hp_thread *t)
  * fence between: a signal handler that allocates on this thread, at any
  * instruction of this function, finds either the whole table or none.
  * Async-signal-safe; no allocation, no lock. */
-static void release(void *table)
+static void table_release(void *table)
 {
 	struct table *tab = table;
-	struct entry *rules = tab->rules;
+	struct rule *rules = tab->rules;
 	size_t rules_bytes = (tab->mask + 1) * WAYS * sizeof *rules;
 
 	hp_self.cfa_memo = NULL;
@@ -855,15 +855,15 @@ static void release(void *table)
  * words read are noted into nt. *rules and *mask are tab's, reloaded
  * after a miss (fill may grow the table). Lock-free and allocation-free
  * on a hit; a miss is fill's (the loader's lock, hp_os_map). */
-static inline __attribute__((always_inline)) int step(struct table *tab, struct entry **rules,
+static inline __attribute__((always_inline)) int step(struct table *tab, struct rule **rules,
 						      uintptr_t *mask, uintptr_t lo,
 						      uintptr_t span, uintptr_t base, uintptr_t *rip,
 						      uintptr_t *rsp, uintptr_t *rbp,
 						      struct notes *nt, uint32_t *reads,
 						      uintptr_t *rbp_at)
 {
-	struct entry *set = *rules + set_of(*rip, *mask) * WAYS;
-	const struct entry *e;
+	struct rule *set = *rules + set_of(*rip, *mask) * WAYS;
+	const struct rule *e;
 	uintptr_t cfa;
 
 	if (__builtin_expect(set[0].ret == *rip, 1)) {
@@ -1117,7 +1117,7 @@ void hp_cfa_remember_bucket(struct hp_thread *t, uint32_t origin, uint32_t bucke
 /* The walk of a stack deeper than max on from rip, the first frame past
  * the max in frames[] (roots.h). Returns the frames kept, or -1 when
  * libunwind must walk. As step: allocation-free and lock-free on hits. */
-static __attribute__((noinline, cold)) int walk_roots(struct table *tab, struct entry **rules,
+static __attribute__((noinline, cold)) int walk_roots(struct table *tab, struct rule **rules,
 						      uintptr_t *mask, uintptr_t lo, uintptr_t span,
 						      uintptr_t base, uintptr_t rip, uintptr_t rsp,
 						      uintptr_t rbp, struct notes *nt,
@@ -1160,6 +1160,43 @@ static inline uintptr_t entry_of(uintptr_t entry)
  * a walk of the same key read at the same address before. */
 #define OWN_KEY(rsp) ((rsp) | 1)
 
+/* The remembered walk of the program's frames from entry (its rsp where
+ * it called the recorder, HP_CFA_ENTRY), DWARF's or with fp the
+ * frame-pointer walk's, when one matches: as hp_cfa_walk and
+ * hp_cfa_walk_fp return on a hit. -1 when none does: the caller then
+ * calls hp_cfa_walk_stepped or hp_cfa_walk_fp_stepped, which walk without
+ * looking again; -2 when they would not look (no table of this
+ * generation, unknown stack bounds, no usable entry): the caller then
+ * calls hp_cfa_walk or hp_cfa_walk_fp. With an
+ * entry the key is the program's registers, not the walk's own frame, so
+ * the look may be inlined into the recorder's slow path: record_path.c
+ * compiles this file into it (one call, one prologue and epilogue fewer
+ * a remembered walk). As hp_cfa_walk: lock-free, allocation-free,
+ * async-signal-safe. */
+static inline __attribute__((always_inline)) int hp_cfa_recall_entry(struct hp_thread *t,
+								     uint64_t *frames, uint32_t max,
+								     uint64_t *hash, uint32_t *stack,
+								     uintptr_t entry, int fp)
+{
+	struct table *tab = t->cfa_cache;
+	uintptr_t key_rip;
+	uint32_t set;
+
+	if (__builtin_expect((uintptr_t)tab <= 1 ||
+				     t->cfa_generation !=
+					     __atomic_load_n(&generation, __ATOMIC_RELAXED) ||
+				     t->stack_hi <= t->stack_lo + 16 || !entry_of(entry),
+			     0))
+		return -2;
+	if (stack)
+		*stack = 0;
+	key_rip = ((const uintptr_t *)entry)[-1];
+	set = (uint32_t)(entry >> 4) & (MEMO_SETS - 1);
+	if (fp)
+		return recall_fp(t, tab, set, entry - 16, key_rip, entry, max, frames, hash, stack);
+	return recall(t, tab, set, entry - 16, key_rip, entry, 0, max, frames, hash, stack);
+}
+
 /* hp_cfa_walk when no remembered walk matched: the walk from the
  * registers of hp_cfa_walk's frame fp (still live: this is its callee),
  * stepped with the rules and remembered as it goes. Apart, so that the
@@ -1180,7 +1217,7 @@ static __attribute__((noinline)) int walk_on(struct hp_thread *t, uint64_t *fram
 	uint64_t h = HP_HASH_STACK_SEED;
 	uint32_t n = 0, walked, stop = 0, rip_at = UINT32_MAX, lead = 0;
 	uintptr_t rbp_at = 0; /* where rbp was last read from, until a step uses it */
-	struct entry *rules;  /* tab->rules and tab->mask, reloaded when fill grows them */
+	struct rule *rules;  /* tab->rules and tab->mask, reloaded when fill grows them */
 	uintptr_t mask;
 	uint32_t reads;       /* words noted (struct memo), kept here while walking */
 	uint64_t kept;        /* the kept frames among them */
@@ -1494,4 +1531,18 @@ __attribute__((noinline)) int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *fram
 	if (r >= 0)
 		return r;
 	return walk_fp_on(t, frames, max, hash, entry, at);
+}
+
+int hp_cfa_walk_stepped(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+			uintptr_t entry)
+{
+	t->cfa_memo = NULL;
+	return walk_on(t, frames, max, hash, entry, __builtin_frame_address(0));
+}
+
+int hp_cfa_walk_fp_stepped(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+			   uintptr_t entry)
+{
+	t->cfa_memo = NULL;
+	return walk_fp_on(t, frames, max, hash, entry, (uintptr_t)__builtin_frame_address(0));
 }

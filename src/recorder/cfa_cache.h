@@ -78,6 +78,17 @@ int hp_cfa_walk(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *h
 int hp_cfa_walk_fp(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
 		   uint32_t *stack, uintptr_t entry);
 
+/* hp_cfa_walk and hp_cfa_walk_fp after the caller looked for a
+ * remembered walk from entry (a usable one: cfa_cache.c,
+ * hp_cfa_recall_entry, inlined in the slow path) and found none, this
+ * thread's table set up: the walk stepped and remembered, from this
+ * function's frame (called from the slow path, as hp_cfa_walk is). Same
+ * properties. */
+int hp_cfa_walk_stepped(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+			uintptr_t entry) __attribute__((visibility("hidden"), noinline));
+int hp_cfa_walk_fp_stepped(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash,
+			   uintptr_t entry) __attribute__((visibility("hidden"), noinline));
+
 /* Gives the thread's last hp_cfa_walk or hp_cfa_walk_fp, when it was remembered, the id the
  * stack table gave its frames (ids are never reused), so that the next
  * walk equal to it skips the table. Call right after that walk, with

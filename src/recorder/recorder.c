@@ -342,7 +342,19 @@ static inline __attribute__((always_inline)) void record_alloc_common(struct hp_
 			return;
 		}
 	}
-	depth = hp_unwind_fast(t, frames, config.max_depth, &hash, &stack, entry);
+	/* A remembered walk from the program's registers, looked for here
+	 * (no call); when none matched, the walk stepped without looking
+	 * again; when it could not look, the walk's own function. */
+	r = hp_unwind_recall ? hp_cfa_recall_entry(t, frames, config.max_depth, &hash, &stack,
+						    entry, hp_unwind_recall == 2)
+			     : -2;
+	if (__builtin_expect(r == -1, 0))
+		r = hp_unwind_recall == 2
+			    ? hp_cfa_walk_fp_stepped(t, frames, config.max_depth, &hash, entry)
+			    : hp_cfa_walk_stepped(t, frames, config.max_depth, &hash, entry);
+	depth = r >= 0 ? (uint32_t)r
+		: r == -1 ? hp_unwind_fallback(t, frames, config.max_depth, &hash)
+			  : hp_unwind_fast(t, frames, config.max_depth, &hash, &stack, entry);
 	if (!stack) { /* the frames are in frames[] */
 		stack = same_as_last(t, frames, depth, hash)
 				? t->last_stack

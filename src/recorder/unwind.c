@@ -143,6 +143,7 @@ static int unwind_any(struct hp_thread *t, uint64_t *frames, uint32_t max, uint6
 
 /* unwind.h. Written by hp_unwind_init only. */
 hp_unwind_walk_fn *hp_unwind_direct = unwind_any;
+int hp_unwind_recall;
 
 int hp_unwind_init(unsigned m, int cache, int check_it)
 {
@@ -157,6 +158,7 @@ int hp_unwind_init(unsigned m, int cache, int check_it)
 	fp_memo = cache && m == HP_UNWIND_FP && hp_cfa_init() == 0;
 	check = check_it && (use_cache || fp_memo);
 	hp_unwind_direct = check ? unwind_any : use_cache ? hp_cfa_walk : fp_memo ? hp_cfa_walk_fp : unwind_any;
+	hp_unwind_recall = check ? 0 : use_cache ? 1 : fp_memo ? 2 : 0;
 #ifdef HP_STATIC
 	(void)find_own;
 	(void)fds;

@@ -71,6 +71,12 @@ typedef int hp_unwind_walk_fn(struct hp_thread *t, uint64_t *frames, uint32_t ma
 extern hp_unwind_walk_fn *hp_unwind_direct
 	__attribute__((visibility("hidden"))); /* one load: events.h, hp_events_on */
 
+/* Whether hp_unwind_direct is hp_cfa_walk (1) or hp_cfa_walk_fp (2), for
+ * the common allocation path, which then looks for a remembered walk
+ * itself first (cfa_cache.c, hp_cfa_recall_entry: record_path.c's unit);
+ * 0 otherwise. Written once by hp_unwind_init. */
+extern int hp_unwind_recall __attribute__((visibility("hidden")));
+
 /* What hp_unwind falls back to when the walk it tries first gives up:
  * unw_backtrace, or the plain frame-pointer walk. Same properties. */
 uint32_t hp_unwind_fallback(struct hp_thread *t, uint64_t *frames, uint32_t max, uint64_t *hash);
