@@ -91,8 +91,8 @@ COMMON_HEAP_SRC := $(addprefix src/common/,table.c strtab.c vec.c units.c text.c
 # cfa_cache.c, aggregate.c, live.c, recorder.c and interpose.c are compiled
 # as one unit, record_path.c (it says why), in the recorder's libraries; the
 # unit tests compile the first three alone.
-RECORDER_UNIT_SRC := src/recorder/aggregate.c src/recorder/live.c src/recorder/recorder.c src/recorder/cfa_cache.c \
-	src/recorder/interpose.c
+RECORDER_UNIT_SRC := src/recorder/cfa_cache.c src/recorder/aggregate.c src/recorder/live.c \
+	src/recorder/recorder.c src/recorder/interpose.c
 RECORDER_LIB_SRC := $(filter-out $(RECORDER_UNIT_SRC),$(RECORDER_SRC))
 RECORDER_OBJ := $(call obj,pic,$(RECORDER_LIB_SRC) src/format/encode.c \
 	$(filter-out $(COMMON_HEAP_SRC),$(COMMON_SRC)))
