@@ -48,6 +48,7 @@
 #include <errno.h>
 
 #include <elf.h>
+#include <stddef.h>
 #include <link.h>
 #include <string.h>
 
@@ -135,21 +136,37 @@ struct rule {
 #define MEMO_POISON (MEMO_READS + 1) /* reads of a walk that cannot be remembered */
 #define MEMO_MAX_OFF 0xffffu         /* words */
 
+/* A cache line each for what a look reads first: the first line holds
+ * the key and the word that told the last other walk apart (disc: its
+ * offset and value copied there), so that a way whose key or disc word
+ * differs costs that line alone, and the head, which a hit reads. */
 struct memo {
 	struct hp_cfa_memo_head h; /* stack, origin, bucket (cfa_cache.h) */
-	uint32_t max;              /* the walk's max */
-	uintptr_t rip, rsp, rbp;   /* the starting registers (or the program's) */
-	uint32_t reads;            /* words read; 0 = empty */
-	uint16_t n;                /* frames kept */
-	uint8_t lead;              /* 1: the first frame is rip, read before the words */
-	uint8_t disc;              /* the word that last told another walk apart */
-	uint64_t hash;             /* of the kept frames */
-	uint64_t kept;             /* bit i: word i is a kept frame */
-	uint16_t off[MEMO_READS];  /* word i at base + 8 * off[i] (base: rsp, or rsp - 16) */
+	uintptr_t rsp;             /* the starting registers (or the program's) */
+	uint64_t disc_val;         /* val[disc] */
+	uintptr_t rip, rbp;
+	uint32_t max;      /* the walk's max */
+	uint16_t disc_off; /* off[disc] */
+	uint8_t lead;      /* 1: the first frame is rip, read before the words */
+	uint8_t disc;      /* the word that last told another walk apart */
+	uint32_t reads;    /* words read; 0 = empty */
+	uint16_t n;        /* frames kept */
+	uint64_t hash;     /* of the kept frames */
+	uint64_t kept;     /* bit i: word i is a kept frame */
+	uint16_t off[MEMO_READS]; /* word i at base + 8 * off[i] (base: rsp, or rsp - 16) */
 	/* its value; aligned so that hp_cfa_walk_fp's pairs (words 2j and
 	 * 2j + 1) are one 16-byte vector each (recall_fp) */
 	uint64_t val[MEMO_READS] __attribute__((aligned(16)));
-};
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct memo, disc) < 64, "a memo's key and disc word in its first line");
+
+/* Makes word i of m the one its looks compare first. */
+static inline void set_disc(struct memo *m, uint32_t i)
+{
+	m->disc = (uint8_t)i;
+	m->disc_off = m->off[i];
+	m->disc_val = m->val[i];
+}
 
 struct table {
 	struct rule *rules; /* (mask + 1) * WAYS entries: first, or a mapping */
@@ -942,7 +959,7 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 		 * thread's stack, between base and that word then, so it is
 		 * in the stack still. Then the rest of the key, in one
 		 * branch. */
-		if (m->rsp != rsp || WORD(base, m->off[m->disc]) != m->val[m->disc])
+		if (m->rsp != rsp || WORD(base, m->disc_off) != m->disc_val)
 			continue;
 		if ((m->rip ^ rip) | (m->rbp ^ rbp) | (m->max ^ max))
 			continue;
@@ -1003,7 +1020,7 @@ static inline __attribute__((always_inline)) int recall(struct hp_thread *t, str
 			frames[n++] = m->val[__builtin_ctzll(kept)];
 		return (int)n;
 differs:
-		m->disc = (uint8_t)differing_word(m, base);
+		set_disc(m, differing_word(m, base));
 	}
 	return -1;
 }
@@ -1037,7 +1054,7 @@ static inline __attribute__((always_inline)) int recall_fp(struct hp_thread *t, 
 
 	for (unsigned w = 0; w < MEMO_WAYS; w++, m++) {
 		/* rsp, the disc word, the rest of the key: as recall */
-		if (m->rsp != rsp || WORD(base, m->off[m->disc]) != m->val[m->disc])
+		if (m->rsp != rsp || WORD(base, m->disc_off) != m->disc_val)
 			continue;
 		if ((m->rip ^ rip) | (m->max ^ max))
 			continue;
@@ -1074,7 +1091,7 @@ static inline __attribute__((always_inline)) int recall_fp(struct hp_thread *t, 
 			d |= PAIR_DIFF(v) | PAIR_DIFF(v + 1) | PAIR_DIFF(v + 2) | PAIR_DIFF(v + 3);
 #undef PAIR_DIFF
 		if (__builtin_expect((d[0] | d[1]) != 0, 0)) {
-			m->disc = (uint8_t)differing_word(m, base);
+			set_disc(m, differing_word(m, base));
 			continue;
 		}
 		t->cfa_memo = m;
@@ -1313,7 +1330,7 @@ out:
 		tr->rsp = key_rsp;
 		tr->rbp = key_rbp;
 		tr->lead = (uint8_t)lead;
-		tr->disc = (uint8_t)(reads - 1);
+		set_disc(tr, reads ? reads - 1 : 0);
 		tr->max = max;
 		tr->n = (uint16_t)n;
 		tr->hash = *hash;
@@ -1474,7 +1491,7 @@ out:
 		tr->rsp = key_rsp;
 		tr->rbp = 0;
 		tr->lead = (uint8_t)lead;
-		tr->disc = (uint8_t)(tr->reads - 1);
+		set_disc(tr, tr->reads - 1);
 		tr->max = max;
 		tr->n = (uint16_t)n;
 		tr->hash = *hash;
