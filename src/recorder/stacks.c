@@ -4,6 +4,7 @@
 #include "stacks.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "../common/hash.h"
 #include "../common/options.h"
@@ -49,6 +50,13 @@ uint32_t hp_stacks_count(void)
 const uint64_t *hp_stacks_get(uint32_t id, uint32_t *depth)
 {
 	return hp_intern_key(&table, id, depth);
+}
+
+int hp_stacks_equal(uint32_t id, const uint64_t *frames, uint32_t depth)
+{
+	uint32_t n;
+	const uint64_t *f = hp_intern_key(&table, id, &n);
+	return n == depth && memcmp(f, frames, depth * sizeof *frames) == 0;
 }
 
 uint64_t hp_stacks_bytes(void)

@@ -41,6 +41,10 @@ uint32_t hp_stacks_count(void);
  * allocation. */
 const uint64_t *hp_stacks_get(uint32_t id, uint32_t *depth);
 
+/* Whether frames[0..depth) are the frames of an existing id, compared in
+ * place (no copy). Lock-free, async-signal-safe, no allocation. */
+int hp_stacks_equal(uint32_t id, const uint64_t *frames, uint32_t depth);
+
 /* Bytes of recorder memory the table may have touched. Lock-free,
  * async-signal-safe, no allocation. */
 uint64_t hp_stacks_bytes(void);
