@@ -78,8 +78,10 @@
 #define HP_INTERN_MAX_KEY_WORDS 1024u
 #define HP_INTERN_CHUNK_BITS 12 /* entries per chunk: 4096 */
 #define HP_INTERN_CHUNK_WORDS (1u << 16) /* words per key chunk */
-/* Chained keys: words kept in a key's entry; words a segment holds. */
-#define HP_INTERN_HEAD_WORDS 8u
+/* Chained keys: words kept in a key's entry; words a segment holds (for
+ * stacks: the least memory for about the same lookups, measured in
+ * docs/internals/recorder.md, "A stack's frames"). */
+#define HP_INTERN_HEAD_WORDS 4u
 #define HP_INTERN_SEG_WORDS 16u
 /* An index slot's id bits (ids < HP_INTERN_MAX_IDS); the rest is the tag. */
 #define HP_INTERN_ID_BITS 21
