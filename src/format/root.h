@@ -30,12 +30,14 @@
  * version 1 root of HP_ROOT_V1_BYTES without them. 3 moved a bucket's
  * last four counters (bucket_counters2_off, where version 2 had padding;
  * a version 2 root has them right after the first four). */
-#define HP_ROOT_VERSION 6u
+#define HP_ROOT_VERSION 7u
 /* 4 added the threads' credit (credit_addr on); a version 3 root (or 2) is
  * HP_ROOT_V3_BYTES long. 5 added the thread-local block being freed
  * (self_tpoff on); a version 4 root is HP_ROOT_V4_BYTES long. 6 split a
  * bucket in a head and a tail (bucket_tail_off on); a version 5 root is
- * HP_ROOT_V5_BYTES long. */
+ * HP_ROOT_V5_BYTES long. 7 chained the stack table's keys (stack_segs
+ * on); a version 6 root is HP_ROOT_V6_BYTES long, its stacks' keys their
+ * frames. */
 
 /* An interning table (intern.h): struct hp_intern at its address; its
  * count (u32, ids 1..count-1 exist) and its entry-chunk pointers (an array
@@ -54,7 +56,10 @@ struct hp_root {
 	uint32_t root_bytes; /* sizeof (struct hp_root) */
 
 	/* The stack table (stacks.c): keys are return addresses, innermost
-	 * first; id 0 is "no stack". */
+	 * first; id 0 is "no stack". Since version 7 an entry's length is
+	 * the stack's depth, but a stack deeper than stack_head_frames keeps
+	 * only its first stack_head_frames frames in its key, then a word:
+	 * the id of its first segment in stack_segs (at the root's end). */
 	struct hp_root_intern stacks;
 	/* The keyed buckets' keys (aggregate.c): 3 words, stack id, type tag
 	 * << 32 | context tag, size; the key of id k is bucket
@@ -152,11 +157,20 @@ struct hp_root {
 	 * is the offset of the second four counters in a tail (before, in the
 	 * bucket). */
 	uint32_t bucket_tail_off, bucket_tail_bytes;
+	/* Since version 7: the segments of the stacks' frames past their
+	 * first stack_head_frames (stacks.c, intern.h's chained keys). A
+	 * segment's key is the id of the next segment outwards (0: none),
+	 * then its frames, innermost first; a stack's first segment holds
+	 * (depth - stack_head_frames - 1) % stack_seg_frames + 1 frames,
+	 * every one after it stack_seg_frames, the last ending the stack. */
+	struct hp_root_intern stack_segs;
+	uint32_t stack_head_frames, stack_seg_frames;
 };
 
 #define HP_ROOT_V1_BYTES ((uint32_t)offsetof(struct hp_root, types))
 #define HP_ROOT_V3_BYTES ((uint32_t)offsetof(struct hp_root, credit_addr))
 #define HP_ROOT_V4_BYTES ((uint32_t)offsetof(struct hp_root, self_tpoff))
 #define HP_ROOT_V5_BYTES ((uint32_t)offsetof(struct hp_root, bucket_tail_off))
+#define HP_ROOT_V6_BYTES ((uint32_t)offsetof(struct hp_root, stack_segs))
 
 #endif

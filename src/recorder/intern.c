@@ -57,6 +57,15 @@ int hp_intern_init(struct hp_intern *t, uint32_t max_ids, uint64_t max_words)
 	return 0;
 }
 
+int hp_intern_init_chained(struct hp_intern *t, uint32_t max_ids, uint64_t max_words,
+			   struct hp_intern *tails)
+{
+	int err = hp_intern_init(t, max_ids, max_words);
+	if (!err)
+		t->tails = tails;
+	return err;
+}
+
 /* The entry of id. Its chunk must exist: id was published (acquired by
  * the caller) or the caller holds the lock and made the chunk. */
 static struct hp_intern_entry *entry(const struct hp_intern *t, uint32_t id)
@@ -66,10 +75,59 @@ static struct hp_intern_entry *entry(const struct hp_intern *t, uint32_t id)
 	return chunk + (id & (CHUNK_ENTRIES - 1));
 }
 
+/* Whether key[0..n) (n >= 1) is the rest of a chained key whose first
+ * segment is seg in tails x (intern.h): the first segment holds
+ * (n - 1) % HP_INTERN_SEG_WORDS + 1 words, each after it
+ * HP_INTERN_SEG_WORDS, the last names no next one. */
+static int same_tail(const struct hp_intern *x, uint32_t seg, const uint64_t *key, uint32_t n)
+{
+	uint32_t r = (n - 1) % HP_INTERN_SEG_WORDS + 1;
+
+	for (;;) {
+		const struct hp_intern_entry *e = entry(x, seg);
+		if (e->len != r + 1 || memcmp(e->key + 1, key, r * sizeof *key) != 0)
+			return 0;
+		key += r;
+		n -= r;
+		seg = (uint32_t)e->key[0];
+		if (!n || !seg)
+			return !n && !seg;
+		r = HP_INTERN_SEG_WORDS;
+	}
+}
+
 static int same_key(const struct hp_intern *t, uint32_t id, const uint64_t *key, uint32_t len)
 {
 	const struct hp_intern_entry *e = entry(t, id);
-	return e->len == len && (!len || memcmp(e->key, key, len * sizeof *key) == 0);
+
+	if (e->len != len)
+		return 0;
+	if (!t->tails || len <= HP_INTERN_HEAD_WORDS)
+		return !len || memcmp(e->key, key, len * sizeof *key) == 0;
+	return memcmp(e->key, key, HP_INTERN_HEAD_WORDS * sizeof *key) == 0 &&
+	       same_tail(t->tails, (uint32_t)e->key[HP_INTERN_HEAD_WORDS],
+			 key + HP_INTERN_HEAD_WORDS, len - HP_INTERN_HEAD_WORDS);
+}
+
+/* Interns key[0..n) (n >= 1), the rest of a chained key, as segments of
+ * tails x cut from its end (intern.h); returns the first segment's id, or
+ * 0 when one could not be added. Under the table's lock (x's own is
+ * taken per new segment). */
+static uint32_t put_tail(struct hp_intern *x, const uint64_t *key, uint32_t n)
+{
+	uint64_t seg[HP_INTERN_SEG_WORDS + 1];
+	uint32_t first = (n - 1) % HP_INTERN_SEG_WORDS + 1, next = 0;
+
+	for (uint32_t end = n; end > first; end -= HP_INTERN_SEG_WORDS) {
+		seg[0] = next;
+		memcpy(seg + 1, key + end - HP_INTERN_SEG_WORDS, HP_INTERN_SEG_WORDS * sizeof *key);
+		next = hp_intern_put(x, seg, HP_INTERN_SEG_WORDS + 1);
+		if (!next)
+			return 0;
+	}
+	seg[0] = next;
+	memcpy(seg + 1, key, first * sizeof *key);
+	return hp_intern_put(x, seg, first + 1);
 }
 
 /* Probes x for key; returns its id, or 0 with *empty the first empty slot.
@@ -179,7 +237,9 @@ static uint32_t insert(struct hp_intern *t, const uint64_t *key, uint32_t len, u
 		       struct hp_intern_index *probed, uint32_t empty)
 {
 	struct hp_intern_index *x;
-	uint32_t id = 0;
+	/* A chained key keeps its head and its first segment's id. */
+	int chained = t->tails && len > HP_INTERN_HEAD_WORDS;
+	uint32_t id = 0, tail = 0, words = chained ? HP_INTERN_HEAD_WORDS + 1 : len;
 
 	hp_spin_lock(&t->lock);
 	x = t->index;
@@ -190,24 +250,31 @@ static uint32_t insert(struct hp_intern *t, const uint64_t *key, uint32_t len, u
 	 * in it and the slot is where it goes: no second probe. */
 	if (x != probed || __atomic_load_n(&x->slots[empty], __ATOMIC_RELAXED))
 		id = probe(t, x, hash, key, len, &empty);
-	if (!id && t->count < t->max_ids && t->used_words + len <= t->max_words) {
+	if (!id && t->count < t->max_ids && t->used_words + words <= t->max_words) {
 		/* Keep the index at most three quarters full: probes stay
 		 * short (a miss reads 8.5 slots on average, a cache line). */
 		if ((uint64_t)t->count * 4 >= (uint64_t)x->mask * 3 && grow(t) == 0) {
 			x = t->index;
 			probe(t, x, hash, key, len, &empty);
 		}
-		if ((uint64_t)t->count < x->mask && make_room(t, t->count, len) == 0) {
+		if (chained) /* the segments first: published before the id */
+			tail = put_tail(t->tails, key + HP_INTERN_HEAD_WORDS,
+					len - HP_INTERN_HEAD_WORDS);
+		if ((!chained || tail) && (uint64_t)t->count < x->mask &&
+		    make_room(t, t->count, words) == 0) {
 			const uint64_t *stored = empty_key;
 			id = t->count;
 			if (len) {
-				memcpy(t->free_words, key, len * sizeof *key);
+				memcpy(t->free_words, key,
+				       (chained ? HP_INTERN_HEAD_WORDS : len) * sizeof *key);
+				if (chained)
+					t->free_words[HP_INTERN_HEAD_WORDS] = tail;
 				stored = t->free_words;
-				t->free_words += len;
-				t->free_count -= len;
+				t->free_words += words;
+				t->free_count -= words;
 			}
 			*entry(t, id) = (struct hp_intern_entry){stored, len, (uint32_t)hash};
-			__atomic_store_n(&t->used_words, t->used_words + len, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->used_words, t->used_words + words, __ATOMIC_RELAXED);
 			__atomic_store_n(&t->count, id + 1, __ATOMIC_RELEASE);
 			__atomic_store_n(&x->slots[empty], slot_of(hash, id), __ATOMIC_RELEASE);
 		}
@@ -227,6 +294,33 @@ const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *
 	const struct hp_intern_entry *e = entry(t, id);
 	*len = e->len;
 	return e->key;
+}
+
+uint32_t hp_intern_copy(const struct hp_intern *t, uint32_t id, uint64_t *key)
+{
+	const struct hp_intern_entry *e = entry(t, id);
+	uint32_t len = e->len, at = HP_INTERN_HEAD_WORDS;
+
+	if (!t->tails || len <= HP_INTERN_HEAD_WORDS) {
+		memcpy(key, e->key, len * sizeof *key);
+		return len;
+	}
+	memcpy(key, e->key, HP_INTERN_HEAD_WORDS * sizeof *key);
+	for (uint32_t seg = (uint32_t)e->key[HP_INTERN_HEAD_WORDS]; seg && at < len;) {
+		const struct hp_intern_entry *s = entry(t->tails, seg);
+		uint32_t r = s->len - 1;
+		if (r > len - at) /* never, as the chain is built */
+			break;
+		memcpy(key + at, s->key + 1, r * sizeof *key);
+		at += r;
+		seg = (uint32_t)s->key[0];
+	}
+	return len;
+}
+
+int hp_intern_equal(const struct hp_intern *t, uint32_t id, const uint64_t *key, uint32_t len)
+{
+	return same_key(t, id, key, len);
 }
 
 uint64_t hp_intern_bytes(const struct hp_intern *t)

@@ -45,6 +45,22 @@
  * indexes keep is address space (at most the current index's size, as they
  * halve) and the first page of each (its header, read by late readers).
  *
+ * Chained keys (the stack table): a table set up by hp_intern_init_chained
+ * keeps of a key longer than HP_INTERN_HEAD_WORDS only its first
+ * HP_INTERN_HEAD_WORDS words, then one word, the id of a segment in a
+ * second table (its tails) that holds the rest. The rest is cut from its
+ * end in segments of HP_INTERN_SEG_WORDS words (the first, next to the
+ * head, may be shorter), each a key of the tails table: the id of the
+ * segment after it (towards the key's end; 0: none), then its words. As
+ * segments are cut from the key's end, keys that end alike (stacks with
+ * the same outer frames, whatever their depth) share their segments, and
+ * a key's words are stored about once per distinct end. A lookup compares
+ * the words in place, the head and then each segment along the chain (a
+ * memcmp each): nothing is encoded or hashed again. An insert interns the
+ * segments (into the tails, taking their lock under the table's) before
+ * it publishes the key's id, so a reader that acquired an id finds its
+ * whole chain.
+ *
  * Locking: lookups are lock-free; inserts take the table's spinlock (and
  * may call mmap under it). Nothing here allocates from the target's malloc
  * (only mmap). Lookups are async-signal-safe; inserts are not (the lock).
@@ -62,6 +78,11 @@
 #define HP_INTERN_MAX_KEY_WORDS 1024u
 #define HP_INTERN_CHUNK_BITS 12 /* entries per chunk: 4096 */
 #define HP_INTERN_CHUNK_WORDS (1u << 16) /* words per key chunk */
+/* Chained keys: words kept in a key's entry; words a segment holds (for
+ * stacks: the least memory for about the same lookups, measured in
+ * docs/internals/recorder.md, "A stack's frames"). */
+#define HP_INTERN_HEAD_WORDS 4u
+#define HP_INTERN_SEG_WORDS 16u
 /* An index slot's id bits (ids < HP_INTERN_MAX_IDS); the rest is the tag. */
 #define HP_INTERN_ID_BITS 21
 
@@ -88,6 +109,8 @@ struct hp_intern {
 	 * under lock (relaxed atomic), read by anyone. */
 	uint64_t old_index_bytes;
 	struct hp_spin lock;
+	/* With chained keys, the table of their segments (else NULL). */
+	struct hp_intern *tails;
 	/* Chunk i holds the entries of ids i * 4096 ...; NULL until an insert
 	 * needs it. Written under lock with release, read with acquire. */
 	struct hp_intern_entry *entries[HP_INTERN_MAX_IDS >> HP_INTERN_CHUNK_BITS];
@@ -98,6 +121,14 @@ struct hp_intern {
  * are mapped as they come. Returns 0, -EINVAL or -ENOMEM. Not thread-safe:
  * call once, at init. No allocation (mmap), no lock. */
 int hp_intern_init(struct hp_intern *t, uint32_t max_ids, uint64_t max_words);
+
+/* hp_intern_init for a table of chained keys (above): their segments go
+ * into tails, a table set up by hp_intern_init for them alone (max_words
+ * of tails bounds their words; a key whose segments do not fit is not
+ * added). t's max_words counts the words it keeps itself (at most
+ * HP_INTERN_HEAD_WORDS + 1 a key). Same properties. */
+int hp_intern_init_chained(struct hp_intern *t, uint32_t max_ids, uint64_t max_words,
+			   struct hp_intern *tails);
 
 /* Returns the id of key[0..len), adding it when new, or 0 when the table is
  * full, len > HP_INTERN_MAX_KEY_WORDS, or memory for it cannot be mapped.
@@ -116,11 +147,22 @@ uint32_t hp_intern_put_hashed(struct hp_intern *t, const uint64_t *key, uint32_t
  * async-signal-safe, no allocation. */
 uint32_t hp_intern_count(const struct hp_intern *t);
 
-/* The key of an existing id (1 <= id < hp_intern_count). Lock-free,
- * async-signal-safe, no allocation. */
+/* The key of an existing id (1 <= id < hp_intern_count), in place; not
+ * for a table of chained keys. Lock-free, async-signal-safe, no
+ * allocation. */
 const uint64_t *hp_intern_key(const struct hp_intern *t, uint32_t id, uint32_t *len);
 
-/* Bytes of the table's memory that may have been touched (for accounting).
+/* Copies the key of an existing id into key[] (room for
+ * HP_INTERN_MAX_KEY_WORDS words, or for the longest key put) and returns
+ * its length; any table. Lock-free, async-signal-safe, no allocation. */
+uint32_t hp_intern_copy(const struct hp_intern *t, uint32_t id, uint64_t *key);
+
+/* Whether key[0..len) is the key of an existing id; any table.
+ * Lock-free, async-signal-safe, no allocation. */
+int hp_intern_equal(const struct hp_intern *t, uint32_t id, const uint64_t *key, uint32_t len);
+
+/* Bytes of the table's memory that may have been touched (for accounting;
+ * a chained table's tails are counted apart).
  * Lock-free, async-signal-safe, no allocation. */
 uint64_t hp_intern_bytes(const struct hp_intern *t);
 

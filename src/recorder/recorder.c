@@ -158,13 +158,9 @@ static void rearm_exit(void);
 static inline int same_as_last(const struct hp_thread *t, const uint64_t *frames, uint32_t depth,
 			       uint64_t hash)
 {
-	const uint64_t *last;
-	uint32_t n;
-
 	if (hash != t->last_stack_hash || !t->last_stack || !depth)
 		return 0;
-	last = hp_stacks_get(t->last_stack, &n);
-	return n == depth && memcmp(last, frames, depth * sizeof *frames) == 0;
+	return hp_stacks_equal(t->last_stack, frames, depth);
 }
 
 /* The bucket of an allocation by this thread now (type 0) at stack, of

@@ -12,23 +12,31 @@
 #include "root.h"
 
 /* Limits: about two million distinct stacks (HP_STACKS_MAX; fewer with
- * HEAPPROF_MAX_STACKS), 64 Mi frames in all (512 MiB at most, mapped in
- * 512 KiB chunks as stacks come). */
-#define MAX_FRAMES (1ull << 26)
+ * HEAPPROF_MAX_STACKS), each keeping HP_INTERN_HEAD_WORDS + 1 words at
+ * most, and about two million distinct segments (HP_INTERN_MAX_IDS) of
+ * the frames outer to those, 64 Mi words in all (512 MiB at most); all
+ * mapped in 512 KiB chunks as stacks come. A stack whose segments do not
+ * fit is not added (the table is full). */
+#define MAX_SEG_WORDS (1ull << 26)
 
 _Static_assert(HP_STACKS_MAX <= HP_INTERN_MAX_IDS, "stack ids fit an interning table");
 _Static_assert(HP_OPTION_MAX_STACKS_MAX == HP_STACKS_MAX - 1, "one stack limit");
-_Static_assert(HP_CONFIG_MAX_DEPTH_LIMIT <= HP_INTERN_MAX_KEY_WORDS, "any stack can be interned");
+_Static_assert(HP_CONFIG_MAX_DEPTH_LIMIT <= HP_STACKS_MAX_DEPTH, "any stack can be interned");
 
-/* Set up once at init, its memory mapped as it fills; see intern.h for its
- * locking. */
-static struct hp_intern table;
+/* Set up once at init, their memory mapped as they fill; see intern.h for
+ * their locking (segs' lock is taken only under table's). */
+static struct hp_intern table, segs;
 
 int hp_stacks_init(uint32_t max_stacks)
 {
 	if (max_stacks < 1 || max_stacks >= HP_STACKS_MAX)
 		return -EINVAL;
-	return hp_intern_init(&table, max_stacks + 1, MAX_FRAMES); /* ids 1 .. max_stacks */
+	int err = hp_intern_init(&segs, HP_INTERN_MAX_IDS, MAX_SEG_WORDS);
+	if (err)
+		return err;
+	/* ids 1 .. max_stacks */
+	return hp_intern_init_chained(&table, max_stacks + 1,
+				      (uint64_t)(max_stacks + 1) * (HP_INTERN_HEAD_WORDS + 1), &segs);
 }
 
 uint32_t hp_stacks_intern(const uint64_t *frames, uint32_t depth)
@@ -46,14 +54,19 @@ uint32_t hp_stacks_count(void)
 	return hp_intern_count(&table);
 }
 
-const uint64_t *hp_stacks_get(uint32_t id, uint32_t *depth)
+uint32_t hp_stacks_frames(uint32_t id, uint64_t *frames)
 {
-	return hp_intern_key(&table, id, depth);
+	return hp_intern_copy(&table, id, frames);
+}
+
+int hp_stacks_equal(uint32_t id, const uint64_t *frames, uint32_t depth)
+{
+	return hp_intern_equal(&table, id, frames, depth);
 }
 
 uint64_t hp_stacks_bytes(void)
 {
-	return hp_intern_bytes(&table);
+	return hp_intern_bytes(&table) + hp_intern_bytes(&segs);
 }
 
 void hp_stacks_lock(void)
@@ -69,4 +82,7 @@ void hp_stacks_unlock(void)
 void hp_stacks_root(struct hp_root *r)
 {
 	hp_intern_root(&table, &r->stacks);
+	hp_intern_root(&segs, &r->stack_segs);
+	r->stack_head_frames = HP_INTERN_HEAD_WORDS;
+	r->stack_seg_frames = HP_INTERN_SEG_WORDS;
 }

@@ -1,7 +1,11 @@
 /*
  * stacks.h - the stack table: call stacks deduplicated into small ids.
  *
- * An interning table (intern.h) over the frames of each stack. Ids are
+ * An interning table of chained keys (intern.h) over the frames of each
+ * stack: a stack keeps its innermost HP_INTERN_HEAD_WORDS frames and the
+ * id of a segment that holds the frames outer to them, segments cut from
+ * the outermost frame, so that the outer frames many stacks share are
+ * stored once. Ids are
  * dense from 1, so the writer emits "stacks 1..n" once each, in order, and
  * later snapshots refer to them by id. Id 0 is "no stack". Lookups are
  * lock-free; a new stack takes the table's lock. Nothing here calls the
@@ -11,6 +15,8 @@
 #define HP_RECORDER_STACKS_H
 
 #include <stdint.h>
+
+#include "intern.h"
 
 /* Stack ids are below this: at most 2^21 - 1 distinct stacks
  * (HP_OPTION_MAX_STACKS_MAX, HEAPPROF_MAX_STACKS sets fewer). */
@@ -37,9 +43,18 @@ uint32_t hp_stacks_intern_hashed(const uint64_t *frames, uint32_t depth, uint64_
  * allocation. */
 uint32_t hp_stacks_count(void);
 
-/* The frames of an existing id. Lock-free, async-signal-safe, no
- * allocation. */
-const uint64_t *hp_stacks_get(uint32_t id, uint32_t *depth);
+/* The most frames of a stack (longer ones are not interned): the room
+ * hp_stacks_frames needs. */
+#define HP_STACKS_MAX_DEPTH HP_INTERN_MAX_KEY_WORDS
+
+/* Copies the frames of an existing id into frames[] (room for
+ * HP_STACKS_MAX_DEPTH, or for the deepest stack interned) and returns
+ * their number. Lock-free, async-signal-safe, no allocation. */
+uint32_t hp_stacks_frames(uint32_t id, uint64_t *frames);
+
+/* Whether frames[0..depth) are the frames of an existing id, compared in
+ * place (no copy). Lock-free, async-signal-safe, no allocation. */
+int hp_stacks_equal(uint32_t id, const uint64_t *frames, uint32_t depth);
 
 /* Bytes of recorder memory the table may have touched. Lock-free,
  * async-signal-safe, no allocation. */

@@ -670,6 +670,10 @@ static int emit_with(unsigned type, size_t at, const struct hp_buf *b)
 	return emit(type);
 }
 
+/* put_stacks' copy of a stack's frames (the table keeps them in
+ * segments); under the writer's lock, like the payload. */
+static uint64_t stack_frames[HP_STACKS_MAX_DEPTH];
+
 /* Encodes into the payload one STACKS record of the stacks from id from
  * on, below to: as many as fit STACKS_RECORD_BYTES (one at least, whatever
  * its size). Returns the id after the last one encoded. The header's
@@ -686,15 +690,14 @@ static uint32_t put_stacks(uint32_t from, uint32_t to)
 		return to;
 	payload.len = STACKS_HEAD_MAX_BYTES;
 	for (; id < to; id++) {
-		uint32_t depth;
-		const uint64_t *f = hp_stacks_get(id, &depth);
+		uint32_t depth = hp_stacks_frames(id, stack_frames);
 		/* What hp_rec_stack_put reserves: a varint for the depth and
 		 * each frame, and one more (a record that reached the end of
 		 * the buffer would otherwise grow it). */
 		if (id > from &&
 		    payload.len + HP_VARINT_MAX_BYTES * ((size_t)depth + 2) > STACKS_RECORD_BYTES)
 			break;
-		hp_rec_stack_put(&payload, f, depth);
+		hp_rec_stack_put(&payload, stack_frames, depth);
 	}
 	hp_rec_stacks_put(&head, &(struct hp_rec_stacks){.first_id = from, .count = id - from});
 	if (!payload.err) {

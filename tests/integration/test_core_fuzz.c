@@ -301,7 +301,8 @@ static int load_seed(struct seed *s, const char *path)
 	{
 		uint64_t addrs[] = {root.stacks.addr,      root.keys.addr,
 				    root.bucket_chunk_addr, root.peak_epoch_addr,
-				    root.live_shards_addr,  root.big_addr};
+				    root.live_shards_addr,  root.big_addr,
+				    root.stack_segs.addr};
 		for (size_t i = 0; i < sizeof addrs / sizeof *addrs; i++) {
 			size_t off = file_offset(s->data, s->size, addrs[i]);
 			if (off != SIZE_MAX)
@@ -396,6 +397,12 @@ HP_TEST(core_fuzz_damaged_root_is_one_line)
 			   "the temporaries' and peak counters past the bucket's end");
 	check_damaged_root(&s, offsetof(struct hp_root, credit_slots), 0xffffffff, 4,
 			   "2^32 - 1 credit slots: no loop past the core's size");
+	check_damaged_root(&s, offsetof(struct hp_root, stack_segs.chunk_bits), 40, 4,
+			   "a stack segment chunk of 2^40 entries: no shift past the word");
+	check_damaged_root(&s, offsetof(struct hp_root, stack_segs.entries_max), 0xffffffff, 4,
+			   "2^32 - 1 stack segment chunks: no count past the core's size");
+	check_damaged_root(&s, offsetof(struct hp_root, stack_seg_frames), 0, 4,
+			   "segments of no frames: no endless chain");
 }
 
 /* A regression the fuzz run found (case 1350): a writable segment whose

@@ -48,19 +48,19 @@ static const char check_py[] =
 	"    c=cap[k]; print(\"site.%s=%d,%d\" % (f,c[0]-c[2],c[1]-c[3]))\n"
 	"print(\"same=%d\" % n)\n";
 
-/* Runs tests/programs/corerec under heapprof into dir (its capture
- * cap.hpf, its core rec.core), once per process. Returns 0, or -1 after
- * saying why there is no core (a failure in CI, where a test never
- * skips silently). */
-static int make_core(char *dir, size_t cap)
+/* Runs tests/programs/corerec (with arg, or none when NULL) under
+ * heapprof into dir, HP_TEST_TMP/name (its capture cap.hpf, its core
+ * rec.core), once per process and *made. Returns 0, or -1 after saying
+ * why there is no core (a failure in CI, where a test never skips
+ * silently). */
+static int make_core_of(char *dir, size_t cap, const char *name, const char *arg, int *made)
 {
-	static int made; /* 0: not tried, 1: made, -1: failed */
 	const char *b = hp_test_build();
 
-	snprintf(dir, cap, "%s/corerec", hp_test_tmp());
-	if (made)
-		return made > 0 ? 0 : -1;
-	made = -1;
+	snprintf(dir, cap, "%s/%s", hp_test_tmp(), name);
+	if (*made)
+		return *made > 0 ? 0 : -1;
+	*made = -1;
 	if (hp_test_sh("grep -qx core /proc/sys/kernel/core_pattern")) {
 		printf("  core_pattern is not 'core': the kernel's core goes elsewhere\n");
 		expect_true(!getenv("CI"), "kernel core dumps in the working directory (CI)");
@@ -68,15 +68,55 @@ static int make_core(char *dir, size_t cap)
 	}
 	if (hp_test_sh("mkdir -p %s && cd %s && rm -f core core.* cap.hpf && "
 		       "LD_PRELOAD=%s/libheapprof.so HEAPPROF_OUTPUT=%s/cap.hpf "
-		       "%s/tests/programs/corerec > out.txt 2>/dev/null; "
+		       "%s/tests/programs/corerec %s > out.txt 2>/dev/null; "
 		       "set -- core*; [ -f \"$1\" ] && mv \"$1\" rec.core",
-		       dir, dir, b, dir, b)) {
+		       dir, dir, b, dir, b, arg ? arg : "")) {
 		printf("  no core written in %s (a container without core dumps?)\n", dir);
 		expect_true(!getenv("CI"), "a kernel core of the aborted program (CI)");
 		return -1;
 	}
-	made = 1;
+	*made = 1;
 	return 0;
+}
+
+static int make_core(char *dir, size_t cap)
+{
+	static int made; /* 0: not tried, 1: made, -1: failed */
+	return make_core_of(dir, cap, "corerec", NULL, &made);
+}
+
+/* Stacks deeper than the stack table keeps in a key's head (stacks.h:
+ * the rest in segments shared between stacks, root layout 7): corerec's
+ * 40 blocks from a recursion 1 to 40 calls deep, each its own stack of 6
+ * to 45 frames, read from the core with every frame, figure and block as
+ * in the fatal-signal snapshot. */
+HP_TEST(core_reads_deep_stacks)
+{
+	static int made;
+	char dir[512], *o;
+	const char *b = hp_test_build();
+
+	if (make_core_of(dir, sizeof dir, "corerec_deep", "deep", &made))
+		return;
+	expect_eq_u64(hp_test_sh("%s/heapprof core --json %s/rec.core > %s/core.json 2> %s/err.txt "
+				 "&& %s/heapprof inspect --stacks %s/cap.hpf > %s/stacks.txt",
+				 b, dir, dir, dir, b, dir, dir), 0, "core and inspect exit 0");
+	expect_eq_u64(hp_test_sh("[ ! -s %s/err.txt ]", dir), 0, "nothing torn, nothing missing");
+	o = hp_test_sh_out("python3 -c '%s' %s/core.json %s/stacks.txt", check_py, dir, dir);
+	if (!o)
+		return;
+	expect_true(!strstr(o, "mismatch"), "every site's figures, frames and blocks as in the "
+					    "fatal-signal snapshot");
+	if (strstr(o, "mismatch"))
+		printf("%s", o);
+	expect_true(strstr(o, "\nsame=48\n") != NULL, "48 stacks: corerec's 8 and 40 deep ones");
+	expect_eq_u64(hp_test_sh("python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); "
+				 "d=sorted(len(s[\"frames\"]) for s in r[\"sites\"] "
+				 "if s[\"frames\"] and s[\"frames\"][0][\"name\"]"
+				 ".startswith(\"site_deep\")); "
+				 "sys.exit(not (len(d)==40 and d[-1]-d[0]==39 and d[-1]>40))' %s/core.json",
+				 dir), 0, "the deep sites: 40 stacks of consecutive depths, past 40 frames");
+	free(o);
 }
 
 HP_TEST(core_under_heapprof_equals_fatal_snapshot)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-static void *keep[32];
+static void *keep[64];
 
 __attribute__((noinline)) static void *site_small(void)
 {
@@ -34,7 +34,7 @@ __attribute__((noinline)) static void *site_gone(void)
 	return malloc(512);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
 	void *gone[3];
@@ -56,7 +56,22 @@ int main(void)
 		gone[i] = site_gone();
 	for (int i = 0; i < 3; i++)
 		free(gone[i]);
+	for (int d = 1; argc > 1 && argv[1][0] == 'd' && d <= 40; d++) { /* "deep" */
+		void *site_deep(int); /* after main, so that the lines above stay */
+		keep[n++] = site_deep(d);
+	}
 	printf("kept %d\n", n);
 	fflush(stdout);
 	abort();
+}
+
+/* With the argument "deep": 40 blocks of 40 bytes from site_deep at the
+ * end of a recursion 1 to 40 calls deep, one stack each, deeper than the
+ * stack table keeps in a key's head (test_core_rec's
+ * core_reads_deep_stacks). */
+__attribute__((noinline)) void *site_deep(int n)
+{
+	void *p = n ? site_deep(n - 1) : malloc(40);
+	__asm__ volatile("" : : "r"(p) : "memory"); /* no tail call */
+	return p;
 }

@@ -271,6 +271,65 @@ HP_TEST(intern_growth_faults_once_a_page)
 /* Many threads: each interns the same NKEYS keys, starting at its own
  * offset, so that every key is raced for; each checks every key it got
  * against hp_intern_key, lock-free, while others insert and the index grows. */
+/* Chained key i (a stack-like key): 1 + i % 40 words; the first
+ * HP_INTERN_HEAD_WORDS name i, the rest are one of five "outer" runs,
+ * numbered from the key's end (as the outer frames of stacks of different
+ * depths are), so that keys share their segments. */
+static uint32_t chained_key_of(uint32_t i, uint64_t *key)
+{
+	uint32_t len = 1 + i % 40;
+	for (uint32_t w = 0; w < len; w++)
+		key[w] = w < HP_INTERN_HEAD_WORDS ? (uint64_t)i * 0x9e3779b97f4a7c15ULL + w
+						  : 0x55d0e4a00000ULL + (i % 5) * 4096 + (len - 1 - w);
+	return len;
+}
+
+static int chained_key_is(const struct hp_intern *t, uint32_t id, uint32_t i)
+{
+	uint64_t want[40], got_key[HP_INTERN_MAX_KEY_WORDS];
+	uint32_t wlen = chained_key_of(i, want);
+	return hp_intern_copy(t, id, got_key) == wlen &&
+	       memcmp(got_key, want, wlen * sizeof *want) == 0 && hp_intern_equal(t, id, want, wlen);
+}
+
+/* A table of chained keys (intern.h): keys of 1 to 40 words, the head
+ * and segment boundaries among them, read back exactly (hp_intern_copy)
+ * and equal to themselves only: not to a key one word shorter, nor to one
+ * with any single word changed, inner or outer; the words past the heads
+ * stored once per distinct tail: a key's length fixes its run (i % 40
+ * fixes i % 5), so the 2,000 keys have at most 40 distinct tails, each a
+ * first segment and at most two full ones, 120 segments at most. */
+HP_TEST(intern_chained_keys)
+{
+	static struct hp_intern t, tails;
+	uint64_t key[40];
+	uint32_t bad = 0, wrong = 0, len;
+
+	expect_eq_u64(hp_intern_init(&tails, 1u << 12, 1u << 16), 0, "init tails");
+	expect_eq_u64(hp_intern_init_chained(&t, 1u << 12, 1u << 16, &tails), 0, "init");
+	for (uint32_t i = 0; i < 2000; i++) {
+		len = chained_key_of(i, key);
+		bad += hp_intern_put(&t, key, len) != i + 1;
+	}
+	expect_eq_u64(bad, 0, "2000 keys: 2000 ids");
+	for (uint32_t i = 0; i < 2000; i++) {
+		len = chained_key_of(i, key);
+		bad += hp_intern_put(&t, key, len) != i + 1 || !chained_key_is(&t, i + 1, i);
+		wrong += len > 1 && hp_intern_equal(&t, i + 1, key, len - 1);
+		for (uint32_t w = 0; w < len; w++) {
+			key[w] ^= 1;
+			wrong += hp_intern_equal(&t, i + 1, key, len);
+			key[w] ^= 1;
+		}
+	}
+	expect_eq_u64(bad, 0, "each found again, read back exactly");
+	expect_eq_u64(wrong, 0, "equal to no other key");
+	printf("  %u segments for 2000 keys\n", hp_intern_count(&tails) - 1);
+	expect_true(hp_intern_count(&tails) - 1 <= 120, "tails shared across keys");
+	expect_true(hp_intern_bytes(&t) <= 2000 * (16 + 8 * (HP_INTERN_HEAD_WORDS + 1)) + (16u << 10),
+		    "a key keeps its head and one word");
+}
+
 #define THREADS 8
 #define NKEYS 30000u
 
@@ -290,6 +349,53 @@ static void *interner(void *arg)
 		bad += !id || id >= hp_intern_count(&shared) || !key_is(&shared, id, i);
 	}
 	return (void *)(uintptr_t)bad;
+}
+
+/* The same with chained keys: 8 threads adding keys that share their
+ * segments, each id's key read back whole (hp_intern_copy, through the
+ * chain of segments another thread may have just added) and equal. */
+static struct hp_intern shared_tails;
+
+static void *chained_interner(void *arg)
+{
+	uintptr_t n = (uintptr_t)arg;
+	uint64_t key[40];
+	uint32_t bad = 0;
+
+	for (uint32_t j = 0; j < NKEYS; j++) {
+		uint32_t i = (uint32_t)((j + n * (NKEYS / THREADS)) % NKEYS);
+		uint32_t len = chained_key_of(i, key), id = hp_intern_put(&shared, key, len);
+		got[n][i] = id;
+		bad += !id || id >= hp_intern_count(&shared) || !chained_key_is(&shared, id, i);
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+HP_TEST(intern_chained_threads)
+{
+	pthread_t th[THREADS];
+	uint64_t bad = 0;
+	uint8_t *seen = calloc(NKEYS + 1, 1);
+
+	expect_eq_u64(hp_intern_init(&shared_tails, 1u << 20, 1u << 24), 0, "init tails");
+	expect_eq_u64(hp_intern_init_chained(&shared, 1u << 20, 1u << 24, &shared_tails), 0,
+		      "init");
+	for (uintptr_t n = 0; n < THREADS; n++)
+		pthread_create(&th[n], NULL, chained_interner, (void *)n);
+	for (uintptr_t n = 0; n < THREADS; n++) {
+		void *r;
+		pthread_join(th[n], &r);
+		bad += (uintptr_t)r;
+	}
+	expect_eq_u64(bad, 0, "every id read back its key while others inserted");
+	expect_eq_u64(hp_intern_count(&shared), NKEYS + 1, "each key added exactly once");
+	for (uint32_t i = 0; i < NKEYS; i++) {
+		for (int n = 1; n < THREADS; n++)
+			bad += got[n][i] != got[0][i];
+		bad += seen[got[0][i]]++ != 0;
+	}
+	expect_eq_u64(bad, 0, "every thread got the same id for a key, no id twice");
+	free(seen);
 }
 
 HP_TEST(intern_threads)

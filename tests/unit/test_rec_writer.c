@@ -413,6 +413,88 @@ static void stacks_records(size_t *count, size_t *largest)
 	free(data);
 }
 
+#define TREE_STACKS 8192u
+#define TREE_PATHS 64u
+
+static uint64_t mix64(uint64_t h)
+{
+	h *= 0x9e3779b97f4a7c15ull; /* splitmix64's mix */
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ h >> 27) * 0x94d049bb133111ebull;
+	return h ^ h >> 31;
+}
+
+/* Stack i of a program's call tree: 9 + i % 36 frames (26.5 on average,
+ * cmake's are 37), the innermost 8 its own, those outer to them one of 64
+ * paths from main, numbered from the outermost frame (the same callers
+ * whatever the depth below them). Return addresses within 1 MiB of an
+ * executable's base. Fills frames[] and returns the depth. */
+static uint32_t tree_stack(uint32_t i, uint64_t *frames)
+{
+	uint32_t depth = 9 + i % 36;
+
+	for (uint32_t d = 0; d < depth; d++)
+		frames[d] = 0x55d0e4a00000ull +
+			    (mix64(d < HP_INTERN_HEAD_WORDS ? (uint64_t)i << 8 | d
+							     : (uint64_t)(i % TREE_PATHS) << 40 |
+								       (depth - 1 - d) << 8 | 0xff) &
+			     0xfffff);
+	return depth;
+}
+
+/* The stack table keeps a stack's innermost frames and shares the outer
+ * ones with the stacks that have them (stacks.h): 8,192 stacks of a call
+ * tree (217,088 frames, 1.66 MiB as words, 1.78 MiB of table with their
+ * entries and index when each stack kept all its frames) take at most
+ * 1 MiB of the table's memory; each compares equal to its frames only,
+ * reads back exactly (hp_stacks_frames) and from a capture. */
+HP_TEST(stacks_share_outer_frames)
+{
+	static uint64_t frames[64], back[HP_STACKS_MAX_DEPTH];
+	uint64_t before, bad = 0, wrong = 0;
+	uint32_t first, depth;
+	struct hp_capture cap;
+
+	open_capture("tree.hpf");
+	before = hp_stacks_bytes();
+	first = hp_stacks_count();
+	for (uint32_t i = 0; i < TREE_STACKS; i++) {
+		depth = tree_stack(i, frames);
+		bad += hp_stacks_intern(frames, depth) != first + i;
+	}
+	expect_eq_u64(bad, 0, "8192 new stacks");
+	printf("  %llu bytes of the table for %u stacks\n",
+	       (unsigned long long)(hp_stacks_bytes() - before), TREE_STACKS);
+	expect_true(hp_stacks_bytes() - before <= 1u << 20, "at most 1 MiB");
+	for (uint32_t i = 0; i < TREE_STACKS; i++) {
+		depth = tree_stack(i, frames);
+		bad += !hp_stacks_equal(first + i, frames, depth) ||
+		       hp_stacks_frames(first + i, back) != depth ||
+		       memcmp(back, frames, depth * sizeof *frames) != 0 ||
+		       hp_stacks_intern(frames, depth) != first + i;
+		wrong += hp_stacks_equal(first + i, frames, depth - 1);
+		for (uint32_t d = 0; d < depth; d++) {
+			frames[d] += 1;
+			wrong += hp_stacks_equal(first + i, frames, depth);
+			frames[d] -= 1;
+		}
+	}
+	expect_eq_u64(bad, 0, "each equal to its own frames, read back exactly");
+	expect_eq_u64(wrong, 0, "and to no other depth or frames");
+	expect_eq_u64(hp_writer_snapshot(HP_SNAP_API, 0, 0), 0, "a snapshot");
+	if (!expect_true(load(&cap) == 0, "the file reads whole"))
+		return;
+	for (uint32_t i = 0; i < TREE_STACKS && first + i < cap.nstacks; i++) {
+		depth = tree_stack(i, frames);
+		bad += cap.stacks[first + i].depth != depth ||
+		       memcmp(cap.stacks[first + i].frames, frames, depth * sizeof *frames) != 0;
+	}
+	expect_eq_u64(cap.nstacks, hp_stacks_count(), "every stack in the capture");
+	expect_eq_u64(bad, 0, "each with its own frames, exactly");
+	hp_capture_free(&cap);
+	hp_writer_close();
+}
+
 #define DEEP_STACKS 3000u
 #define DEEP_DEPTH HP_CONFIG_MAX_DEPTH_LIMIT
 
@@ -452,8 +534,8 @@ HP_TEST(writer_stacks_in_bounded_records)
 	expect_eq_u64(cap.nsnapshots, 2, "both snapshots");
 	expect_eq_u64(cap.nstacks, hp_stacks_count(), "every stack");
 	for (uint32_t id = 1; id < cap.nstacks && id < hp_stacks_count(); id++) {
-		uint32_t depth;
-		const uint64_t *f = hp_stacks_get(id, &depth);
+		static uint64_t f[HP_STACKS_MAX_DEPTH];
+		uint32_t depth = hp_stacks_frames(id, f);
 		bad += cap.stacks[id].depth != depth ||
 		       memcmp(cap.stacks[id].frames, f, depth * sizeof *f) != 0;
 	}

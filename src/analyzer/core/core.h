@@ -102,7 +102,9 @@ struct hp_core_module {
 /* What the recorder held at the dump (core_rec.c), for a process that
  * ran under heapprof. */
 struct hp_core_rec_stack {
-	const uint64_t *frames; /* into the core; NULL when not in it */
+	/* into the core (a version 6 root or older) or rec.frames; NULL when
+	 * not in the core */
+	const uint64_t *frames;
 	uint32_t depth;
 };
 
@@ -146,6 +148,7 @@ struct hp_core_rec {
 	uint64_t in_use_bytes, peak_bytes, sample_rate;
 	struct hp_core_rec_stack *stacks; /* ids 0..nstacks-1; 0 = no stack */
 	uint32_t nstacks;
+	uint64_t *frames; /* the stacks' frames, gathered (a version 7 root) */
 	struct hp_core_rec_bucket *buckets; /* with counts, sorted by id */
 	size_t nbuckets;
 	struct hp_core_rec_block *blocks; /* live, sorted by addr */

@@ -12,9 +12,11 @@
  *
  * Torn updates. The program may die inside an update; each table is read
  * as it stands, and what can be half-done is bounded:
- *   - the stack table publishes an id (count, release) after its entry and
- *     frames are written: ids below count are whole; a missing chunk or
- *     frames outside the core leave that stack without frames (noted);
+ *   - the stack table publishes an id (count, release) after its entry,
+ *     its frames and its segments are written: ids below count are whole;
+ *     a missing chunk, frames outside the core or a segment chain that
+ *     does not add up to the stack's depth leave that stack without
+ *     frames (noted);
  *   - a bucket's counters change under its lock, a few stores: a bucket
  *     whose lock word is held may count one allocation or free in its
  *     count and not yet in its bytes; it is read as it is and marked torn;
@@ -117,7 +119,8 @@ static const char *root_damage(const struct hp_core *c, const struct hp_root *r)
 {
 	const char *bad;
 
-	if ((bad = intern_damage(&r->stacks)) || (bad = intern_damage(&r->keys)))
+	if ((bad = intern_damage(&r->stacks)) || (bad = intern_damage(&r->keys)) ||
+	    (r->version >= 7 && (bad = intern_damage(&r->stack_segs))))
 		return bad;
 	if (r->bucket_chunk_bits >= 32 || r->bucket_bytes < 64 ||
 	    r->bucket_counters_off > r->bucket_bytes - (r->version >= 3 ? 32 : 64) ||
@@ -157,8 +160,12 @@ static const char *root_damage(const struct hp_core *c, const struct hp_root *r)
 	if ((uint64_t)r->live_shards * r->shard_bytes > c->map_bytes ||
 	    (uint64_t)r->bucket_chunks * 8 > c->map_bytes ||
 	    (uint64_t)r->stacks.entries_max * 8 > c->map_bytes ||
-	    (uint64_t)r->keys.entries_max * 8 > c->map_bytes)
+	    (uint64_t)r->keys.entries_max * 8 > c->map_bytes ||
+	    (uint64_t)r->stack_segs.entries_max * 8 > c->map_bytes)
 		return "a count larger than the core";
+	if (r->version >= 7 && (r->stack_head_frames < 1 || r->stack_head_frames > 4096 ||
+				r->stack_seg_frames < 1 || r->stack_seg_frames > 4096))
+		return "the stack segments' layout";
 	return NULL;
 }
 
@@ -204,6 +211,7 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 		/* (a version 2 root is a version 3 one of the same size with
 		 * bucket_counters2_off as padding) */
 		if (!((root->version == HP_ROOT_VERSION && root->root_bytes == sizeof *root) ||
+		      (root->version == 6 && root->root_bytes == HP_ROOT_V6_BYTES) ||
 		      (root->version == 5 && root->root_bytes == HP_ROOT_V5_BYTES) ||
 		      (root->version == 4 && root->root_bytes == HP_ROOT_V4_BYTES) ||
 		      ((root->version == 3 || root->version == 2) &&
@@ -229,12 +237,70 @@ static int find_root(struct hp_core *c, struct hp_root *root, const struct hp_co
 	return -ENOENT;
 }
 
+/* Appends the frames of stack id of a version 7 root (chained keys: its
+ * head, then its segments) to r->frames at *used, grown as needed.
+ * Returns its depth, 0 when it is not whole in the core or its chain does
+ * not add up to its depth (then nothing is kept), or -ENOMEM. What is
+ * read is bounded by the depth, at most 4,096 frames. */
+static int64_t read_chained(struct hp_core *c, const struct hp_root *root, uint32_t id,
+			    size_t *cap, size_t *used)
+{
+	struct hp_core_rec *r = &c->rec;
+	uint64_t e = intern_entry(c, &root->stacks, id), at_key;
+	uint32_t depth, head, seg_frames = root->stack_seg_frames, at, want, len;
+	const uint64_t *key;
+	uint64_t *out;
+	int ok = 1;
+
+	if (!e)
+		return 0;
+	at_key = rd64(c, e, &ok);
+	depth = rd32(c, e + 8, &ok);
+	if (!ok || !depth || depth > 4096)
+		return 0;
+	head = depth < root->stack_head_frames ? depth : root->stack_head_frames;
+	key = hp_core_mem(c, at_key, (uint64_t)(head + (depth > head)) * 8);
+	if (!key)
+		return 0;
+	if (*used + depth > *cap) {
+		size_t grow = (*used + depth) * 2;
+		uint64_t *grown = realloc(r->frames, grow * sizeof *grown);
+		if (!grown)
+			return -ENOMEM;
+		r->frames = grown;
+		*cap = grow;
+	}
+	out = r->frames + *used;
+	memcpy(out, key, head * sizeof *key);
+	at = head;
+	if (depth > head) {
+		uint64_t seg = key[head];
+		want = (depth - head - 1) % seg_frames + 1;
+		while (at < depth) {
+			const uint64_t *s = seg && seg < UINT32_MAX
+						    ? intern_key(c, &root->stack_segs, (uint32_t)seg, &len)
+						    : NULL;
+			if (!s || len != want + 1 || want > depth - at)
+				return 0;
+			memcpy(out + at, s + 1, want * sizeof *s);
+			at += want;
+			seg = s[0];
+			want = seg_frames;
+		}
+		if (seg) /* the chain goes on past the stack's depth */
+			return 0;
+	}
+	*used += depth;
+	return depth;
+}
+
 /* Reads the stacks: c->rec.stacks[id] for ids 1..nstacks-1. */
 static int read_stacks(struct hp_core *c, const struct hp_root *root)
 {
 	struct hp_core_rec *r = &c->rec;
 	int ok = 1;
 	uint32_t n = rd32(c, root->stacks.addr + root->stacks.count_off, &ok), bad = 0;
+	size_t cap = 0, used = 0;
 
 	/* Each id has an entry of entry_bytes in the core: a count past what
 	 * the core could hold is damage, not a reason to allocate. */
@@ -246,12 +312,28 @@ static int read_stacks(struct hp_core *c, const struct hp_root *root)
 		return -ENOMEM;
 	r->nstacks = n;
 	for (uint32_t id = 1; id < n; id++) {
-		r->stacks[id].frames = intern_key(c, &root->stacks, id, &r->stacks[id].depth);
-		if (!r->stacks[id].frames) {
-			r->stacks[id].depth = 0;
-			bad++;
+		int64_t depth;
+
+		if (root->version < 7) { /* the frames in the key, in the core */
+			r->stacks[id].frames =
+				intern_key(c, &root->stacks, id, &r->stacks[id].depth);
+			if (!r->stacks[id].frames) {
+				r->stacks[id].depth = 0;
+				bad++;
+			}
+			continue;
 		}
+		depth = read_chained(c, root, id, &cap, &used);
+		if (depth < 0)
+			return (int)depth;
+		/* the frames' offset, until r->frames stops moving */
+		r->stacks[id].frames = (const uint64_t *)(uintptr_t)(used - (size_t)depth);
+		r->stacks[id].depth = (uint32_t)depth;
+		bad += !depth;
 	}
+	for (uint32_t id = 1; root->version >= 7 && id < n; id++)
+		r->stacks[id].frames =
+			r->stacks[id].depth ? r->frames + (uintptr_t)r->stacks[id].frames : NULL;
 	if (bad)
 		hp_core_note(c, "%u of the recorder's %u stacks are not in the core: their "
 				"frames are not shown", bad, n - 1);
@@ -749,6 +831,7 @@ int hp_core_recorder(struct hp_core *c)
 void hp_core_rec_free(struct hp_core_rec *r)
 {
 	free(r->stacks);
+	free(r->frames);
 	free(r->buckets);
 	free(r->blocks);
 	free(r->tables);
