@@ -407,21 +407,21 @@ static inline void hp_ev_rice_put(struct hp_ev_bitw *w, uint64_t *avg, uint64_t 
 
 /* The encoder's state that its slow path (hp_ev_encode_slow) takes: the
  * writer, the Rice states' avg (time, size, an allocation's address,
- * another event's address), the slots met. */
+ * another event's address), the slots met, the last bucket looked up and
+ * its slot. */
 struct hp_ev_enc {
 	struct hp_ev_bitw w;
 	uint64_t time, size, alloc, other;
-	uint32_t met;
+	uint32_t met, last, slot;
 };
 
 /* One event's codes, each field on its own, whatever their lengths: the
  * encoder's path for what its fast paths leave (a retype, a code longer
- * than 24 bits, an escape). dt and dx: its time and address codes, slot:
- * its bucket's (not a free's). Out of line, so that the encoder's loop
+ * than 24 bits, an escape). dt and dx: its time and address codes; its
+ * bucket's slot (not a free's) is s->slot. Out of line, so that the encoder's loop
  * keeps its state in registers. */
 static __attribute__((noinline, cold, unused)) void
-hp_ev_encode_slow(struct hp_ev_enc *s, uint32_t kind, uint64_t dt, uint64_t dx, uint64_t size,
-		  uint32_t slot)
+hp_ev_encode_slow(struct hp_ev_enc *s, uint32_t kind, uint64_t dt, uint64_t dx, uint64_t size)
 {
 	hp_ev_rice_put(&s->w, &s->time, dt);
 	hp_ev_bits_put(&s->w, kind != HP_EV_FREE, 1);
@@ -429,8 +429,8 @@ hp_ev_encode_slow(struct hp_ev_enc *s, uint32_t kind, uint64_t dt, uint64_t dx, 
 		unsigned width = hp_ev_bitlen(s->met + 1);
 		if (kind == HP_EV_RETYPE)
 			hp_ev_bits_put(&s->w, s->met + 1, width);
-		hp_ev_bits_put(&s->w, slot, width);
-		s->met += slot == s->met;
+		hp_ev_bits_put(&s->w, s->slot, width);
+		s->met += s->slot == s->met;
 	}
 	if (kind == HP_EV_ALLOC) {
 		hp_ev_rice_put(&s->w, &s->size, size);
@@ -467,10 +467,12 @@ static inline __attribute__((always_inline)) uint8_t *
 hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct hp_ev *ev,
 			hp_ev_slot_fn slot_of, void *ctx, uint8_t *out)
 {
-	uint64_t acc = 0, n = 0, at = 0, az = 0, aa = 0, ao = 0, addr = 0;
-	uint64_t units = h->tick_origin >> shift;
+	/* In registers: the writer, the time's state, the previous time and
+	 * address. In s: the other states, the buckets met and the last
+	 * looked up, which one kind of event uses each. */
+	uint64_t acc = 0, n = 0, at = 0, addr = 0, units = h->tick_origin >> shift;
 	uint8_t *p = out;
-	uint32_t last = 0, slot = 0, met = 0;
+	struct hp_ev_enc s = {{0, 0, out}, 0, 0, 0, 0, 0, 0, 0};
 	const struct hp_ev *e = ev, *end = ev + h->count;
 
 #define HP_EV_PUT(v, len)                                 \
@@ -483,9 +485,15 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 		n &= 7;                                   \
 	} while (0)
 	for (; e != end; e++) {
-		uint64_t u = e->tick >> shift, x = e->addr, d = x - addr, dt, dx, kt, st;
-		uint32_t kind = e->kind;
+		uint64_t u, x, d, dt, dx, kt, st;
+		uint32_t kind;
 
+		/* s stays in memory, not in registers across the loop */
+		__asm__ volatile("" ::: "memory");
+		u = e->tick >> shift;
+		x = e->addr;
+		d = x - addr;
+		kind = e->kind;
 		dt = u >= units ? u - units : 0;
 		units = u >= units ? u : units;
 		/* hp_ev_addr_code, its common case (16 bytes apart) first */
@@ -497,35 +505,36 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 		kt = hp_ev_rice_k_of(at);
 		st = kt + (dt >> kt);
 		if (kind == HP_EV_FREE) {
-			uint64_t ka = hp_ev_rice_k_of(ao), sa = ka + (dx >> ka);
+			uint64_t ao = s.other, ka = hp_ev_rice_k_of(ao), sa = ka + (dx >> ka);
 			if (__builtin_expect(st < 24 && sa < 24, 1)) {
 				uint64_t ct = (dt & ((1ull << kt) - 1)) | 1ull << st;
 				uint64_t ca = (dx & ((1ull << ka) - 1)) | 1ull << sa;
 				at += dt - (at >> 4);
-				ao += dx - (ao >> 4);
+				s.other = ao + dx - (ao >> 4);
 				HP_EV_PUT(ct | ca << (st + 2), st + sa + 3);
 				continue;
 			}
 		} else {
-			if (e->bucket != last) {
-				last = e->bucket;
-				slot = slot_of(ctx, last);
+			if (e->bucket != s.last) {
+				s.last = e->bucket;
+				s.slot = slot_of(ctx, s.last);
 			}
 			if (__builtin_expect(kind == HP_EV_ALLOC, 1)) {
-				uint64_t width = 64u - (unsigned)__builtin_clzll((uint64_t)met + 1);
-				uint64_t kz = hp_ev_rice_k_of(az), sz = kz + (e->size >> kz);
+				uint64_t az = s.size, aa = s.alloc, size = e->size;
+				uint64_t kz = hp_ev_rice_k_of(az), sz = kz + (size >> kz);
 				uint64_t ka = hp_ev_rice_k_of(aa), sa = ka + (dx >> ka);
 				if (__builtin_expect(st < 24 && sz < 24 && sa < 24, 1)) {
-					uint64_t ct = (dt & ((1ull << kt) - 1)) | 1ull << st;
-					uint64_t cz = (e->size & ((1ull << kz) - 1)) | 1ull << sz;
-					uint64_t ca = (dx & ((1ull << ka) - 1)) | 1ull << sa;
-					uint64_t b1 = ct | 1ull << (st + 1) | (uint64_t)slot << (st + 2);
-					uint64_t l1 = st + 2 + width, b2 = cz | ca << (sz + 1);
-					uint64_t l2 = sz + sa + 2;
+					uint32_t met = s.met, slot = s.slot;
+					uint64_t width = 64u - (unsigned)__builtin_clzll((uint64_t)met + 1);
+					uint64_t b1 = (dt & ((1ull << kt) - 1)) | 3ull << st |
+						      (uint64_t)slot << (st + 2);
+					uint64_t l1 = st + 2 + width, l2 = sz + sa + 2;
+					uint64_t b2 = (size & ((1ull << kz) - 1)) | 1ull << sz |
+						      ((dx & ((1ull << ka) - 1)) | 1ull << sa) << (sz + 1);
 					at += dt - (at >> 4);
-					az += e->size - (az >> 4);
-					aa += dx - (aa >> 4);
-					met += slot == met;
+					s.size = az + size - (az >> 4);
+					s.alloc = aa + dx - (aa >> 4);
+					s.met = met + (slot == met);
 					if (__builtin_expect(l1 + l2 <= 56, 1)) {
 						HP_EV_PUT(b1 | b2 << l1, l1 + l2);
 					} else {
@@ -536,18 +545,13 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 				}
 			}
 		}
-		{
-			struct hp_ev_enc s = {{acc, (unsigned)n, p}, at, az, aa, ao, met};
-			hp_ev_encode_slow(&s, kind, dt, dx, e->size, slot);
-			acc = s.w.acc;
-			n = s.w.n;
-			p = s.w.p;
-			at = s.time;
-			az = s.size;
-			aa = s.alloc;
-			ao = s.other;
-			met = s.met;
-		}
+		s.w = (struct hp_ev_bitw){acc, (unsigned)n, p};
+		s.time = at;
+		hp_ev_encode_slow(&s, kind, dt, dx, e->size);
+		acc = s.w.acc;
+		n = s.w.n;
+		p = s.w.p;
+		at = s.time;
 	}
 #undef HP_EV_PUT
 	return p + (n != 0);

@@ -35,7 +35,8 @@
 #define HP_EV_RECORD_BYTES (60u * 1024)
 
 int hp_events_on;
-__thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec")));
+struct hp_ev_buf hp_ev_none = {.n = HP_EV_BUF_EVENTS}, hp_ev_done = {.n = HP_EV_BUF_EVENTS};
+__thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec"))) = &hp_ev_none;
 
 /* Set at init, read-only after. */
 static const struct hp_config *config;
@@ -80,26 +81,36 @@ static int grow(struct hp_buf *b, size_t need)
 	return 0;
 }
 
-/* The chunk-local slot of bucket, its key read once per chunk; nbuckets
- * (a struct hp_ev_head's) counts them (hp_ev_slot_fn). Under lock. */
-static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_t bucket)
+/* A bucket new to the chunk at fl->table[h] (empty): its key read, its
+ * slot the next. Out of the encoder's loop (cold: once per bucket and
+ * chunk), so that the loop's values need not live across a call. Under
+ * lock. */
+static __attribute__((noinline, cold)) uint32_t slot_new(uint64_t *nbuckets, uint32_t bucket,
+							 uint32_t h)
 {
-	uint64_t *nbuckets = ctx;
-	uint32_t h = (bucket * 0x9e3779b1u) & (SLOTS - 1);
 	uint32_t stack, type, origin;
 	uint64_t size;
 
-	while (fl->table[h].gen == fl->gen) {
-		if (fl->table[h].bucket == bucket)
-			return fl->table[h].slot;
-		h = (h + 1) & (SLOTS - 1);
-	}
 	hp_agg_key(bucket, &stack, &type, &origin, &size);
 	fl->buckets[*nbuckets] = (struct hp_ev_bucket){stack, type, origin, size};
 	fl->table[h].bucket = bucket;
 	fl->table[h].gen = fl->gen;
 	fl->table[h].slot = (uint32_t)*nbuckets;
 	return (uint32_t)(*nbuckets)++;
+}
+
+/* The chunk-local slot of bucket, its key read once per chunk; nbuckets
+ * (a struct hp_ev_head's) counts them (hp_ev_slot_fn). Under lock. */
+static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_t bucket)
+{
+	uint32_t h = (bucket * 0x9e3779b1u) & (SLOTS - 1);
+
+	while (__builtin_expect(fl->table[h].gen == fl->gen, 1)) {
+		if (__builtin_expect(fl->table[h].bucket == bucket, 1))
+			return fl->table[h].slot;
+		h = (h + 1) & (SLOTS - 1);
+	}
+	return slot_new(ctx, bucket, h);
 }
 
 /* The chunk's bit stream (format/events.h, hp_ev_encode_bits): compiled
@@ -110,7 +121,7 @@ static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_
 static uint8_t *encode_any(const struct hp_ev_head *h, const struct hp_ev *ev, uint64_t *nbuckets,
 			   uint8_t *out)
 {
-	return hp_ev_encode_bits(h, ev, slot_of, nbuckets, out);
+	return hp_ev_encode_bits_shift(h, HP_EV_SHIFT, ev, slot_of, nbuckets, out);
 }
 
 #if defined(__x86_64__)
@@ -119,7 +130,7 @@ static uint8_t *encode_any(const struct hp_ev_head *h, const struct hp_ev *ev, u
 __attribute__((target("bmi,bmi2,lzcnt"))) static uint8_t *
 encode_bmi2(const struct hp_ev_head *h, const struct hp_ev *ev, uint64_t *nbuckets, uint8_t *out)
 {
-	return hp_ev_encode_bits(h, ev, slot_of, nbuckets, out);
+	return hp_ev_encode_bits_shift(h, HP_EV_SHIFT, ev, slot_of, nbuckets, out);
 }
 
 /* Whether the CPU has BMI1, BMI2 and LZCNT (cpuid). */
@@ -224,7 +235,7 @@ static void thread_exit(void *arg)
 	b->n = b->flushed = 0;
 	__atomic_store_n(&b->owned, 0, __ATOMIC_RELEASE);
 	hp_spin_unlock(&lock);
-	hp_ev_self = HP_EV_DONE;
+	hp_ev_self = &hp_ev_done;
 	hp_self.busy--;
 }
 
@@ -271,13 +282,13 @@ static struct hp_ev_buf *take_buffer(void)
 	}
 	if (n >= HP_EV_MAX_BUFS)
 		return NULL;
-	b = hp_os_map(sizeof *b);
+	b = hp_os_map(HP_EV_BUF_BYTES);
 	if (!b)
 		return NULL;
 	b->owned = 1;
 	i = __atomic_fetch_add(&nbufs, 1, __ATOMIC_ACQ_REL);
 	if (i >= HP_EV_MAX_BUFS) {
-		hp_os_unmap(b, sizeof *b);
+		hp_os_unmap(b, HP_EV_BUF_BYTES);
 		return NULL;
 	}
 	__atomic_store_n(&bufs[i], b, __ATOMIC_RELEASE);
@@ -289,12 +300,12 @@ void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind
 	struct hp_ev_buf *b = hp_ev_self;
 	uint32_t n;
 
-	if (b == HP_EV_DONE) {
+	if (b == &hp_ev_done) {
 		/* After the thread's exit flush: a late free of glibc's own. */
 		hp_agg_lost(HP_LOST_EVENTS_NO_MEMORY, 1, 0);
 		return;
 	}
-	if (!b) {
+	if (b == &hp_ev_none) {
 		b = take_buffer();
 		if (!b) {
 			hp_agg_lost(HP_LOST_EVENTS_NO_MEMORY, 1, 0);
@@ -354,7 +365,7 @@ uint64_t hp_events_bytes(void)
 
 	if (!fl)
 		return 0;
-	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * sizeof(struct hp_ev_buf) +
+	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * HP_EV_BUF_BYTES +
 	       sizeof *fl + fl->out.cap;
 }
 
@@ -376,6 +387,6 @@ void hp_events_fork_child(void)
 		if (b != hp_ev_self)
 			b->owned = 0;
 	}
-	if ((uintptr_t)hp_ev_self > 1)
+	if (hp_ev_self != &hp_ev_none && hp_ev_self != &hp_ev_done)
 		hp_ev_self->thread = hp_attr_self.thread;
 }
