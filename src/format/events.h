@@ -309,7 +309,7 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
  * whole bytes, so that the byte at p always holds acc's bits. */
 struct hp_ev_bitw {
 	uint64_t acc;
-	unsigned n;
+	uint64_t n;
 	uint8_t *p;
 };
 
@@ -545,7 +545,7 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 				}
 			}
 		}
-		s.w = (struct hp_ev_bitw){acc, (unsigned)n, p};
+		s.w = (struct hp_ev_bitw){acc, n, p};
 		s.time = at;
 		hp_ev_encode_slow(&s, kind, dt, dx, e->size);
 		acc = s.w.acc;
