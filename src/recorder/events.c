@@ -9,11 +9,12 @@
  * under the events lock.
  *
  * A buffer's events are written in order by one thread; [flushed, n) are
- * those not yet in the capture. Invariants: only the owner writes entries
- * at n and up, and stores n after the entry; flushers (the owner when its
- * buffer is full or it exits, a snapshot for every buffer) take the
- * events lock, read n (acquire), encode [flushed, n) and move flushed to
- * n; only the owner, under the lock, sets n and flushed back to 0.
+ * those not yet in the capture, n = next - ev (count()). Invariants: only
+ * the owner writes entries at next and up, and stores next after the
+ * entry; flushers (the owner when its buffer is full or it exits, a
+ * snapshot for every buffer) take the events lock, read next (acquire),
+ * encode [flushed, n) and move flushed to n; only the owner, under the
+ * lock, sets next back to ev and flushed to 0.
  */
 #include "events.h"
 
@@ -35,7 +36,7 @@
 #define HP_EV_RECORD_BYTES (60u * 1024)
 
 int hp_events_on;
-struct hp_ev_buf hp_ev_none = {.n = HP_EV_BUF_EVENTS}, hp_ev_done = {.n = HP_EV_BUF_EVENTS};
+struct hp_ev_buf hp_ev_none, hp_ev_done; /* next == limit == NULL: full */
 __thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec"))) = &hp_ev_none;
 
 /* Set at init, read-only after. */
@@ -62,6 +63,13 @@ struct flusher {
 	uint64_t pending;  /* the events of the chunks in out */
 };
 static struct flusher *fl;
+
+/* The events written in b: its next entry's index (acquire: the entries
+ * before it are whole). */
+static inline uint32_t count(struct hp_ev_buf *b)
+{
+	return (uint32_t)(__atomic_load_n(&b->next, __ATOMIC_ACQUIRE) - b->ev);
+}
 
 static int grow(struct hp_buf *b, size_t need)
 {
@@ -230,9 +238,10 @@ static void thread_exit(void *arg)
 
 	hp_self.busy++;
 	hp_spin_lock(&lock);
-	flush(b, __atomic_load_n(&b->n, __ATOMIC_ACQUIRE), 0);
+	flush(b, count(b), 0);
 	write_pending(0);
-	b->n = b->flushed = 0;
+	b->next = b->ev;
+	b->flushed = 0;
 	__atomic_store_n(&b->owned, 0, __ATOMIC_RELEASE);
 	hp_spin_unlock(&lock);
 	hp_ev_self = &hp_ev_done;
@@ -286,6 +295,8 @@ static struct hp_ev_buf *take_buffer(void)
 	if (!b)
 		return NULL;
 	b->owned = 1;
+	b->next = b->ev;
+	b->limit = b->ev + HP_EV_BUF_EVENTS;
 	i = __atomic_fetch_add(&nbufs, 1, __ATOMIC_ACQ_REL);
 	if (i >= HP_EV_MAX_BUFS) {
 		hp_os_unmap(b, HP_EV_BUF_BYTES);
@@ -318,7 +329,7 @@ void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind
 		if (have_key)
 			hp_os_thread_key_set(exit_key, b);
 	}
-	n = b->n;
+	n = count(b);
 	if (n >= HP_EV_BUF_EVENTS && kind == HP_EV_RETYPE) {
 		/* Under a live shard's lock: the writer's lock comes before
 		 * the shards' (fork_prepare), so no flush from here. */
@@ -328,13 +339,13 @@ void hp_events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t kind
 	if (n >= HP_EV_BUF_EVENTS) {
 		hp_spin_lock(&lock);
 		flush(b, n, 0);
-		__atomic_store_n(&b->n, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&b->next, b->ev, __ATOMIC_RELEASE);
 		b->flushed = 0;
 		hp_spin_unlock(&lock);
 		n = 0;
 	}
 	b->ev[n] = (struct hp_ev){hp_ev_tick(), addr, size, bucket, kind};
-	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->next, &b->ev[n + 1], __ATOMIC_RELEASE);
 }
 
 void hp_events_flush_all(unsigned flags)
@@ -353,7 +364,7 @@ void hp_events_flush_all(unsigned flags)
 	for (uint32_t i = 0; i < n && i < HP_EV_MAX_BUFS; i++) {
 		struct hp_ev_buf *b = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
 		if (b)
-			flush(b, __atomic_load_n(&b->n, __ATOMIC_ACQUIRE), flags);
+			flush(b, count(b), flags);
 	}
 	write_pending(flags);
 	hp_spin_unlock(&lock);
@@ -383,7 +394,8 @@ void hp_events_fork_child(void)
 		struct hp_ev_buf *b = bufs[i];
 		if (!b)
 			continue;
-		b->n = b->flushed = 0;
+		b->next = b->ev;
+		b->flushed = 0;
 		if (b != hp_ev_self)
 			b->owned = 0;
 	}

@@ -4,10 +4,10 @@
  * appended to the capture in encoded chunks (format.h, HP_REC_EVENTS_BITS).
  *
  * The hot path (hp_events_log, inline) writes one fixed-size entry into
- * the thread's own buffer, mapped with hp_os_map: one test of the count
- * (a thread with no buffer points at a head that reads full), a counter
- * read (rdtsc), five stores and a release store of the count; no lock,
- * no allocation, no system call. The thread encodes its buffer into a chunk when it is
+ * the thread's own buffer, mapped with hp_os_map: one test of the next
+ * entry's address (a thread with no buffer points at a head that reads
+ * full), a counter read (rdtsc), five stores and a release store of the
+ * next address; no lock, no allocation, no system call. The thread encodes its buffer into a chunk when it is
  * full (hp_events_slow), which the writer gets with others in one record
  * once they take 60 KiB, before each snapshot and at a thread's exit;
  * each snapshot flushes
@@ -36,20 +36,21 @@
 /* Events a thread's buffer holds: 128 KiB, touched as it fills. */
 #define HP_EV_BUF_EVENTS 4096u
 
-/* A thread's buffer: this head, then HP_EV_BUF_EVENTS entries
- * (HP_EV_BUF_BYTES mapped). The head takes an entry's 32 bytes, so that
- * entry n is at the buffer's address plus 32 (n + 1), one computation
- * for all its fields. */
+/* A thread's buffer: this head (32 bytes), then HP_EV_BUF_EVENTS entries
+ * (HP_EV_BUF_BYTES mapped). The hot path keeps the next entry's address,
+ * not a count: one load, one compare with limit, no index to scale. */
 struct hp_ev_buf {
-	/* Events written: stored (release) by the owner after each entry;
-	 * set back to 0 by the owner only, under the events lock. */
-	uint32_t n;
+	/* The next entry: ev + the events written. Stored (release) by the
+	 * owner after each entry; set back to ev by the owner only, under
+	 * the events lock. */
+	struct hp_ev *next;
+	struct hp_ev *limit; /* ev + HP_EV_BUF_EVENTS; NULL in hp_ev_none's */
 	/* Events [0, flushed) are in the capture already (a snapshot's
 	 * flush); under the events lock. */
 	uint32_t flushed;
 	uint32_t owned;  /* 1 while a thread owns it (CAS from 0 to take it) */
 	uint32_t thread; /* the owner's thread tag id (tags.h), 0: unknown */
-	uint32_t pad[4];
+	uint32_t pad;
 	struct hp_ev ev[];
 };
 #define HP_EV_BUF_BYTES (sizeof(struct hp_ev_buf) + HP_EV_BUF_EVENTS * sizeof(struct hp_ev))
@@ -61,8 +62,8 @@ struct hp_ev_buf {
  * extern takes its address from the GOT first. */
 extern int hp_events_on __attribute__((visibility("hidden")));
 /* The thread's buffer: &hp_ev_none until its first event, &hp_ev_done
- * after its exit's flush, two heads of no entries that read full (n is
- * HP_EV_BUF_EVENTS), so that the hot path's one test sends them to
+ * after its exit's flush, two heads of no entries that read full (next
+ * and limit NULL), so that the hot path's one test sends them to
  * hp_events_slow. Written by its thread only. */
 extern __thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec")));
 extern struct hp_ev_buf hp_ev_none __attribute__((visibility("hidden")));
@@ -128,21 +129,18 @@ static inline __attribute__((always_inline)) void hp_events_log(uint64_t addr, u
 								uint32_t bucket, uint32_t kind)
 {
 	struct hp_ev_buf *b = hp_ev_self;
-	struct hp_ev *e;
-	uint32_t n = b->n;
+	struct hp_ev *e = b->next;
 
-	if (__builtin_expect(n >= HP_EV_BUF_EVENTS, 0)) {
+	if (__builtin_expect((uintptr_t)e >= (uintptr_t)b->limit, 0)) {
 		hp_events_slow(addr, size, bucket, kind);
 		return;
 	}
-	e = &b->ev[n];
-	__asm__("" : "+r"(e)); /* one base for the stores, not one a field */
 	hp_ev_tick_store(&e->tick);
 	e->addr = addr;
 	e->size = size;
 	e->bucket = bucket;
 	e->kind = kind;
-	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->next, e + 1, __ATOMIC_RELEASE);
 }
 
 /* The hooks of the slow paths: one load and a branch when the log is off. */
