@@ -494,8 +494,12 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 		x = e->addr;
 		d = x - addr;
 		kind = e->kind;
-		dt = u >= units ? u - units : 0;
-		units = u >= units ? u : units;
+		dt = u - units;
+		if (__builtin_expect((int64_t)dt < 0, 0)) { /* a step back: none */
+			dt = 0;
+			u = units;
+		}
+		units = u;
 		/* hp_ev_addr_code, its common case (16 bytes apart) first */
 		if (__builtin_expect(!(d & 15), 1))
 			dx = (uint64_t)((int64_t)d >> 3 ^ (int64_t)d >> 63) << 1;
