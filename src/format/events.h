@@ -334,7 +334,7 @@ static inline unsigned hp_ev_bitlen(uint64_t v)
  * that one leading-zero count gives it. */
 static inline uint64_t hp_ev_rice_k_of(uint64_t avg)
 {
-	return 59u - (unsigned)__builtin_clzll(avg | 16);
+	return 59 - (uint64_t)__builtin_clzll(avg | 16);
 }
 
 static inline unsigned hp_ev_rice_k(const struct hp_ev_rice *r)
@@ -529,7 +529,7 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 				uint64_t ka = hp_ev_rice_k_of(aa), sa = ka + (dx >> ka);
 				if (__builtin_expect(st < 24 && sz < 24 && sa < 24, 1)) {
 					uint32_t met = s.met, slot = s.slot;
-					uint64_t width = 64u - (unsigned)__builtin_clzll((uint64_t)met + 1);
+					uint64_t width = 64 - (uint64_t)__builtin_clzll((uint64_t)met + 1);
 					uint64_t b1 = (dt & ((1ull << kt) - 1)) | 3ull << st |
 						      (uint64_t)slot << (st + 2);
 					uint64_t l1 = st + 2 + width, l2 = sz + sa + 2;
