@@ -757,6 +757,39 @@ HP_TEST(events_bits_follow_the_rule)
 			free(b.data);
 		}
 	}
+	/* Each field's codes at the fast paths' edge, one field at a time
+	 * (the others 1): fresh states (k 0), frees and allocations whose
+	 * time, size or address code is v = 20..27 (q = v: 23 the longest
+	 * fast code, 24 an escape), then after the states grew (k 1 to 3). */
+	for (uint64_t fv = 0; fv < 3 * 8; fv++) {
+		struct hp_ev_head h = {.tick_origin = 1000000, .shift = 0, .count = 24};
+		uint64_t t = h.tick_origin, a = 0, field = fv / 8, v = 20 + fv % 8;
+		size_t len;
+		for (uint32_t i = 0; i < h.count; i++) {
+			uint64_t x = i < 4 ? v : i < 16 ? 9 : v << ((i - 16) % 4);
+			t += field == 0 ? x : 1;
+			a = hp_ev_addr_decode(field == 2 ? x : 1, a);
+			e[i] = (struct hp_ev){t, a, i % 2 ? (field == 1 ? x : 1) : 0, i % 2 ? 7 : 0,
+					      i % 2 ? HP_EV_ALLOC : HP_EV_FREE};
+		}
+		len = ref_encode(&h, e, want);
+		for (int copy = 0; copy < 2; copy++) {
+			uint8_t *end;
+			memset(&slots, 0, sizeof slots);
+			if (copy == 0) {
+				end = hp_ev_encode_bits(&h, e, ref_slot_of, &slots, got);
+			} else {
+#ifdef HAVE_BMI2_COPY
+				if (!__builtin_cpu_supports("bmi2") || !__builtin_cpu_supports("lzcnt"))
+					continue;
+				end = encode_bits_bmi2(&h, e, &slots, got);
+#else
+				continue;
+#endif
+			}
+			differ += (size_t)(end - got) != len || memcmp(got, want, len) != 0;
+		}
+	}
 	expect_eq_u64(differ, 0, "the encoder's stream is the rule's, bit for bit");
 	expect_eq_u64(undecoded, 0, "and decodes back");
 	expect_true(bytes > 40 * 4096, "the chunks are not trivial");
