@@ -460,9 +460,10 @@ hp_ev_encode_slow(struct hp_ev_enc *s, uint32_t kind, uint64_t dt, uint64_t dx, 
  * at most each (k + q < 24: then q < 24, no escape, and v < 2^24, below
  * the states' clamp): a free's codes in one store of the writer (49 bits
  * at most), an allocation's in one when they fit 56 bits, else two; every
- * other event goes to hp_ev_encode_slow. Its state stays in registers: the
- * writer, the four Rice states' avg (k from one leading-zero count each),
- * the previous time and address. */
+ * other event goes to hp_ev_encode_slow. k is one leading-zero count a
+ * code; no call on the common path (slot_of should call out only for a
+ * bucket new to the chunk), so that what every event uses can stay in
+ * registers. */
 static inline __attribute__((always_inline)) uint8_t *
 hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct hp_ev *ev,
 			hp_ev_slot_fn slot_of, void *ctx, uint8_t *out)
