@@ -476,14 +476,14 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 	struct hp_ev_enc s = {{0, 0, out}, 0, 0, 0, 0, 0, 0, 0};
 	const struct hp_ev *e = ev, *end = ev + h->count;
 
-#define HP_EV_PUT(v, len)                                 \
-	do {                                              \
-		acc |= (uint64_t)(v) << n;                \
-		n += (len);                               \
-		hp_ev_store(p, acc);                      \
-		p += n >> 3;                              \
-		acc >>= n & 56;                           \
-		n &= 7;                                   \
+#define HP_EV_PUT(v, len)                  \
+	do {                               \
+		acc |= (uint64_t)(v) << n; \
+		n += (len);                \
+		hp_ev_store(p, acc);       \
+		p += n >> 3;               \
+		acc >>= n & 56;            \
+		n &= 7;                    \
 	} while (0)
 	for (; e != end; e++) {
 		uint64_t u, x, d, dt, dx, kt, st;
@@ -530,12 +530,14 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 				uint64_t ka = hp_ev_rice_k_of(aa), sa = ka + (dx >> ka);
 				if (__builtin_expect(st < 24 && sz < 24 && sa < 24, 1)) {
 					uint32_t met = s.met, slot = s.slot;
-					uint64_t width = 64 - (uint64_t)__builtin_clzll((uint64_t)met + 1);
+					uint64_t width =
+						64 - (uint64_t)__builtin_clzll((uint64_t)met + 1);
 					uint64_t b1 = (dt & ((1ull << kt) - 1)) | 3ull << st |
 						      (uint64_t)slot << (st + 2);
 					uint64_t l1 = st + 2 + width, l2 = sz + sa + 2;
 					uint64_t b2 = (size & ((1ull << kz) - 1)) | 1ull << sz |
-						      ((dx & ((1ull << ka) - 1)) | 1ull << sa) << (sz + 1);
+						      ((dx & ((1ull << ka) - 1)) | 1ull << sa)
+							      << (sz + 1);
 					at += dt - (at >> 4);
 					s.size = az + size - (az >> 4);
 					s.alloc = aa + dx - (aa >> 4);

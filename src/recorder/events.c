@@ -376,8 +376,8 @@ uint64_t hp_events_bytes(void)
 
 	if (!fl)
 		return 0;
-	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * HP_EV_BUF_BYTES +
-	       sizeof *fl + fl->out.cap;
+	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * HP_EV_BUF_BYTES + sizeof *fl +
+	       fl->out.cap;
 }
 
 void hp_events_fork_child(void)

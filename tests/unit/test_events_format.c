@@ -735,7 +735,8 @@ HP_TEST(events_bits_follow_the_rule)
 				end = hp_ev_encode_bits(&h, e, ref_slot_of, &slots, got);
 			} else {
 #ifdef HAVE_BMI2_COPY
-				if (!__builtin_cpu_supports("bmi2") || !__builtin_cpu_supports("lzcnt"))
+				if (!__builtin_cpu_supports("bmi2") ||
+				    !__builtin_cpu_supports("lzcnt"))
 					continue;
 				end = encode_bits_bmi2(&h, e, &slots, got);
 #else
@@ -780,7 +781,8 @@ HP_TEST(events_bits_follow_the_rule)
 				end = hp_ev_encode_bits(&h, e, ref_slot_of, &slots, got);
 			} else {
 #ifdef HAVE_BMI2_COPY
-				if (!__builtin_cpu_supports("bmi2") || !__builtin_cpu_supports("lzcnt"))
+				if (!__builtin_cpu_supports("bmi2") ||
+				    !__builtin_cpu_supports("lzcnt"))
 					continue;
 				end = encode_bits_bmi2(&h, e, &slots, got);
 #else
