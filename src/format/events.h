@@ -309,7 +309,7 @@ static inline void hp_ev_encode_columns(const struct hp_ev_head *h, const struct
  * whole bytes, so that the byte at p always holds acc's bits. */
 struct hp_ev_bitw {
 	uint64_t acc;
-	unsigned n;
+	uint64_t n;
 	uint8_t *p;
 };
 
@@ -329,14 +329,39 @@ static inline unsigned hp_ev_bitlen(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
 }
 
+/* The Rice parameter of a state whose avg is avg: floor(log2(avg / 16)),
+ * 0 below 32; avg | 16 has avg's top bit from 16 up, bit 4 below, so
+ * that one leading-zero count gives it. */
+static inline uint64_t hp_ev_rice_k_of(uint64_t avg)
+{
+	return 59 - (uint64_t)__builtin_clzll(avg | 16);
+}
+
 static inline unsigned hp_ev_rice_k(const struct hp_ev_rice *r)
 {
-	return 63u - (unsigned)__builtin_clzll(r->avg >> 4 | 1);
+	return (unsigned)hp_ev_rice_k_of(r->avg);
+}
+
+/* avg after it sees v (v counted up to 2^40). */
+static inline uint64_t hp_ev_rice_next(uint64_t avg, uint64_t v)
+{
+	return avg + (v < (1ull << 40) ? v : (1ull << 40)) - (avg >> 4);
 }
 
 static inline void hp_ev_rice_see(struct hp_ev_rice *r, uint64_t v)
 {
-	r->avg += (v < (1ull << 40) ? v : (1ull << 40)) - (r->avg >> 4);
+	r->avg = hp_ev_rice_next(r->avg, v);
+}
+
+/* Stores acc's 8 bytes at p, little-endian. */
+static inline __attribute__((always_inline)) void hp_ev_store(uint8_t *p, uint64_t acc)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	__builtin_memcpy(p, &acc, 8); /* one store, also under -fno-builtin */
+#else
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(acc >> 8 * i);
+#endif
 }
 
 /* Appends v's low n bits (n <= 56, v < 2^n); p has 8 bytes of room. */
@@ -345,12 +370,7 @@ static inline __attribute__((always_inline)) void hp_ev_bits_put(struct hp_ev_bi
 {
 	w->acc |= v << w->n;
 	w->n += n;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	__builtin_memcpy(w->p, &w->acc, 8); /* one store, also under -fno-builtin */
-#else
-	for (int i = 0; i < 8; i++)
-		w->p[i] = (uint8_t)(w->acc >> 8 * i);
-#endif
+	hp_ev_store(w->p, w->acc);
 	w->p += w->n >> 3;
 	w->acc >>= w->n & ~7u;
 	w->n &= 7;
@@ -367,56 +387,57 @@ static inline void hp_ev_bits_put_wide(struct hp_ev_bitw *w, uint64_t v, unsigne
 	hp_ev_bits_put(w, n < 64 ? v & ((1ull << n) - 1) : v, n);
 }
 
-/* hp_ev_rice_code's rare case: a code of 56 bits or more (a large k), or
- * an escape. The writer goes by value, so that the encoder's stays in
- * registers. */
-static __attribute__((noinline, cold, unused)) struct hp_ev_bitw
-hp_ev_rice_put_long(struct hp_ev_bitw w, uint64_t v, unsigned k)
+/* Appends v's Rice code under *avg (any length, the escape included),
+ * and *avg sees v. */
+static inline void hp_ev_rice_put(struct hp_ev_bitw *w, uint64_t *avg, uint64_t v)
 {
+	unsigned k = (unsigned)hp_ev_rice_k_of(*avg);
 	uint64_t q = v >> k;
 
-	hp_ev_bits_put_wide(&w, v, k);
+	*avg = hp_ev_rice_next(*avg, v);
+	hp_ev_bits_put_wide(w, v, k);
 	if (q < HP_EV_BITS_ESCAPE) {
-		hp_ev_bits_put(&w, 1ull << q, (unsigned)q + 1);
-		return w;
-	}
-	hp_ev_bits_put(&w, 0, HP_EV_BITS_ESCAPE);
-	hp_ev_bits_put(&w, hp_ev_bitlen(v), 7);
-	hp_ev_bits_put_wide(&w, v, hp_ev_bitlen(v));
-	return w;
-}
-
-/* v's Rice code under r, and r sees v: returns its length (at most 55)
- * with the code in *code, or 0 when it is longer or an escape, for
- * hp_ev_rice_put_long with *k. */
-static inline __attribute__((always_inline)) unsigned hp_ev_rice_code(struct hp_ev_rice *r,
-								   uint64_t v, uint64_t *code,
-								   unsigned *k)
-{
-	unsigned kk = hp_ev_rice_k(r);
-	uint64_t q = v >> kk;
-
-	hp_ev_rice_see(r, v);
-	*k = kk;
-	if (__builtin_expect(q >= HP_EV_BITS_ESCAPE || q + kk >= 55, 0))
-		return 0;
-	*code = (v & ((1ull << kk) - 1)) | 1ull << (kk + q);
-	return (unsigned)(kk + q + 1);
-}
-
-/* Appends a code that hp_ev_rice_code gave (len, code), or when it gave
- * none, v's long form with k; then bits' low n bits. */
-static inline __attribute__((always_inline)) void
-hp_ev_code_put(struct hp_ev_bitw *w, uint64_t code, unsigned len, uint64_t v, unsigned k,
-	       uint64_t bits, unsigned n)
-{
-	if (__builtin_expect(len != 0, 1)) {
-		hp_ev_bits_put(w, code | bits << len, len + n);
+		hp_ev_bits_put(w, 1ull << q, (unsigned)q + 1);
 		return;
 	}
-	*w = hp_ev_rice_put_long(*w, v, k);
-	if (n)
-		hp_ev_bits_put(w, bits, n);
+	hp_ev_bits_put(w, 0, HP_EV_BITS_ESCAPE);
+	hp_ev_bits_put(w, hp_ev_bitlen(v), 7);
+	hp_ev_bits_put_wide(w, v, hp_ev_bitlen(v));
+}
+
+/* The encoder's state that its slow path (hp_ev_encode_slow) takes: the
+ * writer, the Rice states' avg (time, size, an allocation's address,
+ * another event's address), the slots met, the last bucket looked up and
+ * its slot. */
+struct hp_ev_enc {
+	struct hp_ev_bitw w;
+	uint64_t time, size, alloc, other;
+	uint32_t met, last, slot;
+};
+
+/* One event's codes, each field on its own, whatever their lengths: the
+ * encoder's path for what its fast paths leave (a retype, a code longer
+ * than 24 bits, an escape). dt and dx: its time and address codes; its
+ * bucket's slot (not a free's) is s->slot. Out of line, so that the encoder's loop
+ * keeps its state in registers. */
+static __attribute__((noinline, cold, unused)) void
+hp_ev_encode_slow(struct hp_ev_enc *s, uint32_t kind, uint64_t dt, uint64_t dx, uint64_t size)
+{
+	hp_ev_rice_put(&s->w, &s->time, dt);
+	hp_ev_bits_put(&s->w, kind != HP_EV_FREE, 1);
+	if (kind != HP_EV_FREE) {
+		unsigned width = hp_ev_bitlen(s->met + 1);
+		if (kind == HP_EV_RETYPE)
+			hp_ev_bits_put(&s->w, s->met + 1, width);
+		hp_ev_bits_put(&s->w, s->slot, width);
+		s->met += s->slot == s->met;
+	}
+	if (kind == HP_EV_ALLOC) {
+		hp_ev_rice_put(&s->w, &s->size, size);
+		hp_ev_rice_put(&s->w, &s->alloc, dx);
+	} else {
+		hp_ev_rice_put(&s->w, &s->other, dx);
+	}
 }
 
 /* Encodes the events ev[0..h->count) as a chunk's bit stream at out (room
@@ -432,69 +453,122 @@ hp_ev_code_put(struct hp_ev_bitw *w, uint64_t code, unsigned len, uint64_t v, un
  * its size (model.size); last its address, the Rice code (model.alloc for
  * an allocation, model.other else) of hp_ev_addr_code from the previous
  * event's address (the first from 0). The stream ends with zero bits to a
- * whole byte. One pass, no table, no check a field: out has room. An
- * event's codes go out in one store of the writer when they fit 56 bits
- * (a free's time and address: some 22 bits on churn; an allocation's
- * size and address), in one each else. */
+ * whole byte. One pass, no table, no check a field: out has room.
+ *
+ * shift is h->shift (a constant where the caller has one). The loop's
+ * fast paths take a free and an allocation whose Rice codes are 24 bits
+ * at most each (k + q < 24: then q < 24, no escape, and v < 2^24, below
+ * the states' clamp): a free's codes in one store of the writer (49 bits
+ * at most), an allocation's in one when they fit 56 bits, else two; every
+ * other event goes to hp_ev_encode_slow. k is one leading-zero count a
+ * code; no call on the common path (slot_of should call out only for a
+ * bucket new to the chunk), so that what every event uses can stay in
+ * registers. */
+static inline __attribute__((always_inline)) uint8_t *
+hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct hp_ev *ev,
+			hp_ev_slot_fn slot_of, void *ctx, uint8_t *out)
+{
+	/* In registers: the writer, the time's state, the previous time and
+	 * address. In s: the other states, the buckets met and the last
+	 * looked up, which one kind of event uses each. */
+	uint64_t acc = 0, n = 0, at = 0, addr = 0, units = h->tick_origin >> shift;
+	uint8_t *p = out;
+	struct hp_ev_enc s = {{0, 0, out}, 0, 0, 0, 0, 0, 0, 0};
+	const struct hp_ev *e = ev, *end = ev + h->count;
+
+#define HP_EV_PUT(v, len)                  \
+	do {                               \
+		acc |= (uint64_t)(v) << n; \
+		n += (len);                \
+		hp_ev_store(p, acc);       \
+		p += n >> 3;               \
+		acc >>= n & 56;            \
+		n &= 7;                    \
+	} while (0)
+	for (; e != end; e++) {
+		uint64_t u, x, d, dt, dx, kt, st;
+		uint32_t kind;
+
+		/* s stays in memory, not in registers across the loop */
+		__asm__ volatile("" ::: "memory");
+		u = e->tick >> shift;
+		x = e->addr;
+		d = x - addr;
+		kind = e->kind;
+		dt = u - units;
+		if (__builtin_expect((int64_t)dt < 0, 0)) { /* a step back: none */
+			dt = 0;
+			u = units;
+		}
+		units = u;
+		/* hp_ev_addr_code, its common case (16 bytes apart) first */
+		if (__builtin_expect(!(d & 15), 1))
+			dx = (uint64_t)((int64_t)d >> 3 ^ (int64_t)d >> 63) << 1;
+		else
+			dx = hp_ev_addr_code(x, addr);
+		addr = x;
+		kt = hp_ev_rice_k_of(at);
+		st = kt + (dt >> kt);
+		if (kind == HP_EV_FREE) {
+			uint64_t ao = s.other, ka = hp_ev_rice_k_of(ao), sa = ka + (dx >> ka);
+			if (__builtin_expect(st < 24 && sa < 24, 1)) {
+				uint64_t ct = (dt & ((1ull << kt) - 1)) | 1ull << st;
+				uint64_t ca = (dx & ((1ull << ka) - 1)) | 1ull << sa;
+				at += dt - (at >> 4);
+				s.other = ao + dx - (ao >> 4);
+				HP_EV_PUT(ct | ca << (st + 2), st + sa + 3);
+				continue;
+			}
+		} else {
+			if (e->bucket != s.last) {
+				s.last = e->bucket;
+				s.slot = slot_of(ctx, s.last);
+			}
+			if (__builtin_expect(kind == HP_EV_ALLOC, 1)) {
+				uint64_t az = s.size, aa = s.alloc, size = e->size;
+				uint64_t kz = hp_ev_rice_k_of(az), sz = kz + (size >> kz);
+				uint64_t ka = hp_ev_rice_k_of(aa), sa = ka + (dx >> ka);
+				if (__builtin_expect(st < 24 && sz < 24 && sa < 24, 1)) {
+					uint32_t met = s.met, slot = s.slot;
+					uint64_t width =
+						64 - (uint64_t)__builtin_clzll((uint64_t)met + 1);
+					uint64_t b1 = (dt & ((1ull << kt) - 1)) | 3ull << st |
+						      (uint64_t)slot << (st + 2);
+					uint64_t l1 = st + 2 + width, l2 = sz + sa + 2;
+					uint64_t b2 = (size & ((1ull << kz) - 1)) | 1ull << sz |
+						      ((dx & ((1ull << ka) - 1)) | 1ull << sa)
+							      << (sz + 1);
+					at += dt - (at >> 4);
+					s.size = az + size - (az >> 4);
+					s.alloc = aa + dx - (aa >> 4);
+					s.met = met + (slot == met);
+					if (__builtin_expect(l1 + l2 <= 56, 1)) {
+						HP_EV_PUT(b1 | b2 << l1, l1 + l2);
+					} else {
+						HP_EV_PUT(b1, l1);
+						HP_EV_PUT(b2, l2);
+					}
+					continue;
+				}
+			}
+		}
+		s.w = (struct hp_ev_bitw){acc, n, p};
+		s.time = at;
+		hp_ev_encode_slow(&s, kind, dt, dx, e->size);
+		acc = s.w.acc;
+		n = s.w.n;
+		p = s.w.p;
+		at = s.time;
+	}
+#undef HP_EV_PUT
+	return p + (n != 0);
+}
+
 static inline __attribute__((always_inline)) uint8_t *
 hp_ev_encode_bits(const struct hp_ev_head *h, const struct hp_ev *ev, hp_ev_slot_fn slot_of,
 		  void *ctx, uint8_t *out)
 {
-	struct hp_ev_bitw w = {0, 0, out};
-	struct hp_ev_model m = {h->tick_origin >> h->shift, 0, {0}, {0}, {0}, {0}};
-	uint32_t last = 0, slot = 0, met = 0;
-
-	for (uint32_t i = 0; i < h->count; i++) {
-		uint64_t u = ev[i].tick >> h->shift, x = ev[i].addr;
-		uint64_t dt = u >= m.units ? u - m.units : 0, dx = hp_ev_addr_code(x, m.addr);
-		uint32_t kind = ev[i].kind;
-		uint64_t ct, ca, cz;
-		unsigned kt, ka, kz, lt, la, lz, width;
-
-		m.units = u >= m.units ? u : m.units;
-		m.addr = x;
-		lt = hp_ev_rice_code(&m.time, dt, &ct, &kt);
-		if (kind == HP_EV_FREE) {
-			la = hp_ev_rice_code(&m.other, dx, &ca, &ka);
-			if (__builtin_expect(lt && la && lt + 1 + la <= 56, 1)) {
-				hp_ev_bits_put(&w, ct | ca << (lt + 1), lt + 1 + la);
-				continue;
-			}
-			hp_ev_code_put(&w, ct, lt, dt, kt, 0, 1);
-			hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
-			continue;
-		}
-		if (ev[i].bucket != last) {
-			last = ev[i].bucket;
-			slot = slot_of(ctx, last);
-		}
-		width = hp_ev_bitlen(met + 1);
-		if (__builtin_expect(lt && lt + 1 + width <= 56, 1)) {
-			hp_ev_bits_put(&w, ct | (uint64_t)(kind == HP_EV_RETYPE ? met + 1 : slot) << (lt + 1) |
-						   1ull << lt,
-				       lt + 1 + width);
-		} else {
-			hp_ev_code_put(&w, ct, lt, dt, kt, 1, 1);
-			hp_ev_bits_put(&w, kind == HP_EV_RETYPE ? met + 1 : slot, width);
-		}
-		if (kind == HP_EV_RETYPE) {
-			hp_ev_bits_put(&w, slot, width);
-			met += slot == met;
-			la = hp_ev_rice_code(&m.other, dx, &ca, &ka);
-			hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
-			continue;
-		}
-		met += slot == met;
-		lz = hp_ev_rice_code(&m.size, ev[i].size, &cz, &kz);
-		la = hp_ev_rice_code(&m.alloc, dx, &ca, &ka);
-		if (__builtin_expect(lz && la && lz + la <= 56, 1)) {
-			hp_ev_bits_put(&w, cz | ca << lz, lz + la);
-			continue;
-		}
-		hp_ev_code_put(&w, cz, lz, ev[i].size, kz, 0, 0);
-		hp_ev_code_put(&w, ca, la, dx, ka, 0, 0);
-	}
-	return w.p + (w.n != 0);
+	return hp_ev_encode_bits_shift(h, (unsigned)h->shift, ev, slot_of, ctx, out);
 }
 
 /* An event as a reader has it. */

@@ -9,11 +9,12 @@
  * under the events lock.
  *
  * A buffer's events are written in order by one thread; [flushed, n) are
- * those not yet in the capture. Invariants: only the owner writes entries
- * at n and up, and stores n after the entry; flushers (the owner when its
- * buffer is full or it exits, a snapshot for every buffer) take the
- * events lock, read n (acquire), encode [flushed, n) and move flushed to
- * n; only the owner, under the lock, sets n and flushed back to 0.
+ * those not yet in the capture, n = next - ev (count()). Invariants: only
+ * the owner writes entries at next and up, and stores next after the
+ * entry; flushers (the owner when its buffer is full or it exits, a
+ * snapshot for every buffer) take the events lock, read next (acquire),
+ * encode [flushed, n) and move flushed to n; only the owner, under the
+ * lock, sets next back to ev and flushed to 0.
  */
 #include "events.h"
 
@@ -35,7 +36,8 @@
 #define HP_EV_RECORD_BYTES (60u * 1024)
 
 int hp_events_on;
-__thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec")));
+struct hp_ev_buf hp_ev_none, hp_ev_done; /* next == limit == NULL: full */
+__thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec"))) = &hp_ev_none;
 
 /* Set at init, read-only after. */
 static const struct hp_config *config;
@@ -62,6 +64,13 @@ struct flusher {
 };
 static struct flusher *fl;
 
+/* The events written in b: its next entry's index (acquire: the entries
+ * before it are whole). */
+static inline uint32_t count(struct hp_ev_buf *b)
+{
+	return (uint32_t)(__atomic_load_n(&b->next, __ATOMIC_ACQUIRE) - b->ev);
+}
+
 static int grow(struct hp_buf *b, size_t need)
 {
 	size_t cap = b->cap ? b->cap : 1u << 16;
@@ -80,26 +89,36 @@ static int grow(struct hp_buf *b, size_t need)
 	return 0;
 }
 
-/* The chunk-local slot of bucket, its key read once per chunk; nbuckets
- * (a struct hp_ev_head's) counts them (hp_ev_slot_fn). Under lock. */
-static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_t bucket)
+/* A bucket new to the chunk at fl->table[h] (empty): its key read, its
+ * slot the next. Out of the encoder's loop (cold: once per bucket and
+ * chunk), so that the loop's values need not live across a call. Under
+ * lock. */
+static __attribute__((noinline, cold)) uint32_t slot_new(uint64_t *nbuckets, uint32_t bucket,
+							 uint32_t h)
 {
-	uint64_t *nbuckets = ctx;
-	uint32_t h = (bucket * 0x9e3779b1u) & (SLOTS - 1);
 	uint32_t stack, type, origin;
 	uint64_t size;
 
-	while (fl->table[h].gen == fl->gen) {
-		if (fl->table[h].bucket == bucket)
-			return fl->table[h].slot;
-		h = (h + 1) & (SLOTS - 1);
-	}
 	hp_agg_key(bucket, &stack, &type, &origin, &size);
 	fl->buckets[*nbuckets] = (struct hp_ev_bucket){stack, type, origin, size};
 	fl->table[h].bucket = bucket;
 	fl->table[h].gen = fl->gen;
 	fl->table[h].slot = (uint32_t)*nbuckets;
 	return (uint32_t)(*nbuckets)++;
+}
+
+/* The chunk-local slot of bucket, its key read once per chunk; nbuckets
+ * (a struct hp_ev_head's) counts them (hp_ev_slot_fn). Under lock. */
+static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_t bucket)
+{
+	uint32_t h = (bucket * 0x9e3779b1u) & (SLOTS - 1);
+
+	while (__builtin_expect(fl->table[h].gen == fl->gen, 1)) {
+		if (__builtin_expect(fl->table[h].bucket == bucket, 1))
+			return fl->table[h].slot;
+		h = (h + 1) & (SLOTS - 1);
+	}
+	return slot_new(ctx, bucket, h);
 }
 
 /* The chunk's bit stream (format/events.h, hp_ev_encode_bits): compiled
@@ -110,7 +129,7 @@ static inline __attribute__((always_inline)) uint32_t slot_of(void *ctx, uint32_
 static uint8_t *encode_any(const struct hp_ev_head *h, const struct hp_ev *ev, uint64_t *nbuckets,
 			   uint8_t *out)
 {
-	return hp_ev_encode_bits(h, ev, slot_of, nbuckets, out);
+	return hp_ev_encode_bits_shift(h, HP_EV_SHIFT, ev, slot_of, nbuckets, out);
 }
 
 #if defined(__x86_64__)
@@ -119,7 +138,7 @@ static uint8_t *encode_any(const struct hp_ev_head *h, const struct hp_ev *ev, u
 __attribute__((target("bmi,bmi2,lzcnt"))) static uint8_t *
 encode_bmi2(const struct hp_ev_head *h, const struct hp_ev *ev, uint64_t *nbuckets, uint8_t *out)
 {
-	return hp_ev_encode_bits(h, ev, slot_of, nbuckets, out);
+	return hp_ev_encode_bits_shift(h, HP_EV_SHIFT, ev, slot_of, nbuckets, out);
 }
 
 /* Whether the CPU has BMI1, BMI2 and LZCNT (cpuid). */
@@ -219,12 +238,13 @@ static void thread_exit(void *arg)
 
 	hp_self.busy++;
 	hp_spin_lock(&lock);
-	flush(b, __atomic_load_n(&b->n, __ATOMIC_ACQUIRE), 0);
+	flush(b, count(b), 0);
 	write_pending(0);
-	b->n = b->flushed = 0;
+	b->next = b->ev;
+	b->flushed = 0;
 	__atomic_store_n(&b->owned, 0, __ATOMIC_RELEASE);
 	hp_spin_unlock(&lock);
-	hp_ev_self = HP_EV_DONE;
+	hp_ev_self = &hp_ev_done;
 	hp_self.busy--;
 }
 
@@ -271,13 +291,15 @@ static struct hp_ev_buf *take_buffer(void)
 	}
 	if (n >= HP_EV_MAX_BUFS)
 		return NULL;
-	b = hp_os_map(sizeof *b);
+	b = hp_os_map(HP_EV_BUF_BYTES);
 	if (!b)
 		return NULL;
 	b->owned = 1;
+	b->next = b->ev;
+	b->limit = b->ev + HP_EV_BUF_EVENTS;
 	i = __atomic_fetch_add(&nbufs, 1, __ATOMIC_ACQ_REL);
 	if (i >= HP_EV_MAX_BUFS) {
-		hp_os_unmap(b, sizeof *b);
+		hp_os_unmap(b, HP_EV_BUF_BYTES);
 		return NULL;
 	}
 	__atomic_store_n(&bufs[i], b, __ATOMIC_RELEASE);
@@ -290,12 +312,12 @@ static void events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t 
 	struct hp_ev_buf *b = hp_ev_self;
 	uint32_t n;
 
-	if (b == HP_EV_DONE) {
+	if (b == &hp_ev_done) {
 		/* After the thread's exit flush: a late free of glibc's own. */
 		hp_agg_lost(HP_LOST_EVENTS_NO_MEMORY, 1, 0);
 		return;
 	}
-	if (!b) {
+	if (b == &hp_ev_none) {
 		b = take_buffer();
 		if (!b) {
 			hp_agg_lost(HP_LOST_EVENTS_NO_MEMORY, 1, 0);
@@ -308,7 +330,7 @@ static void events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t 
 		if (have_key)
 			hp_os_thread_key_set(exit_key, b);
 	}
-	n = b->n;
+	n = count(b);
 	if (n >= HP_EV_BUF_EVENTS && kind == HP_EV_RETYPE) {
 		/* Under a live shard's lock: the writer's lock comes before
 		 * the shards' (fork_prepare), so no flush from here. */
@@ -318,13 +340,13 @@ static void events_slow(uint64_t addr, uint64_t size, uint32_t bucket, uint32_t 
 	if (n >= HP_EV_BUF_EVENTS) {
 		hp_spin_lock(&lock);
 		flush(b, n, 0);
-		__atomic_store_n(&b->n, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&b->next, b->ev, __ATOMIC_RELEASE);
 		b->flushed = 0;
 		hp_spin_unlock(&lock);
 		n = 0;
 	}
 	b->ev[n] = (struct hp_ev){hp_ev_tick(), addr, size, bucket, kind};
-	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->next, &b->ev[n + 1], __ATOMIC_RELEASE);
 }
 
 /* errno kept: a flush's writes can fail (the program closed the capture:
@@ -355,7 +377,7 @@ void hp_events_flush_all(unsigned flags)
 	for (uint32_t i = 0; i < n && i < HP_EV_MAX_BUFS; i++) {
 		struct hp_ev_buf *b = __atomic_load_n(&bufs[i], __ATOMIC_ACQUIRE);
 		if (b)
-			flush(b, __atomic_load_n(&b->n, __ATOMIC_ACQUIRE), flags);
+			flush(b, count(b), flags);
 	}
 	write_pending(flags);
 	hp_spin_unlock(&lock);
@@ -367,8 +389,8 @@ uint64_t hp_events_bytes(void)
 
 	if (!fl)
 		return 0;
-	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * sizeof(struct hp_ev_buf) +
-	       sizeof *fl + fl->out.cap;
+	return (uint64_t)(n < HP_EV_MAX_BUFS ? n : HP_EV_MAX_BUFS) * HP_EV_BUF_BYTES + sizeof *fl +
+	       fl->out.cap;
 }
 
 void hp_events_fork_child(void)
@@ -385,10 +407,11 @@ void hp_events_fork_child(void)
 		struct hp_ev_buf *b = bufs[i];
 		if (!b)
 			continue;
-		b->n = b->flushed = 0;
+		b->next = b->ev;
+		b->flushed = 0;
 		if (b != hp_ev_self)
 			b->owned = 0;
 	}
-	if ((uintptr_t)hp_ev_self > 1)
+	if (hp_ev_self != &hp_ev_none && hp_ev_self != &hp_ev_done)
 		hp_ev_self->thread = hp_attr_self.thread;
 }

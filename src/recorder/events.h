@@ -4,9 +4,10 @@
  * appended to the capture in encoded chunks (format.h, HP_REC_EVENTS_BITS).
  *
  * The hot path (hp_events_log, inline) writes one fixed-size entry into
- * the thread's own buffer, mapped with hp_os_map: a counter read (rdtsc),
- * four stores and a release store of the count; no lock, no allocation,
- * no system call. The thread encodes its buffer into a chunk when it is
+ * the thread's own buffer, mapped with hp_os_map: one test of the next
+ * entry's address (a thread with no buffer points at a head that reads
+ * full), a counter read (rdtsc), five stores and a release store of the
+ * next address; no lock, no allocation, no system call. The thread encodes its buffer into a chunk when it is
  * full (hp_events_slow), which the writer gets with others in one record
  * once they take 60 KiB, before each snapshot and at a thread's exit;
  * each snapshot flushes
@@ -35,17 +36,24 @@
 /* Events a thread's buffer holds: 128 KiB, touched as it fills. */
 #define HP_EV_BUF_EVENTS 4096u
 
+/* A thread's buffer: this head (32 bytes), then HP_EV_BUF_EVENTS entries
+ * (HP_EV_BUF_BYTES mapped). The hot path keeps the next entry's address,
+ * not a count: one load, one compare with limit, no index to scale. */
 struct hp_ev_buf {
-	/* Events written: stored (release) by the owner after each entry;
-	 * set back to 0 by the owner only, under the events lock. */
-	uint32_t n;
+	/* The next entry: ev + the events written. Stored (release) by the
+	 * owner after each entry; set back to ev by the owner only, under
+	 * the events lock. */
+	struct hp_ev *next;
+	struct hp_ev *limit; /* ev + HP_EV_BUF_EVENTS; NULL in hp_ev_none's */
 	/* Events [0, flushed) are in the capture already (a snapshot's
 	 * flush); under the events lock. */
 	uint32_t flushed;
 	uint32_t owned;  /* 1 while a thread owns it (CAS from 0 to take it) */
 	uint32_t thread; /* the owner's thread tag id (tags.h), 0: unknown */
-	struct hp_ev ev[HP_EV_BUF_EVENTS];
+	uint32_t pad;
+	struct hp_ev ev[];
 };
+#define HP_EV_BUF_BYTES (sizeof(struct hp_ev_buf) + HP_EV_BUF_EVENTS * sizeof(struct hp_ev))
 
 /* Whether the log is on: set at start (hp_events_init), read-only after.
  * Declared hidden, as it is defined (the library is built with
@@ -53,10 +61,13 @@ struct hp_ev_buf {
  * it on every allocation and free, PC-relative in one load, where a plain
  * extern takes its address from the GOT first. */
 extern int hp_events_on __attribute__((visibility("hidden")));
-/* The thread's buffer, NULL until its first event, HP_EV_DONE after its
- * exit's flush. Written by its thread only. */
+/* The thread's buffer: &hp_ev_none until its first event, &hp_ev_done
+ * after its exit's flush, two heads of no entries that read full (next
+ * and limit NULL), so that the hot path's one test sends them to
+ * hp_events_slow. Written by its thread only. */
 extern __thread struct hp_ev_buf *hp_ev_self __attribute__((tls_model("initial-exec")));
-#define HP_EV_DONE ((struct hp_ev_buf *)1)
+extern struct hp_ev_buf hp_ev_none __attribute__((visibility("hidden")));
+extern struct hp_ev_buf hp_ev_done __attribute__((visibility("hidden")));
 
 /* The counter an event's time is read from: the CPU's time-stamp counter
  * on x86-64 (constant and synchronised across CPUs where the kernel's
@@ -73,11 +84,27 @@ static inline uint64_t hp_ev_tick(void)
 {
 	return __builtin_ia32_rdtsc();
 }
+
+/* Stores the counter at *at: rdtsc's two halves as they come (edx:eax),
+ * two stores, not a shift and an or first. */
+static inline __attribute__((always_inline)) void hp_ev_tick_store(uint64_t *at)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	__builtin_memcpy((char *)at, &lo, 4);
+	__builtin_memcpy((char *)at + 4, &hi, 4);
+}
 #else
 #define HP_EV_SHIFT 0u
 static inline uint64_t hp_ev_tick(void)
 {
 	return hp_os_now_ns();
+}
+
+static inline void hp_ev_tick_store(uint64_t *at)
+{
+	*at = hp_ev_tick();
 }
 #endif
 
@@ -102,20 +129,18 @@ static inline __attribute__((always_inline)) void hp_events_log(uint64_t addr, u
 								uint32_t bucket, uint32_t kind)
 {
 	struct hp_ev_buf *b = hp_ev_self;
-	struct hp_ev *e;
-	uint32_t n;
+	struct hp_ev *e = b->next;
 
-	if (__builtin_expect((uintptr_t)b <= 1 || (n = b->n) >= HP_EV_BUF_EVENTS, 0)) {
+	if (__builtin_expect((uintptr_t)e >= (uintptr_t)b->limit, 0)) {
 		hp_events_slow(addr, size, bucket, kind);
 		return;
 	}
-	e = &b->ev[n];
-	e->tick = hp_ev_tick();
+	hp_ev_tick_store(&e->tick);
 	e->addr = addr;
 	e->size = size;
 	e->bucket = bucket;
 	e->kind = kind;
-	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->next, e + 1, __ATOMIC_RELEASE);
 }
 
 /* The hooks of the slow paths: one load and a branch when the log is off. */

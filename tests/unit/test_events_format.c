@@ -554,6 +554,249 @@ HP_TEST(events_capture_bits_chunk)
 	free(chunk.data);
 }
 
+/* The rule, written again bit by bit from docs/format.md ("EVENTS_BITS"):
+ * hp_ev_encode_bits' fast paths (registers, one store for several codes)
+ * must give these bits exactly. */
+struct ref_w {
+	uint8_t *b;
+	uint64_t bits;
+};
+
+static void ref_bits(struct ref_w *w, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++, w->bits++)
+		if (v >> i & 1)
+			w->b[w->bits >> 3] |= (uint8_t)(1u << (w->bits & 7));
+}
+
+static unsigned ref_len(uint64_t v)
+{
+	unsigned n = 0;
+
+	for (; v; v >>= 1)
+		n++;
+	return n;
+}
+
+static void ref_rice(struct ref_w *w, uint64_t *avg, uint64_t v)
+{
+	uint64_t mean16 = *avg / 16, q;
+	unsigned k = 0;
+
+	while (mean16 >> (k + 1))
+		k++;
+	q = v >> k;
+	ref_bits(w, v, k);
+	if (q < 24) {
+		ref_bits(w, 0, (unsigned)q);
+		ref_bits(w, 1, 1);
+	} else {
+		ref_bits(w, 0, 24);
+		ref_bits(w, ref_len(v), 7);
+		ref_bits(w, v, ref_len(v));
+	}
+	*avg += (v < (1ull << 40) ? v : 1ull << 40) - *avg / 16;
+}
+
+/* Buckets numbered as met (hp_ev_slot_fn): bucket ids below 1 << 20. */
+struct ref_slots {
+	uint32_t slot[1u << 20];
+	uint32_t n;
+};
+
+static uint32_t ref_slot_of(void *ctx, uint32_t bucket)
+{
+	struct ref_slots *s = ctx;
+
+	if (!s->slot[bucket])
+		s->slot[bucket] = ++s->n;
+	return s->slot[bucket] - 1;
+}
+
+static size_t ref_encode(const struct hp_ev_head *h, const struct hp_ev *e, uint8_t *out)
+{
+	struct ref_w w = {out, 0};
+	static struct ref_slots slots;
+	uint64_t prev = h->tick_origin >> h->shift, addr = 0, avg[4] = {0};
+	uint32_t met = 0;
+
+	memset(&slots, 0, sizeof slots);
+	memset(out, 0, HP_EV_BITS_MAX_BYTES(h->count));
+	for (uint64_t i = 0; i < h->count; i++) {
+		uint64_t u = e[i].tick >> h->shift, dx = hp_ev_addr_code(e[i].addr, addr);
+		ref_rice(&w, &avg[0], u >= prev ? u - prev : 0);
+		prev = u >= prev ? u : prev;
+		addr = e[i].addr;
+		ref_bits(&w, e[i].kind != HP_EV_FREE, 1);
+		if (e[i].kind != HP_EV_FREE) {
+			uint32_t s = ref_slot_of(&slots, e[i].bucket);
+			if (e[i].kind == HP_EV_RETYPE)
+				ref_bits(&w, met + 1, ref_len(met + 1));
+			ref_bits(&w, s, ref_len(met + 1));
+			met += s == met;
+		}
+		if (e[i].kind == HP_EV_ALLOC) {
+			ref_rice(&w, &avg[1], e[i].size);
+			ref_rice(&w, &avg[2], dx);
+		} else {
+			ref_rice(&w, &avg[3], dx);
+		}
+	}
+	return (size_t)((w.bits + 7) / 8);
+}
+
+static uint64_t rng(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* A chunk of count random events: mostly churn-like (small steps of the
+ * clock, frees of live blocks, 16-byte aligned neighbours, small sizes, a
+ * handful of buckets), with every rare case mixed in (clock jumps and
+ * steps back, unaligned and far addresses, sizes past 2^40, retypes, new
+ * buckets: bucket codes up to 9 bits). Addresses are below 2^57, as a process's
+ * are (a delta's code keeps 62 bits). */
+static void random_events(struct hp_ev *e, uint32_t count, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1, t = rng(&x) >> 20, live[64] = {0};
+	uint32_t buckets[16];
+
+	for (int i = 0; i < 16; i++)
+		buckets[i] = 1 + (uint32_t)(rng(&x) % ((1u << 20) - 1));
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t r = rng(&x), pick = r % 100, a;
+		uint32_t b = buckets[(r >> 8) % 16];
+		t += r >> 40 & 0x7ff;
+		if ((r >> 20 & 63) == 0)
+			t += rng(&x) >> (14 + rng(&x) % 40); /* a jump */
+		else if ((r >> 20 & 63) == 1)
+			t -= rng(&x) & 0xffff; /* a step back */
+		if ((r >> 26 & 7) == 0)
+			b = 1 + (uint32_t)(rng(&x) % ((1u << 20) - 1)); /* a new bucket */
+		if (pick < 45) {
+			a = live[r >> 16 & 63];
+			if ((r >> 30 & 15) == 0)
+				a = rng(&x) >> 7; /* another thread's block */
+			e[i] = (struct hp_ev){t, a, 0, 0, HP_EV_FREE};
+			continue;
+		}
+		if (pick < 50) {
+			e[i] = (struct hp_ev){t, live[r >> 16 & 63], 0, b, HP_EV_RETYPE};
+			continue;
+		}
+		a = 0x555555550000ull + 16 * (rng(&x) % 65536);
+		if ((r >> 30 & 15) == 0)
+			a += rng(&x) % 16; /* unaligned */
+		else if ((r >> 30 & 15) == 1)
+			a = rng(&x) >> (7 + rng(&x) % 32); /* far */
+		r = rng(&x);
+		e[i] = (struct hp_ev){t, a, (r & 1023) + 1, b, HP_EV_ALLOC};
+		if ((r >> 10 & 15) == 0)
+			e[i].size = r >> (r >> 20 & 63); /* past the classes, past 2^40 */
+		live[r >> 30 & 63] = a;
+	}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_BMI2_COPY 1
+/* The encoder compiled as the recorder's encode_bmi2 is. */
+__attribute__((target("bmi,bmi2,lzcnt"))) static uint8_t *
+encode_bits_bmi2(const struct hp_ev_head *h, const struct hp_ev *ev, void *slots, uint8_t *out)
+{
+	return hp_ev_encode_bits(h, ev, ref_slot_of, slots, out);
+}
+#endif
+
+HP_TEST(events_bits_follow_the_rule)
+{
+	enum { COUNT = 4096 };
+	static struct hp_ev e[COUNT];
+	static uint8_t want[HP_EV_BITS_MAX_BYTES(COUNT)], got[HP_EV_BITS_MAX_BYTES(COUNT)];
+	static struct ref_slots slots;
+	static struct hp_ev_read back[COUNT];
+	uint64_t differ = 0, undecoded = 0, bytes = 0;
+
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		struct hp_ev_head h = {.tick_origin = 12345, .shift = seed % 2 ? 6 : 0};
+		uint32_t count = seed == 1 ? 1 : seed == 2 ? 17 : COUNT;
+		size_t len;
+		random_events(e, count, seed);
+		h.tick_origin = e[0].tick - (seed % 3 == 0 ? 0 : 5000);
+		h.count = count;
+		len = ref_encode(&h, e, want);
+		bytes += len;
+		for (int copy = 0; copy < 2; copy++) {
+			uint8_t *end;
+			memset(&slots, 0, sizeof slots);
+			if (copy == 0) {
+				end = hp_ev_encode_bits(&h, e, ref_slot_of, &slots, got);
+			} else {
+#ifdef HAVE_BMI2_COPY
+				if (!__builtin_cpu_supports("bmi2") ||
+				    !__builtin_cpu_supports("lzcnt"))
+					continue;
+				end = encode_bits_bmi2(&h, e, &slots, got);
+#else
+				continue;
+#endif
+			}
+			differ += (size_t)(end - got) != len || memcmp(got, want, len) != 0;
+		}
+		{
+			struct hp_buf b = {.grow = hp_buf_grow_heap};
+			struct hp_cursor c;
+			h.nbuckets = slots.n;
+			hp_buf_put_u(&b, len);
+			hp_buf_put_bytes(&b, want, len);
+			c = (struct hp_cursor){b.data, b.data + b.len, 0};
+			undecoded += hp_ev_decode_bits(&c, &h, back) != 0 || c.p != c.end;
+			for (uint32_t i = 0; i < count && !undecoded; i++)
+				undecoded += back[i].addr != e[i].addr || back[i].kind != e[i].kind;
+			free(b.data);
+		}
+	}
+	/* Each field's codes at the fast paths' edge, one field at a time
+	 * (the others 1): fresh states (k 0), frees and allocations whose
+	 * time, size or address code is v = 20..27 (q = v: 23 the longest
+	 * fast code, 24 an escape), then after the states grew (k 1 to 3). */
+	for (uint64_t fv = 0; fv < 3 * 8; fv++) {
+		struct hp_ev_head h = {.tick_origin = 1000000, .shift = 0, .count = 24};
+		uint64_t t = h.tick_origin, a = 0, field = fv / 8, v = 20 + fv % 8;
+		size_t len;
+		for (uint32_t i = 0; i < h.count; i++) {
+			uint64_t x = i < 4 ? v : i < 16 ? 9 : v << ((i - 16) % 4);
+			t += field == 0 ? x : 1;
+			a = hp_ev_addr_decode(field == 2 ? x : 1, a);
+			e[i] = (struct hp_ev){t, a, i % 2 ? (field == 1 ? x : 1) : 0, i % 2 ? 7 : 0,
+					      i % 2 ? HP_EV_ALLOC : HP_EV_FREE};
+		}
+		len = ref_encode(&h, e, want);
+		for (int copy = 0; copy < 2; copy++) {
+			uint8_t *end;
+			memset(&slots, 0, sizeof slots);
+			if (copy == 0) {
+				end = hp_ev_encode_bits(&h, e, ref_slot_of, &slots, got);
+			} else {
+#ifdef HAVE_BMI2_COPY
+				if (!__builtin_cpu_supports("bmi2") ||
+				    !__builtin_cpu_supports("lzcnt"))
+					continue;
+				end = encode_bits_bmi2(&h, e, &slots, got);
+#else
+				continue;
+#endif
+			}
+			differ += (size_t)(end - got) != len || memcmp(got, want, len) != 0;
+		}
+	}
+	expect_eq_u64(differ, 0, "the encoder's stream is the rule's, bit for bit");
+	expect_eq_u64(undecoded, 0, "and decodes back");
+	expect_true(bytes > 40 * 4096, "the chunks are not trivial");
+}
+
 int main(int argc, char **argv)
 {
 	return hp_test_main(argc, argv);
