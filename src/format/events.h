@@ -519,6 +519,18 @@ hp_ev_encode_bits_shift(const struct hp_ev_head *h, unsigned shift, const struct
 				HP_EV_PUT(ct | ca << (st + 2), st + sa + 3);
 				continue;
 			}
+			if (__builtin_expect((dt >> kt | dx >> ka) < 16 && st <= 40 && sa <= 40, 1)) {
+				/* Longer codes, no escape (q < 16), no clamp
+				 * (v < 2^st): the address's state after a
+				 * chunk's first address, coded from 0. */
+				uint64_t ct = (dt & ((1ull << kt) - 1)) | 1ull << st;
+				uint64_t ca = (dx & ((1ull << ka) - 1)) | 1ull << sa;
+				at += dt - (at >> 4);
+				s.other = ao + dx - (ao >> 4);
+				HP_EV_PUT(ct, st + 2);
+				HP_EV_PUT(ca, sa + 1);
+				continue;
+			}
 		} else {
 			if (e->bucket != s.last) {
 				s.last = e->bucket;
