@@ -710,6 +710,34 @@ encode_bits_bmi2(const struct hp_ev_head *h, const struct hp_ev *ev, void *slots
 }
 #endif
 
+/* Whether the encoder's stream of h's events e (both builds where the
+ * CPU has the second's instructions) differs from want[0..len): the
+ * number of builds that differ. */
+static uint64_t bits_differ(const struct hp_ev_head *h, const struct hp_ev *e, const uint8_t *want,
+			    size_t len, uint8_t *got)
+{
+	static struct ref_slots slots;
+	uint64_t differ = 0;
+
+	for (int copy = 0; copy < 2; copy++) {
+		uint8_t *end;
+		memset(&slots, 0, sizeof slots);
+		if (copy == 0) {
+			end = hp_ev_encode_bits(h, e, ref_slot_of, &slots, got);
+		} else {
+#ifdef HAVE_BMI2_COPY
+			if (!__builtin_cpu_supports("bmi2") || !__builtin_cpu_supports("lzcnt"))
+				continue;
+			end = encode_bits_bmi2(h, e, &slots, got);
+#else
+			continue;
+#endif
+		}
+		differ += (size_t)(end - got) != len || memcmp(got, want, len) != 0;
+	}
+	return differ;
+}
+
 HP_TEST(events_bits_follow_the_rule)
 {
 	enum { COUNT = 4096 };
@@ -717,7 +745,7 @@ HP_TEST(events_bits_follow_the_rule)
 	static uint8_t want[HP_EV_BITS_MAX_BYTES(COUNT)], got[HP_EV_BITS_MAX_BYTES(COUNT)];
 	static struct ref_slots slots;
 	static struct hp_ev_read back[COUNT];
-	uint64_t differ = 0, undecoded = 0, bytes = 0;
+	uint64_t differ = 0, long_differ = 0, undecoded = 0, bytes = 0;
 
 	for (uint64_t seed = 1; seed <= 40; seed++) {
 		struct hp_ev_head h = {.tick_origin = 12345, .shift = seed % 2 ? 6 : 0};
@@ -792,7 +820,41 @@ HP_TEST(events_bits_follow_the_rule)
 			differ += (size_t)(end - got) != len || memcmp(got, want, len) != 0;
 		}
 	}
+	/* Frees whose codes are longer than 24 bits with no escape (the
+	 * loop's second tier for frees): the frees' address state after
+	 * far addresses, as after a chunk's first address (coded from 0),
+	 * its k from 0 up to 39, then address codes of q = 0 to 17 at that
+	 * k (16 and up, or a code of more than 41 bits, the tier leaves to
+	 * hp_ev_encode_slow), with time codes of q = 17 down to 0. It fails
+	 * when the tier writes a code a bit short, or takes a code past 41
+	 * bits (whose value the state's clamp cuts). */
+	for (uint64_t grow = 0; grow <= 60; grow += 3) {
+		struct hp_ev_head h = {.tick_origin = 1000000, .shift = 0};
+		uint64_t t = h.tick_origin, a = 0, avg = 0, tavg = 0;
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < grow; i++) {
+			uint64_t v = 1ull << 45;
+			t += 1;
+			tavg = hp_ev_rice_next(tavg, 1);
+			a = hp_ev_addr_decode(v, a);
+			e[n++] = (struct hp_ev){t, a, 0, 0, HP_EV_FREE};
+			avg = hp_ev_rice_next(avg, v);
+		}
+		for (uint64_t q = 0; q < 18; q++) {
+			/* v even: the address 16s away, coded back the same */
+			uint64_t k = hp_ev_rice_k_of(avg), v = q << k;
+			uint64_t kt = hp_ev_rice_k_of(tavg), dt = (17 - q) << kt;
+			t += dt;
+			tavg = hp_ev_rice_next(tavg, dt);
+			a = hp_ev_addr_decode(v, a);
+			e[n++] = (struct hp_ev){t, a, 0, 0, HP_EV_FREE};
+			avg = hp_ev_rice_next(avg, v);
+		}
+		h.count = n;
+		long_differ += bits_differ(&h, e, want, ref_encode(&h, e, want), got);
+	}
 	expect_eq_u64(differ, 0, "the encoder's stream is the rule's, bit for bit");
+	expect_eq_u64(long_differ, 0, "and with frees' codes past 24 bits");
 	expect_eq_u64(undecoded, 0, "and decodes back");
 	expect_true(bytes > 40 * 4096, "the chunks are not trivial");
 }
