@@ -660,8 +660,16 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		ret = hp_attr_buckets(&p->attr, m, p->sym); /* no bucket: the threads' names */
 		if (ret)
 			goto fail;
+		/* Loaded encoded (HP_CAP_LOAD_BUCKETS_ENCODED): read in turn. */
+		struct hp_cursor enc = {m->snap->buckets_enc,
+					m->snap->buckets_enc + m->snap->buckets_enc_len, 0};
 		for (size_t i = 0; i < m->snap->nbuckets; i++) {
-			const struct hp_rec_bucket *r = &m->snap->buckets[i];
+			struct hp_rec_bucket read;
+			const struct hp_rec_bucket *r = &read;
+			if (m->snap->buckets)
+				r = &m->snap->buckets[i];
+			else
+				hp_rec_bucket_get(&enc, &read);
 			const struct hp_cap_tag *o =
 				hp_capture_tag(cap, HP_TAG_ORIGIN, r->origin_tag);
 			struct hp_mbucket b = {0};
