@@ -24,14 +24,17 @@
 #include "../common/hash.h"
 #include "../common/strtab.h"
 
-/* A model's function names hashed once each: hash[base[l] + k] is the
- * hash of symbolic frame k of location l (a million stacks share far
- * fewer locations than they have frames), and id[base[l] + k] its index
+/* A model's function names hashed once each, as each location's part of
+ * a chain hash (fold[l]: a million stacks share far fewer locations than
+ * they have frames), and id[base[l] + k], symbolic frame k of location l, its index
  * in a table of the names of both models: two names are the same string
  * when their ids are equal. */
 struct names {
 	size_t *base;
-	uint64_t *hash;
+	/* fold[l]: location l's names' part of a chain hash (chain_hash). */
+	struct fold {
+		uint64_t mul, add;
+	} *fold;
 	uint32_t *id;
 	/* lid[l]: location l's names as one id, in a table of both models'
 	 * locations' name lists: equal lists, equal ids. */
@@ -41,10 +44,13 @@ struct names {
 static void names_free(struct names *n)
 {
 	free(n->base);
-	free(n->hash);
+	free(n->fold);
 	free(n->id);
 	free(n->lid);
 }
+
+/* An odd multiplier (the golden ratio's 64 bits) for chain_hash. */
+#define CHAIN_MUL 0x9e3779b97f4a7c15ULL
 
 #define MAX_LIST_KEY 1024 /* a location's list of name ids as text */
 
@@ -53,7 +59,7 @@ static int names_build(struct names *n, const struct hp_model *m, struct hp_strt
 {
 	size_t nsyms = 0;
 
-	n->hash = NULL;
+	n->fold = NULL;
 	n->id = NULL;
 	n->lid = NULL;
 	if (!(n->base = malloc((m->nlocations + 1) * sizeof *n->base)))
@@ -62,16 +68,20 @@ static int names_build(struct names *n, const struct hp_model *m, struct hp_strt
 		n->base[l] = nsyms;
 		nsyms += m->locations[l].nsyms;
 	}
-	if (!(n->hash = malloc((nsyms ? nsyms : 1) * sizeof *n->hash)) ||
+	if (!(n->fold = malloc((m->nlocations ? m->nlocations : 1) * sizeof *n->fold)) ||
 	    !(n->id = malloc((nsyms ? nsyms : 1) * sizeof *n->id)))
 		return -ENOMEM;
-	for (size_t l = 0; l < m->nlocations; l++)
+	for (size_t l = 0; l < m->nlocations; l++) {
+		struct fold f = {1, 0};
 		for (uint32_t k = 0; k < m->locations[l].nsyms; k++) {
 			const char *fn = m->locations[l].syms[k].function;
-			n->hash[n->base[l] + k] = hp_hash_str(HP_HASH_STR_SEED, fn);
+			f.mul *= CHAIN_MUL;
+			f.add = f.add * CHAIN_MUL + hp_hash_u64(hp_hash_str(HP_HASH_STR_SEED, fn));
 			if (hp_strtab_intern(ids, fn, &n->id[n->base[l] + k]))
 				return -ENOMEM;
 		}
+		n->fold[l] = f;
+	}
 	if (!(n->lid = malloc((m->nlocations ? m->nlocations : 1) * sizeof *n->lid)))
 		return -ENOMEM;
 	for (size_t l = 0; l < m->nlocations; l++) {
@@ -89,19 +99,20 @@ static int names_build(struct names *n, const struct hp_model *m, struct hp_strt
 	return 0;
 }
 
-/* The hash of a stack's chain: its function names' hashes folded in
- * order (where the locations split them does not count). */
+/* The hash of a stack's chain: h * CHAIN_MUL + x for each of its function
+ * names' hashes x in order (mod 2^64), mixed at the end. Where the
+ * locations split the names does not count: location l's names fold to
+ * h * fold[l].mul + fold[l].add, one step a frame. */
 static uint64_t chain_hash(const struct names *n, const struct hp_model *m, uint32_t stack)
 {
 	const struct hp_mstack *st = &m->stacks[stack];
 	uint64_t h = HP_HASH_STR_SEED;
 
 	for (uint32_t f = 0; f < st->depth; f++) {
-		uint32_t loc = hp_mstack_location(st, f);
-		for (uint32_t s = 0; s < m->locations[loc].nsyms; s++)
-			h = hp_hash_u64(h ^ n->hash[n->base[loc] + s]) + 1;
+		const struct fold *x = &n->fold[hp_mstack_location(st, f)];
+		h = h * x->mul + x->add;
 	}
-	return h;
+	return hp_hash_u64(h);
 }
 
 /* A cursor over a stack's function names, innermost first. */
@@ -371,6 +382,60 @@ static int by_change(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/* r[i]'s sort key: its change's bits complemented (a change is an
+ * absolute value, not negative: its bits rank as the number does), so
+ * that the largest change has the smallest key. */
+static uint64_t rank_key(const struct ranked *r)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &r->change, sizeof bits);
+	return ~bits;
+}
+
+/* r[0..n), each order its index, into by_change's order: a stable radix
+ * sort of the keys a byte at a time, least significant first, a byte
+ * that all the keys share skipped (equal changes keep their order: the
+ * first seen first). A million chains: 8 passes at most, where qsort
+ * compares 20 million times. Allocates; qsort when out of memory. */
+static void rank_sort(struct ranked *r, size_t n)
+{
+	size_t count[8][256] = {{0}};
+	struct ranked *tmp, *from = r, *to;
+	uint64_t first;
+
+	if (n < 2)
+		return;
+	if (!(tmp = malloc(n * sizeof *tmp))) {
+		hp_sort(r, n, sizeof *r, by_change);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = rank_key(&r[i]);
+		for (unsigned b = 0; b < 8; b++)
+			count[b][(k >> (8 * b)) & 0xff]++;
+	}
+	first = rank_key(&r[0]);
+	to = tmp;
+	for (unsigned b = 0; b < 8; b++) {
+		size_t at = 0;
+		if (count[b][(first >> (8 * b)) & 0xff] == n)
+			continue; /* one byte for all: the order stays */
+		for (unsigned v = 0; v < 256; v++) {
+			size_t c = count[b][v];
+			count[b][v] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[b][(rank_key(&from[i]) >> (8 * b)) & 0xff]++] = from[i];
+		to = from;
+		from = from == r ? tmp : r;
+	}
+	if (from != r)
+		memcpy(r, from, n * sizeof *r);
+	free(tmp);
+}
+
 /* In use at the peak: the peak figures as the in-use ones. */
 static void at_peak(struct hp_values *v)
 {
@@ -420,8 +485,14 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		ret = add_side(d, &t, names, new, 0);
 	if (!ret)
 		ret = add_side(d, &t, names, base, 1);
-	/* Matched: the index goes before the ranking's arrays come. */
+	/* Matched: the index and the names go before the ranking's arrays
+	 * come. */
 	index_free(&t);
+	names_free(&names[0]);
+	names_free(&names[1]);
+	memset(names, 0, sizeof names);
+	hp_strtab_free(&ids);
+	hp_strtab_free(&lids);
 	if (ret)
 		goto err;
 	if (base_at_peak)
@@ -461,7 +532,7 @@ int hp_diff_build_at(struct hp_diff *d, const struct hp_model *base, int base_at
 		r[i].change = fabs(d->entries[i].change);
 		r[i].order = (uint32_t)i; /* nentries < UINT32_MAX (add_side) */
 	}
-	hp_sort(r, d->nentries, sizeof *r, by_change);
+	rank_sort(r, d->nentries);
 	/* The entries into their ranks in place, one cycle of the
 	 * permutation at a time (entry r[i].order goes to i); a placed
 	 * one's order becomes its own index. */

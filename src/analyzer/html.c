@@ -1413,8 +1413,9 @@ static inline void fprefetch(const struct ftree *t, size_t j, size_t hi)
 		const struct fitem *it = &t->items[j + FPREFETCH_FRAME];
 		if (it->i != FITEM_END) {
 			const struct hp_mstack *s = &m->stacks[it->id];
-			fetch(s->wide_locations ? (const void *)&s->locations.wide[it->i]
-						: (const void *)&s->locations.narrow[it->i]);
+			fetch(!s->wide_locations    ? (const void *)&s->locations.narrow[it->i]
+			      : s->packed_locations ? (const void *)&s->locations.packed[3 * it->i]
+						    : (const void *)&s->locations.wide[it->i]);
 		}
 	}
 }

@@ -274,6 +274,10 @@ int hp_cli_load_capture(const char *path, const struct hp_model_options *opts,
 			flags |= HP_CAP_LOAD_NO_TIMELINE;
 		if (opts->release_parts & HP_CAP_PART_HISTOGRAMS)
 			flags |= HP_CAP_LOAD_NO_HISTOGRAMS;
+		/* Buckets read once, by the build's sums, and not kept after:
+		 * kept encoded until then (not with the event log's buckets). */
+		if (opts->drop_buckets && !(opts->events && opts->events->on))
+			flags |= HP_CAP_LOAD_BUCKETS_ENCODED;
 	}
 	ret = hp_cli_capture_load_flags(path, flags, cap, err, sizeof err);
 	if (ret < 0) {

@@ -272,6 +272,7 @@ struct hp_cap_arena {
 	size_t *end;
 	size_t n, alloc, released; /* blocks[released .. n) are held */
 	size_t dropped; /* bytes of the stack table given back (hp_capture_release_stacks) */
+	uintptr_t page; /* the page size, asked there once (not a call a stack); 0 before */
 	uint32_t *next;            /* the last block's room */
 	size_t left;
 };
@@ -515,13 +516,30 @@ static int parse_snapshot(struct hp_capture *cap, struct hp_cap_image *img, stru
 	s.nbuckets = (size_t)nbuckets;
 	if (charge(cap, heap_bytes((s.nbuckets ? s.nbuckets : 1) * sizeof *s.buckets)))
 		return -E2BIG;
-	s.buckets = calloc(s.nbuckets ? s.nbuckets : 1, sizeof *s.buckets);
-	if (!s.buckets)
-		return -ENOMEM;
-	for (size_t i = 0; i < s.nbuckets && !c->err; i++) {
-		hp_rec_bucket_get(c, &s.buckets[i]);
-		if (s.buckets[i].stack_id >= img->nstacks && s.buckets[i].stack_id != 0)
-			c->err = 1; /* a stack not defined (yet) */
+	if (cap->load_flags & HP_CAP_LOAD_BUCKETS_ENCODED) {
+		/* Each read and checked, then the bytes kept. */
+		const uint8_t *from = c->p;
+		struct hp_rec_bucket b;
+		for (size_t i = 0; i < s.nbuckets && !c->err; i++) {
+			hp_rec_bucket_get(c, &b);
+			if (b.stack_id >= img->nstacks && b.stack_id != 0)
+				c->err = 1; /* a stack not defined (yet) */
+		}
+		if (!c->err) {
+			s.buckets_enc_len = (size_t)(c->p - from);
+			if (!(s.buckets_enc = malloc(s.buckets_enc_len ? s.buckets_enc_len : 1)))
+				return -ENOMEM;
+			memcpy(s.buckets_enc, from, s.buckets_enc_len);
+		}
+	} else {
+		s.buckets = calloc(s.nbuckets ? s.nbuckets : 1, sizeof *s.buckets);
+		if (!s.buckets)
+			return -ENOMEM;
+		for (size_t i = 0; i < s.nbuckets && !c->err; i++) {
+			hp_rec_bucket_get(c, &s.buckets[i]);
+			if (s.buckets[i].stack_id >= img->nstacks && s.buckets[i].stack_id != 0)
+				c->err = 1; /* a stack not defined (yet) */
+		}
 	}
 	hp_rec_snapshot_tail_get(c, &tail);
 	s.recorder_bytes = tail.recorder_bytes;
@@ -531,11 +549,13 @@ static int parse_snapshot(struct hp_capture *cap, struct hp_cap_image *img, stru
 		if (!c->err && nheaps) {
 			if (charge(cap, heap_bytes(nheaps * sizeof *s.heaps))) {
 				free(s.buckets);
+				free(s.buckets_enc);
 				return -E2BIG;
 			}
 			s.heaps = calloc(nheaps, sizeof *s.heaps);
 			if (!s.heaps) {
 				free(s.buckets);
+				free(s.buckets_enc);
 				return -ENOMEM;
 			}
 			for (uint64_t i = 0; i < nheaps && !c->err; i++)
@@ -548,6 +568,7 @@ static int parse_snapshot(struct hp_capture *cap, struct hp_cap_image *img, stru
 			       img->nsnapshots + 1, sizeof s);
 	if (err) {
 		free(s.buckets);
+		free(s.buckets_enc);
 		free(s.heaps);
 		return err;
 	}
@@ -1637,7 +1658,10 @@ void hp_capture_release(struct hp_capture *cap, unsigned parts)
 	if (parts & HP_CAP_PART_BUCKETS) {
 		for (size_t i = 0; i < img->nsnapshots; i++) {
 			free(img->snapshots[i].buckets);
+			free(img->snapshots[i].buckets_enc);
 			img->snapshots[i].buckets = NULL;
+			img->snapshots[i].buckets_enc = NULL;
+			img->snapshots[i].buckets_enc_len = 0;
 			img->snapshots[i].nbuckets = 0;
 		}
 		parts |= HP_CAP_PART_HISTOGRAMS; /* indexed by bucket */
@@ -1665,7 +1689,7 @@ void hp_capture_release_stacks(struct hp_capture *cap, size_t upto)
 		/* The stacks below upto are empty, zero bytes: the table's pages
 		 * that hold only them are given back a MiB at a time (they read
 		 * zero again; 2^20 stacks: 24 MB off the build's peak). */
-		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t page = a->page ? a->page : (a->page = (uintptr_t)sysconf(_SC_PAGESIZE));
 		uintptr_t from = ((uintptr_t)img->stacks + page - 1) & ~(page - 1);
 		uintptr_t to = (uintptr_t)(img->stacks + upto) & ~(page - 1);
 		from += a->dropped;
@@ -1703,6 +1727,7 @@ static void free_image(struct hp_cap_image *img)
 	free(img->stacks);
 	for (size_t i = 0; i < img->nsnapshots; i++) {
 		free(img->snapshots[i].buckets);
+		free(img->snapshots[i].buckets_enc);
 		free(img->snapshots[i].heaps);
 		free(img->snapshots[i].hist_first);
 		free(img->snapshots[i].hist);

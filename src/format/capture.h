@@ -62,7 +62,12 @@ struct hp_cap_snapshot {
 	HP_REC_SNAPSHOT_TAIL(HP_REC_MEMBER) /* recorder_bytes: 0 before format 1.1 */
 	uint64_t lost_count[HP_LOST_KINDS], lost_bytes[HP_LOST_KINDS];
 	size_t nbuckets;
-	struct hp_rec_bucket *buckets;
+	struct hp_rec_bucket *buckets; /* NULL with HP_CAP_LOAD_BUCKETS_ENCODED */
+	/* With HP_CAP_LOAD_BUCKETS_ENCODED: the buckets as the record holds
+	 * them (nbuckets x hp_rec_bucket_get, each checked as loaded), about
+	 * 16 bytes a bucket where the struct takes 88. */
+	uint8_t *buckets_enc;
+	size_t buckets_enc_len;
 	/* Each custom heap's own peak (format 1.3; none before). */
 	size_t nheaps;
 	struct hp_rec_heap_peak *heaps;
@@ -307,6 +312,10 @@ int hp_capture_load(const char *path, struct hp_capture *cap, char *err, size_t 
 #define HP_CAP_LOAD_NO_TIMELINE 2u  /* no tick or site kept (nticks, nsites 0), as
 				     * after hp_capture_release(HP_CAP_PART_TIMELINE) */
 #define HP_CAP_LOAD_NO_HISTOGRAMS 4u /* no snapshot's histograms kept (hist_first NULL) */
+#define HP_CAP_LOAD_BUCKETS_ENCODED 8u /* each snapshot's buckets kept as encoded
+					* (buckets NULL, buckets_enc), for a caller
+					* that reads them once, in order, with
+					* hp_rec_bucket_get (a diff's model) */
 
 /* hp_capture_load with HP_CAP_LOAD_* flags (0: hp_capture_load). */
 int hp_capture_load_flags(const char *path, unsigned flags, struct hp_capture *cap, char *err,

@@ -199,6 +199,27 @@ void hp_reader_close(struct hp_reader *r)
 uint64_t hp_cursor_u_slow(struct hp_cursor *c)
 {
 	uint64_t v = 0;
+
+	/* Room for the longest: no bound to check a byte (a stack's first
+	 * frame, an address, takes six or more). Reads as hp_varint_get. */
+	if (!c->err && c->end - c->p >= HP_VARINT_MAX_BYTES) {
+		const uint8_t *q = c->p;
+		uint8_t b;
+		for (unsigned shift = 0; shift < 63; shift += 7) {
+			b = *q++;
+			v |= (uint64_t)(b & 0x7f) << shift;
+			if (!(b & 0x80)) {
+				c->p = q;
+				return v;
+			}
+		}
+		if ((b = *q++) > 1) { /* past 64 bits, or longer than the longest */
+			c->err = 1;
+			return 0;
+		}
+		c->p = q;
+		return v | (uint64_t)b << 63;
+	}
 	if (c->err || hp_varint_get(&c->p, c->end, &v) < 0) {
 		c->err = 1;
 		return 0;

@@ -67,8 +67,8 @@ struct hp_cursor {
 
 uint64_t hp_cursor_u_slow(struct hp_cursor *c);
 /* The next varint; 0 with err set past the end or on a malformed one. One
- * and two bytes (most of a capture's varints: deltas, counts, classes)
- * inline; the rest hp_cursor_u_slow. */
+ * to three bytes (most of a capture's varints: deltas, counts, classes,
+ * a stack's next frame) inline; the rest hp_cursor_u_slow. */
 static inline uint64_t hp_cursor_u(struct hp_cursor *c)
 {
 	const uint8_t *p = c->p;
@@ -81,6 +81,11 @@ static inline uint64_t hp_cursor_u(struct hp_cursor *c)
 		if (p[1] < 0x80) {
 			c->p = p + 2;
 			return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		}
+		if (c->end - p >= 3 && p[2] < 0x80) {
+			c->p = p + 3;
+			return (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 |
+			       (uint64_t)p[2] << 14;
 		}
 	}
 	return hp_cursor_u_slow(c);

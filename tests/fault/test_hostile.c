@@ -523,7 +523,8 @@ HP_TEST(address_zero_is_one_location)
 
 /* A stack's location indexes take 16 bits while they fit (model.h):
  * 70,000 stacks of two fresh addresses each make 140,000 locations, the
- * lists of the first 32,768 stacks narrow, the others' wide. Each reads
+ * lists of the first 32,768 stacks narrow, the others' wide (24 bits an
+ * index: all fit). Each reads
  * back its own indexes, and diff matches every chain of a capture with
  * the same stacks in the other order (a chain narrow on one side is wide
  * on the other): all 70,000 the same, none changed. */
@@ -532,7 +533,7 @@ HP_TEST(location_lists_narrow_then_wide)
 	enum { N = 70000 };
 	const char *fwd = hp_craft_tmp("widths_fwd.hpf"), *rev = hp_craft_tmp("widths_rev.hpf");
 	uint64_t *frame0 = malloc(2 * N * sizeof *frame0), *ids = frame0 + N;
-	size_t wrong = 0, wide = 0;
+	size_t wrong = 0, wide = 0, packed = 0;
 	struct hp_capture cap;
 	struct hp_model m;
 	struct hp_craft c;
@@ -563,11 +564,14 @@ HP_TEST(location_lists_narrow_then_wide)
 			const struct hp_mstack *st = &m.stacks[k + 1];
 			wrong += st->depth != 2 || hp_mstack_location(st, 0) != 2 * k ||
 				 hp_mstack_location(st, 1) != 2 * k + 1 ||
-				 st->wide_locations != (2 * k + 1 > UINT16_MAX);
+				 st->wide_locations != (2 * k + 1 > UINT16_MAX) ||
+				 st->packed_locations != st->wide_locations;
 			wide += st->wide_locations;
+			packed += st->packed_locations;
 		}
 		expect_eq_u64(wrong, 0, "each stack reads its own locations");
 		expect_eq_u64(wide, N - 32768, "wide from the first index past 65,535");
+		expect_eq_u64(packed, N - 32768, "in 24 bits: every index below 2^24");
 		hp_model_free(&m);
 	}
 	hp_capture_free(&cap);

@@ -39,13 +39,14 @@ struct priv {
 
 #define LOC_BLOCK (512u << 10) /* units: 1 MiB */
 
-/* Room for n location indexes of 16 bits (wide 0) or 32 (wide 1), in the
- * model's blocks (freed with them): the list of a stack whose indexes
- * are all below 2^16 takes half the room. Returns NULL when out of
- * memory. Allocates. */
-static void *loc_slice(struct priv *p, size_t n, int wide)
+/* Room for n location indexes of 16 bits (bytes 2), 24 (3) or 32 (4),
+ * in the model's blocks (freed with them): the list of a stack whose
+ * indexes are all below 2^16 takes half the room of 32 bits, below 2^24
+ * three quarters. Returns NULL when out of memory. Allocates. */
+static void *loc_slice(struct priv *p, size_t n, unsigned bytes)
 {
-	size_t units = wide ? 2 * n : n;
+	size_t units = (bytes * n + 1) / 2;
+	int wide = bytes == 4;
 	uint16_t *s;
 
 	/* A block starts 4-aligned (malloc's), so an even unit is too. */
@@ -80,9 +81,18 @@ static int set_locations(struct priv *p, struct hp_mstack *st, const uint32_t *l
 	for (uint32_t i = 0; i < n; i++)
 		most |= locs[i];
 	st->wide_locations = most > UINT16_MAX;
-	if (!(room = loc_slice(p, n ? n : 1, st->wide_locations)))
+	st->packed_locations = st->wide_locations && most <= 0xffffff;
+	if (!(room = loc_slice(p, n ? n : 1,
+			       !st->wide_locations ? 2 : st->packed_locations ? 3 : 4)))
 		return -ENOMEM;
-	if (st->wide_locations) {
+	if (st->packed_locations) {
+		uint8_t *b = st->locations.packed = room;
+		for (uint32_t i = 0; i < n; i++, b += 3) {
+			b[0] = (uint8_t)locs[i];
+			b[1] = (uint8_t)(locs[i] >> 8);
+			b[2] = (uint8_t)(locs[i] >> 16);
+		}
+	} else if (st->wide_locations) {
 		st->locations.wide = room;
 		memcpy(room, locs, n * sizeof *locs);
 	} else {
@@ -660,8 +670,16 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		ret = hp_attr_buckets(&p->attr, m, p->sym); /* no bucket: the threads' names */
 		if (ret)
 			goto fail;
+		/* Loaded encoded (HP_CAP_LOAD_BUCKETS_ENCODED): read in turn. */
+		struct hp_cursor enc = {m->snap->buckets_enc,
+					m->snap->buckets_enc + m->snap->buckets_enc_len, 0};
 		for (size_t i = 0; i < m->snap->nbuckets; i++) {
-			const struct hp_rec_bucket *r = &m->snap->buckets[i];
+			struct hp_rec_bucket read;
+			const struct hp_rec_bucket *r = &read;
+			if (m->snap->buckets)
+				r = &m->snap->buckets[i];
+			else
+				hp_rec_bucket_get(&enc, &read);
 			const struct hp_cap_tag *o =
 				hp_capture_tag(cap, HP_TAG_ORIGIN, r->origin_tag);
 			struct hp_mbucket b = {0};
@@ -1125,10 +1143,17 @@ static int hide_frames(struct hp_model *m, const regex_t *re)
 			}
 		}
 		st->depth = d;
-		/* In place, unless a variant made here does not fit 16 bits. */
-		if (st->wide_locations)
+		/* In place, unless a variant made here does not fit the
+		 * list's width. */
+		if (st->wide_locations && !st->packed_locations)
 			memcpy(st->locations.wide, locs, d * sizeof *locs);
-		else if (most <= UINT16_MAX)
+		else if (st->packed_locations && most <= 0xffffff)
+			for (uint32_t i = 0; i < d; i++) {
+				st->locations.packed[3 * i] = (uint8_t)locs[i];
+				st->locations.packed[3 * i + 1] = (uint8_t)(locs[i] >> 8);
+				st->locations.packed[3 * i + 2] = (uint8_t)(locs[i] >> 16);
+			}
+		else if (!st->wide_locations && most <= UINT16_MAX)
 			for (uint32_t i = 0; i < d; i++)
 				st->locations.narrow[i] = (uint16_t)locs[i];
 		else

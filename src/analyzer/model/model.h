@@ -63,9 +63,13 @@ struct hp_mstack {
 	/* Its locations' indexes into hp_model.locations, read with
 	 * hp_mstack_location: 16 bits each when every one of them is below
 	 * 2^16 (a million stacks of ~26 frames share far fewer locations:
-	 * 52 bytes a stack, not 104), else 32 (wide_locations). */
+	 * 52 bytes a stack, not 104), else (wide_locations) 24 bits, three
+	 * bytes least significant first, when every one is below 2^24
+	 * (packed_locations: a program of more than 65,536 locations), else
+	 * 32. */
 	union {
 		uint16_t *narrow;
+		uint8_t *packed;
 		uint32_t *wide;
 	} locations;
 	struct hp_values v;  /* their figures, summed */
@@ -81,13 +85,20 @@ struct hp_mstack {
 	 * freed, as they are by the end of the process (model.c); its
 	 * buckets' figures read so (hp_mbucket_values). */
 	uint8_t freed_at_exit;
-	uint8_t wide_locations; /* locations.wide, else locations.narrow */
+	uint8_t wide_locations : 1;   /* locations.packed or .wide, else .narrow */
+	uint8_t packed_locations : 1; /* (wide) locations.packed, else .wide */
 };
 
 /* Location i of st (i < st->depth): an index into hp_model.locations. */
 static inline uint32_t hp_mstack_location(const struct hp_mstack *st, uint32_t i)
 {
-	return st->wide_locations ? st->locations.wide[i] : st->locations.narrow[i];
+	if (!st->wide_locations)
+		return st->locations.narrow[i];
+	if (st->packed_locations) {
+		const uint8_t *b = st->locations.packed + 3 * (size_t)i;
+		return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+	}
+	return st->locations.wide[i];
 }
 
 /* Where a bucket's type comes from (explicit and vtable beat template). */
