@@ -670,9 +670,12 @@ int hp_model_build(struct hp_model *m, const struct hp_capture *cap,
 		ret = hp_attr_buckets(&p->attr, m, p->sym); /* no bucket: the threads' names */
 		if (ret)
 			goto fail;
-		/* Loaded encoded (HP_CAP_LOAD_BUCKETS_ENCODED): read in turn. */
-		struct hp_cursor enc = {m->snap->buckets_enc,
-					m->snap->buckets_enc + m->snap->buckets_enc_len, 0};
+		/* Loaded encoded (HP_CAP_LOAD_BUCKETS_ENCODED): read in turn
+		 * (no end worked out from a NULL: a snapshot loaded whole has
+		 * none). */
+		const uint8_t *enc_at = m->snap->buckets_enc;
+		struct hp_cursor enc = {enc_at, enc_at ? enc_at + m->snap->buckets_enc_len : NULL,
+					0};
 		for (size_t i = 0; i < m->snap->nbuckets; i++) {
 			struct hp_rec_bucket read;
 			const struct hp_rec_bucket *r = &read;
