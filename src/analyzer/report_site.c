@@ -97,9 +97,78 @@ static uint64_t mix(uint64_t h, const char *s)
 	return hp_hash_str(h, s) * 0x9e3779b97f4a7c15ULL;
 }
 
+static uint64_t sym_frame_hash(const struct hp_sym *s)
+{
+	return hp_hash_u64(mix(mix(HP_HASH_STR_SEED, s->function), s->file) ^ s->line);
+}
+
 static uint64_t frame_hash(const struct hp_report_frame *f)
 {
-	return hp_hash_u64(mix(mix(HP_HASH_STR_SEED, f->s->function), f->s->file) ^ f->s->line);
+	return sym_frame_hash(f->s);
+}
+
+/* The hashes of a frame's symbol as sites_build uses them, its
+ * function's (merged_path's compare) and frame_hash's, worked out once a
+ * symbol: a million stacks of a big program reach the same 100,000
+ * symbols again and again, and hashing their names each time (and
+ * comparing every pair of a path's functions by strcmp) took most of the
+ * report's time. One slot a symbol of the model's locations, in their
+ * order (first[i]: location i's first; 17 bytes a symbol, 4 a location),
+ * filled as stacks reach it. */
+struct symh_cache {
+	const struct hp_model *m;
+	uint32_t *first;
+	uint64_t (*h)[2]; /* fn, frame */
+	uint8_t *known;
+};
+
+static void symh_free(struct symh_cache *c)
+{
+	free(c->first);
+	free(c->h);
+	free(c->known);
+}
+
+/* Returns 0 or -ENOMEM (nothing held then). */
+static int symh_init(struct symh_cache *c, const struct hp_model *m)
+{
+	size_t n = 0;
+
+	*c = (struct symh_cache){.m = m, .first = calloc(m->nlocations ? m->nlocations : 1,
+							    sizeof *c->first)};
+	if (!c->first)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nlocations; i++) {
+		c->first[i] = (uint32_t)n;
+		n += m->locations[i].nsyms;
+	}
+	if (n > UINT32_MAX) {
+		symh_free(c);
+		return -ENOMEM;
+	}
+	c->h = malloc((n ? n : 1) * sizeof *c->h);
+	c->known = calloc(n ? n : 1, 1);
+	if (!c->h || !c->known) {
+		symh_free(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The hashes of frame f's symbol (f one of hp_report_frames' for c's
+ * model) into *fn and *frame. */
+static void symh_of(struct symh_cache *c, const struct hp_report_frame *f, uint64_t *fn,
+		    uint64_t *frame)
+{
+	size_t at = c->first[f->l - c->m->locations] + (size_t)(f->s - f->l->syms);
+
+	if (!c->known[at]) {
+		c->h[at][0] = hp_hash_str(HP_HASH_STR_SEED, f->s->function);
+		c->h[at][1] = sym_frame_hash(f->s);
+		c->known[at] = 1;
+	}
+	*fn = c->h[at][0];
+	*frame = c->h[at][1];
 }
 
 /* Whether frame f has no symbol: a stripped library's ("0x1126", "??"). */
@@ -160,28 +229,35 @@ static uint64_t site_hash(const struct hp_model *m, const struct hp_report_frame
 
 /* The call path of the site f[si]: f[si + 1 .. n) with recursion merged,
  * into g (room for n frames); returns its length. *site_recursive is set
- * when the site's own function is called again outside it. */
-static size_t merged_path(const struct hp_report_frame *f, size_t n, size_t si,
-			  struct hp_report_frame *g, int *site_recursive)
+ * when the site's own function is called again outside it. With fh (the
+ * function hashes of f[0..n), symh_of's), two functions are compared by
+ * strcmp only when their hashes are equal, and gi[j] gets the index in f
+ * of g[j]; without, by strcmp alone (gi unused). */
+static size_t merged_path(const struct hp_report_frame *f, const uint64_t *fh, size_t n,
+			  size_t si, struct hp_report_frame *g, size_t *gi, int *site_recursive)
 {
 	size_t k = 0;
 
+#define SAME(a, b, x, y) ((!fh || fh[x] == fh[y]) && strcmp((a).s->function, (b).s->function) == 0)
 	*site_recursive = 0;
 	for (size_t i = si + 1; i < n; i++) {
 		size_t j;
-		if (strcmp(f[i].s->function, f[si].s->function) == 0) {
+		if (SAME(f[i], f[si], i, si)) {
 			*site_recursive = 1;
 			continue;
 		}
-		for (j = 0; j < k && strcmp(g[j].s->function, f[i].s->function) != 0; j++)
+		for (j = 0; j < k && !SAME(g[j], f[i], fh ? gi[j] : 0, i); j++)
 			;
 		if (j < k) {
 			g[j].recursive = 1;
 			continue;
 		}
+		if (fh)
+			gi[k] = i;
 		g[k] = f[i];
 		g[k++].recursive = 0;
 	}
+#undef SAME
 	return k;
 }
 
@@ -288,38 +364,49 @@ static void sites_free(struct sites *s)
 static int sites_build(struct sites *out, const struct hp_model *m)
 {
 	struct rec *r = calloc(m->nstacks ? m->nstacks : 1, sizeof *r);
+	struct symh_cache cache;
 	size_t nr = 0;
 	int ret = -ENOMEM;
 
 	memset(out, 0, sizeof *out);
 	if (!r)
 		return -ENOMEM;
+	if (symh_init(&cache, m)) {
+		free(r);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct hp_mstack *st = &m->stacks[i];
 		struct hp_report_frame *f, *g;
-		size_t n, si, k;
+		size_t n, si, k, *gi;
 		int rec_site, grouped;
-		uint64_t ph = HP_HASH_STR_SEED;
+		uint64_t ph = HP_HASH_STR_SEED, *fh, *frh;
 
 		if (!(st->v.alloc_objects > 0))
 			continue;
 		r[nr] = (struct rec){.stack = (uint32_t)i};
 		f = hp_report_frames(m, (uint32_t)i, 0, &n);
-		g = malloc((n ? n : 1) * sizeof *g);
+		/* g, then each frame's function hash, frame hash and g's
+		 * indexes in f, in one block */
+		g = malloc((n ? n : 1) * (sizeof *g + 2 * sizeof *fh + sizeof *gi));
 		if (!f || !g) {
 			free(f);
 			free(g);
 			goto out;
 		}
+		fh = (uint64_t *)(g + (n ? n : 1));
+		frh = fh + (n ? n : 1);
+		gi = (size_t *)(frh + (n ? n : 1));
+		for (size_t j = 0; j < n; j++)
+			symh_of(&cache, &f[j], &fh[j], &frh[j]);
 		if (n) { /* else: no stack, site 0 */
 			si = site_index(m, f, n, &grouped);
-			k = merged_path(f, n, si, g, &rec_site);
+			k = merged_path(f, fh, n, si, g, gi, &rec_site);
 			for (size_t j = 0; j < k; j++)
-				ph = hp_hash_u64(ph ^ frame_hash(&g[j])) + j;
+				ph = hp_hash_u64(ph ^ frh[gi[j]]) + j;
 			r[nr].site = site_hash(m, &f[si], grouped) | 1; /* never 0, no stack's */
 			if (!grouped && si > 0 && f[si - 1].cls == HP_FRAME_LIBRARY)
-				r[nr].via =
-					hp_hash_str(HP_HASH_STR_SEED, f[si - 1].s->function) | 1;
+				r[nr].via = fh[si - 1] | 1;
 			r[nr].path = ph ^ k;
 		}
 		free(f);
@@ -364,6 +451,7 @@ static int sites_build(struct sites *out, const struct hp_model *m)
 	}
 	ret = 0;
 out:
+	symh_free(&cache);
 	free(r);
 	if (ret)
 		sites_free(out);
@@ -446,7 +534,7 @@ static void print_site_frame(FILE *out, const struct hp_model *m, uint32_t stack
 			fprintf(out, "      (only the runtime's frames)\n");
 	} else {
 		si = site_index(m, f, n, &grouped);
-		k = merged_path(f, n, si, g, &rec_site);
+		k = merged_path(f, NULL, n, si, g, NULL, &rec_site);
 		if (!path && grouped && unnamed(&f[si])) {
 			/* a library without symbols: the site is the module */
 			const char *mod = m->modules[f[si].l->module].name;
