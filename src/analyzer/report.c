@@ -140,20 +140,59 @@ static int ranks_before(const struct per_stack *a, const struct per_stack *b, en
 	return x != y ? x > y : a->stack < b->stack;
 }
 
+/* The metric by_rank sorts by: set just before hp_sort. */
+static enum hp_metric rank_metric;
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct per_stack *x = *(const struct per_stack *const *)a,
+			       *y = *(const struct per_stack *const *)b;
+	return ranks_before(x, y, rank_metric) ? -1 : ranks_before(y, x, rank_metric);
+}
+
+/* Whether ps[i] is ranked at all: it has a value, and for the leaks it is
+ * not a runtime allocation (counted apart). */
+static int ranked(const struct hp_model *model, const struct per_stack *ps, enum hp_metric m)
+{
+	if (hp_values_metric(ps->v, m) <= 0.5)
+		return 0;
+	return !(m == HP_METRIC_LEAKED && model->stacks[ps->stack].suppressed);
+}
+
+/* Past this many wanted, top_of sorts them all rather than inserting
+ * each into its list. */
+#define TOP_BY_INSERTION 64
+
 /* The top entries of ps by metric, into best[0..top), in order; returns
- * how many (only those with a value). One pass with insertion into the
- * short list: a million stacks need no full sort. */
+ * how many (only those with a value). A short list (the report's 10) in
+ * one pass with insertion: a million stacks need no full sort. A long
+ * one (--top 0: every stack) by sorting the ranked entries, n log n,
+ * where insertion took n^2 / 2 steps (a million stacks: hours); when
+ * their array cannot be had, by insertion still. */
 static size_t top_of(const struct hp_model *model, const struct per_stack *ps, size_t n,
 		     enum hp_metric m, size_t top, const struct per_stack **best)
 {
 	size_t k = 0;
 
+	if (top > TOP_BY_INSERTION) {
+		const struct per_stack **all = malloc((n ? n : 1) * sizeof *all);
+		if (all) {
+			for (size_t i = 0; i < n; i++)
+				if (ranked(model, &ps[i], m))
+					all[k++] = &ps[i];
+			rank_metric = m;
+			hp_sort(all, k, sizeof *all, by_rank);
+			if (k > top)
+				k = top;
+			memcpy(best, all, k * sizeof *best);
+			free(all);
+			return k;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		size_t j;
-		if (hp_values_metric(ps[i].v, m) <= 0.5)
+		if (!ranked(model, &ps[i], m))
 			continue;
-		if (m == HP_METRIC_LEAKED && model->stacks[ps[i].stack].suppressed)
-			continue; /* runtime allocations, counted apart */
 		if (k == top && !ranks_before(&ps[i], best[k - 1], m))
 			continue;
 		j = k < top ? k++ : top - 1;
